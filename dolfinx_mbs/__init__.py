@@ -1,0 +1,33 @@
+"""dolfinx_mbs: elastic bodies in moving frames for FEniCSx (DOLFINx).
+
+Moving-frame inertia as UFL forms, a Maggi reducer for constraints, and PETSc/SLEPc solvers,
+in serial and in parallel. SI units throughout.
+
+    import dolfinx_mbs as mbs
+    frame = mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=15.0)
+    body = mbs.Body(mesh, mbs.materials.LinearElastic(E=210e9, nu=0.3, density=7850.0), frame)
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    u, = model.solve_static(t=0.0)
+    w = model.natural_frequencies(t=0.0, n=4)
+"""
+
+from . import compat, constraints, forms, frames, maggi, materials, modal, operators, space
+from .body import Body
+from .model import Model
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Body",
+    "Model",
+    "compat",
+    "constraints",
+    "forms",
+    "frames",
+    "maggi",
+    "materials",
+    "modal",
+    "operators",
+    "space",
+]

@@ -1,0 +1,258 @@
+"""An elastic body: a mesh, a material and a moving frame, with the loads applied to it.
+
+The body owns the displacement space (vector Lagrange of the mesh's geometric dimension), the
+UFL constants of its frame state (omega, alpha, v_O, a_O and gravity, in local components) and
+its applied loads. Its forms are built from :mod:`dolfinx_mbs.forms`; this module writes no
+physics of its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, List, Optional, Sequence, Union
+
+import numpy as np
+import ufl
+from dolfinx import fem
+from mpi4py import MPI
+
+from . import compat
+from . import forms as F
+from .frames import Frame, FrameState
+from .materials import Material
+
+__all__ = ["Body"]
+
+_ids = itertools.count()
+
+VectorLike = Union[Sequence[float], np.ndarray]
+TimeVector = Union[VectorLike, Callable[[float], VectorLike]]
+
+
+def _vector_of(value, gdim: int, name: str) -> np.ndarray:
+    v = np.asarray(value, dtype=float).reshape(-1)
+    if v.shape != (gdim,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be a finite vector of length {gdim}, got {value!r}")
+    return v
+
+
+class _Load:
+    """A load with a time function: value(t) (a gdim-vector) fills a UFL constant."""
+
+    def __init__(self, value: TimeVector, gdim: int, mesh, name: str, local: bool):
+        self.name = name
+        self.gdim = gdim
+        self.local = local
+        self.fn = value if callable(value) else None
+        self.const = fem.Constant(mesh, np.zeros(gdim, dtype=compat.scalar_type))
+        self.fixed = None if callable(value) else _vector_of(value, gdim, name)
+
+    def value(self, state: FrameState) -> np.ndarray:
+        v = self.fixed if self.fn is None else _vector_of(self.fn(state.t), self.gdim,
+                                                          f"{self.name}(t={state.t:g})")
+        if not self.local:  # global components -> local
+            v3 = np.zeros(3)
+            v3[: self.gdim] = v
+            v = (state.R.T @ v3)[: self.gdim]
+        return v
+
+    def update(self, state: FrameState) -> None:
+        self.const.value = self.value(state)
+
+
+class Body:
+    """One elastic body in its own moving frame.
+
+    Args:
+        mesh: a DOLFINx mesh, 2D (triangles, quadrilaterals) or 3D (tetrahedra, hexahedra), in
+            the body's local coordinates (m).
+        material: a :mod:`dolfinx_mbs.materials` law that fits the mesh dimension.
+        frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
+        degree: polynomial degree of the displacement (1 or 2, or higher).
+        name: label used in output and messages.
+
+    Raises:
+        ValueError: material and mesh dimensions differ, degree < 1, or the mesh has no cells.
+    """
+
+    def __init__(self, mesh, material: Material, frame: Frame, degree: int = 1,
+                 name: Optional[str] = None):
+        if not isinstance(material, Material):
+            raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
+        if not isinstance(frame, Frame):
+            raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
+        if not isinstance(degree, (int, np.integer)) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        gdim = mesh.geometry.dim
+        tdim = mesh.topology.dim
+        if gdim not in (2, 3) or tdim != gdim:
+            raise ValueError(f"mesh must be a 2D or 3D solid mesh (tdim == gdim), got gdim={gdim}, "
+                             f"tdim={tdim}")
+        material.check_mesh(gdim)
+        ncells = mesh.comm.allreduce(mesh.topology.index_map(tdim).size_local, op=MPI.SUM)
+        if ncells == 0:
+            raise ValueError("mesh has no cells")
+        self.id = next(_ids)
+        self.name = name or f"body{self.id}"
+        self.mesh = mesh
+        self.comm = mesh.comm
+        self.material = material
+        self.frame = frame
+        self.degree = int(degree)
+        self.gdim = gdim
+        self.V = compat.vector_space(mesh, self.degree)
+        self.u = fem.Function(self.V, name="u")
+        self.X = ufl.SpatialCoordinate(mesh)
+        #: mass per unit mesh measure (density x thickness for 2D bodies)
+        self.rho = material.density * material.thickness
+        z3 = np.zeros(3, dtype=compat.scalar_type)
+        self.omega = fem.Constant(mesh, z3.copy())
+        self.alpha = fem.Constant(mesh, z3.copy())
+        self.v_O = fem.Constant(mesh, z3.copy())
+        self.a_O = fem.Constant(mesh, z3.copy())
+        self.gravity_local = fem.Constant(mesh, z3.copy())
+        self.gravity = np.zeros(3)
+        self._body_forces: List[_Load] = []
+        self._tractions: List[tuple] = []
+        self._point_loads: List[tuple] = []
+        self.state: Optional[FrameState] = None
+
+    # -- frame state ----------------------------------------------------------------------
+    def set_state(self, state: FrameState) -> None:
+        """Fill the frame constants and the time-dependent loads for ``state``."""
+        if self.gdim == 2 and not state.is_planar():
+            raise ValueError(
+                f"body {self.name!r} is 2D, but its frame does not move in the xy-plane at "
+                f"t={state.t:g} (omega={state.omega}, alpha={state.alpha}): use a planar frame"
+            )
+        self.omega.value = state.omega
+        self.alpha.value = state.alpha
+        self.v_O.value = state.v_O
+        self.a_O.value = state.a_O
+        self.gravity_local.value = state.R.T @ self.gravity
+        for ld in self._body_forces:
+            ld.update(state)
+        for ld, _ in self._tractions:
+            ld.update(state)
+        self.state = state
+
+    # -- loads ----------------------------------------------------------------------------
+    def set_gravity(self, g: VectorLike) -> None:
+        """Gravity acceleration (m/s^2), fixed in the global frame (3 components)."""
+        g = np.asarray(g, dtype=float).reshape(-1)
+        if g.shape == (2,):
+            g = np.array([g[0], g[1], 0.0])
+        self.gravity = _vector_of(g, 3, "gravity")
+
+    def add_body_force(self, f: TimeVector, local: bool = True) -> None:
+        """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
+        ``local=False``."""
+        self._body_forces.append(_Load(f, self.gdim, self.mesh, "body force", local))
+
+    def add_traction(self, t: TimeVector, facets=None, where=None, local: bool = True) -> None:
+        """A traction (N/m^2) on boundary facets given by ``facets=(meshtags, tag)`` or by a
+        predicate ``where(x) -> bool array`` on facet midpoints (x of shape (3, n)).
+
+        Raises:
+            ValueError: no facet is selected on any rank.
+        """
+        from dolfinx import mesh as dmesh
+
+        fdim = self.gdim - 1
+        if (facets is None) == (where is None):
+            raise ValueError("add_traction: give exactly one of facets=(meshtags, tag) or where=")
+        if facets is not None:
+            tags, tag = facets
+            idx = tags.indices[tags.values == tag]
+            vals = np.full(idx.shape, 1, dtype=np.int32)
+        else:
+            self.mesh.topology.create_connectivity(fdim, self.gdim)
+            idx = dmesh.locate_entities_boundary(self.mesh, fdim, where)
+            vals = np.full(idx.shape, 1, dtype=np.int32)
+        n = self.comm.allreduce(len(idx), op=MPI.SUM)
+        if n == 0:
+            raise ValueError(f"add_traction on body {self.name!r}: the selection holds no facet")
+        order = np.argsort(idx)
+        mt = dmesh.meshtags(self.mesh, fdim, idx[order].astype(np.int32), vals[order])
+        ds = ufl.Measure("ds", domain=self.mesh, subdomain_data=mt, subdomain_id=1)
+        self._tractions.append((_Load(t, self.gdim, self.mesh, "traction", local), ds))
+
+    def add_point_load(self, point: VectorLike, f: TimeVector, local: bool = True,
+                       tol: float = 1e-8) -> None:
+        """A concentrated force (N) at the mesh node nearest ``point`` (which must lie within
+        ``tol`` of a node, relative to the mesh size)."""
+        p = np.zeros(3)
+        p[: self.gdim] = _vector_of(np.asarray(point, dtype=float).reshape(-1)[: self.gdim],
+                                    self.gdim, "point")
+        node = self.locate_node(p, tol)
+        self._point_loads.append((_Load(f, self.gdim, self.mesh, "point load", local), node))
+
+    def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> Optional[int]:
+        """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
+
+        Raises:
+            ValueError: on every rank, if no node lies within ``tol`` x mesh extent of ``p``.
+        """
+        imap = self.V.dofmap.index_map
+        xs = self.V.tabulate_dof_coordinates()[: imap.size_local]
+        d = np.linalg.norm(xs - p[None, :], axis=1) if len(xs) else np.array([np.inf])
+        i = int(np.argmin(d))
+        dmin = float(d[i])
+        gmin = self.comm.allreduce(dmin, op=MPI.MIN)
+        ext = self.extent()
+        if gmin > tol * max(ext, 1.0):
+            raise ValueError(f"point {p.tolist()} is not at a node of body {self.name!r} "
+                             f"(nearest node at distance {gmin:.3e})")
+        owner = self.comm.allreduce(self.comm.rank if dmin == gmin else self.comm.size,
+                                    op=MPI.MIN)
+        return i if self.comm.rank == owner else None
+
+    def extent(self) -> float:
+        """Diameter of the body's bounding box (m)."""
+        x = self.mesh.geometry.x
+        lo = self.comm.allreduce(x.min(axis=0) if len(x) else np.full(3, np.inf), op=MPI.MIN)
+        hi = self.comm.allreduce(x.max(axis=0) if len(x) else np.full(3, -np.inf), op=MPI.MAX)
+        return float(np.linalg.norm(hi - lo))
+
+    # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
+    def trial_test(self):
+        return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
+
+    def bilinear_forms(self) -> dict:
+        """UFL bilinear forms: ``mass``, ``stiffness``, ``gyroscopic``, ``spin_softening``,
+        ``angular_acceleration``."""
+        u, v = self.trial_test()
+        r = self.rho
+        return {
+            "mass": F.mass(r, u, v),
+            "stiffness": F.stiffness(self.material, u, v),
+            "gyroscopic": F.gyroscopic(r, self.omega, u, v),
+            "spin_softening": F.spin_softening(r, self.omega, u, v),
+            "angular_acceleration": F.angular_acceleration(r, self.alpha, u, v),
+        }
+
+    def load_form(self):
+        """The linear form of every load on the body in its frame: frame inertia (centrifugal,
+        Euler, base acceleration), gravity, body forces and tractions (point loads are added
+        to the assembled vector separately)."""
+        v = ufl.TestFunction(self.V)
+        r = self.rho
+        L = F.frame_inertia_load(r, self.omega, self.alpha, self.a_O, self.X, v)
+        L += F.gravity_load(r, self.gravity_local, v)
+        h = self.material.thickness
+        for ld in self._body_forces:
+            L += h * ufl.inner(ld.const, v) * ufl.dx
+        for ld, ds in self._tractions:
+            L += h * ufl.inner(ld.const, v) * ds
+        return L
+
+    def add_point_loads(self, b, state: FrameState) -> None:
+        """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""
+        bs = self.gdim
+        for ld, node in self._point_loads:
+            if node is not None:
+                with b.localForm() as bl:
+                    bl.array[node * bs: (node + 1) * bs] += ld.value(state)
+
+    def __repr__(self) -> str:
+        return f"Body({self.name!r}, {self.material!r}, {self.frame!r}, degree={self.degree})"

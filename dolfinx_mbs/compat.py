@@ -1,0 +1,62 @@
+"""The few DOLFINx API differences between 0.5 (Debian 12) and 0.9+ (current).
+
+Feature detection first, version comparison never: the rest of the package calls the
+names defined here and does not look at ``dolfinx.__version__``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import dolfinx
+import dolfinx.fem
+import dolfinx.fem.petsc  # noqa: F401  (0.9 needs the explicit import)
+from petsc4py import PETSc
+
+__all__ = [
+    "scalar_type",
+    "vector_space",
+    "petsc_vec",
+    "interpolation_points",
+    "DOLFINX_VERSION",
+]
+
+DOLFINX_VERSION = tuple(int(p) for p in dolfinx.__version__.split(".")[:2])
+
+#: Scalar type of the PETSc build DOLFINx was compiled against.
+scalar_type = getattr(dolfinx, "default_scalar_type", PETSc.ScalarType)
+
+
+def vector_space(mesh, degree: int, family: str = "Lagrange"):
+    """A vector-valued Lagrange space with ``gdim`` components."""
+    gdim = mesh.geometry.dim
+    if hasattr(dolfinx.fem, "functionspace"):
+        return dolfinx.fem.functionspace(mesh, (family, degree, (gdim,)))
+    return dolfinx.fem.VectorFunctionSpace(mesh, (family, degree))
+
+
+def petsc_vec(u) -> PETSc.Vec:
+    """The PETSc vector (ghosted) that wraps a Function's dof array."""
+    x = u.x
+    if hasattr(x, "petsc_vec"):
+        return x.petsc_vec
+    return u.vector
+
+
+def interpolation_points(V) -> np.ndarray:
+    """Reference points of the interpolation operator of ``V``'s element."""
+    pts = V.element.interpolation_points
+    return pts() if callable(pts) else pts
+
+
+def set_bc(b: PETSc.Vec, bcs, x0=None, scale: float = 1.0) -> None:
+    """``dolfinx.fem.petsc.set_bc`` with the scale argument under either name."""
+    try:
+        dolfinx.fem.petsc.set_bc(b, bcs, x0, alpha=scale)
+    except TypeError:
+        dolfinx.fem.petsc.set_bc(b, bcs, x0, scale)
+
+
+def ghost_owners(index_map) -> np.ndarray:
+    """Owning rank of each ghost of an IndexMap."""
+    o = index_map.owners
+    return np.asarray(o() if callable(o) else o)

@@ -1,0 +1,254 @@
+"""The physics: UFL forms of an elastic body in a moving frame (``theory.md`` sections 2 and 4).
+
+This module is the one place where moving-frame terms are written. Everything is in the
+body frame's (local) components. ``rho`` is the mass per unit *mesh* measure (density times
+thickness for 2D bodies); ``omega``, ``alpha``, ``v_O``, ``a_O`` and ``g`` are 3-vector UFL
+constants (for a 2D body only their planar parts enter: rotation about z, in-plane translation).
+
+Direct forms (the table of theory.md section 2)::
+
+    mass               m(u, v)   = int rho u.v
+    gyroscopic         g(u, v)   = int 2 rho (omega x u).v                 skew
+    stiffness          k(u, v)   = int sigma(u) : eps(v)
+    angular_accel.     k_a(u, v) = int rho (alpha x u).v                   skew
+    spin_softening     k_w(u, v) = int rho (omega x (omega x u)).v         symmetric, <= 0
+    centrifugal_load   q_w(v)    = -int rho (omega x (omega x X)).v
+    euler_load         q_a(v)    = -int rho (alpha x X).v
+    base_accel._load   q_O(v)    = -int rho a_O.v
+    gravity_load       q_g(v)    = int rho g_local.v
+
+Hamilton's form (section 4) adds ``momentum_coupling`` (g_p = g/2), ``momentum_offset`` (pi_0)
+and ``momentum_load`` (h).
+
+The *energy routes* build the kinetic energy T, or the acceleration energy S, as UFL
+functionals and let UFL differentiate them (Lagrange, Gibbs-Appell, Hamilton). They return the
+same operators as the direct forms; the test-suite checks that to round-off.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+import ufl
+
+from .materials import Material, strain
+
+__all__ = [
+    "cross",
+    "mass",
+    "gyroscopic",
+    "stiffness",
+    "angular_acceleration",
+    "spin_softening",
+    "centrifugal_load",
+    "euler_load",
+    "base_acceleration_load",
+    "gravity_load",
+    "momentum_coupling",
+    "momentum_offset",
+    "momentum_load",
+    "frame_inertia_load",
+    "kinetic_energy_density",
+    "acceleration_energy_density",
+    "lagrange_route",
+    "gibbs_appell_route",
+    "hamilton_route",
+]
+
+
+def _gdim(u) -> int:
+    return ufl.shape(u)[0]
+
+
+def planar(w, gdim: int):
+    """The components of a 3-vector constant that act on a ``gdim``-dimensional body."""
+    if gdim == 3:
+        return w
+    return ufl.as_vector([w[i] for i in range(gdim)])
+
+
+def cross(w, u):
+    """w x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
+
+    For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
+    """
+    d = _gdim(u)
+    if d == 3:
+        return ufl.cross(w, u)
+    if d == 2:
+        return w[2] * ufl.as_vector([-u[1], u[0]])
+    raise ValueError(f"cross: vectors of dimension {d} are not supported (need 2 or 3)")
+
+
+# --- direct forms --------------------------------------------------------------------------
+
+def mass(rho, u, v, dx=ufl.dx):
+    """m(u, v) = int rho u.v"""
+    return rho * ufl.inner(u, v) * dx
+
+
+def gyroscopic(rho, omega, u, v, dx=ufl.dx):
+    """g(u, v) = int 2 rho (omega x u).v: Coriolis, skew-symmetric."""
+    return 2.0 * rho * ufl.inner(cross(omega, u), v) * dx
+
+
+def stiffness(material: Material, u, v, dx=ufl.dx):
+    """k(u, v) = int t sigma(eps(u)) : eps(v), t the thickness of a 2D body."""
+    return material.thickness * ufl.inner(material.stress(strain(u)), strain(v)) * dx
+
+
+def angular_acceleration(rho, alpha, u, v, dx=ufl.dx):
+    """k_alpha(u, v) = int rho (alpha x u).v: skew-symmetric."""
+    return rho * ufl.inner(cross(alpha, u), v) * dx
+
+
+def spin_softening(rho, omega, u, v, dx=ufl.dx):
+    """k_omega(u, v) = int rho (omega x (omega x u)).v: symmetric negative semidefinite."""
+    return rho * ufl.inner(cross(omega, cross(omega, u)), v) * dx
+
+
+def centrifugal_load(rho, omega, X, v, dx=ufl.dx):
+    """q_omega(v) = -int rho (omega x (omega x X)).v"""
+    return -rho * ufl.inner(cross(omega, cross(omega, X)), v) * dx
+
+
+def euler_load(rho, alpha, X, v, dx=ufl.dx):
+    """q_alpha(v) = -int rho (alpha x X).v"""
+    return -rho * ufl.inner(cross(alpha, X), v) * dx
+
+
+def base_acceleration_load(rho, a_O, v, dx=ufl.dx):
+    """q_O(v) = -int rho a_O.v"""
+    return -rho * ufl.inner(planar(a_O, _gdim(v)), v) * dx
+
+
+def gravity_load(rho, g_local, v, dx=ufl.dx):
+    """q_g(v) = int rho (R^T g).v, gravity fixed in the global frame, given in local components."""
+    return rho * ufl.inner(planar(g_local, _gdim(v)), v) * dx
+
+
+def frame_inertia_load(rho, omega, alpha, a_O, X, v, dx=ufl.dx):
+    """q_omega + q_alpha + q_O: the whole load of the frame's motion on the undeformed body."""
+    d = _gdim(v)
+    acc = planar(a_O, d) + cross(alpha, X) + cross(omega, cross(omega, X))
+    return -rho * ufl.inner(acc, v) * dx
+
+
+def momentum_coupling(rho, omega, u, v, dx=ufl.dx):
+    """g_p(u, v) = int rho (omega x u).v = g/2: the u-part of the generalized momentum."""
+    return rho * ufl.inner(cross(omega, u), v) * dx
+
+
+def momentum_offset(rho, omega, v_O, X, v, dx=ufl.dx):
+    """pi_0(v) = int rho (v_O + omega x X).v: the momentum of the undeformed body's frame motion."""
+    d = _gdim(v)
+    return rho * ufl.inner(planar(v_O, d) + cross(omega, X), v) * dx
+
+
+def momentum_load(rho, omega, v_O, X, v, dx=ufl.dx):
+    """h(v) = int rho (omega x (v_O + omega x X)).v: enters dp/dt = ... - h."""
+    d = _gdim(v)
+    return rho * ufl.inner(cross(omega, planar(v_O, d) + cross(omega, X)), v) * dx
+
+
+# --- energy routes -------------------------------------------------------------------------
+
+def velocity(omega, v_O, X, u, udot):
+    """Absolute velocity of a material point in local components: v_O + omega x (X+u) + udot."""
+    return planar(v_O, _gdim(u)) + cross(omega, X + u) + udot
+
+
+def acceleration(omega, alpha, a_O, X, u, udot, uddot):
+    """Absolute acceleration in local components (theory.md section 1)."""
+    r = X + u
+    return (planar(a_O, _gdim(u)) + cross(alpha, r) + cross(omega, cross(omega, r))
+            + 2.0 * cross(omega, udot) + uddot)
+
+
+def kinetic_energy_density(rho, omega, v_O, X, u, udot):
+    """T density: rho/2 |v|^2."""
+    vel = velocity(omega, v_O, X, u, udot)
+    return 0.5 * rho * ufl.inner(vel, vel)
+
+
+def acceleration_energy_density(rho, omega, alpha, a_O, X, u, udot, uddot):
+    """Gibbs-Appell S density: rho/2 |a|^2."""
+    acc = acceleration(omega, alpha, a_O, X, u, udot, uddot)
+    return 0.5 * rho * ufl.inner(acc, acc)
+
+
+def _zero_like(u):
+    return ufl.as_vector([0.0] * _gdim(u))
+
+
+def _linear_parts(E, u, ud, udd, trial, dx) -> Dict[str, ufl.Form]:
+    """Split a residual E (linear in u, ud, udd) into its operators and its constant part."""
+    form = E * dx
+    z = _zero_like(u)
+    const = ufl.algorithms.expand_derivatives(form)
+    const = ufl.replace(const, {u: z, ud: z, udd: z})
+    return {
+        "mass": ufl.derivative(form, udd, trial),
+        "gyroscopic": ufl.derivative(form, ud, trial),
+        "stiffness": ufl.derivative(form, u, trial),
+        "load": -const,
+    }
+
+
+def _potential_residual(material, u, test):
+    return material.thickness * ufl.inner(material.stress(strain(u)), strain(test))
+
+
+def lagrange_route(rho, material, omega, alpha, v_O, a_O, X, u, ud, udd, test, trial,
+                   dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators from Lagrange's equations d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
+
+    ``u``, ``ud``, ``udd`` are Functions (their values do not matter: the residual is linear in
+    them). The explicit time dependence of dT/d(udot) through omega(t) and v_O(t) is taken with
+    ``d omega/dt = alpha`` and ``d v_O/dt = a_O - omega x v_O`` (local components of a moving
+    frame). Returns forms ``mass``, ``gyroscopic``, ``stiffness`` (k + k_omega + k_alpha) and
+    ``load`` (q_omega + q_alpha + q_O).
+    """
+    W = ufl.variable(omega)
+    VO = ufl.variable(v_O)
+    T = kinetic_energy_density(rho, W, VO, X, u, ud)
+    p = ufl.derivative(T, ud, test)
+    p = ufl.algorithms.apply_derivatives(p)
+    dvO_dt = a_O - ufl.cross(omega, v_O)
+    dpdt = (ufl.derivative(p, u, ud) + ufl.derivative(p, ud, udd)
+            + ufl.dot(ufl.diff(p, W), alpha) + ufl.dot(ufl.diff(p, VO), dvO_dt))
+    E = dpdt - ufl.derivative(T, u, test) + _potential_residual(material, u, test)
+    E = ufl.algorithms.apply_derivatives(E)
+    return _linear_parts(E, u, ud, udd, trial, dx)
+
+
+def gibbs_appell_route(rho, material, omega, alpha, a_O, X, u, ud, udd, test, trial,
+                       dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0, S = int rho/2 |a|^2."""
+    S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
+    E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
+    E = ufl.algorithms.apply_derivatives(E)
+    return _linear_parts(E, u, ud, udd, trial, dx)
+
+
+def hamilton_route(rho, material, omega, v_O, X, u, ud, test, trial,
+                   dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators of Hamilton's form from T and V by UFL (theory.md section 4).
+
+    p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
+    dp/dt = -(dV/du - dT_0/du) - G_p udot: returns ``mass`` (M), ``momentum_coupling`` (G_p),
+    ``momentum_offset`` (pi_0), ``stiffness`` (K + K_omega) and ``momentum_load`` (h).
+    """
+    z = _zero_like(u)
+    T = kinetic_energy_density(rho, omega, v_O, X, u, ud)
+    p = ufl.algorithms.apply_derivatives(ufl.derivative(T, ud, test))
+    T0 = ufl.replace(T, {ud: z})
+    R = ufl.algorithms.apply_derivatives(
+        _potential_residual(material, u, test) - ufl.derivative(T0, u, test))
+    return {
+        "mass": ufl.derivative(p * dx, ud, trial),
+        "momentum_coupling": ufl.derivative(p * dx, u, trial),
+        "momentum_offset": ufl.replace(p * dx, {u: z, ud: z}),
+        "stiffness": ufl.derivative(R * dx, u, trial),
+        "momentum_load": ufl.replace(R * dx, {u: z}),
+    }
