@@ -30,6 +30,9 @@ from __future__ import annotations
 from typing import Dict
 
 import ufl
+from ufl.algorithms import expand_derivatives
+from ufl.algorithms.apply_algebra_lowering import apply_algebra_lowering
+from ufl.algorithms.apply_derivatives import apply_derivatives as _apply_derivatives
 
 from .materials import Material, strain
 
@@ -54,6 +57,11 @@ __all__ = [
     "gibbs_appell_route",
     "hamilton_route",
 ]
+
+
+def apply_derivatives(expr):
+    """Evaluate derivative nodes of an expression (compound operators lowered first)."""
+    return _apply_derivatives(apply_algebra_lowering(expr))
 
 
 def _gdim(u) -> int:
@@ -185,7 +193,7 @@ def _linear_parts(E, u, ud, udd, trial, dx) -> Dict[str, ufl.Form]:
     """Split a residual E (linear in u, ud, udd) into its operators and its constant part."""
     form = E * dx
     z = _zero_like(u)
-    const = ufl.algorithms.expand_derivatives(form)
+    const = expand_derivatives(form)
     const = ufl.replace(const, {u: z, ud: z, udd: z})
     return {
         "mass": ufl.derivative(form, udd, trial),
@@ -213,12 +221,12 @@ def lagrange_route(rho, material, omega, alpha, v_O, a_O, X, u, ud, udd, test, t
     VO = ufl.variable(v_O)
     T = kinetic_energy_density(rho, W, VO, X, u, ud)
     p = ufl.derivative(T, ud, test)
-    p = ufl.algorithms.apply_derivatives(p)
+    p = apply_derivatives(p)
     dvO_dt = a_O - ufl.cross(omega, v_O)
     dpdt = (ufl.derivative(p, u, ud) + ufl.derivative(p, ud, udd)
             + ufl.dot(ufl.diff(p, W), alpha) + ufl.dot(ufl.diff(p, VO), dvO_dt))
     E = dpdt - ufl.derivative(T, u, test) + _potential_residual(material, u, test)
-    E = ufl.algorithms.apply_derivatives(E)
+    E = apply_derivatives(E)
     return _linear_parts(E, u, ud, udd, trial, dx)
 
 
@@ -227,7 +235,7 @@ def gibbs_appell_route(rho, material, omega, alpha, a_O, X, u, ud, udd, test, tr
     """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0, S = int rho/2 |a|^2."""
     S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
     E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
-    E = ufl.algorithms.apply_derivatives(E)
+    E = apply_derivatives(E)
     return _linear_parts(E, u, ud, udd, trial, dx)
 
 
@@ -241,9 +249,9 @@ def hamilton_route(rho, material, omega, v_O, X, u, ud, test, trial,
     """
     z = _zero_like(u)
     T = kinetic_energy_density(rho, omega, v_O, X, u, ud)
-    p = ufl.algorithms.apply_derivatives(ufl.derivative(T, ud, test))
+    p = apply_derivatives(ufl.derivative(T, ud, test))
     T0 = ufl.replace(T, {ud: z})
-    R = ufl.algorithms.apply_derivatives(
+    R = apply_derivatives(
         _potential_residual(material, u, test) - ufl.derivative(T0, u, test))
     return {
         "mass": ufl.derivative(p * dx, ud, trial),

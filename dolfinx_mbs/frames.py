@@ -50,8 +50,8 @@ def _vee(W: np.ndarray) -> np.ndarray:
 
 
 def rotation_about(axis: Sequence[float], angle: float) -> np.ndarray:
-    """Rotation matrix by ``angle`` (rad) about the unit vector ``axis`` (Rodrigues)."""
-    n = np.asarray(axis, dtype=float)
+    """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised; Rodrigues' formula)."""
+    n = _unit_axis(axis)
     K = skew(n)
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 

@@ -95,6 +95,8 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     pep.setTarget(float(shift))
     pep.setWhichEigenpairs(SLEPc.PEP.Which.TARGET_MAGNITUDE)
     pep.setTolerances(tol=tol, max_it=1000)
+    # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
+    pep.setScale(SLEPc.PEP.Scale.SCALAR)
     _direct_st(pep.getST())
     pep.setOptionsPrefix(PREFIX)
     pep.setFromOptions()

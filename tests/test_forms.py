@@ -1,0 +1,207 @@
+"""The direct moving-frame forms against the energy routes (Lagrange, Gibbs-Appell, Hamilton)
+differentiated by UFL, and their algebraic properties."""
+
+import numpy as np
+import pytest
+import ufl
+from dolfinx import fem
+from dolfinx import mesh as dmesh
+from dolfinx.fem import petsc as fpetsc
+from mpi4py import MPI
+from petsc4py import PETSc
+
+import dolfinx_mbs as mbs
+from dolfinx_mbs import forms as F
+
+
+def mat(a):
+    A = fpetsc.assemble_matrix(fem.form(a))
+    A.assemble()
+    return A
+
+
+def vec(L):
+    b = fpetsc.assemble_vector(fem.form(L))
+    b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+    return b
+
+
+def rel_mat(A, B):
+    D = A.copy()
+    D.axpy(-1.0, B, structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
+    return D.norm(PETSc.NormType.FROBENIUS) / B.norm(PETSc.NormType.FROBENIUS)
+
+
+def rel_vec(a, b):
+    return (a - b).norm() / b.norm()
+
+
+def general_frame():
+    Rz = lambda t: mbs.frames.rotation_about((0, 0, 1), 0.8 * t**2)  # noqa: E731
+    Rx = lambda t: mbs.frames.rotation_about((1, 0.5, 0), 0.3 * np.sin(2 * t))  # noqa: E731
+    return mbs.frames.Prescribed(rotation=lambda t: Rz(t) @ Rx(t),
+                                 origin=lambda t: (np.cos(t), t**2, np.sin(3 * t)))
+
+
+CASES = [
+    (3, dmesh.CellType.tetrahedron, 1),
+    (3, dmesh.CellType.hexahedron, 2),
+    (2, dmesh.CellType.triangle, 2),
+    (2, dmesh.CellType.quadrilateral, 1),
+]
+
+
+def make_body(dim, cell, degree):
+    comm = MPI.COMM_WORLD
+    if dim == 3:
+        mesh = dmesh.create_box(comm, [np.array([0.1, -0.2, 0.0]), np.array([1.0, 0.3, 0.2])],
+                                [4, 3, 2], cell)
+        mat_ = mbs.materials.LinearElastic(E=2.0e11, nu=0.3, density=7800.0)
+        frame = general_frame()
+    else:
+        mesh = dmesh.create_rectangle(comm, [np.array([0.1, -0.2]), np.array([1.0, 0.3])],
+                                      [5, 3], cell)
+        mat_ = mbs.materials.PlaneStress(E=7.0e10, nu=0.33, density=2700.0, thickness=0.01)
+        frame = mbs.frames.Planar(theta=lambda t: 0.7 * t**2 + 0.2 * t,
+                                  origin=lambda t: (np.cos(t), t**2))
+    body = mbs.Body(mesh, mat_, frame, degree=degree)
+    state = frame.state(0.9)
+    assert np.all(np.abs(state.alpha[2]) > 0.1) and np.abs(state.omega[2]) > 0.1
+    body.set_state(state)
+    return body
+
+
+@pytest.fixture(params=CASES, ids=["tet1", "hex2", "tri2", "quad1"])
+def body(request):
+    return make_body(*request.param)
+
+
+def direct(body):
+    u, v = body.trial_test()
+    r, m = body.rho, body.material
+    return {
+        "mass": F.mass(r, u, v),
+        "gyroscopic": F.gyroscopic(r, body.omega, u, v),
+        "stiffness": F.stiffness(m, u, v) + F.spin_softening(r, body.omega, u, v)
+        + F.angular_acceleration(r, body.alpha, u, v),
+        "load": F.centrifugal_load(r, body.omega, body.X, v)
+        + F.euler_load(r, body.alpha, body.X, v) + F.base_acceleration_load(r, body.a_O, v),
+    }
+
+
+def route_args(body):
+    fs = [fem.Function(body.V) for _ in range(3)]
+    for f in fs:  # values must not matter: the residuals are linear in them
+        f.x.array[:] = np.random.default_rng(1).standard_normal(f.x.array.shape)
+    u, v = body.trial_test()
+    return fs, v, u
+
+
+def test_lagrange_and_gibbs_appell_equal_direct(body):
+    (uf, ud, udd), test, trial = route_args(body)
+    d = direct(body)
+    lag = F.lagrange_route(body.rho, body.material, body.omega, body.alpha, body.v_O,
+                           body.a_O, body.X, uf, ud, udd, test, trial)
+    ga = F.gibbs_appell_route(body.rho, body.material, body.omega, body.alpha, body.a_O,
+                              body.X, uf, ud, udd, test, trial)
+    for route in (lag, ga):
+        for k in ("mass", "gyroscopic", "stiffness"):
+            assert rel_mat(mat(route[k]), mat(d[k])) < 1e-12, k
+        assert rel_vec(vec(route["load"]), vec(d["load"])) < 1e-12
+
+
+def test_hamilton_route_equals_direct(body):
+    (uf, ud, _), test, trial = route_args(body)
+    h = F.hamilton_route(body.rho, body.material, body.omega, body.v_O, body.X, uf, ud,
+                         test, trial)
+    u, v = trial, test
+    r = body.rho
+    assert rel_mat(mat(h["mass"]), mat(F.mass(r, u, v))) < 1e-12
+    Gp = mat(h["momentum_coupling"])
+    G = mat(F.gyroscopic(r, body.omega, u, v))
+    G.scale(0.5)
+    assert rel_mat(Gp, G) < 1e-12
+    assert rel_mat(Gp, mat(F.momentum_coupling(r, body.omega, u, v))) < 1e-12
+    Kh = F.stiffness(body.material, u, v) + F.spin_softening(r, body.omega, u, v)
+    assert rel_mat(mat(h["stiffness"]), mat(Kh)) < 1e-12
+    pi0 = F.momentum_offset(r, body.omega, body.v_O, body.X, v)
+    assert rel_vec(vec(h["momentum_offset"]), vec(pi0)) < 1e-12
+    hh = F.momentum_load(r, body.omega, body.v_O, body.X, v)
+    assert rel_vec(vec(h["momentum_load"]), vec(hh)) < 1e-12
+
+
+def test_hamilton_momentum_rate_recovers_second_order_load(body):
+    """dp/dt = -h at rest in the frame, so M u'' = -(d(pi_0)/dt + h) must equal the load q of the
+    second-order form (theory.md section 4: the omega x v_O terms cancel)."""
+    s = body.state
+    v = ufl.TestFunction(body.V)
+    r = body.rho
+    dvO = s.a_O - np.cross(s.omega, s.v_O)
+    c_dvO = fem.Constant(body.mesh, dvO)
+    # pi_0 = int rho (v_O + omega x X).v  =>  d/dt pi_0 = int rho (dv_O/dt + alpha x X).v
+    dpi0 = F.momentum_offset(r, body.alpha, c_dvO, body.X, v)
+    lhs = vec(dpi0) + vec(F.momentum_load(r, body.omega, body.v_O, body.X, v))
+    q = vec(F.frame_inertia_load(r, body.omega, body.alpha, body.a_O, body.X, v))
+    assert rel_vec(-lhs, q) < 1e-12
+
+
+def test_operator_symmetries(body):
+    u, v = body.trial_test()
+    r = body.rho
+    for form in (F.gyroscopic(r, body.omega, u, v), F.angular_acceleration(r, body.alpha, u, v)):
+        A = mat(form)
+        At = A.copy()
+        At.transpose()
+        assert rel_mat(At, A) == pytest.approx(2.0, abs=1e-12) or A.norm() == 0  # skew
+        S = A.copy()
+        S.axpy(1.0, At, structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
+        assert S.norm() <= 1e-13 * A.norm()
+    Kw = mat(F.spin_softening(r, body.omega, u, v))
+    assert Kw.isSymmetric(1e-12 * Kw.norm())
+
+
+@pytest.mark.serial
+def test_spin_softening_is_minus_omega_squared_mass_in_2d_and_nsd_in_3d():
+    for dim, cell, deg in CASES:
+        b = make_body(dim, cell, deg)
+        u, v = b.trial_test()
+        Kw = mat(F.spin_softening(b.rho, b.omega, u, v))
+        M = mat(F.mass(b.rho, u, v))
+        if dim == 2:  # omega x (omega x u) = -omega_z^2 u for planar motion
+            M.scale(-b.omega.value[2] ** 2)
+            assert rel_mat(Kw, M) < 1e-13
+        else:
+            ev = np.linalg.eigvalsh(Kw.convert("dense").getDenseArray())
+            assert ev.max() <= 1e-12 * abs(ev).max()
+            # null space: motion along omega; w^2 = |omega|^2 is the only other eigenvalue of
+            # the pencil (K_w, M) with multiplicity 2n/3
+            lam = np.linalg.eigvals(np.linalg.solve(M.convert("dense").getDenseArray(),
+                                                    Kw.convert("dense").getDenseArray()))
+            w2 = np.dot(b.omega.value, b.omega.value)
+            assert np.allclose(np.sort(lam.real)[: 2 * len(lam) // 3], -w2, rtol=1e-9)
+
+
+def test_mass_total_and_load_resultants(body):
+    """Rigid translation e_x: u^T M u is the total mass; the load resultant is -m a_G
+    (the acceleration of the centre of mass, by a quadrature of the body's coordinates)."""
+    V = body.V
+    v = ufl.TestFunction(V)
+    e = fem.Function(V)
+    e.x.array[:] = 0.0
+    e.x.array[0::body.gdim] = 1.0
+    M = mat(F.mass(body.rho, ufl.TrialFunction(V), v))
+    y = M.createVecLeft()
+    ev = e.vector if hasattr(e, "vector") else e.x.petsc_vec
+    M.mult(ev, y)
+    mass = y.dot(ev)
+    vol = MPI.COMM_WORLD.allreduce(
+        fem.assemble_scalar(fem.form(body.rho * ufl.dx(domain=body.mesh))), op=MPI.SUM)
+    assert mass == pytest.approx(vol, rel=1e-12)
+    q = vec(F.frame_inertia_load(body.rho, body.omega, body.alpha, body.a_O, body.X, v))
+    res_x = q.dot(ev)
+    s = body.state
+    xc = np.array([MPI.COMM_WORLD.allreduce(
+        fem.assemble_scalar(fem.form(body.rho * body.X[i] * ufl.dx)), op=MPI.SUM) / vol
+        for i in range(body.gdim)] + [0.0] * (3 - body.gdim))
+    aG = s.a_O + np.cross(s.alpha, xc) + np.cross(s.omega, np.cross(s.omega, xc))
+    assert res_x == pytest.approx(-vol * aG[0], rel=1e-10)
