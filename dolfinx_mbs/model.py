@@ -28,6 +28,15 @@ from .space import FullSpace
 __all__ = ["Model"]
 
 
+def _null_pivots(ksp: PETSc.KSP) -> int:
+    """Number of null pivots MUMPS found in the factorization (0 for other solvers)."""
+    try:
+        F = ksp.getPC().getFactorMatrix()
+        return int(F.getMumpsInfog(28))
+    except (PETSc.Error, AttributeError):
+        return 0
+
+
 class Model:
     """Elastic bodies in moving frames, with constraints.
 
@@ -126,6 +135,9 @@ class Model:
             pc.setType(PETSc.PC.Type.LU)
             try:
                 pc.setFactorSolverType("mumps")
+                opts = PETSc.Options()
+                if not opts.hasName("mbs_static_mat_mumps_icntl_24"):
+                    opts["mbs_static_mat_mumps_icntl_24"] = 1  # detect null pivots
             except PETSc.Error:  # pragma: no cover
                 pass
             ksp.setOptionsPrefix("mbs_static_")
@@ -163,9 +175,12 @@ class Model:
         ksp = self._linear_solver(Kr)
         ksp.solve(br, q)
         reason = ksp.getConvergedReason()
-        if reason < 0 or not np.isfinite(q.norm()):
-            raise RuntimeError(f"static solve failed at t={t:g} (KSP reason {reason}): is every "
-                               "body constrained, and the spin below the divergence speed?")
+        null_pivots = _null_pivots(ksp)
+        if reason < 0 or null_pivots or not np.isfinite(q.norm()):
+            raise RuntimeError(
+                f"static solve failed at t={t:g} (KSP reason {reason}, {null_pivots} null "
+                "pivots): the reduced stiffness is singular. Is every body constrained against "
+                "rigid motion, and the spin away from a divergence speed?")
         x = red.expand(q)
         self.space.scatter(x, self.functions())
         return self.functions()
