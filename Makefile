@@ -10,6 +10,8 @@ APT_PKGS := python3-dolfinx-real python3-slepc4py-real python3-gmsh python3-dolf
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
+# waiting ranks yield the core instead of spinning (matters when other work shares the cores)
+export OMPI_MCA_mpi_yield_when_idle := 1
 MPIRUN := mpirun -n $(NP)
 PYTEST := -m pytest -q -p no:cacheprovider
 
@@ -40,7 +42,7 @@ test-serial: setup
 	$(PY) $(PYTEST) tests
 
 test-mpi: setup
-	$(MPIRUN) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" tests
+	timeout 1800 $(MPIRUN) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" tests
 
 validate: setup
 	$(PY) $(PYTEST) -m slow tests

@@ -111,6 +111,8 @@ class Body:
         self.v_O = fem.Constant(mesh, z3.copy())
         self.a_O = fem.Constant(mesh, z3.copy())
         self.gravity_local = fem.Constant(mesh, z3.copy())
+        #: the 3x3 matrix of the inertia coupling form (see forms.inertia_coupling)
+        self.W = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
         self.gravity = np.zeros(3)
         self._body_forces: List[_Load] = []
         self._tractions: List[tuple] = []
@@ -210,25 +212,26 @@ class Body:
     def extent(self) -> float:
         """Diameter of the body's bounding box (m)."""
         x = self.mesh.geometry.x
-        lo = self.comm.allreduce(x.min(axis=0) if len(x) else np.full(3, np.inf), op=MPI.MIN)
-        hi = self.comm.allreduce(x.max(axis=0) if len(x) else np.full(3, -np.inf), op=MPI.MAX)
-        return float(np.linalg.norm(hi - lo))
+        lo = x.min(axis=0) if len(x) else np.full(3, np.inf)
+        hi = x.max(axis=0) if len(x) else np.full(3, -np.inf)
+        glo, ghi = np.empty_like(lo), np.empty_like(hi)
+        self.comm.Allreduce(lo, glo, op=MPI.MIN)
+        self.comm.Allreduce(hi, ghi, op=MPI.MAX)
+        return float(np.linalg.norm(ghi - glo))
 
     # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
     def trial_test(self):
         return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
 
     def bilinear_forms(self) -> dict:
-        """UFL bilinear forms: ``mass``, ``stiffness``, ``gyroscopic``, ``spin_softening``,
-        ``angular_acceleration``."""
+        """UFL bilinear forms: ``mass``, ``stiffness`` and ``coupling`` (int rho (W u).v, from which
+        the gyroscopic, spin-softening and angular-acceleration matrices are formed)."""
         u, v = self.trial_test()
         r = self.rho
         return {
             "mass": F.mass(r, u, v),
             "stiffness": F.stiffness(self.material, u, v),
-            "gyroscopic": F.gyroscopic(r, self.omega, u, v),
-            "spin_softening": F.spin_softening(r, self.omega, u, v),
-            "angular_acceleration": F.angular_acceleration(r, self.alpha, u, v),
+            "coupling": F.inertia_coupling(r, self.W, u, v),
         }
 
     def load_form(self):

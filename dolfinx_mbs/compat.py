@@ -17,6 +17,7 @@ __all__ = [
     "vector_space",
     "petsc_vec",
     "interpolation_points",
+    "mumps_null_pivot_detection",
     "DOLFINX_VERSION",
 ]
 
@@ -60,3 +61,20 @@ def ghost_owners(index_map) -> np.ndarray:
     """Owning rank of each ghost of an IndexMap."""
     o = index_map.owners
     return np.asarray(o() if callable(o) else o)
+
+
+#: Relative threshold (MUMPS CNTL(3)) below which a pivot counts as null. The MUMPS of the
+#: DOLFINx 0.9 stack (5.7, Debian 13) flags no null pivot at all with the default CNTL(3) = 0
+#: where MUMPS 5.5 (Debian 12, DOLFINx 0.5) flags the rigid-body pivots of an unconstrained
+#: body; with this explicit value both count the same.
+MUMPS_NULL_PIVOT_THRESHOLD = 1e-12
+
+
+def mumps_null_pivot_detection(prefix: str) -> None:
+    """Make MUMPS count null pivots (``INFOG(28)``) for the solver with options ``prefix``,
+    with the same threshold under every MUMPS version. Options already set win."""
+    opts = PETSc.Options()
+    for key, value in (("mat_mumps_icntl_24", 1),
+                       ("mat_mumps_cntl_3", MUMPS_NULL_PIVOT_THRESHOLD)):
+        if not opts.hasName(prefix + key):
+            opts[prefix + key] = value

@@ -47,6 +47,7 @@ __all__ = [
     "euler_load",
     "base_acceleration_load",
     "gravity_load",
+    "inertia_coupling",
     "momentum_coupling",
     "momentum_offset",
     "momentum_load",
@@ -140,6 +141,19 @@ def frame_inertia_load(rho, omega, alpha, a_O, X, v, dx=ufl.dx):
     d = _gdim(v)
     acc = planar(a_O, d) + cross(alpha, X) + cross(omega, cross(omega, X))
     return -rho * ufl.inner(acc, v) * dx
+
+
+def inertia_coupling(rho, W, u, v, dx=ufl.dx):
+    """c_W(u, v) = int rho (W u).v for a constant 3x3 matrix W (its leading gdim x gdim block).
+
+    Every frame-dependent matrix is one of these: g = c_W with W = 2 skew(omega),
+    k_omega with W = skew(omega)^2, k_alpha with W = skew(alpha). As W is constant, c_W is the
+    scalar mass matrix times W (a Kronecker product), which :mod:`dolfinx_mbs.operators` uses to
+    form frame matrices from a precomputed basis instead of by quadrature.
+    """
+    d = _gdim(u)
+    Wd = W if d == 3 else ufl.as_matrix([[W[i, j] for j in range(d)] for i in range(d)])
+    return rho * ufl.inner(Wd * u, v) * dx
 
 
 def momentum_coupling(rho, omega, u, v, dx=ufl.dx):

@@ -18,7 +18,7 @@ import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
-from . import modal
+from . import compat, modal
 from .body import Body
 from .constraints import Clamp
 from .maggi import MaggiReducer
@@ -135,9 +135,7 @@ class Model:
             pc.setType(PETSc.PC.Type.LU)
             try:
                 pc.setFactorSolverType("mumps")
-                opts = PETSc.Options()
-                if not opts.hasName("mbs_static_mat_mumps_icntl_24"):
-                    opts["mbs_static_mat_mumps_icntl_24"] = 1  # detect null pivots
+                compat.mumps_null_pivot_detection("mbs_static_")  # count null pivots
             except PETSc.Error:  # pragma: no cover
                 pass
             ksp.setOptionsPrefix("mbs_static_")

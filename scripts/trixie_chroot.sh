@@ -5,6 +5,8 @@
 #   SETUP_ONLY=1   build if needed and leave proc, sys and src mounted for interactive use
 #                  (chroot ROOT, then cd /src); otherwise nothing stays mounted after the run.
 #   PYTEST_ADDOPTS is passed through (e.g. PYTEST_ADDOPTS="-x -k frames").
+#   TRIXIE_TIMEOUT (default 900): seconds after which each pytest run is killed; a test that fails
+#                  on one rank only leaves the others waiting in a collective forever.
 set -euo pipefail
 ROOT=${1:-${TRIXIE_ROOT:-/var/tmp/dolfinx_mbs-trixie}}
 ROOT=$(cd "$ROOT" 2>/dev/null && pwd || echo "$ROOT")
@@ -58,16 +60,20 @@ fi
 # files from the chroot's Python in the shared checkout. MPI: one node, so only self + shared memory
 # (the TCP transport only adds "Unable to find reachable pairing" noise).
 ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
-     TERM="${TERM:-dumb}" PYTHONPATH=/src PYTHONDONTWRITEBYTECODE=1 PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}"
+     TERM="${TERM:-dumb}" PYTHONPATH=/src PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}"
      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
      OMPI_MCA_btl=self,sm)
 PYTEST="-m pytest -q -p no:cacheprovider"
-# Under MPI, rank 0 reports; the other ranks' reports are shown only if they fail.
-QUIET_RANKS='r=${OMPI_COMM_WORLD_RANK:-0}; [ "$r" = 0 ] && exec "$@"; log=$(mktemp)
-"$@" >"$log" 2>&1 && exit 0 || s=$?; echo "----- rank $r (exit $s) -----"; cat "$log"; exit $s'
+TMO="timeout -k 10 ${TRIXIE_TIMEOUT:-900}"
+# Under MPI, rank 0 reports; the other ranks' reports are shown only if the run fails (read from
+# files: a failing pytest ends in MPI_Abort under "python3 -m mpi4py", which kills the ranks).
+QUIET_RANKS='r=${OMPI_COMM_WORLD_RANK:-0}; [ "$r" = 0 ] && exec "$@"; exec "$@" >"$LOGS/rank$r.log" 2>&1'
 chroot "$ROOT" "${ENV[@]}" bash -c "
     set -e; cd /src
     python3 -c 'import dolfinx; print(\"DOLFINx\", dolfinx.__version__)'
-    python3 $PYTEST tests
-    mpirun -n 2 bash -c '$QUIET_RANKS' _ python3 -m mpi4py $PYTEST -m 'not serial and not slow' tests
+    $TMO python3 $PYTEST tests
+    export LOGS=\$(mktemp -d)
+    $TMO mpirun -n 2 bash -c '$QUIET_RANKS' _ python3 -m mpi4py $PYTEST -m 'not serial and not slow' tests \\
+        || { s=\$?; [ \$s != 124 ] || echo \"mpirun killed after ${TRIXIE_TIMEOUT:-900} s\"; for f in \$LOGS/rank*.log; do echo \"----- \${f##*/} -----\"; cat \"\$f\"; done; rm -rf \$LOGS; exit \$s; }
+    rm -rf \$LOGS
 "

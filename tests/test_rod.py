@@ -65,3 +65,25 @@ def test_gyroscopic_option_axial_rod():
     w0 = model.natural_frequencies(n=3)
     w1 = model.natural_frequencies(n=3, gyroscopic=True)
     assert np.allclose(w0, w1, rtol=1e-7)
+
+
+def test_clamp_on_tagged_facets_equals_predicate():
+    from dolfinx import mesh as dmesh
+    import dolfinx_mbs as mbs
+    from conftest import rod_mesh
+
+    ws = []
+    for how in ("facets", "where"):
+        mesh = rod_mesh(MPI.COMM_WORLD, 6, 3, "tet")
+        body = mbs.Body(mesh, mbs.materials.LinearElastic(E=ROD["E"], nu=0.3, density=ROD["rho"]),
+                        mbs.frames.ConstantSpin(axis=(0, 1, 1), rate=300.0), degree=1)
+        model = mbs.Model([body])
+        if how == "facets":
+            mesh.topology.create_connectivity(2, 3)
+            f = dmesh.locate_entities_boundary(mesh, 2, lambda x: np.isclose(x[0], 0.0))
+            tags = dmesh.meshtags(mesh, 2, np.sort(f).astype(np.int32), np.full(len(f), 7, np.int32))
+            model.clamp(body, facets=(tags, 7))
+        else:
+            model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        ws.append(model.natural_frequencies(n=4, gyroscopic=True))
+    assert np.allclose(ws[0], ws[1], rtol=1e-9)
