@@ -87,3 +87,30 @@ def test_clamp_on_tagged_facets_equals_predicate():
             model.clamp(body, lambda x: np.isclose(x[0], 0.0))
         ws.append(model.natural_frequencies(n=4, gyroscopic=True))
     assert np.allclose(ws[0], ws[1], rtol=1e-9)
+
+
+def test_two_bodies_in_one_model():
+    """Two unconnected rods in one model (different spins, 3D and 2D): the model's spectrum is
+    the union of the single-body spectra and each static solution is the single-body one."""
+    om_a, om_b = 0.3 * W1, 0.6 * W1
+    _, wa = rod_exact(om_a, 3)
+    _, wb = rod_exact(om_b, 3)
+    ma, a = axial_rod(MPI.COMM_WORLD, 8, om_a, 3, None, 2)
+    mb, b = axial_rod(MPI.COMM_WORLD, 8, om_b, 2, None, 2)
+    wa_fe = ma.natural_frequencies(n=3)
+    wb_fe = mb.natural_frequencies(n=3)
+    ma.solve_static()
+    mb.solve_static()
+    tips = [tip_displacement(a), tip_displacement(b)]
+    import dolfinx_mbs as mbs
+    both = mbs.Model([a, b])
+    for body in (a, b):
+        both.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        both.clamp(body, lambda x: np.full(x.shape[1], True), components=range(1, body.gdim))
+    w = both.natural_frequencies(n=6)
+    assert np.allclose(w, np.sort(np.concatenate([wa_fe, wb_fe])), rtol=1e-9)
+    assert np.allclose(np.sort(w), np.sort(np.concatenate([wa, wb])), rtol=1e-3)
+    a.u.x.array[:] = 0.0
+    b.u.x.array[:] = 0.0
+    both.solve_static()
+    assert np.allclose([tip_displacement(a), tip_displacement(b)], tips, rtol=1e-10)
