@@ -12,7 +12,7 @@ in serial and in parallel. SI units throughout.
     w = model.natural_frequencies(t=0.0, n=4)
 """
 
-from . import compat, constraints, forms, frames, maggi, materials, modal, operators, space
+from . import compat, constraints, forms, frames, integrate, io, maggi, materials, modal, operators, space
 from .body import Body
 from .model import Model
 
@@ -25,6 +25,8 @@ __all__ = [
     "constraints",
     "forms",
     "frames",
+    "integrate",
+    "io",
     "maggi",
     "materials",
     "modal",

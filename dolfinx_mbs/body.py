@@ -234,20 +234,33 @@ class Body:
             "coupling": F.inertia_coupling(r, self.W, u, v),
         }
 
-    def load_form(self):
-        """The linear form of every load on the body in its frame: frame inertia (centrifugal,
-        Euler, base acceleration), gravity, body forces and tractions (point loads are added
-        to the assembled vector separately)."""
+    def applied_load_form(self):
+        """The linear form of the applied loads: gravity, body forces and tractions (point loads
+        are added to the assembled vector separately)."""
         v = ufl.TestFunction(self.V)
-        r = self.rho
-        L = F.frame_inertia_load(r, self.omega, self.alpha, self.a_O, self.X, v)
-        L += F.gravity_load(r, self.gravity_local, v)
+        L = F.gravity_load(self.rho, self.gravity_local, v)
         h = self.material.thickness
         for ld in self._body_forces:
             L += h * ufl.inner(ld.const, v) * ufl.dx
         for ld, ds in self._tractions:
             L += h * ufl.inner(ld.const, v) * ds
         return L
+
+    def load_form(self):
+        """Every load of the second-order form: frame inertia (centrifugal, Euler, base
+        acceleration) plus the applied loads."""
+        v = ufl.TestFunction(self.V)
+        return (F.frame_inertia_load(self.rho, self.omega, self.alpha, self.a_O, self.X, v)
+                + self.applied_load_form())
+
+    def momentum_forms(self) -> dict:
+        """Hamilton's form (theory.md section 4): ``momentum_offset`` pi_0 and ``momentum_load``
+        h, which replace the frame inertia load of the second-order form."""
+        v = ufl.TestFunction(self.V)
+        return {
+            "momentum_offset": F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),
+            "momentum_load": F.momentum_load(self.rho, self.omega, self.v_O, self.X, v),
+        }
 
     def add_point_loads(self, b, state: FrameState) -> None:
         """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""

@@ -78,3 +78,17 @@ def mumps_null_pivot_detection(prefix: str) -> None:
                        ("mat_mumps_cntl_3", MUMPS_NULL_PIVOT_THRESHOLD)):
         if not opts.hasName(prefix + key):
             opts[prefix + key] = value
+
+
+def colliding_cells(mesh, points: np.ndarray):
+    """For each point (shape (n, 3)), the local cells that contain it (an AdjacencyList)."""
+    from dolfinx import geometry
+
+    tdim = mesh.topology.dim
+    if hasattr(geometry, "bb_tree"):
+        tree = geometry.bb_tree(mesh, tdim)
+        cand = geometry.compute_collisions_points(tree, points)
+    else:
+        tree = geometry.BoundingBoxTree(mesh, tdim)
+        cand = geometry.compute_collisions(tree, points)
+    return geometry.compute_colliding_cells(mesh, cand, points)

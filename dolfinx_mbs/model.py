@@ -62,6 +62,8 @@ class Model:
         self._reducer: Optional[MaggiReducer] = None
         self._work: Dict[str, PETSc.Mat] = {}
         self._ksp: Optional[PETSc.KSP] = None
+        self._system: Optional[Dict[str, object]] = None
+        self._system_key = None
 
     # -- constraints ------------------------------------------------------------------------
     def _check_body(self, body: Body) -> None:
@@ -76,6 +78,8 @@ class Model:
         c = Clamp(body, where=where, facets=facets, components=components, name=name)
         self.constraints.append(c)
         self._reducer = None
+        self._system_key = None
+        self._system = None
         return c
 
     @property
@@ -125,6 +129,68 @@ class Model:
 
     def full_load(self) -> PETSc.Vec:
         return self.space.gather([o.Q for o in self.body_operators], self._work.get("Q"))
+
+    def steady(self) -> bool:
+        """True when every body's frame is time-invariant (operators assembled once)."""
+        return all(b.frame.time_invariant for b in self.bodies)
+
+    def reduced_system(self, t: float, hamiltonian: bool = False) -> Dict[str, object]:
+        """The Maggi-reduced operators at time ``t`` (objects reused between calls).
+
+        Returns a dict with ``M``, ``C`` (G + D), ``K`` (K + K_omega + K_alpha), ``f`` (all loads
+        of the second-order form), ``Kel`` (elastic K) and, with ``hamiltonian``, ``Gp`` (G/2),
+        ``D`` (damping or None), ``Kh`` (K + K_omega), ``pi0``, ``h`` and ``fa`` (applied loads).
+        For steady frames the matrices are formed once; the vectors at every new ``t``.
+        """
+        key = (float(t), hamiltonian)
+        if self._system_key == key:
+            return self._system
+        self.update(t)
+        red = self.reducer
+        if red.a0.norm() != 0.0:  # pragma: no cover - prescribed motion comes with issue 4
+            raise NotImplementedError("time integration with prescribed nonzero constraint "
+                                      "values is not supported yet")
+        sys_ = self._system if self._system is not None else {}
+        # matrices: formed once for steady frames, at every new time otherwise
+        if not (self.steady() and sys_.get("_matrices") == hamiltonian):
+            sys_["M"] = red.reduce(self.full_mass(), key="M")
+            sys_["Kel"] = red.reduce(self._full("Kel", lambda o, w: o.K), key="Kel")
+            sys_["C"] = red.reduce(self.full_damping(gyroscopic=True), key="C")
+            sys_["K"] = red.reduce(self.full_stiffness(), key="K")
+            if hamiltonian:
+                Gy = red.reduce(self._full("Gyro", lambda o, w: o.mats["gyroscopic"]),
+                                key="Gyro")
+                Gp = sys_.get("Gp")
+                Gp = Gy.copy(Gp, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN) \
+                    if Gp is not None else Gy.copy()
+                Gp.scale(0.5)
+                sys_["Gp"] = Gp
+                has_d = any(o.D is not None for o in self.body_operators)
+                sys_["D"] = red.reduce(self._full("Dmp", lambda o, w: o.D if o.D is not None
+                                                  else (w if w is not None else o.M.duplicate())),
+                                       key="D") if has_d else None
+                sys_["Kh"] = red.reduce(self.full_stiffness(angular_acceleration=False),
+                                        key="Kw")
+            sys_["_matrices"] = hamiltonian
+        # vectors: at every new time (loads may depend on time)
+        sys_["f"] = red.project(self.full_load(), sys_.get("f"))
+        if hamiltonian:
+            vecs = [o.hamilton_vectors() for o in self.body_operators]
+            for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
+                            ("fa", "applied")):
+                full = self.space.gather([v[name] for v in vecs], self._work.get("vec/" + k))
+                self._work["vec/" + k] = full
+                sys_[k] = red.project(full, sys_.get(k))
+        self._system = sys_
+        self._system_key = key
+        return sys_
+
+    def integrate(self, t_end: float, dt: float, formulation: str = "second-order", **kwargs):
+        """Integrate the equations of motion in time with PETSc TS: see
+        :func:`dolfinx_mbs.integrate.integrate` for the arguments and the returned result."""
+        from .integrate import integrate
+
+        return integrate(self, t_end=t_end, dt=dt, formulation=formulation, **kwargs)
 
     # -- solves -----------------------------------------------------------------------------
     def _linear_solver(self, A: PETSc.Mat) -> PETSc.KSP:

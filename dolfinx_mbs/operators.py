@@ -146,6 +146,7 @@ class BodyOperators:
         self.state: Optional[FrameState] = None
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: Optional[PETSc.Mat] = None
+        self._hamilton: Optional[Dict[str, tuple]] = None
 
     @property
     def M(self) -> PETSc.Mat:
@@ -189,6 +190,27 @@ class BodyOperators:
         self.state = state
         self.timings["update_matrices"] = t1 - t0
         self.timings["update_load"] = t2 - t1
+
+    def hamilton_vectors(self) -> Dict[str, PETSc.Vec]:
+        """Vectors of Hamilton's form at the current state: ``applied`` (loads without frame
+        inertia, point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
+        Their forms are compiled on first use."""
+        if self._hamilton is None:
+            fs = dict(self.body.momentum_forms(), applied=self.body.applied_load_form())
+            self._hamilton = {}
+            for k, a in fs.items():
+                f = fem.form(a)
+                self._hamilton[k] = (f, fpetsc.create_vector(f))
+        out = {}
+        for k, (f, b) in self._hamilton.items():
+            with b.localForm() as bl:
+                bl.set(0.0)
+            fpetsc.assemble_vector(b, f)
+            b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+            if k == "applied":
+                self.body.add_point_loads(b, self.state)
+            out[k] = b
+        return out
 
     @property
     def D(self) -> Optional[PETSc.Mat]:

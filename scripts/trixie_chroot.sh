@@ -62,7 +62,7 @@ fi
 ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8
      TERM="${TERM:-dumb}" PYTHONPATH=/src PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-}"
      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-     OMPI_MCA_btl=self,sm)
+     OMPI_MCA_btl=self,sm OMPI_MCA_mpi_yield_when_idle=1)
 PYTEST="-m pytest -q -p no:cacheprovider"
 TMO="timeout -k 10 ${TRIXIE_TIMEOUT:-900}"
 # Under MPI, rank 0 reports; the other ranks' reports are shown only if the run fails (read from

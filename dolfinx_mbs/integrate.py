@@ -1,0 +1,399 @@
+"""Time integration of the Maggi-reduced equations of motion with PETSc TS.
+
+Three formulations (``theory.md`` sections 2 and 4), each on the reduced operators of
+:meth:`dolfinx_mbs.Model.reduced_system` (q the independent coordinates):
+
+* ``"second-order"``: M q'' + C q' + K q = f, as an I2 function; TSALPHA2 (generalized-alpha)
+  by default, spectral radius settable.
+* ``"first-order"``: y = (q, v): q' - v = 0, M v' + C v + K q = f, for any implicit TS
+  (default TSTHETA, theta = 1/2 with endpoint: Crank-Nicolson).
+* ``"hamiltonian"``: y = (q, p) with p the generalized momentum: M q' + G_p q + pi_0 - p = 0,
+  p' + (G_p + D) q' + (K + K_omega) q + h - f_a = 0; the block "mass" [[M, 0], [G_p, I]], no
+  inverse of M is formed. Default: implicit midpoint (TSTHETA, theta = 1/2, no endpoint), which
+  conserves the Jacobi integral of a steadily spinning body.
+
+The TS reads the PETSc options database with the prefix ``mbs_`` (``-mbs_ts_type bdf``,
+``-mbs_ts_adapt_type basic``, ``-mbs_ts_alpha_radius 0.8``, ``-mbs_ksp_type``...). Linear
+solves default to a direct LU factorization (MUMPS).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+from petsc4py import PETSc
+
+from .io import Probes, TimeSeriesWriter, probe_columns
+
+__all__ = ["integrate", "Result", "FORMULATIONS"]
+
+log = logging.getLogger(__name__)
+
+FORMULATIONS = ("second-order", "first-order", "hamiltonian")
+SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+
+
+@dataclasses.dataclass
+class Result:
+    """What :func:`integrate` returns (identical on every rank).
+
+    Attributes:
+        times: (n_steps + 1,) output times (s).
+        probes: (n_steps + 1, n_probes, dim) displacement at the probe points (m).
+        energy: ``kinetic`` (1/2 q'.M q', relative motion), ``elastic`` (1/2 q.K q), ``jacobi``
+            (kinetic + 1/2 q.(K + K_omega) q - f.q: conserved for steady frames and loads).
+        formulation: the formulation used.
+        ts_type: the PETSc TS type used.
+        steps: number of time steps taken.
+    """
+
+    times: np.ndarray
+    probes: np.ndarray
+    energy: Dict[str, np.ndarray]
+    formulation: str
+    ts_type: str
+    steps: int
+
+
+def _lu(ksp: PETSc.KSP) -> None:
+    ksp.setType(PETSc.KSP.Type.PREONLY)
+    pc = ksp.getPC()
+    pc.setType(PETSc.PC.Type.LU)
+    try:
+        pc.setFactorSolverType("mumps")
+    except PETSc.Error:  # pragma: no cover
+        pass
+
+
+class _Integrator:
+    def __init__(self, model, formulation, t0, dt, u0, v0, prefix):
+        if formulation not in FORMULATIONS:
+            raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+        self.model = model
+        self.form = formulation
+        self.red = model.reducer
+        self.ham = formulation == "hamiltonian"
+        self.sys = lambda t: model.reduced_system(t, hamiltonian=self.ham)
+        s = self.sys(t0)
+        M = s["M"]
+        self.n_local, self.n = M.getLocalSize()[0], M.getSize()[0]
+        comm = model.comm
+        self.comm = comm
+        # initial state in reduced coordinates
+        self.q0 = self._initial(u0, "u0")
+        self.v0 = self._initial(v0, "v0")
+        self.work = M.createVecLeft()
+        self.work2 = M.createVecLeft()
+        ts = PETSc.TS().create(comm)
+        ts.setOptionsPrefix(prefix)
+        # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
+        # (generalized-alpha restarts with half a step) and so do frame-dependent operators
+        ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
+        self.ts = ts
+        if formulation == "second-order":
+            ts.setType("alpha2")
+            self.J = M.duplicate()
+            self.F = M.createVecLeft()
+            ts.setI2Function(self._i2function, self.F)
+            ts.setI2Jacobian(self._i2jacobian, self.J, self.J)
+        else:
+            ts.setType(PETSc.TS.Type.THETA)
+            ts.setTheta(0.5)
+            ts.setThetaEndpoint(formulation == "first-order")
+            r0 = comm.exscan(self.n_local) or 0
+            self.is_a = PETSc.IS().createStride(self.n_local, 2 * r0, 1, comm=comm)
+            self.is_b = PETSc.IS().createStride(self.n_local, 2 * r0 + self.n_local, 1, comm=comm)
+            self.I = self._identity(M)
+            eye = [0, 1] if formulation == "first-order" else [1, 3]
+            self.blocks = [self.I.duplicate() if i in eye else M.duplicate() for i in range(4)]
+            self.J = self._nest().convert("aij")
+            self.F = self.J.createVecLeft()
+            ts.setIFunction(self._ifunction, self.F)
+            ts.setIJacobian(self._ijacobian, self.J, self.J)
+        ts.setTime(t0)
+        ts.setTimeStep(dt)
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+        opts = PETSc.Options()
+        if not opts.hasName(prefix + "ts_adapt_type"):
+            opts[prefix + "ts_adapt_type"] = "none"
+        # Newton with a full step: one factorization per step for these linear equations
+        # (SNES "ksponly" leaves TSALPHA2 stuck at its first step in PETSc 3.18)
+        snes = ts.getSNES()
+        snes.setType("newtonls")
+        if not opts.hasName(prefix + "snes_linesearch_type"):
+            opts[prefix + "snes_linesearch_type"] = "basic"
+        snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
+        _lu(snes.getKSP())
+
+    # -- set-up helpers ---------------------------------------------------------------------
+    def _initial(self, x, name) -> PETSc.Vec:
+        """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or per-body
+        Functions."""
+        q = self.red.create_reduced_vec()
+        q.set(0.0)
+        if x is None:
+            return q
+        if isinstance(x, PETSc.Vec):
+            if x.getSize() == q.getSize():
+                x.copy(q)
+                return q
+            self.red.A.multTranspose(x, q)  # A^T A = I on independent dofs (clamps)
+            return q
+        funcs = x if isinstance(x, (list, tuple)) else [x]
+        if len(funcs) != len(self.model.bodies):
+            raise ValueError(f"{name}: give one Function per body ({len(self.model.bodies)})")
+        full = self.model.space.gather([f.vector if hasattr(f, "vector") else f.x.petsc_vec
+                                        for f in funcs], self.model.space.create_vec())
+        self.red.A.multTranspose(full, q)
+        return q
+
+    def _identity(self, like: PETSc.Mat) -> PETSc.Mat:
+        n_local, n = self.n_local, self.n
+        I_ = PETSc.Mat().createAIJ(((n_local, n), (n_local, n)), nnz=1, comm=self.comm)
+        r0, r1 = I_.getOwnershipRange()
+        for i in range(r0, r1):
+            I_.setValue(i, i, 1.0)
+        I_.assemble()
+        return I_
+
+    def _nest(self) -> PETSc.Mat:
+        b = self.blocks
+        return PETSc.Mat().createNest([[b[0], b[1]], [b[2], b[3]]], comm=self.comm)
+
+    # -- second order -----------------------------------------------------------------------
+    def _i2function(self, ts, t, U, V, A, F):
+        s = self.sys(t)
+        s["M"].mult(A, F)
+        s["C"].multAdd(V, F, F)
+        s["K"].multAdd(U, F, F)
+        F.axpy(-1.0, s["f"])
+
+    def _i2jacobian(self, ts, t, U, V, A, shift_v, shift_a, J, P):
+        s = self.sys(t)
+        s["K"].copy(J, structure=SAME)
+        J.axpy(shift_v, s["C"], structure=SAME)
+        J.axpy(shift_a, s["M"], structure=SAME)
+
+    # -- first order and Hamilton -----------------------------------------------------------
+    def _ifunction(self, ts, t, X, Xdot, F):
+        s = self.sys(t)
+        xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
+        da, db = Xdot.getSubVector(self.is_a), Xdot.getSubVector(self.is_b)
+        fa, fb = F.getSubVector(self.is_a), F.getSubVector(self.is_b)
+        if self.form == "first-order":  # a = q, b = v
+            da.copy(fa)
+            fa.axpy(-1.0, xb)
+            s["M"].mult(db, fb)
+            s["C"].multAdd(xb, fb, fb)
+            s["K"].multAdd(xa, fb, fb)
+            fb.axpy(-1.0, s["f"])
+        else:  # a = q, b = p
+            s["M"].mult(da, fa)
+            s["Gp"].multAdd(xa, fa, fa)
+            fa.axpy(1.0, s["pi0"])
+            fa.axpy(-1.0, xb)
+            db.copy(fb)
+            s["Gp"].multAdd(da, fb, fb)
+            if s["D"] is not None:
+                s["D"].multAdd(da, fb, fb)
+            s["Kh"].multAdd(xa, fb, fb)
+            fb.axpy(1.0, s["h"])
+            fb.axpy(-1.0, s["fa"])
+        for v, is_ in ((xa, self.is_a), (xb, self.is_b)):
+            X.restoreSubVector(is_, v)
+        for v, is_ in ((da, self.is_a), (db, self.is_b)):
+            Xdot.restoreSubVector(is_, v)
+        for v, is_ in ((fa, self.is_a), (fb, self.is_b)):
+            F.restoreSubVector(is_, v)
+
+    def _ijacobian(self, ts, t, X, Xdot, a, J, P):
+        s = self.sys(t)
+        b = self.blocks
+        if self.form == "first-order":
+            # [[a I, -I], [K, a M + C]]
+            self.I.copy(b[0], structure=SAME)
+            b[0].scale(a)
+            self.I.copy(b[1], structure=SAME)
+            b[1].scale(-1.0)
+            s["K"].copy(b[2], structure=SAME)
+            s["C"].copy(b[3], structure=SAME)
+            b[3].axpy(a, s["M"], structure=SAME)
+        else:
+            # [[a M + G_p, -I], [K_h + a (G_p + D), a I]]
+            s["Gp"].copy(b[0], structure=SAME)
+            b[0].axpy(a, s["M"], structure=SAME)
+            self.I.copy(b[1], structure=SAME)
+            b[1].scale(-1.0)
+            s["Kh"].copy(b[2], structure=SAME)
+            b[2].axpy(a, s["Gp"], structure=SAME)
+            if s["D"] is not None:
+                b[2].axpy(a, s["D"], structure=SAME)
+            self.I.copy(b[3], structure=SAME)
+            b[3].scale(a)
+        self._nest().convert("aij", out=J)
+
+    # -- state ------------------------------------------------------------------------------
+    def initial_state(self):
+        ts = self.ts
+        if self.form == "second-order":
+            U, V = self.q0.copy(), self.v0.copy()
+            ts.setSolution2(U, V)
+            return U
+        X = self.J.createVecRight()
+        xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
+        self.q0.copy(xa)
+        if self.form == "first-order":
+            self.v0.copy(xb)
+        else:  # p0 = M v0 + G_p q0 + pi_0
+            s = self.sys(ts.getTime())
+            s["M"].mult(self.v0, xb)
+            s["Gp"].multAdd(self.q0, xb, xb)
+            xb.axpy(1.0, s["pi0"])
+        X.restoreSubVector(self.is_a, xa)
+        X.restoreSubVector(self.is_b, xb)
+        ts.setSolution(X)
+        return X
+
+    def q_and_v(self, t):
+        """Reduced displacement and velocity at the current TS state (copies)."""
+        ts = self.ts
+        if self.form == "second-order":
+            U, V = ts.getSolution2()
+            return U.copy(), V.copy()
+        X = ts.getSolution()
+        xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
+        q, b = xa.copy(), xb.copy()
+        X.restoreSubVector(self.is_a, xa)
+        X.restoreSubVector(self.is_b, xb)
+        if self.form == "first-order":
+            return q, b
+        # Hamilton: M v = p - G_p q - pi_0
+        s = self.sys(t)
+        s["Gp"].mult(q, self.work)
+        b.axpy(-1.0, self.work)
+        b.axpy(-1.0, s["pi0"])
+        if not hasattr(self, "_mksp"):
+            self._mksp = PETSc.KSP().create(self.comm)
+            _lu(self._mksp)
+            self._mksp.setOperators(s["M"])
+        v = q.duplicate()
+        self._mksp.solve(b, v)
+        return q, v
+
+
+def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
+              t0: float = 0.0, u0=None, v0=None, probes: Sequence = (),
+              output: Optional[str] = None, spectral_radius: Optional[float] = None,
+              progress: bool = True, prefix: str = "mbs_") -> Result:
+    """Integrate ``model`` from ``t0`` to ``t_end``.
+
+    Args:
+        model: a :class:`dolfinx_mbs.Model` (its constraints define the reduced coordinates).
+        t_end: final time (s).
+        dt: time step (s); the initial one when adaptivity is switched on by options.
+        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+        t0: initial time.
+        u0, v0: initial displacement and velocity (relative to the frame): None (zero), a Function
+            per body, or a PETSc Vec in full or reduced layout.
+        probes: points of the first body, or (body, point) pairs, to record u at.
+        output: file stem: ``<output>.csv`` gets time, probes and energies row by row.
+        spectral_radius: generalized-alpha's high-frequency spectral radius (second-order only).
+        progress: show a progress bar (rank 0) when tqdm is available.
+        prefix: PETSc options prefix of the TS.
+
+    Returns:
+        A :class:`Result`; each body's ``u`` holds the final displacement.
+
+    Raises:
+        ValueError: bad arguments (on every rank).
+        RuntimeError: a step failed; the message gives the time and PETSc's reason.
+    """
+    for name, val in (("t_end", t_end), ("dt", dt), ("t0", t0)):
+        if not isinstance(val, (int, float)) or not math.isfinite(val):
+            raise ValueError(f"{name} must be a finite number, got {val!r}")
+    if dt <= 0.0:
+        raise ValueError(f"dt must be positive, got {dt!r}")
+    if t_end <= t0:
+        raise ValueError(f"t_end must exceed t0 ({t0}), got {t_end!r}")
+    if spectral_radius is not None:
+        if formulation != "second-order":
+            raise ValueError("spectral_radius applies to the second-order formulation only")
+        if not 0.0 <= spectral_radius <= 1.0:
+            raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
+        PETSc.Options()[prefix + "ts_alpha_radius"] = spectral_radius
+    it = _Integrator(model, formulation, t0, dt, u0, v0, prefix)
+    ts = it.ts
+    n_steps = int(round((t_end - t0) / dt))
+    ts.setMaxTime(t_end)
+    ts.setMaxSteps(10 * n_steps + 10)
+    ts.setFromOptions()
+    x0 = it.initial_state()
+
+    pr = Probes(model.bodies, list(probes)) if probes else None
+    times, values, energies = [], [], {"kinetic": [], "elastic": [], "jacobi": []}
+    writer = None
+    if output is not None:
+        cols = ["t"] + (probe_columns(pr.n, pr.dim) if pr else []) + list(energies)
+        writer = TimeSeriesWriter(output + ".csv", cols, model.comm)
+    bar = None
+    if progress and model.comm.rank == 0 and n_steps >= 100:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=n_steps, desc=f"{formulation} ({ts.getType()})", leave=False)
+        except ImportError:  # pragma: no cover
+            bar = None
+    failure = []
+
+    def monitor(ts_, step, t, X):
+        q, v = it.q_and_v(t)
+        s = it.sys(t)
+        s["M"].mult(v, it.work)
+        kin = 0.5 * v.dot(it.work)
+        s["Kel"].mult(q, it.work)
+        ela = 0.5 * q.dot(it.work)
+        s["K"].mult(q, it.work2)
+        jac = kin + 0.5 * q.dot(it.work2) - q.dot(s["f"])
+        if not all(math.isfinite(x) for x in (kin, ela)):
+            failure.append(f"the solution is not finite at t={t:g} (step {step})")
+            raise FloatingPointError(failure[-1])
+        full = model.reducer.expand(q)
+        model.space.scatter(full, model.functions())
+        row = [t]
+        if pr is not None:
+            pv = pr.evaluate()
+            values.append(pv)
+            row += pv.reshape(-1).tolist()
+        times.append(t)
+        for k, x in (("kinetic", kin), ("elastic", ela), ("jacobi", jac)):
+            energies[k].append(x)
+        row += [kin, ela, jac]
+        if writer is not None:
+            writer.write(row)
+        if bar is not None and step > 0:
+            bar.update(1)
+
+    ts.setMonitor(monitor)
+    try:
+        ts.solve(x0)
+    except (PETSc.Error, FloatingPointError) as e:
+        msg = failure[0] if failure else str(e)
+        raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
+                           f"t={ts.getTime():g}: {msg}") from None
+    finally:
+        if bar is not None:
+            bar.close()
+        if writer is not None:
+            writer.close()
+    reason = ts.getConvergedReason()
+    if reason < 0:
+        raise RuntimeError(f"time integration diverged at t={ts.getTime():g}: TS reason {reason}")
+    dim = pr.dim if pr else model.bodies[0].gdim
+    probes_arr = np.array(values) if values else np.zeros((len(times), 0, dim))
+    return Result(times=np.array(times), probes=probes_arr,
+                  energy={k: np.array(v) for k, v in energies.items()},
+                  formulation=formulation, ts_type=ts.getType(), steps=ts.getStepNumber())

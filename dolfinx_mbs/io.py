@@ -1,0 +1,110 @@
+"""Output: displacement at probe points (parallel), and time series written as they are produced.
+
+Probe points are given in a body's local coordinates; each is evaluated on one rank (the
+lowest that holds a cell containing it) and the values are summed over ranks, so every rank
+gets the same array.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from typing import List, Optional, Sequence
+
+import numpy as np
+from mpi4py import MPI
+
+from . import compat
+
+__all__ = ["Probes", "TimeSeriesWriter"]
+
+
+class Probes:
+    """Displacement of bodies at fixed material points.
+
+    Args:
+        bodies: the model's bodies.
+        probes: points of the first body ``(x, y[, z])``, or ``(body, point)`` pairs.
+
+    Raises:
+        ValueError: on every rank, if a point lies in no cell of its body.
+    """
+
+    def __init__(self, bodies: Sequence, probes: Sequence):
+        self.items: List[tuple] = []
+        for p in probes:
+            if isinstance(p, tuple) and len(p) == 2 and hasattr(p[0], "V"):
+                body, x = p
+            else:
+                body, x = bodies[0], p
+            x3 = np.zeros(3)
+            xa = np.asarray(x, dtype=float).reshape(-1)
+            if xa.size not in (2, 3) or not np.all(np.isfinite(xa)):
+                raise ValueError(f"probe point must be 2 or 3 finite coordinates, got {x!r}")
+            x3[: xa.size] = xa
+            self.items.append((body, x3))
+        self.n = len(self.items)
+        self.dim = max((b.gdim for b, _ in self.items), default=3)
+        self._where = []
+        for body, x in self.items:
+            comm = body.comm
+            cells = compat.colliding_cells(body.mesh, x.reshape(1, 3)).links(0)
+            n_owned = body.mesh.topology.index_map(body.mesh.topology.dim).size_local
+            cells = [c for c in cells if c < n_owned]
+            mine = comm.rank if cells else comm.size
+            owner = comm.allreduce(mine, op=MPI.MIN)
+            if owner == comm.size:
+                raise ValueError(f"probe point {x.tolist()} lies in no cell of body {body.name!r}")
+            self._where.append(int(cells[0]) if comm.rank == owner else None)
+        self.comm = self.items[0][0].comm if self.items else MPI.COMM_WORLD
+
+    def evaluate(self) -> np.ndarray:
+        """Values (n_probes, dim) of each body's ``u`` at its points, on every rank."""
+        out = np.zeros((self.n, self.dim))
+        for i, ((body, x), cell) in enumerate(zip(self.items, self._where)):
+            if cell is not None:
+                val = body.u.eval(x.reshape(1, 3), np.array([cell], dtype=np.int32))
+                out[i, : body.gdim] = np.asarray(val).reshape(-1)[: body.gdim]
+        tot = np.zeros_like(out)
+        self.comm.Allreduce(out, tot, op=MPI.SUM)
+        return tot
+
+
+class TimeSeriesWriter:
+    """A CSV file written row by row (rank 0), flushed after every row.
+
+    Args:
+        path: file name (parent directories are created).
+        columns: column names.
+        comm: communicator; only its rank 0 writes.
+    """
+
+    def __init__(self, path: str, columns: Sequence[str], comm=MPI.COMM_WORLD):
+        self.rank = comm.rank
+        self.path = path
+        self._f = None
+        if self.rank == 0:
+            d = os.path.dirname(os.path.abspath(path))
+            os.makedirs(d, exist_ok=True)
+            self._f = open(path, "w", newline="")
+            self._w = csv.writer(self._f)
+            self._w.writerow(list(columns))
+            self._f.flush()
+
+    def write(self, row: Sequence[float]) -> None:
+        if self._f is not None:
+            self._w.writerow([f"{v:.17g}" for v in row])
+            self._f.flush()
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def __del__(self):  # pragma: no cover
+        self.close()
+
+
+def probe_columns(n: int, dim: int, prefix: Optional[str] = "u") -> List[str]:
+    comps = "xyz"[:dim]
+    return [f"{prefix}{i}_{c}" for i in range(n) for c in comps]
