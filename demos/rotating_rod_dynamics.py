@@ -71,7 +71,7 @@ for damping in (False, True):
         tag = f"{form}{'_damped' if damping else ''}"
         r = model.integrate(t_end=T_END, dt=DT, formulation=form, u0=u0,
                             probes=[(x, 0.0, 0.0) for x in NODES],
-                            output=f"out/rod_dynamics_{tag}")
+                            output=f"out/rod_dynamics_{tag}", output_every=100)
         wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
         results[(form, damping)] = r
         say(f"{tag:24s} {r.ts_type:7s} {r.steps} steps in {wall:6.2f} s; "

@@ -27,7 +27,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
-from .io import Probes, TimeSeriesWriter, probe_columns
+from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -172,8 +172,19 @@ class _Integrator:
         s["K"].multAdd(U, F, F)
         F.axpy(-1.0, s["f"])
 
+    def _unchanged(self, s, *shifts) -> bool:
+        """True when the Jacobian already holds these operators and shifts (steady frames and
+        a fixed step): it is then left untouched, and so is its factorization."""
+        key = (s["_version"],) + shifts
+        if key == getattr(self, "_jkey", None):
+            return True
+        self._jkey = key
+        return False
+
     def _i2jacobian(self, ts, t, U, V, A, shift_v, shift_a, J, P):
         s = self.sys(t)
+        if self._unchanged(s, shift_v, shift_a):
+            return
         s["K"].copy(J, structure=SAME)
         J.axpy(shift_v, s["C"], structure=SAME)
         J.axpy(shift_a, s["M"], structure=SAME)
@@ -212,6 +223,8 @@ class _Integrator:
 
     def _ijacobian(self, ts, t, X, Xdot, a, J, P):
         s = self.sys(t)
+        if self._unchanged(s, a):
+            return
         b = self.blocks
         if self.form == "first-order":
             # [[a I, -I], [K, a M + C]]
@@ -287,7 +300,8 @@ class _Integrator:
 
 def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
               t0: float = 0.0, u0=None, v0=None, probes: Sequence = (),
-              output: Optional[str] = None, spectral_radius: Optional[float] = None,
+              output: Optional[str] = None, output_every: int = 1,
+              spectral_radius: Optional[float] = None,
               progress: bool = True, prefix: str = "mbs_") -> Result:
     """Integrate ``model`` from ``t0`` to ``t_end``.
 
@@ -300,7 +314,9 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         u0, v0: initial displacement and velocity (relative to the frame): None (zero), a Function
             per body, or a PETSc Vec in full or reduced layout.
         probes: points of the first body, or (body, point) pairs, to record u at.
-        output: file stem: ``<output>.csv`` gets time, probes and energies row by row.
+        output: file stem: ``<output>.csv`` gets time, probes and energies row by row, and
+            ``<output>_<body>.xdmf`` the displacement (body frame) and the global motion.
+        output_every: write the XDMF fields every this many steps (the CSV gets every step).
         spectral_radius: generalized-alpha's high-frequency spectral radius (second-order only).
         progress: show a progress bar (rank 0) when tqdm is available.
         prefix: PETSc options prefix of the TS.
@@ -335,10 +351,13 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
 
     pr = Probes(model.bodies, list(probes)) if probes else None
     times, values, energies = [], [], {"kinetic": [], "elastic": [], "jacobi": []}
-    writer = None
+    writer = fields = None
+    if not isinstance(output_every, int) or output_every < 1:
+        raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
     if output is not None:
         cols = ["t"] + (probe_columns(pr.n, pr.dim) if pr else []) + list(energies)
         writer = TimeSeriesWriter(output + ".csv", cols, model.comm)
+        fields = MotionWriter(model.bodies, output)
     bar = None
     if progress and model.comm.rank == 0 and n_steps >= 100:
         try:
@@ -374,6 +393,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         row += [kin, ela, jac]
         if writer is not None:
             writer.write(row)
+        if fields is not None and step % output_every == 0:
+            fields.write(t)
         if bar is not None and step > 0:
             bar.update(1)
 
@@ -389,6 +410,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
             bar.close()
         if writer is not None:
             writer.close()
+        if fields is not None:
+            fields.close()
     reason = ts.getConvergedReason()
     if reason < 0:
         raise RuntimeError(f"time integration diverged at t={ts.getTime():g}: TS reason {reason}")

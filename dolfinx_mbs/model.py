@@ -172,6 +172,7 @@ class Model:
                 sys_["Kh"] = red.reduce(self.full_stiffness(angular_acceleration=False),
                                         key="Kw")
             sys_["_matrices"] = hamiltonian
+            sys_["_version"] = sys_.get("_version", 0) + 1
         # vectors: at every new time (loads may depend on time)
         sys_["f"] = red.project(self.full_load(), sys_.get("f"))
         if hamiltonian:

@@ -160,6 +160,8 @@ def test_time_series_file(tmp_path):
         data = np.loadtxt(path + ".csv", delimiter=",", skiprows=1)
         assert data.shape == (11, 1 + 3 + 3)
         assert np.allclose(data[:, 0], r.times) and np.allclose(data[:, 1], r.probes[:, 0, 0])
+        xdmf = open(path + "_" + model.bodies[0].name + ".xdmf").read()
+        assert xdmf.count('/Function/motion/') == 11 and xdmf.count('/Function/u/') == 11
 
 
 def test_bad_arguments():
