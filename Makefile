@@ -49,7 +49,7 @@ validate: setup
 	$(PY) docs/validation.py > docs/validation.md
 
 bench: setup
-	$(PY) bench/frame_update.py
+	$(PY) bench/frame_update.py --sizes 1e4,1e5
 
 # DOLFINx 0.9 (Debian 13) in a chroot: several minutes the first time, 3.3 GB
 test-dolfinx09:
