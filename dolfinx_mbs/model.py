@@ -82,6 +82,36 @@ class Model:
         self._system = None
         return c
 
+    def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
+                   point=None, force=None, local: bool = True) -> None:
+        """Apply a load to ``body``: give one of
+
+        * ``body_force=f`` (N/m^3),
+        * ``traction=t`` (N/m^2) with ``where=`` (predicate on facet midpoints) or
+          ``facets=(meshtags, tag)``,
+        * ``point=(x, y[, z])`` and ``force=F`` (N, at a mesh node),
+
+        each a constant vector or a function of time ``t -> vector``, in the body's local
+        components unless ``local=False`` (then global components, rotated with the frame).
+        """
+        self._check_body(body)
+        given = [x is not None for x in (body_force, traction, point)]
+        if sum(given) != 1:
+            raise ValueError("apply_load: give exactly one of body_force=, traction= or point=")
+        if body_force is not None:
+            body.add_body_force(body_force, local=local)
+        elif traction is not None:
+            body.add_traction(traction, facets=facets, where=where, local=local)
+        else:
+            if force is None:
+                raise ValueError("apply_load: a point load needs force=")
+            body.add_point_load(point, force, local=local)
+        if self._ops is not None:  # the load forms changed: rebuild the operators
+            self._ops = None
+            self._work = {}
+            self._system = None
+            self._system_key = None
+
     @property
     def reducer(self) -> MaggiReducer:
         """The Maggi reducer of the current constraint set (built on first use)."""

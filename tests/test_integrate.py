@@ -172,3 +172,10 @@ def test_bad_arguments():
         model.integrate(t_end=1e-3, dt=0.0)
     with pytest.raises(ValueError, match="lies in no cell"):
         model.integrate(t_end=1e-3, dt=1e-5, probes=[(5.0, 0, 0)])
+
+
+@pytest.mark.slow
+def test_midpoint_conserves_jacobi_integral_10k_steps():
+    r = free_vibration("hamiltonian", 10000)
+    ej = r.energy["jacobi"]
+    assert np.abs(ej - ej[0]).max() / abs(ej[0]) < 1e-9

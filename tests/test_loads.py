@@ -79,3 +79,18 @@ def test_rayleigh_damping_matrix():
     D.axpy(2e-5, ops.K, structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
     D.axpy(-1.0, ops.D, structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
     assert D.norm() <= 1e-14 * ops.D.norm()
+
+
+def test_model_apply_load_global_components():
+    """model.apply_load with a traction given in global components on a frame turned by +90
+    degrees about z: global -y is local -x."""
+    body = rod(mbs.frames.Planar(theta=np.pi / 2))
+    model = mbs.Model([body])
+    model.apply_load(body, traction=(0.0, -1.0e6, 0.0), where=lambda x: np.isclose(x[0], L),
+                     local=False)
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    model.clamp(body, lambda x: np.full(x.shape[1], True), components=range(1, body.gdim))
+    model.solve_static()
+    assert tip_displacement(body) == pytest.approx(-1.0e6 * L / E, rel=1e-10)
+    with pytest.raises(ValueError, match="exactly one"):
+        model.apply_load(body)
