@@ -34,6 +34,8 @@ __all__ = ["integrate", "Result", "FORMULATIONS"]
 log = logging.getLogger(__name__)
 
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
+# fixed steps unless asked otherwise; full Newton steps (the equations are linear)
+_DEFAULT_OPTIONS = {"ts_adapt_type": "none", "snes_linesearch_type": "basic"}
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 
 
@@ -70,7 +72,7 @@ def _lu(ksp: PETSc.KSP) -> None:
 
 
 class _Integrator:
-    def __init__(self, model, formulation, t0, dt, u0, v0, prefix):
+    def __init__(self, model, formulation, t0, dt, u0, v0, prefix, p0=None):
         if formulation not in FORMULATIONS:
             raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
         self.model = model
@@ -86,6 +88,7 @@ class _Integrator:
         # initial state in reduced coordinates
         self.q0 = self._initial(u0, "u0")
         self.v0 = self._initial(v0, "v0")
+        self.p0 = None if p0 is None else self._initial(p0, "p0")
         self.work = M.createVecLeft()
         self.work2 = M.createVecLeft()
         ts = PETSc.TS().create(comm)
@@ -117,15 +120,10 @@ class _Integrator:
         ts.setTime(t0)
         ts.setTimeStep(dt)
         ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
-        opts = PETSc.Options()
-        if not opts.hasName(prefix + "ts_adapt_type"):
-            opts[prefix + "ts_adapt_type"] = "none"
         # Newton with a full step: one factorization per step for these linear equations
         # (SNES "ksponly" leaves TSALPHA2 stuck at its first step in PETSc 3.18)
         snes = ts.getSNES()
         snes.setType("newtonls")
-        if not opts.hasName(prefix + "snes_linesearch_type"):
-            opts[prefix + "snes_linesearch_type"] = "basic"
         snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
         _lu(snes.getKSP())
 
@@ -261,6 +259,8 @@ class _Integrator:
         self.q0.copy(xa)
         if self.form == "first-order":
             self.v0.copy(xb)
+        elif self.p0 is not None:
+            self.p0.copy(xb)
         else:  # p0 = M v0 + G_p q0 + pi_0
             s = self.sys(ts.getTime())
             s["M"].mult(self.v0, xb)
@@ -299,10 +299,11 @@ class _Integrator:
 
 
 def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
-              t0: float = 0.0, u0=None, v0=None, probes: Sequence = (),
+              t0: float = 0.0, u0=None, v0=None, p0=None, probes: Sequence = (),
               output: Optional[str] = None, output_every: int = 1,
               spectral_radius: Optional[float] = None,
-              progress: bool = True, prefix: str = "mbs_") -> Result:
+              progress: bool = True, options: Optional[Dict[str, object]] = None,
+              prefix: str = "mbs_") -> Result:
     """Integrate ``model`` from ``t0`` to ``t_end``.
 
     Args:
@@ -313,12 +314,15 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         t0: initial time.
         u0, v0: initial displacement and velocity (relative to the frame): None (zero), a Function
             per body, or a PETSc Vec in full or reduced layout.
+        p0: initial generalized momentum (Hamilton's form only; replaces v0), as u0.
         probes: points of the first body, or (body, point) pairs, to record u at.
         output: file stem: ``<output>.csv`` gets time, probes and energies row by row, and
             ``<output>_<body>.xdmf`` the displacement (body frame) and the global motion.
         output_every: write the XDMF fields every this many steps (the CSV gets every step).
         spectral_radius: generalized-alpha's high-frequency spectral radius (second-order only).
         progress: show a progress bar (rank 0) when tqdm is available.
+        options: PETSc options for this run, without the prefix, e.g.
+            ``{"ts_type": "bdf", "ts_adapt_type": "basic"}``; they are removed afterwards.
         prefix: PETSc options prefix of the TS.
 
     Returns:
@@ -340,8 +344,33 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
             raise ValueError("spectral_radius applies to the second-order formulation only")
         if not 0.0 <= spectral_radius <= 1.0:
             raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
-        PETSc.Options()[prefix + "ts_alpha_radius"] = spectral_radius
-    it = _Integrator(model, formulation, t0, dt, u0, v0, prefix)
+        options = dict(options or {}, ts_alpha_radius=spectral_radius)
+    if p0 is not None and formulation != "hamiltonian":
+        raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
+    # options for this run: the defaults below, unless already in the database, then the
+    # caller's; all restored afterwards
+    opts = PETSc.Options()
+    saved = {}
+    run_opts = {k: v for k, v in _DEFAULT_OPTIONS.items() if not opts.hasName(prefix + k)}
+    run_opts.update(options or {})
+    for k, v in run_opts.items():
+        key = prefix + k
+        saved[key] = opts.getString(key) if opts.hasName(key) else None
+        opts[key] = v
+    try:
+        return _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every,
+                    progress, prefix)
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                opts.delValue(key)
+            else:
+                opts[key] = old
+
+
+def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,
+         prefix) -> Result:
+    it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0)
     ts = it.ts
     n_steps = int(round((t_end - t0) / dt))
     ts.setMaxTime(t_end)
