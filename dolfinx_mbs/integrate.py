@@ -46,8 +46,11 @@ class Result:
     Attributes:
         times: (n_steps + 1,) output times (s).
         probes: (n_steps + 1, n_probes, dim) displacement at the probe points (m).
-        energy: ``kinetic`` (1/2 q'.M q', relative motion), ``elastic`` (1/2 q.K q), ``jacobi``
-            (kinetic + 1/2 q.(K + K_omega) q - f.q: conserved for steady frames and loads).
+        energy: ``kinetic`` (1/2 q'.M q', relative motion), ``elastic`` (1/2 q.K q),
+            ``potential`` (1/2 q.(K + K_omega + K_alpha) q), ``jacobi`` (kinetic + potential - f.q:
+            conserved for steady frames and loads), ``work`` (integral of f.q' dt, f all loads
+            of the second-order form, trapezoidal): for a steady frame without damping,
+            kinetic + potential - work is constant (Coriolis forces do no work).
         formulation: the formulation used.
         ts_type: the PETSc TS type used.
         steps: number of time steps taken.
@@ -379,7 +382,9 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     x0 = it.initial_state()
 
     pr = Probes(model.bodies, list(probes)) if probes else None
-    times, values, energies = [], [], {"kinetic": [], "elastic": [], "jacobi": []}
+    times, values = [], []
+    energies = {"kinetic": [], "elastic": [], "potential": [], "jacobi": [], "work": []}
+    work_acc = [0.0, 0.0]  # accumulated work, last load power
     writer = fields = None
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
@@ -405,7 +410,13 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
         s["Kel"].mult(q, it.work)
         ela = 0.5 * q.dot(it.work)
         s["K"].mult(q, it.work2)
-        jac = kin + 0.5 * q.dot(it.work2) - q.dot(s["f"])
+        pot = 0.5 * q.dot(it.work2)
+        jac = kin + pot - q.dot(s["f"])
+        # work of the loads of the second-order form, trapezoidal in time
+        fv = v.dot(s["f"])
+        if times:
+            work_acc[0] += 0.5 * (fv + work_acc[1]) * (t - times[-1])
+        work_acc[1] = fv
         if not all(math.isfinite(x) for x in (kin, ela)):
             failure.append(f"the solution is not finite at t={t:g} (step {step})")
             raise FloatingPointError(failure[-1])
@@ -417,9 +428,10 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
             values.append(pv)
             row += pv.reshape(-1).tolist()
         times.append(t)
-        for k, x in (("kinetic", kin), ("elastic", ela), ("jacobi", jac)):
+        for k, x in (("kinetic", kin), ("elastic", ela), ("potential", pot), ("jacobi", jac),
+                     ("work", work_acc[0])):
             energies[k].append(x)
-        row += [kin, ela, jac]
+        row += [kin, ela, pot, jac, work_acc[0]]
         if writer is not None:
             writer.write(row)
         if fields is not None and step % output_every == 0:
