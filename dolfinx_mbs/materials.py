@@ -105,26 +105,26 @@ class LinearElastic(Material):
     """3D isotropic linear elasticity (for 3D meshes)."""
 
 
-class PlaneStrain(Material):
+class _Planar(Material):
+    """A 2D law: ``thickness`` (m) scales mass, stiffness and loads."""
+
+    gdim = 2
+
+    def __init__(self, E, nu, density, thickness: float = 1.0, rayleigh=None):
+        super().__init__(E, nu, density, rayleigh)
+        self.thickness = _positive(thickness, "thickness")
+
+
+class PlaneStrain(_Planar):
     """Plane strain (2D meshes, unit thickness unless ``thickness`` is given)."""
 
-    gdim = 2
     kind = "plane-strain"
 
-    def __init__(self, E, nu, density, thickness: float = 1.0, rayleigh=None):
-        super().__init__(E, nu, density, rayleigh)
-        self.thickness = _positive(thickness, "thickness")
 
-
-class PlaneStress(Material):
+class PlaneStress(_Planar):
     """Plane stress (2D meshes), with ``thickness`` (m) scaling mass, stiffness and loads."""
 
-    gdim = 2
     kind = "plane-stress"
-
-    def __init__(self, E, nu, density, thickness: float = 1.0, rayleigh=None):
-        super().__init__(E, nu, density, rayleigh)
-        self.thickness = _positive(thickness, "thickness")
 
     @property
     def lmbda(self) -> float:
