@@ -177,10 +177,11 @@ class _Integrator:
         """True when the Jacobian already holds these operators and shifts (steady frames and
         a fixed step): it is then left untouched, and so is its factorization."""
         key = (s["_version"],) + shifts
-        if key == getattr(self, "_jkey", None):
-            return True
+        same = key == getattr(self, "_jkey", None)
         self._jkey = key
-        return False
+        # PETSc would refactor on every Jacobian evaluation; keep the factorization instead
+        self.ts.getSNES().getKSP().getPC().setReusePreconditioner(same)
+        return same
 
     def _i2jacobian(self, ts, t, U, V, A, shift_v, shift_a, J, P):
         s = self.sys(t)
