@@ -234,24 +234,42 @@ class Body:
             "coupling": F.inertia_coupling(r, self.W, u, v),
         }
 
-    def applied_load_form(self):
-        """The linear form of the applied loads: gravity, body forces and tractions (point loads
-        are added to the assembled vector separately)."""
+    def frame_load_form(self):
+        """q_omega + q_alpha + q_O: the load of the frame's motion on the undeformed body."""
         v = ufl.TestFunction(self.V)
-        L = F.gravity_load(self.rho, self.gravity_local, v)
+        return F.frame_inertia_load(self.rho, self.omega, self.alpha, self.a_O, self.X, v)
+
+    def gravity_form(self):
+        """Gravity, fixed in the global frame (its local components turn with the frame)."""
+        return F.gravity_load(self.rho, self.gravity_local, ufl.TestFunction(self.V))
+
+    def external_load_form(self):
+        """Body forces and tractions, or None when the body has neither (point loads are
+        added to the assembled vector separately)."""
+        v = ufl.TestFunction(self.V)
         h = self.material.thickness
+        L = None
         for ld in self._body_forces:
-            L += h * ufl.inner(ld.const, v) * ufl.dx
+            L = h * ufl.inner(ld.const, v) * ufl.dx + (L if L is not None else 0)
         for ld, ds in self._tractions:
-            L += h * ufl.inner(ld.const, v) * ds
+            L = h * ufl.inner(ld.const, v) * ds + (L if L is not None else 0)
         return L
 
+    @property
+    def loads_vary(self) -> bool:
+        """True when a body force or traction changes in time (a function of t, or given in
+        global components, which turn with the frame)."""
+        return any(ld.fn is not None or not ld.local
+                   for ld in self._body_forces + [ld for ld, _ in self._tractions])
+
+    def applied_load_form(self):
+        """Gravity, body forces and tractions (point loads are added separately)."""
+        ext = self.external_load_form()
+        return self.gravity_form() + ext if ext is not None else self.gravity_form()
+
     def load_form(self):
-        """Every load of the second-order form: frame inertia (centrifugal, Euler, base
-        acceleration) plus the applied loads."""
-        v = ufl.TestFunction(self.V)
-        return (F.frame_inertia_load(self.rho, self.omega, self.alpha, self.a_O, self.X, v)
-                + self.applied_load_form())
+        """Every load of the second-order form: frame inertia plus the applied loads."""
+        return self.frame_load_form() + self.applied_load_form()
 
     def momentum_forms(self) -> dict:
         """Hamilton's form (theory.md section 4): ``momentum_offset`` pi_0 and ``momentum_load``

@@ -126,7 +126,13 @@ class BodyOperators:
         self.strategy = strategy
         t0 = time.perf_counter()
         self.forms = {k: fem.form(a) for k, a in body.bilinear_forms().items()}
-        self.load_form = fem.form(body.load_form())
+        # load vectors in parts, each re-assembled only when what it depends on changes
+        ext = body.external_load_form()
+        self._parts = {
+            "frame": [fem.form(body.frame_load_form()), None, None],
+            "gravity": [fem.form(body.gravity_form()), None, None],
+            "external": [fem.form(ext) if ext is not None else None, None, None],
+        }
         t1 = time.perf_counter()
         self.mats: Dict[str, PETSc.Mat] = {
             k: _create(self.forms[k]) for k in ("mass", "stiffness")}
@@ -134,7 +140,10 @@ class BodyOperators:
         self._template = _create(self.forms["coupling"])
         for k in frame_coupling_matrices(body.frame.state(0.0)):
             self.mats[k] = self._template.duplicate()
-        self.Q = fpetsc.create_vector(self.load_form)
+        for part in self._parts.values():
+            if part[0] is not None:
+                part[1] = fpetsc.create_vector(part[0])
+        self.Q = fpetsc.create_vector(self._parts["frame"][0])
         self._basis: List[Tuple[Callable, PETSc.Mat]] = []
         if strategy == "basis":
             for coeff, E in _basis(body.gdim):
@@ -147,7 +156,6 @@ class BodyOperators:
         self.state: Optional[FrameState] = None
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: Optional[PETSc.Mat] = None
-        self._hamilton: Optional[Dict[str, tuple]] = None
 
     @property
     def M(self) -> PETSc.Mat:
@@ -182,35 +190,56 @@ class BodyOperators:
                 self.coupling_matrix(W, self.mats[name])
                 self._keys[name] = key
         t1 = time.perf_counter()
-        with self.Q.localForm() as ql:
-            ql.set(0.0)
-        fpetsc.assemble_vector(self.Q, self.load_form)
-        self.Q.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+        s = state
+        keys = {"frame": (tuple(s.omega), tuple(s.alpha), tuple(s.a_O)),
+                "gravity": tuple(self.body.gravity_local.value),
+                "external": s.t if self.body.loads_vary else "constant"}
+        self.Q.zeroEntries()
+        for name, key in keys.items():
+            vec = self._part(name, key)
+            if vec is not None:
+                self.Q.axpy(1.0, vec)
         self.body.add_point_loads(self.Q, state)
         t2 = time.perf_counter()
         self.state = state
         self.timings["update_matrices"] = t1 - t0
         self.timings["update_load"] = t2 - t1
 
+    def _part(self, name: str, key) -> Optional[PETSc.Vec]:
+        """The assembled load part ``name`` (owned values complete), re-assembled if ``key``
+        differs from the last one."""
+        part = self._parts[name]
+        form, vec, last = part
+        if form is None:
+            return None
+        if key != last:
+            with vec.localForm() as vl:
+                vl.set(0.0)
+            fpetsc.assemble_vector(vec, form)
+            vec.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+            part[2] = key
+        return vec
+
     def hamilton_vectors(self) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at the current state: ``applied`` (loads without frame
         inertia, point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
         Their forms are compiled on first use."""
-        if self._hamilton is None:
-            fs = dict(self.body.momentum_forms(), applied=self.body.applied_load_form())
-            self._hamilton = {}
-            for k, a in fs.items():
+        if "momentum_offset" not in self._parts:
+            for k, a in self.body.momentum_forms().items():
                 f = fem.form(a)
-                self._hamilton[k] = (f, fpetsc.create_vector(f))
-        out = {}
-        for k, (f, b) in self._hamilton.items():
-            with b.localForm() as bl:
-                bl.set(0.0)
-            fpetsc.assemble_vector(b, f)
-            b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
-            if k == "applied":
-                self.body.add_point_loads(b, self.state)
-            out[k] = b
+                self._parts[k] = [f, fpetsc.create_vector(f), None]
+            self._applied = self.Q.duplicate()
+        s = self.state
+        mkey = (tuple(s.omega), tuple(s.v_O))
+        out = {k: self._part(k, mkey) for k in ("momentum_offset", "momentum_load")}
+        applied = self._applied
+        applied.zeroEntries()
+        applied.axpy(1.0, self._part("gravity", tuple(self.body.gravity_local.value)))
+        ext = self._part("external", s.t if self.body.loads_vary else "constant")
+        if ext is not None:
+            applied.axpy(1.0, ext)
+        self.body.add_point_loads(applied, s)
+        out["applied"] = applied
         return out
 
     @property
