@@ -16,7 +16,6 @@ __all__ = [
     "scalar_type",
     "vector_space",
     "petsc_vec",
-    "interpolation_points",
     "mumps_null_pivot_detection",
     "DOLFINX_VERSION",
 ]
@@ -43,18 +42,6 @@ def petsc_vec(u) -> PETSc.Vec:
     return u.vector
 
 
-def interpolation_points(V) -> np.ndarray:
-    """Reference points of the interpolation operator of ``V``'s element."""
-    pts = V.element.interpolation_points
-    return pts() if callable(pts) else pts
-
-
-def set_bc(b: PETSc.Vec, bcs, x0=None, scale: float = 1.0) -> None:
-    """``dolfinx.fem.petsc.set_bc`` with the scale argument under either name."""
-    try:
-        dolfinx.fem.petsc.set_bc(b, bcs, x0, alpha=scale)
-    except TypeError:
-        dolfinx.fem.petsc.set_bc(b, bcs, x0, scale)
 
 
 def ghost_owners(index_map) -> np.ndarray:

@@ -27,6 +27,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
+from . import compat
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
@@ -94,6 +95,8 @@ class _Integrator:
         self.p0 = None if p0 is None else self._initial(p0, "p0")
         self.work = M.createVecLeft()
         self.work2 = M.createVecLeft()
+        self.q, self.v = M.createVecLeft(), M.createVecLeft()  # monitor state, reused
+        self.full = model.space.create_vec()
         ts = PETSc.TS().create(comm)
         ts.setOptionsPrefix(prefix)
         # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
@@ -147,8 +150,8 @@ class _Integrator:
         funcs = x if isinstance(x, (list, tuple)) else [x]
         if len(funcs) != len(self.model.bodies):
             raise ValueError(f"{name}: give one Function per body ({len(self.model.bodies)})")
-        full = self.model.space.gather([f.vector if hasattr(f, "vector") else f.x.petsc_vec
-                                        for f in funcs], self.model.space.create_vec())
+        full = self.model.space.gather([compat.petsc_vec(f) for f in funcs],
+                                       self.model.space.create_vec())
         self.red.A.multTranspose(full, q)
         return q
 
@@ -277,14 +280,18 @@ class _Integrator:
         return X
 
     def q_and_v(self, t):
-        """Reduced displacement and velocity at the current TS state (copies)."""
+        """Reduced displacement and velocity at the current TS state (in reused vectors)."""
         ts = self.ts
+        q, b = self.q, self.v
         if self.form == "second-order":
             U, V = ts.getSolution2()
-            return U.copy(), V.copy()
+            U.copy(q)
+            V.copy(b)
+            return q, b
         X = ts.getSolution()
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
-        q, b = xa.copy(), xb.copy()
+        xa.copy(q)
+        xb.copy(b)
         X.restoreSubVector(self.is_a, xa)
         X.restoreSubVector(self.is_b, xb)
         if self.form == "first-order":
@@ -298,9 +305,9 @@ class _Integrator:
             self._mksp = PETSc.KSP().create(self.comm)
             _lu(self._mksp)
             self._mksp.setOperators(s["M"])
-        v = q.duplicate()
-        self._mksp.solve(b, v)
-        return q, v
+        self._mksp.solve(b, self.work2)
+        self.work2.copy(b)
+        return q, b
 
 
 def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
@@ -422,8 +429,8 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
         if not all(math.isfinite(x) for x in (kin, ela)):
             failure.append(f"the solution is not finite at t={t:g} (step {step})")
             raise FloatingPointError(failure[-1])
-        full = model.reducer.expand(q)
-        model.space.scatter(full, model.functions())
+        model.reducer.expand(q, out=it.full)
+        model.space.scatter(it.full, model.functions())
         row = [t]
         if pr is not None:
             pv = pr.evaluate()
