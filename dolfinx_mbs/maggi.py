@@ -1,36 +1,81 @@
 """The Maggi reducer: a null-space basis A of the constraints, and reduced operators A^T X A.
 
-With the constraint rows in explicit form, Delta_d = sum_k c_k Delta_k + g_d, the full
-coordinates are Delta = A q + a_0, where q are the independent dofs, A = [I; C] (after
-renumbering) and a_0 holds g. Maggi's equations A^T (M Delta'' + ... - Q) = 0 have no
-multipliers; for a time-invariant A every operator reduces by a congruence A^T X A (PETSc PtAP,
-symbolic product reused). Constraint forces are recovered from the full residual.
+The constraint rows ``B(t) Delta = c(t)`` of every :mod:`dolfinx_mbs.constraints` kind are
+eliminated one by one (sparse Gauss-Jordan): each independent row gets a dependent dof (its
+preferred one when possible, else its largest coefficient), dependent dofs met on the right of
+later rows are substituted (chains), a dof that becomes dependent is substituted into the rows
+already resolved. A row that reduces to 0 = 0 is *redundant* (reported with the constraints that
+imply it), one that reduces to 0 = c != 0 is *inconsistent* (an error on every rank). The result
+is
 
-A is a distributed PETSc AIJ matrix: rows follow the full space, columns the reduced space, in
-which each rank owns its independent dofs in increasing order.
+    Delta = A q + a0(t),   A = [I; C] (after renumbering),
+
+with q the independent dofs, numbered in the order of the full space (each rank owns its
+independent dofs). Coefficients carry time derivatives (jets), so for rheonomic constraints
+(joints between bodies whose frames move differently) A-dot, A-ddot, a0-dot and a0-ddot are
+exact. For a time-invariant A every operator reduces by the congruence A^T X A (PETSc PtAP,
+symbolic product reused); the extra terms of a moving A are formed by :meth:`MaggiReducer.reduce`
+callers (see :meth:`dolfinx_mbs.Model.reduced_system`).
+
+The rows are gathered on every rank and eliminated there identically (deterministic, so every
+rank reaches the same verdict); the cost grows with the number of constrained dofs, not with the
+mesh. A is a distributed PETSc AIJ matrix: rows follow the full space, columns the reduced one.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from .constraints import Rows
+from .constraints import Constraint, Rows, _raise_everywhere
 
 __all__ = ["MaggiReducer"]
 
 log = logging.getLogger(__name__)
 
+#: coefficients below this fraction of their row's largest one count as cancelled
+ZERO_TOL = 1e-12
 
-def _raise_everywhere(comm, msg: Optional[str], exc=ValueError) -> None:
-    """Raise ``exc`` on every rank if any rank has a message."""
-    msgs = [m for m in comm.allgather(msg) if m]
-    if msgs:
-        raise exc(msgs[0])
+
+def _jmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Product of two jets [f, f', f'']."""
+    return np.array([a[0] * b[0], a[1] * b[0] + a[0] * b[1],
+                     a[2] * b[0] + 2.0 * a[1] * b[1] + a[0] * b[2]])
+
+
+def _jinv(a: np.ndarray) -> np.ndarray:
+    """Reciprocal of a jet."""
+    i = 1.0 / a[0]
+    return np.array([i, -a[1] * i * i, 2.0 * a[1] * a[1] * i ** 3 - a[2] * i * i])
+
+
+class _Expr:
+    """Delta_p = sum_k terms[k] Delta_k + g (jets), over independent dofs k."""
+
+    __slots__ = ("terms", "g", "rheo", "names")
+
+    def __init__(self, terms, g, rheo, names):
+        self.terms, self.g, self.rheo, self.names = terms, g, rheo, names
+
+
+def _gather_rows(comm, rows: Rows) -> Rows:
+    """The rows of every rank, concatenated in rank order, on every rank."""
+    if comm.size == 1:
+        return rows
+    parts = comm.allgather((rows.indptr, rows.cols, rows.coef, rows.rhs, rows.pivot))
+    indptr = [np.zeros(1, np.int64)]
+    off = 0
+    for p in parts:
+        indptr.append(p[0][1:] + off)
+        off += p[0][-1]
+    return Rows(rows.name, np.concatenate(indptr), np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]).reshape(-1, 3),
+                np.concatenate([p[3] for p in parts]).reshape(-1, 3),
+                np.concatenate([p[4] for p in parts]), rows.rheonomic)
 
 
 class MaggiReducer:
@@ -38,118 +83,267 @@ class MaggiReducer:
 
     Args:
         space: the model's full space.
-        rows: the constraint rows (one :class:`Rows` per constraint) owned by this rank.
+        constraints: the constraints (:class:`dolfinx_mbs.constraints.Constraint`), in order.
+        t: the time at which to evaluate the rows first.
 
     Raises:
-        ValueError: on every rank, when two constraints prescribe different values to one dof
-            (inconsistent), or a dependent dof appears on the right of another row.
+        ValueError: on every rank, when the constraints are inconsistent (naming them and a dof).
 
     Attributes:
         A: the basis (full x reduced), AIJ.
-        a0: full vector with the prescribed values g.
-        n_reduced: global number of independent dofs.
-        redundant: {(name, name): count} of rows that repeat another constraint's row.
+        A_dot, A_ddot: its time derivatives (same pattern), or None for a time-invariant A.
+        a0, a0_dot, a0_ddot: full vectors with the prescribed part (derivatives None when
+            nothing depends on time).
+        n_reduced, n_dependent: global numbers of independent and dependent dofs.
+        redundant: one dict per redundant row: ``constraint`` (its name), ``implied_by`` (names
+            of the constraints that imply it), ``dof`` (full index), ``where`` (body name and
+            local dof).
+        time_dependent: True when A or a0 changes with time.
     """
 
-    def __init__(self, space, rows: List[Rows]):
+    def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0):
         self.space = space
-        comm = space.comm
-        self.comm = comm
+        self.comm = comm = space.comm
+        self.constraints = list(constraints)
+        self.time_dependent = any(c.time_dependent for c in self.constraints)
+        self.rheonomic = False
+        self._plan: Dict[int, int] = {}
+        self.redundant: List[dict] = []
+        self._products: Dict[str, PETSc.Mat] = {}
+        self._starts = np.array(comm.allgather(space.rstart), dtype=np.int64)
+        self._all_offsets = comm.allgather(space.offsets)
+        exprs, deps = self._resolve(t, first=True)
+        self.dependent_global = deps            # sorted, every rank
+        self.rheonomic = any(exprs[p].rheo for p in deps)
         n, N = space.n_local, space.n_global
         start = space.rstart
-
-        dep = np.concatenate([r.dependent for r in rows]) if rows else np.zeros(0, np.int64)
-        val = np.concatenate([r.value for r in rows]) if rows else np.zeros(0)
-        owner = np.concatenate([np.full(len(r.dependent), i) for i, r in enumerate(rows)]) \
-            if rows else np.zeros(0, np.int64)
-        masters = [m for r in rows for m in r.masters]
-        coeffs = [c for r in rows for c in r.coeffs]
-        if len(dep) and (dep.min() < start or dep.max() >= start + n):
-            raise RuntimeError("constraint rows must be owned by the rank of their dependent dof")
-
-        # repeated rows on one dof: redundant if they agree, inconsistent if not
-        self.redundant: Dict[tuple, int] = {}
-        order = np.argsort(dep, kind="stable")
-        dep, val, owner = dep[order], val[order], owner[order]
-        masters = [masters[i] for i in order]
-        coeffs = [coeffs[i] for i in order]
-        first = np.ones(len(dep), dtype=bool)
-        first[1:] = dep[1:] != dep[:-1]
-        msg = None
-        for i in np.flatnonzero(~first):
-            j = i - 1
-            while not first[j]:
-                j -= 1
-            same = (abs(val[i] - val[j]) <= 1e-12 * (1.0 + abs(val[j]))
-                    and np.array_equal(masters[i], masters[j])
-                    and np.allclose(coeffs[i], coeffs[j], rtol=1e-12, atol=1e-14))
-            key = (rows[owner[j]].name, rows[owner[i]].name)
-            if same:
-                self.redundant[key] = self.redundant.get(key, 0) + 1
-            elif msg is None:
-                msg = (f"inconsistent constraints: {key[0]!r} and {key[1]!r} prescribe "
-                       f"different relations for dof {dep[i]}")
-        _raise_everywhere(comm, msg)
-        allred = comm.allgather(self.redundant)
-        self.redundant = {}
-        for d in allred:
-            for k, c in d.items():
-                self.redundant[k] = self.redundant.get(k, 0) + c
-        for (a, b), c in self.redundant.items():
-            log.info("redundant constraints: %d rows of %r repeat rows of %r (kept once)", c, b, a)
-        dep, val = dep[first], val[first]
-        masters = [masters[i] for i in np.flatnonzero(first)]
-        coeffs = [coeffs[i] for i in np.flatnonzero(first)]
-
+        lo, hi = np.searchsorted(deps, [start, start + n])
+        own = deps[lo:hi]
+        self.dependent = own
         is_dep = np.zeros(n, dtype=bool)
-        is_dep[dep - start] = True
+        is_dep[own - start] = True
         indep = np.flatnonzero(~is_dep)
-        n_red = len(indep)
-        red_start = comm.exscan(n_red) or 0
-        self.n_reduced = comm.allreduce(n_red, op=MPI.SUM)
-        self.n_dependent = comm.allreduce(len(dep), op=MPI.SUM)
-        self.dependent = dep
         self.independent = indep + start
-
-        # reduced index of every master: a full-layout vector of reduced numbers, scattered
-        red_of = np.full(n, -1.0)
-        red_of[indep] = red_start + np.arange(n_red)
-        need = np.unique(np.concatenate(masters)) if masters else np.zeros(0, np.int64)
-        if comm.allreduce(len(need), op=MPI.SUM):
-            src = PETSc.Vec().createWithArray(red_of, size=(n, N), comm=comm)
-            is_need = PETSc.IS().createGeneral(need.astype(PETSc.IntType), comm=comm)
-            dst = PETSc.Vec().createSeq(len(need))
-            sc = PETSc.Scatter().create(src, is_need, dst, None)
-            sc.scatter(src, dst, PETSc.InsertMode.INSERT, PETSc.ScatterMode.FORWARD)
-            lookup = dict(zip(need.tolist(), dst.getArray().astype(np.int64).tolist()))
-        else:
-            lookup = {}
-        msg = None
-        if any(lookup.get(int(k), 0) < 0 for m in masters for k in m):
-            msg = ("constraint chain: a dependent dof appears as an independent one in another "
-                   "row; chains are not resolved yet")
-        _raise_everywhere(comm, msg)
-
-        nnz = np.ones(n, dtype=PETSc.IntType)
-        for d, m in zip(dep, masters):
-            nnz[d - start] = max(len(m), 1)
-        A = PETSc.Mat().createAIJ(((n, N), (n_red, self.n_reduced)), nnz=(nnz, nnz), comm=comm)
-        A.setOption(PETSc.Mat.Option.NEW_NONZERO_ALLOCATION_ERR, False)
-        rows_i = (start + indep).astype(PETSc.IntType)
-        cols_i = (red_start + np.arange(n_red)).astype(PETSc.IntType)
-        for r, c in zip(rows_i, cols_i):
-            A.setValue(r, c, 1.0)
-        for d, m, c in zip(dep, masters, coeffs):
-            if len(m):
-                A.setValues([d], [lookup[int(k)] for k in m], c)
-        A.assemble()
-        self.A = A
+        self.n_reduced = N - len(deps)
+        self.n_dependent = len(deps)
+        n_red = len(indep)
+        # CSR of the owned rows of A: identity rows, then each dependent row's terms
+        self._own_dep = own
+        indptr = np.zeros(n + 1, np.int64)
+        counts = np.ones(n, np.int64)
+        for p in own:
+            counts[p - start] = len(exprs[p].terms)
+        indptr[1:] = np.cumsum(counts)
+        cols = np.empty(indptr[-1], np.int64)
+        cols[indptr[indep]] = self._red_index(indep + start)
+        self._slots = {}
+        for p in own:
+            ks = np.array(sorted(exprs[p].terms), dtype=np.int64)
+            s = indptr[p - start]
+            cols[s: s + len(ks)] = self._red_index(ks)
+            self._slots[int(p)] = (s, ks)
+        self._indptr, self._cols = indptr, cols
+        vals = self._values(exprs, 0)
+        self.A = PETSc.Mat().createAIJ(((n, N), (n_red, self.n_reduced)),
+                                       csr=(indptr.astype(PETSc.IntType),
+                                            cols.astype(PETSc.IntType), vals), comm=comm)
+        self.A.assemble()
+        self.A_dot = self.A_ddot = None
+        if self.rheonomic:
+            self.A_dot = self.A.duplicate(copy=True)
+            self.A_ddot = self.A.duplicate(copy=True)
+            self._set_values(self.A_dot, self._values(exprs, 1))
+            self._set_values(self.A_ddot, self._values(exprs, 2))
         self.a0 = space.create_vec()
-        if len(dep):
-            self.a0.setValues(dep.astype(PETSc.IntType), val)
-        self.a0.assemble()
-        self._products: Dict[str, PETSc.Mat] = {}
+        self.a0_dot = space.create_vec() if self.time_dependent else None
+        self.a0_ddot = space.create_vec() if self.time_dependent else None
+        self._set_a0(exprs)
+        self.t = t
 
+    # -- elimination ----------------------------------------------------------------------
+    def _resolve(self, t: float, first: bool = False):
+        """Eliminate the rows at time ``t``; returns {dependent: _Expr} and the sorted
+        dependents (identical on every rank)."""
+        comm = self.comm
+        exprs: Dict[int, _Expr] = {}
+        users: Dict[int, set] = {}
+        incons = None
+        row_id = 0
+        for c in self.constraints:
+            rows = _gather_rows(comm, c.rows(self.space, t))
+            for i in range(rows.n_rows):
+                sl = slice(rows.indptr[i], rows.indptr[i + 1])
+                rid = row_id
+                row_id += 1
+                terms: Dict[int, np.ndarray] = {}
+                g = rows.rhs[i].copy()
+                rheo = rows.rheonomic
+                names = {rows.name}
+                scale = 0.0
+                for k, b in zip(rows.cols[sl].tolist(), rows.coef[sl]):
+                    scale = max(scale, abs(b[0]))
+                    e = exprs.get(k)
+                    if e is None:
+                        terms[k] = terms[k] + b if k in terms else b.copy()
+                        continue
+                    for j, cj in e.terms.items():
+                        v = _jmul(b, cj)
+                        terms[j] = terms[j] + v if j in terms else v
+                    g = g - _jmul(b, e.g)
+                    rheo = rheo or e.rheo
+                    names |= e.names
+                if not rheo:
+                    tol = ZERO_TOL * scale
+                    terms = {k: v for k, v in terms.items() if abs(v[0]) > tol}
+                if not terms:
+                    gscale = max(1.0, float(np.abs(rows.rhs[i, 0])))
+                    dof = int(rows.cols[sl][0])
+                    if abs(g[0]) <= ZERO_TOL * gscale:
+                        if first:
+                            self.redundant.append({"constraint": rows.name,
+                                                   "implied_by": sorted(names - {rows.name})
+                                                   or [rows.name],
+                                                   "dof": dof, "where": self._where(dof)})
+                    elif incons is None:
+                        others = sorted(names - {rows.name}) or [rows.name]
+                        b, d = self._where(dof)
+                        incons = (f"inconsistent constraints: {rows.name!r} contradicts "
+                                  f"{', '.join(repr(o) for o in others)} at dof {dof} (body "
+                                  f"{b!r}, local dof {d}): they prescribe values that differ "
+                                  f"by {abs(g[0]):.3e}")
+                    continue
+                p = self._pivot(rid, rows.pivot[i], terms, rows.name, t)
+                bp = terms.pop(p)
+                inv = _jinv(bp)
+                new = {k: -_jmul(v, inv) for k, v in terms.items()}
+                gp = _jmul(g, inv)
+                # substitute the new dependent into the rows already resolved
+                for q in users.pop(p, ()):
+                    e = exprs[q]
+                    cq = e.terms.pop(p)
+                    for k, v in new.items():
+                        w = _jmul(cq, v)
+                        e.terms[k] = e.terms[k] + w if k in e.terms else w
+                        users.setdefault(k, set()).add(q)
+                    e.g = e.g + _jmul(cq, gp)
+                    e.rheo = e.rheo or rheo
+                    e.names |= names
+                    if not e.rheo:
+                        sc = max((abs(v[0]) for v in e.terms.values()), default=0.0)
+                        for k in [k for k, v in e.terms.items() if abs(v[0]) <= ZERO_TOL * sc]:
+                            del e.terms[k]
+                            users[k].discard(q)
+                exprs[p] = _Expr(new, gp, rheo, names)
+                for k in new:
+                    users.setdefault(k, set()).add(p)
+        _raise_everywhere(comm, incons)  # identical on every rank; keeps collectives matched
+        if first:
+            self._report()
+        deps = np.array(sorted(exprs), dtype=np.int64)
+        return exprs, deps
+
+    def _pivot(self, rid: int, preferred: int, terms, name: str, t: float) -> int:
+        """The dependent dof of row ``rid``: planned at the first evaluation, kept after."""
+        p = self._plan.get(rid)
+        big = max(abs(v[0]) for v in terms.values())
+        if p is None:
+            if preferred >= 0 and preferred in terms and abs(terms[preferred][0]) >= 1e-3 * big:
+                p = int(preferred)
+            else:  # largest coefficient, lowest index among equals: same on every rank
+                p = min(terms, key=lambda k: (-abs(terms[k][0]), k))
+            self._plan[rid] = p
+            return p
+        if p not in terms or abs(terms[p][0]) < 1e-8 * big:
+            raise ValueError(f"constraint {name!r}: at t={t:g} its row no longer determines "
+                             f"dof {p} (the joint geometry became singular)")
+        return p
+
+    def _where(self, dof: int):
+        """(body name, local unblocked dof on its owner) of a full index."""
+        starts = self._starts
+        r = int(np.searchsorted(starts, dof, side="right") - 1)
+        offs = self._all_offsets[r]
+        ib = int(np.searchsorted(offs, dof - starts[r], side="right") - 1)
+        return self.space.bodies[ib].name, int(dof - starts[r] - offs[ib])
+
+    def _report(self) -> None:
+        if not self.redundant:
+            return
+        groups: Dict[tuple, int] = {}
+        for r in self.redundant:
+            key = (r["constraint"], tuple(r["implied_by"]))
+            groups[key] = groups.get(key, 0) + 1
+        if self.comm.rank == 0:
+            for (name, by), count in groups.items():
+                log.info("redundant constraints: %d rows of %r are implied by %s (dropped)",
+                         count, name, ", ".join(repr(b) for b in by))
+
+    def redundancy(self) -> Dict[tuple, int]:
+        """{(constraint, (implying constraints...)): number of redundant rows}."""
+        out: Dict[tuple, int] = {}
+        for r in self.redundant:
+            key = (r["constraint"], tuple(r["implied_by"]))
+            out[key] = out.get(key, 0) + 1
+        return out
+
+    # -- values -------------------------------------------------------------------------------
+    def _red_index(self, k: np.ndarray) -> np.ndarray:
+        """Reduced index of independent full indices: their rank among independent dofs."""
+        return np.asarray(k, np.int64) - np.searchsorted(self.dependent_global, k)
+
+    def _values(self, exprs, order: int) -> np.ndarray:
+        vals = np.zeros(len(self._cols))
+        if order == 0:
+            start = self.space.rstart
+            ind = self.independent - start
+            vals[self._indptr[ind]] = 1.0
+        for p, (s, ks) in self._slots.items():
+            e = exprs[p].terms
+            vals[s: s + len(ks)] = [e[k][order] for k in ks.tolist()]
+        return vals
+
+    def _set_values(self, M: PETSc.Mat, vals: np.ndarray) -> None:
+        M.setValuesCSR(self._indptr.astype(PETSc.IntType), self._cols.astype(PETSc.IntType),
+                       vals)
+        M.assemble()
+
+    def _set_a0(self, exprs) -> None:
+        own = self._own_dep.astype(PETSc.IntType)
+        for order, v in enumerate((self.a0, self.a0_dot, self.a0_ddot)):
+            if v is None:
+                continue
+            v.set(0.0)
+            if len(own):
+                v.setValues(own, [exprs[int(p)].g[order] for p in own])
+            v.assemble()
+
+    def update(self, t: float) -> bool:
+        """Re-evaluate A, its derivatives and a0 at time ``t`` (same pattern, same dependent
+        dofs). Returns True when anything changed (False for time-invariant constraints)."""
+        if not self.time_dependent or t == self.t:
+            return False
+        exprs, deps = self._resolve(t)
+        msg = None
+        if not np.array_equal(deps, self.dependent_global) or any(
+                sorted(exprs[p].terms) != self._slots[p][1].tolist() for p in self._slots):
+            msg = f"the constraint pattern changed at t={t:g}"
+        _raise_everywhere(self.comm, msg, RuntimeError)
+        if self.rheonomic:
+            self._set_values(self.A, self._values(exprs, 0))
+            self._set_values(self.A_dot, self._values(exprs, 1))
+            self._set_values(self.A_ddot, self._values(exprs, 2))
+        self._set_a0(exprs)
+        self.t = t
+        return True
+
+    @property
+    def prescribed(self) -> bool:
+        """True when a0 may be nonzero (prescribed values or moving joints)."""
+        if self.time_dependent:
+            return True
+        return self.a0.norm(PETSc.NormType.NORM_INFINITY) != 0.0
+
+    # -- products -----------------------------------------------------------------------------
     def reduce(self, X: PETSc.Mat, key: Optional[str] = None) -> PETSc.Mat:
         """A^T X A. With a ``key``, the product matrix is kept and refilled on later calls
         (the symbolic part of PtAP is done once per key)."""
@@ -158,6 +352,16 @@ class MaggiReducer:
         R = X.PtAP(self.A)
         if key is not None:
             self._products[key] = R
+        return R
+
+    def reduce_with(self, X: PETSc.Mat, Q: PETSc.Mat, key: str) -> PETSc.Mat:
+        """A^T X Q for Q of A's pattern (A-dot, A-ddot), product objects kept under ``key``."""
+        XQ = self._products.get(key + "/XQ")
+        XQ = X.matMult(Q, result=XQ)
+        self._products[key + "/XQ"] = XQ
+        R = self._products.get(key)
+        R = self.A.transposeMatMult(XQ, result=R)
+        self._products[key] = R
         return R
 
     def create_reduced_vec(self) -> PETSc.Vec:
@@ -177,4 +381,15 @@ class MaggiReducer:
             self.A.mult(q, out)
         else:
             self.A.multAdd(q, self.a0, out)
+        return out
+
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: Optional[PETSc.Vec] = None
+                    ) -> PETSc.Vec:
+        """Delta' = A q' + A' q + a0'."""
+        out = out if out is not None else self.space.create_vec()
+        self.A.mult(v, out)
+        if self.A_dot is not None:
+            self.A_dot.multAdd(q, out, out)
+        if self.a0_dot is not None:
+            out.axpy(1.0, self.a0_dot)
         return out

@@ -20,7 +20,8 @@ from petsc4py import PETSc
 
 from . import compat, modal
 from .body import Body
-from .constraints import Clamp
+from . import constraints as cons
+from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
 from .operators import BodyOperators
 from .space import FullSpace
@@ -70,17 +71,115 @@ class Model:
         if not any(body is b for b in self.bodies):
             raise ValueError(f"body {getattr(body, 'name', body)!r} is not part of this model")
 
-    def clamp(self, body: Body, where: Optional[Callable] = None, components=None,
-              facets=None, name: Optional[str] = None) -> Clamp:
-        """Fix displacement components (default all) of ``body`` at the nodes where
-        ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``."""
-        self._check_body(body)
-        c = Clamp(body, where=where, facets=facets, components=components, name=name)
+    def _add(self, c: Constraint) -> Constraint:
         self.constraints.append(c)
         self._reducer = None
         self._system_key = None
         self._system = None
         return c
+
+    def clamp(self, body: Body, where: Optional[Callable] = None, components=None,
+              facets=None, name: Optional[str] = None) -> Clamp:
+        """Fix displacement components (default all) of ``body`` at the nodes where
+        ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``."""
+        self._check_body(body)
+        return self._add(Clamp(body, where=where, facets=facets, components=components,
+                               name=name))
+
+    def prescribe(self, body: Body, value, where: Optional[Callable] = None, facets=None,
+                  components=None, time_scale: float = 1.0,
+                  name: Optional[str] = None) -> cons.Prescribed:
+        """Prescribe the displacement u = g(t) (body-frame components, m) of ``body`` where
+        ``where(x)`` holds or on ``facets``: ``value`` is a gdim-vector or ``t -> vector``
+        (differentiated numerically with error control; ``time_scale`` is the shortest time
+        over which it changes). Only ``components`` (default all) are prescribed."""
+        self._check_body(body)
+        return self._add(cons.Prescribed(body, where=where, facets=facets, components=components,
+                                         value=value, time_scale=time_scale, name=name))
+
+    def tie(self, body_a: Body, body_b: Body, where: Callable, tol: float = 1e-8,
+            name: Optional[str] = None) -> cons.Joint:
+        """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
+        position (at t = 0): ``where(x)`` selects the interface on each body's local
+        coordinates. Every selected node must find a partner (else a ValueError on every rank
+        lists the unmatched points). Bodies in different frames are joined in the global frame
+        (rheonomic rows)."""
+        self._check_body(body_a)
+        self._check_body(body_b)
+        if body_a is body_b:
+            raise ValueError("tie: body_a and body_b must differ")
+        return self._add(cons.tie(self.space, body_a, body_b, where, tol=tol, name=name))
+
+    def pin(self, body_a: Optional[Body], body_b: Body, point, tol: float = 1e-8,
+            name: Optional[str] = None) -> cons.Joint:
+        """A pin at the global ``point`` (position at t = 0) between a node of ``body_a`` (None:
+        the ground) and a node of ``body_b``: same global position at all times (a revolute
+        joint in 2D, a spherical joint in 3D)."""
+        if body_a is not None:
+            self._check_body(body_a)
+        self._check_body(body_b)
+        if body_a is body_b:
+            raise ValueError("pin: body_a and body_b must differ")
+        return self._add(cons.pin(self.space, body_a, body_b, point, tol=tol, name=name))
+
+    def slider(self, body: Body, point, axis, tol: float = 1e-8,
+               name: Optional[str] = None) -> cons.Slider:
+        """The node of ``body`` at the global ``point`` (at t = 0) stays on the fixed global
+        line through it along ``axis`` (a prismatic support on the ground)."""
+        self._check_body(body)
+        return self._add(cons.Slider(self.space, body, point, axis, tol=tol, name=name))
+
+    def rigid(self, body: Body, where: Optional[Callable] = None, facets=None,
+              name: Optional[str] = None) -> cons.RigidRegion:
+        """Make the nodes of ``body`` where ``where(x)`` holds (or on ``facets``) move as one
+        rigid body (RBE2-like)."""
+        self._check_body(body)
+        return self._add(cons.RigidRegion(self.space, body, where=where, facets=facets,
+                                          name=name))
+
+    def constrain(self, rows, rhs=None, body: Optional[Body] = None, time_scale: float = 1.0,
+                  name: Optional[str] = None) -> Constraint:
+        """Add general constraint rows ``B Delta = c(t)`` (``B Delta' + b = 0`` with
+        b = -c'), a DOLFINx ``DirichletBC`` (on ``body``'s space; ``body`` may be omitted for a
+        one-body model), or a ready :class:`dolfinx_mbs.constraints.Constraint`.
+
+        Args:
+            rows: a sequence of ``{full_index: coefficient}`` dicts (full indices from
+                :meth:`dof`), given identically on every rank; or a DirichletBC; or a
+                Constraint.
+            rhs: c: None (zeros), numbers, or ``t -> numbers``.
+        """
+        if isinstance(rows, Constraint):
+            return self._add(rows)
+        if hasattr(rows, "dof_indices"):
+            if body is None:
+                if len(self.bodies) != 1:
+                    raise ValueError("constrain: give body= for a DirichletBC in a model with "
+                                     "several bodies")
+                body = self.bodies[0]
+            self._check_body(body)
+            return self._add(cons.BCConstraint(body, rows, name=name))
+        return self._add(cons.LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
+                                         name=name))
+
+    def dof(self, body: Body, point, component: int, tol: float = 1e-8) -> int:
+        """Full global index (the same on every rank) of displacement ``component`` of the
+        node of ``body`` at ``point`` (body-frame coordinates)."""
+        self._check_body(body)
+        if not 0 <= int(component) < body.gdim:
+            raise ValueError(f"component must lie in 0..{body.gdim - 1}, got {component!r}")
+        p = np.zeros(3)
+        pt = np.asarray(point, dtype=float).reshape(-1)
+        p[: pt.size] = pt
+        node = body.locate_node(p, tol)
+        k = -1
+        if node is not None:
+            ib = self.bodies.index(body)
+            start, _ = self.space.owned_range(ib)
+            k = start + node * body.V.dofmap.index_map_bs + int(component)
+        from mpi4py import MPI
+
+        return int(self.comm.allreduce(k, op=MPI.MAX))
 
     def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
                    point=None, force=None, local: bool = True) -> None:
@@ -116,8 +215,7 @@ class Model:
     def reducer(self) -> MaggiReducer:
         """The Maggi reducer of the current constraint set (built on first use)."""
         if self._reducer is None:
-            rows = [c.rows(self.space, 0.0) for c in self.constraints]
-            self._reducer = MaggiReducer(self.space, rows)
+            self._reducer = MaggiReducer(self.space, self.constraints)
             self._work = {}
         return self._reducer
 
@@ -170,23 +268,37 @@ class Model:
         Returns a dict with ``M``, ``C`` (G + D), ``K`` (K + K_omega + K_alpha), ``f`` (all loads
         of the second-order form), ``Kel`` (elastic K) and, with ``hamiltonian``, ``Gp`` (G/2),
         ``D`` (damping or None), ``Kh`` (K + K_omega), ``pi0``, ``h`` and ``fa`` (applied loads).
-        For steady frames the matrices are formed once; the vectors at every new ``t``.
+        For steady frames and constraints the matrices are formed once; the vectors at every new
+        ``t``. With Delta = A(t) q + a0(t) (``theory.md`` section 5):
+
+            M_r = A^T M A,  C_r = A^T (C A + 2 M A'),  K_r = A^T (K A + C A' + M A''),
+            f_r = A^T (Q - M a0'' - C a0' - K a0).
         """
         key = (float(t), hamiltonian)
         if self._system_key == key:
             return self._system
         self.update(t)
         red = self.reducer
-        if red.a0.norm() != 0.0:  # pragma: no cover - prescribed motion comes with issue 4
-            raise NotImplementedError("time integration with prescribed nonzero constraint "
-                                      "values is not supported yet")
+        moved = red.update(t)
+        if hamiltonian and red.time_dependent:
+            raise NotImplementedError(
+                "the hamiltonian formulation with time-dependent constraints (moving joints or "
+                "prescribed motion) is not supported: use 'second-order' or 'first-order'")
         sys_ = self._system if self._system is not None else {}
-        # matrices: formed once for steady frames, at every new time otherwise
-        if not (self.steady() and sys_.get("_matrices") == hamiltonian):
-            sys_["M"] = red.reduce(self.full_mass(), key="M")
+        steady = self.steady() and not red.rheonomic
+        # matrices: formed once for steady frames and constraints, at every new time otherwise
+        if not (steady and sys_.get("_matrices") == hamiltonian) or (moved and red.rheonomic):
+            M = self.full_mass()
+            Cf = self.full_damping(gyroscopic=True)
+            sys_["M"] = red.reduce(M, key="M")
             sys_["Kel"] = red.reduce(self._full("Kel", lambda o, w: o.K), key="Kel")
-            sys_["C"] = red.reduce(self.full_damping(gyroscopic=True), key="C")
+            sys_["C"] = red.reduce(Cf, key="C")
             sys_["K"] = red.reduce(self.full_stiffness(), key="K")
+            if red.rheonomic:
+                sub = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+                sys_["C"].axpy(2.0, red.reduce_with(M, red.A_dot, "M.Ad"), structure=sub)
+                sys_["K"].axpy(1.0, red.reduce_with(Cf, red.A_dot, "C.Ad"), structure=sub)
+                sys_["K"].axpy(1.0, red.reduce_with(M, red.A_ddot, "M.Add"), structure=sub)
             if hamiltonian:
                 Gy = red.reduce(self._full("Gyro", lambda o, w: o.mats["gyroscopic"]),
                                 key="Gyro")
@@ -204,17 +316,104 @@ class Model:
             sys_["_matrices"] = hamiltonian
             sys_["_version"] = sys_.get("_version", 0) + 1
         # vectors: at every new time (loads may depend on time)
-        sys_["f"] = red.project(self.full_load(), sys_.get("f"))
+        Q = self.full_load()
+        if red.prescribed:
+            rhs = self._work.get("vec/rhs")
+            rhs = Q.copy(rhs) if rhs is not None else Q.copy()
+            self._work["vec/rhs"] = rhs
+            tmp = self._work.get("vec/tmp")
+            tmp = tmp if tmp is not None else Q.duplicate()
+            self._work["vec/tmp"] = tmp
+            self.full_stiffness().mult(red.a0, tmp)
+            rhs.axpy(-1.0, tmp)
+            if red.a0_dot is not None:
+                self.full_damping(gyroscopic=True).mult(red.a0_dot, tmp)
+                rhs.axpy(-1.0, tmp)
+                self.full_mass().mult(red.a0_ddot, tmp)
+                rhs.axpy(-1.0, tmp)
+            Q = rhs
+        sys_["f"] = red.project(Q, sys_.get("f"))
         if hamiltonian:
             vecs = [o.hamilton_vectors() for o in self.body_operators]
             for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
                             ("fa", "applied")):
                 full = self.space.gather([v[name] for v in vecs], self._work.get("vec/" + k))
                 self._work["vec/" + k] = full
+                if red.prescribed and k in ("pi0", "fa"):  # constant a0: G_p a0, -K_h a0
+                    tmp = self._work.get("vec/tmp")
+                    tmp = tmp if tmp is not None else full.duplicate()
+                    self._work["vec/tmp"] = tmp
+                    if k == "pi0":
+                        self._full("Gyro", lambda o, w: o.mats["gyroscopic"]).mult(red.a0, tmp)
+                        full.axpy(0.5, tmp)
+                    else:
+                        self.full_stiffness(angular_acceleration=False).mult(red.a0, tmp)
+                        full.axpy(-1.0, tmp)
                 sys_[k] = red.project(full, sys_.get(k))
         self._system = sys_
         self._system_key = key
         return sys_
+
+    def constraint_forces(self, t: float, u, v=None, a=None, out: Optional[PETSc.Vec] = None
+                          ) -> PETSc.Vec:
+        """The constraint forces F_c = M Delta'' + (G + D) Delta' + K_eff Delta - Q (full
+        vector, body-frame components, N): what the constraints exert on each dof. A^T F_c = 0.
+
+        Args:
+            t: time (the frame state and loads).
+            u, v, a: full displacement, velocity and acceleration vectors (v, a None: zero).
+        """
+        self.update(t)
+        Q = self.full_load()
+        out = out if out is not None else Q.duplicate()
+        self.full_stiffness().mult(u, out)
+        out.axpy(-1.0, Q)
+        if v is not None:
+            self.full_damping(gyroscopic=True).multAdd(v, out, out)
+        if a is not None:
+            self.full_mass().multAdd(a, out, out)
+        return out
+
+    def reactions(self, forces: Optional[PETSc.Vec] = None, t: float = 0.0,
+                  constraints: Optional[Sequence[Constraint]] = None) -> Dict[str, np.ndarray]:
+        """Resultant force of each constraint on its (dependent) body: the sum of the constraint
+        forces over the dofs it fixes, in global components (N), the same on every rank.
+
+        Args:
+            forces: full constraint-force vector (:meth:`constraint_forces`); default: that of
+                the static state in ``body.u`` at ``t``.
+            t: time of the frame state (for the rotation to global components).
+            constraints: which (default all clamps, prescribed motions and joints).
+
+        Returns:
+            {constraint name: (gdim,) force}.
+        """
+        if forces is None:
+            u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
+            forces = self.constraint_forces(t, u)
+        arr = forces.getArray(readonly=True)
+        out = {}
+        from mpi4py import MPI
+
+        for c in (constraints if constraints is not None else self.constraints):
+            body = getattr(c, "body_b", None) or getattr(c, "body", None)
+            if body is None:
+                continue
+            ib = self.bodies.index(body)
+            g = body.gdim
+            nodes = getattr(c, "nodes_b", None)
+            if nodes is None:
+                nodes = c.nodes
+            comps = getattr(c, "components", np.arange(g))
+            local = np.zeros(3)
+            base = self.space.offsets[ib]
+            for i in comps:
+                local[i] = arr[base + nodes * g + i].sum() if len(nodes) else 0.0
+            tot = np.zeros(3)
+            self.comm.Allreduce(local, tot, op=MPI.SUM)
+            R = body.frame.state(t).R
+            out[c.name] = (R @ tot)[:g]
+        return out
 
     def integrate(self, t_end: float, dt: float, formulation: str = "second-order", **kwargs):
         """Integrate the equations of motion in time with PETSc TS: see
@@ -259,6 +458,7 @@ class Model:
         """
         self.update(t)
         red = self.reducer
+        red.update(t)
         K = self.full_stiffness()
         Q = self.full_load()
         rhs = Q.copy()
@@ -299,6 +499,7 @@ class Model:
         """
         self.update(t)
         red = self.reducer
+        red.update(t)
         if n > red.n_reduced:
             raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
         Kr = red.reduce(self.full_stiffness(angular_acceleration=False), key="Kw")
