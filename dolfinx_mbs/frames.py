@@ -291,9 +291,11 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
 def _differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndarray]:
     d1, e1 = _richardson(f, t, h0, 1)
     d2, e2 = _richardson(f, t, h0, 2)
-    scale1 = np.abs(d1).max() + 1e-300
-    scale2 = np.abs(d2).max() + 1e-300
-    if np.max(e1) > rtol * max(scale1, 1e-6) or np.max(e2) > rtol * max(scale2, 1e-6) * 1e2:
+    # error floors: a derivative that vanishes is judged against the next lower one over h0
+    f0 = np.abs(np.asarray(f(t), dtype=float)).max()
+    scale1 = max(np.abs(d1).max(), f0 / h0, 1e-6)
+    scale2 = max(np.abs(d2).max(), scale1 / h0, 1e-6)
+    if np.max(e1) > rtol * scale1 or np.max(e2) > rtol * scale2 * 1e2:
         raise ValueError(
             f"the derivatives of {what} at t={t:g} could not be computed reliably "
             f"(error estimates {np.max(e1):.2e}, {np.max(e2):.2e}): is the motion smooth near t? "

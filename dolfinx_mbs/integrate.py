@@ -55,6 +55,8 @@ class Result:
         formulation: the formulation used.
         ts_type: the PETSc TS type used.
         steps: number of time steps taken.
+        reactions: {constraint name: (n_steps + 1, gdim)} resultant constraint force on its
+            body, global components (N), when asked for.
     """
 
     times: np.ndarray
@@ -63,6 +65,7 @@ class Result:
     formulation: str
     ts_type: str
     steps: int
+    reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
 def _lu(ksp: PETSc.KSP) -> None:
@@ -76,14 +79,26 @@ def _lu(ksp: PETSc.KSP) -> None:
 
 
 class _Integrator:
-    def __init__(self, model, formulation, t0, dt, u0, v0, prefix, p0=None):
+    def __init__(self, model, formulation, t0, dt, u0, v0, prefix, p0=None,
+                 constraints="maggi"):
         if formulation not in FORMULATIONS:
             raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+        if constraints not in ("maggi", "multipliers"):
+            raise ValueError(f"constraints must be 'maggi' or 'multipliers', got "
+                             f"{constraints!r}")
+        if constraints == "multipliers" and formulation != "second-order":
+            raise ValueError("constraints='multipliers' works with the second-order "
+                             "formulation only")
         self.model = model
         self.form = formulation
-        self.red = model.reducer
         self.ham = formulation == "hamiltonian"
-        self.sys = lambda t: model.reduced_system(t, hamiltonian=self.ham)
+        self.multipliers = constraints == "multipliers"
+        if self.multipliers:
+            self.red = model.saddle_point
+            self.sys = self.red.system
+        else:
+            self.red = model.reducer
+            self.sys = lambda t: model.reduced_system(t, hamiltonian=self.ham)
         s = self.sys(t0)
         M = s["M"]
         self.n_local, self.n = M.getLocalSize()[0], M.getSize()[0]
@@ -145,14 +160,14 @@ class _Integrator:
             if x.getSize() == q.getSize():
                 x.copy(q)
                 return q
-            self.red.A.multTranspose(x, q)  # A^T A = I on independent dofs (clamps)
+            self.red.restrict(x, q)
             return q
         funcs = x if isinstance(x, (list, tuple)) else [x]
         if len(funcs) != len(self.model.bodies):
             raise ValueError(f"{name}: give one Function per body ({len(self.model.bodies)})")
         full = self.model.space.gather([compat.petsc_vec(f) for f in funcs],
                                        self.model.space.create_vec())
-        self.red.A.multTranspose(full, q)
+        self.red.restrict(full, q)
         return q
 
     def _identity(self, like: PETSc.Mat) -> PETSc.Mat:
@@ -214,9 +229,12 @@ class _Integrator:
             fa.axpy(1.0, s["pi0"])
             fa.axpy(-1.0, xb)
             db.copy(fb)
-            s["Gp"].multAdd(da, fb, fb)
-            if s["D"] is not None:
-                s["D"].multAdd(da, fb, fb)
+            if s.get("Gq") is not None:  # moving constraints: G_q = A^T(G_p + D)A - A'^T M A
+                s["Gq"].multAdd(da, fb, fb)
+            else:
+                s["Gp"].multAdd(da, fb, fb)
+                if s["D"] is not None:
+                    s["D"].multAdd(da, fb, fb)
             s["Kh"].multAdd(xa, fb, fb)
             fb.axpy(1.0, s["h"])
             fb.axpy(-1.0, s["fa"])
@@ -248,9 +266,12 @@ class _Integrator:
             self.I.copy(b[1], structure=SAME)
             b[1].scale(-1.0)
             s["Kh"].copy(b[2], structure=SAME)
-            b[2].axpy(a, s["Gp"], structure=SAME)
-            if s["D"] is not None:
-                b[2].axpy(a, s["D"], structure=SAME)
+            if s.get("Gq") is not None:
+                b[2].axpy(a, s["Gq"], structure=SAME)
+            else:
+                b[2].axpy(a, s["Gp"], structure=SAME)
+                if s["D"] is not None:
+                    b[2].axpy(a, s["D"], structure=SAME)
             self.I.copy(b[3], structure=SAME)
             b[3].scale(a)
         self._nest().convert("aij", out=J)
@@ -279,6 +300,51 @@ class _Integrator:
         ts.setSolution(X)
         return X
 
+    def _mass_solve(self, s, b, x) -> None:
+        """x = M^-1 b with the reduced mass (factorized once per matrix version)."""
+        if getattr(self, "_mksp", None) is None:
+            self._mksp = PETSc.KSP().create(self.comm)
+            _lu(self._mksp)
+        if getattr(self, "_mversion", None) != s["_version"]:
+            self._mksp.setOperators(s["M"])
+            self._mversion = s["_version"]
+        self._mksp.solve(b, x)
+
+    def constraint_forces(self, t, q, v, out):
+        """The full constraint-force vector at the current state (for reactions)."""
+        model, red = self.model, self.red
+        if self.multipliers:
+            return red.constraint_forces(q, out)
+        s = self.sys(t)
+        if getattr(self, "_acc", None) is None:
+            self._acc = q.duplicate()
+            self._rhs = q.duplicate()
+            self._fu = model.space.create_vec()
+            self._fv = model.space.create_vec()
+            self._fa = model.space.create_vec()
+        a, rhs = self._acc, self._rhs
+        s["f"].copy(rhs)  # M q'' = f - C q' - K q
+        s["C"].mult(v, self.work)
+        rhs.axpy(-1.0, self.work)
+        s["K"].mult(q, self.work)
+        rhs.axpy(-1.0, self.work)
+        self._mass_solve(s, rhs, a)
+        red.expand(q, out=self._fu)
+        red.expand_rate(q, v, out=self._fv)
+        red.A.mult(a, self._fa)  # Delta'' = A q'' + 2 A' q' + A'' q + a0''
+        if red.A_dot is not None:
+            red.A_dot.mult(v, self.work_full())
+            self._fa.axpy(2.0, self._wf)
+            red.A_ddot.multAdd(q, self._fa, self._fa)
+        if red.a0_ddot is not None:
+            self._fa.axpy(1.0, red.a0_ddot)
+        return model.constraint_forces(t, self._fu, self._fv, self._fa, out=out)
+
+    def work_full(self):
+        if getattr(self, "_wf", None) is None:
+            self._wf = self.model.space.create_vec()
+        return self._wf
+
     def q_and_v(self, t):
         """Reduced displacement and velocity at the current TS state (in reused vectors)."""
         ts = self.ts
@@ -301,11 +367,7 @@ class _Integrator:
         s["Gp"].mult(q, self.work)
         b.axpy(-1.0, self.work)
         b.axpy(-1.0, s["pi0"])
-        if not hasattr(self, "_mksp"):
-            self._mksp = PETSc.KSP().create(self.comm)
-            _lu(self._mksp)
-            self._mksp.setOperators(s["M"])
-        self._mksp.solve(b, self.work2)
+        self._mass_solve(s, b, self.work2)
         self.work2.copy(b)
         return q, b
 
@@ -315,7 +377,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
               output: Optional[str] = None, output_every: int = 1,
               spectral_radius: Optional[float] = None,
               progress: bool = True, options: Optional[Dict[str, object]] = None,
-              prefix: str = "mbs_") -> Result:
+              prefix: str = "mbs_", constraints: str = "maggi", reactions=False) -> Result:
     """Integrate ``model`` from ``t0`` to ``t_end``.
 
     Args:
@@ -336,6 +398,11 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         options: PETSc options for this run, without the prefix, e.g.
             ``{"ts_type": "bdf", "ts_adapt_type": "basic"}``; they are removed afterwards.
         prefix: PETSc options prefix of the TS.
+        constraints: ``"maggi"`` (reduced coordinates, default) or ``"multipliers"`` (the
+            saddle-point system of :mod:`dolfinx_mbs.multipliers`; second-order only), for
+            comparison.
+        reactions: True (every constraint) or a list of constraints whose resultant forces
+            are recorded at every step (``Result.reactions``, also in the CSV).
 
     Returns:
         A :class:`Result`; each body's ``u`` holds the final displacement.
@@ -364,6 +431,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
     opts = PETSc.Options()
     saved = {}
     run_opts = {k: v for k, v in _DEFAULT_OPTIONS.items() if not opts.hasName(prefix + k)}
+    if constraints == "multipliers" and not opts.hasName(prefix + "mat_mumps_icntl_14"):
+        run_opts["mat_mumps_icntl_14"] = 200  # room for the saddle point's pivoting
     run_opts.update(options or {})
     for k, v in run_opts.items():
         key = prefix + k
@@ -371,7 +440,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         opts[key] = v
     try:
         return _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every,
-                    progress, prefix)
+                    progress, prefix, constraints, reactions)
     finally:
         for key, old in saved.items():
             if old is None:
@@ -381,8 +450,22 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
 
 
 def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,
-         prefix) -> Result:
-    it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0)
+         prefix, constraints="maggi", reactions=False) -> Result:
+    it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0, constraints)
+    if reactions is True:
+        rcons = list(model.constraints)
+    elif reactions:
+        rcons = list(reactions)
+        for c in rcons:
+            if not any(c is k for k in model.constraints):
+                raise ValueError(f"reactions: {c!r} is not a constraint of this model")
+    else:
+        rcons = []
+    rnames = [c.name for c in rcons]
+    if len(set(rnames)) != len(rnames):
+        raise ValueError("reactions: the constraints must have distinct names (pass name=)")
+    rhist = {n: [] for n in rnames}
+    fc = model.space.create_vec() if rcons else None
     ts = it.ts
     n_steps = int(round((t_end - t0) / dt))
     ts.setMaxTime(t_end)
@@ -398,7 +481,9 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
     if output is not None:
-        cols = ["t"] + (probe_columns(pr.n, pr.dim) if pr else []) + list(energies)
+        gd = [c.body_b.gdim if hasattr(c, "body_b") else c.body.gdim for c in rcons]
+        cols = ["t"] + (probe_columns(pr.n, pr.dim) if pr else []) + list(energies) + \
+            [f"{n}:F{'xyz'[i]}" for n, g in zip(rnames, gd) for i in range(g)]
         writer = TimeSeriesWriter(output + ".csv", cols, model.comm)
         fields = MotionWriter(model.bodies, output)
     bar = None
@@ -418,7 +503,7 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
         kin = 0.5 * v.dot(it.work)
         s["Kel"].mult(q, it.work)
         ela = 0.5 * q.dot(it.work)
-        s["K"].mult(q, it.work2)
+        s.get("Kpot", s["K"]).mult(q, it.work2)
         pot = 0.5 * q.dot(it.work2)
         jac = kin + pot - q.dot(s["f"])
         # work of the loads of the second-order form, trapezoidal in time
@@ -429,7 +514,7 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
         if not all(math.isfinite(x) for x in (kin, ela)):
             failure.append(f"the solution is not finite at t={t:g} (step {step})")
             raise FloatingPointError(failure[-1])
-        model.reducer.expand(q, out=it.full)
+        it.red.expand(q, out=it.full)
         model.space.scatter(it.full, model.functions())
         row = [t]
         if pr is not None:
@@ -441,6 +526,11 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
                      ("work", work_acc[0])):
             energies[k].append(x)
         row += [kin, ela, pot, jac, work_acc[0]]
+        if rcons:
+            forces = it.constraint_forces(t, q, v, fc)
+            for name, val in model.reactions(forces, t, rcons).items():
+                rhist[name].append(val)
+                row += val.tolist()
         if writer is not None:
             writer.write(row)
         if fields is not None and step % output_every == 0:
@@ -469,4 +559,5 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     probes_arr = np.array(values) if values else np.zeros((len(times), 0, dim))
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energies.items()},
-                  formulation=formulation, ts_type=ts.getType(), steps=ts.getStepNumber())
+                  formulation=formulation, ts_type=ts.getType(), steps=ts.getStepNumber(),
+                  reactions={k: np.array(v) for k, v in rhist.items()})

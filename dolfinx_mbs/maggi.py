@@ -196,21 +196,24 @@ class MaggiReducer:
                     tol = ZERO_TOL * scale
                     terms = {k: v for k, v in terms.items() if abs(v[0]) > tol}
                 if not terms:
-                    gscale = max(1.0, float(np.abs(rows.rhs[i, 0])))
+                    # the mismatch in dof units (the row divided by its largest coefficient)
+                    gap = abs(g[0]) / max(scale, 1e-300)
+                    gscale = max(1.0, float(np.abs(rows.rhs[i, 0])) / max(scale, 1e-300))
                     dof = int(rows.cols[sl][0])
-                    if abs(g[0]) <= ZERO_TOL * gscale:
+                    if gap <= ZERO_TOL * gscale:
                         if first:
                             self.redundant.append({"constraint": rows.name,
                                                    "implied_by": sorted(names - {rows.name})
                                                    or [rows.name],
-                                                   "dof": dof, "where": self._where(dof)})
+                                                   "dof": dof, "where": self._where(dof),
+                                                   "row": rid})
                     elif incons is None:
                         others = sorted(names - {rows.name}) or [rows.name]
                         b, d = self._where(dof)
                         incons = (f"inconsistent constraints: {rows.name!r} contradicts "
                                   f"{', '.join(repr(o) for o in others)} at dof {dof} (body "
                                   f"{b!r}, local dof {d}): they prescribe values that differ "
-                                  f"by {abs(g[0]):.3e}")
+                                  f"by {gap:.3e}")
                     continue
                 p = self._pivot(rid, rows.pivot[i], terms, rows.name, t)
                 bp = terms.pop(p)
@@ -364,8 +367,22 @@ class MaggiReducer:
         self._products[key] = R
         return R
 
+    def reduce_dot(self, X: PETSc.Mat, key: str) -> PETSc.Mat:
+        """A'^T X A' (PtAP with A-dot), product kept under ``key``."""
+        R = self._products.get(key)
+        R = X.PtAP(self.A_dot, result=R)
+        self._products[key] = R
+        return R
+
     def create_reduced_vec(self) -> PETSc.Vec:
         return self.A.createVecRight()
+
+    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        """q: the independent entries of a full vector (local: the reduced numbering follows
+        the full one's ownership)."""
+        out = out if out is not None else self.create_reduced_vec()
+        out.getArray()[:] = x.getArray(readonly=True)[self.independent - self.space.rstart]
+        return out
 
     def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
         """A^T b."""

@@ -72,6 +72,12 @@ class Model:
             raise ValueError(f"body {getattr(body, 'name', body)!r} is not part of this model")
 
     def _add(self, c: Constraint) -> Constraint:
+        names = {k.name for k in self.constraints}
+        if c.name in names:  # unique names: reactions and reports are keyed by them
+            i = 2
+            while f"{c.name}#{i}" in names:
+                i += 1
+            c.name = f"{c.name}#{i}"
         self.constraints.append(c)
         self._reducer = None
         self._system_key = None
@@ -205,11 +211,23 @@ class Model:
             if force is None:
                 raise ValueError("apply_load: a point load needs force=")
             body.add_point_load(point, force, local=local)
+        self._saddle = None
         if self._ops is not None:  # the load forms changed: rebuild the operators
             self._ops = None
             self._work = {}
             self._system = None
             self._system_key = None
+
+    @property
+    def saddle_point(self):
+        """The Lagrange-multiplier form of the constraints
+        (:class:`dolfinx_mbs.multipliers.SaddlePoint`), for comparison with the reducer."""
+        if getattr(self, "_saddle", None) is None or self._saddle_for is not self.reducer:
+            from .multipliers import SaddlePoint
+
+            self._saddle = SaddlePoint(self)
+            self._saddle_for = self.reducer
+        return self._saddle
 
     @property
     def reducer(self) -> MaggiReducer:
@@ -280,10 +298,6 @@ class Model:
         self.update(t)
         red = self.reducer
         moved = red.update(t)
-        if hamiltonian and red.time_dependent:
-            raise NotImplementedError(
-                "the hamiltonian formulation with time-dependent constraints (moving joints or "
-                "prescribed motion) is not supported: use 'second-order' or 'first-order'")
         sys_ = self._system if self._system is not None else {}
         steady = self.steady() and not red.rheonomic
         # matrices: formed once for steady frames and constraints, at every new time otherwise
@@ -313,6 +327,8 @@ class Model:
                                        key="D") if has_d else None
                 sys_["Kh"] = red.reduce(self.full_stiffness(angular_acceleration=False),
                                         key="Kw")
+                if red.rheonomic:
+                    self._rheonomic_hamilton(sys_, M, Cf)
             sys_["_matrices"] = hamiltonian
             sys_["_version"] = sys_.get("_version", 0) + 1
         # vectors: at every new time (loads may depend on time)
@@ -334,25 +350,86 @@ class Model:
             Q = rhs
         sys_["f"] = red.project(Q, sys_.get("f"))
         if hamiltonian:
-            vecs = [o.hamilton_vectors() for o in self.body_operators]
-            for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
-                            ("fa", "applied")):
-                full = self.space.gather([v[name] for v in vecs], self._work.get("vec/" + k))
-                self._work["vec/" + k] = full
-                if red.prescribed and k in ("pi0", "fa"):  # constant a0: G_p a0, -K_h a0
-                    tmp = self._work.get("vec/tmp")
-                    tmp = tmp if tmp is not None else full.duplicate()
-                    self._work["vec/tmp"] = tmp
-                    if k == "pi0":
-                        self._full("Gyro", lambda o, w: o.mats["gyroscopic"]).mult(red.a0, tmp)
-                        full.axpy(0.5, tmp)
-                    else:
-                        self.full_stiffness(angular_acceleration=False).mult(red.a0, tmp)
-                        full.axpy(-1.0, tmp)
-                sys_[k] = red.project(full, sys_.get(k))
+            self._hamilton_vectors(sys_)
         self._system = sys_
         self._system_key = key
         return sys_
+
+    def _vec(self, key: str, like: PETSc.Vec) -> PETSc.Vec:
+        v = self._work.get("vec/" + key)
+        if v is None:
+            v = like.duplicate()
+            self._work["vec/" + key] = v
+        return v
+
+    def _rheonomic_hamilton(self, sys_, M: PETSc.Mat, Cf: PETSc.Mat) -> None:
+        """The A-dot terms of Hamilton's form with Delta = A(t) q + a0(t): the momentum
+        P = A^T p, P' = A^T (dL/dDelta + Q) + A'^T p gives
+
+            M_r q' + (A^T G_p A + A^T M A') q + A^T w - P = 0,        w = pi_0 + M a0' + G_p a0
+            P' + G_q q' + K_h,r q + h_r - f_a,r = 0,
+            G_q = A^T (G_p + D) A - A'^T M A,
+            K_h,r = A^T K_h A + A^T (G_p + D) A' - A'^T M A' - A'^T G_p A,
+
+        stored as ``Gp`` (the first equation's), ``Gq`` and ``Kh``."""
+        red = self.reducer
+        sub = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+        G = self._full("Gyro", lambda o, w: o.mats["gyroscopic"])
+        MAd = red.reduce_with(M, red.A_dot, "M.Ad")     # A^T M A'
+        GAd = red.reduce_with(G, red.A_dot, "G.Ad")     # A^T G A'
+        CAd = red.reduce_with(Cf, red.A_dot, "C.Ad")    # A^T (G + D) A'
+        AdMAd = red.reduce_dot(M, "M.AdAd")             # A'^T M A'
+        MAdT = MAd.transpose(self._work.get("MAdT", PETSc.Mat()))
+        self._work["MAdT"] = MAdT
+        GAdT = GAd.transpose(self._work.get("GAdT", PETSc.Mat()))
+        self._work["GAdT"] = GAdT
+        Gq = sys_["Gp"].copy(sys_.get("Gq"), structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+                             ) if sys_.get("Gq") is not None else sys_["Gp"].copy()
+        if sys_["D"] is not None:
+            Gq.axpy(1.0, sys_["D"], structure=sub)
+        Gq.axpy(-1.0, MAdT, structure=sub)
+        sys_["Gq"] = Gq
+        sys_["Gp"].axpy(1.0, MAd, structure=sub)
+        Kh = sys_["Kh"]
+        Kh.axpy(1.0, CAd, structure=sub)       # A^T (G_p + D) A' = A^T (G + D) A' - A^T G_p A'
+        Kh.axpy(-0.5, GAd, structure=sub)
+        Kh.axpy(-1.0, AdMAd, structure=sub)
+        Kh.axpy(0.5, GAdT, structure=sub)      # - A'^T G_p A = + (A^T G_p A')^T
+
+    def _hamilton_vectors(self, sys_) -> None:
+        """pi0, h, fa of Hamilton's form, with the prescribed part a0(t) folded in:
+        pi0 = A^T w, h = A^T (h + K_h a0 + (G_p + D) a0') - A'^T w, fa = A^T f_a."""
+        red = self.reducer
+        vecs = [o.hamilton_vectors() for o in self.body_operators]
+        full = {}
+        for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"), ("fa", "applied")):
+            # always a copy: the prescribed part is added in place below
+            full[k] = self.space.gather([v[name] for v in vecs],
+                                        self._vec(k, self.full_load()))
+        w, h = full["pi0"], full["h"]
+        if red.prescribed:
+            tmp = self._vec("tmp", w)
+            G = self._full("Gyro", lambda o, w_: o.mats["gyroscopic"])
+            G.mult(red.a0, tmp)
+            w.axpy(0.5, tmp)
+            self.full_stiffness(angular_acceleration=False).mult(red.a0, tmp)
+            h.axpy(1.0, tmp)
+            if red.a0_dot is not None:
+                self.full_mass().mult(red.a0_dot, tmp)
+                w.axpy(1.0, tmp)
+                self.full_damping(gyroscopic=True).mult(red.a0_dot, tmp)  # (G + D) a0'
+                h.axpy(1.0, tmp)
+                G.mult(red.a0_dot, tmp)
+                h.axpy(-0.5, tmp)
+        sys_["pi0"] = red.project(w, sys_.get("pi0"))
+        sys_["h"] = red.project(h, sys_.get("h"))
+        if red.A_dot is not None:
+            tmp_r = sys_.get("_hr")
+            tmp_r = tmp_r if tmp_r is not None else sys_["h"].duplicate()
+            sys_["_hr"] = tmp_r
+            red.A_dot.multTranspose(w, tmp_r)
+            sys_["h"].axpy(-1.0, tmp_r)
+        sys_["fa"] = red.project(full["fa"], sys_.get("fa"))
 
     def constraint_forces(self, t: float, u, v=None, a=None, out: Optional[PETSc.Vec] = None
                           ) -> PETSc.Vec:

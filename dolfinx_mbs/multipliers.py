@@ -1,0 +1,218 @@
+"""The same constrained model as a saddle-point system with Lagrange multipliers, for comparison
+with the Maggi reducer (``theory.md`` section 5):
+
+    [M 0] [Delta'']   [C 0] [Delta']   [K  B^T] [Delta ]   [Q]
+    [0 0] [lambda''] + [0 0] [lambda'] + [B  0  ] [lambda] = [c]
+
+n + m unknowns instead of n - m; the rows are the constraints' own rows B(t) Delta = c(t) (the
+redundant ones, found by the reducer, left out so the system is regular). ``-B^T lambda`` is
+the constraint force. Offered for statics and for the second-order time integrators; the
+operators share one sparsity pattern, so the integrators treat them like the reduced ones.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import numpy as np
+from petsc4py import PETSc
+
+__all__ = ["SaddlePoint"]
+
+SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+
+
+def saddle_options(prefix: str) -> None:
+    """MUMPS needs room for the pivoting a zero diagonal block causes (ICNTL(14), percent);
+    options already set win."""
+    opts = PETSc.Options()
+    if not opts.hasName(prefix + "mat_mumps_icntl_14"):
+        opts[prefix + "mat_mumps_icntl_14"] = 200
+
+
+class SaddlePoint:
+    """Lagrange-multiplier form of a model's constraints.
+
+    Args:
+        model: the :class:`dolfinx_mbs.Model`.
+
+    Attributes:
+        n_multipliers: number of multipliers (independent constraint rows).
+    """
+
+    def __init__(self, model):
+        self.model = model
+        red = model.reducer  # finds the redundant rows
+        self.space = sp = model.space
+        comm = self.comm = sp.comm
+        self._skip = {r["row"] for r in red.redundant}
+        self.time_dependent = red.time_dependent
+        # rows scaled to the stiffness (mean |diagonal| of K): a well-balanced saddle point
+        model.update(0.0)
+        d = model.full_stiffness().getDiagonal()
+        self.scale = d.norm(PETSc.NormType.NORM_1) / max(d.getSize(), 1)
+        rows = self._rows(0.0)
+        self.m_local = len(rows[0]) - 1
+        self.m = comm.allreduce(self.m_local)
+        n = sp.n_local
+        self.n_local = n
+        self.B = PETSc.Mat().createAIJ(((self.m_local, self.m), (n, sp.n_global)),
+                                       csr=rows[:3], comm=comm)
+        self.B.assemble()
+        self.Bt = self.B.transpose(PETSc.Mat())  # (no argument would transpose in place)
+        self.c = self.B.createVecLeft()
+        self._fill_c(rows[3])
+        self._t = 0.0
+        self._system: Dict[str, object] = {}
+        self._key = None
+        self._nests: Dict[str, PETSc.Mat] = {}
+        # layout of the augmented vectors: rank r owns its n full dofs, then its m multipliers
+        self.sizes = (n + self.m_local, sp.n_global + self.m)
+
+    def _rows(self, t: float):
+        """This rank's kept rows at ``t`` as CSR (indptr, cols, vals) and the right-hand
+        sides."""
+        comm = self.comm
+        indptr, cols, vals, rhs = [0], [], [], []
+        rid = 0
+        for c in self.model.constraints:
+            r = c.rows(self.space, t)
+            counts = comm.allgather(r.n_rows)
+            first = rid + sum(counts[: comm.rank])
+            for i in range(r.n_rows):
+                if first + i in self._skip:
+                    continue
+                sl = slice(r.indptr[i], r.indptr[i + 1])
+                cols.extend(r.cols[sl].tolist())
+                vals.extend((self.scale * r.coef[sl, 0]).tolist())
+                rhs.append(self.scale * r.rhs[i, 0])
+                indptr.append(len(cols))
+            rid += sum(counts)
+        return (np.array(indptr, dtype=PETSc.IntType), np.array(cols, dtype=PETSc.IntType),
+                np.array(vals, dtype=float), np.array(rhs, dtype=float))
+
+    def _fill_c(self, rhs) -> None:
+        self.c.getArray()[:] = rhs
+
+    def update(self, t: float) -> bool:
+        """Re-evaluate B and c at ``t`` (time-dependent constraints only)."""
+        if not self.time_dependent or t == self._t:
+            return False
+        indptr, cols, vals, rhs = self._rows(t)
+        self.B.zeroEntries()
+        self.B.setValuesCSR(indptr, cols, vals)
+        self.B.assemble()
+        self.B.transpose(out=self.Bt)
+        self._fill_c(rhs)
+        self._t = t
+        return True
+
+    # -- vectors -----------------------------------------------------------------------------
+    def create_reduced_vec(self) -> PETSc.Vec:
+        v = PETSc.Vec().createMPI(self.sizes, comm=self.comm)
+        v.set(0.0)
+        return v
+
+    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        """[Delta; 0] from a full vector."""
+        out = out if out is not None else self.create_reduced_vec()
+        a = out.getArray()
+        a[:] = 0.0
+        a[: self.n_local] = x.getArray(readonly=True)
+        return out
+
+    def expand(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """Delta from an augmented vector."""
+        out = out if out is not None else self.space.create_vec()
+        out.getArray()[:] = q.getArray(readonly=True)[: self.n_local]
+        return out
+
+    def multipliers(self, q: PETSc.Vec) -> np.ndarray:
+        """This rank's multipliers (of the unscaled rows) from an augmented vector."""
+        return self.scale * q.getArray(readonly=True)[self.n_local:]
+
+    def constraint_forces(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        """-B^T lambda (full vector): the forces the constraints exert on the dofs."""
+        lam = self.B.createVecLeft()
+        lam.getArray()[:] = q.getArray(readonly=True)[self.n_local:]
+        out = out if out is not None else self.space.create_vec()
+        self.Bt.mult(lam, out)
+        out.scale(-1.0)
+        return out
+
+    def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        out = out if out is not None else self.create_reduced_vec()
+        a = out.getArray()
+        a[: self.n_local] = b.getArray(readonly=True)
+        a[self.n_local:] = self.c.getArray(readonly=True)
+        return out
+
+    # -- operators -----------------------------------------------------------------------------
+    def _augment(self, key: str, X: PETSc.Mat, coupled: bool) -> PETSc.Mat:
+        """[[X, B^T], [B, 0]] (or with zero-valued coupling blocks, same pattern)."""
+        if coupled:
+            Bt, B = self.Bt, self.B
+        else:
+            zb = self._nests.get("zeroB")
+            if zb is None:
+                zb = (self.B.duplicate(), self.Bt.duplicate())
+                self._nests["zeroB"] = zb
+            B, Bt = zb
+        nest = PETSc.Mat().createNest([[X, Bt], [B, None]], comm=self.comm)
+        out = self._nests.get(key)
+        if out is None:
+            out = nest.convert("aij")
+        else:
+            nest.convert("aij", out=out)
+        self._nests[key] = out
+        return out
+
+    def system(self, t: float, hamiltonian: bool = False) -> Dict[str, object]:
+        """M, C, K, f, Kel of the augmented system at ``t`` (same keys as
+        :meth:`dolfinx_mbs.Model.reduced_system`; second-order form only)."""
+        if hamiltonian:
+            raise ValueError("the Lagrange-multiplier form is offered for the second-order "
+                             "formulation only")
+        if self._key == t:
+            return self._system
+        model = self.model
+        model.update(t)
+        moved = self.update(t)
+        s = self._system
+        if "M" not in s or not model.steady() or moved:
+            s["M"] = self._augment("M", model.full_mass(), False)
+            s["C"] = self._augment("C", model.full_damping(gyroscopic=True), False)
+            s["K"] = self._augment("K", model.full_stiffness(), True)
+            s["Kel"] = self._augment("Kel", model._full("Kel", lambda o, w: o.K), False)
+            s["Kpot"] = self._augment("Kpot", model.full_stiffness(), False)
+            s["_version"] = s.get("_version", 0) + 1
+        s["f"] = self.project(model.full_load(), s.get("f"))
+        self._system = s
+        self._key = t
+        return s
+
+    def solve_static(self, t: float = 0.0):
+        """K_eff Delta + B^T lambda = Q, B Delta = c: returns (full Delta, this rank's
+        multipliers); also sets the bodies' ``u`` and keeps the augmented solution in
+        ``solution`` (for :meth:`constraint_forces`)."""
+        s = self.system(t)
+        ksp = PETSc.KSP().create(self.comm)
+        ksp.setType(PETSc.KSP.Type.PREONLY)
+        pc = ksp.getPC()
+        pc.setType(PETSc.PC.Type.LU)
+        pc.setFactorSolverType("mumps")
+        saddle_options("mbs_saddle_")
+        ksp.setOptionsPrefix("mbs_saddle_")
+        ksp.setFromOptions()
+        ksp.setOperators(s["K"])
+        x = s["K"].createVecRight()
+        ksp.solve(s["f"], x)
+        reason = ksp.getConvergedReason()
+        ksp.destroy()
+        if reason < 0 or not np.isfinite(x.norm()):
+            raise RuntimeError(f"saddle-point solve failed (KSP reason {reason})")
+        u = self.expand(x)
+        self.solution = x
+        self.space.scatter(u, self.model.functions())
+        return u, self.multipliers(x)
