@@ -65,10 +65,12 @@ def say(*a):
 
 def theta(t):
     """Crank angle: Kane-Ryan-Banerjee spin-up to OMEGA over T_RAMP, then constant speed.
-    Returns (angle, speed, acceleration)."""
+    Returns (angle, speed, acceleration).
+
+    The ramp's formula is kept for t < 0 (it is even in t) rather than a zero angle: the
+    frames differentiate theta numerically with stencils that reach before t = 0, and their
+    error check rejects the one-sided kink of a zero extension at t = 0 (see the report)."""
     W, T = OMEGA, T_RAMP
-    if t <= 0.0:
-        return 0.0, 0.0, 0.0
     if t >= T:
         return W * T / 2 + W * (t - T), W, 0.0
     s = 2 * np.pi / T
