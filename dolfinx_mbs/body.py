@@ -70,19 +70,30 @@ class Body:
         frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
         degree: polynomial degree of the displacement (1 or 2, or higher).
         name: label used in output and messages.
+        stiffening: None, or ``"prestress"``: the geometric stiffness of the steady
+            centrifugal stress (``theory.md`` section 3), K_sigma(omega) = sum_ij omega_i omega_j
+            K_sigma,ij from unit solves K u_ij = q_ij with the model's constraints (done by the
+            model on first use), so it follows any omega(t) without new solves. (``"nonlinear"``,
+            St Venant-Kirchhoff strain, is not available yet.)
 
     Raises:
         ValueError: material and mesh dimensions differ, degree < 1, or the mesh has no cells.
     """
 
     def __init__(self, mesh, material: Material, frame: Frame, degree: int = 1,
-                 name: Optional[str] = None):
+                 name: Optional[str] = None, stiffening: Optional[str] = None):
         if not isinstance(material, Material):
             raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
         if not isinstance(frame, Frame):
             raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
         if not isinstance(degree, (int, np.integer)) or degree < 1:
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        if stiffening not in (None, "prestress", "nonlinear"):
+            raise ValueError(f"stiffening must be None, 'prestress' or 'nonlinear', got "
+                             f"{stiffening!r}")
+        if stiffening == "nonlinear":
+            raise NotImplementedError("stiffening='nonlinear' (St Venant-Kirchhoff strain) is not "
+                                      "available yet: use stiffening='prestress'")
         gdim = mesh.geometry.dim
         tdim = mesh.topology.dim
         if gdim not in (2, 3) or tdim != gdim:
@@ -118,6 +129,41 @@ class Body:
         self._tractions: List[tuple] = []
         self._point_loads: List[tuple] = []
         self.state: Optional[FrameState] = None
+        self.stiffening = stiffening
+        #: prestress unit cases: (i, j) -> displacement under the centrifugal load of
+        #: omega omega^T = E_ij (E_ij + E_ji for i != j), filled by the model
+        self.prestress_fields = {}
+        if stiffening == "prestress":
+            pairs = [(2, 2)] if gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
+            for ij in pairs:
+                self.prestress_fields[ij] = fem.Function(self.V, name=f"u_prestress_{ij[0]}{ij[1]}")
+        #: W of the unit centrifugal load (omega x omega x X = W X)
+        self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
+
+    @staticmethod
+    def unit_load_matrix(ij) -> np.ndarray:
+        """W = S - tr(S) I for S = E_ij (+ E_ji): omega x (omega x X) = W X is linear in
+        S = omega omega^T."""
+        i, j = ij
+        S = np.zeros((3, 3))
+        S[i, j] = S[j, i] = 1.0
+        return S - np.trace(S) * np.eye(3)
+
+    @staticmethod
+    def unit_coefficient(ij, omega) -> float:
+        """The coefficient of unit case ij in omega omega^T."""
+        i, j = ij
+        return float(omega[i] * omega[j])
+
+    def prestress_forms(self) -> dict:
+        """Unit centrifugal load form (with ``W_load``) and the geometric stiffness form of each
+        unit prestress field."""
+        u, v = self.trial_test()
+        out = {"load": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v)}
+        for ij, f in self.prestress_fields.items():
+            sigma0 = self.material.stress(F.strain(f))
+            out[ij] = F.geometric_stiffness(self.material, sigma0, u, v)
+        return out
 
     # -- frame state ----------------------------------------------------------------------
     def set_state(self, state: FrameState) -> None:

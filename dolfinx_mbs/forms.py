@@ -156,6 +156,20 @@ def inertia_coupling(rho, W, u, v, dx=ufl.dx):
     return rho * ufl.inner(Wd * u, v) * dx
 
 
+def centrifugal_unit_load(rho, W, X, v, dx=ufl.dx):
+    """-int rho (W X).v: the centrifugal load with omega x (omega x X) = W X,
+    W = omega omega^T - |omega|^2 I, written for a given (unit) W (3x3 constant)."""
+    d = _gdim(v)
+    Wd = ufl.as_matrix([[W[i, j] for j in range(d)] for i in range(d)])
+    return -rho * ufl.inner(Wd * X, v) * dx
+
+
+def geometric_stiffness(material: Material, sigma0, u, v, dx=ufl.dx):
+    """k_sigma(u, v) = int sigma0_ij u_k,i v_k,j (theory.md section 3): the stiffness a
+    prestress sigma0 gives (times the thickness of a 2D body)."""
+    return material.thickness * ufl.inner(ufl.grad(u) * sigma0, ufl.grad(v)) * dx
+
+
 def momentum_coupling(rho, omega, u, v, dx=ufl.dx):
     """g_p(u, v) = int rho (omega x u).v = g/2: the u-part of the generalized momentum."""
     return rho * ufl.inner(cross(omega, u), v) * dx

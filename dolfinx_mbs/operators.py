@@ -156,6 +156,44 @@ class BodyOperators:
         self.state: Optional[FrameState] = None
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: Optional[PETSc.Mat] = None
+        self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
+        self._pforms = None
+
+    # -- prestress (geometric stiffening) -------------------------------------------------
+    def unit_centrifugal_load(self, ij) -> PETSc.Vec:
+        """The assembled centrifugal load of unit case ``ij`` (owned values complete)."""
+        if self._pforms is None:
+            self._pforms = {k: fem.form(a) for k, a in self.body.prestress_forms().items()}
+        self.body.W_load.value = self.body.unit_load_matrix(ij)
+        b = fpetsc.create_vector(self._pforms["load"])
+        with b.localForm() as bl:
+            bl.set(0.0)
+        fpetsc.assemble_vector(b, self._pforms["load"])
+        b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+        return b
+
+    def set_prestress(self) -> None:
+        """Assemble the geometric stiffness of each unit prestress field (the body's
+        ``prestress_fields`` must hold the unit solutions); K_sigma(omega) is formed from them
+        at every new omega."""
+        if self._pforms is None:
+            self._pforms = {k: fem.form(a) for k, a in self.body.prestress_forms().items()}
+        self._prestress = []
+        for ij in self.body.prestress_fields:
+            A = self.K.duplicate()
+            _assemble_into(A, self._pforms[ij])
+            self._prestress.append((ij, A))
+        self.mats["geometric"] = self.K.duplicate()
+        self._keys.pop("geometric", None)
+        if self.state is not None:
+            self._update_geometric(self.state)
+
+    def _update_geometric(self, state: FrameState) -> None:
+        coeffs = [(self.body.unit_coefficient(ij, state.omega), A) for ij, A in self._prestress]
+        key = tuple(c for c, _ in coeffs)
+        if key != self._keys.get("geometric"):
+            combine(self.mats["geometric"], coeffs)
+            self._keys["geometric"] = key
 
     @property
     def M(self) -> PETSc.Mat:
@@ -189,6 +227,8 @@ class BodyOperators:
             if key != self._keys.get(name):
                 self.coupling_matrix(W, self.mats[name])
                 self._keys[name] = key
+        if self._prestress:
+            self._update_geometric(state)
         t1 = time.perf_counter()
         s = state
         keys = {"frame": (tuple(s.omega), tuple(s.alpha), tuple(s.a_O)),
@@ -255,9 +295,11 @@ class BodyOperators:
 
     def dynamic_stiffness(self, out: Optional[PETSc.Mat] = None,
                           angular_acceleration: bool = True) -> PETSc.Mat:
-        """K + K_omega (+ K_alpha): the stiffness of the equations of motion at the state."""
+        """K + K_omega (+ K_alpha) (+ K_sigma with prestress stiffening): the stiffness of the
+        equations of motion at the state."""
         out = out if out is not None else self.K.duplicate()
-        terms = [(1.0, self.K), (1.0, self.mats["spin_softening"])]
+        terms = [(1.0, self.K), (1.0, self.mats["spin_softening"]),
+                 (1.0, self.mats.get("geometric"))]
         if angular_acceleration:
             terms.append((1.0, self.mats["angular_acceleration"]))
         return combine(out, terms)
