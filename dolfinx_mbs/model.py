@@ -79,6 +79,7 @@ class Model:
                 i += 1
             c.name = f"{c.name}#{i}"
         self.constraints.append(c)
+        self._prestress_done = False   # the prestress depends on the constraints
         self._reducer = None
         self._system_key = None
         self._system = None
@@ -242,7 +243,47 @@ class Model:
     def body_operators(self) -> List[BodyOperators]:
         if self._ops is None:
             self._ops = [BodyOperators(b) for b in self.bodies]
+            self._prestress_done = False
+        if not getattr(self, "_prestress_done", True):
+            self._prestress_done = True
+            self._prestress_solve()
         return self._ops
+
+    def _prestress_solve(self) -> None:
+        """Unit prestress fields of the bodies with ``stiffening="prestress"``: K u_ij = q_ij
+        (elastic stiffness, the model's constraints, the centrifugal load of
+        omega omega^T = E_ij on every body), then each body's geometric stiffness matrices."""
+        if not any(b.prestress_fields for b in self.bodies):
+            return
+        if len({id(b.frame) for b in self.bodies}) > 1:
+            raise NotImplementedError(
+                "prestress stiffening needs all bodies of the model in one frame (the "
+                "centrifugal prestress of bodies spinning differently is not separable)")
+        ops = self._ops
+        red = self.reducer
+        Kr = red.reduce(self._full("Kel", lambda o, w: o.K), key="Kel")
+        ksp = self._linear_solver(Kr)
+        pairs = [(2, 2)] if all(b.gdim == 2 for b in self.bodies) else \
+            [(i, j) for i in range(3) for j in range(i, 3)]
+        temps = [fem.Function(b.V) for b in self.bodies]
+        x = self.space.create_vec()
+        q = red.create_reduced_vec()
+        br = red.create_reduced_vec()
+        for ij in pairs:
+            Q = self.space.gather([o.unit_centrifugal_load(ij) for o in ops], x.duplicate())
+            red.project(Q, br)
+            ksp.solve(br, q)
+            reason = ksp.getConvergedReason()
+            if reason < 0 or _null_pivots(ksp) or not np.isfinite(q.norm()):
+                raise RuntimeError(
+                    f"prestress solve failed (KSP reason {reason}): is every body constrained "
+                    "against rigid motion?")
+            red.expand(q, out=x, homogeneous=True)
+            funcs = [b.prestress_fields.get(ij, tmp) for b, tmp in zip(self.bodies, temps)]
+            self.space.scatter(x, funcs)
+        for o in ops:
+            if o.body.prestress_fields:
+                o.set_prestress()
 
     def update(self, t: float) -> None:
         """Bring every body's operators to its frame state at time ``t``."""
