@@ -281,6 +281,8 @@ class _Integrator:
         ts = self.ts
         if self.form == "second-order":
             U, V = self.q0.copy(), self.v0.copy()
+            if self.multipliers:  # lambda(t0) consistent with the initial state
+                self.red.initial_multipliers(ts.getTime(), U, V)
             ts.setSolution2(U, V)
             return U
         X = self.J.createVecRight()

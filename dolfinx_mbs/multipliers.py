@@ -192,6 +192,34 @@ class SaddlePoint:
         self._key = t
         return s
 
+    def initial_multipliers(self, t: float, q: PETSc.Vec, v: PETSc.Vec) -> None:
+        """Set the multiplier part of ``q`` consistent with the state (Delta, Delta') in ``q``
+        and ``v``: [[M, B^T], [B, 0]] [Delta''; lambda] = [Q - C Delta' - K Delta; 0] (the
+        acceleration-level constraint with c'' = 0, exact for time-invariant constraints)."""
+        s = self.system(t)
+        J = s["M"].copy()
+        J.axpy(1.0, s["K"], structure=SAME)
+        J.axpy(-1.0, s["Kpot"], structure=SAME)
+        rhs = s["f"].copy()
+        w = rhs.duplicate()
+        s["C"].mult(v, w)
+        rhs.axpy(-1.0, w)
+        s["Kpot"].mult(q, w)
+        rhs.axpy(-1.0, w)
+        rhs.getArray()[self.n_local:] = 0.0
+        ksp = PETSc.KSP().create(self.comm)
+        ksp.setType(PETSc.KSP.Type.PREONLY)
+        ksp.getPC().setType(PETSc.PC.Type.LU)
+        ksp.getPC().setFactorSolverType("mumps")
+        saddle_options("mbs_saddle_")
+        ksp.setOptionsPrefix("mbs_saddle_")
+        ksp.setFromOptions()
+        ksp.setOperators(J)
+        x = rhs.duplicate()
+        ksp.solve(rhs, x)
+        ksp.destroy()
+        q.getArray()[self.n_local:] = x.getArray(readonly=True)[self.n_local:]
+
     def solve_static(self, t: float = 0.0):
         """K_eff Delta + B^T lambda = Q, B Delta = c: returns (full Delta, this rank's
         multipliers); also sets the bodies' ``u`` and keeps the augmented solution in
