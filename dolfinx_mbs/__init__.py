@@ -15,12 +15,18 @@ in serial and in parallel. SI units throughout.
 from . import compat, constraints, forms, frames, integrate, io, maggi, materials, modal, operators, space
 from .body import Body
 from .model import Model
+# the function shadows its module as a package attribute: import the module's other names
+# with ``from dolfinx_mbs.campbell import ...``
+from .campbell import CampbellTable, CriticalSpeed, campbell
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Body",
+    "CampbellTable",
+    "CriticalSpeed",
     "Model",
+    "campbell",
     "compat",
     "constraints",
     "forms",

@@ -11,12 +11,13 @@ marks a divergent (statically unstable) mode, eigenvalue omega^2 = -s^2, growth 
 from __future__ import annotations
 
 import logging
+from typing import List, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 from slepc4py import SLEPc
 
-__all__ = ["generalized_frequencies", "gyroscopic_frequencies"]
+__all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,32 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
     return np.sign(lam) * np.sqrt(np.abs(lam))
 
 
+def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
+               tol: float) -> SLEPc.PEP:
+    """A solved PEP for (lambda^2 M + lambda G + K) x = 0, at least ``nev`` eigenvalues
+    converged (else RuntimeError)."""
+    pep = SLEPc.PEP().create(K.getComm())
+    pep.setOperators([K, G, M])
+    pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
+    pep.setDimensions(nev=nev)
+    pep.setTarget(float(shift))
+    pep.setWhichEigenpairs(SLEPc.PEP.Which.TARGET_MAGNITUDE)
+    pep.setTolerances(tol=tol, max_it=1000)
+    # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
+    pep.setScale(SLEPc.PEP.Scale.SCALAR)
+    _direct_st(pep.getST())
+    pep.setOptionsPrefix(PREFIX)
+    pep.setFromOptions()
+    pep.solve()
+    nconv = pep.getConverged()
+    if nconv < nev:
+        reason = pep.getConvergedReason()
+        pep.destroy()
+        raise RuntimeError(f"SLEPc converged {nconv} of the {nev} requested eigenvalues "
+                           f"(reason {reason})")
+    return pep
+
+
 def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
                            shift: float = 0.0, tol: float = 1e-10) -> np.ndarray:
     """The ``n`` lowest frequencies of (lambda^2 M + lambda G + K) x = 0, lambda = +/- i w.
@@ -88,23 +115,8 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
         shift: real target of shift-and-invert (in lambda units, 1/s).
     """
     n = _check(n)
-    pep = SLEPc.PEP().create(K.getComm())
-    pep.setOperators([K, G, M])
-    pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
-    pep.setDimensions(nev=2 * n)
-    pep.setTarget(float(shift))
-    pep.setWhichEigenpairs(SLEPc.PEP.Which.TARGET_MAGNITUDE)
-    pep.setTolerances(tol=tol, max_it=1000)
-    # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
-    pep.setScale(SLEPc.PEP.Scale.SCALAR)
-    _direct_st(pep.getST())
-    pep.setOptionsPrefix(PREFIX)
-    pep.setFromOptions()
-    pep.solve()
+    pep = _solve_pep(K, G, M, 2 * n, shift, tol)
     nconv = pep.getConverged()
-    if nconv < 2 * n:
-        raise RuntimeError(f"SLEPc converged {nconv} of the {2 * n} requested eigenvalues "
-                           f"(reason {pep.getConvergedReason()})")
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
     pep.destroy()
     scale = np.abs(lam).max()
@@ -120,3 +132,60 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     out = np.sort(np.array(out))
     order = np.argsort(np.abs(out))[:n]
     return np.sort(out[order])
+
+
+def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
+                     tol: float = 1e-10) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
+    """The ``n`` eigenpairs of (lambda^2 M + lambda G + K) x = 0 nearest ``shift``, one per
+    conjugate pair.
+
+    The pencil is real, so eigenvalues come in conjugate pairs (and, for a conservative
+    gyroscopic system with G skew, in pairs +/- lambda as well). Each pair is represented by
+    its member with Im(lambda) > 0; a real pair +/- s (divergence) by the positive root s.
+    The signed frequency of :func:`gyroscopic_frequencies` is Im(lambda), or -s for a real
+    root.
+
+    Args:
+        K, G, M: stiffness, gyroscopic (+ damping) and mass matrices (real).
+        n: number of eigenpairs.
+        shift: real target of shift-and-invert (in lambda units, 1/s); it must not be an
+            eigenvalue (a singular K with shift 0, e.g. at a critical speed, needs a nonzero
+            shift).
+        tol: relative residual tolerance.
+
+    Returns:
+        ``(lam, vecs)``: the eigenvalues (complex array, ascending by signed frequency) and,
+        for each, the real and imaginary parts ``(xr, xi)`` of its eigenvector (new PETSc
+        vectors of K's layout; the physical motion is Re(x e^{lambda t}) =
+        e^{Re(lambda) t} (xr cos(w t) - xi sin(w t)), w = Im(lambda)). The values are the same
+        on every rank.
+
+    Raises:
+        RuntimeError: SLEPc did not converge enough eigenpairs.
+    """
+    n = _check(n)
+    pep = _solve_pep(K, G, M, 2 * n, shift, tol)
+    nconv = pep.getConverged()
+    lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
+    # the choices below must be the same on every rank
+    lam = K.getComm().tompi4py().bcast(lam, root=0)
+    scale = np.abs(lam).max()
+    small = 1e-8 * scale
+    keep = [i for i, z in enumerate(lam)
+            if z.imag > small or (abs(z.imag) <= small and z.imag >= 0.0 and z.real > 0.0)]
+    if len(keep) < n:
+        pep.destroy()
+        raise RuntimeError(f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
+                           f"represent distinct conjugate pairs; {n} requested")
+    keep = sorted(keep, key=lambda i: abs(lam[i] - shift))[:n]
+    signed = [lam[i].imag if lam[i].imag > small else -lam[i].real for i in keep]
+    keep = [keep[j] for j in np.argsort(signed, kind="stable")]
+    vecs = []
+    for i in keep:
+        xr, xi = K.createVecs()
+        pep.getEigenpair(i, xr, xi)
+        vecs.append((xr, xi))
+        if lam[i].imag > small and abs(lam[i].real) > 1e-6 * abs(lam[i]):
+            log.info("flutter-type eigenvalue %s (real part %.3e)", lam[i], lam[i].real)
+    pep.destroy()
+    return lam[keep], vecs

@@ -626,3 +626,24 @@ class Model:
             return modal.generalized_frequencies(Kr, Mr, n, shift=shift)
         Gr = red.reduce(self._full("Gyro", lambda o, w: o.mats["gyroscopic"]), key="Gyro")
         return modal.gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+
+    # -- Campbell diagrams ------------------------------------------------------------------
+    def full_gyroscopic(self) -> PETSc.Mat:
+        """The Coriolis (gyroscopic) matrix G of the current frame states, without damping."""
+        return self._full("Gyro", lambda o, w: o.mats["gyroscopic"])
+
+    def invalidate(self) -> None:
+        """Forget the cached reduced system: the next :meth:`reduced_system` re-forms its
+        matrices (with a new ``_version``). Call it after changing a frame's parameters in
+        place (e.g. a ConstantSpin ``rate``), which the cache of steady models cannot see."""
+        self._system_key = None
+        if self._system is not None:
+            self._system["_matrices"] = None
+
+    def campbell(self, speeds, n: int = 6, **kwargs):
+        """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
+        frames: see :func:`dolfinx_mbs.campbell.campbell` for the arguments and the returned
+        :class:`~dolfinx_mbs.campbell.CampbellTable`."""
+        from .campbell import campbell
+
+        return campbell(self, speeds, n=n, **kwargs)

@@ -1,0 +1,508 @@
+"""Campbell diagrams: the natural frequencies of spinning bodies against the spin speed.
+
+    table = model.campbell(np.linspace(0.0, 600.0, 31), n=6)   # or campbell(model, ...)
+    table.frequencies            # (speeds, modes), rad/s, rotating frame
+    table.stationary             # the same modes seen from the ground (axisymmetric rotors)
+    table.critical_speeds        # crossings with the engine-order lines k * Omega
+    table.to_csv("campbell.csv"); table.plot("campbell.png")
+
+At each speed Omega every body whose frame is a :class:`~dolfinx_mbs.frames.ConstantSpin` is
+set to spin at Omega (the original rates are restored afterwards), and the gyroscopic quadratic
+eigenproblem of the constrained system is solved in the rotating frame (``theory.md``
+sections 2, 3 and 5):
+
+    (lambda^2 M_r + lambda G_r + K_r) q = 0,
+    M_r = A^T M A,   G_r = A^T G A,   K_r = A^T K_eff A,
+
+with A the Maggi basis, G the Coriolis (gyroscopic) matrix (plus Rayleigh damping with
+``damping=True``) and K_eff what :meth:`Model.full_stiffness` gives without the angular
+acceleration term: K + K_omega (spin softening), plus the geometric stiffening of bodies built
+with ``stiffening="prestress"``. Units: rad/s for speeds, frequencies and growth rates, except
+where a name or label says rpm or Hz.
+
+Sign conventions (as in :mod:`dolfinx_mbs.modal`): each eigenvalue pair is represented by its
+member with Im(lambda) >= 0; the frequency is Im(lambda), or -s for a real pair +/- s
+(divergence); the growth rate is Re(lambda) (negative: decay, positive: instability).
+
+**Mode tracking.** A branch follows one mode across the sweep by the modal assurance
+criterion with the reduced mass, MAC(x, y) = abs(x^H M_r y)^2 / ((x^H M_r x) (y^H M_r y)),
+for complex x and y. A mode is the pair (lambda, x), (conj lambda, conj x); which of the two
+continues a branch can change, e.g. when a forward whirl branch passes through zero frequency
+at a critical speed, so both orientations are compared. The forward and backward whirl of one
+bending pair of an axisymmetric rotor span the same real subspace, so their MACs with either
+orientation agree; eigenvalue continuity separates them: the cost of continuing branch j with
+mode k is (1 - MAC) + 0.1 abs(lambda_k - lambda_j,predicted) / abs(Delta Omega), with
+lambda_j,predicted extrapolated linearly from the branch's last two speeds. (The frame terms
+are linear (Coriolis) and quadratic (spin softening, stiffening) in Omega, so a branch moves by
+about abs(Delta Omega) per step: the second term is small for the right mode and large for a
+mode whose eigenvalue lies several steps away.) The assignment minimises the total cost
+(``scipy.optimize.linear_sum_assignment``). ``n_extra`` more modes than reported are computed
+and tracked, so that a branch is not lost when a higher mode enters the lowest ``n``.
+``mac`` records the MAC of each branch with its previous speed.
+
+**Whirl.** For x = a + i b the motion of a node is Re(x e^{i w t}) = a cos wt - b sin wt, an
+ellipse traversed about the direction -(a x b). Weighted with the consistent mass matrix M of
+the full (expanded) displacement, the orbit sense about the spin axis e is
+
+    h = Im(x^H M J x) / (x^H M P x) = 2 a^T M J b / (a^T M P a + b^T M P b)   in [-1, 1],
+
+J = e x (per node), P = I - e e^T (motion across the axis); only bodies in ConstantSpin frames
+(each with its own axis) count. h = +1 is a circular orbit in the sense of the spin, -1
+against it, 0 a straight-line (standing) orbit. ``whirl`` is sign(h) relative to the spin
+direction when abs(h) > ``whirl_tol``, else 0 (and 0 at zero speed, where the two members of a
+bending pair are degenerate and any combination is an eigenvector). It is the orbit sense in
+the *rotating* frame: +1 (forward) for the w0 - Omega branch of a shaft below its critical
+speed, -1 (backward) for the w0 + Omega branch.
+
+**Stationary frame.** For an axisymmetric rotor (or one with cyclic symmetry of order 3 or
+more), a whirl mode of rotating-frame frequency w and sense d = ``whirl`` is seen from the
+ground at d w + Omega: ``stationary`` = abs(w + Omega) for forward, abs(w - Omega) for
+backward whirl, w for modes without whirl (axial, torsional: the same in both frames). Its sign
+gives ``whirl_stationary`` (+1 forward, -1 backward whirl seen from the ground; it differs from
+``whirl`` above a critical speed, where the forward whirl lags the shaft). For rotors without
+such symmetry the rotating-frame system has no stationary-frame counterpart with constant
+coefficients, and ``stationary`` has no meaning.
+
+**Critical speeds** are the speeds where a stationary-frame branch crosses an engine-order line
+k Omega, by linear interpolation between sweep points (its error is second order in the speed
+step; for an axisymmetric rotor the stationary branches are nearly straight lines).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from . import modal
+from .frames import ConstantSpin, skew
+
+__all__ = ["CampbellTable", "CriticalSpeed", "campbell"]
+
+#: rad/s -> rpm
+RPM = 30.0 / math.pi
+
+# weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
+_STEP_WEIGHT = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class CriticalSpeed:
+    """A crossing of a branch with an engine-order line.
+
+    Attributes:
+        mode: branch index (column of the table).
+        order: engine order k.
+        speed: spin speed Omega at the crossing (rad/s).
+        frequency: k abs(Omega) (rad/s).
+        whirl: +1 forward, -1 backward, 0 undetermined (the branch's whirl on both sides of
+            the crossing, in the frame of the crossing; 0 if it differs).
+    """
+
+    mode: int
+    order: int
+    speed: float
+    frequency: float
+    whirl: int
+
+
+@dataclasses.dataclass
+class CampbellTable:
+    """The result of a Campbell sweep; arrays of shape (number of speeds, n), one column per
+    tracked branch (ordered by frequency at the first speed), the same on every rank.
+
+    Attributes:
+        speeds: spin speeds Omega (rad/s).
+        eigenvalues: lambda with Im(lambda) >= 0 (1/s), rotating frame.
+        frequencies: signed rotating-frame frequencies (rad/s): Im(lambda), or -s for a
+            divergent mode.
+        growth: Re(lambda) (1/s): negative decay, positive instability.
+        whirl: orbit sense in the rotating frame about the spin: +1 forward, -1 backward,
+            0 undetermined.
+        whirl_index: the mass-weighted orbit sense h in [-1, 1] (module docstring).
+        stationary: stationary-frame frequencies (rad/s; axisymmetric rotors).
+        whirl_stationary: whirl seen from the ground: +1 forward, -1 backward, 0 none.
+        stable: False for divergence or flutter, Re(lambda) > stability_tol abs(lambda).
+        mac: MAC of each branch with its previous speed (NaN at the first speed).
+        engine_orders: the engine orders k of :attr:`critical_speeds`.
+        critical_speeds: crossings of stationary-frame branches with the lines k Omega.
+        rank: this process's rank in the model's communicator (rank 0 writes the files).
+    """
+
+    speeds: np.ndarray
+    eigenvalues: np.ndarray
+    frequencies: np.ndarray
+    growth: np.ndarray
+    whirl: np.ndarray
+    whirl_index: np.ndarray
+    stationary: np.ndarray
+    whirl_stationary: np.ndarray
+    stable: np.ndarray
+    mac: np.ndarray
+    engine_orders: Tuple[int, ...]
+    critical_speeds: List[CriticalSpeed]
+    rank: int = dataclasses.field(default=0, repr=False, compare=False)
+
+    @property
+    def n_modes(self) -> int:
+        return self.frequencies.shape[1]
+
+    def crossings(self, frame: str = "stationary",
+                  orders: Optional[Sequence[int]] = None) -> List[CriticalSpeed]:
+        """Crossings of the branches' frequencies in ``frame`` ("stationary" or "rotating")
+        with the engine-order lines k abs(Omega), linearly interpolated between speeds.
+
+        In the stationary frame these are the critical speeds; in the rotating frame the
+        resonances of rotating-frame excitation at k Omega (e.g. blades passing stator vanes).
+        Divergent samples (negative frequency) are skipped.
+        """
+        if frame not in ("stationary", "rotating"):
+            raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
+        freq = self.stationary if frame == "stationary" else self.frequencies
+        whirl = self.whirl_stationary if frame == "stationary" else self.whirl
+        orders = self.engine_orders if orders is None else tuple(int(k) for k in orders)
+        W = self.speeds
+        out = []
+        for j in range(self.n_modes):
+            f = freq[:, j]
+            valid = np.isfinite(f) & (f >= 0.0)
+            for k in orders:
+                g = f - k * np.abs(W)
+                for i in range(len(W)):
+                    if valid[i] and g[i] == 0.0:
+                        out.append(CriticalSpeed(j, k, float(W[i]), float(k * abs(W[i])),
+                                                 int(whirl[i, j])))
+                    if i + 1 < len(W) and valid[i] and valid[i + 1] and g[i] * g[i + 1] < 0.0:
+                        s = W[i] + (W[i + 1] - W[i]) * g[i] / (g[i] - g[i + 1])
+                        wh = int(whirl[i, j]) if whirl[i, j] == whirl[i + 1, j] else 0
+                        out.append(CriticalSpeed(j, k, float(s), float(k * abs(s)), wh))
+        return sorted(out, key=lambda c: (abs(c.speed), c.order, c.mode))
+
+    # -- output -------------------------------------------------------------------------------
+    def to_csv(self, path) -> None:
+        """Write the table, one row per speed and branch. Rank 0 of the model's communicator
+        writes; the call is not collective (other ranks return at once).
+
+        Columns: speed_rad_s, speed_rpm, mode, frequency_rad_s, frequency_hz, growth_1_s,
+        whirl, whirl_index, stationary_rad_s, stationary_hz, whirl_stationary, stable, mac.
+        """
+        if self.rank == 0:
+            with open(path, "w", newline="") as fh:
+                w = csv.writer(fh)
+                w.writerow(["speed_rad_s", "speed_rpm", "mode", "frequency_rad_s",
+                            "frequency_hz", "growth_1_s", "whirl", "whirl_index",
+                            "stationary_rad_s", "stationary_hz", "whirl_stationary", "stable",
+                            "mac"])
+                for i, s in enumerate(self.speeds):
+                    for j in range(self.n_modes):
+                        w.writerow([repr(float(s)), repr(float(s * RPM)), j,
+                                    repr(float(self.frequencies[i, j])),
+                                    repr(float(self.frequencies[i, j] / (2 * math.pi))),
+                                    repr(float(self.growth[i, j])), int(self.whirl[i, j]),
+                                    repr(float(self.whirl_index[i, j])),
+                                    repr(float(self.stationary[i, j])),
+                                    repr(float(self.stationary[i, j] / (2 * math.pi))),
+                                    int(self.whirl_stationary[i, j]),
+                                    int(bool(self.stable[i, j])),
+                                    repr(float(self.mac[i, j]))])
+
+    def plot(self, path, frame: str = "stationary", title: Optional[str] = None) -> None:
+        """Draw the Campbell diagram to ``path`` (matplotlib, Agg; rank 0 draws, as for
+        :meth:`to_csv`):
+        frequencies in Hz against speed in rpm, in the ``frame`` "stationary" (default) or
+        "rotating", with the engine-order lines, forward (^) and backward (v) whirl markers,
+        unstable points (red x) and, in the stationary frame, the critical speeds (o)."""
+        if frame not in ("stationary", "rotating"):
+            raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
+        if self.rank == 0:
+            import matplotlib
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+            from matplotlib.figure import Figure
+            from matplotlib.lines import Line2D
+
+            freq = self.stationary if frame == "stationary" else self.frequencies
+            whirl = self.whirl_stationary if frame == "stationary" else self.whirl
+            x = self.speeds * RPM
+            hz = freq / (2 * math.pi)
+            fig = Figure(figsize=(7.0, 5.0))
+            FigureCanvasAgg(fig)
+            ax = fig.add_subplot(1, 1, 1)
+            top = np.nanmax(np.abs(hz)) if np.isfinite(hz).any() else 1.0
+            for k in self.engine_orders:
+                ax.plot(x, k * np.abs(self.speeds) / (2 * math.pi), "k--", lw=0.8)
+                xe = x[-1] if abs(x[-1]) >= abs(x[0]) else x[0]
+                ye = k * abs(self.speeds[-1] if abs(x[-1]) >= abs(x[0]) else self.speeds[0])
+                if ye / (2 * math.pi) <= 1.05 * top:
+                    ax.annotate(f"{k}x", (xe, ye / (2 * math.pi)), fontsize=8)
+            # no red among the branches: red marks instability
+            colors = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 3]
+            for j in range(self.n_modes):
+                c = colors[j % len(colors)]
+                ax.plot(x, hz[:, j], "-", lw=1.0, color=c)
+                for sense, marker in ((1, "^"), (-1, "v"), (0, ".")):
+                    sel = (whirl[:, j] == sense) & self.stable[:, j]
+                    ax.plot(x[sel], hz[sel, j], marker, color=c, ms=4, ls="none")
+                bad = ~self.stable[:, j]
+                ax.plot(x[bad], hz[bad, j], "x", color="red", ms=6, ls="none")
+            if frame == "stationary":
+                for cs in self.critical_speeds:
+                    ax.plot(cs.speed * RPM, cs.frequency / (2 * math.pi), "o", mfc="none",
+                            mec="k", ms=9)
+            ax.set_xlabel("spin speed (rpm)")
+            ax.set_ylabel(f"frequency, {frame} frame (Hz)")
+            ax.set_ylim(min(0.0, np.nanmin(hz) * 1.05), 1.05 * top)
+            ax.set_title(title or "Campbell diagram")
+            handles = [Line2D([], [], marker="^", ls="none", color="k", label="forward whirl"),
+                       Line2D([], [], marker="v", ls="none", color="k", label="backward whirl"),
+                       Line2D([], [], marker="x", ls="none", color="red", label="unstable"),
+                       Line2D([], [], ls="--", color="k", label="engine orders")]
+            if frame == "stationary":
+                handles.append(Line2D([], [], marker="o", ls="none", mfc="none", color="k",
+                                      label="critical speed"))
+            ax.legend(handles=handles, fontsize=8, loc="best")
+            ax.grid(alpha=0.3)
+            fig.savefig(path, dpi=120)
+
+
+# -- the sweep --------------------------------------------------------------------------------
+def _check_speeds(speeds) -> np.ndarray:
+    W = np.asarray(speeds, dtype=float).reshape(-1)
+    if W.size == 0 or not np.all(np.isfinite(W)):
+        raise ValueError(f"speeds must be a non-empty sequence of finite numbers, got {speeds!r}")
+    d = np.diff(W)
+    if W.size > 1 and not (np.all(d > 0.0) or np.all(d < 0.0)):
+        raise ValueError("speeds must be strictly increasing or strictly decreasing")
+    return W
+
+
+def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
+    """Sum over ranks, the result taken from rank 0 so every rank decides alike."""
+    return comm.bcast(comm.reduce(local, op=MPI.SUM, root=0), root=0)
+
+
+class _Whirl:
+    """The mass-weighted orbit sense h of full displacement vectors (module docstring)."""
+
+    def __init__(self, model):
+        self.model = model
+        space = model.space
+        self.blocks = []
+        for ib, body in enumerate(model.bodies):
+            if isinstance(body.frame, ConstantSpin):
+                g = body.gdim
+                e = body.frame.axis  # invariant under the spin: also its local components
+                J = skew(e)[:g, :g]
+                P = (np.eye(3) - np.outer(e, e))[:g, :g]
+                self.blocks.append((slice(space.offsets[ib], space.offsets[ib + 1]), g, J, P))
+        self.vecs = [space.create_vec() for _ in range(4)]
+
+    def _apply(self, x: PETSc.Vec, out: PETSc.Vec, which: int) -> PETSc.Vec:
+        """out = J x or P x on the spinning bodies' blocks, zero elsewhere."""
+        src = x.getArray(readonly=True)
+        dst = out.getArray()
+        dst[:] = 0.0
+        for sl, g, J, P in self.blocks:
+            T = J if which == 0 else P
+            dst[sl] = (src[sl].reshape(-1, g) @ T.T).reshape(-1)
+        return out
+
+    def local_terms(self, red, M: PETSc.Mat, xr: PETSc.Vec, xi: PETSc.Vec) -> np.ndarray:
+        """This rank's parts of (2 a^T M J b, a^T M P a + b^T M P b, a^T M a + b^T M b)."""
+        a, b, w, Mw = self.vecs
+        red.expand(xr, a, homogeneous=True)
+        red.expand(xi, b, homogeneous=True)
+        out = np.zeros(3)
+        M.mult(self._apply(b, w, 0), Mw)
+        out[0] = 2.0 * np.dot(a.getArray(readonly=True), Mw.getArray(readonly=True))
+        for v in (a, b):
+            M.mult(self._apply(v, w, 1), Mw)
+            out[1] += np.dot(v.getArray(readonly=True), Mw.getArray(readonly=True))
+            M.mult(v, Mw)
+            out[2] += np.dot(v.getArray(readonly=True), Mw.getArray(readonly=True))
+        return out
+
+    def destroy(self) -> None:
+        for v in self.vecs:
+            v.destroy()
+
+
+class _Tracker:
+    """Follows ``m`` branches across the speeds by MAC and eigenvalue continuity."""
+
+    def __init__(self, comm: MPI.Comm, m: int):
+        self.comm = comm
+        self.m = m
+        self.speeds: List[float] = []
+        self.lam: List[np.ndarray] = []   # representatives (Im >= 0), branch order
+        self.h: List[np.ndarray] = []
+        self.mac: List[np.ndarray] = []
+        self.oriented: List[np.ndarray] = []  # the orientation that continues each branch
+        self.X: Optional[np.ndarray] = None   # local parts of the oriented vectors
+        self.nx: Optional[np.ndarray] = None  # x^H M_r x
+
+    def add(self, speed: float, lam: np.ndarray, Y: np.ndarray, MY: np.ndarray,
+            h: np.ndarray) -> None:
+        ny = _allsum(self.comm, np.real(np.sum(np.conj(Y) * MY, axis=0)))
+        if self.X is None:
+            cols = np.arange(self.m)
+            conj = np.zeros(self.m, dtype=bool)
+            mac = np.full(self.m, np.nan)
+        else:
+            prod = _allsum(self.comm, np.stack([np.conj(self.X).T @ MY, self.X.T @ MY]))
+            norm = np.outer(self.nx, ny)
+            mac2 = np.abs(prod) ** 2 / norm  # (orientation, branch, mode)
+            W1 = self.speeds[-1]
+            pred = self.oriented[-1].copy()
+            if len(self.speeds) > 1:
+                W2 = self.speeds[-2]
+                pred += (self.oriented[-1] - self.oriented[-2]) * (speed - W1) / (W1 - W2)
+            step = abs(speed - W1)
+            dist = np.stack([np.abs(pred[:, None] - lam[None, :]),
+                             np.abs(pred[:, None] - np.conj(lam)[None, :])])
+            cost = (1.0 - mac2) + _STEP_WEIGHT * dist / step
+            which = np.argmin(cost, axis=0)
+            best = np.min(cost, axis=0)
+            from scipy.optimize import linear_sum_assignment
+
+            rows, cols = linear_sum_assignment(best)
+            cols = cols[np.argsort(rows)]
+            conj = which[np.arange(self.m), cols] == 1
+            mac = mac2[which[np.arange(self.m), cols], np.arange(self.m), cols]
+        X = Y[:, cols].copy()
+        X[:, conj] = np.conj(X[:, conj])
+        self.X = X
+        self.nx = ny[cols]
+        lam_b = lam[cols]
+        self.oriented.append(np.where(conj, np.conj(lam_b), lam_b))
+        self.lam.append(lam_b)
+        self.h.append(h[cols])
+        self.mac.append(mac)
+        self.speeds.append(float(speed))
+
+
+def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
+             t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
+             damping: bool = False, whirl_tol: float = 0.25, stability_tol: float = 1e-6,
+             tol: float = 1e-10) -> CampbellTable:
+    """The Campbell diagram of ``model``: its ``n`` lowest modes over the spin ``speeds``.
+
+    Collective on the model's communicator; the results are the same on every rank.
+
+    Args:
+        model: a :class:`dolfinx_mbs.Model` with at least one body in a
+            :class:`~dolfinx_mbs.frames.ConstantSpin` frame; all such bodies are set to each
+            speed (other frames keep their state at ``t``). Constraints must not be rheonomic.
+        speeds: spin speeds Omega (rad/s), strictly monotonic; signed about each frame's axis.
+        n: number of branches reported.
+        engine_orders: the k of the lines k Omega for :attr:`CampbellTable.critical_speeds`.
+        t: time of the frame state (of bodies not in ConstantSpin frames) and constraints.
+        shift: real shift-and-invert target (1/s). K_eff is singular at a critical speed
+            (a forward whirl branch at zero frequency in the rotating frame); if a sweep point
+            falls on one, give a shift away from any real eigenvalue.
+        n_extra: modes computed and tracked beyond ``n`` (default max(4, n // 2)).
+        damping: include Rayleigh damping in G (growth rates become decay rates).
+        whirl_tol: abs(whirl index) below which the whirl is reported as undetermined (0).
+        stability_tol: a mode is unstable when Re(lambda) > stability_tol abs(lambda).
+        tol: eigensolver tolerance.
+
+    Returns:
+        A :class:`CampbellTable`.
+
+    Raises:
+        ValueError: bad arguments, no body in a ConstantSpin frame, rheonomic constraints, or
+            more modes than free dofs.
+        RuntimeError: the eigensolver did not converge.
+    """
+    W = _check_speeds(speeds)
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    n = int(n)
+    orders = tuple(int(k) for k in engine_orders)
+    if any(k < 1 for k in orders):
+        raise ValueError(f"engine orders must be positive integers, got {engine_orders!r}")
+    if n_extra is None:
+        n_extra = max(4, n // 2)
+    if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
+        raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
+    spinning = [b for b in model.bodies if isinstance(b.frame, ConstantSpin)]
+    if not spinning:
+        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin frame")
+    red = model.reducer
+    red.update(t)
+    if red.rheonomic:
+        raise ValueError("campbell: the constraints are rheonomic (e.g. a joint between bodies "
+                         "in different frames): the system is not time-invariant at a fixed "
+                         "speed")
+    if n > red.n_reduced:
+        raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
+    m = min(n + int(n_extra), red.n_reduced)
+    comm = model.comm
+    tracker = _Tracker(comm, m)
+    whirl = _Whirl(model)
+    rates = [b.frame.rate for b in spinning]
+    try:
+        for speed in W:
+            for b in spinning:
+                b.frame.rate = float(speed)
+            model.update(t)
+            Mf = model.full_mass()
+            Kr = red.reduce(model.full_stiffness(angular_acceleration=False), key="Kw")
+            Mr = red.reduce(Mf, key="M")
+            if damping:
+                Gr = red.reduce(model.full_damping(gyroscopic=True), key="C")
+            else:
+                Gr = red.reduce(model.full_gyroscopic(), key="Gyro")
+            lam, vecs = modal.gyroscopic_modes(Kr, Gr, Mr, m, shift=shift, tol=tol)
+            Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
+                                 for xr, xi in vecs])
+            MY = np.empty_like(Y)
+            tmp = Mr.createVecLeft()
+            terms = np.zeros((m, 3))
+            for k, (xr, xi) in enumerate(vecs):
+                Mr.mult(xr, tmp)
+                MY[:, k] = tmp.getArray(readonly=True)
+                Mr.mult(xi, tmp)
+                MY[:, k] += 1j * tmp.getArray(readonly=True)
+                terms[k] = whirl.local_terms(red, Mf, xr, xi)
+                xr.destroy()
+                xi.destroy()
+            tmp.destroy()
+            terms = _allsum(comm, terms)
+            moving = terms[:, 1] > 1e-12 * terms[:, 2]
+            h = np.where(moving, terms[:, 0] / np.where(moving, terms[:, 1], 1.0), 0.0)
+            tracker.add(speed, lam, Y, MY, h)
+    finally:
+        for b, r in zip(spinning, rates):
+            b.frame.rate = r
+        whirl.destroy()
+        model.invalidate()
+        model.update(t)
+    return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm)
+
+
+def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
+           stability_tol: float, comm) -> CampbellTable:
+    lam = np.array(tr.lam)[:, :n]
+    h = np.array(tr.h)[:, :n]
+    mac = np.array(tr.mac)[:, :n]
+    scale = np.abs(lam).max(axis=1, keepdims=True)
+    real = np.abs(lam.imag) <= 1e-8 * np.maximum(scale, np.finfo(float).tiny)
+    freq = np.where(real, -lam.real, lam.imag)
+    spin = np.sign(W)[:, None]
+    sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
+    whirl = sense.astype(int)
+    signed = whirl * freq + np.abs(W)[:, None]
+    stationary = np.where(whirl != 0, np.abs(signed), freq)
+    whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
+    stable = lam.real <= stability_tol * np.abs(lam)
+    table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
+                          whirl=whirl, whirl_index=h, stationary=stationary,
+                          whirl_stationary=whirl_st, stable=stable, mac=mac,
+                          engine_orders=orders, critical_speeds=[], rank=comm.rank)
+    table.critical_speeds = table.crossings("stationary")
+    return table
