@@ -1,0 +1,107 @@
+"""Benchmark: the Campbell sweep of the demo rotor (demos/rotor_campbell.py), serial and in
+parallel, with the same numbers.
+
+    python bench/campbell.py                 # serial run, appended to bench/results/campbell.*
+    mpirun -n 2 python bench/campbell.py     # 2 ranks; compared with the last serial run
+
+The rotor: shaft 0.6 m x 20 mm radius, disk 120 mm x 20 mm at 0.4 m, P2 tetrahedra (gmsh,
+``--size``), both ends clamped, prestress stiffening, ``--speeds`` speeds 0 ... 30 000 rpm,
+``--modes`` tracked branches. Timed: building the model (mesh, operators, prestress solves)
+and the sweep (max over ranks). Recorded: machine, versions, date, load average, dofs, times,
+the frequencies; a 2-rank run also records its largest relative difference to the last serial
+run's frequencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import platform
+import time
+
+import numpy as np
+from mpi4py import MPI
+
+import dolfinx
+import dolfinx_mbs as mbs
+from dolfinx_mbs import meshes
+
+COMM = MPI.COMM_WORLD
+RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+
+
+def gmax(x):
+    return COMM.allreduce(x, op=MPI.MAX)
+
+
+def run(size: float, speeds: int, modes: int) -> dict:
+    COMM.Barrier()
+    t0 = time.perf_counter()
+    mesh, _, facets = meshes.rotor(COMM, size=size)
+    frame = mbs.frames.ConstantSpin(axis=(0.0, 0.0, 1.0), rate=0.0)
+    body = mbs.Body(mesh, mbs.materials.LinearElastic(E=210e9, nu=0.3, density=7850.0), frame,
+                    degree=2, name="rotor", stiffening="prestress")
+    model = mbs.Model([body])
+    model.clamp(body, facets=(facets, meshes.BEARING_A))
+    model.clamp(body, facets=(facets, meshes.BEARING_B))
+    model.update(0.0)
+    t1 = time.perf_counter()
+    rpm = np.linspace(0.0, 30000.0, speeds)
+    table = model.campbell(rpm * 2 * np.pi / 60, n=modes)
+    t2 = time.perf_counter()
+    return dict(dofs=body.V.dofmap.index_map.size_global * 3, setup=gmax(t1 - t0),
+                sweep=gmax(t2 - t1), per_speed=gmax(t2 - t1) / speeds,
+                rpm=rpm.tolist(), frequencies=table.frequencies.tolist(),
+                critical_rpm=[c.speed * 60 / (2 * np.pi) for c in table.critical_speeds])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=float, default=0.015)
+    ap.add_argument("--speeds", type=int, default=31)
+    ap.add_argument("--modes", type=int, default=6)
+    args = ap.parse_args()
+    res = run(args.size, args.speeds, args.modes)
+    if COMM.rank != 0:
+        return
+    res.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               ranks=COMM.size, load=os.getloadavg(), machine=platform.processor() or
+               platform.machine(), cpus=os.cpu_count(), dolfinx=dolfinx.__version__,
+               size=args.size, modes=args.modes)
+    RESULTS.mkdir(exist_ok=True)
+    jpath = RESULTS / "campbell.json"
+    runs = json.loads(jpath.read_text()) if jpath.exists() else []
+    serial = [r for r in runs if r["ranks"] == 1 and r["size"] == args.size
+              and len(r["rpm"]) == args.speeds and r["modes"] == args.modes]
+    if COMM.size > 1 and serial:
+        a, b = np.array(res["frequencies"]), np.array(serial[-1]["frequencies"])
+        res["max_rel_diff_to_serial"] = float(np.max(np.abs(a - b) / np.abs(b).max()))
+    runs.append(res)
+    jpath.write_text(json.dumps(runs, indent=1))
+    lines = ["# Campbell sweep of the demo rotor (bench/campbell.py)", "",
+             "Rotor of `demos/rotor_campbell.py` (P2 tetrahedra, prestress stiffening, both "
+             "bearings clamped); set-up = mesh + operators + prestress unit solves; sweep = one "
+             "gyroscopic quadratic eigenproblem (SLEPc PEP, shift-and-invert, MUMPS) per speed, "
+             "with branch tracking and whirl. Times are the maximum over ranks.", "",
+             "| date (UTC) | ranks | dofs | speeds | modes | set-up (s) | sweep (s) | "
+             "per speed (s) | load avg (1, 5, 15 min) | max rel. diff to serial |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for r in runs:
+        d = r.get("max_rel_diff_to_serial")
+        lines.append(f"| {r['date']} | {r['ranks']} | {r['dofs']} | {len(r['rpm'])} | "
+                     f"{r['modes']} | {r['setup']:.1f} | {r['sweep']:.1f} | {r['per_speed']:.2f} | "
+                     f"{', '.join(f'{x:.2f}' for x in r['load'])} | "
+                     f"{'' if d is None else f'{d:.1e}'} |")
+    last = runs[-1]
+    lines += ["", f"Machine: {last['machine']}, {last['cpus']} cores; DOLFINx {last['dolfinx']}.",
+              "", "Critical speeds of the last run (rpm, crossings with 1x and 2x): "
+              + ", ".join(f"{x:.0f}" for x in last["critical_rpm"])]
+    (RESULTS / "campbell.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
