@@ -628,6 +628,68 @@ class Model:
         return modal.gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
 
     # -- Campbell diagrams ------------------------------------------------------------------
+    def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
+              output: Optional[str] = None) -> Dict[str, np.ndarray]:
+        """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 about the frame state at
+        ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin softening,
+        stiffening), the ``n`` nearest ``shift`` (1/s).
+
+        Returns:
+            ``eigenvalues`` (complex, Im >= 0, one per pair), ``frequencies`` (rad/s, signed as
+            in :mod:`dolfinx_mbs.modal`: negative = divergent), ``damping_ratios``
+            (-Re(lambda)/|lambda|: negative = growing), the same on every rank.
+
+        With ``output``, ``<output>_<body>.xdmf`` receives the shapes (body frame, normalized
+        to a unit largest displacement) as functions ``mode<k>_re`` and ``mode<k>_im`` (the
+        motion is Re((re + i im) e^(lambda t))), for ParaView.
+        """
+        self.update(t)
+        red = self.reducer
+        red.update(t)
+        if n > red.n_reduced:
+            raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
+        Kr = red.reduce(self.full_stiffness(angular_acceleration=False), key="Kw")
+        Mr = red.reduce(self.full_mass(), key="M")
+        if damping:
+            Cr = red.reduce(self.full_damping(gyroscopic=True), key="C")
+        else:
+            Cr = red.reduce(self.full_gyroscopic(), key="Gyro")
+        lam, vecs = modal.gyroscopic_modes(Kr, Cr, Mr, n, shift=shift)
+        freq = np.where(np.abs(lam.imag) > 0, lam.imag, -np.abs(lam.real))
+        zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
+        if output is not None:
+            self._write_modes(output, vecs)
+        return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta}
+
+    def _write_modes(self, stem: str, vecs) -> None:
+        import os
+
+        from dolfinx.io import XDMFFile
+
+        full = self.space.create_vec()
+        for ib, body in enumerate(self.bodies):
+            if self.comm.rank == 0:
+                os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
+            self.comm.Barrier()
+            V1 = compat.vector_space(body.mesh, 1)
+            with XDMFFile(self.comm, f"{stem}_{body.name}.xdmf", "w") as f:
+                f.write_mesh(body.mesh)
+                for k, (xr, xi) in enumerate(vecs):
+                    scale = 0.0
+                    parts = []
+                    for part, x in (("re", xr), ("im", xi)):
+                        self.reducer.expand(x, out=full, homogeneous=True)
+                        scale = max(scale, full.norm(PETSc.NormType.NORM_INFINITY))
+                        g = fem.Function(body.V)
+                        self.space.scatter(full, [g if i == ib else fem.Function(b.V)
+                                                  for i, b in enumerate(self.bodies)])
+                        parts.append((part, g))
+                    for part, g in parts:
+                        g1 = fem.Function(V1, name=f"mode{k}_{part}")
+                        g1.interpolate(g)
+                        g1.x.array[:] /= max(scale, 1e-300)
+                        f.write_function(g1, float(k))
+
     def full_gyroscopic(self) -> PETSc.Mat:
         """The Coriolis (gyroscopic) matrix G of the current frame states, without damping."""
         return self._full("Gyro", lambda o, w: o.mats["gyroscopic"])

@@ -1,0 +1,35 @@
+"""Complex modes: damping ratios of Rayleigh damping against the closed form, and the mode
+shapes written for ParaView."""
+
+import numpy as np
+from mpi4py import MPI
+
+import dolfinx.mesh as dm
+
+import dolfinx_mbs as mbs
+
+
+def test_rayleigh_damping_ratios_and_shapes(tmp_path_factory):
+    """For proportional damping a M + b K the modes are the undamped ones and
+    zeta_k = a / (2 w_k) + b w_k / 2, lambda_k = w_k (-zeta_k + i sqrt(1 - zeta_k^2))."""
+    comm = MPI.COMM_WORLD
+    mesh = dm.create_box(comm, [np.zeros(3), np.array([1.0, 0.05, 0.03])], [20, 2, 1],
+                         dm.CellType.hexahedron)
+    w1 = 2 * np.pi * 25.0
+    a, b = 2 * 0.01 * w1 * 0.5, 2 * 0.01 / w1 * 0.5
+    mat = mbs.materials.LinearElastic(E=70e9, nu=0.3, density=2700.0, rayleigh=(a, b))
+    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(rate=0.0), degree=2, name="plate")
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    w = model.natural_frequencies(n=4)
+    stem = comm.bcast(str(tmp_path_factory.mktemp("modes") / "m") if comm.rank == 0 else None)
+    r = model.modes(n=4, output=stem)
+    zeta = a / (2 * w) + b * w / 2
+    assert np.allclose(r["damping_ratios"], zeta, rtol=1e-7, atol=0), (r["damping_ratios"], zeta)
+    assert np.allclose(np.abs(r["eigenvalues"]), w, rtol=1e-8, atol=0)
+    assert np.allclose(r["frequencies"], w * np.sqrt(1 - zeta**2), rtol=1e-8, atol=0)
+    if comm.rank == 0:
+        import pathlib
+
+        text = pathlib.Path(stem + "_plate.xdmf").read_text()
+        assert all(f"mode{k}_re" in text and f"mode{k}_im" in text for k in range(4))
