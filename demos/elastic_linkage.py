@@ -53,8 +53,8 @@ E, NU, RHO = 70e9, 0.3, 2700.0                    # aluminium
 OMEGA = 600 * 2 * np.pi / 60                      # rad/s (600 rpm)
 T_RAMP = 0.05                                     # s, spin-up time
 QUICK = os.environ.get("MBS_DEMO_QUICK") == "1"  # the test-suite runs a short version
-T_END = 0.004 if QUICK else T_RAMP + 2 * np.pi / OMEGA * 1.05
-DT = 1e-4 if QUICK else 5e-5
+T_END = 0.006 if QUICK else T_RAMP + 2 * np.pi / OMEGA * 1.05
+DT = 1e-4 if QUICK else 5e-5  # s: 90 steps per period of the first elastic mode (224 Hz)
 CELLS = (8, 24)                                   # along crank, coupler (2 across each)
 
 
@@ -68,8 +68,9 @@ def theta(t):
     Returns (angle, speed, acceleration).
 
     The ramp's formula is kept for t < 0 (it is even in t) rather than a zero angle: the
-    frames differentiate theta numerically with stencils that reach before t = 0, and their
-    error check rejects the one-sided kink of a zero extension at t = 0 (see the report)."""
+    frames differentiate theta numerically with stencils that reach before t = 0, and the
+    error check of `frames.Prescribed` rejects the one-sided kink of a zero extension there
+    (at t = 0 the derivatives vanish, and so does its error floor)."""
     W, T = OMEGA, T_RAMP
     if t >= T:
         return W * T / 2 + W * (t - T), W, 0.0
@@ -113,22 +114,27 @@ say(f"dofs: {model.space.n_global} full, {model.reducer.n_reduced} independent; 
     f"(crank speed {OMEGA / 2 / np.pi:.0f} Hz)")
 # -
 
-# Integrate with generalized-alpha, Maggi's reduced coordinates, then the same model with
-# Lagrange multipliers. Probes: the coupler's ends and middle, displacement in its frame.
+# Integrate with generalized-alpha (PETSc TSALPHA2, no numerical damping) in Maggi's reduced
+# coordinates, recording the joint reactions and three probes on the coupler's centre line
+# (its ends and middle node; displacement in the coupler's frame). The same model is then
+# integrated with Lagrange multipliers for check 2, and in the full run both again with twice
+# the step, to see the two approach each other as dt^2.
 
 # +
 os.makedirs("out", exist_ok=True) if comm.rank == 0 else None
 PROBES = [(coupler, (0.0, 0.0)), (coupler, (l / 2, 0.0)), (coupler, (l, 0.0))]
-runs = {}
-for cons in ("maggi", "multipliers"):
+
+
+def run(constraints, dt, output=None):
     t0 = time.perf_counter()
-    runs[cons] = model.integrate(t_end=T_END, dt=DT, constraints=cons, probes=PROBES,
-                                 reactions=[pin, slider],
-                                 output="out/elastic_linkage" if cons == "maggi" else None,
-                                 output_every=20)
+    r = model.integrate(t_end=T_END, dt=dt, constraints=constraints, probes=PROBES,
+                        reactions=[pin, slider], output=output, output_every=20)
     wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    say(f"{cons:12s} {runs[cons].steps} steps of {DT:g} s in {wall:6.2f} s")
-res = runs["maggi"]
+    say(f"{constraints:12s} {r.steps} steps of {dt:g} s in {wall:6.1f} s")
+    return r
+
+
+res = run("maggi", DT, output="out/elastic_linkage")
 t = res.times
 Fp, Fs = res.reactions["pin"], res.reactions["slider"]
 u = res.probes[:, :, 1]   # transverse (coupler-frame y) displacement of the three probes
@@ -136,7 +142,7 @@ defl = u[:, 1] - 0.5 * (u[:, 0] + u[:, 2])   # mid-span deflection from the chor
 ang = np.array([th(x) for x in t])
 say(f"peak |pin reaction| = {np.linalg.norm(Fp, axis=1).max():.3f} N, peak |slider normal "
     f"force| = {np.abs(Fs[:, 1]).max():.3f} N, peak mid-span deflection = "
-    f"{np.abs(defl).max() * 1e6:.2f} um")
+    f"{np.abs(defl).max() * 1e6:.2f} um (crank tip: {np.abs(u[:, 0]).max() * 1e6:.2f} um)")
 # -
 
 # ## Check 1: a slider transmits no force along its axis
@@ -149,18 +155,41 @@ assert ax_ratio < 1e-9
 
 # ## Check 2: Maggi's reduced coordinates and Lagrange multipliers agree
 #
-# The two are different discretizations of one DAE (the multipliers impose B(t) Delta = c(t)
-# at each step, the reducer differentiates the rheonomic rows), so they differ by O(dt^2):
-# about 1e-5 of the response at dt = 1e-4 in tests/test_joints.py.
+# The two are different discretizations of one DAE: the multipliers impose B(t) Delta = c(t)
+# at each step, the reducer eliminates the rheonomic rows with their time derivatives. They
+# differ by O(dt^2). The displacements agree closely; the reactions less so: the reducer's are
+# recovered from the end-of-step state through the equations of motion (M Delta'' + ... - Q),
+# which carries the error of the elastic accelerations, while the multipliers are unknowns of
+# the scheme. Measured here, the reactions differ by about 2.4 (w1 dt)^2 of the peak joint
+# force (w1: the lowest natural frequency; 1.2 % at dt = 5e-5 s, 4.7 % at 1e-4 s), and the
+# multipliers' are the closer to the converged values (with `spectral_radius=0`, which
+# enforces the equations at the end of each step, the two reactions coincide to 1e-6, at the
+# price of numerical damping). Tolerances: 4 (w1 dt)^2 for the reactions, 1e-4 of the peak
+# displacement for the probes.
+
 
 # +
-mul = runs["multipliers"]
-d_probe = np.abs(mul.probes - res.probes).max() / np.abs(res.probes).max()
-d_pin = np.abs(mul.reactions["pin"] - Fp).max() / np.abs(Fp).max()
-d_sl = np.abs(mul.reactions["slider"][:, 1] - Fs[:, 1]).max() / np.abs(Fs[:, 1]).max()
-say(f"check 2: Maggi vs multipliers, max difference relative to the peak: displacements "
-    f"{d_probe:.2e}, pin reaction {d_pin:.2e}, slider force {d_sl:.2e}")
-assert max(d_probe, d_pin, d_sl) < 1e-3
+def differences(a, b):
+    """Max differences of the probes (relative to the peak displacement) and of the
+    reactions (relative to the peak pin force)."""
+    scale = np.linalg.norm(a.reactions["pin"], axis=1).max()
+    return (np.abs(a.probes - b.probes).max() / np.abs(a.probes).max(),
+            np.abs(a.reactions["pin"] - b.reactions["pin"]).max() / scale,
+            np.abs(a.reactions["slider"] - b.reactions["slider"]).max() / scale)
+
+
+mul = run("multipliers", DT)
+d = differences(res, mul)
+tol = 4 * (w[0] * DT) ** 2
+say(f"check 2: Maggi vs multipliers at dt = {DT:g} s, max difference: displacements "
+    f"{d[0]:.2e}, pin reaction {d[1]:.2e}, slider force {d[2]:.2e} (tolerance {tol:.1e})")
+assert d[0] < 1e-4 and max(d[1:]) < tol
+if not QUICK:  # the same at twice the step: the differences grow as dt^2
+    d2 = differences(run("maggi", 2 * DT), run("multipliers", 2 * DT))
+    ratio = [x / y for x, y in zip(d2, d)]
+    say(f"         at dt = {2 * DT:g} s: {d2[0]:.2e}, {d2[1]:.2e}, {d2[2]:.2e}: ratios "
+        f"{', '.join(f'{x:.2f}' for x in ratio)} (dt^2: 4)")
+    assert min(ratio) > 3.0
 # -
 
 # ## Check 3: the rigid slider-crank
@@ -191,14 +220,19 @@ def rigid(t):
 rig = [rigid(x) for x in t]
 Fp_r = np.array([x[0] for x in rig])
 N_r = np.array([x[1] for x in rig])
-scale = np.linalg.norm(Fp_r, axis=1).max()
-dev_p = np.linalg.norm(Fp - Fp_r, axis=1).max() / scale
-dev_n = np.abs(Fs[:, 1] - N_r).max() / np.abs(N_r).max()
-say(f"check 3: rigid slider-crank: peak |F_P| {scale:.3f} N (elastic model "
-    f"{np.linalg.norm(Fp, axis=1).max():.3f} N), peak |N| {np.abs(N_r).max():.3f} N "
-    f"({np.abs(Fs[:, 1]).max():.3f} N); max deviation relative to the peak: pin "
+# the elastic links lag behind the rigid motion while the load builds up from rest over a
+# time comparable to their first period T1 (the first 2 ms of the spin-up: the reactions are
+# tiny there, but their relative deviation large): compare from t = T1 on
+T1 = 2 * np.pi / w[0]
+k = t >= T1
+scale = np.linalg.norm(Fp_r[k], axis=1).max()
+dev_p = np.linalg.norm(Fp[k] - Fp_r[k], axis=1).max() / scale
+dev_n = np.abs(Fs[k, 1] - N_r[k]).max() / np.abs(N_r[k]).max()
+say(f"check 3: rigid slider-crank (t >= {T1 * 1e3:.1f} ms): peak |F_P| {scale:.3f} N (elastic "
+    f"model {np.linalg.norm(Fp[k], axis=1).max():.3f} N), peak |N| {np.abs(N_r[k]).max():.3f} N "
+    f"({np.abs(Fs[k, 1]).max():.3f} N); max deviation relative to the peak: pin "
     f"{dev_p:.2%}, slider {dev_n:.2%}")
-assert dev_p < 0.15 and dev_n < 0.15
+assert dev_p < 0.10 and dev_n < 0.10
 # -
 
 # A plot of the reactions and the deflection over the crank angle (rank 0).
@@ -229,6 +263,10 @@ if comm.rank == 0 and not QUICK:
         axes[1].legend(fontsize=8)
         for a in axes:
             a.axvline(np.degrees(th(T_RAMP)), color="grey", lw=0.5)
+        axes[0].text(np.degrees(th(T_RAMP)), axes[0].get_ylim()[1], " spin-up ends",
+                     va="top", fontsize=8, color="grey")
+        axes[0].set_title(f"elastic slider-crank, {OMEGA * 30 / np.pi:.0f} rpm: forces on the "
+                          "coupler (global components)", fontsize=10)
         fig.tight_layout()
         fig.savefig("out/elastic_linkage.png", dpi=120)
         print("plot: out/elastic_linkage.png")
