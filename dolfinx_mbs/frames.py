@@ -305,6 +305,26 @@ def _differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.nda
     return d1, d2
 
 
+def _cached(state_fn):
+    """Memoize ``state(t)`` of frames whose derivatives are computed numerically: a time step
+    asks for the same few times many times (FrameState is immutable, so sharing is safe)."""
+    import functools
+
+    @functools.wraps(state_fn)
+    def state(self, t):
+        cache = self.__dict__.setdefault("_state_cache", {})
+        key = float(t)
+        hit = cache.get(key)
+        if hit is None:
+            hit = state_fn(self, t)
+            if len(cache) >= 16:
+                cache.pop(next(iter(cache)))
+            cache[key] = hit
+        return hit
+
+    return state
+
+
 def _check_rotation(R: np.ndarray, t: float, tol: float) -> np.ndarray:
     R = np.asarray(R, dtype=float)
     if R.shape == (2, 2):
@@ -362,6 +382,7 @@ class Prescribed(Frame):
             return np.zeros(3)
         return _point3(self._origin(t), f"origin(t={t:g})")
 
+    @_cached
     def state(self, t: float) -> FrameState:
         t = _finite_scalar(t, "t")
         R = self._R(t)
@@ -416,6 +437,7 @@ class Planar(Prescribed):
         th = _finite_scalar(self.theta(t), f"theta(t={t:g})")
         return rotation_about((0.0, 0.0, 1.0), th)
 
+    @_cached
     def state(self, t: float) -> FrameState:
         t = _finite_scalar(t, "t")
         h0 = 0.1 * self.time_scale
