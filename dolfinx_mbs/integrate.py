@@ -354,6 +354,19 @@ class _Integrator:
         ts.setSolution(X)
         return X
 
+    def destroy(self) -> None:
+        """Release the PETSc objects (collective) and the references to the run."""
+        snes = self.ts.getSNES()
+        if snes.getType() == PETSc.SNES.Type.PYTHON:
+            snes.setPythonContext(None)
+        self.ts.destroy()
+        for k in ("_mksp",):
+            obj = getattr(self, k, None)
+            if obj is not None:
+                obj.destroy()
+                setattr(self, k, None)
+        self.sys = None
+
     def _mass_solve(self, s, b, x) -> None:
         """x = M^-1 b with the reduced mass (factorized once per matrix version)."""
         if getattr(self, "_mksp", None) is None:
@@ -606,12 +619,16 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
             writer.close()
         if fields is not None:
             fields.close()
-    reason = ts.getConvergedReason()
+        reason, t_fail = ts.getConvergedReason(), ts.getTime()
+        ts_type, steps = ts.getType(), ts.getStepNumber()
+        # the TS holds the monitor, which holds this run's histories: break the cycle
+        ts.cancelMonitor()
+        it.destroy()
     if reason < 0:
-        raise RuntimeError(f"time integration diverged at t={ts.getTime():g}: TS reason {reason}")
+        raise RuntimeError(f"time integration diverged at t={t_fail:g}: TS reason {reason}")
     dim = pr.dim if pr else model.bodies[0].gdim
     probes_arr = np.array(values) if values else np.zeros((len(times), 0, dim))
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energies.items()},
-                  formulation=formulation, ts_type=ts.getType(), steps=ts.getStepNumber(),
+                  formulation=formulation, ts_type=ts_type, steps=steps,
                   reactions={k: np.array(v) for k, v in rhist.items()})
