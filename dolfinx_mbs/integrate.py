@@ -412,8 +412,9 @@ class _Integrator:
             self._wf = self.model.space.create_vec()
         return self._wf
 
-    def q_and_v(self, t):
-        """Reduced displacement and velocity at the current TS state (in reused vectors)."""
+    def q_and_v(self, t, need_v: bool = True):
+        """Reduced displacement and velocity at the current TS state (in reused vectors; the
+        velocity of Hamilton's form, which needs a mass solve, only when ``need_v``)."""
         ts = self.ts
         q, b = self.q, self.v
         if self.form == "second-order":
@@ -427,7 +428,7 @@ class _Integrator:
         xb.copy(b)
         X.restoreSubVector(self.is_a, xa)
         X.restoreSubVector(self.is_b, xb)
-        if self.form == "first-order":
+        if self.form == "first-order" or not need_v:
             return q, b
         # Hamilton: M v = p - G_p q - pi_0
         s = self.sys(t)
@@ -444,7 +445,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
               output: Optional[str] = None, output_every: int = 1,
               spectral_radius: Optional[float] = None,
               progress: bool = True, options: Optional[Dict[str, object]] = None,
-              prefix: str = "mbs_", constraints: str = "maggi", reactions=False) -> Result:
+              prefix: str = "mbs_", constraints: str = "maggi", reactions=False,
+              energy: bool = True) -> Result:
     """Integrate ``model`` from ``t0`` to ``t_end``.
 
     Args:
@@ -470,6 +472,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
             comparison.
         reactions: True (every constraint) or a list of constraints whose resultant forces
             are recorded at every step (``Result.reactions``, also in the CSV).
+        energy: record the energies (three mat-vecs per step); False leaves
+            ``Result.energy`` empty.
 
     Returns:
         A :class:`Result`; each body's ``u`` holds the final displacement.
@@ -507,7 +511,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         opts[key] = v
     try:
         return _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every,
-                    progress, prefix, constraints, reactions)
+                    progress, prefix, constraints, reactions, energy)
     finally:
         for key, old in saved.items():
             if old is None:
@@ -517,7 +521,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
 
 
 def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,
-         prefix, constraints="maggi", reactions=False) -> Result:
+         prefix, constraints="maggi", reactions=False, energy=True) -> Result:
     it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0, constraints)
     if reactions is True:
         rcons = list(model.constraints)
@@ -542,7 +546,8 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
 
     pr = Probes(model.bodies, list(probes)) if probes else None
     times, values = [], []
-    energies = {"kinetic": [], "elastic": [], "potential": [], "jacobi": [], "work": []}
+    energies = {"kinetic": [], "elastic": [], "potential": [], "jacobi": [], "work": []} \
+        if energy else {}
     work_acc = [0.0, 0.0]  # accumulated work, last load power
     writer = fields = None
     if not isinstance(output_every, int) or output_every < 1:
@@ -564,21 +569,25 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     failure = []
 
     def monitor(ts_, step, t, X):
-        q, v = it.q_and_v(t)
-        s = it.sys(t)
-        s["M"].mult(v, it.work)
-        kin = 0.5 * v.dot(it.work)
-        s["Kel"].mult(q, it.work)
-        ela = 0.5 * q.dot(it.work)
-        s.get("Kpot", s["K"]).mult(q, it.work2)
-        pot = 0.5 * q.dot(it.work2)
-        jac = kin + pot - q.dot(s["f"])
-        # work of the loads of the second-order form, trapezoidal in time
-        fv = v.dot(s["f"])
-        if times:
-            work_acc[0] += 0.5 * (fv + work_acc[1]) * (t - times[-1])
-        work_acc[1] = fv
-        if not all(math.isfinite(x) for x in (kin, ela)):
+        q, v = it.q_and_v(t, need_v=energy or bool(rcons))
+        if energy:
+            s = it.sys(t)
+            s["M"].mult(v, it.work)
+            kin = 0.5 * v.dot(it.work)
+            s["Kel"].mult(q, it.work)
+            ela = 0.5 * q.dot(it.work)
+            s.get("Kpot", s["K"]).mult(q, it.work2)
+            pot = 0.5 * q.dot(it.work2)
+            jac = kin + pot - q.dot(s["f"])
+            # work of the loads of the second-order form, trapezoidal in time
+            fv = v.dot(s["f"])
+            if times:
+                work_acc[0] += 0.5 * (fv + work_acc[1]) * (t - times[-1])
+            work_acc[1] = fv
+            check = (kin, ela)
+        else:
+            check = (q.norm(PETSc.NormType.NORM_INFINITY),)
+        if not all(math.isfinite(x) for x in check):
             failure.append(f"the solution is not finite at t={t:g} (step {step})")
             raise FloatingPointError(failure[-1])
         it.red.expand(q, out=it.full)
@@ -589,10 +598,11 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
             values.append(pv)
             row += pv.reshape(-1).tolist()
         times.append(t)
-        for k, x in (("kinetic", kin), ("elastic", ela), ("potential", pot), ("jacobi", jac),
-                     ("work", work_acc[0])):
-            energies[k].append(x)
-        row += [kin, ela, pot, jac, work_acc[0]]
+        if energy:
+            for k, x in (("kinetic", kin), ("elastic", ela), ("potential", pot), ("jacobi", jac),
+                         ("work", work_acc[0])):
+                energies[k].append(x)
+            row += [kin, ela, pot, jac, work_acc[0]]
         if rcons:
             forces = it.constraint_forces(t, q, v, fc)
             for name, val in model.reactions(forces, t, rcons).items():

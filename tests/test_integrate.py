@@ -272,3 +272,15 @@ def test_energy_balance_with_time_dependent_load():
         if dt == 4e-6:
             coarse = drift
     assert drift < 0.3 * coarse  # it is the time discretisation: falls like dt^2
+
+
+def test_without_energy_monitor_same_history():
+    """energy=False skips the energy monitor only: the same probe history, no energies."""
+    model, body = seed_rod()
+    u0 = model.solve_static(t=0.0)
+    out = [model.integrate(t_end=5e-4, dt=1e-5, formulation=f, u0=u0, probes=[(ROD["L"], 0, 0)],
+                           progress=False, energy=e)
+           for f in ("second-order", "hamiltonian") for e in (True, False)]
+    for a, b in (out[:2], out[2:]):
+        assert np.array_equal(a.probes, b.probes)
+        assert a.energy and not b.energy
