@@ -370,8 +370,8 @@ class Joint(Constraint):
         sb = _state(self.body_b, t)
         sa = _state(self.body_a, t)
         C, z = relative_motion(sa, sb, self.X_a, self.X_b)
-        if self.identity:   # same frame: z is the (round-off) gap X_a - X_b, constant
-            z[:, 1:, :] = 0.0
+        if self.identity:   # same frame: the nodes were matched as coincident; z = X_a - X_b
+            z[:] = 0.0      # is round-off, which would make a0 "prescribed" (and cost per step)
         dep = _full_indices(space, self.body_b, self.nodes_b)  # (n, gdim)
         rhs = z[:, :, :gdim].transpose(0, 2, 1).reshape(-1, 3)  # (n*gdim, 3)
         if self.body_a is None:
