@@ -71,7 +71,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -80,6 +79,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from benchlib import cmd, git_rev, loadavg, machine, md_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
@@ -310,9 +311,6 @@ def log(*a):
     print(*a, flush=True)
 
 
-def loadavg():
-    return open("/proc/loadavg").read().split()[:3]
-
 
 def wait_for_load(threshold: float, max_wait: float) -> dict:
     before = loadavg()
@@ -324,33 +322,6 @@ def wait_for_load(threshold: float, max_wait: float) -> dict:
                 threshold=threshold)
 
 
-def _cmd(args) -> str:
-    try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception as e:  # pragma: no cover
-        return f"({args[0]} failed: {e})"
-
-
-def machine() -> dict:
-    info = {}
-    for line in _cmd(["lscpu"]).splitlines():
-        k, _, v = line.partition(":")
-        if k.strip() in ("Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
-                         "L2 cache", "L3 cache", "Hypervisor vendor"):
-            info[k.strip()] = v.strip()
-    mem = ""
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
-    return dict(lscpu=info, nproc=_cmd(["nproc", "--all"]), memory=mem,
-                kernel=platform.release(), python=platform.python_version())
-
-
-def git_rev() -> str:
-    rev = _cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = _cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "dolfinx_mbs"])
-    return rev + (" (dolfinx_mbs/ modified)" if dirty else "")
 
 
 def n_of(c: int) -> int:
@@ -480,11 +451,6 @@ def run_pair(case: dict, nproc: int, args, study: str, a0_variant: bool) -> dict
 
 
 # --- markdown and plot ----------------------------------------------------------------------
-
-def md_table(header, rows) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---:|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def _ms(x):

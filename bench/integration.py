@@ -56,11 +56,8 @@ import gc
 import io
 import json
 import math
-import os
-import platform
 import pstats
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -68,6 +65,8 @@ from pathlib import Path
 import logging
 
 import numpy as np
+
+from benchlib import git_rev, loadavg, machine, md_table  # noqa: E402
 from mpi4py import MPI
 
 import dolfinx
@@ -109,9 +108,6 @@ def log(*a):
 def gmax(x: float) -> float:
     return COMM.allreduce(float(x), op=MPI.MAX)
 
-
-def loadavg():
-    return open("/proc/loadavg").read().split()[:3]
 
 
 def wait_for_load(threshold: float, max_wait: float) -> dict:
@@ -572,28 +568,6 @@ def study_scaling(args) -> list:
 # machine, output
 # =============================================================================================
 
-def _cmd(args) -> str:
-    try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception as e:  # pragma: no cover
-        return f"({args[0]} failed: {e})"
-
-
-def machine() -> dict:
-    info = {}
-    for line in _cmd(["lscpu"]).splitlines():
-        k, _, v = line.partition(":")
-        if k.strip() in ("Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
-                         "L2 cache", "L3 cache", "Hypervisor vendor"):
-            info[k.strip()] = v.strip()
-    mem = ""
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
-    return dict(lscpu=info, nproc=_cmd(["nproc", "--all"]), memory=mem,
-                kernel=platform.release(), python=platform.python_version())
-
 
 def versions() -> dict:
     import basix
@@ -605,16 +579,6 @@ def versions() -> dict:
                 dolfinx_mbs=mbs.__version__)
 
 
-def git_rev() -> str:
-    rev = _cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = _cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "dolfinx_mbs"])
-    return rev + (" (dolfinx_mbs/ modified)" if dirty else "")
-
-
-def md_table(header, rows) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "---:|" * len(header)]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def ms(x):

@@ -449,14 +449,8 @@ def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence
         for speed in W:
             for b in spinning:
                 b.frame.rate = float(speed)
-            model.update(t)
+            Kr, Gr, Mr = model.reduced_pencil(t, m, "damping" if damping else "gyroscopic")
             Mf = model.full_mass()
-            Kr = red.reduce(model.full_stiffness(angular_acceleration=False), key="Kw")
-            Mr = red.reduce(Mf, key="M")
-            if damping:
-                Gr = red.reduce(model.full_damping(gyroscopic=True), key="C")
-            else:
-                Gr = red.reduce(model.full_gyroscopic(), key="Gyro")
             lam, vecs = modal.gyroscopic_modes(Kr, Gr, Mr, m, shift=shift, tol=tol)
             Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
                                  for xr, xi in vecs])
@@ -492,7 +486,7 @@ def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
     mac = np.array(tr.mac)[:, :n]
     scale = np.abs(lam).max(axis=1, keepdims=True)
     real = np.abs(lam.imag) <= 1e-8 * np.maximum(scale, np.finfo(float).tiny)
-    freq = np.where(real, -lam.real, lam.imag)
+    freq = modal.signed_frequencies(lam)
     spin = np.sign(W)[:, None]
     sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
     whirl = sense.astype(int)

@@ -27,6 +27,7 @@ import numpy as np
 from dolfinx import fem
 from mpi4py import MPI
 
+from . import compat
 from .frames import FrameState, _differentiate, skew
 
 __all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "Joint", "Slider",
@@ -155,6 +156,21 @@ def _time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, w
     return np.stack([v, d1, d2])
 
 
+def _nodes_where(body, where, name) -> np.ndarray:
+    """Owned dof nodes of ``body`` where ``where(x)`` holds (x: (3, n) local coordinates);
+    a wrong-shaped answer raises on every rank."""
+    n_owned = body.V.dofmap.index_map.size_local
+    x = body.V.tabulate_dof_coordinates()[:n_owned].T
+    sel = np.asarray(where(x), dtype=bool).reshape(-1)
+    msg = None
+    if sel.shape != (n_owned,):
+        msg = (f"{name}: `where` must return one bool per point ({n_owned}), got shape "
+               f"{sel.shape}")
+        sel = np.zeros(n_owned, dtype=bool)
+    _raise_everywhere(body.comm, msg)
+    return np.flatnonzero(sel)
+
+
 def _select_nodes(body, where, facets, name) -> np.ndarray:
     """Owned dof nodes of ``body`` where a predicate holds or on tagged facets (non-empty
     overall, else ValueError on every rank)."""
@@ -166,15 +182,7 @@ def _select_nodes(body, where, facets, name) -> np.ndarray:
     V = body.V
     n_owned = V.dofmap.index_map.size_local
     if where is not None:
-        x = V.tabulate_dof_coordinates()[:n_owned].T
-        sel = np.asarray(where(x), dtype=bool).reshape(-1)
-        msg = None
-        if sel.shape != (n_owned,):
-            msg = (f"{name}: `where` must return one bool per point ({n_owned}), got shape "
-                   f"{sel.shape}")
-            sel = np.zeros(n_owned, dtype=bool)
-        _raise_everywhere(body.comm, msg)
-        nodes = np.flatnonzero(sel)
+        nodes = _nodes_where(body, where, name)
     else:
         tags, tag = facets
         fdim = body.mesh.topology.dim - 1
@@ -306,8 +314,6 @@ class BCConstraint(Constraint):
             raise ValueError(f"{self.name}: the DirichletBC constrains no dof")
         # the values it sets, read through DOLFINx itself
         u = fem.Function(V)
-        from . import compat
-
         vec = compat.petsc_vec(u)
         fem.petsc.set_bc(vec, [bc])
         self.dofs = dofs
@@ -402,18 +408,8 @@ class Joint(Constraint):
 def _gather_candidates(space, body, where, name):
     """Owned nodes of ``body`` where ``where`` holds (may be empty here), their local
     positions, global positions at t=0 and full indices, gathered on every rank."""
-    V = body.V
-    n_owned = V.dofmap.index_map.size_local
-    x = V.tabulate_dof_coordinates()[:n_owned]
-    sel = np.asarray(where(x.T), dtype=bool).reshape(-1)
-    msg = None
-    if sel.shape != (n_owned,):
-        msg = (f"{name}: `where` must return one bool per point ({n_owned}), got shape "
-               f"{sel.shape}")
-        sel = np.zeros(n_owned, dtype=bool)
-    _raise_everywhere(space.comm, msg)
-    nodes = np.flatnonzero(sel)
-    X = np.asarray(x[nodes], dtype=float).reshape(-1, 3)
+    nodes = _nodes_where(body, where, name)
+    X = _node_positions(body, nodes)
     G = body.frame.state(0.0).to_global(X) if len(X) else np.zeros((0, 3))
     full = _full_indices(space, body, nodes)
     comm = space.comm
@@ -475,9 +471,9 @@ def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
     comm = space.comm
 
     def local_node(body):
-        X = body.frame.state(0.0).R.T @ (p - body.frame.state(0.0).r_O)
-        node = body.locate_node(X, tol)
-        return node, X
+        s0 = body.frame.state(0.0)
+        X = s0.R.T @ (p - s0.r_O)
+        return body.locate_node(X, tol), X
 
     nb, Xb = local_node(body_b)
     nodes_b = np.zeros(0, np.int64) if nb is None else np.array([nb], np.int64)
@@ -485,7 +481,7 @@ def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
         full_a = np.zeros((len(nodes_b), body_b.gdim), np.int64)
         X_a = np.tile(p, (len(nodes_b), 1))
     else:
-        na, Xa = local_node(body_a)
+        na, _ = local_node(body_a)
         fa = _full_indices(space, body_a, np.array([na])) if na is not None else None
         xa = _node_positions(body_a, np.array([na])) if na is not None else None
         fa = [f for f in comm.allgather(fa) if f is not None][0]

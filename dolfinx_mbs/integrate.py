@@ -123,7 +123,7 @@ class _LinearStep:
 
 class _Integrator:
     def __init__(self, model, formulation, t0, dt, u0, v0, prefix, p0=None,
-                 constraints="maggi", linear=True):
+                 constraints="maggi"):
         if formulation not in FORMULATIONS:
             raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
         if constraints not in ("maggi", "multipliers"):
@@ -185,15 +185,12 @@ class _Integrator:
         ts.setTime(t0)
         ts.setTimeStep(dt)
         ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
-        # Newton with a full step: one factorization per step for these linear equations
-        # (SNES "ksponly" leaves TSALPHA2 stuck at its first step in PETSc 3.18)
+        # one linear solve per step (_LinearStep; PETSc's "ksponly" skips the function call at
+        # the solution that TSALPHA2 needs). -mbs_snes_type newtonls checks it by Newton.
         snes = ts.getSNES()
         snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
-        if linear:  # one linear solve per step (-mbs_snes_type newtonls to check by Newton)
-            snes.setType(PETSc.SNES.Type.PYTHON)
-            snes.setPythonContext(_LinearStep(self))
-        else:
-            snes.setType("newtonls")
+        snes.setType(PETSc.SNES.Type.PYTHON)
+        snes.setPythonContext(_LinearStep(self))
         _lu(snes.getKSP())
 
     # -- set-up helpers ---------------------------------------------------------------------
@@ -398,19 +395,8 @@ class _Integrator:
         self._mass_solve(s, rhs, a)
         red.expand(q, out=self._fu)
         red.expand_rate(q, v, out=self._fv)
-        red.A.mult(a, self._fa)  # Delta'' = A q'' + 2 A' q' + A'' q + a0''
-        if red.A_dot is not None:
-            red.A_dot.mult(v, self.work_full())
-            self._fa.axpy(2.0, self._wf)
-            red.A_ddot.multAdd(q, self._fa, self._fa)
-        if red.a0_ddot is not None:
-            self._fa.axpy(1.0, red.a0_ddot)
+        red.expand_acceleration(q, v, a, out=self._fa)
         return model.constraint_forces(t, self._fu, self._fv, self._fa, out=out)
-
-    def work_full(self):
-        if getattr(self, "_wf", None) is None:
-            self._wf = self.model.space.create_vec()
-        return self._wf
 
     def q_and_v(self, t, need_v: bool = True):
         """Reduced displacement and velocity at the current TS state (in reused vectors; the

@@ -400,6 +400,19 @@ class MaggiReducer:
             self.A.multAdd(q, self.a0, out)
         return out
 
+    def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
+                            out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        """Delta'' = A q'' + 2 A' q' + A'' q + a0'' (``v`` = q', ``a`` = q'')."""
+        out = out if out is not None else self.space.create_vec()
+        self.A.mult(a, out)
+        if self.A_dot is not None:
+            self.A_dot.multAdd(v, out, out)
+            self.A_dot.multAdd(v, out, out)
+            self.A_ddot.multAdd(q, out, out)
+        if self.a0_ddot is not None:
+            out.axpy(1.0, self.a0_ddot)
+        return out
+
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: Optional[PETSc.Vec] = None
                     ) -> PETSc.Vec:
         """Delta' = A q' + A' q + a0'."""

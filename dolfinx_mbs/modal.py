@@ -134,6 +134,16 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     return np.sort(out[order])
 
 
+def signed_frequencies(lam: np.ndarray, rel: float = 1e-8) -> np.ndarray:
+    """Signed frequencies of eigenvalues given one per conjugate pair (Im >= 0), as
+    :func:`gyroscopic_modes` returns them: Im(lambda), or -Re(lambda) for a real root (a
+    divergent mode). ``lam`` may be 1D or 2D (rows scaled separately)."""
+    lam = np.asarray(lam, dtype=complex)
+    scale = np.abs(lam).max(axis=-1, keepdims=True)
+    real = np.abs(lam.imag) <= rel * np.maximum(scale, np.finfo(float).tiny)
+    return np.where(real, -lam.real, lam.imag)
+
+
 def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
                      tol: float = 1e-10) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
     """The ``n`` eigenpairs of (lambda^2 M + lambda G + K) x = 0 nearest ``shift``, one per

@@ -292,12 +292,19 @@ class Model:
 
     def _full(self, key: str, per_body: Callable[[BodyOperators, Optional[PETSc.Mat]], PETSc.Mat]
               ) -> PETSc.Mat:
-        """A block-diagonal full operator built from a per-body one, work objects reused."""
+        """A block-diagonal full operator built from a per-body one, work objects reused; formed
+        again only when a body's matrices changed (its operators' ``version``)."""
+        ops_list = self.body_operators
+        stamp = tuple(o.version for o in ops_list)
+        done = key if not self.space.single else f"{key}/0"
+        if self._work.get(f"{key}#stamp") == stamp and done in self._work:
+            return self._work[done]
         mats = []
-        for i, ops in enumerate(self.body_operators):
+        for i, ops in enumerate(ops_list):
             wk = f"{key}/{i}"
             mats.append(per_body(ops, self._work.get(wk)))
             self._work[wk] = mats[-1]
+        self._work[f"{key}#stamp"] = stamp
         if self.space.single:
             return mats[0]
         out = self.space.block_diagonal(mats, self._work.get(key))
@@ -355,8 +362,7 @@ class Model:
                 sys_["K"].axpy(1.0, red.reduce_with(Cf, red.A_dot, "C.Ad"), structure=sub)
                 sys_["K"].axpy(1.0, red.reduce_with(M, red.A_ddot, "M.Add"), structure=sub)
             if hamiltonian:
-                Gy = red.reduce(self._full("Gyro", lambda o, w: o.mats["gyroscopic"]),
-                                key="Gyro")
+                Gy = red.reduce(self.full_gyroscopic(), key="Gyro")
                 Gp = sys_.get("Gp")
                 Gp = Gy.copy(Gp, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN) \
                     if Gp is not None else Gy.copy()
@@ -375,12 +381,8 @@ class Model:
         # vectors: at every new time (loads may depend on time)
         Q = self.full_load()
         if red.prescribed:
-            rhs = self._work.get("vec/rhs")
-            rhs = Q.copy(rhs) if rhs is not None else Q.copy()
-            self._work["vec/rhs"] = rhs
-            tmp = self._work.get("vec/tmp")
-            tmp = tmp if tmp is not None else Q.duplicate()
-            self._work["vec/tmp"] = tmp
+            rhs = Q.copy(self._vec("rhs"))
+            tmp = self._vec("tmp")
             self.full_stiffness().mult(red.a0, tmp)
             rhs.axpy(-1.0, tmp)
             if red.a0_dot is not None:
@@ -396,10 +398,11 @@ class Model:
         self._system_key = key
         return sys_
 
-    def _vec(self, key: str, like: PETSc.Vec) -> PETSc.Vec:
+    def _vec(self, key: str) -> PETSc.Vec:
+        """A full-layout work vector, created on first use."""
         v = self._work.get("vec/" + key)
         if v is None:
-            v = like.duplicate()
+            v = self.space.create_vec()
             self._work["vec/" + key] = v
         return v
 
@@ -415,7 +418,7 @@ class Model:
         stored as ``Gp`` (the first equation's), ``Gq`` and ``Kh``."""
         red = self.reducer
         sub = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
-        G = self._full("Gyro", lambda o, w: o.mats["gyroscopic"])
+        G = self.full_gyroscopic()
         MAd = red.reduce_with(M, red.A_dot, "M.Ad")     # A^T M A'
         GAd = red.reduce_with(G, red.A_dot, "G.Ad")     # A^T G A'
         CAd = red.reduce_with(Cf, red.A_dot, "C.Ad")    # A^T (G + D) A'
@@ -446,11 +449,11 @@ class Model:
         for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"), ("fa", "applied")):
             # always a copy: the prescribed part is added in place below
             full[k] = self.space.gather([v[name] for v in vecs],
-                                        self._vec(k, self.full_load()))
+                                        self._vec(k))
         w, h = full["pi0"], full["h"]
         if red.prescribed:
-            tmp = self._vec("tmp", w)
-            G = self._full("Gyro", lambda o, w_: o.mats["gyroscopic"])
+            tmp = self._vec("tmp")
+            G = self.full_gyroscopic()
             G.mult(red.a0, tmp)
             w.axpy(0.5, tmp)
             self.full_stiffness(angular_acceleration=False).mult(red.a0, tmp)
@@ -615,6 +618,16 @@ class Model:
             Ascending signed frequencies (see :mod:`dolfinx_mbs.modal`): a negative value marks a
             divergent mode.
         """
+        Kr, Gr, Mr = self.reduced_pencil(t, n, "gyroscopic" if gyroscopic else None)
+        if not gyroscopic:
+            return modal.generalized_frequencies(Kr, Mr, n, shift=shift)
+        return modal.gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+
+    def reduced_pencil(self, t: float, n: int, coupling: Optional[str] = None):
+        """(K_r, G_r, M_r): the reduced operators of the eigenproblems about the frame state at
+        ``t``: K + K_omega (+ K_sigma), the velocity coupling (``"gyroscopic"``: G,
+        ``"damping"``: G + D, None: no matrix) and M, for ``n`` wanted modes (checked against
+        the free dofs)."""
         self.update(t)
         red = self.reducer
         red.update(t)
@@ -622,12 +635,13 @@ class Model:
             raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
         Kr = red.reduce(self.full_stiffness(angular_acceleration=False), key="Kw")
         Mr = red.reduce(self.full_mass(), key="M")
-        if not gyroscopic:
-            return modal.generalized_frequencies(Kr, Mr, n, shift=shift)
-        Gr = red.reduce(self._full("Gyro", lambda o, w: o.mats["gyroscopic"]), key="Gyro")
-        return modal.gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+        Gr = None
+        if coupling == "damping":
+            Gr = red.reduce(self.full_damping(gyroscopic=True), key="C")
+        elif coupling == "gyroscopic":
+            Gr = red.reduce(self.full_gyroscopic(), key="Gyro")
+        return Kr, Gr, Mr
 
-    # -- Campbell diagrams ------------------------------------------------------------------
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
               output: Optional[str] = None) -> Dict[str, np.ndarray]:
         """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 about the frame state at
@@ -643,19 +657,9 @@ class Model:
         to a unit largest displacement) as functions ``mode<k>_re`` and ``mode<k>_im`` (the
         motion is Re((re + i im) e^(lambda t))), for ParaView.
         """
-        self.update(t)
-        red = self.reducer
-        red.update(t)
-        if n > red.n_reduced:
-            raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
-        Kr = red.reduce(self.full_stiffness(angular_acceleration=False), key="Kw")
-        Mr = red.reduce(self.full_mass(), key="M")
-        if damping:
-            Cr = red.reduce(self.full_damping(gyroscopic=True), key="C")
-        else:
-            Cr = red.reduce(self.full_gyroscopic(), key="Gyro")
+        Kr, Cr, Mr = self.reduced_pencil(t, n, "damping" if damping else "gyroscopic")
         lam, vecs = modal.gyroscopic_modes(Kr, Cr, Mr, n, shift=shift)
-        freq = np.where(np.abs(lam.imag) > 0, lam.imag, -np.abs(lam.real))
+        freq = modal.signed_frequencies(lam)
         zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
         if output is not None:
             self._write_modes(output, vecs)

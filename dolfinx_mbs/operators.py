@@ -153,6 +153,9 @@ class BodyOperators:
                 self._basis.append((coeff, B))
         t2 = time.perf_counter()
         self._keys: Dict[str, Optional[tuple]] = {}
+        #: incremented whenever a matrix changes (operators combined from them can be reused
+        #: while it stays)
+        self.version = 0
         self.state: Optional[FrameState] = None
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: Optional[PETSc.Mat] = None
@@ -185,6 +188,7 @@ class BodyOperators:
             self._prestress.append((ij, A))
         self.mats["geometric"] = self.K.duplicate()
         self._keys.pop("geometric", None)
+        self.version += 1
         if self.state is not None:
             self._update_geometric(self.state)
 
@@ -194,6 +198,7 @@ class BodyOperators:
         if key != self._keys.get("geometric"):
             combine(self.mats["geometric"], coeffs)
             self._keys["geometric"] = key
+            self.version += 1
 
     @property
     def M(self) -> PETSc.Mat:
@@ -227,6 +232,7 @@ class BodyOperators:
             if key != self._keys.get(name):
                 self.coupling_matrix(W, self.mats[name])
                 self._keys[name] = key
+                self.version += 1
         if self._prestress:
             self._update_geometric(state)
         t1 = time.perf_counter()

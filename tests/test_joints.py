@@ -196,21 +196,29 @@ def test_linkage_world_equals_self():
     assert np.abs(r1 - r2).max() <= 1e-8 * np.abs(r2).max()
 
 
+def _shaken_rod():
+    """Seed 003's rod (2D, 8 elements, spinning at 0.2 w1) whose root is moved axially by
+    u(0, t) = U sin^3(w t), w = 0.7 w1; sin^3 starts with zero velocity and acceleration,
+    consistent with the rod at rest. Returns (model, body, U)."""
+    E, L, rho = ROD["E"], ROD["L"], ROD["rho"]
+    w1 = np.pi / 2 * np.sqrt(E / rho) / L
+    _, body = axial_rod(MPI.COMM_WORLD, 8, 0.2 * w1, dim=2)
+    model = mbs.Model([body])
+    U, w = 1e-4, 0.7 * w1
+    model.prescribe(body, lambda t: (U * np.sin(w * t) ** 3, 0.0),
+                    where=lambda x: np.isclose(x[0], 0.0), components=[0], time_scale=0.1 / w,
+                    name="shaker")
+    model.clamp(body, lambda x: np.full(x.shape[1], True), components=[1], name="guide")
+    return model, body, U
+
+
 def test_prescribed_motion_equals_multipliers():
     """Base excitation u(0, t) = U sin^3(w t) of seed 003's rod: Maggi (a0, a0', a0'' from the
     numerically differentiated motion) and multipliers (which impose u(0, t) itself) approach
     each other as dt^2; with a constant spin the centrifugal terms act on the prescribed
     motion too."""
-    E, L, rho = ROD["E"], ROD["L"], ROD["rho"]
-    w1 = np.pi / 2 * np.sqrt(E / rho) / L
-    mesh_model, body = axial_rod(MPI.COMM_WORLD, 8, 0.2 * w1, dim=2)
-    model = mbs.Model([body])
-    U, w = 1e-4, 0.7 * w1
-    # sin^3: starts with zero velocity and acceleration, consistent with the rod at rest
-    model.prescribe(body, lambda t: (U * np.sin(w * t) ** 3, 0.0),
-                    where=lambda x: np.isclose(x[0], 0.0), components=[0], time_scale=0.1 / w,
-                    name="shaker")
-    model.clamp(body, lambda x: np.full(x.shape[1], True), components=[1], name="guide")
+    model, body, U = _shaken_rod()
+    L = ROD["L"]
     diffs = []
     for dt in (4e-6, 2e-6):
         a, b = [model.integrate(1e-3, dt, constraints=c, probes=[(body, (L, 0.0))],
@@ -219,7 +227,6 @@ def test_prescribed_motion_equals_multipliers():
         assert np.abs(a.probes).max() > U
         diffs.append(np.abs(a.probes - b.probes).max() / U)  # relative to the shaker's stroke
     assert diffs[-1] < 1e-6 and diffs[0] / diffs[1] > 3.0, diffs
-    del mesh_model
 
 
 def test_dirichletbc_and_rows_match_clamp():
@@ -261,14 +268,8 @@ def test_moving_constraints_in_every_formulation():
     first-order form approach the second-order solution as dt^2, for the rheonomic linkage
     and for a prescribed base motion."""
     model, coupler, pin, _ = _linkage(MPI.COMM_WORLD)
-    E, L, rho = ROD["E"], ROD["L"], ROD["rho"]
-    w1 = np.pi / 2 * np.sqrt(E / rho) / L
-    _, rod = axial_rod(MPI.COMM_WORLD, 8, 0.2 * w1, dim=2)
-    shaken = mbs.Model([rod])
-    U, w = 1e-4, 0.7 * w1
-    shaken.prescribe(rod, lambda t: (U * np.sin(w * t) ** 3, 0.0),
-                     where=lambda x: np.isclose(x[0], 0.0), components=[0], time_scale=0.1 / w)
-    shaken.clamp(rod, lambda x: np.full(x.shape[1], True), components=[1])
+    shaken, rod, _ = _shaken_rod()
+    L = ROD["L"]
     cases = [(model, (coupler, (0.15, 0.0)), 0.01, (2e-4, 1e-4), ("first-order", "hamiltonian")),
              (shaken, (rod, (L, 0.0)), 1e-3, (4e-6, 2e-6), ("hamiltonian",))]
     for m, probe, t_end, dts, forms in cases:

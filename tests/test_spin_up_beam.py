@@ -32,6 +32,7 @@ from scipy.linalg import eigh
 from dolfinx import mesh as dmesh
 
 import dolfinx_mbs as mbs
+import ebbeam
 
 L, EI, RHO_A, EA = 10.0, 14000.0, 1.2, 2.8e7
 T_S = 15.0
@@ -52,29 +53,9 @@ def spin(t, final_rate):
 # --- the Euler-Bernoulli reference ------------------------------------------------------------
 
 def eb_matrices(n_el=20):
-    """Mass, bending stiffness, unit-tension geometric stiffness (N = rho A (L^2 - x^2)/2) and
-    the unit Euler load (rho A x) of the clamped beam: Hermite cubics, dofs (w, w') per node,
-    root dofs removed."""
-    h = L / n_el
-    size = 2 * (n_el + 1)
-    M, K, G = (np.zeros((size, size)) for _ in range(3))
-    f = np.zeros(size)
-    xg, wg = np.polynomial.legendre.leggauss(6)
-    for e in range(n_el):
-        idx = np.arange(2 * e, 2 * e + 4)
-        for xi, wi in zip(xg, wg):
-            s = (xi + 1) / 2
-            x, w = e * h + s * h, wi * h / 2
-            Hs = np.array([1 - 3 * s**2 + 2 * s**3, h * (s - 2 * s**2 + s**3), 3 * s**2 - 2 * s**3,
-                           h * (-s**2 + s**3)])
-            d1 = np.array([-6 * s + 6 * s**2, h * (1 - 4 * s + 3 * s**2), 6 * s - 6 * s**2,
-                           h * (-2 * s + 3 * s**2)]) / h
-            d2 = np.array([-6 + 12 * s, h * (-4 + 6 * s), 6 - 12 * s, h * (-2 + 6 * s)]) / h**2
-            M[np.ix_(idx, idx)] += w * RHO_A * np.outer(Hs, Hs)
-            K[np.ix_(idx, idx)] += w * EI * np.outer(d2, d2)
-            G[np.ix_(idx, idx)] += w * RHO_A * (L**2 - x**2) / 2 * np.outer(d1, d1)
-            f[idx] += w * RHO_A * x * Hs
-    return M[2:, 2:], K[2:, 2:], G[2:, 2:], f[2:]
+    """Mass, bending stiffness, unit-spin geometric stiffness and unit Euler load of the
+    clamped beam (tests/ebbeam.py)."""
+    return ebbeam.cantilever(L, RHO_A, EI, n_el)
 
 
 def eb_tip(final_rate, times, stiffening=True, n_el=20, n_modes=10):
