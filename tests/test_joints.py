@@ -242,7 +242,8 @@ def test_dirichletbc_and_rows_match_clamp():
     bc = fem.dirichletbc(np.zeros(2, dtype=mbs.compat.scalar_type), dofs, body.V)
     m2 = mbs.Model([body])
     m2.constrain(bc)
-    assert np.max(np.abs(m2.natural_frequencies(n=5) / w_ref - 1)) < 1e-12
+    # both are eigensolves to 1e-12 relative residual: agreement to that order, not exactly
+    assert np.max(np.abs(m2.natural_frequencies(n=5) / w_ref - 1)) < 1e-10
 
     # the same plate rotated by 30 degrees, its edge on rollers normal to n and tangent to t:
     # rows n.u = 0 and t.u = 0 at each edge node: a clamp written in skew components
