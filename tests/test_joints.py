@@ -297,3 +297,40 @@ def test_maggi_equals_multipliers_for_fixed_constraints(dim):
     assert np.abs(a.probes - b.probes).max() < 1e-8 * np.abs(a.probes).max()
     ra, rb = a.reactions[clamp.name][1:], b.reactions[clamp.name][1:]
     assert np.abs(ra - rb).max() < 1e-6 * np.abs(ra).max()
+
+
+def test_bad_constraint_input_raises_everywhere():
+    """Clear errors, on every rank, for the new constraint calls."""
+    comm = MPI.COMM_WORLD
+    frame = mbs.frames.ConstantSpin(rate=0.0)
+    a = mbs.Body(_block(comm, 0.0, 0.5, 4, 2), _material(2), frame, degree=1, name="a")
+    b = mbs.Body(_block(comm, 0.5, 1.0, 3, 2), _material(2), frame, degree=1, name="b")
+    model = mbs.Model([a, b])
+    # a non-matching interface: c's nodes shifted by 1 cm along the cut
+    c = mbs.Body(_block(comm, 0.5, 1.0, 3, 2), _material(2), frame, degree=1, name="c")
+    c.mesh.geometry.x[:, 1] += 0.01
+    m2 = mbs.Model([a, c])
+    with pytest.raises(ValueError, match="have no partner"):
+        m2.tie(a, c, lambda x: np.isclose(x[0], 0.5))
+    with pytest.raises(ValueError, match="selects no node"):
+        model.tie(a, b, lambda x: np.isclose(x[0], 7.0))
+    with pytest.raises(ValueError, match="must differ"):
+        model.tie(a, a, lambda x: np.isclose(x[0], 0.5))
+    with pytest.raises(ValueError, match="not at a node"):
+        model.pin(a, b, (0.5, 0.0123))
+    with pytest.raises(ValueError, match="axis"):
+        model.slider(b, (1.0, 0.0), (0.0, 0.0))
+    with pytest.raises(ValueError, match="do not fix a rigid motion"):
+        model.rigid(a, lambda x: np.isclose(x[0], 0.0) & np.isclose(x[1], 0.0))
+    with pytest.raises(ValueError, match="outside"):
+        model.constrain([{10**9: 1.0}])
+    model.clamp(a, lambda x: np.isclose(x[0], 0.0))
+    model.tie(a, b, lambda x: np.isclose(x[0], 0.5))
+    with pytest.raises(ValueError, match="constraints must be"):
+        model.integrate(1e-3, 1e-4, constraints="penalty", progress=False)
+    with pytest.raises(ValueError, match="second-order"):
+        model.integrate(1e-3, 1e-4, formulation="hamiltonian", constraints="multipliers",
+                        progress=False)
+    other = mbs.Model([a]).clamp(a, lambda x: np.isclose(x[0], 0.0), name="elsewhere")
+    with pytest.raises(ValueError, match="not a constraint of this model"):
+        model.integrate(1e-3, 1e-4, reactions=[other], progress=False)
