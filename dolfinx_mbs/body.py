@@ -70,11 +70,20 @@ class Body:
         frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
         degree: polynomial degree of the displacement (1 or 2, or higher).
         name: label used in output and messages.
-        stiffening: None, or ``"prestress"``: the geometric stiffness of the steady
-            centrifugal stress (``theory.md`` section 3), K_sigma(omega) = sum_ij omega_i omega_j
-            K_sigma,ij from unit solves K u_ij = q_ij with the model's constraints (done by the
-            model on first use), so it follows any omega(t) without new solves. (``"nonlinear"``,
-            St Venant-Kirchhoff strain, is not available yet.)
+        stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
+            (``theory.md`` section 3).
+
+            ``"prestress"``: the geometric stiffness of the steady stress of the centrifugal
+            load and of gravity, K_sigma(t) = sum_ij omega_i omega_j K_sigma,ij +
+            sum_k g_k K_sigma,k (g the gravity in local components), from unit solves with the
+            model's constraints (done by the model on first use): it follows any omega(t) and
+            any orientation without new solves. Constant applied loads in local components
+            (body forces, tractions, point loads) are added as one more case.
+
+            ``"nonlinear"``: St Venant-Kirchhoff strain (Green strain, the material's law
+            applied to it) in the body frame: large displacements relative to the frame,
+            small strain. Time integration and static solves use Newton's method; modal
+            solves linearize about the static equilibrium at the frame state.
 
     Raises:
         ValueError: material and mesh dimensions differ, degree < 1, or the mesh has no cells.
@@ -91,9 +100,6 @@ class Body:
         if stiffening not in (None, "prestress", "nonlinear"):
             raise ValueError(f"stiffening must be None, 'prestress' or 'nonlinear', got "
                              f"{stiffening!r}")
-        if stiffening == "nonlinear":
-            raise NotImplementedError("stiffening='nonlinear' (St Venant-Kirchhoff strain) is not "
-                                      "available yet: use stiffening='prestress'")
         gdim = mesh.geometry.dim
         tdim = mesh.topology.dim
         if gdim not in (2, 3) or tdim != gdim:
@@ -139,6 +145,10 @@ class Body:
                 self.prestress_fields[ij] = fem.Function(self.V, name=f"u_prestress_{ij[0]}{ij[1]}")
         #: W of the unit centrifugal load (omega x omega x X = W X)
         self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
+        #: with nonlinear stiffening: the displacement at which the strain's nonlinear terms
+        #: are evaluated (set by the model)
+        self.u_state = fem.Function(self.V, name="u_state") if stiffening == "nonlinear" \
+            else None
 
     @staticmethod
     def unit_load_matrix(ij) -> np.ndarray:
@@ -164,6 +174,20 @@ class Body:
             sigma0 = self.material.stress(F.strain(f))
             out[ij] = F.geometric_stiffness(self.material, sigma0, u, v)
         return out
+
+    def nonlinear_forms(self) -> dict:
+        """With nonlinear stiffening, the forms at ``u_state``: ``force`` (the internal force's
+        excess over K u), ``tangent`` (its derivative: the tangent stiffness's excess over K)
+        and ``energy`` (the strain energy's excess over 1/2 u.K u)."""
+        if self.u_state is None:
+            raise ValueError(f"body {self.name!r} has no nonlinear stiffening")
+        u, v = self.trial_test()
+        # quadrature of degree 3p: exact for the linear and quadratic terms on affine cells
+        # (and for the linear part on tensor-product cells, so that K u is cancelled exactly)
+        dx = ufl.Measure("dx", domain=self.mesh, metadata={"quadrature_degree": 3 * self.degree})
+        n = F.svk_remainder(self.material, self.u_state, v, dx)
+        return {"force": n, "tangent": ufl.derivative(n, self.u_state, u),
+                "energy": F.svk_remainder_energy(self.material, self.u_state, dx)}
 
     # -- frame state ----------------------------------------------------------------------
     def set_state(self, state: FrameState) -> None:

@@ -50,6 +50,9 @@ __all__ = [
     "inertia_coupling",
     "momentum_coupling",
     "momentum_offset",
+    "green_strain",
+    "svk_remainder",
+    "svk_remainder_energy",
     "momentum_load",
     "frame_inertia_load",
     "kinetic_energy_density",
@@ -168,6 +171,33 @@ def geometric_stiffness(material: Material, sigma0, u, v, dx=ufl.dx):
     """k_sigma(u, v) = int sigma0_ij u_k,i v_k,j (theory.md section 3): the stiffness a
     prestress sigma0 gives (times the thickness of a 2D body)."""
     return material.thickness * ufl.inner(ufl.grad(u) * sigma0, ufl.grad(v)) * dx
+
+
+def green_strain(u):
+    """Green-Lagrange strain E = 1/2 (F^T F - I), F = I + grad u."""
+    G = ufl.grad(u)
+    return 0.5 * (G + G.T + G.T * G)
+
+
+def svk_remainder(material: Material, u, v, dx=ufl.dx):
+    """n(u; v) = int (F S(E)) : grad v - k(u, v): what the St Venant-Kirchhoff internal force
+    (S = C : E, E the Green strain, the material's law applied to E) adds to the linear one
+    (theory.md section 3). Quadratic and cubic in u; zero, with zero derivative, at u = 0.
+    Its derivative in u is the tangent's excess over K: geometric stiffness of the current
+    stress plus the initial-displacement terms."""
+    E = green_strain(u)
+    Fd = ufl.Identity(_gdim(u)) + ufl.grad(u)
+    P = Fd * material.stress(E)
+    return material.thickness * (ufl.inner(P, ufl.grad(v)) * dx) - stiffness(material, u, v, dx)
+
+
+def svk_remainder_energy(material: Material, u, dx=ufl.dx):
+    """int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
+    linear one (n(u; v) is its derivative)."""
+    E = green_strain(u)
+    eps = strain(u)
+    return 0.5 * material.thickness * (ufl.inner(material.stress(E), E)
+                                       - ufl.inner(material.stress(eps), eps)) * dx
 
 
 def momentum_coupling(rho, omega, u, v, dx=ufl.dx):

@@ -14,7 +14,10 @@ Three formulations (``theory.md`` sections 2 and 4), each on the reduced operato
 
 Every step is one linear solve: the equations are linear in the unknowns, so the TS's
 nonlinear solver is a single Newton step with one residual evaluation (``-mbs_snes_type
-newtonls`` restores PETSc's Newton, e.g. to watch its residuals). The TS reads the PETSc options
+newtonls`` restores PETSc's Newton, e.g. to watch its residuals). Bodies with
+``stiffening="nonlinear"`` (St Venant-Kirchhoff) add A^T n(Delta) to the residual and
+A^T K_n(Delta) A to the Jacobian; such models step with PETSc's Newton (``newtonls``), the
+tangent formed at every iteration. The TS reads the PETSc options
 database with the prefix ``mbs_`` (``-mbs_ts_type bdf``,
 ``-mbs_ts_adapt_type basic``, ``-mbs_ts_alpha_radius 0.8``, ``-mbs_ksp_type``...). Linear
 solves default to a direct LU factorization (MUMPS).
@@ -41,6 +44,7 @@ FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 # fixed steps unless asked otherwise; full Newton steps (the equations are linear)
 _DEFAULT_OPTIONS = {"ts_adapt_type": "none", "snes_linesearch_type": "basic"}
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
 
 
 @dataclasses.dataclass
@@ -132,6 +136,11 @@ class _Integrator:
         if constraints == "multipliers" and formulation != "second-order":
             raise ValueError("constraints='multipliers' works with the second-order "
                              "formulation only")
+        if constraints == "multipliers" and model.nonlinear:
+            raise ValueError("constraints='multipliers' works with linear strain only (a body "
+                             "has stiffening='nonlinear'): use constraints='maggi'")
+        #: St Venant-Kirchhoff bodies: Newton's method at every step
+        self.nonlinear = model.nonlinear
         self.model = model
         self.form = formulation
         self.skip_residual = False
@@ -188,9 +197,13 @@ class _Integrator:
         # one linear solve per step (_LinearStep; PETSc's "ksponly" skips the function call at
         # the solution that TSALPHA2 needs). -mbs_snes_type newtonls checks it by Newton.
         snes = ts.getSNES()
-        snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
-        snes.setType(PETSc.SNES.Type.PYTHON)
-        snes.setPythonContext(_LinearStep(self))
+        if self.nonlinear:  # Newton: the tangent at every iteration
+            snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=25)
+            snes.setType(PETSc.SNES.Type.NEWTONLS)
+        else:
+            snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
+            snes.setType(PETSc.SNES.Type.PYTHON)
+            snes.setPythonContext(_LinearStep(self))
         _lu(snes.getKSP())
 
     # -- set-up helpers ---------------------------------------------------------------------
@@ -237,13 +250,16 @@ class _Integrator:
         s["C"].multAdd(V, F, F)
         s["K"].multAdd(U, F, F)
         F.axpy(-1.0, s["f"])
+        if self.nonlinear:
+            F.axpy(1.0, self.model.nonlinear_reduced(U, tangent=False)[0])
 
     def _unchanged(self, s, *shifts) -> bool:
         """True when the Jacobian already holds these operators and shifts (steady frames and
         a fixed step): it is then left untouched, and so is its factorization."""
         # shifts compared to 12 digits: the step that lands on t_end differs from dt by round-off
         key = (s["_version"],) + tuple(float(f"{x:.12e}") for x in shifts)
-        same = key == getattr(self, "_jkey", None)
+        # a nonlinear tangent changes with the state: never the same
+        same = key == getattr(self, "_jkey", None) and not self.nonlinear
         self._jkey = key
         # PETSc would refactor on every Jacobian evaluation; keep the factorization instead
         self.ts.getSNES().getKSP().getPC().setReusePreconditioner(same)
@@ -256,6 +272,8 @@ class _Integrator:
         s["K"].copy(J, structure=SAME)
         J.axpy(shift_v, s["C"], structure=SAME)
         J.axpy(shift_a, s["M"], structure=SAME)
+        if self.nonlinear:
+            J.axpy(1.0, self.model.nonlinear_reduced(U)[1], structure=SUBSET)
 
     # -- first order and Hamilton -----------------------------------------------------------
     def _ifunction(self, ts, t, X, Xdot, F):
@@ -272,6 +290,8 @@ class _Integrator:
             s["C"].multAdd(xb, fb, fb)
             s["K"].multAdd(xa, fb, fb)
             fb.axpy(-1.0, s["f"])
+            if self.nonlinear:
+                fb.axpy(1.0, self.model.nonlinear_reduced(xa, tangent=False)[0])
         else:  # a = q, b = p
             s["M"].mult(da, fa)
             s["Gp"].multAdd(xa, fa, fa)
@@ -287,6 +307,8 @@ class _Integrator:
             s["Kh"].multAdd(xa, fb, fb)
             fb.axpy(1.0, s["h"])
             fb.axpy(-1.0, s["fa"])
+            if self.nonlinear:
+                fb.axpy(1.0, self.model.nonlinear_reduced(xa, tangent=False)[0])
         for v, is_ in ((xa, self.is_a), (xb, self.is_b)):
             X.restoreSubVector(is_, v)
         for v, is_ in ((da, self.is_a), (db, self.is_b)):
@@ -299,6 +321,11 @@ class _Integrator:
         if self._unchanged(s, a):
             return
         b = self.blocks
+        KN = None
+        if self.nonlinear:
+            xa = X.getSubVector(self.is_a)
+            KN = self.model.nonlinear_reduced(xa)[1]
+            X.restoreSubVector(self.is_a, xa)
         if self.form == "first-order":
             # [[a I, -I], [K, a M + C]]
             self.I.copy(b[0], structure=SAME)
@@ -306,6 +333,8 @@ class _Integrator:
             self.I.copy(b[1], structure=SAME)
             b[1].scale(-1.0)
             s["K"].copy(b[2], structure=SAME)
+            if KN is not None:
+                b[2].axpy(1.0, KN, structure=SUBSET)
             s["C"].copy(b[3], structure=SAME)
             b[3].axpy(a, s["M"], structure=SAME)
         else:
@@ -315,6 +344,8 @@ class _Integrator:
             self.I.copy(b[1], structure=SAME)
             b[1].scale(-1.0)
             s["Kh"].copy(b[2], structure=SAME)
+            if KN is not None:
+                b[2].axpy(1.0, KN, structure=SUBSET)
             if s.get("Gq") is not None:
                 b[2].axpy(a, s["Gq"], structure=SAME)
             else:
@@ -488,8 +519,11 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
     opts = PETSc.Options()
     saved = {}
     run_opts = {k: v for k, v in _DEFAULT_OPTIONS.items() if not opts.hasName(prefix + k)}
-    if constraints == "multipliers" and not opts.hasName(prefix + "mat_mumps_icntl_14"):
-        run_opts["mat_mumps_icntl_14"] = 200  # room for the saddle point's pivoting
+    if (constraints == "multipliers" or formulation != "second-order") and \
+            not opts.hasName(prefix + "mat_mumps_icntl_14"):
+        # room for MUMPS's pivoting: the saddle point, and the 2n systems whose blocks differ
+        # in scale by many orders (a I beside K) need more than its default estimate
+        run_opts["mat_mumps_icntl_14"] = 200
     run_opts.update(options or {})
     for k, v in run_opts.items():
         key = prefix + k
@@ -564,6 +598,10 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
             ela = 0.5 * q.dot(it.work)
             s.get("Kpot", s["K"]).mult(q, it.work2)
             pot = 0.5 * q.dot(it.work2)
+            if it.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
+                extra = model.nonlinear_energy(q)
+                ela += extra
+                pot += extra
             jac = kin + pot - q.dot(s["f"])
             # work of the loads of the second-order form, trapezoidal in time
             fv = v.dot(s["f"])

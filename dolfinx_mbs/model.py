@@ -475,9 +475,75 @@ class Model:
             sys_["h"].axpy(-1.0, tmp_r)
         sys_["fa"] = red.project(full["fa"], sys_.get("fa"))
 
+    # -- nonlinear strain ------------------------------------------------------------------
+    @property
+    def nonlinear(self) -> bool:
+        """True when a body has ``stiffening="nonlinear"``: the equations of motion and the
+        static equilibrium are then solved by Newton's method."""
+        return any(b.u_state is not None for b in self.bodies)
+
+    def _set_state_displacement(self, u: PETSc.Vec) -> None:
+        """Put the full displacement ``u`` into the nonlinear bodies' ``u_state``."""
+        if getattr(self, "_nl_tmp", None) is None:
+            self._nl_tmp = [fem.Function(b.V) for b in self.bodies]
+        self.space.scatter(u, [b.u_state if b.u_state is not None else tmp
+                               for b, tmp in zip(self.bodies, self._nl_tmp)])
+
+    def nonlinear_full(self, u: PETSc.Vec, tangent: bool = True):
+        """At the full displacement ``u``: the internal force's excess over K u (full vector)
+        and, with ``tangent``, the tangent stiffness's excess over K (block-diagonal full
+        matrix), from the St Venant-Kirchhoff bodies (zero blocks for the others)."""
+        self._set_state_displacement(u)
+        ops = self.body_operators
+        terms = [o.nonlinear_terms(tangent) if o.body.u_state is not None else (None, None)
+                 for o in ops]
+        zero = self._work.get("vec/nl0")
+        if zero is None:
+            zero = [None if t[0] is not None else o.Q.duplicate() for o, t in zip(ops, terms)]
+            for z in zero:
+                if z is not None:
+                    z.zeroEntries()
+            self._work["vec/nl0"] = zero
+        N = self.space.gather([t[0] if t[0] is not None else z for t, z in zip(terms, zero)],
+                              self._work.get("vec/nl"))
+        self._work["vec/nl"] = N
+        if not tangent:
+            return N, None
+        self._nl_version = getattr(self, "_nl_version", 0) + 1
+        for o, t in zip(ops, terms):  # a zero matrix for the linear bodies, made once
+            if t[1] is None and f"KN0/{o.body.id}" not in self._work:
+                Z = o.K.duplicate()
+                Z.zeroEntries()
+                Z.assemble()
+                self._work[f"KN0/{o.body.id}"] = Z
+        mats = [t[1] if t[1] is not None else self._work[f"KN0/{o.body.id}"]
+                for o, t in zip(ops, terms)]
+        if self.space.single:
+            return N, mats[0]
+        KN = self.space.block_diagonal(mats, self._work.get("KN"))
+        self._work["KN"] = KN
+        return N, KN
+
+    def nonlinear_reduced(self, q: PETSc.Vec, tangent: bool = True):
+        """Maggi-reduced nonlinear terms at the reduced coordinates ``q`` (the reducer at the
+        current time): A^T n(A q + a0) and, with ``tangent``, A^T K_n A (objects reused)."""
+        red = self.reducer
+        u = red.expand(q, out=self._vec("nl_u"))
+        N, KN = self.nonlinear_full(u, tangent)
+        r = red.project(N, self._work.get("vec/nl_r"))
+        self._work["vec/nl_r"] = r
+        return r, (red.reduce(KN, key="KN") if tangent else None)
+
+    def nonlinear_energy(self, q: PETSc.Vec) -> float:
+        """The strain energy's excess over 1/2 Delta.K Delta at the reduced coordinates ``q``."""
+        u = self.reducer.expand(q, out=self._vec("nl_u"))
+        self._set_state_displacement(u)
+        return sum(o.nonlinear_energy() for o in self.body_operators
+                   if o.body.u_state is not None)
+
     def constraint_forces(self, t: float, u, v=None, a=None, out: Optional[PETSc.Vec] = None
                           ) -> PETSc.Vec:
-        """The constraint forces F_c = M Delta'' + (G + D) Delta' + K_eff Delta - Q (full
+        """The constraint forces F_c = M Delta'' + (G + D) Delta' + K_eff Delta (+ n(Delta)) - Q (full
         vector, body-frame components, N): what the constraints exert on each dof. A^T F_c = 0.
 
         Args:
@@ -489,6 +555,8 @@ class Model:
         out = out if out is not None else Q.duplicate()
         self.full_stiffness().mult(u, out)
         out.axpy(-1.0, Q)
+        if self.nonlinear:
+            out.axpy(1.0, self.nonlinear_full(u, tangent=False)[0])
         if v is not None:
             self.full_damping(gyroscopic=True).multAdd(v, out, out)
         if a is not None:
@@ -577,29 +645,89 @@ class Model:
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
         """
+        q = self._static_reduced(t)
+        x = self.reducer.expand(q)
+        self.space.scatter(x, self.functions())
+        return self.functions()
+
+    def _static_reduced(self, t: float) -> PETSc.Vec:
+        """The static equilibrium at ``t`` in reduced coordinates (a Vec kept by the model):
+        one linear solve, or Newton's method (PETSc SNES, prefix ``mbs_static_``, from the last
+        equilibrium) with nonlinear strain."""
         self.update(t)
         red = self.reducer
         red.update(t)
         K = self.full_stiffness()
         Q = self.full_load()
-        rhs = Q.copy()
+        rhs = Q.copy(self._vec("static_rhs"))
         K.mult(red.a0, rhs)
         rhs.aypx(-1.0, Q)  # Q - K a0
         Kr = red.reduce(K, key="K")
-        br = red.project(rhs)
-        q = red.create_reduced_vec()
+        br = red.project(rhs, self._work.get("vec/static_br"))
+        self._work["vec/static_br"] = br
+        q = self._work.get("vec/static_q")
+        if q is None or q.getSize() != red.n_reduced:
+            q = red.create_reduced_vec()
+            q.zeroEntries()
+            self._work["vec/static_q"] = q
+        if self.nonlinear:
+            self._newton_static(t, Kr, br, q)
+            return q
         ksp = self._linear_solver(Kr)
         ksp.solve(br, q)
         reason = ksp.getConvergedReason()
         null_pivots = _null_pivots(ksp)
         if reason < 0 or null_pivots or not np.isfinite(q.norm()):
+            q.zeroEntries()
             raise RuntimeError(
                 f"static solve failed at t={t:g} (KSP reason {reason}, {null_pivots} null "
                 "pivots): the reduced stiffness is singular. Is every body constrained against "
                 "rigid motion, and the spin away from a divergence speed?")
-        x = red.expand(q)
-        self.space.scatter(x, self.functions())
-        return self.functions()
+        return q
+
+    def _newton_static(self, t: float, Kr: PETSc.Mat, br: PETSc.Vec, q: PETSc.Vec) -> None:
+        """Solve K_r q + A^T n(A q + a0) = b_r by PETSc SNES (newtonls with a backtracking
+        line search unless the options database says otherwise), q holding the initial guess."""
+        J = Kr.duplicate(copy=True)
+
+        def residual(snes, x, F):
+            Kr.mult(x, F)
+            F.axpy(-1.0, br)
+            F.axpy(1.0, self.nonlinear_reduced(x, tangent=False)[0])
+
+        def jacobian(snes, x, A, P):
+            Kr.copy(A, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+            A.axpy(1.0, self.nonlinear_reduced(x)[1],
+                   structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
+
+        snes = PETSc.SNES().create(self.comm)
+        snes.setOptionsPrefix("mbs_static_")
+        snes.setType(PETSc.SNES.Type.NEWTONLS)
+        snes.setTolerances(rtol=1e-10, atol=1e-12 * max(br.norm(), 1e-300), max_it=50)
+        snes.setFunction(residual, br.duplicate())
+        snes.setJacobian(jacobian, J, J)
+        ksp = snes.getKSP()
+        ksp.setType(PETSc.KSP.Type.PREONLY)
+        ksp.getPC().setType(PETSc.PC.Type.LU)
+        try:
+            ksp.getPC().setFactorSolverType("mumps")
+        except PETSc.Error:  # pragma: no cover
+            pass
+        snes.setFromOptions()
+        try:
+            snes.solve(None, q)
+            reason, its = snes.getConvergedReason(), snes.getIterationNumber()
+        finally:
+            snes.destroy()
+            J.destroy()
+        if reason < 0 or not np.isfinite(q.norm()):
+            q.zeroEntries()
+            raise RuntimeError(
+                f"nonlinear static solve failed at t={t:g} (SNES reason {reason} after {its} "
+                "Newton iterations): is every body constrained against rigid motion, and the "
+                "load within what the structure carries? (-mbs_static_snes_monitor shows the "
+                "residuals)")
+        self.last_newton_iterations = its
 
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                             shift: float = 0.0) -> np.ndarray:
@@ -625,7 +753,8 @@ class Model:
 
     def reduced_pencil(self, t: float, n: int, coupling: Optional[str] = None):
         """(K_r, G_r, M_r): the reduced operators of the eigenproblems about the frame state at
-        ``t``: K + K_omega (+ K_sigma), the velocity coupling (``"gyroscopic"``: G,
+        ``t``: K + K_omega (+ K_sigma; with nonlinear strain the tangent about the static
+        equilibrium at ``t``, found by Newton's method), the velocity coupling (``"gyroscopic"``: G,
         ``"damping"``: G + D, None: no matrix) and M, for ``n`` wanted modes (checked against
         the free dofs)."""
         self.update(t)
@@ -634,6 +763,13 @@ class Model:
         if n > red.n_reduced:
             raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
         Kr = red.reduce(self.full_stiffness(angular_acceleration=False), key="Kw")
+        if self.nonlinear:  # the tangent about the static equilibrium at t
+            q = self._static_reduced(t)
+            Kt = Kr.copy(self._work.get("Kt"), structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+                         ) if self._work.get("Kt") is not None else Kr.copy()
+            Kt.axpy(1.0, self.nonlinear_reduced(q)[1],
+                    structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
+            self._work["Kt"] = Kr = Kt
         Mr = red.reduce(self.full_mass(), key="M")
         Gr = None
         if coupling == "damping":

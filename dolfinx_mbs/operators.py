@@ -161,6 +161,7 @@ class BodyOperators:
         self._D: Optional[PETSc.Mat] = None
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
         self._pforms = None
+        self._nl = None
 
     # -- prestress (geometric stiffening) -------------------------------------------------
     def unit_centrifugal_load(self, ij) -> PETSc.Vec:
@@ -199,6 +200,34 @@ class BodyOperators:
             combine(self.mats["geometric"], coeffs)
             self._keys["geometric"] = key
             self.version += 1
+
+    # -- nonlinear strain ---------------------------------------------------------------
+    def nonlinear_terms(self, tangent: bool = True) -> Tuple[PETSc.Vec, Optional[PETSc.Mat]]:
+        """At the body's ``u_state``: the internal force's excess over K u (owned values
+        complete) and, with ``tangent``, the tangent stiffness's excess over K (K's sparsity).
+        Forms compiled and objects created on first use, then refilled."""
+        if self._nl is None:
+            f = {k: fem.form(a) for k, a in self.body.nonlinear_forms().items()}
+            self._nl = {"forms": f, "vec": fpetsc.create_vector(f["force"]),
+                        "mat": self.K.duplicate()}
+            self._nl["mat"].zeroEntries()
+        nl = self._nl
+        b = nl["vec"]
+        with b.localForm() as bl:
+            bl.set(0.0)
+        fpetsc.assemble_vector(b, nl["forms"]["force"])
+        b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+        if not tangent:
+            return b, None
+        _assemble_into(nl["mat"], nl["forms"]["tangent"])
+        return b, nl["mat"]
+
+    def nonlinear_energy(self) -> float:
+        """The strain energy's excess over 1/2 u.K u at ``u_state`` (summed over ranks)."""
+        if self._nl is None:
+            self.nonlinear_terms(tangent=False)
+        local = fem.assemble_scalar(self._nl["forms"]["energy"])
+        return self.body.comm.allreduce(local)
 
     @property
     def M(self) -> PETSc.Mat:
