@@ -136,19 +136,41 @@ class Body:
         self._point_loads: List[tuple] = []
         self.state: Optional[FrameState] = None
         self.stiffening = stiffening
-        #: prestress unit cases: (i, j) -> displacement under the centrifugal load of
-        #: omega omega^T = E_ij (E_ij + E_ji for i != j), filled by the model
+        #: prestress unit cases -> displacement under that case's load (filled by the model,
+        #: see :meth:`prestress_cases`)
         self.prestress_fields = {}
-        if stiffening == "prestress":
-            pairs = [(2, 2)] if gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
-            for ij in pairs:
-                self.prestress_fields[ij] = fem.Function(self.V, name=f"u_prestress_{ij[0]}{ij[1]}")
         #: W of the unit centrifugal load (omega x omega x X = W X)
         self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
+        #: the gravity of a unit prestress case (local components)
+        self.g_unit = fem.Constant(mesh, z3.copy())
         #: with nonlinear stiffening: the displacement at which the strain's nonlinear terms
         #: are evaluated (set by the model)
         self.u_state = fem.Function(self.V, name="u_state") if stiffening == "nonlinear" \
             else None
+
+    def prestress_cases(self) -> list:
+        """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
+        omega omega^T = E_ij (+ E_ji), ``("g", k)`` gravity of unit local component k (when the
+        body has gravity), ``("applied",)`` the constant loads in local components (when it
+        has any). Their stresses, scaled by :meth:`prestress_coefficient`, sum to the steady
+        stress at any frame state."""
+        if self.stiffening != "prestress":
+            return []
+        cases = [(2, 2)] if self.gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
+        if np.any(self.gravity):
+            cases += [("g", k) for k in range(self.gdim)]
+        if self._steady_loads():
+            cases.append(("applied",))
+        return cases
+
+    def _steady_loads(self) -> list:
+        """The loads that are constant in local components: (load, where) pairs, ``where`` a
+        ds measure, None (body force) or a node index (point load, this rank's or None)."""
+        out = [(ld, None) for ld in self._body_forces if ld.fn is None and ld.local]
+        out += [(ld, ds) for ld, ds in self._tractions if ld.fn is None and ld.local]
+        out += [(ld, ("node", node)) for ld, node in self._point_loads
+                if ld.fn is None and ld.local]
+        return out
 
     @staticmethod
     def unit_load_matrix(ij) -> np.ndarray:
@@ -159,21 +181,44 @@ class Body:
         S[i, j] = S[j, i] = 1.0
         return S - np.trace(S) * np.eye(3)
 
-    @staticmethod
-    def unit_coefficient(ij, omega) -> float:
-        """The coefficient of unit case ij in omega omega^T."""
-        i, j = ij
-        return float(omega[i] * omega[j])
+    def prestress_coefficient(self, case, state: FrameState) -> float:
+        """The factor of unit case ``case`` at ``state``: omega_i omega_j, the local gravity
+        component (R^T g)_k, or 1 for the constant applied loads."""
+        if case[0] == "g":
+            return float((state.R.T @ self.gravity)[case[1]])
+        if case[0] == "applied":
+            return 1.0
+        i, j = case
+        return float(state.omega[i] * state.omega[j])
 
     def prestress_forms(self) -> dict:
-        """Unit centrifugal load form (with ``W_load``) and the geometric stiffness form of each
-        unit prestress field."""
+        """Unit load forms (``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``,
+        ``applied``: the constant local loads without point loads) and the geometric stiffness
+        form of each unit prestress field."""
         u, v = self.trial_test()
-        out = {"load": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v)}
-        for ij, f in self.prestress_fields.items():
+        h = self.material.thickness
+        out = {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
+               "gravity": F.gravity_load(self.rho, self.g_unit, v)}
+        applied = None
+        for ld, where in self._steady_loads():
+            if isinstance(where, tuple):
+                continue
+            ld.const.value = ld.fixed
+            term = h * ufl.inner(ld.const, v) * (ufl.dx if where is None else where)
+            applied = term if applied is None else applied + term
+        out["applied"] = applied
+        for case, f in self.prestress_fields.items():
             sigma0 = self.material.stress(F.strain(f))
-            out[ij] = F.geometric_stiffness(self.material, sigma0, u, v)
+            out[case] = F.geometric_stiffness(self.material, sigma0, u, v)
         return out
+
+    def add_steady_point_loads(self, b) -> None:
+        """Add the constant local point loads to the assembled vector ``b`` (owned part)."""
+        bs = self.gdim
+        for ld, where in self._steady_loads():
+            if isinstance(where, tuple) and where[1] is not None:
+                with b.localForm() as bl:
+                    bl.array[where[1] * bs: (where[1] + 1) * bs] += ld.fixed
 
     def nonlinear_forms(self) -> dict:
         """With nonlinear stiffening, the forms at ``u_state``: ``force`` (the internal force's

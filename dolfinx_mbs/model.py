@@ -250,27 +250,33 @@ class Model:
         return self._ops
 
     def _prestress_solve(self) -> None:
-        """Unit prestress fields of the bodies with ``stiffening="prestress"``: K u_ij = q_ij
-        (elastic stiffness, the model's constraints, the centrifugal load of
-        omega omega^T = E_ij on every body), then each body's geometric stiffness matrices."""
-        if not any(b.prestress_fields for b in self.bodies):
+        """Unit prestress fields of the bodies with ``stiffening="prestress"``: K u_c = q_c
+        (elastic stiffness, the model's constraints) for each unit case c of
+        ``Body.prestress_cases`` (centrifugal, gravity, constant applied loads; every body of
+        the model loaded at once), then each body's geometric stiffness matrices."""
+        cases = []
+        for b in self.bodies:
+            for c in b.prestress_cases():
+                b.prestress_fields[c] = fem.Function(b.V, name="u_prestress_" + "".join(
+                    str(x) for x in c))
+                if c not in cases:
+                    cases.append(c)
+        if not cases:
             return
         if len({id(b.frame) for b in self.bodies}) > 1:
             raise NotImplementedError(
                 "prestress stiffening needs all bodies of the model in one frame (the "
-                "centrifugal prestress of bodies spinning differently is not separable)")
+                "steady stress of bodies moving differently is not separable)")
         ops = self._ops
         red = self.reducer
         Kr = red.reduce(self._full("Kel", lambda o, w: o.K), key="Kel")
         ksp = self._linear_solver(Kr)
-        pairs = [(2, 2)] if all(b.gdim == 2 for b in self.bodies) else \
-            [(i, j) for i in range(3) for j in range(i, 3)]
         temps = [fem.Function(b.V) for b in self.bodies]
         x = self.space.create_vec()
         q = red.create_reduced_vec()
         br = red.create_reduced_vec()
-        for ij in pairs:
-            Q = self.space.gather([o.unit_centrifugal_load(ij) for o in ops], x.duplicate())
+        for case in cases:
+            Q = self.space.gather([o.unit_prestress_load(case) for o in ops], x.duplicate())
             red.project(Q, br)
             ksp.solve(br, q)
             reason = ksp.getConvergedReason()
@@ -279,7 +285,7 @@ class Model:
                     f"prestress solve failed (KSP reason {reason}): is every body constrained "
                     "against rigid motion?")
             red.expand(q, out=x, homogeneous=True)
-            funcs = [b.prestress_fields.get(ij, tmp) for b, tmp in zip(self.bodies, temps)]
+            funcs = [b.prestress_fields.get(case, tmp) for b, tmp in zip(self.bodies, temps)]
             self.space.scatter(x, funcs)
         for o in ops:
             if o.body.prestress_fields:

@@ -164,29 +164,47 @@ class BodyOperators:
         self._nl = None
 
     # -- prestress (geometric stiffening) -------------------------------------------------
-    def unit_centrifugal_load(self, ij) -> PETSc.Vec:
-        """The assembled centrifugal load of unit case ``ij`` (owned values complete)."""
+    def _prestress_forms(self) -> dict:
         if self._pforms is None:
-            self._pforms = {k: fem.form(a) for k, a in self.body.prestress_forms().items()}
-        self.body.W_load.value = self.body.unit_load_matrix(ij)
-        b = fpetsc.create_vector(self._pforms["load"])
+            self._pforms = {k: fem.form(a) if a is not None else None
+                            for k, a in self.body.prestress_forms().items()}
+        return self._pforms
+
+    def unit_prestress_load(self, case) -> PETSc.Vec:
+        """The assembled load of prestress case ``case`` (see ``Body.prestress_cases``; owned
+        values complete)."""
+        body = self.body
+        forms = self._prestress_forms()
+        if case[0] == "g":
+            g = np.zeros(3)
+            g[case[1]] = 1.0
+            body.g_unit.value = g
+            form = forms["gravity"]
+        elif case[0] == "applied":
+            form = forms["applied"]
+        else:
+            body.W_load.value = body.unit_load_matrix(case)
+            form = forms["centrifugal"]
+        b = fpetsc.create_vector(forms["centrifugal"])
         with b.localForm() as bl:
             bl.set(0.0)
-        fpetsc.assemble_vector(b, self._pforms["load"])
+        if form is not None:
+            fpetsc.assemble_vector(b, form)
         b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+        if case[0] == "applied":
+            body.add_steady_point_loads(b)
         return b
 
     def set_prestress(self) -> None:
         """Assemble the geometric stiffness of each unit prestress field (the body's
-        ``prestress_fields`` must hold the unit solutions); K_sigma(omega) is formed from them
-        at every new omega."""
-        if self._pforms is None:
-            self._pforms = {k: fem.form(a) for k, a in self.body.prestress_forms().items()}
+        ``prestress_fields`` must hold the unit solutions); K_sigma is formed from them at
+        every new frame state."""
+        forms = self._prestress_forms()
         self._prestress = []
-        for ij in self.body.prestress_fields:
+        for case in self.body.prestress_fields:
             A = self.K.duplicate()
-            _assemble_into(A, self._pforms[ij])
-            self._prestress.append((ij, A))
+            _assemble_into(A, forms[case])
+            self._prestress.append((case, A))
         self.mats["geometric"] = self.K.duplicate()
         self._keys.pop("geometric", None)
         self.version += 1
@@ -194,7 +212,8 @@ class BodyOperators:
             self._update_geometric(self.state)
 
     def _update_geometric(self, state: FrameState) -> None:
-        coeffs = [(self.body.unit_coefficient(ij, state.omega), A) for ij, A in self._prestress]
+        coeffs = [(self.body.prestress_coefficient(case, state), A)
+                  for case, A in self._prestress]
         key = tuple(c for c, _ in coeffs)
         if key != self._keys.get("geometric"):
             combine(self.mats["geometric"], coeffs)

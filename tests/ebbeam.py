@@ -4,10 +4,13 @@ reference (no dolfinx_mbs): clamped at x = 0, dofs (w, w') per node, root dofs r
 import numpy as np
 
 
-def cantilever(L, rho_a, ei, n_el=80):
-    """Mass M, bending stiffness K, the geometric stiffness G of the centrifugal tension of a
-    unit spin about the root, N(x) = rho A (L^2 - x^2) / 2, and the unit Euler load f (rho A x):
-    for spin Omega, the stiffness is K + Omega^2 G."""
+def cantilever(L, rho_a, ei, n_el=80, tension=None):
+    """Mass M, bending stiffness K, the geometric stiffness G of an axial force N(x) (default
+    the centrifugal tension of a unit spin about the root, N(x) = rho A (L^2 - x^2) / 2;
+    ``tension``: any function of x), and the unit Euler load f (rho A x): for spin Omega, the
+    stiffness is K + Omega^2 G."""
+    if tension is None:
+        tension = lambda x: rho_a * (L**2 - x**2) / 2  # noqa: E731
     h = L / n_el
     size = 2 * (n_el + 1)
     M, K, G = (np.zeros((size, size)) for _ in range(3))
@@ -25,6 +28,6 @@ def cantilever(L, rho_a, ei, n_el=80):
             d2 = np.array([-6 + 12 * s, h * (-4 + 6 * s), 6 - 12 * s, h * (-2 + 6 * s)]) / h**2
             M[np.ix_(idx, idx)] += w * rho_a * np.outer(Hs, Hs)
             K[np.ix_(idx, idx)] += w * ei * np.outer(d2, d2)
-            G[np.ix_(idx, idx)] += w * rho_a * (L**2 - x**2) / 2 * np.outer(d1, d1)
+            G[np.ix_(idx, idx)] += w * tension(x) * np.outer(d1, d1)
             f[idx] += w * rho_a * x * Hs
     return M[2:, 2:], K[2:, 2:], G[2:, 2:], f[2:]

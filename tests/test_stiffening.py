@@ -94,7 +94,9 @@ def test_prestress_superposes_unit_cases():
     frame.rate = np.linalg.norm(omega)
     model.update(0.0)
     body = model.bodies[0]
-    u = sum(body.unit_coefficient(ij, omega) * f.x.array for ij, f in body.prestress_fields.items())
+    state = frame.state(0.0)
+    u = sum(body.prestress_coefficient(c, state) * f.x.array
+            for c, f in body.prestress_fields.items())
     red = model.reducer
     Kr = red.reduce(model._full("Kel", lambda o, w: o.K), key="Kel")
     Q = model.full_load()   # the frame's inertia load: centrifugal only for a steady spin
@@ -121,3 +123,76 @@ def test_bad_stiffening_argument():
     mat = mbs.materials.LinearElastic(E=E, nu=NU, density=RHO)
     with pytest.raises(ValueError, match="stiffening"):
         mbs.Body(mesh, mat, mbs.frames.ConstantSpin(), stiffening="geometric")
+
+
+# --- prestress of gravity and of constant applied loads -----------------------------------------
+
+def strip(theta, gravity=9.81, traction=None, stiffening="prestress"):
+    """A plane-stress strip (L = 1, h = 0.02, P2, 40 x 1) clamped at x = 0, in a frame turned by
+    ``theta`` about z, under global gravity (0, -g) and an optional end traction (local)."""
+    mesh = dm.create_rectangle(MPI.COMM_WORLD, [np.array([0.0, -H / 2]), np.array([L, H / 2])],
+                               [40, 1], dm.CellType.quadrilateral)
+    mat = mbs.materials.PlaneStress(E=E, nu=NU, density=RHO, thickness=H)
+    body = mbs.Body(mesh, mat, mbs.frames.Planar(theta=theta), degree=2, stiffening=stiffening)
+    model = mbs.Model([body], gravity=(0.0, -gravity, 0.0))
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    if traction is not None:
+        model.apply_load(body, traction=(traction, 0.0), where=lambda x: np.isclose(x[0], L))
+    return model
+
+
+def eb_tensioned(tension, n=2):
+    """Frequencies (rad/s) of the Euler-Bernoulli cantilever with the axial force N(x)."""
+    A, I = H * H, H**4 / 12
+    M, K, G, _ = ebbeam.cantilever(L, RHO * A, E * I, 80, tension=tension)
+    return np.sqrt(eigh(K + G, M, eigvals_only=True)[:n])
+
+
+@pytest.mark.parametrize("gamma", [30.0, -4.0])
+def test_gravity_prestress_hanging_and_standing(gamma):
+    """gamma = rho A g L^3 / EI: a cantilever hanging from its root (tension rho A g (L - x),
+    gamma = 30) stiffens, one standing on it (compression, gamma = -4, buckling at -7.84)
+    softens. The turned frame (theta = -90 / +90 deg) puts global gravity along local +x / -x.
+    First two bending frequencies against the tensioned Euler-Bernoulli beam, 1 %."""
+    A, I = H * H, H**4 / 12
+    g = abs(gamma) * E * I / (RHO * A * L**3)
+    theta = -np.pi / 2 if gamma > 0 else np.pi / 2
+    w = strip(theta, gravity=g).natural_frequencies(n=2)
+    ref = eb_tensioned(lambda x: np.sign(gamma) * RHO * A * g * (L - x))
+    bare = eb_tensioned(lambda x: 0.0)
+    assert np.max(np.abs(w / ref - 1)) < 0.01, (w, ref)
+    assert abs(ref[0] / bare[0] - 1) > 0.2        # the prestress matters here
+    assert np.max(np.abs(strip(theta, gravity=g, stiffening=None).natural_frequencies(n=2)
+                         / bare - 1)) < 0.01
+
+
+def test_applied_load_prestress():
+    """A constant end traction (local) pulls with N = T A along the whole cantilever; gravity
+    off. N L^2 / EI = 20. First two frequencies against the Euler-Bernoulli beam, 1 %."""
+    A, I = H * H, H**4 / 12
+    N = 20.0 * E * I / L**2
+    w = strip(0.0, gravity=0.0, traction=N / A).natural_frequencies(n=2)
+    ref = eb_tensioned(lambda x: N)
+    assert np.max(np.abs(w / ref - 1)) < 0.01, (w, ref)
+
+
+def test_gravity_prestress_follows_the_frame_without_new_solves():
+    """A frame turning in time (theta = t): at each state the prestress displacement, the unit
+    fields scaled by their coefficients (spin^2 and the local gravity components), equals the
+    direct solve K u = Q(t) of that state's centrifugal and gravity load (same constraints)."""
+    model = strip(lambda t: t, gravity=50.0)
+    body = model.bodies[0]
+    assert body.prestress_cases() == [(2, 2), ("g", 0), ("g", 1)]
+    red = model.reducer
+    for t in (0.3, 2.0):
+        model.update(t)
+        state = body.frame.state(t)
+        u = sum(body.prestress_coefficient(c, state) * f.x.array
+                for c, f in body.prestress_fields.items())
+        Kr = red.reduce(model._full("Kel", lambda o, w: o.K), key="Kel")
+        q = red.create_reduced_vec()
+        model._linear_solver(Kr).solve(red.project(model.full_load()), q)
+        x = red.expand(q, homogeneous=True).getArray()
+        scale = MPI.COMM_WORLD.allreduce(np.abs(x).max(), op=MPI.MAX)
+        diff = MPI.COMM_WORLD.allreduce(np.abs(u[: len(x)] - x).max(), op=MPI.MAX)
+        assert scale > 0 and diff < 1e-10 * scale, (t, diff, scale)
