@@ -290,7 +290,7 @@ def references(ops: BodyOperators, body, repeats: int) -> dict:
     body.W.value = frame_coupling_matrices(mbs.frames.SpinUp(**SPINUP).state(1.0))["gyroscopic"]
     r["assemble_coupling"], _ = median_of(
         reassemble(ops.mats["gyroscopic"], ops.forms["coupling"]), few)
-    Ka, G = ops.mats["angular_acceleration"], ops.mats["gyroscopic"]
+    Ka, G = ops.mats["spin_softening"], ops.mats["gyroscopic"]
     r["mat_axpy"], _ = median_of(lambda: Ka.axpy(1.0, G, structure=SAME), few)
 
     # matrix creation: one sparsity pattern vs a duplicate of an existing matrix

@@ -85,6 +85,33 @@ def _lu(ksp: PETSc.KSP) -> None:
         pass
 
 
+def second_order_residual(s, U, V, A, F, work) -> None:
+    """F = M A + C V + K U - f of the reduced system ``s`` (``Model.reduced_system``); with its
+    node-block form (``s["kron"]``, see ``Model._inertia_blocks``) by two matrix products,
+    M (A + W_C V + W_K U) + K_s (U + b V), instead of three. ``work``: a vector like U."""
+    kr = s.get("kron")
+    if kr is None:
+        s["M"].mult(A, F)
+        s["C"].multAdd(V, F, F)
+        s["K"].multAdd(U, F, F)
+        F.axpy(-1.0, s["f"])
+        return
+    ua, va, aa = (x.getArray(readonly=True) for x in (U, V, A))
+    w = work.getArray()
+    w[:] = aa
+    for (lo, hi), g, WC, WK, _ in kr["blocks"]:
+        w[lo:hi] += (va[lo:hi].reshape(-1, g) @ WC.T + ua[lo:hi].reshape(-1, g) @ WK.T).ravel()
+    s["M"].mult(work, F)
+    if any(b for *_, b in kr["blocks"]):
+        w[:] = ua
+        for (lo, hi), _, _, _, b in kr["blocks"]:
+            w[lo:hi] += b * va[lo:hi]
+        kr["Ks"].multAdd(work, F, F)
+    else:
+        kr["Ks"].multAdd(U, F, F)
+    F.axpy(-1.0, s["f"])
+
+
 class _LinearStep:
     """A SNES for equations linear in the unknown: x <- x - J^-1 F(x), once. Exact for the
     linear equations of motion, with one residual evaluation per step where Newton needs two
@@ -246,10 +273,7 @@ class _Integrator:
         if self.skip_residual:
             return
         s = self.sys(t)
-        s["M"].mult(A, F)
-        s["C"].multAdd(V, F, F)
-        s["K"].multAdd(U, F, F)
-        F.axpy(-1.0, s["f"])
+        second_order_residual(s, U, V, A, F, self.work)
         if self.nonlinear:
             F.axpy(1.0, self.model.nonlinear_reduced(U, tangent=False)[0])
 

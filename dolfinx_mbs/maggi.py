@@ -25,7 +25,7 @@ mesh. A is a distributed PETSc AIJ matrix: rows follow the full space, columns t
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -129,6 +129,7 @@ class MaggiReducer:
         n_red = len(indep)
         # CSR of the owned rows of A: identity rows, then each dependent row's terms
         self._own_dep = own
+        self._is_dep = is_dep
         indptr = np.zeros(n + 1, np.int64)
         counts = np.ones(n, np.int64)
         for p in own:
@@ -339,6 +340,26 @@ class MaggiReducer:
         self.t = t
         return True
 
+    def node_blocks(self) -> Optional[List[Tuple[int, int]]]:
+        """When the constraints only fix whole nodes (every dependent dof is a fixed value and
+        each node of each body is either free or fixed in all its components), A is an
+        injection that keeps the node-wise layout: then, for each body, the (start, stop) of
+        its free dofs in the local part of a reduced vector, node-major. None otherwise (the
+        same answer on every rank)."""
+        if getattr(self, "_blocks", False) is not False:
+            return self._blocks
+        sp = self.space
+        ok = self.injection
+        segs, pos = [], 0
+        for i, g in enumerate(sp.bs):
+            d = self._is_dep[sp.offsets[i]: sp.offsets[i + 1]].reshape(-1, g)
+            ok = ok and bool(np.all(d.all(axis=1) | ~d.any(axis=1)))
+            n_free = int((~d).sum())
+            segs.append((pos, pos + n_free))
+            pos += n_free
+        self._blocks = segs if self.comm.allreduce(ok, op=MPI.LAND) else None
+        return self._blocks
+
     @property
     def prescribed(self) -> bool:
         """True when a0 may be nonzero (prescribed values or moving joints)."""
@@ -347,9 +368,28 @@ class MaggiReducer:
         return self.a0.norm(PETSc.NormType.NORM_INFINITY) != 0.0
 
     # -- products -----------------------------------------------------------------------------
+    @property
+    def injection(self) -> bool:
+        """True when every dependent dof is a fixed value (clamps, fixed prescribed values):
+        A only picks the independent dofs, and A^T X A is the submatrix of X on them."""
+        if getattr(self, "_injection", None) is None:
+            ok = not self.rheonomic and all(len(ks) == 0 for _, ks in self._slots.values())
+            self._injection = bool(self.comm.allreduce(ok, op=MPI.LAND))
+            if self._injection:
+                self._is_indep = PETSc.IS().createGeneral(
+                    self.independent.astype(PETSc.IntType), comm=self.comm)
+        return self._injection
+
     def reduce(self, X: PETSc.Mat, key: Optional[str] = None) -> PETSc.Mat:
         """A^T X A. With a ``key``, the product matrix is kept and refilled on later calls
-        (the symbolic part of PtAP is done once per key)."""
+        (the symbolic part of PtAP is done once per key). For an injection A (clamps only) the
+        submatrix on the independent dofs, without PtAP's intermediate products."""
+        if self.injection:
+            R = self._products.get(key) if key is not None else None
+            R = X.createSubMatrix(self._is_indep, self._is_indep, submat=R)
+            if key is not None:
+                self._products[key] = R
+            return R
         if key is not None and key in self._products:
             return X.PtAP(self.A, result=self._products[key])
         R = X.PtAP(self.A)

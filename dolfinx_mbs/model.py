@@ -23,7 +23,8 @@ from .body import Body
 from . import constraints as cons
 from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
-from .operators import BodyOperators
+from .frames import skew
+from .operators import BodyOperators, combine
 from .space import FullSpace
 
 __all__ = ["Model"]
@@ -384,6 +385,7 @@ class Model:
                     self._rheonomic_hamilton(sys_, M, Cf)
             sys_["_matrices"] = hamiltonian
             sys_["_version"] = sys_.get("_version", 0) + 1
+            sys_["kron"] = None if hamiltonian else self._inertia_blocks()
         # vectors: at every new time (loads may depend on time)
         Q = self.full_load()
         if red.prescribed:
@@ -403,6 +405,41 @@ class Model:
         self._system = sys_
         self._system_key = key
         return sys_
+
+    def _inertia_blocks(self) -> Optional[dict]:
+        """The node-block form of the second-order residual, when the constraints fix whole
+        nodes only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the
+        scalar mass times a gdim x gdim matrix per node (``forms.inertia_coupling``), so
+
+            M a + C v + K u = M (a + W_C v + W_K u) + K_s (u + b v),
+
+        W_C = 2 skew(omega) + a_R I, W_K = skew(omega)^2 + skew(alpha) per body (a_R, b the
+        Rayleigh coefficients), K_s the elastic (+ geometric) stiffness: two matrix products
+        where the matrices need three. Returns {"Ks": K_s, "blocks": [((start, stop), gdim,
+        W_C, W_K, b) per body]} or None (other constraints, or stiffness-proportional
+        damping together with a geometric stiffness)."""
+        red = self.reducer
+        segs = red.node_blocks()
+        if segs is None:
+            return None
+        ops = self.body_operators
+        geo = any(o.mats.get("geometric") is not None for o in ops)
+        if geo and any(o.body.material.rayleigh[1] for o in ops):
+            return None
+        if geo:
+            Ks = red.reduce(self._full("Ks", lambda o, w: combine(
+                w if w is not None else o.K.duplicate(),
+                [(1.0, o.K), (1.0, o.mats.get("geometric"))])), key="Ks")
+        else:
+            Ks = red.reduce(self._full("Kel", lambda o, w: o.K), key="Kel")
+        blocks = []
+        for o, seg in zip(ops, segs):
+            g, st = o.body.gdim, o.state
+            Wo = skew(st.omega)
+            a, b = o.body.material.rayleigh
+            blocks.append((seg, g, (2.0 * Wo)[:g, :g] + a * np.eye(g),
+                           (Wo @ Wo + skew(st.alpha))[:g, :g], b))
+        return {"Ks": Ks, "blocks": blocks}
 
     def _vec(self, key: str) -> PETSc.Vec:
         """A full-layout work vector, created on first use."""

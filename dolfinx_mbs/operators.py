@@ -137,9 +137,12 @@ class BodyOperators:
         self.mats: Dict[str, PETSc.Mat] = {
             k: _create(self.forms[k]) for k in ("mass", "stiffness")}
         body.W.value = np.zeros((3, 3))
-        self._template = _create(self.forms["coupling"])
-        for k in frame_coupling_matrices(body.frame.state(0.0)):
-            self.mats[k] = self._template.duplicate()
+        # the gyroscopic matrix is created with the form's whole pattern and lends it to the
+        # others; the angular-acceleration matrix only once an alpha != 0 appears (memory)
+        self.mats["gyroscopic"] = _create(self.forms["coupling"])
+        self._template = self.mats["gyroscopic"]
+        self.mats["spin_softening"] = self._template.duplicate()
+        self.mats["angular_acceleration"] = None
         for part in self._parts.values():
             if part[0] is not None:
                 part[1] = fpetsc.create_vector(part[0])
@@ -278,6 +281,10 @@ class BodyOperators:
         for name, W in frame_coupling_matrices(state).items():
             key = tuple(W.ravel())
             if key != self._keys.get(name):
+                if self.mats[name] is None:
+                    if not np.any(W):
+                        continue
+                    self.mats[name] = self._template.duplicate()
                 self.coupling_matrix(W, self.mats[name])
                 self._keys[name] = key
                 self.version += 1
@@ -359,8 +366,12 @@ class BodyOperators:
         return combine(out, terms)
 
     def damping(self, out: Optional[PETSc.Mat] = None, gyroscopic: bool = True) -> PETSc.Mat:
-        """G (+ D): the velocity operator of the equations of motion at the state."""
-        out = out if out is not None else self.K.duplicate()
+        """G (+ D): the velocity operator of the equations of motion at the state (without
+        damping, the gyroscopic matrix itself, not a copy)."""
+        if self.D is None and gyroscopic:
+            return self.mats["gyroscopic"]
+        if out is None or out is self.mats["gyroscopic"]:
+            out = self.K.duplicate()
         terms = [(1.0 if gyroscopic else 0.0, self.mats["gyroscopic"])]
         if self.D is not None:
             terms.append((1.0, self.D))

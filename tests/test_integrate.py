@@ -284,3 +284,63 @@ def test_without_energy_monitor_same_history():
     for a, b in (out[:2], out[2:]):
         assert np.array_equal(a.probes, b.probes)
         assert a.energy and not b.energy
+
+
+def _kron_models(comm):
+    """Models whose constraints fix whole nodes, with every inertia-type term present."""
+    out = []
+    box = dmesh.create_box(comm, [np.zeros(3), np.array([1.0, 0.2, 0.1])], [6, 2, 1],
+                           dmesh.CellType.tetrahedron)
+    b3 = mbs.Body(box, mbs.materials.LinearElastic(E=2e9, nu=0.3, density=7800.0,
+                                                   rayleigh=(0.3, 1e-4)),
+                  mbs.frames.SpinUp(axis=(0.2, 0.3, 1.0), final_rate=40.0, ramp_time=1.0),
+                  degree=2)
+    m3 = mbs.Model([b3])
+    m3.clamp(b3, lambda x: np.isclose(x[0], 0.0))
+    out.append((m3, 0.4))
+    sq = [dmesh.create_rectangle(comm, [np.zeros(2), np.array([1.0, 0.1])], [8, 2])
+          for _ in range(2)]
+    mat = mbs.materials.PlaneStress(E=2e9, nu=0.3, density=7800.0, thickness=0.01,
+                                    rayleigh=(0.5, 0.0))
+    frame = mbs.frames.ConstantSpin(rate=30.0)
+    ba = mbs.Body(sq[0], mat, frame, degree=2, stiffening="prestress")
+    bb = mbs.Body(sq[1], mat, frame, degree=1, stiffening="prestress")
+    m2 = mbs.Model([ba, bb], gravity=(0.0, -9.81, 0.0))
+    m2.clamp(ba, lambda x: np.isclose(x[0], 0.0))
+    m2.clamp(bb, lambda x: np.isclose(x[0], 0.0))
+    out.append((m2, 0.0))
+    return out
+
+
+def test_node_block_residual_equals_the_matrix_residual():
+    """The second-order residual in node-block form (two matrix products, for constraints
+    that fix whole nodes) equals M a + C v + K u - f with the assembled matrices, to round-off:
+    a spinning-up 3D body with Rayleigh damping, and two 2D prestressed bodies with gravity."""
+    from dolfinx_mbs.integrate import second_order_residual
+
+    for model, t in _kron_models(MPI.COMM_WORLD):
+        s = model.reduced_system(t)
+        assert s["kron"] is not None
+        U, V, A = (model.reducer.create_reduced_vec() for _ in range(3))
+        rng = np.random.default_rng(7 + MPI.COMM_WORLD.rank)
+        for x, scale in ((U, 1e-3), (V, 1e-1), (A, 1e1)):
+            x.setArray(scale * rng.standard_normal(x.getLocalSize()))
+        F1, F2, w = U.duplicate(), U.duplicate(), U.duplicate()
+        second_order_residual(s, U, V, A, F1, w)
+        second_order_residual({k: v for k, v in s.items() if k != "kron"}, U, V, A, F2, w)
+        ref = F2.norm()
+        F1.axpy(-1.0, F2)
+        assert ref > 0 and F1.norm() < 1e-12 * ref, F1.norm() / ref
+
+
+def test_node_blocks_only_for_whole_node_fixes():
+    """A component clamp (fixing x only) or a tie leaves the matrix form in place."""
+    mesh = dmesh.create_rectangle(MPI.COMM_WORLD, [np.zeros(2), np.array([1.0, 0.1])], [8, 2])
+    mat = mbs.materials.PlaneStress(E=2e9, nu=0.3, density=7800.0)
+    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(rate=30.0))
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    assert model.reducer.node_blocks() is not None
+    model.clamp(body, lambda x: np.isclose(x[0], 1.0), components=[0])
+    assert model.reducer.node_blocks() is None
+    assert model.reduced_system(0.0)["kron"] is None
