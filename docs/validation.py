@@ -287,5 +287,85 @@ out("Without stiffening (the linear floating-frame model) the flapwise frequency
     + ", ".join(f"{w[0]:.4f} at lambda = {lam:g}" for lam, w in zip((0.0, 2.0, 3.0, 3.5, 3.6), fe0))
     + " (negative: divergent), as w^2 = w0^2 - Omega^2 says: zero at lambda = 3.516.")
 
+out()
+out("## 8. Nonlinear strain (St Venant-Kirchhoff) and prestress of other loads")
+out()
+import test_nonlinear as TN  # noqa: E402
+out("`stiffening=\"nonlinear\"`: Green strain, the material's law applied to it, Newton in static "
+    "solves (PETSc SNES) and at every time step; modal solves linearize about the static "
+    "equilibrium found by Newton. Closed forms (Poisson's ratio 0, `tests/test_nonlinear.py`):")
+out()
+T = 0.3 * TN.E0
+tm = TN.dm.create_box(comm, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [6, 1, 1],
+                      TN.dm.CellType.hexahedron)
+tb = mbs.Body(tm, mbs.materials.LinearElastic(E=TN.E0, nu=0.0, density=1.0),
+              mbs.frames.ConstantSpin(rate=0.0), degree=1, stiffening="nonlinear")
+tmod = mbs.Model([tb])
+tmod.clamp(tb, lambda x: np.isclose(x[0], 0.0))
+tmod.apply_load(tb, traction=(T, 0.0, 0.0), where=lambda x: np.isclose(x[0], 1.0))
+tmod.solve_static()
+ux = TN.tip_x(tb, np.array([1.0, 0.0, 0.0]))
+ex = TN.stretch(T) - 1.0
+out(f"- bar under an end traction T = 0.3 E (3D, Q1): end displacement {ux:.10f} m, cubic "
+    f"E lam (lam^2 - 1) / 2 = T gives {ex:.10f} (rel. diff {abs(ux / ex - 1):.1e}; linear "
+    f"theory 0.3), {tmod.last_newton_iterations} Newton iterations;")
+rho_h, g_h = 1000.0, 300.0
+hm = TN.dm.create_rectangle(comm, [np.array([0.0, -0.05]), np.array([1.0, 0.05])], [20, 1],
+                            TN.dm.CellType.quadrilateral)
+hb = mbs.Body(hm, mbs.materials.PlaneStress(E=TN.E0, nu=0.0, density=rho_h, thickness=0.1),
+              mbs.frames.ConstantSpin(rate=0.0), degree=2, stiffening="nonlinear")
+hmod = mbs.Model([hb], gravity=(g_h, 0.0, 0.0))
+hmod.clamp(hb, lambda x: np.isclose(x[0], 0.0))
+hmod.solve_static()
+from scipy.integrate import quad  # noqa: E402
+href = quad(lambda X: TN.stretch(rho_h * g_h * (1.0 - X)) - 1.0, 0.0, 1.0, epsabs=1e-14)[0]
+hux = TN.tip_x(hb, np.array([1.0, 0.0, 0.0]))
+out(f"- bar hanging under its weight, rho g L / E = 0.3 (plane stress, Q2, 20 cells): tip "
+    f"{hux:.8f} m against the quadrature of the pointwise stretch {href:.8f} (rel. diff "
+    f"{abs(hux / href - 1):.1e}; linear theory {rho_h * g_h / (2 * TN.E0):.8f}).")
+out()
+out("Prestress against nonlinear for small deflections: the cantilever of section 7, "
+    "nondimensional frequencies (flap 1, chord 1, flap 2, chord 2 in ascending order):")
+out()
+out("| lambda | prestress | nonlinear (tangent at the Newton equilibrium) | max rel. diff |")
+out("|---:|---|---|---:|")
+lams_n = (0.0, 2.0, 5.0, 10.0)
+wp = TS.sweep(*TS.beam(comm, "prestress"), lams_n)
+wn = TS.sweep(*TS.beam(comm, "nonlinear"), lams_n)
+for lam, a, b in zip(lams_n, wp, wn):
+    out(f"| {lam:g} | {', '.join(f'{x:.5f}' for x in a)} | {', '.join(f'{x:.5f}' for x in b)} | "
+        f"{np.abs(b / a - 1).max():.1e} |")
+out()
+for ws in (4.0, 6.0):
+    tt, w_nl = TN.fe_tip(ws, "nonlinear", t_end=20.0)
+    _, w_ps = TN.fe_tip(ws, "prestress", t_end=20.0)
+    pk = np.abs(w_ps).max()
+    out(f"- Kane-Ryan-Banerjee spin-up to {ws:g} rad/s (plane stress, 40 Q2 cells, dt = 0.02 s): "
+        f"peak tip deflection {pk:.4f} m (prestress) and {np.abs(w_nl).max():.4f} m (nonlinear); "
+        f"histories differ by {np.abs(w_nl - w_ps).max() / pk:.1e} of the peak.")
+out()
+out("Prestress of gravity and of constant applied loads (`tests/test_stiffening.py`): a plane-"
+    "stress cantilever (L/h = 50, 40 Q2 cells) in a frame turned so that global gravity pulls "
+    "along it (gamma = rho A g L^3 / EI > 0: hanging) or pushes (gamma < 0: standing); first two "
+    "bending frequencies (rad/s) against the Euler-Bernoulli beam with the axial force "
+    "N(x) = gamma EI (L - x) / L^3:")
+out()
+out("| case | FE | EB | rel. diff | EB without the axial force |")
+out("|---|---|---|---:|---|")
+A_, I_ = TS.H * TS.H, TS.H**4 / 12
+for gamma in (30.0, -4.0):
+    g_ = abs(gamma) * TS.E * I_ / (TS.RHO * A_ * TS.L**3)
+    th = -np.pi / 2 if gamma > 0 else np.pi / 2
+    wg = TS.strip(th, gravity=g_).natural_frequencies(n=2)
+    rg = TS.eb_tensioned(lambda x: np.sign(gamma) * TS.RHO * A_ * g_ * (TS.L - x))
+    b0 = TS.eb_tensioned(lambda x: 0.0)
+    out(f"| gravity, gamma = {gamma:g} | {wg[0]:.3f}, {wg[1]:.3f} | {rg[0]:.3f}, {rg[1]:.3f} | "
+        f"{np.abs(wg / rg - 1).max():.1e} | {b0[0]:.3f}, {b0[1]:.3f} |")
+N_ = 20.0 * TS.E * I_ / TS.L**2
+wa = TS.strip(0.0, gravity=0.0, traction=N_ / A_).natural_frequencies(n=2)
+ra = TS.eb_tensioned(lambda x: N_)
+out(f"| end traction, N L^2 / EI = 20 | {wa[0]:.3f}, {wa[1]:.3f} | {ra[0]:.3f}, {ra[1]:.3f} | "
+    f"{np.abs(wa / ra - 1).max():.1e} | |")
+
 if comm.rank == 0:
     print("\n".join(lines))
