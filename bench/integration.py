@@ -33,7 +33,7 @@ Studies (``--studies rod,scaling``; the overhead study runs with the scaling one
    extrapolation from the previous size fits ``--mem-limit-gib`` and ``--time-limit``.
    Solver: direct LU (MUMPS, the default) up to ``--iterative-from`` dofs, above that
    ``-mbs_ksp_type gmres -mbs_pc_type gamg -mbs_ksp_rtol 1e-10`` (the Jacobian is not symmetric:
-   Coriolis).
+   Coriolis), with the rigid-body modes as GAMG's near null space in both codes.
 3. overhead (with ``scaling``): a plain DOLFINx loop on the same mesh without frame terms: M and
    K assembled once with dolfinx.fem.petsc, Newmark average acceleration (beta = 1/4,
    gamma = 1/2), K + 4/dt^2 M factorized once (same solver as the dolfinx_mbs run), the
@@ -159,6 +159,24 @@ def _stamped_evaluate(self):
 
 
 mbs_io.Probes.evaluate = _stamped_evaluate
+
+
+def rigid_modes(V) -> PETSc.NullSpace:
+    """The six rigid-body modes of a 3D vector space, orthonormalized (plain loop's GAMG)."""
+    n = V.dofmap.index_map.size_local
+    x = V.tabulate_dof_coordinates()[:n]
+    modes = [np.eye(3)[k][None, :].repeat(n, 0) for k in range(3)]
+    modes += [np.cross(np.eye(3)[k][None, :], x) for k in range(3)]
+    basis = []
+    for m in modes:
+        v = fpetsc.create_vector(fem.form(ufl.inner(fem.Constant(V.mesh, np.zeros(3)),
+                                                    ufl.TestFunction(V)) * ufl.dx))
+        v.getArray()[: 3 * n] = m.reshape(-1)
+        for w in basis:
+            v.axpy(-v.dot(w), w)
+        v.scale(1.0 / v.norm())
+        basis.append(v)
+    return PETSc.NullSpace().create(vectors=basis, comm=V.mesh.comm)
 
 
 def set_solver_options(prefix: str, opts: dict | None) -> None:
@@ -412,6 +430,8 @@ def plain_newmark(body, dt: float, steps: int, solver: dict | None) -> dict:
         ksp.setType("preonly")
         ksp.getPC().setType("lu")
         ksp.getPC().setFactorSolverType("mumps")
+    if solver and solver.get("pc_type") == "gamg":
+        Keff.setNearNullSpace(rigid_modes(V))  # as dolfinx_mbs does for its multigrid runs
     ksp.setOperators(Keff)
     ksp.setFromOptions()
     u, v, a = (fem.Function(V) for _ in range(3))

@@ -586,6 +586,9 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     ts.setMaxTime(t_end)
     ts.setMaxSteps(10 * n_steps + 10)
     ts.setFromOptions()
+    if formulation == "second-order" and constraints == "maggi" and \
+            ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
+        it.J.setNearNullSpace(model.near_nullspace())  # rigid-body modes for multigrid
     x0 = it.initial_state()
 
     pr = Probes(model.bodies, list(probes)) if probes else None

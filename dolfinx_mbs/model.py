@@ -406,6 +406,42 @@ class Model:
         self._system_key = key
         return sys_
 
+    def near_nullspace(self) -> PETSc.NullSpace:
+        """The rigid-body modes of each body (translations, and rotations about its local
+        origin: 6 in 3D, 3 in 2D) restricted to the reduced coordinates and orthonormalized:
+        the near null space that algebraic multigrid (``-mbs_pc_type gamg``) needs for
+        elasticity. Made once per reducer."""
+        key = self.reducer
+        if getattr(self, "_nns", (None, None))[0] is key:
+            return self._nns[1]
+        red = self.reducer
+        vecs = []
+        for ib, b in enumerate(self.bodies):
+            g = b.gdim
+            n = b.V.dofmap.index_map.size_local
+            x = b.V.tabulate_dof_coordinates()[:n]
+            modes = [np.eye(g)[k][None, :].repeat(n, 0) for k in range(g)]
+            if g == 3:
+                modes += [np.cross(np.eye(3)[k][None, :], x) for k in range(3)]
+            else:
+                modes += [np.column_stack([-x[:, 1], x[:, 0]])]
+            lo = self.space.offsets[ib]
+            for m in modes:
+                full = self.space.create_vec()
+                full.zeroEntries()
+                full.getArray()[lo: lo + n * g] = m.reshape(-1)
+                vecs.append(red.restrict(full))
+        basis = []
+        for v in vecs:  # modified Gram-Schmidt
+            for u in basis:
+                v.axpy(-v.dot(u), u)
+            nv = v.norm()
+            if nv > 1e-10 * np.sqrt(v.getSize()):
+                v.scale(1.0 / nv)
+                basis.append(v)
+        self._nns = (key, PETSc.NullSpace().create(vectors=basis, comm=self.comm))
+        return self._nns[1]
+
     def _inertia_blocks(self) -> Optional[dict]:
         """The node-block form of the second-order residual, when the constraints fix whole
         nodes only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the
