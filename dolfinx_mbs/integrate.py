@@ -43,6 +43,12 @@ log = logging.getLogger(__name__)
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 # fixed steps unless asked otherwise; full Newton steps (the equations are linear)
 _DEFAULT_OPTIONS = {"ts_adapt_type": "none", "snes_linesearch_type": "basic"}
+# first-order and Hamilton: the eliminated block a I by Jacobi (exact), the Schur complement
+# a M + C + K / a (first-order) or a M + 2 G_p + D + K_h / a (Hamilton), formed by PETSc's
+# "selfp" rule (exact for a diagonal block), by LU
+_SCHUR_OPTIONS = {"fieldsplit_d_ksp_type": "preonly", "fieldsplit_d_pc_type": "jacobi",
+                  "fieldsplit_s_ksp_type": "preonly", "fieldsplit_s_pc_type": "lu",
+                  "fieldsplit_s_pc_factor_mat_solver_type": "mumps"}
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
 
@@ -232,6 +238,20 @@ class _Integrator:
             snes.setType(PETSc.SNES.Type.PYTHON)
             snes.setPythonContext(_LinearStep(self))
         _lu(snes.getKSP())
+        if formulation != "second-order":
+            # the 2n system through its Schur complement on n unknowns (exact: the eliminated
+            # block is a I), so each step factorizes an n x n matrix as the second-order form
+            # does; -mbs_pc_type lu factorizes the whole 2n system instead
+            ksp = snes.getKSP()
+            ksp.setType(PETSc.KSP.Type.PREONLY)
+            pc = ksp.getPC()
+            pc.setType(PETSc.PC.Type.FIELDSPLIT)
+            diag, rest = (self.is_a, self.is_b) if formulation == "first-order" else \
+                (self.is_b, self.is_a)
+            pc.setFieldSplitIS(("d", diag), ("s", rest))
+            pc.setFieldSplitType(PETSc.PC.CompositeType.SCHUR)
+            pc.setFieldSplitSchurFactType(PETSc.PC.SchurFactType.FULL)
+            pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.SELFP)
 
     # -- set-up helpers ---------------------------------------------------------------------
     def _initial(self, x, name) -> PETSc.Vec:
@@ -543,6 +563,10 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
     opts = PETSc.Options()
     saved = {}
     run_opts = {k: v for k, v in _DEFAULT_OPTIONS.items() if not opts.hasName(prefix + k)}
+    if formulation != "second-order":  # the Schur complement solvers (see _Integrator)
+        for k, v in _SCHUR_OPTIONS.items():
+            if not opts.hasName(prefix + k):
+                run_opts[k] = v
     if (constraints == "multipliers" or formulation != "second-order") and \
             not opts.hasName(prefix + "mat_mumps_icntl_14"):
         # room for MUMPS's pivoting: the saddle point, and the 2n systems whose blocks differ
