@@ -374,3 +374,25 @@ def test_near_nullspace_and_multigrid():
                             progress=False)
         res.append(r.probes)
     assert np.abs(res[1] - res[0]).max() < 1e-7 * np.abs(res[0]).max()
+
+
+@pytest.mark.parametrize("formulation", ["first-order", "hamiltonian"])
+def test_schur_complement_step_equals_the_full_factorization(formulation):
+    """The default solver of the 2n step systems (Schur complement on n unknowns, exact) gives
+    the probe history of the LU factorization of the whole 2n system (1e-10): a damped body
+    spinning up, so that every block of the step matrix is present."""
+    comm = MPI.COMM_WORLD
+    mesh = dmesh.create_box(comm, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [8, 2, 2],
+                            dmesh.CellType.hexahedron)
+    mat = mbs.materials.LinearElastic(E=2.1e11, nu=0.3, density=7850.0, rayleigh=(2.0, 1e-5))
+    res = []
+    for opts in (None, {"pc_type": "lu", "pc_factor_mat_solver_type": "mumps"}):
+        body = mbs.Body(mesh, mat, mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=100.0,
+                                                     ramp_time=1e-3))
+        model = mbs.Model([body])
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        r = model.integrate(t_end=1e-3, dt=1e-4, formulation=formulation,
+                            probes=[(1.0, 0.0, 0.0)], options=opts, progress=False)
+        res.append(r.probes)
+    assert np.abs(res[0]).max() > 0
+    assert np.abs(res[0] - res[1]).max() < 1e-10 * np.abs(res[1]).max()
