@@ -20,7 +20,12 @@ A^T K_n(Delta) A to the Jacobian; such models step with PETSc's Newton (``newton
 tangent formed at every iteration. The TS reads the PETSc options
 database with the prefix ``mbs_`` (``-mbs_ts_type bdf``,
 ``-mbs_ts_adapt_type basic``, ``-mbs_ts_alpha_radius 0.8``, ``-mbs_ksp_type``...). Linear
-solves default to a direct LU factorization (MUMPS).
+solves default to a direct LU factorization (MUMPS); the first-order and Hamilton step systems
+go through their exact Schur complement on n unknowns (PCFIELDSPLIT with the "selfp" rule, the
+eliminated block being a I). With ``-mbs_pc_type gamg`` the second-order Jacobian carries the
+bodies' rigid-body modes as near null space. For constraints that fix whole nodes the
+second-order residual uses the node-block form of the inertia terms
+(:func:`second_order_residual`): two matrix products instead of three.
 """
 
 from __future__ import annotations
