@@ -116,7 +116,7 @@ class VelocitySystem:
         out = self._sys
         for k in ("M", "C", "K", "f", "Kel"):
             out[k] = s[k]
-        stamp = (s["_version"], nb.t if nb.rheonomic else None)
+        stamp = (id(s), s["_version"], nb.t if nb.rheonomic else None)
         if stamp != self._stamp:
             out["Mw"] = nb.reduce(s["M"], key="M")
             out["Cw"] = nb.reduce(s["C"], key="C")
