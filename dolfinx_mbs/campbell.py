@@ -432,6 +432,9 @@ def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence
     spinning = [b for b in model.bodies if isinstance(b.frame, ConstantSpin)]
     if not spinning:
         raise ValueError("campbell: no body of the model is in a frames.ConstantSpin frame")
+    if model.velocity_constraints:
+        raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
+                         "supported; natural_frequencies and modes handle constant ones")
     red = model.reducer
     red.update(t)
     if red.rheonomic:

@@ -6,7 +6,10 @@ Three formulations (``theory.md`` sections 2 and 4), each on the reduced operato
 * ``"second-order"``: M q'' + C q' + K q = f, as an I2 function; TSALPHA2 (generalized-alpha)
   by default, spectral radius settable.
 * ``"first-order"``: y = (q, v): q' - v = 0, M v' + C v + K q = f, for any implicit TS
-  (default TSTHETA, theta = 1/2 with endpoint: Crank-Nicolson).
+  (default TSTHETA, theta = 1/2 with endpoint: Crank-Nicolson). With velocity constraints
+  (:meth:`dolfinx_mbs.Model.constrain_velocity`) y = (q, w), w the independent velocities:
+  q' - A_n w - a_n = 0, M_w w' + C_w w + K_w q = f_w (:mod:`dolfinx_mbs.nonholonomic`); the
+  only formulation that takes them.
 * ``"hamiltonian"``: y = (q, p) with p the generalized momentum: M q' + G_p q + pi_0 - p = 0,
   p' + (G_p + D) q' + (K + K_omega) q + h - f_a = 0; the block "mass" [[M, 0], [G_p, I]], no
   inverse of M is formed. Default: implicit midpoint (TSTHETA, theta = 1/2, no endpoint), which
@@ -171,6 +174,11 @@ class _Integrator:
         if constraints not in ("maggi", "multipliers"):
             raise ValueError(f"constraints must be 'maggi' or 'multipliers', got "
                              f"{constraints!r}")
+        if model.velocity_constraints and (formulation != "first-order"
+                                           or constraints != "maggi"):
+            raise ValueError("velocity constraints (Model.constrain_velocity) need "
+                             "formulation='first-order' with constraints='maggi', got "
+                             f"formulation={formulation!r}, constraints={constraints!r}")
         if constraints == "multipliers" and formulation != "second-order":
             raise ValueError("constraints='multipliers' works with the second-order "
                              "formulation only")
@@ -184,21 +192,33 @@ class _Integrator:
         self.skip_residual = False
         self.ham = formulation == "hamiltonian"
         self.multipliers = constraints == "multipliers"
+        self.vel = model.velocity_system  # None without velocity constraints
+        if self.vel is not None and self.nonlinear:
+            raise ValueError("velocity constraints (constrain_velocity) work with linear strain "
+                             "only: a body has stiffening='nonlinear'")
         if self.multipliers:
             self.red = model.saddle_point
             self.sys = self.red.system
+        elif self.vel is not None:
+            self.red = model.reducer
+            self.sys = self.vel
         else:
             self.red = model.reducer
             self.sys = lambda t: model.reduced_system(t, hamiltonian=self.ham)
         s = self.sys(t0)
         M = s["M"]
         self.n_local, self.n = M.getLocalSize()[0], M.getSize()[0]
+        # the second half of the first-order state: v (or p), or w with velocity constraints
+        self.nb_local = self.n_local if self.vel is None else s["Mw"].getLocalSize()[0]
         comm = model.comm
         self.comm = comm
         # initial state in reduced coordinates
         self.q0 = self._initial(u0, "u0")
         self.v0 = self._initial(v0, "v0")
         self.p0 = None if p0 is None else self._initial(p0, "p0")
+        if self.vel is not None:  # w0: the independent entries of v0
+            self.w0 = self.vel.basis.restrict(self.v0)
+            self.w = self.w0.duplicate()
         self.work = M.createVecLeft()
         self.work2 = M.createVecLeft()
         self.q, self.v = M.createVecLeft(), M.createVecLeft()  # monitor state, reused
@@ -219,12 +239,17 @@ class _Integrator:
             ts.setType(PETSc.TS.Type.THETA)
             ts.setTheta(0.5)
             ts.setThetaEndpoint(formulation == "first-order")
-            r0 = comm.exscan(self.n_local) or 0
-            self.is_a = PETSc.IS().createStride(self.n_local, 2 * r0, 1, comm=comm)
-            self.is_b = PETSc.IS().createStride(self.n_local, 2 * r0 + self.n_local, 1, comm=comm)
+            r0 = comm.exscan(self.n_local + self.nb_local) or 0
+            self.is_a = PETSc.IS().createStride(self.n_local, r0, 1, comm=comm)
+            self.is_b = PETSc.IS().createStride(self.nb_local, r0 + self.n_local, 1, comm=comm)
             self.I = self._identity(M)
-            eye = [0, 1] if formulation == "first-order" else [1, 3]
-            self.blocks = [self.I.duplicate() if i in eye else M.duplicate() for i in range(4)]
+            if self.vel is not None:  # [[a I, -A_n], [K_w, a M_w + C_w]]: rectangular blocks
+                self.blocks = [self.I.duplicate(), s["An"].duplicate(), s["Kw"].duplicate(),
+                               s["Mw"].duplicate()]
+            else:
+                eye = [0, 1] if formulation == "first-order" else [1, 3]
+                self.blocks = [self.I.duplicate() if i in eye else M.duplicate()
+                               for i in range(4)]
             self.J = self._nest().convert("aij")
             self.F = self.J.createVecLeft()
             ts.setIFunction(self._ifunction, self.F)
@@ -332,7 +357,15 @@ class _Integrator:
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
         da, db = Xdot.getSubVector(self.is_a), Xdot.getSubVector(self.is_b)
         fa, fb = F.getSubVector(self.is_a), F.getSubVector(self.is_b)
-        if self.form == "first-order":  # a = q, b = v
+        if self.vel is not None:  # a = q, b = w
+            da.copy(fa)
+            s["An"].multAdd(xb, s["an"], self.work)
+            fa.axpy(-1.0, self.work)
+            s["Mw"].mult(db, fb)
+            s["Cw"].multAdd(xb, fb, fb)
+            s["Kw"].multAdd(xa, fb, fb)
+            fb.axpy(-1.0, s["fw"])
+        elif self.form == "first-order":  # a = q, b = v
             da.copy(fa)
             fa.axpy(-1.0, xb)
             s["M"].mult(db, fb)
@@ -375,7 +408,16 @@ class _Integrator:
             xa = X.getSubVector(self.is_a)
             KN = self.model.nonlinear_reduced(xa)[1]
             X.restoreSubVector(self.is_a, xa)
-        if self.form == "first-order":
+        if self.vel is not None:
+            # [[a I, -A_n], [K_w, a M_w + C_w]]
+            self.I.copy(b[0], structure=SAME)
+            b[0].scale(a)
+            s["An"].copy(b[1], structure=SAME)
+            b[1].scale(-1.0)
+            s["Kw"].copy(b[2], structure=SAME)
+            s["Cw"].copy(b[3], structure=SAME)
+            b[3].axpy(a, s["Mw"], structure=SAME)
+        elif self.form == "first-order":
             # [[a I, -I], [K, a M + C]]
             self.I.copy(b[0], structure=SAME)
             b[0].scale(a)
@@ -417,7 +459,9 @@ class _Integrator:
         X = self.J.createVecRight()
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
         self.q0.copy(xa)
-        if self.form == "first-order":
+        if self.vel is not None:
+            self.w0.copy(xb)
+        elif self.form == "first-order":
             self.v0.copy(xb)
         elif self.p0 is not None:
             self.p0.copy(xb)
@@ -444,13 +488,14 @@ class _Integrator:
                 setattr(self, k, None)
         self.sys = None
 
-    def _mass_solve(self, s, b, x) -> None:
-        """x = M^-1 b with the reduced mass (factorized once per matrix version)."""
+    def _mass_solve(self, s, b, x, key: str = "M") -> None:
+        """x = M^-1 b with the reduced mass ``s[key]`` (factorized once per matrix
+        version)."""
         if getattr(self, "_mksp", None) is None:
             self._mksp = PETSc.KSP().create(self.comm)
             _lu(self._mksp)
         if getattr(self, "_mversion", None) != s["_version"]:
-            self._mksp.setOperators(s["M"])
+            self._mksp.setOperators(s[key])
             self._mversion = s["_version"]
         self._mksp.solve(b, x)
 
@@ -467,12 +512,25 @@ class _Integrator:
             self._fv = model.space.create_vec()
             self._fa = model.space.create_vec()
         a, rhs = self._acc, self._rhs
-        s["f"].copy(rhs)  # M q'' = f - C q' - K q
-        s["C"].mult(v, self.work)
-        rhs.axpy(-1.0, self.work)
-        s["K"].mult(q, self.work)
-        rhs.axpy(-1.0, self.work)
-        self._mass_solve(s, rhs, a)
+        if self.vel is not None:  # M_w w' = f_w - C_w w - K_w q, q'' = A_n w' + A_n' w + a_n'
+            wd = s["fw"].copy(getattr(self, "_wd", None))
+            self._wd = wd
+            if getattr(self, "_wtmp", None) is None:
+                self._wtmp = wd.duplicate()
+                self._wacc = wd.duplicate()
+            s["Cw"].mult(self.w, self._wtmp)
+            wd.axpy(-1.0, self._wtmp)
+            s["Kw"].mult(q, self._wtmp)
+            wd.axpy(-1.0, self._wtmp)
+            self._mass_solve(s, wd, self._wacc, key="Mw")
+            self.vel.acceleration(t, self.w, self._wacc, a)
+        else:
+            s["f"].copy(rhs)  # M q'' = f - C q' - K q
+            s["C"].mult(v, self.work)
+            rhs.axpy(-1.0, self.work)
+            s["K"].mult(q, self.work)
+            rhs.axpy(-1.0, self.work)
+            self._mass_solve(s, rhs, a)
         red.expand(q, out=self._fu)
         red.expand_rate(q, v, out=self._fv)
         red.expand_acceleration(q, v, a, out=self._fa)
@@ -491,9 +549,12 @@ class _Integrator:
         X = ts.getSolution()
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
         xa.copy(q)
-        xb.copy(b)
+        xb.copy(b if self.vel is None else self.w)
         X.restoreSubVector(self.is_a, xa)
         X.restoreSubVector(self.is_b, xb)
+        if self.vel is not None:  # v = A_n w + a_n
+            self.vel.velocity(t, self.w, b)
+            return q, b
         if self.form == "first-order" or not need_v:
             return q, b
         # Hamilton: M v = p - G_p q - pi_0
@@ -512,7 +573,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
               spectral_radius: Optional[float] = None,
               progress: bool = True, options: Optional[Dict[str, object]] = None,
               prefix: str = "mbs_", constraints: str = "maggi", reactions=False,
-              energy: bool = True) -> Result:
+              energy: bool = True, callback=None) -> Result:
     """Integrate ``model`` from ``t0`` to ``t_end``.
 
     Args:
@@ -540,6 +601,9 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
             are recorded at every step (``Result.reactions``, also in the CSV).
         energy: record the energies (three mat-vecs per step); False leaves
             ``Result.energy`` empty.
+        callback: ``callback(t, u, v)``, called at every output time with the full
+            displacement and velocity (PETSc Vecs in the full layout, valid during the call),
+            collectively on every rank.
 
     Returns:
         A :class:`Result`; each body's ``u`` holds the final displacement.
@@ -561,6 +625,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         if not 0.0 <= spectral_radius <= 1.0:
             raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
         options = dict(options or {}, ts_alpha_radius=spectral_radius)
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable (t, u, v) or None, got {callback!r}")
     if p0 is not None and formulation != "hamiltonian":
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     # options for this run: the defaults below, unless already in the database, then the
@@ -584,7 +650,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         opts[key] = v
     try:
         return _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every,
-                    progress, prefix, constraints, reactions, energy)
+                    progress, prefix, constraints, reactions, energy, callback)
     finally:
         for key, old in saved.items():
             if old is None:
@@ -594,7 +660,7 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
 
 
 def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,
-         prefix, constraints="maggi", reactions=False, energy=True) -> Result:
+         prefix, constraints="maggi", reactions=False, energy=True, callback=None) -> Result:
     it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0, constraints)
     if reactions is True:
         rcons = list(model.constraints)
@@ -610,6 +676,7 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
         raise ValueError("reactions: the constraints must have distinct names (pass name=)")
     rhist = {n: [] for n in rnames}
     fc = model.space.create_vec() if rcons else None
+    full_v = model.space.create_vec() if callback is not None else None
     ts = it.ts
     n_steps = int(round((t_end - t0) / dt))
     ts.setMaxTime(t_end)
@@ -645,7 +712,7 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     failure = []
 
     def monitor(ts_, step, t, X):
-        q, v = it.q_and_v(t, need_v=energy or bool(rcons))
+        q, v = it.q_and_v(t, need_v=energy or bool(rcons) or callback is not None)
         if energy:
             s = it.sys(t)
             s["M"].mult(v, it.work)
@@ -672,6 +739,12 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
             raise FloatingPointError(failure[-1])
         it.red.expand(q, out=it.full)
         model.space.scatter(it.full, model.functions())
+        if callback is not None:
+            if it.multipliers:
+                it.red.expand(v, out=full_v)
+            else:
+                it.red.expand_rate(q, v, out=full_v)
+            callback(t, it.full, full_v)
         row = [t]
         if pr is not None:
             pv = pr.evaluate()

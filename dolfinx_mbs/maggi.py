@@ -63,10 +63,12 @@ class _Expr:
 
 
 def _gather_rows(comm, rows: Rows) -> Rows:
-    """The rows of every rank, concatenated in rank order, on every rank."""
+    """The rows of every rank, concatenated in rank order, on every rank (rheonomic when
+    any rank's are: a rank without rows must not decide)."""
     if comm.size == 1:
         return rows
-    parts = comm.allgather((rows.indptr, rows.cols, rows.coef, rows.rhs, rows.pivot))
+    parts = comm.allgather((rows.indptr, rows.cols, rows.coef, rows.rhs, rows.pivot,
+                            rows.rheonomic))
     indptr = [np.zeros(1, np.int64)]
     off = 0
     for p in parts:
@@ -75,7 +77,7 @@ def _gather_rows(comm, rows: Rows) -> Rows:
     return Rows(rows.name, np.concatenate(indptr), np.concatenate([p[1] for p in parts]),
                 np.concatenate([p[2] for p in parts]).reshape(-1, 3),
                 np.concatenate([p[3] for p in parts]).reshape(-1, 3),
-                np.concatenate([p[4] for p in parts]), rows.rheonomic)
+                np.concatenate([p[4] for p in parts]), any(p[5] for p in parts))
 
 
 class MaggiReducer:
@@ -85,6 +87,10 @@ class MaggiReducer:
         space: the model's full space.
         constraints: the constraints (:class:`dolfinx_mbs.constraints.Constraint`), in order.
         t: the time at which to evaluate the rows first.
+        order: the highest time derivative of A and a0 formed: 2 (default), or 1 (then
+            ``A_ddot`` and ``a0_ddot`` are None: the velocity basis of
+            :mod:`dolfinx_mbs.nonholonomic` needs first derivatives only, and its rows' second
+            derivatives are not known).
 
     Raises:
         ValueError: on every rank, when the constraints are inconsistent (naming them and a dof).
@@ -101,7 +107,11 @@ class MaggiReducer:
         time_dependent: True when A or a0 changes with time.
     """
 
-    def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0):
+    def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0,
+                 order: int = 2):
+        if order not in (1, 2):
+            raise ValueError(f"order must be 1 or 2, got {order!r}")
+        self.order = order
         self.space = space
         self.comm = comm = space.comm
         self.constraints = list(constraints)
@@ -113,6 +123,7 @@ class MaggiReducer:
         self._starts = np.array(comm.allgather(space.rstart), dtype=np.int64)
         self._all_offsets = comm.allgather(space.offsets)
         exprs, deps = self._resolve(t, first=True)
+        self._exprs = exprs                     # every rank (size: the dependent dofs)
         self.dependent_global = deps            # sorted, every rank
         self.rheonomic = any(exprs[p].rheo for p in deps)
         n, N = space.n_local, space.n_global
@@ -152,12 +163,13 @@ class MaggiReducer:
         self.A_dot = self.A_ddot = None
         if self.rheonomic:
             self.A_dot = self.A.duplicate(copy=True)
-            self.A_ddot = self.A.duplicate(copy=True)
             self._set_values(self.A_dot, self._values(exprs, 1))
-            self._set_values(self.A_ddot, self._values(exprs, 2))
+            if order == 2:
+                self.A_ddot = self.A.duplicate(copy=True)
+                self._set_values(self.A_ddot, self._values(exprs, 2))
         self.a0 = space.create_vec()
         self.a0_dot = space.create_vec() if self.time_dependent else None
-        self.a0_ddot = space.create_vec() if self.time_dependent else None
+        self.a0_ddot = space.create_vec() if self.time_dependent and order == 2 else None
         self._set_a0(exprs)
         self.t = t
 
@@ -263,7 +275,10 @@ class MaggiReducer:
         return p
 
     def _where(self, dof: int):
-        """(body name, local unblocked dof on its owner) of a full index."""
+        """(body name, local unblocked dof on its owner) of a full index (of the space's own
+        numbering when it defines ``where``)."""
+        if hasattr(self.space, "where"):
+            return self.space.where(dof)
         starts = self._starts
         r = int(np.searchsorted(starts, dof, side="right") - 1)
         offs = self._all_offsets[r]
@@ -335,8 +350,10 @@ class MaggiReducer:
         if self.rheonomic:
             self._set_values(self.A, self._values(exprs, 0))
             self._set_values(self.A_dot, self._values(exprs, 1))
-            self._set_values(self.A_ddot, self._values(exprs, 2))
+            if self.A_ddot is not None:
+                self._set_values(self.A_ddot, self._values(exprs, 2))
         self._set_a0(exprs)
+        self._exprs = exprs
         self.t = t
         return True
 
@@ -359,6 +376,50 @@ class MaggiReducer:
             pos += n_free
         self._blocks = segs if self.comm.allreduce(ok, op=MPI.LAND) else None
         return self._blocks
+
+    def substitute_rates(self, rows: Rows) -> Rows:
+        """Velocity rows ``B Delta' = c`` over full indices as rows over the reduced ones:
+        with Delta' = A q' + a0' (a time-invariant A), ``(B A) q' = c - B a0'``. Where a0 moves,
+        the result's second-derivative jets are NaN (they would need the third derivative of
+        a0, never formed): use them to first order only. Call it identically on every rank (the
+        eliminated dofs are known everywhere), with the reducer at the rows' time
+        (:meth:`update`)."""
+        if self.rheonomic:
+            raise ValueError(f"{rows.name}: velocity rows with moving joints (a time-dependent "
+                             "basis A of the holonomic constraints) are not supported")
+        timed = {c.name for c in self.constraints if c.time_dependent}
+        indptr, cols, coef, rhs = [0], [], [], rows.rhs.copy()
+        for i in range(rows.n_rows):
+            sl = slice(rows.indptr[i], rows.indptr[i + 1])
+            terms: Dict[int, np.ndarray] = {}
+            for k, b in zip(rows.cols[sl].tolist(), rows.coef[sl]):
+                e = self._exprs.get(k)
+                if e is None:
+                    terms[k] = terms[k] + b if k in terms else b.copy()
+                    continue
+                for j, cj in e.terms.items():
+                    v = _jmul(b, cj)
+                    terms[j] = terms[j] + v if j in terms else v
+                if e.names & timed:   # the jet of a0' of this dof: a0', a0'', (unknown)
+                    rhs[i] -= _jmul(b, np.array([e.g[1], e.g[2], np.nan]))
+            ks = sorted(terms)
+            cols.extend(ks)
+            coef.extend(terms[k] for k in ks)
+            indptr.append(len(cols))
+        red_cols = self._red_index(np.array(cols, np.int64))
+        return Rows(rows.name, np.array(indptr, np.int64), red_cols,
+                    np.array(coef, dtype=float).reshape(-1, 3), rhs,
+                    np.full(rows.n_rows, -1, np.int64), rows.rheonomic)
+
+    def full_index(self, k: int) -> int:
+        """The full index of reduced index ``k`` (every rank)."""
+        deps = self.dependent_global
+        f = int(k)
+        while True:  # f = k + (number of dependents <= f), a monotone fixed point
+            g = int(k) + int(np.searchsorted(deps, f, side="right"))
+            if g == f:
+                return f
+            f = g
 
     @property
     def prescribed(self) -> bool:

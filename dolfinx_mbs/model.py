@@ -57,6 +57,9 @@ class Model:
         self.comm = bodies[0].comm
         self.space = FullSpace(bodies)
         self.constraints: List = []
+        #: velocity rows (:meth:`constrain_velocity`), kept apart: not eliminated from Delta
+        self.velocity_constraints: List[cons.VelocityRows] = []
+        self._velocity = None
         if gravity is not None:
             for b in bodies:
                 b.set_gravity(gravity)
@@ -73,15 +76,19 @@ class Model:
             raise ValueError(f"body {getattr(body, 'name', body)!r} is not part of this model")
 
     def _add(self, c: Constraint) -> Constraint:
-        names = {k.name for k in self.constraints}
+        names = {k.name for k in self.constraints + self.velocity_constraints}
         if c.name in names:  # unique names: reactions and reports are keyed by them
             i = 2
             while f"{c.name}#{i}" in names:
                 i += 1
             c.name = f"{c.name}#{i}"
-        self.constraints.append(c)
-        self._prestress_done = False   # the prestress depends on the constraints
-        self._reducer = None
+        if isinstance(c, cons.VelocityRows):
+            self.velocity_constraints.append(c)
+        else:
+            self.constraints.append(c)
+            self._prestress_done = False   # the prestress depends on the constraints
+            self._reducer = None
+        self._velocity = None
         self._system_key = None
         self._system = None
         return c
@@ -169,6 +176,43 @@ class Model:
             return self._add(cons.BCConstraint(body, rows, name=name))
         return self._add(cons.LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                          name=name))
+
+    def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
+                           name: Optional[str] = None) -> cons.VelocityRows:
+        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``theory.md`` section 5),
+        nonholonomic ones included. They are not eliminated from the coordinates: the
+        integrator's first-order form then runs on (q, w), w the independent velocities
+        (:mod:`dolfinx_mbs.nonholonomic`), without multipliers.
+
+        Args:
+            rows: a sequence of ``{full_index: coefficient}`` dicts (full indices from
+                :meth:`dof`), given identically on every rank; a coefficient is a number or a
+                callable ``t -> number`` (B(t)), e.g. ``{i: 1.0, j: lambda t: -np.sin(t)}``.
+            rhs: c: None (zeros), numbers, or ``t -> numbers``.
+            time_scale: the shortest time over which B(t) or c(t) changes (s), for their
+                numerical time derivatives.
+            name: label for messages.
+
+        Supported by ``integrate(..., formulation="first-order")``, by the modal solvers for
+        rows with constant coefficients, and by :meth:`solve_static` when c vanishes;
+        holonomic constraints with a moving basis (joints between bodies whose frames move
+        differently) cannot be combined with them.
+        """
+        return self._add(cons.VelocityRows(self.space, rows, rhs=rhs, time_scale=time_scale,
+                                           name=name))
+
+    @property
+    def velocity_system(self):
+        """The operators of Maggi's equations in (q, w) (:class:`dolfinx_mbs.nonholonomic.
+        VelocitySystem`), None without velocity constraints."""
+        if not self.velocity_constraints:
+            return None
+        red = self.reducer
+        if self._velocity is None or self._velocity.basis.holonomic is not red:
+            from .nonholonomic import VelocitySystem
+
+            self._velocity = VelocitySystem(self)
+        return self._velocity
 
     def dof(self, body: Body, point, component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
@@ -736,6 +780,7 @@ class Model:
         self.update(t)
         red = self.reducer
         red.update(t)
+        self._check_static_velocity_rows(t)
         K = self.full_stiffness()
         Q = self.full_load()
         rhs = Q.copy(self._vec("static_rhs"))
@@ -808,6 +853,21 @@ class Model:
                 "residuals)")
         self.last_newton_iterations = its
 
+    def _check_static_velocity_rows(self, t: float) -> None:
+        """A static state (Delta' = 0) satisfies the velocity rows only where their right side
+        c - B a0' vanishes; then the rows exert no force in it, and the solve without them is
+        right (it is the equilibrium among the family a nonholonomic system has whose
+        velocity-constraint forces vanish)."""
+        vs = self.velocity_system
+        if vs is None:
+            return
+        vs.basis.update(t)
+        an = vs.basis.a0.norm(PETSc.NormType.NORM_INFINITY)
+        if an != 0.0:
+            raise ValueError(
+                f"solve_static: the velocity constraints demand a nonzero velocity at t={t:g} "
+                "(c(t) - B a0'(t) != 0): no static state exists")
+
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                             shift: float = 0.0) -> np.ndarray:
         """The ``n`` lowest natural frequencies (rad/s) of the constrained, undamped system
@@ -839,8 +899,10 @@ class Model:
         self.update(t)
         red = self.reducer
         red.update(t)
-        if n > red.n_reduced:
-            raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
+        vs = self.velocity_system
+        free = red.n_reduced if vs is None else vs.basis.n_reduced
+        if n > free:
+            raise ValueError(f"n={n} exceeds the {free} free dofs of the model")
         Kr = red.reduce(self.full_stiffness(angular_acceleration=False), key="Kw")
         if self.nonlinear:  # the tangent about the static equilibrium at t
             q = self._static_reduced(t)
@@ -855,6 +917,17 @@ class Model:
             Gr = red.reduce(self.full_damping(gyroscopic=True), key="C")
         elif coupling == "gyroscopic":
             Gr = red.reduce(self.full_gyroscopic(), key="Gyro")
+        if vs is not None:
+            # constant rows B_n: the nonzero eigenvalues s of q' = A_n w, M_w w' + C_w w + K_w q
+            # = 0 solve (s^2 A_n^T M A_n + s A_n^T C A_n + A_n^T K A_n) w = 0 (q = A_n w / s);
+            # the m_n others are zero (the equilibria the rows leave free)
+            if vs.basis.rheonomic:
+                raise ValueError("natural frequencies and modes: the velocity constraints' "
+                                 "coefficients change with time, so the linearized system is "
+                                 "time-varying and has none")
+            nb = vs.basis
+            Kr, Mr = nb.reduce(Kr, key="pencil/K"), nb.reduce(Mr, key="pencil/M")
+            Gr = None if Gr is None else nb.reduce(Gr, key=f"pencil/{coupling}")
         return Kr, Gr, Mr
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
@@ -897,6 +970,8 @@ class Model:
                     scale = 0.0
                     parts = []
                     for part, x in (("re", xr), ("im", xi)):
+                        if self.velocity_system is not None:  # q = A_n w (up to 1/s)
+                            x = self.velocity_system.basis.expand(x, homogeneous=True)
                         self.reducer.expand(x, out=full, homogeneous=True)
                         scale = max(scale, full.norm(PETSc.NormType.NORM_INFINITY))
                         g = fem.Function(body.V)
