@@ -152,6 +152,16 @@ def worker(case: dict, method: str, out: str) -> None:
         return _jac(self, ts, t, U, V, A, shift_v, shift_a, J, P)
 
     mbs_integrate._Integrator._i2jacobian = jac
+    # the integrator releases its TS (and the factors) at the end of a run: read MUMPS' numbers
+    # just before
+    _destroy = mbs_integrate._Integrator.destroy
+
+    def destroy(self):
+        if "ksp" in seen:
+            seen["lu"] = mumps_numbers(seen["ksp"])
+        return _destroy(self)
+
+    mbs_integrate._Integrator.destroy = destroy
 
     def mumps_numbers(ksp):
         try:
@@ -252,7 +262,7 @@ def worker(case: dict, method: str, out: str) -> None:
                probes=r.probes[:, 0, :].tolist(), times=r.times.tolist(),
                rss_start=rss_start, rss_common=rss_common, rss_peak=rss_peak,
                rss_own=rss_peak - rss_common,
-               integrator_lu=mumps_numbers(seen["ksp"]), shifts=seen["shifts"])
+               integrator_lu=seen.pop("lu"), shifts=seen["shifts"])
     seen.pop("ksp")
 
     res["versions"] = dict(dolfinx=dolfinx.__version__,
