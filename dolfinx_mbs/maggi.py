@@ -62,6 +62,23 @@ class _Expr:
         self.terms, self.g, self.rheo, self.names = terms, g, rheo, names
 
 
+def _substitute(cols, coefs, exprs):
+    """The terms {dof: jet} of a row sum_k coef_k Delta_k with the eliminated dofs replaced by
+    their expressions, and the (coef, expression) pairs so replaced."""
+    terms: Dict[int, np.ndarray] = {}
+    hits = []
+    for k, b in zip(cols, coefs):
+        e = exprs.get(k)
+        if e is None:
+            terms[k] = terms[k] + b if k in terms else b.copy()
+            continue
+        for j, cj in e.terms.items():
+            v = _jmul(b, cj)
+            terms[j] = terms[j] + v if j in terms else v
+        hits.append((b, e))
+    return terms, hits
+
+
 def _gather_rows(comm, rows: Rows) -> Rows:
     """The rows of every rank, concatenated in rank order, on every rank (rheonomic when
     any rank's are: a rank without rows must not decide)."""
@@ -188,20 +205,14 @@ class MaggiReducer:
                 sl = slice(rows.indptr[i], rows.indptr[i + 1])
                 rid = row_id
                 row_id += 1
-                terms: Dict[int, np.ndarray] = {}
                 g = rows.rhs[i].copy()
                 rheo = rows.rheonomic
                 names = {rows.name}
                 scale = 0.0
-                for k, b in zip(rows.cols[sl].tolist(), rows.coef[sl]):
-                    scale = max(scale, abs(b[0]))
-                    e = exprs.get(k)
-                    if e is None:
-                        terms[k] = terms[k] + b if k in terms else b.copy()
-                        continue
-                    for j, cj in e.terms.items():
-                        v = _jmul(b, cj)
-                        terms[j] = terms[j] + v if j in terms else v
+                if rows.indptr[i + 1] > rows.indptr[i]:
+                    scale = float(np.abs(rows.coef[sl][:, 0]).max())
+                terms, hits = _substitute(rows.cols[sl].tolist(), rows.coef[sl], exprs)
+                for b, e in hits:
                     g = g - _jmul(b, e.g)
                     rheo = rheo or e.rheo
                     names |= e.names
@@ -391,15 +402,8 @@ class MaggiReducer:
         indptr, cols, coef, rhs = [0], [], [], rows.rhs.copy()
         for i in range(rows.n_rows):
             sl = slice(rows.indptr[i], rows.indptr[i + 1])
-            terms: Dict[int, np.ndarray] = {}
-            for k, b in zip(rows.cols[sl].tolist(), rows.coef[sl]):
-                e = self._exprs.get(k)
-                if e is None:
-                    terms[k] = terms[k] + b if k in terms else b.copy()
-                    continue
-                for j, cj in e.terms.items():
-                    v = _jmul(b, cj)
-                    terms[j] = terms[j] + v if j in terms else v
+            terms, hits = _substitute(rows.cols[sl].tolist(), rows.coef[sl], self._exprs)
+            for b, e in hits:
                 if e.names & timed:   # the jet of a0' of this dof: a0', a0'', (unknown)
                     rhs[i] -= _jmul(b, np.array([e.g[1], e.g[2], np.nan]))
             ks = sorted(terms)
