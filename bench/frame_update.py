@@ -79,13 +79,14 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import logging
+
+from benchlib import cmd
 
 import numpy as np
 from mpi4py import MPI
@@ -459,15 +460,8 @@ def estimate(prev: dict, strategy: str, dofs: int) -> tuple[float, float]:
 
 # --- machine description -------------------------------------------------------------------
 
-def _cmd(args) -> str:
-    try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception as e:  # pragma: no cover
-        return f"({args[0]} failed: {e})"
-
-
 def machine() -> dict:
-    lscpu = _cmd(["lscpu"])
+    lscpu = cmd(["lscpu"])
     keep = ("Architecture", "Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
             "Socket(s)", "L1d cache", "L2 cache", "L3 cache", "Hypervisor vendor", "BogoMIPS")
     info = {}
@@ -480,8 +474,8 @@ def machine() -> dict:
         for line in f:
             if line.startswith("MemTotal:"):
                 mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
-    return dict(lscpu=info, nproc=_cmd(["nproc", "--all"]),
-                nproc_bound=_cmd(["nproc"]), memory=mem, hostname=platform.node(),
+    return dict(lscpu=info, nproc=cmd(["nproc", "--all"]),
+                nproc_bound=cmd(["nproc"]), memory=mem, hostname=platform.node(),
                 kernel=platform.release(), python=platform.python_version())
 
 
@@ -497,8 +491,8 @@ def versions() -> dict:
 
 
 def git_rev() -> str:
-    rev = _cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = _cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "dolfinx_mbs"])
+    rev = cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
+    dirty = cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "dolfinx_mbs"])
     return rev + (" (dolfinx_mbs/ modified)" if dirty else "")
 
 

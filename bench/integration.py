@@ -82,6 +82,7 @@ if str(ROOT) not in sys.path:
 
 import dolfinx_mbs as mbs  # noqa: E402
 from dolfinx_mbs import io as mbs_io  # noqa: E402
+from dolfinx_mbs.space import orthonormal_nullspace, rigid_body_modes  # noqa: E402
 
 logging.getLogger().setLevel(logging.WARNING)
 
@@ -162,21 +163,13 @@ mbs_io.Probes.evaluate = _stamped_evaluate
 
 
 def rigid_modes(V) -> PETSc.NullSpace:
-    """The six rigid-body modes of a 3D vector space, orthonormalized (plain loop's GAMG)."""
-    n = V.dofmap.index_map.size_local
-    x = V.tabulate_dof_coordinates()[:n]
-    modes = [np.eye(3)[k][None, :].repeat(n, 0) for k in range(3)]
-    modes += [np.cross(np.eye(3)[k][None, :], x) for k in range(3)]
-    basis = []
-    for m in modes:
-        v = fpetsc.create_vector(fem.form(ufl.inner(fem.Constant(V.mesh, np.zeros(3)),
-                                                    ufl.TestFunction(V)) * ufl.dx))
-        v.getArray()[: 3 * n] = m.reshape(-1)
-        for w in basis:
-            v.axpy(-v.dot(w), w)
-        v.scale(1.0 / v.norm())
-        basis.append(v)
-    return PETSc.NullSpace().create(vectors=basis, comm=V.mesh.comm)
+    """The six rigid-body modes of the plain loop's space as GAMG's near null space."""
+    vecs = []
+    for m in rigid_body_modes(V):
+        v = mbs.compat.petsc_vec(fem.Function(V)).copy()
+        v.getArray()[: len(m)] = m
+        vecs.append(v)
+    return orthonormal_nullspace(vecs, V.mesh.comm)
 
 
 def set_solver_options(prefix: str, opts: dict | None) -> None:

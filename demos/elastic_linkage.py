@@ -238,13 +238,7 @@ assert dev_p < 0.10 and dev_n < 0.10
 # A plot of the reactions and the deflection over the crank angle (rank 0).
 
 if comm.rank == 0 and not QUICK:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        plt = None
+    plt = mbs.io.pyplot()
     if plt is not None:
         deg = np.degrees(ang)
         fig, axes = plt.subplots(2, 1, figsize=(9, 7), sharex=True)

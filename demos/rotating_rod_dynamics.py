@@ -92,13 +92,7 @@ for damping in (False, True):
 # A plot of the three nodes (rank 0).
 
 if comm.rank == 0 and not QUICK:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        plt = None
+    plt = mbs.io.pyplot()
     if plt is not None:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
         for ax, damping in zip(axes, (False, True)):

@@ -162,13 +162,7 @@ assert np.all(np.diff(lin6[results[(6.0, None)].times > 10.0]) > 0)
 # |w| on a logarithmic scale.
 
 if comm.rank == 0 and not QUICK:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        plt = None
+    plt = mbs.io.pyplot()
     if plt is not None:
         fig, axes = plt.subplots(1, 2, figsize=(11, 4))
         for ws, color in zip(SPINS, ("C0", "C3")):

@@ -46,6 +46,8 @@ class _Load:
         self.fn = value if callable(value) else None
         self.const = fem.Constant(mesh, np.zeros(gdim, dtype=compat.scalar_type))
         self.fixed = None if callable(value) else _vector_of(value, gdim, name)
+        if self.fixed is not None and local:  # constant in local components: set once
+            self.const.value = self.fixed
 
     def value(self, state: FrameState) -> np.ndarray:
         v = self.fixed if self.fn is None else _vector_of(self.fn(state.t), self.gdim,
@@ -203,7 +205,6 @@ class Body:
         for ld, where in self._steady_loads():
             if isinstance(where, tuple):
                 continue
-            ld.const.value = ld.fixed
             term = h * ufl.inner(ld.const, v) * (ufl.dx if where is None else where)
             applied = term if applied is None else applied + term
         out["applied"] = applied

@@ -347,7 +347,7 @@ class _Integrator:
         J.axpy(shift_v, s["C"], structure=SAME)
         J.axpy(shift_a, s["M"], structure=SAME)
         if self.nonlinear:
-            J.axpy(1.0, self.model.nonlinear_reduced(U)[1], structure=SUBSET)
+            J.axpy(1.0, self.model.nonlinear_reduced(U, force=False)[1], structure=SUBSET)
 
     # -- first order and Hamilton -----------------------------------------------------------
     def _ifunction(self, ts, t, X, Xdot, F):
@@ -406,7 +406,7 @@ class _Integrator:
         KN = None
         if self.nonlinear:
             xa = X.getSubVector(self.is_a)
-            KN = self.model.nonlinear_reduced(xa)[1]
+            KN = self.model.nonlinear_reduced(xa, force=False)[1]
             X.restoreSubVector(self.is_a, xa)
         if self.vel is not None:
             # [[a I, -A_n], [K_w, a M_w + C_w]]

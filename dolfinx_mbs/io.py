@@ -16,7 +16,7 @@ from mpi4py import MPI
 
 from . import compat
 
-__all__ = ["Probes", "TimeSeriesWriter"]
+__all__ = ["Probes", "TimeSeriesWriter", "pyplot"]
 
 
 class Probes:
@@ -156,3 +156,16 @@ class MotionWriter:
         for item in self.items:
             item[1].close()
         self.items = []
+
+
+def pyplot():
+    """``matplotlib.pyplot`` with the non-interactive Agg backend (files only, no display),
+    or None when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return None
+    return plt

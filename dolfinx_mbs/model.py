@@ -25,7 +25,7 @@ from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
 from .frames import skew
 from .operators import BodyOperators, combine
-from .space import FullSpace
+from .space import FullSpace, orthonormal_nullspace, rigid_body_modes
 
 __all__ = ["Model"]
 
@@ -461,29 +461,13 @@ class Model:
         red = self.reducer
         vecs = []
         for ib, b in enumerate(self.bodies):
-            g = b.gdim
-            n = b.V.dofmap.index_map.size_local
-            x = b.V.tabulate_dof_coordinates()[:n]
-            modes = [np.eye(g)[k][None, :].repeat(n, 0) for k in range(g)]
-            if g == 3:
-                modes += [np.cross(np.eye(3)[k][None, :], x) for k in range(3)]
-            else:
-                modes += [np.column_stack([-x[:, 1], x[:, 0]])]
             lo = self.space.offsets[ib]
-            for m in modes:
+            for m in rigid_body_modes(b.V):
                 full = self.space.create_vec()
                 full.zeroEntries()
-                full.getArray()[lo: lo + n * g] = m.reshape(-1)
+                full.getArray()[lo: lo + len(m)] = m
                 vecs.append(red.restrict(full))
-        basis = []
-        for v in vecs:  # modified Gram-Schmidt
-            for u in basis:
-                v.axpy(-v.dot(u), u)
-            nv = v.norm()
-            if nv > 1e-10 * np.sqrt(v.getSize()):
-                v.scale(1.0 / nv)
-                basis.append(v)
-        self._nns = (key, PETSc.NullSpace().create(vectors=basis, comm=self.comm))
+        self._nns = (key, orthonormal_nullspace(vecs, self.comm))
         return self._nns[1]
 
     def _inertia_blocks(self) -> Optional[dict]:
@@ -612,49 +596,48 @@ class Model:
         self.space.scatter(u, [b.u_state if b.u_state is not None else tmp
                                for b, tmp in zip(self.bodies, self._nl_tmp)])
 
-    def nonlinear_full(self, u: PETSc.Vec, tangent: bool = True):
-        """At the full displacement ``u``: the internal force's excess over K u (full vector)
-        and, with ``tangent``, the tangent stiffness's excess over K (block-diagonal full
-        matrix), from the St Venant-Kirchhoff bodies (zero blocks for the others)."""
+    def nonlinear_full(self, u: PETSc.Vec, force: bool = True, tangent: bool = True):
+        """At the full displacement ``u``: with ``force``, the internal force's excess over
+        K u (full vector); with ``tangent``, the tangent stiffness's excess over K
+        (block-diagonal full matrix); from the St Venant-Kirchhoff bodies (zero blocks for the
+        others), None for what is not asked."""
         self._set_state_displacement(u)
         ops = self.body_operators
-        terms = [o.nonlinear_terms(tangent) if o.body.u_state is not None else (None, None)
-                 for o in ops]
-        zero = self._work.get("vec/nl0")
-        if zero is None:
-            zero = [None if t[0] is not None else o.Q.duplicate() for o, t in zip(ops, terms)]
-            for z in zero:
-                if z is not None:
+        terms = [o.nonlinear_terms(force, tangent) if o.body.u_state is not None
+                 else (None, None) for o in ops]
+        N = KN = None
+        if force:
+            if "vec/nl0" not in self._work:  # zero vectors for the linear bodies, made once
+                self._work["vec/nl0"] = [o.Q.duplicate() for o in ops]
+                for z in self._work["vec/nl0"]:
                     z.zeroEntries()
-            self._work["vec/nl0"] = zero
-        N = self.space.gather([t[0] if t[0] is not None else z for t, z in zip(terms, zero)],
-                              self._work.get("vec/nl"))
-        self._work["vec/nl"] = N
-        if not tangent:
-            return N, None
-        self._nl_version = getattr(self, "_nl_version", 0) + 1
-        for o, t in zip(ops, terms):  # a zero matrix for the linear bodies, made once
-            if t[1] is None and f"KN0/{o.body.id}" not in self._work:
-                Z = o.K.duplicate()
-                Z.zeroEntries()
-                Z.assemble()
-                self._work[f"KN0/{o.body.id}"] = Z
-        mats = [t[1] if t[1] is not None else self._work[f"KN0/{o.body.id}"]
-                for o, t in zip(ops, terms)]
-        if self.space.single:
-            return N, mats[0]
-        KN = self.space.block_diagonal(mats, self._work.get("KN"))
-        self._work["KN"] = KN
+            N = self.space.gather([t[0] if t[0] is not None else z
+                                   for t, z in zip(terms, self._work["vec/nl0"])],
+                                  self._work.get("vec/nl"))
+            self._work["vec/nl"] = N
+        if tangent:
+            if "KN0" not in self._work:  # zero matrices for the linear bodies, made once
+                self._work["KN0"] = [o.K.duplicate() for o in ops]
+                for Z in self._work["KN0"]:
+                    Z.zeroEntries()
+                    Z.assemble()
+            mats = [t[1] if t[1] is not None else Z for t, Z in zip(terms, self._work["KN0"])]
+            KN = self.space.block_diagonal(mats, self._work.get("KN"))
+            if not self.space.single:
+                self._work["KN"] = KN
         return N, KN
 
-    def nonlinear_reduced(self, q: PETSc.Vec, tangent: bool = True):
+    def nonlinear_reduced(self, q: PETSc.Vec, force: bool = True, tangent: bool = True):
         """Maggi-reduced nonlinear terms at the reduced coordinates ``q`` (the reducer at the
-        current time): A^T n(A q + a0) and, with ``tangent``, A^T K_n A (objects reused)."""
+        current time): A^T n(A q + a0) with ``force``, A^T K_n A with ``tangent`` (objects
+        reused; None for what is not asked)."""
         red = self.reducer
         u = red.expand(q, out=self._vec("nl_u"))
-        N, KN = self.nonlinear_full(u, tangent)
-        r = red.project(N, self._work.get("vec/nl_r"))
-        self._work["vec/nl_r"] = r
+        N, KN = self.nonlinear_full(u, force, tangent)
+        r = None
+        if force:
+            r = red.project(N, self._work.get("vec/nl_r"))
+            self._work["vec/nl_r"] = r
         return r, (red.reduce(KN, key="KN") if tangent else None)
 
     def nonlinear_energy(self, q: PETSc.Vec) -> float:
@@ -821,7 +804,7 @@ class Model:
 
         def jacobian(snes, x, A, P):
             Kr.copy(A, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
-            A.axpy(1.0, self.nonlinear_reduced(x)[1],
+            A.axpy(1.0, self.nonlinear_reduced(x, force=False)[1],
                    structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
 
         snes = PETSc.SNES().create(self.comm)
@@ -908,7 +891,7 @@ class Model:
             q = self._static_reduced(t)
             Kt = Kr.copy(self._work.get("Kt"), structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN
                          ) if self._work.get("Kt") is not None else Kr.copy()
-            Kt.axpy(1.0, self.nonlinear_reduced(q)[1],
+            Kt.axpy(1.0, self.nonlinear_reduced(q, force=False)[1],
                     structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
             self._work["Kt"] = Kr = Kt
         Mr = red.reduce(self.full_mass(), key="M")

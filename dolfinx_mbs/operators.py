@@ -224,30 +224,33 @@ class BodyOperators:
             self.version += 1
 
     # -- nonlinear strain ---------------------------------------------------------------
-    def nonlinear_terms(self, tangent: bool = True) -> Tuple[PETSc.Vec, Optional[PETSc.Mat]]:
-        """At the body's ``u_state``: the internal force's excess over K u (owned values
-        complete) and, with ``tangent``, the tangent stiffness's excess over K (K's sparsity).
-        Forms compiled and objects created on first use, then refilled."""
+    def nonlinear_terms(self, force: bool = True, tangent: bool = True
+                        ) -> Tuple[Optional[PETSc.Vec], Optional[PETSc.Mat]]:
+        """At the body's ``u_state``: with ``force``, the internal force's excess over K u
+        (owned values complete); with ``tangent``, the tangent stiffness's excess over K (K's
+        sparsity); None for what is not asked. Forms compiled and objects created on first
+        use, then refilled."""
         if self._nl is None:
             f = {k: fem.form(a) for k, a in self.body.nonlinear_forms().items()}
             self._nl = {"forms": f, "vec": fpetsc.create_vector(f["force"]),
                         "mat": self.K.duplicate()}
-            self._nl["mat"].zeroEntries()
         nl = self._nl
-        b = nl["vec"]
-        with b.localForm() as bl:
-            bl.set(0.0)
-        fpetsc.assemble_vector(b, nl["forms"]["force"])
-        b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
-        if not tangent:
-            return b, None
-        _assemble_into(nl["mat"], nl["forms"]["tangent"])
-        return b, nl["mat"]
+        b = A = None
+        if force:
+            b = nl["vec"]
+            with b.localForm() as bl:
+                bl.set(0.0)
+            fpetsc.assemble_vector(b, nl["forms"]["force"])
+            b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+        if tangent:
+            A = nl["mat"]
+            _assemble_into(A, nl["forms"]["tangent"])
+        return b, A
 
     def nonlinear_energy(self) -> float:
         """The strain energy's excess over 1/2 u.K u at ``u_state`` (summed over ranks)."""
         if self._nl is None:
-            self.nonlinear_terms(tangent=False)
+            self.nonlinear_terms(force=False, tangent=False)
         local = fem.assemble_scalar(self._nl["forms"]["energy"])
         return self.body.comm.allreduce(local)
 

@@ -15,7 +15,36 @@ from petsc4py import PETSc
 
 from . import compat
 
-__all__ = ["FullSpace"]
+__all__ = ["FullSpace", "rigid_body_modes", "orthonormal_nullspace"]
+
+
+def rigid_body_modes(V) -> List[np.ndarray]:
+    """The rigid-body motions of a 2D or 3D vector space at its owned dofs (node-major,
+    ``index_map_bs`` components): translations, then rotations about the origin (6 in 3D,
+    3 in 2D)."""
+    g = V.dofmap.index_map_bs
+    n = V.dofmap.index_map.size_local
+    x = V.tabulate_dof_coordinates()[:n]
+    modes = [np.eye(g)[k][None, :].repeat(n, 0) for k in range(g)]
+    if g == 3:
+        modes += [np.cross(np.eye(3)[k][None, :], x) for k in range(3)]
+    else:
+        modes += [np.column_stack([-x[:, 1], x[:, 0]])]
+    return [m.reshape(-1) for m in modes]
+
+
+def orthonormal_nullspace(vecs: Sequence[PETSc.Vec], comm) -> PETSc.NullSpace:
+    """A PETSc null space of the span of ``vecs`` (orthonormalized in place by modified
+    Gram-Schmidt; vectors that depend on the previous ones are dropped)."""
+    basis = []
+    for v in vecs:
+        for u in basis:
+            v.axpy(-v.dot(u), u)
+        nv = v.norm()
+        if nv > 1e-10 * np.sqrt(v.getSize()):
+            v.scale(1.0 / nv)
+            basis.append(v)
+    return PETSc.NullSpace().create(vectors=basis, comm=comm)
 
 
 class FullSpace:
