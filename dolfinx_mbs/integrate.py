@@ -89,7 +89,8 @@ class Result:
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
 
-def _lu(ksp: PETSc.KSP) -> None:
+def direct_lu(ksp: PETSc.KSP) -> None:
+    """Make ``ksp`` a direct solve: LU factorization, by MUMPS where PETSc has it."""
     ksp.setType(PETSc.KSP.Type.PREONLY)
     pc = ksp.getPC()
     pc.setType(PETSc.PC.Type.LU)
@@ -267,7 +268,7 @@ class _Integrator:
             snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
             snes.setType(PETSc.SNES.Type.PYTHON)
             snes.setPythonContext(_LinearStep(self))
-        _lu(snes.getKSP())
+        direct_lu(snes.getKSP())
         if formulation != "second-order":
             # the 2n system through its Schur complement on n unknowns (exact: the eliminated
             # block is a I), so each step factorizes an n x n matrix as the second-order form
@@ -493,7 +494,7 @@ class _Integrator:
         version)."""
         if getattr(self, "_mksp", None) is None:
             self._mksp = PETSc.KSP().create(self.comm)
-            _lu(self._mksp)
+            direct_lu(self._mksp)
         if getattr(self, "_mversion", None) != s["_version"]:
             self._mksp.setOperators(s[key])
             self._mversion = s["_version"]

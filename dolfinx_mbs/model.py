@@ -794,39 +794,36 @@ class Model:
 
     def _newton_static(self, t: float, Kr: PETSc.Mat, br: PETSc.Vec, q: PETSc.Vec) -> None:
         """Solve K_r q + A^T n(A q + a0) = b_r by PETSc SNES (newtonls with a backtracking
-        line search unless the options database says otherwise), q holding the initial guess."""
-        J = Kr.duplicate(copy=True)
+        line search unless the options database says otherwise), q holding the initial guess.
+        The SNES is made once for these operators (K_r and b_r are the model's kept objects)."""
+        snes = self._work.get("static_snes")
+        made_for = self._work.get("static_snes_for", (None, None))
+        if snes is None or made_for[0] is not Kr or made_for[1] is not br:
+            from .integrate import direct_lu
 
-        def residual(snes, x, F):
-            Kr.mult(x, F)
-            F.axpy(-1.0, br)
-            F.axpy(1.0, self.nonlinear_reduced(x, tangent=False)[0])
+            def residual(snes, x, F):
+                Kr.mult(x, F)
+                F.axpy(-1.0, br)
+                F.axpy(1.0, self.nonlinear_reduced(x, tangent=False)[0])
 
-        def jacobian(snes, x, A, P):
-            Kr.copy(A, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
-            A.axpy(1.0, self.nonlinear_reduced(x, force=False)[1],
-                   structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
+            def jacobian(snes, x, A, P):
+                Kr.copy(A, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+                A.axpy(1.0, self.nonlinear_reduced(x, force=False)[1],
+                       structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
 
-        snes = PETSc.SNES().create(self.comm)
-        snes.setOptionsPrefix("mbs_static_")
-        snes.setType(PETSc.SNES.Type.NEWTONLS)
+            J = Kr.duplicate(copy=True)
+            snes = PETSc.SNES().create(self.comm)
+            snes.setOptionsPrefix("mbs_static_")
+            snes.setType(PETSc.SNES.Type.NEWTONLS)
+            snes.setFunction(residual, br.duplicate())
+            snes.setJacobian(jacobian, J, J)
+            direct_lu(snes.getKSP())
+            snes.setFromOptions()
+            self._work["static_snes"] = snes
+            self._work["static_snes_for"] = (Kr, br)
         snes.setTolerances(rtol=1e-10, atol=1e-12 * max(br.norm(), 1e-300), max_it=50)
-        snes.setFunction(residual, br.duplicate())
-        snes.setJacobian(jacobian, J, J)
-        ksp = snes.getKSP()
-        ksp.setType(PETSc.KSP.Type.PREONLY)
-        ksp.getPC().setType(PETSc.PC.Type.LU)
-        try:
-            ksp.getPC().setFactorSolverType("mumps")
-        except PETSc.Error:  # pragma: no cover
-            pass
-        snes.setFromOptions()
-        try:
-            snes.solve(None, q)
-            reason, its = snes.getConvergedReason(), snes.getIterationNumber()
-        finally:
-            snes.destroy()
-            J.destroy()
+        snes.solve(None, q)
+        reason, its = snes.getConvergedReason(), snes.getIterationNumber()
         if reason < 0 or not np.isfinite(q.norm()):
             q.zeroEntries()
             raise RuntimeError(
