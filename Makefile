@@ -1,48 +1,83 @@
-# dolfinx_mbs: set-up, demo and tests on a fresh Debian 12 machine (run as root, or with sudo).
+# dolfinx_mbs: set-up, demo and tests on a fresh machine (run as root, or with sudo for Debian's packages).
 #   make demo    install what is missing, then run the default demo (2 MPI ranks)
 #   make test    install what is missing, then the test suite serially and under mpirun -n 2
+# Route: with a Python >= 3.12 (on PATH or through pyenv), a venv with the PyPI wheel of DOLFINx 0.11
+# (dolfinx-solver-real, MPICH); otherwise Debian's packages (DOLFINx 0.5.2, Open MPI).
+#   make test-debian      the suite on Debian's DOLFINx 0.5.2 (Debian 12)
+#   make test-dolfinx09   the suite on DOLFINx 0.9 in a Debian 13 chroot
 SHELL := /bin/bash
-VENV ?= .venv
-PY := $(VENV)/bin/python
 NP ?= 2
+PY312 := $(shell scripts/find_python.sh)
+ROUTE ?= $(if $(PY312),wheel,debian)
+WHEEL_VENV ?= .venv
+DEBIAN_VENV ?= .venv-debian
 APT_PKGS := python3-dolfinx-real python3-slepc4py-real python3-gmsh python3-dolfinx-mpc \
             python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-venv openmpi-bin
+
+ifeq ($(ROUTE),wheel)
+VENV := $(WHEEL_VENV)
+MPIRUN := $(VENV)/bin/mpirun -n $(NP)
+else
+VENV := $(DEBIAN_VENV)
+MPIRUN := /usr/bin/mpirun -n $(NP)
+endif
+PY := $(VENV)/bin/python
+PYTEST := -m pytest -q -p no:cacheprovider
+
+# Open MPI (Debian route) as root, more ranks than cores; MPICH ignores these
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export OMPI_MCA_rmaps_base_oversubscribe := 1
 # waiting ranks yield the core instead of spinning (matters when other work shares the cores)
 export OMPI_MCA_mpi_yield_when_idle := 1
-MPIRUN := mpirun -n $(NP)
-PYTEST := -m pytest -q -p no:cacheprovider
+# pip's progress and index warnings are not the run's output
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test test-serial test-mpi validate bench test-dolfinx09 clean
+.PHONY: setup demo test test-serial test-mpi test-debian validate bench test-dolfinx09 version clean
 
 setup: $(VENV)/.installed
 
-$(VENV)/.system-ok:
+# --- route "wheel": DOLFINx 0.11 from PyPI in a venv of a Python >= 3.12
+$(WHEEL_VENV)/.installed: pyproject.toml
+	@[ -n "$(PY312)" ] || { echo "no Python >= 3.12 found (PATH or pyenv): use ROUTE=debian"; exit 1; }
+	@[ -x $(WHEEL_VENV)/bin/python ] || { echo "Creating $(WHEEL_VENV) with $(PY312) and DOLFINx 0.11 from PyPI (about a minute)"; \
+	  $(PY312) -m venv $(WHEEL_VENV); }
+	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot]" 2>&1 | grep -v "^WARNING: Location" || true
+	@$(WHEEL_VENV)/bin/python -c "import dolfinx_mbs" || { echo "set-up of $(WHEEL_VENV) failed"; exit 1; }
+	@touch $@
+
+# --- route "debian": DOLFINx 0.5.2 from Debian 12, a venv that sees the system packages
+$(DEBIAN_VENV)/.system-ok:
 	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, scipy" 2>/dev/null; then \
 	  echo "Installing FEniCSx from Debian (one minute)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
 	fi
-	@[ -d $(VENV) ] || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	@[ -x $(DEBIAN_VENV)/bin/python ] || /usr/bin/python3 -m venv --system-site-packages $(DEBIAN_VENV)
 	@touch $@
 
-$(VENV)/.installed: $(VENV)/.system-ok pyproject.toml
-	$(PY) -m pip install -q --no-build-isolation --no-deps -e .
+$(DEBIAN_VENV)/.installed: $(DEBIAN_VENV)/.system-ok pyproject.toml
+	$(DEBIAN_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
+	@$(DEBIAN_VENV)/bin/python -c "import dolfinx_mbs" || { echo "set-up of $(DEBIAN_VENV) failed"; exit 1; }
 	@touch $@
 
-demo: setup
+version: setup
+	@$(PY) -c "import dolfinx_mbs, dolfinx; print('DOLFINx', dolfinx.__version__, 'in', '$(VENV)')"
+
+demo: setup version
 	$(MPIRUN) $(PY) demos/rotating_rod.py
 
-test: setup
-	$(MAKE) --no-print-directory test-serial test-mpi
+test: setup version
+	$(MAKE) --no-print-directory test-serial test-mpi ROUTE=$(ROUTE)
 
 test-serial: setup
 	$(PY) $(PYTEST) tests
 
 test-mpi: setup
 	timeout 1800 $(MPIRUN) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" tests
+
+test-debian:
+	$(MAKE) --no-print-directory test ROUTE=debian
 
 validate: setup
 	$(PY) $(PYTEST) -m slow tests || [ $$? = 5 ]  # 5: no slow test collected
@@ -56,4 +91,4 @@ test-dolfinx09:
 	scripts/trixie_chroot.sh
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(WHEEL_VENV) $(DEBIAN_VENV) build *.egg-info

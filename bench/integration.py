@@ -395,12 +395,12 @@ def plain_newmark(body, dt: float, steps: int, solver: dict | None) -> dict:
     a0, a2, a3 = 1 / (beta * dt**2), 1 / (beta * dt), 1 / (2 * beta) - 1
     fdim = mesh.topology.dim - 1
     root = dmesh.locate_entities_boundary(mesh, fdim, lambda x: np.isclose(x[0], 0.0))
-    bc = fem.dirichletbc(np.zeros(3, dtype=PETSc.ScalarType),
+    bc = fem.dirichletbc(np.zeros(3, dtype=mbs.compat.scalar_type),
                          fem.locate_dofs_topological(V, fdim, root), V)
     tip = dmesh.locate_entities_boundary(mesh, fdim, lambda x: np.isclose(x[0], BAR["L"]))
     tags = dmesh.meshtags(mesh, fdim, tip, np.full(len(tip), 1, dtype=np.int32))
     ds = ufl.Measure("ds", domain=mesh, subdomain_data=tags)
-    amp = fem.Constant(mesh, PETSc.ScalarType(0.0))
+    amp = fem.Constant(mesh, mbs.compat.scalar_type(0.0))
     trac = ufl.as_vector((0.0, amp, 0.0))
     L_form = fem.form(ufl.inner(trac, v_) * ds(1))
     m_form = fem.form(rho * ufl.inner(u_, v_) * ufl.dx)
@@ -428,8 +428,8 @@ def plain_newmark(body, dt: float, steps: int, solver: dict | None) -> dict:
     ksp.setOperators(Keff)
     ksp.setFromOptions()
     u, v, a = (fem.Function(V) for _ in range(3))
-    uv, vv, av = u.vector, v.vector, a.vector
-    b = fpetsc.create_vector(L_form)
+    uv, vv, av = (mbs.compat.petsc_vec(f) for f in (u, v, a))
+    b = mbs.compat.create_vector(L_form)
     rhs, work, unew = M.createVecLeft(), M.createVecLeft(), M.createVecLeft()
     pr = mbs_io.Probes([body], [PROBE])
     pr.items = [(type("B", (), {"u": u, "gdim": 3})(), pr.items[0][1])]  # probe our u

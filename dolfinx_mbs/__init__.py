@@ -12,6 +12,12 @@ in serial and in parallel. SI units throughout.
     w = model.natural_frequencies(t=0.0, n=4)
 """
 
+import importlib.util as _ilu
+
+# The PyPI wheel of DOLFINx (dolfinx-solver-*) must load its MPI before dolfinx/petsc4py do.
+if _ilu.find_spec("dolfinx_solver") is not None:  # pragma: no branch
+    import dolfinx_solver  # noqa: F401
+
 from . import compat, constraints, forms, frames, integrate, io, maggi, materials, modal, operators, space
 from .body import Body
 from .model import Model

@@ -6,10 +6,12 @@ names defined here and does not look at ``dolfinx.__version__``.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import dolfinx
 import dolfinx.fem
-import dolfinx.fem.petsc  # noqa: F401  (0.9 needs the explicit import)
+import dolfinx.fem.petsc as _fpetsc  # 0.9 and later need the explicit import
 from petsc4py import PETSc
 
 __all__ = [
@@ -42,6 +44,17 @@ def petsc_vec(u) -> PETSc.Vec:
     return u.vector
 
 
+
+
+def create_vector(form) -> PETSc.Vec:
+    """A PETSc vector for assembling the linear form ``form`` (a compiled ``fem.Form``).
+
+    DOLFINx >= 0.10 builds it from the form's function space; 0.5 to 0.9 from the form.
+    """
+    params = inspect.signature(_fpetsc.create_vector).parameters
+    if "V" in params:
+        return _fpetsc.create_vector(form.function_spaces[0])
+    return _fpetsc.create_vector(form)
 
 
 def ghost_owners(index_map) -> np.ndarray:
@@ -79,3 +92,23 @@ def colliding_cells(mesh, points: np.ndarray):
         tree = geometry.BoundingBoxTree(mesh, tdim)
         cand = geometry.compute_collisions(tree, points)
     return geometry.compute_colliding_cells(mesh, cand, points)
+
+
+def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
+    """(mesh, cell_tags, facet_tags) of a gmsh model held on ``rank``, distributed over ``comm``.
+
+    DOLFINx >= 0.10 has ``dolfinx.io.gmsh`` returning a ``MeshData``; earlier ``dolfinx.io.gmshio``
+    returns a tuple.
+    """
+
+    try:
+        from dolfinx.io import gmsh as reader
+    except ImportError:
+        reader = None
+    if reader is None or not hasattr(reader, "model_to_mesh"):
+        from dolfinx.io import gmshio as reader
+    out = reader.model_to_mesh(model, comm, rank, gdim=gdim)
+    if hasattr(out, "mesh"):
+        return out.mesh, out.cell_tags, out.facet_tags
+    return out[0], out[1], out[2]
+

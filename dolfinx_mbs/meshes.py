@@ -11,21 +11,14 @@ from typing import Tuple
 
 from mpi4py import MPI
 
+from . import compat
+
 __all__ = ["rotor", "BEARING_A", "BEARING_B"]
 
 _STARTED = False
 
 #: facet tags of the two shaft ends (the bearings)
 BEARING_A, BEARING_B = 1, 2
-
-
-def _to_dolfinx(model, comm, gdim: int):
-    from dolfinx.io import gmshio
-
-    out = gmshio.model_to_mesh(model, comm, 0, gdim=gdim)
-    if hasattr(out, "mesh"):  # DOLFINx >= 0.10: a MeshData object
-        return out.mesh, out.cell_tags, out.facet_tags
-    return out[0], out[1], out[2]
 
 
 def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
@@ -97,7 +90,7 @@ def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
             gmsh.option.setNumber("Mesh.CharacteristicLengthMin", min(size, blade_thickness))
         gmsh.model.mesh.generate(3)
     try:
-        return _to_dolfinx(gmsh.model, comm, 3)
+        return compat.gmsh_model_to_mesh(gmsh.model, comm, 0, gdim=3)
     finally:
         gmsh.model.remove()
         if init:

@@ -29,6 +29,7 @@ from dolfinx import fem
 from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
 
+from . import compat
 from .body import Body
 from .frames import FrameState, skew
 
@@ -145,8 +146,8 @@ class BodyOperators:
         self.mats["angular_acceleration"] = None
         for part in self._parts.values():
             if part[0] is not None:
-                part[1] = fpetsc.create_vector(part[0])
-        self.Q = fpetsc.create_vector(self._parts["frame"][0])
+                part[1] = compat.create_vector(part[0])
+        self.Q = compat.create_vector(self._parts["frame"][0])
         self._basis: List[Tuple[Callable, PETSc.Mat]] = []
         if strategy == "basis":
             for coeff, E in _basis(body.gdim):
@@ -188,7 +189,7 @@ class BodyOperators:
         else:
             body.W_load.value = body.unit_load_matrix(case)
             form = forms["centrifugal"]
-        b = fpetsc.create_vector(forms["centrifugal"])
+        b = compat.create_vector(forms["centrifugal"])
         with b.localForm() as bl:
             bl.set(0.0)
         if form is not None:
@@ -232,7 +233,7 @@ class BodyOperators:
         use, then refilled."""
         if self._nl is None:
             f = {k: fem.form(a) for k, a in self.body.nonlinear_forms().items()}
-            self._nl = {"forms": f, "vec": fpetsc.create_vector(f["force"]),
+            self._nl = {"forms": f, "vec": compat.create_vector(f["force"]),
                         "mat": self.K.duplicate()}
         nl = self._nl
         b = A = None
@@ -331,7 +332,7 @@ class BodyOperators:
         if "momentum_offset" not in self._parts:
             for k, a in self.body.momentum_forms().items():
                 f = fem.form(a)
-                self._parts[k] = [f, fpetsc.create_vector(f), None]
+                self._parts[k] = [f, compat.create_vector(f), None]
             self._applied = self.Q.duplicate()
         s = self.state
         mkey = (tuple(s.omega), tuple(s.v_O))
