@@ -344,7 +344,9 @@ def run_case(case: dict, method: str, nproc: int, timeout: float) -> dict:
         cmd = [PYTHON, str(Path(__file__).resolve()), "--worker", json.dumps(case),
                "--method", method, "--out", out]
         if nproc > 1:
-            cmd = ["mpirun", "-n", str(nproc)] + cmd
+            from dolfinx_mbs.compat import mpiexec_command
+
+            cmd = mpiexec_command(nproc) + cmd
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                    OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1")
         t0 = time.perf_counter()

@@ -793,6 +793,7 @@ def main():
     p.add_argument("--max-wait", type=float, default=600.0)
     p.add_argument("--write", action="store_true", help="write results even with --quick")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument("--json-out", help="also write this run as JSON to this path (any mode)")
     args = p.parse_args()
     if args.quick:
         args.elements, args.t_end, args.repeats = "5", 0.005, 1
@@ -832,6 +833,8 @@ def main():
     if RANK == 0:
         md = markdown_section(run)
         print(md)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(run, indent=1))
         if write:
             RESULTS.mkdir(parents=True, exist_ok=True)
             jpath = RESULTS / "integration.json"

@@ -7,6 +7,7 @@ names defined here and does not look at ``dolfinx.__version__``.
 from __future__ import annotations
 
 import inspect
+import logging
 
 import numpy as np
 import dolfinx
@@ -21,6 +22,18 @@ __all__ = [
     "mumps_null_pivot_detection",
     "DOLFINX_VERSION",
 ]
+
+class _CompilerChatter(logging.Filter):
+    """Drops the C compiler's INFO lines (``running build_ext``, the gcc command lines) that
+    setuptools' distutils logs on the root logger while the form compiler builds a form; with the
+    root logger at INFO (FFCx 0.5 configures it) a first run printed some forty per rank."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or "distutils" not in record.pathname
+
+
+if not any(isinstance(f, _CompilerChatter) for f in logging.getLogger().filters):
+    logging.getLogger().addFilter(_CompilerChatter())
 
 DOLFINX_VERSION = tuple(int(p) for p in dolfinx.__version__.split(".")[:2])
 
@@ -111,4 +124,27 @@ def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
     if hasattr(out, "mesh"):
         return out.mesh, out.cell_tags, out.facet_tags
     return out[0], out[1], out[2]
+
+
+def mpiexec_command(n: int) -> list:
+    """The command that starts ``n`` MPI ranks of this interpreter's MPI, as a list to which the
+    program is appended.
+
+    The launcher beside the interpreter comes first (a venv with the PyPI ``mpich`` wheel), then
+    ``mpiexec`` on PATH. Open MPI gets ``--oversubscribe`` (more ranks than cores).
+    """
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    exe = here if os.access(here, os.X_OK) else shutil.which("mpiexec") or "mpiexec"
+    try:
+        ver = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+        open_mpi = "open mpi" in (ver.stdout + ver.stderr).lower() or \
+            "openrte" in (ver.stdout + ver.stderr).lower()
+    except (OSError, subprocess.SubprocessError):
+        open_mpi = False
+    return [exe, "-n", str(n)] + (["--oversubscribe"] if open_mpi else [])
 

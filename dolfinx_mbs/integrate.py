@@ -660,6 +660,20 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
                 opts[key] = old
 
 
+def reason_name(enum, value: int) -> str:
+    """The name of a PETSc converged reason (e.g. ``DIVERGED_ITS``), or its number."""
+    names = [k for k, v in vars(enum).items() if v == value and k.isupper()]
+    return names[0] if names else str(value)
+
+
+def solver_reasons(ts: PETSc.TS) -> str:
+    """The converged reasons of a TS's nonlinear and linear solvers, in words."""
+    snes = ts.getSNES()
+    ksp = snes.getKSP()
+    return (f"SNES {reason_name(PETSc.SNES.ConvergedReason, snes.getConvergedReason())}, "
+            f"KSP {reason_name(PETSc.KSP.ConvergedReason, ksp.getConvergedReason())}")
+
+
 def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,
          prefix, constraints="maggi", reactions=False, energy=True, callback=None) -> Result:
     it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0, constraints)
@@ -773,7 +787,9 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     try:
         ts.solve(x0)
     except (PETSc.Error, FloatingPointError) as e:
-        msg = failure[0] if failure else str(e)
+        # PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason: name the solvers'
+        # reasons either way
+        msg = failure[0] if failure else f"{str(e).splitlines()[0]} ({solver_reasons(ts)})"
         raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
                            f"t={ts.getTime():g}: {msg}") from None
     finally:
@@ -789,7 +805,8 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
         ts.cancelMonitor()
         it.destroy()
     if reason < 0:
-        raise RuntimeError(f"time integration diverged at t={t_fail:g}: TS reason {reason}")
+        raise RuntimeError(f"time integration diverged at t={t_fail:g}: TS "
+                           f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
     dim = pr.dim if pr else model.bodies[0].gdim
     probes_arr = np.array(values) if values else np.zeros((len(times), 0, dim))
     return Result(times=np.array(times), probes=probes_arr,

@@ -163,7 +163,7 @@ def test_ptap_three_ranks():
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_mpi_yield_when_idle="1")
-    cmd = ["mpirun", "-n", "3", "--oversubscribe", sys.executable, "-m", "mpi4py", "-m",
+    cmd = mbs.compat.mpiexec_command(3) + [sys.executable, "-m", "mpi4py", "-m",
            "pytest", "-q", "-p", "no:cacheprovider", "tests/test_maggi.py", "-k",
            "test_ptap_matches_scipy"]
     out = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
