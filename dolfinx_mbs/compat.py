@@ -12,6 +12,7 @@ import numpy as np
 import dolfinx
 import dolfinx.fem
 import dolfinx.fem.petsc as _fpetsc  # 0.9 and later need the explicit import
+from mpi4py import MPI
 from petsc4py import PETSc
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "vector_space",
     "petsc_vec",
     "mumps_null_pivot_detection",
+    "point_ownership",
     "DOLFINX_VERSION",
 ]
 
@@ -92,6 +94,60 @@ def colliding_cells(mesh, points: np.ndarray):
         tree = geometry.BoundingBoxTree(mesh, tdim)
         cand = geometry.compute_collisions(tree, points)
     return geometry.compute_colliding_cells(mesh, cand, points)
+
+
+def point_ownership(mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which rank owns each point and in which of its cells the point lies (collective).
+
+    Args:
+        mesh: the mesh.
+        points: shape (n, 3), the same on every rank.
+
+    Returns:
+        ``(owners, cells)``: the owning rank of each point, the same on every rank (-1 for a
+        point in no cell), and the local index of an owned cell containing it on its owner
+        (-1 elsewhere).
+    """
+    from dolfinx import geometry
+
+    comm = mesh.comm
+    points = np.ascontiguousarray(points, dtype=mesh.geometry.x.dtype).reshape(-1, 3)
+    n = len(points)
+    owned = np.arange(mesh.topology.index_map(mesh.topology.dim).size_local, dtype=np.int32)
+    cells = np.full(n, -1, dtype=np.int32)
+    if hasattr(geometry, "determine_point_ownership"):
+        # the points are sent from rank 0 only; each owner finds its own among those it
+        # receives. Keywords: 0.9 had (mesh, points, cells, padding), 0.10+ (mesh, points,
+        # padding, cells); a closest-cell fallback must stay off (a point outside is an error)
+        params = inspect.signature(geometry.determine_point_ownership).parameters
+        kwargs = {"padding": 0.0, "cells": owned}
+        if "find_closest_cell" in params:
+            kwargs["find_closest_cell"] = False
+        sent = points if comm.rank == 0 else points[:0]
+        data = geometry.determine_point_ownership(mesh, sent, **kwargs)
+
+        def get(name):  # properties since 0.10, methods in 0.9
+            v = getattr(data, name)
+            return np.asarray(v() if callable(v) else v)
+
+        owners = comm.bcast(get("src_owner").astype(np.int32) if comm.rank == 0 else None)
+        received = get("dest_points").reshape(-1, 3)
+        found = get("dest_cells")
+        for i in np.flatnonzero(owners == comm.rank):
+            cells[i] = found[np.flatnonzero(np.all(received == points[i], axis=1))[0]]
+        return owners, cells
+    # DOLFINx 0.5: the lowest rank with an owned cell containing the point
+    hits = colliding_cells(mesh, points)
+    mine = np.full(n, comm.size, dtype=np.int32)
+    for i in range(n):
+        local = [c for c in hits.links(i) if c < len(owned)]
+        if local:
+            mine[i], cells[i] = comm.rank, local[0]
+    owners = np.empty_like(mine)
+    comm.Allreduce(mine, owners, op=MPI.MIN)
+    owners[owners == comm.size] = -1
+    cells[owners != comm.rank] = -1
+    return owners, cells
 
 
 def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):

@@ -1,8 +1,7 @@
 """Output: displacement at probe points (parallel), and time series written as they are produced.
 
-Probe points are given in a body's local coordinates; each is evaluated on one rank (the
-lowest that holds a cell containing it) and the values are summed over ranks, so every rank
-gets the same array.
+Probe points are given in a body's local coordinates; each is evaluated on the one rank that
+owns it and the values are summed over ranks, so every rank gets the same array.
 """
 
 from __future__ import annotations
@@ -45,18 +44,20 @@ class Probes:
             self.items.append((body, x3))
         self.n = len(self.items)
         self.dim = max((b.gdim for b, _ in self.items), default=3)
-        self._where = []
-        for body, x in self.items:
-            comm = body.comm
-            cells = compat.colliding_cells(body.mesh, x.reshape(1, 3)).links(0)
-            n_owned = body.mesh.topology.index_map(body.mesh.topology.dim).size_local
-            cells = [c for c in cells if c < n_owned]
-            mine = comm.rank if cells else comm.size
-            owner = comm.allreduce(mine, op=MPI.MIN)
-            if owner == comm.size:
-                raise ValueError(f"probe point {x.tolist()} lies in no cell of body {body.name!r}")
-            self._where.append(int(cells[0]) if comm.rank == owner else None)
         self.comm = self.items[0][0].comm if self.items else MPI.COMM_WORLD
+        # the owning rank and cell of each point: one collective search per body
+        self._where: List[Optional[int]] = [None] * self.n
+        bodies_in_order = list({id(b): b for b, _ in self.items}.values())
+        for body in bodies_in_order:
+            index = [i for i, (b, _) in enumerate(self.items) if b is body]
+            points = np.array([self.items[i][1] for i in index])
+            owners, cells = compat.point_ownership(body.mesh, points)
+            for i, owner, cell in zip(index, owners, cells):
+                if owner < 0:
+                    raise ValueError(f"probe point {self.items[i][1].tolist()} lies in no cell "
+                                     f"of body {body.name!r}")
+                if owner == body.comm.rank:
+                    self._where[i] = int(cell)
 
     def evaluate(self) -> np.ndarray:
         """Values (n_probes, dim) of each body's ``u`` at its points, on every rank."""
