@@ -12,6 +12,7 @@ import numpy as np
 import dolfinx
 import dolfinx.fem
 import dolfinx.fem.petsc as _fpetsc  # 0.9 and later need the explicit import
+import dolfinx.io
 from mpi4py import MPI
 from petsc4py import PETSc
 
@@ -21,6 +22,8 @@ __all__ = [
     "petsc_vec",
     "mumps_null_pivot_detection",
     "point_ownership",
+    "has_vtx",
+    "vtx_writer",
     "DOLFINX_VERSION",
 ]
 
@@ -148,6 +151,21 @@ def point_ownership(mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     owners[owners == comm.size] = -1
     cells[owners != comm.rank] = -1
     return owners, cells
+
+
+#: DOLFINx writes VTX (ADIOS2 ``.bp``) files: fields in their own space, of any degree, with
+#: the mesh written once (the mesh-reuse policy, DOLFINx 0.8 and later). Without it the
+#: package writes XDMF, which holds the mesh's linear space only.
+has_vtx = (hasattr(dolfinx.io, "VTXWriter") and hasattr(dolfinx.io, "VTXMeshPolicy")
+           and bool(getattr(dolfinx.io, "has_adios2", True)))
+
+
+def vtx_writer(comm, path: str, functions):
+    """A VTX writer of ``functions`` (all in one space) that writes the mesh once; only where
+    :data:`has_vtx`. ParaView reads the file with its ADIOS2 VTX reader (5.12 or later for a
+    mesh written once)."""
+    return dolfinx.io.VTXWriter(comm, path, list(functions), engine="BPFile",
+                                mesh_policy=dolfinx.io.VTXMeshPolicy.reuse)
 
 
 def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
