@@ -33,8 +33,8 @@
 #    mode is far above the crank's speed), so the elastic correction is a few per cent.
 #
 # Run: `mpirun -n 2 python demos/elastic_linkage.py`. The history goes to
-# `out/elastic_linkage.csv` as it is produced (the XDMF files to `out/elastic_linkage_*.xdmf`),
-# the plot to `out/elastic_linkage.png`.
+# `out/elastic_linkage.csv` as it is produced (the fields for ParaView to
+# `out/elastic_linkage_*.bp`, or `*.xdmf` on DOLFINx 0.5), the plot to `out/elastic_linkage.png`.
 
 # +
 import math

@@ -13,6 +13,8 @@ import numpy as np
 import dolfinx
 import dolfinx.fem
 import dolfinx.fem.petsc as _fpetsc  # 0.9 and later need the explicit import
+import dolfinx.io
+from mpi4py import MPI
 from petsc4py import PETSc
 
 __all__ = [
@@ -20,6 +22,9 @@ __all__ = [
     "vector_space",
     "petsc_vec",
     "mumps_null_pivot_detection",
+    "point_ownership",
+    "has_vtx",
+    "vtx_writer",
     "DOLFINX_VERSION",
 ]
 
@@ -105,6 +110,75 @@ def colliding_cells(mesh, points: np.ndarray):
         tree = geometry.BoundingBoxTree(mesh, tdim)
         cand = geometry.compute_collisions(tree, points)
     return geometry.compute_colliding_cells(mesh, cand, points)
+
+
+def point_ownership(mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which rank owns each point and in which of its cells the point lies (collective).
+
+    Args:
+        mesh: the mesh.
+        points: shape (n, 3), the same on every rank.
+
+    Returns:
+        ``(owners, cells)``: the owning rank of each point, the same on every rank (-1 for a
+        point in no cell), and the local index of an owned cell containing it on its owner
+        (-1 elsewhere).
+    """
+    from dolfinx import geometry
+
+    comm = mesh.comm
+    points = np.ascontiguousarray(points, dtype=mesh.geometry.x.dtype).reshape(-1, 3)
+    n = len(points)
+    owned = np.arange(mesh.topology.index_map(mesh.topology.dim).size_local, dtype=np.int32)
+    cells = np.full(n, -1, dtype=np.int32)
+    if hasattr(geometry, "determine_point_ownership"):
+        # the points are sent from rank 0 only; each owner finds its own among those it
+        # receives. Keywords: 0.9 had (mesh, points, cells, padding), 0.10+ (mesh, points,
+        # padding, cells); a closest-cell fallback must stay off (a point outside is an error)
+        params = inspect.signature(geometry.determine_point_ownership).parameters
+        kwargs = {"padding": 0.0, "cells": owned}
+        if "find_closest_cell" in params:
+            kwargs["find_closest_cell"] = False
+        sent = points if comm.rank == 0 else points[:0]
+        data = geometry.determine_point_ownership(mesh, sent, **kwargs)
+
+        def get(name):  # properties since 0.10, methods in 0.9
+            v = getattr(data, name)
+            return np.asarray(v() if callable(v) else v)
+
+        owners = comm.bcast(get("src_owner").astype(np.int32) if comm.rank == 0 else None)
+        received = get("dest_points").reshape(-1, 3)
+        found = get("dest_cells")
+        for i in np.flatnonzero(owners == comm.rank):
+            cells[i] = found[np.flatnonzero(np.all(received == points[i], axis=1))[0]]
+        return owners, cells
+    # DOLFINx 0.5: the lowest rank with an owned cell containing the point
+    hits = colliding_cells(mesh, points)
+    mine = np.full(n, comm.size, dtype=np.int32)
+    for i in range(n):
+        local = [c for c in hits.links(i) if c < len(owned)]
+        if local:
+            mine[i], cells[i] = comm.rank, local[0]
+    owners = np.empty_like(mine)
+    comm.Allreduce(mine, owners, op=MPI.MIN)
+    owners[owners == comm.size] = -1
+    cells[owners != comm.rank] = -1
+    return owners, cells
+
+
+#: DOLFINx writes VTX (ADIOS2 ``.bp``) files: fields in their own space, of any degree, with
+#: the mesh written once (the mesh-reuse policy, DOLFINx 0.8 and later). Without it the
+#: package writes XDMF, which holds the mesh's linear space only.
+has_vtx = (hasattr(dolfinx.io, "VTXWriter") and hasattr(dolfinx.io, "VTXMeshPolicy")
+           and bool(getattr(dolfinx.io, "has_adios2", True)))
+
+
+def vtx_writer(comm, path: str, functions):
+    """A VTX writer of ``functions`` (all in one space) that writes the mesh once; only where
+    :data:`has_vtx`. ParaView reads the file with its ADIOS2 VTX reader (5.12 or later for a
+    mesh written once)."""
+    return dolfinx.io.VTXWriter(comm, path, list(functions), engine="BPFile",
+                                mesh_policy=dolfinx.io.VTXMeshPolicy.reuse)
 
 
 def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):

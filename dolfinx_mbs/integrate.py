@@ -588,8 +588,9 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         p0: initial generalized momentum (Hamilton's form only; replaces v0), as u0.
         probes: points of the first body, or (body, point) pairs, to record u at.
         output: file stem: ``<output>.csv`` gets time, probes and energies row by row, and
-            ``<output>_<body>.xdmf`` the displacement (body frame) and the global motion.
-        output_every: write the XDMF fields every this many steps (the CSV gets every step).
+            ``<output>_<body>.bp`` (VTX; ``.xdmf`` on DOLFINx 0.5, see
+            :class:`dolfinx_mbs.io.FieldFile`) the displacement (body frame) and the global motion.
+        output_every: write the fields every this many steps (the CSV gets every step).
         spectral_radius: generalized-alpha's high-frequency spectral radius (second-order only).
         progress: show a progress bar (rank 0) when tqdm is available.
         options: PETSc options for this run, without the prefix, e.g.

@@ -1,8 +1,11 @@
 """Output: displacement at probe points (parallel), and time series written as they are produced.
 
-Probe points are given in a body's local coordinates; each is evaluated on one rank (the
-lowest that holds a cell containing it) and the values are summed over ranks, so every rank
-gets the same array.
+Probe points are given in a body's local coordinates; each is evaluated on the one rank that
+owns it and the values are summed over ranks, so every rank gets the same array.
+
+Fields go to VTX files where DOLFINx can write them, because VTX keeps a P2 displacement P2
+(XDMF would interpolate it to P1 and lose the midside nodes); :class:`FieldFile` is the one
+place that chooses the format.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from mpi4py import MPI
 
 from . import compat
 
-__all__ = ["Probes", "TimeSeriesWriter", "pyplot"]
+__all__ = ["Probes", "TimeSeriesWriter", "FieldFile", "MotionWriter", "pyplot"]
 
 
 class Probes:
@@ -45,18 +48,20 @@ class Probes:
             self.items.append((body, x3))
         self.n = len(self.items)
         self.dim = max((b.gdim for b, _ in self.items), default=3)
-        self._where = []
-        for body, x in self.items:
-            comm = body.comm
-            cells = compat.colliding_cells(body.mesh, x.reshape(1, 3)).links(0)
-            n_owned = body.mesh.topology.index_map(body.mesh.topology.dim).size_local
-            cells = [c for c in cells if c < n_owned]
-            mine = comm.rank if cells else comm.size
-            owner = comm.allreduce(mine, op=MPI.MIN)
-            if owner == comm.size:
-                raise ValueError(f"probe point {x.tolist()} lies in no cell of body {body.name!r}")
-            self._where.append(int(cells[0]) if comm.rank == owner else None)
         self.comm = self.items[0][0].comm if self.items else MPI.COMM_WORLD
+        # the owning rank and cell of each point: one collective search per body
+        self._where: List[Optional[int]] = [None] * self.n
+        bodies_in_order = list({id(b): b for b, _ in self.items}.values())
+        for body in bodies_in_order:
+            index = [i for i, (b, _) in enumerate(self.items) if b is body]
+            points = np.array([self.items[i][1] for i in index])
+            owners, cells = compat.point_ownership(body.mesh, points)
+            for i, owner, cell in zip(index, owners, cells):
+                if owner < 0:
+                    raise ValueError(f"probe point {self.items[i][1].tolist()} lies in no cell "
+                                     f"of body {body.name!r}")
+                if owner == body.comm.rank:
+                    self._where[i] = int(cell)
 
     def evaluate(self) -> np.ndarray:
         """Values (n_probes, dim) of each body's ``u`` at its points, on every rank."""
@@ -110,51 +115,102 @@ def probe_columns(n: int, dim: int, prefix: Optional[str] = "u") -> List[str]:
     return [f"{prefix}{i}_{c}" for i in range(n) for c in comps]
 
 
+class FieldFile:
+    """Vector fields of one space over time, for ParaView, in the one format chosen here.
+
+    Where DOLFINx writes VTX (:data:`dolfinx_mbs.compat.has_vtx`: ADIOS2, DOLFINx 0.8 and
+    later) the file is ``<stem>.bp`` and the fields keep their space, any degree. Elsewhere
+    (DOLFINx 0.5) it is ``<stem>.xdmf`` and the fields are interpolated to the mesh's linear
+    space, the only one XDMF holds. Set the fields with :meth:`assign` (or in place in
+    :attr:`fields`, whose space is :attr:`space`), then :meth:`write`. Collective: every rank
+    calls every method; close the file (or use ``with``) on every rank.
+
+    Args:
+        comm: communicator of the mesh.
+        stem: file name without extension; parent directories are created.
+        V: the fields' vector space.
+        names: names of the fields (as ParaView shows them).
+    """
+
+    def __init__(self, comm, stem: str, V, names: Sequence[str]):
+        from dolfinx import fem
+
+        self.vtx = compat.has_vtx
+        self.space = V if self.vtx else compat.vector_space(V.mesh, 1)
+        self.path = stem + (".bp" if self.vtx else ".xdmf")
+        self.fields = {n: fem.Function(self.space, name=n) for n in names}
+        if comm.rank == 0:
+            os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
+        comm.Barrier()
+        if self.vtx:
+            self._file = compat.vtx_writer(comm, self.path, self.fields.values())
+        else:
+            from dolfinx.io import XDMFFile
+
+            self._file = XDMFFile(comm, self.path, "w")
+            self._file.write_mesh(V.mesh)
+
+    def assign(self, name: str, g) -> None:
+        """Set field ``name`` from ``g``, a Function of the space ``V`` given at creation."""
+        f = self.fields[name]
+        if self.vtx:
+            f.x.array[:] = g.x.array
+        else:
+            f.interpolate(g)
+
+    def write(self, t: float) -> None:
+        """Append the fields' current values at time ``t``."""
+        if self.vtx:
+            self._file.write(t)
+        else:
+            for f in self.fields.values():
+                self._file.write_function(f, t)
+
+    def close(self) -> None:
+        """Close the file (collective)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
 class MotionWriter:
-    """XDMF files (one per body) with, at each written time, the elastic displacement ``u`` in
-    the body frame and the ``motion`` in the global frame, r_O + R (X + u) - X, so that ParaView's
-    "Warp By Vector" on ``motion`` animates the moving, deforming body. Higher-degree fields are
-    interpolated to the mesh's linear space (what XDMF stores).
+    """One :class:`FieldFile` per body, ``<stem>_<body name>.bp`` (or ``.xdmf``), with at each
+    written time the elastic displacement ``u`` in the body frame and the ``motion`` in the
+    global frame, r_O + R (X + u) - X, so that ParaView's "Warp By Vector" on ``motion``
+    animates the moving, deforming body.
 
     Args:
         bodies: the bodies to write.
-        stem: file stem: ``<stem>_<body name>.xdmf``.
+        stem: file stem.
     """
 
     def __init__(self, bodies: Sequence, stem: str):
-        from dolfinx import fem
-        from dolfinx.io import XDMFFile
-
         self.items = []
         for body in bodies:
-            comm = body.comm
-            if comm.rank == 0:
-                os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
-            comm.Barrier()
-            V1 = compat.vector_space(body.mesh, 1)
-            u1 = fem.Function(V1, name="u")
-            m1 = fem.Function(V1, name="motion")
-            f = XDMFFile(comm, f"{stem}_{body.name}.xdmf", "w")
-            f.write_mesh(body.mesh)
-            X = V1.tabulate_dof_coordinates()[:, : body.gdim]
-            self.items.append((body, f, u1, m1, X))
+            f = FieldFile(body.comm, f"{stem}_{body.name}", body.V, ["u", "motion"])
+            X = f.space.tabulate_dof_coordinates()[:, : body.gdim]
+            self.items.append((body, f, X))
 
     def write(self, t: float) -> None:
-        for body, f, u1, m1, X in self.items:
-            u1.interpolate(body.u)
-            s = body.state
+        """Write the bodies' current ``u`` and their motion with the frames' state at ``t``."""
+        for body, f, X in self.items:
+            f.assign("u", body.u)
             d = body.gdim
-            uu = u1.x.array.reshape(-1, d)
-            Xg = np.zeros((len(X), 3))
-            Xg[:, :d] = X + uu
-            pos = s.r_O + Xg @ s.R.T
-            m1.x.array[:] = (pos[:, :d] - X).reshape(-1)
-            f.write_function(u1, t)
-            f.write_function(m1, t)
+            Xu = np.zeros((len(X), 3))
+            Xu[:, :d] = X + f.fields["u"].x.array.reshape(-1, d)
+            pos = body.frame.state(t).to_global(Xu)
+            f.fields["motion"].x.array[:] = (pos[:, :d] - X).reshape(-1)
+            f.write(t)
 
     def close(self) -> None:
-        for item in self.items:
-            item[1].close()
+        for _, f, _ in self.items:
+            f.close()
         self.items = []
 
 

@@ -921,9 +921,11 @@ class Model:
             in :mod:`dolfinx_mbs.modal`: negative = divergent), ``damping_ratios``
             (-Re(lambda)/|lambda|: negative = growing), the same on every rank.
 
-        With ``output``, ``<output>_<body>.xdmf`` receives the shapes (body frame, normalized
-        to a unit largest displacement) as functions ``mode<k>_re`` and ``mode<k>_im`` (the
-        motion is Re((re + i im) e^(lambda t))), for ParaView.
+        With ``output``, ``<output>_<body>.bp`` (VTX, in the body's space; ``.xdmf`` in the
+        linear space on DOLFINx 0.5, see :class:`dolfinx_mbs.io.FieldFile`) receives the
+        shapes (body frame, normalized to a unit largest displacement) as fields
+        ``mode<k>_re`` and ``mode<k>_im`` at time 0 (the motion is Re((re + i im) e^(lambda t))),
+        for ParaView.
         """
         Kr, Cr, Mr = self.reduced_pencil(t, n, "damping" if damping else "gyroscopic")
         lam, vecs = modal.gyroscopic_modes(Kr, Cr, Mr, n, shift=shift)
@@ -934,35 +936,31 @@ class Model:
         return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta}
 
     def _write_modes(self, stem: str, vecs) -> None:
-        import os
-
-        from dolfinx.io import XDMFFile
+        from .io import FieldFile
 
         full = self.space.create_vec()
+        parts = {}  # (k, "re"/"im") -> the full vector of that part
+        scales = []
+        for k, (xr, xi) in enumerate(vecs):
+            scale = 0.0
+            for part, x in (("re", xr), ("im", xi)):
+                if self.velocity_system is not None:  # q = A_n w (up to 1/s)
+                    x = self.velocity_system.basis.expand(x, homogeneous=True)
+                self.reducer.expand(x, out=full, homogeneous=True)
+                scale = max(scale, full.norm(PETSc.NormType.NORM_INFINITY))
+                parts[k, part] = full.copy()
+            scales.append(max(scale, 1e-300))
+        funcs = [fem.Function(b.V) for b in self.bodies]
         for ib, body in enumerate(self.bodies):
-            if self.comm.rank == 0:
-                os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
-            self.comm.Barrier()
-            V1 = compat.vector_space(body.mesh, 1)
-            with XDMFFile(self.comm, f"{stem}_{body.name}.xdmf", "w") as f:
-                f.write_mesh(body.mesh)
-                for k, (xr, xi) in enumerate(vecs):
-                    scale = 0.0
-                    parts = []
-                    for part, x in (("re", xr), ("im", xi)):
-                        if self.velocity_system is not None:  # q = A_n w (up to 1/s)
-                            x = self.velocity_system.basis.expand(x, homogeneous=True)
-                        self.reducer.expand(x, out=full, homogeneous=True)
-                        scale = max(scale, full.norm(PETSc.NormType.NORM_INFINITY))
-                        g = fem.Function(body.V)
-                        self.space.scatter(full, [g if i == ib else fem.Function(b.V)
-                                                  for i, b in enumerate(self.bodies)])
-                        parts.append((part, g))
-                    for part, g in parts:
-                        g1 = fem.Function(V1, name=f"mode{k}_{part}")
-                        g1.interpolate(g)
-                        g1.x.array[:] /= max(scale, 1e-300)
-                        f.write_function(g1, float(k))
+            names = [f"mode{k}_{part}" for k in range(len(vecs)) for part in ("re", "im")]
+            with FieldFile(self.comm, f"{stem}_{body.name}", body.V, names) as f:
+                for (k, part), x in parts.items():
+                    self.space.scatter(x, funcs)
+                    f.assign(f"mode{k}_{part}", funcs[ib])
+                    f.fields[f"mode{k}_{part}"].x.array[:] /= scales[k]
+                f.write(0.0)
+        for x in [full, *parts.values()]:
+            x.destroy()
 
     def full_gyroscopic(self) -> PETSc.Mat:
         """The Coriolis (gyroscopic) matrix G of the current frame states, without damping."""

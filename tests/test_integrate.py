@@ -1,6 +1,8 @@
 """Time integration: the three formulations agree, converge at their order, conserve or
 dissipate energy as their schemes say, and give the same histories on 1 and 2 ranks."""
 
+import os
+
 import numpy as np
 import pytest
 from dolfinx import fem
@@ -160,8 +162,12 @@ def test_time_series_file(tmp_path):
         data = np.loadtxt(path + ".csv", delimiter=",", skiprows=1)
         assert data.shape == (11, 1 + 3 + 5)
         assert np.allclose(data[:, 0], r.times) and np.allclose(data[:, 1], r.probes[:, 0, 0])
-        xdmf = open(path + "_" + model.bodies[0].name + ".xdmf").read()
-        assert xdmf.count('/Function/motion/') == 11 and xdmf.count('/Function/u/') == 11
+        fields = path + "_" + model.bodies[0].name
+        if mbs.compat.has_vtx:  # read back in test_io
+            assert os.path.isdir(fields + ".bp")
+        else:
+            xdmf = open(fields + ".xdmf").read()
+            assert xdmf.count('/Function/motion/') == 11 and xdmf.count('/Function/u/') == 11
 
 
 def test_bad_arguments():
