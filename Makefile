@@ -12,7 +12,7 @@ ROUTE ?= $(if $(PY312),wheel,debian)
 WHEEL_VENV ?= .venv
 DEBIAN_VENV ?= .venv-debian
 APT_PKGS := python3-dolfinx-real python3-slepc4py-real python3-gmsh python3-dolfinx-mpc \
-            python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-venv openmpi-bin
+            python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-venv openmpi-bin
 
 ifeq ($(ROUTE),wheel)
 VENV := $(WHEEL_VENV)
@@ -48,7 +48,7 @@ $(WHEEL_VENV)/.installed: pyproject.toml
 
 # --- route "debian": DOLFINx 0.5.2 from Debian 12, a venv that sees the system packages
 $(DEBIAN_VENV)/.system-ok:
-	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, scipy" 2>/dev/null; then \
+	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, scipy, h5py" 2>/dev/null; then \
 	  echo "Installing FEniCSx from Debian (one minute)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \

@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT=${1:-${TRIXIE_ROOT:-/var/tmp/dolfinx_mbs-trixie}}
 ROOT=$(cd "$ROOT" 2>/dev/null && pwd || echo "$ROOT")
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PKGS="python3-dolfinx-real python3-slepc4py-real python3-dolfinx-mpc python3-gmsh python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-pip openmpi-bin"
+PKGS="python3-dolfinx-real python3-slepc4py-real python3-dolfinx-mpc python3-gmsh python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-pip openmpi-bin"
 
 # A test run gets a private mount namespace: concurrent runs (also from other checkouts) neither
 # unmount each other's /src nor test the wrong checkout, and the mounts vanish with the run.
@@ -40,12 +40,13 @@ mnt() {
 }
 trap cleanup EXIT
 
-if [ ! -e "$ROOT/.dolfinx_mbs_ready" ]; then
+# the marker holds the package list it was built with: a longer list installs the rest
+if [ "$(cat "$ROOT/.dolfinx_mbs_ready" 2>/dev/null)" != "$PKGS" ]; then
     command -v debootstrap >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; }
     [ -e "$ROOT/etc/debian_version" ] || debootstrap --variant=minbase trixie "$ROOT" http://deb.debian.org/debian
     mnt proc -t proc proc
     chroot "$ROOT" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PKGS"
-    touch "$ROOT/.dolfinx_mbs_ready"
+    echo "$PKGS" > "$ROOT/.dolfinx_mbs_ready"
 fi
 mnt proc -t proc proc
 mnt sys -t sysfs sysfs          # hwloc (used by mpirun) reads the CPU topology there
