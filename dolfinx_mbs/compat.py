@@ -21,12 +21,16 @@ __all__ = [
     "scalar_type",
     "vector_space",
     "petsc_vec",
-    "mumps_null_pivot_detection",
+    "MUMPS_NULL_PIVOT_OPTIONS",
     "point_ownership",
     "has_vtx",
     "vtx_writer",
+    "create_vector",
+    "gmsh_model_to_mesh",
+    "mpiexec_command",
     "DOLFINX_VERSION",
 ]
+
 
 class _CompilerChatter(logging.Filter):
     """Drops the C compiler's INFO lines (``running build_ext``, the gcc command lines) that
@@ -88,14 +92,10 @@ def ghost_owners(index_map) -> np.ndarray:
 MUMPS_NULL_PIVOT_THRESHOLD = 1e-12
 
 
-def mumps_null_pivot_detection(prefix: str) -> None:
-    """Make MUMPS count null pivots (``INFOG(28)``) for the solver with options ``prefix``,
-    with the same threshold under every MUMPS version. Options already set win."""
-    opts = PETSc.Options()
-    for key, value in (("mat_mumps_icntl_24", 1),
-                       ("mat_mumps_cntl_3", MUMPS_NULL_PIVOT_THRESHOLD)):
-        if not opts.hasName(prefix + key):
-            opts[prefix + key] = value
+#: Options (without prefix) that make MUMPS count null pivots (``INFOG(28)``) with the same
+#: threshold under every MUMPS version; solvers take them as defaults (database options win).
+MUMPS_NULL_PIVOT_OPTIONS = {"mat_mumps_icntl_24": 1,
+                            "mat_mumps_cntl_3": MUMPS_NULL_PIVOT_THRESHOLD}
 
 
 def colliding_cells(mesh, points: np.ndarray):

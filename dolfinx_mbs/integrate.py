@@ -43,13 +43,15 @@ from petsc4py import PETSc
 
 from . import compat
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
+from .petsc_options import SolverOptions
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
 log = logging.getLogger(__name__)
 
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
-# fixed steps unless asked otherwise; full Newton steps (the equations are linear)
+# fixed steps unless asked otherwise; full Newton steps (the equations are linear). Options
+# rather than object calls: petsc4py has no handle on TSAdapt, nor (3.18) on the line search
 _DEFAULT_OPTIONS = {"ts_adapt_type": "none", "snes_linesearch_type": "basic"}
 # first-order and Hamilton: the eliminated block a I by Jacobi (exact), the Schur complement
 # a M + C + K / a (first-order) or a M + 2 G_p + D + K_h / a (Hamilton), formed by PETSc's
@@ -168,7 +170,7 @@ class _LinearStep:
 
 
 class _Integrator:
-    def __init__(self, model, formulation, t0, dt, u0, v0, prefix, p0=None,
+    def __init__(self, model, formulation, t0, dt, u0, v0, opts, p0=None,
                  constraints="maggi"):
         if formulation not in FORMULATIONS:
             raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -224,8 +226,9 @@ class _Integrator:
         self.work2 = M.createVecLeft()
         self.q, self.v = M.createVecLeft(), M.createVecLeft()  # monitor state, reused
         self.full = model.space.create_vec()
+        self.opts = opts
         ts = PETSc.TS().create(comm)
-        ts.setOptionsPrefix(prefix)
+        ts.setOptionsPrefix(opts.prefix)
         # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
         # (generalized-alpha restarts with half a step) and so do frame-dependent operators
         ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
@@ -349,6 +352,7 @@ class _Integrator:
         J.axpy(shift_a, s["M"], structure=SAME)
         if self.nonlinear:
             J.axpy(1.0, self.model.nonlinear_reduced(U, force=False)[1], structure=SUBSET)
+        self._set_up_solver(J, P)
 
     # -- first order and Hamilton -----------------------------------------------------------
     def _ifunction(self, ts, t, X, Xdot, F):
@@ -447,6 +451,15 @@ class _Integrator:
             self.I.copy(b[3], structure=SAME)
             b[3].scale(a)
         self._nest().convert("aij", out=J)
+        self._set_up_solver(J, P)
+
+    def _set_up_solver(self, J, P) -> None:
+        """Set the step solver up (factorize) for the Jacobian just formed, with the run's
+        options in the database: PETSc reads some only then (PCFIELDSPLIT's sub-solvers,
+        MUMPS' controls). The step's solve, which follows, finds it ready."""
+        ksp = self.ts.getSNES().getKSP()
+        ksp.setOperators(J, P)
+        self.opts.set_up(ksp)
 
     # -- state ------------------------------------------------------------------------------
     def initial_state(self):
@@ -594,7 +607,10 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         spectral_radius: generalized-alpha's high-frequency spectral radius (second-order only).
         progress: show a progress bar (rank 0) when tqdm is available.
         options: PETSc options for this run, without the prefix, e.g.
-            ``{"ts_type": "bdf", "ts_adapt_type": "basic"}``; they are removed afterwards.
+            ``{"ts_type": "bdf", "ts_adapt_type": "basic"}``; they override the options
+            database, and are in it only while the run's solvers read it (when they are set
+            up), never while a callback runs. Options PETSc reads at the end of a solve (the
+            ``*_view`` family) have to go in the database.
         prefix: PETSc options prefix of the TS.
         constraints: ``"maggi"`` (reduced coordinates, default) or ``"multipliers"`` (the
             saddle-point system of :mod:`dolfinx_mbs.multipliers`; second-order only), for
@@ -631,34 +647,30 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         raise ValueError(f"callback must be callable (t, u, v) or None, got {callback!r}")
     if p0 is not None and formulation != "hamiltonian":
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
-    # options for this run: the defaults below, unless already in the database, then the
-    # caller's; all restored afterwards
-    opts = PETSc.Options()
-    saved = {}
-    run_opts = {k: v for k, v in _DEFAULT_OPTIONS.items() if not opts.hasName(prefix + k)}
+    return _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every,
+                progress, _run_options(prefix, formulation, constraints, options), constraints,
+                reactions, energy, callback)
+
+
+def _run_options(prefix: str, formulation: str, constraints: str,
+                 options: Optional[Dict[str, object]] = None) -> SolverOptions:
+    """The options of one :func:`integrate` run: the package's defaults that exist only as
+    PETSc options (each unless the database has it), overridden by the run's ``options``.
+
+    Args:
+        prefix: the TS's options prefix.
+        formulation: one of :data:`FORMULATIONS`.
+        constraints: ``"maggi"`` or ``"multipliers"``.
+        options: the caller's options for this run, without the prefix.
+    """
+    defaults = dict(_DEFAULT_OPTIONS)
     if formulation != "second-order":  # the Schur complement solvers (see _Integrator)
-        for k, v in _SCHUR_OPTIONS.items():
-            if not opts.hasName(prefix + k):
-                run_opts[k] = v
-    if (constraints == "multipliers" or formulation != "second-order") and \
-            not opts.hasName(prefix + "mat_mumps_icntl_14"):
+        defaults.update(_SCHUR_OPTIONS)
+    if constraints == "multipliers" or formulation != "second-order":
         # room for MUMPS's pivoting: the saddle point, and the 2n systems whose blocks differ
         # in scale by many orders (a I beside K) need more than its default estimate
-        run_opts["mat_mumps_icntl_14"] = 200
-    run_opts.update(options or {})
-    for k, v in run_opts.items():
-        key = prefix + k
-        saved[key] = opts.getString(key) if opts.hasName(key) else None
-        opts[key] = v
-    try:
-        return _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every,
-                    progress, prefix, constraints, reactions, energy, callback)
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                opts.delValue(key)
-            else:
-                opts[key] = old
+        defaults["mat_mumps_icntl_14"] = 200
+    return SolverOptions(prefix, defaults, options)
 
 
 def reason_name(enum, value: int) -> str:
@@ -676,8 +688,8 @@ def solver_reasons(ts: PETSc.TS) -> str:
 
 
 def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,
-         prefix, constraints="maggi", reactions=False, energy=True, callback=None) -> Result:
-    it = _Integrator(model, formulation, t0, dt, u0, v0, prefix, p0, constraints)
+         opts, constraints="maggi", reactions=False, energy=True, callback=None) -> Result:
+    it = _Integrator(model, formulation, t0, dt, u0, v0, opts, p0, constraints)
     if reactions is True:
         rcons = list(model.constraints)
     elif reactions:
@@ -697,7 +709,7 @@ def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_e
     n_steps = int(round((t_end - t0) / dt))
     ts.setMaxTime(t_end)
     ts.setMaxSteps(10 * n_steps + 10)
-    ts.setFromOptions()
+    opts.set_from_options(ts)
     if formulation == "second-order" and constraints == "maggi" and \
             ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
         it.J.setNearNullSpace(model.near_nullspace())  # rigid-body modes for multigrid

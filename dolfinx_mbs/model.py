@@ -25,9 +25,14 @@ from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
 from .frames import skew
 from .operators import BodyOperators, combine
+from .petsc_options import SolverOptions
 from .space import FullSpace, orthonormal_nullspace, rigid_body_modes
 
 __all__ = ["Model"]
+
+#: Options of the linear static solves: MUMPS counts null pivots, so that a singular reduced
+#: stiffness is reported (see :func:`_null_pivots`); the database's options win
+_STATIC_OPTIONS = SolverOptions("mbs_static_", compat.MUMPS_NULL_PIVOT_OPTIONS)
 
 
 def _null_pivots(ksp: PETSc.KSP) -> int:
@@ -726,13 +731,13 @@ class Model:
             pc.setType(PETSc.PC.Type.LU)
             try:
                 pc.setFactorSolverType("mumps")
-                compat.mumps_null_pivot_detection("mbs_static_")  # count null pivots
             except PETSc.Error:  # pragma: no cover
                 pass
-            ksp.setOptionsPrefix("mbs_static_")
-            ksp.setFromOptions()
+            ksp.setOptionsPrefix(_STATIC_OPTIONS.prefix)
+            _STATIC_OPTIONS.set_from_options(ksp)
             self._ksp = ksp
         self._ksp.setOperators(A)
+        _STATIC_OPTIONS.set_up(self._ksp)  # (re)factorizes A if it changed
         return self._ksp
 
     def functions(self) -> List[fem.Function]:

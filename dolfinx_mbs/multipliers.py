@@ -17,17 +17,34 @@ from typing import Dict, Optional
 import numpy as np
 from petsc4py import PETSc
 
+from .petsc_options import SolverOptions
+
 __all__ = ["SaddlePoint"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 
 
-def saddle_options(prefix: str) -> None:
-    """MUMPS needs room for the pivoting a zero diagonal block causes (ICNTL(14), percent);
-    options already set win."""
-    opts = PETSc.Options()
-    if not opts.hasName(prefix + "mat_mumps_icntl_14"):
-        opts[prefix + "mat_mumps_icntl_14"] = 200
+#: Options of the saddle-point solves: MUMPS needs room for the pivoting a zero diagonal block
+#: causes (ICNTL(14), percent); the database's options win
+SADDLE_OPTIONS = SolverOptions("mbs_saddle_", {"mat_mumps_icntl_14": 200})
+
+
+def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm) -> int:
+    """x = J^-1 rhs by MUMPS LU (options prefix ``mbs_saddle_``); returns the KSP's reason."""
+    ksp = PETSc.KSP().create(comm)
+    try:
+        ksp.setType(PETSc.KSP.Type.PREONLY)
+        pc = ksp.getPC()
+        pc.setType(PETSc.PC.Type.LU)
+        pc.setFactorSolverType("mumps")
+        ksp.setOptionsPrefix(SADDLE_OPTIONS.prefix)
+        SADDLE_OPTIONS.set_from_options(ksp)
+        ksp.setOperators(J)
+        SADDLE_OPTIONS.set_up(ksp)
+        ksp.solve(rhs, x)
+        return ksp.getConvergedReason()
+    finally:
+        ksp.destroy()
 
 
 class SaddlePoint:
@@ -207,17 +224,8 @@ class SaddlePoint:
         s["Kpot"].mult(q, w)
         rhs.axpy(-1.0, w)
         rhs.getArray()[self.n_local:] = 0.0
-        ksp = PETSc.KSP().create(self.comm)
-        ksp.setType(PETSc.KSP.Type.PREONLY)
-        ksp.getPC().setType(PETSc.PC.Type.LU)
-        ksp.getPC().setFactorSolverType("mumps")
-        saddle_options("mbs_saddle_")
-        ksp.setOptionsPrefix("mbs_saddle_")
-        ksp.setFromOptions()
-        ksp.setOperators(J)
         x = rhs.duplicate()
-        ksp.solve(rhs, x)
-        ksp.destroy()
+        _saddle_solve(J, rhs, x, self.comm)
         q.getArray()[self.n_local:] = x.getArray(readonly=True)[self.n_local:]
 
     def solve_static(self, t: float = 0.0):
@@ -225,19 +233,8 @@ class SaddlePoint:
         multipliers); also sets the bodies' ``u`` and keeps the augmented solution in
         ``solution`` (for :meth:`constraint_forces`)."""
         s = self.system(t)
-        ksp = PETSc.KSP().create(self.comm)
-        ksp.setType(PETSc.KSP.Type.PREONLY)
-        pc = ksp.getPC()
-        pc.setType(PETSc.PC.Type.LU)
-        pc.setFactorSolverType("mumps")
-        saddle_options("mbs_saddle_")
-        ksp.setOptionsPrefix("mbs_saddle_")
-        ksp.setFromOptions()
-        ksp.setOperators(s["K"])
         x = s["K"].createVecRight()
-        ksp.solve(s["f"], x)
-        reason = ksp.getConvergedReason()
-        ksp.destroy()
+        reason = _saddle_solve(s["K"], s["f"], x, self.comm)
         if reason < 0 or not np.isfinite(x.norm()):
             raise RuntimeError(f"saddle-point solve failed (KSP reason {reason})")
         u = self.expand(x)

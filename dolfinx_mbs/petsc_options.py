@@ -1,0 +1,83 @@
+"""Solver options without lasting changes to PETSc's global options database.
+
+The package's solvers read the options database under their prefix (``mbs_``, ``mbs_static_``,
+``mbs_saddle_``, ``mbs_modal_``): a user's options there override the package's defaults, and
+the ``options=`` of :func:`dolfinx_mbs.integrate.integrate` override both for one run.
+
+Defaults that have an object call (TS, SNES, KSP and PC types) are set on the objects before
+``setFromOptions()``, so the database wins. The others exist only as options: TS adaptivity and
+the SNES line search (petsc4py has no handle on TSAdapt, 3.18 none on the line search), and what
+PETSc reads only when it sets a solver up (PCFIELDSPLIT's sub-solvers, MUMPS' controls at the factorization). Those, and
+the per-run values, enter the global database only while an object reads it (its
+``setFromOptions()`` or ``setUp()``) and leave it right after, as they were found, also when
+the call raises. No user code runs in that window, so callbacks, other solvers and other runs
+never see them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Iterator, Mapping, Optional
+
+from petsc4py import PETSc
+
+__all__ = ["SolverOptions"]
+
+
+class SolverOptions:
+    """The options of one solver's PETSc objects, in the database only while they read it.
+
+    Args:
+        prefix: options prefix of the objects, e.g. ``"mbs_"``.
+        defaults: the package's values, by option name without the prefix; each applies only
+            when the database has no entry for it.
+        values: values for this call, by option name without the prefix; they override the
+            database.
+    """
+
+    def __init__(self, prefix: str, defaults: Optional[Mapping[str, object]] = None,
+                 values: Optional[Mapping[str, object]] = None):
+        self.prefix = prefix
+        self.defaults = dict(defaults or {})
+        self.values = dict(values or {})
+
+    @contextlib.contextmanager
+    def inserted(self) -> Iterator[None]:
+        """Put the options in the global database for the duration of the block, then restore
+        every entry it touched (value, bare flag or absence), also when the block raises."""
+        db = PETSc.Options()
+        # decided at every insertion: the database may have changed since the last one
+        entries = {k: v for k, v in self.defaults.items() if not db.hasName(self.prefix + k)}
+        entries.update(self.values)
+        saved = {}
+        try:
+            for name, value in entries.items():
+                key = self.prefix + name
+                # a bare flag reads as "" and is restored as a bare flag
+                saved[key] = db.getString(key) if db.hasName(key) else None
+                db[key] = value
+            yield
+        finally:
+            for key, old in saved.items():
+                if old is None:
+                    db.delValue(key)
+                else:
+                    db[key] = old
+
+    def set_from_options(self, obj) -> None:
+        """``obj.setFromOptions()`` with these options in the database."""
+        with self.inserted():
+            obj.setFromOptions()
+
+    def set_up(self, ksp: PETSc.KSP) -> None:
+        """``ksp.setUp()`` with these options in the database, PCFIELDSPLIT's sub-solvers
+        included. Call it once the operators are set, before each solve that may set the
+        solver up again (new operator values or pattern): PETSc reads some options only then.
+        """
+        with self.inserted():
+            ksp.setUp()
+            pc = ksp.getPC()
+            # PCFIELDSPLIT sets its sub-solvers up (factorizes) at their first use: do it here
+            if pc.getType() == PETSc.PC.Type.FIELDSPLIT:
+                for sub in pc.getFieldSplitSubKSP():
+                    sub.setUp()
