@@ -3,6 +3,7 @@ Markdown tables (no MPI, no DOLFINx: importable by drivers that only start worke
 
 from __future__ import annotations
 
+import json
 import platform
 import subprocess
 from pathlib import Path
@@ -48,3 +49,21 @@ def md_table(header, rows) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---:|" * len(header)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def append_results(name: str, run, markdown: str, title: str) -> list:
+    """Append ``run`` to bench/results/<name>.json and ``markdown`` to <name>.md (headed by
+    ``title`` and a line naming the script when the file is new); returns all runs."""
+    results = ROOT / "bench" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    jpath = results / f"{name}.json"
+    runs = json.loads(jpath.read_text()) if jpath.exists() else []
+    runs.append(run)
+    jpath.write_text(json.dumps(runs, indent=1))
+    mpath = results / f"{name}.md"
+    head = "" if mpath.exists() else (
+        f"# {title}\n\nWritten by `bench/{name}.py` (see its docstring for the method).\n\n")
+    with open(mpath, "a") as f:
+        f.write(head + markdown + "\n")
+    return runs
+

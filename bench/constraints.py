@@ -80,7 +80,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import cmd, git_rev, loadavg, machine, md_table  # noqa: E402
+from benchlib import git_rev, loadavg, machine, md_table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"

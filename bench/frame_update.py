@@ -75,7 +75,6 @@ import ctypes
 import datetime
 import gc
 import json
-import os
 import platform
 import shutil
 import statistics

@@ -66,7 +66,7 @@ import logging
 
 import numpy as np
 
-from benchlib import git_rev, loadavg, machine, md_table  # noqa: E402
+from benchlib import append_results, git_rev, loadavg, machine, md_table  # noqa: E402
 from mpi4py import MPI
 
 import dolfinx
@@ -836,19 +836,11 @@ def main():
         if args.json_out:
             Path(args.json_out).write_text(json.dumps(run, indent=1))
         if write:
-            RESULTS.mkdir(parents=True, exist_ok=True)
-            jpath = RESULTS / "integration.json"
-            runs = json.loads(jpath.read_text()) if jpath.exists() else []
-            runs.append(run)
-            jpath.write_text(json.dumps(runs, indent=1))
-            mpath = RESULTS / "integration.md"
-            head = "" if mpath.exists() else (
-                "# Time integration: formulations at equal accuracy, scaling, overhead\n\n"
-                "Written by `bench/integration.py` (see its docstring for the method).\n\n")
-            with open(mpath, "a") as f:
-                f.write(head + md + "\n")
+            runs = append_results(
+                "integration", run, md,
+                "Time integration: formulations at equal accuracy, scaling, overhead")
             plot(runs, RESULTS / "integration.png")
-            print(f"written: {jpath}, {mpath}, {RESULTS / 'integration.png'}")
+            print(f"written: {RESULTS}/integration.json, .md, .png")
     COMM.Barrier()
 
 

@@ -27,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchlib import git_rev, loadavg, machine, md_table
+from benchlib import append_results, git_rev, loadavg, machine, md_table
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
 
 
 def launcher(python: str, ranks: int) -> list:
@@ -120,18 +119,9 @@ def main():
     text = "\n".join(md)
     print(text)
     if not args.no_write:
-        RESULTS.mkdir(exist_ok=True)
-        jp = RESULTS / "versions.json"
-        allruns = json.loads(jp.read_text()) if jp.exists() else []
-        allruns.append(dict(date=t0.isoformat(timespec="seconds"), ranks=args.ranks,
-                            pythons=pys, runs={p: runs[p] for p in pys}))
-        jp.write_text(json.dumps(allruns, indent=1))
-        mp = RESULTS / "versions.md"
-        head = "" if mp.exists() else (
-            "# The same integration on two DOLFINx versions, side by side\n\n"
-            "Written by `bench/versions.py` (see its docstring for the method).\n\n")
-        with open(mp, "a") as f:
-            f.write(head + text + "\n")
+        append_results("versions", dict(date=t0.isoformat(timespec="seconds"), ranks=args.ranks,
+                                        pythons=pys, runs=runs), text,
+                       "The same integration on two DOLFINx versions, side by side")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """Every demo runs (serially and under mpirun) and passes its own checks; long demos run in
 their short version (MBS_DEMO_QUICK=1)."""
 
-import os
 import pathlib
 import runpy
 

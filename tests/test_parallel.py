@@ -2,7 +2,6 @@
 single process (COMM_SELF) gives the same frequencies and static norms."""
 
 import numpy as np
-import pytest
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
