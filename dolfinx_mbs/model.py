@@ -378,7 +378,12 @@ class Model:
         return self._full("G" if gyroscopic else "D", lambda o, w: o.damping(w, gyroscopic))
 
     def full_load(self) -> PETSc.Vec:
-        return self.space.gather([o.Q for o in self.body_operators], self._work.get("Q"))
+        """All bodies' load vectors at the current frame states, as one full vector (the body's
+        own vector for a single body; one work vector reused for several)."""
+        Q = self.space.gather([o.Q for o in self.body_operators], self._work.get("Q"))
+        if not self.space.single:
+            self._work["Q"] = Q
+        return Q
 
     def steady(self) -> bool:
         """True when every body's frame is time-invariant (operators assembled once)."""

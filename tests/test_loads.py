@@ -94,3 +94,27 @@ def test_model_apply_load_global_components():
     assert tip_displacement(body) == pytest.approx(-1.0e6 * L / E, rel=1e-10)
     with pytest.raises(ValueError, match="exactly one"):
         model.apply_load(body)
+
+
+def test_full_load_of_two_bodies_reuses_one_vector():
+    """Two rods (the second one spinning): the full load is each body's own load vector in its
+    block, and the same work vector at every call (it was a new distributed vector per call)."""
+    a = rod(mbs.frames.ConstantSpin(rate=0.0), n=4)
+    b = rod(mbs.frames.ConstantSpin(rate=50.0), n=4)
+    a.add_traction((1.0e6, 0.0, 0.0), where=lambda x: np.isclose(x[0], L))
+    model = mbs.Model([a, b], gravity=(0.0, -9.81, 0.0))
+    model.update(0.0)
+    Q1 = model.full_load()
+    Q2 = model.full_load()
+    assert Q1 is Q2
+    # resultants against closed forms: tip traction t A, gravity -m g, centrifugal
+    # m W^2 (x_c, y_c) with the rod's centroid (L/2, a/2)
+    comm = MPI.COMM_WORLD
+    A, m, a = ROD["A"], ROD["mass"], ROD["side"]
+    expected = [(1.0e6 * A, -9.81 * m, 0.0),
+                (m * 50.0**2 * L / 2, -9.81 * m + m * 50.0**2 * a / 2, 0.0)]
+    for i, ref in enumerate(expected):
+        lo, hi = model.space.offsets[i], model.space.offsets[i + 1]
+        block = Q2.getArray(readonly=True)[lo:hi].reshape(-1, 3).sum(axis=0)
+        total = comm.allreduce(block, op=MPI.SUM)
+        assert total == pytest.approx(np.array(ref), rel=1e-10, abs=1e-9 * abs(ref[0]))
