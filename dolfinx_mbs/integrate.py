@@ -43,7 +43,7 @@ from petsc4py import PETSc
 
 from . import compat
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
-from .petsc_options import SolverOptions
+from .petsc_options import SolverOptions, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -671,20 +671,6 @@ def _run_options(prefix: str, formulation: str, constraints: str,
         # in scale by many orders (a I beside K) need more than its default estimate
         defaults["mat_mumps_icntl_14"] = 200
     return SolverOptions(prefix, defaults, options)
-
-
-def reason_name(enum, value: int) -> str:
-    """The name of a PETSc converged reason (e.g. ``DIVERGED_ITS``), or its number."""
-    names = [k for k, v in vars(enum).items() if v == value and k.isupper()]
-    return names[0] if names else str(value)
-
-
-def solver_reasons(ts: PETSc.TS) -> str:
-    """The converged reasons of a TS's nonlinear and linear solvers, in words."""
-    snes = ts.getSNES()
-    ksp = snes.getKSP()
-    return (f"SNES {reason_name(PETSc.SNES.ConvergedReason, snes.getConvergedReason())}, "
-            f"KSP {reason_name(PETSc.KSP.ConvergedReason, ksp.getConvergedReason())}")
 
 
 def _run(model, t_end, dt, formulation, t0, u0, v0, p0, probes, output, output_every, progress,

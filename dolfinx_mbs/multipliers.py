@@ -17,7 +17,7 @@ from typing import Dict, Optional
 import numpy as np
 from petsc4py import PETSc
 
-from .petsc_options import SolverOptions
+from .petsc_options import SolverOptions, reason_name
 
 __all__ = ["SaddlePoint"]
 
@@ -225,7 +225,10 @@ class SaddlePoint:
         rhs.axpy(-1.0, w)
         rhs.getArray()[self.n_local:] = 0.0
         x = rhs.duplicate()
-        _saddle_solve(J, rhs, x, self.comm)
+        reason = _saddle_solve(J, rhs, x, self.comm)
+        if reason < 0 or not np.isfinite(x.norm()):
+            raise RuntimeError(f"initial multipliers: the saddle-point solve at t={t:g} failed "
+                               f"(KSP {reason_name(PETSc.KSP.ConvergedReason, reason)})")
         q.getArray()[self.n_local:] = x.getArray(readonly=True)[self.n_local:]
 
     def solve_static(self, t: float = 0.0):
@@ -236,7 +239,8 @@ class SaddlePoint:
         x = s["K"].createVecRight()
         reason = _saddle_solve(s["K"], s["f"], x, self.comm)
         if reason < 0 or not np.isfinite(x.norm()):
-            raise RuntimeError(f"saddle-point solve failed (KSP reason {reason})")
+            raise RuntimeError("saddle-point solve failed "
+                               f"(KSP {reason_name(PETSc.KSP.ConvergedReason, reason)})")
         u = self.expand(x)
         self.solution = x
         self.space.scatter(u, self.model.functions())

@@ -21,7 +21,7 @@ from typing import Iterator, Mapping, Optional
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions"]
+__all__ = ["SolverOptions", "reason_name", "solver_reasons"]
 
 
 class SolverOptions:
@@ -81,3 +81,17 @@ class SolverOptions:
             if pc.getType() == PETSc.PC.Type.FIELDSPLIT:
                 for sub in pc.getFieldSplitSubKSP():
                     sub.setUp()
+
+
+def reason_name(enum, value: int) -> str:
+    """The name of a PETSc converged reason (e.g. ``DIVERGED_ITS``), or its number."""
+    names = [k for k, v in vars(enum).items() if v == value and k.isupper()]
+    return names[0] if names else str(value)
+
+
+def solver_reasons(ts: PETSc.TS) -> str:
+    """The converged reasons of a TS's nonlinear and linear solvers, in words."""
+    snes = ts.getSNES()
+    ksp = snes.getKSP()
+    return (f"SNES {reason_name(PETSc.SNES.ConvergedReason, snes.getConvergedReason())}, "
+            f"KSP {reason_name(PETSc.KSP.ConvergedReason, ksp.getConvergedReason())}")

@@ -179,3 +179,14 @@ def test_static_null_pivot_detection_default_and_override(database):
     assert icntl24() == 1
     database["mbs_static_mat_mumps_icntl_24"] = 0
     assert icntl24() == 0
+
+
+def test_failed_initial_multipliers_raise(database):
+    """The saddle-point solve of the initial multipliers reports a failed KSP (its reason was
+    ignored and the run went on from wrong multipliers): one CG iteration without a
+    preconditioner cannot solve the indefinite system."""
+    model = end_loaded_rod()
+    for key, value in (("ksp_type", "cg"), ("pc_type", "none"), ("ksp_max_it", 1)):
+        database["mbs_saddle_" + key] = value
+    with pytest.raises(RuntimeError, match="initial multipliers.*DIVERGED"):
+        model.integrate(t_end=2e-5, dt=1e-5, constraints="multipliers", progress=False)
