@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT=${1:-${TRIXIE_ROOT:-/var/tmp/dolfinx_mbs-trixie}}
 ROOT=$(cd "$ROOT" 2>/dev/null && pwd || echo "$ROOT")
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PKGS="python3-dolfinx-real python3-slepc4py-real python3-dolfinx-mpc python3-gmsh python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-pip openmpi-bin"
+PKGS="python3-dolfinx-real python3-slepc4py-real python3-dolfinx-mpc python3-gmsh python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-adios2-serial python3-pip openmpi-bin"
 
 # A test run gets a private mount namespace: concurrent runs (also from other checkouts) neither
 # unmount each other's /src nor test the wrong checkout, and the mounts vanish with the run.
