@@ -29,7 +29,6 @@ VectorLike = Union[Sequence[float], np.ndarray]
 TimeVector = Union[VectorLike, Callable[[float], VectorLike]]
 
 
-
 class _Load:
     """A load with a time function: value(t) (a gdim-vector) fills a UFL constant."""
 
@@ -251,10 +250,7 @@ class Body:
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:
         """Gravity acceleration (m/s^2), fixed in the global frame (3 components)."""
-        g = np.asarray(g, dtype=float).reshape(-1)
-        if g.shape == (2,):
-            g = np.array([g[0], g[1], 0.0])
-        self.gravity = checks.vector(g, 3, "gravity")
+        self.gravity = checks.point3(g, "gravity")
 
     def add_body_force(self, f: TimeVector, local: bool = True) -> None:
         """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
@@ -293,9 +289,8 @@ class Body:
                        tol: float = 1e-8) -> None:
         """A concentrated force (N) at the mesh node nearest ``point`` (which must lie within
         ``tol`` of a node, relative to the mesh size)."""
-        p = np.zeros(3)
-        p[: self.gdim] = checks.vector(np.asarray(point, dtype=float).reshape(-1)[: self.gdim],
-                                    self.gdim, "point")
+        p = checks.point3(point, "point")
+        p[self.gdim:] = 0.0  # a 2D body's point in its plane
         node = self.locate_node(p, tol)
         self._point_loads.append((_Load(f, self.gdim, self.mesh, "point load", local), node))
 

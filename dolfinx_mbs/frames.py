@@ -58,9 +58,6 @@ def rotation_about(axis: Sequence[float], angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
 
-
-
-
 @dataclasses.dataclass(frozen=True)
 class FrameState:
     """The motion of a frame at time ``t``; vectors in local components except ``R`` and ``r_O``.
