@@ -16,7 +16,7 @@ import ufl
 from dolfinx import fem
 from mpi4py import MPI
 
-from . import compat
+from . import checks, compat
 from . import forms as F
 from .frames import Frame, FrameState
 from .materials import Material
@@ -29,13 +29,6 @@ VectorLike = Union[Sequence[float], np.ndarray]
 TimeVector = Union[VectorLike, Callable[[float], VectorLike]]
 
 
-def _vector_of(value, gdim: int, name: str) -> np.ndarray:
-    v = np.asarray(value, dtype=float).reshape(-1)
-    if v.shape != (gdim,) or not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} must be a finite vector of length {gdim}, got {value!r}")
-    return v
-
-
 class _Load:
     """A load with a time function: value(t) (a gdim-vector) fills a UFL constant."""
 
@@ -45,12 +38,12 @@ class _Load:
         self.local = local
         self.fn = value if callable(value) else None
         self.const = fem.Constant(mesh, np.zeros(gdim, dtype=compat.scalar_type))
-        self.fixed = None if callable(value) else _vector_of(value, gdim, name)
+        self.fixed = None if callable(value) else checks.vector(value, gdim, name)
         if self.fixed is not None and local:  # constant in local components: set once
             self.const.value = self.fixed
 
     def value(self, state: FrameState) -> np.ndarray:
-        v = self.fixed if self.fn is None else _vector_of(self.fn(state.t), self.gdim,
+        v = self.fixed if self.fn is None else checks.vector(self.fn(state.t), self.gdim,
                                                           f"{self.name}(t={state.t:g})")
         if not self.local:  # global components -> local
             v3 = np.zeros(3)
@@ -257,10 +250,7 @@ class Body:
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:
         """Gravity acceleration (m/s^2), fixed in the global frame (3 components)."""
-        g = np.asarray(g, dtype=float).reshape(-1)
-        if g.shape == (2,):
-            g = np.array([g[0], g[1], 0.0])
-        self.gravity = _vector_of(g, 3, "gravity")
+        self.gravity = checks.point3(g, "gravity")
 
     def add_body_force(self, f: TimeVector, local: bool = True) -> None:
         """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
@@ -299,9 +289,8 @@ class Body:
                        tol: float = 1e-8) -> None:
         """A concentrated force (N) at the mesh node nearest ``point`` (which must lie within
         ``tol`` of a node, relative to the mesh size)."""
-        p = np.zeros(3)
-        p[: self.gdim] = _vector_of(np.asarray(point, dtype=float).reshape(-1)[: self.gdim],
-                                    self.gdim, "point")
+        p = checks.point3(point, "point")
+        p[self.gdim:] = 0.0  # a 2D body's point in its plane
         node = self.locate_node(p, tol)
         self._point_loads.append((_Load(f, self.gdim, self.mesh, "point load", local), node))
 

@@ -27,8 +27,8 @@ import numpy as np
 from dolfinx import fem
 from mpi4py import MPI
 
-from . import compat
-from .frames import FrameState, _differentiate, skew
+from . import checks, compat
+from .frames import FrameState, differentiate, skew
 
 __all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "Joint", "Slider",
            "LinearRows", "VelocityRows", "RigidRegion", "relative_motion", "GROUND"]
@@ -151,7 +151,7 @@ def _time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, w
     v = np.asarray(fn(t), dtype=float).reshape(-1)
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{what}(t={t:g}) must be finite, got {v!r}")
-    d1, d2 = _differentiate(lambda s: np.asarray(fn(s), dtype=float).reshape(-1), t,
+    d1, d2 = differentiate(lambda s: np.asarray(fn(s), dtype=float).reshape(-1), t,
                             0.1 * time_scale, what, 1e-7)
     return np.stack([v, d1, d2])
 
@@ -463,11 +463,7 @@ def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
     sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D."""
     label = "ground" if body_a is None else body_a.name
     name = name or f"pin({label},{body_b.name})"
-    p = np.zeros(3)
-    pt = np.asarray(point, dtype=float).reshape(-1)
-    if pt.size not in (2, 3) or not np.all(np.isfinite(pt)):
-        raise ValueError(f"{name}: point must be a finite 2- or 3-vector, got {point!r}")
-    p[: pt.size] = pt
+    p = checks.point3(point, f"{name}: point")
     comm = space.comm
 
     def local_node(body):
@@ -502,12 +498,7 @@ class Slider(Constraint):
         self.name = name or f"slider({body.name})"
         self.body = body
         gdim = body.gdim
-        a = np.zeros(3)
-        ax = np.asarray(axis, dtype=float).reshape(-1)
-        if ax.size not in (2, 3) or not np.all(np.isfinite(ax)) or np.linalg.norm(ax) == 0.0:
-            raise ValueError(f"{self.name}: axis must be a nonzero 2- or 3-vector, got {axis!r}")
-        a[: ax.size] = ax
-        a /= np.linalg.norm(a)
+        a = checks.unit_axis(axis, f"{self.name}: axis")
         if gdim == 2:
             if abs(a[2]) > 1e-12:
                 raise ValueError(f"{self.name}: a 2D body slides along an in-plane axis")
@@ -515,9 +506,7 @@ class Slider(Constraint):
         else:
             q, _ = np.linalg.qr(np.column_stack([a, np.eye(3)]))
             self.normals = q[:, 1:3].T
-        p = np.zeros(3)
-        pt = np.asarray(point, dtype=float).reshape(-1)
-        p[: pt.size] = pt
+        p = checks.point3(point, f"{self.name}: point")
         self.P = p
         s0 = body.frame.state(0.0)
         node = body.locate_node(s0.R.T @ (p - s0.r_O), tol)

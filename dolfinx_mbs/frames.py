@@ -26,6 +26,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from . import checks
+
 __all__ = [
     "FrameState",
     "Frame",
@@ -51,40 +53,9 @@ def _vee(W: np.ndarray) -> np.ndarray:
 
 def rotation_about(axis: Sequence[float], angle: float) -> np.ndarray:
     """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised; Rodrigues' formula)."""
-    n = _unit_axis(axis)
+    n = checks.unit_axis(axis)
     K = skew(n)
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
-
-
-def _unit_axis(axis: Sequence[float], name: str = "axis") -> np.ndarray:
-    a = np.asarray(axis, dtype=float).reshape(-1)
-    if a.shape == (2,):
-        a = np.array([a[0], a[1], 0.0])
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a finite 3-vector, got {axis!r}")
-    norm = float(np.linalg.norm(a))
-    if norm < 1e-14:
-        raise ValueError(f"{name} must have nonzero length, got {axis!r}")
-    return a / norm
-
-
-def _point3(p: Sequence[float], name: str) -> np.ndarray:
-    a = np.asarray(p, dtype=float).reshape(-1)
-    if a.shape == (2,):
-        a = np.array([a[0], a[1], 0.0])
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a finite 2- or 3-vector, got {p!r}")
-    return a
-
-
-def _finite_scalar(x, name: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {x!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {x!r}")
-    return v
 
 
 @dataclasses.dataclass(frozen=True)
@@ -162,14 +133,14 @@ class _AxisRotation(Frame):
     """
 
     def __init__(self, axis, pivot):
-        self.axis = _unit_axis(axis)
-        self.pivot = _point3(pivot, "origin")
+        self.axis = checks.unit_axis(axis)
+        self.pivot = checks.point3(pivot, "origin")
 
     def _angle(self, t: float) -> tuple[float, float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def state(self, t: float) -> FrameState:
-        t = _finite_scalar(t, "t")
+        t = checks.real(t, "t")
         th, thd, thdd = self._angle(t)
         R = rotation_about(self.axis, th)
         w = thd * self.axis
@@ -199,7 +170,7 @@ class ConstantSpin(_AxisRotation):
 
     def __init__(self, axis=(0.0, 0.0, 1.0), rate: float = 0.0, origin=(0.0, 0.0, 0.0)):
         super().__init__(axis, origin)
-        self.rate = _finite_scalar(rate, "rate")
+        self.rate = checks.real(rate, "rate")
 
     def _angle(self, t):
         return self.rate * t, self.rate, 0.0
@@ -224,8 +195,8 @@ class SpinUp(_AxisRotation):
     def __init__(self, axis=(0.0, 0.0, 1.0), final_rate: float = 1.0, ramp_time: float = 1.0,
                  origin=(0.0, 0.0, 0.0)):
         super().__init__(axis, origin)
-        self.final_rate = _finite_scalar(final_rate, "final_rate")
-        self.ramp_time = _finite_scalar(ramp_time, "ramp_time")
+        self.final_rate = checks.real(final_rate, "final_rate")
+        self.ramp_time = checks.real(ramp_time, "ramp_time")
         if self.ramp_time <= 0.0:
             raise ValueError(f"ramp_time must be positive, got {ramp_time!r}")
 
@@ -288,7 +259,7 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
     return best, err
 
 
-def _differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndarray]:
+def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndarray]:
     d1, e1 = _richardson(f, t, h0, 1)
     d2, e2 = _richardson(f, t, h0, 2)
     # error floors: a derivative that vanishes is judged against the next lower one over h0
@@ -368,7 +339,7 @@ class Prescribed(Frame):
             raise TypeError(f"origin must be a callable t -> vector or None, got {origin!r}")
         self._rotation = rotation
         self._origin = origin
-        self.time_scale = _finite_scalar(time_scale, "time_scale")
+        self.time_scale = checks.real(time_scale, "time_scale")
         if self.time_scale <= 0.0:
             raise ValueError(f"time_scale must be positive, got {time_scale!r}")
         self.tol = float(orthonormality_tol)
@@ -380,15 +351,15 @@ class Prescribed(Frame):
     def _r(self, t):
         if self._origin is None:
             return np.zeros(3)
-        return _point3(self._origin(t), f"origin(t={t:g})")
+        return checks.point3(self._origin(t), f"origin(t={t:g})")
 
     @_cached
     def state(self, t: float) -> FrameState:
-        t = _finite_scalar(t, "t")
+        t = checks.real(t, "t")
         R = self._R(t)
         h0 = 0.1 * self.time_scale
         Rf = lambda s: self._R(s).reshape(-1)  # noqa: E731
-        dR, ddR = _differentiate(Rf, t, h0, "rotation", 1e-7)
+        dR, ddR = differentiate(Rf, t, h0, "rotation", 1e-7)
         dR, ddR = dR.reshape(3, 3), ddR.reshape(3, 3)
         W = R.T @ dR
         # R^T R = I for all t makes R^T dR skew; a symmetric part means R is not a smooth rotation
@@ -403,7 +374,7 @@ class Prescribed(Frame):
             v = np.zeros(3)
             a = np.zeros(3)
         else:
-            v, a = _differentiate(self._r, t, h0, "origin", 1e-7)
+            v, a = differentiate(self._r, t, h0, "origin", 1e-7)
         return FrameState(t=t, R=R, r_O=r, omega=omega, alpha=alpha, v_O=R.T @ v, a_O=R.T @ a)
 
 
@@ -422,34 +393,34 @@ class Planar(Prescribed):
         if callable(theta):
             th = theta
         else:
-            th0 = _finite_scalar(theta, "theta")
+            th0 = checks.real(theta, "theta")
             th = lambda t: th0  # noqa: E731
         self.theta = th
         if origin is None or callable(origin):
             org = origin
         else:
-            p = _point3(origin, "origin")
+            p = checks.point3(origin, "origin")
             org = lambda t: p  # noqa: E731
         super().__init__(self._rot, org, time_scale=time_scale)
         self.time_invariant = (not callable(theta)) and (origin is None or not callable(origin))
 
     def _rot(self, t):
-        th = _finite_scalar(self.theta(t), f"theta(t={t:g})")
+        th = checks.real(self.theta(t), f"theta(t={t:g})")
         return rotation_about((0.0, 0.0, 1.0), th)
 
     @_cached
     def state(self, t: float) -> FrameState:
-        t = _finite_scalar(t, "t")
+        t = checks.real(t, "t")
         h0 = 0.1 * self.time_scale
-        f = lambda s: np.array([_finite_scalar(self.theta(s), "theta")])  # noqa: E731
-        d1, d2 = _differentiate(f, t, h0, "theta", 1e-7)
+        f = lambda s: np.array([checks.real(self.theta(s), "theta")])  # noqa: E731
+        d1, d2 = differentiate(f, t, h0, "theta", 1e-7)
         th = float(f(t)[0])
         R = rotation_about((0.0, 0.0, 1.0), th)
         r = self._r(t)
         if self._origin is None:
             v = a = np.zeros(3)
         else:
-            v, a = _differentiate(self._r, t, h0, "origin", 1e-7)
+            v, a = differentiate(self._r, t, h0, "origin", 1e-7)
         ez = np.array([0.0, 0.0, 1.0])
         return FrameState(t=t, R=R, r_O=r, omega=float(d1[0]) * ez, alpha=float(d2[0]) * ez,
                           v_O=R.T @ v, a_O=R.T @ a)

@@ -41,7 +41,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
-from . import compat
+from . import checks, compat
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from .petsc_options import SolverOptions, reason_name, solver_reasons
 
@@ -630,9 +630,8 @@ def integrate(model, t_end: float, dt: float, formulation: str = "second-order",
         ValueError: bad arguments (on every rank).
         RuntimeError: a step failed; the message gives the time and PETSc's reason.
     """
-    for name, val in (("t_end", t_end), ("dt", dt), ("t0", t0)):
-        if not isinstance(val, (int, float)) or not math.isfinite(val):
-            raise ValueError(f"{name} must be a finite number, got {val!r}")
+    # numpy scalars too (a float32 t_end from a parameter array is a time like any other)
+    t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
     if dt <= 0.0:
         raise ValueError(f"dt must be positive, got {dt!r}")
     if t_end <= t0:

@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 from mpi4py import MPI
 
-from . import compat
+from . import checks, compat
 
 __all__ = ["Probes", "TimeSeriesWriter", "FieldFile", "MotionWriter", "pyplot"]
 
@@ -40,11 +40,7 @@ class Probes:
                 body, x = p
             else:
                 body, x = bodies[0], p
-            x3 = np.zeros(3)
-            xa = np.asarray(x, dtype=float).reshape(-1)
-            if xa.size not in (2, 3) or not np.all(np.isfinite(xa)):
-                raise ValueError(f"probe point must be 2 or 3 finite coordinates, got {x!r}")
-            x3[: xa.size] = xa
+            x3 = checks.point3(x, "probe point")
             self.items.append((body, x3))
         self.n = len(self.items)
         self.dim = max((b.gdim for b, _ in self.items), default=3)

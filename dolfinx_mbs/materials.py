@@ -12,24 +12,20 @@ from typing import Optional, Tuple
 
 import ufl
 
+from . import checks
+
 __all__ = ["LinearElastic", "PlaneStress", "PlaneStrain", "Material"]
 
 
 def _positive(x, name: str) -> float:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {x!r}") from None
-    if not math.isfinite(v) or v <= 0.0:
+    v = checks.real(x, name)
+    if v <= 0.0:
         raise ValueError(f"{name} must be positive and finite, got {x!r}")
     return v
 
 
 def _poisson(nu) -> float:
-    try:
-        v = float(nu)
-    except (TypeError, ValueError):
-        raise TypeError(f"nu must be a real number, got {nu!r}") from None
+    v = checks.real(nu, "nu")
     if not (-1.0 < v < 0.5):
         raise ValueError(f"nu (Poisson's ratio) must lie in (-1, 0.5), got {nu!r}")
     return v

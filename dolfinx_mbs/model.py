@@ -18,7 +18,7 @@ import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
-from . import compat, modal
+from . import checks, compat, modal
 from .body import Body
 from . import constraints as cons
 from .constraints import Clamp, Constraint
@@ -225,10 +225,7 @@ class Model:
         self._check_body(body)
         if not 0 <= int(component) < body.gdim:
             raise ValueError(f"component must lie in 0..{body.gdim - 1}, got {component!r}")
-        p = np.zeros(3)
-        pt = np.asarray(point, dtype=float).reshape(-1)
-        p[: pt.size] = pt
-        node = body.locate_node(p, tol)
+        node = body.locate_node(checks.point3(point, "point"), tol)
         k = -1
         if node is not None:
             ib = self.bodies.index(body)

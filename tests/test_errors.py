@@ -87,3 +87,43 @@ def test_body_not_in_model(mesh3):
     b2 = mbs.Body(mesh3, M.LinearElastic(E=1e9, nu=0.3, density=1.0), mbs.frames.Planar())
     with pytest.raises(ValueError, match="not part of this model"):
         mbs.Model([b1]).clamp(b2, lambda x: x[0] < 0.1)
+
+
+def test_points_and_axes_checked_everywhere(mesh3):
+    """One parser for points and axes: the slider's point and Model.dof's point are checked
+    like the pin's (they were taken as given), on every rank."""
+    body = mbs.Body(mesh3, M.LinearElastic(E=1e9, nu=0.3, density=1.0),
+                    mbs.frames.ConstantSpin(rate=1.0))
+    model = mbs.Model([body])
+    with pytest.raises(ValueError, match="point must be a finite 2- or 3-vector"):
+        model.slider(body, (np.nan, 0.0, 0.0), (1.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="axis must be a finite 2- or 3-vector"):
+        model.slider(body, (1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="point must be a finite 2- or 3-vector"):
+        model.dof(body, (1.0, 0.0, 0.0, 0.0), 0)
+    with pytest.raises(ValueError, match="point must be a finite 2- or 3-vector"):
+        model.pin(None, body, (1.0, np.inf, 0.0))
+    with pytest.raises(ValueError, match="probe point must be a finite 2- or 3-vector"):
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        model.integrate(t_end=1e-3, dt=1e-3, probes=[(1.0,)], progress=False)
+
+
+def test_numpy_scalars_are_numbers():
+    """Times and material constants given as numpy scalars (float32, int64) run like floats:
+    the same tip history as the same run with Python floats."""
+    def run(E, t_end, dt):
+        mesh = dmesh.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0, 0.1, 0.1])],
+                                [4, 1, 1], dmesh.CellType.hexahedron)
+        body = mbs.Body(mesh, M.LinearElastic(E=E, nu=0.3, density=1000.0),
+                        mbs.frames.ConstantSpin(rate=5.0))
+        model = mbs.Model([body])
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        return model.integrate(t_end=t_end, dt=dt, probes=[(1.0, 0.05, 0.05)],
+                               progress=False).probes
+
+    dt = 2.0**-10  # exact in float32: the two runs take the same steps
+    ref = run(1e7, 10 * dt, dt)
+    got = run(np.int64(10**7), np.float64(10 * dt), np.float32(dt))
+    assert ref.shape == got.shape == (11, 1, 3)
+    assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max()
+    assert np.abs(ref).max() > 0.0

@@ -1,0 +1,60 @@
+"""Argument checks shared by the package.
+
+Each check returns the value in the form the package uses (a float, a numpy vector) or raises a
+``ValueError`` (``TypeError`` for a value that is not a number at all) whose message names the
+argument and what was expected. The arguments are the same on every rank, so a check raises on
+every rank: no rank is left waiting in a collective.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["real", "vector", "point3", "unit_axis"]
+
+
+def real(x, name: str) -> float:
+    """A finite real number (Python or numpy scalar, or a 0-d array)."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, got {x!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return v
+
+
+def vector(value, n: int, name: str) -> np.ndarray:
+    """A finite vector of exactly ``n`` components."""
+    try:
+        v = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite vector of length {n}, got {value!r}") from None
+    if v.shape != (n,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must be a finite vector of length {n}, got {value!r}")
+    return v
+
+
+def point3(value: Sequence[float], name: str) -> np.ndarray:
+    """A finite point (or vector) of 2 or 3 coordinates, as 3 (z = 0 for 2)."""
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        a = np.zeros(0)
+    if a.shape == (2,):
+        a = np.array([a[0], a[1], 0.0])
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be a finite 2- or 3-vector, got {value!r}")
+    return a
+
+
+def unit_axis(value: Sequence[float], name: str = "axis") -> np.ndarray:
+    """A direction of 2 or 3 finite components and nonzero length, normalized, as 3."""
+    a = point3(value, name)
+    norm = float(np.linalg.norm(a))
+    if norm < 1e-14:
+        raise ValueError(f"{name} must have nonzero length, got {value!r}")
+    return a / norm
