@@ -43,7 +43,7 @@ from petsc4py import PETSc
 
 from . import checks, compat
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
-from .petsc_options import SolverOptions, reason_name, solver_reasons
+from .petsc_options import SolverOptions, direct_lu, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -89,17 +89,6 @@ class Result:
     ts_type: str
     steps: int
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
-
-
-def direct_lu(ksp: PETSc.KSP) -> None:
-    """Make ``ksp`` a direct solve: LU factorization, by MUMPS where PETSc has it."""
-    ksp.setType(PETSc.KSP.Type.PREONLY)
-    pc = ksp.getPC()
-    pc.setType(PETSc.PC.Type.LU)
-    try:
-        pc.setFactorSolverType("mumps")
-    except PETSc.Error:  # pragma: no cover
-        pass
 
 
 def second_order_residual(s, U, V, A, F, work) -> None:

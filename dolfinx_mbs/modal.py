@@ -17,6 +17,8 @@ import numpy as np
 from petsc4py import PETSc
 from slepc4py import SLEPc
 
+from .petsc_options import direct_lu
+
 __all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes"]
 
 log = logging.getLogger(__name__)
@@ -26,14 +28,7 @@ PREFIX = "mbs_modal_"
 
 def _direct_st(st: SLEPc.ST) -> None:
     st.setType(SLEPc.ST.Type.SINVERT)
-    ksp = st.getKSP()
-    ksp.setType(PETSc.KSP.Type.PREONLY)
-    pc = ksp.getPC()
-    pc.setType(PETSc.PC.Type.LU)
-    try:
-        pc.setFactorSolverType("mumps")
-    except PETSc.Error:  # pragma: no cover - builds without MUMPS
-        pass
+    direct_lu(st.getKSP())
 
 
 def _check(n: int) -> int:

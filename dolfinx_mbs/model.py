@@ -25,7 +25,7 @@ from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
 from .frames import skew
 from .operators import BodyOperators, combine
-from .petsc_options import SolverOptions
+from .petsc_options import SolverOptions, direct_lu
 from .space import FullSpace, orthonormal_nullspace, rigid_body_modes
 
 __all__ = ["Model"]
@@ -728,13 +728,7 @@ class Model:
     def _linear_solver(self, A: PETSc.Mat) -> PETSc.KSP:
         if self._ksp is None:
             ksp = PETSc.KSP().create(self.comm)
-            ksp.setType(PETSc.KSP.Type.PREONLY)
-            pc = ksp.getPC()
-            pc.setType(PETSc.PC.Type.LU)
-            try:
-                pc.setFactorSolverType("mumps")
-            except PETSc.Error:  # pragma: no cover
-                pass
+            direct_lu(ksp)
             ksp.setOptionsPrefix(_STATIC_OPTIONS.prefix)
             _STATIC_OPTIONS.set_from_options(ksp)
             self._ksp = ksp
@@ -806,7 +800,6 @@ class Model:
         snes = self._work.get("static_snes")
         made_for = self._work.get("static_snes_for", (None, None))
         if snes is None or made_for[0] is not Kr or made_for[1] is not br:
-            from .integrate import direct_lu
 
             def residual(snes, x, F):
                 Kr.mult(x, F)

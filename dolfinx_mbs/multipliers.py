@@ -17,7 +17,7 @@ from typing import Dict, Optional
 import numpy as np
 from petsc4py import PETSc
 
-from .petsc_options import SolverOptions, reason_name
+from .petsc_options import SolverOptions, direct_lu, reason_name
 
 __all__ = ["SaddlePoint"]
 
@@ -33,10 +33,7 @@ def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm) -> int:
     """x = J^-1 rhs by MUMPS LU (options prefix ``mbs_saddle_``); returns the KSP's reason."""
     ksp = PETSc.KSP().create(comm)
     try:
-        ksp.setType(PETSc.KSP.Type.PREONLY)
-        pc = ksp.getPC()
-        pc.setType(PETSc.PC.Type.LU)
-        pc.setFactorSolverType("mumps")
+        direct_lu(ksp)
         ksp.setOptionsPrefix(SADDLE_OPTIONS.prefix)
         SADDLE_OPTIONS.set_from_options(ksp)
         ksp.setOperators(J)

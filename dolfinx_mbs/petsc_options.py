@@ -21,7 +21,7 @@ from typing import Iterator, Mapping, Optional
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "reason_name", "solver_reasons"]
+__all__ = ["SolverOptions", "direct_lu", "reason_name", "solver_reasons"]
 
 
 class SolverOptions:
@@ -81,6 +81,18 @@ class SolverOptions:
             if pc.getType() == PETSc.PC.Type.FIELDSPLIT:
                 for sub in pc.getFieldSplitSubKSP():
                     sub.setUp()
+
+
+def direct_lu(ksp: PETSc.KSP) -> None:
+    """Make ``ksp`` a direct solve: LU factorization, by MUMPS where PETSc has it (the
+    package's one default solver; the options database may change it)."""
+    ksp.setType(PETSc.KSP.Type.PREONLY)
+    pc = ksp.getPC()
+    pc.setType(PETSc.PC.Type.LU)
+    try:
+        pc.setFactorSolverType("mumps")
+    except PETSc.Error:  # pragma: no cover
+        pass
 
 
 def reason_name(enum, value: int) -> str:
