@@ -58,6 +58,11 @@ class Model:
             raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body")
         if len({id(b) for b in bodies}) != len(bodies):
             raise ValueError("a body appears twice in the model")
+        names = [b.name for b in bodies]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # the names label output files: one body's file would overwrite another's
+            raise ValueError(f"bodies must have distinct names (pass name=), got {twice} "
+                             "more than once")
         self.bodies = bodies
         self.comm = bodies[0].comm
         self.space = FullSpace(bodies)

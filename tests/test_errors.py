@@ -127,3 +127,16 @@ def test_numpy_scalars_are_numbers():
     assert ref.shape == got.shape == (11, 1, 3)
     assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max()
     assert np.abs(ref).max() > 0.0
+
+
+def test_duplicate_body_names_refused(mesh3):
+    """Two bodies of one name would write the same output file (one body's fields lost, or an
+    HDF5 error on one rank): refused on every rank."""
+    mat = M.LinearElastic(E=1e9, nu=0.3, density=1.0)
+    a = mbs.Body(mesh3, mat, mbs.frames.ConstantSpin(rate=1.0), name="blade")
+    b = mbs.Body(mesh3, mat, mbs.frames.ConstantSpin(rate=1.0), name="blade")
+    with pytest.raises(ValueError, match=r"distinct names.*\['blade'\]"):
+        mbs.Model([a, b])
+    c = mbs.Body(mesh3, mat, mbs.frames.ConstantSpin(rate=1.0))
+    d = mbs.Body(mesh3, mat, mbs.frames.ConstantSpin(rate=1.0))
+    assert len(mbs.Model([c, d]).bodies) == 2  # default names are distinct
