@@ -27,25 +27,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchlib import append_results, git_rev, loadavg, machine, md_table
+from benchlib import ROOT, append_results, git_rev, loadavg, machine, md_table
+
+sys.path.insert(0, str(ROOT))
+from dolfinx_mbs.compat import mpiexec_command  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-
-
-def launcher(python: str, ranks: int) -> list:
-    """The MPI launcher of an interpreter's installation (a venv's own, else Open MPI's)."""
-    if ranks == 1:
-        return []
-    own = Path(python).parent / "mpiexec"
-    if own.exists():
-        return [str(own), "-n", str(ranks)]
-    return ["/usr/bin/mpirun", "-n", str(ranks), "--oversubscribe"]
 
 
 def one_run(python: str, args) -> dict:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "run.json")
-        cmd = launcher(python, args.ranks) + [
+        cmd = (mpiexec_command(args.ranks, python) if args.ranks > 1 else []) + [
             python, str(HERE / "integration.py"), "--studies", "scaling", "--sizes", args.sizes,
             "--second-order-only-from", "0", "--steps", str(args.steps), "--no-profile",
             "--no-write", "--json-out", out, "--max-wait", str(args.max_wait)]

@@ -1,4 +1,5 @@
-"""The few DOLFINx API differences between 0.5 (Debian 12) and 0.9+ (current).
+"""The DOLFINx API differences between 0.5 (Debian 12), 0.9 (Debian 13) and 0.11 (PyPI, the
+canonical spelling), and the MPI launcher that belongs to the interpreter.
 
 Feature detection first, version comparison never: the rest of the package calls the
 names defined here and does not look at ``dolfinx.__version__``.
@@ -8,6 +9,10 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import dolfinx
@@ -28,7 +33,6 @@ __all__ = [
     "create_vector",
     "gmsh_model_to_mesh",
     "mpiexec_command",
-    "DOLFINX_VERSION",
 ]
 
 
@@ -43,8 +47,6 @@ class _CompilerChatter(logging.Filter):
 
 if not any(isinstance(f, _CompilerChatter) for f in logging.getLogger().filters):
     logging.getLogger().addFilter(_CompilerChatter())
-
-DOLFINX_VERSION = tuple(int(p) for p in dolfinx.__version__.split(".")[:2])
 
 #: Scalar type of the PETSc build DOLFINx was compiled against.
 scalar_type = getattr(dolfinx, "default_scalar_type", PETSc.ScalarType)
@@ -187,7 +189,6 @@ def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
     DOLFINx >= 0.10 has ``dolfinx.io.gmsh`` returning a ``MeshData``; earlier ``dolfinx.io.gmshio``
     returns a tuple.
     """
-
     try:
         from dolfinx.io import gmsh as reader
     except ImportError:
@@ -200,25 +201,22 @@ def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
     return out[0], out[1], out[2]
 
 
-def mpiexec_command(n: int) -> list:
-    """The command that starts ``n`` MPI ranks of this interpreter's MPI, as a list to which the
+def mpiexec_command(n: int, python: str | None = None) -> list:
+    """The command that starts ``n`` MPI ranks of an interpreter's MPI, as a list to which the
     program is appended.
 
-    The launcher beside the interpreter comes first (a venv with the PyPI ``mpich`` wheel), then
-    ``mpiexec`` on PATH. Open MPI gets ``--oversubscribe`` (more ranks than cores).
+    Args:
+        n: number of ranks.
+        python: the interpreter the ranks run (default: this one). The launcher beside it comes
+            first (a venv with the PyPI ``mpich`` wheel), then ``mpiexec`` on PATH. Open MPI
+            gets ``--oversubscribe`` (more ranks than cores).
     """
-    import os
-    import shutil
-    import subprocess
-    import sys
-
-    here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    here = os.path.join(os.path.dirname(python or sys.executable), "mpiexec")
     exe = here if os.access(here, os.X_OK) else shutil.which("mpiexec") or "mpiexec"
     try:
         ver = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
-        open_mpi = "open mpi" in (ver.stdout + ver.stderr).lower() or \
-            "openrte" in (ver.stdout + ver.stderr).lower()
+        text = (ver.stdout + ver.stderr).lower()
+        open_mpi = "open mpi" in text or "openrte" in text
     except (OSError, subprocess.SubprocessError):
         open_mpi = False
     return [exe, "-n", str(n)] + (["--oversubscribe"] if open_mpi else [])
-
