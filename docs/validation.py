@@ -215,7 +215,7 @@ k = 0.5 * W1 * np.sqrt(rho_ / E_)
 exact = -E_ * A_ * (1.0 / np.cos(k * L_) - 1.0)
 u_m = model.space.gather([mbs.compat.petsc_vec(body.u)]).copy()
 u_l, _ = model.saddle_point.solve_static()
-Rl = model.reactions(model.saddle_point.constraint_forces(model.saddle_point.solution),
+Rl = model.reactions(model.saddle_point.constraint_forces(0.0, model.saddle_point.solution),
                      constraints=[hub])[hub.name][0]
 out("Reaction at the hub of seed 003's rod spinning at 0.5 w1 (10 Q2 elements), from the full "
     "residual of the reduced solution, against the closed form -EA (1/cos kL - 1) = "

@@ -1,13 +1,13 @@
 """Campbell diagrams: the natural frequencies of spinning bodies against the spin speed.
 
-    table = model.campbell(np.linspace(0.0, 600.0, 31), n=6)   # or campbell(model, ...)
+    table = model.campbell(np.linspace(0.0, 600.0, 31), n=6)   # or campbell(model.system(), ...)
     table.frequencies            # (speeds, modes), rad/s, rotating frame
     table.stationary             # the same modes seen from the ground (axisymmetric rotors)
     table.critical_speeds        # crossings with the engine-order lines k * Omega
     table.to_csv("campbell.csv"); table.plot("campbell.png")
 
 At each speed Omega every body whose frame is a :class:`~dolfinx_mbs.frames.ConstantSpin` is
-set to spin at Omega (the original rates are restored afterwards), and the gyroscopic quadratic
+taken spinning at Omega (its frame object is left as it is), and the gyroscopic quadratic
 eigenproblem of the constrained system is solved in the rotating frame (``theory.md``
 sections 2, 3 and 5):
 
@@ -288,11 +288,10 @@ def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
 class _Whirl:
     """The mass-weighted orbit sense h of full displacement vectors (module docstring)."""
 
-    def __init__(self, model):
-        self.model = model
-        space = model.space
+    def __init__(self, system):
+        space = system.space
         self.blocks = []
-        for ib, body in enumerate(model.bodies):
+        for ib, body in enumerate(system.bodies):
             if isinstance(body.frame, ConstantSpin):
                 g = body.gdim
                 e = body.frame.axis  # invariant under the spin: also its local components
@@ -385,18 +384,19 @@ class _Tracker:
         self.speeds.append(float(speed))
 
 
-def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
+def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
              t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
              damping: bool = False, whirl_tol: float = 0.25, stability_tol: float = 1e-6,
              tol: float = 1e-10) -> CampbellTable:
-    """The Campbell diagram of ``model``: its ``n`` lowest modes over the spin ``speeds``.
+    """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
 
-    Collective on the model's communicator; the results are the same on every rank.
+    Collective on the system's communicator; the results are the same on every rank.
 
     Args:
-        model: a :class:`dolfinx_mbs.Model` with at least one body in a
-            :class:`~dolfinx_mbs.frames.ConstantSpin` frame; all such bodies are set to each
-            speed (other frames keep their state at ``t``). Constraints must not be rheonomic.
+        system: a :class:`dolfinx_mbs.systems.SecondOrderSystem` (``model.system()``) with at
+            least one body in a :class:`~dolfinx_mbs.frames.ConstantSpin` frame; each such
+            body is taken at each speed (the frame itself is not changed; other frames keep
+            their state at ``t``). Constraints must not be rheonomic.
         speeds: spin speeds Omega (rad/s), strictly monotonic; signed about each frame's axis.
         n: number of branches reported.
         engine_orders: the k of the lines k Omega for :attr:`CampbellTable.critical_speeds`.
@@ -429,13 +429,10 @@ def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence
         n_extra = max(4, n // 2)
     if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
         raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
-    spinning = [b for b in model.bodies if isinstance(b.frame, ConstantSpin)]
-    if not spinning:
+    spinning = [isinstance(b.frame, ConstantSpin) for b in system.bodies]
+    if not any(spinning):
         raise ValueError("campbell: no body of the model is in a frames.ConstantSpin frame")
-    if model.velocity_constraints:
-        raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
-                         "supported; natural_frequencies and modes handle constant ones")
-    red = model.reducer
+    red = system.reducer
     red.update(t)
     if red.rheonomic:
         raise ValueError("campbell: the constraints are rheonomic (e.g. a joint between bodies "
@@ -444,16 +441,15 @@ def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence
     if n > red.n_reduced:
         raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
     m = min(n + int(n_extra), red.n_reduced)
-    comm = model.comm
+    comm = system.comm
     tracker = _Tracker(comm, m)
-    whirl = _Whirl(model)
-    rates = [b.frame.rate for b in spinning]
+    whirl = _Whirl(system)
     try:
         for speed in W:
-            for b in spinning:
-                b.frame.rate = float(speed)
-            Kr, Gr, Mr = model.reduced_pencil(t, m, "damping" if damping else "gyroscopic")
-            Mf = model.full_mass()
+            states = [b.frame.at_rate(float(speed)).state(t) if spin else b.frame.state(t)
+                      for b, spin in zip(system.bodies, spinning)]
+            Kr, Gr, Mr = system.pencil(t, m, "damping" if damping else "gyroscopic", states)
+            Mf = system.assembly.mass()
             lam, vecs = modal.gyroscopic_modes(Kr, Gr, Mr, m, shift=shift, tol=tol)
             Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
                                  for xr, xi in vecs])
@@ -474,11 +470,7 @@ def campbell(model, speeds: Sequence[float], n: int = 6, engine_orders: Sequence
             h = np.where(moving, terms[:, 0] / np.where(moving, terms[:, 1], 1.0), 0.0)
             tracker.add(speed, lam, Y, MY, h)
     finally:
-        for b, r in zip(spinning, rates):
-            b.frame.rate = r
         whirl.destroy()
-        model.invalidate()
-        model.update(t)
     return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm)
 
 

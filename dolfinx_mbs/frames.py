@@ -175,6 +175,10 @@ class ConstantSpin(_AxisRotation):
     def _angle(self, t):
         return self.rate * t, self.rate, 0.0
 
+    def at_rate(self, rate: float) -> "ConstantSpin":
+        """The same spin axis and origin at another ``rate`` (a new frame)."""
+        return ConstantSpin(self.axis, rate, self.pivot)
+
     def __repr__(self) -> str:
         return f"ConstantSpin(axis={self.axis.tolist()}, rate={self.rate}, origin={self.pivot.tolist()})"
 

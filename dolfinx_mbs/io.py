@@ -19,7 +19,7 @@ from mpi4py import MPI
 
 from . import checks, compat
 
-__all__ = ["Probes", "TimeSeriesWriter", "FieldFile", "MotionWriter", "pyplot"]
+__all__ = ["Probes", "TimeSeriesWriter", "FieldFile", "MotionWriter", "pyplot", "write_modes"]
 
 
 class Probes:
@@ -221,3 +221,34 @@ def pyplot():
     except ImportError:  # pragma: no cover
         return None
     return plt
+
+
+def write_modes(system, stem: str, vecs) -> None:
+    """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem (its ``expand_mode``
+    gives the full shape) to ``<stem>_<body>`` field files, each mode normalized to a unit
+    largest displacement, at time 0."""
+    from dolfinx import fem
+    from petsc4py import PETSc
+
+    space = system.space
+    full = space.create_vec()
+    parts = {}  # (k, "re"/"im") -> the full vector of that part
+    scales = []
+    for k, (xr, xi) in enumerate(vecs):
+        scale = 0.0
+        for part, x in (("re", xr), ("im", xi)):
+            system.expand_mode(x, full)
+            scale = max(scale, full.norm(PETSc.NormType.NORM_INFINITY))
+            parts[k, part] = full.copy()
+        scales.append(max(scale, 1e-300))
+    funcs = [fem.Function(b.V) for b in system.bodies]
+    for ib, body in enumerate(system.bodies):
+        names = [f"mode{k}_{part}" for k in range(len(vecs)) for part in ("re", "im")]
+        with FieldFile(system.comm, f"{stem}_{body.name}", body.V, names) as f:
+            for (k, part), x in parts.items():
+                space.scatter(x, funcs)
+                f.assign(f"mode{k}_{part}", funcs[ib])
+                f.fields[f"mode{k}_{part}"].x.array[:] /= scales[k]
+            f.write(0.0)
+    for x in [full, *parts.values()]:
+        x.destroy()

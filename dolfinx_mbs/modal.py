@@ -19,7 +19,8 @@ from slepc4py import SLEPc
 
 from .petsc_options import direct_lu
 
-__all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes"]
+__all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
+           "natural_frequencies", "modes"]
 
 log = logging.getLogger(__name__)
 
@@ -194,3 +195,59 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
             log.info("flutter-type eigenvalue %s (real part %.3e)", lam[i], lam[i].real)
     pep.destroy()
     return lam[keep], vecs
+
+
+# -- on a typed system ------------------------------------------------------------------------
+def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
+                        shift: float = 0.0) -> np.ndarray:
+    """The ``n`` lowest natural frequencies (rad/s) of ``system`` (a typed system with
+    ``pencil``, :mod:`dolfinx_mbs.systems`), constrained and undamped, about the frame state at
+    ``t``, spin softening included.
+
+    Args:
+        t: time of the frame state.
+        n: how many frequencies.
+        gyroscopic: include the Coriolis coupling (quadratic eigenproblem) or not
+            (symmetric pencil K + K_omega, M).
+        shift: shift-and-invert target: in rad^2/s^2 without gyroscopic coupling, in rad/s
+            (real axis) with it. Must differ from an eigenvalue.
+
+    Returns:
+        Ascending signed frequencies: a negative value marks a divergent mode.
+    """
+    n = _check(n)
+    Kr, Gr, Mr = system.pencil(t, n, "gyroscopic" if gyroscopic else None)
+    if not gyroscopic:
+        return generalized_frequencies(Kr, Mr, n, shift=shift)
+    return gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+
+
+def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
+          output=None) -> dict:
+    """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
+    state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
+    softening, stiffening), the ``n`` nearest ``shift`` (1/s).
+
+    Returns:
+        ``eigenvalues`` (complex, Im >= 0, one per pair), ``frequencies`` (rad/s, signed:
+        negative = divergent), ``damping_ratios`` (-Re(lambda)/|lambda|: negative = growing),
+        the same on every rank.
+
+    With ``output``, ``<output>_<body>.bp`` (VTX, in the body's space; ``.xdmf`` in the
+    linear space on DOLFINx 0.5, see :class:`dolfinx_mbs.io.FieldFile`) receives the shapes
+    (body frame, normalized to a unit largest displacement) as fields ``mode<k>_re`` and
+    ``mode<k>_im`` at time 0 (the motion is Re((re + i im) e^(lambda t))), for ParaView.
+    """
+    n = _check(n)
+    Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
+    lam, vecs = gyroscopic_modes(Kr, Cr, Mr, n, shift=shift)
+    freq = signed_frequencies(lam)
+    zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
+    if output is not None:
+        from .io import write_modes
+
+        write_modes(system, output, vecs)
+    for xr, xi in vecs:
+        xr.destroy()
+        xi.destroy()
+    return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta}

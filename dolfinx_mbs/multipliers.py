@@ -18,6 +18,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from .petsc_options import SolverOptions, direct_lu, reason_name
+from .systems import SecondOrder
 
 __all__ = ["SaddlePoint"]
 
@@ -45,25 +46,32 @@ def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm) -> int:
 
 
 class SaddlePoint:
-    """Lagrange-multiplier form of a model's constraints.
+    """Lagrange-multiplier form of a model's constraints: a typed system (second-order form
+    only) whose ``at(t)`` gives the augmented :class:`dolfinx_mbs.systems.SecondOrder`, and
+    whose coordinates are [Delta; lambda].
 
     Args:
-        model: the :class:`dolfinx_mbs.Model`.
+        assembly: the full operators (:class:`dolfinx_mbs.assembly.Assembly`).
+        reducer: the Maggi reducer of the same constraints (it finds the redundant rows).
+        constraints: the holonomic constraints.
 
     Attributes:
         n_multipliers: number of multipliers (independent constraint rows).
     """
 
-    def __init__(self, model):
-        self.model = model
-        red = model.reducer  # finds the redundant rows
-        self.space = sp = model.space
+    formulations = ("second-order",)
+    nonlinear = False
+
+    def __init__(self, assembly, reducer, constraints):
+        self.assembly = assembly
+        self.constraints = list(constraints)
+        self.space = sp = assembly.space
+        self.bodies = assembly.bodies
         comm = self.comm = sp.comm
-        self._skip = {r["row"] for r in red.redundant}
-        self.time_dependent = red.time_dependent
+        self._skip = {r["row"] for r in reducer.redundant}
+        self.time_dependent = reducer.time_dependent
         # rows scaled to the stiffness (mean |diagonal| of K): a well-balanced saddle point
-        model.update(0.0)
-        d = model.full_stiffness().getDiagonal()
+        d = assembly.stiffness(0.0).getDiagonal()
         self.scale = d.norm(PETSc.NormType.NORM_1) / max(d.getSize(), 1)
         rows = self._rows(0.0)
         self.m_local = len(rows[0]) - 1
@@ -77,11 +85,13 @@ class SaddlePoint:
         self.c = self.B.createVecLeft()
         self._fill_c(rows[3])
         self._t = 0.0
-        self._system: Dict[str, object] = {}
+        self._ops: Optional[SecondOrder] = None
         self._key = None
+        self._stamp = None
         self._nests: Dict[str, PETSc.Mat] = {}
         # layout of the augmented vectors: rank r owns its n full dofs, then its m multipliers
         self.sizes = (n + self.m_local, sp.n_global + self.m)
+        self.n_reduced = self.sizes[1]
 
     def _rows(self, t: float):
         """This rank's kept rows at ``t`` as CSR (indptr, cols, vals) and the right-hand
@@ -89,7 +99,7 @@ class SaddlePoint:
         comm = self.comm
         indptr, cols, vals, rhs = [0], [], [], []
         rid = 0
-        for c in self.model.constraints:
+        for c in self.constraints:
             r = c.rows(self.space, t)
             counts = comm.allgather(r.n_rows)
             first = rid + sum(counts[: comm.rank])
@@ -142,12 +152,24 @@ class SaddlePoint:
         out.getArray()[:] = q.getArray(readonly=True)[: self.n_local]
         return out
 
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: Optional[PETSc.Vec] = None
+                    ) -> PETSc.Vec:
+        """Delta' from the augmented rate ``v``."""
+        return self.expand(v, out)
+
+    def expand_acceleration(self, q, v, a, out=None) -> PETSc.Vec:
+        """Delta'' from the augmented acceleration ``a``."""
+        return self.expand(a, out)
+
     def multipliers(self, q: PETSc.Vec) -> np.ndarray:
         """This rank's multipliers (of the unscaled rows) from an augmented vector."""
         return self.scale * q.getArray(readonly=True)[self.n_local:]
 
-    def constraint_forces(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
-        """-B^T lambda (full vector): the forces the constraints exert on the dofs."""
+    def constraint_forces(self, t: float, q: PETSc.Vec, v=None, a=None,
+                          out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        """-B^T lambda (full vector) of the augmented state ``q`` at ``t``: the forces the
+        constraints exert on the dofs."""
+        self.update(t)
         lam = self.B.createVecLeft()
         lam.getArray()[:] = q.getArray(readonly=True)[self.n_local:]
         out = out if out is not None else self.space.create_vec()
@@ -182,43 +204,44 @@ class SaddlePoint:
         self._nests[key] = out
         return out
 
-    def system(self, t: float, hamiltonian: bool = False) -> Dict[str, object]:
-        """M, C, K, f, Kel of the augmented system at ``t`` (same keys as
-        :meth:`dolfinx_mbs.Model.reduced_system`; second-order form only)."""
-        if hamiltonian:
-            raise ValueError("the Lagrange-multiplier form is offered for the second-order "
-                             "formulation only")
-        if self._key == t:
-            return self._system
-        model = self.model
-        model.update(t)
+    def at(self, t: float) -> SecondOrder:
+        """The augmented operators at ``t`` (``Kel``, ``Kpot`` without the constraint rows, for
+        energies)."""
+        asm = self.assembly
+        asm.at(t)
+        key = (float(t), asm.generation)
+        if self._key == key:
+            return self._ops
         moved = self.update(t)
-        s = self._system
-        if "M" not in s or not model.steady() or moved:
-            s["M"] = self._augment("M", model.full_mass(), False)
-            s["C"] = self._augment("C", model.full_damping(gyroscopic=True), False)
-            s["K"] = self._augment("K", model.full_stiffness(), True)
-            s["Kel"] = self._augment("Kel", model._full("Kel", lambda o, w: o.K), False)
-            s["Kpot"] = self._augment("Kpot", model.full_stiffness(), False)
-            s["_version"] = s.get("_version", 0) + 1
-        s["f"] = self.project(model.full_load(), s.get("f"))
-        self._system = s
-        self._key = t
+        s = self._ops
+        stamp = asm.stamp()
+        if s is None or stamp != self._stamp or moved:
+            K = asm.stiffness(t)
+            s = SecondOrder(
+                t=t, M=self._augment("M", asm.mass(), False),
+                C=self._augment("C", asm.damping(t), False), K=self._augment("K", K, True),
+                Kel=self._augment("Kel", asm.elastic(), False),
+                Kpot=self._augment("Kpot", K, False), f=s.f if s is not None else None,
+                blocks=None, version=1 if s is None else s.version + 1)
+            self._stamp = stamp
+        s.t = t
+        s.f = self.project(asm.load(t), s.f)
+        self._ops, self._key = s, key
         return s
 
     def initial_multipliers(self, t: float, q: PETSc.Vec, v: PETSc.Vec) -> None:
         """Set the multiplier part of ``q`` consistent with the state (Delta, Delta') in ``q``
         and ``v``: [[M, B^T], [B, 0]] [Delta''; lambda] = [Q - C Delta' - K Delta; 0] (the
         acceleration-level constraint with c'' = 0, exact for time-invariant constraints)."""
-        s = self.system(t)
-        J = s["M"].copy()
-        J.axpy(1.0, s["K"], structure=SAME)
-        J.axpy(-1.0, s["Kpot"], structure=SAME)
-        rhs = s["f"].copy()
+        s = self.at(t)
+        J = s.M.copy()
+        J.axpy(1.0, s.K, structure=SAME)
+        J.axpy(-1.0, s.Kpot, structure=SAME)
+        rhs = s.f.copy()
         w = rhs.duplicate()
-        s["C"].mult(v, w)
+        s.C.mult(v, w)
         rhs.axpy(-1.0, w)
-        s["Kpot"].mult(q, w)
+        s.Kpot.mult(q, w)
         rhs.axpy(-1.0, w)
         rhs.getArray()[self.n_local:] = 0.0
         x = rhs.duplicate()
@@ -232,13 +255,13 @@ class SaddlePoint:
         """K_eff Delta + B^T lambda = Q, B Delta = c: returns (full Delta, this rank's
         multipliers); also sets the bodies' ``u`` and keeps the augmented solution in
         ``solution`` (for :meth:`constraint_forces`)."""
-        s = self.system(t)
-        x = s["K"].createVecRight()
-        reason = _saddle_solve(s["K"], s["f"], x, self.comm)
+        s = self.at(t)
+        x = s.K.createVecRight()
+        reason = _saddle_solve(s.K, s.f, x, self.comm)
         if reason < 0 or not np.isfinite(x.norm()):
             raise RuntimeError("saddle-point solve failed "
                                f"(KSP {reason_name(PETSc.KSP.ConvergedReason, reason)})")
         u = self.expand(x)
         self.solution = x
-        self.space.scatter(u, self.model.functions())
+        self.space.scatter(u, [b.u for b in self.bodies])
         return u, self.multipliers(x)

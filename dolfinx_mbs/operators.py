@@ -160,7 +160,6 @@ class BodyOperators:
         #: incremented whenever a matrix changes (operators combined from them can be reused
         #: while it stays)
         self.version = 0
-        self.state: Optional[FrameState] = None
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: Optional[PETSc.Mat] = None
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
@@ -210,10 +209,8 @@ class BodyOperators:
             _assemble_into(A, forms[case])
             self._prestress.append((case, A))
         self.mats["geometric"] = self.K.duplicate()
-        self._keys.pop("geometric", None)
+        self._keys.pop("geometric", None)  # formed at the next update(state)
         self.version += 1
-        if self.state is not None:
-            self._update_geometric(self.state)
 
     def _update_geometric(self, state: FrameState) -> None:
         coeffs = [(self.body.prestress_coefficient(case, state), A)
@@ -306,7 +303,6 @@ class BodyOperators:
                 self.Q.axpy(1.0, vec)
         self.body.add_point_loads(self.Q, state)
         t2 = time.perf_counter()
-        self.state = state
         self.timings["update_matrices"] = t1 - t0
         self.timings["update_load"] = t2 - t1
 
@@ -325,8 +321,8 @@ class BodyOperators:
             part[2] = key
         return vec
 
-    def hamilton_vectors(self) -> Dict[str, PETSc.Vec]:
-        """Vectors of Hamilton's form at the current state: ``applied`` (loads without frame
+    def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
+        """Vectors of Hamilton's form at ``state`` (the one of the last :meth:`update`): ``applied`` (loads without frame
         inertia, point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
         Their forms are compiled on first use."""
         if "momentum_offset" not in self._parts:
@@ -334,7 +330,7 @@ class BodyOperators:
                 f = fem.form(a)
                 self._parts[k] = [f, compat.create_vector(f), None]
             self._applied = self.Q.duplicate()
-        s = self.state
+        s = state
         mkey = (tuple(s.omega), tuple(s.v_O))
         out = {k: self._part(k, mkey) for k in ("momentum_offset", "momentum_load")}
         applied = self._applied

@@ -140,3 +140,41 @@ def test_duplicate_body_names_refused(mesh3):
     c = mbs.Body(mesh3, mat, mbs.frames.ConstantSpin(rate=1.0))
     d = mbs.Body(mesh3, mat, mbs.frames.ConstantSpin(rate=1.0))
     assert len(mbs.Model([c, d]).bodies) == 2  # default names are distinct
+
+
+def test_null_pivot_count_is_not_silenced():
+    """With MUMPS as the factorization, a failure to read its null-pivot count is raised, not
+    read as 0 (which turned the singularity check off); other factorizations report 0 and
+    leave a singular matrix to the KSP's reason."""
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.static import null_pivots
+
+    class FailingFactor:
+        def getMumpsInfog(self, i):
+            raise PETSc.Error(73)
+
+    class PC:
+        def __init__(self, solver):
+            self.solver = solver
+
+        def getType(self):
+            return PETSc.PC.Type.LU
+
+        def getFactorSolverType(self):
+            return self.solver
+
+        def getFactorMatrix(self):
+            return FailingFactor()
+
+    class KSP:
+        def __init__(self, solver):
+            self.pc = PC(solver)
+
+        def getPC(self):
+            return self.pc
+
+    with pytest.raises(PETSc.Error):
+        null_pivots(KSP("mumps"))
+    assert null_pivots(KSP("petsc")) == 0
+

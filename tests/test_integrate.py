@@ -203,7 +203,7 @@ def test_spin_up_3d_formulations_agree():
         model.clamp(body, lambda x: np.isclose(x[0], 0.3))
         res[form] = model.integrate(t_end=0.02, dt=2e-4, formulation=form,
                                     probes=[(1.3, 0.08, 0.04)], progress=False)
-        assert model.body_operators[0].strategy == "basis"
+        assert model.assembly.body_operators[0].strategy == "basis"
     ref = res["second-order"].probes[:, 0, :]
     assert np.abs(ref[:, 1]).max() > 1e-6
     for form in ("first-order", "hamiltonian"):
@@ -219,15 +219,15 @@ def test_initial_momentum_equals_initial_velocity():
     v0.interpolate(lambda x: np.vstack([0.01 * x[0], 0 * x[0], 0 * x[0]]))
     ra = model.integrate(t_end=2e-4, dt=1e-5, formulation="hamiltonian", u0=u0, v0=v0,
                          probes=[(ROD["L"], 0, 0)], progress=False)
-    s = model.reduced_system(0.0, hamiltonian=True)
+    s = model.system("hamiltonian").at(0.0)
     red = model.reducer
     q0 = red.create_reduced_vec()
     red.A.multTranspose(u0[0].vector if hasattr(u0[0], "vector") else u0[0].x.petsc_vec, q0)
     qv = red.create_reduced_vec()
     red.A.multTranspose(v0.vector if hasattr(v0, "vector") else v0.x.petsc_vec, qv)
-    p0 = s["pi0"].copy()
-    s["M"].multAdd(qv, p0, p0)
-    s["Gp"].multAdd(q0, p0, p0)
+    p0 = s.pi0.copy()
+    s.M.multAdd(qv, p0, p0)
+    s.Gp.multAdd(q0, p0, p0)
     model2, _ = seed_rod(n=4, omega=0.5 * W1)
     rb = model2.integrate(t_end=2e-4, dt=1e-5, formulation="hamiltonian",
                           u0=model2.solve_static(), p0=p0, probes=[(ROD["L"], 0, 0)],
@@ -322,18 +322,20 @@ def test_node_block_residual_equals_the_matrix_residual():
     """The second-order residual in node-block form (two matrix products, for constraints
     that fix whole nodes) equals M a + C v + K u - f with the assembled matrices, to round-off:
     a spinning-up 3D body with Rayleigh damping, and two 2D prestressed bodies with gravity."""
-    from dolfinx_mbs.integrate import second_order_residual
+    import dataclasses
+
+    from dolfinx_mbs.formulations import second_order_residual
 
     for model, t in _kron_models(MPI.COMM_WORLD):
-        s = model.reduced_system(t)
-        assert s["kron"] is not None
+        s = model.system().at(t)
+        assert s.blocks is not None
         U, V, A = (model.reducer.create_reduced_vec() for _ in range(3))
         rng = np.random.default_rng(7 + MPI.COMM_WORLD.rank)
         for x, scale in ((U, 1e-3), (V, 1e-1), (A, 1e1)):
             x.setArray(scale * rng.standard_normal(x.getLocalSize()))
         F1, F2, w = U.duplicate(), U.duplicate(), U.duplicate()
         second_order_residual(s, U, V, A, F1, w)
-        second_order_residual({k: v for k, v in s.items() if k != "kron"}, U, V, A, F2, w)
+        second_order_residual(dataclasses.replace(s, blocks=None), U, V, A, F2, w)
         ref = F2.norm()
         F1.axpy(-1.0, F2)
         assert ref > 0 and F1.norm() < 1e-12 * ref, F1.norm() / ref
@@ -349,7 +351,7 @@ def test_node_blocks_only_for_whole_node_fixes():
     assert model.reducer.node_blocks() is not None
     model.clamp(body, lambda x: np.isclose(x[0], 1.0), components=[0])
     assert model.reducer.node_blocks() is None
-    assert model.reduced_system(0.0)["kron"] is None
+    assert model.system().at(0.0).blocks is None
 
 
 def test_near_nullspace_and_multigrid():
@@ -361,8 +363,8 @@ def test_near_nullspace_and_multigrid():
                             dmesh.CellType.hexahedron)
     mat = mbs.materials.LinearElastic(E=2.1e11, nu=0.3, density=7850.0)
     free = mbs.Model([mbs.Body(mesh, mat, mbs.frames.ConstantSpin(rate=15.0))])
-    ns = free.near_nullspace()
-    K = free.reduced_system(0.0)["Kel"]
+    ns = free.system().near_nullspace()
+    K = free.system().at(0.0).Kel
     vecs = ns.getVecs()
     assert len(vecs) == 6
     y = vecs[0].duplicate()

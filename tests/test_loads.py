@@ -73,7 +73,7 @@ def test_point_must_be_a_node():
 def test_rayleigh_damping_matrix():
     body = rod(mbs.frames.ConstantSpin(rate=0.0))
     model, _ = solve(body)
-    ops = model.body_operators[0]
+    ops = model.assembly.body_operators[0]
     D = ops.M.copy()
     D.scale(0.3)
     D.axpy(2e-5, ops.K, structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
@@ -103,9 +103,8 @@ def test_full_load_of_two_bodies_reuses_one_vector():
     b = rod(mbs.frames.ConstantSpin(rate=50.0), n=4)
     a.add_traction((1.0e6, 0.0, 0.0), where=lambda x: np.isclose(x[0], L))
     model = mbs.Model([a, b], gravity=(0.0, -9.81, 0.0))
-    model.update(0.0)
-    Q1 = model.full_load()
-    Q2 = model.full_load()
+    Q1 = model.assembly.load(0.0)
+    Q2 = model.assembly.load(0.0)
     assert Q1 is Q2
     # resultants against closed forms: tip traction t A, gravity -m g, centrifugal
     # m W^2 (x_c, y_c) with the rod's centroid (L/2, a/2)

@@ -102,13 +102,10 @@ def reference(model, body, ref, times):
     """The multiplier DAE on the free dofs, from the model's full M, C, K and Q (dense):
     Delta'' = M^-1 (r - B^T lambda), lambda from B Delta'' + B' Delta' = c', by DOP853 at
     rtol 1e-10. Returns the full displacement at ``times``, (len(times), N)."""
-    model.update(0.0)
-    M, C, K = (dense(X) for X in (model.full_mass(), model.full_damping(),
-                                   model.full_stiffness()))
-    Q0 = dense_vec(model.full_load())           # centrifugal load (the tip load is 0 at t=0)
-    model.update(np.pi / W_F)                   # ramp = 1
-    F = dense_vec(model.full_load()) - Q0       # the tip load at full amplitude
-    model.update(0.0)
+    asm = model.assembly
+    M, C, K = (dense(X) for X in (asm.mass(), asm.damping(0.0), asm.stiffness(0.0)))
+    Q0 = dense_vec(asm.load(0.0))               # centrifugal load (the tip load is 0 at t=0)
+    F = dense_vec(asm.load(np.pi / W_F)) - Q0   # the tip load at full amplitude (ramp = 1)
     # free dofs: those not at x = 0 (from the dof coordinates, every rank)
     n = body.V.dofmap.index_map.size_local
     x = body.V.tabulate_dof_coordinates()[:n, 0]

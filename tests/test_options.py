@@ -11,7 +11,7 @@ from petsc4py import PETSc
 
 from conftest import ROD
 from rodmodel import axial_rod
-from dolfinx_mbs import integrate as integrate_module
+from dolfinx_mbs import formulations
 from dolfinx_mbs.petsc_options import SolverOptions
 
 
@@ -134,7 +134,7 @@ def factor_icntl14(monkeypatch):
     """ICNTL(14) of the MUMPS factorization each integration step solver was set up with (the
     Schur complement's for the first-order form)."""
     seen = []
-    set_up = integrate_module._Integrator._set_up_solver
+    set_up = formulations._Form._set_up_solver
 
     def spy(self, J, P):
         set_up(self, J, P)
@@ -143,7 +143,7 @@ def factor_icntl14(monkeypatch):
             pc = pc.getFieldSplitSubKSP()[1].getPC()
         seen.append(pc.getFactorMatrix().getMumpsIcntl(14))
 
-    monkeypatch.setattr(integrate_module._Integrator, "_set_up_solver", spy)
+    monkeypatch.setattr(formulations._Form, "_set_up_solver", spy)
     return seen
 
 
@@ -174,7 +174,7 @@ def test_static_null_pivot_detection_default_and_override(database):
     def icntl24():
         model = end_loaded_rod()
         model.solve_static()
-        return model._ksp.getPC().getFactorMatrix().getMumpsIcntl(24)
+        return model.static.ksp.getPC().getFactorMatrix().getMumpsIcntl(24)
 
     assert icntl24() == 1
     database["mbs_static_mat_mumps_icntl_24"] = 0

@@ -1,0 +1,228 @@
+"""What a time integration records, as observers attached to a run.
+
+At every output time the run (:func:`dolfinx_mbs.integrate.integrate`) forms a :class:`Step`
+(the time, the reduced displacement and velocity at that time, the full displacement already
+written into the bodies' ``u``) and passes it to each observer in turn; an observer reads what
+it needs, keeps its history and may add columns to the CSV row. Nothing reads the time from
+stored state: the step's end time is in the :class:`Step`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+from petsc4py import PETSc
+
+from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
+from .reactions import resultants
+
+__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "Callback",
+           "Fields", "Csv", "Progress"]
+
+
+@dataclasses.dataclass
+class Step:
+    """The state of a run at one output time.
+
+    Attributes:
+        index: the TS step number.
+        t: the time (s).
+        q, v: reduced displacement and velocity (Vecs reused by the run; v valid only when an
+            observer ``needs_velocity``).
+        u: the full displacement (Vec, also scattered into the bodies' ``u``).
+        form: the run's formulation object (:mod:`dolfinx_mbs.formulations`).
+    """
+
+    index: int
+    t: float
+    q: PETSc.Vec
+    v: PETSc.Vec
+    u: PETSc.Vec
+    form: object
+
+
+class Observer:
+    """Base class: ``columns`` of the CSV, ``observe(step)`` returning their values."""
+
+    columns: List[str] = []
+    needs_velocity = False
+
+    def observe(self, step: Step) -> List[float]:  # pragma: no cover - abstract
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class Finite(Observer):
+    """Stops the run (FloatingPointError) at the first step whose state is not finite."""
+
+    def __init__(self, energies: Optional["Energies"] = None):
+        self.energies = energies
+        self.failure: Optional[str] = None
+
+    def observe(self, step: Step) -> List[float]:
+        check = self.energies.last if self.energies is not None else \
+            (step.q.norm(PETSc.NormType.NORM_INFINITY),)
+        if not all(math.isfinite(x) for x in check):
+            self.failure = f"the solution is not finite at t={step.t:g} (step {step.index})"
+            raise FloatingPointError(self.failure)
+        return []
+
+
+class Energies(Observer):
+    """kinetic (1/2 q'.M q'), elastic (1/2 q.K_el q + the nonlinear part), potential
+    (1/2 q.(K + K_omega + K_alpha) q + the nonlinear part), jacobi (kinetic + potential - f.q)
+    and the work of the second-order form's loads (trapezoidal in time)."""
+
+    columns = ["kinetic", "elastic", "potential", "jacobi", "work"]
+    needs_velocity = True
+
+    def __init__(self, system):
+        self.system = system
+        self.history: Dict[str, list] = {k: [] for k in self.columns}
+        self._work = self._power = 0.0
+        self._t: Optional[float] = None
+        self.last = (0.0, 0.0)
+
+    def observe(self, step: Step) -> List[float]:
+        s = self.system.at(step.t)
+        q, v, form = step.q, step.v, step.form
+        s.M.mult(v, form.work)
+        kin = 0.5 * v.dot(form.work)
+        s.Kel.mult(q, form.work)
+        ela = 0.5 * q.dot(form.work)
+        s.Kpot.mult(q, form.work2)
+        pot = 0.5 * q.dot(form.work2)
+        if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
+            extra = self.system.nonlinear_energy(step.t, q)
+            ela += extra
+            pot += extra
+        jac = kin + pot - q.dot(s.f)
+        power = v.dot(s.f)
+        if self._t is not None:
+            self._work += 0.5 * (power + self._power) * (step.t - self._t)
+        self._power, self._t = power, step.t
+        row = [kin, ela, pot, jac, self._work]
+        for k, x in zip(self.columns, row):
+            self.history[k].append(x)
+        self.last = (kin, ela)
+        return row
+
+
+class ProbeHistory(Observer):
+    """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`)."""
+
+    def __init__(self, bodies: Sequence, probes: Sequence):
+        self.probes = Probes(bodies, list(probes))
+        self.columns = probe_columns(self.probes.n, self.probes.dim)
+        self.values: List[np.ndarray] = []
+
+    def observe(self, step: Step) -> List[float]:
+        pv = self.probes.evaluate()
+        self.values.append(pv)
+        return pv.reshape(-1).tolist()
+
+
+class Reactions(Observer):
+    """Resultant force of each of ``constraints`` on its body (global components, N)."""
+
+    needs_velocity = True
+
+    def __init__(self, system, constraints: Sequence):
+        self.system = system
+        self.constraints = list(constraints)
+        names = [c.name for c in self.constraints]
+        if len(set(names)) != len(names):
+            raise ValueError("reactions: the constraints must have distinct names (pass name=)")
+        gd = [c.body_b.gdim if hasattr(c, "body_b") else c.body.gdim for c in self.constraints]
+        self.columns = [f"{n}:F{'xyz'[i]}" for n, g in zip(names, gd) for i in range(g)]
+        self.history: Dict[str, list] = {n: [] for n in names}
+        self._forces = system.space.create_vec()
+        self._acc = None
+
+    def observe(self, step: Step) -> List[float]:
+        form, t = step.form, step.t
+        if getattr(self.system, "initial_multipliers", None) is not None:
+            forces = self.system.constraint_forces(t, step.q, out=self._forces)
+        else:
+            if self._acc is None:
+                self._acc = step.q.duplicate()
+            a = form.acceleration(t, step.q, step.v, self._acc)
+            forces = self.system.constraint_forces(t, step.q, step.v, a, self._forces)
+        row = []
+        for name, val in resultants(self.system.space, forces, t, self.constraints).items():
+            self.history[name].append(val)
+            row += val.tolist()
+        return row
+
+
+class Callback(Observer):
+    """``fn(t, u, v)`` with the full displacement and velocity (valid during the call)."""
+
+    needs_velocity = True
+
+    def __init__(self, system, fn: Callable):
+        self.system, self.fn = system, fn
+        self._v = system.space.create_vec()
+
+    def observe(self, step: Step) -> List[float]:
+        self.system.expand_rate(step.q, step.v, out=self._v)
+        self.fn(step.t, step.u, self._v)
+        return []
+
+
+class Fields(Observer):
+    """Every ``every``-th step, each body's displacement and global motion to its field file
+    (:class:`dolfinx_mbs.io.MotionWriter`), with the frames' state at the step's time."""
+
+    def __init__(self, bodies: Sequence, stem: str, every: int):
+        self.writer = MotionWriter(bodies, stem)
+        self.every = every
+
+    def observe(self, step: Step) -> List[float]:
+        if step.index % self.every == 0:
+            self.writer.write(step.t)
+        return []
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Csv(Observer):
+    """Writes time and the other observers' columns, one row per output time, as produced."""
+
+    def __init__(self, path: str, columns: Sequence[str], comm):
+        self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm)
+
+    def write(self, t: float, row: List[float]) -> None:
+        self.writer.write([t] + row)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Progress(Observer):
+    """A progress bar on rank 0 (tqdm, when installed) for runs of 100 steps or more."""
+
+    def __init__(self, comm, n_steps: int, label: str):
+        self.bar = None
+        if comm.rank == 0 and n_steps >= 100:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=n_steps, desc=label, leave=False)
+            except ImportError:  # pragma: no cover
+                self.bar = None
+
+    def observe(self, step: Step) -> List[float]:
+        if self.bar is not None and step.index > 0:
+            self.bar.update(1)
+        return []
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

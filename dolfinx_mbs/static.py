@@ -1,0 +1,188 @@
+"""Static solves on the Maggi-reduced system: the steady deformation at a frame state, and
+the unit prestress fields of bodies with ``stiffening="prestress"``.
+
+    q = StaticSolver(comm).solve(system, t)          # reduced coordinates
+    system.expand(t, q)                              # the full displacement
+
+Linear solves use PETSc KSP with the options prefix ``mbs_static_`` (default: direct LU with
+MUMPS, which counts null pivots so that a singular reduced stiffness is reported); with
+nonlinear strain, Newton's method (PETSc SNES, same prefix).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from dolfinx import fem
+from petsc4py import PETSc
+
+from . import compat
+from .petsc_options import SolverOptions, direct_lu
+
+__all__ = ["StaticSolver", "null_pivots", "prestress"]
+
+#: Options of the linear static solves: MUMPS counts null pivots (see :func:`null_pivots`);
+#: the database's options win
+STATIC_OPTIONS = SolverOptions("mbs_static_", compat.MUMPS_NULL_PIVOT_OPTIONS)
+
+
+def null_pivots(ksp: PETSc.KSP) -> int:
+    """Number of null pivots MUMPS found in the factorization of ``ksp``'s operator.
+
+    0 when the preconditioner is not a factorization by MUMPS (other solvers report a
+    singular matrix through the KSP's reason). With MUMPS, a failure to read its count is an
+    error, not a silent 0: the singularity check would be off."""
+    pc = ksp.getPC()
+    if pc.getType() not in (PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
+        return 0
+    if pc.getFactorSolverType() != "mumps":
+        return 0
+    return int(pc.getFactorMatrix().getMumpsInfog(28))
+
+
+class StaticSolver:
+    """The KSP (and, with nonlinear strain, the SNES) of static solves, made once.
+
+    Args:
+        comm: the model's communicator.
+    """
+
+    def __init__(self, comm):
+        self.comm = comm
+        self.ksp: Optional[PETSc.KSP] = None
+        self._snes = None
+        self._snes_for = (None, None)
+        self._q: Optional[PETSc.Vec] = None
+        #: Newton iterations of the last nonlinear solve
+        self.newton_iterations = 0
+
+    def linear(self, A: PETSc.Mat) -> PETSc.KSP:
+        """The KSP with operator ``A``, set up (factorized if ``A`` changed)."""
+        if self.ksp is None:
+            ksp = PETSc.KSP().create(self.comm)
+            direct_lu(ksp)
+            ksp.setOptionsPrefix(STATIC_OPTIONS.prefix)
+            STATIC_OPTIONS.set_from_options(ksp)
+            self.ksp = ksp
+        self.ksp.setOperators(A)
+        STATIC_OPTIONS.set_up(self.ksp)
+        return self.ksp
+
+    def solve(self, system, t: float, states=None) -> PETSc.Vec:
+        """The static equilibrium of ``system`` (a :class:`dolfinx_mbs.systems.SecondOrderSystem`)
+        at ``t`` in reduced coordinates (a Vec kept by this solver): one linear solve, or
+        Newton's method from the last equilibrium with nonlinear strain.
+
+        Raises:
+            RuntimeError: the reduced stiffness is singular or Newton's method failed.
+        """
+        asm, red = system.assembly, system.reducer
+        red.update(t)
+        K = asm.stiffness(t, states=states)
+        Q = asm.load(t, states=states)
+        rhs = Q.copy(asm.create_vec("static_rhs"))
+        K.mult(red.a0, rhs)
+        rhs.aypx(-1.0, Q)  # Q - K a0
+        Kr = red.reduce(K, key="K")
+        br = red.project(rhs, getattr(self, "_br", None))
+        self._br = br
+        q = self._q
+        if q is None or q.getSize() != red.n_reduced:
+            q = self._q = red.create_reduced_vec()
+            q.zeroEntries()
+        if asm.nonlinear:
+            self._newton(system, t, Kr, br, q)
+            return q
+        ksp = self.linear(Kr)
+        ksp.solve(br, q)
+        reason = ksp.getConvergedReason()
+        pivots = null_pivots(ksp)
+        if reason < 0 or pivots or not np.isfinite(q.norm()):
+            q.zeroEntries()
+            raise RuntimeError(
+                f"static solve failed at t={t:g} (KSP reason {reason}, {pivots} null "
+                "pivots): the reduced stiffness is singular. Is every body constrained against "
+                "rigid motion, and the spin away from a divergence speed?")
+        return q
+
+    def _newton(self, system, t: float, Kr: PETSc.Mat, br: PETSc.Vec, q: PETSc.Vec) -> None:
+        """K_r q + A^T n(A q + a0) = b_r by SNES (newtonls, backtracking line search unless
+        the options database says otherwise), from the guess in ``q``; the SNES is made once
+        for these operators."""
+        if self._snes is None or self._snes_for[0] is not Kr or self._snes_for[1] is not br:
+
+            def residual(snes, x, F):
+                Kr.mult(x, F)
+                F.axpy(-1.0, br)
+                F.axpy(1.0, system.nonlinear_reduced(t, x, tangent=False)[0])
+
+            def jacobian(snes, x, A, P):
+                Kr.copy(A, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+                A.axpy(1.0, system.nonlinear_reduced(t, x, force=False)[1],
+                       structure=PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN)
+
+            J = Kr.duplicate(copy=True)
+            snes = PETSc.SNES().create(self.comm)
+            snes.setOptionsPrefix("mbs_static_")
+            snes.setType(PETSc.SNES.Type.NEWTONLS)
+            snes.setFunction(residual, br.duplicate())
+            snes.setJacobian(jacobian, J, J)
+            direct_lu(snes.getKSP())
+            snes.setFromOptions()
+            self._snes, self._snes_for = snes, (Kr, br)
+        snes = self._snes
+        snes.setTolerances(rtol=1e-10, atol=1e-12 * max(br.norm(), 1e-300), max_it=50)
+        snes.solve(None, q)
+        reason, its = snes.getConvergedReason(), snes.getIterationNumber()
+        if reason < 0 or not np.isfinite(q.norm()):
+            q.zeroEntries()
+            raise RuntimeError(
+                f"nonlinear static solve failed at t={t:g} (SNES reason {reason} after {its} "
+                "Newton iterations): is every body constrained against rigid motion, and the "
+                "load within what the structure carries? (-mbs_static_snes_monitor shows the "
+                "residuals)")
+        self.newton_iterations = its
+
+
+def prestress(assembly, reducer, solver: StaticSolver) -> None:
+    """Unit prestress fields of the bodies with ``stiffening="prestress"``: K u_c = q_c
+    (elastic stiffness, the constraints of ``reducer``) for each unit case c of
+    ``Body.prestress_cases`` (centrifugal, gravity, constant applied loads; every body loaded
+    at once), then each body's geometric stiffness matrices."""
+    bodies, space = assembly.bodies, assembly.space
+    cases = []
+    for b in bodies:
+        for c in b.prestress_cases():
+            b.prestress_fields[c] = fem.Function(b.V, name="u_prestress_" + "".join(
+                str(x) for x in c))
+            if c not in cases:
+                cases.append(c)
+    if not cases:
+        return
+    if len({id(b.frame) for b in bodies}) > 1:
+        raise NotImplementedError(
+            "prestress stiffening needs all bodies of the model in one frame (the "
+            "steady stress of bodies moving differently is not separable)")
+    ops = assembly.body_operators
+    Kr = reducer.reduce(assembly.elastic(), key="Kel")
+    ksp = solver.linear(Kr)
+    temps = [fem.Function(b.V) for b in bodies]
+    x = space.create_vec()
+    q = reducer.create_reduced_vec()
+    br = reducer.create_reduced_vec()
+    for case in cases:
+        Q = space.gather([o.unit_prestress_load(case) for o in ops], x.duplicate())
+        reducer.project(Q, br)
+        ksp.solve(br, q)
+        reason = ksp.getConvergedReason()
+        if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
+            raise RuntimeError(
+                f"prestress solve failed (KSP reason {reason}): is every body constrained "
+                "against rigid motion?")
+        reducer.expand(q, out=x, homogeneous=True)
+        funcs = [b.prestress_fields.get(case, tmp) for b, tmp in zip(bodies, temps)]
+        space.scatter(x, funcs)
+    for o in ops:
+        if o.body.prestress_fields:
+            o.set_prestress()
