@@ -63,210 +63,26 @@ gives ``whirl_stationary`` (+1 forward, -1 backward whirl seen from the ground; 
 such symmetry the rotating-frame system has no stationary-frame counterpart with constant
 coefficients, and ``stationary`` has no meaning.
 
-**Critical speeds** are the speeds where a stationary-frame branch crosses an engine-order line
-k Omega, by linear interpolation between sweep points (its error is second order in the speed
-step; for an axisymmetric rotor the stationary branches are nearly straight lines).
+The table (its CSV file, plot and the crossings with the engine-order lines k Omega: the critical
+speeds) is :class:`~dolfinx_mbs.campbell_table.CampbellTable`.
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
-import math
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
 from . import modal
+from .campbell_table import CampbellTable, CriticalSpeed
 from .frames import ConstantSpin, skew
 
 __all__ = ["CampbellTable", "CriticalSpeed", "campbell"]
 
-#: rad/s -> rpm
-RPM = 30.0 / math.pi
-
 # weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
 _STEP_WEIGHT = 0.1
-
-
-@dataclasses.dataclass(frozen=True)
-class CriticalSpeed:
-    """A crossing of a branch with an engine-order line.
-
-    Attributes:
-        mode: branch index (column of the table).
-        order: engine order k.
-        speed: spin speed Omega at the crossing (rad/s).
-        frequency: k abs(Omega) (rad/s).
-        whirl: +1 forward, -1 backward, 0 undetermined (the branch's whirl on both sides of
-            the crossing, in the frame of the crossing; 0 if it differs).
-    """
-
-    mode: int
-    order: int
-    speed: float
-    frequency: float
-    whirl: int
-
-
-@dataclasses.dataclass
-class CampbellTable:
-    """The result of a Campbell sweep; arrays of shape (number of speeds, n), one column per
-    tracked branch (ordered by frequency at the first speed), the same on every rank.
-
-    Attributes:
-        speeds: spin speeds Omega (rad/s).
-        eigenvalues: lambda with Im(lambda) >= 0 (1/s), rotating frame.
-        frequencies: signed rotating-frame frequencies (rad/s): Im(lambda), or -s for a
-            divergent mode.
-        growth: Re(lambda) (1/s): negative decay, positive instability.
-        whirl: orbit sense in the rotating frame about the spin: +1 forward, -1 backward,
-            0 undetermined.
-        whirl_index: the mass-weighted orbit sense h in [-1, 1] (module docstring).
-        stationary: stationary-frame frequencies (rad/s; axisymmetric rotors).
-        whirl_stationary: whirl seen from the ground: +1 forward, -1 backward, 0 none.
-        stable: False for divergence or flutter, Re(lambda) > stability_tol abs(lambda).
-        mac: MAC of each branch with its previous speed (NaN at the first speed).
-        engine_orders: the engine orders k of :attr:`critical_speeds`.
-        critical_speeds: crossings of stationary-frame branches with the lines k Omega.
-        rank: this process's rank in the model's communicator (rank 0 writes the files).
-    """
-
-    speeds: np.ndarray
-    eigenvalues: np.ndarray
-    frequencies: np.ndarray
-    growth: np.ndarray
-    whirl: np.ndarray
-    whirl_index: np.ndarray
-    stationary: np.ndarray
-    whirl_stationary: np.ndarray
-    stable: np.ndarray
-    mac: np.ndarray
-    engine_orders: Tuple[int, ...]
-    critical_speeds: List[CriticalSpeed]
-    rank: int = dataclasses.field(default=0, repr=False, compare=False)
-
-    @property
-    def n_modes(self) -> int:
-        return self.frequencies.shape[1]
-
-    def crossings(self, frame: str = "stationary",
-                  orders: Optional[Sequence[int]] = None) -> List[CriticalSpeed]:
-        """Crossings of the branches' frequencies in ``frame`` ("stationary" or "rotating")
-        with the engine-order lines k abs(Omega), linearly interpolated between speeds.
-
-        In the stationary frame these are the critical speeds; in the rotating frame the
-        resonances of rotating-frame excitation at k Omega (e.g. blades passing stator vanes).
-        Divergent samples (negative frequency) are skipped.
-        """
-        if frame not in ("stationary", "rotating"):
-            raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
-        freq = self.stationary if frame == "stationary" else self.frequencies
-        whirl = self.whirl_stationary if frame == "stationary" else self.whirl
-        orders = self.engine_orders if orders is None else tuple(int(k) for k in orders)
-        W = self.speeds
-        out = []
-        for j in range(self.n_modes):
-            f = freq[:, j]
-            valid = np.isfinite(f) & (f >= 0.0)
-            for k in orders:
-                g = f - k * np.abs(W)
-                for i in range(len(W)):
-                    if valid[i] and g[i] == 0.0:
-                        out.append(CriticalSpeed(j, k, float(W[i]), float(k * abs(W[i])),
-                                                 int(whirl[i, j])))
-                    if i + 1 < len(W) and valid[i] and valid[i + 1] and g[i] * g[i + 1] < 0.0:
-                        s = W[i] + (W[i + 1] - W[i]) * g[i] / (g[i] - g[i + 1])
-                        wh = int(whirl[i, j]) if whirl[i, j] == whirl[i + 1, j] else 0
-                        out.append(CriticalSpeed(j, k, float(s), float(k * abs(s)), wh))
-        return sorted(out, key=lambda c: (abs(c.speed), c.order, c.mode))
-
-    # -- output -------------------------------------------------------------------------------
-    def to_csv(self, path) -> None:
-        """Write the table, one row per speed and branch. Rank 0 of the model's communicator
-        writes; the call is not collective (other ranks return at once).
-
-        Columns: speed_rad_s, speed_rpm, mode, frequency_rad_s, frequency_hz, growth_1_s,
-        whirl, whirl_index, stationary_rad_s, stationary_hz, whirl_stationary, stable, mac.
-        """
-        if self.rank == 0:
-            with open(path, "w", newline="") as fh:
-                w = csv.writer(fh)
-                w.writerow(["speed_rad_s", "speed_rpm", "mode", "frequency_rad_s",
-                            "frequency_hz", "growth_1_s", "whirl", "whirl_index",
-                            "stationary_rad_s", "stationary_hz", "whirl_stationary", "stable",
-                            "mac"])
-                for i, s in enumerate(self.speeds):
-                    for j in range(self.n_modes):
-                        w.writerow([repr(float(s)), repr(float(s * RPM)), j,
-                                    repr(float(self.frequencies[i, j])),
-                                    repr(float(self.frequencies[i, j] / (2 * math.pi))),
-                                    repr(float(self.growth[i, j])), int(self.whirl[i, j]),
-                                    repr(float(self.whirl_index[i, j])),
-                                    repr(float(self.stationary[i, j])),
-                                    repr(float(self.stationary[i, j] / (2 * math.pi))),
-                                    int(self.whirl_stationary[i, j]),
-                                    int(bool(self.stable[i, j])),
-                                    repr(float(self.mac[i, j]))])
-
-    def plot(self, path, frame: str = "stationary", title: Optional[str] = None) -> None:
-        """Draw the Campbell diagram to ``path`` (matplotlib, Agg; rank 0 draws, as for
-        :meth:`to_csv`):
-        frequencies in Hz against speed in rpm, in the ``frame`` "stationary" (default) or
-        "rotating", with the engine-order lines, forward (^) and backward (v) whirl markers,
-        unstable points (red x) and, in the stationary frame, the critical speeds (o)."""
-        if frame not in ("stationary", "rotating"):
-            raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
-        if self.rank == 0:
-            import matplotlib
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            from matplotlib.figure import Figure
-            from matplotlib.lines import Line2D
-
-            freq = self.stationary if frame == "stationary" else self.frequencies
-            whirl = self.whirl_stationary if frame == "stationary" else self.whirl
-            x = self.speeds * RPM
-            hz = freq / (2 * math.pi)
-            fig = Figure(figsize=(7.0, 5.0))
-            FigureCanvasAgg(fig)
-            ax = fig.add_subplot(1, 1, 1)
-            top = np.nanmax(np.abs(hz)) if np.isfinite(hz).any() else 1.0
-            for k in self.engine_orders:
-                ax.plot(x, k * np.abs(self.speeds) / (2 * math.pi), "k--", lw=0.8)
-                xe = x[-1] if abs(x[-1]) >= abs(x[0]) else x[0]
-                ye = k * abs(self.speeds[-1] if abs(x[-1]) >= abs(x[0]) else self.speeds[0])
-                if ye / (2 * math.pi) <= 1.05 * top:
-                    ax.annotate(f"{k}x", (xe, ye / (2 * math.pi)), fontsize=8)
-            # no red among the branches: red marks instability
-            colors = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 3]
-            for j in range(self.n_modes):
-                c = colors[j % len(colors)]
-                ax.plot(x, hz[:, j], "-", lw=1.0, color=c)
-                for sense, marker in ((1, "^"), (-1, "v"), (0, ".")):
-                    sel = (whirl[:, j] == sense) & self.stable[:, j]
-                    ax.plot(x[sel], hz[sel, j], marker, color=c, ms=4, ls="none")
-                bad = ~self.stable[:, j]
-                ax.plot(x[bad], hz[bad, j], "x", color="red", ms=6, ls="none")
-            if frame == "stationary":
-                for cs in self.critical_speeds:
-                    ax.plot(cs.speed * RPM, cs.frequency / (2 * math.pi), "o", mfc="none",
-                            mec="k", ms=9)
-            ax.set_xlabel("spin speed (rpm)")
-            ax.set_ylabel(f"frequency, {frame} frame (Hz)")
-            ax.set_ylim(min(0.0, np.nanmin(hz) * 1.05), 1.05 * top)
-            ax.set_title(title or "Campbell diagram")
-            handles = [Line2D([], [], marker="^", ls="none", color="k", label="forward whirl"),
-                       Line2D([], [], marker="v", ls="none", color="k", label="backward whirl"),
-                       Line2D([], [], marker="x", ls="none", color="red", label="unstable"),
-                       Line2D([], [], ls="--", color="k", label="engine orders")]
-            if frame == "stationary":
-                handles.append(Line2D([], [], marker="o", ls="none", mfc="none", color="k",
-                                      label="critical speed"))
-            ax.legend(handles=handles, fontsize=8, loc="best")
-            ax.grid(alpha=0.3)
-            fig.savefig(path, dpi=120)
 
 
 # -- the sweep --------------------------------------------------------------------------------

@@ -10,28 +10,27 @@ the A-dot and A-ddot terms of rheonomic constraints (joints between bodies whose
 differently) without differentiating numerically. A row may name a preferred dependent dof
 (the reducer keeps it when it can).
 
-Joints are written in the global frame: a material point X_a of body a and X_b of body b coincide
-when r_a + R_a (X_a + u_a) = r_b + R_b (X_b + u_b), i.e.
-
-    u_b = C u_a + z,   C = R_b^T R_a,   z = R_b^T (r_a + R_a X_a - r_b) - X_b,
-
-with C and z known functions of time through the two frames (:func:`relative_motion`).
+This module owns the row format (:class:`Rows`), the base class (:class:`Constraint`), the
+helpers the kinds share (node selection, time jets, errors raised on every rank), the kinds on
+one body's own dofs (:class:`Prescribed`, :class:`Clamp`, :class:`BCConstraint`) and the general
+rows (:class:`LinearRows`, :class:`VelocityRows`). Joints between bodies or to the ground, and
+rigid regions, are in :mod:`dolfinx_mbs.joints`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional
 
 import numpy as np
 from dolfinx import fem
 from mpi4py import MPI
 
-from . import checks, compat
-from .frames import FrameState, differentiate, skew
+from . import compat
+from .frames import differentiate
 
-__all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "Joint", "Slider",
-           "LinearRows", "VelocityRows", "RigidRegion", "relative_motion", "GROUND"]
+__all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "LinearRows",
+           "VelocityRows"]
 
 
 @dataclasses.dataclass
@@ -91,52 +90,6 @@ class Constraint:
 
     def rows(self, space, t: float) -> Rows:  # pragma: no cover - abstract
         raise NotImplementedError
-
-
-# -- frames of joints ------------------------------------------------------------------------
-#: The fixed global frame (``None`` as a body in a joint means the ground).
-GROUND = FrameState(t=0.0, R=np.eye(3), r_O=np.zeros(3), omega=np.zeros(3), alpha=np.zeros(3),
-                    v_O=np.zeros(3), a_O=np.zeros(3))
-
-
-def _state(body, t: float) -> FrameState:
-    return GROUND if body is None else body.frame.state(t)
-
-
-def relative_motion(src: FrameState, dst: FrameState, X_src: np.ndarray, X_dst: np.ndarray):
-    """Jets of C = R_dst^T R_src and z = R_dst^T (r_src + R_src X_src - r_dst) - X_dst.
-
-    A point X_src of the source body and X_dst of the destination body coincide when
-    ``u_dst = C u_src + z``. Angular velocities and origin accelerations are in local
-    components (R' = R [omega]x).
-
-    Args:
-        src, dst: the two frame states.
-        X_src, X_dst: (n, 3) local positions.
-
-    Returns:
-        C: (3, 3, 3) jets (index 0: value, 1: d/dt, 2: d2/dt2); z: (n, 3, 3) jets (n, jet, xyz).
-    """
-    Ws, Wd = skew(src.omega), skew(dst.omega)
-    As, Ad = skew(src.alpha), skew(dst.alpha)
-    C0 = dst.R.T @ src.R
-    C1 = C0 @ Ws - Wd @ C0
-    C2 = C0 @ As + C1 @ Ws - Ad @ C0 - Wd @ C1
-    X_src = np.atleast_2d(np.asarray(X_src, dtype=float))
-    X_dst = np.atleast_2d(np.asarray(X_dst, dtype=float))
-    # y = r_src + R_src X_src - r_dst (global) and its derivatives
-    y0 = src.r_O + X_src @ src.R.T - dst.r_O
-    wx = np.cross(src.omega, X_src)
-    y1 = (src.v_O + wx) @ src.R.T - dst.R @ dst.v_O
-    y2 = (src.a_O + np.cross(src.alpha, X_src) + np.cross(src.omega, wx)) @ src.R.T \
-        - dst.R @ dst.a_O
-    w = y0 @ dst.R          # R_dst^T y
-    wd = y1 @ dst.R         # R_dst^T y'
-    z0 = w - X_dst
-    z1 = -np.cross(dst.omega, w) + wd
-    z2 = (-np.cross(dst.alpha, w) - np.cross(dst.omega, z1) - np.cross(dst.omega, wd)
-          + y2 @ dst.R)
-    return np.stack([C0, C1, C2]), np.stack([z0, z1, z2], axis=1)
 
 
 def _raise_everywhere(comm, msg: Optional[str], exc=ValueError) -> None:
@@ -324,216 +277,6 @@ class BCConstraint(Constraint):
         start, _ = space.owned_range(ib)
         return Rows.fixed(self.name, start + self.dofs, self.values)
 
-
-# -- joints --------------------------------------------------------------------------------
-def _node_positions(body, nodes: np.ndarray) -> np.ndarray:
-    """Local (reference) positions of owned dof nodes, shape (n, 3)."""
-    x = body.V.tabulate_dof_coordinates()
-    return np.asarray(x[nodes], dtype=float).reshape(-1, 3)
-
-
-def _full_indices(space, body, nodes: np.ndarray) -> np.ndarray:
-    """Full global indices, shape (n, gdim), of the components of owned nodes."""
-    ib = space.bodies.index(body)
-    bs = body.V.dofmap.index_map_bs
-    start, _ = space.owned_range(ib)
-    return start + (np.asarray(nodes, np.int64)[:, None] * bs + np.arange(bs)[None, :])
-
-
-class Joint(Constraint):
-    """Nodes of body ``b`` that coincide, in the global frame, with material points of body
-    ``a`` (or fixed points of the ground when ``a`` is None): ``u_b = C u_a + z``, all
-    components. A tie between two meshes and a pin (spherical joint in 3D, revolute in 2D) are
-    joints; when the two frames move differently the rows are rheonomic.
-
-    Args:
-        space: the model's full space.
-        body_a: the master body, or None for the ground.
-        body_b: the dependent body.
-        nodes_b: owned nodes of b.
-        full_a: (n, gdim) full global indices of the partner nodes' components in a (unused
-            for the ground).
-        X_a: (n, 3) partner positions (local to a, or global for the ground).
-        name: label.
-    """
-
-    def __init__(self, space, body_a, body_b, nodes_b, full_a, X_a, name: str):
-        self.name = name
-        self.body_a, self.body_b = body_a, body_b
-        self.nodes_b = np.asarray(nodes_b, np.int64)
-        self.full_a = np.asarray(full_a, np.int64).reshape(len(self.nodes_b), body_b.gdim)
-        self.X_a = np.asarray(X_a, dtype=float).reshape(-1, 3)
-        self.X_b = _node_positions(body_b, self.nodes_b)
-        same = body_a is not None and body_a.frame is body_b.frame
-        steady = body_b.frame.time_invariant and (body_a is None or body_a.frame.time_invariant)
-        self.identity = same
-        self.time_dependent = not (same or steady)
-        self.n_pairs = body_b.comm.allreduce(len(self.nodes_b), op=MPI.SUM)
-
-    def rows(self, space, t: float) -> Rows:
-        gdim = self.body_b.gdim
-        n = len(self.nodes_b)
-        sb = _state(self.body_b, t)
-        sa = _state(self.body_a, t)
-        C, z = relative_motion(sa, sb, self.X_a, self.X_b)
-        if self.identity:   # same frame: the nodes were matched as coincident; z = X_a - X_b
-            z[:] = 0.0      # is round-off, which would make a0 "prescribed" (and cost per step)
-        dep = _full_indices(space, self.body_b, self.nodes_b)  # (n, gdim)
-        rhs = z[:, :, :gdim].transpose(0, 2, 1).reshape(-1, 3)  # (n*gdim, 3)
-        if self.body_a is None:
-            return Rows.fixed(self.name, dep.reshape(-1), rhs)
-        # row (b, i): u_b,i - sum_j C_ij u_a,j = z_i; C_ij kept structurally unless the frames
-        # are the same (C = I)
-        Cg = C[:, :gdim, :gdim]  # (3 jets, i, j)
-        if self.identity:
-            pairs = [(i, i) for i in range(gdim)]
-        else:
-            pairs = [(i, j) for i in range(gdim) for j in range(gdim)]
-        per_row = [[j for (i2, j) in pairs if i2 == i] for i in range(gdim)]
-        cols, coef, indptr = [], [], [0]
-        one = np.array([1.0, 0.0, 0.0])
-        for k in range(n):
-            for i in range(gdim):
-                cols.append(dep[k, i])
-                coef.append(one)
-                for j in per_row[i]:
-                    cols.append(self.full_a[k, j])
-                    coef.append(-Cg[:, i, j])
-                indptr.append(len(cols))
-        return Rows(self.name, np.array(indptr, np.int64), np.array(cols, np.int64),
-                    np.array(coef, dtype=float).reshape(-1, 3), rhs, dep.reshape(-1).copy(),
-                    rheonomic=self.time_dependent)
-
-
-def _gather_candidates(space, body, where, name):
-    """Owned nodes of ``body`` where ``where`` holds (may be empty here), their local
-    positions, global positions at t=0 and full indices, gathered on every rank."""
-    nodes = _nodes_where(body, where, name)
-    X = _node_positions(body, nodes)
-    G = body.frame.state(0.0).to_global(X) if len(X) else np.zeros((0, 3))
-    full = _full_indices(space, body, nodes)
-    comm = space.comm
-    allX = np.concatenate(comm.allgather(X)) if comm.size > 1 else X
-    allG = np.concatenate(comm.allgather(G)) if comm.size > 1 else G
-    allF = np.concatenate(comm.allgather(full)) if comm.size > 1 else full
-    return nodes, X, G, allX, allG, allF
-
-
-def tie(space, body_a, body_b, where: Callable, tol: float = 1e-8,
-        name: Optional[str] = None) -> Joint:
-    """Tie the nodes of ``body_b`` where ``where`` holds (on b's local coordinates) to the nodes
-    of ``body_a`` at the same global position at t = 0 (where ``where`` holds on a's local
-    coordinates). Every selected node of either side must find a partner within ``tol`` times
-    the larger body extent.
-
-    Raises:
-        ValueError: on every rank, listing (up to ten) unmatched points, or for an empty
-            selection.
-    """
-    from scipy.spatial import cKDTree
-
-    name = name or f"tie({body_a.name},{body_b.name})"
-    if not callable(where):
-        raise TypeError(f"{name}: `where` must be a callable x -> bool array, got {where!r}")
-    comm = space.comm
-    _, _, _, allXa, allGa, allFa = _gather_candidates(space, body_a, where, name)
-    nodes_b, Xb, Gb, _, allGb, _ = _gather_candidates(space, body_b, where, name)
-    if len(allGa) == 0 or len(allGb) == 0:
-        raise ValueError(f"{name}: `where` selects no node of body "
-                         f"{(body_a if len(allGa) == 0 else body_b).name!r}")
-    h = tol * max(body_a.extent(), body_b.extent(), 1e-300)
-    tree = cKDTree(allGa)
-    d, idx = tree.query(Gb, distance_upper_bound=h) if len(Gb) else (np.zeros(0),
-                                                                      np.zeros(0, int))
-    miss_b = Gb[~np.isfinite(d)]
-    da, _ = cKDTree(allGb).query(allGa, distance_upper_bound=h)
-    miss_a = allGa[~np.isfinite(da)]  # identical on every rank
-    miss_b = np.concatenate(comm.allgather(miss_b))
-    if len(miss_a) or len(miss_b):
-        lines = [f"{body_b.name}: {p.tolist()}" for p in miss_b[:10]] + \
-                [f"{body_a.name}: {p.tolist()}" for p in miss_a[:10]]
-        raise ValueError(f"{name}: {len(miss_b) + len(miss_a)} interface nodes have no partner "
-                         f"within {h:.3e} m (global positions at t=0): " + "; ".join(lines))
-    return Joint(space, body_a, body_b, nodes_b, allFa[idx], allXa[idx], name)
-
-
-def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
-        name: Optional[str] = None) -> Joint:
-    """Join the node of ``body_b`` and the node of ``body_a`` (or the ground, for None) that
-    sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D."""
-    label = "ground" if body_a is None else body_a.name
-    name = name or f"pin({label},{body_b.name})"
-    p = checks.point3(point, f"{name}: point")
-    comm = space.comm
-
-    def local_node(body):
-        s0 = body.frame.state(0.0)
-        X = s0.R.T @ (p - s0.r_O)
-        return body.locate_node(X, tol), X
-
-    nb, Xb = local_node(body_b)
-    nodes_b = np.zeros(0, np.int64) if nb is None else np.array([nb], np.int64)
-    if body_a is None:
-        full_a = np.zeros((len(nodes_b), body_b.gdim), np.int64)
-        X_a = np.tile(p, (len(nodes_b), 1))
-    else:
-        na, _ = local_node(body_a)
-        fa = _full_indices(space, body_a, np.array([na])) if na is not None else None
-        xa = _node_positions(body_a, np.array([na])) if na is not None else None
-        fa = [f for f in comm.allgather(fa) if f is not None][0]
-        xa = [x for x in comm.allgather(xa) if x is not None][0]
-        full_a = np.tile(fa, (len(nodes_b), 1))
-        X_a = np.tile(xa, (len(nodes_b), 1))
-    return Joint(space, body_a, body_b, nodes_b, full_a, X_a, name)
-
-
-class Slider(Constraint):
-    """The node of ``body`` at ``point`` (global, at t = 0) slides along a fixed global
-    ``axis``: its displacement normal to the axis, in the global frame, follows the rigid
-    motion's mismatch (zero when the frame's motion already keeps the point on the line).
-    Rheonomic when the body's frame rotates."""
-
-    def __init__(self, space, body, point, axis, tol: float = 1e-8,
-                 name: Optional[str] = None):
-        self.name = name or f"slider({body.name})"
-        self.body = body
-        gdim = body.gdim
-        a = checks.unit_axis(axis, f"{self.name}: axis")
-        if gdim == 2:
-            if abs(a[2]) > 1e-12:
-                raise ValueError(f"{self.name}: a 2D body slides along an in-plane axis")
-            self.normals = np.array([[-a[1], a[0], 0.0]])
-        else:
-            q, _ = np.linalg.qr(np.column_stack([a, np.eye(3)]))
-            self.normals = q[:, 1:3].T
-        p = checks.point3(point, f"{self.name}: point")
-        self.P = p
-        s0 = body.frame.state(0.0)
-        node = body.locate_node(s0.R.T @ (p - s0.r_O), tol)
-        self.nodes = np.zeros(0, np.int64) if node is None else np.array([node], np.int64)
-        self.X = _node_positions(body, self.nodes)
-        self.time_dependent = not body.frame.time_invariant
-
-    def rows(self, space, t: float) -> Rows:
-        if len(self.nodes) == 0:
-            return Rows.empty(self.name)
-        gdim = self.body.gdim
-        C, z = relative_motion(_state(self.body, t), GROUND, self.X,
-                               self.P[None, :])  # C = R_b, z = p_b - P (global)
-        dofs = _full_indices(space, self.body, self.nodes)[0]
-        cols, coef, rhs, piv, indptr = [], [], [], [], [0]
-        for n in self.normals:
-            c = np.einsum("i,kij->kj", n, C)[:, :gdim]  # (3 jets, gdim): n^T R_b
-            cols.extend(dofs.tolist())
-            coef.extend(c.T.tolist())
-            rhs.append(-(z[0] @ n))
-            piv.append(dofs[int(np.argmax(np.abs(c[0])))])
-            indptr.append(len(cols))
-        return Rows(self.name, np.array(indptr, np.int64), np.array(cols, np.int64),
-                    np.array(coef, dtype=float), np.array(rhs, dtype=float),
-                    np.array(piv, np.int64), rheonomic=self.time_dependent)
-
-
 def _parse_rows(name: str, rows, N: int, callables: bool):
     """CSR of ``{full_index: coefficient}`` dicts, checked (identically on every rank, as the
     rows are given identically): (indptr, cols, coefficients), a coefficient being a float or,
@@ -715,60 +458,15 @@ class VelocityRows(Constraint):
                     rheonomic=self.rheonomic)
 
 
-class RigidRegion(Constraint):
-    """The nodes of ``body`` where ``where`` holds move as one rigid (linearized) body:
-    u(x) = u_m + theta x (x - x_m), an RBE2-like constraint. The 6 (3 in 2D) rigid parameters
-    are carried by the best-conditioned choice of the region's own dofs, every other dof of the
-    region depends on them.
-    """
+# The joint kinds moved to :mod:`dolfinx_mbs.joints`; :mod:`dolfinx_mbs.model` still reaches them
+# as ``constraints.<name>``. They are looked up on first use, so that joints -> constraints stays
+# the only import between the two modules when they load. (To go once the model names joints.)
+_JOINT_KINDS = ("Joint", "tie", "pin", "Slider", "RigidRegion")
 
-    def __init__(self, space, body, where=None, facets=None, name: Optional[str] = None):
-        self.name = name or f"rigid({body.name})"
-        self.body = body
-        nodes = _select_nodes(body, where, facets, self.name)
-        gdim = body.gdim
-        X = _node_positions(body, nodes)
-        full = _full_indices(space, body, nodes)
-        comm = space.comm
-        X = np.concatenate(comm.allgather(X))
-        full = np.concatenate(comm.allgather(full))
-        xm = X.mean(axis=0)
-        d = X - xm
-        # T: u_node = T_node p, p = (u_m, theta)
-        if gdim == 2:
-            T = np.zeros((len(X), 2, 3))
-            T[:, 0, 0] = T[:, 1, 1] = 1.0
-            T[:, 0, 2] = -d[:, 1]
-            T[:, 1, 2] = d[:, 0]
-        else:
-            T = np.zeros((len(X), 3, 6))
-            T[:, :, :3] = np.eye(3)
-            for i in range(len(X)):
-                T[i, :, 3:] = -skew(d[i])
-        T = T.reshape(-1, T.shape[-1])
-        r = T.shape[1]
-        if np.linalg.matrix_rank(T) < r:
-            raise ValueError(f"{self.name}: the region's nodes do not fix a rigid motion "
-                             f"(collinear or too few nodes)")
-        from scipy.linalg import qr
 
-        _, _, perm = qr(T.T, pivoting=True, mode="economic")
-        keep = np.sort(perm[:r])
-        self.masters = full.reshape(-1)[keep]
-        W = T @ np.linalg.inv(T[keep])  # u = W u_keep
-        others = np.setdiff1d(np.arange(len(T)), keep)
-        self._dep = full.reshape(-1)[others]
-        self._W = W[others]
-        self.rank = comm.rank
-        self.n_nodes = len(X)
+def __getattr__(name: str):
+    if name in _JOINT_KINDS:
+        from . import joints
 
-    def rows(self, space, t: float) -> Rows:
-        if self.rank != 0:
-            return Rows.empty(self.name)
-        m, r = self._W.shape
-        cols = np.column_stack([self._dep, np.tile(self.masters, (m, 1))]).reshape(-1)
-        coef = np.zeros((m * (r + 1), 3))
-        vals = np.column_stack([np.ones(m), -self._W]).reshape(-1)
-        coef[:, 0] = vals
-        return Rows(self.name, np.arange(0, m * (r + 1) + 1, r + 1, dtype=np.int64), cols,
-                    coef, np.zeros((m, 3)), self._dep.copy())
+        return getattr(joints, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,12 +1,8 @@
 """The Maggi reducer: a null-space basis A of the constraints, and reduced operators A^T X A.
 
 The constraint rows ``B(t) Delta = c(t)`` of every :mod:`dolfinx_mbs.constraints` kind are
-eliminated one by one (sparse Gauss-Jordan): each independent row gets a dependent dof (its
-preferred one when possible, else its largest coefficient), dependent dofs met on the right of
-later rows are substituted (chains), a dof that becomes dependent is substituted into the rows
-already resolved. A row that reduces to 0 = 0 is *redundant* (reported with the constraints that
-imply it), one that reduces to 0 = c != 0 is *inconsistent* (an error on every rank). The result
-is
+eliminated by :class:`dolfinx_mbs.elimination.Elimination` (dependent dofs, chains, redundancy
+and consistency, all on jets). The reducer makes the result
 
     Delta = A q + a0(t),   A = [I; C] (after renumbering),
 
@@ -17,9 +13,10 @@ exact. For a time-invariant A every operator reduces by the congruence A^T X A (
 symbolic product reused); the extra terms of a moving A are formed by :meth:`MaggiReducer.reduce`
 callers (see :meth:`dolfinx_mbs.Model.reduced_system`).
 
-The rows are gathered on every rank and eliminated there identically (deterministic, so every
-rank reaches the same verdict); the cost grows with the number of constrained dofs, not with the
-mesh. A is a distributed PETSc AIJ matrix: rows follow the full space, columns the reduced one.
+A is a distributed PETSc AIJ matrix: rows follow the full space, columns the reduced one. The
+reducer owns it, its derivatives and a0 (refilled at each time, same pattern), the products
+(PtAP, or a submatrix when A is an injection) and the maps between full and reduced vectors
+(expand, restrict, project).
 """
 
 from __future__ import annotations
@@ -32,69 +29,11 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from .constraints import Constraint, Rows, _raise_everywhere
+from .elimination import Elimination, rate_rows_on_independent
 
 __all__ = ["MaggiReducer"]
 
 log = logging.getLogger(__name__)
-
-#: coefficients below this fraction of their row's largest one count as cancelled
-ZERO_TOL = 1e-12
-
-
-def _jmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Product of two jets [f, f', f'']."""
-    return np.array([a[0] * b[0], a[1] * b[0] + a[0] * b[1],
-                     a[2] * b[0] + 2.0 * a[1] * b[1] + a[0] * b[2]])
-
-
-def _jinv(a: np.ndarray) -> np.ndarray:
-    """Reciprocal of a jet."""
-    i = 1.0 / a[0]
-    return np.array([i, -a[1] * i * i, 2.0 * a[1] * a[1] * i ** 3 - a[2] * i * i])
-
-
-class _Expr:
-    """Delta_p = sum_k terms[k] Delta_k + g (jets), over independent dofs k."""
-
-    __slots__ = ("terms", "g", "rheo", "names")
-
-    def __init__(self, terms, g, rheo, names):
-        self.terms, self.g, self.rheo, self.names = terms, g, rheo, names
-
-
-def _substitute(cols, coefs, exprs):
-    """The terms {dof: jet} of a row sum_k coef_k Delta_k with the eliminated dofs replaced by
-    their expressions, and the (coef, expression) pairs so replaced."""
-    terms: Dict[int, np.ndarray] = {}
-    hits = []
-    for k, b in zip(cols, coefs):
-        e = exprs.get(k)
-        if e is None:
-            terms[k] = terms[k] + b if k in terms else b.copy()
-            continue
-        for j, cj in e.terms.items():
-            v = _jmul(b, cj)
-            terms[j] = terms[j] + v if j in terms else v
-        hits.append((b, e))
-    return terms, hits
-
-
-def _gather_rows(comm, rows: Rows) -> Rows:
-    """The rows of every rank, concatenated in rank order, on every rank (rheonomic when
-    any rank's are: a rank without rows must not decide)."""
-    if comm.size == 1:
-        return rows
-    parts = comm.allgather((rows.indptr, rows.cols, rows.coef, rows.rhs, rows.pivot,
-                            rows.rheonomic))
-    indptr = [np.zeros(1, np.int64)]
-    off = 0
-    for p in parts:
-        indptr.append(p[0][1:] + off)
-        off += p[0][-1]
-    return Rows(rows.name, np.concatenate(indptr), np.concatenate([p[1] for p in parts]),
-                np.concatenate([p[2] for p in parts]).reshape(-1, 3),
-                np.concatenate([p[3] for p in parts]).reshape(-1, 3),
-                np.concatenate([p[4] for p in parts]), any(p[5] for p in parts))
 
 
 class MaggiReducer:
@@ -134,12 +73,11 @@ class MaggiReducer:
         self.constraints = list(constraints)
         self.time_dependent = any(c.time_dependent for c in self.constraints)
         self.rheonomic = False
-        self._plan: Dict[int, int] = {}
-        self.redundant: List[dict] = []
+        self._elimination = Elimination(space, self.constraints)
+        self.redundant: List[dict] = self._elimination.redundant  # filled by the first resolve
         self._products: Dict[str, PETSc.Mat] = {}
-        self._starts = np.array(comm.allgather(space.rstart), dtype=np.int64)
-        self._all_offsets = comm.allgather(space.offsets)
-        exprs, deps = self._resolve(t, first=True)
+        exprs, deps = self._elimination.resolve(t, first=True)
+        self._report()
         self._exprs = exprs                     # every rank (size: the dependent dofs)
         self.dependent_global = deps            # sorted, every rank
         self.rheonomic = any(exprs[p].rheo for p in deps)
@@ -190,131 +128,22 @@ class MaggiReducer:
         self._set_a0(exprs)
         self.t = t
 
-    # -- elimination ----------------------------------------------------------------------
-    def _resolve(self, t: float, first: bool = False):
-        """Eliminate the rows at time ``t``; returns {dependent: _Expr} and the sorted
-        dependents (identical on every rank)."""
-        comm = self.comm
-        exprs: Dict[int, _Expr] = {}
-        users: Dict[int, set] = {}
-        incons = None
-        row_id = 0
-        for c in self.constraints:
-            rows = _gather_rows(comm, c.rows(self.space, t))
-            for i in range(rows.n_rows):
-                sl = slice(rows.indptr[i], rows.indptr[i + 1])
-                rid = row_id
-                row_id += 1
-                g = rows.rhs[i].copy()
-                rheo = rows.rheonomic
-                names = {rows.name}
-                scale = 0.0
-                if rows.indptr[i + 1] > rows.indptr[i]:
-                    scale = float(np.abs(rows.coef[sl][:, 0]).max())
-                terms, hits = _substitute(rows.cols[sl].tolist(), rows.coef[sl], exprs)
-                for b, e in hits:
-                    g = g - _jmul(b, e.g)
-                    rheo = rheo or e.rheo
-                    names |= e.names
-                if not rheo:
-                    tol = ZERO_TOL * scale
-                    terms = {k: v for k, v in terms.items() if abs(v[0]) > tol}
-                if not terms:
-                    # the mismatch in dof units (the row divided by its largest coefficient)
-                    gap = abs(g[0]) / max(scale, 1e-300)
-                    gscale = max(1.0, float(np.abs(rows.rhs[i, 0])) / max(scale, 1e-300))
-                    dof = int(rows.cols[sl][0])
-                    if gap <= ZERO_TOL * gscale:
-                        if first:
-                            self.redundant.append({"constraint": rows.name,
-                                                   "implied_by": sorted(names - {rows.name})
-                                                   or [rows.name],
-                                                   "dof": dof, "where": self._where(dof),
-                                                   "row": rid})
-                    elif incons is None:
-                        others = sorted(names - {rows.name}) or [rows.name]
-                        b, d = self._where(dof)
-                        incons = (f"inconsistent constraints: {rows.name!r} contradicts "
-                                  f"{', '.join(repr(o) for o in others)} at dof {dof} (body "
-                                  f"{b!r}, local dof {d}): they prescribe values that differ "
-                                  f"by {gap:.3e}")
-                    continue
-                p = self._pivot(rid, rows.pivot[i], terms, rows.name, t)
-                bp = terms.pop(p)
-                inv = _jinv(bp)
-                new = {k: -_jmul(v, inv) for k, v in terms.items()}
-                gp = _jmul(g, inv)
-                # substitute the new dependent into the rows already resolved
-                for q in users.pop(p, ()):
-                    e = exprs[q]
-                    cq = e.terms.pop(p)
-                    for k, v in new.items():
-                        w = _jmul(cq, v)
-                        e.terms[k] = e.terms[k] + w if k in e.terms else w
-                        users.setdefault(k, set()).add(q)
-                    e.g = e.g + _jmul(cq, gp)
-                    e.rheo = e.rheo or rheo
-                    e.names |= names
-                    if not e.rheo:
-                        sc = max((abs(v[0]) for v in e.terms.values()), default=0.0)
-                        for k in [k for k, v in e.terms.items() if abs(v[0]) <= ZERO_TOL * sc]:
-                            del e.terms[k]
-                            users[k].discard(q)
-                exprs[p] = _Expr(new, gp, rheo, names)
-                for k in new:
-                    users.setdefault(k, set()).add(p)
-        _raise_everywhere(comm, incons)  # identical on every rank; keeps collectives matched
-        if first:
-            self._report()
-        deps = np.array(sorted(exprs), dtype=np.int64)
-        return exprs, deps
-
-    def _pivot(self, rid: int, preferred: int, terms, name: str, t: float) -> int:
-        """The dependent dof of row ``rid``: planned at the first evaluation, kept after."""
-        p = self._plan.get(rid)
-        big = max(abs(v[0]) for v in terms.values())
-        if p is None:
-            if preferred >= 0 and preferred in terms and abs(terms[preferred][0]) >= 1e-3 * big:
-                p = int(preferred)
-            else:  # largest coefficient, lowest index among equals: same on every rank
-                p = min(terms, key=lambda k: (-abs(terms[k][0]), k))
-            self._plan[rid] = p
-            return p
-        if p not in terms or abs(terms[p][0]) < 1e-8 * big:
-            raise ValueError(f"constraint {name!r}: at t={t:g} its row no longer determines "
-                             f"dof {p} (the joint geometry became singular)")
-        return p
-
+    # -- elimination (dolfinx_mbs.elimination) -------------------------------------------------
     def _where(self, dof: int):
-        """(body name, local unblocked dof on its owner) of a full index (of the space's own
-        numbering when it defines ``where``)."""
-        if hasattr(self.space, "where"):
-            return self.space.where(dof)
-        starts = self._starts
-        r = int(np.searchsorted(starts, dof, side="right") - 1)
-        offs = self._all_offsets[r]
-        ib = int(np.searchsorted(offs, dof - starts[r], side="right") - 1)
-        return self.space.bodies[ib].name, int(dof - starts[r] - offs[ib])
+        """(body name, local unblocked dof on its owner) of a full index."""
+        return self._elimination.where(dof)
 
     def _report(self) -> None:
         if not self.redundant:
             return
-        groups: Dict[tuple, int] = {}
-        for r in self.redundant:
-            key = (r["constraint"], tuple(r["implied_by"]))
-            groups[key] = groups.get(key, 0) + 1
         if self.comm.rank == 0:
-            for (name, by), count in groups.items():
+            for (name, by), count in self.redundancy().items():
                 log.info("redundant constraints: %d rows of %r are implied by %s (dropped)",
                          count, name, ", ".join(repr(b) for b in by))
 
     def redundancy(self) -> Dict[tuple, int]:
         """{(constraint, (implying constraints...)): number of redundant rows}."""
-        out: Dict[tuple, int] = {}
-        for r in self.redundant:
-            key = (r["constraint"], tuple(r["implied_by"]))
-            out[key] = out.get(key, 0) + 1
-        return out
+        return self._elimination.redundancy()
 
     # -- values -------------------------------------------------------------------------------
     def _red_index(self, k: np.ndarray) -> np.ndarray:
@@ -352,7 +181,7 @@ class MaggiReducer:
         dofs). Returns True when anything changed (False for time-invariant constraints)."""
         if not self.time_dependent or t == self.t:
             return False
-        exprs, deps = self._resolve(t)
+        exprs, deps = self._elimination.resolve(t)
         msg = None
         if not np.array_equal(deps, self.dependent_global) or any(
                 sorted(exprs[p].terms) != self._slots[p][1].tolist() for p in self._slots):
@@ -399,21 +228,9 @@ class MaggiReducer:
             raise ValueError(f"{rows.name}: velocity rows with moving joints (a time-dependent "
                              "basis A of the holonomic constraints) are not supported")
         timed = {c.name for c in self.constraints if c.time_dependent}
-        indptr, cols, coef, rhs = [0], [], [], rows.rhs.copy()
-        for i in range(rows.n_rows):
-            sl = slice(rows.indptr[i], rows.indptr[i + 1])
-            terms, hits = _substitute(rows.cols[sl].tolist(), rows.coef[sl], self._exprs)
-            for b, e in hits:
-                if e.names & timed:   # the jet of a0' of this dof: a0', a0'', (unknown)
-                    rhs[i] -= _jmul(b, np.array([e.g[1], e.g[2], np.nan]))
-            ks = sorted(terms)
-            cols.extend(ks)
-            coef.extend(terms[k] for k in ks)
-            indptr.append(len(cols))
-        red_cols = self._red_index(np.array(cols, np.int64))
-        return Rows(rows.name, np.array(indptr, np.int64), red_cols,
-                    np.array(coef, dtype=float).reshape(-1, 3), rhs,
-                    np.full(rows.n_rows, -1, np.int64), rows.rheonomic)
+        out = rate_rows_on_independent(rows, self._exprs, timed)
+        out.cols = self._red_index(out.cols)
+        return out
 
     def full_index(self, k: int) -> int:
         """The full index of reduced index ``k`` (every rank)."""
