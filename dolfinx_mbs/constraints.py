@@ -457,16 +457,3 @@ class VelocityRows(Constraint):
         return Rows(self.name, self.indptr, self.cols, coef, rhs, np.full(m, -1, np.int64),
                     rheonomic=self.rheonomic)
 
-
-# The joint kinds moved to :mod:`dolfinx_mbs.joints`; :mod:`dolfinx_mbs.model` still reaches them
-# as ``constraints.<name>``. They are looked up on first use, so that joints -> constraints stays
-# the only import between the two modules when they load. (To go once the model names joints.)
-_JOINT_KINDS = ("Joint", "tie", "pin", "Slider", "RigidRegion")
-
-
-def __getattr__(name: str):
-    if name in _JOINT_KINDS:
-        from . import joints
-
-        return getattr(joints, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -129,7 +129,7 @@ class MaggiReducer:
         self.t = t
 
     # -- elimination (dolfinx_mbs.elimination) -------------------------------------------------
-    def _where(self, dof: int):
+    def where(self, dof: int):
         """(body name, local unblocked dof on its owner) of a full index."""
         return self._elimination.where(dof)
 

@@ -24,6 +24,7 @@ from petsc4py import PETSc
 
 from . import checks, compat, modal, reactions
 from . import constraints as cons
+from . import joints
 from . import integrate as integration
 from . import campbell as campbell_sweep
 from .assembly import Assembly
@@ -117,7 +118,7 @@ class Model:
                                          value=value, time_scale=time_scale, name=name))
 
     def tie(self, body_a: Body, body_b: Body, where: Callable, tol: float = 1e-8,
-            name: Optional[str] = None) -> cons.Joint:
+            name: Optional[str] = None) -> joints.Joint:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0): ``where(x)`` selects the interface on each body's local
         coordinates. Every selected node must find a partner (else a ValueError on every rank
@@ -127,10 +128,10 @@ class Model:
         self._check_body(body_b)
         if body_a is body_b:
             raise ValueError("tie: body_a and body_b must differ")
-        return self._add(cons.tie(self.space, body_a, body_b, where, tol=tol, name=name))
+        return self._add(joints.tie(self.space, body_a, body_b, where, tol=tol, name=name))
 
     def pin(self, body_a: Optional[Body], body_b: Body, point, tol: float = 1e-8,
-            name: Optional[str] = None) -> cons.Joint:
+            name: Optional[str] = None) -> joints.Joint:
         """A pin at the global ``point`` (position at t = 0) between a node of ``body_a`` (None:
         the ground) and a node of ``body_b``: same global position at all times (a revolute
         joint in 2D, a spherical joint in 3D)."""
@@ -139,21 +140,21 @@ class Model:
         self._check_body(body_b)
         if body_a is body_b:
             raise ValueError("pin: body_a and body_b must differ")
-        return self._add(cons.pin(self.space, body_a, body_b, point, tol=tol, name=name))
+        return self._add(joints.pin(self.space, body_a, body_b, point, tol=tol, name=name))
 
     def slider(self, body: Body, point, axis, tol: float = 1e-8,
-               name: Optional[str] = None) -> cons.Slider:
+               name: Optional[str] = None) -> joints.Slider:
         """The node of ``body`` at the global ``point`` (at t = 0) stays on the fixed global
         line through it along ``axis`` (a prismatic support on the ground)."""
         self._check_body(body)
-        return self._add(cons.Slider(self.space, body, point, axis, tol=tol, name=name))
+        return self._add(joints.Slider(self.space, body, point, axis, tol=tol, name=name))
 
     def rigid(self, body: Body, where: Optional[Callable] = None, facets=None,
-              name: Optional[str] = None) -> cons.RigidRegion:
+              name: Optional[str] = None) -> joints.RigidRegion:
         """Make the nodes of ``body`` where ``where(x)`` holds (or on ``facets``) move as one
         rigid body (RBE2-like)."""
         self._check_body(body)
-        return self._add(cons.RigidRegion(self.space, body, where=where, facets=facets,
+        return self._add(joints.RigidRegion(self.space, body, where=where, facets=facets,
                                           name=name))
 
     def constrain(self, rows, rhs=None, body: Optional[Body] = None, time_scale: float = 1.0,

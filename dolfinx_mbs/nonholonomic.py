@@ -61,7 +61,7 @@ class ReducedSpace:
     def where(self, k: int):
         """(body name, local dof) of reduced index ``k``, for messages."""
         h = self.holonomic
-        return h._where(h.full_index(k))
+        return h.where(h.full_index(k))
 
 
 class _OnReducedSpace(Constraint):
