@@ -101,7 +101,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import dolfinx_mbs as mbs  # noqa: E402
-from dolfinx_mbs.operators import BodyOperators, frame_coupling_matrices  # noqa: E402
+from dolfinx_mbs.operators import BodyOperators  # noqa: E402
 
 logging.getLogger().setLevel(logging.WARNING)  # cffi's "building extension" chatter
 
@@ -287,7 +287,8 @@ def references(ops: BodyOperators, body, repeats: int) -> dict:
         reassemble(ops.mats["stiffness"], ops.forms["stiffness"]), repeats)
     few = max(3, repeats // 2)
     r["assemble_mass"], _ = median_of(reassemble(ops.mats["mass"], ops.forms["mass"]), few)
-    body.W.value = frame_coupling_matrices(mbs.frames.SpinUp(**SPINUP).state(1.0))["gyroscopic"]
+    body.W.value = mbs.forms.frame_coupling(mbs.frames.SpinUp(**SPINUP).state(1.0).omega)[
+        "gyroscopic"]
     r["assemble_coupling"], _ = median_of(
         reassemble(ops.mats["gyroscopic"], ops.forms["coupling"]), few)
     Ka, G = ops.mats["spin_softening"], ops.mats["gyroscopic"]

@@ -134,7 +134,7 @@ class Body:
         #: prestress unit cases -> displacement under that case's load (filled by the model,
         #: see :meth:`prestress_cases`)
         self.prestress_fields = {}
-        #: W of the unit centrifugal load (omega x omega x X = W X)
+        #: W of the unit centrifugal load (a W_ij of forms.unit_spin_cases)
         self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
         #: the gravity of a unit prestress case (local components)
         self.g_unit = fem.Constant(mesh, z3.copy())
@@ -145,13 +145,14 @@ class Body:
 
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
-        omega omega^T = E_ij (+ E_ji), ``("g", k)`` gravity of unit local component k (when the
-        body has gravity), ``("applied",)`` the constant loads in local components (when it
-        has any). Their stresses, scaled by :meth:`prestress_coefficient`, sum to the steady
-        stress at any frame state."""
+        the unit spin case W_ij of ``forms.unit_spin_cases`` (omega omega^T = E_ij (+ E_ji)),
+        ``("g", k)`` gravity of unit local component k (when the body has gravity),
+        ``("applied",)`` the constant loads in local components (when it has any). Their
+        stresses, scaled by :meth:`prestress_coefficient`, sum to the steady stress at any
+        frame state."""
         if self.stiffening != "prestress":
             return []
-        cases = [(2, 2)] if self.gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
+        cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity):
             cases += [("g", k) for k in range(self.gdim)]
         if self._steady_loads():
@@ -167,18 +168,10 @@ class Body:
                 if ld.fn is None and ld.local]
         return out
 
-    @staticmethod
-    def unit_load_matrix(ij) -> np.ndarray:
-        """W = S - tr(S) I for S = E_ij (+ E_ji): omega x (omega x X) = W X is linear in
-        S = omega omega^T."""
-        i, j = ij
-        S = np.zeros((3, 3))
-        S[i, j] = S[j, i] = 1.0
-        return S - np.trace(S) * np.eye(3)
-
     def prestress_coefficient(self, case, state: FrameState) -> float:
-        """The factor of unit case ``case`` at ``state``: omega_i omega_j, the local gravity
-        component (R^T g)_k, or 1 for the constant applied loads."""
+        """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
+        unit spin case W_ij of ``forms.unit_spin_cases``), the local gravity component
+        (R^T g)_k, or 1 for the constant applied loads."""
         if case[0] == "g":
             return float((state.R.T @ self.gravity)[case[1]])
         if case[0] == "applied":

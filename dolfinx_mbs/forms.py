@@ -17,6 +17,13 @@ Direct forms (the table of theory.md section 2)::
     base_accel._load   q_O(v)    = -int rho a_O.v
     gravity_load       q_g(v)    = int rho g_local.v
 
+Every frame-dependent matrix among them, and the centrifugal and Euler loads, is the inertia
+coupling ``inertia_coupling`` c_W(u, v) = int rho (W u).v of a constant 3x3 matrix W (the loads
+with u = X and a minus sign). :func:`frame_coupling` is the one place where the W of a frame
+state are written; the direct forms above take their W from it, and so do the assembled
+operators (:mod:`dolfinx_mbs.operators`, with numbers instead of UFL constants) and the unit
+cases of prestress stiffening (:func:`unit_spin_cases`).
+
 Hamilton's form (section 4) adds ``momentum_coupling`` (g_p = g/2), ``momentum_offset`` (pi_0)
 and ``momentum_load`` (h).
 
@@ -27,16 +34,20 @@ same operators as the direct forms; the test-suite checks that to round-off.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Tuple
 
+import numpy as np
 import ufl
 from ufl.algorithms import expand_derivatives
 from ufl.algorithms.apply_algebra_lowering import apply_algebra_lowering
 from ufl.algorithms.apply_derivatives import apply_derivatives as _apply_derivatives
+from ufl.core.expr import Expr
 
 from .materials import Material, strain
 
 __all__ = [
+    "frame_coupling",
+    "unit_spin_cases",
     "cross",
     "mass",
     "gyroscopic",
@@ -48,6 +59,7 @@ __all__ = [
     "base_acceleration_load",
     "gravity_load",
     "inertia_coupling",
+    "centrifugal_unit_load",
     "momentum_coupling",
     "momentum_offset",
     "green_strain",
@@ -92,6 +104,108 @@ def cross(w, u):
     raise ValueError(f"cross: vectors of dimension {d} are not supported (need 2 or 3)")
 
 
+# --- the frame-coupling matrices W ---------------------------------------------------------
+
+def _vector3(w, name):
+    """The three components of ``w`` and whether they are UFL expressions (else numbers)."""
+    if w is None:
+        return [0.0, 0.0, 0.0], False
+    if isinstance(w, Expr):
+        if ufl.shape(w) != (3,):
+            raise ValueError(f"frame_coupling: {name} must be a 3-vector, got shape "
+                             f"{ufl.shape(w)}")
+        return [w[i] for i in range(3)], True
+    a = np.asarray(w, dtype=float)
+    if a.shape != (3,):
+        raise ValueError(f"frame_coupling: {name} must be a 3-vector, got shape {a.shape}")
+    return [float(x) for x in a], False
+
+
+def _matrix(rows, symbolic: bool):
+    return ufl.as_matrix(rows) if symbolic else np.array(rows, dtype=float)
+
+
+def _skew(w):
+    """The rows of the matrix of y -> w x y."""
+    return [[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]]
+
+
+def frame_coupling(omega=None, alpha=None) -> dict:
+    """The matrices W(omega, alpha) of the frame-dependent inertia couplings (3x3, local
+    components): every frame matrix is c_W(u, v) = int rho (W u).v (:func:`inertia_coupling`),
+    and the centrifugal and Euler loads are -c_W(X, v) of the same W.
+
+    Args:
+        omega, alpha: the frame's angular velocity and acceleration in local components, as
+            numbers (a 3-sequence: the W are numpy arrays) or as 3-vector UFL expressions such
+            as a ``fem.Constant`` (the W are UFL matrices); None counts as zero.
+
+    Returns:
+        ``{"gyroscopic": W_g, "spin_softening": W_w, "angular_acceleration": W_a}``::
+
+            W_g = 2 skew(omega)                 g(u, v)   = c_W_g(u, v)
+            W_w = omega omega^T - |omega|^2 I   k_w(u, v) = c_W_w(u, v),  q_w(v) = -c_W_w(X, v)
+                (= skew(omega)^2)
+            W_a = skew(alpha)                   k_a(u, v) = c_W_a(u, v),  q_a(v) = -c_W_a(X, v)
+
+        with skew(w) y = w x y. A 2D body takes the leading 2x2 block (planar motion: only
+        omega_z and alpha_z act).
+
+    Where each comes from (theory.md section 1: v = v_O + omega x (X + u) + udot; section 2:
+    T = 1/2 int rho v.v and Lagrange's d/dt dT/d(udot) - dT/du):
+
+    * ``gyroscopic``: the term int rho udot.(omega x u) of T. It enters dT/d(udot) as
+      rho omega x u, whose time derivative gives rho omega x udot, and -dT/du gives another
+      rho omega x udot: 2 omega x udot, the Coriolis term of the acceleration (section 1).
+    * ``angular_acceleration``: the same term of T; d/dt of rho omega(t) x u also differentiates
+      omega, giving rho alpha x u (section 1's alpha x u; skew, [K(eps)] in section 2's table).
+    * ``spin_softening``: the term 1/2 int rho |omega x u|^2 of T, whose -dT/du is
+      rho omega x (omega x u) = rho (omega (omega.u) - |omega|^2 u) (section 2's k_omega).
+      The same W on X gives the centrifugal load q_omega: the term int rho (omega x X).(omega
+      x u) of T, through -dT/du. It is linear in the six products omega_i omega_j, which is
+      what prestress stiffening uses (section 3, :func:`unit_spin_cases`).
+    * the Euler load q_alpha uses ``angular_acceleration`` on X: the term int rho
+      (omega x X).udot of T, through d/dt dT/d(udot).
+
+    Hamilton's form (section 4) couples momentum and displacement with W_g / 2 = skew(omega)
+    (:func:`momentum_coupling`).
+    """
+    w, sym_w = _vector3(omega, "omega")
+    a, sym_a = _vector3(alpha, "alpha")
+    # omega omega^T - |omega|^2 I, its diagonal without cancellation: -(omega_j^2 + omega_k^2)
+    spin = [[w[i] * w[j] if i != j else -(w[i - 2] * w[i - 2] + w[i - 1] * w[i - 1])
+             for j in range(3)] for i in range(3)]
+    return {
+        "gyroscopic": 2.0 * _matrix(_skew(w), sym_w),
+        "spin_softening": _matrix(spin, sym_w),
+        "angular_acceleration": _matrix(_skew(a), sym_a),
+    }
+
+
+def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
+    """The unit cases of the spin-softening W, which is quadratic in omega: ``{(i, j): W_ij}``
+    with i <= j, such that for every frame state of a ``gdim``-dimensional body
+
+        frame_coupling(omega)["spin_softening"] = sum over (i, j) of omega_i omega_j W_ij.
+
+    3D: the six pairs (0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2); 2D: (2, 2) only (planar
+    motion: omega = omega_z e_z). The W_ij are taken from :func:`frame_coupling` itself:
+    W_ii = W(e_i) and W_ij = W(e_i + e_j) - W(e_i) - W(e_j) for i < j (exact in floating point).
+    They give the unit centrifugal loads -c_W_ij(X, v) of prestress stiffening (theory.md
+    section 3), whose steady stresses scale with omega_i omega_j.
+    """
+    if gdim not in (2, 3):
+        raise ValueError(f"unit_spin_cases: gdim must be 2 or 3, got {gdim!r}")
+    eye = np.eye(3)
+
+    def W(w):
+        return frame_coupling(w)["spin_softening"]
+
+    pairs = [(2, 2)] if gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
+    return {(i, j): W(eye[i]) if i == j else W(eye[i] + eye[j]) - W(eye[i]) - W(eye[j])
+            for i, j in pairs}
+
+
 # --- direct forms --------------------------------------------------------------------------
 
 def mass(rho, u, v, dx=ufl.dx):
@@ -99,9 +213,22 @@ def mass(rho, u, v, dx=ufl.dx):
     return rho * ufl.inner(u, v) * dx
 
 
+def inertia_coupling(rho, W, u, v, dx=ufl.dx):
+    """c_W(u, v) = int rho (W u).v for a constant 3x3 matrix W (its leading gdim x gdim block).
+
+    Every frame-dependent matrix is one of these, with W from :func:`frame_coupling`; the
+    centrifugal and Euler loads are -c_W(X, v). As W is constant, c_W is the scalar mass matrix
+    times W (a Kronecker product), which :mod:`dolfinx_mbs.operators` uses to form frame
+    matrices from a precomputed basis instead of by quadrature.
+    """
+    d = _gdim(u)
+    Wd = W if d == 3 else ufl.as_matrix([[W[i, j] for j in range(d)] for i in range(d)])
+    return rho * ufl.inner(Wd * u, v) * dx
+
+
 def gyroscopic(rho, omega, u, v, dx=ufl.dx):
     """g(u, v) = int 2 rho (omega x u).v: Coriolis, skew-symmetric."""
-    return 2.0 * rho * ufl.inner(cross(omega, u), v) * dx
+    return inertia_coupling(rho, frame_coupling(omega)["gyroscopic"], u, v, dx)
 
 
 def stiffness(material: Material, u, v, dx=ufl.dx):
@@ -111,22 +238,28 @@ def stiffness(material: Material, u, v, dx=ufl.dx):
 
 def angular_acceleration(rho, alpha, u, v, dx=ufl.dx):
     """k_alpha(u, v) = int rho (alpha x u).v: skew-symmetric."""
-    return rho * ufl.inner(cross(alpha, u), v) * dx
+    return inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], u, v, dx)
 
 
 def spin_softening(rho, omega, u, v, dx=ufl.dx):
     """k_omega(u, v) = int rho (omega x (omega x u)).v: symmetric negative semidefinite."""
-    return rho * ufl.inner(cross(omega, cross(omega, u)), v) * dx
+    return inertia_coupling(rho, frame_coupling(omega)["spin_softening"], u, v, dx)
+
+
+def centrifugal_unit_load(rho, W, X, v, dx=ufl.dx):
+    """-c_W(X, v) = -int rho (W X).v: the centrifugal load of a spin-softening W, for a given W
+    (a unit case of :func:`unit_spin_cases` in prestress stiffening)."""
+    return -inertia_coupling(rho, W, X, v, dx)
 
 
 def centrifugal_load(rho, omega, X, v, dx=ufl.dx):
     """q_omega(v) = -int rho (omega x (omega x X)).v"""
-    return -rho * ufl.inner(cross(omega, cross(omega, X)), v) * dx
+    return centrifugal_unit_load(rho, frame_coupling(omega)["spin_softening"], X, v, dx)
 
 
 def euler_load(rho, alpha, X, v, dx=ufl.dx):
     """q_alpha(v) = -int rho (alpha x X).v"""
-    return -rho * ufl.inner(cross(alpha, X), v) * dx
+    return -inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], X, v, dx)
 
 
 def base_acceleration_load(rho, a_O, v, dx=ufl.dx):
@@ -141,30 +274,8 @@ def gravity_load(rho, g_local, v, dx=ufl.dx):
 
 def frame_inertia_load(rho, omega, alpha, a_O, X, v, dx=ufl.dx):
     """q_omega + q_alpha + q_O: the whole load of the frame's motion on the undeformed body."""
-    d = _gdim(v)
-    acc = planar(a_O, d) + cross(alpha, X) + cross(omega, cross(omega, X))
-    return -rho * ufl.inner(acc, v) * dx
-
-
-def inertia_coupling(rho, W, u, v, dx=ufl.dx):
-    """c_W(u, v) = int rho (W u).v for a constant 3x3 matrix W (its leading gdim x gdim block).
-
-    Every frame-dependent matrix is one of these: g = c_W with W = 2 skew(omega),
-    k_omega with W = skew(omega)^2, k_alpha with W = skew(alpha). As W is constant, c_W is the
-    scalar mass matrix times W (a Kronecker product), which :mod:`dolfinx_mbs.operators` uses to
-    form frame matrices from a precomputed basis instead of by quadrature.
-    """
-    d = _gdim(u)
-    Wd = W if d == 3 else ufl.as_matrix([[W[i, j] for j in range(d)] for i in range(d)])
-    return rho * ufl.inner(Wd * u, v) * dx
-
-
-def centrifugal_unit_load(rho, W, X, v, dx=ufl.dx):
-    """-int rho (W X).v: the centrifugal load with omega x (omega x X) = W X,
-    W = omega omega^T - |omega|^2 I, written for a given (unit) W (3x3 constant)."""
-    d = _gdim(v)
-    Wd = ufl.as_matrix([[W[i, j] for j in range(d)] for i in range(d)])
-    return -rho * ufl.inner(Wd * X, v) * dx
+    return (centrifugal_load(rho, omega, X, v, dx) + euler_load(rho, alpha, X, v, dx)
+            + base_acceleration_load(rho, a_O, v, dx))
 
 
 def geometric_stiffness(material: Material, sigma0, u, v, dx=ufl.dx):
@@ -202,7 +313,7 @@ def svk_remainder_energy(material: Material, u, dx=ufl.dx):
 
 def momentum_coupling(rho, omega, u, v, dx=ufl.dx):
     """g_p(u, v) = int rho (omega x u).v = g/2: the u-part of the generalized momentum."""
-    return rho * ufl.inner(cross(omega, u), v) * dx
+    return inertia_coupling(rho, 0.5 * frame_coupling(omega)["gyroscopic"], u, v, dx)
 
 
 def momentum_offset(rho, omega, v_O, X, v, dx=ufl.dx):

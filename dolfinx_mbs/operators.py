@@ -4,9 +4,10 @@ The forms are compiled and the matrices created once (all from the same function
 they share one sparsity pattern). Mass and stiffness are assembled once.
 
 Every frame-dependent matrix is an inertia coupling c_W(u, v) = int rho (W u).v with a constant
-matrix W (``forms.inertia_coupling``): the gyroscopic matrix has W = 2 skew(omega), spin
-softening W = skew(omega)^2, angular acceleration W = skew(alpha). c_W is linear in W, so two
-strategies give the same matrices:
+matrix W (``forms.inertia_coupling``), the W of the frame state given by ``forms.frame_coupling``
+(gyroscopic 2 skew(omega), spin softening skew(omega)^2, angular acceleration skew(alpha)): the
+same W, as numbers, that the direct forms of :mod:`dolfinx_mbs.forms` hold as UFL expressions.
+c_W is linear in W, so two strategies give the same matrices:
 
 * ``"assemble"``: set W, assemble c_W into the existing matrix (one mass-type assembly per
   matrix whose W changed). Lean in memory; the default for time-invariant frames.
@@ -30,22 +31,13 @@ from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
 
 from . import compat
+from . import forms as F
 from .body import Body
 from .frames import FrameState, skew
 
-__all__ = ["BodyOperators", "combine", "frame_coupling_matrices"]
+__all__ = ["BodyOperators", "combine"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
-
-
-def frame_coupling_matrices(state: FrameState) -> Dict[str, np.ndarray]:
-    """The matrix W of each frame-dependent operator at ``state`` (3x3, local components)."""
-    Wo = skew(state.omega)
-    return {
-        "gyroscopic": 2.0 * Wo,
-        "spin_softening": Wo @ Wo,
-        "angular_acceleration": skew(state.alpha),
-    }
 
 
 def _assemble_into(A: PETSc.Mat, a) -> None:
@@ -186,7 +178,7 @@ class BodyOperators:
         elif case[0] == "applied":
             form = forms["applied"]
         else:
-            body.W_load.value = body.unit_load_matrix(case)
+            body.W_load.value = F.unit_spin_cases(body.gdim)[case]
             form = forms["centrifugal"]
         b = compat.create_vector(forms["centrifugal"])
         with b.localForm() as bl:
@@ -279,7 +271,7 @@ class BodyOperators:
         """Bring the frame-dependent matrices and Q to ``state``."""
         t0 = time.perf_counter()
         self.body.set_state(state)
-        for name, W in frame_coupling_matrices(state).items():
+        for name, W in F.frame_coupling(state.omega, state.alpha).items():
             key = tuple(W.ravel())
             if key != self._keys.get(name):
                 if self.mats[name] is None:

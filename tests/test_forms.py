@@ -51,7 +51,7 @@ CASES = [
 ]
 
 
-def make_body(dim, cell, degree):
+def make_body(dim, cell, degree, stiffening=None):
     comm = MPI.COMM_WORLD
     if dim == 3:
         mesh = dmesh.create_box(comm, [np.array([0.1, -0.2, 0.0]), np.array([1.0, 0.3, 0.2])],
@@ -64,7 +64,7 @@ def make_body(dim, cell, degree):
         mat_ = mbs.materials.PlaneStress(E=7.0e10, nu=0.33, density=2700.0, thickness=0.01)
         frame = mbs.frames.Planar(theta=lambda t: 0.7 * t**2 + 0.2 * t,
                                   origin=lambda t: (np.cos(t), t**2))
-    body = mbs.Body(mesh, mat_, frame, degree=degree)
+    body = mbs.Body(mesh, mat_, frame, degree=degree, stiffening=stiffening)
     state = frame.state(0.9)
     assert np.all(np.abs(state.alpha[2]) > 0.1) and np.abs(state.omega[2]) > 0.1
     body.set_state(state)
@@ -74,6 +74,56 @@ def make_body(dim, cell, degree):
 @pytest.fixture(params=CASES, ids=["tet1", "hex2", "tri2", "quad1"])
 def body(request):
     return make_body(*request.param)
+
+
+def test_frame_coupling_is_the_cross_products_of_the_acceleration():
+    """The W of forms.frame_coupling against theory.md section 1's terms 2 omega x y,
+    omega x (omega x y) and alpha x y, as numbers; and the UFL matrices it gives for
+    constants hold the same numbers."""
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        w, a, y = rng.standard_normal((3, 3)) * rng.uniform(0.1, 10.0, (3, 1))
+        W = F.frame_coupling(w, a)
+        scale = (1.0 + np.dot(w, w) + np.linalg.norm(a)) * np.linalg.norm(y)
+        assert np.abs(W["gyroscopic"] @ y - 2.0 * np.cross(w, y)).max() < 1e-14 * scale
+        assert np.abs(W["spin_softening"] @ y - np.cross(w, np.cross(w, y))).max() < 1e-14 * scale
+        assert np.abs(W["angular_acceleration"] @ y - np.cross(a, y)).max() < 1e-14 * scale
+        assert sorted(W) == ["angular_acceleration", "gyroscopic", "spin_softening"]
+    zero = F.frame_coupling()
+    assert all(not np.any(Z) for Z in zero.values())
+
+    mesh = dmesh.create_unit_square(MPI.COMM_WORLD, 2, 2)
+    w, a = np.array([0.3, -1.7, 2.2]), np.array([-0.9, 0.5, 1.3])
+    Wn = F.frame_coupling(w, a)
+    Wu = F.frame_coupling(fem.Constant(mesh, w), fem.Constant(mesh, a))
+    weights = rng.standard_normal((3, 3, 3))
+    keys = sorted(Wn)
+    integrand = sum(weights[k, i, j] * Wu[key][i, j]
+                    for k, key in enumerate(keys) for i in range(3) for j in range(3))
+    got = MPI.COMM_WORLD.allreduce(
+        fem.assemble_scalar(fem.form(integrand * ufl.dx(domain=mesh))), op=MPI.SUM)
+    want = sum(np.sum(weights[k] * Wn[key]) for k, key in enumerate(keys))
+    assert got == pytest.approx(want, rel=1e-13)
+
+
+def test_unit_spin_cases_sum_to_spin_softening():
+    """sum_ij omega_i omega_j W_ij = W_omega: the six unit cases in 3D (the one of planar
+    motion in 2D), with the weights Body.prestress_coefficient uses."""
+    assert list(F.unit_spin_cases(3)) == [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)]
+    assert list(F.unit_spin_cases(2)) == [(2, 2)]
+    rng = np.random.default_rng(3)
+    for gdim in (3, 2):
+        for _ in range(20):
+            w = rng.standard_normal(3) * rng.uniform(0.1, 10.0)
+            if gdim == 2:
+                w[:2] = 0.0
+            S = sum(w[i] * w[j] * Wij for (i, j), Wij in F.unit_spin_cases(gdim).items())
+            ref = F.frame_coupling(w)["spin_softening"]
+            assert np.abs(S - ref).max() < 1e-14 * np.dot(w, w)
+            assert np.abs(S - (np.outer(w, w) - np.dot(w, w) * np.eye(3))).max() \
+                < 1e-14 * np.dot(w, w)
+    with pytest.raises(ValueError, match="gdim"):
+        F.unit_spin_cases(1)
 
 
 def direct(body):
