@@ -129,7 +129,6 @@ class Body:
         self._body_forces: List[_Load] = []
         self._tractions: List[tuple] = []
         self._point_loads: List[tuple] = []
-        self.state: Optional[FrameState] = None
         self.stiffening = stiffening
         #: prestress unit cases -> displacement under that case's load (filled by the model,
         #: see :meth:`prestress_cases`)
@@ -238,7 +237,6 @@ class Body:
             ld.update(state)
         for ld, _ in self._tractions:
             ld.update(state)
-        self.state = state
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:

@@ -25,7 +25,7 @@ from typing import List, Optional, Protocol, Sequence, Tuple
 import numpy as np
 from petsc4py import PETSc
 
-from .frames import skew
+from .forms import frame_coupling
 from .space import orthonormal_nullspace, rigid_body_modes
 
 __all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "SecondOrderSystem",
@@ -248,10 +248,10 @@ class SecondOrderSystem:
         blocks = []
         for o, seg, st in zip(ops, segs, asm.states(t)):
             g = o.body.gdim
-            Wo = skew(st.omega)
+            W = frame_coupling(st.omega, st.alpha)
             a, b = o.body.material.rayleigh
-            blocks.append((seg, g, (2.0 * Wo)[:g, :g] + a * np.eye(g),
-                           (Wo @ Wo + skew(st.alpha))[:g, :g], b))
+            blocks.append((seg, g, W["gyroscopic"][:g, :g] + a * np.eye(g),
+                           (W["spin_softening"] + W["angular_acceleration"])[:g, :g], b))
         return InertiaBlocks(Ks=Ks, blocks=blocks)
 
     # -- nonlinear strain ---------------------------------------------------------------------

@@ -183,7 +183,7 @@ def test_hamilton_route_equals_direct(body):
 def test_hamilton_momentum_rate_recovers_second_order_load(body):
     """dp/dt = -h at rest in the frame, so M u'' = -(d(pi_0)/dt + h) must equal the load q of the
     second-order form (theory.md section 4: the omega x v_O terms cancel)."""
-    s = body.state
+    s = body.frame.state(0.9)   # the state make_body set
     v = ufl.TestFunction(body.V)
     r = body.rho
     dvO = s.a_O - np.cross(s.omega, s.v_O)
@@ -249,7 +249,7 @@ def test_mass_total_and_load_resultants(body):
     assert mass == pytest.approx(vol, rel=1e-12)
     q = vec(F.frame_inertia_load(body.rho, body.omega, body.alpha, body.a_O, body.X, v))
     res_x = q.dot(ev)
-    s = body.state
+    s = body.frame.state(0.9)   # the state make_body set
     xc = np.array([MPI.COMM_WORLD.allreduce(
         fem.assemble_scalar(fem.form(body.rho * body.X[i] * ufl.dx)), op=MPI.SUM) / vol
         for i in range(body.gdim)] + [0.0] * (3 - body.gdim))
