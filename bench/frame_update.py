@@ -71,6 +71,7 @@ averages).
 from __future__ import annotations
 
 import gc
+import inspect
 import logging
 import shutil
 import statistics
@@ -179,12 +180,13 @@ def compile_cold(degree: int) -> float:
     body = make_body(2, degree)
     tmp = tempfile.mkdtemp(prefix="mbs_jit_cold_") if RANK == 0 else None
     tmp = COMM.bcast(tmp, root=0)
-    jit = {"cache_dir": tmp}
+    # the keyword is jit_params up to DOLFINx 0.6, jit_options since
+    kw = "jit_options" if "jit_options" in inspect.signature(fem.form).parameters else "jit_params"
+    jit = {kw: {"cache_dir": tmp}}
 
     def go():
-        forms = [fem.form(a, jit_params=jit) for a in body.bilinear_forms().values()]
-        forms.append(fem.form(body.load_form(), jit_params=jit))
-        return forms
+        return [fem.form(a, **jit) for a in
+                list(body.bilinear_forms().values()) + [body.load_form()]]
 
     dt, _ = timed(go)
     COMM.Barrier()
