@@ -76,7 +76,7 @@ def versions() -> dict:
                 petsc4py=petsc4py.__version__, ufl=ufl.__version__, ffcx=ffcx.__version__,
                 basix=basix.__version__, numpy=np.__version__,
                 mpi=MPI.Get_library_version().replace("\x00", "").splitlines()[0].strip(),
-                dolfinx_mbs=dolfinx_mbs.__version__,
+                dolfinx_mbs=getattr(dolfinx_mbs, "__version__", "?"),
                 petsc_int_bytes=PETSc.IntType(0).itemsize)
 
 
@@ -103,20 +103,30 @@ def command_line(nproc: int = 1) -> str:
     return line if nproc == 1 else f"mpirun -n {nproc} {line}"
 
 
-def context_lines(run: dict) -> list:
-    """Markdown bullets: machine, versions, dolfinx_mbs revision and command of ``run`` (its
-    keys machine, versions, git, command)."""
-    m, v, cpu = run["machine"], run.get("versions") or {}, run["machine"]["lscpu"]
-    bits = f" ({v['petsc_int_bytes'] * 8}-bit indices)" if "petsc_int_bytes" in v else ""
-    return [f"- machine: {cpu.get('Model name', '?')}, {m['nproc']} CPUs "
+def machine_line(m: dict) -> str:
+    """Markdown bullet of a machine() description."""
+    cpu = m["lscpu"]
+    return (f"- machine: {cpu.get('Model name', '?')}, {m['nproc']} CPUs "
             f"({cpu.get('Core(s) per socket', '?')} cores/socket, "
             f"{cpu.get('Thread(s) per core', '?')} thread/core, "
             f"{cpu.get('Hypervisor vendor', 'no')} VM), L2 {cpu.get('L2 cache', '?')}, "
             f"L3 {cpu.get('L3 cache', '?')}, memory {m['memory']}; kernel {m['kernel']}, "
-            f"Python {m['python']}",
-            f"- DOLFINx {v.get('dolfinx', '?')}, PETSc {v.get('petsc', '?')}{bits}, petsc4py "
+            f"Python {m['python']}")
+
+
+def versions_line(v: dict) -> str:
+    """Markdown bullet of a versions() record (older records may lack some)."""
+    bits = f" ({v['petsc_int_bytes'] * 8}-bit indices)" if "petsc_int_bytes" in v else ""
+    return (f"- DOLFINx {v.get('dolfinx', '?')}, PETSc {v.get('petsc', '?')}{bits}, petsc4py "
             f"{v.get('petsc4py', '?')}, UFL {v.get('ufl', '?')}, FFCx {v.get('ffcx', '?')}, "
-            f"Basix {v.get('basix', '?')}, NumPy {v.get('numpy', '?')}; {v.get('mpi', '')}",
+            f"Basix {v.get('basix', '?')}, NumPy {v.get('numpy', '?')}; {v.get('mpi', '')}")
+
+
+def context_lines(run: dict) -> list:
+    """Markdown bullets: machine, versions, dolfinx_mbs revision and command of ``run`` (its
+    keys machine, versions, git, command)."""
+    v = run.get("versions") or {}
+    return [machine_line(run["machine"]), versions_line(v),
             f"- dolfinx_mbs {v.get('dolfinx_mbs', '?')} at {run['git']}; command: "
             f"`{run['command']}`"]
 
@@ -195,12 +205,14 @@ def step_times(stamps, warm: int = 1, comm=None) -> dict:
         loc, dur = dur.copy(), np.empty_like(dur)
         comm.Allreduce(loc, dur, op=MPI.MAX)
     late = len(dur) > warm
+    if not late:
+        raise ValueError(f"step_times: {len(s)} stamps, none after {warm} warm-up step(s)")
     return dict(per_step=gmax(s[-1] - s[warm], comm) / len(d),
                 per_step_median=gmax(float(np.median(d)), comm),
                 warmup=gmax(s[warm] - s[0], comm), steps_timed=len(d),
                 durations=[float(x) for x in dur],
-                slowest_step=int(warm + np.argmax(dur[warm:])) if late else None,
-                slowest=float(np.max(dur[warm:])) if late else None)
+                slowest_step=int(warm + np.argmax(dur[warm:])),
+                slowest=float(np.max(dur[warm:])))
 
 
 def wait_for_load(threshold: float, max_wait: float, step: float = 30.0, comm=None) -> dict:
