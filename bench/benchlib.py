@@ -131,6 +131,41 @@ def context_lines(run: dict) -> list:
             f"`{run['command']}`"]
 
 
+# --- the spinning bar of integration.py's scaling study (and of commits.py) ----------------
+
+BAR = dict(L=1.0, W=0.1, E=210e9, nu=0.3, density=7850.0, omega=15.0, traction=1e6, wf=200.0)
+BAR_PROBE = (1.0, 0.05, 0.05)  # the tip
+
+
+def bar_dofs(n: int) -> int:
+    return 3 * (10 * n + 1) * (n + 1) ** 2
+
+
+def bar_cells(target: float) -> int:
+    """n (10n x n x n hexahedra) whose dof count is closest to target."""
+    return min(range(1, 80), key=lambda n: abs(bar_dofs(n) - target))
+
+
+def bar_model(n: int, comm=None):
+    """(model, body): the bar of 10n x n x n hexahedra of degree 1, spinning about z, root
+    clamped, tip traction (0, traction sin(wf t), 0); the package's public API only."""
+    import dolfinx.mesh as dmesh
+
+    import dolfinx_mbs as mbs
+
+    L, W = BAR["L"], BAR["W"]
+    mesh = dmesh.create_box(comm or world(), [np.zeros(3), np.array([L, W, W])],
+                            [10 * n, n, n], dmesh.CellType.hexahedron)
+    mat = mbs.materials.LinearElastic(E=BAR["E"], nu=BAR["nu"], density=BAR["density"])
+    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=BAR["omega"]),
+                    degree=1)
+    body.add_traction(lambda t: (0.0, BAR["traction"] * np.sin(BAR["wf"] * t), 0.0),
+                      where=lambda x: np.isclose(x[0], L))
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    return model, body
+
+
 # --- MPI-aware measurement ---------------------------------------------------------------
 
 def world():

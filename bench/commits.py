@@ -43,18 +43,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import (ROOT, append_results, cmd, command_line, git_rev, loadavg, log, machine,
-                      machine_line, max_rss, md_table, parser, run_json, step_times, timed,
-                      utc_now, versions, versions_line)
+from benchlib import (BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model, cmd,
+                      command_line, git_rev, loadavg, log, machine, machine_line, max_rss,
+                      md_table, parser, run_json, step_times, timed, utc_now, versions,
+                      versions_line)
 
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
-BAR = dict(L=1.0, W=0.1, E=210e9, nu=0.3, density=7850.0, omega=15.0, traction=1e6, wf=200.0)
-PROBE = (1.0, 0.05, 0.05)
-
-
-def bar_cells(target: float) -> int:
-    """n (10n x n x n hexahedra) with 3 (10n + 1)(n + 1)^2 dofs closest to target."""
-    return min(range(1, 80), key=lambda n: abs(3 * (10 * n + 1) * (n + 1) ** 2 - target))
 
 
 # --- worker: one (ref, size, formulation) in its own process -----------------------------
@@ -63,7 +57,6 @@ def worker(args) -> None:
     import numpy as np
     from mpi4py import MPI
 
-    import dolfinx.mesh as dmesh
     import dolfinx_mbs as mbs
 
     comm = MPI.COMM_WORLD
@@ -72,20 +65,7 @@ def worker(args) -> None:
         raise SystemExit(f"commits.py worker: dolfinx_mbs imported from {where}, not from the "
                          f"checkout {args.checkout} (PYTHONPATH={os.environ.get('PYTHONPATH')})")
     n = bar_cells(args.size)
-
-    def build():
-        mesh = dmesh.create_box(comm, [np.zeros(3), np.array([BAR["L"], BAR["W"], BAR["W"]])],
-                                [10 * n, n, n], dmesh.CellType.hexahedron)
-        body = mbs.Body(mesh, mbs.materials.LinearElastic(E=BAR["E"], nu=BAR["nu"],
-                                                          density=BAR["density"]),
-                        mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=BAR["omega"]), degree=1)
-        body.add_traction(lambda t: (0.0, BAR["traction"] * np.sin(BAR["wf"] * t), 0.0),
-                          where=lambda x: np.isclose(x[0], BAR["L"]))
-        model = mbs.Model([body])
-        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-        return model
-
-    t_build, model = timed(build)
+    t_build, (model, _) = timed(lambda: bar_model(n))
     stamps, u_norm = [], []
 
     def stamp(t, u, v):
@@ -94,10 +74,10 @@ def worker(args) -> None:
 
     wall, r = timed(lambda: model.integrate(
         t_end=(args.steps + 1) * args.dt, dt=args.dt, formulation=args.formulation,
-        probes=[PROBE], progress=False, callback=stamp))
+        probes=[BAR_PROBE], progress=False, callback=stamp))
     res = step_times(stamps)
     peak = comm.gather(max_rss(), root=0)
-    res.update(module=str(where), size=args.size, n=n, dofs=3 * (10 * n + 1) * (n + 1) ** 2,
+    res.update(module=str(where), size=args.size, n=n, dofs=bar_dofs(n),
                formulation=args.formulation, nproc=comm.size, build=t_build, integrate=wall,
                u_norm=u_norm[0], tip=np.asarray(r.probes)[-1].tolist(),
                max_rss=peak and max(peak), max_rss_ranks=peak, versions=versions())

@@ -63,9 +63,10 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import (ROOT, append_results, barrier, command_line, context_lines, git_rev, gmax,
-                      load_text, loadavg, log, machine, md_table, parser, rss_sum, step_times,
-                      timed, utc_now, versions, wait_for_load)
+from benchlib import (BAR, BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model,
+                      barrier, command_line, context_lines, git_rev, gmax, load_text, loadavg,
+                      log, machine, md_table, parser, rss_sum, step_times, timed, utc_now,
+                      versions, wait_for_load)
 from mpi4py import MPI
 
 import dolfinx.fem.petsc as fpetsc
@@ -92,8 +93,6 @@ ROD["rho"] = ROD["mass"] / (ROD["A"] * ROD["L"])
 ROD["side"] = math.sqrt(ROD["A"])
 PAPER = "seed 003 (Matlab): 31-460 s (Lagrange) vs 28-322 s (Hamilton) for 5-25 elements"
 
-# scaling bar
-BAR = dict(L=1.0, W=0.1, E=210e9, nu=0.3, density=7850.0, omega=15.0, traction=1e6, wf=200.0)
 ITERATIVE = {"ksp_type": "gmres", "pc_type": "gamg", "ksp_rtol": 1e-10}
 
 
@@ -271,27 +270,6 @@ def study_rod(args) -> list:
 # Studies 2 and 3: scaling and overhead
 # =============================================================================================
 
-def bar_cells(target: float) -> int:
-    """n (10n x n x n hexahedra) with 3 (10n + 1)(n + 1)^2 dofs closest to target."""
-    return min(range(1, 80), key=lambda n: abs(3 * (10 * n + 1) * (n + 1) ** 2 - target))
-
-
-def bar_model(n: int):
-    mesh = dmesh.create_box(COMM, [np.zeros(3), np.array([BAR["L"], BAR["W"], BAR["W"]])],
-                            [10 * n, n, n], dmesh.CellType.hexahedron)
-    mat = mbs.materials.LinearElastic(E=BAR["E"], nu=BAR["nu"], density=BAR["density"])
-    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=BAR["omega"]),
-                    degree=1)
-    body.add_traction(lambda t: (0.0, BAR["traction"] * np.sin(BAR["wf"] * t), 0.0),
-                      where=lambda x: np.isclose(x[0], BAR["L"]))
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    return model, body
-
-
-PROBE = (1.0, 0.05, 0.05)
-
-
 def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, profile=False,
               energy: bool = True):
     set_solver_options("mbs_", solver)
@@ -303,7 +281,7 @@ def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, prof
     def go():
         if prof:
             prof.enable()
-        r = model.integrate(t_end=t_end, dt=dt, formulation=form, probes=[PROBE],
+        r = model.integrate(t_end=t_end, dt=dt, formulation=form, probes=[BAR_PROBE],
                             progress=False, energy=energy)
         if prof:
             prof.disable()
@@ -372,7 +350,7 @@ def plain_newmark(body, dt: float, steps: int, solver: dict | None) -> dict:
     uv, vv, av = (mbs.compat.petsc_vec(f) for f in (u, v, a))
     b = mbs.compat.create_vector(L_form)
     rhs, work, unew = M.createVecLeft(), M.createVecLeft(), M.createVecLeft()
-    pr = mbs_io.Probes([body], [PROBE])
+    pr = mbs_io.Probes([body], [BAR_PROBE])
     pr.items = [(type("B", (), {"u": u, "gdim": 3})(), pr.items[0][1])]  # probe our u
 
     def step(k):
@@ -442,7 +420,7 @@ def study_scaling(args) -> list:
     prev = None
     for target in args.sizes:
         n = bar_cells(target)
-        dofs = 3 * (10 * n + 1) * (n + 1) ** 2
+        dofs = bar_dofs(n)
         solver = ITERATIVE if dofs >= args.iterative_from else None
         solver_name = ("gmres + gamg (rtol 1e-10)" if solver else "MUMPS LU")
         row = dict(target=target, n=n, dofs=dofs, solver=solver_name, nproc=COMM.size)
