@@ -476,17 +476,9 @@ EXTRA = [
 ]
 
 
-def table(rows, columns, markdown: bool = True) -> str:
-    """rows (dicts) as a table of ``columns`` (header, row -> text): Markdown, or plain text
-    with aligned columns for the terminal."""
-    cells = [[f(r) for _, f in columns] for r in rows]
-    if markdown:
-        return md_table([c for c, _ in columns], cells)
-    cells.insert(0, [c for c, _ in columns])
-    w = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(x.rjust(w[i]) for i, x in enumerate(row)) for row in cells]
-    lines.insert(1, "  ".join("-" * x for x in w))
-    return "\n".join(lines)
+def table(rows, columns) -> str:
+    """Markdown table of rows (dicts) in ``columns`` (header, row -> text)."""
+    return md_table([c for c, _ in columns], [[f(r) for _, f in columns] for r in rows])
 
 
 def skipped_records(run):
@@ -543,18 +535,6 @@ def markdown_section(run: dict) -> str:
                    f"(n = {r['n']}, {r['dofs']:,} dofs), strategy {name}: {s['reason']}")
     out.append("")
     return "\n".join(out)
-
-
-def print_summary(run: dict) -> None:
-    ok = [r for r in run["cases"] if r["status"] == "ok"]
-    log("\n" + table(strategy_rows(ok), COLUMNS, False))
-    if both(ok):
-        log("\n" + table(both(ok), COMPARE, False))
-    log("\n" + table(ok, REFS, False) + "\n\n" + table(strategy_rows(ok), EXTRA, False))
-    log("compile: warm cache in the table; empty cache: "
-        + ", ".join(f"degree {d}: {t:.2f} s" for d, t in run["compile_cold"].items()))
-    for r, name, s in skipped_records(run):
-        log(f"skipped degree {r['degree']} {r['dofs']:,} dofs, {name}: {s['reason']}")
 
 
 # --- main ----------------------------------------------------------------------------------
@@ -627,15 +607,15 @@ def main(argv=None):
             prev = r
 
     run["loadavg_end"] = loadavg()
-    print_summary(run)
-
-    if RANK == 0 and not args.no_write:
-        append_results("frame_update", run, markdown_section(run),
-                       "Frame-state update cost of BodyOperators", args.results_dir,
-                       intro="Written by `bench/frame_update.py` (one section per run; times in "
-                       "ms, see the script's docstring for what each column measures).",
-                       key="runs")
-        log(f"wrote {args.results_dir}/frame_update.md and .json")
+    if RANK == 0:
+        md = markdown_section(run)
+        print(md)
+        if not args.no_write:
+            append_results("frame_update", run, md, "Frame-state update cost of BodyOperators",
+                           args.results_dir, key="runs", intro="Written by "
+                           "`bench/frame_update.py` (one section per run; times in ms, see the "
+                           "script's docstring for what each column measures).")
+            log(f"wrote {args.results_dir}/frame_update.md and .json")
 
 
 if __name__ == "__main__":
