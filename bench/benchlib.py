@@ -115,11 +115,12 @@ def machine_line(m: dict) -> str:
 
 
 def versions_line(v: dict) -> str:
-    """Markdown bullet of a versions() record (older records may lack some)."""
+    """Markdown bullet of a versions() record (older records lack some entries)."""
     bits = f" ({v['petsc_int_bytes'] * 8}-bit indices)" if "petsc_int_bytes" in v else ""
-    return (f"- DOLFINx {v.get('dolfinx', '?')}, PETSc {v.get('petsc', '?')}{bits}, petsc4py "
-            f"{v.get('petsc4py', '?')}, UFL {v.get('ufl', '?')}, FFCx {v.get('ffcx', '?')}, "
-            f"Basix {v.get('basix', '?')}, NumPy {v.get('numpy', '?')}; {v.get('mpi', '')}")
+    names = dict(dolfinx="DOLFINx", petsc="PETSc", petsc4py="petsc4py", ufl="UFL", ffcx="FFCx",
+                 basix="Basix", numpy="NumPy")
+    return ("- " + ", ".join(f"{name} {v[k]}" + (bits if k == "petsc" else "")
+                             for k, name in names.items() if k in v) + f"; {v.get('mpi', '')}")
 
 
 def context_lines(run: dict) -> list:
