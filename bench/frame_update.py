@@ -180,7 +180,7 @@ def compile_cold(degree: int) -> float:
     body = make_body(2, degree)
     tmp = tempfile.mkdtemp(prefix="mbs_jit_cold_") if RANK == 0 else None
     tmp = COMM.bcast(tmp, root=0)
-    # the keyword is jit_params up to DOLFINx 0.6, jit_options since
+    # the keyword: jit_params on older DOLFINx (0.5), jit_options on newer (0.11)
     kw = "jit_options" if "jit_options" in inspect.signature(fem.form).parameters else "jit_params"
     jit = {kw: {"cache_dir": tmp}}
 
