@@ -523,9 +523,9 @@ def markdown_section(run: dict) -> str:
         if not rows:
             continue
         c = rows[0]["case"]
+        cs = ", ".join(str(r["case"]["c"]) for r in rows)
         extra = (f"c = {c['c']} cells across ({(c['c'] + 1) ** 2} nodes per plane), serial"
-                 if study == "k" else f"k = {c['k']}, c = {', '.join(str(r['case']['c']) for r in rows)}, "
-                 "serial" if study == "size"
+                 if study == "k" else f"k = {c['k']}, c = {cs}, serial" if study == "size"
                  else f"k = {c['k']}, c = {c['c']}, {rows[0]['nproc']} ranks (times: max over "
                  "ranks; memory: sum over ranks)")
         out += [f"### {title}: {extra}", ""]
