@@ -3,6 +3,7 @@ parallel, with the same numbers.
 
     python bench/campbell.py                 # serial run, appended to bench/results/campbell.*
     mpirun -n 2 python bench/campbell.py     # 2 ranks; compared with the last serial run
+    python bench/campbell.py --size 0.04 --speeds 3 --modes 2 --no-write   # quick check
 
 The rotor: shaft 0.6 m x 20 mm radius, disk 120 mm x 20 mm at 0.4 m, P2 tetrahedra (gmsh,
 ``--size``), both ends clamped, prestress stiffening, ``--speeds`` speeds 0 ... 30 000 rpm,
@@ -14,15 +15,12 @@ run's frequencies.
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
 import os
-import pathlib
 import platform
 import time
 
 import numpy as np
+from benchlib import barrier, gmax, load_runs, parser, save_runs, utc_now
 from mpi4py import MPI
 
 import dolfinx
@@ -30,15 +28,10 @@ import dolfinx_mbs as mbs
 from dolfinx_mbs import meshes
 
 COMM = MPI.COMM_WORLD
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
-
-
-def gmax(x):
-    return COMM.allreduce(x, op=MPI.MAX)
 
 
 def run(size: float, speeds: int, modes: int) -> dict:
-    COMM.Barrier()
+    barrier()
     t0 = time.perf_counter()
     mesh, _, facets = meshes.rotor(COMM, size=size)
     frame = mbs.frames.ConstantSpin(axis=(0.0, 0.0, 1.0), rate=0.0)
@@ -59,7 +52,7 @@ def run(size: float, speeds: int, modes: int) -> dict:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__, load=None, max_wait=None)
     ap.add_argument("--size", type=float, default=0.015)
     ap.add_argument("--speeds", type=int, default=31)
     ap.add_argument("--modes", type=int, default=6)
@@ -67,13 +60,11 @@ def main():
     res = run(args.size, args.speeds, args.modes)
     if COMM.rank != 0:
         return
-    res.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               ranks=COMM.size, load=os.getloadavg(), machine=platform.processor() or
-               platform.machine(), cpus=os.cpu_count(), dolfinx=dolfinx.__version__,
-               size=args.size, modes=args.modes)
-    RESULTS.mkdir(exist_ok=True)
-    jpath = RESULTS / "campbell.json"
-    runs = json.loads(jpath.read_text()) if jpath.exists() else []
+    res.update(date=utc_now(), ranks=COMM.size, load=os.getloadavg(),
+               machine=platform.processor() or platform.machine(), cpus=os.cpu_count(),
+               dolfinx=dolfinx.__version__, size=args.size, modes=args.modes)
+    jpath = args.results_dir / "campbell.json"
+    runs = load_runs(jpath)
     # the serial run of the same installation (another gmsh meshes the rotor differently)
     serial = [r for r in runs if r["ranks"] == 1 and r["size"] == args.size
               and len(r["rpm"]) == args.speeds and r["modes"] == args.modes
@@ -82,7 +73,6 @@ def main():
         a, b = np.array(res["frequencies"]), np.array(serial[-1]["frequencies"])
         res["max_rel_diff_to_serial"] = float(np.max(np.abs(a - b) / np.abs(b).max()))
     runs.append(res)
-    jpath.write_text(json.dumps(runs, indent=1))
     lines = ["# Campbell sweep of the demo rotor (bench/campbell.py)", "",
              "Rotor of `demos/rotor_campbell.py` (P2 tetrahedra, prestress stiffening, both "
              "bearings clamped); set-up = mesh + operators + prestress unit solves; sweep = one "
@@ -103,8 +93,10 @@ def main():
               "0.11): dofs and frequencies are compared within one installation only.",
               "", "Critical speeds of the last run (rpm, crossings with 1x and 2x): "
               + ", ".join(f"{x:.0f}" for x in last["critical_rpm"])]
-    (RESULTS / "campbell.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if not args.no_write:
+        save_runs(jpath, runs)
+        (args.results_dir / "campbell.md").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,6 @@ bench/results/constraints.png (time per step and factorization vs m, size sweep)
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -80,12 +79,12 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import git_rev, loadavg, machine, md_table  # noqa: E402
+from benchlib import (ROOT, append_results, command_line, context_lines, git_rev, gsum, launch,
+                      load_runs, load_text, loadavg, log, machine, max_rss, md_table, parser,
+                      save_runs, step_times, timed, utc_now, versions, wait_for_load)
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "bench" / "results"
-PYTHON = sys.executable
 METHODS = ("maggi", "multipliers")
+TITLE = "Constraints: Maggi's reduced equations vs a Lagrange-multiplier saddle point"
 
 BLOCK = dict(L=1.0, E=210e9, nu=0.3, density=7850.0, omega=15.0, traction=1e6, wf=200.0)
 PLANES = 33  # node planes along x: n = 3 * PLANES * (c + 1)^2 for every k
@@ -96,12 +95,10 @@ PLANES = 33  # node planes along x: n = 3 * PLANES * (c + 1)^2 for every k
 
 
 def worker(case: dict, method: str, out: str) -> None:
-    import resource
     import logging
 
     from mpi4py import MPI
     from petsc4py import PETSc
-    import dolfinx
     import dolfinx.mesh as dmesh
 
     if str(ROOT) not in sys.path:
@@ -113,19 +110,8 @@ def worker(case: dict, method: str, out: str) -> None:
     logging.getLogger().setLevel(logging.WARNING)
     comm = MPI.COMM_WORLD
 
-    def gmax(x):
-        return comm.allreduce(float(x), op=MPI.MAX)
-
     def maxrss():  # bytes, summed over ranks
-        return comm.allreduce(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                              op=MPI.SUM)
-
-    def timed(fn):
-        comm.Barrier()
-        t0 = time.perf_counter()
-        r = fn()
-        comm.Barrier()
-        return gmax(time.perf_counter() - t0), r
+        return gsum(max_rss())
 
     # per-step stamps (the monitor calls Probes.evaluate once per step)
     stamps = []
@@ -248,10 +234,7 @@ def worker(case: dict, method: str, out: str) -> None:
     t_int, r = timed(lambda: model.integrate(t_end=steps * dt, dt=dt, constraints=cons,
                                              probes=[tip], progress=False))
     rss_peak = maxrss()
-    st = np.array(stamps)
-    dur = np.diff(st)
-    loc = dur.copy()
-    comm.Allreduce(loc, dur, op=MPI.MAX)
+    dur = np.array(step_times(stamps, skip)["durations"])  # each step, max over ranks
     steady = dur[skip:]
     res.update(integrate_wall=t_int, steps=int(r.steps), ts_type=r.ts_type,
                durations=[float(x) for x in dur],
@@ -265,12 +248,7 @@ def worker(case: dict, method: str, out: str) -> None:
                integrator_lu=seen.pop("lu"), shifts=seen["shifts"])
     seen.pop("ksp")
 
-    res["versions"] = dict(dolfinx=dolfinx.__version__,
-                           petsc=".".join(map(str, PETSc.Sys.getVersion())),
-                           petsc4py=__import__("petsc4py").__version__,
-                           dolfinx_mbs=mbs.__version__,
-                           mpi=MPI.Get_library_version().replace("\x00", "")
-                           .splitlines()[0].strip())
+    res["versions"] = versions()
     if not case.get("standalone", True):
         if comm.rank == 0:
             Path(out).write_text(json.dumps(res))
@@ -317,23 +295,6 @@ def worker(case: dict, method: str, out: str) -> None:
 # driver (no MPI here: it starts the workers)
 # =============================================================================================
 
-def log(*a):
-    print(*a, flush=True)
-
-
-
-def wait_for_load(threshold: float, max_wait: float) -> dict:
-    before = loadavg()
-    t0 = time.perf_counter()
-    while float(loadavg()[0]) > threshold and time.perf_counter() - t0 < max_wait:
-        log(f"  load {' '.join(loadavg())} > {threshold}: waiting 15 s")
-        time.sleep(15.0)
-    return dict(before=before, after=loadavg(), seconds=time.perf_counter() - t0,
-                threshold=threshold)
-
-
-
-
 def n_of(c: int) -> int:
     return 3 * PLANES * (c + 1) ** 2
 
@@ -341,17 +302,11 @@ def n_of(c: int) -> int:
 def run_case(case: dict, method: str, nproc: int, timeout: float) -> dict:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")
-        cmd = [PYTHON, str(Path(__file__).resolve()), "--worker", json.dumps(case),
-               "--method", method, "--out", out]
-        if nproc > 1:
-            from dolfinx_mbs.compat import mpiexec_command
-
-            cmd = mpiexec_command(nproc) + cmd
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMPI_MCA_mpi_yield_when_idle="1", OMP_NUM_THREADS="1")
         t0 = time.perf_counter()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+            p = launch([Path(__file__).resolve(), "--worker", json.dumps(case), "--method",
+                        method, "--out", out], nproc, timeout=timeout,
+                       env=dict(OMPI_MCA_mpi_yield_when_idle="1"))
         except subprocess.TimeoutExpired:
             # what the worker got done: its set-up numbers and the steps it finished
             r = dict(case=case, method=method, nproc=nproc, status="timeout",
@@ -398,7 +353,7 @@ def _ratio(a, b):
 
 def run_pair(case: dict, nproc: int, args, study: str, a0_variant: bool) -> dict:
     row = dict(study=study, case=case, nproc=nproc, n_target=n_of(case["c"]))
-    row["load_wait"] = wait_for_load(args.load_threshold, args.max_wait_case)
+    row["load_wait"] = wait_for_load(args.load_threshold, args.max_wait_case, step=15.0)
     row["loadavg_before"] = loadavg()
     t0 = time.perf_counter()
     for method in METHODS + (("maggi-a0",) if a0_variant else ()):
@@ -544,26 +499,10 @@ def table_rows(rows):
 
 
 def markdown_section(run: dict) -> str:
-    m, v = run["machine"], run.get("versions", {})
-    cpu = m["lscpu"]
     out = [f"## {run['date']}: Maggi vs Lagrange multipliers"
-           + (" (quick smoke run)" if run.get("quick") else ""), ""]
-    out.append(f"- machine: {cpu.get('Model name', '?')}, {m['nproc']} CPUs "
-               f"({cpu.get('Core(s) per socket', '?')} cores/socket, "
-               f"{cpu.get('Thread(s) per core', '?')} thread/core, "
-               f"{cpu.get('Hypervisor vendor', 'no')} VM), L2 {cpu.get('L2 cache', '?')}, "
-               f"L3 {cpu.get('L3 cache', '?')}, memory {m['memory']}; kernel {m['kernel']}, "
-               f"Python {m['python']}")
-    out.append(f"- DOLFINx {v.get('dolfinx', '?')}, PETSc {v.get('petsc', '?')}, petsc4py "
-               f"{v.get('petsc4py', '?')}, dolfinx_mbs {v.get('dolfinx_mbs', '?')} at "
-               f"{run['git']}; {v.get('mpi', '')}")
-    out.append(f"- command: `{run['command']}`")
-    w = run["load_wait"]
-    out.append(f"- load average at start {' '.join(run['loadavg_start'])} (waited "
-               f"{w['seconds']:.0f} s for the 1-minute load to drop to {w['threshold']:g}: "
-               f"{w['before'][0]} -> {w['after'][0]}), at end {' '.join(run['loadavg_end'])}; "
-               f"1-minute load before / after each case in the tables; total wall "
-               f"{run['wall']:.0f} s")
+           + (" (quick smoke run)" if run.get("quick") else ""), "", *context_lines(run),
+           f"{load_text(run)}; 1-minute load before / after each case in the tables; total "
+           f"wall {run['wall']:.0f} s"]
     for x in run.get("resumed", []):
         out.append(f"- resumed {x['date']} with `{x['command']}` (kept {x['kept']} cases; "
                    f"1-minute load {x['loadavg'][0]})")
@@ -584,8 +523,9 @@ def markdown_section(run: dict) -> str:
         if not rows:
             continue
         c = rows[0]["case"]
+        cs = ", ".join(str(r["case"]["c"]) for r in rows)
         extra = (f"c = {c['c']} cells across ({(c['c'] + 1) ** 2} nodes per plane), serial"
-                 if study == "k" else f"k = {c['k']}, c = 9, 17, 31, serial" if study == "size"
+                 if study == "k" else f"k = {c['k']}, c = {cs}, serial" if study == "size"
                  else f"k = {c['k']}, c = {c['c']}, {rows[0]['nproc']} ranks (times: max over "
                  "ranks; memory: sum over ranks)")
         out += [f"### {title}: {extra}", ""]
@@ -703,28 +643,29 @@ def estimate(prev: dict, c_next: int, args, standalone: bool) -> tuple:
                       f"{args.mem_limit_gib:g} GiB)")
 
 
-HEAD = ("# Constraints: Maggi's reduced equations vs a Lagrange-multiplier saddle point\n\n"
-        "Written by `bench/constraints.py` (see its docstring for the method).\n\n")
+def add_notes(run: dict, args) -> None:
+    """The notes (one a line, "- " optional) and the conclusion of the files given."""
+    if args.notes_file:
+        run["notes"] = [x.strip()[2:] if x.strip().startswith("- ") else x.strip()
+                        for x in Path(args.notes_file).read_text().splitlines() if x.strip()]
+    if args.conclusion_file:
+        run["conclusion"] = Path(args.conclusion_file).read_text().strip()
 
 
 def rerender(args) -> None:
-    jpath = RESULTS / "constraints.json"
-    runs = json.loads(jpath.read_text())
-    last = runs[-1]
-    if args.notes_file:
-        last["notes"] = [x.strip()[2:] if x.strip().startswith("- ") else x.strip()
-                         for x in Path(args.notes_file).read_text().splitlines() if x.strip()]
-    if args.conclusion_file:
-        last["conclusion"] = Path(args.conclusion_file).read_text().strip()
-    jpath.write_text(json.dumps(runs, indent=1))
-    (RESULTS / "constraints.md").write_text(
-        HEAD + "\n".join(markdown_section(r) for r in runs))
-    plot(last, RESULTS / "constraints.png")
-    log(f"rewritten: {RESULTS / 'constraints.md'}, {RESULTS / 'constraints.png'}")
+    d = args.results_dir
+    runs = load_runs(d / "constraints.json")
+    add_notes(runs[-1], args)
+    save_runs(d / "constraints.json", runs)
+    (d / "constraints.md").write_text(
+        f"# {TITLE}\n\nWritten by `bench/constraints.py` (see its docstring for the method)."
+        "\n\n" + "\n".join(markdown_section(r) for r in runs))
+    plot(runs[-1], d / "constraints.png")
+    log(f"rewritten: {d / 'constraints.md'}, {d / 'constraints.png'}")
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = parser(__doc__, load=0.6, max_wait=180.0)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--method", help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
@@ -745,10 +686,7 @@ def main():
     p.add_argument("--time-limit", type=float, default=900.0, help="per size pair (s)")
     p.add_argument("--mem-limit-gib", type=float, default=16.0)
     p.add_argument("--timeout", type=float, default=1500.0, help="per worker process (s)")
-    p.add_argument("--load-threshold", type=float, default=0.6)
-    p.add_argument("--max-wait", type=float, default=180.0, help="at start (s)")
     p.add_argument("--max-wait-case", type=float, default=30.0, help="before each case (s)")
-    p.add_argument("--no-write", action="store_true")
     p.add_argument("--notes-file", help="markdown bullet lines to add as notes (one a line)")
     p.add_argument("--conclusion-file", help="markdown text to add as the conclusion")
     p.add_argument("--checkpoint", default=os.path.join(tempfile.gettempdir(),
@@ -776,8 +714,7 @@ def main():
                     standalone=n_of(c) <= args.standalone_max_n)
 
     t0 = time.perf_counter()
-    command = "python bench/constraints.py " + " ".join(sys.argv[1:])
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    command, now = command_line(), utc_now()
     if args.resume:
         run = json.loads(Path(args.resume).read_text())
         kept = [r for r in run["rows"] if r.get("status") in ("ok", "timeout", "skipped")]
@@ -801,7 +738,7 @@ def main():
         run["wall_so_far"] = wall0 + time.perf_counter() - t0
         Path(args.checkpoint).write_text(json.dumps(run))
 
-    lw = wait_for_load(args.load_threshold, args.max_wait)
+    lw = wait_for_load(args.load_threshold, args.max_wait, step=15.0)
     if args.resume:
         run["resumed"][-1]["load_wait"] = lw
     else:
@@ -865,25 +802,14 @@ def main():
     checkpoint()
     okrows = [r for r in run["rows"] if r.get("status") == "ok"]
     run["versions"] = okrows[0]["maggi"]["versions"] if okrows else {}
-    if args.notes_file:
-        run["notes"] = [x.strip()[2:] if x.strip().startswith("- ") else x.strip()
-                        for x in Path(args.notes_file).read_text().splitlines() if x.strip()]
-    if args.conclusion_file:
-        run["conclusion"] = Path(args.conclusion_file).read_text().strip()
+    add_notes(run, args)
     md = markdown_section(run)
     print(md)
     if write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        jpath = RESULTS / "constraints.json"
-        runs = json.loads(jpath.read_text()) if jpath.exists() else []
-        runs.append(run)
-        jpath.write_text(json.dumps(runs, indent=1))
-        mpath = RESULTS / "constraints.md"
-        head = "" if mpath.exists() else HEAD
-        with open(mpath, "a") as f:
-            f.write(head + md + "\n")
-        plot(run, RESULTS / "constraints.png")
-        log(f"written: {jpath}, {mpath}, {RESULTS / 'constraints.png'}")
+        d = args.results_dir
+        append_results("constraints", run, md, TITLE, d)
+        plot(run, d / "constraints.png")
+        log(f"written: {d}/constraints.json, .md, .png")
     else:
         png = Path(tempfile.gettempdir()) / "constraints_quick.png"
         plot(run, png)

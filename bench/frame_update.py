@@ -70,24 +70,20 @@ averages).
 
 from __future__ import annotations
 
-import argparse
-import ctypes
-import datetime
 import gc
-import json
-import platform
+import inspect
+import logging
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
-
-import logging
-
-from benchlib import cmd
 
 import numpy as np
+from benchlib import (ROOT, append_results, command_line, context_lines, git_rev, gmax, gmin,
+                      gsum, load_text, loadavg, log, machine, md_table, median_of, parser,
+                      release_heap, reset_peak_rss, rss_sum, timed, utc_now, versions,
+                      wait_for_load)
 from mpi4py import MPI
 
 import dolfinx
@@ -96,7 +92,6 @@ import dolfinx.mesh as dmesh
 from dolfinx import fem
 from petsc4py import PETSc
 
-ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -126,54 +121,6 @@ SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 MATERIAL = dict(E=210e9, nu=0.3, density=7850.0)
 SPINUP = dict(axis=(0.0, 0.0, 1.0), final_rate=6.0, ramp_time=15.0)
 CONSTANT = dict(axis=(0.0, 0.0, 1.0), rate=6.0)
-
-
-def log(*a):
-    if RANK == 0:
-        print(*a, flush=True)
-
-
-# --- measurement helpers -------------------------------------------------------------------
-
-def timed(fn):
-    """(max over ranks of the wall time of fn(), its result), barriers on both sides."""
-    COMM.Barrier()
-    t0 = time.perf_counter()
-    out = fn()
-    COMM.Barrier()
-    dt = time.perf_counter() - t0
-    return COMM.allreduce(dt, op=MPI.MAX), out
-
-
-def gmax(x: float) -> float:
-    return COMM.allreduce(float(x), op=MPI.MAX)
-
-
-def rss_bytes() -> tuple[int, int]:
-    """(current, peak) resident set size of this process, bytes."""
-    cur = peak = 0
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                cur = int(line.split()[1]) * 1024
-            elif line.startswith("VmHWM:"):
-                peak = int(line.split()[1]) * 1024
-    return cur, peak
-
-
-def rss_sum() -> tuple[int, int]:
-    cur, peak = rss_bytes()
-    return COMM.allreduce(cur, op=MPI.SUM), COMM.allreduce(peak, op=MPI.SUM)
-
-
-def reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS mark (VmHWM) of this process; False if not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
 
 
 def mat_nnz(A: PETSc.Mat) -> int:
@@ -211,15 +158,6 @@ def destroy_ops(ops: BodyOperators) -> None:
     COMM.Barrier()
 
 
-def release_heap() -> None:
-    """Return freed heap memory to the system (glibc malloc_trim), so that the resident-set
-    figures of a later case are not hidden by memory a larger earlier case left in the heap."""
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
 # --- cases ---------------------------------------------------------------------------------
 
 def cells_per_side(target_dofs: float, degree: int) -> int:
@@ -242,12 +180,13 @@ def compile_cold(degree: int) -> float:
     body = make_body(2, degree)
     tmp = tempfile.mkdtemp(prefix="mbs_jit_cold_") if RANK == 0 else None
     tmp = COMM.bcast(tmp, root=0)
-    jit = {"cache_dir": tmp}
+    # the keyword: jit_params on older DOLFINx (0.5), jit_options on newer (0.11)
+    kw = "jit_options" if "jit_options" in inspect.signature(fem.form).parameters else "jit_params"
+    jit = {kw: {"cache_dir": tmp}}
 
     def go():
-        forms = [fem.form(a, jit_params=jit) for a in body.bilinear_forms().values()]
-        forms.append(fem.form(body.load_form(), jit_params=jit))
-        return forms
+        return [fem.form(a, **jit) for a in
+                list(body.bilinear_forms().values()) + [body.load_form()]]
 
     dt, _ = timed(go)
     COMM.Barrier()
@@ -264,11 +203,6 @@ def warm_up(degree: int) -> float:
     ops.update(body.frame.state(1.0))
     destroy_ops(ops)
     return t
-
-
-def median_of(fn, repeats: int) -> tuple[float, list]:
-    ts = [timed(fn)[0] for _ in range(repeats)]
-    return statistics.median(ts), ts
 
 
 def references(ops: BodyOperators, body, repeats: int) -> dict:
@@ -304,6 +238,18 @@ def references(ops: BodyOperators, body, repeats: int) -> dict:
     return r
 
 
+def time_updates(ops: BodyOperators, name: str, states: list) -> dict:
+    """ops.update for each state: median wall time, all of them, median matrix/load split."""
+    walls, mats, loads = [], [], []
+    for st in states:
+        walls.append(timed(lambda: ops.update(st))[0])
+        mats.append(gmax(ops.timings["update_matrices"]))
+        loads.append(gmax(ops.timings["update_load"]))
+    return {f"update_{name}": statistics.median(walls), f"update_{name}_all": walls,
+            f"update_{name}_matrices": statistics.median(mats),
+            f"update_{name}_load": statistics.median(loads)}
+
+
 def run_strategy(body, strategy: str, repeats: int, with_refs: bool) -> tuple[dict, dict]:
     """Measurements of one BodyOperators(body, strategy); (its results, references or {})."""
     COMM.Barrier()
@@ -312,10 +258,10 @@ def run_strategy(body, strategy: str, repeats: int, with_refs: bool) -> tuple[di
     t_start = time.perf_counter()
     cpu0 = time.process_time()
 
-    builds0 = COMM.allreduce(JIT_BUILDS[0], op=MPI.SUM)
+    builds0 = gsum(JIT_BUILDS[0])
     t_ops, ops = timed(lambda: BodyOperators(body, strategy=strategy))
     assert ops.strategy == strategy
-    jit_builds = COMM.allreduce(JIT_BUILDS[0], op=MPI.SUM) - builds0
+    jit_builds = gsum(JIT_BUILDS[0]) - builds0
     s = dict(strategy=strategy, construct_total=t_ops,
              compile_warm=gmax(ops.timings["compile"]),
              first_assembly=gmax(ops.timings["first_assembly"]),
@@ -341,33 +287,13 @@ def run_strategy(body, strategy: str, repeats: int, with_refs: bool) -> tuple[di
     # SpinUp during the ramp: omega and alpha change at every state
     spin = mbs.frames.SpinUp(**SPINUP)
     ops.update(spin.state(0.5))  # untimed: first call
-    walls, mats, loads = [], [], []
-    for k in range(repeats):
-        st = spin.state(1.0 + k)
-        assert np.any(st.alpha != 0.0) and st.t < SPINUP["ramp_time"]
-        dt, _ = timed(lambda: ops.update(st))
-        walls.append(dt)
-        mats.append(gmax(ops.timings["update_matrices"]))
-        loads.append(gmax(ops.timings["update_load"]))
-    s["update_spinup"] = statistics.median(walls)
-    s["update_spinup_all"] = walls
-    s["update_spinup_matrices"] = statistics.median(mats)
-    s["update_spinup_load"] = statistics.median(loads)
-
+    states = [spin.state(1.0 + k) for k in range(repeats)]
+    assert all(np.any(st.alpha != 0.0) and st.t < SPINUP["ramp_time"] for st in states)
+    s.update(time_updates(ops, "spinup", states))
     # ConstantSpin: after the first call, omega is unchanged and alpha stays zero
     const = mbs.frames.ConstantSpin(**CONSTANT)
     s["update_constant_first"], _ = timed(lambda: ops.update(const.state(0.0)))
-    walls, mats, loads = [], [], []
-    for k in range(repeats):
-        st = const.state(1.0 + k)
-        dt, _ = timed(lambda: ops.update(st))
-        walls.append(dt)
-        mats.append(gmax(ops.timings["update_matrices"]))
-        loads.append(gmax(ops.timings["update_load"]))
-    s["update_constant"] = statistics.median(walls)
-    s["update_constant_all"] = walls
-    s["update_constant_matrices"] = statistics.median(mats)
-    s["update_constant_load"] = statistics.median(loads)
+    s.update(time_updates(ops, "constant", [const.state(1.0 + k) for k in range(repeats)]))
     s["ratio_update_first_assembly"] = s["update_spinup"] / s["first_assembly"]
     s["ratio_constant_first_assembly"] = s["update_constant"] / s["first_assembly"]
     # wall time of this strategy's own measurements (the extrapolation uses it)
@@ -383,14 +309,14 @@ def run_strategy(body, strategy: str, repeats: int, with_refs: bool) -> tuple[di
     s["rss_delta_bytes"] = rss1 - rss0
     s["peak_rss_bytes"] = peak
     destroy_ops(ops)
-    del ops
+    ops = None
     gc.collect()
     COMM.Barrier()
     wall = gmax(time.perf_counter() - t_start)
     # CPU time / wall time (min over ranks): well below 1 means the process waited (other
     # load on the machine, or MPI waits), and the timings are less reliable
-    s["cpu_fraction"] = COMM.allreduce((time.process_time() - cpu0) / wall, op=MPI.MIN)
-    s["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
+    s["cpu_fraction"] = gmin((time.process_time() - cpu0) / wall)
+    s["loadavg_after"] = loadavg()
     s["status"] = "ok"
     return s, refs
 
@@ -407,7 +333,7 @@ def run_case(degree: int, target: float, repeats: int, strategies: list,
     ncells = body.mesh.topology.index_map(3).size_global
     r = dict(degree=degree, target_dofs=target, n=n, cells=ncells, dofs=dofs,
              mesh_and_space=t_mesh, rss_body_bytes=rss_sum()[0] - rss0,
-             loadavg_before=open("/proc/loadavg").read().split()[:3], strategies={})
+             loadavg_before=loadavg(), strategies={})
     log(f"  degree {degree}, n = {n}: {ncells} cells, {dofs} dofs "
         f"(load {' '.join(r['loadavg_before'])})")
     for name in strategies:
@@ -436,7 +362,7 @@ def run_case(degree: int, target: float, repeats: int, strategies: list,
     release_heap()
     COMM.Barrier()
     r["case_wall"] = gmax(time.perf_counter() - t_case0)
-    r["loadavg_after"] = open("/proc/loadavg").read().split()[:3]
+    r["loadavg_after"] = loadavg()
     r["status"] = "ok"
     return r
 
@@ -456,44 +382,6 @@ def estimate(prev: dict, strategy: str, dofs: int) -> tuple[float, float]:
     else:  # not measured at the previous size: the slowest measured strategy
         wall = f * max(x["wall"] for x in done)
     return mem, wall
-
-
-# --- machine description -------------------------------------------------------------------
-
-def machine() -> dict:
-    lscpu = cmd(["lscpu"])
-    keep = ("Architecture", "Model name", "CPU(s)", "Thread(s) per core", "Core(s) per socket",
-            "Socket(s)", "L1d cache", "L2 cache", "L3 cache", "Hypervisor vendor", "BogoMIPS")
-    info = {}
-    for line in lscpu.splitlines():
-        k, _, v = line.partition(":")
-        if k.strip() in keep:
-            info[k.strip()] = v.strip()
-    mem = ""
-    with open("/proc/meminfo") as f:
-        for line in f:
-            if line.startswith("MemTotal:"):
-                mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
-    return dict(lscpu=info, nproc=cmd(["nproc", "--all"]),
-                nproc_bound=cmd(["nproc"]), memory=mem, hostname=platform.node(),
-                kernel=platform.release(), python=platform.python_version())
-
-
-def versions() -> dict:
-    import ffcx
-    import ufl
-    import basix
-    return dict(dolfinx=dolfinx.__version__, petsc=".".join(map(str, PETSc.Sys.getVersion())),
-                petsc4py=__import__("petsc4py").__version__, ufl=ufl.__version__,
-                ffcx=ffcx.__version__, basix=basix.__version__,
-                mpi=MPI.Get_library_version().replace("\x00", "").splitlines()[0].strip(),
-                dolfinx_mbs=mbs.__version__, petsc_int_bytes=PETSc.IntType(0).itemsize)
-
-
-def git_rev() -> str:
-    rev = cmd(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"])
-    dirty = cmd(["git", "-C", str(ROOT), "status", "--porcelain", "--", "dolfinx_mbs"])
-    return rev + (" (dolfinx_mbs/ modified)" if dirty else "")
 
 
 # --- output --------------------------------------------------------------------------------
@@ -589,19 +477,9 @@ EXTRA = [
 ]
 
 
-def md_table(rows, columns) -> str:
-    head = "| " + " | ".join(c for c, _ in columns) + " |"
-    sep = "|" + "|".join("---:" for _ in columns) + "|"
-    body = ["| " + " | ".join(f(r) for _, f in columns) + " |" for r in rows]
-    return "\n".join([head, sep] + body)
-
-
-def text_table(rows, columns) -> str:
-    cells = [[c for c, _ in columns]] + [[f(r) for _, f in columns] for r in rows]
-    w = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = ["  ".join(s.rjust(w[i]) for i, s in enumerate(row)) for row in cells]
-    lines.insert(1, "  ".join("-" * x for x in w))
-    return "\n".join(lines)
+def table(rows, columns) -> str:
+    """Markdown table of rows (dicts) in ``columns`` (header, row -> text)."""
+    return md_table([c for c, _ in columns], [[f(r) for _, f in columns] for r in rows])
 
 
 def skipped_records(run):
@@ -615,21 +493,11 @@ def skipped_records(run):
 
 def markdown_section(run: dict) -> str:
     ok = [r for r in run["cases"] if r["status"] == "ok"]
-    m, v = run["machine"], run["versions"]
-    cpu = m["lscpu"]
     out = [
         f"## {run['date']}: {run['nprocs']} MPI process{'es' if run['nprocs'] > 1 else ''}, "
         f"strategies {', '.join(run['strategies'])}",
         "",
-        f"- machine: {cpu.get('Model name', '?')}, {cpu.get('CPU(s)', '?')} CPUs "
-        f"(nproc {m['nproc']}, {cpu.get('Core(s) per socket', '?')} cores/socket, "
-        f"{cpu.get('Thread(s) per core', '?')} thread/core, {cpu.get('Hypervisor vendor', 'bare metal')}"
-        f" VM), L2 {cpu.get('L2 cache', '?')}, L3 {cpu.get('L3 cache', '?')}, memory {m['memory']}; "
-        f"kernel {m['kernel']}, Python {m['python']}",
-        f"- DOLFINx {v['dolfinx']}, PETSc {v['petsc']} ({v['petsc_int_bytes'] * 8}-bit indices), "
-        f"petsc4py {v['petsc4py']}, UFL {v['ufl']}, FFCx {v['ffcx']}, Basix {v['basix']}; "
-        f"{v['mpi']}",
-        f"- dolfinx_mbs {v['dolfinx_mbs']} at {run['git']}; command: `{run['command']}`",
+        *context_lines(run),
         f"- operators: frame matrices from the one coupling form, strategy \"assemble\" (set W, "
         f"assemble) and \"basis\" ({NBASIS} basis matrices assembled at construction, MatAXPY "
         f"combinations); both on the same mesh and space, one after the other",
@@ -638,34 +506,25 @@ def markdown_section(run: dict) -> str:
         f"ConstantSpin(rate=6) states after a first call; medians of {run['repeats']} "
         f"(max over ranks, barriers around each call)",
         "",
-        md_table(strategy_rows(ok), COLUMNS),
+        table(strategy_rows(ok), COLUMNS),
         "",
     ]
     if both(ok):
         out += ["Basis against assemble (speed-up = SpinUp update time of assemble / basis; "
                 "break-even = extra first assembly of basis / update time saved; basis memory = "
                 f"{NBASIS} x one matrix, estimated from nnz; peak RSS summed over ranks):", "",
-                md_table(both(ok), COMPARE), ""]
+                table(both(ok), COMPARE), ""]
     out += ["Reference timings (per case, with the first strategy's operators):", "",
-            md_table(ok, REFS), "", "Per strategy:", "", md_table(strategy_rows(ok), EXTRA), ""]
+            table(ok, REFS), "", "Per strategy:", "", table(strategy_rows(ok), EXTRA), ""]
     cold = ", ".join(f"degree {d}: {t:.2f} s" for d, t in run["compile_cold"].items())
     first = ", ".join(f"degree {d}: {t * 1e3:.0f} ms" for d, t in run["compile_first"].items())
     out.append(f"- compile: the table shows the **warm** JIT cache (forms already compiled on "
                f"disk). With an empty cache (FFCx + C compiler, four forms): {cold or 'not measured'}. "
                f"First BodyOperators of the process, tiny mesh: {first}.")
-    waited = run.get("load_wait")
-    if waited and waited["seconds"] >= 1:
-        dropped = float(waited["after"][0]) <= waited["threshold"]
-        waited = (f" (waited {waited['seconds']:.0f} s for the 1-minute load to drop to "
-                  f"{waited['threshold']:g}: {waited['before'][0]} -> {waited['after'][0]}"
-                  + ("" if dropped else ", not reached: ran anyway") + ")")
-    else:
-        waited = ""
-    out.append(f"- load average at start {' '.join(run['loadavg_start'])}, at end "
-               f"{' '.join(run['loadavg_end'])} on {m['nproc']} CPUs{waited}; per case and "
-               "strategy in the tables. CPU/wall is process CPU time over wall time (min over "
-               "ranks): values well below 1 mean the process was waiting for a CPU, i.e. other "
-               "load on the machine inflated the timings (under MPI, busy-waiting hides this).")
+    out.append(f"{load_text(run)}; per case and strategy in the tables. CPU/wall is process "
+               "CPU time over wall time (min over ranks): values well below 1 mean the process "
+               "was waiting for a CPU, i.e. other load on the machine inflated the timings "
+               "(under MPI, busy-waiting hides this).")
     for r in strategy_rows(ok):
         if r.get("compile_with_builds") is not None:
             out.append(f"- degree {r['degree']}, {r['dofs']:,} dofs, {r['strategy']}: the JIT "
@@ -676,42 +535,14 @@ def markdown_section(run: dict) -> str:
         out.append(f"- skipped: degree {r['degree']}, ~{r['target_dofs']:.0e} dofs "
                    f"(n = {r['n']}, {r['dofs']:,} dofs), strategy {name}: {s['reason']}")
     out.append("")
-    return "\n".join(out) + "\n"
-
-
-def print_summary(run: dict) -> None:
-    ok = [r for r in run["cases"] if r["status"] == "ok"]
-    log("\n" + text_table(strategy_rows(ok), COLUMNS))
-    if both(ok):
-        log("\n" + text_table(both(ok), COMPARE))
-    log("\n" + text_table(ok, REFS) + "\n\n" + text_table(strategy_rows(ok), EXTRA))
-    log("compile: warm cache in the table; empty cache: "
-        + ", ".join(f"degree {d}: {t:.2f} s" for d, t in run["compile_cold"].items()))
-    for r, name, s in skipped_records(run):
-        log(f"skipped degree {r['degree']} {r['dofs']:,} dofs, {name}: {s['reason']}")
+    return "\n".join(out)
 
 
 # --- main ----------------------------------------------------------------------------------
 
-def wait_for_load(threshold: float, max_wait: float, step: float = 30.0) -> dict:
-    """Sleep (rank 0 reads /proc/loadavg) until the 1-minute load is <= threshold, at most
-    max_wait seconds; returns what happened."""
-    before = open("/proc/loadavg").read().split()[:3]
-    t0 = time.perf_counter()
-    while True:
-        load = float(open("/proc/loadavg").read().split()[0])
-        waited = time.perf_counter() - t0
-        if COMM.bcast(load <= threshold or waited >= max_wait if RANK == 0 else None):
-            break
-        log(f"load average {load:.2f} > {threshold:g}: waiting {step:.0f} s "
-            f"({waited:.0f} s so far, at most {max_wait:.0f} s)")
-        time.sleep(step)
-    return dict(threshold=threshold, seconds=time.perf_counter() - t0, before=before,
-                after=open("/proc/loadavg").read().split()[:3])
-
-
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = parser(__doc__, load=0.5, load_flag="--max-load", max_wait=600.0,
+               results_flags=("--results-dir", "--out"))
     p.add_argument("--sizes", default="1e4,1e5,1e6", help="target dof counts (comma list)")
     p.add_argument("--sizes-for", action="append", default=[], metavar="DEG:SIZES",
                    help="target dof counts for one degree, e.g. 2:1e4,1e5 (repeatable)")
@@ -724,12 +555,6 @@ def main(argv=None):
                    help="seconds, per case and strategy (references excluded)")
     p.add_argument("--force", action="store_true", help="run every size, no extrapolated skip")
     p.add_argument("--no-cold", action="store_true", help="skip the empty-cache compile")
-    p.add_argument("--max-load", type=float, default=0.5,
-                   help="wait at start until the 1-minute load average is at most this")
-    p.add_argument("--max-wait", type=float, default=600.0,
-                   help="seconds to wait at most for the load (then run anyway)")
-    p.add_argument("--no-write", action="store_true", help="print only, write no results")
-    p.add_argument("--out", default=str(ROOT / "bench" / "results"))
     args = p.parse_args(argv)
     degrees = [int(d) for d in args.degrees.split(",")]
     sizes = {d: sorted(float(s) for s in args.sizes.split(",")) for d in degrees}
@@ -741,14 +566,13 @@ def main(argv=None):
         if s not in ("assemble", "basis"):
             p.error(f"unknown strategy {s!r}")
 
-    load_wait = wait_for_load(args.max_load, args.max_wait)
-    run = dict(date=datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-               nprocs=COMM.size, command=" ".join([Path(sys.executable).name] + sys.argv),
+    load_wait = wait_for_load(args.load_threshold, args.max_wait)
+    run = dict(date=utc_now(), nprocs=COMM.size, command=command_line(COMM.size),
                schema=2, strategies=strategies, sizes={d: sizes[d] for d in degrees},
                repeats=args.repeats, git=git_rev() if RANK == 0 else "",
                machine=machine() if RANK == 0 else {}, versions=versions(),
                compile_cold={}, compile_first={}, cases=[], rss_start_bytes=rss_sum()[0],
-               load_wait=load_wait, loadavg_start=open("/proc/loadavg").read().split()[:3],
+               load_wait=load_wait, loadavg_start=loadavg(),
                limits=dict(mem_gib=args.mem_limit_gib, time_s=args.time_limit,
                            force=args.force))
     log(f"frame_update benchmark: {COMM.size} process(es), DOLFINx {dolfinx.__version__}, "
@@ -783,24 +607,16 @@ def main(argv=None):
             run["cases"].append(r)
             prev = r
 
-    run["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
-    print_summary(run)
-
-    if RANK == 0 and not args.no_write:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        md = out / "frame_update.md"
-        if not md.exists():
-            md.write_text("# Frame-state update cost of BodyOperators\n\n"
-                          "Written by `bench/frame_update.py` (one section per run; times in ms, "
-                          "see the script's docstring for what each column measures).\n\n")
-        with md.open("a") as f:
-            f.write(markdown_section(run))
-        js = out / "frame_update.json"
-        data = json.loads(js.read_text()) if js.exists() else {"runs": []}
-        data["runs"].append(run)
-        js.write_text(json.dumps(data, indent=1, default=str) + "\n")
-        log(f"wrote {md} and {js}")
+    run["loadavg_end"] = loadavg()
+    if RANK == 0:
+        md = markdown_section(run)
+        print(md)
+        if not args.no_write:
+            append_results("frame_update", run, md, "Frame-state update cost of BodyOperators",
+                           args.results_dir, key="runs", intro="Written by "
+                           "`bench/frame_update.py` (one section per run; times in ms, see the "
+                           "script's docstring for what each column measures).")
+            log(f"wrote {args.results_dir}/frame_update.md and .json")
 
 
 if __name__ == "__main__":

@@ -49,12 +49,11 @@ count).
 
 from __future__ import annotations
 
-import argparse
 import cProfile
-import datetime
 import gc
 import io
 import json
+import logging
 import math
 import pstats
 import statistics
@@ -62,21 +61,20 @@ import sys
 import time
 from pathlib import Path
 
-import logging
-
 import numpy as np
 
-from benchlib import append_results, git_rev, loadavg, machine, md_table  # noqa: E402
+from benchlib import (BAR, BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model,
+                      barrier, command_line, context_lines, git_rev, gmax, load_text, loadavg,
+                      log, machine, md_table, parser, rss_sum, step_times, timed, utc_now,
+                      versions, wait_for_load)
 from mpi4py import MPI
 
-import dolfinx
 import dolfinx.fem.petsc as fpetsc
 import dolfinx.mesh as dmesh
 import ufl
 from dolfinx import fem
 from petsc4py import PETSc
 
-ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -88,7 +86,6 @@ logging.getLogger().setLevel(logging.WARNING)
 
 COMM = MPI.COMM_WORLD
 RANK = COMM.rank
-RESULTS = ROOT / "bench" / "results"
 
 # seed 003's rod
 ROD = dict(L=1.0, A=0.2e-4, E=210e9, mass=1.0, omega=15.0, F0=1000.0, wf=200.0)
@@ -96,55 +93,12 @@ ROD["rho"] = ROD["mass"] / (ROD["A"] * ROD["L"])
 ROD["side"] = math.sqrt(ROD["A"])
 PAPER = "seed 003 (Matlab): 31-460 s (Lagrange) vs 28-322 s (Hamilton) for 5-25 elements"
 
-# scaling bar
-BAR = dict(L=1.0, W=0.1, E=210e9, nu=0.3, density=7850.0, omega=15.0, traction=1e6, wf=200.0)
 ITERATIVE = {"ksp_type": "gmres", "pc_type": "gamg", "ksp_rtol": 1e-10}
-
-
-def log(*a):
-    if RANK == 0:
-        print(*a, flush=True)
-
-
-def gmax(x: float) -> float:
-    return COMM.allreduce(float(x), op=MPI.MAX)
-
-
-
-def wait_for_load(threshold: float, max_wait: float) -> dict:
-    """Wait in 30 s steps (up to max_wait) until the 1-minute load average is <= threshold."""
-    before = loadavg()
-    t0 = time.perf_counter()
-    while True:
-        ok = COMM.bcast(float(loadavg()[0]) <= threshold if RANK == 0 else None, root=0)
-        if ok or time.perf_counter() - t0 >= max_wait:
-            break
-        log(f"  load {' '.join(loadavg())} > {threshold}: waiting 30 s")
-        time.sleep(30.0)
-    return dict(before=before, after=loadavg(), seconds=time.perf_counter() - t0,
-                threshold=threshold)
 
 
 def collect():
     gc.collect()
-    COMM.Barrier()
-
-
-def timed(fn):
-    COMM.Barrier()
-    t0 = time.perf_counter()
-    out = fn()
-    COMM.Barrier()
-    return gmax(time.perf_counter() - t0), out
-
-
-def rss_sum() -> int:
-    cur = 0
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                cur = int(line.split()[1]) * 1024
-    return COMM.allreduce(cur, op=MPI.SUM)
+    barrier()
 
 
 # --- step time stamps: the integrator's monitor calls Probes.evaluate once per step ----------
@@ -246,14 +200,15 @@ class RodReference:
 
 
 def rod_run(n: int, form: str, dt: float, t_end: float):
-    model, body = rod_model(n)
-    u0 = model.solve_static()
+    def run():  # the model is freed on return
+        model, _ = rod_model(n)
+        u0 = model.solve_static()
+        collect()
+        return timed(lambda: model.integrate(t_end=t_end, dt=dt, formulation=form, u0=u0,
+                                             probes=[(ROD["L"], 0.0, 0.0)], progress=False))
+    out = run()
     collect()
-    wall, r = timed(lambda: model.integrate(t_end=t_end, dt=dt, formulation=form, u0=u0,
-                                            probes=[(ROD["L"], 0.0, 0.0)], progress=False))
-    del model, body, u0
-    collect()
-    return wall, r
+    return out
 
 
 def study_rod(args) -> list:
@@ -315,42 +270,6 @@ def study_rod(args) -> list:
 # Studies 2 and 3: scaling and overhead
 # =============================================================================================
 
-def bar_cells(target: float) -> int:
-    """n (10n x n x n hexahedra) with 3 (10n + 1)(n + 1)^2 dofs closest to target."""
-    return min(range(1, 80), key=lambda n: abs(3 * (10 * n + 1) * (n + 1) ** 2 - target))
-
-
-def bar_model(n: int):
-    mesh = dmesh.create_box(COMM, [np.zeros(3), np.array([BAR["L"], BAR["W"], BAR["W"]])],
-                            [10 * n, n, n], dmesh.CellType.hexahedron)
-    mat = mbs.materials.LinearElastic(E=BAR["E"], nu=BAR["nu"], density=BAR["density"])
-    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=BAR["omega"]),
-                    degree=1)
-    body.add_traction(lambda t: (0.0, BAR["traction"] * np.sin(BAR["wf"] * t), 0.0),
-                      where=lambda x: np.isclose(x[0], BAR["L"]))
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    return model, body
-
-
-PROBE = (1.0, 0.05, 0.05)
-
-
-def step_times(stamps: list, warm: int = 1) -> dict:
-    """Stamps: one per monitor call (step 0 = initial state, then one per step)."""
-    s = np.array(stamps)
-    d = np.diff(s[warm:])  # steps after the warm-up step(s)
-    tot = gmax(s[-1] - s[warm])
-    dur = np.diff(s)
-    if COMM.size > 1:
-        loc, dur = dur.copy(), np.empty_like(dur)
-        COMM.Allreduce(loc, dur, op=MPI.MAX)
-    return dict(per_step=tot / len(d), per_step_median=gmax(float(np.median(d))),
-                warmup=gmax(s[warm] - s[0]), steps_timed=len(d),
-                durations=[float(x) for x in dur], slowest_step=int(warm + np.argmax(dur[warm:])) if len(dur) > warm else None,
-                slowest=float(np.max(dur[warm:])) if len(dur) > warm else None)
-
-
 def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, profile=False,
               energy: bool = True):
     set_solver_options("mbs_", solver)
@@ -362,7 +281,7 @@ def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, prof
     def go():
         if prof:
             prof.enable()
-        r = model.integrate(t_end=t_end, dt=dt, formulation=form, probes=[PROBE],
+        r = model.integrate(t_end=t_end, dt=dt, formulation=form, probes=[BAR_PROBE],
                             progress=False, energy=energy)
         if prof:
             prof.disable()
@@ -431,7 +350,7 @@ def plain_newmark(body, dt: float, steps: int, solver: dict | None) -> dict:
     uv, vv, av = (mbs.compat.petsc_vec(f) for f in (u, v, a))
     b = mbs.compat.create_vector(L_form)
     rhs, work, unew = M.createVecLeft(), M.createVecLeft(), M.createVecLeft()
-    pr = mbs_io.Probes([body], [PROBE])
+    pr = mbs_io.Probes([body], [BAR_PROBE])
     pr.items = [(type("B", (), {"u": u, "gdim": 3})(), pr.items[0][1])]  # probe our u
 
     def step(k):
@@ -501,13 +420,13 @@ def study_scaling(args) -> list:
     prev = None
     for target in args.sizes:
         n = bar_cells(target)
-        dofs = 3 * (10 * n + 1) * (n + 1) ** 2
+        dofs = bar_dofs(n)
         solver = ITERATIVE if dofs >= args.iterative_from else None
         solver_name = ("gmres + gamg (rtol 1e-10)" if solver else "MUMPS LU")
         row = dict(target=target, n=n, dofs=dofs, solver=solver_name, nproc=COMM.size)
         if prev is not None and not args.force:
             f = dofs / prev["dofs"]
-            mem = rss_sum() + f * prev["rss_growth"] * (1.5 if solver else 1.0)
+            mem = rss_sum()[0] + f * prev["rss_growth"] * (1.5 if solver else 1.0)
             wall = f ** (1.3 if not solver else 1.0) * prev["case_wall"] * (2 if solver else 1)
             row.update(estimate_mem_gib=mem / 2**30, estimate_wall=wall)
             if mem / 2**30 > args.mem_limit_gib or wall > args.time_limit:
@@ -520,7 +439,7 @@ def study_scaling(args) -> list:
         row["load_wait"] = wait_for_load(args.load_threshold, args.max_wait)
         row["loadavg_before"] = loadavg()
         t_case = time.perf_counter()
-        rss0 = rss_sum()
+        rss0 = rss_sum()[0]
         t_build, (model, body) = timed(lambda: bar_model(n))
         row.update(build=t_build, cells=body.mesh.topology.index_map(3).size_global)
         log(f"  n={n}: {row['cells']} cells, {dofs:,} dofs, solver {solver_name} "
@@ -544,7 +463,7 @@ def study_scaling(args) -> list:
         row["second_order_probe_only"] = res
         log(f"    second-order, probe only (energy=False): {res['per_step'] * 1e3:8.2f} ms/step "
             f"(median {res['per_step_median'] * 1e3:.2f})")
-        row["rss_growth"] = rss_sum() - rss0
+        row["rss_growth"] = rss_sum()[0] - rss0
         plain = plain_newmark(body, args.dt, args.steps, solver)
         row["plain"] = plain
         so = row["formulations"]["second-order"]
@@ -578,48 +497,17 @@ def study_scaling(args) -> list:
 
 
 # =============================================================================================
-# machine, output
+# output
 # =============================================================================================
-
-
-def versions() -> dict:
-    import basix
-    import ffcx
-    return dict(dolfinx=dolfinx.__version__, petsc=".".join(map(str, PETSc.Sys.getVersion())),
-                petsc4py=__import__("petsc4py").__version__, ufl=ufl.__version__,
-                ffcx=ffcx.__version__, basix=basix.__version__, numpy=np.__version__,
-                mpi=MPI.Get_library_version().replace("\x00", "").splitlines()[0].strip(),
-                dolfinx_mbs=mbs.__version__)
-
-
-
 
 def ms(x):
     return "—" if x is None else f"{x * 1e3:.3g}" if x < 1e-3 else f"{x * 1e3:.2f}"
 
 
 def markdown_section(run: dict) -> str:
-    m, v = run["machine"], run["versions"]
-    cpu = m["lscpu"]
     out = [f"## {run['date']}: {run['nproc']} MPI process{'es' if run['nproc'] > 1 else ''}, "
-           f"studies {', '.join(run['studies'])}", ""]
-    out.append(f"- machine: {cpu.get('Model name', '?')}, {m['nproc']} CPUs "
-               f"({cpu.get('Core(s) per socket', '?')} cores/socket, "
-               f"{cpu.get('Thread(s) per core', '?')} thread/core, "
-               f"{cpu.get('Hypervisor vendor', 'no')} VM), L2 {cpu.get('L2 cache', '?')}, "
-               f"L3 {cpu.get('L3 cache', '?')}, memory {m['memory']}; kernel {m['kernel']}, "
-               f"Python {m['python']}")
-    out.append(f"- DOLFINx {v['dolfinx']}, PETSc {v['petsc']}, petsc4py {v['petsc4py']}, "
-               f"UFL {v['ufl']}, FFCx {v['ffcx']}, Basix {v['basix']}, NumPy {v['numpy']}; "
-               f"{v['mpi']}")
-    out.append(f"- dolfinx_mbs {v['dolfinx_mbs']} at {run['git']}; command: `{run['command']}`")
-    w = run["load_wait"]
-    waited = (f" (waited {w['seconds']:.0f} s for the 1-minute load to drop to "
-              f"{w['threshold']:g}: {w['before'][0]} -> {w['after'][0]})"
-              if w["seconds"] >= 1 else "")
-    out.append(f"- load average at start {' '.join(run['loadavg_start'])}{waited}, at end "
-               f"{' '.join(run['loadavg_end'])}; total wall {run['wall']:.0f} s")
-    out.append("")
+           f"studies {', '.join(run['studies'])}", "", *context_lines(run),
+           f"{load_text(run)}; total wall {run['wall']:.0f} s", ""]
     rod = run.get("rod")
     if rod:
         out += [f"### Seed 003's rotating rod, {run['rod_t_end']:g} s of motion, equal accuracy",
@@ -770,7 +658,7 @@ def plot(runs: list, path: Path) -> None:
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = parser(__doc__, load=0.5, max_wait=600.0)
     p.add_argument("--quick", action="store_true", help="smoke run (seconds); nothing written "
                    "unless --write")
     p.add_argument("--studies", default="rod,scaling")
@@ -789,10 +677,7 @@ def main():
     p.add_argument("--time-limit", type=float, default=240.0, help="per size (s)")
     p.add_argument("--force", action="store_true")
     p.add_argument("--no-profile", dest="profile", action="store_false")
-    p.add_argument("--load-threshold", type=float, default=0.5)
-    p.add_argument("--max-wait", type=float, default=600.0)
     p.add_argument("--write", action="store_true", help="write results even with --quick")
-    p.add_argument("--no-write", action="store_true")
     p.add_argument("--json-out", help="also write this run as JSON to this path (any mode)")
     args = p.parse_args()
     if args.quick:
@@ -804,12 +689,9 @@ def main():
     write = (not args.quick or args.write) and not args.no_write
 
     t0 = time.perf_counter()
-    run = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               nproc=COMM.size, studies=studies, quick=args.quick,
-               command="python " + " ".join(sys.argv) if COMM.size == 1 else
-               f"mpirun -n {COMM.size} python " + " ".join(sys.argv),
-               machine=machine(), versions=versions(), git=git_rev(), loadavg_start=loadavg(),
-               repeats=args.repeats)
+    run = dict(date=utc_now(), nproc=COMM.size, studies=studies, quick=args.quick,
+               command=command_line(COMM.size), machine=machine(), versions=versions(),
+               git=git_rev(), loadavg_start=loadavg(), repeats=args.repeats)
     run["load_wait"] = wait_for_load(args.load_threshold, args.max_wait)
     log(f"load {' '.join(run['load_wait']['before'])} -> {' '.join(loadavg())}; "
         f"{COMM.size} process(es)")
@@ -838,9 +720,10 @@ def main():
         if write:
             runs = append_results(
                 "integration", run, md,
-                "Time integration: formulations at equal accuracy, scaling, overhead")
-            plot(runs, RESULTS / "integration.png")
-            print(f"written: {RESULTS}/integration.json, .md, .png")
+                "Time integration: formulations at equal accuracy, scaling, overhead",
+                args.results_dir)
+            plot(runs, args.results_dir / "integration.png")
+            print(f"written: {args.results_dir}/integration.json, .md, .png")
     COMM.Barrier()
 
 

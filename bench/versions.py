@@ -17,55 +17,38 @@ bench/results/versions.md.
 
 from __future__ import annotations
 
-import argparse
-import datetime
-import json
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from benchlib import ROOT, append_results, git_rev, loadavg, machine, md_table
-
-sys.path.insert(0, str(ROOT))
-from dolfinx_mbs.compat import mpiexec_command  # noqa: E402
+from benchlib import (append_results, git_rev, loadavg, machine, machine_line, md_table, parser,
+                      run_json, utc_now, versions_line)
 
 HERE = Path(__file__).resolve().parent
 
 
 def one_run(python: str, args) -> dict:
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "run.json")
-        cmd = (mpiexec_command(args.ranks, python) if args.ranks > 1 else []) + [
-            python, str(HERE / "integration.py"), "--studies", "scaling", "--sizes", args.sizes,
-            "--second-order-only-from", "0", "--steps", str(args.steps), "--no-profile",
-            "--no-write", "--json-out", out, "--max-wait", str(args.max_wait)]
-        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-                   OMP_NUM_THREADS="1")
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=args.timeout)
-        if p.returncode != 0 or not os.path.exists(out):
-            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-3000:]}")
-        return json.loads(Path(out).read_text())
+    return run_json([HERE / "integration.py", "--studies", "scaling", "--sizes", args.sizes,
+                     "--second-order-only-from", "0", "--steps", args.steps, "--no-profile",
+                     "--no-write", "--max-wait", args.max_wait], ranks=args.ranks,
+                    python=python, timeout=args.timeout)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__, load=None, max_wait=30.0)
     ap.add_argument("--pythons", required=True, help="two interpreters, comma-separated")
     ap.add_argument("--sizes", default="1e4,1e5")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--ranks", type=int, default=1)
-    ap.add_argument("--max-wait", type=float, default=30.0)
     ap.add_argument("--timeout", type=float, default=1800.0)
-    ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     pys = [os.path.abspath(p) if os.sep in p else p for p in args.pythons.split(",")]
     if len(pys) != 2:
         sys.exit("--pythons: give exactly two interpreters")
 
-    t0 = datetime.datetime.now(datetime.timezone.utc)
+    t0 = utc_now()
     runs = {p: [] for p in pys}
     for k in range(args.pairs):
         for p in pys:
@@ -96,12 +79,8 @@ def main():
                      f"**{a_mbs[dofs] / b_mbs[dofs]:.2f}**", f"{a_pl[dofs] * 1e3:.2f}",
                      f"{b_pl[dofs] * 1e3:.2f}", f"{a_pl[dofs] / b_pl[dofs]:.2f}"])
     va, vb = ver[0]["dolfinx"], ver[1]["dolfinx"]
-    m = machine()
-    md = [f"## {t0.isoformat(timespec='seconds')}: DOLFINx {va} vs {vb}, {args.ranks} rank(s)", "",
-          f"- machine: {m['lscpu'].get('Model name', '?')}, {m['nproc']} CPUs, {m['memory']}; "
-          f"kernel {m['kernel']}",
-          *[f"- {v['dolfinx']}: PETSc {v['petsc']}, UFL {v['ufl']}, FFCx {v['ffcx']}, NumPy "
-            f"{v['numpy']}; {v['mpi']}" for v in ver],
+    md = [f"## {t0}: DOLFINx {va} vs {vb}, {args.ranks} rank(s)", "", machine_line(machine()),
+          *[versions_line(v) for v in ver],
           f"- dolfinx_mbs at {git_rev()}; {args.pairs} alternating pairs of fresh processes, "
           f"median per size; {args.steps} timed steps at dt = 1e-4 after a warm-up step; load "
           f"at end {' '.join(loadavg())}",
@@ -112,9 +91,10 @@ def main():
     text = "\n".join(md)
     print(text)
     if not args.no_write:
-        append_results("versions", dict(date=t0.isoformat(timespec="seconds"), ranks=args.ranks,
+        append_results("versions", dict(date=t0, ranks=args.ranks,
                                         pythons=pys, runs=runs), text,
-                       "The same integration on two DOLFINx versions, side by side")
+                       "The same integration on two DOLFINx versions, side by side",
+                       args.results_dir)
 
 
 if __name__ == "__main__":

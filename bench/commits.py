@@ -1,0 +1,200 @@
+"""Benchmark: the same integration at two git commits of this repository, side by side.
+
+    python bench/commits.py --refs bff995d,HEAD                  # serial
+    python bench/commits.py --refs bff995d,HEAD --ranks 2        # 2 MPI ranks
+    python bench/commits.py --refs bff995d,HEAD --sizes 2e3 --pairs 1 --results-dir /tmp/c
+                                                                 # end-to-end check
+
+Each ref (old first, new second) gets a temporary detached ``git worktree`` (removed at the
+end; uncommitted changes are not in it). Every run is a fresh process of this interpreter with
+``PYTHONPATH=<that worktree>``; the process checks that ``dolfinx_mbs`` was imported from that
+worktree and fails otherwise. For each size and formulation the two refs alternate
+(A B A B ...) over ``--pairs``, serially, each run ``--ranks`` ranks (the launcher of
+``dolfinx_mbs.compat.mpiexec_command``).
+
+The case is the spinning bar of ``bench/integration.py``'s scaling study (1 m x 0.1 m x
+0.1 m, 10n x n x n hexahedra of degree 1, about ``--sizes`` dofs, LinearElastic(E=210e9,
+nu=0.3, density=7850), ConstantSpin about z at 15 rad/s, root clamped, tip traction
+(0, 1 MPa sin(200 t), 0), a probe at the tip), built and run with the public API only
+(``Body``, ``Model``, ``model.clamp``, ``model.integrate``), so that both commits run the
+same script. Each run integrates one formulation ("second-order", "first-order" or
+"hamiltonian", their default schemes and solvers) for one warm-up step (Jacobian assembly
+and factorization) and ``--steps`` timed steps at dt = ``--dt``; a time stamp per step comes
+from ``integrate``'s ``callback`` (called once per step, on every rank). Time per step = (stamp
+after the last step - stamp after the warm-up step) / steps, max over ranks. Peak memory =
+``resource.getrusage`` max RSS of each rank at the end of the process (interpreter, DOLFINx,
+model, integration), its maximum over ranks. Reported: medians over the pairs and the ratio
+new / old; |u| at the end must agree between the refs (same motion).
+
+Results: bench/results/commits.json (all runs) and a section appended to
+bench/results/commits.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchlib import (BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model, cmd,
+                      command_line, git_rev, loadavg, log, machine, machine_line, max_rss,
+                      md_table, parser, run_json, step_times, timed, utc_now, versions,
+                      versions_line)
+
+FORMULATIONS = ("second-order", "first-order", "hamiltonian")
+
+
+# --- worker: one (ref, size, formulation) in its own process -----------------------------
+
+def worker(args) -> None:
+    import numpy as np
+    from mpi4py import MPI
+
+    import dolfinx_mbs as mbs
+
+    comm = MPI.COMM_WORLD
+    where = Path(mbs.__file__).resolve()
+    if not where.is_relative_to(Path(args.checkout).resolve()):
+        raise SystemExit(f"commits.py worker: dolfinx_mbs imported from {where}, not from the "
+                         f"checkout {args.checkout} (PYTHONPATH={os.environ.get('PYTHONPATH')})")
+    n = bar_cells(args.size)
+    t_build, (model, _) = timed(lambda: bar_model(n))
+    stamps, u_norm = [], []
+
+    def stamp(t, u, v):
+        stamps.append(time.perf_counter())
+        u_norm[:] = [u.norm()]
+
+    wall, r = timed(lambda: model.integrate(
+        t_end=(args.steps + 1) * args.dt, dt=args.dt, formulation=args.formulation,
+        probes=[BAR_PROBE], progress=False, callback=stamp))
+    res = step_times(stamps)
+    peak = comm.gather(max_rss(), root=0)
+    res.update(module=str(where), size=args.size, n=n, dofs=bar_dofs(n),
+               formulation=args.formulation, nproc=comm.size, build=t_build, integrate=wall,
+               u_norm=u_norm[0], tip=np.asarray(r.probes)[-1].tolist(),
+               max_rss=peak and max(peak), max_rss_ranks=peak, versions=versions())
+    if comm.rank == 0:
+        Path(args.json_out).write_text(json.dumps(res))
+
+
+# --- driver --------------------------------------------------------------------------------
+
+def checkout(ref: str, where: str) -> dict:
+    """A detached worktree of ``ref`` in ``where``; its short hash and subject."""
+    sha = cmd(["git", "-C", str(ROOT), "rev-parse", "--verify", "--short", f"{ref}^{{commit}}"])
+    if not sha or " " in sha:
+        sys.exit(f"--refs: {ref!r} is no commit of {ROOT}")
+    p = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", where, sha],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"git worktree add {where} {sha} failed:\n{p.stderr}")
+    return dict(ref=ref, sha=sha, path=where,
+                subject=cmd(["git", "-C", str(ROOT), "log", "-1", "--format=%s", sha]))
+
+
+def mib(x):
+    return f"{x / 2**20:.0f}"
+
+
+def markdown(run: dict) -> str:
+    a, b = run["refs"]
+    la, lb = a["ref"], b["ref"]
+    rows = []
+    for c in run["cases"]:
+        ta, tb = (statistics.median(x["per_step"] for x in c["runs"][r["sha"]])
+                  for r in (a, b))
+        ma, mb = (statistics.median(x["max_rss"] for x in c["runs"][r["sha"]])
+                  for r in (a, b))
+        ua, ub = (c["runs"][r["sha"]][-1]["u_norm"] for r in (a, b))
+        rows.append([f"{c['dofs']:,}", c["formulation"], f"{ta * 1e3:.2f}", f"{tb * 1e3:.2f}",
+                     f"**{tb / ta:.2f}**", mib(ma), mib(mb), f"{mb / ma:.2f}",
+                     f"{abs(ub - ua) / max(abs(ua), 1e-300):.1e}"])
+    head = [f"## {run['date']}: {la} ({a['sha']}) vs {lb} ({b['sha']}), {run['ranks']} "
+            f"rank(s)", "", machine_line(run["machine"]), versions_line(run["versions"])]
+    head += [f"- {r['ref']} = {r['sha']}: " + (r["subject"] if len(r["subject"]) < 90
+                                               else r["subject"][:88] + " ...") for r in (a, b)]
+    head += [f"- command: `{run['command']}` (from {run['git']}); {run['pairs']} alternating "
+             f"pair(s) of fresh processes per size and formulation, medians; {run['steps']} "
+             f"timed steps at dt = {run['dt']:g} s after a warm-up step, per step max over "
+             f"ranks; peak RSS = getrusage max RSS, max over ranks; load at start "
+             f"{' '.join(run['loadavg_start'])}, at end {' '.join(run['loadavg_end'])}", ""]
+    hdr = ["dofs", "formulation", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
+           f"peak RSS {la} [MiB]", f"{lb} [MiB]", f"{lb} / {la}", "norm of u at end, rel. diff"]
+    return "\n".join(head + [md_table(hdr, rows), ""])
+
+
+def main():
+    ap = parser(__doc__, load=None, max_wait=None)
+    ap.add_argument("--refs", default="bff995d,HEAD", help="two commits, old first")
+    ap.add_argument("--sizes", default="1e4,1e5", help="target dof counts")
+    ap.add_argument("--formulations", default=",".join(FORMULATIONS))
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--dt", type=float, default=1e-4)
+    ap.add_argument("--pairs", type=int, default=3)
+    ap.add_argument("--ranks", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=1800.0, help="per process (s)")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--checkout", help=argparse.SUPPRESS)
+    ap.add_argument("--size", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--formulation", help=argparse.SUPPRESS)
+    ap.add_argument("--json-out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker(args)
+    refs = [x for x in args.refs.split(",") if x]
+    if len(refs) != 2:
+        sys.exit("--refs: give exactly two commits, old first")
+    sizes = [float(x) for x in args.sizes.split(",")]
+    forms = [x for x in args.formulations.split(",") if x]
+
+    tmp = tempfile.mkdtemp(prefix="mbs_commits_")
+    trees = []
+    try:
+        trees = [checkout(r, os.path.join(tmp, f"{k}_{r.replace('/', '_')}"))
+                 for k, r in enumerate(refs)]
+        run = dict(date=utc_now(), command=command_line(), git=git_rev(), machine=machine(),
+                   refs=[{k: v for k, v in t.items() if k != "path"} for t in trees],
+                   ranks=args.ranks, pairs=args.pairs, steps=args.steps, dt=args.dt,
+                   loadavg_start=loadavg(), cases=[])
+        for size in sizes:
+            for form in forms:
+                case = dict(size=size, formulation=form, runs={t["sha"]: [] for t in trees})
+                for k in range(args.pairs):
+                    for t in trees:
+                        r = run_json([Path(__file__).resolve(), "--worker", "--checkout",
+                                      t["path"], "--size", size, "--formulation", form,
+                                      "--steps", args.steps, "--dt", args.dt],
+                                     ranks=args.ranks, timeout=args.timeout,
+                                     env=dict(PYTHONPATH=t["path"]))
+                        case["runs"][t["sha"]].append(r)
+                        case["dofs"] = r["dofs"]
+                        log(f"pair {k + 1}, {r['dofs']:,} dofs, {form:12s} {t['ref']:>10s}: "
+                            f"{r['per_step'] * 1e3:8.2f} ms/step, warm-up {r['warmup']:.2f} s, "
+                            f"peak RSS {mib(r['max_rss'])} MiB (load {loadavg()[0]})")
+                run["cases"].append(case)
+        run["versions"] = run["cases"][0]["runs"][trees[0]["sha"]][0]["versions"]
+        run["loadavg_end"] = loadavg()
+    finally:
+        for t in trees:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", t["path"]],
+                           capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], capture_output=True)
+    text = markdown(run)
+    print(text)
+    if not args.no_write:
+        append_results("commits", run, text, "The same integration at two commits, side by "
+                       "side", args.results_dir)
+        log(f"written: {args.results_dir}/commits.json, .md")
+
+
+if __name__ == "__main__":
+    main()
