@@ -40,7 +40,7 @@ def run(size: float, speeds: int, modes: int) -> dict:
     model = mbs.Model([body])
     model.clamp(body, facets=(facets, meshes.BEARING_A))
     model.clamp(body, facets=(facets, meshes.BEARING_B))
-    model.update(0.0)
+    model.assembly.at(0.0)
     t1 = time.perf_counter()
     rpm = np.linspace(0.0, 30000.0, speeds)
     table = model.campbell(rpm * 2 * np.pi / 60, n=modes)

@@ -29,8 +29,8 @@ measures:
 
 * set-up: time to build the constraint machinery and the matrices the integrator uses. The
   common part (mesh, bodies, ties, full operator assembly) is timed apart. Maggi: the reducer
-  (sparse elimination, A) + ``reduced_system`` (PtAP products). Multipliers: the saddle point
-  (``model.saddle_point``: B, B^T) + its ``system`` (the augmented AIJ matrices); the saddle
+  (sparse elimination, A) + ``model.system().at(0)`` (PtAP products). Multipliers: the saddle point
+  (``model.saddle_point``: B, B^T) + its ``at(0)`` (the augmented AIJ matrices); the saddle
   point also builds the Maggi reducer to drop redundant rows, timed apart and included in the
   "as implemented" figure.
 * time per steady step: ``integrate(t_end=steps dt, dt, constraints=...)``, second-order,
@@ -40,7 +40,7 @@ measures:
   the steps after the first ``--skip`` (5), max over ranks. The first step holds the Jacobian
   assembly and the factorizations.
 * the integrator's own factorization (its KSP is taken from a wrapper around
-  ``_Integrator._i2jacobian``; nothing of dolfinx_mbs is changed): MUMPS INFOG(29) (entries in
+  ``formulations.SecondOrderForm._jacobian``; nothing of dolfinx_mbs is changed): MUMPS INFOG(29) (entries in
   the factors), RINFOG(3) (flops of the elimination), INFOG(22) (MB used, all ranks),
   INFOG(13) (delayed pivots), INFOG(7) (ordering).
 * up to ``--standalone-max-n`` dofs, a standalone LU of the same Jacobian
@@ -56,7 +56,7 @@ measures:
 A third variant, "maggi-a0" (up to ``--a0-max-n`` dofs), is the Maggi run with the reducer's
 prescribed part a0 set to zero by the bench before the integration. A tie between coincident
 meshes leaves a round-off gap (|a0| ~ 1e-16 m), which makes ``MaggiReducer.prescribed`` true, and
-``Model.reduced_system`` then re-forms the full stiffness and multiplies it with a0 at every
+the second-order system then re-forms the full stiffness and multiplies it with a0 at every
 time evaluation; the variant measures what this costs (the solution changes by ~1e-11
 relative).
 
@@ -105,7 +105,7 @@ def worker(case: dict, method: str, out: str) -> None:
         sys.path.insert(0, str(ROOT))
     import dolfinx_mbs as mbs
     from dolfinx_mbs import io as mbs_io
-    from dolfinx_mbs import integrate as mbs_integrate
+    from dolfinx_mbs import formulations as mbs_formulations
 
     logging.getLogger().setLevel(logging.WARNING)
     comm = MPI.COMM_WORLD
@@ -130,24 +130,24 @@ def worker(case: dict, method: str, out: str) -> None:
     mbs_io.Probes.evaluate = stamped
     # the integrator's Jacobian shifts and its KSP (to read MUMPS' numbers after the run)
     seen = {}
-    _jac = mbs_integrate._Integrator._i2jacobian
+    _jac = mbs_formulations.SecondOrderForm._jacobian
 
     def jac(self, ts, t, U, V, A, shift_v, shift_a, J, P):
         seen["shifts"] = (float(shift_v), float(shift_a))
         seen["ksp"] = ts.getSNES().getKSP()
         return _jac(self, ts, t, U, V, A, shift_v, shift_a, J, P)
 
-    mbs_integrate._Integrator._i2jacobian = jac
+    mbs_formulations.SecondOrderForm._jacobian = jac
     # the integrator releases its TS (and the factors) at the end of a run: read MUMPS' numbers
     # just before
-    _destroy = mbs_integrate._Integrator.destroy
+    _destroy = mbs_formulations.SecondOrderForm.destroy
 
     def destroy(self):
         if "ksp" in seen:
             seen["lu"] = mumps_numbers(seen["ksp"])
         return _destroy(self)
 
-    mbs_integrate._Integrator.destroy = destroy
+    mbs_formulations.SecondOrderForm.destroy = destroy
 
     def mumps_numbers(ksp):
         try:
@@ -192,12 +192,12 @@ def worker(case: dict, method: str, out: str) -> None:
     t_build, (model, bodies) = timed(build)
 
     def operators():
-        model.update(0.0)
-        model.full_mass()
-        model.full_damping(gyroscopic=True)
-        model.full_stiffness()
-        model._full("Kel", lambda o, w: o.K)
-        model.full_load()
+        asm = model.assembly
+        asm.mass()
+        asm.damping(0.0)
+        asm.stiffness(0.0)
+        asm.elastic()
+        asm.load(0.0)
 
     t_ops, _ = timed(operators)
     rss_common = maxrss()
@@ -208,21 +208,21 @@ def worker(case: dict, method: str, out: str) -> None:
                    prescribed=bool(red.prescribed))
         if method == "maggi-a0":  # the tie's round-off gap dropped: a0 = 0 (see docstring)
             red.a0.set(0.0)
-        t_sys, s = timed(lambda: model.reduced_system(0.0))
+        t_sys, s = timed(lambda: model.system().at(0.0))
         setup = dict(reducer=t_red, system=t_sys, total=t_red + t_sys, own=t_red + t_sys)
         m = red.n_dependent
         size = red.n_reduced
     else:
         t_red, red = timed(lambda: model.reducer)
         t_sp, sp = timed(lambda: model.saddle_point)
-        t_sys, s = timed(lambda: sp.system(0.0))
+        t_sys, s = timed(lambda: sp.at(0.0))
         setup = dict(reducer=t_red, saddle=t_sp, system=t_sys, total=t_red + t_sp + t_sys,
                      own=t_sp + t_sys)
         m = sp.m
-        size = s["K"].getSize()[0]
+        size = s.K.getSize()[0]
     res.update(n=n, m=int(m), system_size=int(size), redundant=len(model.reducer.redundant),
                build=t_build, operators=t_ops, setup=setup,
-               nnz_system=int(s["K"].getInfo(PETSc.Mat.InfoType.GLOBAL_SUM)["nz_used"]))
+               nnz_system=int(s.K.getInfo(PETSc.Mat.InfoType.GLOBAL_SUM)["nz_used"]))
     comm.Barrier()
 
     if comm.rank == 0:
@@ -255,11 +255,10 @@ def worker(case: dict, method: str, out: str) -> None:
         return
     # standalone LU of the same Jacobian
     sv, sa = seen["shifts"]
-    s = model.saddle_point.system(0.0) if method == "multipliers" else \
-        model.reduced_system(0.0)
-    J = s["K"].copy()
-    J.axpy(sv, s["C"], structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
-    J.axpy(sa, s["M"], structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+    s = model.saddle_point.at(0.0) if method == "multipliers" else model.system().at(0.0)
+    J = s.K.copy()
+    J.axpy(sv, s.C, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+    J.axpy(sa, s.M, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
     opts = PETSc.Options()
     prefix = "bench_lu_"
     if method == "multipliers":

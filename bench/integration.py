@@ -15,7 +15,7 @@ Studies (``--studies rod,scaling``; the overhead study runs with the scaling one
    with spectral radius 1, Crank-Nicolson, implicit midpoint).
    *Equal accuracy*: the reference is the exact solution of the semi-discrete equations of the
    same mesh (M q'' + C q' + K q = f_c + f_t sin(200 t), q(0) = static, q'(0) = 0; M, C, K, f
-   taken from ``model.reduced_system`` on one rank, solved in closed form by an eigen-
+   taken from ``model.system().at(t)`` on one rank, solved in closed form by an eigen-
    decomposition of the first-order state matrix and the harmonic particular solution); every
    formulation converges to it as dt -> 0 (the error histories are recorded). For each element
    count and formulation, dt is halved from 1e-4 until the tip-displacement history (probe at
@@ -163,11 +163,11 @@ class RodReference:
 
     def __init__(self, n: int):
         model, body = rod_model(n, MPI.COMM_SELF)
-        s = model.reduced_system(0.0)
-        M, K, C = _dense(s["M"]), _dense(s["K"]), _dense(s["C"])
-        fc = s["f"].getArray().copy()
+        s = model.system().at(0.0)
+        M, K, C = _dense(s.M), _dense(s.K), _dense(s.C)
+        fc = s.f.getArray().copy()
         t1 = 0.3 / ROD["wf"]
-        ft = (model.reduced_system(t1)["f"].getArray() - fc) / np.sin(ROD["wf"] * t1)
+        ft = (model.system().at(t1).f.getArray() - fc) / np.sin(ROD["wf"] * t1)
         red = model.reducer
         pr = mbs_io.Probes(model.bodies, [(ROD["L"], 0.0, 0.0)])
         m = M.shape[0]

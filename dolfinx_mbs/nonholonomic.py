@@ -171,7 +171,7 @@ class VelocitySystem:
     def at(self, t: float) -> VelocityOperators:
         """The operators at ``t`` (objects reused)."""
         s = self.base.at(t)
-        key = (float(t), s.version, id(s.f), self.base._key)
+        key = (float(t), s.version, self.assembly.generation)
         if self._key == key:
             return self._ops
         nb = self.basis
