@@ -115,6 +115,7 @@ class _Form:
         self._mksp = None
         self._mversion = None
         self._jkey = None
+        self._rhs = None
 
     def initial(self, x, name: str) -> PETSc.Vec:
         """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
@@ -187,7 +188,9 @@ class _Form:
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""
         s = self.system.at(t)
-        rhs = self.__dict__.setdefault("_rhs", q.duplicate())
+        if self._rhs is None:
+            self._rhs = q.duplicate()
+        rhs = self._rhs
         s.f.copy(rhs)
         s.C.mult(v, self.work)
         rhs.axpy(-1.0, self.work)
@@ -242,9 +245,8 @@ class SecondOrderForm(_Form):
 
     def initial_state(self, t0, q0, v0, p0=None):
         U, V = q0.copy(), v0.copy()
-        init = getattr(self.system, "initial_multipliers", None)
-        if init is not None:  # the multiplier form: lambda(t0) consistent with the state
-            init(t0, U, V)
+        if self.system.has_multipliers:  # lambda(t0) consistent with the state
+            self.system.initial_multipliers(t0, U, V)
         self.ts.setSolution2(U, V)
         return U
 

@@ -158,8 +158,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
-    multipliers = getattr(system, "initial_multipliers", None) is not None
-    opts = _run_options(prefix, formulation, "multipliers" if multipliers else "maggi", options)
+    kind = "multipliers" if system.has_multipliers else "maggi"
+    opts = _run_options(prefix, formulation, kind, options)
     return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts,
                 _observers_args(probes, output, output_every, progress, reactions, energy,
                                 callback))
@@ -186,6 +186,9 @@ def _run_options(prefix: str, formulation: str, constraints: str,
     return SolverOptions(prefix, defaults, options)
 
 
+#: the observers that see a step before the bodies' displacement is set (the finiteness
+#: check reads the energies)
+FIRST = ("energy", "finite")
 #: the observers whose values make the CSV row after the time, in this order
 CSV_ORDER = ("probes", "energy", "reactions")
 
@@ -259,26 +262,15 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     def monitor(ts_, index, t, X):
         q, v = form.state(t, need_v=need_v)
         step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form)
-        values = {}
+        values = {k: watch[k].observe(step) for k in FIRST if k in watch}
+        system.expand(q, out=full)  # the bodies' u at t: what the observers below read
+        system.space.scatter(full, funcs)
         for name, o in watch.items():
             if name == "csv":
                 o.write(t, [x for k in CSV_ORDER for x in values.get(k, ())])
-                continue
-            if name not in ("energy", "finite") and not scattered:
-                scatter(q)
-            values[name] = o.observe(step)
-        if not scattered:
-            scatter(q)
-        scattered.clear()
+            elif name not in FIRST:
+                values[name] = o.observe(step)
         times.append(t)
-
-    scattered = []
-
-    def scatter(q):
-        """The bodies' u at the step's time: what probes, fields and callbacks read."""
-        system.expand(q, out=full)
-        system.space.scatter(full, funcs)
-        scattered.append(True)
 
     ts.setMonitor(monitor)
     try:

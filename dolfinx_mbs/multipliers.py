@@ -61,6 +61,7 @@ class SaddlePoint:
 
     formulations = ("second-order",)
     nonlinear = False
+    has_multipliers = True
 
     def __init__(self, assembly, reducer, constraints):
         self.assembly = assembly

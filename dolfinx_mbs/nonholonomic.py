@@ -115,30 +115,14 @@ class VelocityOperators:
     fw: PETSc.Vec
     version: int
 
-    # the second-order operators of q, for energies and the mass solve of reactions
-    @property
-    def M(self):
-        return self.base.M
+    def __getattr__(self, name: str):
+        # the second-order operators of q (M, C, K, Kel, Kpot, f), for the energies
+        if name in _BASE:
+            return getattr(self.base, name)
+        raise AttributeError(name)
 
-    @property
-    def C(self):
-        return self.base.C
 
-    @property
-    def K(self):
-        return self.base.K
-
-    @property
-    def Kel(self):
-        return self.base.Kel
-
-    @property
-    def Kpot(self):
-        return self.base.Kpot
-
-    @property
-    def f(self):
-        return self.base.f
+_BASE = frozenset(("M", "C", "K", "Kel", "Kpot", "f"))
 
 
 class VelocitySystem:
@@ -152,6 +136,7 @@ class VelocitySystem:
     """
 
     formulations = ("first-order",)
+    has_multipliers = False
 
     def __init__(self, base, rows):
         self.base = base

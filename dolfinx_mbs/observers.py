@@ -146,7 +146,7 @@ class Reactions(Observer):
 
     def observe(self, step: Step) -> List[float]:
         form, t = step.form, step.t
-        if getattr(self.system, "initial_multipliers", None) is not None:
+        if self.system.has_multipliers:  # -B^T lambda: read off the state
             forces = self.system.constraint_forces(t, step.q, out=self._forces)
         else:
             if self._acc is None:

@@ -54,6 +54,8 @@ class StaticSolver:
         self._snes = None
         self._snes_for = (None, None)
         self._q: Optional[PETSc.Vec] = None
+        self._br: Optional[PETSc.Vec] = None
+        self._for = None  # the reducer the reduced vectors belong to
         #: Newton iterations of the last nonlinear solve
         self.newton_iterations = 0
 
@@ -85,12 +87,12 @@ class StaticSolver:
         K.mult(red.a0, rhs)
         rhs.aypx(-1.0, Q)  # Q - K a0
         Kr = red.reduce(K, key="K")
-        br = red.project(rhs, getattr(self, "_br", None))
-        self._br = br
+        if self._for is not red:  # new constraints: new reduced vectors
+            self._for, self._br = red, None
+            self._q = red.create_reduced_vec()
+            self._q.zeroEntries()
+        br = self._br = red.project(rhs, self._br)
         q = self._q
-        if q is None or q.getSize() != red.n_reduced:
-            q = self._q = red.create_reduced_vec()
-            q.zeroEntries()
         if asm.nonlinear:
             self._newton(system, t, Kr, br, q)
             return q

@@ -120,6 +120,8 @@ class SecondOrderSystem:
     """
 
     formulations = ("second-order", "first-order")
+    #: coordinates with Lagrange multipliers (the comparison form) or not
+    has_multipliers = False
 
     def __init__(self, assembly, reducer, constraints: Sequence, static):
         self.assembly = asm = assembly
@@ -168,8 +170,9 @@ class SecondOrderSystem:
     def _vec(self, key: str) -> PETSc.Vec:
         return self.assembly.create_vec("sys/" + key)
 
-    def _matrices_changed(self, t: float, moved: bool) -> bool:
-        """Whether the reduced matrices must be formed (again) at ``t``."""
+    def _matrices_changed(self, moved: bool) -> bool:
+        """Whether the reduced matrices must be formed (again): a body's matrices changed, or
+        moving constraints moved."""
         key = self.assembly.stamp()
         red = self.reducer
         changed = self._mkey != key or (moved and red.rheonomic)
@@ -189,7 +192,7 @@ class SecondOrderSystem:
             return self._ops
         moved = red.update(t)
         s = self._ops
-        if s is None or self._matrices_changed(t, moved):
+        if s is None or self._matrices_changed(moved):
             M, Cf = asm.mass(), asm.damping(t)
             C, K = red.reduce(Cf, key="C"), red.reduce(asm.stiffness(t), key="K")
             if red.rheonomic:
