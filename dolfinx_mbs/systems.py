@@ -200,8 +200,9 @@ class SecondOrderSystem:
                 K.axpy(1.0, red.reduce_with(Cf, red.A_dot, "C.Ad"), structure=SUB)
                 K.axpy(1.0, red.reduce_with(M, red.A_ddot, "M.Add"), structure=SUB)
             old = s
-            s = self._form(t, red.reduce(M, key="M"), C, K,
-                           red.reduce(asm.elastic(), key="Kel"), 1 if old is None else old.version + 1)
+            version = 1 if old is None else old.version + 1
+            s = self._form(t, red.reduce(M, key="M"), C, K, red.reduce(asm.elastic(), key="Kel"),
+                           version)
             if old is not None:  # the vectors are refilled below
                 s.f = old.f
         s.t = t
