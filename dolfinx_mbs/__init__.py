@@ -18,8 +18,8 @@ import importlib.util as _ilu
 if _ilu.find_spec("dolfinx_solver") is not None:  # pragma: no branch
     import dolfinx_solver  # noqa: F401
 
-from . import (compat, constraints, forms, frames, integrate, io, joints, maggi, materials, modal,
-               operators, space)
+from . import (assembly, compat, constraints, forms, frames, integrate, io, joints, maggi,
+               materials, modal, operators, space, static, systems)
 from .body import Body
 from .model import Model
 # the function shadows its module as a package attribute: import the module's other names
@@ -46,4 +46,7 @@ __all__ = [
     "modal",
     "operators",
     "space",
+    "static",
+    "systems",
+    "assembly",
 ]

@@ -178,3 +178,21 @@ def test_null_pivot_count_is_not_silenced():
         null_pivots(KSP("mumps"))
     assert null_pivots(KSP("petsc")) == 0
 
+
+
+def test_bad_system_requests(mesh3):
+    """model.system names a bad formulation or constraint form; the assembly refuses frame
+    states that are not one per body; on every rank."""
+    body = mbs.Body(mesh3, mbs.materials.LinearElastic(E=2e11, nu=0.3, density=7800.0),
+                    mbs.frames.ConstantSpin(rate=10.0))
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    with pytest.raises(ValueError, match="formulation must be one of"):
+        model.system("newmark")
+    with pytest.raises(ValueError, match="constraints must be 'maggi' or 'multipliers'"):
+        model.system("second-order", constraints="penalty")
+    with pytest.raises(ValueError, match="multipliers' works with the second-order"):
+        model.system("hamiltonian", constraints="multipliers")
+    with pytest.raises(ValueError, match="one FrameState per body"):
+        model.assembly.stiffness(0.0, states=[])
+    assert isinstance(model.system("hamiltonian"), mbs.systems.HamiltonSystem)
