@@ -19,7 +19,7 @@ if _ilu.find_spec("dolfinx_solver") is not None:  # pragma: no branch
     import dolfinx_solver  # noqa: F401
 
 from . import (assembly, compat, constraints, forms, frames, integrate, io, joints, maggi,
-               materials, modal, operators, space, static, systems)
+               materials, modal, operators, rows, space, static, systems)
 from .body import Body
 from .model import Model
 # the function shadows its module as a package attribute: import the module's other names
@@ -45,6 +45,7 @@ __all__ = [
     "materials",
     "modal",
     "operators",
+    "rows",
     "space",
     "static",
     "systems",

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["real", "vector", "point3", "unit_axis"]
+__all__ = ["real", "vector", "point3", "unit_axis", "raise_everywhere"]
 
 
 def real(x, name: str) -> float:
@@ -58,3 +58,12 @@ def unit_axis(value: Sequence[float], name: str = "axis") -> np.ndarray:
     if norm < 1e-14:
         raise ValueError(f"{name} must have nonzero length, got {value!r}")
     return a / norm
+
+
+def raise_everywhere(comm, msg, exc=ValueError) -> None:
+    """Raise ``exc(msg)`` on every rank of ``comm`` if any rank has a message (a ``str``; ``None``
+    or ``""`` for none): a check whose outcome differs between ranks (it looked at owned data)
+    still leaves no rank waiting in a collective. The first rank's message is raised."""
+    msgs = [m for m in comm.allgather(msg) if m]
+    if msgs:
+        raise exc(msgs[0])

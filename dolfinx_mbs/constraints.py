@@ -13,7 +13,8 @@ differently) without differentiating numerically. A row may name a preferred dep
 This module owns the row format (:class:`Rows`), the base class (:class:`Constraint`), the
 helpers the kinds share (node selection, time jets, errors raised on every rank), the kinds on
 one body's own dofs (:class:`Prescribed`, :class:`Clamp`, :class:`BCConstraint`) and the general
-rows (:class:`LinearRows`, :class:`VelocityRows`). Joints between bodies or to the ground, and
+rows given as numbers (:class:`dolfinx_mbs.rows.LinearRows`, :class:`dolfinx_mbs.rows.VelocityRows`)
+are in :mod:`dolfinx_mbs.rows`. Joints between bodies or to the ground, and
 rigid regions, are in :mod:`dolfinx_mbs.joints`.
 """
 
@@ -26,11 +27,11 @@ import numpy as np
 from dolfinx import fem
 from mpi4py import MPI
 
-from . import compat
+from . import checks, compat
 from .frames import differentiate
 
-__all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "LinearRows",
-           "VelocityRows"]
+__all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "nodes_where",
+           "select_nodes", "time_jets"]
 
 
 @dataclasses.dataclass
@@ -92,14 +93,7 @@ class Constraint:
         raise NotImplementedError
 
 
-def _raise_everywhere(comm, msg: Optional[str], exc=ValueError) -> None:
-    """Raise ``exc`` on every rank if any rank has a message."""
-    msgs = [m for m in comm.allgather(msg) if m]
-    if msgs:
-        raise exc(msgs[0])
-
-
-def _time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, what: str):
+def time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, what: str):
     """Value and two derivatives of a vector function of time, shape (3, k)."""
     v = np.asarray(fn(t), dtype=float).reshape(-1)
     if not np.all(np.isfinite(v)):
@@ -109,7 +103,7 @@ def _time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, w
     return np.stack([v, d1, d2])
 
 
-def _nodes_where(body, where, name) -> np.ndarray:
+def nodes_where(body, where, name) -> np.ndarray:
     """Owned dof nodes of ``body`` where ``where(x)`` holds (x: (3, n) local coordinates);
     a wrong-shaped answer raises on every rank."""
     n_owned = body.V.dofmap.index_map.size_local
@@ -120,11 +114,11 @@ def _nodes_where(body, where, name) -> np.ndarray:
         msg = (f"{name}: `where` must return one bool per point ({n_owned}), got shape "
                f"{sel.shape}")
         sel = np.zeros(n_owned, dtype=bool)
-    _raise_everywhere(body.comm, msg)
+    checks.raise_everywhere(body.comm, msg)
     return np.flatnonzero(sel)
 
 
-def _select_nodes(body, where, facets, name) -> np.ndarray:
+def select_nodes(body, where, facets, name) -> np.ndarray:
     """Owned dof nodes of ``body`` where a predicate holds or on tagged facets (non-empty
     overall, else ValueError on every rank)."""
     if (where is None) == (facets is None):
@@ -135,7 +129,7 @@ def _select_nodes(body, where, facets, name) -> np.ndarray:
     V = body.V
     n_owned = V.dofmap.index_map.size_local
     if where is not None:
-        nodes = _nodes_where(body, where, name)
+        nodes = nodes_where(body, where, name)
     else:
         tags, tag = facets
         fdim = body.mesh.topology.dim - 1
@@ -187,7 +181,7 @@ class Prescribed(Constraint):
         gdim = body.gdim
         self.body = body
         self.components = _components(components, gdim, self.name)
-        self.nodes = _select_nodes(body, where, facets, self.name)
+        self.nodes = select_nodes(body, where, facets, self.name)
         self.n_nodes = body.comm.allreduce(len(self.nodes), op=MPI.SUM)
         self.time_scale = float(time_scale)
         if value is None:
@@ -221,7 +215,7 @@ class Prescribed(Constraint):
             jets = np.zeros((3, self.body.gdim))
             jets[0] = self._fixed
         else:
-            jets = _time_jets(self._fn, t, self.time_scale, f"{self.name} value")
+            jets = time_jets(self._fn, t, self.time_scale, f"{self.name} value")
         rhs = np.tile(jets[:, self.components].T, (len(self.nodes), 1))  # (m, 3)
         return Rows.fixed(self.name, dofs, rhs)
 
@@ -276,184 +270,3 @@ class BCConstraint(Constraint):
         ib = space.bodies.index(self.body)
         start, _ = space.owned_range(ib)
         return Rows.fixed(self.name, start + self.dofs, self.values)
-
-def _parse_rows(name: str, rows, N: int, callables: bool):
-    """CSR of ``{full_index: coefficient}`` dicts, checked (identically on every rank, as the
-    rows are given identically): (indptr, cols, coefficients), a coefficient being a float or,
-    when ``callables``, possibly a callable ``t -> float``."""
-    if isinstance(rows, dict):
-        raise ValueError(f"{name}: rows must be a list of {{full_index: coefficient}} dicts, "
-                         "got one dict (wrap it in a list)")
-    try:
-        rows = list(rows)
-    except TypeError:
-        raise ValueError(f"{name}: rows must be a list of {{full_index: coefficient}} dicts, "
-                         f"got {rows!r}") from None
-    if not rows:
-        raise ValueError(f"{name}: no rows given")
-    what = "a number or a callable t -> number" if callables else "a number"
-    indptr, cols, vals = [0], [], []
-    for i, r in enumerate(rows):
-        if not isinstance(r, dict) or not r:
-            raise ValueError(f"{name}: row {i} must be a non-empty dict "
-                             f"{{full_index: coefficient}}, got {r!r}")
-        nonzero = False
-        for k, v in sorted(r.items()):
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-                raise ValueError(f"{name}: row {i} has a non-integer dof index {k!r}")
-            k = int(k)
-            if not 0 <= k < N:
-                raise ValueError(f"{name}: row {i} names dof {k}, outside 0..{N - 1}")
-            if callables and callable(v):
-                nonzero = True  # a coefficient that changes with time
-            else:
-                if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-                    raise ValueError(f"{name}: row {i}, dof {k}: the coefficient must be {what}, "
-                                     f"got {v!r}")
-                if not np.isfinite(v):
-                    raise ValueError(f"{name}: row {i} has a non-finite coefficient")
-                v = float(v)
-                nonzero = nonzero or v != 0.0
-            cols.append(k)
-            vals.append(v)
-        if not nonzero:
-            raise ValueError(f"{name}: row {i} has only zero coefficients")
-        indptr.append(len(cols))
-    return np.array(indptr, np.int64), np.array(cols, np.int64), vals
-
-
-def _parse_rhs(name: str, rhs, m: int, arg: str = "rhs"):
-    """(fixed values (m,), callable or None) of a right-hand side given as None, numbers or
-    ``t -> numbers``."""
-    if rhs is None:
-        return np.zeros(m), None
-    if callable(rhs):
-        try:
-            v = np.asarray(rhs(0.0), dtype=float).reshape(-1)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"{name}: {arg}(t) must return {m} numbers: {e}") from None
-        if v.shape != (m,):
-            raise ValueError(f"{name}: {arg}(t) must return {m} numbers, got shape {v.shape}")
-        return np.zeros(m), rhs
-    try:
-        fixed = np.asarray(rhs, float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: {arg} must be None, {m} numbers or t -> numbers, got "
-                         f"{rhs!r}") from None
-    if fixed.shape != (m,):
-        raise ValueError(f"{name}: {arg} must have {m} entries, got {fixed.shape}")
-    if not np.all(np.isfinite(fixed)):
-        raise ValueError(f"{name}: {arg} must be finite, got {rhs!r}")
-    return fixed, None
-
-
-class LinearRows(Constraint):
-    """General rows ``sum_k b_k Delta_k = c(t)`` over full dof indices (see
-    :meth:`dolfinx_mbs.Model.dof`), given identically on every rank (rank 0's are used).
-
-    Args:
-        rows: a sequence of ``{full_index: coefficient}`` dicts.
-        rhs: None (zeros), a sequence of numbers, or ``t -> sequence`` (then differentiated
-            numerically; ``time_scale`` as for :class:`Prescribed`).
-        name: label.
-    """
-
-    def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: Optional[str] = None):
-        self.name = name or "rows"
-        self.indptr, self.cols, vals = _parse_rows(self.name, rows, space.n_global, False)
-        self.vals = np.array(vals)
-        m = len(self.indptr) - 1
-        self.time_scale = float(time_scale)
-        self._fixed, self._fn = _parse_rhs(self.name, rhs, m)
-        self.time_dependent = self._fn is not None
-        self.rank = space.comm.rank
-
-    def rows(self, space, t: float) -> Rows:
-        if self.rank != 0:
-            return Rows.empty(self.name)
-        m = len(self.indptr) - 1
-        rhs = np.zeros((m, 3))
-        if self._fn is None:
-            rhs[:, 0] = self._fixed
-        else:
-            rhs[:] = _time_jets(self._fn, t, self.time_scale, f"{self.name} rhs").T
-        coef = np.zeros((len(self.vals), 3))
-        coef[:, 0] = self.vals
-        return Rows(self.name, self.indptr, self.cols, coef, rhs, np.full(m, -1, np.int64))
-
-
-class VelocityRows(Constraint):
-    """Velocity constraints ``B(t) Delta' = c(t)`` (``theory.md`` section 5: B Delta' + b = 0
-    with b = -c), nonholonomic ones included: they restrict the velocities, not the
-    coordinates. :class:`dolfinx_mbs.maggi.MaggiReducer` does not eliminate them;
-    :mod:`dolfinx_mbs.nonholonomic` builds the velocity basis from them.
-
-    Args:
-        space: the model's full space.
-        rows: a sequence of ``{full_index: coefficient}`` dicts, given identically on every
-            rank; each coefficient a number or a callable ``t -> number`` (B(t); differentiated
-            numerically with error control, ``time_scale`` the shortest time over which it
-            changes). A callable coefficient keeps its place in the row's pattern even where it
-            is zero.
-        rhs: c: None (zeros), numbers, or ``t -> numbers`` (differentiated the same way).
-        time_scale: see above (s).
-        name: label.
-
-    ``rows()`` gives, as every constraint kind, the rows with their coefficient and right-hand
-    side jets ``[value, d/dt, d2/dt2]`` (here of B and c, the velocity-level quantities).
-    """
-
-    def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: Optional[str] = None):
-        self.name = name or "velocity rows"
-        self.comm = space.comm
-        if not (isinstance(time_scale, (int, float)) and np.isfinite(time_scale)
-                and time_scale > 0):
-            raise ValueError(f"{self.name}: time_scale must be a positive number, got "
-                             f"{time_scale!r}")
-        self.time_scale = float(time_scale)
-        self.indptr, self.cols, vals = _parse_rows(self.name, rows, space.n_global, True)
-        self._timed = np.array([i for i, v in enumerate(vals) if callable(v)], np.int64)
-        self._fns = [vals[i] for i in self._timed]
-        self.vals = np.array([0.0 if callable(v) else v for v in vals])
-        m = len(self.indptr) - 1
-        self._fixed, self._fn = _parse_rhs(self.name, rhs, m)
-        if self._fns:  # check the coefficient callables once, identically on every rank
-            try:
-                b = np.asarray(self._coefficients(0.0), dtype=float)
-            except (TypeError, ValueError) as e:
-                raise ValueError(f"{self.name}: a callable coefficient must return one number "
-                                 f"(at t=0: {e})") from None
-            if b.shape != (len(self._fns),):
-                raise ValueError(f"{self.name}: every callable coefficient must return one "
-                                 "number")
-        self.rheonomic = bool(self._fns)
-        self.time_dependent = self.rheonomic or self._fn is not None
-
-    def _coefficients(self, t: float) -> np.ndarray:
-        return np.array([float(f(t)) for f in self._fns])
-
-    def rows(self, space, t: float) -> Rows:
-        # evaluated on every rank (small), kept on rank 0: a failing callable raises everywhere
-        m = len(self.indptr) - 1
-        rhs = np.zeros((m, 3))
-        coef = np.zeros((len(self.vals), 3))
-        coef[:, 0] = self.vals
-        msg = None
-        try:
-            if self._fn is None:
-                rhs[:, 0] = self._fixed
-            else:
-                rhs[:] = _time_jets(self._fn, t, self.time_scale, f"{self.name} rhs").T
-            if self._fns:
-                coef[self._timed] = _time_jets(self._coefficients, t, self.time_scale,
-                                               f"{self.name} coefficients").T
-        except (TypeError, ValueError) as e:
-            msg = f"{self.name}: {e}"
-        _raise_everywhere(self.comm, msg)
-        if self.comm.rank != 0:
-            return Rows.empty(self.name)
-        return Rows(self.name, self.indptr, self.cols, coef, rhs, np.full(m, -1, np.int64),
-                    rheonomic=self.rheonomic)
-

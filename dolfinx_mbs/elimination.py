@@ -27,7 +27,8 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from .constraints import Constraint, Rows, _raise_everywhere
+from . import checks
+from .constraints import Constraint, Rows
 
 __all__ = ["Elimination", "rate_rows_on_independent"]
 
@@ -188,7 +189,7 @@ class Elimination:
                 exprs[p] = _Expr(new, gp, rheo, names)
                 for k in new:
                     users.setdefault(k, set()).add(p)
-        _raise_everywhere(comm, incons)  # identical on every rank; keeps collectives matched
+        checks.raise_everywhere(comm, incons)  # identical on every rank; keeps collectives matched
         deps = np.array(sorted(exprs), dtype=np.int64)
         return exprs, deps
 

@@ -180,7 +180,8 @@ class ConstantSpin(_AxisRotation):
         return ConstantSpin(self.axis, rate, self.pivot)
 
     def __repr__(self) -> str:
-        return f"ConstantSpin(axis={self.axis.tolist()}, rate={self.rate}, origin={self.pivot.tolist()})"
+        return (f"ConstantSpin(axis={self.axis.tolist()}, rate={self.rate}, "
+                f"origin={self.pivot.tolist()})")
 
 
 class SpinUp(_AxisRotation):

@@ -2,7 +2,8 @@
 
 Three formulations (``theory.md`` sections 2 and 4), each on a typed system
 (:meth:`dolfinx_mbs.Model.system`, :mod:`dolfinx_mbs.systems`; q the independent coordinates);
-their residuals and Jacobians are in :mod:`dolfinx_mbs.formulations`, and what a run records
+their residuals and Jacobians are in :mod:`dolfinx_mbs.formulations` and
+:mod:`dolfinx_mbs.first_order_forms`, and what a run records
 (energies, probes, reactions, CSV, field files, progress) are observers
 (:mod:`dolfinx_mbs.observers`):
 
@@ -45,7 +46,8 @@ import numpy as np
 from petsc4py import PETSc
 
 from . import checks
-from . import formulations
+from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
+from .formulations import Form, SecondOrderForm
 from . import observers as obs
 from .petsc_options import SolverOptions, reason_name, solver_reasons
 
@@ -228,13 +230,25 @@ def _observers(system, formulation, ts_type, n_steps, a):
     return out
 
 
+def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> Form:
+    """The form of ``formulation`` on ``system``, set on ``ts``."""
+    if formulation not in getattr(system, "formulations", ()):
+        raise ValueError(f"formulation {formulation!r} does not apply to a "
+                         f"{type(system).__name__} (it takes {system.formulations})")
+    if hasattr(system, "basis"):
+        return VelocityForm(system, ts, opts, t0)
+    cls = {"second-order": SecondOrderForm, "first-order": FirstOrderForm,
+           "hamiltonian": HamiltonForm}[formulation]
+    return cls(system, ts, opts, t0)
+
+
 def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     ts = PETSc.TS().create(system.comm)
     ts.setOptionsPrefix(opts.prefix)
     # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
     # (generalized-alpha restarts with half a step) and so do frame-dependent operators
     ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
-    form = formulations.make(system, formulation, ts, opts, t0)
+    form = _form(system, formulation, ts, opts, t0)
     try:
         u0, v0, p0 = initial
         q0, v0 = form.initial(u0, "u0"), form.initial(v0, "v0")

@@ -20,7 +20,7 @@ import numpy as np
 from mpi4py import MPI
 
 from . import checks
-from .constraints import Constraint, Rows, _nodes_where, _select_nodes
+from .constraints import Constraint, Rows, nodes_where, select_nodes
 from .frames import FrameState, skew
 
 __all__ = ["Joint", "Slider", "RigidRegion", "tie", "pin", "relative_motion", "GROUND"]
@@ -155,7 +155,7 @@ class Joint(Constraint):
 def _gather_candidates(space, body, where, name):
     """Owned nodes of ``body`` where ``where`` holds (may be empty here), their local
     positions, global positions at t=0 and full indices, gathered on every rank."""
-    nodes = _nodes_where(body, where, name)
+    nodes = nodes_where(body, where, name)
     X = _node_positions(body, nodes)
     G = body.frame.state(0.0).to_global(X) if len(X) else np.zeros((0, 3))
     full = _full_indices(space, body, nodes)
@@ -291,7 +291,7 @@ class RigidRegion(Constraint):
     def __init__(self, space, body, where=None, facets=None, name: Optional[str] = None):
         self.name = name or f"rigid({body.name})"
         self.body = body
-        nodes = _select_nodes(body, where, facets, self.name)
+        nodes = select_nodes(body, where, facets, self.name)
         gdim = body.gdim
         X = _node_positions(body, nodes)
         full = _full_indices(space, body, nodes)

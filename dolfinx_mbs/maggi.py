@@ -28,7 +28,8 @@ import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from .constraints import Constraint, Rows, _raise_everywhere
+from . import checks
+from .constraints import Constraint, Rows
 from .elimination import Elimination, rate_rows_on_independent
 
 __all__ = ["MaggiReducer"]
@@ -186,7 +187,7 @@ class MaggiReducer:
         if not np.array_equal(deps, self.dependent_global) or any(
                 sorted(exprs[p].terms) != self._slots[p][1].tolist() for p in self._slots):
             msg = f"the constraint pattern changed at t={t:g}"
-        _raise_everywhere(self.comm, msg, RuntimeError)
+        checks.raise_everywhere(self.comm, msg, RuntimeError)
         if self.rheonomic:
             self._set_values(self.A, self._values(exprs, 0))
             self._set_values(self.A_dot, self._values(exprs, 1))

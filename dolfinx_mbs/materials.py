@@ -37,7 +37,8 @@ def _rayleigh(rayleigh) -> Tuple[float, float]:
     try:
         a, b = (float(c) for c in rayleigh)
     except (TypeError, ValueError):
-        raise TypeError(f"rayleigh must be a pair (a_mass, b_stiffness), got {rayleigh!r}") from None
+        raise TypeError("rayleigh must be a pair (a_mass, b_stiffness), "
+                        f"got {rayleigh!r}") from None
     if a < 0.0 or b < 0.0 or not (math.isfinite(a) and math.isfinite(b)):
         raise ValueError(f"rayleigh coefficients must be finite and >= 0, got {rayleigh!r}")
     return (a, b)

@@ -33,6 +33,7 @@ from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
 from .multipliers import SaddlePoint
 from .nonholonomic import VelocitySystem
+from .rows import LinearRows, VelocityRows
 from .space import FullSpace
 from .static import StaticSolver, prestress
 from .systems import HamiltonSystem, SecondOrderSystem
@@ -66,7 +67,7 @@ class Model:
         self.space = FullSpace(bodies)
         self.constraints: List = []
         #: velocity rows (:meth:`constrain_velocity`), kept apart: not eliminated from Delta
-        self.velocity_constraints: List[cons.VelocityRows] = []
+        self.velocity_constraints: List[VelocityRows] = []
         if gravity is not None:
             for b in bodies:
                 b.set_gravity(gravity)
@@ -88,7 +89,7 @@ class Model:
             while f"{c.name}#{i}" in names:
                 i += 1
             c.name = f"{c.name}#{i}"
-        if isinstance(c, cons.VelocityRows):
+        if isinstance(c, VelocityRows):
             self.velocity_constraints.append(c)
         else:
             self.constraints.append(c)
@@ -179,11 +180,11 @@ class Model:
                 body = self.bodies[0]
             self._check_body(body)
             return self._add(cons.BCConstraint(body, rows, name=name))
-        return self._add(cons.LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
+        return self._add(LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                          name=name))
 
     def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
-                           name: Optional[str] = None) -> cons.VelocityRows:
+                           name: Optional[str] = None) -> VelocityRows:
         """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
         integrator's first-order form then runs on (q, w), w the independent velocities
@@ -203,7 +204,7 @@ class Model:
         holonomic constraints with a moving basis (joints between bodies whose frames move
         differently) cannot be combined with them.
         """
-        return self._add(cons.VelocityRows(self.space, rows, rhs=rhs, time_scale=time_scale,
+        return self._add(VelocityRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                            name=name))
 
     def dof(self, body: Body, point, component: int, tol: float = 1e-8) -> int:

@@ -32,7 +32,8 @@ from typing import Optional
 import numpy as np
 from petsc4py import PETSc
 
-from .constraints import Constraint, Rows, VelocityRows
+from .constraints import Constraint, Rows
+from .rows import VelocityRows
 from .maggi import MaggiReducer
 from .systems import SecondOrder
 

@@ -314,8 +314,8 @@ class BodyOperators:
         return vec
 
     def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
-        """Vectors of Hamilton's form at ``state`` (the one of the last :meth:`update`): ``applied`` (loads without frame
-        inertia, point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
+        """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
+        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
         Their forms are compiled on first use."""
         if "momentum_offset" not in self._parts:
             for k, a in self.body.momentum_forms().items():

@@ -7,11 +7,11 @@ the ``options=`` of :func:`dolfinx_mbs.integrate.integrate` override both for on
 Defaults that have an object call (TS, SNES, KSP and PC types) are set on the objects before
 ``setFromOptions()``, so the database wins. The others exist only as options: TS adaptivity and
 the SNES line search (petsc4py has no handle on TSAdapt, 3.18 none on the line search), and what
-PETSc reads only when it sets a solver up (PCFIELDSPLIT's sub-solvers, MUMPS' controls at the factorization). Those, and
-the per-run values, enter the global database only while an object reads it (its
-``setFromOptions()`` or ``setUp()``) and leave it right after, as they were found, also when
-the call raises. No user code runs in that window, so callbacks, other solvers and other runs
-never see them.
+PETSc reads only when it sets a solver up (PCFIELDSPLIT's sub-solvers, MUMPS' controls at the
+factorization). Those, and the per-run values, enter the global database only while an
+object reads it (its ``setFromOptions()`` or ``setUp()``) and leave it right after, as they were
+found, also when the call raises. No user code runs in that window, so callbacks, other solvers
+and other runs never see them.
 """
 
 from __future__ import annotations

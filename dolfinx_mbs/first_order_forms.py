@@ -1,0 +1,281 @@
+"""The first-order forms on 2n unknowns, as PETSc TS callbacks on a typed system.
+
+* :class:`FirstOrderForm`: y = (q, v): q' - v = 0, M v' + C v + K q = f;
+* :class:`HamiltonForm`: y = (q, p): M q' + G_p q + pi_0 - p = 0,
+  p' + G_q q' + K_h q + h - f_a = 0;
+* :class:`VelocityForm`: y = (q, w): q' - A_n w - a_n = 0, M_w w' + C_w w + K_w q = f_w.
+
+All three step with TSTHETA (implicit midpoint) and solve the step through the exact Schur
+complement on n unknowns (PCFIELDSPLIT, "selfp": the eliminated block is a I). Their common
+part, the TS set-up, the residual and Jacobian plumbing and the read-back for the observers, is
+:class:`dolfinx_mbs.formulations.Form`.
+"""
+
+from __future__ import annotations
+
+from petsc4py import PETSc
+
+from .formulations import SAME, SUBSET, Form
+
+__all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
+
+
+class _TwoBlock(Form):
+    """y = (a, b) on 2n (or n + n_w) unknowns, TSTHETA, the step solved through the exact
+    Schur complement (the eliminated block is a I)."""
+
+    endpoint = True
+    #: which block is the a I one: "a" (first-order, velocity) or "b" (Hamilton)
+    diagonal = "a"
+
+    def __init__(self, system, ts, opts, t0):
+        super().__init__(system, ts, opts, t0)
+        comm = self.comm
+        self.nb_local = self._second_local(system.at(t0))
+        ts.setType(PETSc.TS.Type.THETA)
+        ts.setTheta(0.5)
+        ts.setThetaEndpoint(self.endpoint)
+        r0 = comm.exscan(self.n_local + self.nb_local) or 0
+        self.is_a = PETSc.IS().createStride(self.n_local, r0, 1, comm=comm)
+        self.is_b = PETSc.IS().createStride(self.nb_local, r0 + self.n_local, 1, comm=comm)
+        self.I = self._identity()
+        self.blocks = self._make_blocks(system.at(t0))
+        self.J = self._nest().convert("aij")
+        self.F = self.J.createVecLeft()
+        ts.setIFunction(self._function, self.F)
+        ts.setIJacobian(self._jacobian, self.J, self.J)
+        self.set_up_snes()
+        # the 2n system through its Schur complement on n unknowns, so each step factorizes
+        # an n x n matrix as the second-order form does; -mbs_pc_type lu factorizes all of it
+        ksp = ts.getSNES().getKSP()
+        ksp.setType(PETSc.KSP.Type.PREONLY)
+        pc = ksp.getPC()
+        pc.setType(PETSc.PC.Type.FIELDSPLIT)
+        diag, rest = (self.is_a, self.is_b) if self.diagonal == "a" else (self.is_b, self.is_a)
+        pc.setFieldSplitIS(("d", diag), ("s", rest))
+        pc.setFieldSplitType(PETSc.PC.CompositeType.SCHUR)
+        pc.setFieldSplitSchurFactType(PETSc.PC.SchurFactType.FULL)
+        pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.SELFP)
+
+    def _second_local(self, s) -> int:
+        return self.n_local
+
+    def _make_blocks(self, s):
+        eye = [0, 1] if self.diagonal == "a" else [1, 3]
+        return [self.I.duplicate() if i in eye else s.M.duplicate() for i in range(4)]
+
+    def _identity(self) -> PETSc.Mat:
+        I_ = PETSc.Mat().createAIJ(((self.n_local, self.n), (self.n_local, self.n)), nnz=1,
+                                   comm=self.comm)
+        r0, r1 = I_.getOwnershipRange()
+        for i in range(r0, r1):
+            I_.setValue(i, i, 1.0)
+        I_.assemble()
+        return I_
+
+    def _nest(self) -> PETSc.Mat:
+        b = self.blocks
+        return PETSc.Mat().createNest([[b[0], b[1]], [b[2], b[3]]], comm=self.comm)
+
+    def _function(self, ts, t, X, Xdot, F):
+        if self.skip_residual:
+            return
+        s = self.system.at(t)
+        get = [(V, is_, V.getSubVector(is_)) for V in (X, Xdot, F)
+               for is_ in (self.is_a, self.is_b)]
+        (_, _, xa), (_, _, xb), (_, _, da), (_, _, db), (_, _, fa), (_, _, fb) = get
+        self._residual(t, s, xa, xb, da, db, fa, fb)
+        for V, is_, sub in get:
+            V.restoreSubVector(is_, sub)
+
+    def _jacobian(self, ts, t, X, Xdot, a, J, P):
+        s = self.system.at(t)
+        if self._unchanged(s, a):
+            return
+        KN = None
+        if self.nonlinear:
+            xa = X.getSubVector(self.is_a)
+            KN = self._nonlinear(t, xa, False)
+            X.restoreSubVector(self.is_a, xa)
+        self._fill(s, a, KN, self.blocks)
+        self._nest().convert("aij", out=J)
+        self._set_up_solver(J, P)
+
+    def _scaled_identity(self, out: PETSc.Mat, a: float) -> None:
+        self.I.copy(out, structure=SAME)
+        out.scale(a)
+
+    def initial_state(self, t0, q0, v0, p0=None):
+        X = self.J.createVecRight()
+        xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
+        q0.copy(xa)
+        self._second_initial(t0, q0, v0, p0, xb)
+        X.restoreSubVector(self.is_a, xa)
+        X.restoreSubVector(self.is_b, xb)
+        self.ts.setSolution(X)
+        return X
+
+    def _second_initial(self, t0, q0, v0, p0, xb) -> None:
+        v0.copy(xb)
+
+    def state(self, t: float, need_v: bool = True):
+        X = self.ts.getSolution()
+        xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
+        xa.copy(self.q)
+        self._second_state(xb)
+        X.restoreSubVector(self.is_a, xa)
+        X.restoreSubVector(self.is_b, xb)
+        return self.q, self._velocity(t, need_v)
+
+    def _second_state(self, xb) -> None:
+        xb.copy(self.v)
+
+    def _velocity(self, t, need_v):
+        return self.v
+
+
+class FirstOrderForm(_TwoBlock):
+    """y = (q, v): q' - v = 0, M v' + C v + K q (+ n(q)) = f; Crank-Nicolson by default."""
+
+    name = "first-order"
+
+    def _residual(self, t, s, xa, xb, da, db, fa, fb):
+        da.copy(fa)
+        fa.axpy(-1.0, xb)
+        s.M.mult(db, fb)
+        s.C.multAdd(xb, fb, fb)
+        s.K.multAdd(xa, fb, fb)
+        fb.axpy(-1.0, s.f)
+        if self.nonlinear:
+            fb.axpy(1.0, self._nonlinear(t, xa, True))
+
+    def _fill(self, s, a, KN, b):
+        # [[a I, -I], [K, a M + C]]
+        self._scaled_identity(b[0], a)
+        self._scaled_identity(b[1], -1.0)
+        s.K.copy(b[2], structure=SAME)
+        if KN is not None:
+            b[2].axpy(1.0, KN, structure=SUBSET)
+        s.C.copy(b[3], structure=SAME)
+        b[3].axpy(a, s.M, structure=SAME)
+
+
+class HamiltonForm(_TwoBlock):
+    """y = (q, p): the block "mass" [[M, 0], [G_p, I]], no inverse of M formed; implicit
+    midpoint by default (conserves the Jacobi integral of a steady spin)."""
+
+    name = "hamiltonian"
+    endpoint = False
+    diagonal = "b"
+
+    def _residual(self, t, s, xa, xb, da, db, fa, fb):
+        s.M.mult(da, fa)
+        s.Gp.multAdd(xa, fa, fa)
+        fa.axpy(1.0, s.pi0)
+        fa.axpy(-1.0, xb)
+        db.copy(fb)
+        if s.Gq is not None:  # moving constraints: G_q = A^T(G_p + D)A - A'^T M A
+            s.Gq.multAdd(da, fb, fb)
+        else:
+            s.Gp.multAdd(da, fb, fb)
+            if s.D is not None:
+                s.D.multAdd(da, fb, fb)
+        s.Kh.multAdd(xa, fb, fb)
+        fb.axpy(1.0, s.h)
+        fb.axpy(-1.0, s.fa)
+        if self.nonlinear:
+            fb.axpy(1.0, self._nonlinear(t, xa, True))
+
+    def _fill(self, s, a, KN, b):
+        # [[a M + G_p, -I], [K_h + a (G_p + D), a I]]
+        s.Gp.copy(b[0], structure=SAME)
+        b[0].axpy(a, s.M, structure=SAME)
+        self._scaled_identity(b[1], -1.0)
+        s.Kh.copy(b[2], structure=SAME)
+        if KN is not None:
+            b[2].axpy(1.0, KN, structure=SUBSET)
+        if s.Gq is not None:
+            b[2].axpy(a, s.Gq, structure=SAME)
+        else:
+            b[2].axpy(a, s.Gp, structure=SAME)
+            if s.D is not None:
+                b[2].axpy(a, s.D, structure=SAME)
+        self._scaled_identity(b[3], a)
+
+    def _second_initial(self, t0, q0, v0, p0, xb) -> None:
+        if p0 is not None:
+            p0.copy(xb)
+            return
+        s = self.system.at(t0)  # p0 = M v0 + G_p q0 + pi_0
+        s.M.mult(v0, xb)
+        s.Gp.multAdd(q0, xb, xb)
+        xb.axpy(1.0, s.pi0)
+
+    def _velocity(self, t, need_v):
+        if not need_v:
+            return self.v
+        s = self.system.at(t)  # M v = p - G_p q - pi_0
+        s.Gp.mult(self.q, self.work)
+        self.v.axpy(-1.0, self.work)
+        self.v.axpy(-1.0, s.pi0)
+        self.mass_solve(s.M, s.version, self.v, self.work2)
+        self.work2.copy(self.v)
+        return self.v
+
+
+class VelocityForm(_TwoBlock):
+    """y = (q, w), w the independent velocities of the velocity constraints
+    (:mod:`dolfinx_mbs.nonholonomic`)."""
+
+    name = "first-order"
+
+    def __init__(self, system, ts, opts, t0):
+        super().__init__(system, ts, opts, t0)
+        self.w = self.blocks[3].createVecRight()
+        self._wd = self._wtmp = self._wacc = None
+
+    def _second_local(self, s) -> int:
+        return s.Mw.getLocalSize()[0]
+
+    def _make_blocks(self, s):
+        # [[a I, -A_n], [K_w, a M_w + C_w]]: rectangular blocks
+        return [self.I.duplicate(), s.An.duplicate(), s.Kw.duplicate(), s.Mw.duplicate()]
+
+    def _residual(self, t, s, xa, xb, da, db, fa, fb):
+        da.copy(fa)
+        s.An.multAdd(xb, s.an, self.work)
+        fa.axpy(-1.0, self.work)
+        s.Mw.mult(db, fb)
+        s.Cw.multAdd(xb, fb, fb)
+        s.Kw.multAdd(xa, fb, fb)
+        fb.axpy(-1.0, s.fw)
+
+    def _fill(self, s, a, KN, b):
+        self._scaled_identity(b[0], a)
+        s.An.copy(b[1], structure=SAME)
+        b[1].scale(-1.0)
+        s.Kw.copy(b[2], structure=SAME)
+        s.Cw.copy(b[3], structure=SAME)
+        b[3].axpy(a, s.Mw, structure=SAME)
+
+    def _second_initial(self, t0, q0, v0, p0, xb) -> None:
+        self.system.basis.restrict(v0, xb)  # w0: the independent entries of v0
+
+    def _second_state(self, xb) -> None:
+        xb.copy(self.w)
+
+    def _velocity(self, t, need_v):
+        return self.system.velocity(t, self.w, self.v)  # v = A_n w + a_n
+
+    def acceleration(self, t, q, v, out):
+        """q'' = A_n w' + A_n' w + a_n', M_w w' = f_w - C_w w - K_w q."""
+        s = self.system.at(t)
+        if self._wd is None:
+            self._wd, self._wtmp, self._wacc = (s.fw.duplicate() for _ in range(3))
+        wd = s.fw.copy(self._wd)
+        s.Cw.mult(self.w, self._wtmp)
+        wd.axpy(-1.0, self._wtmp)
+        s.Kw.mult(q, self._wtmp)
+        wd.axpy(-1.0, self._wtmp)
+        self.mass_solve(s.Mw, s.version, wd, self._wacc)
+        return self.system.acceleration(t, self.w, self._wacc, out)
