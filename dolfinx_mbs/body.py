@@ -21,7 +21,10 @@ from . import forms as F
 from .frames import Frame, FrameState
 from .materials import Material
 
-__all__ = ["Body"]
+__all__ = ["Body", "FORM_KINDS"]
+
+#: the kinds of :meth:`Body.add_form`
+FORM_KINDS = ("mass", "damping", "stiffness", "load")
 
 _ids = itertools.count()
 
@@ -60,10 +63,13 @@ class Body:
 
     Args:
         mesh: a DOLFINx mesh, 2D (triangles, quadrilaterals) or 3D (tetrahedra, hexahedra), in
-            the body's local coordinates (m).
+            the body's local coordinates (m); or an existing vector ``FunctionSpace`` on such a
+            mesh (``gdim`` components, block size ``gdim``), used as the user made it (degree,
+            element family and variant, ghosting).
         material: a :mod:`dolfinx_mbs.materials` law that fits the mesh dimension.
         frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
-        degree: polynomial degree of the displacement (1 or 2, or higher).
+        degree: polynomial degree of the displacement (1 or 2, or higher; default 1) when
+            ``mesh`` is a mesh; with a space, None or the space's degree.
         name: label used in output and messages.
         stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
             (``theory.md`` section 3).
@@ -81,20 +87,23 @@ class Body:
             solves linearize about the static equilibrium at the frame state.
 
     Raises:
-        ValueError: material and mesh dimensions differ, degree < 1, or the mesh has no cells.
+        ValueError: material and mesh dimensions differ, degree < 1, a space that is not a
+            vector space of gdim components, or the mesh has no cells.
     """
 
-    def __init__(self, mesh, material: Material, frame: Frame, degree: int = 1,
+    def __init__(self, mesh, material: Material, frame: Frame, degree: Optional[int] = None,
                  name: Optional[str] = None, stiffening: Optional[str] = None):
         if not isinstance(material, Material):
             raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
         if not isinstance(frame, Frame):
             raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
-        if not isinstance(degree, (int, np.integer)) or degree < 1:
+        if degree is not None and (not isinstance(degree, (int, np.integer)) or degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
         if stiffening not in (None, "prestress", "nonlinear"):
             raise ValueError(f"stiffening must be None, 'prestress' or 'nonlinear', got "
                              f"{stiffening!r}")
+        V = mesh if isinstance(mesh, fem.FunctionSpace) else None
+        mesh = V.mesh if V is not None else mesh
         gdim = mesh.geometry.dim
         tdim = mesh.topology.dim
         if gdim not in (2, 3) or tdim != gdim:
@@ -104,24 +113,35 @@ class Body:
         ncells = mesh.comm.allreduce(mesh.topology.index_map(tdim).size_local, op=MPI.SUM)
         if ncells == 0:
             raise ValueError("mesh has no cells")
+        if V is not None:
+            shape, bs = compat.value_shape(V), V.dofmap.index_map_bs
+            if shape != (gdim,) or bs != gdim:
+                raise ValueError(f"the space (mesh=) must be a vector space of {gdim} components "
+                                 f"with block size {gdim} on a {gdim}D mesh, got value shape "
+                                 f"{shape} and block size {bs}")
+            own = compat.space_degree(V)
+            if degree is not None and int(degree) != own:
+                raise ValueError(f"degree={degree} differs from the space's degree {own}: "
+                                 "leave degree out with a space")
+            degree = own
         self.id = next(_ids)
         self.name = name or f"body{self.id}"
         self.mesh = mesh
         self.comm = mesh.comm
         self.material = material
         self.frame = frame
-        self.degree = int(degree)
+        self.degree = int(degree) if degree is not None else 1
         self.gdim = gdim
-        self.V = compat.vector_space(mesh, self.degree)
+        self.V = V if V is not None else compat.vector_space(mesh, self.degree)
         self.u = fem.Function(self.V, name="u")
         self.X = ufl.SpatialCoordinate(mesh)
         #: mass per unit mesh measure (density x thickness for 2D bodies)
         self.rho = material.density * material.thickness
         z3 = np.zeros(3, dtype=compat.scalar_type)
-        self.omega = fem.Constant(mesh, z3.copy())
-        self.alpha = fem.Constant(mesh, z3.copy())
-        self.v_O = fem.Constant(mesh, z3.copy())
-        self.a_O = fem.Constant(mesh, z3.copy())
+        #: the frame state as UFL constants (omega, alpha, v_O, a_O, R), set by set_state
+        self.frame_constants = frame.constants(mesh)
+        fc = self.frame_constants
+        self.omega, self.alpha, self.v_O, self.a_O = fc.omega, fc.alpha, fc.v_O, fc.a_O
         self.gravity_local = fem.Constant(mesh, z3.copy())
         #: the 3x3 matrix of the inertia coupling form (see forms.inertia_coupling)
         self.W = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
@@ -129,6 +149,11 @@ class Body:
         self._body_forces: List[_Load] = []
         self._tractions: List[tuple] = []
         self._point_loads: List[tuple] = []
+        #: the user's forms by kind: (form, update or None) pairs (see :meth:`add_form`)
+        self.user_forms = {k: [] for k in FORM_KINDS}
+        #: set when the body's operators are made (its forms compiled): forms added later
+        #: would not be seen, so add_form refuses them
+        self.assembled = False
         self.stiffening = stiffening
         #: prestress unit cases -> displacement under that case's load (filled by the model,
         #: see :meth:`prestress_cases`)
@@ -146,7 +171,8 @@ class Body:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
         the unit spin case W_ij of ``forms.unit_spin_cases`` (omega omega^T = E_ij (+ E_ji)),
         ``("g", k)`` gravity of unit local component k (when the body has gravity),
-        ``("applied",)`` the constant loads in local components (when it has any). Their
+        ``("applied",)`` the constant loads in local components, the user's constant load forms
+        included (when it has any). Their
         stresses, scaled by :meth:`prestress_coefficient`, sum to the steady stress at any
         frame state."""
         if self.stiffening != "prestress":
@@ -154,7 +180,7 @@ class Body:
         cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity):
             cases += [("g", k) for k in range(self.gdim)]
-        if self._steady_loads():
+        if self._steady_loads() or self._user_sum("load", False) is not None:
             cases.append(("applied",))
         return cases
 
@@ -192,6 +218,9 @@ class Body:
                 continue
             term = h * ufl.inner(ld.const, v) * (ufl.dx if where is None else where)
             applied = term if applied is None else applied + term
+        user = self._user_sum("load", False)
+        if user is not None:
+            applied = user if applied is None else applied + user
         out["applied"] = applied
         for case, f in self.prestress_fields.items():
             sigma0 = self.material.stress(F.strain(f))
@@ -228,15 +257,114 @@ class Body:
                 f"body {self.name!r} is 2D, but its frame does not move in the xy-plane at "
                 f"t={state.t:g} (omega={state.omega}, alpha={state.alpha}): use a planar frame"
             )
-        self.omega.value = state.omega
-        self.alpha.value = state.alpha
-        self.v_O.value = state.v_O
-        self.a_O.value = state.a_O
+        self.frame_constants.set(state)
         self.gravity_local.value = state.R.T @ self.gravity
         for ld in self._body_forces:
             ld.update(state)
         for ld, _ in self._tractions:
             ld.update(state)
+        for update in {id(u): u for forms in self.user_forms.values()
+                       for _, u in forms if u is not None}.values():
+            update(state)
+
+    # -- the user's forms ---------------------------------------------------------------------
+    def add_form(self, kind: str, form, update: Optional[Callable[[FrameState], None]] = None
+                 ) -> None:
+        """Add a UFL term of the user's to the body's operators.
+
+        Args:
+            kind: ``"mass"``, ``"damping"``, ``"stiffness"`` (bilinear forms in the body's
+                trial and test functions, :meth:`trial_test`) or ``"load"`` (a linear form in
+                the test function; N, in the body frame's components).
+            form: the UFL form, integrals over cells (``dx``), exterior facets (``ds``) or
+                interior facets (``dS``), with the user's own coefficients and constants.
+            update: optional ``update(state)``, called with the body's
+                :class:`~dolfinx_mbs.frames.FrameState` (time ``state.t``) before the form is
+                assembled at a new frame state: there the user sets their ``fem.Constant`` s.
+                Without it the form is constant and assembled once.
+
+        A constant mass or stiffness form is assembled together with the body's own mass or
+        elastic stiffness (M, K: it then takes part in everything that uses them: Rayleigh
+        damping, prestress solves, energies, eigenproblems); a constant damping form once into
+        a matrix of its own added to D; a form with ``update`` into its own matrix (vector) at
+        every new frame state. Cell and exterior-facet terms fit the body's sparsity; a term
+        with interior-facet integrals widens the sparsity of all the body's matrices (it is
+        added with a zero factor to each form that makes a pattern). A mass form enters M only,
+        not the frame-inertia terms (Coriolis, spin softening, frame loads), which follow the
+        material's density; a mass with ``update`` is refused (M is constant).
+
+        Raises:
+            ValueError: an unknown kind, a form of the wrong arity, arguments on another
+                space, or ``update`` with a mass form (on every rank: the checks look at the
+                form only).
+            RuntimeError: the body's operators were already assembled.
+            TypeError: ``form`` is not a UFL form, or ``update`` is not callable.
+        """
+        if kind not in FORM_KINDS:
+            raise ValueError(f"add_form: kind must be one of {FORM_KINDS}, got {kind!r}")
+        if self.assembled:
+            raise RuntimeError(f"add_form: the operators of body {self.name!r} are already "
+                               "assembled (a solve ran): add forms before the first solve")
+        if not isinstance(form, ufl.Form):
+            raise TypeError(f"add_form: form must be a UFL form (an integral), got {form!r}")
+        if update is not None and not callable(update):
+            raise TypeError(f"add_form: update must be a callable update(state), got {update!r}")
+        if kind == "mass" and update is not None:
+            raise ValueError("add_form: a mass form cannot have an update (the mass matrix is "
+                             "constant); give a damping or stiffness form instead")
+        args = sorted(form.arguments(), key=lambda a: a.number())
+        arity = 1 if kind == "load" else 2
+        if len(args) != arity:
+            what = "a linear form in the test function" if arity == 1 else \
+                "a bilinear form in the trial and test functions"
+            raise ValueError(f"add_form: a {kind!r} form must be {what} of body "
+                             f"{self.name!r}, got {len(args)} argument(s)")
+        for arg in args:
+            if arg.ufl_function_space() != self.V:
+                raise ValueError(f"add_form: the form's arguments must be on the space of body "
+                                 f"{self.name!r} (use body.trial_test()), got one on "
+                                 f"{arg.ufl_function_space()}")
+        self.user_forms[kind].append((form, update))
+
+    def _user_sum(self, kind: str, varying: bool):
+        """The sum of the user's ``kind`` forms with (``varying``) or without an update, or
+        None."""
+        out = None
+        for form, update in self.user_forms[kind]:
+            if (update is not None) == varying:
+                out = form if out is None else out + form
+        return out
+
+    def sparsity_padding(self):
+        """Zero times the user's bilinear forms with interior-facet integrals (None when there
+        are none): added to every form that makes a matrix pattern so that all the body's
+        matrices share one sparsity."""
+        wide = [f for k in ("mass", "damping", "stiffness") for f, _ in self.user_forms[k]
+                if f.integrals_by_type("interior_facet")]
+        if not wide:
+            return None
+        if getattr(self, "_pad_zero", None) is None:
+            self._pad_zero = fem.Constant(self.mesh, compat.scalar_type(0.0))
+        total = wide[0]
+        for f in wide[1:]:
+            total = total + f
+        return self._pad_zero * total
+
+    def user_operator_forms(self) -> dict:
+        """The user's forms that are assembled on their own: ``damping`` (constant),
+        ``damping_varying``, ``stiffness_varying`` (bilinear) and ``load_varying``; None where
+        there is none."""
+        return {"damping": self._user_sum("damping", False),
+                "damping_varying": self._user_sum("damping", True),
+                "stiffness_varying": self._user_sum("stiffness", True),
+                "load_varying": self._user_sum("load", True)}
+
+    @property
+    def has_user_inertia(self) -> bool:
+        """True when the user added mass or damping forms, or stiffness forms with an update
+        (the matrices are then no longer the node-block forms of the built-in terms)."""
+        return bool(self.user_forms["mass"] or self.user_forms["damping"]
+                    or any(u is not None for _, u in self.user_forms["stiffness"]))
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:
@@ -324,11 +452,19 @@ class Body:
         the gyroscopic, spin-softening and angular-acceleration matrices are formed)."""
         u, v = self.trial_test()
         r = self.rho
-        return {
+        out = {
             "mass": F.mass(r, u, v),
             "stiffness": F.stiffness(self.material, u, v),
             "coupling": F.inertia_coupling(r, self.W, u, v),
         }
+        for kind in ("mass", "stiffness"):
+            extra = self._user_sum(kind, False)
+            if extra is not None:
+                out[kind] = out[kind] + extra
+        pad = self.sparsity_padding()
+        if pad is not None:
+            out = {k: a + pad for k, a in out.items()}
+        return out
 
     def frame_load_form(self):
         """q_omega + q_alpha + q_O: the load of the frame's motion on the undeformed body."""
@@ -340,8 +476,8 @@ class Body:
         return F.gravity_load(self.rho, self.gravity_local, ufl.TestFunction(self.V))
 
     def external_load_form(self):
-        """Body forces and tractions, or None when the body has neither (point loads are
-        added to the assembled vector separately)."""
+        """Body forces, tractions and the user's constant load forms, or None when the body has
+        none (point loads are added to the assembled vector separately)."""
         v = ufl.TestFunction(self.V)
         h = self.material.thickness
         L = None
@@ -349,6 +485,9 @@ class Body:
             L = h * ufl.inner(ld.const, v) * ufl.dx + (L if L is not None else 0)
         for ld, ds in self._tractions:
             L = h * ufl.inner(ld.const, v) * ds + (L if L is not None else 0)
+        user = self._user_sum("load", False)
+        if user is not None:
+            L = user if L is None else L + user
         return L
 
     @property
@@ -357,6 +496,10 @@ class Body:
         global components, which turn with the frame)."""
         return any(ld.fn is not None or not ld.local
                    for ld in self._body_forces + [ld for ld, _ in self._tractions])
+
+    def user_forms_vary(self, kind: str) -> bool:
+        """True when a user form of ``kind`` has an update."""
+        return any(u is not None for _, u in self.user_forms[kind])
 
     def applied_load_form(self):
         """Gravity, body forces and tractions (point loads are added separately)."""

@@ -19,6 +19,7 @@ import dolfinx
 import dolfinx.fem
 import dolfinx.fem.petsc as _fpetsc  # 0.9 and later need the explicit import
 import dolfinx.io
+import ufl
 from mpi4py import MPI
 from petsc4py import PETSc
 
@@ -58,6 +59,20 @@ def vector_space(mesh, degree: int, family: str = "Lagrange"):
     if hasattr(dolfinx.fem, "functionspace"):
         return dolfinx.fem.functionspace(mesh, (family, degree, (gdim,)))
     return dolfinx.fem.VectorFunctionSpace(mesh, (family, degree))
+
+
+def value_shape(V) -> tuple:
+    """The value shape of a function space's functions."""
+    return tuple(ufl.shape(dolfinx.fem.Function(V)))
+
+
+def space_degree(V) -> int:
+    """The polynomial degree of a Lagrange-type space (its element's embedded superdegree)."""
+    e = V.ufl_element()
+    d = getattr(e, "embedded_superdegree", None)
+    if d is None:  # UFL of DOLFINx 0.5
+        d = e.degree()
+    return int(d)
 
 
 def petsc_vec(u) -> PETSc.Vec:

@@ -25,12 +25,14 @@ import math
 from typing import Callable, Optional, Sequence
 
 import numpy as np
+from dolfinx import fem
 
-from . import checks
+from . import checks, compat
 
 __all__ = [
     "FrameState",
     "Frame",
+    "FrameConstants",
     "ConstantSpin",
     "SpinUp",
     "Planar",
@@ -123,6 +125,60 @@ class Frame:
     def origin(self, t: float) -> np.ndarray:
         """Origin r_O(t) in global components."""
         return self.state(t).r_O
+
+    def constants(self, mesh) -> "FrameConstants":
+        """The frame state as UFL constants on ``mesh``, for the forms of
+        :mod:`dolfinx_mbs.forms` in a user's own solver loop::
+
+            consts = frame.constants(mesh)
+            k_w = forms.spin_softening(rho, consts.omega, u, v)
+            ...
+            consts.update(t)        # before assembling at time t
+
+        See :class:`FrameConstants`."""
+        return FrameConstants(self, mesh)
+
+
+class FrameConstants:
+    """A frame's state at one time as ``dolfinx.fem.Constant`` s on a mesh, in local components.
+
+    Attributes:
+        omega, alpha, v_O, a_O: 3-vector constants (rad/s, rad/s^2, m/s, m/s^2); for a 2D mesh
+            only the planar parts act in the forms (rotation about z, in-plane translation).
+        R: the 3x3 rotation (local axes as columns, global components), e.g. to turn a global
+            gravity into local components: ``ufl.dot(ufl.transpose(consts.R), g)``.
+        state: the :class:`FrameState` last set (None before the first :meth:`update`).
+
+    All constants are zero until :meth:`update` or :meth:`set` fills them.
+    """
+
+    def __init__(self, frame: Optional[Frame], mesh):
+        self.frame = frame
+        st = compat.scalar_type
+        self.omega = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.alpha = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.v_O = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.a_O = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.R = fem.Constant(mesh, np.eye(3, dtype=st))
+        self.state: Optional[FrameState] = None
+
+    def set(self, state: FrameState) -> FrameState:
+        """Fill the constants with ``state``; returns it."""
+        if not isinstance(state, FrameState):
+            raise TypeError(f"state must be a dolfinx_mbs.frames.FrameState, got {state!r}")
+        self.omega.value = state.omega
+        self.alpha.value = state.alpha
+        self.v_O.value = state.v_O
+        self.a_O.value = state.a_O
+        self.R.value = state.R
+        self.state = state
+        return state
+
+    def update(self, t: float) -> FrameState:
+        """Fill the constants with the frame's state at time ``t`` (s); returns that state."""
+        if self.frame is None:
+            raise ValueError("these constants belong to no frame: use set(state)")
+        return self.set(self.frame.state(checks.real(t, "t")))
 
 
 class _AxisRotation(Frame):

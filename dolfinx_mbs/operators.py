@@ -117,6 +117,7 @@ class BodyOperators:
             raise ValueError(f"strategy must be 'assemble' or 'basis', got {strategy!r}")
         self.body = body
         self.strategy = strategy
+        body.assembled = True
         t0 = time.perf_counter()
         self.forms = {k: fem.form(a) for k, a in body.bilinear_forms().items()}
         # load vectors in parts, each re-assembled only when what it depends on changes
@@ -147,6 +148,20 @@ class BodyOperators:
                 body.W.value = E
                 _assemble_into(B, self.forms["coupling"])
                 self._basis.append((coeff, B))
+        # the user's forms assembled on their own (body.add_form): constant damping once,
+        # the forms with an update at every new frame state; K's sparsity (padded if needed)
+        self._user: Dict[str, list] = {}
+        for k, a in body.user_operator_forms().items():
+            if a is None:
+                continue
+            f = fem.form(a)
+            obj = compat.create_vector(f) if k == "load_varying" else self.K.duplicate()
+            self._user[k] = [f, obj]
+            if k == "damping":
+                _assemble_into(obj, f)
+        if "load_varying" in self._user:
+            self._parts["user"] = [self._user["load_varying"][0],
+                                   self._user["load_varying"][1], None]
         t2 = time.perf_counter()
         self._keys: Dict[str, Optional[tuple]] = {}
         #: incremented whenever a matrix changes (operators combined from them can be reused
@@ -283,11 +298,19 @@ class BodyOperators:
                 self.version += 1
         if self._prestress:
             self._update_geometric(state)
+        for k in ("stiffness_varying", "damping_varying"):
+            if k in self._user:  # the user's update ran in body.set_state
+                _assemble_into(self._user[k][1], self._user[k][0])
+                self.version += 1
+        if "damping_varying" in self._user and self._D is not None:
+            self._combine_damping()
         t1 = time.perf_counter()
         s = state
         keys = {"frame": (tuple(s.omega), tuple(s.alpha), tuple(s.a_O)),
                 "gravity": tuple(self.body.gravity_local.value),
                 "external": s.t if self.body.loads_vary else "constant"}
+        if "user" in self._parts:  # the user's load with an update: at every new state
+            keys["user"] = object()
         self.Q.zeroEntries()
         for name, key in keys.items():
             vec = self._part(name, key)
@@ -331,20 +354,29 @@ class BodyOperators:
         ext = self._part("external", s.t if self.body.loads_vary else "constant")
         if ext is not None:
             applied.axpy(1.0, ext)
+        if "user" in self._parts:  # assembled at this state by update()
+            applied.axpy(1.0, self._parts["user"][1])
         self.body.add_point_loads(applied, s)
         out["applied"] = applied
         return out
 
     @property
     def D(self) -> Optional[PETSc.Mat]:
-        """Rayleigh damping a M + b K, or None when the material has none."""
+        """The damping matrix: Rayleigh's a M + b K plus the user's damping forms, or None when
+        the body has neither."""
         a, b = self.body.material.rayleigh
-        if a == 0.0 and b == 0.0:
+        if a == 0.0 and b == 0.0 and not self.body.user_forms["damping"]:
             return None
         if self._D is None:
             self._D = self.M.duplicate()
-            combine(self._D, [(a, self.M), (b, self.K)])
+            self._combine_damping()
         return self._D
+
+    def _combine_damping(self) -> None:
+        a, b = self.body.material.rayleigh
+        combine(self._D, [(a, self.M), (b, self.K)]
+                + [(1.0, self._user[k][1]) for k in ("damping", "damping_varying")
+                   if k in self._user])
 
     def dynamic_stiffness(self, out: Optional[PETSc.Mat] = None,
                           angular_acceleration: bool = True) -> PETSc.Mat:
@@ -353,6 +385,8 @@ class BodyOperators:
         out = out if out is not None else self.K.duplicate()
         terms = [(1.0, self.K), (1.0, self.mats["spin_softening"]),
                  (1.0, self.mats.get("geometric"))]
+        if "stiffness_varying" in self._user:
+            terms.append((1.0, self._user["stiffness_varying"][1]))
         if angular_acceleration:
             terms.append((1.0, self.mats["angular_acceleration"]))
         return combine(out, terms)

@@ -238,9 +238,12 @@ class SecondOrderSystem:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
         only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the scalar mass
         times a gdim x gdim matrix per node (``forms.inertia_coupling``), two matrix products
-        where the matrices need three. None for other constraints, or for stiffness-
-        proportional damping together with a geometric stiffness."""
+        where the matrices need three. None for other constraints, for stiffness-
+        proportional damping together with a geometric stiffness, or when a body has user
+        mass, damping or time-dependent stiffness forms (``Body.add_form``)."""
         red, asm = self.reducer, self.assembly
+        if any(b.has_user_inertia for b in asm.bodies):
+            return None
         segs = red.node_blocks()
         if segs is None:
             return None
