@@ -32,7 +32,7 @@ from ufl.core.expr import Expr
 from . import checks
 
 __all__ = ["Material", "Isotropic", "LinearElastic", "PlaneStress", "PlaneStrain",
-           "Anisotropic", "Orthotropic", "UserLaw", "strain", "VOIGT"]
+           "Anisotropic", "Orthotropic", "UserLaw", "strain", "rotate_voigt", "VOIGT"]
 
 #: Voigt order of stress and (engineering) strain components: index pairs of the tensors.
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
