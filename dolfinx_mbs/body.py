@@ -75,8 +75,9 @@ class Body:
             (``theory.md`` section 3).
 
             ``"prestress"``: the geometric stiffness of the steady stress of the centrifugal
-            load and of gravity, K_sigma(t) = sum_ij omega_i omega_j K_sigma,ij +
-            sum_k g_k K_sigma,k (g the gravity in local components), from unit solves with the
+            load, of gravity and of the origin's acceleration (a hub offset: the spin axis
+            off the local origin), K_sigma(t) = sum_ij omega_i omega_j K_sigma,ij +
+            sum_k (g - a_O)_k K_sigma,k (local components), from unit solves with the
             model's constraints (done by the model on first use): it follows any omega(t) and
             any orientation without new solves. Constant applied loads in local components
             (body forces, tractions, point loads) are added as one more case.
@@ -170,7 +171,8 @@ class Body:
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
         the unit spin case W_ij of ``forms.unit_spin_cases`` (omega omega^T = E_ij (+ E_ji)),
-        ``("g", k)`` gravity of unit local component k (when the body has gravity),
+        ``("g", k)`` a uniform acceleration field of unit local component k (when the body has
+        gravity or its frame's origin accelerates: g - a_O),
         ``("applied",)`` the constant loads in local components, the user's constant load forms
         included (when it has any). Their
         stresses, scaled by :meth:`prestress_coefficient`, sum to the steady stress at any
@@ -178,7 +180,7 @@ class Body:
         if self.stiffening != "prestress":
             return []
         cases = list(F.unit_spin_cases(self.gdim))
-        if np.any(self.gravity):
+        if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
         if self._steady_loads() or self._user_sum("load", False) is not None:
             cases.append(("applied",))
@@ -195,10 +197,11 @@ class Body:
 
     def prestress_coefficient(self, case, state: FrameState) -> float:
         """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
-        unit spin case W_ij of ``forms.unit_spin_cases``), the local gravity component
-        (R^T g)_k, or 1 for the constant applied loads."""
-        if case[0] == "g":
-            return float((state.R.T @ self.gravity)[case[1]])
+        unit spin case W_ij of ``forms.unit_spin_cases``), the local component k of gravity
+        less the origin's acceleration, (R^T g - a_O)_k, or 1 for the constant applied
+        loads."""
+        if case[0] == "g":  # gravity and the inertia of the origin's acceleration, g - a_O
+            return float((state.R.T @ self.gravity)[case[1]] - state.a_O[case[1]])
         if case[0] == "applied":
             return 1.0
         i, j = case

@@ -106,6 +106,9 @@ class Frame:
     """
 
     time_invariant: bool = False
+    #: False only when the origin's acceleration a_O is zero at all times (then the prestress
+    #: needs no unit cases for it)
+    origin_accelerates: bool = True
 
     def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -191,6 +194,11 @@ class _AxisRotation(Frame):
     def __init__(self, axis, pivot):
         self.axis = checks.unit_axis(axis)
         self.pivot = checks.point3(pivot, "origin")
+
+    @property
+    def origin_accelerates(self) -> bool:
+        """True when the local origin is off the spin axis (a hub offset): a_O != 0."""
+        return bool(np.linalg.norm(np.cross(self.axis, self.pivot)) > 0.0)
 
     def _angle(self, t: float) -> tuple[float, float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
