@@ -61,13 +61,15 @@ def test_frame_operators_equal_direct_forms(case, strategy):
 
 @pytest.mark.parametrize("case", [CASES[0], CASES[2]], ids=["tet1", "tri2"])
 def test_prestress_unit_loads_combine_to_centrifugal_load(case):
-    """The unit centrifugal loads of prestress stiffening, weighted by
-    Body.prestress_coefficient (omega_i omega_j), sum to the direct q_omega at a generic
-    state: the steady stress they give is that of the centrifugal load."""
+    """The unit loads of prestress stiffening, weighted by Body.prestress_coefficient
+    (omega_i omega_j, and -a_O for the uniform cases, the frame's origin accelerating), sum to
+    the direct q_omega + q_O at a generic state: the steady stress they give is that of the
+    centrifugal load and of the origin's acceleration."""
     body = make_body(*case, stiffening="prestress")
     ops = BodyOperators(body)
     cases = body.prestress_cases()
-    assert cases == list(F.unit_spin_cases(body.gdim))  # no gravity, no applied loads
+    assert body.frame.origin_accelerates  # no gravity, no applied loads, a_O != 0
+    assert cases == list(F.unit_spin_cases(body.gdim)) + [("g", k) for k in range(body.gdim)]
     for n, state in enumerate(generic_states(body)[:2]):
         ops.update(state)
         q = ops.Q.duplicate()
@@ -75,7 +77,8 @@ def test_prestress_unit_loads_combine_to_centrifugal_load(case):
         for c in cases:
             q.axpy(body.prestress_coefficient(c, state), ops.unit_prestress_load(c))
         v = ufl.TestFunction(body.V)
-        ref = vec(F.centrifugal_load(body.rho, body.omega, body.X, v))
+        ref = (vec(F.centrifugal_load(body.rho, body.omega, body.X, v))
+               + vec(F.base_acceleration_load(body.rho, body.a_O, v)))
         assert rel_vec(q, ref) < 1e-12, n
 
 
