@@ -33,13 +33,15 @@
 #
 # The demo then checks the script against the plugin's own route (`Body`, `Model`,
 # `model.integrate`, the same mesh and scheme). The frequencies at full speed computed from the
-# script's own matrices agree with `model.natural_frequencies` to 2e-11 serially and 1.0e-10 on 2 ranks (asserted:
-# 5e-10; both solved to a residual of 1e-13, and a tighter one changes nothing). The tip histories
-# agree to 3e-10 of the largest tip deflection after 150 steps (asserted: 1e-9): that is the
-# script's own round-off, not a difference of the schemes: the script's acceleration update
-# divides by beta dt^2 = 1e-6, and writing it in another order with another LU changes the
-# script's history by the same amount (measured: 3.3e-10 and 5.7e-10 from the plugin's). Run: `mpirun -n 2 python demos/spinning_cantilever_ufl.py`
-# (`MBS_DEMO_QUICK=1`: fewer steps).
+# script's own matrices agree with `model.natural_frequencies` to 2e-11 serially and 1.0e-10
+# on 2 ranks (asserted: 5e-10; both solved to a residual of 1e-13, and a tighter one changes
+# nothing). The tip histories agree to 3e-10 of the largest tip deflection after 150 steps
+# (asserted: 1e-9): that is the script's own round-off, not a difference of the schemes: the
+# script's acceleration update divides by beta dt^2 = 1e-6, and writing it in another order
+# with another LU changes the script's history by the same amount (measured: 3.3e-10 and
+# 5.7e-10 from the plugin's).
+#
+# Run: `mpirun -n 2 python demos/spinning_cantilever_ufl.py` (`MBS_DEMO_QUICK=1`: fewer steps).
 
 # +
 import os
