@@ -17,7 +17,7 @@ import ufl
 from ufl.core.expr import Expr
 
 from . import checks
-from .material_base import Material, positive
+from .material_base import Material
 
 __all__ = ["Anisotropic", "Orthotropic", "rotate_voigt", "VOIGT"]
 
@@ -237,8 +237,8 @@ class Anisotropic(Material):
 
 def _orthotropic_compliance(E, nu, G) -> np.ndarray:
     """The 6x6 compliance of nine engineering constants, after checks that name them."""
-    E1, E2, E3 = (positive(x, f"E{k}") for x, k in zip(_triple(E, "E"), (1, 2, 3)))
-    G12, G13, G23 = (positive(x, f"G{k}") for x, k in zip(_triple(G, "G"), (12, 13, 23)))
+    E1, E2, E3 = (checks.positive(x, f"E{k}") for x, k in zip(_triple(E, "E"), (1, 2, 3)))
+    G12, G13, G23 = (checks.positive(x, f"G{k}") for x, k in zip(_triple(G, "G"), (12, 13, 23)))
     nu12, nu13, nu23 = (checks.real(x, f"nu{k}") for x, k in zip(_triple(nu, "nu"),
                                                                   (12, 13, 23)))
     for n, name, Ea, Eb in ((nu12, "nu12", E1, E2), (nu13, "nu13", E1, E3),

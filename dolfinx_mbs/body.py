@@ -346,12 +346,10 @@ class Body:
                 if f.integrals_by_type("interior_facet")]
         if not wide:
             return None
-        if getattr(self, "_pad_zero", None) is None:
-            self._pad_zero = fem.Constant(self.mesh, compat.scalar_type(0.0))
         total = wide[0]
         for f in wide[1:]:
             total = total + f
-        return self._pad_zero * total
+        return fem.Constant(self.mesh, compat.scalar_type(0.0)) * total
 
     def user_operator_forms(self) -> dict:
         """The user's forms that are assembled on their own: ``damping`` (constant),
@@ -499,10 +497,6 @@ class Body:
         global components, which turn with the frame)."""
         return any(ld.fn is not None or not ld.local
                    for ld in self._body_forces + [ld for ld, _ in self._tractions])
-
-    def user_forms_vary(self, kind: str) -> bool:
-        """True when a user form of ``kind`` has an update."""
-        return any(u is not None for _, u in self.user_forms[kind])
 
     def applied_load_form(self):
         """Gravity, body forces and tractions (point loads are added separately)."""

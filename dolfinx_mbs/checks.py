@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["real", "vector", "point3", "unit_axis", "raise_everywhere"]
+__all__ = ["real", "positive", "vector", "point3", "unit_axis", "raise_everywhere"]
 
 
 def real(x, name: str) -> float:
@@ -24,6 +24,14 @@ def real(x, name: str) -> float:
         raise TypeError(f"{name} must be a real number, got {x!r}") from None
     if not math.isfinite(v):
         raise ValueError(f"{name} must be finite, got {x!r}")
+    return v
+
+
+def positive(x, name: str) -> float:
+    """A finite real number > 0."""
+    v = real(x, name)
+    if v <= 0.0:
+        raise ValueError(f"{name} must be positive and finite, got {x!r}")
     return v
 
 

@@ -1,5 +1,5 @@
 """The base of the elastic laws (:mod:`dolfinx_mbs.materials` lists them all): what the package
-asks of a material (:class:`Material`), the small strain, and the argument checks the laws share.
+asks of a material (:class:`Material`), the small strain, and the check of a Rayleigh pair.
 """
 
 from __future__ import annotations
@@ -11,14 +11,7 @@ import ufl
 
 from . import checks
 
-__all__ = ["Material", "strain", "positive", "rayleigh_pair"]
-
-
-def positive(x, name: str) -> float:
-    v = checks.real(x, name)
-    if v <= 0.0:
-        raise ValueError(f"{name} must be positive and finite, got {x!r}")
-    return v
+__all__ = ["Material", "strain", "rayleigh_pair"]
 
 
 def rayleigh_pair(rayleigh) -> Tuple[float, float]:
@@ -57,8 +50,8 @@ class Material:
 
     def __init__(self, density: float, thickness: float = 1.0,
                  rayleigh: Optional[Tuple[float, float]] = None):
-        self.density = positive(density, "density")
-        self.thickness = positive(thickness, "thickness")
+        self.density = checks.positive(density, "density")
+        self.thickness = checks.positive(thickness, "thickness")
         self.rayleigh = rayleigh_pair(rayleigh)
 
     def stress(self, eps):

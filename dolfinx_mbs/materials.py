@@ -33,7 +33,7 @@ import ufl
 
 from . import checks
 from .anisotropic import VOIGT, Anisotropic, Orthotropic, rotate_voigt
-from .material_base import Material, positive, strain
+from .material_base import Material, strain
 
 __all__ = ["Material", "Isotropic", "LinearElastic", "PlaneStress", "PlaneStrain",
            "Anisotropic", "Orthotropic", "UserLaw", "strain", "rotate_voigt", "VOIGT"]
@@ -59,7 +59,7 @@ class Isotropic(Material):
 
     def __init__(self, E: float, nu: float, density: float,
                  rayleigh: Optional[Tuple[float, float]] = None, thickness: float = 1.0):
-        self.E = positive(E, "E")
+        self.E = checks.positive(E, "E")
         self.nu = _poisson(nu)
         super().__init__(density, thickness, rayleigh)
 
@@ -84,14 +84,8 @@ class Isotropic(Material):
 
 
 class LinearElastic(Isotropic):
-    """3D isotropic linear elasticity (for 3D meshes).
-
-    Args:
-        E: Young's modulus (Pa), positive.
-        nu: Poisson's ratio in (-1, 0.5).
-        density: mass density (kg/m^3), positive.
-        rayleigh: optional (a, b): damping matrix D = a M + b K.
-    """
+    """3D isotropic linear elasticity (for 3D meshes): the arguments of :class:`Isotropic`
+    without ``thickness``."""
 
     def __init__(self, E: float, nu: float, density: float,
                  rayleigh: Optional[Tuple[float, float]] = None):

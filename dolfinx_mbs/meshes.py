@@ -34,7 +34,7 @@ from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 from mpi4py import MPI
 
-from . import compat
+from . import checks, compat
 
 __all__ = ["rotor", "twisted_blade", "strip", "links", "read", "write", "physical_groups",
            "available", "mesh_dir", "rotor_model", "twisted_blade_model", "strip_model",
@@ -71,8 +71,7 @@ Meshes = Tuple[object, object, object]
 
 def _positive(**values) -> None:
     for name, v in values.items():
-        if not v > 0:
-            raise ValueError(f"{name} must be positive, got {v!r}")
+        checks.positive(v, name)
 
 
 def _counts(cells, n: int, name: str) -> Tuple[int, ...]:
