@@ -9,7 +9,7 @@ physics of its own.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, List, Optional, Sequence, Union
+from typing import Callable, List, Optional
 
 import numpy as np
 import ufl
@@ -19,43 +19,13 @@ from mpi4py import MPI
 from . import checks, compat
 from . import forms as F
 from .frames import Frame, FrameState
+from .loads import Load, TimeVector, VectorLike, diameter, facet_measure, locate_node
 from .materials import Material
+from .user_forms import FORM_KINDS, UserForms
 
 __all__ = ["Body", "FORM_KINDS"]
 
-#: the kinds of :meth:`Body.add_form`
-FORM_KINDS = ("mass", "damping", "stiffness", "load")
-
 _ids = itertools.count()
-
-VectorLike = Union[Sequence[float], np.ndarray]
-TimeVector = Union[VectorLike, Callable[[float], VectorLike]]
-
-
-class _Load:
-    """A load with a time function: value(t) (a gdim-vector) fills a UFL constant."""
-
-    def __init__(self, value: TimeVector, gdim: int, mesh, name: str, local: bool):
-        self.name = name
-        self.gdim = gdim
-        self.local = local
-        self.fn = value if callable(value) else None
-        self.const = fem.Constant(mesh, np.zeros(gdim, dtype=compat.scalar_type))
-        self.fixed = None if callable(value) else checks.vector(value, gdim, name)
-        if self.fixed is not None and local:  # constant in local components: set once
-            self.const.value = self.fixed
-
-    def value(self, state: FrameState) -> np.ndarray:
-        v = self.fixed if self.fn is None else checks.vector(self.fn(state.t), self.gdim,
-                                                          f"{self.name}(t={state.t:g})")
-        if not self.local:  # global components -> local
-            v3 = np.zeros(3)
-            v3[: self.gdim] = v
-            v = (state.R.T @ v3)[: self.gdim]
-        return v
-
-    def update(self, state: FrameState) -> None:
-        self.const.value = self.value(state)
 
 
 class Body:
@@ -147,11 +117,11 @@ class Body:
         #: the 3x3 matrix of the inertia coupling form (see forms.inertia_coupling)
         self.W = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
         self.gravity = np.zeros(3)
-        self._body_forces: List[_Load] = []
+        self._body_forces: List[Load] = []
         self._tractions: List[tuple] = []
         self._point_loads: List[tuple] = []
         #: the user's forms by kind: (form, update or None) pairs (see :meth:`add_form`)
-        self.user_forms = {k: [] for k in FORM_KINDS}
+        self.user_forms = UserForms(self.V, self.name)
         #: set when the body's operators are made (its forms compiled): forms added later
         #: would not be seen, so add_form refuses them
         self.assembled = False
@@ -182,17 +152,16 @@ class Body:
         cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
-        if self._steady_loads() or self._user_sum("load", False) is not None:
+        if self._steady_loads() or self.user_forms.total("load", False) is not None:
             cases.append(("applied",))
         return cases
 
     def _steady_loads(self) -> list:
         """The loads that are constant in local components: (load, where) pairs, ``where`` a
         ds measure, None (body force) or a node index (point load, this rank's or None)."""
-        out = [(ld, None) for ld in self._body_forces if ld.fn is None and ld.local]
-        out += [(ld, ds) for ld, ds in self._tractions if ld.fn is None and ld.local]
-        out += [(ld, ("node", node)) for ld, node in self._point_loads
-                if ld.fn is None and ld.local]
+        out = [(ld, None) for ld in self._body_forces if ld.steady]
+        out += [(ld, ds) for ld, ds in self._tractions if ld.steady]
+        out += [(ld, ("node", node)) for ld, node in self._point_loads if ld.steady]
         return out
 
     def prestress_coefficient(self, case, state: FrameState) -> float:
@@ -221,7 +190,7 @@ class Body:
                 continue
             term = h * ufl.inner(ld.const, v) * (ufl.dx if where is None else where)
             applied = term if applied is None else applied + term
-        user = self._user_sum("load", False)
+        user = self.user_forms.total("load", False)
         if user is not None:
             applied = user if applied is None else applied + user
         out["applied"] = applied
@@ -266,8 +235,7 @@ class Body:
             ld.update(state)
         for ld, _ in self._tractions:
             ld.update(state)
-        for update in {id(u): u for forms in self.user_forms.values()
-                       for _, u in forms if u is not None}.values():
+        for update in self.user_forms.updates():
             update(state)
 
     # -- the user's forms ---------------------------------------------------------------------
@@ -303,69 +271,25 @@ class Body:
             RuntimeError: the body's operators were already assembled.
             TypeError: ``form`` is not a UFL form, or ``update`` is not callable.
         """
-        if kind not in FORM_KINDS:
-            raise ValueError(f"add_form: kind must be one of {FORM_KINDS}, got {kind!r}")
         if self.assembled:
             raise RuntimeError(f"add_form: the operators of body {self.name!r} are already "
                                "assembled (a solve ran): add forms before the first solve")
-        if not isinstance(form, ufl.Form):
-            raise TypeError(f"add_form: form must be a UFL form (an integral), got {form!r}")
-        if update is not None and not callable(update):
-            raise TypeError(f"add_form: update must be a callable update(state), got {update!r}")
-        if kind == "mass" and update is not None:
-            raise ValueError("add_form: a mass form cannot have an update (the mass matrix is "
-                             "constant); give a damping or stiffness form instead")
-        args = sorted(form.arguments(), key=lambda a: a.number())
-        arity = 1 if kind == "load" else 2
-        if len(args) != arity:
-            what = "a linear form in the test function" if arity == 1 else \
-                "a bilinear form in the trial and test functions"
-            raise ValueError(f"add_form: a {kind!r} form must be {what} of body "
-                             f"{self.name!r}, got {len(args)} argument(s)")
-        for arg in args:
-            if arg.ufl_function_space() != self.V:
-                raise ValueError(f"add_form: the form's arguments must be on the space of body "
-                                 f"{self.name!r} (use body.trial_test()), got one on "
-                                 f"{arg.ufl_function_space()}")
-        self.user_forms[kind].append((form, update))
-
-    def _user_sum(self, kind: str, varying: bool):
-        """The sum of the user's ``kind`` forms with (``varying``) or without an update, or
-        None."""
-        out = None
-        for form, update in self.user_forms[kind]:
-            if (update is not None) == varying:
-                out = form if out is None else out + form
-        return out
+        self.user_forms.add(kind, form, update)
 
     def sparsity_padding(self):
-        """Zero times the user's bilinear forms with interior-facet integrals (None when there
-        are none): added to every form that makes a matrix pattern so that all the body's
-        matrices share one sparsity."""
-        wide = [f for k in ("mass", "damping", "stiffness") for f, _ in self.user_forms[k]
-                if f.integrals_by_type("interior_facet")]
-        if not wide:
-            return None
-        total = wide[0]
-        for f in wide[1:]:
-            total = total + f
-        return fem.Constant(self.mesh, compat.scalar_type(0.0)) * total
+        """See :meth:`UserForms.padding`: zero times the user's interior-facet terms, or
+        None."""
+        return self.user_forms.padding(self.mesh)
 
     def user_operator_forms(self) -> dict:
-        """The user's forms that are assembled on their own: ``damping`` (constant),
-        ``damping_varying``, ``stiffness_varying`` (bilinear) and ``load_varying``; None where
-        there is none."""
-        return {"damping": self._user_sum("damping", False),
-                "damping_varying": self._user_sum("damping", True),
-                "stiffness_varying": self._user_sum("stiffness", True),
-                "load_varying": self._user_sum("load", True)}
+        """See :meth:`UserForms.operator_forms`: the user's forms assembled on their own."""
+        return self.user_forms.operator_forms()
 
     @property
     def has_user_inertia(self) -> bool:
         """True when the user added mass or damping forms, or stiffness forms with an update
         (the matrices are then no longer the node-block forms of the built-in terms)."""
-        return bool(self.user_forms["mass"] or self.user_forms["damping"]
-                    or any(u is not None for _, u in self.user_forms["stiffness"]))
+        return self.user_forms.has_inertia
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:
@@ -375,7 +299,7 @@ class Body:
     def add_body_force(self, f: TimeVector, local: bool = True) -> None:
         """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
         ``local=False``."""
-        self._body_forces.append(_Load(f, self.gdim, self.mesh, "body force", local))
+        self._body_forces.append(Load(f, self.gdim, self.mesh, "body force", local))
 
     def add_traction(self, t: TimeVector, facets=None, where=None, local: bool = True) -> None:
         """A traction (N/m^2) on boundary facets given by ``facets=(meshtags, tag)`` or by a
@@ -384,26 +308,8 @@ class Body:
         Raises:
             ValueError: no facet is selected on any rank.
         """
-        from dolfinx import mesh as dmesh
-
-        fdim = self.gdim - 1
-        if (facets is None) == (where is None):
-            raise ValueError("add_traction: give exactly one of facets=(meshtags, tag) or where=")
-        if facets is not None:
-            tags, tag = facets
-            idx = tags.indices[tags.values == tag]
-            vals = np.full(idx.shape, 1, dtype=np.int32)
-        else:
-            self.mesh.topology.create_connectivity(fdim, self.gdim)
-            idx = dmesh.locate_entities_boundary(self.mesh, fdim, where)
-            vals = np.full(idx.shape, 1, dtype=np.int32)
-        n = self.comm.allreduce(len(idx), op=MPI.SUM)
-        if n == 0:
-            raise ValueError(f"add_traction on body {self.name!r}: the selection holds no facet")
-        order = np.argsort(idx)
-        mt = dmesh.meshtags(self.mesh, fdim, idx[order].astype(np.int32), vals[order])
-        ds = ufl.Measure("ds", domain=self.mesh, subdomain_data=mt, subdomain_id=1)
-        self._tractions.append((_Load(t, self.gdim, self.mesh, "traction", local), ds))
+        ds = facet_measure(self.mesh, facets, where, f"add_traction on body {self.name!r}")
+        self._tractions.append((Load(t, self.gdim, self.mesh, "traction", local), ds))
 
     def add_point_load(self, point: VectorLike, f: TimeVector, local: bool = True,
                        tol: float = 1e-8) -> None:
@@ -412,7 +318,7 @@ class Body:
         p = checks.point3(point, "point")
         p[self.gdim:] = 0.0  # a 2D body's point in its plane
         node = self.locate_node(p, tol)
-        self._point_loads.append((_Load(f, self.gdim, self.mesh, "point load", local), node))
+        self._point_loads.append((Load(f, self.gdim, self.mesh, "point load", local), node))
 
     def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> Optional[int]:
         """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
@@ -420,29 +326,11 @@ class Body:
         Raises:
             ValueError: on every rank, if no node lies within ``tol`` x mesh extent of ``p``.
         """
-        imap = self.V.dofmap.index_map
-        xs = self.V.tabulate_dof_coordinates()[: imap.size_local]
-        d = np.linalg.norm(xs - p[None, :], axis=1) if len(xs) else np.array([np.inf])
-        i = int(np.argmin(d))
-        dmin = float(d[i])
-        gmin = self.comm.allreduce(dmin, op=MPI.MIN)
-        ext = self.extent()
-        if gmin > tol * max(ext, 1.0):
-            raise ValueError(f"point {p.tolist()} is not at a node of body {self.name!r} "
-                             f"(nearest node at distance {gmin:.3e})")
-        owner = self.comm.allreduce(self.comm.rank if dmin == gmin else self.comm.size,
-                                    op=MPI.MIN)
-        return i if self.comm.rank == owner else None
+        return locate_node(self.V, p, tol, self.name)
 
     def extent(self) -> float:
         """Diameter of the body's bounding box (m)."""
-        x = self.mesh.geometry.x
-        lo = x.min(axis=0) if len(x) else np.full(3, np.inf)
-        hi = x.max(axis=0) if len(x) else np.full(3, -np.inf)
-        glo, ghi = np.empty_like(lo), np.empty_like(hi)
-        self.comm.Allreduce(lo, glo, op=MPI.MIN)
-        self.comm.Allreduce(hi, ghi, op=MPI.MAX)
-        return float(np.linalg.norm(ghi - glo))
+        return diameter(self.mesh)
 
     # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
     def trial_test(self):
@@ -459,7 +347,7 @@ class Body:
             "coupling": F.inertia_coupling(r, self.W, u, v),
         }
         for kind in ("mass", "stiffness"):
-            extra = self._user_sum(kind, False)
+            extra = self.user_forms.total(kind, False)
             if extra is not None:
                 out[kind] = out[kind] + extra
         pad = self.sparsity_padding()
@@ -486,7 +374,7 @@ class Body:
             L = h * ufl.inner(ld.const, v) * ufl.dx + (L if L is not None else 0)
         for ld, ds in self._tractions:
             L = h * ufl.inner(ld.const, v) * ds + (L if L is not None else 0)
-        user = self._user_sum("load", False)
+        user = self.user_forms.total("load", False)
         if user is not None:
             L = user if L is None else L + user
         return L
