@@ -152,10 +152,16 @@ class Joint(Constraint):
                     rheonomic=self.time_dependent)
 
 
-def _gather_candidates(space, body, where, name):
-    """Owned nodes of ``body`` where ``where`` holds (may be empty here), their local
-    positions, global positions at t=0 and full indices, gathered on every rank."""
-    nodes = nodes_where(body, where, name)
+def _gather_candidates(space, body, where, facets, name):
+    """Owned nodes of ``body`` where ``where`` holds or on ``facets`` (may be empty here),
+    their local positions, global positions at t=0 and full indices, gathered on every rank."""
+    if facets is None:
+        nodes = nodes_where(body, where, name)
+    else:
+        try:
+            nodes = select_nodes(body, None, facets, name)
+        except ValueError as e:  # name the side of the tie that selects nothing
+            raise ValueError(f"{e} (facets of body {body.name!r})") from None
     X = _node_positions(body, nodes)
     G = body.frame.state(0.0).to_global(X) if len(X) else np.zeros((0, 3))
     full = _full_indices(space, body, nodes)
@@ -166,25 +172,38 @@ def _gather_candidates(space, body, where, name):
     return nodes, X, G, allX, allG, allF
 
 
-def tie(space, body_a, body_b, where: Callable, tol: float = 1e-8,
-        name: Optional[str] = None) -> Joint:
-    """Tie the nodes of ``body_b`` where ``where`` holds (on b's local coordinates) to the nodes
-    of ``body_a`` at the same global position at t = 0 (where ``where`` holds on a's local
-    coordinates). Every selected node of either side must find a partner within ``tol`` times
-    the larger body extent.
+def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e-8,
+        name: Optional[str] = None, facets=None) -> Joint:
+    """Tie the nodes of ``body_b`` on the interface to the nodes of ``body_a`` at the same
+    global position at t = 0. The interface is given by ``where`` (a predicate that selects it
+    on each body's local coordinates) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, the
+    facet tags of the interface on each body's mesh (e.g. from gmsh physical groups). Every
+    selected node of either side must find a partner within ``tol`` times the larger body
+    extent.
 
     Raises:
-        ValueError: on every rank, listing (up to ten) unmatched points, or for an empty
-            selection.
+        ValueError: on every rank, listing (up to ten) unmatched points, for an empty
+            selection, or for both or neither of ``where`` and ``facets``.
     """
     from scipy.spatial import cKDTree
 
     name = name or f"tie({body_a.name},{body_b.name})"
-    if not callable(where):
+    if (where is None) == (facets is None):
+        raise ValueError(f"{name}: give exactly one of a predicate `where` or "
+                         "facets=((tags_a, tag_a), (tags_b, tag_b))")
+    if where is not None and not callable(where):
         raise TypeError(f"{name}: `where` must be a callable x -> bool array, got {where!r}")
+    fa = fb = None
+    if facets is not None:
+        try:
+            fa, fb = facets
+            (_, _), (_, _) = fa, fb
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: facets must be ((tags_a, tag_a), (tags_b, tag_b)), one "
+                             f"(meshtags, tag) pair per body, got {facets!r}") from None
     comm = space.comm
-    _, _, _, allXa, allGa, allFa = _gather_candidates(space, body_a, where, name)
-    nodes_b, Xb, Gb, _, allGb, _ = _gather_candidates(space, body_b, where, name)
+    _, _, _, allXa, allGa, allFa = _gather_candidates(space, body_a, where, fa, name)
+    nodes_b, Xb, Gb, _, allGb, _ = _gather_candidates(space, body_b, where, fb, name)
     if len(allGa) == 0 or len(allGb) == 0:
         raise ValueError(f"{name}: `where` selects no node of body "
                          f"{(body_a if len(allGa) == 0 else body_b).name!r}")

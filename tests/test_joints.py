@@ -334,3 +334,39 @@ def test_bad_constraint_input_raises_everywhere():
     other = mbs.Model([a]).clamp(a, lambda x: np.isclose(x[0], 0.0), name="elsewhere")
     with pytest.raises(ValueError, match="not a constraint of this model"):
         model.integrate(1e-3, 1e-4, reactions=[other], progress=False)
+
+
+def _facet_tags(mesh, where, tag):
+    fdim = mesh.topology.dim - 1
+    mesh.topology.create_connectivity(fdim, fdim + 1)
+    idx = np.sort(dm.locate_entities_boundary(mesh, fdim, where)).astype(np.int32)
+    return dm.meshtags(mesh, fdim, idx, np.full(idx.shape, tag, dtype=np.int32))
+
+
+def test_tie_by_facet_tags_equals_uncut_body():
+    """The interface given as facet tags of each mesh (as a gmsh physical group gives it):
+    the cut cantilever tied on those facets has the uncut body's frequencies."""
+    comm = MPI.COMM_WORLD
+    whole, _ = _cantilever(comm, 2, cut=False)
+    w0 = whole.natural_frequencies(n=6, gyroscopic=True)
+    frame = mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=40.0, origin=(-0.3, 0.0, 0.0))
+    mat = _material(2)
+    ma, mb = _block(comm, 0.0, 0.5, 4, 2), _block(comm, 0.5, 1.0, 4, 2)
+    at_cut = lambda x: np.isclose(x[0], 0.5)  # noqa: E731
+    tags_a, tags_b = _facet_tags(ma, at_cut, 7), _facet_tags(mb, at_cut, 3)
+    a = mbs.Body(ma, mat, frame, degree=2, name="a")
+    b = mbs.Body(mb, mat, frame, degree=2, name="b")
+    model = mbs.Model([a, b])
+    model.clamp(a, lambda x: np.isclose(x[0], 0.0))
+    model.tie(a, b, facets=((tags_a, 7), (tags_b, 3)))
+    model.apply_load(b, point=(1.0, 0.1), force=lambda t: np.array((0.0, 200.0)))
+    w1 = model.natural_frequencies(n=6, gyroscopic=True)
+    assert model.reducer.n_reduced == whole.reducer.n_reduced
+    assert np.max(np.abs(w1 / w0 - 1)) < 1e-8, (w0, w1)
+    bad = mbs.Model([a, b])
+    with pytest.raises(ValueError, match="exactly one of"):
+        bad.tie(a, b)
+    with pytest.raises(ValueError, match="one\n?.*pair per body|pair per body"):
+        bad.tie(a, b, facets=(tags_a, 7))
+    with pytest.raises(ValueError, match="holds no node.*body 'b'"):
+        bad.tie(a, b, facets=((tags_a, 7), (tags_b, 99)))
