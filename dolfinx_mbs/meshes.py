@@ -229,9 +229,15 @@ def links(comm: MPI.Comm = MPI.COMM_WORLD, crank: float = 0.1, coupler: float = 
 
 def mesh_dir() -> Path:
     """The folder of the committed meshes: ``$DOLFINX_MBS_MESHES`` if set, else the top-level
-    ``meshes/`` of the source tree the package lives in (an editable install)."""
+    ``meshes/`` of the source tree the package lives in (a source checkout or an editable
+    install), else the copy an installed wheel carries (``dolfinx_mbs/mesh_files``)."""
     env = os.environ.get("DOLFINX_MBS_MESHES")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "meshes"
+    if env:
+        return Path(env)
+    tree = Path(__file__).resolve().parent.parent / "meshes"
+    if tree.is_dir():
+        return tree
+    return Path(__file__).resolve().parent / "mesh_files"
 
 
 def available() -> list:
@@ -253,8 +259,8 @@ def _locate(path_or_name: Union[str, Path]) -> Path:
         tried.append(q)
     names = available()
     where = (f"committed meshes in {d}: {', '.join(names)}" if names else
-             f"no committed meshes found in {d} (they ship with the source tree: install it "
-             "with pip install -e ., or set DOLFINX_MBS_MESHES to the meshes/ folder)")
+             f"no committed meshes found in {d} (they ship with the source tree and the "
+             "wheel; set DOLFINX_MBS_MESHES to a folder of .msh files otherwise)")
     raise FileNotFoundError(f"no mesh {str(path_or_name)!r}: "
                             f"{' nor '.join(str(t) for t in tried)} exists; {where}")
 

@@ -267,6 +267,38 @@ def test_numeric_axes_equal_ufl_axes(plane):
     assert rel_mat(K_num, K_id) > 1e-2   # the rotation matters
 
 
+def test_fibre_angle_function_equals_constant_axes_per_region():
+    """Fibre directions as a ``fem.Function`` (a DG0 fibre angle, as a laminate or a wood
+    model gives it per cell): two regions of different angle. The reference assembles each
+    region with its own constant (numeric, Bond-rotated) axes over tagged cells."""
+    from dolfinx import fem
+
+    mesh = mesh_for(3)
+    tdim = mesh.topology.dim
+    n_cells = mesh.topology.index_map(tdim).size_local + mesh.topology.index_map(tdim).num_ghosts
+    mid = dm.compute_midpoints(mesh, tdim, np.arange(n_cells, dtype=np.int32))
+    left = mid[:, 0] < 0.55
+    angles = {1: 0.35, 2: -1.0}
+    Q = fem.functionspace(mesh, ("DG", 0)) if hasattr(fem, "functionspace") else \
+        fem.FunctionSpace(mesh, ("DG", 0))
+    theta = fem.Function(Q)   # DG0: interpolated at the cell midpoints
+    theta.interpolate(lambda x: np.where(x[0] < 0.55, angles[1], angles[2]))
+    c, s = ufl.cos(theta), ufl.sin(theta)
+    R_field = ufl.as_matrix([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    V = mbs.compat.vector_space(mesh, 1)
+    K_field = stiffness_matrix(Orthotropic(**ORTHO, density=1600.0, axes=R_field), V)
+    cells = np.arange(n_cells, dtype=np.int32)
+    tags = dm.meshtags(mesh, tdim, cells, np.where(left, 1, 2).astype(np.int32))
+    dx = ufl.Measure("dx", domain=mesh, subdomain_data=tags)
+    u, v = ufl.TrialFunction(V), ufl.TestFunction(V)
+    ref = sum(F.stiffness(Orthotropic(**ORTHO, density=1600.0, axes=rot_z(a)), u, v, dx(k))
+              for k, a in angles.items())
+    K_ref = mat(ref)
+    assert rel_mat(K_field, K_ref) < 1e-12
+    K_one = stiffness_matrix(Orthotropic(**ORTHO, density=1600.0, axes=rot_z(angles[1])), V)
+    assert rel_mat(K_field, K_one) > 1e-2   # the second region's angle matters
+
+
 def transversely_isotropic(axes=None, plane=None):
     """Isotropic in the 2-3 plane: E2 = E3, nu12 = nu13, G12 = G13, G23 = E2 / (2 (1 + nu23))."""
     E2, nu23 = 9e9, 0.4

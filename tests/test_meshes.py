@@ -231,3 +231,42 @@ def check_errors(folder):
         meshes.twisted_blade(COMM, twist_degrees=float("nan"))
     with pytest.raises(ValueError, match="cells must be 3 positive integers"):
         meshes.twisted_blade(COMM, cells=(4, 0, 1))
+
+
+@pytest.mark.serial
+def test_wheel_carries_the_committed_meshes(tmp_path):
+    """A built wheel, unpacked away from the source tree, reads the committed meshes: the strip
+    read there has the cells and area of the strip read from meshes/ here."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(meshes.__file__).resolve().parent.parent
+    if not (root / "pyproject.toml").is_file():
+        pytest.skip("not a source checkout")
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                          "--no-build-isolation", "-w", str(tmp_path / "dist"), str(root)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    wheel, = (tmp_path / "dist").glob("dolfinx_mbs-*.whl")
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    script = ("import mpi4py.MPI, ufl\n"
+              "from dolfinx import fem\n"
+              "from dolfinx_mbs import meshes\n"
+              "m, _, _ = meshes.read('krb_strip')\n"
+              "area = fem.assemble_scalar(fem.form(1.0 * ufl.dx(domain=m)))\n"
+              "print(meshes.__file__, m.topology.index_map(2).size_global, area)\n")
+    env = dict(os.environ, PYTHONPATH=str(site))
+    env.pop("DOLFINX_MBS_MESHES", None)
+    res = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    where, n, area = res.stdout.split()
+    assert Path(where).is_relative_to(site)
+    mesh, _, _ = meshes.read("krb_strip")
+    here = fem.assemble_scalar(fem.form(1.0 * ufl.dx(domain=mesh)))
+    assert int(n) == mesh.topology.index_map(2).size_global
+    assert abs(float(area) - here) < 1e-12 * here
+    assert abs(here - 10.0 * meshes.KRB_HEIGHT) < 1e-12 * here
