@@ -407,10 +407,17 @@ class Body:
     def add_point_loads(self, b, state: FrameState) -> None:
         """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""
         bs = self.gdim
-        for ld, node in self._point_loads:
+        if not self._point_loads:
+            return
+        # evaluated on every rank (not only the owner's): an error of the user's function, or
+        # a non-finite value, is then raised on all ranks
+        with checks.collective(self.comm, f"point load of body {self.name!r} at "
+                                          f"t={state.t:g}"):
+            values = [ld.value(state) for ld, _ in self._point_loads]
+        for (_, node), val in zip(self._point_loads, values):
             if node is not None:
                 with b.localForm() as bl:
-                    bl.array[node * bs: (node + 1) * bs] += ld.value(state)
+                    bl.array[node * bs: (node + 1) * bs] += val
 
     def __repr__(self) -> str:
         return f"Body({self.name!r}, {self.material!r}, {self.frame!r}, degree={self.degree})"

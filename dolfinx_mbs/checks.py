@@ -8,12 +8,15 @@ every rank: no rank is left waiting in a collective.
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import math
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["real", "positive", "vector", "point3", "unit_axis", "raise_everywhere"]
+__all__ = ["real", "positive", "vector", "point3", "unit_axis", "raise_everywhere",
+           "collective"]
 
 
 def real(x, name: str) -> float:
@@ -75,3 +78,37 @@ def raise_everywhere(comm, msg, exc=ValueError) -> None:
     msgs = [m for m in comm.allgather(msg) if m]
     if msgs:
         raise exc(msgs[0])
+
+
+#: exception types that :func:`collective` raises as they are on every rank (others: RuntimeError)
+_SHARED = ("ValueError", "TypeError", "RuntimeError", "OSError", "FileNotFoundError",
+           "FileExistsError", "IsADirectoryError", "NotADirectoryError", "PermissionError",
+           "ZeroDivisionError", "FloatingPointError", "OverflowError", "IndexError", "KeyError",
+           "ArithmeticError", "LookupError")
+
+
+@contextlib.contextmanager
+def collective(comm, what: str):
+    """Run a block that may fail on some ranks only (the user's code called with this rank's
+    data, a file operation done by one rank) and fail on every rank if it failed on any.
+
+    The first failing rank's error is raised everywhere as ``type(f"{what}: {message}")``
+    (the same type for the common built-in exceptions, RuntimeError otherwise), chained to
+    the original on the ranks where it happened. Every rank must enter the block (it ends in
+    a collective)::
+
+        with checks.collective(comm, "point load at t=0.05"):
+            value = user_function(t)
+    """
+    err = None
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001: every error of the user's code is passed on
+        err = e
+    found = [x for x in comm.allgather(None if err is None else
+                                       (type(err).__name__, str(err))) if x]
+    if found:
+        name, msg = found[0]
+        cls = getattr(builtins, name) if name in _SHARED else RuntimeError
+        text = f"{what}: {msg}" if msg else f"{what}: {name}"
+        raise cls(text) from err

@@ -108,7 +108,8 @@ def nodes_where(body, where, name) -> np.ndarray:
     a wrong-shaped answer raises on every rank."""
     n_owned = body.V.dofmap.index_map.size_local
     x = body.V.tabulate_dof_coordinates()[:n_owned].T
-    sel = np.asarray(where(x), dtype=bool).reshape(-1)
+    with checks.collective(body.comm, f"{name}: `where`"):
+        sel = np.asarray(where(x), dtype=bool).reshape(-1)
     msg = None
     if sel.shape != (n_owned,):
         msg = (f"{name}: `where` must return one bool per point ({n_owned}), got shape "

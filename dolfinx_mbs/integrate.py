@@ -290,6 +290,11 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     try:
         ts.solve(x0)
     except (PETSc.Error, FloatingPointError) as e:
+        user = e.__cause__
+        if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
+            # an error raised in a callback (the user's load or motion function, a check):
+            # petsc4py passes it on as the cause of error 101; raise it as it was
+            raise user.with_traceback(None) from None
         # PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason: name the solvers'
         # reasons either way
         msg = watch["finite"].failure or f"{str(e).splitlines()[0]} ({solver_reasons(ts)})"

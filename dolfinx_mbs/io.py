@@ -84,13 +84,14 @@ class TimeSeriesWriter:
         self.rank = comm.rank
         self.path = path
         self._f = None
-        if self.rank == 0:
-            d = os.path.dirname(os.path.abspath(path))
-            os.makedirs(d, exist_ok=True)
-            self._f = open(path, "w", newline="")
-            self._w = csv.writer(self._f)
-            self._w.writerow(list(columns))
-            self._f.flush()
+        with checks.collective(comm, f"output file {path!r}"):
+            if self.rank == 0:
+                d = os.path.dirname(os.path.abspath(path))
+                os.makedirs(d, exist_ok=True)
+                self._f = open(path, "w", newline="")
+                self._w = csv.writer(self._f)
+                self._w.writerow(list(columns))
+                self._f.flush()
 
     def write(self, row: Sequence[float]) -> None:
         if self._f is not None:
@@ -135,9 +136,9 @@ class FieldFile:
         self.space = V if self.vtx else compat.vector_space(V.mesh, 1)
         self.path = stem + (".bp" if self.vtx else ".xdmf")
         self.fields = {n: fem.Function(self.space, name=n) for n in names}
-        if comm.rank == 0:
-            os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
-        comm.Barrier()
+        with checks.collective(comm, f"output folder of {stem!r}"):
+            if comm.rank == 0:
+                os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
         if self.vtx:
             self._file = compat.vtx_writer(comm, self.path, self.fields.values())
         else:

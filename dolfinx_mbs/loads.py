@@ -82,7 +82,8 @@ def facet_measure(mesh, facets=None, where=None, what: str = "add_traction"):
         idx = tags.indices[tags.values == tag]
     else:
         mesh.topology.create_connectivity(fdim, tdim)
-        idx = dmesh.locate_entities_boundary(mesh, fdim, where)
+        with checks.collective(mesh.comm, f"{what}: `where`"):
+            idx = dmesh.locate_entities_boundary(mesh, fdim, where)
     if mesh.comm.allreduce(len(idx), op=MPI.SUM) == 0:
         raise ValueError(f"{what}: the selection holds no facet")
     idx = np.sort(idx).astype(np.int32)

@@ -1,0 +1,43 @@
+"""Errors that arise on one rank only (the user's code called with that rank's data, a file
+opened by rank 0) are raised on every rank, with no hang: each case runs under mpiexec -n 2
+with a time limit, and both ranks must report the same error."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dolfinx_mbs import compat
+
+CASES = {
+    "point-load-nan": ("ValueError", "point load of body .* at t=0.05.*not finite|finite"),
+    "point-load-raises": ("ZeroDivisionError", "point load of body .* at t=0.05.*table ends"),
+    "output-under-a-file": ("NotADirectoryError|FileExistsError", "output .*f/run.*exists|not a directory"),
+    "where-raises-on-one-rank": ("KeyError", "clamp.*`where`.*node table"),
+    "traction-where-raises-on-one-rank": ("ValueError", "add_traction.*`where`.*last rank"),
+}
+
+
+@pytest.mark.serial
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_error_on_one_rank_is_raised_on_every_rank(case, tmp_path):
+    import re
+
+    script = Path(__file__).with_name("collective_cases.py")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]))
+    cmd = compat.mpiexec_command(2) + [sys.executable, str(script), case, str(tmp_path)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{case}: hung (no result from 2 ranks within 240 s)")
+    files = [tmp_path / f"rank{r}.txt" for r in range(2)]
+    assert all(f.is_file() for f in files), (out.stdout, out.stderr)
+    kinds, pattern = CASES[case]
+    texts = [f.read_text() for f in files]
+    assert texts[0] == texts[1], texts           # the same error on both ranks
+    exc, msg = texts[0].split(": ", 1)
+    assert re.fullmatch(kinds, exc), texts[0]
+    assert re.search(pattern, msg), texts[0]
