@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from .sampled import Sampled, sample_times
 
@@ -76,6 +75,8 @@ def fit_rigid(markers, body_points):
         R2 = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)
         rotations, Rd = theta, R2
     else:
+        from scipy.spatial.transform import Rotation
+
         Rd = np.array([Rotation.align_vectors(a, B)[0].as_matrix() for a in A])
         rotations = Rd
     origins = mc - np.einsum("nij,j->ni", Rd, bc)

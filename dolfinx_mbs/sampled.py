@@ -23,8 +23,6 @@ as its angle instead, so that the state stays exactly planar for a 2D body.
 from __future__ import annotations
 
 import numpy as np
-from scipy.interpolate import make_interp_spline, make_smoothing_spline
-from scipy.spatial.transform import Rotation
 
 from . import checks
 from .frame_base import Frame, FrameState
@@ -67,6 +65,8 @@ class _Splines:
     """
 
     def __init__(self, t: np.ndarray, y: np.ndarray, smoothing: float):
+        from scipy.interpolate import make_interp_spline, make_smoothing_spline
+
         self.joint = smoothing == 0.0     # one spline of all columns, or one per column
         if self.joint:
             self.parts = [make_interp_spline(t, y, k=DEGREE, axis=0)]
@@ -84,6 +84,16 @@ class _Splines:
 def _qvec_conj_mul(p: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Vector part of conj(p) * d (Hamilton product; quaternions scalar-last as scipy's)."""
     return p[3] * d[:3] - d[3] * p[:3] - np.cross(p[:3], d[:3])
+
+
+def _quat_matrix(q: np.ndarray) -> np.ndarray:
+    """The rotation matrix of a unit quaternion (x, y, z, w)."""
+    x, y, z, w = q
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
 
 
 def _as_rotations(rotations, n: int):
@@ -124,6 +134,8 @@ def _as_rotations(rotations, n: int):
     off = np.abs(a[:, 2, :2]).max() + np.abs(a[:, :2, 2]).max()
     if off <= 1e-12:  # every sample a rotation about z: keep the motion exactly planar
         return _aligned("angle", np.arctan2(a[:, 1, 0], a[:, 0, 0]))
+    from scipy.spatial.transform import Rotation
+
     return _aligned("quat", Rotation.from_matrix(a).as_quat())
 
 
@@ -236,7 +248,7 @@ class Sampled(Frame):
         w_p = _qvec_conj_mul(p, dp)
         omega = 2.0 * w_p / n2
         alpha = 2.0 * _qvec_conj_mul(p, ddp) / n2 - 4.0 * float(p @ dp) * w_p / n2**2
-        return Rotation.from_quat(p).as_matrix(), omega, alpha
+        return _quat_matrix(p / np.sqrt(n2)), omega, alpha
 
     @_cached
     def state(self, t: float) -> FrameState:
