@@ -16,6 +16,10 @@ Frames provided:
 * :class:`Planar`: rotation about z by an angle ``theta(t)``, optional moving origin (2D meshes).
 * :class:`Prescribed`: any ``R(t)``, ``r_O(t)`` given as callables; the derivatives are computed
   by Richardson-extrapolated finite differences, with an error estimate that is checked.
+* :class:`Sampled`: rotations and origins at sample times, interpolated or smoothed by splines
+  (:mod:`dolfinx_mbs.sampled`); :func:`from_markers` fits one to marker trajectories, which
+  :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.markers`).
+* :class:`Composed`: a frame moving in another frame (:mod:`dolfinx_mbs.composed`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,10 @@ import numpy as np
 
 from . import checks
 from .frame_base import Frame, FrameConstants, FrameState, rotation_about, skew
+from .composed import Composed
+from .markers import MarkerFrame, from_markers, read_markers
 from .prescribed import Planar, Prescribed, differentiate
+from .sampled import Sampled
 
 __all__ = [
     "FrameState",
@@ -37,6 +44,11 @@ __all__ = [
     "Planar",
     "Prescribed",
     "differentiate",
+    "Sampled",
+    "MarkerFrame",
+    "from_markers",
+    "read_markers",
+    "Composed",
     "rotation_about",
     "skew",
 ]
