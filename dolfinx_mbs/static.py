@@ -20,7 +20,7 @@ from petsc4py import PETSc
 from . import compat
 from .petsc_options import SolverOptions, direct_lu
 
-__all__ = ["StaticSolver", "null_pivots", "prestress"]
+__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress"]
 
 #: Options of the linear static solves: MUMPS counts null pivots (see :func:`null_pivots`);
 #: the database's options win
@@ -41,6 +41,19 @@ def null_pivots(ksp: PETSc.KSP) -> int:
     return int(pc.getFactorMatrix().getMumpsInfog(28))
 
 
+def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
+    """The number of negative eigenvalues of the symmetric matrix ``S``: the negative pivots of
+    its LDL^T factorization by MUMPS (Sylvester's law of inertia), made with ``ksp`` (a KSP
+    set up for it by :meth:`StaticSolver.inertia`). -1 when the factorization is not by MUMPS
+    (no count is then known)."""
+    ksp.setOperators(S)
+    ksp.setUp()
+    pc = ksp.getPC()
+    if pc.getFactorSolverType() != "mumps":
+        return -1
+    return int(pc.getFactorMatrix().getMumpsInfog(12))
+
+
 class StaticSolver:
     """The KSP (and, with nonlinear strain, the SNES) of static solves, made once.
 
@@ -56,6 +69,7 @@ class StaticSolver:
         self._q: Optional[PETSc.Vec] = None
         self._br: Optional[PETSc.Vec] = None
         self._for = None  # the reducer the reduced vectors belong to
+        self._inertia_ksp: Optional[PETSc.KSP] = None
         #: Newton iterations of the last nonlinear solve
         self.newton_iterations = 0
 
@@ -70,6 +84,28 @@ class StaticSolver:
         self.ksp.setOperators(A)
         STATIC_OPTIONS.set_up(self.ksp)
         return self.ksp
+
+    def inertia(self, Kr: PETSc.Mat) -> int:
+        """The number of negative eigenvalues of the symmetric part of ``Kr`` (a second
+        factorization: Cholesky (LDL^T) by MUMPS, about half the cost of the LU of the
+        solve); -1 when MUMPS is not available."""
+        if self._inertia_ksp is None:
+            ksp = PETSc.KSP().create(self.comm)
+            ksp.setType(PETSc.KSP.Type.PREONLY)
+            pc = ksp.getPC()
+            pc.setType(PETSc.PC.Type.CHOLESKY)
+            try:
+                pc.setFactorSolverType("mumps")
+            except PETSc.Error:  # pragma: no cover
+                return -1
+            self._inertia_ksp = ksp
+        S = Kr.transpose(PETSc.Mat())
+        S.axpy(1.0, Kr)   # Kr + Kr^T: the same inertia as the symmetric part
+        S.setOption(PETSc.Mat.Option.SYMMETRIC, True)
+        try:
+            return negative_eigenvalues(self._inertia_ksp, S)
+        finally:
+            S.destroy()
 
     def solve(self, system, t: float, states=None) -> PETSc.Vec:
         """The static equilibrium of ``system`` (a :class:`dolfinx_mbs.systems.SecondOrderSystem`)
@@ -106,6 +142,15 @@ class StaticSolver:
                 f"static solve failed at t={t:g} (KSP reason {reason}, {pivots} null "
                 "pivots): the reduced stiffness is singular. Is every body constrained against "
                 "rigid motion, and the spin away from a divergence speed?")
+        negative = self.inertia(Kr)
+        if negative > 0:
+            q.zeroEntries()
+            raise RuntimeError(
+                f"static solve at t={t:g}: the reduced stiffness (with spin softening) has "
+                f"{negative} negative eigenvalue(s), so the equilibrium is unstable: spin "
+                "softening exceeds the elastic stiffness in that many directions. Either a "
+                "body is held at too few points to resist rigid motion (e.g. at one corner: it "
+                "can swing about it), or the spin is above a divergence speed.")
         return q
 
     def _newton(self, system, t: float, Kr: PETSc.Mat, br: PETSc.Vec, q: PETSc.Vec) -> None:

@@ -114,3 +114,39 @@ def test_two_bodies_in_one_model():
     b.u.x.array[:] = 0.0
     both.solve_static()
     assert np.allclose([tip_displacement(a), tip_displacement(b)], tips, rtol=1e-10)
+
+
+def test_static_solve_refuses_unstable_spin():
+    """Above the divergence speed the static equilibrium is unstable: the static solve refuses
+    it and counts the negative directions, the same number as the negative spin-softened
+    eigenvalues of the modal solve (w1(0) = W1, w2(0) = 3 W1 for the clamped-free rod); below
+    it the solve goes through."""
+    import re
+
+    for frac, negative in ((0.99, 0), (1.01, 1), (3.05, 2)):
+        model, _ = axial_rod(MPI.COMM_WORLD, 10, frac * W1, 3, None, 2)
+        w = model.natural_frequencies(n=3)
+        assert np.sum(w < 0) == negative, (frac, w)
+        if negative == 0:
+            model.solve_static()
+            continue
+        with pytest.raises(RuntimeError, match="negative eigenvalue") as err:
+            model.solve_static()
+        assert int(re.search(r"has (\d+) negative", str(err.value)).group(1)) == negative
+
+
+def test_static_solve_refuses_a_body_held_at_one_corner():
+    """A spinning bar held at one corner node only: the clamp removes translations, but the
+    bar can swing about the corner, which spin softening makes unstable (before: a finite
+    answer of metres on a 1 m bar)."""
+    from dolfinx import mesh as dmesh
+    import dolfinx_mbs as mbs
+
+    mesh = dmesh.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0, 0.1, 0.1])],
+                            [10, 2, 2], dmesh.CellType.hexahedron)
+    mat = mbs.materials.LinearElastic(E=70e9, nu=0.3, density=2700.0)
+    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=100.0))
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0) & np.isclose(x[1], 0) & np.isclose(x[2], 0))
+    with pytest.raises(RuntimeError, match="negative eigenvalue.*one corner"):
+        model.solve_static()
