@@ -27,9 +27,11 @@ cases of prestress stiffening (:func:`unit_spin_cases`).
 Hamilton's form (section 4) adds ``momentum_coupling`` (g_p = g/2), ``momentum_offset`` (pi_0)
 and ``momentum_load`` (h).
 
-The *energy routes* build the kinetic energy T, or the acceleration energy S, as UFL
-functionals and let UFL differentiate them (Lagrange, Gibbs-Appell, Hamilton). They return the
-same operators as the direct forms; the test-suite checks that to round-off.
+The *energy routes* (Lagrange, Gibbs-Appell, Hamilton, Kane) build the kinetic energy T, the
+acceleration energy S or the partial velocities as UFL expressions and let UFL differentiate
+them. They live in :mod:`dolfinx_mbs.energy_routes`, with the point kinematics (``velocity``,
+``acceleration``, ``cross``, ``planar``), and are re-exported here. They return the same
+operators as the direct forms; the test-suite checks that to round-off.
 """
 
 from __future__ import annotations
@@ -38,11 +40,11 @@ from typing import Dict, Tuple
 
 import numpy as np
 import ufl
-from ufl.algorithms import expand_derivatives
-from ufl.algorithms.apply_algebra_lowering import apply_algebra_lowering
-from ufl.algorithms.apply_derivatives import apply_derivatives as _apply_derivatives
 from ufl.core.expr import Expr
 
+from .energy_routes import (acceleration, acceleration_energy_density, apply_derivatives, cross,
+                            gibbs_appell_route, hamilton_route, kane_route,
+                            kinetic_energy_density, lagrange_route, planar, velocity)
 from .materials import Material, strain
 
 __all__ = [
@@ -72,36 +74,16 @@ __all__ = [
     "lagrange_route",
     "gibbs_appell_route",
     "hamilton_route",
+    "kane_route",
+    "velocity",
+    "acceleration",
+    "planar",
+    "apply_derivatives",
 ]
-
-
-def apply_derivatives(expr):
-    """Evaluate derivative nodes of an expression (compound operators lowered first)."""
-    return _apply_derivatives(apply_algebra_lowering(expr))
 
 
 def _gdim(u) -> int:
     return ufl.shape(u)[0]
-
-
-def planar(w, gdim: int):
-    """The components of a 3-vector constant that act on a ``gdim``-dimensional body."""
-    if gdim == 3:
-        return w
-    return ufl.as_vector([w[i] for i in range(gdim)])
-
-
-def cross(w, u):
-    """w x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
-
-    For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
-    """
-    d = _gdim(u)
-    if d == 3:
-        return ufl.cross(w, u)
-    if d == 2:
-        return w[2] * ufl.as_vector([-u[1], u[0]])
-    raise ValueError(f"cross: vectors of dimension {d} are not supported (need 2 or 3)")
 
 
 # --- the frame-coupling matrices W ---------------------------------------------------------
@@ -326,106 +308,3 @@ def momentum_load(rho, omega, v_O, X, v, dx=ufl.dx):
     """h(v) = int rho (omega x (v_O + omega x X)).v: enters dp/dt = ... - h."""
     d = _gdim(v)
     return rho * ufl.inner(cross(omega, planar(v_O, d) + cross(omega, X)), v) * dx
-
-
-# --- energy routes -------------------------------------------------------------------------
-
-def velocity(omega, v_O, X, u, udot):
-    """Absolute velocity of a material point in local components: v_O + omega x (X+u) + udot."""
-    return planar(v_O, _gdim(u)) + cross(omega, X + u) + udot
-
-
-def acceleration(omega, alpha, a_O, X, u, udot, uddot):
-    """Absolute acceleration in local components (theory.md section 1)."""
-    r = X + u
-    return (planar(a_O, _gdim(u)) + cross(alpha, r) + cross(omega, cross(omega, r))
-            + 2.0 * cross(omega, udot) + uddot)
-
-
-def kinetic_energy_density(rho, omega, v_O, X, u, udot):
-    """T density: rho/2 |v|^2."""
-    vel = velocity(omega, v_O, X, u, udot)
-    return 0.5 * rho * ufl.inner(vel, vel)
-
-
-def acceleration_energy_density(rho, omega, alpha, a_O, X, u, udot, uddot):
-    """Gibbs-Appell S density: rho/2 |a|^2."""
-    acc = acceleration(omega, alpha, a_O, X, u, udot, uddot)
-    return 0.5 * rho * ufl.inner(acc, acc)
-
-
-def _zero_like(u):
-    return ufl.as_vector([0.0] * _gdim(u))
-
-
-def _linear_parts(E, u, ud, udd, trial, dx) -> Dict[str, ufl.Form]:
-    """Split a residual E (linear in u, ud, udd) into its operators and its constant part."""
-    form = E * dx
-    z = _zero_like(u)
-    const = expand_derivatives(form)
-    const = ufl.replace(const, {u: z, ud: z, udd: z})
-    return {
-        "mass": ufl.derivative(form, udd, trial),
-        "gyroscopic": ufl.derivative(form, ud, trial),
-        "stiffness": ufl.derivative(form, u, trial),
-        "load": -const,
-    }
-
-
-def _potential_residual(material, u, test):
-    return material.thickness * ufl.inner(material.stress(strain(u)), strain(test))
-
-
-def lagrange_route(rho, material, omega, alpha, v_O, a_O, X, u, ud, udd, test, trial,
-                   dx=ufl.dx) -> Dict[str, ufl.Form]:
-    """Operators from Lagrange's equations d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
-
-    ``u``, ``ud``, ``udd`` are Functions (their values do not matter: the residual is linear in
-    them). The explicit time dependence of dT/d(udot) through omega(t) and v_O(t) is taken with
-    ``d omega/dt = alpha`` and ``d v_O/dt = a_O - omega x v_O`` (local components of a moving
-    frame). Returns forms ``mass``, ``gyroscopic``, ``stiffness`` (k + k_omega + k_alpha) and
-    ``load`` (q_omega + q_alpha + q_O).
-    """
-    W = ufl.variable(omega)
-    VO = ufl.variable(v_O)
-    T = kinetic_energy_density(rho, W, VO, X, u, ud)
-    p = ufl.derivative(T, ud, test)
-    p = apply_derivatives(p)
-    dvO_dt = a_O - ufl.cross(omega, v_O)
-    dpdt = (ufl.derivative(p, u, ud) + ufl.derivative(p, ud, udd)
-            + ufl.dot(ufl.diff(p, W), alpha) + ufl.dot(ufl.diff(p, VO), dvO_dt))
-    E = dpdt - ufl.derivative(T, u, test) + _potential_residual(material, u, test)
-    E = apply_derivatives(E)
-    return _linear_parts(E, u, ud, udd, trial, dx)
-
-
-def gibbs_appell_route(rho, material, omega, alpha, a_O, X, u, ud, udd, test, trial,
-                       dx=ufl.dx) -> Dict[str, ufl.Form]:
-    """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0, S = int rho/2 |a|^2."""
-    S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
-    E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
-    E = apply_derivatives(E)
-    return _linear_parts(E, u, ud, udd, trial, dx)
-
-
-def hamilton_route(rho, material, omega, v_O, X, u, ud, test, trial,
-                   dx=ufl.dx) -> Dict[str, ufl.Form]:
-    """Operators of Hamilton's form from T and V by UFL (theory.md section 4).
-
-    p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
-    dp/dt = -(dV/du - dT_0/du) - G_p udot: returns ``mass`` (M), ``momentum_coupling`` (G_p),
-    ``momentum_offset`` (pi_0), ``stiffness`` (K + K_omega) and ``momentum_load`` (h).
-    """
-    z = _zero_like(u)
-    T = kinetic_energy_density(rho, omega, v_O, X, u, ud)
-    p = apply_derivatives(ufl.derivative(T, ud, test))
-    T0 = ufl.replace(T, {ud: z})
-    R = apply_derivatives(
-        _potential_residual(material, u, test) - ufl.derivative(T0, u, test))
-    return {
-        "mass": ufl.derivative(p * dx, ud, trial),
-        "momentum_coupling": ufl.derivative(p * dx, u, trial),
-        "momentum_offset": ufl.replace(p * dx, {u: z, ud: z}),
-        "stiffness": ufl.derivative(R * dx, u, trial),
-        "momentum_load": ufl.replace(R * dx, {u: z}),
-    }

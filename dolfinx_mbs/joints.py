@@ -9,7 +9,10 @@ when r_a + R_a (X_a + u_a) = r_b + R_b (X_b + u_b), i.e.
     u_b = C u_a + z,   C = R_b^T R_a,   z = R_b^T (r_a + R_a X_a - r_b) - X_b,
 
 with C and z known functions of time through the two frames (:func:`relative_motion`); when the
-two frames move differently the rows are rheonomic.
+two frames move differently the rows are rheonomic. Frames that describe one rigid motion with
+different constant axes and origins (the element frames of seeds 000 and 002: one body cut into
+parts, each meshed in its own frame) give constant rows, C = R_b^T R_a and z = 0
+(``tie(..., same_motion=True)``).
 """
 
 from __future__ import annotations
@@ -102,9 +105,13 @@ class Joint(Constraint):
             for the ground).
         X_a: (n, 3) partner positions (local to a, or global for the ground).
         name: label.
+        same_motion: the two frames describe the same rigid motion with different constant
+            axes and origins (element frames): the rows are constant, C = R_b^T R_a and z = 0
+            at t = 0; a relative motion of the frames at t = 0 raises a ValueError.
     """
 
-    def __init__(self, space, body_a, body_b, nodes_b, full_a, X_a, name: str):
+    def __init__(self, space, body_a, body_b, nodes_b, full_a, X_a, name: str,
+                 same_motion: bool = False):
         self.name = name
         self.body_a, self.body_b = body_a, body_b
         self.nodes_b = np.asarray(nodes_b, np.int64)
@@ -114,15 +121,20 @@ class Joint(Constraint):
         same = body_a is not None and body_a.frame is body_b.frame
         steady = body_b.frame.time_invariant and (body_a is None or body_a.frame.time_invariant)
         self.identity = same
-        self.time_dependent = not (same or steady)
+        self.constant = None    # the jets of a constant C (same_motion)
+        if same_motion and not same:
+            self.constant = _constant_relative_rotation(self, body_b.comm)
+        self.time_dependent = not (same or steady or same_motion)
         self.n_pairs = body_b.comm.allreduce(len(self.nodes_b), op=MPI.SUM)
 
     def rows(self, space, t: float) -> Rows:
         gdim = self.body_b.gdim
         n = len(self.nodes_b)
-        sb = _state(self.body_b, t)
-        sa = _state(self.body_a, t)
-        C, z = relative_motion(sa, sb, self.X_a, self.X_b)
+        if self.constant is not None:   # element frames: the nodes coincide at all times
+            C, z = self.constant, np.zeros((n, 3, 3))
+        else:
+            C, z = relative_motion(_state(self.body_a, t), _state(self.body_b, t), self.X_a,
+                                   self.X_b)
         if self.identity:   # same frame: the nodes were matched as coincident; z = X_a - X_b
             z[:] = 0.0      # is round-off, which would make a0 "prescribed" (and cost per step)
         dep = _full_indices(space, self.body_b, self.nodes_b)  # (n, gdim)
@@ -152,6 +164,32 @@ class Joint(Constraint):
                     rheonomic=self.time_dependent)
 
 
+def _constant_relative_rotation(joint, comm, rtol: float = 1e-6) -> np.ndarray:
+    """The jets (C, 0, 0) of C = R_b^T R_a at t = 0 for frames that describe the same rigid
+    motion, after checking at t = 0 that they do: no relative rotation rate or acceleration,
+    and the joined points' relative velocity and acceleration (z' and z'') vanish, to ``rtol``
+    of the frames' own rates (computed frame derivatives are good to ~1e-7)."""
+    sa, sb = _state(joint.body_a, 0.0), _state(joint.body_b, 0.0)
+    C, z = relative_motion(sa, sb, joint.X_a, joint.X_b)
+    w = np.linalg.norm(sa.omega) + np.linalg.norm(sb.omega)
+    a = np.linalg.norm(sa.alpha) + np.linalg.norm(sb.alpha) + w * w
+    size = np.abs(np.concatenate([joint.X_a, joint.X_b, [sa.r_O - sb.r_O]])).max()
+    v = np.linalg.norm(sa.v_O) + np.linalg.norm(sb.v_O) + w * size
+    acc = np.linalg.norm(sa.a_O) + np.linalg.norm(sb.a_O) + a * size
+    found = [(np.abs(C[1]).max(initial=0.0), w, "rotation rate"),
+             (np.abs(C[2]).max(initial=0.0), a, "rotation acceleration"),
+             (np.abs(z[:, 1]).max(initial=0.0), v, "velocity of the joined points"),
+             (np.abs(z[:, 2]).max(initial=0.0), acc, "acceleration of the joined points")]
+    bad = [f"relative {what} {e:.2e} (scale {sc:.2e})" for e, sc, what in found
+           if e > rtol * sc]
+    checks.raise_everywhere(comm, None if not bad else (
+        f"{joint.name}: same_motion=True, but the frames of {joint.body_a.name!r} and "
+        f"{joint.body_b.name!r} move relative to each other at t=0: " + "; ".join(bad)))
+    out = np.zeros((3, 3, 3))
+    out[0] = C[0]
+    return out
+
+
 def _gather_candidates(space, body, where, facets, name):
     """Owned nodes of ``body`` where ``where`` holds or on ``facets`` (may be empty here),
     their local positions, global positions at t=0 and full indices, gathered on every rank."""
@@ -173,17 +211,21 @@ def _gather_candidates(space, body, where, facets, name):
 
 
 def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e-8,
-        name: Optional[str] = None, facets=None) -> Joint:
+        name: Optional[str] = None, facets=None, where_b: Optional[Callable] = None,
+        same_motion: bool = False) -> Joint:
     """Tie the nodes of ``body_b`` on the interface to the nodes of ``body_a`` at the same
-    global position at t = 0. The interface is given by ``where`` (a predicate that selects it
-    on each body's local coordinates) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, the
-    facet tags of the interface on each body's mesh (e.g. from gmsh physical groups). Every
-    selected node of either side must find a partner within ``tol`` times the larger body
-    extent.
+    global position at t = 0. The interface is given by ``where`` (a predicate on a's local
+    coordinates, and on b's unless ``where_b`` is given) or by
+    ``facets=((tags_a, tag_a), (tags_b, tag_b))``, the facet tags of the interface on each
+    body's mesh (e.g. from gmsh physical groups). Every selected node of either side must find
+    a partner within ``tol`` times the larger body extent. ``same_motion=True`` declares that
+    the two frames describe the same rigid motion with different constant axes and origins
+    (see :class:`Joint`): constant rows instead of rheonomic ones.
 
     Raises:
         ValueError: on every rank, listing (up to ten) unmatched points, for an empty
-            selection, or for both or neither of ``where`` and ``facets``.
+            selection, for both or neither of ``where`` and ``facets``, or for frames in
+            relative motion with ``same_motion``.
     """
     from scipy.spatial import cKDTree
 
@@ -191,8 +233,12 @@ def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e
     if (where is None) == (facets is None):
         raise ValueError(f"{name}: give exactly one of a predicate `where` or "
                          "facets=((tags_a, tag_a), (tags_b, tag_b))")
-    if where is not None and not callable(where):
-        raise TypeError(f"{name}: `where` must be a callable x -> bool array, got {where!r}")
+    where_b = where if where_b is None else where_b
+    if where is not None:
+        for arg, fn in (("where", where), ("where_b", where_b)):
+            if not callable(fn):
+                raise TypeError(f"{name}: `{arg}` must be a callable x -> bool array, got "
+                                f"{fn!r}")
     fa = fb = None
     if facets is not None:
         try:
@@ -203,7 +249,7 @@ def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e
                              f"(meshtags, tag) pair per body, got {facets!r}") from None
     comm = space.comm
     _, _, _, allXa, allGa, allFa = _gather_candidates(space, body_a, where, fa, name)
-    nodes_b, Xb, Gb, _, allGb, _ = _gather_candidates(space, body_b, where, fb, name)
+    nodes_b, Xb, Gb, _, allGb, _ = _gather_candidates(space, body_b, where_b, fb, name)
     if len(allGa) == 0 or len(allGb) == 0:
         raise ValueError(f"{name}: `where` selects no node of body "
                          f"{(body_a if len(allGa) == 0 else body_b).name!r}")
@@ -220,7 +266,8 @@ def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e
                 [f"{body_a.name}: {p.tolist()}" for p in miss_a[:10]]
         raise ValueError(f"{name}: {len(miss_b) + len(miss_a)} interface nodes have no partner "
                          f"within {h:.3e} m (global positions at t=0): " + "; ".join(lines))
-    return Joint(space, body_a, body_b, nodes_b, allFa[idx], allXa[idx], name)
+    return Joint(space, body_a, body_b, nodes_b, allFa[idx], allXa[idx], name,
+                 same_motion=same_motion)
 
 
 def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,

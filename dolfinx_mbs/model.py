@@ -119,19 +119,20 @@ class Model:
                                          value=value, time_scale=time_scale, name=name))
 
     def tie(self, body_a: Body, body_b: Body, where: Optional[Callable] = None,
-            tol: float = 1e-8, name: Optional[str] = None, facets=None) -> joints.Joint:
+            tol: float = 1e-8, name: Optional[str] = None, facets=None,
+            where_b: Optional[Callable] = None, same_motion: bool = False) -> joints.Joint:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
-        position (at t = 0): ``where(x)`` selects the interface on each body's local
-        coordinates, or ``facets=((tags_a, tag_a), (tags_b, tag_b))`` gives it as facet tags
-        of each body's mesh. Every selected node must find a partner (else a ValueError on every rank
-        lists the unmatched points). Bodies in different frames are joined in the global frame
-        (rheonomic rows)."""
+        position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
+        if they differ) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, each mesh's facet
+        tags: see :func:`dolfinx_mbs.joints.tie`. Bodies in different frames are joined in the
+        global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
+        frames of one rigid motion)."""
         self._check_body(body_a)
         self._check_body(body_b)
         if body_a is body_b:
             raise ValueError("tie: body_a and body_b must differ")
         return self._add(joints.tie(self.space, body_a, body_b, where, tol=tol, name=name,
-                                    facets=facets))
+                                    facets=facets, where_b=where_b, same_motion=same_motion))
 
     def pin(self, body_a: Optional[Body], body_b: Body, point, tol: float = 1e-8,
             name: Optional[str] = None) -> joints.Joint:

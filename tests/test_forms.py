@@ -1,5 +1,5 @@
-"""The direct moving-frame forms against the energy routes (Lagrange, Gibbs-Appell, Hamilton)
-differentiated by UFL, and their algebraic properties."""
+"""The direct moving-frame forms against the energy routes (Lagrange, Gibbs-Appell, Hamilton,
+Kane) differentiated by UFL, and their algebraic properties."""
 
 import numpy as np
 import pytest
@@ -158,6 +158,59 @@ def test_lagrange_and_gibbs_appell_equal_direct(body):
         for k in ("mass", "gyroscopic", "stiffness"):
             assert rel_mat(mat(route[k]), mat(d[k])) < 1e-12, k
         assert rel_vec(vec(route["load"]), vec(d["load"])) < 1e-12
+
+
+def test_kane_equals_lagrange_gibbs_appell_and_hamilton(body):
+    """Kane's equations (partial velocities and the time derivative of v, by UFL) give the
+    operators of the three other routes at a general frame state (omega, alpha, v_O, a_O all
+    nonzero). Hamilton's second-order equivalent is formed from two hamilton_route calls:
+    M u'' + 2 G_p u' + (K + K_w + G_p') u = -(pi_0' + h), with G_p' and pi_0' the route's own
+    G_p and pi_0 at (alpha, v_O' = a_O - omega x v_O), as both are linear in (omega, v_O)."""
+    s = body.frame.state(0.9)   # the state make_body set
+    gd = body.gdim
+    for w in (s.omega, s.alpha) if gd == 3 else (s.omega[2:], s.alpha[2:]):
+        assert np.all(np.abs(w) > 1e-2)
+    assert np.all(np.abs(s.v_O[:gd]) > 1e-2) and np.all(np.abs(s.a_O[:gd]) > 1e-2)
+    (uf, ud, udd), test, trial = route_args(body)
+    a = (body.rho, body.material)
+    kane = F.kane_route(*a, body.omega, body.alpha, body.v_O, body.a_O, body.X, uf, ud, udd,
+                        test, trial)
+    lag = F.lagrange_route(*a, body.omega, body.alpha, body.v_O, body.a_O, body.X, uf, ud, udd,
+                           test, trial)
+    ga = F.gibbs_appell_route(*a, body.omega, body.alpha, body.a_O, body.X, uf, ud, udd, test,
+                              trial)
+    h = F.hamilton_route(*a, body.omega, body.v_O, body.X, uf, ud, test, trial)
+    dvO = body.a_O - ufl.cross(body.omega, body.v_O)
+    hdot = F.hamilton_route(*a, body.alpha, dvO, body.X, uf, ud, test, trial)
+    Kk = {k: mat(kane[k]) for k in ("mass", "gyroscopic", "stiffness")}
+    qk = vec(kane["load"])
+    for route in (lag, ga):
+        for k in Kk:
+            assert rel_mat(Kk[k], mat(route[k])) < 1e-12, k
+        assert rel_vec(qk, vec(route["load"])) < 1e-12
+    assert rel_mat(Kk["mass"], mat(h["mass"])) < 1e-12
+    G = mat(h["momentum_coupling"])
+    G.scale(2.0)
+    assert rel_mat(Kk["gyroscopic"], G) < 1e-12
+    K = mat(h["stiffness"])
+    K.axpy(1.0, mat(hdot["momentum_coupling"]),
+           structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
+    assert rel_mat(Kk["stiffness"], K) < 1e-12
+    q = vec(hdot["momentum_offset"]) + vec(h["momentum_load"])
+    assert rel_vec(qk, -q) < 1e-12
+
+
+def test_kane_body_force_is_an_active_force(body):
+    """A body force f enters Kane's generalized active force as int f.v_r: the load is the
+    frame's inertia load plus int f.v (forms.gravity_load, written directly)."""
+    (uf, ud, udd), test, trial = route_args(body)
+    f3 = fem.Constant(body.mesh, np.array([3.0, -2.0, 5.0]))
+    f = F.planar(f3, body.gdim)
+    args = (body.rho, body.material, body.omega, body.alpha, body.v_O, body.a_O, body.X, uf,
+            ud, udd, test, trial)
+    with_f = vec(F.kane_route(*args, body_force=f)["load"])
+    without = vec(F.kane_route(*args)["load"])
+    assert rel_vec(with_f, without + vec(F.gravity_load(1.0, f3, test))) < 1e-12
 
 
 def test_hamilton_route_equals_direct(body):
