@@ -429,7 +429,9 @@ def test_orthotropic_cantilever_with_isotropic_constants_frequencies():
     w_iso = cantilever(LinearElastic(E=E_ISO, nu=NU_ISO, density=RHO)).natural_frequencies(n=4)
     w_ort = cantilever(Orthotropic(**isotropic_constants(E_ISO, NU_ISO), density=RHO, axes=R)
                        ).natural_frequencies(n=4)
-    assert np.all(w_iso > 0) and np.abs(w_ort / w_iso - 1).max() < 1e-10, (w_iso, w_ort)
+    # the operators agree to 1e-12 (test_isotropic_law_as_general_law_3d); the frequencies to
+    # the eigensolver's convergence: 1.1e-10 measured on DOLFINx 0.9 / 2 ranks
+    assert np.all(w_iso > 0) and np.abs(w_ort / w_iso - 1).max() < 5e-10, (w_iso, w_ort)
     w_along = cantilever(Orthotropic(**ORTHO, density=1600.0)).natural_frequencies(n=2)
     w_across = cantilever(Orthotropic(**ORTHO, density=1600.0, axes=rot_z(np.pi / 2))
                           ).natural_frequencies(n=2)
