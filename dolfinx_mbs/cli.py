@@ -127,7 +127,7 @@ def _sweep(args) -> int:
     out = args.out or f"sweep_{__import__('pathlib').Path(args.case).stem}"
     try:
         sw = Sweep(args.case, sets, out, ranks=args.ranks, jobs=args.jobs,
-                   timeout=args.timeout, fixed=fixed, comm=comm, echo=True)
+                   timeout=args.timeout, fixed=fixed, comm=comm, echo=True, show=args.plot)
         records = sw.run()
     except (CaseError, ValueError, FileNotFoundError) as e:
         if comm.rank == 0:

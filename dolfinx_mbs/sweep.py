@@ -67,12 +67,13 @@ class Sweep:
         fixed: ``(dotted key, value)`` set in every case (``run``'s ``--set``).
         comm: the communicator of in-process runs and of the files' writer (rank 0).
         echo: print a line per finished case (rank 0).
+        show: the result printed in that line (a flattened key; default the first three).
     """
 
     def __init__(self, case, sets: Sequence[Tuple[str, Sequence]], out,
                  ranks: int = 1, jobs: int = 1, timeout: Optional[float] = None,
                  fixed: Sequence[Tuple[str, object]] = (), comm=MPI.COMM_WORLD,
-                 echo: bool = True):
+                 echo: bool = True, show: Optional[str] = None):
         self.case = Path(case)
         self.sets = [(k, list(v)) for k, v in sets]
         if not self.sets or any(not v for _, v in self.sets):
@@ -90,6 +91,7 @@ class Sweep:
         self.fixed = list(fixed)
         self.comm = comm
         self.echo = echo
+        self.show = show
         self.in_process = ranks == 1 and jobs == 1
         if not self.in_process and comm.size > 1:
             raise ValueError("a sweep whose cases run as separate MPI jobs (--ranks or --jobs "
@@ -205,9 +207,11 @@ class Sweep:
         if self.echo:
             done = len(self.records)
             what = ", ".join(f"{k}={value_text(v)}" for k, v in record["set"].items())
+            flat = flatten(record["results"])
+            shown = [self.show] if self.show in flat else [
+                k for k, v in flat.items() if isinstance(v, float)][:3]
             tail = (record["error"] if record["status"] != "ok" else
-                    "  ".join(f"{k}={v:.6g}" for k, v in list(
-                        flatten(record["results"]).items())[:3] if isinstance(v, float)))
+                    "  ".join(f"{k}={flat[k]:.6g}" for k in shown))
             print(f"[{done}/{len(self.grid)}] case {record['case']} {record['status']} "
                   f"({record['seconds']:.1f} s) {what}: {tail}", flush=True)
 
