@@ -223,22 +223,28 @@ def _frame(case):
 
 
 def _run_gmsh_script(script: str, numbers: Dict[str, float], out: str) -> None:
+    """Run ``script`` in a new gmsh model (``numbers`` set as its parser's variables first),
+    mesh it in the dimension of its highest physical groups unless it meshed itself, and
+    write the mesh to ``out``; the model is removed, gmsh left as it was found."""
     import gmsh
 
     started = hasattr(gmsh, "isInitialized") and gmsh.isInitialized()
     if not started:
-        gmsh.initialize(["gmsh", "-v", "0"] if not started else [])
+        gmsh.initialize()
     try:
         gmsh.option.setNumber("General.Terminal", 0)
-        for k, v in numbers.items():
-            gmsh.parser.setNumber(k, [float(v)])
-        gmsh.open(str(Path(script)))
-        groups = gmsh.model.getPhysicalGroups()
-        dim = max((d for d, _ in groups), default=gmsh.model.getDimension())
-        if len(gmsh.model.mesh.getElementTypes(dim)) == 0:
-            gmsh.model.mesh.generate(dim)
-        gmsh.write(out)
+        gmsh.model.add(Path(script).stem)
+        try:
+            for k, v in numbers.items():
+                gmsh.parser.setNumber(k, [float(v)])
+            gmsh.merge(str(script))
+            groups = gmsh.model.getPhysicalGroups()
+            dim = max((d for d, _ in groups), default=gmsh.model.getDimension())
+            if len(gmsh.model.mesh.getElementTypes(dim)) == 0:
+                gmsh.model.mesh.generate(dim)
+            gmsh.write(out)
+        finally:
+            gmsh.model.remove()
     finally:
-        gmsh.clear()
         if not started:
             gmsh.finalize()

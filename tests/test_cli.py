@@ -252,7 +252,7 @@ def test_expressions_are_arithmetic_only():
 GEO = """\
 SetFactory("OpenCASCADE");
 Rectangle(1) = {0, 0, 0, 1, 0.1};
-Transfinite Curve{1, 3} = 11;
+Transfinite Curve{1, 3} = nx + 1;
 Transfinite Curve{2, 4} = 3;
 Transfinite Surface{1};
 Recombine Surface{1};
@@ -280,21 +280,22 @@ n = 3
 
 
 def test_gmsh_script_with_named_facets(tmp_path_factory):
-    """A .geo script meshed by gmsh (10 x 2 structured quads), clamped on its physical group
-    "root", gives the frequencies of the same mesh built in (clamped where x = 0)."""
+    """A .geo script meshed by gmsh (nx x 2 structured quads, nx given by the case), clamped on
+    its physical group "root", gives the frequencies of the same mesh built in (clamped where
+    x = 0); a group the mesh has not is named in the error."""
     pytest.importorskip("gmsh")
     d = shared_dir(tmp_path_factory, "gmsh")
     write(d / "plate.geo", GEO)
-    write(d / "a.toml", PLATE.format(mesh='type = "gmsh"\nscript = "plate.geo"',
-                                     clamp='facets = "root"'))
+    write(d / "a.toml", PLATE.format(mesh='type = "gmsh"\nscript = "plate.geo"\n'
+                                          'numbers = {nx = "2 * 5"}', clamp='facets = "root"'))
     write(d / "b.toml", PLATE.format(
         mesh='type = "rectangle"\nsize = [1, 0.1]\ncells = [10, 2]', clamp='where = "x < 1e-9"'))
     wa = Case(d / "a.toml").run(comm)["frequencies"]
     wb = Case(d / "b.toml").run(comm)["frequencies"]
     for k in wb:
         assert rel(wa[k], wb[k]) < 1e-9, (wa, wb)
-    write(d / "c.toml", PLATE.format(mesh='type = "gmsh"\nscript = "plate.geo"',
-                                     clamp='facets = "tip"'))
-    with pytest.raises(CaseError, match=r"c.toml:14: clamp\[0\]\.facets: 'tip' is not a known "
+    write(d / "c.toml", PLATE.format(mesh='type = "gmsh"\nscript = "plate.geo"\n'
+                                          'numbers = {nx = 10}', clamp='facets = "tip"'))
+    with pytest.raises(CaseError, match=r"c.toml:15: clamp\[0\]\.facets: 'tip' is not a known "
                                         r"physical group.*plate, root"):
         Case(d / "c.toml").run(comm)
