@@ -172,6 +172,8 @@ def test_transient_tip_amplification(tmp_path_factory):
 
 
 def write(path, text):
+    """Write on rank 0 once every rank is done with the file's previous text."""
+    comm.Barrier()
     if comm.rank == 0:
         path.write_text(text)
     comm.Barrier()
