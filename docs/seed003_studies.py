@@ -132,15 +132,16 @@ def _header(*names):
 def _report(table, worst_w, worst_tip, amp, u_st, t_rod, t_exc, args):
     head = _header("A (m^2)", "m (kg)", "Omega (rad/s)", "w1 FE (rad/s)", "w1 exact",
                    "rel. error", "tip FE (m)", "tip exact", "rel. error")
-    how = (f"as MPI jobs (--ranks {args.ranks} --jobs {args.jobs})"
+    how = (f"as MPI jobs: --ranks {args.ranks} --jobs {args.jobs}"
            if (args.ranks, args.jobs) != (1, 1) else "one after another in one process")
     s = f"""# Seed 003, example c: parameter studies of the rotating rod from the command line
 
 Written by `docs/seed003_studies.py` (`make studies`): two sweeps of the case files
 `demos/cases/seed003_rod.toml` and `demos/cases/seed003_rod_excitation.toml` through
-`dolfinx-mbs sweep`, compared with the closed forms of `theory.md` section 6; cases run
-{how}. The rod (seed 003): L = 1 m, E = 210 GPa, spinning about z through its root, axial
-motion only (nu = 0, transverse displacement clamped), 10 quadratic hexahedra along it.
+`dolfinx-mbs sweep`, compared with the closed forms of `theory.md` section 6 (cases run
+{how}).
+The rod (seed 003): L = 1 m, E = 210 GPa, spinning about z through its root, axial motion only
+(nu = 0, transverse displacement clamped), 10 quadratic hexahedra along it.
 
 ## First axial frequency and steady elongation (Figs. 9-12: area and spin; Fig. 14: mass)
 
