@@ -33,7 +33,7 @@ export OMPI_MCA_mpi_yield_when_idle := 1
 # pip's progress and index warnings are not the run's output
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test test-serial test-mpi test-debian validate bench test-dolfinx09 version clean
+.PHONY: setup demo test test-serial test-mpi test-debian validate studies bench test-dolfinx09 version clean
 
 setup: $(VENV)/.installed
 
@@ -82,6 +82,10 @@ test-debian:
 validate: setup
 	$(PY) $(PYTEST) -m slow tests || [ $$? = 5 ]  # 5: no slow test collected
 	$(PY) docs/validation.py > docs/validation.md
+
+# seed 003's parameter studies through dolfinx-mbs sweep: docs/seed003_studies.md and .png
+studies: setup
+	$(PY) docs/seed003_studies.py
 
 bench: setup
 	$(PY) bench/frame_update.py --sizes 1e4,1e5
