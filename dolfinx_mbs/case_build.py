@@ -226,25 +226,21 @@ def _run_gmsh_script(script: str, numbers: Dict[str, float], out: str) -> None:
     """Run ``script`` in a new gmsh model (``numbers`` set as its parser's variables first),
     mesh it in the dimension of its highest physical groups unless it meshed itself, and
     write the mesh to ``out``; the model is removed, gmsh left as it was found."""
-    import gmsh
+    from .meshes import gmsh_session
 
-    started = hasattr(gmsh, "isInitialized") and gmsh.isInitialized()
-    if not started:
-        gmsh.initialize()
-    try:
-        gmsh.option.setNumber("General.Terminal", 0)
-        gmsh.model.add(Path(script).stem)
-        try:
+    with gmsh_session(Path(script).stem) as gmsh:
+        if hasattr(gmsh, "parser"):
             for k, v in numbers.items():
                 gmsh.parser.setNumber(k, [float(v)])
             gmsh.merge(str(script))
-            groups = gmsh.model.getPhysicalGroups()
-            dim = max((d for d, _ in groups), default=gmsh.model.getDimension())
-            if len(gmsh.model.mesh.getElementTypes(dim)) == 0:
-                gmsh.model.mesh.generate(dim)
-            gmsh.write(out)
-        finally:
-            gmsh.model.remove()
-    finally:
-        if not started:
-            gmsh.finalize()
+        else:  # gmsh < 4.9 (Debian 12): the numbers as definitions before an Include
+            with tempfile.TemporaryDirectory() as d:
+                wrapper = Path(d) / "case.geo"
+                wrapper.write_text("".join(f"{k} = {float(v)!r};\n" for k, v in numbers.items())
+                                   + f'Include "{Path(script).resolve()}";\n')
+                gmsh.merge(str(wrapper))
+        groups = gmsh.model.getPhysicalGroups()
+        dim = max((d for d, _ in groups), default=gmsh.model.getDimension())
+        if len(gmsh.model.mesh.getElementTypes(dim)) == 0:
+            gmsh.model.mesh.generate(dim)
+        gmsh.write(out)

@@ -39,7 +39,8 @@ from .geometries import (BEARING_A, BEARING_B, BODY, KRB_HEIGHT, ROOT, TIP, cell
                          twisted_blade_model)
 
 __all__ = ["rotor", "twisted_blade", "strip", "links", "read", "write", "physical_groups",
-           "available", "mesh_dir", "rotor_model", "twisted_blade_model", "strip_model",
+           "available", "mesh_dir", "gmsh_session", "rotor_model", "twisted_blade_model",
+           "strip_model",
            "BODY", "BEARING_A", "BEARING_B", "ROOT", "TIP", "KRB_HEIGHT", "PHYSICAL_GROUPS"]
 
 _STARTED = False
@@ -62,7 +63,7 @@ Meshes = Tuple[object, object, object]
 # --- gmsh on rank 0, DOLFINx on all ranks
 
 @contextlib.contextmanager
-def _session(name: str):
+def gmsh_session(name: str):
     """A new current gmsh model ``name`` in a running gmsh (started here if it was not, and then
     finalized afterwards); the model is removed on leaving."""
     import gmsh
@@ -134,7 +135,7 @@ def _distribute(comm: MPI.Comm, name: str, make: Callable[[], None],
     with contextlib.ExitStack() as stack:
         if comm.rank == 0:
             try:  # everything that can fail on rank 0 alone, gmsh's import included
-                model = stack.enter_context(_session(name)).model
+                model = stack.enter_context(gmsh_session(name)).model
                 make()
                 _, gdim = _cell_dim_and_gdim(gdim)
             except Exception as e:
@@ -332,7 +333,7 @@ def write(model: Union[str, Callable[..., None]], path: Union[str, Path], **kwar
                              f"got {model!r}")
         model = models[model]
     path = Path(path)
-    with _session(path.stem):
+    with gmsh_session(path.stem):
         model(**kwargs)
         _cell_dim_and_gdim(None)
         with gmsh_options(**{"Mesh.MshFileVersion": 4.1, "Mesh.Binary": 0, "Mesh.SaveAll": 0}):

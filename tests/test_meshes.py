@@ -182,7 +182,7 @@ def test_rotor_geometry_volume(blades):
     volume: rotor_model builds the solid it says."""
     import gmsh
 
-    with meshes._session("check"):
+    with meshes.gmsh_session("check"):
         meshes.rotor_model(size=0.05, blades=blades)
         vols = gmsh.model.getEntities(3)
         volume = sum(gmsh.model.occ.getMass(*v) for v in vols)
@@ -215,7 +215,7 @@ def check_errors(folder):
     if COMM.rank == 0:
         with open(bad, "w") as f:
             f.write("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Nodes\ngarbage\n")
-        with meshes._session("bare"):
+        with meshes.gmsh_session("bare"):
             gmsh.model.occ.addRectangle(0, 0, 0, 1, 1)
             gmsh.model.occ.synchronize()
             gmsh.model.mesh.generate(2)
