@@ -218,7 +218,7 @@ class HamiltonForm(_TwoBlock):
         s.Gp.mult(self.q, self.work)
         self.v.axpy(-1.0, self.work)
         self.v.axpy(-1.0, s.pi0)
-        self.mass_solve(s.M, s.version, self.v, self.work2)
+        self.mass_solve(s.M, self.v, self.work2)
         self.work2.copy(self.v)
         return self.v
 
@@ -277,5 +277,5 @@ class VelocityForm(_TwoBlock):
         wd.axpy(-1.0, self._wtmp)
         s.Kw.mult(q, self._wtmp)
         wd.axpy(-1.0, self._wtmp)
-        self.mass_solve(s.Mw, s.version, wd, self._wacc)
+        self.mass_solve(s.Mw, wd, self._wacc)
         return self.system.acceleration(t, self.w, self._wacc, out)
