@@ -20,6 +20,12 @@ from .formulations import SAME, SUBSET, Form
 __all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
 
 
+def _pc_asked(opts) -> bool:
+    """True when the run's options or the database choose the step's preconditioner."""
+    key = opts.prefix + "pc_type"
+    return "pc_type" in opts.values or PETSc.Options().hasName(key)
+
+
 class _TwoBlock(Form):
     """y = (a, b) on 2n (or n + n_w) unknowns, TSTHETA, the step solved through the exact
     Schur complement (the eliminated block is a I)."""
@@ -40,8 +46,14 @@ class _TwoBlock(Form):
         self.is_b = PETSc.IS().createStride(self.nb_local, r0 + self.n_local, 1, comm=comm)
         self.I = self._identity()
         self.blocks = self._make_blocks(system.at(t0))
-        self.J = self._nest().convert("aij")
-        self.F = self.J.createVecLeft()
+        # the step matrix as a MATNEST of the four blocks, filled in place (PCFIELDSPLIT takes
+        # its blocks as they are, no conversion or extraction per step); one AIJ matrix only
+        # when the options ask for another preconditioner (e.g. -mbs_pc_type lu)
+        self.nest = self._nest()
+        self.nested = not _pc_asked(opts)
+        self.J = self.nest if self.nested else self.nest.convert("aij")
+        self.F = PETSc.Vec().createMPI((self.n_local + self.nb_local, PETSc.DECIDE),
+                                       comm=comm)
         ts.setIFunction(self._function, self.F)
         ts.setIJacobian(self._jacobian, self.J, self.J)
         self.set_up_snes()
@@ -55,7 +67,16 @@ class _TwoBlock(Form):
         pc.setFieldSplitIS(("d", diag), ("s", rest))
         pc.setFieldSplitType(PETSc.PC.CompositeType.SCHUR)
         pc.setFieldSplitSchurFactType(PETSc.PC.SchurFactType.FULL)
-        pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.SELFP)
+        # the Schur complement S = A_ss - A_sd (a I)^-1 A_ds, formed here on the operators'
+        # one pattern (numeric refactorization only); PETSc's "selfp" product where not
+        self.S = self._schur_matrix(system.at(t0))
+        if self.S is not None:
+            pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.USER, self.S)
+        else:
+            pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.SELFP)
+
+    def _schur_matrix(self, s):
+        return s.M.duplicate()
 
     def _second_local(self, s) -> int:
         return self.n_local
@@ -98,7 +119,12 @@ class _TwoBlock(Form):
             KN = self._nonlinear(t, xa, False)
             X.restoreSubVector(self.is_a, xa)
         self._fill(s, a, KN, self.blocks)
-        self._nest().convert("aij", out=J)
+        if self.S is not None:
+            self._schur(s, a, KN, self.S)
+        if self.nested:
+            J.assemble()  # the blocks changed: a new state of the nest
+        else:
+            self._nest().convert("aij", out=J)  # (a new nest: converting one again fails)
         self._set_up_solver(J, P)
 
     def _scaled_identity(self, out: PETSc.Mat, a: float) -> None:
@@ -106,7 +132,7 @@ class _TwoBlock(Form):
         out.scale(a)
 
     def initial_state(self, t0, q0, v0, p0=None):
-        X = self.J.createVecRight()
+        X = self.F.duplicate()
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
         q0.copy(xa)
         self._second_initial(t0, q0, v0, p0, xb)
@@ -159,6 +185,14 @@ class FirstOrderForm(_TwoBlock):
         s.C.copy(b[3], structure=SAME)
         b[3].axpy(a, s.M, structure=SAME)
 
+    def _schur(self, s, a, KN, S):
+        # a M + C + (K + K_n) / a
+        s.C.copy(S, structure=SAME)
+        S.axpy(a, s.M, structure=SAME)
+        S.axpy(1.0 / a, s.K, structure=SAME)
+        if KN is not None:
+            S.axpy(1.0 / a, KN, structure=SUBSET)
+
 
 class HamiltonForm(_TwoBlock):
     """y = (q, p): the block "mass" [[M, 0], [G_p, I]], no inverse of M formed; implicit
@@ -202,6 +236,20 @@ class HamiltonForm(_TwoBlock):
                 b[2].axpy(a, s.D, structure=SAME)
         self._scaled_identity(b[3], a)
 
+    def _schur(self, s, a, KN, S):
+        # a M + G_p + G_q + (K_h + K_n) / a, G_q = G_p + D for fixed constraints
+        s.Gp.copy(S, structure=SAME)
+        S.axpy(a, s.M, structure=SAME)
+        if s.Gq is not None:
+            S.axpy(1.0, s.Gq, structure=SAME)
+        else:
+            S.axpy(1.0, s.Gp, structure=SAME)
+            if s.D is not None:
+                S.axpy(1.0, s.D, structure=SAME)
+        S.axpy(1.0 / a, s.Kh, structure=SAME)
+        if KN is not None:
+            S.axpy(1.0 / a, KN, structure=SUBSET)
+
     def _second_initial(self, t0, q0, v0, p0, xb) -> None:
         if p0 is not None:
             p0.copy(xb)
@@ -236,6 +284,9 @@ class VelocityForm(_TwoBlock):
 
     def _second_local(self, s) -> int:
         return s.Mw.getLocalSize()[0]
+
+    def _schur_matrix(self, s):
+        return None  # K_w A_n is a product: PETSc's "selfp" forms it
 
     def _make_blocks(self, s):
         # [[a I, -A_n], [K_w, a M_w + C_w]]: rectangular blocks
