@@ -67,6 +67,7 @@ class BodyLoads:
         if basis is not None:
             self._frame = self._unit_loads(basis)
         self._applied = None
+        self._momentum: Dict[str, PETSc.Vec] = {}
 
     def _unit_loads(self, basis) -> dict:
         """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
@@ -139,18 +140,46 @@ class BodyLoads:
         self.body.add_point_loads(self.Q, state)
         return self.Q
 
-    def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
+    def hamilton_vectors(self, state: FrameState, W: Optional[Dict[str, np.ndarray]] = None
+                         ) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
-        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
-        Their forms are compiled on first use."""
-        if "momentum_offset" not in self._parts:
-            for k, a in self.body.momentum_forms().items():
-                f = fem.form(a)
-                self._parts[k] = [f, compat.create_vector(f), None]
-            self._applied = self.Q.duplicate()
+        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h); ``W``:
+        the state's ``forms.frame_coupling`` if known. With unit loads (``basis``) pi_0 and h
+        are their combinations, pi_0 = rho v_O.v + c_skew(omega)(X, v) and h = rho (omega x
+        v_O).v + c_Ww(X, v); otherwise their forms are compiled on first use and assembled
+        at each new omega or v_O."""
         s = state
-        mkey = (tuple(s.omega), tuple(s.v_O))
-        out = {k: self._part(k, mkey) for k in ("momentum_offset", "momentum_load")}
+        if self._applied is None:
+            self._applied = self.Q.duplicate()
+            if self._frame is None:
+                for k, a in self.body.momentum_forms().items():
+                    f = fem.form(a)
+                    self._parts[k] = [f, compat.create_vector(f), None]
+            else:
+                self._momentum = {k: self.Q.duplicate()
+                                  for k in ("momentum_offset", "momentum_load")}
+        if self._frame is None:
+            mkey = (tuple(s.omega), tuple(s.v_O))
+            out = {k: self._part(k, mkey) for k in ("momentum_offset", "momentum_load")}
+        else:
+            W = W if W is not None else F.frame_coupling(s.omega, s.alpha)
+            out = {}
+            for k, Wk, lin in (("momentum_offset", 0.5 * W["gyroscopic"], s.v_O),
+                               ("momentum_load", W["spin_softening"], np.cross(s.omega, s.v_O))):
+                alphas, vecs = [], []
+                for coeff, b in self._frame["spin"]:  # c_W(X, v) = -(unit load of W)
+                    c = coeff(Wk)
+                    if c != 0.0:
+                        alphas.append(-c)
+                        vecs.append(b)
+                for i, b in enumerate(self._frame["accel"]):
+                    if lin[i] != 0.0:
+                        alphas.append(float(lin[i]))
+                        vecs.append(b)
+                out[k] = self._momentum[k]
+                out[k].zeroEntries()
+                if vecs:
+                    out[k].maxpy(alphas, vecs)
         applied = self._applied
         applied.zeroEntries()
         applied.axpy(1.0, self._part("gravity", self._gravity_key()))

@@ -351,7 +351,7 @@ class BodyOperators:
     def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
         point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h)."""
-        return self.loads.hamilton_vectors(state)
+        return self.loads.hamilton_vectors(state, self.coupling(state))
 
     @property
     def D(self) -> Optional[PETSc.Mat]:
