@@ -164,8 +164,11 @@ class BodyLoads:
         else:
             W = W if W is not None else F.frame_coupling(s.omega, s.alpha)
             out = {}
-            for k, Wk, lin in (("momentum_offset", 0.5 * W["gyroscopic"], s.v_O),
-                               ("momentum_load", W["spin_softening"], np.cross(s.omega, s.v_O))):
+            w, vo = s.omega, s.v_O
+            wxv = (w[1] * vo[2] - w[2] * vo[1], w[2] * vo[0] - w[0] * vo[2],
+                   w[0] * vo[1] - w[1] * vo[0])  # omega x v_O
+            for k, Wk, lin in (("momentum_offset", 0.5 * W["gyroscopic"], vo),
+                               ("momentum_load", W["spin_softening"], wxv)):
                 alphas, vecs = [], []
                 for coeff, b in self._frame["spin"]:  # c_W(X, v) = -(unit load of W)
                     c = coeff(Wk)

@@ -35,18 +35,20 @@ from .forms import unit_spin_cases
 __all__ = ["ReducedBasis"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
-#: the combinations formed, by name, and the parts of each (see the module docstring)
-COMBINATIONS = {"C": ("D", "gyroscopic"), "K": ("Kel", "spin", "angular", "prestress"),
-                "Kw": ("Kel", "spin", "prestress"), "G": ("gyroscopic",)}
+#: the combinations, by name: the parts of each (see the module docstring) and a factor
+COMBINATIONS = {"C": (("D", "gyroscopic"), 1.0),
+                "K": (("Kel", "spin", "angular", "prestress"), 1.0),
+                "Kw": (("Kel", "spin", "prestress"), 1.0), "Gp": (("gyroscopic",), 0.5)}
 
 
 class ReducedBasis:
     """Reduced constant matrices and their combinations at frame states.
 
     Use :meth:`make` (None where it does not apply). Then :meth:`update` with the bodies'
-    frame states, and read the combinations (``"C"``, ``"K"``, ``"Kw"``, ``"G"``) with
-    :meth:`get`; ``M``, ``Kel`` and ``D`` (None without damping) are the constant reduced
-    matrices.
+    frame states; :meth:`out` is the matrix of a combination (``"C"``, ``"K"``, ``"Kw"``,
+    ``"Gp"``: C, K, K_w and G/2, one object each, refilled), which :meth:`form` brings to the
+    last state (only when read: a combination nobody reads is not formed). ``M``, ``Kel`` and
+    ``D`` (None without damping) are the constant reduced matrices.
     """
 
     def __init__(self, assembly, reducer):
@@ -60,11 +62,15 @@ class ReducedBasis:
         self.D = self._reduce(("D",), Dm) if Dm is not None else None
         self._nz = self._local_nz(self.M)
         self._out: Dict[str, PETSc.Mat] = {}
-        self._keys: Dict[str, tuple] = {}
-        self._terms: Dict[str, List[Tuple[float, tuple]]] = {}
+        self._terms: Dict[str, tuple] = {}    # of each combination at the last state
+        self._formed: Dict[str, tuple] = {}   # the terms each output holds
         #: per body, the frame-coupling W matrices of the last state (``forms.frame_coupling``)
         self.W: List[Dict[str, np.ndarray]] = []
         self._spin = [unit_spin_cases(o.body.gdim) for o in self.ops]
+        # the coupling basis' coefficient functionals (linear in W) as rows of a matrix
+        units = np.eye(9).reshape(9, 3, 3)
+        self._coef = [np.array([[coeff(E) for E in units] for coeff, _ in o.coupling_matrices])
+                      for o in self.ops]
 
     @classmethod
     def make(cls, assembly, reducer) -> Optional["ReducedBasis"]:
@@ -136,12 +142,11 @@ class ReducedBasis:
         for ib, (o, st) in enumerate(zip(self.ops, states)):
             W = o.coupling(st)
             self.W.append(W)
-            for i, (coeff, _) in enumerate(o.coupling_matrices):
-                for name, Wi in (("gyroscopic", W["gyroscopic"]),
-                                 ("angular", W["angular_acceleration"])):
-                    c = float(coeff(Wi))
-                    if c != 0.0:
-                        parts[name].append((c, ("E", ib, i)))
+            coef = self._coef[ib]
+            for name, Wi in (("gyroscopic", W["gyroscopic"]),
+                             ("angular", W["angular_acceleration"])):
+                cs = coef @ Wi.ravel()
+                parts[name] += [(float(cs[i]), ("E", ib, int(i))) for i in np.flatnonzero(cs)]
             spin = self._spin[ib]
             for i, j in spin:
                 c = float(st.omega[i] * st.omega[j])
@@ -155,34 +160,30 @@ class ReducedBasis:
                     parts["prestress"].append((c, ("P", ib, case)))
         return parts
 
-    def update(self, states: Sequence, names: Sequence[str] = ("C", "K")) -> bool:
-        """Bring the combinations ``names`` to the bodies' frame ``states``; True when one of
-        them changed (its terms differ from the last ones)."""
+    def update(self, states: Sequence) -> bool:
+        """Take the bodies' frame ``states`` (nothing is formed yet); True when a
+        combination's terms differ from those of the last state."""
         parts = self._parts(states)
         changed = False
-        for name in names:
-            terms = [t for p in COMBINATIONS[name] for t in parts[p]]
-            key = tuple(terms)
-            if self._keys.get(name) == key and name in self._out:
-                continue
-            out = self._out.get(name)
-            if out is None:
-                out = self._out[name] = self.M.duplicate()
-            mats = [(c, self._ingredient(k)) for c, k in terms]
-            _combine(out, mats)
-            self._keys[name] = key
-            changed = True
+        for name, (names, factor) in COMBINATIONS.items():
+            terms = tuple((factor * c, k) for p in names for c, k in parts[p])
+            changed = changed or terms != self._terms.get(name)
+            self._terms[name] = terms
         return changed
 
-    def get(self, name: str) -> PETSc.Mat:
-        """The combination ``name`` at the last :meth:`update` that formed it."""
+    def out(self, name: str) -> PETSc.Mat:
+        """The matrix object of the combination ``name`` (its values: :meth:`form`)."""
+        if name not in self._out:
+            self._out[name] = self.M.duplicate()
         return self._out[name]
 
-    def scaled(self, name: str, factor: float, out: Optional[PETSc.Mat]) -> PETSc.Mat:
-        """``factor`` times the combination ``name``, into ``out`` (made if None)."""
-        out = self._out[name].copy(out, structure=SAME) if out is not None \
-            else self._out[name].copy()
-        out.scale(factor)
+    def form(self, name: str) -> PETSc.Mat:
+        """The combination ``name`` at the last :meth:`update`'s states, formed unless it
+        holds them already."""
+        out, terms = self.out(name), self._terms[name]
+        if self._formed.get(name) != terms:
+            _combine(out, [(c, self._ingredient(k)) for c, k in terms])
+            self._formed[name] = terms
         return out
 
 

@@ -6,11 +6,14 @@ coordinate vector. Import them from :mod:`dolfinx_mbs.systems`.
 from __future__ import annotations
 
 import dataclasses
-from typing import List, Optional, Protocol
+from typing import Callable, List, Optional, Protocol
 
 from petsc4py import PETSc
 
-__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks"]
+__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ"]
+
+#: the record's matrices that a combining system forms when they are read (``formed``)
+FORMED_ON_READ = frozenset(("C", "K", "Kpot", "Gp", "Kh"))
 
 
 class Reducer(Protocol):
@@ -55,6 +58,10 @@ class SecondOrder:
         f: all loads of the second-order form.
         blocks: the node-block form (:class:`InertiaBlocks`) or None.
         version: changes whenever a matrix changed.
+        formed: None, or ``formed(name)`` that brings the matrix ``name`` (one of
+            :data:`FORMED_ON_READ`) up to date: a system that combines its matrices
+            (:class:`dolfinx_mbs.reduced_basis.ReducedBasis`) forms each when it is first read
+            at a new state, so that no one pays for a matrix nobody reads.
     """
 
     t: float
@@ -66,6 +73,14 @@ class SecondOrder:
     f: PETSc.Vec
     blocks: Optional[InertiaBlocks]
     version: int
+    formed: Optional[Callable[[str], None]] = None
+
+    def __getattribute__(self, name: str):
+        if name in FORMED_ON_READ:
+            formed = object.__getattribute__(self, "formed")
+            if formed is not None:
+                formed(name)
+        return object.__getattribute__(self, name)
 
 
 @dataclasses.dataclass

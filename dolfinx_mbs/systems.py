@@ -19,7 +19,7 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -140,7 +140,7 @@ class SecondOrderSystem:
         rb = self._basis()
         s = self._ops
         if rb is not None:
-            changed = rb.update(states, self.combinations) or s is None
+            changed = rb.update(states) or s is None
         else:
             asm.at(t, states)
             changed = self._matrices_changed(moved) or s is None
@@ -155,13 +155,24 @@ class SecondOrderSystem:
         self._ops, self._key = s, (float(t), asm.generation)
         return s
 
-    #: the combinations of the reduced basis the formulation reads
-    combinations: Tuple[str, ...] = ("C", "K")
+    #: the record's matrices that a reduced basis forms when read: its combination of each
+    formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
+
+    def _formed(self, rb) -> Optional[Callable[[str], None]]:
+        """The record's ``formed`` (:class:`~dolfinx_mbs.systems.SecondOrder`) for ``rb``."""
+        if rb is None:
+            return None
+        names = self.formed_on_read
+
+        def formed(field: str) -> None:
+            if field in names:
+                rb.form(names[field])
+        return formed
 
     def _matrices(self, t: float, states, rb) -> tuple:
-        """M, C, K, K_el reduced at ``states`` (combined by ``rb``, or reduced)."""
+        """M, C, K, K_el reduced at ``states`` (combined by ``rb`` when read, or reduced)."""
         if rb is not None:
-            return rb.M, rb.get("C"), rb.get("K"), rb.Kel
+            return rb.M, rb.out("C"), rb.out("K"), rb.Kel
         asm, red = self.assembly, self.reducer
         M, Cf = asm.mass(), asm.damping(t, states=states)
         C, K = red.reduce(Cf, key="C"), red.reduce(asm.stiffness(t, states=states), key="K")
@@ -174,7 +185,8 @@ class SecondOrderSystem:
     def _form(self, t, states, rb, version) -> SecondOrder:
         M, C, K, Kel = self._matrices(t, states, rb)
         return SecondOrder(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
-                           blocks=self._inertia_blocks(t, states, rb), version=version)
+                           blocks=self._inertia_blocks(t, states, rb), version=version,
+                           formed=self._formed(rb))
 
     def _vectors(self, t: float, s, states) -> None:
         """Further vectors of the formulation (none for the second-order form)."""
@@ -316,15 +328,14 @@ class HamiltonSystem(SecondOrderSystem):
     coordinates (``theory.md`` sections 4 and 5); ``at(t)`` gives :class:`Hamiltonian`."""
 
     formulations = ("hamiltonian",)
-    combinations = ("C", "K", "G", "Kw")
+    formed_on_read = {"C": "C", "K": "K", "Kpot": "K", "Gp": "Gp", "Kh": "Kw"}
 
     def _form(self, t, states, rb, version) -> Hamiltonian:
         asm, red = self.assembly, self.reducer
         M, C, K, Kel = self._matrices(t, states, rb)
         old = self._ops
         if rb is not None:
-            Gp, D, Kh = rb.scaled("G", 0.5, old.Gp if old is not None else None), rb.D, \
-                rb.get("Kw")
+            Gp, D, Kh = rb.out("Gp"), rb.D, rb.out("Kw")
         else:
             Gy = red.reduce(asm.gyroscopic(t, states=states), key="Gyro")
             Gp = Gy.copy(old.Gp, structure=SAME) if old is not None else Gy.copy()
@@ -335,7 +346,7 @@ class HamiltonSystem(SecondOrderSystem):
                             key="Kw")
         s = Hamiltonian(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None, blocks=None,
                         version=version, Gp=Gp, D=D, Kh=Kh,
-                        Gq=old.Gq if old is not None else None)
+                        Gq=old.Gq if old is not None else None, formed=self._formed(rb))
         if old is not None:
             s.pi0, s.h, s.fa = old.pi0, old.h, old.fa
         if red.rheonomic:
