@@ -36,15 +36,16 @@ SMALL_LU = {2: 2000, 3: 400}
 def small_lu(system, prefix: str, options) -> bool:
     """True when ``system``'s step matrices go to PETSc's own LU (:data:`SMALL_LU`): one rank,
     at most the size for its bodies' dimension, no multipliers (their zero block needs
-    MUMPS's pivoting), and no MUMPS option among the run's ``options`` or in the database
-    under ``prefix`` (whoever tunes MUMPS gets MUMPS)."""
+    MUMPS's pivoting), and no MUMPS option or value among the run's ``options`` or in the
+    database under ``prefix`` (whoever names MUMPS gets MUMPS)."""
     gdim = max(b.gdim for b in system.bodies)
     if system.comm.size > 1 or system.has_multipliers or \
             system.n_reduced > SMALL_LU.get(gdim, 0):
         return False
-    names = list(options or ()) + [k[len(prefix):] for k in PETSc.Options().getAll()
-                                   if k.startswith(prefix)]
-    return not any("mumps" in k for k in names)
+    given = dict(options or {})
+    given.update({k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
+                  if k.startswith(prefix)})
+    return not any("mumps" in k or str(v).lower() == "mumps" for k, v in given.items())
 
 
 def cheapest_lu(ksp: PETSc.KSP, small: bool) -> None:
