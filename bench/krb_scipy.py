@@ -4,6 +4,7 @@ would otherwise write (raw DOLFINx + scipy Newmark), side by side (issue 17).
     python bench/krb_scipy.py                 # 3 alternating pairs, results appended
     python bench/krb_scipy.py --pairs 1 --t-end 1 --no-write      # a quick look
     python bench/krb_scipy.py --profile out.prof                   # cProfile of the plugin run
+    python bench/krb_scipy.py --before /tmp/old    # also the plugin of another checkout
 
 The case (``demos/spin_up_beam.py``, Omega_s = 6 rad/s): a 10 m beam as a 2D plane-stress strip,
 100 x 1 Q2 quadrilaterals (1,206 dofs, 1,200 free), E = 4.67 GPa, rho = 200 kg/m^3, square
@@ -22,11 +23,13 @@ deflection normal to the beam (-0.574 m near 6.8 s).
   "second-order")`` with its defaults (TSALPHA2 with spectral radius 1, which is the same
   average-acceleration rule, the energy monitor on), a probe at (L, 0), no progress bar.
 
-Each run is a fresh serial process; the two alternate (scipy, plugin, scipy, plugin, ...) over
-``--pairs``. Wall time = from building the mesh to the tip history in hand (imports excluded,
-the same for both; form compilation is cached after the first run), measured in the process;
-the process's total wall time is recorded too. Reported: the medians, their ratio
-plugin / scipy, and the largest difference of the two tip histories (must be below 1e-3 of the
+Each run is a fresh serial process (``PYTHONPATH`` this checkout, or the ``--before`` one for a
+third case, the plugin as it was); the cases alternate (scipy, plugin[, before], scipy, ...)
+over ``--pairs``. Wall time = from building the mesh to the tip history in hand (imports
+excluded, the same for both; form compilation is cached after the first run), measured in the
+process, with its CPU time (``time.process_time``: what a shared machine's load does not
+inflate); the process's total wall time is recorded too. Reported: the medians, their ratio
+plugin / scipy, and the largest difference of the tip histories (must be below 1e-3 of the
 peak). ``--profile FILE`` runs the plugin once under cProfile instead and prints the top of
 the profile.
 
@@ -46,8 +49,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (append_results, command_line, context_lines, git_rev,  # noqa: E402
-                      load_text, loadavg, log, machine, md_table, parser, run_json,
+from benchlib import (ROOT, append_results, command_line, context_lines,  # noqa: E402
+                      git_rev, load_text, loadavg, log, machine, md_table, parser, run_json,
                       utc_now, versions, wait_for_load)
 
 L, EI, RHO_A, EA = 10.0, 14000.0, 1.2, 2.8e7
@@ -161,7 +164,9 @@ def plugin(t_end: float, dt: float):
     return r.times, r.probes[:, 0, 1]
 
 
-CASES = {"scipy": raw_scipy, "plugin": plugin}
+CASES = {"scipy": raw_scipy, "plugin": plugin, "before": plugin}
+NAMES = {"scipy": "raw DOLFINx + scipy Newmark", "plugin": "model.integrate (second-order)",
+         "before": "model.integrate, --before checkout"}
 
 
 def worker(args) -> None:
@@ -169,11 +174,11 @@ def worker(args) -> None:
 
     import dolfinx_mbs
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     times, w = CASES[args.case](args.t_end, args.dt)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     i = int(np.argmax(np.abs(w)))
-    out = dict(case=args.case, wall=wall, steps=len(times) - 1, peak=float(w[i]),
+    out = dict(case=args.case, wall=wall, cpu=cpu, steps=len(times) - 1, peak=float(w[i]),
                t_peak=float(times[i]), times=times.tolist(), tip=w.tolist(),
                module=dolfinx_mbs.__file__, versions=versions())
     Path(args.json_out).write_text(json.dumps(out))
@@ -192,21 +197,25 @@ def profile(args) -> None:
 
 
 def markdown(run: dict) -> str:
-    s, p = run["scipy"], run["plugin"]
-    rows = [[name, f"{statistics.median(r['walls']):.2f}",
-             " ".join(f"{x:.2f}" for x in r["walls"]),
+    rows = [[NAMES[k], f"{statistics.median(r['walls']):.2f}",
+             " ".join(f"{x:.2f}" for x in r["walls"]), f"{statistics.median(r['cpus']):.2f}",
              " ".join(f"{x:.1f}" for x in r["process"]),
              f"{r['peak']:.4f} at {r['t_peak']:.2f} s"]
-            for name, r in (("raw DOLFINx + scipy Newmark", s),
-                            ("model.integrate (second-order)", p))]
-    head = ["run", "median wall (s)", "walls (s)", "process walls (s)", "tip peak (m)"]
+            for k, r in ((k, run[k]) for k in CASES if k in run)]
+    head = ["run", "median wall (s)", "walls (s)", "median CPU (s)", "process walls (s)",
+            "tip peak (m)"]
+    before = ""
+    if "before" in run:
+        before = (f" The `--before` checkout ({run['before']['module']}): "
+                  f"{run['ratio_before']:.2f} x scipy.")
     return "\n".join([
         f"## {run['date']}: {run['steps']} steps of dt = {run['dt']:g} s, "
         f"{run['pairs']} alternating pairs, serial", "",
         *context_lines(run), load_text(run), "",
         md_table(head, rows), "",
-        f"plugin / scipy = **{run['ratio']:.2f}** (medians); tip histories differ by at most "
-        f"{run['diff']:.2e} m = {run['diff_rel']:.1e} of the peak.", ""])
+        f"plugin / scipy = **{run['ratio']:.2f}** (median walls; "
+        f"{run['ratio_cpu']:.2f} in CPU time); tip histories differ by at most "
+        f"{run['diff']:.2e} m = {run['diff_rel']:.1e} of the peak.{before}", ""])
 
 
 def main() -> None:
@@ -216,6 +225,8 @@ def main() -> None:
     ap.add_argument("--dt", type=float, default=5e-3)
     ap.add_argument("--timeout", type=float, default=1200.0, help="per process (s)")
     ap.add_argument("--profile", help="run the plugin once under cProfile into this file")
+    ap.add_argument("--before", help="a checkout of dolfinx_mbs whose plugin runs as a third "
+                    "case (its PYTHONPATH)")
     ap.add_argument("--case", choices=tuple(CASES), help=argparse.SUPPRESS)
     ap.add_argument("--json-out", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -227,26 +238,34 @@ def main() -> None:
     run = dict(date=utc_now(), machine=machine(), git=git_rev(), command=command_line(),
                loadavg_start=loadavg(), load_wait=wait, pairs=args.pairs, dt=args.dt,
                t_end=args.t_end)
-    res = {k: dict(walls=[], process=[]) for k in CASES}
+    cases = ["scipy", "plugin"] + (["before"] if args.before else [])
+    paths = dict(scipy=str(ROOT), plugin=str(ROOT), before=args.before)
+    res = {k: dict(walls=[], cpus=[], process=[]) for k in cases}
     for i in range(args.pairs):
-        for case in CASES:
+        for case in cases:
             t0 = time.perf_counter()
             r = run_json([__file__, "--case", case, "--t-end", args.t_end, "--dt", args.dt],
-                         timeout=args.timeout)
+                         timeout=args.timeout, env=dict(PYTHONPATH=paths[case]))
             res[case]["process"].append(time.perf_counter() - t0)
             res[case]["walls"].append(r["wall"])
+            res[case]["cpus"].append(r["cpu"])
             res[case].update({k: r[k] for k in ("peak", "t_peak", "times", "tip", "steps",
-                                                "versions")})
+                                                "versions", "module")})
             log(f"pair {i + 1}: {case:6s} {r['wall']:7.2f} s (process "
                 f"{res[case]['process'][-1]:.1f} s), tip peak {r['peak']:.4f} m at "
                 f"{r['t_peak']:.2f} s")
     s, p = res["scipy"], res["plugin"]
     if len(s["tip"]) != len(p["tip"]):
         raise SystemExit(f"the runs have {len(s['tip'])} and {len(p['tip'])} output times")
-    diff = float(np.max(np.abs(np.array(s["tip"]) - np.array(p["tip"]))))
-    run.update(steps=p["steps"], ratio=statistics.median(p["walls"])
-               / statistics.median(s["walls"]), diff=diff, diff_rel=diff / abs(p["peak"]),
-               loadavg_end=loadavg(), versions=p["versions"])
+    diff = max(float(np.max(np.abs(np.array(s["tip"]) - np.array(res[k]["tip"]))))
+               for k in cases[1:])
+    med = {k: (statistics.median(r["walls"]), statistics.median(r["cpus"]))
+           for k, r in res.items()}
+    run.update(steps=p["steps"], ratio=med["plugin"][0] / med["scipy"][0],
+               ratio_cpu=med["plugin"][1] / med["scipy"][1], diff=diff,
+               diff_rel=diff / abs(p["peak"]), loadavg_end=loadavg(), versions=p["versions"])
+    if args.before:
+        run["ratio_before"] = med["before"][0] / med["scipy"][0]
     for r in res.values():
         r.pop("times"), r.pop("tip"), r.pop("versions")
     run.update(res)
