@@ -147,6 +147,8 @@ class Form:
         self._mksp = None
         self._jkey = None
         self._ready = False
+        #: M v of the last :meth:`state` where the form has it without a product, else None
+        self.mass_velocity = None
         #: the step matrices are small enough for PETSc's own LU (:func:`small_lu`)
         self.small = small_lu(system, opts.prefix, opts.values)
         self._rhs = None

@@ -281,7 +281,8 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
 
     def monitor(ts_, index, t, X):
         q, v = form.state(t, need_v=need_v)
-        step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form)
+        step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form,
+                        Mv=form.mass_velocity if need_v else None)
         values = {k: watch[k].observe(step) for k in FIRST if k in watch}
         system.expand(q, out=full)  # the bodies' u at t: what the observers below read
         system.space.scatter(full, funcs)

@@ -39,10 +39,15 @@ class InertiaBlocks:
     """The node-block form of the second-order residual (constraints that fix whole nodes):
     M a + C v + K u = M (a + W_C v + W_K u) + K_s (u + b v), per body W_C = 2 skew(omega) +
     a_R I, W_K = skew(omega)^2 + skew(alpha), b the stiffness-proportional Rayleigh
-    coefficient. ``blocks``: ((start, stop), gdim, W_C, W_K, b) per body."""
+    coefficient. ``blocks``: ((start, stop), gdim, W_C, W_K, b) per body.
+
+    Hamilton's form the same way: M q' + G_p q = M (q' + W_p q), (G_p + D) q' + K_h q =
+    M ((W_p + a_R I) q' + W_w q) + K_s (q + b q'), W_p = skew(omega), W_w = skew(omega)^2;
+    ``momentum``: ((start, stop), gdim, W_p, W_p + a_R I, W_w, b) per body."""
 
     Ks: PETSc.Mat
     blocks: List[tuple]
+    momentum: List[tuple] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass

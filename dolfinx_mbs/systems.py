@@ -24,7 +24,6 @@ from typing import Callable, Dict, Optional, Sequence, Tuple
 import numpy as np
 from petsc4py import PETSc
 
-from .forms import frame_coupling
 from .reduced_basis import ReducedBasis
 from .space import orthonormal_nullspace, rigid_body_modes
 from .system_records import Hamiltonian, InertiaBlocks, Reducer, SecondOrder
@@ -235,18 +234,21 @@ class SecondOrderSystem:
         if plan is None or (rb is not None and plan == "Ks"):
             return None
         red, asm = self.reducer, self.assembly
+        ops = asm.body_operators
         if rb is not None:
             Ks, Ws = rb.Kel, rb.W
         else:
             Ks = red.reduce(asm.structural(t, states), key=plan)
-            Ws = [frame_coupling(st.omega, st.alpha) for st in states]
-        blocks = []
-        for o, seg, W in zip(asm.body_operators, red.node_blocks(), Ws):
+            Ws = [o.coupling(st) for o, st in zip(ops, states)]
+        blocks, momentum = [], []
+        for o, seg, W in zip(ops, red.node_blocks(), Ws):
             g = o.body.gdim
             a, b = o.body.material.rayleigh
-            blocks.append((seg, g, W["gyroscopic"][:g, :g] + a * np.eye(g),
-                           (W["spin_softening"] + W["angular_acceleration"])[:g, :g], b))
-        return InertiaBlocks(Ks=Ks, blocks=blocks)
+            Wg, Ww = W["gyroscopic"][:g, :g], W["spin_softening"][:g, :g]
+            blocks.append((seg, g, Wg + a * np.eye(g), Ww + W["angular_acceleration"][:g, :g],
+                           b))
+            momentum.append((seg, g, 0.5 * Wg, 0.5 * Wg + a * np.eye(g), Ww, b))
+        return InertiaBlocks(Ks=Ks, blocks=blocks, momentum=momentum)
 
     # -- nonlinear strain ---------------------------------------------------------------------
     def nonlinear_reduced(self, t: float, q: PETSc.Vec, force: bool = True,
@@ -344,7 +346,8 @@ class HamiltonSystem(SecondOrderSystem):
             D = red.reduce(Dm, key="D") if Dm is not None else None
             Kh = red.reduce(asm.stiffness(t, angular_acceleration=False, states=states),
                             key="Kw")
-        s = Hamiltonian(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None, blocks=None,
+        s = Hamiltonian(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
+                        blocks=self._inertia_blocks(t, states, rb),
                         version=version, Gp=Gp, D=D, Kh=Kh,
                         Gq=old.Gq if old is not None else None, formed=self._formed(rb))
         if old is not None:
