@@ -51,7 +51,9 @@ class Assembly:
         self._prestress_done = False
         self._ops: Optional[List[BodyOperators]] = None
         self._work: Dict[str, object] = {}
+        # the states the bodies' matrices and load vectors were last brought to
         self._keys: Optional[list] = None
+        self._load_keys: Optional[list] = None
         #: changes whenever the operators were brought to another frame state
         self.generation = 0
 
@@ -65,7 +67,8 @@ class Assembly:
             self._prestress_done = True
             if self._prestress is not None:
                 self._prestress(self)
-                self._keys = None  # the geometric stiffness now exists: refill at next state
+                # the geometric stiffness now exists: refill at next state
+                self._keys = self._load_keys = None
         return self._ops
 
     def reset_prestress(self) -> None:
@@ -92,10 +95,31 @@ class Assembly:
         ops = self.body_operators
         sts = self.states(t, states)
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
-        if keys != self._keys:
+        mats, loads = keys != self._keys, keys != self._load_keys
+        if mats or loads:
             for o, s in zip(ops, sts):
-                o.update(s)
-            self._keys = keys
+                if mats and loads:
+                    o.update(s)
+                elif mats:
+                    o.update_matrices(s)
+                else:
+                    o.update_load(s)
+            self._keys = self._load_keys = keys
+            self.generation += 1
+        return ops
+
+    def loads_at(self, t: float, states: Optional[Sequence[FrameState]] = None
+                 ) -> List[BodyOperators]:
+        """The bodies' operators with their load vectors (only) brought to the frame states at
+        ``t`` (or ``states``): what a reduced system whose matrices are combined elsewhere
+        (:mod:`dolfinx_mbs.reduced_basis`) needs of them."""
+        ops = self.body_operators
+        sts = self.states(t, states)
+        keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
+        if keys != self._load_keys:
+            for o, s in zip(ops, sts):
+                o.update_load(s)
+            self._load_keys = keys
             self.generation += 1
         return ops
 
@@ -122,6 +146,25 @@ class Assembly:
             return mats[0]
         out = self.space.block_diagonal(mats, self._work.get(key))
         self._work[key] = out
+        return out
+
+    def body_block(self, ib: int, X: PETSc.Mat) -> PETSc.Mat:
+        """A full matrix with body ``ib``'s matrix ``X`` (its operators' pattern) on the
+        diagonal and the other bodies' blocks zero with their patterns (``X`` itself for one
+        body): full matrices of one pattern, whatever body they belong to. A new matrix."""
+        if self.space.single:
+            return X
+        zeros = []
+        for i, o in enumerate(self.body_operators):
+            if i == ib:
+                zeros.append(X)
+            else:
+                Z = o.K.duplicate()  # the pattern, zero values
+                zeros.append(Z)
+        out = self.space.block_diagonal(zeros)
+        for i, Z in enumerate(zeros):
+            if i != ib:
+                Z.destroy()
         return out
 
     # -- matrices -----------------------------------------------------------------------------
@@ -179,7 +222,7 @@ class Assembly:
     def load(self, t: float, states=None) -> PETSc.Vec:
         """Q: all loads of the second-order form at ``t`` (the body's own vector for one body,
         one kept work vector for several)."""
-        ops = self.at(t, states)
+        ops = self.loads_at(t, states)
         Q = self.space.gather([o.Q for o in ops], self._work.get("Q"))
         if not self.space.single:
             self._work["Q"] = Q
@@ -188,8 +231,9 @@ class Assembly:
     def hamilton_vectors(self, t: float, states=None) -> Dict[str, PETSc.Vec]:
         """Hamilton's form's vectors at ``t`` as full vectors (copies, kept): ``pi0`` (the
         momentum offset), ``h`` (the momentum load) and ``fa`` (applied loads)."""
-        ops = self.at(t, states)
-        vecs = [o.hamilton_vectors(s) for o, s in zip(ops, self.states(t, states))]
+        sts = self.states(t, states)
+        ops = self.loads_at(t, sts)
+        vecs = [o.hamilton_vectors(s) for o, s in zip(ops, sts)]
         return {k: self.space.gather([v[name] for v in vecs], self.create_vec(k))
                 for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
                                 ("fa", "applied"))}

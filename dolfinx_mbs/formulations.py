@@ -19,10 +19,44 @@ from petsc4py import PETSc
 from . import compat
 from .petsc_options import direct_lu
 
-__all__ = ["Form", "second_order_residual", "SecondOrderForm", "LinearStep"]
+__all__ = ["Form", "second_order_residual", "SecondOrderForm", "LinearStep", "small_lu",
+           "cheapest_lu", "SMALL_LU"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+
+#: Largest systems (unknowns, by the bodies' dimension) that one rank factorizes with PETSc's
+#: own sparse LU (quotient minimum degree ordering) rather than MUMPS, whose set-up costs more
+#: than such a factorization; measured in bench/results/per_step.md (a step matrix refactorized:
+#: 2D 0.23 ms against 0.94 ms at 1,200 unknowns, compact 2D meshes equal near 2,500; 3D 1.0
+#: against 1.6 ms at 300, MUMPS ahead from ~450 on compact meshes).
+SMALL_LU = {2: 2000, 3: 400}
+
+
+def small_lu(system, prefix: str, options) -> bool:
+    """True when ``system``'s step matrices go to PETSc's own LU (:data:`SMALL_LU`): one rank,
+    at most the size for its bodies' dimension, no multipliers (their zero block needs
+    MUMPS's pivoting), and no MUMPS option or value among the run's ``options`` or in the
+    database under ``prefix`` (whoever names MUMPS gets MUMPS)."""
+    gdim = max(b.gdim for b in system.bodies)
+    if system.comm.size > 1 or system.has_multipliers or \
+            system.n_reduced > SMALL_LU.get(gdim, 0):
+        return False
+    given = dict(options or {})
+    given.update({k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
+                  if k.startswith(prefix)})
+    return not any("mumps" in k or str(v).lower() == "mumps" for k, v in given.items())
+
+
+def cheapest_lu(ksp: PETSc.KSP, small: bool) -> None:
+    """A direct solve (:func:`dolfinx_mbs.petsc_options.direct_lu`); with ``small``, by
+    PETSc's own LU with quotient minimum degree ordering (the options database may change
+    either)."""
+    direct_lu(ksp)
+    if small:
+        pc = ksp.getPC()
+        pc.setFactorSolverType("petsc")
+        pc.setFactorOrdering("qmd")
 
 
 def second_order_residual(s, U, V, A, F, work) -> None:
@@ -105,13 +139,18 @@ class Form:
         self.comm = system.comm
         self.nonlinear = system.nonlinear
         self.skip_residual = False
+        system.forget()  # the frames and loads as they are now, not as a former run saw them
         s = system.at(t0)
         self.n_local, self.n = s.M.getLocalSize()[0], s.M.getSize()[0]
         self.work, self.work2 = s.M.createVecLeft(), s.M.createVecLeft()
         self.q, self.v = s.M.createVecLeft(), s.M.createVecLeft()  # observer state, reused
         self._mksp = None
-        self._mversion = None
         self._jkey = None
+        self._ready = False
+        #: M v of the last :meth:`state` where the form has it without a product, else None
+        self.mass_velocity = None
+        #: the step matrices are small enough for PETSc's own LU (:func:`small_lu`)
+        self.small = small_lu(system, opts.prefix, opts.values)
         self._rhs = None
 
     def initial(self, x, name: str) -> PETSc.Vec:
@@ -147,7 +186,7 @@ class Form:
             snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=10)
             snes.setType(PETSc.SNES.Type.PYTHON)
             snes.setPythonContext(LinearStep(self))
-        direct_lu(snes.getKSP())
+        cheapest_lu(snes.getKSP(), self.small)
 
     def _unchanged(self, s, *shifts) -> bool:
         """True when the Jacobian already holds these operators and shifts (steady frames and
@@ -162,24 +201,29 @@ class Form:
         return same
 
     def _set_up_solver(self, J, P) -> None:
-        """Set the step solver up (factorize) for the Jacobian just formed, with the run's
-        options in the database (PETSc reads some only then)."""
+        """Set the step solver up (factorize) for the Jacobian just formed: the first time
+        with the run's options in the database (PETSc reads some only at the first set-up,
+        the symbolic factorization), later on its own (the pattern stays: numeric
+        factorization only)."""
         ksp = self.ts.getSNES().getKSP()
         ksp.setOperators(J, P)
-        self.opts.set_up(ksp)
+        if self._ready:
+            ksp.setUp()
+        else:
+            self.opts.set_up(ksp)
+            self._ready = True
 
     def _nonlinear(self, t, q, force: bool):
         r, KN = self.system.nonlinear_reduced(t, q, force=force, tangent=not force)
         return r if force else KN
 
-    def mass_solve(self, M: PETSc.Mat, version: int, b: PETSc.Vec, x: PETSc.Vec) -> None:
-        """x = M^-1 b (factorized once per matrix version)."""
+    def mass_solve(self, M: PETSc.Mat, b: PETSc.Vec, x: PETSc.Vec) -> None:
+        """x = M^-1 b, factorized again only when M changed (PETSc follows the matrix's state:
+        a constant mass matrix is factorized once per run)."""
         if self._mksp is None:
             self._mksp = PETSc.KSP().create(self.comm)
-            direct_lu(self._mksp)
-        if self._mversion != (id(M), version):
-            self._mksp.setOperators(M)
-            self._mversion = (id(M), version)
+            cheapest_lu(self._mksp, self.small)
+        self._mksp.setOperators(M)
         self._mksp.solve(b, x)
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
@@ -193,7 +237,7 @@ class Form:
         rhs.axpy(-1.0, self.work)
         s.K.mult(q, self.work)
         rhs.axpy(-1.0, self.work)
-        self.mass_solve(s.M, s.version, rhs, out)
+        self.mass_solve(s.M, rhs, out)
         return out
 
     def destroy(self) -> None:

@@ -76,18 +76,18 @@ class _AxisRotation(Frame):
     def state(self, t: float) -> FrameState:
         t = checks.real(t, "t")
         th, thd, thdd = self._angle(t)
-        R = rotation_about(self.axis, th)
-        w = thd * self.axis
-        a = thdd * self.axis
-        c = self.pivot
+        n, c = self.axis, self.pivot
+        K = skew(n)  # Rodrigues' rotation about the unit axis; n x c and n x (n x c) by K
+        R = np.eye(3) + math.sin(th) * K + (1.0 - math.cos(th)) * (K @ K)
+        nc = K @ c
         return FrameState(
             t=t,
             R=R,
             r_O=c - R @ c,
-            omega=w,
-            alpha=a,
-            v_O=-np.cross(w, c),
-            a_O=-np.cross(a, c) - np.cross(w, np.cross(w, c)),
+            omega=thd * n,
+            alpha=thdd * n,
+            v_O=-thd * nc,
+            a_O=-thdd * nc - thd * thd * (K @ nc),
         )
 
 

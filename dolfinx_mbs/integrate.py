@@ -47,7 +47,7 @@ from petsc4py import PETSc
 
 from . import checks
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
-from .formulations import Form, SecondOrderForm
+from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
 from .petsc_options import SolverOptions, reason_name, solver_reasons
 
@@ -161,14 +161,15 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
     kind = "multipliers" if system.has_multipliers else "maggi"
-    opts = _run_options(prefix, formulation, kind, options)
+    opts = _run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
     return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts,
                 _observers_args(probes, output, output_every, progress, reactions, energy,
                                 callback))
 
 
 def _run_options(prefix: str, formulation: str, constraints: str,
-                 options: Optional[Dict[str, object]] = None) -> SolverOptions:
+                 options: Optional[Dict[str, object]] = None,
+                 small: bool = False) -> SolverOptions:
     """The options of one :func:`integrate` run: the package's defaults that exist only as
     PETSc options (each unless the database has it), overridden by the run's ``options``.
 
@@ -177,10 +178,15 @@ def _run_options(prefix: str, formulation: str, constraints: str,
         formulation: one of :data:`FORMULATIONS`.
         constraints: ``"maggi"`` or ``"multipliers"``.
         options: the caller's options for this run, without the prefix.
+        small: the Schur complement factorized by PETSc's own LU, not MUMPS
+            (:func:`dolfinx_mbs.formulations.small_lu`).
     """
     defaults = dict(_DEFAULT_OPTIONS)
     if formulation != "second-order":  # the Schur complement solvers (see _Integrator)
         defaults.update(_SCHUR_OPTIONS)
+        if small:  # PETSc's own LU (formulations.SMALL_LU)
+            defaults.update(fieldsplit_s_pc_factor_mat_solver_type="petsc",
+                            fieldsplit_s_pc_factor_mat_ordering_type="qmd")
     if constraints == "multipliers" or formulation != "second-order":
         # room for MUMPS's pivoting: the saddle point, and the 2n systems whose blocks differ
         # in scale by many orders (a I beside K) need more than its default estimate
@@ -275,7 +281,8 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
 
     def monitor(ts_, index, t, X):
         q, v = form.state(t, need_v=need_v)
-        step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form)
+        step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form,
+                        Mv=form.mass_velocity if need_v else None)
         values = {k: watch[k].observe(step) for k in FIRST if k in watch}
         system.expand(q, out=full)  # the bodies' u at t: what the observers below read
         system.space.scatter(full, funcs)

@@ -205,6 +205,9 @@ class SaddlePoint:
         self._nests[key] = out
         return out
 
+    def forget(self) -> None:
+        """Nothing to drop: :meth:`at` brings the assembly to ``t`` first at every call."""
+
     def at(self, t: float) -> SecondOrder:
         """The augmented operators at ``t`` (``Kel``, ``Kpot`` without the constraint rows, for
         energies)."""

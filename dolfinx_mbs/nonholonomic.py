@@ -151,7 +151,8 @@ class VelocitySystem:
         self._stamp = None
         self._tmp: Optional[PETSc.Vec] = None
         for name in ("n_reduced", "update", "create_reduced_vec", "restrict", "project",
-                     "expand", "expand_rate", "expand_acceleration", "near_nullspace"):
+                     "expand", "expand_rate", "expand_acceleration", "near_nullspace",
+                     "forget"):
             setattr(self, name, getattr(base, name))
 
     def at(self, t: float) -> VelocityOperators:

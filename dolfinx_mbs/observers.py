@@ -34,6 +34,7 @@ class Step:
             observer ``needs_velocity``).
         u: the full displacement (Vec, also scattered into the bodies' ``u``).
         form: the run's formulation object (:mod:`dolfinx_mbs.formulations`).
+        Mv: M v where the form has it at hand (Hamilton's momentum balance), else None.
     """
 
     index: int
@@ -42,6 +43,7 @@ class Step:
     v: PETSc.Vec
     u: PETSc.Vec
     form: object
+    Mv: Optional[PETSc.Vec] = None
 
 
 class Observer:
@@ -91,8 +93,11 @@ class Energies(Observer):
     def observe(self, step: Step) -> List[float]:
         s = self.system.at(step.t)
         q, v, form = step.q, step.v, step.form
-        s.M.mult(v, form.work)
-        kin = 0.5 * v.dot(form.work)
+        Mv = step.Mv
+        if Mv is None:
+            Mv = form.work
+            s.M.mult(v, Mv)
+        kin = 0.5 * v.dot(Mv)
         s.Kel.mult(q, form.work)
         ela = 0.5 * q.dot(form.work)
         s.Kpot.mult(q, form.work2)

@@ -17,7 +17,10 @@ c_W is linear in W, so two strategies give the same matrices:
   bench/results/frame_update.md, 1e4 to 1e6 dofs), at the cost
   of d^2 extra matrices; the default for time-varying frames.
 
-Nothing is recompiled and no sparsity is rebuilt when the frame state changes.
+Nothing is recompiled and no sparsity is rebuilt when the frame state changes. The load vector
+is a :class:`dolfinx_mbs.body_loads.BodyLoads` (with ``"basis"``, its frame part a combination
+of unit loads too); :meth:`BodyOperators.update_matrices` and
+:meth:`BodyOperators.update_load` bring either part alone to a state.
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from petsc4py import PETSc
 from . import compat
 from . import forms as F
 from .body import Body
+from .body_loads import BodyLoads, assembled
 from .frames import FrameState, skew
 
-__all__ = ["BodyOperators", "combine"]
+__all__ = ["BodyOperators", "combine", "coupling_basis"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 
@@ -73,8 +77,9 @@ def combine(out: PETSc.Mat, terms) -> PETSc.Mat:
     return out
 
 
-def _basis(gdim: int) -> List[Tuple[Callable[[np.ndarray], float], np.ndarray]]:
-    """A basis of gdim x gdim matrices, each with the functional giving its coefficient."""
+def coupling_basis(gdim: int) -> List[Tuple[Callable[[np.ndarray], float], np.ndarray]]:
+    """A basis of gdim x gdim matrices (as 3x3), each with the functional giving its
+    coefficient in a 3x3 W: the skew ones first (3 in 3D, 1 in 2D), then the symmetric ones."""
     out = []
     if gdim == 3:
         for k in range(3):
@@ -121,12 +126,6 @@ class BodyOperators:
         t0 = time.perf_counter()
         self.forms = {k: fem.form(a) for k, a in body.bilinear_forms().items()}
         # load vectors in parts, each re-assembled only when what it depends on changes
-        ext = body.external_load_form()
-        self._parts = {
-            "frame": [fem.form(body.frame_load_form()), None, None],
-            "gravity": [fem.form(body.gravity_form()), None, None],
-            "external": [fem.form(ext) if ext is not None else None, None, None],
-        }
         t1 = time.perf_counter()
         self.mats: Dict[str, PETSc.Mat] = {
             k: _create(self.forms[k]) for k in ("mass", "stiffness")}
@@ -137,13 +136,9 @@ class BodyOperators:
         self._template = self.mats["gyroscopic"]
         self.mats["spin_softening"] = self._template.duplicate()
         self.mats["angular_acceleration"] = None
-        for part in self._parts.values():
-            if part[0] is not None:
-                part[1] = compat.create_vector(part[0])
-        self.Q = compat.create_vector(self._parts["frame"][0])
         self._basis: List[Tuple[Callable, PETSc.Mat]] = []
         if strategy == "basis":
-            for coeff, E in _basis(body.gdim):
+            for coeff, E in coupling_basis(body.gdim):
                 B = self._template.duplicate()
                 body.W.value = E
                 _assemble_into(B, self.forms["coupling"])
@@ -155,13 +150,15 @@ class BodyOperators:
             if a is None:
                 continue
             f = fem.form(a)
-            obj = compat.create_vector(f) if k == "load_varying" else self.K.duplicate()
-            self._user[k] = [f, obj]
+            if k == "load_varying":
+                self._user[k] = [f, None]
+                continue
+            self._user[k] = [f, self.K.duplicate()]
             if k == "damping":
-                _assemble_into(obj, f)
-        if "load_varying" in self._user:
-            self._parts["user"] = [self._user["load_varying"][0],
-                                   self._user["load_varying"][1], None]
+                _assemble_into(self._user[k][1], f)
+        self.loads = BodyLoads(body, [(c, E) for c, E in coupling_basis(body.gdim)]
+                               if strategy == "basis" else None,
+                               self._user.get("load_varying", [None])[0])
         t2 = time.perf_counter()
         self._keys: Dict[str, Optional[tuple]] = {}
         #: incremented whenever a matrix changes (operators combined from them can be reused
@@ -172,6 +169,7 @@ class BodyOperators:
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
         self._pforms = None
         self._nl = None
+        self._coupling: tuple = (None, None)
 
     # -- prestress (geometric stiffening) -------------------------------------------------
     def _prestress_forms(self) -> dict:
@@ -196,11 +194,10 @@ class BodyOperators:
             body.W_load.value = F.unit_spin_cases(body.gdim)[case]
             form = forms["centrifugal"]
         b = compat.create_vector(forms["centrifugal"])
-        with b.localForm() as bl:
-            bl.set(0.0)
         if form is not None:
-            fpetsc.assemble_vector(b, form)
-        b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+            assembled(b, form)
+        else:
+            b.zeroEntries()
         if case[0] == "applied":
             body.add_steady_point_loads(b)
         return b
@@ -242,11 +239,7 @@ class BodyOperators:
         nl = self._nl
         b = A = None
         if force:
-            b = nl["vec"]
-            with b.localForm() as bl:
-                bl.set(0.0)
-            fpetsc.assemble_vector(b, nl["forms"]["force"])
-            b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
+            b = assembled(nl["vec"], nl["forms"]["force"])
         if tangent:
             A = nl["mat"]
             _assemble_into(A, nl["forms"]["tangent"])
@@ -282,11 +275,55 @@ class BodyOperators:
         _assemble_into(out, self.forms["coupling"])
         return out
 
+    @property
+    def Q(self) -> PETSc.Vec:
+        """The load vector at the last state (:class:`dolfinx_mbs.body_loads.BodyLoads`)."""
+        return self.loads.Q
+
+    @property
+    def coupling_matrices(self) -> List[Tuple[Callable, PETSc.Mat]]:
+        """The ``"basis"`` strategy's (coefficient functional, c_E matrix) pairs: every
+        frame-coupling matrix c_W is the sum of coeff(W) c_E (empty for ``"assemble"``)."""
+        return self._basis
+
+    @property
+    def prestress_matrices(self) -> List[Tuple[tuple, PETSc.Mat]]:
+        """(unit prestress case, its geometric stiffness): K_sigma at a state is their sum
+        weighted by ``Body.prestress_coefficient`` (empty without prestress)."""
+        return self._prestress
+
+    @property
+    def varying_user_matrices(self) -> bool:
+        """True when the user's stiffness or damping forms have an update (assembled again at
+        every new frame state, so not a combination of constant matrices)."""
+        return "stiffness_varying" in self._user or "damping_varying" in self._user
+
+    def coupling(self, state: FrameState) -> Dict[str, np.ndarray]:
+        """``forms.frame_coupling`` of ``state`` (omega, alpha), computed once per state
+        object: the matrices, the load and the reduced operators of one state share it."""
+        if self._coupling[0] is not state:
+            self._coupling = (state, F.frame_coupling(state.omega, state.alpha))
+        return self._coupling[1]
+
     def update(self, state: FrameState) -> None:
         """Bring the frame-dependent matrices and Q to ``state``."""
-        t0 = time.perf_counter()
         self.body.set_state(state)
-        for name, W in F.frame_coupling(state.omega, state.alpha).items():
+        self._update_matrices(state)
+        self._update_load(state)
+
+    def update_matrices(self, state: FrameState) -> None:
+        """Bring the frame-dependent matrices (not Q) to ``state``."""
+        self.body.set_state(state)
+        self._update_matrices(state)
+
+    def update_load(self, state: FrameState) -> None:
+        """Bring Q (not the matrices) to ``state``."""
+        self.body.set_state(state)
+        self._update_load(state)
+
+    def _update_matrices(self, state: FrameState) -> None:
+        t0 = time.perf_counter()
+        for name, W in self.coupling(state).items():
             key = tuple(W.ravel())
             if key != self._keys.get(name):
                 if self.mats[name] is None:
@@ -304,61 +341,17 @@ class BodyOperators:
                 self.version += 1
         if "damping_varying" in self._user and self._D is not None:
             self._combine_damping()
-        t1 = time.perf_counter()
-        s = state
-        keys = {"frame": (tuple(s.omega), tuple(s.alpha), tuple(s.a_O)),
-                "gravity": tuple(self.body.gravity_local.value),
-                "external": s.t if self.body.loads_vary else "constant"}
-        if "user" in self._parts:  # the user's load with an update: at every new state
-            keys["user"] = object()
-        self.Q.zeroEntries()
-        for name, key in keys.items():
-            vec = self._part(name, key)
-            if vec is not None:
-                self.Q.axpy(1.0, vec)
-        self.body.add_point_loads(self.Q, state)
-        t2 = time.perf_counter()
-        self.timings["update_matrices"] = t1 - t0
-        self.timings["update_load"] = t2 - t1
+        self.timings["update_matrices"] = time.perf_counter() - t0
 
-    def _part(self, name: str, key) -> Optional[PETSc.Vec]:
-        """The assembled load part ``name`` (owned values complete), re-assembled if ``key``
-        differs from the last one."""
-        part = self._parts[name]
-        form, vec, last = part
-        if form is None:
-            return None
-        if key != last:
-            with vec.localForm() as vl:
-                vl.set(0.0)
-            fpetsc.assemble_vector(vec, form)
-            vec.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
-            part[2] = key
-        return vec
+    def _update_load(self, state: FrameState) -> None:
+        t0 = time.perf_counter()
+        self.loads.update(state, self.coupling(state))
+        self.timings["update_load"] = time.perf_counter() - t0
 
     def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
-        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
-        Their forms are compiled on first use."""
-        if "momentum_offset" not in self._parts:
-            for k, a in self.body.momentum_forms().items():
-                f = fem.form(a)
-                self._parts[k] = [f, compat.create_vector(f), None]
-            self._applied = self.Q.duplicate()
-        s = state
-        mkey = (tuple(s.omega), tuple(s.v_O))
-        out = {k: self._part(k, mkey) for k in ("momentum_offset", "momentum_load")}
-        applied = self._applied
-        applied.zeroEntries()
-        applied.axpy(1.0, self._part("gravity", tuple(self.body.gravity_local.value)))
-        ext = self._part("external", s.t if self.body.loads_vary else "constant")
-        if ext is not None:
-            applied.axpy(1.0, ext)
-        if "user" in self._parts:  # assembled at this state by update()
-            applied.axpy(1.0, self._parts["user"][1])
-        self.body.add_point_loads(applied, s)
-        out["applied"] = applied
-        return out
+        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h)."""
+        return self.loads.hamilton_vectors(state, self.coupling(state))
 
     @property
     def D(self) -> Optional[PETSc.Mat]:

@@ -19,93 +19,20 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-import dataclasses
-from typing import List, Optional, Protocol, Sequence, Tuple
+from typing import Callable, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
-from .forms import frame_coupling
+from .reduced_basis import ReducedBasis
 from .space import orthonormal_nullspace, rigid_body_modes
+from .system_records import Hamiltonian, InertiaBlocks, Reducer, SecondOrder
 
 __all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "SecondOrderSystem",
            "HamiltonSystem"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUB = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
-
-
-class Reducer(Protocol):
-    """The link between a system's coordinates and the full coordinate vector Delta, at the
-    time of the last ``update(t)``: the Maggi reducer and the multiplier form satisfy it."""
-
-    n_reduced: int
-
-    def update(self, t: float) -> bool: ...
-    def create_reduced_vec(self) -> PETSc.Vec: ...
-    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def expand(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None,
-               homogeneous: bool = False) -> PETSc.Vec: ...
-    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
-                    out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
-                            out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-
-
-@dataclasses.dataclass
-class InertiaBlocks:
-    """The node-block form of the second-order residual (constraints that fix whole nodes):
-    M a + C v + K u = M (a + W_C v + W_K u) + K_s (u + b v), per body W_C = 2 skew(omega) +
-    a_R I, W_K = skew(omega)^2 + skew(alpha), b the stiffness-proportional Rayleigh
-    coefficient. ``blocks``: ((start, stop), gdim, W_C, W_K, b) per body."""
-
-    Ks: PETSc.Mat
-    blocks: List[tuple]
-
-
-@dataclasses.dataclass
-class SecondOrder:
-    """M q'' + C q' + K q = f at one frame state.
-
-    Attributes:
-        M, C, K: mass, velocity operator (G + D, and 2 A^T M A' for moving constraints),
-            stiffness (K + K_omega + K_alpha (+ K_sigma) and the moving-constraint terms).
-        Kel: the elastic stiffness (strain energy).
-        Kpot: the stiffness of the potential energy (K, or K without the constraint rows of
-            the multiplier form).
-        f: all loads of the second-order form.
-        blocks: the node-block form (:class:`InertiaBlocks`) or None.
-        version: changes whenever a matrix changed.
-    """
-
-    t: float
-    M: PETSc.Mat
-    C: PETSc.Mat
-    K: PETSc.Mat
-    Kel: PETSc.Mat
-    Kpot: PETSc.Mat
-    f: PETSc.Vec
-    blocks: Optional[InertiaBlocks]
-    version: int
-
-
-@dataclasses.dataclass
-class Hamiltonian(SecondOrder):
-    """Hamilton's form in (q, p) at one frame state (``theory.md`` section 4), beside the
-    second-order operators (for energies):
-
-        M q' + G_p q + pi0 - p = 0,     p' + G_q q' + K_h q + h - f_a = 0,
-
-    G_q = G_p + D for fixed constraints (``Gq`` None), else its own matrix."""
-
-    Gp: Optional[PETSc.Mat] = None
-    D: Optional[PETSc.Mat] = None
-    Kh: Optional[PETSc.Mat] = None
-    Gq: Optional[PETSc.Mat] = None
-    pi0: Optional[PETSc.Vec] = None
-    h: Optional[PETSc.Vec] = None
-    fa: Optional[PETSc.Vec] = None
 
 
 class SecondOrderSystem:
@@ -135,6 +62,7 @@ class SecondOrderSystem:
         self._mkey = None
         self._work = {}
         self._nns = None
+        self._rb = self._plan = False  # decided on first use
 
     # -- the Reducer protocol, at a time ------------------------------------------------------
     @property
@@ -179,87 +107,148 @@ class SecondOrderSystem:
         self._mkey = key
         return changed
 
+    def forget(self) -> None:
+        """Drop the operators kept for the last time: the next :meth:`at` evaluates the frame
+        states again, also at the same time (a run starts with it: a frame or a load may have
+        been changed since the last call)."""
+        self._key = None
+
+    def _basis(self) -> Optional[ReducedBasis]:
+        """The :class:`~dolfinx_mbs.reduced_basis.ReducedBasis` of the system, or None where
+        the reduced matrices are not combinations of constant ones (decided once)."""
+        if self._rb is False:
+            self._rb = ReducedBasis.make(self.assembly, self.reducer)
+        return self._rb
+
     def at(self, t: float) -> SecondOrder:
         """The reduced operators at ``t``. With Delta = A(t) q + a0(t):
 
             M_r = A^T M A,  C_r = A^T (C A + 2 M A'),  K_r = A^T (K A + C A' + M A''),
             f_r = A^T (Q - M a0'' - C a0' - K a0).
+
+        The frame states are evaluated once per distinct time: the record is kept while ``t``
+        and the assembly's state stay (residual, Jacobian and observers of a step share it).
+        Where the reduced matrices are combinations of matrices reduced once
+        (:class:`~dolfinx_mbs.reduced_basis.ReducedBasis`), they are combined, not reduced.
         """
         asm, red = self.assembly, self.reducer
-        asm.at(t)
-        key = (float(t), asm.generation)
-        if self._key == key:
+        if self._key == (float(t), asm.generation):
             return self._ops
+        states = asm.states(t)
         moved = red.update(t)
+        rb = self._basis()
         s = self._ops
-        if s is None or self._matrices_changed(moved):
-            M, Cf = asm.mass(), asm.damping(t)
-            C, K = red.reduce(Cf, key="C"), red.reduce(asm.stiffness(t), key="K")
-            if red.rheonomic:
-                C.axpy(2.0, red.reduce_with(M, red.A_dot, "M.Ad"), structure=SUB)
-                K.axpy(1.0, red.reduce_with(Cf, red.A_dot, "C.Ad"), structure=SUB)
-                K.axpy(1.0, red.reduce_with(M, red.A_ddot, "M.Add"), structure=SUB)
+        if rb is not None:
+            changed = rb.update(states) or s is None
+        else:
+            asm.at(t, states)
+            changed = self._matrices_changed(moved) or s is None
+        if changed:
             old = s
-            version = 1 if old is None else old.version + 1
-            s = self._form(t, red.reduce(M, key="M"), C, K, red.reduce(asm.elastic(), key="Kel"),
-                           version)
+            s = self._form(t, states, rb, 1 if old is None else old.version + 1)
             if old is not None:  # the vectors are refilled below
                 s.f = old.f
         s.t = t
-        s.f = red.project(self._load(t), s.f)
-        self._vectors(t, s)
-        self._ops, self._key = s, key
+        s.f = red.project(self._load(t, states), s.f)
+        self._vectors(t, s, states)
+        self._ops, self._key = s, (float(t), asm.generation)
         return s
 
-    def _form(self, t, M, C, K, Kel, version) -> SecondOrder:
-        return SecondOrder(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
-                           blocks=self._inertia_blocks(t), version=version)
+    #: the record's matrices that a reduced basis forms when read: its combination of each
+    formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
 
-    def _vectors(self, t: float, s) -> None:
+    def _formed(self, rb) -> Optional[Callable[[str], None]]:
+        """The record's ``formed`` (:class:`~dolfinx_mbs.systems.SecondOrder`) for ``rb``."""
+        if rb is None:
+            return None
+        names = self.formed_on_read
+
+        def formed(field: str) -> None:
+            if field in names:
+                rb.form(names[field])
+        return formed
+
+    def _matrices(self, t: float, states, rb) -> tuple:
+        """M, C, K, K_el reduced at ``states`` (combined by ``rb`` when read, or reduced)."""
+        if rb is not None:
+            return rb.M, rb.out("C"), rb.out("K"), rb.Kel
+        asm, red = self.assembly, self.reducer
+        M, Cf = asm.mass(), asm.damping(t, states=states)
+        C, K = red.reduce(Cf, key="C"), red.reduce(asm.stiffness(t, states=states), key="K")
+        if red.rheonomic:
+            C.axpy(2.0, red.reduce_with(M, red.A_dot, "M.Ad"), structure=SUB)
+            K.axpy(1.0, red.reduce_with(Cf, red.A_dot, "C.Ad"), structure=SUB)
+            K.axpy(1.0, red.reduce_with(M, red.A_ddot, "M.Add"), structure=SUB)
+        return red.reduce(M, key="M"), C, K, red.reduce(asm.elastic(), key="Kel")
+
+    def _form(self, t, states, rb, version) -> SecondOrder:
+        M, C, K, Kel = self._matrices(t, states, rb)
+        return SecondOrder(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
+                           blocks=self._inertia_blocks(t, states, rb), version=version,
+                           formed=self._formed(rb))
+
+    def _vectors(self, t: float, s, states) -> None:
         """Further vectors of the formulation (none for the second-order form)."""
 
-    def _load(self, t: float) -> PETSc.Vec:
+    def _load(self, t: float, states) -> PETSc.Vec:
         """Q - K a0 - C a0' - M a0'' (Q itself without prescribed motion)."""
         asm, red = self.assembly, self.reducer
-        Q = asm.load(t)
+        Q = asm.load(t, states)
         if not red.prescribed:
             return Q
         rhs, tmp = Q.copy(self._vec("rhs")), self._vec("tmp")
-        asm.stiffness(t).mult(red.a0, tmp)
+        asm.stiffness(t, states=states).mult(red.a0, tmp)
         rhs.axpy(-1.0, tmp)
         if red.a0_dot is not None:
-            asm.damping(t).mult(red.a0_dot, tmp)
+            asm.damping(t, states=states).mult(red.a0_dot, tmp)
             rhs.axpy(-1.0, tmp)
             asm.mass().mult(red.a0_ddot, tmp)
             rhs.axpy(-1.0, tmp)
         return rhs
 
-    def _inertia_blocks(self, t: float) -> Optional[InertiaBlocks]:
+    def _blocks_plan(self) -> Optional[str]:
+        """Whether the node-block form applies (see :meth:`_inertia_blocks`): None if not,
+        else the key of its K_s, ``"Ks"`` (with a geometric stiffness) or ``"Kel"``."""
+        if self._plan is False:
+            red, asm = self.reducer, self.assembly
+            plan = None
+            if not any(b.has_user_inertia for b in asm.bodies) and \
+                    red.node_blocks() is not None:
+                ops = asm.body_operators
+                geo = any(o.prestress_matrices for o in ops)
+                if not (geo and any(o.body.material.rayleigh[1] for o in ops)):
+                    plan = "Ks" if geo else "Kel"
+            self._plan = plan
+        return self._plan
+
+    def _inertia_blocks(self, t: float, states, rb) -> Optional[InertiaBlocks]:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
         only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the scalar mass
         times a gdim x gdim matrix per node (``forms.inertia_coupling``), two matrix products
         where the matrices need three. None for other constraints, for stiffness-
         proportional damping together with a geometric stiffness, or when a body has user
-        mass, damping or time-dependent stiffness forms (``Body.add_form``)."""
+        mass, damping or time-dependent stiffness forms (``Body.add_form``). With a reduced
+        basis, None also when K_s has a geometric stiffness (it would be one more matrix to
+        combine at every state, where the matrix form needs none)."""
+        plan = self._blocks_plan()
+        if plan is None or (rb is not None and plan == "Ks"):
+            return None
         red, asm = self.reducer, self.assembly
-        if any(b.has_user_inertia for b in asm.bodies):
-            return None
-        segs = red.node_blocks()
-        if segs is None:
-            return None
-        ops = asm.at(t)
-        geo = any(o.mats.get("geometric") is not None for o in ops)
-        if geo and any(o.body.material.rayleigh[1] for o in ops):
-            return None
-        Ks = red.reduce(asm.structural(t), key="Ks" if geo else "Kel")
-        blocks = []
-        for o, seg, st in zip(ops, segs, asm.states(t)):
+        ops = asm.body_operators
+        if rb is not None:
+            Ks, Ws = rb.Kel, rb.W
+        else:
+            Ks = red.reduce(asm.structural(t, states), key=plan)
+            Ws = [o.coupling(st) for o, st in zip(ops, states)]
+        blocks, momentum = [], []
+        for o, seg, W in zip(ops, red.node_blocks(), Ws):
             g = o.body.gdim
-            W = frame_coupling(st.omega, st.alpha)
             a, b = o.body.material.rayleigh
-            blocks.append((seg, g, W["gyroscopic"][:g, :g] + a * np.eye(g),
-                           (W["spin_softening"] + W["angular_acceleration"])[:g, :g], b))
-        return InertiaBlocks(Ks=Ks, blocks=blocks)
+            Wg, Ww = W["gyroscopic"][:g, :g], W["spin_softening"][:g, :g]
+            blocks.append((seg, g, Wg + a * np.eye(g), Ww + W["angular_acceleration"][:g, :g],
+                           b))
+            momentum.append((seg, g, 0.5 * Wg, 0.5 * Wg + a * np.eye(g), Ww, b))
+        return InertiaBlocks(Ks=Ks, blocks=blocks, momentum=momentum)
 
     # -- nonlinear strain ---------------------------------------------------------------------
     def nonlinear_reduced(self, t: float, q: PETSc.Vec, force: bool = True,
@@ -341,26 +330,33 @@ class HamiltonSystem(SecondOrderSystem):
     coordinates (``theory.md`` sections 4 and 5); ``at(t)`` gives :class:`Hamiltonian`."""
 
     formulations = ("hamiltonian",)
+    formed_on_read = {"C": "C", "K": "K", "Kpot": "K", "Gp": "Gp", "Kh": "Kw"}
 
-    def _form(self, t, M, C, K, Kel, version) -> Hamiltonian:
+    def _form(self, t, states, rb, version) -> Hamiltonian:
         asm, red = self.assembly, self.reducer
-        Gy = red.reduce(asm.gyroscopic(t), key="Gyro")
+        M, C, K, Kel = self._matrices(t, states, rb)
         old = self._ops
-        Gp = Gy.copy(old.Gp, structure=SAME) if old is not None else Gy.copy()
-        Gp.scale(0.5)
-        Dm = asm.rayleigh()
-        s = Hamiltonian(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None, blocks=None,
-                        version=version, Gp=Gp,
-                        D=red.reduce(Dm, key="D") if Dm is not None else None,
-                        Kh=red.reduce(asm.stiffness(t, angular_acceleration=False), key="Kw"),
-                        Gq=old.Gq if old is not None else None)
+        if rb is not None:
+            Gp, D, Kh = rb.out("Gp"), rb.D, rb.out("Kw")
+        else:
+            Gy = red.reduce(asm.gyroscopic(t, states=states), key="Gyro")
+            Gp = Gy.copy(old.Gp, structure=SAME) if old is not None else Gy.copy()
+            Gp.scale(0.5)
+            Dm = asm.rayleigh()
+            D = red.reduce(Dm, key="D") if Dm is not None else None
+            Kh = red.reduce(asm.stiffness(t, angular_acceleration=False, states=states),
+                            key="Kw")
+        s = Hamiltonian(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
+                        blocks=self._inertia_blocks(t, states, rb),
+                        version=version, Gp=Gp, D=D, Kh=Kh,
+                        Gq=old.Gq if old is not None else None, formed=self._formed(rb))
         if old is not None:
             s.pi0, s.h, s.fa = old.pi0, old.h, old.fa
         if red.rheonomic:
-            self._rheonomic(t, s)
+            self._rheonomic(t, s, states)
         return s
 
-    def _rheonomic(self, t: float, s: Hamiltonian) -> None:
+    def _rheonomic(self, t: float, s: Hamiltonian, states) -> None:
         """The A-dot terms with Delta = A(t) q + a0(t): the momentum P = A^T p,
         P' = A^T (dL/dDelta + Q) + A'^T p gives
 
@@ -369,7 +365,7 @@ class HamiltonSystem(SecondOrderSystem):
             G_q = A^T (G_p + D) A - A'^T M A,
             K_h,r = A^T K_h A + A^T (G_p + D) A' - A'^T M A' - A'^T G_p A."""
         asm, red, w = self.assembly, self.reducer, self._work
-        M, Cf, G = asm.mass(), asm.damping(t), asm.gyroscopic(t)
+        M, Cf, G = asm.mass(), asm.damping(t, states=states), asm.gyroscopic(t, states=states)
         MAd = red.reduce_with(M, red.A_dot, "M.Ad")     # A^T M A'
         GAd = red.reduce_with(G, red.A_dot, "G.Ad")     # A^T G A'
         CAd = red.reduce_with(Cf, red.A_dot, "C.Ad")    # A^T (G + D) A'
@@ -387,23 +383,23 @@ class HamiltonSystem(SecondOrderSystem):
         s.Kh.axpy(-1.0, AdMAd, structure=SUB)
         s.Kh.axpy(0.5, GAdT, structure=SUB)   # - A'^T G_p A = + (A^T G_p A')^T
 
-    def _vectors(self, t: float, s: Hamiltonian) -> None:
+    def _vectors(self, t: float, s: Hamiltonian, states) -> None:
         """pi0, h, fa with the prescribed part a0(t) folded in: pi0 = A^T w,
         h = A^T (h + K_h a0 + (G_p + D) a0') - A'^T w, fa = A^T f_a."""
         asm, red = self.assembly, self.reducer
-        full = asm.hamilton_vectors(t)
+        full = asm.hamilton_vectors(t, states)
         w, h = full["pi0"], full["h"]
         if red.prescribed:
             tmp = self._vec("tmp")
-            G = asm.gyroscopic(t)
+            G = asm.gyroscopic(t, states=states)
             G.mult(red.a0, tmp)
             w.axpy(0.5, tmp)
-            asm.stiffness(t, angular_acceleration=False).mult(red.a0, tmp)
+            asm.stiffness(t, angular_acceleration=False, states=states).mult(red.a0, tmp)
             h.axpy(1.0, tmp)
             if red.a0_dot is not None:
                 asm.mass().mult(red.a0_dot, tmp)
                 w.axpy(1.0, tmp)
-                asm.damping(t).mult(red.a0_dot, tmp)  # (G + D) a0'
+                asm.damping(t, states=states).mult(red.a0_dot, tmp)  # (G + D) a0'
                 h.axpy(1.0, tmp)
                 G.mult(red.a0_dot, tmp)
                 h.axpy(-0.5, tmp)
