@@ -12,8 +12,7 @@ from typing import Dict
 import numpy as np
 
 from . import checks
-from .casefile import CaseError, dotted
-from .cases import WORD_ARGUMENTS
+from .casefile import WORD_ARGUMENTS, CaseError, dotted
 
 __all__ = ["build"]
 

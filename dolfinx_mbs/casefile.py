@@ -29,6 +29,9 @@ def _toml():
                               "tomli package (pip install tomli)") from None
     return tomllib
 
+#: arguments of the material and frame classes that are words, not expressions
+WORD_ARGUMENTS = {"plane"}
+
 
 class CaseError(ValueError):
     """A case that cannot be run as written: the message starts with ``file:line:`` (or

@@ -47,7 +47,7 @@ from typing import Dict, Iterable, Optional, Tuple
 import numpy as np
 
 from . import checks
-from .casefile import CaseError, CaseText, dotted
+from .casefile import WORD_ARGUMENTS, CaseError, CaseText, dotted
 from .expressions import RESERVED, Expression, ExpressionError
 
 __all__ = ["Case", "CaseError", "MATERIALS", "FRAMES", "ANALYSES"]
@@ -73,8 +73,6 @@ _ANALYSIS = {"static": {"t", "probes"},
              "campbell": {"speeds", "n", "t", "engine_orders", "shift"},
              "transient": {"t_end", "dt", "t0", "formulation", "probes", "start",
                            "spectral_radius", "options", "energy"}}
-#: arguments of the material and frame classes that are words, not expressions
-WORD_ARGUMENTS = {"plane"}
 
 
 def _signature(cls) -> Tuple[str, ...]:
