@@ -18,38 +18,14 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+from seed003c import rod_closed_forms, static_tip, tip_excitation  # noqa: E402
 CASES = ROOT / "demos" / "cases"
-L, E = 1.0, 210e9
 AREAS = (1e-5, 2e-5, 4e-5, 6e-5)
 MASSES = (1.0, 0.5, 0.25)
 SPINS = (15.0, 300.0)
 EXCITATIONS = (100.0, 200.0, 300.0)  # rad/s: 50/pi, 100/pi, 150/pi Hz
 BASE = dict(A=2e-5, mass=1.0, spin=15.0, F0=1000.0)  # the excitation case's parameters
-
-
-def rod(A, mass, spin):
-    """Tip elongation and first axial frequency (theory.md 6)."""
-    rho = mass / (A * L)
-    beta = spin * np.sqrt(rho / E)
-    return np.tan(beta * L) / beta - L, np.sqrt(E / rho * (np.pi / (2 * L))**2 - spin**2)
-
-
-def static_tip(A, mass, spin, F0):
-    """Tip displacement under a static axial end force F0 on the spinning rod."""
-    b = spin * np.sqrt(mass / (A * L) / E)
-    return F0 * np.tan(b * L) / (E * A * b)
-
-
-def tip_excitation(t, A, mass, spin, F0, w, n_modes=400):
-    """Tip displacement from rest under F0 sin(w t) (modal series; its quasi-static part in
-    closed form, F0 tan(kL)/(EAk) sin(wt), k^2 = rho (w^2 + spin^2)/E)."""
-    rho = mass / (A * L)
-    k = (2 * np.arange(1, n_modes + 1) - 1) * np.pi / (2 * L)
-    wn = np.sqrt(E / rho * k**2 - spin**2)
-    kap = np.sqrt(rho * (w**2 + spin**2) / E)
-    quasi = F0 * np.tan(kap * L) / (E * A * kap)
-    free = 2 * F0 * w / (rho * A * L * wn * (wn**2 - w**2))
-    return quasi * np.sin(w * t) - np.sin(np.outer(t, wn)) @ free, quasi
 
 
 def sweep(case, sets, out, args, plot):
@@ -82,7 +58,7 @@ def main():
         s = r["set"]
         A, m, W = s["parameters.A"], s["parameters.mass"], s["parameters.spin"]
         assert r["status"] == "ok", r
-        tip, w1 = rod(A, m, W)
+        tip, (w1,) = rod_closed_forms(A, m, W, n=1)
         fe_tip = r["results"]["static"]["tip"]["x"]
         fe_w1 = r["results"]["frequencies"]["w1"]
         table.append((A, m, W, fe_w1, w1, abs(fe_w1 / w1 - 1), fe_tip, tip,
@@ -205,7 +181,7 @@ def _plot(table, histories, u_st, path):
             ax[1].plot(tab[sel, 0] * 1e5, tab[sel, 6] * 1e3, mk, color=c, mfc="none",
                        label=f"m = {m:g} kg, Omega = {W:g}")
             a = np.linspace(AREAS[0], AREAS[-1], 100)
-            ex = np.array([rod(x, m, W) for x in a])
+            ex = np.array([(lambda r: (r[0], r[1][0]))(rod_closed_forms(x, m, W, n=1)) for x in a])
             ax[0].plot(a * 1e5, ex[:, 1], "-", color=c, lw=0.8)
             ax[1].plot(a * 1e5, ex[:, 0] * 1e3, "-", color=c, lw=0.8)
     ax[0].set(xlabel="A (1e-5 m^2)", ylabel="w1 (rad/s)", title="first axial frequency")

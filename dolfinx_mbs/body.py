@@ -409,11 +409,16 @@ class Body:
         bs = self.gdim
         if not self._point_loads:
             return
-        # evaluated on every rank (not only the owner's): an error of the user's function, or
-        # a non-finite value, is then raised on all ranks
-        with checks.collective(self.comm, f"point load of body {self.name!r} at "
-                                          f"t={state.t:g}"):
-            values = [ld.value(state) for ld, _ in self._point_loads]
+        # the user's functions are evaluated on every rank (not only the owner's), under one
+        # guard: their error, or a non-finite value, is raised on all ranks; constant values
+        # need neither (no collective per state)
+        if any(ld.fn is not None for ld, _ in self._point_loads):
+            with checks.collective(self.comm, f"point load of body {self.name!r} at "
+                                              f"t={state.t:g}"):
+                values = [ld.value(state) for ld, _ in self._point_loads]
+        else:
+            values = [ld.value(state) if node is not None else None
+                      for ld, node in self._point_loads]
         for (_, node), val in zip(self._point_loads, values):
             if node is not None:
                 with b.localForm() as bl:

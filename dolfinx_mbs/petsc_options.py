@@ -83,12 +83,13 @@ class SolverOptions:
                     sub.setUp()
 
 
-def direct_lu(ksp: PETSc.KSP) -> None:
-    """Make ``ksp`` a direct solve: LU factorization, by MUMPS where PETSc has it (the
-    package's one default solver; the options database may change it)."""
+def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:
+    """Make ``ksp`` a direct solve: LU factorization (or ``factorization``, e.g. Cholesky), by
+    MUMPS where PETSc has it (the package's one default solver; the options database may
+    change it)."""
     ksp.setType(PETSc.KSP.Type.PREONLY)
     pc = ksp.getPC()
-    pc.setType(PETSc.PC.Type.LU)
+    pc.setType(factorization)
     try:
         pc.setFactorSolverType("mumps")
     except PETSc.Error:  # pragma: no cover

@@ -31,6 +31,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from .forms import unit_spin_cases
+from .operators import combine
 
 __all__ = ["ReducedBasis"]
 
@@ -182,19 +183,7 @@ class ReducedBasis:
         holds them already."""
         out, terms = self.out(name), self._terms[name]
         if self._formed.get(name) != terms:
-            _combine(out, [(c, self._ingredient(k)) for c, k in terms])
+            combine(out, [(c, self._ingredient(k)) for c, k in terms])
             self._formed[name] = terms
         return out
 
-
-def _combine(out: PETSc.Mat, terms) -> None:
-    """out = sum of c X over ``terms`` (one pattern); zero for no terms."""
-    if not terms:
-        out.zeroEntries()
-        return
-    (c0, X0), rest = terms[0], terms[1:]
-    X0.copy(out, structure=SAME)
-    if c0 != 1.0:
-        out.scale(c0)
-    for c, X in rest:
-        out.axpy(c, X, structure=SAME)

@@ -91,13 +91,7 @@ class StaticSolver:
         solve); -1 when MUMPS is not available."""
         if self._inertia_ksp is None:
             ksp = PETSc.KSP().create(self.comm)
-            ksp.setType(PETSc.KSP.Type.PREONLY)
-            pc = ksp.getPC()
-            pc.setType(PETSc.PC.Type.CHOLESKY)
-            try:
-                pc.setFactorSolverType("mumps")
-            except PETSc.Error:  # pragma: no cover
-                return -1
+            direct_lu(ksp, PETSc.PC.Type.CHOLESKY)
             self._inertia_ksp = ksp
         S = Kr.transpose(PETSc.Mat())
         S.axpy(1.0, Kr)   # Kr + Kr^T: the same inertia as the symmetric part
