@@ -24,7 +24,7 @@ def skew(w: Sequence[float]) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def _vee(W: np.ndarray) -> np.ndarray:
+def vee(W: np.ndarray) -> np.ndarray:
     """Axial vector of the skew part of a 3x3 matrix (inverse of :func:`skew`)."""
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 

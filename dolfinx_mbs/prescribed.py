@@ -13,7 +13,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from . import checks
-from .frame_base import Frame, FrameState, _vee, rotation_about
+from .frame_base import Frame, FrameState, rotation_about, vee
 
 
 # --- numerical differentiation -------------------------------------------------------------
@@ -75,7 +75,7 @@ def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndar
     return d1, d2
 
 
-def _cached(state_fn):
+def cached_state(state_fn):
     """Memoize ``state(t)`` of frames whose derivatives are computed numerically: a time step
     asks for the same few times many times (FrameState is immutable, so sharing is safe)."""
     import functools
@@ -152,7 +152,7 @@ class Prescribed(Frame):
             return np.zeros(3)
         return checks.point3(self._origin(t), f"origin(t={t:g})")
 
-    @_cached
+    @cached_state
     def state(self, t: float) -> FrameState:
         t = checks.real(t, "t")
         R = self._R(t)
@@ -166,8 +166,8 @@ class Prescribed(Frame):
         if np.abs(sym).max() > 1e-6 * (np.abs(W).max() + 1.0 / self.time_scale):
             raise ValueError(f"rotation is not a smooth family of rotations near t={t:g}: "
                              f"R^T dR/dt has a symmetric part of size {np.abs(sym).max():.2e}")
-        omega = _vee(W)
-        alpha = _vee(dR.T @ dR + R.T @ ddR)
+        omega = vee(W)
+        alpha = vee(dR.T @ dR + R.T @ ddR)
         r = self._r(t)
         if self._origin is None:
             v = np.zeros(3)
@@ -207,7 +207,7 @@ class Planar(Prescribed):
         th = checks.real(self.theta(t), f"theta(t={t:g})")
         return rotation_about((0.0, 0.0, 1.0), th)
 
-    @_cached
+    @cached_state
     def state(self, t: float) -> FrameState:
         t = checks.real(t, "t")
         h0 = 0.1 * self.time_scale

@@ -26,7 +26,7 @@ import numpy as np
 
 from . import checks
 from .frame_base import Frame, FrameState
-from .prescribed import _cached
+from .prescribed import cached_state
 
 __all__ = ["Sampled"]
 
@@ -250,7 +250,7 @@ class Sampled(Frame):
         alpha = 2.0 * _qvec_conj_mul(p, ddp) / n2 - 4.0 * float(p @ dp) * w_p / n2**2
         return _quat_matrix(p / np.sqrt(n2)), omega, alpha
 
-    @_cached
+    @cached_state
     def state(self, t: float) -> FrameState:
         """The frame's state at ``t`` (s), within the sampled times."""
         tc = self._check_time(t)
