@@ -19,7 +19,7 @@ from petsc4py import PETSc
 from . import compat
 from .petsc_options import direct_lu
 
-__all__ = ["Form", "second_order_residual", "SecondOrderForm", "LinearStep", "small_lu",
+__all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep", "small_lu",
            "cheapest_lu", "SMALL_LU"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
@@ -85,6 +85,29 @@ def second_order_residual(s, U, V, A, F, work) -> None:
     else:
         kr.Ks.multAdd(U, F, F)
     F.axpy(-1.0, s.f)
+
+
+def reduced_initial(system, x, name: str) -> PETSc.Vec:
+    """A reduced vector of ``system`` from None (zero), a PETSc Vec in full or reduced layout,
+    or per-body Functions (``name``: the argument, for the error)."""
+    q = system.create_reduced_vec()
+    q.set(0.0)
+    if x is None:
+        return q
+    if isinstance(x, PETSc.Vec):
+        if x.getSize() == q.getSize():
+            x.copy(q)
+            return q
+        system.restrict(x, q)
+        return q
+    funcs = x if isinstance(x, (list, tuple)) else [x]
+    bodies = system.bodies
+    if len(funcs) != len(bodies):
+        raise ValueError(f"{name}: give one Function per body ({len(bodies)})")
+    space = system.space
+    full = space.gather([compat.petsc_vec(f) for f in funcs], space.create_vec())
+    system.restrict(full, q)
+    return q
 
 
 class LinearStep:
@@ -155,26 +178,8 @@ class Form:
 
     def initial(self, x, name: str) -> PETSc.Vec:
         """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
-        per-body Functions."""
-        red = self.system
-        q = red.create_reduced_vec()
-        q.set(0.0)
-        if x is None:
-            return q
-        if isinstance(x, PETSc.Vec):
-            if x.getSize() == q.getSize():
-                x.copy(q)
-                return q
-            red.restrict(x, q)
-            return q
-        funcs = x if isinstance(x, (list, tuple)) else [x]
-        bodies = self.system.bodies
-        if len(funcs) != len(bodies):
-            raise ValueError(f"{name}: give one Function per body ({len(bodies)})")
-        space = self.system.space
-        full = space.gather([compat.petsc_vec(f) for f in funcs], space.create_vec())
-        red.restrict(full, q)
-        return q
+        per-body Functions (:func:`reduced_initial`)."""
+        return reduced_initial(self.system, x, name)
 
     def set_up_snes(self) -> None:
         """One linear solve per step (:class:`LinearStep`), Newton for nonlinear strain."""

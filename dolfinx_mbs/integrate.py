@@ -45,7 +45,8 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
-from . import checks
+from . import checks, dense_run
+from .dense_exact import LoadBasis
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
@@ -84,6 +85,8 @@ class Result:
         steps: number of time steps taken.
         reactions: {constraint name: (n_steps + 1, gdim)} resultant constraint force on its
             body, global components (N), when asked for.
+        stepper: the path that stepped: ``"ts"``, ``"dense"`` or ``"exact"`` (``ts_type`` is
+            then the scheme's TS name, or ``"expm"``).
     """
 
     times: np.ndarray
@@ -93,6 +96,7 @@ class Result:
     ts_type: str
     steps: int
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    stepper: str = "ts"
 
 
 def integrate(system, t_end: float, dt: float, formulation: str = "second-order",
@@ -101,7 +105,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
               spectral_radius: Optional[float] = None,
               progress: bool = True, options: Optional[Dict[str, object]] = None,
               prefix: str = "mbs_", reactions=False,
-              energy: bool = True, callback=None) -> Result:
+              energy: bool = True, callback=None, stepper: str = "auto",
+              load_degree: int = 2, load_frequencies: Sequence[float] = ()) -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
     Args:
@@ -134,6 +139,21 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         callback: ``callback(t, u, v)``, called at every output time with the full
             displacement and velocity (PETSc Vecs in the full layout, valid during the call),
             collectively on every rank.
+        stepper: ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators gathered
+            as dense arrays on every rank (:mod:`dolfinx_mbs.dense_run`; the same steps to
+            round-off, without TS's per-step cost; linear systems without multipliers or
+            velocity constraints); ``"exact"``: for a frame state constant in time, the exact
+            solution of the linear equations at the steps (matrix exponential; loads in the
+            span of ``load_degree`` and ``load_frequencies``), whatever ``dt``; ``"auto"``:
+            ``"dense"`` for a linear system of at most :data:`dolfinx_mbs.dense.DENSE_MAX`
+            unknowns when no PETSc option under ``prefix`` is given, else ``"ts"``. The log
+            (INFO) states the path taken.
+        load_degree, load_frequencies: the time functions the dense paths fit the loads on
+            where the frame state is constant (polynomials of degree <= ``load_degree`` and the
+            sine and cosine of each angular frequency, rad/s): with ``"exact"`` the loads must
+            lie in their span (checked: an error otherwise); with ``"dense"`` a fit that holds
+            to round-off saves the load assembly at each step, otherwise the loads are
+            assembled at each step.
 
     Returns:
         A :class:`Result`; each body's ``u`` holds the final displacement.
@@ -160,11 +180,22 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
+    basis = LoadBasis(load_degree, load_frequencies)
+    path = dense_run.choose(system, formulation, stepper, options, prefix)
+    if formulation not in getattr(system, "formulations", ()):
+        raise ValueError(f"formulation {formulation!r} does not apply to a "
+                         f"{type(system).__name__} (it takes {system.formulations})")
+    oargs = _observers_args(probes, output, output_every, progress, reactions, energy,
+                            callback)
+    if path != "ts":
+        times, watch, scheme, steps = dense_run.run(
+            system, formulation, path, t0, t_end, dt, (u0, v0, p0), oargs, spectral_radius,
+            basis)
+        return _result(times, watch, system, formulation, scheme, steps, path)
+    log.info("integrate: ts path (PETSc TS), %s, %d unknowns", formulation, system.n_reduced)
     kind = "multipliers" if system.has_multipliers else "maggi"
     opts = _run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
-    return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts,
-                _observers_args(probes, output, output_every, progress, reactions, energy,
-                                callback))
+    return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts, oargs)
 
 
 def _run_options(prefix: str, formulation: str, constraints: str,
@@ -194,53 +225,13 @@ def _run_options(prefix: str, formulation: str, constraints: str,
     return SolverOptions(prefix, defaults, options)
 
 
-#: the observers that see a step before the bodies' displacement is set (the finiteness
-#: check reads the energies)
-FIRST = ("energy", "finite")
-#: the observers whose values make the CSV row after the time, in this order
-CSV_ORDER = ("probes", "energy", "reactions")
-
-
 def _observers_args(probes, output, output_every, progress, reactions, energy, callback):
     return dict(probes=probes, output=output, output_every=output_every, progress=progress,
                 reactions=reactions, energy=energy, callback=callback)
 
 
-def _observers(system, formulation, ts_type, n_steps, a):
-    """The run's observers, in the order they see a step (the finiteness check right after
-    the energies it reads, the CSV row assembled from the others' columns)."""
-    out = {}
-    if a["energy"]:
-        out["energy"] = obs.Energies(system)
-    out["finite"] = obs.Finite(out.get("energy"))
-    if a["callback"] is not None:
-        out["callback"] = obs.Callback(system, a["callback"])
-    if a["probes"]:
-        out["probes"] = obs.ProbeHistory(system.bodies, a["probes"])
-    rc = a["reactions"]
-    if rc:
-        if rc is True:
-            rc = list(system.constraints)
-        else:
-            rc = list(rc)
-            for c in rc:
-                if not any(c is k for k in system.constraints):
-                    raise ValueError(f"reactions: {c!r} is not a constraint of this model")
-        out["reactions"] = obs.Reactions(system, rc)
-    if a["output"] is not None:
-        cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
-        out["csv"] = obs.Csv(a["output"] + ".csv", cols, system.comm)
-        out["fields"] = obs.Fields(system.bodies, a["output"], a["output_every"])
-    if a["progress"]:
-        out["progress"] = obs.Progress(system.comm, n_steps, f"{formulation} ({ts_type})")
-    return out
-
-
 def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> Form:
     """The form of ``formulation`` on ``system``, set on ``ts``."""
-    if formulation not in getattr(system, "formulations", ()):
-        raise ValueError(f"formulation {formulation!r} does not apply to a "
-                         f"{type(system).__name__} (it takes {system.formulations})")
     if hasattr(system, "basis"):
         return VelocityForm(system, ts, opts, t0)
     cls = {"second-order": SecondOrderForm, "first-order": FirstOrderForm,
@@ -270,7 +261,7 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
                 ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
             form.J.setNearNullSpace(system.near_nullspace())  # rigid-body modes for multigrid
         x0 = form.initial_state(t0, q0, v0, p0)
-        watch = _observers(system, formulation, ts.getType(), n_steps, oargs)
+        watch = obs.make_observers(system, f"{formulation} ({ts.getType()})", n_steps, oargs)
     except BaseException:
         form.destroy()
         raise
@@ -283,14 +274,7 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
         q, v = form.state(t, need_v=need_v)
         step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form,
                         Mv=form.mass_velocity if need_v else None)
-        values = {k: watch[k].observe(step) for k in FIRST if k in watch}
-        system.expand(q, out=full)  # the bodies' u at t: what the observers below read
-        system.space.scatter(full, funcs)
-        for name, o in watch.items():
-            if name == "csv":
-                o.write(t, [x for k in CSV_ORDER for x in values.get(k, ())])
-            elif name not in FIRST:
-                values[name] = o.observe(step)
+        obs.notify(watch, step, system, full, funcs)
         times.append(t)
 
     ts.setMonitor(monitor)
@@ -319,6 +303,10 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     if reason < 0:
         raise RuntimeError(f"time integration diverged at t={t_fail:g}: TS "
                            f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
+    return _result(times, watch, system, formulation, ts_type, steps, "ts")
+
+
+def _result(times, watch, system, formulation, ts_type, steps, stepper) -> Result:
     pr = watch.get("probes")
     dim = pr.probes.dim if pr else system.bodies[0].gdim
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
@@ -327,4 +315,4 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=formulation, ts_type=ts_type, steps=steps,
-                  reactions={k: np.array(v) for k, v in rhist.items()})
+                  reactions={k: np.array(v) for k, v in rhist.items()}, stepper=stepper)

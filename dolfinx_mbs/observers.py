@@ -20,7 +20,13 @@ from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from .reactions import resultants
 
 __all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "Callback",
-           "Fields", "Csv", "Progress"]
+           "Fields", "Csv", "Progress", "make_observers", "notify", "FIRST", "CSV_ORDER"]
+
+#: the observers that see a step before the bodies' displacement is set (the finiteness
+#: check reads the energies)
+FIRST = ("energy", "finite")
+#: the observers whose values make the CSV row after the time, in this order
+CSV_ORDER = ("probes", "energy", "reactions")
 
 
 @dataclasses.dataclass
@@ -35,6 +41,8 @@ class Step:
         u: the full displacement (Vec, also scattered into the bodies' ``u``).
         form: the run's formulation object (:mod:`dolfinx_mbs.formulations`).
         Mv: M v where the form has it at hand (Hamilton's momentum balance), else None.
+        dense: on the dense path (:mod:`dolfinx_mbs.dense_run`), (q, v, operators) as numpy
+            arrays on every rank, else None.
     """
 
     index: int
@@ -44,13 +52,16 @@ class Step:
     u: PETSc.Vec
     form: object
     Mv: Optional[PETSc.Vec] = None
+    dense: Optional[tuple] = None
 
 
 class Observer:
-    """Base class: ``columns`` of the CSV, ``observe(step)`` returning their values."""
+    """Base class: ``columns`` of the CSV, ``observe(step)`` returning their values;
+    ``needs_u``: it reads the bodies' displacement (set before it sees the step)."""
 
     columns: List[str] = []
     needs_velocity = False
+    needs_u = False
 
     def observe(self, step: Step) -> List[float]:  # pragma: no cover - abstract
         return []
@@ -121,6 +132,8 @@ class Energies(Observer):
 class ProbeHistory(Observer):
     """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`)."""
 
+    needs_u = True
+
     def __init__(self, bodies: Sequence, probes: Sequence):
         self.probes = Probes(bodies, list(probes))
         self.columns = probe_columns(self.probes.n, self.probes.dim)
@@ -169,6 +182,7 @@ class Callback(Observer):
     """``fn(t, u, v)`` with the full displacement and velocity (valid during the call)."""
 
     needs_velocity = True
+    needs_u = True
 
     def __init__(self, system, fn: Callable):
         self.system, self.fn = system, fn
@@ -183,6 +197,8 @@ class Callback(Observer):
 class Fields(Observer):
     """Every ``every``-th step, each body's displacement and global motion to its field file
     (:class:`dolfinx_mbs.io.MotionWriter`), with the frames' state at the step's time."""
+
+    needs_u = True
 
     def __init__(self, bodies: Sequence, stem: str, every: int):
         self.writer = MotionWriter(bodies, stem)
@@ -231,3 +247,52 @@ class Progress(Observer):
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def make_observers(system, label: str, n_steps: int, a: dict, energies=None,
+                   probes=None) -> Dict[str, Observer]:
+    """The run's observers from :func:`dolfinx_mbs.integrate.integrate`'s arguments ``a``
+    (probes, output, output_every, progress, reactions, energy, callback), in the order they
+    see a step (the finiteness check right after the energies it reads, the CSV row assembled
+    from the others' columns). ``energies``, ``probes``: other observers of the energies and
+    the probes (``energies(system)``, ``probes(bodies, points)``; the dense path's)."""
+    out: Dict[str, Observer] = {}
+    if a["energy"]:
+        out["energy"] = (energies or Energies)(system)
+    out["finite"] = Finite(out.get("energy"))
+    if a["callback"] is not None:
+        out["callback"] = Callback(system, a["callback"])
+    if a["probes"]:
+        out["probes"] = (probes or ProbeHistory)(system.bodies, a["probes"])
+    rc = a["reactions"]
+    if rc:
+        if rc is True:
+            rc = list(system.constraints)
+        else:
+            rc = list(rc)
+            for c in rc:
+                if not any(c is k for k in system.constraints):
+                    raise ValueError(f"reactions: {c!r} is not a constraint of this model")
+        out["reactions"] = Reactions(system, rc)
+    if a["output"] is not None:
+        cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
+        out["csv"] = Csv(a["output"] + ".csv", cols, system.comm)
+        out["fields"] = Fields(system.bodies, a["output"], a["output_every"])
+    if a["progress"]:
+        out["progress"] = Progress(system.comm, n_steps, label)
+    return out
+
+
+def notify(watch: Dict[str, Observer], step: Step, system, full: PETSc.Vec, funcs,
+           set_u: bool = True) -> None:
+    """Pass ``step`` to the observers in order: those of :data:`FIRST`, then (the bodies'
+    ``u`` set from ``step.q`` when ``set_u``) the others, the CSV row last of its columns."""
+    values = {k: watch[k].observe(step) for k in FIRST if k in watch}
+    if set_u:
+        system.expand(step.q, out=full)  # the bodies' u at t: what the observers below read
+        system.space.scatter(full, funcs)
+    for name, o in watch.items():
+        if name == "csv":
+            o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
+        elif name not in FIRST:
+            values[name] = o.observe(step)

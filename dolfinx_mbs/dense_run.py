@@ -1,0 +1,232 @@
+"""The dense path of :func:`dolfinx_mbs.integrate.integrate`: small systems stepped in dense
+form, replicated on every rank, with the run's observers.
+
+``stepper="dense"`` steps with the TS path's own schemes (:mod:`dolfinx_mbs.dense`: the same
+results up to round-off, without the per-step cost of PETSc TS and its callbacks);
+``stepper="exact"`` propagates a system whose frame state is constant in time by matrix
+exponentials (:mod:`dolfinx_mbs.dense_exact`): exact for loads in the span of polynomials and
+the sinusoids of ``load_frequencies``. ``"auto"`` takes the dense path for a small linear
+system (:data:`dolfinx_mbs.dense.DENSE_MAX` unknowns) unless PETSc options were given.
+
+The observers are those of the TS path, but for two that read the reduced state directly:
+:class:`DenseEnergies` (the energies from the dense operators) and :class:`ProbeMatrix` (the
+probes as a matrix applied to q, found once by expanding the unit vectors; probes read the
+bodies' fields where the constraints prescribe motion). The bodies' ``u`` are set at the steps
+only for observers that read them (fields, callback, probes of prescribed motion), and at the
+end of the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import List
+
+import numpy as np
+from petsc4py import PETSc
+
+from . import observers as obs
+from .dense import DENSE_MAX, SCHEMES, DenseOperators
+from .dense_exact import Exact, LoadBasis
+from .formulations import reduced_initial
+from .io import Probes, probe_columns
+
+__all__ = ["STEPPERS", "choose", "step_times", "run", "DenseEnergies", "ProbeMatrix"]
+
+log = logging.getLogger(__name__)
+
+STEPPERS = ("auto", "ts", "dense", "exact")
+
+
+def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
+    """The path of a run: ``"ts"``, ``"dense"`` or ``"exact"`` (``stepper`` checked; a
+    dense stepper asked for a system it cannot step raises, on every rank)."""
+    if stepper not in STEPPERS:
+        raise ValueError(f"stepper must be one of {STEPPERS}, got {stepper!r}")
+    why = None
+    if system.has_multipliers:
+        why = "Lagrange multipliers (constraints='multipliers')"
+    elif hasattr(system, "basis"):
+        why = "velocity constraints"
+    elif system.nonlinear:
+        why = "nonlinear strain (stiffening='nonlinear')"
+    if stepper == "auto":
+        given = {k for k in (options or {}) if k != "ts_alpha_radius"}
+        given |= {k for k in PETSc.Options().getAll() if k.startswith(prefix)}
+        small = system.n_reduced <= DENSE_MAX
+        return "dense" if why is None and small and not given else "ts"
+    if stepper != "ts" and why is not None:
+        raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "
+                         "(stepper='ts' or 'auto')")
+    return stepper
+
+
+def step_times(t0: float, t_end: float, dt: float) -> List[float]:
+    """The times the TS path steps to (fixed steps of ``dt``, the last one ending at
+    ``t_end``: PETSc's ``TS_EXACTFINALTIME_MATCHSTEP``), accumulated as PETSc does."""
+    out, t = [], t0
+    tol = 1e-10 * dt  # as PETSc's TSAdapt, no sliver of a step before t_end
+    while t < t_end - tol:
+        h = dt if t + dt < t_end - tol else t_end - t
+        t = t_end if h == t_end - t else t + h
+        out.append(t)
+    return out
+
+
+class DenseEnergies(obs.Energies):
+    """:class:`~dolfinx_mbs.observers.Energies` from the dense operators of the step
+    (``Step.dense``), with no product of the system's matrices."""
+
+    def observe(self, step):
+        q, v, ops = step.dense
+        o = ops.at(step.t)
+        kin = 0.5 * float(v @ (o.M @ v))
+        ela = 0.5 * float(q @ (o.Kel @ q))
+        pot = 0.5 * float(q @ (o.Kpot @ q))
+        jac = kin + pot - float(q @ o.f)
+        power = float(v @ o.f)
+        if self._t is not None:
+            self._work += 0.5 * (power + self._power) * (step.t - self._t)
+        self._power, self._t = power, step.t
+        row = [kin, ela, pot, jac, self._work]
+        for k, x in zip(self.columns, row):
+            self.history[k].append(x)
+        self.last = (kin, ela)
+        return row
+
+
+class ProbeMatrix(obs.Observer):
+    """The probes as P q: P found once, by expanding each unit vector of the reduced
+    coordinates and evaluating the probes (exact: the expansion A q is linear). For systems
+    without prescribed motion (a0 = 0)."""
+
+    def __init__(self, system, points):
+        self.probes = Probes(system.bodies, list(points))
+        self.columns = probe_columns(self.probes.n, self.probes.dim)
+        self.values: List[np.ndarray] = []
+        q, full = system.create_reduced_vec(), system.space.create_vec()
+        funcs = [b.u for b in system.bodies]
+        r0, r1 = q.getOwnershipRange()
+        cols = []
+        for i in range(system.n_reduced):
+            q.zeroEntries()
+            if r0 <= i < r1:
+                q.setValue(i, 1.0)
+            q.assemble()
+            system.expand(q, out=full, homogeneous=True)
+            system.space.scatter(full, funcs)
+            cols.append(self.probes.evaluate().reshape(-1))
+        self.P = np.array(cols).T
+
+    def observe(self, step):
+        pv = (self.P @ step.dense[0]).reshape(self.probes.n, self.probes.dim)
+        self.values.append(pv)
+        return pv.reshape(-1).tolist()
+
+
+class _Form:
+    """What the observers ask of a run's form (work vectors, the acceleration of reactions),
+    on the dense operators."""
+
+    def __init__(self, q: PETSc.Vec, run):
+        self.work, self.work2 = q.duplicate(), q.duplicate()
+        self.run = run
+
+    def acceleration(self, t, q, v, out):
+        """q'' from M q'' = f - C q' - K q at the run's state."""
+        o, r = self.run.ops.at(t), self.run
+        a = np.linalg.solve(o.M, o.f - o.C @ r.v - o.K @ r.q)
+        out.getArray()[:] = a[r.r0:r.r1]
+        return out
+
+
+class _Run:
+    """One dense run's state: the scheme, the operators, the reduced vectors."""
+
+    def __init__(self, system, formulation, kind, t0, t_end, n_steps, radius, basis, oargs):
+        self.system = system
+        self.ops = DenseOperators(system, formulation, oargs["energy"],
+                                  bool(oargs["reactions"]))
+        system.forget()  # the frames and loads as they are now
+        fit = None
+        if self.ops.constant_frame() and (kind == "exact" or 2 * n_steps > 2 * basis.m + 4):
+            fit = self.ops.fit_loads(basis, t0, t_end)
+        if kind == "exact":
+            if not self.ops.constant_frame():
+                raise ValueError("stepper='exact' needs a frame state constant in time (time-"
+                                 "invariant frames, fixed constraints, linear strain); use "
+                                 "stepper='dense'")
+            if fit is None or not fit.exact:
+                raise ValueError(
+                    "stepper='exact': the loads over [t0, t_end] are not in the span of "
+                    f"{basis.describe()} (fit residual {fit.residual:.2e} of the largest load): "
+                    "give load_degree= and load_frequencies= (rad/s) that span them, or use "
+                    "stepper='dense'")
+            self.scheme = Exact(self.ops, formulation, t0)
+        else:
+            self.scheme = SCHEMES[formulation](self.ops, radius) if formulation == \
+                "second-order" else SCHEMES[formulation](self.ops)
+        self.fit = fit
+        self.qv = system.create_reduced_vec(), system.create_reduced_vec()
+        self.r0, self.r1 = self.qv[0].getOwnershipRange()
+
+    def set_state(self, t, need_v):
+        self.q, self.v = self.scheme.state(t, need_v)
+        for V, x in zip(self.qv, (self.q, self.v)):
+            V.getArray()[:] = x[self.r0:self.r1]
+
+
+def _gather(x: PETSc.Vec, comm) -> np.ndarray:
+    a = x.getArray(readonly=True).copy()
+    return a if comm.size == 1 else np.concatenate(comm.allgather(a))
+
+
+def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float, initial,
+        oargs: dict, radius=None, basis: LoadBasis = None):
+    """Integrate ``system`` on the dense path ``kind`` (``"dense"`` or ``"exact"``). Returns
+    (times, observers, scheme name, steps)."""
+    basis = basis or LoadBasis()
+    times = step_times(t0, t_end, dt)
+    r = _Run(system, formulation, kind, t0, t_end, len(times), radius, basis, oargs)
+    comm = system.comm
+    u0, v0, p0 = (None if x is None else _gather(reduced_initial(system, x, n), comm)
+                  for x, n in zip(initial, ("u0", "v0", "p0")))
+    n = system.n_reduced
+    u0 = np.zeros(n) if u0 is None else u0
+    v0 = np.zeros(n) if v0 is None else v0
+    r.scheme.initial(t0, u0, v0, p0)
+    name = r.scheme.name
+    label = f"{formulation} ({'dense ' if kind == 'dense' else ''}{name})"
+    pm = None if system.reducer.prescribed else (lambda b, p: ProbeMatrix(system, p))
+    watch = obs.make_observers(system, label, len(times), oargs, energies=DenseEnergies,
+                               probes=pm)
+    set_u = any(o.needs_u for o in watch.values())
+    need_v = any(o.needs_velocity for o in watch.values())
+    log.info("integrate: %s path, %s, %d unknowns on every rank%s", kind, label, n,
+             "" if r.fit is None else f", loads fitted on {basis.describe()} "
+             f"(residual {r.fit.residual:.1e}{'' if r.fit.exact else ': sampled instead'})")
+    full = system.space.create_vec()
+    funcs = [b.u for b in system.bodies]
+    form = _Form(r.qv[0], r)
+    out_t = []
+    t = t0
+    try:
+        for index in range(len(times) + 1):
+            if index:
+                r.scheme.step(t, times[index - 1] - t)
+                t = times[index - 1]
+            r.set_state(t, need_v)
+            step = obs.Step(index=index, t=t, q=r.qv[0], v=r.qv[1], u=full, form=form,
+                            dense=(r.q, r.v, r.ops))
+            obs.notify(watch, step, system, full, funcs, set_u=set_u)
+            out_t.append(t)
+        if not set_u:
+            system.expand(r.qv[0], out=full)
+            system.space.scatter(full, funcs)
+    except FloatingPointError:
+        raise RuntimeError(f"time integration failed ({formulation}, {label}) at t={t:g}: "
+                           f"{watch['finite'].failure}") from None
+    finally:
+        for o in watch.values():
+            o.close()
+        full.destroy()
+    return out_t, watch, name, len(times)
