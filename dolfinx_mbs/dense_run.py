@@ -60,15 +60,28 @@ def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
     return stepper
 
 
+#: PETSc's TSAdapt ``matchstepfac``: a last step up to 1 % longer than dt is taken whole, one
+#: up to twice dt is split in two equal steps
+MATCHSTEP = (0.01, 2.0)
+
+
 def step_times(t0: float, t_end: float, dt: float) -> List[float]:
-    """The times the TS path steps to (fixed steps of ``dt``, the last one ending at
-    ``t_end``: PETSc's ``TS_EXACTFINALTIME_MATCHSTEP``), accumulated as PETSc does."""
-    out, t = [], t0
-    tol = 1e-10 * dt  # as PETSc's TSAdapt, no sliver of a step before t_end
-    while t < t_end - tol:
-        h = dt if t + dt < t_end - tol else t_end - t
-        t = t_end if h == t_end - t else t + h
+    """The times the TS path steps to (PETSc's ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed
+    steps of ``dt``: a first step past ``t_end`` shortened, the steps near the end adjusted
+    by :data:`MATCHSTEP`), accumulated as PETSc does."""
+    a, b = 1.0 + MATCHSTEP[0], MATCHSTEP[1]
+    t, h = t0, (t_end - t0 if t0 + dt > t_end else dt)
+    out = []
+    while t < t_end:
+        t += h
         out.append(t)
+        hmax, tend, h0 = t_end - t, t + h, h
+        if tend > t_end:
+            h = hmax
+        if tend < t_end and h0 * b > hmax:
+            h = hmax / 2
+        if tend < t_end and h0 * a > hmax:
+            h = hmax
     return out
 
 
