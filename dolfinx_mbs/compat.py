@@ -34,6 +34,7 @@ __all__ = [
     "create_vector",
     "gmsh_model_to_mesh",
     "mpiexec_command",
+    "alpha2_restart_step",
 ]
 
 
@@ -214,6 +215,67 @@ def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
     if hasattr(out, "mesh"):
         return out.mesh, out.cell_tags, out.facet_tags
     return out[0], out[1], out[2]
+
+
+_ALPHA2_RESTART = []
+
+
+def alpha2_restart_step() -> float:
+    """The step, in units of dt, that PETSc's TSALPHA2 divides its initial acceleration's
+    backward difference (-3 V0 + 4 V1 - V2) by, after two backward-Euler steps of dt/2: 0.5
+    (PETSc 3.18) or 1 (3.25). Detected once per process by one step of x'' = t on one rank
+    (spectral radius 1/2, where the initial acceleration matters)."""
+    if not _ALPHA2_RESTART:
+        h, r = 1.0, 0.5
+        am, af = (2 - r) / (1 + r), 1 / (1 + r)
+        b = 0.25 * (1 + am - af) ** 2
+        ts = PETSc.TS().create(MPI.COMM_SELF)
+        ts.setType("alpha2")
+        J = PETSc.Mat().createDense((1, 1), comm=MPI.COMM_SELF)
+        J.setUp()
+        F = PETSc.Vec().createSeq(1)
+
+        def res(ts_, t, U, V, A, out):
+            out.setValue(0, A.getValue(0) - t)
+            out.assemble()
+
+        def jac(ts_, t, U, V, A, sv, sa, J_, P_):
+            J_.setValue(0, 0, sa)
+            J_.assemble()
+
+        ts.setI2Function(res, F)
+        ts.setI2Jacobian(jac, J, J)
+        ts.setTimeStep(h)
+        ts.setMaxSteps(1)
+        ts.setMaxTime(h)
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+        prefix, db = "mbs_alpha2_probe_", PETSc.Options()
+        ts.setOptionsPrefix(prefix)
+        db[prefix + "ts_alpha_radius"] = r  # (petsc4py has no setter)
+        try:
+            ts.setFromOptions()
+        finally:
+            db.delValue(prefix + "ts_alpha_radius")
+        ts.getSNES().setTolerances(rtol=1e-14, atol=1e-14)
+        ts.getSNES().getKSP().setType("preonly")
+        ts.getSNES().getKSP().getPC().setType("none")
+        U, V = F.duplicate(), F.duplicate()
+        U.set(0.0)
+        V.set(0.0)
+        ts.setSolution2(U, V)
+        ts.solve(U)
+        x = U.getValue(0)
+        # from rest, V1 = k^2, V2 = 3 k^2 (k = h/2): A0 = k^2 / (d h); the stage at
+        # ta = af h solves am A1 + (1 - am) A0 = ta with A1 = x / (h^2 b) - (1-2b)/(2b) A0
+        cand = {}
+        for d in (0.5, 1.0):
+            A0 = (h / 2) ** 2 / (d * h)
+            A1 = (af * h - (1 - am) * A0) / am
+            cand[d] = h * h * b * (A1 + (1 - 2 * b) / (2 * b) * A0)
+        _ALPHA2_RESTART.append(min(cand, key=lambda d: abs(cand[d] - x)))
+        for o in (ts, J, F, U, V):
+            o.destroy()
+    return _ALPHA2_RESTART[0]
 
 
 def mpiexec_command(n: int, python: str | None = None) -> list:

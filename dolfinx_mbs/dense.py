@@ -22,6 +22,7 @@ from typing import Dict, Optional
 import numpy as np
 import scipy.linalg as sla
 
+from .compat import alpha2_restart_step
 from .dense_exact import LoadFit
 
 __all__ = ["DENSE_MAX", "gather_matrix", "gather_vector", "DenseOperators", "Alpha2",
@@ -190,7 +191,9 @@ def _key(*x) -> tuple:
 
 class Alpha2:
     """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A); the first step starts
-    with two backward-Euler half steps that give A0 (``TSAlpha_Restart``)."""
+    with two backward-Euler half steps that give A0 (``TSAlpha_Restart``; the difference
+    quotient's step as the installed PETSc takes it, :func:`dolfinx_mbs.compat.
+    alpha2_restart_step`)."""
 
     name = "alpha2"
 
@@ -201,6 +204,8 @@ class Alpha2:
         self.params = (am, af, 0.5 + am - af, 0.25 * (1.0 + am - af) ** 2)
         self.X = self.V = self.A = None
         self.started = False
+        #: the step of the backward difference of A0, as PETSc's version takes it
+        self.restart = alpha2_restart_step()
 
     def initial(self, t0, q0, v0, p0=None):
         self.X, self.V, self.A = q0.copy(), v0.copy(), np.zeros_like(q0)
@@ -230,7 +235,7 @@ class Alpha2:
             zero = np.zeros_like(self.X)
             X1, V1, _ = self._stage(t, 0.5 * h, self.X, self.V, zero, be)
             _, V2, _ = self._stage(t + 0.5 * h, 0.5 * h, X1, V1, zero, be)
-            self.A = (-3.0 * self.V + 4.0 * V1 - V2) / (0.5 * h)
+            self.A = (-3.0 * self.V + 4.0 * V1 - V2) / (self.restart * h)
             self.started = True
         self.X, self.V, self.A = self._stage(t, h, self.X, self.V, self.A, self.params)
 

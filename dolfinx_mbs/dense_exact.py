@@ -24,7 +24,7 @@ import scipy.linalg as sla
 
 __all__ = ["LoadBasis", "LoadFit", "Exact", "FIT_RTOL"]
 
-#: the largest residual of a fit, relative to the largest sampled load, that counts as exact
+#: the largest residual of a fit, relative to the loads' variation in time, that counts as exact
 FIT_RTOL = 1e-10
 
 
@@ -89,8 +89,9 @@ class LoadFit:
         samples: per time, the vectors by name (the same names and sizes at every time).
 
     Attributes:
-        exact: True when every sample is reproduced to :data:`FIT_RTOL` of the largest.
-        residual: the largest residual relative to the largest sampled value.
+        exact: True when every sample is reproduced to :data:`FIT_RTOL` of the loads'
+            variation over the samples (and the round-off of the largest value).
+        residual: the largest residual relative to that variation.
         coefficients: by name, an (m, size) array.
     """
 
@@ -105,10 +106,13 @@ class LoadFit:
         scale[scale == 0.0] = 1.0
         coef, _, rank, _ = np.linalg.lstsq(Z / scale, Y, rcond=None)
         coef /= scale[:, None]
-        top = float(np.abs(Y).max())
+        # relative to the loads' variation in time (a constant part, the centrifugal load,
+        # may be orders above it), beside the round-off of the largest value
+        var = float(np.abs(Y - Y.mean(axis=0)).max())
         res = float(np.abs(Z @ coef - Y).max())
-        self.residual = res / top if top > 0.0 else 0.0
-        self.exact = rank == basis.m and self.residual <= FIT_RTOL
+        floor = 100.0 * np.finfo(float).eps * float(np.abs(Y).max())
+        self.residual = res / var if var > 0.0 else 0.0
+        self.exact = rank == basis.m and res <= FIT_RTOL * var + floor
         cuts = np.cumsum([0] + sizes)
         self.coefficients = {k: coef[:, a:b] for k, a, b in zip(names, cuts[:-1], cuts[1:])}
 

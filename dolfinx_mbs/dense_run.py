@@ -209,7 +209,8 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     r.scheme.initial(t0, u0, v0, p0)
     name = r.scheme.name
     label = f"{formulation} ({'dense ' if kind == 'dense' else ''}{name})"
-    pm = None if system.reducer.prescribed else (lambda b, p: ProbeMatrix(system, p))
+    prescribed = system.reducer.prescribed
+    pm = None if prescribed else (lambda b, p: ProbeMatrix(system, p))
     watch = obs.make_observers(system, label, len(times), oargs, energies=DenseEnergies,
                                probes=pm)
     set_u = any(o.needs_u for o in watch.values())
@@ -227,6 +228,8 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
             if index:
                 r.scheme.step(t, times[index - 1] - t)
                 t = times[index - 1]
+            if prescribed:  # a0(t) of the expansions
+                system.update(t)
             r.set_state(t, need_v)
             step = obs.Step(index=index, t=t, q=r.qv[0], v=r.qv[1], u=full, form=form,
                             dense=(r.q, r.v, r.ops))

@@ -83,6 +83,20 @@ def test_dense_steps_equal_ts_steps(case, formulation):
         assert np.abs(g - f).max() < 1e-8 * np.abs(f).max()
 
 
+@pytest.mark.parametrize("radius", [0.0, 0.6])
+def test_dense_generalized_alpha_with_dissipation_equals_ts(radius):
+    """With a spectral radius below 1 the initial acceleration of TSALPHA2's restart enters
+    the steps: the dense path's equals PETSc's (1e-9 of the largest tip displacement)."""
+    out = []
+    for stepper in ("ts", "dense"):
+        model = seed_rod()
+        r = model.integrate(t_end=0.004, dt=2e-4, u0=model.solve_static(), probes=[TIP],
+                            spectral_radius=radius, progress=False, stepper=stepper)
+        out.append(r.probes[:, 0, 0] - r.probes[0, 0, 0])
+    assert np.abs(out[0]).max() > 0
+    assert np.abs(out[1] - out[0]).max() < 1e-9 * np.abs(out[0]).max()
+
+
 def test_auto_takes_the_dense_path_for_small_linear_systems():
     """Small and linear: dense; with PETSc options given: TS."""
     model = seed_rod(n=3)
