@@ -232,7 +232,7 @@ def worker(case: dict, method: str, out: str) -> None:
     stamps.clear()
     cons = "multipliers" if method == "multipliers" else "maggi"
     t_int, r = timed(lambda: model.integrate(t_end=steps * dt, dt=dt, constraints=cons,
-                                             probes=[tip], progress=False))
+                                             probes=[tip], progress=False, stepper="ts"))
     rss_peak = maxrss()
     dur = np.array(step_times(stamps, skip)["durations"])  # each step, max over ranks
     steady = dur[skip:]

@@ -199,13 +199,16 @@ class RodReference:
         return (zp + zh) @ self.T
 
 
-def rod_run(n: int, form: str, dt: float, t_end: float):
+def rod_run(n: int, form: str, dt: float, t_end: float, stepper: str = "ts", **kw):
+    """One timed run of the rod (``stepper``: the path of ``integrate``, PETSc TS here; the
+    dense paths in bench/dense.py)."""
     def run():  # the model is freed on return
         model, _ = rod_model(n)
         u0 = model.solve_static()
         collect()
         return timed(lambda: model.integrate(t_end=t_end, dt=dt, formulation=form, u0=u0,
-                                             probes=[(ROD["L"], 0.0, 0.0)], progress=False))
+                                             probes=[(ROD["L"], 0.0, 0.0)], progress=False,
+                                             stepper=stepper, **kw))
     out = run()
     collect()
     return out
@@ -282,7 +285,7 @@ def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, prof
         if prof:
             prof.enable()
         r = model.integrate(t_end=t_end, dt=dt, formulation=form, probes=[BAR_PROBE],
-                            progress=False, energy=energy)
+                            progress=False, energy=energy, stepper="ts")
         if prof:
             prof.disable()
         return r
@@ -699,7 +702,7 @@ def main():
     _m, _b = rod_model(2)
     _m.solve_static()
     for form in mbs.integrate.FORMULATIONS:
-        _m.integrate(t_end=2e-5, dt=1e-5, formulation=form, progress=False)
+        _m.integrate(t_end=2e-5, dt=1e-5, formulation=form, progress=False, stepper="ts")
     del _m, _b
     collect()
     if "rod" in studies:

@@ -133,6 +133,13 @@ class DenseOperators:
         self._last[t] = o
         return o
 
+    def mass_inverse(self) -> np.ndarray:
+        """M^-1 of the last frame state gathered (kept while it stays; a product per use
+        where a solve costs more at these sizes)."""
+        if getattr(self, "_minv", (None,))[0] != self._version:
+            self._minv = (self._version, np.linalg.inv(self._mats["M"]))
+        return self._minv[1]
+
     def constant_frame(self) -> bool:
         """True when the system's operators cannot change in time: every body's frame is
         time invariant (its state in local components constant), the constraints do not
@@ -166,7 +173,8 @@ class DenseOperators:
 
 class _Cache:
     """LU factorizations by key (a frame state's version and the step's shifts), the last
-    few kept."""
+    few kept; solved with LAPACK's getrs directly (scipy's wrapper costs more than the
+    solve at these sizes)."""
 
     def __init__(self, size: int = 4):
         self.size, self.lu = size, {}
@@ -181,7 +189,11 @@ class _Cache:
             if len(self.lu) >= self.size:
                 self.lu.pop(next(iter(self.lu)))
             self.lu[key] = f
-        return sla.lu_solve(f, b, check_finite=False)
+        x, info = _GETRS(f[0], f[1], b)
+        return x
+
+
+_GETRS = sla.get_lapack_funcs("getrs", (np.zeros((1, 1)),))
 
 
 def _key(*x) -> tuple:
@@ -196,6 +208,7 @@ class Alpha2:
     alpha2_restart_step`)."""
 
     name = "alpha2"
+    momentum = False
 
     def __init__(self, ops: DenseOperators, radius: Optional[float] = None):
         self.ops, self.lu = ops, _Cache()
@@ -242,6 +255,10 @@ class Alpha2:
     def state(self, t: float, need_v: bool = True):
         return self.X, self.V
 
+    def raw(self):
+        """(q, v): the stepped state."""
+        return self.X, self.V
+
 
 class _Theta:
     """TSTHETA (theta = 1/2) on E(t) y' + B(t) y = g(t) for y = (a, b) in two blocks."""
@@ -250,7 +267,15 @@ class _Theta:
         self.ops, self.lu = ops, _Cache()
         self.y = None
 
+    #: the state's second block is the momentum p (Hamilton's form), not the velocity
+    momentum = False
+
     def state(self, t: float, need_v: bool = True):
+        n = self.y.shape[0] // 2
+        return self.y[:n], self.y[n:]
+
+    def raw(self):
+        """(q, v) or (q, p): the stepped state."""
         n = self.y.shape[0] // 2
         return self.y[:n], self.y[n:]
 
@@ -289,6 +314,7 @@ class Midpoint(_Theta):
     E (X - y0) 2 / h + B X = g, then y1 = 2 X - y0 (as PETSc: y0 + h X')."""
 
     name = "theta"
+    momentum = True
 
     def initial(self, t0, q0, v0, p0=None):
         if p0 is None:
@@ -318,8 +344,7 @@ class Midpoint(_Theta):
         if not need_v:
             return q, np.zeros(n)
         o = self.ops.at(t)
-        v = self.lu.solve(("M", o.version), lambda: o.M, p - o.Gp @ q - o.pi0)
-        return q, v
+        return q, self.ops.mass_inverse() @ (p - o.Gp @ q - o.pi0)
 
 
 #: the scheme of each formulation

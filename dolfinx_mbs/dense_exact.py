@@ -48,12 +48,14 @@ class LoadBasis:
             raise ValueError("load_frequencies must be positive finite angular frequencies "
                              f"(rad/s), got {frequencies!r}")
         self.degree, self.frequencies = int(degree), w
+        self._fact = [math.factorial(k) for k in range(self.degree + 1)]
+        self._w = [float(x) for x in w]
         self.m = self.degree + 1 + 2 * len(w)
 
     def z(self, tau: float) -> np.ndarray:
         """The basis functions at tau = t - t0."""
-        p = [tau ** k / math.factorial(k) for k in range(self.degree + 1)]
-        for w in self.frequencies:
+        p = [tau ** k / f for k, f in enumerate(self._fact)]
+        for w in self._w:
             p += [math.sin(w * tau), math.cos(w * tau)]
         return np.array(p)
 
@@ -114,11 +116,17 @@ class LoadFit:
         self.residual = res / var if var > 0.0 else 0.0
         self.exact = rank == basis.m and res <= FIT_RTOL * var + floor
         cuts = np.cumsum([0] + sizes)
-        self.coefficients = {k: coef[:, a:b] for k, a, b in zip(names, cuts[:-1], cuts[1:])}
+        self._coef, self._cuts = coef, list(zip(names, cuts[:-1], cuts[1:]))
+        self.coefficients = {k: coef[:, a:b] for k, a, b in self._cuts}
+
+    def values_many(self, times) -> Dict[str, np.ndarray]:
+        """The vectors at each of ``times``, by name, as (len(times), size) arrays."""
+        y = np.array([self.basis.z(t - self.t0) for t in times]) @ self._coef
+        return {k: y[:, a:b] for k, a, b in self._cuts}
 
     def values(self, t: float) -> Dict[str, np.ndarray]:
-        z = self.basis.z(t - self.t0)
-        return {k: z @ c for k, c in self.coefficients.items()}
+        y = self.basis.z(t - self.t0) @ self._coef
+        return {k: y[a:b] for k, a, b in self._cuts}
 
 
 class Exact:
@@ -133,7 +141,7 @@ class Exact:
         if fit is None:
             raise ValueError("the loads were not fitted")
         self.ops, self.fit, self.t0 = ops, fit, float(t0)
-        self.hamilton = formulation == "hamiltonian"
+        self.hamilton = self.momentum = formulation == "hamiltonian"
         o = ops.at(t0)
         n = o.M.shape[0]
         I, Z = np.eye(n), np.zeros((n, n))
@@ -156,7 +164,7 @@ class Exact:
         self._bal, (self.scale, _) = sla.matrix_balance(self.aug, permute=False,
                                                         separate=True)
         self._phi: Dict[float, tuple] = {}
-        self._mlu = sla.lu_factor(o.M)
+        self._minv = np.linalg.inv(o.M)
         self.n = n
         self.y = None
         #: matrix exponentials computed
@@ -183,6 +191,10 @@ class Exact:
         Pyy, Pyz = self._propagator(h)
         self.y = Pyy @ self.y + Pyz @ self.fit.basis.z(t - self.t0)
 
+    def raw(self):
+        """(q, v) or (q, p): the propagated state."""
+        return self.y[:self.n], self.y[self.n:]
+
     def state(self, t: float, need_v: bool = True):
         n = self.n
         q = self.y[:n]
@@ -191,4 +203,4 @@ class Exact:
         if not need_v:
             return q, np.zeros(n)
         o = self.ops.at(t)
-        return q, sla.lu_solve(self._mlu, self.y[n:] - o.Gp @ q - o.pi0)
+        return q, self._minv @ (self.y[n:] - o.Gp @ q - o.pi0)

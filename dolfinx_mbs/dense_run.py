@@ -106,6 +106,21 @@ class DenseEnergies(obs.Energies):
         self.last = (kin, ela)
         return row
 
+    def observe_all(self, T, Q, V, F, o) -> None:
+        """The energies of a whole run at once: times T (N,), states Q, V and loads F
+        (N, n) rows, the operators ``o`` constant."""
+        kin = 0.5 * np.einsum("ij,ij->i", V, V @ o.M.T)
+        ela = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kel.T)
+        pot = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kpot.T)
+        jac = kin + pot - np.einsum("ij,ij->i", Q, F)
+        power = np.einsum("ij,ij->i", V, F)
+        work = np.zeros_like(kin)
+        for k in range(1, len(T)):  # in the order of the steps
+            work[k] = work[k - 1] + 0.5 * (power[k] + power[k - 1]) * (T[k] - T[k - 1])
+        for k, x in zip(self.columns, (kin, ela, pot, jac, work)):
+            self.history[k].extend(x.tolist())
+        self.last = (kin[-1], ela[-1])
+
 
 class ProbeMatrix(obs.Observer):
     """The probes as P q: P found once, by expanding each unit vector of the reduced
@@ -134,6 +149,10 @@ class ProbeMatrix(obs.Observer):
         pv = (self.P @ step.dense[0]).reshape(self.probes.n, self.probes.dim)
         self.values.append(pv)
         return pv.reshape(-1).tolist()
+
+    def observe_all(self, Q) -> None:
+        """The probes of all the states Q (rows)."""
+        self.values.extend((Q @ self.P.T).reshape(len(Q), self.probes.n, self.probes.dim))
 
 
 class _Form:
@@ -182,15 +201,63 @@ class _Run:
         self.qv = system.create_reduced_vec(), system.create_reduced_vec()
         self.r0, self.r1 = self.qv[0].getOwnershipRange()
 
-    def set_state(self, t, need_v):
+    def set_state(self, t, need_v, vecs):
+        """The state at ``t`` as arrays, and in the PETSc vectors with ``vecs``."""
         self.q, self.v = self.scheme.state(t, need_v)
-        for V, x in zip(self.qv, (self.q, self.v)):
-            V.getArray()[:] = x[self.r0:self.r1]
+        if vecs:
+            for V, x in zip(self.qv, (self.q, self.v)):
+                V.getArray()[:] = x[self.r0:self.r1]
 
 
 def _gather(x: PETSc.Vec, comm) -> np.ndarray:
     a = x.getArray(readonly=True).copy()
     return a if comm.size == 1 else np.concatenate(comm.allgather(a))
+
+
+#: the observers that can see a whole run at once (their values computed after the steps)
+BATCH = {"energy": DenseEnergies, "finite": obs.Finite, "probes": ProbeMatrix,
+         "progress": obs.Progress}
+
+
+def _batch(watch, r, prescribed) -> bool:
+    """Whether the run's observers can see its steps after they are all taken: the loads
+    fitted (no assembly at any time), no motion prescribed, and only observers of
+    :data:`BATCH` (no CSV, fields, callback or reactions)."""
+    return (r.fit is not None and r.fit.exact and not prescribed
+            and all(type(o) is BATCH.get(k) for k, o in watch.items()))
+
+
+def _run_batch(watch, r, times) -> float:
+    """Step through ``times`` keeping the states, then give the observers the whole run
+    (the same values as step by step); returns the last time reached."""
+    N, n = len(times), r.system.n_reduced
+    Q, W = np.empty((N, n)), np.empty((N, n))
+    Q[0], W[0] = r.scheme.raw()
+    for k in range(1, N):
+        r.scheme.step(times[k - 1], times[k] - times[k - 1])
+        Q[k], W[k] = r.scheme.raw()
+    T = np.array(times)
+    vec = r.fit.values_many(T)
+    o = r.ops.at(times[0])
+    V = W
+    if r.scheme.momentum:  # v = M^-1 (p - G_p q - pi_0)
+        V = (W - Q @ o.Gp.T - vec["pi0"]) @ r.ops.mass_inverse().T
+    en, fin = watch.get("energy"), watch["finite"]
+    if en is not None:
+        en.observe_all(T, Q, V, vec["f"], o)
+        bad = ~(np.isfinite(en.history["kinetic"]) & np.isfinite(en.history["elastic"]))
+    else:
+        bad = ~np.isfinite(Q).all(axis=1)
+    if bad.any():
+        k = int(np.argmax(bad))
+        fin.failure = f"the solution is not finite at t={times[k]:g} (step {k})"
+        raise FloatingPointError(fin.failure)
+    if "probes" in watch:
+        watch["probes"].observe_all(Q)
+    pb = watch.get("progress")
+    if pb is not None and pb.bar is not None:
+        pb.bar.update(N - 1)
+    return times[-1]
 
 
 def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float, initial,
@@ -215,26 +282,31 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
                                probes=pm)
     set_u = any(o.needs_u for o in watch.values())
     need_v = any(o.needs_velocity for o in watch.values())
+    # the PETSc vectors q, v: for the observers that read them
+    vecs = set_u or any(k in watch for k in ("reactions", "callback")) or "energy" not in watch
     log.info("integrate: %s path, %s, %d unknowns on every rank%s", kind, label, n,
              "" if r.fit is None else f", loads fitted on {basis.describe()} "
              f"(residual {r.fit.residual:.1e}{'' if r.fit.exact else ': sampled instead'})")
     full = system.space.create_vec()
     funcs = [b.u for b in system.bodies]
     form = _Form(r.qv[0], r)
-    out_t = []
+    out_t = [t0] + times
     t = t0
     try:
-        for index in range(len(times) + 1):
-            if index:
-                r.scheme.step(t, times[index - 1] - t)
-                t = times[index - 1]
-            if prescribed:  # a0(t) of the expansions
-                system.update(t)
-            r.set_state(t, need_v)
-            step = obs.Step(index=index, t=t, q=r.qv[0], v=r.qv[1], u=full, form=form,
-                            dense=(r.q, r.v, r.ops))
-            obs.notify(watch, step, system, full, funcs, set_u=set_u)
-            out_t.append(t)
+        if _batch(watch, r, prescribed):
+            t = _run_batch(watch, r, out_t)
+            r.set_state(t, False, True)
+        else:
+            for index, t in enumerate(out_t):
+                if index:
+                    r.scheme.step(out_t[index - 1], t - out_t[index - 1])
+                if prescribed:  # a0(t) of the expansions
+                    system.update(t)
+                r.set_state(t, need_v, vecs)
+                step = obs.Step(index=index, t=t, q=r.qv[0], v=r.qv[1], u=full, form=form,
+                                dense=(r.q, r.v, r.ops))
+                obs.notify(watch, step, system, full, funcs, set_u=set_u)
+            r.set_state(t, False, True)
         if not set_u:
             system.expand(r.qv[0], out=full)
             system.space.scatter(full, funcs)

@@ -83,6 +83,24 @@ def test_dense_steps_equal_ts_steps(case, formulation):
         assert np.abs(g - f).max() < 1e-8 * np.abs(f).max()
 
 
+@pytest.mark.parametrize("formulation", FORMS)
+def test_fitted_loads_and_whole_run_observers_equal_ts(formulation):
+    """The rod's loads fitted on sin, cos of 200 rad/s (no assembly per step) and the
+    energies and probes computed for the whole run after the steps: the TS path's values
+    (1e-9 of the largest)."""
+    out = {}
+    for stepper, kw in (("ts", {}), ("dense", dict(load_frequencies=(200.0,)))):
+        model = seed_rod()
+        out[stepper] = model.integrate(t_end=0.006, dt=2e-4, formulation=formulation,
+                                       u0=model.solve_static(), probes=[TIP],
+                                       progress=False, stepper=stepper, **kw)
+    ts, de = out["ts"], out["dense"]
+    assert np.abs(de.probes - ts.probes).max() < 1e-9 * np.abs(ts.probes).max()
+    assert np.abs(ts.probes[:, 0, 0] - ts.probes[0, 0, 0]).max() > 0
+    for k, e in ts.energy.items():
+        assert np.abs(de.energy[k] - e).max() <= 1e-9 * np.abs(e).max(), k
+
+
 @pytest.mark.parametrize("radius", [0.0, 0.6])
 def test_dense_generalized_alpha_with_dissipation_equals_ts(radius):
     """With a spectral radius below 1 the initial acceleration of TSALPHA2's restart enters
