@@ -93,18 +93,9 @@ class DenseEnergies(obs.Energies):
         q, v, ops = step.dense
         o = ops.at(step.t)
         kin = 0.5 * float(v @ (o.M @ v))
-        ela = 0.5 * float(q @ (o.Kel @ q))
         pot = 0.5 * float(q @ (o.Kpot @ q))
-        jac = kin + pot - float(q @ o.f)
-        power = float(v @ o.f)
-        if self._t is not None:
-            self._work += 0.5 * (power + self._power) * (step.t - self._t)
-        self._power, self._t = power, step.t
-        row = [kin, ela, pot, jac, self._work]
-        for k, x in zip(self.columns, row):
-            self.history[k].append(x)
-        self.last = (kin, ela)
-        return row
+        return self.record(step.t, kin, 0.5 * float(q @ (o.Kel @ q)), pot,
+                           kin + pot - float(q @ o.f), float(v @ o.f))
 
     def observe_all(self, T, Q, V, F, o) -> None:
         """The energies of a whole run at once: times T (N,), states Q, V and loads F
@@ -114,12 +105,9 @@ class DenseEnergies(obs.Energies):
         pot = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kpot.T)
         jac = kin + pot - np.einsum("ij,ij->i", Q, F)
         power = np.einsum("ij,ij->i", V, F)
-        work = np.zeros_like(kin)
-        for k in range(1, len(T)):  # in the order of the steps
-            work[k] = work[k - 1] + 0.5 * (power[k] + power[k - 1]) * (T[k] - T[k - 1])
-        for k, x in zip(self.columns, (kin, ela, pot, jac, work)):
-            self.history[k].extend(x.tolist())
-        self.last = (kin[-1], ela[-1])
+        for row in zip(T.tolist(), kin.tolist(), ela.tolist(), pot.tolist(), jac.tolist(),
+                       power.tolist()):
+            self.record(*row)
 
 
 class ProbeMatrix(obs.Observer):

@@ -19,8 +19,8 @@ from petsc4py import PETSc
 from . import compat
 from .petsc_options import direct_lu
 
-__all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep", "small_lu",
-           "cheapest_lu", "SMALL_LU"]
+__all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep",
+           "small_lu", "cheapest_lu", "SMALL_LU"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN

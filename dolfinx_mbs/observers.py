@@ -117,11 +117,15 @@ class Energies(Observer):
             extra = self.system.nonlinear_energy(step.t, q)
             ela += extra
             pot += extra
-        jac = kin + pot - q.dot(s.f)
-        power = v.dot(s.f)
+        return self.record(step.t, kin, ela, pot, kin + pot - q.dot(s.f), v.dot(s.f))
+
+    def record(self, t: float, kin: float, ela: float, pot: float, jac: float,
+               power: float) -> List[float]:
+        """Keep the energies at ``t`` and the work of the loads' ``power`` (f.q') since the
+        last time (trapezoidal); returns the row."""
         if self._t is not None:
-            self._work += 0.5 * (power + self._power) * (step.t - self._t)
-        self._power, self._t = power, step.t
+            self._work += 0.5 * (power + self._power) * (t - self._t)
+        self._power, self._t = power, t
         row = [kin, ela, pot, jac, self._work]
         for k, x in zip(self.columns, row):
             self.history[k].append(x)
