@@ -25,12 +25,14 @@ import scipy.linalg as sla
 from .compat import alpha2_restart_step
 from .dense_exact import LoadFit
 
-__all__ = ["DENSE_MAX", "gather_matrix", "gather_vector", "DenseOperators", "Alpha2",
-           "CrankNicolson", "Midpoint", "SCHEMES"]
+__all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "constant_frame", "gather_matrix",
+           "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
 
-#: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form;
-#: measured in bench/results/dense.md.
+#: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
+#: for a constant frame state (matrices gathered and factorized once), and for frames that
+#: change in time (gathered and factorized at every step); measured in bench/results/dense.md.
 DENSE_MAX = 400
+DENSE_MAX_VARYING = 100
 
 #: the record's fields each formulation steps with (matrices), beside those of the energies
 STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),
@@ -59,6 +61,15 @@ def gather_vector(v, comm) -> np.ndarray:
     if comm.size == 1:
         return a.copy()
     return np.concatenate(comm.allgather(a.copy()))
+
+
+def constant_frame(system) -> bool:
+    """True when the operators of ``system`` cannot change in time: every body's frame is
+    time invariant (its state in local components constant), the constraints do not move,
+    and the strain is linear."""
+    red = getattr(system, "reducer", None)
+    return (all(b.frame.time_invariant for b in system.bodies) and red is not None
+            and not getattr(red, "rheonomic", False) and not system.nonlinear)
 
 
 class Ops:
@@ -141,14 +152,9 @@ class DenseOperators:
         return self._minv[1]
 
     def constant_frame(self) -> bool:
-        """True when the system's operators cannot change in time: every body's frame is
-        time invariant (its state in local components constant), the constraints do not
-        move, and no body has forms updated in time (checked again by the record's version
-        over the samples of :meth:`fit_loads`)."""
-        s = self.system
-        red = getattr(s, "reducer", None)
-        return (all(b.frame.time_invariant for b in s.bodies) and red is not None
-                and not getattr(red, "rheonomic", False) and not s.nonlinear)
+        """:func:`constant_frame` of the system (checked again by the record's version over
+        the samples of :meth:`fit_loads`)."""
+        return constant_frame(self.system)
 
     def fit_loads(self, basis, t0: float, t_end: float):
         """Fit the load vectors over [t0, t_end] in ``basis``

@@ -6,7 +6,9 @@ results up to round-off, without the per-step cost of PETSc TS and its callbacks
 ``stepper="exact"`` propagates a system whose frame state is constant in time by matrix
 exponentials (:mod:`dolfinx_mbs.dense_exact`): exact for loads in the span of polynomials and
 the sinusoids of ``load_frequencies``. ``"auto"`` takes the dense path for a small linear
-system (:data:`dolfinx_mbs.dense.DENSE_MAX` unknowns) unless PETSc options were given.
+system (:data:`dolfinx_mbs.dense.DENSE_MAX` unknowns for a constant frame state,
+:data:`~dolfinx_mbs.dense.DENSE_MAX_VARYING` for frames changing in time) unless PETSc
+options were given.
 
 The observers are those of the TS path, but for two that read the reduced state directly:
 :class:`DenseEnergies` (the energies from the dense operators) and :class:`ProbeMatrix` (the
@@ -25,7 +27,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from . import observers as obs
-from .dense import DENSE_MAX, SCHEMES, DenseOperators
+from .dense import DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, constant_frame
 from .dense_exact import Exact, LoadBasis
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
@@ -52,8 +54,10 @@ def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
     if stepper == "auto":
         given = {k for k in (options or {}) if k != "ts_alpha_radius"}
         given |= {k for k in PETSc.Options().getAll() if k.startswith(prefix)}
-        small = system.n_reduced <= DENSE_MAX
-        return "dense" if why is None and small and not given else "ts"
+        if why is not None or given:
+            return "ts"
+        limit = DENSE_MAX if constant_frame(system) else DENSE_MAX_VARYING
+        return "dense" if system.n_reduced <= limit else "ts"
     if stepper != "ts" and why is not None:
         raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "
                          "(stepper='ts' or 'auto')")

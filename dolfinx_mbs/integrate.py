@@ -146,7 +146,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             solution of the linear equations at the steps (matrix exponential; loads in the
             span of ``load_degree`` and ``load_frequencies``), whatever ``dt``; ``"auto"``:
             ``"dense"`` for a linear system of at most :data:`dolfinx_mbs.dense.DENSE_MAX`
-            unknowns when no PETSc option under ``prefix`` is given, else ``"ts"``. The log
+            unknowns (``DENSE_MAX_VARYING`` where frames change in time) when no PETSc option
+            under ``prefix`` is given, else ``"ts"``. The log
             (INFO) states the path taken.
         load_degree, load_frequencies: the time functions the dense paths fit the loads on
             where the frame state is constant (polynomials of degree <= ``load_degree`` and the
