@@ -29,10 +29,12 @@ __all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "constant_frame", "gather_matrix",
            "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
 
 #: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
-#: for a constant frame state (matrices gathered and factorized once), and for frames that
-#: change in time (gathered and factorized at every step); measured in bench/results/dense.md.
-DENSE_MAX = 400
-DENSE_MAX_VARYING = 100
+#: for a constant frame state (matrices gathered and factorized once; second-order form, per
+#: step 0.6x TS's time at 100 and 200 unknowns, 1.2x at 400), and for frames that change in
+#: time (gathered and factorized at every step: 1.5x TS's time at 100 unknowns, 2.8x at 200:
+#: never by default); measured in bench/results/dense.md (machine under load, ratios only).
+DENSE_MAX = 300
+DENSE_MAX_VARYING = 0
 
 #: the record's fields each formulation steps with (matrices), beside those of the energies
 STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),
