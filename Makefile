@@ -33,7 +33,7 @@ export OMPI_MCA_mpi_yield_when_idle := 1
 # pip's progress and index warnings are not the run's output
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test test-serial test-mpi test-debian validate studies bench bench-step test-dolfinx09 version clean
+.PHONY: setup demo test test-serial test-mpi test-debian validate studies bench bench-step bench-dense test-dolfinx09 version clean
 
 setup: $(VENV)/.installed
 
@@ -100,6 +100,11 @@ bench: setup
 # the plugin against a raw DOLFINx + scipy Newmark script (KRB spin-up), bench/results/per_step.md
 bench-step: setup
 	$(PY) bench/krb_scipy.py
+
+# seed 003's Table 3 study on the TS and dense paths, and the size behind DENSE_MAX,
+# bench/results/dense.md
+bench-dense: setup
+	OMP_NUM_THREADS=1 $(PY) bench/dense.py
 
 # DOLFINx 0.9 (Debian 13) in a chroot: several minutes the first time, 3.3 GB
 test-dolfinx09:
