@@ -105,7 +105,8 @@ def study_table3(args) -> list:
         for form in FORMS:
             row = dict(elements=n, formulation=form, paths={}, tries=[])
             dt = args.dt0
-            for _ in range(args.max_halvings + 1):
+            search = any(p != "exact" for p in args.paths)
+            for _ in range(args.max_halvings + 1 if search else 0):
                 w, r = I.rod_run(n, form, dt, args.t_end, **kw_of("dense-fit"))
                 err = error(ref, r)
                 row["tries"].append(dict(dt=dt, steps=r.steps, wall=w, error=err))
@@ -115,7 +116,7 @@ def study_table3(args) -> list:
                     break
                 dt /= 2.0
             row["dt"] = dt
-            for path in PATHS:
+            for path in args.paths:
                 d = args.dt0 if path == "exact" else dt
                 reps = args.repeats if path in ("dense-fit", "exact") else args.slow_repeats
                 wall, walls, r = timed_runs(n, form, d, args.t_end, path, reps)
@@ -185,29 +186,31 @@ def markdown(run: dict) -> str:
                 f"{run['dt0']:g} on the dense-fit path until the tolerance holds; ts and dense "
                 f"at that dt; exact at dt = {run['dt0']:g} (output step). Wall: "
                 "`model.integrate(progress=False)`, energies and tip probe on.", ""]
+        paths = [k for k in PATHS if k in t3[0]["paths"]]
+        fast = [k for k in ("exact", "dense-fit") if k in paths]
         hdr = ["elements", "formulation", "dt [s]", "steps"] + \
-            [f"{p} [s] (error)" for p in PATHS] + ["Matlab [s]", "exact: x faster",
-                                                    "dense-fit: x faster"]
+            [f"{p} [s] (error)" for p in paths] + ["Matlab [s]"] + \
+            [f"{k}: x faster" for k in fast]
         body = []
         for row in t3:
             p = row["paths"]
             mat = MATLAB["hamilton" if row["formulation"] == "hamiltonian" else "lagrange"][
                 row["elements"]]
+            steps = p["ts"]["steps"] if "ts" in p else p[paths[0]]["steps"]
             body.append([str(row["elements"]), row["formulation"], f"{row['dt']:.3e}",
-                         f"{p['ts']['steps']:,}"]
-                        + [f"{p[k]['wall']:.3f} ({p[k]['error']:.1e})" for k in PATHS]
-                        + [str(mat), f"**{mat / p['exact']['wall']:,.0f}**",
-                           f"{mat / p['dense-fit']['wall']:,.0f}"])
+                         f"{steps:,}"]
+                        + [f"{p[k]['wall']:.3f} ({p[k]['error']:.1e})" for k in paths]
+                        + [str(mat)] + [f"**{mat / p[k]['wall']:,.0f}**" for k in fast])
         out += [md_table(hdr, body), "", "Hamilton / Lagrange wall-time ratio of each path "
                 "(Lagrange: second-order form; < 1: Hamilton faster):", ""]
         by = {(r["elements"], r["formulation"]): r["paths"] for r in t3}
-        hdr = ["elements"] + [f"{p}: H / second-order" for p in PATHS] + \
+        hdr = ["elements"] + [f"{p}: H / second-order" for p in paths] + \
             ["seed (Matlab) H / L"]
         body = []
         for n in sorted({r["elements"] for r in t3}):
             so, h = by.get((n, "second-order")), by.get((n, "hamiltonian"))
             if so and h:
-                body.append([str(n)] + [f"{h[p]['wall'] / so[p]['wall']:.2f}" for p in PATHS]
+                body.append([str(n)] + [f"{h[p]['wall'] / so[p]['wall']:.2f}" for p in paths]
                             + [f"{MATLAB['hamilton'][n] / MATLAB['lagrange'][n]:.2f}"])
         out += [md_table(hdr, body), ""]
     sz = run.get("size")
@@ -235,12 +238,15 @@ def main():
     p.add_argument("--slow-repeats", type=int, default=1)
     p.add_argument("--size-elements", default="25,50,100,150,200")
     p.add_argument("--size-steps", type=int, default=110)
+    p.add_argument("--paths", default=",".join(PATHS),
+                   help="the paths of the table3 study (exact alone needs no dt search)")
     p.add_argument("--json-out")
     args = p.parse_args()
     if args.quick:
         args.elements, args.t_end, args.repeats = "5", 0.004, 1
         args.size_elements, args.size_steps, args.max_wait = "25", 20, 0.0
     args.elements = [int(x) for x in args.elements.split(",")]
+    args.paths = [x for x in args.paths.split(",") if x]
     args.size_elements = [int(x) for x in args.size_elements.split(",")]
     studies = [s for s in args.studies.split(",") if s]
     t0 = time.perf_counter()
@@ -252,7 +258,7 @@ def main():
     m, _ = I.rod_model(2)  # warm the JIT cache (not timed)
     m.solve_static()
     for form in FORMS:
-        for path in PATHS:
+        for path in args.paths:
             m.integrate(t_end=2e-4, dt=1e-4, formulation=form, progress=False, **kw_of(path))
     if "size" in studies:
         log("study: size")
