@@ -59,6 +59,14 @@ class LoadBasis:
             p += [math.sin(w * tau), math.cos(w * tau)]
         return np.array(p)
 
+    def z_many(self, taus) -> np.ndarray:
+        """The basis functions at each of ``taus``, as rows."""
+        x = np.asarray(taus, dtype=float)
+        cols = [x ** k / f for k, f in enumerate(self._fact)]
+        for w in self._w:
+            cols += [np.sin(w * x), np.cos(w * x)]
+        return np.column_stack(cols)
+
     def generator(self) -> np.ndarray:
         """S with z' = S z."""
         S = np.zeros((self.m, self.m))
@@ -121,7 +129,7 @@ class LoadFit:
 
     def values_many(self, times) -> Dict[str, np.ndarray]:
         """The vectors at each of ``times``, by name, as (len(times), size) arrays."""
-        y = np.array([self.basis.z(t - self.t0) for t in times]) @ self._coef
+        y = self.basis.z_many(np.asarray(times) - self.t0) @ self._coef
         return {k: y[:, a:b] for k, a, b in self._cuts}
 
     def values(self, t: float) -> Dict[str, np.ndarray]:
@@ -190,6 +198,27 @@ class Exact:
     def step(self, t: float, h: float) -> None:
         Pyy, Pyz = self._propagator(h)
         self.y = Pyy @ self.y + Pyz @ self.fit.basis.z(t - self.t0)
+
+    def trajectory(self, times):
+        """The states at all ``times`` (the first the current one) as rows (q, second
+        block): the loads' part of every step in one product per distinct step."""
+        T = np.asarray(times, dtype=float)
+        N, k = len(T), 2 * self.n
+        Y = np.empty((N, k))
+        Y[0] = self.y
+        Z = self.fit.basis.z_many(T[:-1] - self.t0)
+        hs = np.diff(T)
+        props = [self._propagator(h) for h in hs]
+        load = np.empty((N - 1, k))
+        for P in {id(P[1]): P for P in props}.values():
+            idx = [i for i, Q in enumerate(props) if Q[1] is P[1]]
+            load[idx] = Z[idx] @ P[1].T
+        y = self.y
+        for i, (Pyy, _) in enumerate(props):
+            y = Pyy @ y + load[i]
+            Y[i + 1] = y
+        self.y = y
+        return Y[:, :self.n], Y[:, self.n:]
 
     def raw(self):
         """(q, v) or (q, p): the propagated state."""
