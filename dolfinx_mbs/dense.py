@@ -29,10 +29,10 @@ __all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "constant_frame", "gather_matrix",
            "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
 
 #: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
-#: for a constant frame state (matrices gathered and factorized once; second-order form, per
-#: step 0.6x TS's time at 100 and 200 unknowns, 1.2x at 400), and for frames that change in
-#: time (gathered and factorized at every step: 1.5x TS's time at 100 unknowns, 2.8x at 200:
-#: never by default); measured in bench/results/dense.md (machine under load, ratios only).
+#: for a constant frame state (matrices gathered and factorized once; second-order form, loads
+#: assembled per step: 0.62-0.85x TS's time up to 100 unknowns, 0.68x at 200, 1.58x at 400),
+#: and for frames that change in time (gathered and factorized at every step: 1.27x TS's time
+#: at 100 unknowns, 1.97x at 200: never by default); bench/results/dense.md (idle machine).
 DENSE_MAX = 300
 DENSE_MAX_VARYING = 0
 
