@@ -182,7 +182,7 @@ class _Run:
             if fit is None or not fit.exact:
                 raise ValueError(
                     "stepper='exact': the loads over [t0, t_end] are not in the span of "
-                    f"{basis.describe()} (fit residual {fit.residual:.2e} of the largest load): "
+                    f"{basis.describe()} (fit residual {fit.residual:.2e} of their variation): "
                     "give load_degree= and load_frequencies= (rad/s) that span them, or use "
                     "stepper='dense'")
             self.scheme = Exact(self.ops, formulation, t0)
