@@ -300,6 +300,11 @@ class MaggiReducer:
     def create_reduced_vec(self) -> PETSc.Vec:
         return self.A.createVecRight()
 
+    def consistent_forces(self, r: PETSc.Vec) -> PETSc.Vec:
+        """The constraint forces of a full residual ``r``: ``r`` itself (a reducer of reduced
+        bodies keeps what the constraints carry, :mod:`dolfinx_mbs.basis_reducer`)."""
+        return r
+
     def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
         """q: the independent entries of a full vector (local: the reduced numbering follows
         the full one's ownership)."""
