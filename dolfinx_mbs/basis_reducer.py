@@ -259,6 +259,15 @@ class BasisReducer(MaggiReducer):
         self.t = inner.t
         self._gram = None
         self._identity = self._identity_positions()
+        self._fixed = np.concatenate([np.zeros(0, np.int64)] + [
+            space.offsets[ib] + np.flatnonzero(np.all(s.cols == 0.0, axis=1))
+            for ib, s in shapes.items()]).astype(np.int64)
+        modal = [space.bodies[ib].name for ib, rb in reduced.items()
+                 if rb.method == "modal" and len(iface[ib])]
+        if modal and self.comm.rank == 0:
+            log.warning("constraints act on modal-reduced bodies %s inside their shapes: their "
+                        "reactions are not computed (zero); method='craig-bampton' keeps "
+                        "the joined dofs and their reactions", modal)
         if self.comm.rank == 0:
             log.info("reduced bodies: %s; %d coordinates after the constraints", ", ".join(
                 f"{space.bodies[ib].name!r} ({rb.method}) to {rb.n_coordinates} coordinates "
@@ -360,16 +369,18 @@ class BasisReducer(MaggiReducer):
 
     def consistent_forces(self, r: PETSc.Vec) -> PETSc.Vec:
         """The constraint forces B^T lambda of a full residual ``r`` (in place): T^T r at the
-        coordinates that are dofs (full bodies, Craig-Bampton interfaces), zero elsewhere.
+        coordinates that are dofs (full bodies, Craig-Bampton interfaces), r at the dofs the
+        shapes hold (absorbed clamps), zero elsewhere.
         A reduced body's residual does not vanish inside it: the reduced equations hold
         only in the shapes' span, and T^T r is what the constraints carry."""
         y = self._work_xi()
         self.T.multTranspose(r, y)
         f, x = self._identity
         arr = r.getArray()
-        vals = y.getArray(readonly=True)[x]
+        vals, held = y.getArray(readonly=True)[x], arr[self._fixed]
         arr[:] = 0.0
         arr[f] = vals
+        arr[self._fixed] = held   # dofs the shapes hold: what holds them is the residual
         return r
 
     def _work_xi(self) -> PETSc.Vec:

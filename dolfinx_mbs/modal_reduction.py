@@ -42,7 +42,8 @@ class ReducedBody:
         body: the body.
         modes: number of (fixed-interface or free-interface) modes kept, >= 1.
         method: ``"craig-bampton"`` or ``"modal"``.
-        cutoff: instead of a number, keep every mode below this frequency (rad/s).
+        cutoff: instead of a number, keep every mode below this frequency (rad/s; ``modes``
+            is then ignored).
         t: the time of the reference frame state (its spin softening and prestress).
         residual: False, True (the static response to the body's loads at ``t``) or a
             sequence of times whose loads' static responses are added.
@@ -62,8 +63,8 @@ class ReducedBody:
                     or modes < 1:
                 raise ValueError(f"reduce: modes must be an integer >= 1, got {modes!r}")
             modes = int(modes)
-        else:
-            cutoff = checks.positive(cutoff, "cutoff")
+        else:   # the count follows from the cut-off
+            cutoff, modes = checks.positive(cutoff, "cutoff"), None
         self.t = checks.real(t, "t")
         if residual is True:
             residual = [self.t]
