@@ -51,15 +51,19 @@ class Shapes:
 
 class BasisSpace:
     """The coordinates xi: per rank and body in order, a full body's owned dofs, or a reduced
-    body's owned interface dofs followed (on rank 0) by its modal coordinates. Has what the
+    body's owned interface dofs followed by its share of the modal coordinates. Has what the
     Maggi reducer and the elimination ask of a space."""
 
     def __init__(self, space, shapes: Dict[int, Shapes]):
         self.full, self.comm, self.bodies = space, space.comm, space.bodies
         self.shapes = shapes
-        rank = self.comm.rank
+        rank, size = self.comm.rank, self.comm.size
+        # the modal coordinates spread over the ranks (SLEPc's PEP fails with a rank that
+        # owns no row of a small problem)
+        spread = {ib: s.n_extra // size + (np.arange(size) < s.n_extra % size)
+                  for ib, s in shapes.items()}
         sizes = [space.sizes[ib] if ib not in shapes else
-                 int(shapes[ib].counts[rank]) + (shapes[ib].n_extra if rank == 0 else 0)
+                 int(shapes[ib].counts[rank] + spread[ib][rank])
                  for ib in range(len(space.bodies))]
         self.sizes = sizes
         self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
@@ -73,7 +77,10 @@ class BasisSpace:
             first = np.concatenate([[0], np.cumsum(s.counts)])
             owner = np.repeat(np.arange(len(s.counts)), s.counts)
             iface = self.starts[owner, ib] + np.arange(len(s.interface)) - first[owner]
-            extra = self.starts[0, ib] + s.counts[0] + np.arange(s.n_extra)
+            k = np.arange(s.n_extra)
+            efirst = np.concatenate([[0], np.cumsum(spread[ib])])
+            eowner = np.searchsorted(efirst, k, side="right") - 1
+            extra = self.starts[eowner, ib] + s.counts[eowner] + k - efirst[eowner]
             s.xi_cols = np.concatenate([iface, extra]).astype(np.int64)
 
     def create_vec(self) -> PETSc.Vec:
