@@ -40,11 +40,16 @@ class Assembly:
         prestress: called once with this object after the bodies' operators are made, and
             again after :meth:`reset_prestress`: fills the unit prestress fields of bodies with
             ``stiffening="prestress"`` (see :func:`dolfinx_mbs.static.prestress`).
+        strategy: the bodies' operators' strategy (:class:`BodyOperators`; default by each
+            frame): ``"basis"`` for a model with reduced bodies, whose reduced operators are
+            then combinations of constant matrices reduced once, for any frame.
     """
 
     def __init__(self, bodies: Sequence, space: FullSpace,
-                 prestress: Optional[Callable[["Assembly"], None]] = None):
+                 prestress: Optional[Callable[["Assembly"], None]] = None,
+                 strategy: Optional[str] = None):
         self.bodies = list(bodies)
+        self.strategy = strategy
         self.space = space
         self.comm = space.comm
         self._prestress = prestress
@@ -62,7 +67,7 @@ class Assembly:
     def body_operators(self) -> List[BodyOperators]:
         """One :class:`BodyOperators` per body (made on first use)."""
         if self._ops is None:
-            self._ops = [BodyOperators(b) for b in self.bodies]
+            self._ops = [BodyOperators(b, self.strategy) for b in self.bodies]
         if not self._prestress_done:
             self._prestress_done = True
             if self._prestress is not None:

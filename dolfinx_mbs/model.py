@@ -251,22 +251,20 @@ class Model:
 
     def reduce(self, body: Body, modes: Optional[int] = 20, method: str = "craig-bampton",
                **options) -> ReducedBody:
-        """Reduce ``body`` to ``modes`` modes by ``method`` (``"craig-bampton"``: modes with
-        the interface to other constraints fixed, plus its static constraint modes; ``"modal"``:
-        free-interface modes), computed at the first solve and again when constraints or
-        loads change. The model's solves then work on the reduced body, constraints kept; see
-        :class:`dolfinx_mbs.modal_reduction.ReducedBody` for ``options`` (``cutoff``, ``t``,
-        ``residual``). Returns the body's :class:`~dolfinx_mbs.modal_reduction.ReducedBody`."""
+        """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
+        first solve (again when constraints or loads change); the solves then work on it,
+        constraints kept. Returns its :class:`~dolfinx_mbs.modal_reduction.ReducedBody` (which
+        documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
         self._check_body(body)
         reduced = ReducedBody(body, modes, method, **options)
         self._reduced[self.bodies.index(body)] = reduced
-        self._basis, self._systems = None, {}
+        self._assembly, self._basis, self._systems = None, None, {}   # strategy "basis"
         return reduced
 
     @property
     def system_reducer(self) -> MaggiReducer:
-        """The reducer the systems use: :attr:`reducer`, or with reduced bodies the
-        :class:`~dolfinx_mbs.basis_reducer.BasisReducer` composing their shapes with it."""
+        """The systems' reducer: :attr:`reducer`, or the shapes of reduced bodies composed
+        with it (:class:`~dolfinx_mbs.basis_reducer.BasisReducer`)."""
         if not self._reduced:
             return self.reducer
         if self._basis is None:
@@ -279,7 +277,7 @@ class Model:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
         if self._assembly is None:
             self._assembly = Assembly(self.bodies, self.space, prestress=lambda a: prestress(
-                a, self.reducer, self.static))
+                a, self.reducer, self.static), strategy="basis" if self._reduced else None)
         return self._assembly
 
     @property

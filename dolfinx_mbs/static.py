@@ -64,6 +64,7 @@ class StaticSolver:
     def __init__(self, comm):
         self.comm = comm
         self.ksp: Optional[PETSc.KSP] = None
+        self._ksp_sizes = None
         self._snes = None
         self._snes_for = (None, None)
         self._q: Optional[PETSc.Vec] = None
@@ -74,7 +75,13 @@ class StaticSolver:
         self.newton_iterations = 0
 
     def linear(self, A: PETSc.Mat) -> PETSc.KSP:
-        """The KSP with operator ``A``, set up (factorized if ``A`` changed)."""
+        """The KSP with operator ``A``, set up (factorized if ``A`` changed; a new KSP when
+        the size changed: the prestress of a model with reduced bodies is solved on the full
+        reducer, its static states on the reduced one)."""
+        if self.ksp is not None and self._ksp_sizes != A.getSizes():
+            self.ksp.destroy()
+            self.ksp = None
+        self._ksp_sizes = A.getSizes()
         if self.ksp is None:
             ksp = PETSc.KSP().create(self.comm)
             direct_lu(ksp)
