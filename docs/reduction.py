@@ -37,7 +37,7 @@ def campbell(modes, method="craig-bampton"):
     model, _ = beam(COMM, "prestress")
     if modes:
         model.reduce(model.bodies[0], modes=modes, method=method)
-    return np.asarray(model.campbell(lams * W_REF, n=4).frequencies)
+    return np.sort(model.campbell(lams * W_REF, n=4).frequencies, axis=1)
 
 
 def linkage(modes):
@@ -56,7 +56,7 @@ def main():
     rows.append("## Spinning cantilever: Campbell branches, lambda = 0 ... 10\n")
     rows.append("3D cantilever of tests/test_stiffening.py (40 x 1 x 1 P2 hexahedra, "
                 "prestress), 4 branches at lambda = 0, 2, 5, 10; shapes at rest. Largest "
-                "relative error of each branch over the speeds.\n")
+                "relative error of each branch (sorted at each speed) over the speeds.\n")
     rows.append("| modes | branch 1 | branch 2 | branch 3 | branch 4 | time (s) |")
     rows.append("|---|---|---|---|---|---|")
     rows.append(f"| full | | | | | {t_ref:.2f} |")

@@ -46,8 +46,10 @@ def test_campbell_branches_within_half_percent_to_lambda_10():
     full, _ = beam(MPI.COMM_WORLD, "prestress")
     red, _ = beam(MPI.COMM_WORLD, "prestress")
     red.reduce(red.bodies[0], modes=20, method="modal")
-    a = np.asarray(full.campbell(lams * W_REF, n=4).frequencies)
-    b = np.asarray(red.campbell(lams * W_REF, n=4).frequencies)
+    # sorted at each speed: which member of a degenerate pair at rest a tracked branch
+    # follows is the eigensolver's choice
+    a = np.sort(full.campbell(lams * W_REF, n=4).frequencies, axis=1)
+    b = np.sort(red.campbell(lams * W_REF, n=4).frequencies, axis=1)
     assert a[-1, 1] > 3 * a[0, 1]     # stiffened 3x: the shapes at rest are far from these
     assert np.abs(b / a - 1).max() < 5e-3, np.abs(b / a - 1).max(axis=0)
 
