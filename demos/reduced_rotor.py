@@ -41,7 +41,7 @@ MODES = 12 if QUICK else 20
 SPEED = 6000 * 2 * np.pi / 60                     # rad/s, for the transient
 T_END, DT = (0.004, 2e-4) if QUICK else (0.03, 1e-4)
 DISK = (0.12, 0.0, 0.4)                           # a node on the disk's rim (x, y, z)
-logging.getLogger("dolfinx_mbs").setLevel(logging.INFO)
+logging.getLogger("dolfinx_mbs.basis_reducer").setLevel(logging.INFO)   # says what is reduced
 logging.basicConfig(format="%(message)s")
 
 
@@ -83,7 +83,10 @@ for model in (full, red):
     tables.append(model.campbell(RPM * 2 * np.pi / 60, n=4))
     say(f"{'full' if model is full else 'reduced'} sweep: "
         f"{comm.allreduce(time.perf_counter() - t0, op=MPI.MAX):.2f} s")
-err = np.abs(tables[1].frequencies / tables[0].frequencies - 1).max()
+# compared sorted at each speed (which member of a degenerate pair at rest a tracked branch
+# follows is the eigensolver's choice)
+f_full, f_red = (np.sort(t.frequencies, axis=1) for t in tables)
+err = np.abs(f_red / f_full - 1).max()
 say(f"Campbell branches: reduced within {err:.1e} of the full model")
 assert err < 5e-3, err
 # -
