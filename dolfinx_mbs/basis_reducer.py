@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Dict, List, Sequence
+from typing import Dict, Sequence
 
 import numpy as np
 from petsc4py import PETSc
@@ -255,9 +255,7 @@ class BasisReducer(MaggiReducer):
         self.time_dependent, self.rheonomic = inner.time_dependent, inner.rheonomic
         self.redundant, self.n_dependent = inner.redundant, inner.n_dependent
         self.n_reduced = inner.n_reduced
-        self._products: Dict[str, PETSc.Mat] = {}
-        self._injection = False
-        self._blocks = None
+        self._products: Dict[str, PETSc.Mat] = {}   # MaggiReducer's kept products
         self.A = self.A_dot = self.A_ddot = None
         self.a0 = space.create_vec()
         self.a0_dot = space.create_vec() if inner.a0_dot is not None else None
@@ -280,6 +278,9 @@ class BasisReducer(MaggiReducer):
                 f"{space.bodies[ib].name!r} ({rb.method}) to {rb.n_coordinates} coordinates "
                 f"({rb.n_interface} interface dofs)" for ib, rb in sorted(reduced.items())),
                 self.n_reduced)
+
+    #: A is never an injection: every product is A^T X A (PtAP)
+    injection = False
 
     def _basis_matrix(self) -> PETSc.Mat:
         """T as AIJ: full rows, xi columns (identity rows on full bodies)."""
@@ -395,7 +396,3 @@ class BasisReducer(MaggiReducer):
             self._y = self.xi.create_vec()
         return self._y
 
-
-def reduced_indices(model_bodies: List, reduced: Dict) -> Dict[int, object]:
-    """{body index: ReducedBody} of the model's reduced bodies."""
-    return {i: reduced[id(b)] for i, b in enumerate(model_bodies) if id(b) in reduced}
