@@ -5,7 +5,8 @@ same bodies and constraints integrated or solved on every dof.
   modes' frequencies are exact (the shapes are eigenvectors there); at another speed, with
   Coriolis coupling, within 0.1 %; its Campbell branches up to lambda = 10 within 0.5 %;
 * Kane, Ryan & Banerjee's spin-up with prestress (test_spin_up_beam): tip history within 1 %
-  of the peak with 10 modes (measured 2e-6), 5 modes with residual flexibility;
+  of the peak with 10 modes (measured 2e-6), 5 modes with residual flexibility; the
+  first-order and Hamilton forms with Rayleigh damping (measured 1.2e-6);
 * the slider-crank of demos/elastic_linkage.py (rheonomic pin and slider between two reduced
   bodies): joint reactions within 1 % of the full model's;
 * a full body tied to a reduced one (Craig-Bampton interface), the residual flexibility's
@@ -56,21 +57,23 @@ def test_campbell_branches_within_half_percent_to_lambda_10():
 
 # -- Kane-Ryan-Banerjee spin-up ------------------------------------------------------------------
 
-def krb_tip(reduce=None, t_end=20.0, comm=MPI.COMM_WORLD):
+def krb_tip(reduce=None, t_end=20.0, comm=MPI.COMM_WORLD, formulation="second-order",
+            rayleigh=None):
     from test_spin_up_beam import B, EA, H, L, RHO_A, T_S
 
     mesh = dmesh.create_rectangle(comm, [np.array([0.0, -H / 2]), np.array([L, H / 2])],
                                   [40, 1], dmesh.CellType.quadrilateral)
     frame = mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=6.0, ramp_time=T_S)
     mat = mbs.materials.PlaneStress(E=EA / (B * H), nu=0.3, density=RHO_A / (B * H),
-                                    thickness=B)
+                                    thickness=B, rayleigh=rayleigh)
     body = mbs.Body(mesh, mat, frame, degree=2, stiffening="prestress")
     model = mbs.Model([body])
     model.clamp(body, lambda x: np.isclose(x[0], 0.0))
     if reduce:
         model.reduce(body, **reduce)
-    r = model.integrate(t_end=t_end, dt=0.02, probes=[(L, 0.0)], spectral_radius=0.8,
-                        progress=False)
+    opts = {"spectral_radius": 0.8} if formulation == "second-order" else {}
+    r = model.integrate(t_end=t_end, dt=0.02, probes=[(L, 0.0)], formulation=formulation,
+                        progress=False, **opts)
     return r.probes[:, 0, 1]
 
 
@@ -81,6 +84,15 @@ def test_spin_up_tip_history_within_1pct():
     for opts, tol in (({"modes": 10}, 1e-4), ({"modes": 5, "residual": [15.0]}, 1e-3)):
         w = krb_tip(opts)
         assert np.abs(w - ref).max() < tol * peak, (opts, np.abs(w - ref).max() / peak)
+
+
+@pytest.mark.parametrize("formulation", ["first-order", "hamiltonian"])
+def test_spin_up_other_formulations_with_damping(formulation):
+    """The first-order and Hamilton forms (Rayleigh damping: the reduced D and Hamilton's
+    momentum terms) on the reduced strip against the full one, 10 s."""
+    ref = krb_tip(t_end=10.0, formulation=formulation, rayleigh=(0.01, 1e-4))
+    w = krb_tip({"modes": 10}, t_end=10.0, formulation=formulation, rayleigh=(0.01, 1e-4))
+    assert np.abs(w - ref).max() < 1e-4 * np.abs(ref).max()
 
 
 # -- the slider-crank with reduced links ---------------------------------------------------------
