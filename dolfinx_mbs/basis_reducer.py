@@ -239,7 +239,9 @@ class BasisReducer(MaggiReducer):
             mask = np.zeros(stop - start, dtype=bool)
             f = fixed[ib]
             mask[f[(f >= start) & (f < stop)] - start] = True
-            itf = iface[ib] if rb.method == "craig-bampton" else np.zeros(0, np.int64)
+            # a dof held by an absorbed clamp stays held, also where a joint touches it
+            itf = np.setdiff1d(iface[ib], f) if rb.method == "craig-bampton" else \
+                np.zeros(0, np.int64)
             cols = body_shapes(assembly, ib, rb, mask, itf)
             lo, hi = rank_ranges[:, ib, 0], rank_ranges[:, ib, 1]
             counts = np.searchsorted(itf, hi) - np.searchsorted(itf, lo)

@@ -232,3 +232,6 @@ def test_bad_arguments_raise():
     model.reduce(b, modes=4)
     with pytest.raises(ValueError, match="reduced bodies"):
         model.integrate(0.001, 1e-4, constraints="multipliers", progress=False)
+    model.constrain_velocity([{model.dof(b, (1.0, 0.0), 1): 1.0}])
+    with pytest.raises(ValueError, match="reduced bodies"):
+        model.integrate(0.001, 1e-4, formulation="first-order", progress=False)
