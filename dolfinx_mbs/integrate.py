@@ -301,6 +301,9 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
         if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
             # an error raised in a callback (the user's load or motion function, a check):
             # petsc4py passes it on as the cause of error 101; raise it as it was
+            # without the frames it came through (they hold this run's PETSc objects, whose
+            # destruction below is collective); checks.collective notes the original traceback
+            user.__context__ = user.__cause__ = None
             raise user.with_traceback(None) from None
         # PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason: name the solvers'
         # reasons either way

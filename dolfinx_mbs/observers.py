@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
+from . import checks
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from .reactions import resultants
 
@@ -176,7 +177,8 @@ class Callback(Observer):
 
     def observe(self, step: Step) -> List[float]:
         self.system.expand_rate(step.q, step.v, out=self._v)
-        self.fn(step.t, step.u, self._v)
+        with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
+            self.fn(step.t, step.u, self._v)
         return []
 
 

@@ -55,6 +55,12 @@ def run():
                 raise ValueError("a predicate that fails on the last rank only")
             return np.isclose(x[0], 1.0)
         model.apply_load(body, traction=(0.0, 1.0), where=where)
+    elif case == "callback-raises-on-one-rank":
+        def callback(t, u, v):
+            if comm.rank == comm.size - 1 and t > 0.02:
+                raise RuntimeError("the user's monitor fails on the last rank")
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        model.integrate(t_end=0.05, dt=0.01, callback=callback, progress=False)
     else:
         raise SystemExit(f"unknown case {case}")
 
