@@ -3,6 +3,7 @@ traction (operators that change in time, a load, P2), and a driver for running i
 process of its own (``python checkpoint_cases.py <formulation> <stem> <t_end> <every>
 [restart] [slow]``) that writes the final reduced state to ``<stem>.final<rank>.npy``."""
 
+import os
 import sys
 import time
 
@@ -33,11 +34,6 @@ def model(comm=MPI.COMM_WORLD, slow=False):
     return m, body
 
 
-def final_state(system_model, formulation):
-    """The bodies' final displacement gathered per rank (the run leaves it in ``body.u``)."""
-    return np.concatenate([b.u.x.array.copy() for b in system_model.bodies])
-
-
 def run(formulation, stem, t_end, every, restart=False, slow=False, **kw):
     m, body = model(slow=slow)
     r = m.integrate(t_end=t_end, dt=DT, formulation=formulation, output=stem,
@@ -49,6 +45,8 @@ def run(formulation, stem, t_end, every, restart=False, slow=False, **kw):
 if __name__ == "__main__":
     form, stem, t_end, every = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
     flags = sys.argv[5:]
+    with open(f"{stem}.pid{MPI.COMM_WORLD.rank}", "w") as f:  # for the test to signal
+        f.write(str(os.getpid()))
     r, u = run(form, stem, t_end, every, restart="restart" in flags, slow="slow" in flags,
                output_every=2)
     np.save(f"{stem}.final{MPI.COMM_WORLD.rank}.npy", u)
