@@ -42,11 +42,12 @@ from typing import Dict, Optional
 
 import numpy as np
 from mpi4py import MPI
+from petsc4py import PETSc
 
 from . import checks
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
-           "Interrupted", "truncate_csv", "folder"]
+           "Interrupted", "truncate_csv", "folder", "arguments"]
 
 #: format version of ``latest.json``
 VERSION = 1
@@ -304,3 +305,34 @@ def resume_ts(ts, vecs, ckpt: Checkpoint, stem: str, t_end: float) -> None:
     ts.setTime(ckpt.t)
     ts.setTimeStep(ckpt.dt)
     ts.setStepNumber(ckpt.index)
+
+
+def arguments(output, every, restart, formulation, initial, options, prefix):
+    """The checked ``checkpoint_every`` and ``restart`` of a run."""
+    if every is not None:
+        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+            raise ValueError(f"checkpoint_every must be a positive integer or None, got "
+                             f"{every!r}")
+        if output is None:
+            raise ValueError("checkpoint_every needs output= (the checkpoint goes to "
+                             "<output>.ckpt)")
+    if restart not in (True, False):
+        raise ValueError(f"restart must be True or False, got {restart!r}")
+    if restart:
+        if output is None:
+            raise ValueError("restart=True needs output= (the run to continue)")
+        given = [n for n, x in zip(("u0", "v0", "p0"), initial) if x is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)}: no initial state with restart=True (the "
+                             "state comes from the checkpoint)")
+        # the run's options, or else the database's (where -<prefix>ts_alpha_radius may be)
+        given = {k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
+                 if k.startswith(prefix + "ts_alpha_")}
+        given.update((k, v) for k, v in (options or {}).items() if k.startswith("ts_alpha_"))
+        alpha = {k: v for k, v in given.items() if not (k == "ts_alpha_radius" and
+                                                        float(v) == 1.0)}
+        if formulation == "second-order" and alpha:
+            raise ValueError(f"restart=True: generalized-alpha with {alpha} keeps an "
+                             "acceleration PETSc does not give out; only spectral radius 1 "
+                             "(the default) restarts exactly")
+    return dict(every=None if every is None else int(every), restart=bool(restart))

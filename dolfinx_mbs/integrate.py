@@ -175,8 +175,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
-    ckpt = _checkpoint_args(output, checkpoint_every, restart, formulation, (u0, v0, p0),
-                            options)
+    ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
+                                (u0, v0, p0), options, prefix)
     kind = "multipliers" if system.has_multipliers else "maggi"
     opts = _run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
     try:
@@ -185,32 +185,6 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
                                     callback), ckpt)
     except checkpoint.Interrupted as e:
         raise e.exit() from None
-
-
-def _checkpoint_args(output, every, restart, formulation, initial, options):
-    """The checked ``checkpoint_every`` and ``restart`` of a run."""
-    if every is not None:
-        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
-            raise ValueError(f"checkpoint_every must be a positive integer or None, got "
-                             f"{every!r}")
-        if output is None:
-            raise ValueError("checkpoint_every needs output= (the checkpoint goes to "
-                             "<output>.ckpt)")
-    if restart not in (True, False):
-        raise ValueError(f"restart must be True or False, got {restart!r}")
-    if restart:
-        if output is None:
-            raise ValueError("restart=True needs output= (the run to continue)")
-        given = [n for n, x in zip(("u0", "v0", "p0"), initial) if x is not None]
-        if given:
-            raise ValueError(f"{', '.join(given)}: no initial state with restart=True (the "
-                             "state comes from the checkpoint)")
-        alpha = {k: v for k, v in (options or {}).items() if k.startswith("ts_alpha_")}
-        if formulation == "second-order" and alpha and alpha != {"ts_alpha_radius": 1.0}:
-            raise ValueError(f"restart=True: generalized-alpha with {alpha} keeps an "
-                             "acceleration PETSc does not give out; only spectral radius 1 "
-                             "(the default) restarts exactly")
-    return dict(every=None if every is None else int(every), restart=bool(restart))
 
 
 def _run_options(prefix: str, formulation: str, constraints: str,

@@ -133,6 +133,15 @@ def test_bad_checkpoint_arguments(tmp_path):
     with pytest.raises(ValueError, match="spectral radius 1"):
         m.integrate(t_end=2 * DT, dt=DT, output=str(d / "a"), restart=True,
                     spectral_radius=0.5)
+    from petsc4py import PETSc
+
+    db = PETSc.Options()
+    db["mbs_ts_alpha_radius"] = 0.8          # in the database, not the run's options
+    try:
+        with pytest.raises(ValueError, match="spectral radius 1"):
+            m.integrate(t_end=2 * DT, dt=DT, output=str(d / "a"), restart=True)
+    finally:
+        db.delValue("mbs_ts_alpha_radius")
 
 
 # --- a run of its own under mpiexec -n 2, stopped from outside
