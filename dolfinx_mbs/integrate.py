@@ -49,7 +49,7 @@ from . import checkpoint, checks
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
-from .petsc_options import SolverOptions, reason_name, solver_reasons
+from .petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -354,7 +354,7 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs, ckpt) -> Resu
             raise user.with_traceback(None) from None
         # PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason: name the solvers'
         # reasons either way
-        msg = watch["finite"].failure or f"{str(e).splitlines()[0]} ({solver_reasons(ts)})"
+        msg = watch["finite"].failure or f"{error_words(e)} ({solver_reasons(ts)})"
         raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
                            f"t={ts.getTime():g}: {msg}") from None
     finally:

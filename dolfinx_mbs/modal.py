@@ -17,7 +17,8 @@ import numpy as np
 from petsc4py import PETSc
 from slepc4py import SLEPc
 
-from .petsc_options import direct_lu
+from . import checks
+from .petsc_options import direct_lu, solve_in_words
 
 __all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
            "natural_frequencies", "modes"]
@@ -50,6 +51,7 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
         tol: relative residual tolerance.
     """
     n = _check(n)
+    shift = checks.real(shift, "shift")
     eps = SLEPc.EPS().create(K.getComm())
     eps.setOperators(K, M)
     eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
@@ -60,7 +62,7 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
     _direct_st(eps.getST())
     eps.setOptionsPrefix(PREFIX)
     eps.setFromOptions()
-    eps.solve()
+    solve_in_words(eps, "the eigenvalue solve (SLEPc EPS)")
     nconv = eps.getConverged()
     if nconv < n:
         raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
@@ -75,6 +77,7 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
                tol: float) -> SLEPc.PEP:
     """A solved PEP for (lambda^2 M + lambda G + K) x = 0, at least ``nev`` eigenvalues
     converged (else RuntimeError)."""
+    shift = checks.real(shift, "shift")
     pep = SLEPc.PEP().create(K.getComm())
     pep.setOperators([K, G, M])
     pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
@@ -87,7 +90,7 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     _direct_st(pep.getST())
     pep.setOptionsPrefix(PREFIX)
     pep.setFromOptions()
-    pep.solve()
+    solve_in_words(pep, "the quadratic eigenvalue solve (SLEPc PEP)")
     nconv = pep.getConverged()
     if nconv < nev:
         reason = pep.getConvergedReason()
