@@ -49,6 +49,7 @@ from . import checkpoint, checks
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
+from .stability import MODES as STABILITY, Stability
 from .petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
@@ -87,6 +88,8 @@ class Result:
         restarted_from: for a run with ``restart=True``, the checkpoint's time: the arrays
             then hold the history from that time on (its row first); the whole history is in
             ``<output>.csv``. None for a run from ``t0``.
+        instabilities: the divergent states the run met
+            (:class:`dolfinx_mbs.stability.Instability`: time, count, growth rate, where).
     """
 
     times: np.ndarray
@@ -97,6 +100,7 @@ class Result:
     steps: int
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     restarted_from: Optional[float] = None
+    instabilities: list = dataclasses.field(default_factory=list)
 
 
 def integrate(system, t_end: float, dt: float, formulation: str = "second-order",
@@ -106,7 +110,7 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
               progress: bool = True, options: Optional[Dict[str, object]] = None,
               prefix: str = "mbs_", reactions=False,
               energy: bool = True, callback=None, checkpoint_every: Optional[int] = None,
-              restart: bool = False) -> Result:
+              restart: bool = False, stability: str = "warn") -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
     Args:
@@ -145,6 +149,13 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is its next
             step): the CSV and field files keep their rows up to the checkpoint's time and
             get the new ones appended; the result holds the history from the checkpoint on.
+        stability: ``"warn"`` (default), ``"error"`` or ``"off"``: the frames' state is
+            checked for divergence at the first step and whenever it changed (at most 50
+            checks a run; one factorization of the stiffness each,
+            :mod:`dolfinx_mbs.stability`); an unstable state gives an
+            :class:`~dolfinx_mbs.stability.InstabilityWarning` (or raises
+            :class:`~dolfinx_mbs.stability.InstabilityError`) naming the time, the growth
+            rate and where the mode moves most, listed in ``Result.instabilities``.
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (when
     ``checkpoint_every`` is given), close every file and raise SystemExit (SIGTERM) or
@@ -175,6 +186,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
+    if stability not in STABILITY:
+        raise ValueError(f"stability must be one of {STABILITY}, got {stability!r}")
     ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
                                 (u0, v0, p0), options, prefix)
     kind = "multipliers" if system.has_multipliers else "maggi"
@@ -182,7 +195,7 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
     try:
         return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts,
                     _observers_args(probes, output, output_every, progress, reactions, energy,
-                                    callback), ckpt)
+                                    callback, stability), ckpt)
     except checkpoint.Interrupted as e:
         raise e.exit() from None
 
@@ -221,9 +234,10 @@ FIRST = ("energy", "finite")
 CSV_ORDER = ("probes", "energy", "reactions")
 
 
-def _observers_args(probes, output, output_every, progress, reactions, energy, callback):
+def _observers_args(probes, output, output_every, progress, reactions, energy, callback,
+                    stability):
     return dict(probes=probes, output=output, output_every=output_every, progress=progress,
-                reactions=reactions, energy=energy, callback=callback)
+                reactions=reactions, energy=energy, callback=callback, stability=stability)
 
 
 def _observers(system, formulation, ts_type, n_steps, a, resume=None):
@@ -236,6 +250,10 @@ def _observers(system, formulation, ts_type, n_steps, a, resume=None):
         if resume is not None and "energy" in resume.accumulators:
             out["energy"].restore(resume.accumulators["energy"])
     out["finite"] = obs.Finite(out.get("energy"))
+    # (not with nonlinear strain: its stiffness is the tangent about the run's state)
+    if a["stability"] != "off" and hasattr(system, "pencil") and not system.has_multipliers \
+            and not system.nonlinear:
+        out["stability"] = Stability(system, a["stability"], n_steps // 50)
     if a["callback"] is not None:
         out["callback"] = obs.Callback(system, a["callback"])
     if a["probes"]:
@@ -378,7 +396,8 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs, ckpt) -> Resu
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=formulation, ts_type=ts_type, steps=steps,
                   reactions={k: np.array(v) for k, v in rhist.items()},
-                  restarted_from=None if resume is None else resume.t)
+                  restarted_from=None if resume is None else resume.t,
+                  instabilities=watch["stability"].found if "stability" in watch else [])
 
 
 def _solution_vecs(form) -> list:
