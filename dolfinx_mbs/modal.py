@@ -8,10 +8,10 @@ Frequencies are reported signed: a non-negative value is a frequency; a negative
 marks a divergent (statically unstable) mode, eigenvalue omega^2 = -s^2, growth rate s.
 
 Free bodies: when the constraints leave rigid-body motions free, the routines on a system
-(:func:`natural_frequencies`, :func:`modes`, and :func:`dolfinx_mbs.campbell.campbell`) take a
-real target away from them and drop the rigid modes from the results, logging their count
-(:mod:`dolfinx_mbs.rigid_modes` says why and what the rigid eigenvalues are); the results are
-the elastic modes, the same on every rank count and in every routine.
+(:func:`natural_frequencies`, :func:`modes`, and :func:`dolfinx_mbs.campbell.campbell`) solve
+for the elastic modes, M-orthogonal to the rigid motions, and log the rigid motions' count and
+eigenvalues (:mod:`dolfinx_mbs.rigid_modes` says how, why, and what these are); the elastic
+modes are the same on every rank count and in every routine.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from petsc4py import PETSc
 from slepc4py import SLEPc
 
 from .petsc_options import direct_lu
-from .rigid_modes import (RIGID_FRACTION, RigidSubspace, free_shift, rigid_subspace,
-                          spin_bound)
+from .rigid_modes import RigidSubspace, rigid_subspace
 
 __all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
            "natural_frequencies", "modes"]
@@ -47,8 +46,7 @@ def _check(n: int) -> int:
 
 
 def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
-                            tol: float = 1e-12, rigid: Optional[RigidSubspace] = None
-                            ) -> np.ndarray:
+                            tol: float = 1e-12) -> np.ndarray:
     """The ``n`` eigenvalues of K x = w^2 M x nearest ``shift`` (in w^2), as signed w, ascending.
 
     Args:
@@ -57,16 +55,12 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
         n: number of frequencies.
         shift: target of shift-and-invert in w^2 units (rad^2/s^2); must not be an eigenvalue.
         tol: relative residual tolerance.
-        rigid: the free rigid motions (:func:`dolfinx_mbs.rigid_modes.rigid_subspace`): that
-            many more eigenpairs are computed and the rigid ones dropped (their count logged).
     """
     n = _check(n)
-    extra = 0 if rigid is None else rigid.dim + 2
-    nev = min(n + extra, K.getSize()[0])
     eps = SLEPc.EPS().create(K.getComm())
     eps.setOperators(K, M)
     eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
-    eps.setDimensions(nev=nev)
+    eps.setDimensions(nev=n)
     eps.setTarget(float(shift))
     eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
     eps.setTolerances(tol=tol, max_it=1000)
@@ -75,33 +69,13 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
     eps.setFromOptions()
     eps.solve()
     nconv = eps.getConverged()
-    if nconv < nev:
-        raise RuntimeError(f"SLEPc converged {nconv} of the {nev} requested eigenpairs "
+    if nconv < n:
+        raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
                            f"(reason {eps.getConvergedReason()})")
     lam = np.array([eps.getEigenvalue(i).real for i in range(nconv)])
-    elastic = np.ones(nconv, dtype=bool)
-    if rigid is not None:
-        vecs = []
-        for i in range(nconv):
-            x = K.createVecRight()
-            eps.getEigenvector(i, x)
-            vecs.append((x, None))
-        elastic = rigid.fractions(M, vecs) <= RIGID_FRACTION
-        for x, _ in vecs:
-            x.destroy()
-        _log_rigid(lam[~elastic], rigid.dim, "w^2")
     eps.destroy()
-    lam = lam[elastic]
-    if len(lam) < n:
-        raise RuntimeError(f"SLEPc found {len(lam)} elastic eigenvalues of the {n} requested "
-                           f"beside {rigid.dim} free rigid-body motions")
-    lam = np.sort(lam[np.argsort(np.abs(lam - shift), kind="stable")[:n]])
+    lam = np.sort(lam[np.argsort(np.abs(lam - shift))[:n]])
     return np.sign(lam) * np.sqrt(np.abs(lam))
-
-
-def _log_rigid(values: np.ndarray, dim: int, unit: str) -> None:
-    log.info("%d rigid-body eigenvalue(s) dropped (%s; %d free rigid motion(s)): %s",
-             len(values), unit, dim, np.array2string(np.asarray(values), precision=6))
 
 
 def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
@@ -174,9 +148,7 @@ def signed_frequencies(lam: np.ndarray, rel: float = 1e-8) -> np.ndarray:
 
 
 def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
-                     tol: float = 1e-10, rigid: Optional[RigidSubspace] = None,
-                     report: Optional[dict] = None
-                     ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
+                     tol: float = 1e-10) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
     """The ``n`` eigenpairs of (lambda^2 M + lambda G + K) x = 0 nearest ``shift``, one per
     conjugate pair.
 
@@ -193,10 +165,6 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
             eigenvalue (a singular K with shift 0, e.g. at a critical speed, needs a nonzero
             shift).
         tol: relative residual tolerance.
-        rigid: the free rigid motions (:func:`dolfinx_mbs.rigid_modes.rigid_subspace`): that
-            many more pairs are computed and those whose eigenvector lies mostly in them are
-            dropped (their count logged).
-        report: a dict that receives ``rigid_eigenvalues``, the dropped pairs' representatives.
 
     Returns:
         ``(lam, vecs)``: the eigenvalues (complex array, ascending by signed frequency) and,
@@ -209,9 +177,7 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
         RuntimeError: SLEPc did not converge enough eigenpairs.
     """
     n = _check(n)
-    extra = 0 if rigid is None else rigid.dim + 2
-    size = K.getSize()[0]
-    pep = _solve_pep(K, G, M, min(2 * (n + extra), size), shift, tol)
+    pep = _solve_pep(K, G, M, 2 * n, shift, tol)
     nconv = pep.getConverged()
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
     # the choices below must be the same on every rank
@@ -220,60 +186,42 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     small = 1e-8 * scale
     keep = [i for i, z in enumerate(lam)
             if z.imag > small or (abs(z.imag) <= small and z.imag >= 0.0 and z.real > 0.0)]
-    dropped = np.zeros(0, dtype=complex)
-    if rigid is not None:
-        vecs = [_eigenvector(pep, i, K) for i in keep]
-        frac = rigid.fractions(M, vecs)
-        for xr, xi in vecs:
-            xr.destroy()
-            xi.destroy()
-        dropped = lam[[i for i, f in zip(keep, frac) if f > RIGID_FRACTION]]
-        keep = [i for i, f in zip(keep, frac) if f <= RIGID_FRACTION]
-        _log_rigid(dropped, rigid.dim, "lambda, one per pair")
-    if report is not None:
-        report["rigid_eigenvalues"] = dropped
     if len(keep) < n:
         pep.destroy()
         raise RuntimeError(f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
-                           f"represent distinct conjugate pairs"
-                           + ("" if rigid is None else " of elastic modes")
-                           + f"; {n} requested")
+                           f"represent distinct conjugate pairs; {n} requested")
     keep = sorted(keep, key=lambda i: abs(lam[i] - shift))[:n]
     signed = [lam[i].imag if lam[i].imag > small else -lam[i].real for i in keep]
     keep = [keep[j] for j in np.argsort(signed, kind="stable")]
     vecs = []
     for i in keep:
-        vecs.append(_eigenvector(pep, i, K))
+        xr, xi = K.createVecs()
+        pep.getEigenpair(i, xr, xi)
+        vecs.append((xr, xi))
         if lam[i].imag > small and abs(lam[i].real) > 1e-6 * abs(lam[i]):
             log.info("flutter-type eigenvalue %s (real part %.3e)", lam[i], lam[i].real)
     pep.destroy()
     return lam[keep], vecs
 
 
-def _eigenvector(pep: SLEPc.PEP, i: int, K: PETSc.Mat) -> Tuple[PETSc.Vec, PETSc.Vec]:
-    xr, xi = K.createVecs()
-    pep.getEigenpair(i, xr, xi)
-    return xr, xi
-
-
 # -- on a typed system ------------------------------------------------------------------------
-def _target(system, t, Kr, Mr, rigid, shift, quadratic, states=None) -> float:
-    """``shift``, or when None: 0, or with free rigid motions a target away from them."""
-    if shift is not None:
-        return float(shift)
-    if rigid is None:
-        return 0.0
-    return free_shift(Kr, Mr, spin_bound(system, t, states), quadratic)
+def _log_rigid(rigid: RigidSubspace, Kr: PETSc.Mat, Gr: Optional[PETSc.Mat]) -> np.ndarray:
+    lam = rigid.eigenvalues(Kr, Gr)
+    log.info("%d free rigid-body motion(s) left out of the elastic modes; their eigenvalues "
+             "(%s): %s", rigid.dim, "w^2" if Gr is None else "lambda, one per pair",
+             np.array2string(lam, precision=6))
+    return lam
 
 
 def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
-                        shift: Optional[float] = None) -> np.ndarray:
+                        shift: float = 0.0) -> np.ndarray:
     """The ``n`` lowest natural frequencies (rad/s) of ``system`` (a typed system with
     ``pencil``, :mod:`dolfinx_mbs.systems`), constrained and undamped, about the frame state at
     ``t``, spin softening included.
 
-    Rigid-body motions the constraints leave free are found, shifted away from and dropped
-    (their count logged; :mod:`dolfinx_mbs.rigid_modes`): the values are the elastic modes.
+    When the constraints leave rigid-body motions free, these are the elastic modes,
+    M-orthogonal to them; their count and eigenvalues are logged (:mod:`dolfinx_mbs.
+    rigid_modes`).
 
     Args:
         t: time of the frame state.
@@ -281,8 +229,7 @@ def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = F
         gyroscopic: include the Coriolis coupling (quadratic eigenproblem) or not
             (symmetric pencil K + K_omega, M).
         shift: shift-and-invert target: in rad^2/s^2 without gyroscopic coupling, in rad/s
-            (real axis) with it. Must differ from an eigenvalue. Default: 0, or with free
-            rigid motions :func:`dolfinx_mbs.rigid_modes.free_shift`.
+            (real axis) with it. Must differ from an eigenvalue.
 
     Returns:
         Ascending signed frequencies: a negative value marks a divergent mode.
@@ -291,34 +238,73 @@ def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = F
     Kr, Gr, Mr = system.pencil(t, n, "gyroscopic" if gyroscopic else None)
     rigid = rigid_subspace(system, t)
     try:
-        shift = _target(system, t, Kr, Mr, rigid, shift, gyroscopic)
+        if rigid is not None:
+            _check_elastic(n, Kr, rigid)
+            _log_rigid(rigid, Kr, Gr)
+            Kr, Gr, Mr = rigid.border(Kr, Gr, Mr)
         if not gyroscopic:
-            return generalized_frequencies(Kr, Mr, n, shift=shift, rigid=rigid)
-        if rigid is None:
-            return gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
-        lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift=shift, rigid=rigid)
-        for xr, xi in vecs:
-            xr.destroy()
-            xi.destroy()
-        return signed_frequencies(lam)
+            return generalized_frequencies(Kr, Mr, n, shift=shift)
+        return gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
     finally:
         if rigid is not None:
             rigid.destroy()
 
 
-def modes(system, t: float = 0.0, n: int = 6, damping: bool = True,
-          shift: Optional[float] = None, output=None) -> dict:
+def _check_elastic(n: int, Kr: PETSc.Mat, rigid: RigidSubspace) -> None:
+    free = Kr.getSize()[0] - rigid.dim
+    if n > free:
+        raise ValueError(f"n={n} exceeds the {free} elastic dofs of the model ({rigid.dim} "
+                         "free rigid-body motions)")
+
+
+def free_modes(system, t: float, n: int, coupling: str, shift: float = 0.0,
+               tol: float = 1e-10, states=None, rigid: Optional[RigidSubspace] = None
+               ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], dict]:
+    """:func:`gyroscopic_modes` of ``system.pencil(t, n, coupling, states)`` with the free
+    rigid-body motions left out (:mod:`dolfinx_mbs.rigid_modes`).
+
+    Args:
+        rigid: the free motions (kept by the caller over a sweep, which destroys it); found
+            at ``t`` (and destroyed here) when None.
+
+    Returns:
+        ``(lam, vecs, info)``: as :func:`gyroscopic_modes` (vectors in the reduced
+        coordinates), and ``info`` with ``rigid_dim`` and ``rigid_eigenvalues`` (0 and empty
+        without free motions).
+    """
+    Kr, Gr, Mr = system.pencil(t, n, coupling, states)
+    own = rigid is None
+    rigid = rigid_subspace(system, t) if own else rigid
+    try:
+        if rigid is None:
+            lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift=shift, tol=tol)
+            return lam, vecs, {"rigid_dim": 0, "rigid_eigenvalues": np.zeros(0, complex)}
+        _check_elastic(n, Kr, rigid)
+        info = {"rigid_dim": rigid.dim, "rigid_eigenvalues": _log_rigid(rigid, Kr, Gr)}
+        lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol)
+        vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr)) for xr, xi in bvecs]
+        for xr, xi in bvecs:
+            xr.destroy()
+            xi.destroy()
+        return lam, vecs, info
+    finally:
+        if own and rigid is not None:
+            rigid.destroy()
+
+
+def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
+          output=None) -> dict:
     """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
     state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
-    softening, stiffening), the ``n`` nearest ``shift`` (1/s; default 0, or with free rigid
-    motions :func:`dolfinx_mbs.rigid_modes.free_shift`).
+    softening, stiffening), the ``n`` nearest ``shift`` (1/s).
 
     Returns:
         ``eigenvalues`` (complex, Im >= 0, one per pair), ``frequencies`` (rad/s, signed:
         negative = divergent), ``damping_ratios`` (-Re(lambda)/|lambda|: negative = growing),
-        the same on every rank; ``rigid_eigenvalues``: those of the rigid-body modes found
-        and dropped (the constraints leave rigid motions free; empty otherwise; what they mean
-        is in :mod:`dolfinx_mbs.rigid_modes`), ``rigid_dim``: how many rigid motions are free.
+        the same on every rank. When the constraints leave rigid-body motions free, these are
+        the elastic modes (M-orthogonal to them), and ``rigid_dim`` (how many) and
+        ``rigid_eigenvalues`` (of the rigid motions alone, one per pair:
+        :mod:`dolfinx_mbs.rigid_modes` says what they mean) are added (0 and empty otherwise).
 
     With ``output``, ``<output>_<body>.bp`` (VTX, in the body's space; ``.xdmf`` in the
     linear space on DOLFINx 0.5, see :class:`dolfinx_mbs.io.FieldFile`) receives the shapes
@@ -326,15 +312,7 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True,
     ``mode<k>_im`` at time 0 (the motion is Re((re + i im) e^(lambda t))), for ParaView.
     """
     n = _check(n)
-    Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
-    rigid = rigid_subspace(system, t)
-    report: dict = {}
-    try:
-        shift = _target(system, t, Kr, Mr, rigid, shift, True)
-        lam, vecs = gyroscopic_modes(Kr, Cr, Mr, n, shift=shift, rigid=rigid, report=report)
-    finally:
-        if rigid is not None:
-            rigid.destroy()
+    lam, vecs, info = free_modes(system, t, n, "damping" if damping else "gyroscopic", shift)
     freq = signed_frequencies(lam)
     zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
     if output is not None:
@@ -344,6 +322,4 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True,
     for xr, xi in vecs:
         xr.destroy()
         xi.destroy()
-    return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta,
-            "rigid_eigenvalues": report.get("rigid_eigenvalues", np.zeros(0, dtype=complex)),
-            "rigid_dim": 0 if rigid is None else rigid.dim}
+    return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta, **info}

@@ -382,14 +382,13 @@ class Model:
         return self.static.newton_iterations
 
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
-                            shift: Optional[float] = None) -> np.ndarray:
+                            shift: float = 0.0) -> np.ndarray:
         """The ``n`` lowest natural frequencies (rad/s) about the frame state at ``t``: see
         :func:`dolfinx_mbs.modal.natural_frequencies`."""
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
-    def modes(self, t: float = 0.0, n: int = 6, damping: bool = True,
-              shift: Optional[float] = None, output: Optional[str] = None
-              ) -> Dict[str, np.ndarray]:
+    def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
+              output: Optional[str] = None) -> Dict[str, np.ndarray]:
         """Complex modes about the frame state at ``t``: see :func:`dolfinx_mbs.modal.modes`."""
         return modal.modes(self._modal_system(), t, n, damping, shift, output)
 
