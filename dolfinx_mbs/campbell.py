@@ -261,7 +261,7 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     comm = system.comm
     tracker = _Tracker(comm, m)
     rigid = rigid_subspace(system, t)
-    if rigid is not None:  # free rigid motions: the elastic modes (modal.free_modes)
+    if rigid is not None:  # free rigid motions: the elastic modes (modal.pencil_modes)
         if n > red.n_reduced - rigid.dim:
             rigid.destroy()
             raise ValueError(f"n={n} exceeds the {red.n_reduced - rigid.dim} elastic dofs of "
@@ -272,10 +272,9 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         for speed in W:
             states = [b.frame.at_rate(float(speed)).state(t) if spin else b.frame.state(t)
                       for b, spin in zip(system.bodies, spinning)]
-            coupling = "damping" if damping else "gyroscopic"
-            lam, vecs, _ = modal.free_modes(system, t, m, coupling, shift, tol, states, rigid)
-            Kr, Gr, Mr = system.pencil(t, m, coupling, states)
+            Kr, Gr, Mr = system.pencil(t, m, "damping" if damping else "gyroscopic", states)
             Mf = system.assembly.mass()
+            lam, vecs, _ = modal.pencil_modes(Kr, Gr, Mr, m, rigid, shift=shift, tol=tol)
             Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
                                  for xr, xi in vecs])
             MY = np.empty_like(Y)

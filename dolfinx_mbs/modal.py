@@ -27,7 +27,7 @@ from .petsc_options import direct_lu
 from .rigid_modes import RigidSubspace, rigid_subspace
 
 __all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
-           "natural_frequencies", "modes"]
+           "natural_frequencies", "modes", "pencil_modes"]
 
 log = logging.getLogger(__name__)
 
@@ -257,39 +257,28 @@ def _check_elastic(n: int, Kr: PETSc.Mat, rigid: RigidSubspace) -> None:
                          "free rigid-body motions)")
 
 
-def free_modes(system, t: float, n: int, coupling: str, shift: float = 0.0,
-               tol: float = 1e-10, states=None, rigid: Optional[RigidSubspace] = None
-               ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], dict]:
-    """:func:`gyroscopic_modes` of ``system.pencil(t, n, coupling, states)`` with the free
-    rigid-body motions left out (:mod:`dolfinx_mbs.rigid_modes`).
-
-    Args:
-        rigid: the free motions (kept by the caller over a sweep, which destroys it); found
-            at ``t`` (and destroyed here) when None.
+def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
+                 rigid: Optional[RigidSubspace], shift: float = 0.0, tol: float = 1e-10
+                 ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], dict]:
+    """:func:`gyroscopic_modes` of a system's pencil with the free rigid motions ``rigid``
+    (:func:`dolfinx_mbs.rigid_modes.rigid_subspace`, None: none) left out.
 
     Returns:
-        ``(lam, vecs, info)``: as :func:`gyroscopic_modes` (vectors in the reduced
+        ``(lam, vecs, info)``: as :func:`gyroscopic_modes` (vectors in the pencil's
         coordinates), and ``info`` with ``rigid_dim`` and ``rigid_eigenvalues`` (0 and empty
         without free motions).
     """
-    Kr, Gr, Mr = system.pencil(t, n, coupling, states)
-    own = rigid is None
-    rigid = rigid_subspace(system, t) if own else rigid
-    try:
-        if rigid is None:
-            lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift=shift, tol=tol)
-            return lam, vecs, {"rigid_dim": 0, "rigid_eigenvalues": np.zeros(0, complex)}
-        _check_elastic(n, Kr, rigid)
-        info = {"rigid_dim": rigid.dim, "rigid_eigenvalues": _log_rigid(rigid, Kr, Gr)}
-        lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol)
-        vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr)) for xr, xi in bvecs]
-        for xr, xi in bvecs:
-            xr.destroy()
-            xi.destroy()
-        return lam, vecs, info
-    finally:
-        if own and rigid is not None:
-            rigid.destroy()
+    if rigid is None:
+        lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift=shift, tol=tol)
+        return lam, vecs, {"rigid_dim": 0, "rigid_eigenvalues": np.zeros(0, complex)}
+    _check_elastic(n, Kr, rigid)
+    info = {"rigid_dim": rigid.dim, "rigid_eigenvalues": _log_rigid(rigid, Kr, Gr)}
+    lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol)
+    vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr)) for xr, xi in bvecs]
+    for xr, xi in bvecs:
+        xr.destroy()
+        xi.destroy()
+    return lam, vecs, info
 
 
 def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
@@ -312,7 +301,13 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     ``mode<k>_im`` at time 0 (the motion is Re((re + i im) e^(lambda t))), for ParaView.
     """
     n = _check(n)
-    lam, vecs, info = free_modes(system, t, n, "damping" if damping else "gyroscopic", shift)
+    Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
+    rigid = rigid_subspace(system, t)
+    try:
+        lam, vecs, info = pencil_modes(Kr, Cr, Mr, n, rigid, shift)
+    finally:
+        if rigid is not None:
+            rigid.destroy()
     freq = signed_frequencies(lam)
     zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
     if output is not None:
