@@ -32,8 +32,9 @@ from typing import List, Optional, Tuple
 import numpy as np
 from mpi4py import MPI
 
-from .modal import generalized_frequencies, gyroscopic_modes
+from .modal import generalized_frequencies, pencil_modes
 from .observers import Observer, Step
+from .rigid_modes import rigid_subspace
 from .static import StaticSolver
 
 __all__ = ["Instability", "InstabilityWarning", "InstabilityError", "Stability", "MODES"]
@@ -98,6 +99,7 @@ class Stability(Observer):
         self._last_state = None
         self._last_index: Optional[int] = None
         self._unstable = False
+        self._rigid = self._free = None   # the rigid motions the constraints leave free
 
     def _frame_state(self, t: float) -> np.ndarray:
         states = [b.frame.state(t) if b.frame is not None else None for b in self.system.bodies]
@@ -111,7 +113,15 @@ class Stability(Observer):
         if self._last_state is not None and np.array_equal(state, self._last_state):
             return []
         self._last_state, self._last_index = state, step.index
-        negative = self._solver.inertia(self.system.at(step.t).K)
+        if self._free is None:
+            self._rigid = rigid_subspace(self.system, step.t)
+            self._free = self._rigid is not None
+        ops = self.system.at(step.t)
+        if self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
+            negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
+                self._rigid.dim
+        else:
+            negative = self._solver.inertia(ops.K)
         unstable = negative > 0
         if unstable and not self._unstable:
             found = self._describe(step.t, negative)
@@ -124,15 +134,23 @@ class Stability(Observer):
         self._unstable = unstable
         return []
 
+    def close(self) -> None:
+        if self._rigid is not None:
+            self._rigid.destroy()
+            self._rigid = None
+
     def _describe(self, t: float, negative: int) -> Optional[Instability]:
         """The unstable root and mode at ``t``, or None when Coriolis coupling stabilizes the
         negative directions."""
         n = min(negative + 2, self.system.n_reduced)
         Kr, Gr, Mr = self.system.pencil(t, n, "gyroscopic")
         try:
-            w = generalized_frequencies(Kr, Mr, n)
-            s0 = float(-w.min()) if w.min() < 0 else 0.0
-            lam, vecs = gyroscopic_modes(Kr, Gr, Mr, min(negative, 4), shift=s0)
+            if self._free:  # the rates of spin softening lie below the spin rate
+                s0 = 0.5 * float(np.abs(self._last_state[:, :3]).max())
+            else:
+                w = generalized_frequencies(Kr, Mr, n)
+                s0 = float(-w.min()) if w.min() < 0 else 0.0
+            lam, vecs, _ = pencil_modes(Kr, Gr, Mr, min(negative, 4), self._rigid, shift=s0)
         except RuntimeError as e:
             log.warning("t=%g: %d negative eigenvalue(s) of the reduced stiffness; the "
                         "eigensolver gave no growth rate (%s)", t, negative, e)

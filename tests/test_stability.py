@@ -60,3 +60,18 @@ def test_no_report_below_the_divergence_speed():
         r = model.integrate(t_end=2e-2, dt=5e-4, probes=[TIP], progress=False)
     assert r.instabilities == []
     assert np.abs(r.probes).max() < 1e-3
+
+
+def test_free_rigid_motions_are_not_reported():
+    """A free bar spinning about its long axis: its rigid translations across the axis have
+    negative spin-softened stiffness (-Omega^2 m) but are a body at rest in the inertial frame,
+    not a divergence (rigid_modes); its elastic modes are far above the spin: no report."""
+    mesh = dmesh.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0, 0.1, 0.1])],
+                            [6, 1, 1])
+    body = mbs.Body(mesh, mbs.materials.Isotropic(E=70e9, nu=0.3, density=2700.0),
+                    mbs.frames.ConstantSpin(axis=(1, 0, 0), rate=100.0))
+    model = mbs.Model([body])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InstabilityWarning)
+        r = model.integrate(t_end=5e-4, dt=1e-4, progress=False)
+    assert r.instabilities == []
