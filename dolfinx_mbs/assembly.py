@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from dolfinx import fem
 from petsc4py import PETSc
 
+from . import checks
 from .frames import FrameState
 from .operators import BodyOperators, combine
 from .space import FullSpace
@@ -93,7 +94,9 @@ class Assembly:
                 raise ValueError(f"states: give one FrameState per body ({len(self.bodies)}), "
                                  f"got {len(states)}")
             return list(states)
-        return [b.frame.state(t) for b in self.bodies]
+        # the user's motion functions (Prescribed, Planar) may fail on some ranks only
+        with checks.collective(self.comm, f"the frames' motion at t={t:g}"):
+            return [b.frame.state(t) for b in self.bodies]
 
     def at(self, t: float, states: Optional[Sequence[FrameState]] = None) -> List[BodyOperators]:
         """The bodies' operators brought to the frame states at ``t`` (or ``states``)."""

@@ -45,11 +45,12 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
-from . import checks
+from . import checkpoint, checks
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
-from .petsc_options import SolverOptions, reason_name, solver_reasons
+from .stability import MODES as STABILITY, Stability
+from .petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -84,6 +85,11 @@ class Result:
         steps: number of time steps taken.
         reactions: {constraint name: (n_steps + 1, gdim)} resultant constraint force on its
             body, global components (N), when asked for.
+        restarted_from: for a run with ``restart=True``, the checkpoint's time: the arrays
+            then hold the history from that time on (its row first); the whole history is in
+            ``<output>.csv``. None for a run from ``t0``.
+        instabilities: the divergent states the run met
+            (:class:`dolfinx_mbs.stability.Instability`: time, count, growth rate, where).
     """
 
     times: np.ndarray
@@ -93,6 +99,8 @@ class Result:
     ts_type: str
     steps: int
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    restarted_from: Optional[float] = None
+    instabilities: list = dataclasses.field(default_factory=list)
 
 
 def integrate(system, t_end: float, dt: float, formulation: str = "second-order",
@@ -101,7 +109,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
               spectral_radius: Optional[float] = None,
               progress: bool = True, options: Optional[Dict[str, object]] = None,
               prefix: str = "mbs_", reactions=False,
-              energy: bool = True, callback=None) -> Result:
+              energy: bool = True, callback=None, checkpoint_every: Optional[int] = None,
+              restart: bool = False, stability: str = "warn") -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
     Args:
@@ -134,6 +143,23 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         callback: ``callback(t, u, v)``, called at every output time with the full
             displacement and velocity (PETSc Vecs in the full layout, valid during the call),
             collectively on every rank.
+        checkpoint_every: write the state needed to continue every this many steps, and at
+            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.checkpoint`); needs ``output``.
+        restart: continue from the last checkpoint of ``output`` (same ranks, model and
+            formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is its next
+            step): the CSV and field files keep their rows up to the checkpoint's time and
+            get the new ones appended; the result holds the history from the checkpoint on.
+        stability: ``"warn"`` (default), ``"error"`` or ``"off"``: the frames' state is
+            checked for divergence at the first step and whenever it changed (at most 50
+            checks a run; one factorization of the stiffness each,
+            :mod:`dolfinx_mbs.stability`); an unstable state gives an
+            :class:`~dolfinx_mbs.stability.InstabilityWarning` (or raises
+            :class:`~dolfinx_mbs.stability.InstabilityError`) naming the time, the growth
+            rate and where the mode moves most, listed in ``Result.instabilities``.
+
+    SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (when
+    ``checkpoint_every`` is given), close every file and raise SystemExit (SIGTERM) or
+    KeyboardInterrupt (SIGINT) on every rank; the former handlers are restored after the run.
 
     Returns:
         A :class:`Result`; each body's ``u`` holds the final displacement.
@@ -160,11 +186,18 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
+    if stability not in STABILITY:
+        raise ValueError(f"stability must be one of {STABILITY}, got {stability!r}")
+    ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
+                                (u0, v0, p0), options, prefix)
     kind = "multipliers" if system.has_multipliers else "maggi"
     opts = _run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
-    return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts,
-                _observers_args(probes, output, output_every, progress, reactions, energy,
-                                callback))
+    try:
+        return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts,
+                    _observers_args(probes, output, output_every, progress, reactions, energy,
+                                    callback, stability), ckpt)
+    except checkpoint.Interrupted as e:
+        raise e.exit() from None
 
 
 def _run_options(prefix: str, formulation: str, constraints: str,
@@ -201,18 +234,26 @@ FIRST = ("energy", "finite")
 CSV_ORDER = ("probes", "energy", "reactions")
 
 
-def _observers_args(probes, output, output_every, progress, reactions, energy, callback):
+def _observers_args(probes, output, output_every, progress, reactions, energy, callback,
+                    stability):
     return dict(probes=probes, output=output, output_every=output_every, progress=progress,
-                reactions=reactions, energy=energy, callback=callback)
+                reactions=reactions, energy=energy, callback=callback, stability=stability)
 
 
-def _observers(system, formulation, ts_type, n_steps, a):
+def _observers(system, formulation, ts_type, n_steps, a, resume=None):
     """The run's observers, in the order they see a step (the finiteness check right after
-    the energies it reads, the CSV row assembled from the others' columns)."""
+    the energies it reads, the CSV row assembled from the others' columns); with ``resume``
+    (a checkpoint) the files continued and the accumulators restored."""
     out = {}
     if a["energy"]:
         out["energy"] = obs.Energies(system)
+        if resume is not None and "energy" in resume.accumulators:
+            out["energy"].restore(resume.accumulators["energy"])
     out["finite"] = obs.Finite(out.get("energy"))
+    # (not with nonlinear strain: its stiffness is the tangent about the run's state)
+    if a["stability"] != "off" and hasattr(system, "pencil") and not system.has_multipliers \
+            and not system.nonlinear:
+        out["stability"] = Stability(system, a["stability"], n_steps // 50)
     if a["callback"] is not None:
         out["callback"] = obs.Callback(system, a["callback"])
     if a["probes"]:
@@ -229,8 +270,11 @@ def _observers(system, formulation, ts_type, n_steps, a):
         out["reactions"] = obs.Reactions(system, rc)
     if a["output"] is not None:
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
-        out["csv"] = obs.Csv(a["output"] + ".csv", cols, system.comm)
-        out["fields"] = obs.Fields(system.bodies, a["output"], a["output_every"])
+        keep = None if resume is None else resume.t
+        if resume is not None:
+            checkpoint.truncate_csv(system.comm, a["output"] + ".csv", keep, ["t"] + cols)
+        out["csv"] = obs.Csv(a["output"] + ".csv", cols, system.comm, append=keep is not None)
+        out["fields"] = obs.Fields(system.bodies, a["output"], a["output_every"], keep)
     if a["progress"]:
         out["progress"] = obs.Progress(system.comm, n_steps, f"{formulation} ({ts_type})")
     return out
@@ -248,7 +292,7 @@ def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> Form:
     return cls(system, ts, opts, t0)
 
 
-def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
+def _run(system, t_end, dt, formulation, t0, initial, opts, oargs, ckpt) -> Result:
     ts = PETSc.TS().create(system.comm)
     ts.setOptionsPrefix(opts.prefix)
     # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
@@ -270,7 +314,16 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
                 ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
             form.J.setNearNullSpace(system.near_nullspace())  # rigid-body modes for multigrid
         x0 = form.initial_state(t0, q0, v0, p0)
-        watch = _observers(system, formulation, ts.getType(), n_steps, oargs)
+        resume = None
+        if ckpt["restart"]:
+            resume = checkpoint.load(system.comm, oargs["output"], formulation)
+            checkpoint.resume_ts(ts, _solution_vecs(form), resume, oargs["output"], t_end)
+            n_steps = int(round((t_end - resume.t) / resume.dt))
+            ts.setMaxSteps(resume.index + 10 * n_steps + 10)
+        writer = None if ckpt["every"] is None else checkpoint.Writer(
+            system.comm, oargs["output"], ckpt["every"], formulation,
+            t0 if resume is None else resume.t0)
+        watch = _observers(system, formulation, ts.getType(), n_steps, oargs, resume)
     except BaseException:
         form.destroy()
         raise
@@ -280,6 +333,8 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     times = []
 
     def monitor(ts_, index, t, X):
+        # a restart's first state is the checkpoint's: its row and fields are in the files
+        again = resume is not None and index == resume.index
         q, v = form.state(t, need_v=need_v)
         step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form,
                         Mv=form.mass_velocity if need_v else None)
@@ -288,23 +343,36 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
         system.space.scatter(full, funcs)
         for name, o in watch.items():
             if name == "csv":
-                o.write(t, [x for k in CSV_ORDER for x in values.get(k, ())])
-            elif name not in FIRST:
+                if not again:
+                    o.write(t, [x for k in CSV_ORDER for x in values.get(k, ())])
+            elif name not in FIRST and not (again and name == "fields"):
                 values[name] = o.observe(step)
         times.append(t)
+        stop = signals.requested()
+        if writer is not None and not again and (writer.due(index) or stop):
+            _write_checkpoint(writer, ts_, form, watch)
+        if stop:
+            raise checkpoint.Interrupted(stop, t, writer and writer.last)
 
     ts.setMonitor(monitor)
+    signals = checkpoint.Signals(system.comm)
     try:
-        ts.solve(x0)
+        with signals:
+            ts.solve(x0)
+        if writer is not None and ts.getStepNumber() % writer.every:  # the final state
+            _write_checkpoint(writer, ts, form, watch)
     except (PETSc.Error, FloatingPointError) as e:
         user = e.__cause__
         if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
             # an error raised in a callback (the user's load or motion function, a check):
             # petsc4py passes it on as the cause of error 101; raise it as it was
+            # without the frames it came through (they hold this run's PETSc objects, whose
+            # destruction below is collective); checks.collective notes the original traceback
+            user.__context__ = user.__cause__ = None
             raise user.with_traceback(None) from None
         # PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason: name the solvers'
         # reasons either way
-        msg = watch["finite"].failure or f"{str(e).splitlines()[0]} ({solver_reasons(ts)})"
+        msg = watch["finite"].failure or f"{error_words(e)} ({solver_reasons(ts)})"
         raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
                            f"t={ts.getTime():g}: {msg}") from None
     finally:
@@ -327,4 +395,19 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=formulation, ts_type=ts_type, steps=steps,
-                  reactions={k: np.array(v) for k, v in rhist.items()})
+                  reactions={k: np.array(v) for k, v in rhist.items()},
+                  restarted_from=None if resume is None else resume.t,
+                  instabilities=watch["stability"].found if "stability" in watch else [])
+
+
+def _solution_vecs(form) -> list:
+    """The TS's solution vectors of ``form``: (U, V) for the second-order form, X else."""
+    if isinstance(form, SecondOrderForm):
+        return list(form.ts.getSolution2())
+    return [form.ts.getSolution()]
+
+
+def _write_checkpoint(writer, ts, form, watch) -> None:
+    acc = {"energy": watch["energy"].accumulators()} if "energy" in watch else {}
+    writer.write(ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), _solution_vecs(form), {},
+                 acc)

@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
+from . import checks
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from .reactions import resultants
 
@@ -117,6 +118,14 @@ class Energies(Observer):
         self.last = (kin, ela)
         return row
 
+    def accumulators(self) -> Dict[str, Optional[float]]:
+        """What the next step's work needs (a checkpoint's part)."""
+        return {"work": self._work, "power": self._power, "t": self._t}
+
+    def restore(self, acc: Dict[str, Optional[float]]) -> None:
+        """Continue from :meth:`accumulators` of a checkpoint."""
+        self._work, self._power, self._t = acc["work"], acc["power"], acc["t"]
+
 
 class ProbeHistory(Observer):
     """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`)."""
@@ -176,7 +185,8 @@ class Callback(Observer):
 
     def observe(self, step: Step) -> List[float]:
         self.system.expand_rate(step.q, step.v, out=self._v)
-        self.fn(step.t, step.u, self._v)
+        with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
+            self.fn(step.t, step.u, self._v)
         return []
 
 
@@ -184,8 +194,9 @@ class Fields(Observer):
     """Every ``every``-th step, each body's displacement and global motion to its field file
     (:class:`dolfinx_mbs.io.MotionWriter`), with the frames' state at the step's time."""
 
-    def __init__(self, bodies: Sequence, stem: str, every: int):
-        self.writer = MotionWriter(bodies, stem)
+    def __init__(self, bodies: Sequence, stem: str, every: int,
+                 keep_until: Optional[float] = None):
+        self.writer = MotionWriter(bodies, stem, keep_until)
         self.every = every
 
     def observe(self, step: Step) -> List[float]:
@@ -200,8 +211,8 @@ class Fields(Observer):
 class Csv(Observer):
     """Writes time and the other observers' columns, one row per output time, as produced."""
 
-    def __init__(self, path: str, columns: Sequence[str], comm):
-        self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm)
+    def __init__(self, path: str, columns: Sequence[str], comm, append: bool = False):
+        self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm, append)
 
     def write(self, t: float, row: List[float]) -> None:
         self.writer.write([t] + row)
