@@ -80,11 +80,8 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
     return np.sign(lam) * np.sqrt(np.abs(lam))
 
 
-def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
-               tol: float) -> SLEPc.PEP:
-    """A solved PEP for (lambda^2 M + lambda G + K) x = 0, at least ``nev`` eigenvalues
-    converged (else RuntimeError)."""
-    shift = checks.real(shift, "shift")
+def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
+             tol: float, start: Optional[PETSc.Vec] = None) -> SLEPc.PEP:
     pep = SLEPc.PEP().create(K.getComm())
     pep.setOperators([K, G, M])
     pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
@@ -95,9 +92,42 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
     pep.setScale(SLEPc.PEP.Scale.SCALAR)
     _direct_st(pep.getST())
+    if start is not None:
+        pep.setInitialSpace([start])
     pep.setOptionsPrefix(PREFIX)
     pep.setFromOptions()
-    solve_in_words(pep, "the quadratic eigenvalue solve (SLEPc PEP)")
+    return pep
+
+
+def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
+               tol: float) -> SLEPc.PEP:
+    """A solved PEP for (lambda^2 M + lambda G + K) x = 0, at least ``nev`` eigenvalues
+    converged (else RuntimeError)."""
+    shift = checks.real(shift, "shift")
+    what = "the quadratic eigenvalue solve (SLEPc PEP)"
+    pep = _new_pep(K, G, M, nev, shift, tol)
+    try:
+        solve_in_words(pep, what)
+    except RuntimeError as e:
+        # LAPACK's reordering of the projected Schur form (trexc) can fail on eigenvalues
+        # that are equal to round-off (a square section's two bending pairs at rest): the
+        # Krylov space decides, so start a new solver from another vector, once
+        pep.destroy()
+        if "trexc" not in str(e):
+            raise
+        log.info("SLEPc PEP: %s; solving again from another initial vector", e)
+        v = K.createVecRight()
+        rnd = PETSc.Random().create(K.getComm())
+        rnd.setSeed(20261123)
+        v.setRandom(rnd)
+        rnd.destroy()
+        pep = _new_pep(K, G, M, nev, shift, tol, start=v)
+        v.destroy()
+        try:
+            solve_in_words(pep, what)
+        except RuntimeError:
+            pep.destroy()
+            raise
     nconv = pep.getConverged()
     if nconv < nev:
         reason = pep.getConvergedReason()

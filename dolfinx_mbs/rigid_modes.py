@@ -103,6 +103,9 @@ class RigidSubspace:
     def __init__(self, Q: List[PETSc.Vec], MQ: List[PETSc.Vec], comm):
         self.Q, self.comm = Q, comm
         self.dim = len(Q)
+        #: the bodies' single rigid fields that are free on their own, e.g.
+        #: ``"body 'beam': translation along x"`` (set by :func:`rigid_subspace`)
+        self.names: List[str] = []
         self._MQ = np.array([v.getArray(readonly=True).copy() for v in MQ]).reshape(self.dim, -1)
         for v in MQ:
             v.destroy()
@@ -212,15 +215,19 @@ def rigid_subspace(system, t: float = 0.0) -> Optional[RigidSubspace]:
     if red.rheonomic:  # the free motions change with time: no constant subspace
         return None
     space, asm = system.space, system.assembly
-    fields = []
+    fields, labels = [], []
     for ib, b in enumerate(system.bodies):
-        if b.V.dofmap.index_map_bs not in (2, 3) or b.gdim != b.V.dofmap.index_map_bs:
+        g = b.V.dofmap.index_map_bs
+        if g not in (2, 3) or b.gdim != g:
             continue
         lo = space.offsets[ib]
-        for m in rigid_body_modes(b.V):
+        kinds = [f"translation along {a}" for a in "xyz"[:g]] + \
+            ([f"rotation about {a}" for a in "xyz"] if g == 3 else ["rotation about z"])
+        for m, kind in zip(rigid_body_modes(b.V), kinds):
             f = np.zeros(space.n_local)
             f[lo: lo + len(m)] = m
             fields.append(f)
+            labels.append(f"body {b.name!r}: {kind}")
     if not fields:
         return None
     F = np.array(fields)
@@ -244,11 +251,8 @@ def rigid_subspace(system, t: float = 0.0) -> Optional[RigidSubspace]:
                                         F @ np.array(MF).T]))
     C = _null_combinations(grams[0], grams[1], DEFECT_TOL)
     if C.shape[1] > 0:
-        Kd, Md = K.getDiagonal(), M.getDiagonal()
-        scale = Kd.norm(PETSc.NormType.INFINITY) / Md.norm(PETSc.NormType.INFINITY)
-        Kd.destroy()
-        Md.destroy()
-        C = C @ _null_combinations(C.T @ grams[2] @ C, C.T @ grams[3] @ C, ENERGY_TOL * scale)
+        C = C @ _null_combinations(C.T @ grams[2] @ C, C.T @ grams[3] @ C,
+                                   ENERGY_TOL * stiffness_scale(K, M))
     Q, MQ = [], []
     for c in C.T:
         full.getArray()[:] = c @ F
@@ -259,4 +263,20 @@ def rigid_subspace(system, t: float = 0.0) -> Optional[RigidSubspace]:
         v.destroy()
     if not Q:
         return None
-    return RigidSubspace(Q, MQ, system.comm)
+    out = RigidSubspace(Q, MQ, system.comm)
+    # the single fields free on their own (a mechanism's motions are free only combined)
+    d = np.diag
+    energy_tol = ENERGY_TOL * stiffness_scale(K, M)
+    out.names = [lab for i, lab in enumerate(labels)
+                 if d(grams[0])[i] <= DEFECT_TOL * d(grams[1])[i]
+                 and d(grams[2])[i] <= energy_tol * d(grams[3])[i]]
+    return out
+
+
+def stiffness_scale(K: PETSc.Mat, M: PETSc.Mat) -> float:
+    """max K_ii / max M_ii: the stiffness scale that the tolerances on energy refer to."""
+    Kd, Md = K.getDiagonal(), M.getDiagonal()
+    scale = Kd.norm(PETSc.NormType.INFINITY) / Md.norm(PETSc.NormType.INFINITY)
+    Kd.destroy()
+    Md.destroy()
+    return scale
