@@ -257,7 +257,7 @@ class BasisReducer(MaggiReducer):
         self.time_dependent, self.rheonomic = inner.time_dependent, inner.rheonomic
         self.redundant, self.n_dependent = inner.redundant, inner.n_dependent
         self.n_reduced = inner.n_reduced
-        self._products: Dict[str, PETSc.Mat] = {}   # MaggiReducer's kept products
+        self.forget_products()   # MaggiReducer's kept products A^T X A
         self.A = self.A_dot = self.A_ddot = None
         self.a0 = space.create_vec()
         self.a0_dot = space.create_vec() if inner.a0_dot is not None else None

@@ -150,8 +150,9 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             step): the CSV and field files keep their rows up to the checkpoint's time and
             get the new ones appended; the result holds the history from the checkpoint on.
         stability: ``"warn"`` (default), ``"error"`` or ``"off"``: the frames' state is
-            checked for divergence at the first step and whenever it changed (at most 50
-            checks a run; one factorization of the stiffness each,
+            checked for divergence at the first step and whenever it changed (every tenth
+            step or less often, at most about 50 checks a run; one factorization of the
+            stiffness each,
             :mod:`dolfinx_mbs.stability`); an unstable state gives an
             :class:`~dolfinx_mbs.stability.InstabilityWarning` (or raises
             :class:`~dolfinx_mbs.stability.InstabilityError`) naming the time, the growth
@@ -253,7 +254,7 @@ def _observers(system, formulation, ts_type, n_steps, a, resume=None):
     # (not with nonlinear strain: its stiffness is the tangent about the run's state)
     if a["stability"] != "off" and hasattr(system, "pencil") and not system.has_multipliers \
             and not system.nonlinear:
-        out["stability"] = Stability(system, a["stability"], n_steps // 50)
+        out["stability"] = Stability(system, a["stability"], max(10, n_steps // 50))
     if a["callback"] is not None:
         out["callback"] = obs.Callback(system, a["callback"])
     if a["probes"]:

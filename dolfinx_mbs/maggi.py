@@ -76,7 +76,7 @@ class MaggiReducer:
         self.rheonomic = False
         self._elimination = Elimination(space, self.constraints)
         self.redundant: List[dict] = self._elimination.redundant  # filled by the first resolve
-        self._products: Dict[str, PETSc.Mat] = {}
+        self.forget_products()
         exprs, deps = self._elimination.resolve(t, first=True)
         self._report()
         self._exprs = exprs                     # every rank (size: the dependent dofs)
@@ -262,6 +262,11 @@ class MaggiReducer:
                 self._is_indep = PETSc.IS().createGeneral(
                     self.independent.astype(PETSc.IntType), comm=self.comm)
         return self._injection
+
+    def forget_products(self) -> None:
+        """Drop the kept products A^T X A (each reduced operator is made again at its next
+        :meth:`reduce`); also what a subclass with its own basis calls to start."""
+        self._products: Dict[str, PETSc.Mat] = {}
 
     def reduce(self, X: PETSc.Mat, key: Optional[str] = None) -> PETSc.Mat:
         """A^T X A. With a ``key``, the product matrix is kept and refilled on later calls

@@ -100,6 +100,8 @@ class Stability(Observer):
         self._last_index: Optional[int] = None
         self._unstable = False
         self._rigid = self._free = None   # the rigid motions the constraints leave free
+        # frames whose state does not change: one check
+        self._steady = all(b.frame is None or b.frame.time_invariant for b in system.bodies)
 
     def _frame_state(self, t: float) -> np.ndarray:
         states = [b.frame.state(t) if b.frame is not None else None for b in self.system.bodies]
@@ -107,7 +109,8 @@ class Stability(Observer):
                          for s in states])
 
     def observe(self, step: Step) -> List[float]:
-        if self._last_index is not None and step.index - self._last_index < self.every:
+        if self._last_index is not None and (self._steady or
+                                             step.index - self._last_index < self.every):
             return []
         state = self._frame_state(step.t)
         if self._last_state is not None and np.array_equal(state, self._last_state):
