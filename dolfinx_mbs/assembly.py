@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 from dolfinx import fem
 from petsc4py import PETSc
 
+from . import checks
 from .frames import FrameState
 from .operators import BodyOperators, combine
 from .space import FullSpace
@@ -40,11 +41,16 @@ class Assembly:
         prestress: called once with this object after the bodies' operators are made, and
             again after :meth:`reset_prestress`: fills the unit prestress fields of bodies with
             ``stiffening="prestress"`` (see :func:`dolfinx_mbs.static.prestress`).
+        strategy: the bodies' operators' strategy (:class:`BodyOperators`; default by each
+            frame): ``"basis"`` for a model with reduced bodies, whose reduced operators are
+            then combinations of constant matrices reduced once, for any frame.
     """
 
     def __init__(self, bodies: Sequence, space: FullSpace,
-                 prestress: Optional[Callable[["Assembly"], None]] = None):
+                 prestress: Optional[Callable[["Assembly"], None]] = None,
+                 strategy: Optional[str] = None):
         self.bodies = list(bodies)
+        self.strategy = strategy
         self.space = space
         self.comm = space.comm
         self._prestress = prestress
@@ -62,7 +68,7 @@ class Assembly:
     def body_operators(self) -> List[BodyOperators]:
         """One :class:`BodyOperators` per body (made on first use)."""
         if self._ops is None:
-            self._ops = [BodyOperators(b) for b in self.bodies]
+            self._ops = [BodyOperators(b, self.strategy) for b in self.bodies]
         if not self._prestress_done:
             self._prestress_done = True
             if self._prestress is not None:
@@ -88,7 +94,9 @@ class Assembly:
                 raise ValueError(f"states: give one FrameState per body ({len(self.bodies)}), "
                                  f"got {len(states)}")
             return list(states)
-        return [b.frame.state(t) for b in self.bodies]
+        # the user's motion functions (Prescribed, Planar) may fail on some ranks only
+        with checks.collective(self.comm, f"the frames' motion at t={t:g}"):
+            return [b.frame.state(t) for b in self.bodies]
 
     def at(self, t: float, states: Optional[Sequence[FrameState]] = None) -> List[BodyOperators]:
         """The bodies' operators brought to the frame states at ``t`` (or ``states``)."""

@@ -78,6 +78,7 @@ from petsc4py import PETSc
 from . import modal
 from .campbell_table import CampbellTable, CriticalSpeed
 from .frames import ConstantSpin, skew
+from .rigid_modes import rigid_subspace
 
 __all__ = ["CampbellTable", "CriticalSpeed", "campbell"]
 
@@ -259,6 +260,13 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     m = min(n + int(n_extra), red.n_reduced)
     comm = system.comm
     tracker = _Tracker(comm, m)
+    rigid = rigid_subspace(system, t)
+    if rigid is not None:  # free rigid motions: the elastic modes (modal.pencil_modes)
+        if n > red.n_reduced - rigid.dim:
+            rigid.destroy()
+            raise ValueError(f"n={n} exceeds the {red.n_reduced - rigid.dim} elastic dofs of "
+                             f"the model ({rigid.dim} free rigid-body motions)")
+        m = min(m, red.n_reduced - rigid.dim)
     whirl = _Whirl(system)
     try:
         for speed in W:
@@ -266,7 +274,7 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
                       for b, spin in zip(system.bodies, spinning)]
             Kr, Gr, Mr = system.pencil(t, m, "damping" if damping else "gyroscopic", states)
             Mf = system.assembly.mass()
-            lam, vecs = modal.gyroscopic_modes(Kr, Gr, Mr, m, shift=shift, tol=tol)
+            lam, vecs, _ = modal.pencil_modes(Kr, Gr, Mr, m, rigid, shift=shift, tol=tol)
             Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
                                  for xr, xi in vecs])
             MY = np.empty_like(Y)
@@ -287,6 +295,8 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
             tracker.add(speed, lam, Y, MY, h)
     finally:
         whirl.destroy()
+        if rigid is not None:
+            rigid.destroy()
     return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm)
 
 

@@ -9,8 +9,8 @@ every rank: no rank is left waiting in a collective.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import math
+import traceback
 from typing import Sequence
 
 import numpy as np
@@ -87,28 +87,44 @@ _SHARED = ("ValueError", "TypeError", "RuntimeError", "OSError", "FileNotFoundEr
            "ArithmeticError", "LookupError")
 
 
-@contextlib.contextmanager
-def collective(comm, what: str):
+class collective:
     """Run a block that may fail on some ranks only (the user's code called with this rank's
     data, a file operation done by one rank) and fail on every rank if it failed on any.
 
     The first failing rank's error is raised everywhere as ``type(f"{what}: {message}")``
-    (the same type for the common built-in exceptions, RuntimeError otherwise), chained to
-    the original on the ranks where it happened. Every rank must enter the block (it ends in
-    a collective)::
+    (the same type for the common built-in exceptions, RuntimeError otherwise), with the
+    original traceback as a note on the ranks where it happened. Every rank must enter the
+    block (it ends in a collective)::
 
         with checks.collective(comm, "point load at t=0.05"):
             value = user_function(t)
+
+    The original error is kept as text only: its frames would keep the caller's objects
+    (PETSc objects among them) alive on the failing ranks alone, and a later collective
+    destruction of those objects would then find the other ranks elsewhere.
     """
-    err = None
-    try:
-        yield
-    except Exception as e:  # noqa: BLE001: every error of the user's code is passed on
-        err = e
-    found = [x for x in comm.allgather(None if err is None else
-                                       (type(err).__name__, str(err))) if x]
-    if found:
+
+    def __init__(self, comm, what: str):
+        self.comm, self.what = comm, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, typ, value, tb):
+        if value is not None and not isinstance(value, Exception):
+            return False  # KeyboardInterrupt, SystemExit: not the user's error
+        err = trace = None
+        if value is not None:
+            err = (type(value).__name__, str(value))
+            trace = "".join(traceback.format_exception(typ, value, tb))
+            value.__traceback__ = None
+            del value, tb
+        found = [x for x in self.comm.allgather(err) if x]
+        if not found:
+            return False
         name, msg = found[0]
         cls = getattr(builtins, name) if name in _SHARED else RuntimeError
-        text = f"{what}: {msg}" if msg else f"{what}: {name}"
-        raise cls(text) from err
+        exc = cls(f"{self.what}: {msg}" if msg else f"{self.what}: {name}")
+        if trace is not None:
+            exc.add_note(f"raised on rank {self.comm.rank} as:\n{trace}")
+        raise exc from None

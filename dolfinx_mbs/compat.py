@@ -67,6 +67,26 @@ def value_shape(V) -> tuple:
     return tuple(ufl.shape(dolfinx.fem.Function(V)))
 
 
+def same_space(V, W) -> bool:
+    """Whether two function spaces are the same space: one mesh, one element, one dofmap."""
+    if V is W:
+        return True
+    cv, cw = getattr(V, "_cpp_object", V), getattr(W, "_cpp_object", W)
+    if cv is cw:
+        return True
+    mv, mw = V.mesh, W.mesh
+    if getattr(mv, "_cpp_object", mv) is not getattr(mw, "_cpp_object", mw):
+        return False
+    return V.ufl_element() == W.ufl_element() and \
+        V.dofmap.index_map.size_local == W.dofmap.index_map.size_local
+
+
+def same_mesh(V, W) -> bool:
+    """Whether two function spaces are on the same mesh object."""
+    mv, mw = V.mesh, W.mesh
+    return mv is mw or getattr(mv, "_cpp_object", mv) is getattr(mw, "_cpp_object", mw)
+
+
 def space_degree(V) -> int:
     """The polynomial degree of a Lagrange-type space (its element's embedded superdegree)."""
     e = V.ufl_element()

@@ -31,6 +31,7 @@ from .dense import DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, consta
 from .dense_exact import Exact, LoadBasis
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
+from .stability import Stability
 
 __all__ = ["STEPPERS", "choose", "step_times", "run", "DenseEnergies", "ProbeMatrix"]
 
@@ -208,13 +209,13 @@ def _gather(x: PETSc.Vec, comm) -> np.ndarray:
 
 #: the observers that can see a whole run at once (their values computed after the steps)
 BATCH = {"energy": DenseEnergies, "finite": obs.Finite, "probes": ProbeMatrix,
-         "progress": obs.Progress}
+         "progress": obs.Progress, "stability": Stability}
 
 
 def _batch(watch, r, prescribed) -> bool:
     """Whether the run's observers can see its steps after they are all taken: the loads
-    fitted (no assembly at any time), no motion prescribed, and only observers of
-    :data:`BATCH` (no CSV, fields, callback or reactions)."""
+    fitted (no assembly at any time: a constant frame state), no motion prescribed, and only
+    observers of :data:`BATCH` (no CSV, fields, callback or reactions)."""
     return (r.fit is not None and r.fit.exact and not prescribed
             and all(type(o) is BATCH.get(k) for k, o in watch.items()))
 
@@ -223,6 +224,9 @@ def _run_batch(watch, r, times) -> float:
     """Step through ``times`` keeping the states, then give the observers the whole run
     (the same values as step by step); returns the last time reached."""
     N, n = len(times), r.system.n_reduced
+    if "stability" in watch:  # a constant frame state: checked at the first step only
+        watch["stability"].observe(obs.Step(index=0, t=times[0], q=r.qv[0], v=r.qv[1],
+                                            u=None, form=None))
     if hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product
         Q, W = r.scheme.trajectory(times)
     else:
@@ -256,9 +260,10 @@ def _run_batch(watch, r, times) -> float:
 
 
 def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float, initial,
-        oargs: dict, radius=None, basis: LoadBasis = None):
-    """Integrate ``system`` on the dense path ``kind`` (``"dense"`` or ``"exact"``). Returns
-    (times, observers, scheme name, steps)."""
+        oargs: dict, make_observers, radius=None, basis: LoadBasis = None):
+    """Integrate ``system`` on the dense path ``kind`` (``"dense"`` or ``"exact"``); the
+    observers from ``make_observers(label, n_steps, energies, probes)``. Returns (times,
+    observers, scheme name, steps)."""
     basis = basis or LoadBasis()
     times = step_times(t0, t_end, dt)
     r = _Run(system, formulation, kind, t0, t_end, len(times), radius, basis, oargs)
@@ -273,8 +278,7 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     label = f"{formulation} ({'dense ' if kind == 'dense' else ''}{name})"
     prescribed = system.reducer.prescribed
     pm = None if prescribed else (lambda b, p: ProbeMatrix(system, p))
-    watch = obs.make_observers(system, label, len(times), oargs, energies=DenseEnergies,
-                               probes=pm)
+    watch = make_observers(label, len(times), DenseEnergies, pm)
     set_u = any(o.needs_u for o in watch.values())
     need_v = any(o.needs_velocity for o in watch.values())
     # the PETSc vectors q, v: for the observers that read them

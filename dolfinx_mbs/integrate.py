@@ -45,12 +45,13 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
-from . import checks, dense_run
+from . import checkpoint, checks, dense_run
 from .dense_exact import LoadBasis
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
-from .petsc_options import SolverOptions, reason_name, solver_reasons
+from .stability import MODES as STABILITY, Stability
+from .petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -85,6 +86,11 @@ class Result:
         steps: number of time steps taken.
         reactions: {constraint name: (n_steps + 1, gdim)} resultant constraint force on its
             body, global components (N), when asked for.
+        restarted_from: for a run with ``restart=True``, the checkpoint's time: the arrays
+            then hold the history from that time on (its row first); the whole history is in
+            ``<output>.csv``. None for a run from ``t0``.
+        instabilities: the divergent states the run met
+            (:class:`dolfinx_mbs.stability.Instability`: time, count, growth rate, where).
         stepper: the path that stepped: ``"ts"``, ``"dense"`` or ``"exact"`` (``ts_type`` is
             then the scheme's TS name, or ``"expm"``).
     """
@@ -96,6 +102,8 @@ class Result:
     ts_type: str
     steps: int
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    restarted_from: Optional[float] = None
+    instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
 
 
@@ -105,7 +113,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
               spectral_radius: Optional[float] = None,
               progress: bool = True, options: Optional[Dict[str, object]] = None,
               prefix: str = "mbs_", reactions=False,
-              energy: bool = True, callback=None, stepper: str = "auto",
+              energy: bool = True, callback=None, checkpoint_every: Optional[int] = None,
+              restart: bool = False, stability: str = "warn", stepper: str = "auto",
               load_degree: int = 2, load_frequencies: Sequence[float] = ()) -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
@@ -139,22 +148,38 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         callback: ``callback(t, u, v)``, called at every output time with the full
             displacement and velocity (PETSc Vecs in the full layout, valid during the call),
             collectively on every rank.
+        checkpoint_every: write the state needed to continue every this many steps, and at
+            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.checkpoint`); needs ``output``.
+        restart: continue from the last checkpoint of ``output`` (same ranks, model and
+            formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is its next
+            step): the CSV and field files keep their rows up to the checkpoint's time and
+            get the new ones appended; the result holds the history from the checkpoint on.
+        stability: ``"warn"`` (default), ``"error"`` or ``"off"``: the frames' state is
+            checked for divergence at the first step and whenever it changed (every tenth
+            step or less often, at most about 50 checks a run; one factorization of the
+            stiffness each,
+            :mod:`dolfinx_mbs.stability`); an unstable state gives an
+            :class:`~dolfinx_mbs.stability.InstabilityWarning` (or raises
+            :class:`~dolfinx_mbs.stability.InstabilityError`) naming the time, the growth
+            rate and where the mode moves most, listed in ``Result.instabilities``.
         stepper: ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators gathered
             as dense arrays on every rank (:mod:`dolfinx_mbs.dense_run`; the same steps to
             round-off, without TS's per-step cost; linear systems without multipliers or
-            velocity constraints); ``"exact"``: for a frame state constant in time, the exact
-            solution of the linear equations at the steps (matrix exponential; loads in the
-            span of ``load_degree`` and ``load_frequencies``), whatever ``dt``; ``"auto"``:
-            ``"dense"`` for a linear system of at most :data:`dolfinx_mbs.dense.DENSE_MAX`
-            unknowns (``DENSE_MAX_VARYING`` where frames change in time) when no PETSc option
-            under ``prefix`` is given, else ``"ts"``. The log
-            (INFO) states the path taken.
-        load_degree, load_frequencies: the time functions the dense paths fit the loads on
-            where the frame state is constant (polynomials of degree <= ``load_degree`` and the
-            sine and cosine of each angular frequency, rad/s): with ``"exact"`` the loads must
-            lie in their span (checked: an error otherwise); with ``"dense"`` a fit that holds
-            to round-off saves the load assembly at each step, otherwise the loads are
-            assembled at each step.
+            velocity constraints, no checkpoints); ``"exact"``: for a frame state constant in
+            time, the exact solution of the linear equations at the steps (matrix
+            exponential; loads in the span of ``load_degree`` and ``load_frequencies``),
+            whatever ``dt``; ``"auto"``: ``"dense"`` for a linear system of at most
+            :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where frames
+            change in time) when no PETSc option under ``prefix`` is given and no checkpoint
+            is asked for, else ``"ts"``. The log (INFO) states the path taken.
+        load_degree, load_frequencies: the dense paths fit the loads of a constant frame
+            state on polynomials of degree <= ``load_degree`` and the sines and cosines of
+            these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),
+            ``"dense"`` assembles no load per step where it holds.
+
+    SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (when
+    ``checkpoint_every`` is given), close every file and raise SystemExit (SIGTERM) or
+    KeyboardInterrupt (SIGINT) on every rank; the former handlers are restored after the run.
 
     Returns:
         A :class:`Result`; each body's ``u`` holds the final displacement.
@@ -181,22 +206,36 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
     if not isinstance(output_every, int) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
+    if stability not in STABILITY:
+        raise ValueError(f"stability must be one of {STABILITY}, got {stability!r}")
+    ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
+                                (u0, v0, p0), options, prefix)
     basis = LoadBasis(load_degree, load_frequencies)
     path = dense_run.choose(system, formulation, stepper, options, prefix)
+    if path != "ts" and (ckpt["every"] is not None or ckpt["restart"]):
+        if stepper != "auto":
+            raise ValueError(f"stepper={stepper!r}: checkpoints (checkpoint_every=, "
+                             "restart=) are written by the TS path only (stepper='ts')")
+        path = "ts"
     if formulation not in getattr(system, "formulations", ()):
         raise ValueError(f"formulation {formulation!r} does not apply to a "
                          f"{type(system).__name__} (it takes {system.formulations})")
     oargs = _observers_args(probes, output, output_every, progress, reactions, energy,
-                            callback)
+                            callback, stability)
     if path != "ts":
         times, watch, scheme, steps = dense_run.run(
-            system, formulation, path, t0, t_end, dt, (u0, v0, p0), oargs, spectral_radius,
-            basis)
+            system, formulation, path, t0, t_end, dt, (u0, v0, p0), oargs,
+            lambda label, n, energies, probes_: _observers(system, label, n, oargs,
+                                                         energies=energies, probes=probes_),
+            spectral_radius, basis)
         return _result(times, watch, system, formulation, scheme, steps, path)
     log.info("integrate: ts path (PETSc TS), %s, %d unknowns", formulation, system.n_reduced)
     kind = "multipliers" if system.has_multipliers else "maggi"
     opts = _run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
-    return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts, oargs)
+    try:
+        return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts, oargs, ckpt)
+    except checkpoint.Interrupted as e:
+        raise e.exit() from None
 
 
 def _run_options(prefix: str, formulation: str, constraints: str,
@@ -226,9 +265,25 @@ def _run_options(prefix: str, formulation: str, constraints: str,
     return SolverOptions(prefix, defaults, options)
 
 
-def _observers_args(probes, output, output_every, progress, reactions, energy, callback):
+FIRST, CSV_ORDER = obs.FIRST, obs.CSV_ORDER
+
+
+def _observers_args(probes, output, output_every, progress, reactions, energy, callback,
+                    stability):
     return dict(probes=probes, output=output, output_every=output_every, progress=progress,
-                reactions=reactions, energy=energy, callback=callback)
+                reactions=reactions, energy=energy, callback=callback, stability=stability)
+
+
+def _observers(system, label, n_steps, a, resume=None, energies=None, probes=None):
+    """The run's observers (:func:`dolfinx_mbs.observers.make_observers`), with the
+    divergence check (not with nonlinear strain: its stiffness is the tangent about the run's
+    state) and, with ``resume`` (a checkpoint), the files continued."""
+    stab = None
+    if a["stability"] != "off" and hasattr(system, "pencil") and not system.has_multipliers \
+            and not system.nonlinear:
+        stab = Stability(system, a["stability"], max(10, n_steps // 50))
+    return obs.make_observers(system, label, n_steps, a, resume, energies, probes, stab,
+                              checkpoint.truncate_csv)
 
 
 def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> Form:
@@ -240,7 +295,7 @@ def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> Form:
     return cls(system, ts, opts, t0)
 
 
-def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
+def _run(system, t_end, dt, formulation, t0, initial, opts, oargs, ckpt) -> Result:
     ts = PETSc.TS().create(system.comm)
     ts.setOptionsPrefix(opts.prefix)
     # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
@@ -262,7 +317,16 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
                 ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
             form.J.setNearNullSpace(system.near_nullspace())  # rigid-body modes for multigrid
         x0 = form.initial_state(t0, q0, v0, p0)
-        watch = obs.make_observers(system, f"{formulation} ({ts.getType()})", n_steps, oargs)
+        resume = None
+        if ckpt["restart"]:
+            resume = checkpoint.load(system.comm, oargs["output"], formulation)
+            checkpoint.resume_ts(ts, _solution_vecs(form), resume, oargs["output"], t_end)
+            n_steps = int(round((t_end - resume.t) / resume.dt))
+            ts.setMaxSteps(resume.index + 10 * n_steps + 10)
+        writer = None if ckpt["every"] is None else checkpoint.Writer(
+            system.comm, oargs["output"], ckpt["every"], formulation,
+            t0 if resume is None else resume.t0)
+        watch = _observers(system, f"{formulation} ({ts.getType()})", n_steps, oargs, resume)
     except BaseException:
         form.destroy()
         raise
@@ -272,24 +336,46 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     times = []
 
     def monitor(ts_, index, t, X):
+        # a restart's first state is the checkpoint's: its row and fields are in the files
+        again = resume is not None and index == resume.index
         q, v = form.state(t, need_v=need_v)
         step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=form,
                         Mv=form.mass_velocity if need_v else None)
-        obs.notify(watch, step, system, full, funcs)
+        values = {k: watch[k].observe(step) for k in FIRST if k in watch}
+        system.expand(q, out=full)  # the bodies' u at t: what the observers below read
+        system.space.scatter(full, funcs)
+        for name, o in watch.items():
+            if name == "csv":
+                if not again:
+                    o.write(t, [x for k in CSV_ORDER for x in values.get(k, ())])
+            elif name not in FIRST and not (again and name == "fields"):
+                values[name] = o.observe(step)
         times.append(t)
+        stop = signals.requested()
+        if writer is not None and not again and (writer.due(index) or stop):
+            _write_checkpoint(writer, ts_, form, watch)
+        if stop:
+            raise checkpoint.Interrupted(stop, t, writer and writer.last)
 
     ts.setMonitor(monitor)
+    signals = checkpoint.Signals(system.comm)
     try:
-        ts.solve(x0)
+        with signals:
+            ts.solve(x0)
+        if writer is not None and ts.getStepNumber() % writer.every:  # the final state
+            _write_checkpoint(writer, ts, form, watch)
     except (PETSc.Error, FloatingPointError) as e:
         user = e.__cause__
         if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
             # an error raised in a callback (the user's load or motion function, a check):
             # petsc4py passes it on as the cause of error 101; raise it as it was
+            # without the frames it came through (they hold this run's PETSc objects, whose
+            # destruction below is collective); checks.collective notes the original traceback
+            user.__context__ = user.__cause__ = None
             raise user.with_traceback(None) from None
         # PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason: name the solvers'
         # reasons either way
-        msg = watch["finite"].failure or f"{str(e).splitlines()[0]} ({solver_reasons(ts)})"
+        msg = watch["finite"].failure or f"{error_words(e)} ({solver_reasons(ts)})"
         raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
                            f"t={ts.getTime():g}: {msg}") from None
     finally:
@@ -304,10 +390,12 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs) -> Result:
     if reason < 0:
         raise RuntimeError(f"time integration diverged at t={t_fail:g}: TS "
                            f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
-    return _result(times, watch, system, formulation, ts_type, steps, "ts")
+    return _result(times, watch, system, formulation, ts_type, steps, "ts",
+                   None if resume is None else resume.t)
 
 
-def _result(times, watch, system, formulation, ts_type, steps, stepper) -> Result:
+def _result(times, watch, system, formulation, ts_type, steps, stepper,
+            restarted_from=None) -> Result:
     pr = watch.get("probes")
     dim = pr.probes.dim if pr else system.bodies[0].gdim
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
@@ -316,4 +404,20 @@ def _result(times, watch, system, formulation, ts_type, steps, stepper) -> Resul
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=formulation, ts_type=ts_type, steps=steps,
-                  reactions={k: np.array(v) for k, v in rhist.items()}, stepper=stepper)
+                  reactions={k: np.array(v) for k, v in rhist.items()},
+                  restarted_from=restarted_from,
+                  instabilities=watch["stability"].found if "stability" in watch else [],
+                  stepper=stepper)
+
+
+def _solution_vecs(form) -> list:
+    """The TS's solution vectors of ``form``: (U, V) for the second-order form, X else."""
+    if isinstance(form, SecondOrderForm):
+        return list(form.ts.getSolution2())
+    return [form.ts.getSolution()]
+
+
+def _write_checkpoint(writer, ts, form, watch) -> None:
+    acc = {"energy": watch["energy"].accumulators()} if "energy" in watch else {}
+    writer.write(ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), _solution_vecs(form), {},
+                 acc)

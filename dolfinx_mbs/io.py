@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence
 import numpy as np
 from mpi4py import MPI
 
-from . import checks, compat
+from . import checks, compat, field_restart
 
 __all__ = ["Probes", "TimeSeriesWriter", "FieldFile", "MotionWriter", "pyplot", "write_modes"]
 
@@ -78,9 +78,11 @@ class TimeSeriesWriter:
         path: file name (parent directories are created).
         columns: column names.
         comm: communicator; only its rank 0 writes.
+        append: continue an existing file (its header already written), as a restart does.
     """
 
-    def __init__(self, path: str, columns: Sequence[str], comm=MPI.COMM_WORLD):
+    def __init__(self, path: str, columns: Sequence[str], comm=MPI.COMM_WORLD,
+                 append: bool = False):
         self.rank = comm.rank
         self.path = path
         self._f = None
@@ -88,10 +90,11 @@ class TimeSeriesWriter:
             if self.rank == 0:
                 d = os.path.dirname(os.path.abspath(path))
                 os.makedirs(d, exist_ok=True)
-                self._f = open(path, "w", newline="")
+                self._f = open(path, "a" if append else "w", newline="")
                 self._w = csv.writer(self._f)
-                self._w.writerow(list(columns))
-                self._f.flush()
+                if not append:
+                    self._w.writerow(list(columns))
+                    self._f.flush()
 
     def write(self, row: Sequence[float]) -> None:
         if self._f is not None:
@@ -127,18 +130,29 @@ class FieldFile:
         stem: file name without extension; parent directories are created.
         V: the fields' vector space.
         names: names of the fields (as ParaView shows them).
+        keep_until: continue the existing file (a restart): its times up to this one are kept
+            and the new ones appended (:mod:`dolfinx_mbs.field_restart`, which also says what
+            each format keeps after a kill).
     """
 
-    def __init__(self, comm, stem: str, V, names: Sequence[str]):
+    def __init__(self, comm, stem: str, V, names: Sequence[str],
+                 keep_until: Optional[float] = None):
         from dolfinx import fem
 
         self.vtx = compat.has_vtx
+        self.comm = comm
         self.space = V if self.vtx else compat.vector_space(V.mesh, 1)
         self.path = stem + (".bp" if self.vtx else ".xdmf")
         self.fields = {n: fem.Function(self.space, name=n) for n in names}
         with checks.collective(comm, f"output folder of {stem!r}"):
             if comm.rank == 0:
                 os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
+        files = [self.path] if self.vtx else [self.path, stem + ".h5"]
+        prev = None if keep_until is None else field_restart.set_aside(comm, files)
+        if prev is not None and not self.vtx:  # XDMF: the kept times, then append
+            field_restart.keep_xdmf_times(comm, prev, files, keep_until)
+            self._file, self._mode = None, "a"
+            return
         if self.vtx:
             self._file = compat.vtx_writer(comm, self.path, self.fields.values())
         else:
@@ -146,6 +160,12 @@ class FieldFile:
 
             self._file = XDMFFile(comm, self.path, "w")
             self._file.write_mesh(V.mesh)
+            # closed after every written time, so that a killed run leaves a readable .h5
+            self._file.close()
+            self._file, self._mode = None, "a"
+        if prev is not None:  # VTX: the kept steps copied, then the run's own
+            field_restart.copy_vtx_steps(comm, prev[0], keep_until, self.fields, self.write)
+            field_restart.drop_previous(comm, prev)
 
     def assign(self, name: str, g) -> None:
         """Set field ``name`` from ``g``, a Function of the space ``V`` given at creation."""
@@ -159,9 +179,12 @@ class FieldFile:
         """Append the fields' current values at time ``t``."""
         if self.vtx:
             self._file.write(t)
-        else:
-            for f in self.fields.values():
-                self._file.write_function(f, t)
+            return
+        from dolfinx.io import XDMFFile
+
+        with XDMFFile(self.comm, self.path, self._mode) as f:
+            for fn in self.fields.values():
+                f.write_function(fn, t)
 
     def close(self) -> None:
         """Close the file (collective)."""
@@ -185,12 +208,14 @@ class MotionWriter:
     Args:
         bodies: the bodies to write.
         stem: file stem.
+        keep_until: continue existing files, keeping their times up to this one (a restart).
     """
 
-    def __init__(self, bodies: Sequence, stem: str):
+    def __init__(self, bodies: Sequence, stem: str, keep_until: Optional[float] = None):
         self.items = []
         for body in bodies:
-            f = FieldFile(body.comm, f"{stem}_{body.name}", body.V, ["u", "motion"])
+            f = FieldFile(body.comm, f"{stem}_{body.name}", body.V, ["u", "motion"],
+                          keep_until)
             X = f.space.tabulate_dof_coordinates()[:, : body.gdim]
             self.items.append((body, f, X))
 

@@ -76,7 +76,7 @@ class MaggiReducer:
         self.rheonomic = False
         self._elimination = Elimination(space, self.constraints)
         self.redundant: List[dict] = self._elimination.redundant  # filled by the first resolve
-        self._products: Dict[str, PETSc.Mat] = {}
+        self.forget_products()
         exprs, deps = self._elimination.resolve(t, first=True)
         self._report()
         self._exprs = exprs                     # every rank (size: the dependent dofs)
@@ -263,6 +263,11 @@ class MaggiReducer:
                     self.independent.astype(PETSc.IntType), comm=self.comm)
         return self._injection
 
+    def forget_products(self) -> None:
+        """Drop the kept products A^T X A (each reduced operator is made again at its next
+        :meth:`reduce`); also what a subclass with its own basis calls to start."""
+        self._products: Dict[str, PETSc.Mat] = {}
+
     def reduce(self, X: PETSc.Mat, key: Optional[str] = None) -> PETSc.Mat:
         """A^T X A. With a ``key``, the product matrix is kept and refilled on later calls
         (the symbolic part of PtAP is done once per key). For an injection A (clamps only) the
@@ -299,6 +304,11 @@ class MaggiReducer:
 
     def create_reduced_vec(self) -> PETSc.Vec:
         return self.A.createVecRight()
+
+    def consistent_forces(self, r: PETSc.Vec) -> PETSc.Vec:
+        """The constraint forces of a full residual ``r``: ``r`` itself (a reducer of reduced
+        bodies keeps what the constraints carry, :mod:`dolfinx_mbs.basis_reducer`)."""
+        return r
 
     def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
         """q: the independent entries of a full vector (local: the reduced numbering follows

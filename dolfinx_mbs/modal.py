@@ -6,21 +6,29 @@ PETSc has it) and read options with the prefix ``mbs_modal_`` (e.g. ``-mbs_modal
 
 Frequencies are reported signed: a non-negative value is a frequency; a negative value -s
 marks a divergent (statically unstable) mode, eigenvalue omega^2 = -s^2, growth rate s.
+
+Free bodies: when the constraints leave rigid-body motions free, the routines on a system
+(:func:`natural_frequencies`, :func:`modes`, and :func:`dolfinx_mbs.campbell.campbell`) solve
+for the elastic modes, M-orthogonal to the rigid motions, and log the rigid motions' count and
+eigenvalues (:mod:`dolfinx_mbs.rigid_modes` says how, why, and what these are); the elastic
+modes are the same on every rank count and in every routine.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 from slepc4py import SLEPc
 
-from .petsc_options import direct_lu
+from . import checks
+from .petsc_options import direct_lu, solve_in_words
+from .rigid_modes import RigidSubspace, rigid_subspace
 
 __all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
-           "natural_frequencies", "modes"]
+           "natural_frequencies", "modes", "pencil_modes"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +58,7 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
         tol: relative residual tolerance.
     """
     n = _check(n)
+    shift = checks.real(shift, "shift")
     eps = SLEPc.EPS().create(K.getComm())
     eps.setOperators(K, M)
     eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
@@ -60,7 +69,7 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
     _direct_st(eps.getST())
     eps.setOptionsPrefix(PREFIX)
     eps.setFromOptions()
-    eps.solve()
+    solve_in_words(eps, "the eigenvalue solve (SLEPc EPS)")
     nconv = eps.getConverged()
     if nconv < n:
         raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
@@ -71,10 +80,8 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
     return np.sign(lam) * np.sqrt(np.abs(lam))
 
 
-def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
-               tol: float) -> SLEPc.PEP:
-    """A solved PEP for (lambda^2 M + lambda G + K) x = 0, at least ``nev`` eigenvalues
-    converged (else RuntimeError)."""
+def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
+             tol: float, start: Optional[PETSc.Vec] = None) -> SLEPc.PEP:
     pep = SLEPc.PEP().create(K.getComm())
     pep.setOperators([K, G, M])
     pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
@@ -85,9 +92,42 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
     pep.setScale(SLEPc.PEP.Scale.SCALAR)
     _direct_st(pep.getST())
+    if start is not None:
+        pep.setInitialSpace([start])
     pep.setOptionsPrefix(PREFIX)
     pep.setFromOptions()
-    pep.solve()
+    return pep
+
+
+def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
+               tol: float) -> SLEPc.PEP:
+    """A solved PEP for (lambda^2 M + lambda G + K) x = 0, at least ``nev`` eigenvalues
+    converged (else RuntimeError)."""
+    shift = checks.real(shift, "shift")
+    what = "the quadratic eigenvalue solve (SLEPc PEP)"
+    pep = _new_pep(K, G, M, nev, shift, tol)
+    try:
+        solve_in_words(pep, what)
+    except RuntimeError as e:
+        # LAPACK's reordering of the projected Schur form (trexc) can fail on eigenvalues
+        # that are equal to round-off (a square section's two bending pairs at rest): the
+        # Krylov space decides, so start a new solver from another vector, once
+        pep.destroy()
+        if "trexc" not in str(e):
+            raise
+        log.info("SLEPc PEP: %s; solving again from another initial vector", e)
+        v = K.createVecRight()
+        rnd = PETSc.Random().create(K.getComm())
+        rnd.setSeed(20261123)
+        v.setRandom(rnd)
+        rnd.destroy()
+        pep = _new_pep(K, G, M, nev, shift, tol, start=v)
+        v.destroy()
+        try:
+            solve_in_words(pep, what)
+        except RuntimeError:
+            pep.destroy()
+            raise
     nconv = pep.getConverged()
     if nconv < nev:
         reason = pep.getConvergedReason()
@@ -198,11 +238,23 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
 
 
 # -- on a typed system ------------------------------------------------------------------------
+def _log_rigid(rigid: RigidSubspace, Kr: PETSc.Mat, Gr: Optional[PETSc.Mat]) -> np.ndarray:
+    lam = rigid.eigenvalues(Kr, Gr)
+    log.info("%d free rigid-body motion(s) left out of the elastic modes; their eigenvalues "
+             "(%s): %s", rigid.dim, "w^2" if Gr is None else "lambda, one per pair",
+             np.array2string(lam, precision=6))
+    return lam
+
+
 def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                         shift: float = 0.0) -> np.ndarray:
     """The ``n`` lowest natural frequencies (rad/s) of ``system`` (a typed system with
     ``pencil``, :mod:`dolfinx_mbs.systems`), constrained and undamped, about the frame state at
     ``t``, spin softening included.
+
+    When the constraints leave rigid-body motions free, these are the elastic modes,
+    M-orthogonal to them; their count and eigenvalues are logged (:mod:`dolfinx_mbs.
+    rigid_modes`).
 
     Args:
         t: time of the frame state.
@@ -217,9 +269,49 @@ def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = F
     """
     n = _check(n)
     Kr, Gr, Mr = system.pencil(t, n, "gyroscopic" if gyroscopic else None)
-    if not gyroscopic:
-        return generalized_frequencies(Kr, Mr, n, shift=shift)
-    return gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+    rigid = rigid_subspace(system, t)
+    try:
+        if rigid is not None:
+            _check_elastic(n, Kr, rigid)
+            _log_rigid(rigid, Kr, Gr)
+            Kr, Gr, Mr = rigid.border(Kr, Gr, Mr)
+        if not gyroscopic:
+            return generalized_frequencies(Kr, Mr, n, shift=shift)
+        return gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+    finally:
+        if rigid is not None:
+            rigid.destroy()
+
+
+def _check_elastic(n: int, Kr: PETSc.Mat, rigid: RigidSubspace) -> None:
+    free = Kr.getSize()[0] - rigid.dim
+    if n > free:
+        raise ValueError(f"n={n} exceeds the {free} elastic dofs of the model ({rigid.dim} "
+                         "free rigid-body motions)")
+
+
+def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
+                 rigid: Optional[RigidSubspace], shift: float = 0.0, tol: float = 1e-10
+                 ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], dict]:
+    """:func:`gyroscopic_modes` of a system's pencil with the free rigid motions ``rigid``
+    (:func:`dolfinx_mbs.rigid_modes.rigid_subspace`, None: none) left out.
+
+    Returns:
+        ``(lam, vecs, info)``: as :func:`gyroscopic_modes` (vectors in the pencil's
+        coordinates), and ``info`` with ``rigid_dim`` and ``rigid_eigenvalues`` (0 and empty
+        without free motions).
+    """
+    if rigid is None:
+        lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift=shift, tol=tol)
+        return lam, vecs, {"rigid_dim": 0, "rigid_eigenvalues": np.zeros(0, complex)}
+    _check_elastic(n, Kr, rigid)
+    info = {"rigid_dim": rigid.dim, "rigid_eigenvalues": _log_rigid(rigid, Kr, Gr)}
+    lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol)
+    vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr)) for xr, xi in bvecs]
+    for xr, xi in bvecs:
+        xr.destroy()
+        xi.destroy()
+    return lam, vecs, info
 
 
 def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
@@ -231,7 +323,10 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     Returns:
         ``eigenvalues`` (complex, Im >= 0, one per pair), ``frequencies`` (rad/s, signed:
         negative = divergent), ``damping_ratios`` (-Re(lambda)/|lambda|: negative = growing),
-        the same on every rank.
+        the same on every rank. When the constraints leave rigid-body motions free, these are
+        the elastic modes (M-orthogonal to them), and ``rigid_dim`` (how many) and
+        ``rigid_eigenvalues`` (of the rigid motions alone, one per pair:
+        :mod:`dolfinx_mbs.rigid_modes` says what they mean) are added (0 and empty otherwise).
 
     With ``output``, ``<output>_<body>.bp`` (VTX, in the body's space; ``.xdmf`` in the
     linear space on DOLFINx 0.5, see :class:`dolfinx_mbs.io.FieldFile`) receives the shapes
@@ -240,7 +335,12 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     """
     n = _check(n)
     Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
-    lam, vecs = gyroscopic_modes(Kr, Cr, Mr, n, shift=shift)
+    rigid = rigid_subspace(system, t)
+    try:
+        lam, vecs, info = pencil_modes(Kr, Cr, Mr, n, rigid, shift)
+    finally:
+        if rigid is not None:
+            rigid.destroy()
     freq = signed_frequencies(lam)
     zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
     if output is not None:
@@ -250,4 +350,4 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     for xr, xi in vecs:
         xr.destroy()
         xi.destroy()
-    return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta}
+    return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta, **info}

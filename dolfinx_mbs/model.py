@@ -28,14 +28,17 @@ from . import joints
 from . import integrate as integration
 from . import campbell as campbell_sweep
 from .assembly import Assembly
+from .basis_reducer import BasisReducer
 from .body import Body
 from .constraints import Clamp, Constraint
 from .maggi import MaggiReducer
+from .modal_reduction import ReducedBody
 from .multipliers import SaddlePoint
 from .nonholonomic import VelocitySystem
 from .rows import LinearRows, VelocityRows
 from .space import FullSpace
 from .static import StaticSolver, prestress
+from .system_records import check_choice
 from .systems import HamiltonSystem, SecondOrderSystem
 
 __all__ = ["Model"]
@@ -76,6 +79,8 @@ class Model:
         self._assembly: Optional[Assembly] = None
         self._reducer: Optional[MaggiReducer] = None
         self._systems: Dict[tuple, object] = {}
+        self._reduced: Dict[int, ReducedBody] = {}   # by body index (:meth:`reduce`)
+        self._basis: Optional[BasisReducer] = None
 
     # -- constraints ------------------------------------------------------------------------
     def _check_body(self, body: Body) -> None:
@@ -93,7 +98,7 @@ class Model:
             self.velocity_constraints.append(c)
         else:
             self.constraints.append(c)
-            self._reducer = None
+            self._reducer = self._basis = None
             if self._assembly is not None:  # the prestress depends on the constraints
                 self._assembly.reset_prestress()
         self._systems = {}
@@ -214,17 +219,7 @@ class Model:
         """Full global index (the same on every rank) of displacement ``component`` of the
         node of ``body`` at ``point`` (body-frame coordinates)."""
         self._check_body(body)
-        if not 0 <= int(component) < body.gdim:
-            raise ValueError(f"component must lie in 0..{body.gdim - 1}, got {component!r}")
-        node = body.locate_node(checks.point3(point, "point"), tol)
-        k = -1
-        if node is not None:
-            ib = self.bodies.index(body)
-            start, _ = self.space.owned_range(ib)
-            k = start + node * body.V.dofmap.index_map_bs + int(component)
-        from mpi4py import MPI
-
-        return int(self.comm.allreduce(k, op=MPI.MAX))
+        return self.space.dof(self.bodies.index(body), point, component, tol)
 
     def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
                    point=None, force=None, local: bool = True) -> None:
@@ -251,8 +246,30 @@ class Model:
                 raise ValueError("apply_load: a point load needs force=")
             body.add_point_load(point, force, local=local)
         # the load forms changed: the operators are made again on next use
-        self._assembly = None
+        self._assembly = self._basis = None
         self._systems = {}
+
+    def reduce(self, body: Body, modes: Optional[int] = 20, method: str = "craig-bampton",
+               **options) -> ReducedBody:
+        """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
+        first solve (again when constraints or loads change); the solves then work on it,
+        constraints kept. Returns its :class:`~dolfinx_mbs.modal_reduction.ReducedBody` (which
+        documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
+        self._check_body(body)
+        reduced = ReducedBody(body, modes, method, **options)
+        self._reduced[self.bodies.index(body)] = reduced
+        self._assembly, self._basis, self._systems = None, None, {}   # strategy "basis"
+        return reduced
+
+    @property
+    def system_reducer(self) -> MaggiReducer:
+        """The systems' reducer: :attr:`reducer`, or the shapes of reduced bodies composed
+        with it (:class:`~dolfinx_mbs.basis_reducer.BasisReducer`)."""
+        if not self._reduced:
+            return self.reducer
+        if self._basis is None:
+            self._basis = BasisReducer(self.assembly, self.constraints, self._reduced)
+        return self._basis
 
     # -- what is made from bodies and constraints ---------------------------------------------
     @property
@@ -260,7 +277,7 @@ class Model:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
         if self._assembly is None:
             self._assembly = Assembly(self.bodies, self.space, prestress=lambda a: prestress(
-                a, self.reducer, self.static))
+                a, self.reducer, self.static), strategy="basis" if self._reduced else None)
         return self._assembly
 
     @property
@@ -287,31 +304,14 @@ class Model:
         Raises:
             ValueError: an unknown formulation or a combination the formulations do not take.
         """
-        if formulation not in FORMULATIONS:
-            raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
-        if constraints not in ("maggi", "multipliers"):
-            raise ValueError(f"constraints must be 'maggi' or 'multipliers', got "
-                             f"{constraints!r}")
-        if self.velocity_constraints and (formulation != "first-order"
-                                          or constraints != "maggi"):
-            raise ValueError("velocity constraints (Model.constrain_velocity) need "
-                             "formulation='first-order' with constraints='maggi', got "
-                             f"formulation={formulation!r}, constraints={constraints!r}")
-        if constraints == "multipliers" and formulation != "second-order":
-            raise ValueError("constraints='multipliers' works with the second-order "
-                             "formulation only")
-        if constraints == "multipliers" and self.nonlinear:
-            raise ValueError("constraints='multipliers' works with linear strain only (a body "
-                             "has stiffening='nonlinear'): use constraints='maggi'")
-        if self.velocity_constraints and self.nonlinear:
-            raise ValueError("velocity constraints (constrain_velocity) work with linear strain "
-                             "only: a body has stiffening='nonlinear'")
+        check_choice(formulation, constraints, bool(self.velocity_constraints), self.nonlinear,
+                     bool(self._reduced), FORMULATIONS)
         if constraints == "multipliers":
             return self._made("multipliers", lambda: SaddlePoint(
                 self.assembly, self.reducer, self.constraints))
         if formulation == "hamiltonian":
             return self._made("hamiltonian", lambda: HamiltonSystem(
-                self.assembly, self.reducer, self.constraints, self.static))
+                self.assembly, self.system_reducer, self.constraints, self.static))
         if self.velocity_constraints:
             return self._made("velocity", lambda: VelocitySystem(
                 self._second_order(), self.velocity_constraints))
@@ -321,7 +321,7 @@ class Model:
         """The holonomically reduced second-order system (also under velocity constraints:
         statics, and the base of their (q, w) system)."""
         return self._made("second-order", lambda: SecondOrderSystem(
-            self.assembly, self.reducer, self.constraints, self.static))
+            self.assembly, self.system_reducer, self.constraints, self.static))
 
     def _made(self, key: str, make):
         if key not in self._systems:
@@ -399,7 +399,7 @@ class Model:
         of the static state in ``body.u`` at ``t``."""
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
-            forces = self.assembly.residual(t, u)
+            forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
                                     else self.constraints)
 

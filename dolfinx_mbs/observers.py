@@ -16,6 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
+from . import checks
 from .io import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from .reactions import resultants
 
@@ -132,6 +133,14 @@ class Energies(Observer):
         self.last = (kin, ela)
         return row
 
+    def accumulators(self) -> Dict[str, Optional[float]]:
+        """What the next step's work needs (a checkpoint's part)."""
+        return {"work": self._work, "power": self._power, "t": self._t}
+
+    def restore(self, acc: Dict[str, Optional[float]]) -> None:
+        """Continue from :meth:`accumulators` of a checkpoint."""
+        self._work, self._power, self._t = acc["work"], acc["power"], acc["t"]
+
 
 class ProbeHistory(Observer):
     """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`)."""
@@ -194,7 +203,8 @@ class Callback(Observer):
 
     def observe(self, step: Step) -> List[float]:
         self.system.expand_rate(step.q, step.v, out=self._v)
-        self.fn(step.t, step.u, self._v)
+        with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
+            self.fn(step.t, step.u, self._v)
         return []
 
 
@@ -204,8 +214,9 @@ class Fields(Observer):
 
     needs_u = True
 
-    def __init__(self, bodies: Sequence, stem: str, every: int):
-        self.writer = MotionWriter(bodies, stem)
+    def __init__(self, bodies: Sequence, stem: str, every: int,
+                 keep_until: Optional[float] = None):
+        self.writer = MotionWriter(bodies, stem, keep_until)
         self.every = every
 
     def observe(self, step: Step) -> List[float]:
@@ -220,8 +231,8 @@ class Fields(Observer):
 class Csv(Observer):
     """Writes time and the other observers' columns, one row per output time, as produced."""
 
-    def __init__(self, path: str, columns: Sequence[str], comm):
-        self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm)
+    def __init__(self, path: str, columns: Sequence[str], comm, append: bool = False):
+        self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm, append)
 
     def write(self, t: float, row: List[float]) -> None:
         self.writer.write([t] + row)
@@ -253,17 +264,23 @@ class Progress(Observer):
             self.bar.close()
 
 
-def make_observers(system, label: str, n_steps: int, a: dict, energies=None,
-                   probes=None) -> Dict[str, Observer]:
+def make_observers(system, label: str, n_steps: int, a: dict, resume=None, energies=None,
+                   probes=None, stability=None, truncate_csv=None) -> Dict[str, Observer]:
     """The run's observers from :func:`dolfinx_mbs.integrate.integrate`'s arguments ``a``
     (probes, output, output_every, progress, reactions, energy, callback), in the order they
     see a step (the finiteness check right after the energies it reads, the CSV row assembled
-    from the others' columns). ``energies``, ``probes``: other observers of the energies and
-    the probes (``energies(system)``, ``probes(bodies, points)``; the dense path's)."""
+    from the others' columns). ``resume``: a checkpoint to continue (energies' accumulators
+    restored, files continued after ``truncate_csv(comm, path, t, header)``); ``energies``,
+    ``probes``: other observers of the energies and probes (``energies(system)``,
+    ``probes(bodies, points)``; the dense path's); ``stability``: the divergence check."""
     out: Dict[str, Observer] = {}
     if a["energy"]:
         out["energy"] = (energies or Energies)(system)
+        if resume is not None and "energy" in resume.accumulators:
+            out["energy"].restore(resume.accumulators["energy"])
     out["finite"] = Finite(out.get("energy"))
+    if stability is not None:
+        out["stability"] = stability
     if a["callback"] is not None:
         out["callback"] = Callback(system, a["callback"])
     if a["probes"]:
@@ -280,8 +297,11 @@ def make_observers(system, label: str, n_steps: int, a: dict, energies=None,
         out["reactions"] = Reactions(system, rc)
     if a["output"] is not None:
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
-        out["csv"] = Csv(a["output"] + ".csv", cols, system.comm)
-        out["fields"] = Fields(system.bodies, a["output"], a["output_every"])
+        keep = None if resume is None else resume.t
+        if resume is not None:
+            truncate_csv(system.comm, a["output"] + ".csv", keep, ["t"] + cols)
+        out["csv"] = Csv(a["output"] + ".csv", cols, system.comm, append=keep is not None)
+        out["fields"] = Fields(system.bodies, a["output"], a["output_every"], keep)
     if a["progress"]:
         out["progress"] = Progress(system.comm, n_steps, label)
     return out

@@ -21,7 +21,8 @@ from typing import Iterator, Mapping, Optional
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "direct_lu", "reason_name", "solver_reasons"]
+__all__ = ["SolverOptions", "direct_lu", "reason_name", "solver_reasons", "error_words",
+           "solve_in_words"]
 
 
 class SolverOptions:
@@ -108,3 +109,25 @@ def solver_reasons(ts: PETSc.TS) -> str:
     ksp = snes.getKSP()
     return (f"SNES {reason_name(PETSc.SNES.ConvergedReason, snes.getConvergedReason())}, "
             f"KSP {reason_name(PETSc.KSP.ConvergedReason, ksp.getConvergedReason())}")
+
+
+def error_words(e: Exception) -> str:
+    """A PETSc error in words: its messages without the call stack, e.g. "PETSc has generated
+    inconsistent data: Initial vector is zero or belongs to the deflation space (error 77)"."""
+    lines = [ln.split("] ", 1)[-1].strip() for ln in str(e).splitlines()[1:]]
+    words = [ln for ln in lines if ln and "() at " not in ln and not ln.startswith("See ")]
+    code = getattr(e, "ierr", None)
+    tail = f"error {code}" if code is not None else str(e).splitlines()[0]
+    return f"{': '.join(words)} ({tail})" if words else f"PETSc {tail}"
+
+
+def solve_in_words(solver, what: str) -> None:
+    """``solver.solve()`` (an EPS, PEP, ...), a PETSc error raised as RuntimeError in words."""
+    try:
+        solver.solve()
+    except (PETSc.Error, SystemError) as e:
+        # a callback's (ST's, KSP's) error comes as SystemError with the PETSc error as cause
+        e = e if isinstance(e, PETSc.Error) else (e.__cause__ or e)
+        raise RuntimeError(f"{what} failed: {error_words(e)}; are the operators finite (the "
+                           "material data, the frame's rates) and the shift away from an "
+                           "eigenvalue?") from None

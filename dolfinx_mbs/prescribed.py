@@ -59,6 +59,7 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
 
 
 def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndarray]:
+    f = _sampled_for(f, t, h0, what)
     d1, e1 = _richardson(f, t, h0, 1)
     d2, e2 = _richardson(f, t, h0, 2)
     # error floors: a derivative that vanishes is judged against the next lower one over h0
@@ -73,6 +74,21 @@ def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndar
             "derivatives explicitly"
         )
     return d1, d2
+
+
+def _sampled_for(f, t, h0, what: str):
+    """``f`` whose errors at other times than ``t`` say that they came from the derivatives
+    at ``t`` (central differences sample up to ``t +/- h0``)."""
+    def g(s):
+        try:
+            return f(s)
+        except ValueError as e:
+            if s == t:
+                raise
+            raise ValueError(f"{e} (sampled at t={s:g} for the derivatives of {what} at "
+                             f"t={t:g}: the differences reach t +/- {h0:g}; a smaller "
+                             "time_scale= keeps them closer)") from None
+    return g
 
 
 def cached_state(state_fn):
@@ -101,9 +117,11 @@ def _check_rotation(R: np.ndarray, t: float, tol: float) -> np.ndarray:
         R3 = np.eye(3)
         R3[:2, :2] = R
         R = R3
-    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
-        raise ValueError(f"rotation(t={t:g}) must return a finite 3x3 (or 2x2) matrix, got shape "
+    if R.shape != (3, 3):
+        raise ValueError(f"rotation(t={t:g}) must return a 3x3 (or 2x2) matrix, got shape "
                          f"{R.shape}")
+    if not np.all(np.isfinite(R)):
+        raise ValueError(f"rotation(t={t:g}) must be finite, got {R.tolist()}")
     dev = float(np.abs(R.T @ R - np.eye(3)).max())
     if dev > tol:
         raise ValueError(f"rotation(t={t:g}) is not orthonormal: max |R^T R - I| = {dev:.3e} "
@@ -211,7 +229,7 @@ class Planar(Prescribed):
     def state(self, t: float) -> FrameState:
         t = checks.real(t, "t")
         h0 = 0.1 * self.time_scale
-        f = lambda s: np.array([checks.real(self.theta(s), "theta")])  # noqa: E731
+        f = lambda s: np.array([checks.real(self.theta(s), f"theta(t={s:g})")])  # noqa: E731
         d1, d2 = differentiate(f, t, h0, "theta", 1e-7)
         th = float(f(t)[0])
         R = rotation_about((0.0, 0.0, 1.0), th)

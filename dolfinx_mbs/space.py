@@ -13,7 +13,7 @@ import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from . import compat
+from . import checks, compat
 
 __all__ = ["FullSpace", "rigid_body_modes", "orthonormal_nullspace"]
 
@@ -99,6 +99,18 @@ class FullSpace:
         """Full global range [start, stop) of this rank's owned dofs of body ``ib``."""
         s = self.rstart + int(self.offsets[ib])
         return s, s + self.sizes[ib]
+
+    def dof(self, ib: int, point, component: int, tol: float = 1e-8) -> int:
+        """Full global index (the same on every rank) of displacement ``component`` of the
+        node of body ``ib`` at ``point`` (body-frame coordinates; -1 when there is none)."""
+        body = self.bodies[ib]
+        if not 0 <= int(component) < body.gdim:
+            raise ValueError(f"component must lie in 0..{body.gdim - 1}, got {component!r}")
+        node = body.locate_node(checks.point3(point, "point"), tol)
+        k = -1
+        if node is not None:
+            k = self.owned_range(ib)[0] + node * self.bs[ib] + int(component)
+        return int(self.comm.allreduce(k, op=MPI.MAX))
 
     def create_vec(self) -> PETSc.Vec:
         v = PETSc.Vec().createMPI((self.n_local, self.n_global), comm=self.comm)

@@ -19,6 +19,7 @@ from petsc4py import PETSc
 
 from . import compat
 from .petsc_options import SolverOptions, direct_lu
+from .rigid_modes import rigid_subspace
 
 __all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress"]
 
@@ -54,6 +55,23 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
     return int(pc.getFactorMatrix().getMumpsInfog(12))
 
 
+def free_motions(system, t: float) -> str:
+    """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
+    message)."""
+    rigid = rigid_subspace(system, t)
+    if rigid is None:
+        return ("No rigid motion is left free: is the spin at a divergence speed (spin "
+                "softening equal to the stiffness)?")
+    names, dim = rigid.names, rigid.dim
+    rigid.destroy()
+    listed = f": {'; '.join(names)}" if names else ""
+    more = "" if len(names) == dim else \
+        f" ({dim - len(names)} of them only combined, a mechanism)" if names else \
+        " (combinations of several bodies' motions, a mechanism)"
+    return (f"The constraints leave {dim} rigid motion(s) free{listed}{more}: constrain them "
+            "(model.clamp, model.pin, ...) for a static solve")
+
+
 class StaticSolver:
     """The KSP (and, with nonlinear strain, the SNES) of static solves, made once.
 
@@ -64,6 +82,7 @@ class StaticSolver:
     def __init__(self, comm):
         self.comm = comm
         self.ksp: Optional[PETSc.KSP] = None
+        self._ksp_sizes = None
         self._snes = None
         self._snes_for = (None, None)
         self._q: Optional[PETSc.Vec] = None
@@ -74,7 +93,13 @@ class StaticSolver:
         self.newton_iterations = 0
 
     def linear(self, A: PETSc.Mat) -> PETSc.KSP:
-        """The KSP with operator ``A``, set up (factorized if ``A`` changed)."""
+        """The KSP with operator ``A``, set up (factorized if ``A`` changed; a new KSP when
+        the size changed: the prestress of a model with reduced bodies is solved on the full
+        reducer, its static states on the reduced one)."""
+        if self.ksp is not None and self._ksp_sizes != A.getSizes():
+            self.ksp.destroy()
+            self.ksp = None
+        self._ksp_sizes = A.getSizes()
         if self.ksp is None:
             ksp = PETSc.KSP().create(self.comm)
             direct_lu(ksp)
@@ -134,8 +159,7 @@ class StaticSolver:
             q.zeroEntries()
             raise RuntimeError(
                 f"static solve failed at t={t:g} (KSP reason {reason}, {pivots} null "
-                "pivots): the reduced stiffness is singular. Is every body constrained against "
-                "rigid motion, and the spin away from a divergence speed?")
+                f"pivots): the reduced stiffness is singular. {free_motions(system, t)}")
         negative = self.inertia(Kr)
         if negative > 0:
             q.zeroEntries()

@@ -10,7 +10,8 @@ from typing import Callable, List, Optional, Protocol
 
 from petsc4py import PETSc
 
-__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ"]
+__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ",
+           "check_choice"]
 
 #: the record's matrices that a combining system forms when they are read (``formed``)
 FORMED_ON_READ = frozenset(("C", "K", "Kpot", "Gp", "Kh"))
@@ -104,3 +105,31 @@ class Hamiltonian(SecondOrder):
     pi0: Optional[PETSc.Vec] = None
     h: Optional[PETSc.Vec] = None
     fa: Optional[PETSc.Vec] = None
+
+
+def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: bool,
+                 reduced: bool, formulations=("second-order", "first-order", "hamiltonian")
+                 ) -> None:
+    """Raise ValueError (the same on every rank) for a formulation (one of
+    ``formulations``) and constraint handling that a model with ``velocity`` constraints,
+    ``nonlinear`` strain or ``reduced`` bodies cannot take together."""
+    if formulation not in formulations:
+        raise ValueError(f"formulation must be one of {formulations}, got {formulation!r}")
+    if constraints not in ("maggi", "multipliers"):
+        raise ValueError(f"constraints must be 'maggi' or 'multipliers', got {constraints!r}")
+    if velocity and (formulation != "first-order" or constraints != "maggi"):
+        raise ValueError("velocity constraints (Model.constrain_velocity) need "
+                         "formulation='first-order' with constraints='maggi', got "
+                         f"formulation={formulation!r}, constraints={constraints!r}")
+    if constraints == "multipliers" and formulation != "second-order":
+        raise ValueError("constraints='multipliers' works with the second-order formulation "
+                         "only")
+    if constraints == "multipliers" and nonlinear:
+        raise ValueError("constraints='multipliers' works with linear strain only (a body "
+                         "has stiffening='nonlinear'): use constraints='maggi'")
+    if velocity and nonlinear:
+        raise ValueError("velocity constraints (constrain_velocity) work with linear strain "
+                         "only: a body has stiffening='nonlinear'")
+    if reduced and (velocity or constraints == "multipliers"):
+        raise ValueError("reduced bodies (Model.reduce) work with constraints='maggi' and "
+                         "without velocity constraints (constrain_velocity)")

@@ -279,7 +279,7 @@ class SecondOrderSystem:
         red.expand(q, out=fu)
         red.expand_rate(q, v, out=fv)
         red.expand_acceleration(q, v, a, out=fa)
-        return self.assembly.residual(t, fu, fv, fa, out=out)
+        return red.consistent_forces(self.assembly.residual(t, fu, fv, fa, out=out))
 
     def near_nullspace(self) -> PETSc.NullSpace:
         """The rigid-body modes of each body (translations, and rotations about its local

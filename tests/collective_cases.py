@@ -55,6 +55,27 @@ def run():
                 raise ValueError("a predicate that fails on the last rank only")
             return np.isclose(x[0], 1.0)
         model.apply_load(body, traction=(0.0, 1.0), where=where)
+    elif case == "callback-raises-on-one-rank":
+        def callback(t, u, v):
+            if comm.rank == comm.size - 1 and t > 0.02:
+                raise RuntimeError("the user's monitor fails on the last rank")
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        model.integrate(t_end=0.05, dt=0.01, callback=callback, progress=False)
+    elif case == "motion-raises-on-one-rank":
+        def rotation(t):
+            if comm.rank == comm.size - 1 and t >= 0.03:
+                raise RuntimeError("the user's motion table fails on the last rank")
+            return mbs.frames.rotation_about((0.0, 0.0, 1.0), 10.0 * t)
+        mesh = dm.create_rectangle(comm, [np.zeros(2), np.array([1.0, 0.1])], [8, 1],
+                                   dm.CellType.quadrilateral)
+        mat = mbs.materials.PlaneStress(E=70e9, nu=0.3, density=2700.0, thickness=0.01)
+        body = mbs.Body(mesh, mat, mbs.frames.Prescribed(rotation, time_scale=1e-3))
+        model = mbs.Model([body])
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        model.integrate(t_end=0.05, dt=0.01, progress=False)
+    elif case == "output-unwritable":
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+        model.integrate(t_end=2e-3, dt=1e-3, output="/proc/no-such-place/run", progress=False)
     else:
         raise SystemExit(f"unknown case {case}")
 

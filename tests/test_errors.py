@@ -78,7 +78,19 @@ def test_unconstrained_static_solve_fails_clearly(mesh3):
     body = mbs.Body(mesh3, M.LinearElastic(E=1e9, nu=0.3, density=1.0),
                     mbs.frames.ConstantSpin(rate=1.0))
     model = mbs.Model([body])
-    with pytest.raises(RuntimeError, match="static solve failed"):
+    with pytest.raises(RuntimeError, match=r"static solve failed.*leave 6 rigid motion\(s\) free: "
+                                           r"body 'body\d+': translation along x; .*rotation "
+                                           r"about z: constrain them"):
+        model.solve_static()
+    # held in x on the face x = 0 only: free to translate in y and z and to rotate about x
+    mesh = body.mesh
+    held = mbs.Body(mesh, M.LinearElastic(E=1e9, nu=0.3, density=1.0),
+                    mbs.frames.ConstantSpin(rate=1.0), name="held")
+    model = mbs.Model([held])
+    model.clamp(held, lambda x: np.isclose(x[0], 0.0), components=[0])
+    with pytest.raises(RuntimeError, match=r"leave 3 rigid motion\(s\) free: body 'held': "
+                                           r"translation along y; body 'held': translation "
+                                           r"along z; body 'held': rotation about x: "):
         model.solve_static()
 
 

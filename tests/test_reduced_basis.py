@@ -208,7 +208,8 @@ def test_one_frame_state_per_distinct_time(formulation):
     r = model.integrate(t_end=0.02, dt=5e-4, formulation=formulation, probes=[(1.0, 0, 0)],
                         progress=False)
     assert r.steps == 40
-    assert CountingSpinUp.calls <= 2 * r.steps + 6, CountingSpinUp.calls
+    # + the divergence check's own look at the frame, every tenth step (5)
+    assert CountingSpinUp.calls <= 2 * r.steps + 6 + 5, CountingSpinUp.calls
 
 
 @pytest.mark.parametrize("spin", ["spin-up", "steady"])

@@ -1,0 +1,198 @@
+"""Instability named during a run: a divergent state found by the inertia of the stiffness.
+
+A steady frame state is statically unstable (divergent) when the symmetric part of the reduced
+stiffness K + K_omega + K_alpha (+ K_sigma) has negative eigenvalues: spin softening exceeds the
+elastic stiffness in that many directions (``theory.md`` section 3), and the motion grows like
+e^(s t). :class:`Stability` counts them (the negative pivots of an LDL^T factorization by MUMPS,
+Sylvester's law of inertia; :meth:`dolfinx_mbs.static.StaticSolver.inertia`) at the first step
+and again whenever the frames' state has changed since the last check, at most every
+``every`` steps. When some are found, the growth rate s and the shape of the unstable mode
+come from the gyroscopic eigenproblem (lambda^2 M + lambda G + K) x = 0 about that state
+(:func:`dolfinx_mbs.modal.gyroscopic_modes`, shift-and-invert at the rate estimated without
+Coriolis coupling): a real root s > 0 is a divergence. Coriolis coupling can stabilize an even
+number of negative directions (gyroscopic stabilization): such a state is logged, not
+reported. Bodies with nonlinear strain are not checked (their stiffness is the tangent about
+the run's state, which this check does not form).
+
+What is reported (:class:`Instability`, in ``Result.instabilities``) is the same on every rank:
+a warning (:class:`InstabilityWarning`) by default, an error (:class:`InstabilityError`) with
+``stability="error"``. Not detected here: flutter (complex roots with a positive real part,
+from damping or circulatory terms), which :meth:`dolfinx_mbs.Model.modes` shows as negative
+damping ratios.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import warnings
+from typing import List, Optional, Tuple
+
+import numpy as np
+from mpi4py import MPI
+
+from .modal import generalized_frequencies, pencil_modes
+from .observers import Observer, Step
+from .rigid_modes import rigid_subspace
+from .static import StaticSolver
+
+__all__ = ["Instability", "InstabilityWarning", "InstabilityError", "Stability", "MODES"]
+
+log = logging.getLogger(__name__)
+
+#: what ``integrate(stability=...)`` takes
+MODES = ("warn", "error", "off")
+
+
+class InstabilityWarning(RuntimeWarning):
+    """A run passed through an unstable (divergent) state."""
+
+
+class InstabilityError(RuntimeError):
+    """A run met an unstable (divergent) state and ``stability="error"`` was asked for."""
+
+
+@dataclasses.dataclass
+class Instability:
+    """An unstable state met by a run.
+
+    Attributes:
+        t: the time of the check that found it (s).
+        negative: the number of negative eigenvalues of the reduced stiffness.
+        rate: the growth rate s of the unstable mode (1/s; the motion grows like e^(s t)),
+            NaN when the eigensolver did not give it.
+        where: the mode's largest displacement: ``(body name, point, component)``.
+    """
+
+    t: float
+    negative: int
+    rate: float
+    where: Optional[Tuple[str, Tuple[float, ...], int]] = None
+
+    def message(self) -> str:
+        rate = (f"growth rate {self.rate:.4g} 1/s (e-folding time {1.0 / self.rate:.3g} s)"
+                if math.isfinite(self.rate) and self.rate > 0 else "growth rate unknown")
+        at = ""
+        if self.where is not None:
+            name, p, c = self.where
+            at = (f"; the mode's largest motion is at body {name!r}, point "
+                  f"({', '.join(f'{x:.4g}' for x in p)}), component {c}")
+        return (f"unstable (divergent) state at t={self.t:g}: the reduced stiffness with spin "
+                f"softening has {self.negative} negative eigenvalue(s); {rate}{at}. The spin "
+                "is above a divergence speed, or a body is not held against rigid motion")
+
+
+class Stability(Observer):
+    """Checks the frames' state of a run for divergence (see the module docstring).
+
+    Args:
+        system: the run's typed system (one with ``pencil``; other systems are not checked).
+        mode: ``"warn"`` or ``"error"``.
+        every: the fewest steps between two checks of a changing frame state.
+    """
+
+    def __init__(self, system, mode: str, every: int):
+        self.system, self.mode, self.every = system, mode, max(1, int(every))
+        self.found: List[Instability] = []
+        self._solver = StaticSolver(system.comm)
+        self._last_state = None
+        self._last_index: Optional[int] = None
+        self._unstable = False
+        self._rigid = self._free = None   # the rigid motions the constraints leave free
+        # frames whose state does not change: one check
+        self._steady = all(b.frame is None or b.frame.time_invariant for b in system.bodies)
+
+    def _frame_state(self, t: float) -> np.ndarray:
+        states = [b.frame.state(t) if b.frame is not None else None for b in self.system.bodies]
+        return np.array([np.r_[s.omega, s.alpha] if s is not None else np.zeros(6)
+                         for s in states])
+
+    def observe(self, step: Step) -> List[float]:
+        if self._last_index is not None and (self._steady or
+                                             step.index - self._last_index < self.every):
+            return []
+        state = self._frame_state(step.t)
+        if self._last_state is not None and np.array_equal(state, self._last_state):
+            return []
+        self._last_state, self._last_index = state, step.index
+        if self._free is None:
+            self._rigid = rigid_subspace(self.system, step.t)
+            self._free = self._rigid is not None
+        ops = self.system.at(step.t)
+        if self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
+            negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
+                self._rigid.dim
+        else:
+            negative = self._solver.inertia(ops.K)
+        unstable = negative > 0
+        if unstable and not self._unstable:
+            found = self._describe(step.t, negative)
+            if found is not None:
+                self.found.append(found)
+                if self.mode == "error":
+                    raise InstabilityError(found.message())
+                warnings.warn(found.message(), InstabilityWarning, stacklevel=2)
+            unstable = found is not None
+        self._unstable = unstable
+        return []
+
+    def close(self) -> None:
+        if self._rigid is not None:
+            self._rigid.destroy()
+            self._rigid = None
+
+    def _describe(self, t: float, negative: int) -> Optional[Instability]:
+        """The unstable root and mode at ``t``, or None when Coriolis coupling stabilizes the
+        negative directions."""
+        n = min(negative + 2, self.system.n_reduced)
+        Kr, Gr, Mr = self.system.pencil(t, n, "gyroscopic")
+        try:
+            if self._free:  # the rates of spin softening lie below the spin rate
+                s0 = 0.5 * float(np.abs(self._last_state[:, :3]).max())
+            else:
+                w = generalized_frequencies(Kr, Mr, n)
+                s0 = float(-w.min()) if w.min() < 0 else 0.0
+            lam, vecs, _ = pencil_modes(Kr, Gr, Mr, min(negative, 4), self._rigid, shift=s0)
+        except RuntimeError as e:
+            log.warning("t=%g: %d negative eigenvalue(s) of the reduced stiffness; the "
+                        "eigensolver gave no growth rate (%s)", t, negative, e)
+            return Instability(t=t, negative=negative, rate=math.nan)
+        k = int(np.argmax(lam.real))   # the fastest growing of the roots found
+        z = complex(lam[k])
+        try:
+            if z.real <= 1e-8 * abs(z):
+                log.info("t=%g: %d negative eigenvalue(s) of the reduced stiffness, "
+                         "stabilized by Coriolis coupling (nearest root %s)", t, negative, z)
+                return None
+            where = self._largest(vecs[k][0])
+        finally:
+            for xr, xi in vecs:
+                xr.destroy()
+                xi.destroy()
+        return Instability(t=t, negative=negative, rate=z.real, where=where)
+
+    def _largest(self, xr) -> Tuple[str, Tuple[float, ...], int]:
+        """Body, point and component of the largest entry of the reduced vector ``xr``."""
+        system = self.system
+        space = system.space
+        full = system.expand(xr, out=space.create_vec())
+        arr = full.getArray(readonly=True)
+        best = (-1.0, 0, 0, 0)   # value, body, node, component (local)
+        for i, body in enumerate(system.bodies):
+            part = np.abs(arr[space.offsets[i]: space.offsets[i + 1]])
+            if part.size:
+                k = int(np.argmax(part))
+                if part[k] > best[0]:
+                    bs = space.bs[i]
+                    best = (float(part[k]), i, k // bs, k % bs)
+        full.destroy()
+        comm = system.comm.tompi4py() if hasattr(system.comm, "tompi4py") else system.comm
+        _, owner = comm.allreduce((best[0], comm.rank), op=MPI.MAXLOC)
+        info = None
+        if comm.rank == owner:
+            _, i, node, c = best
+            body = system.bodies[i]
+            x = body.V.tabulate_dof_coordinates()[node][: body.gdim]
+            info = (body.name, tuple(float(v) for v in x), int(c))
+        return comm.bcast(info, root=owner)
