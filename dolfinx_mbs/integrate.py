@@ -163,15 +163,12 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             :class:`~dolfinx_mbs.stability.InstabilityError`) naming the time, the growth
             rate and where the mode moves most, listed in ``Result.instabilities``.
         stepper: ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators gathered
-            as dense arrays on every rank (:mod:`dolfinx_mbs.dense_run`; the same steps to
-            round-off, without TS's per-step cost; linear systems without multipliers or
-            velocity constraints, no checkpoints); ``"exact"``: for a frame state constant in
-            time, the exact solution of the linear equations at the steps (matrix
-            exponential; loads in the span of ``load_degree`` and ``load_frequencies``),
-            whatever ``dt``; ``"auto"``: ``"dense"`` for a linear system of at most
-            :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where frames
-            change in time) when no PETSc option under ``prefix`` is given and no checkpoint
-            is asked for, else ``"ts"``. The log (INFO) states the path taken.
+            densely on every rank (:mod:`dolfinx_mbs.dense_run`: TS's steps to round-off;
+            linear systems, no multipliers, velocity rows or checkpoints); ``"exact"``: a
+            constant frame state's exact solution at the steps (matrix exponential), whatever
+            ``dt``; ``"auto"``: ``"dense"`` up to :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns
+            (``DENSE_MAX_VARYING`` where frames change in time) when no PETSc option under
+            ``prefix`` and no checkpoint is given, else ``"ts"``. The log (INFO) says which.
         load_degree, load_frequencies: the dense paths fit the loads of a constant frame
             state on polynomials of degree <= ``load_degree`` and the sines and cosines of
             these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),
