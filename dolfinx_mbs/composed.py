@@ -47,6 +47,7 @@ class Composed(Frame):
             if not isinstance(f, Frame):
                 raise TypeError(f"{name} must be a dolfinx_mbs.frames.Frame, got {f!r}")
         self.parent, self.child = parent, child
+        self.calls_user_code = parent.calls_user_code or child.calls_user_code
 
     def state(self, t: float) -> FrameState:
         """The composed frame's state at ``t`` (s)."""

@@ -27,7 +27,8 @@ import numpy as np
 from petsc4py import PETSc
 
 from . import observers as obs
-from .dense import DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, constant_frame
+from .dense import (DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, constant_frame,
+                    gather_vector)
 from .dense_exact import Exact, LoadBasis
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
@@ -202,11 +203,6 @@ class _Run:
                 V.getArray()[:] = x[self.r0:self.r1]
 
 
-def _gather(x: PETSc.Vec, comm) -> np.ndarray:
-    a = x.getArray(readonly=True).copy()
-    return a if comm.size == 1 else np.concatenate(comm.allgather(a))
-
-
 #: the observers that can see a whole run at once (their values computed after the steps)
 BATCH = {"energy": DenseEnergies, "finite": obs.Finite, "probes": ProbeMatrix,
          "progress": obs.Progress, "stability": Stability}
@@ -268,7 +264,7 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     times = step_times(t0, t_end, dt)
     r = _Run(system, formulation, kind, t0, t_end, len(times), radius, basis, oargs)
     comm = system.comm
-    u0, v0, p0 = (None if x is None else _gather(reduced_initial(system, x, n), comm)
+    u0, v0, p0 = (None if x is None else gather_vector(reduced_initial(system, x, n), comm)
                   for x, n in zip(initial, ("u0", "v0", "p0")))
     n = system.n_reduced
     u0 = np.zeros(n) if u0 is None else u0

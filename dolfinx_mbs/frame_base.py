@@ -82,6 +82,9 @@ class Frame:
     """
 
     time_invariant: bool = False
+    #: True when :meth:`state` runs the user's code (motion functions, a user's subclass), which
+    #: may fail on some ranks only: the assembly then evaluates it under a collective guard
+    calls_user_code: bool = True
     #: False only when the origin's acceleration a_O is zero at all times (then the prestress
     #: needs no unit cases for it)
     origin_accelerates: bool = True

@@ -55,6 +55,7 @@ __all__ = [
 
 
 class _AxisRotation(Frame):
+    calls_user_code = False  # closed forms
     """Rotation by ``theta(t)`` about a fixed axis through a fixed point ``pivot``.
 
     The frame coincides with the global frame at theta = 0, so a point at local X is at

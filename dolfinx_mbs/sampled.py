@@ -158,6 +158,7 @@ def _aligned(kind: str, v: np.ndarray):
 
 
 class Sampled(Frame):
+    calls_user_code = False  # splines of given samples
     """A frame whose rotation and origin are known at sample times, between them a spline.
 
     Args:
