@@ -6,8 +6,9 @@
 * :class:`VelocityForm`: y = (q, w): q' - A_n w - a_n = 0, M_w w' + C_w w + K_w q = f_w.
 
 All three step with TSTHETA (implicit midpoint) and solve the step through the exact Schur
-complement on n unknowns (PCFIELDSPLIT, "selfp": the eliminated block is a I). Their common
-part, the TS set-up, the residual and Jacobian plumbing and the read-back for the observers, is
+complement on n unknowns (PCFIELDSPLIT, "selfp": the eliminated block is a I), S factorized,
+or solved by Krylov + GAMG with ``-mbs_pc_type gamg`` (:mod:`dolfinx_mbs.step_solvers`).
+Their common part, the TS set-up, the residual and Jacobian plumbing and the read-back for the observers, is
 :class:`dolfinx_mbs.formulations.Form`.
 """
 
@@ -17,6 +18,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from .formulations import SAME, SUBSET, Form
+from .step_solvers import option
 
 __all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
 
@@ -24,9 +26,9 @@ EPS = float(np.finfo(float).eps)
 
 
 def _pc_asked(opts) -> bool:
-    """True when the run's options or the database choose the step's preconditioner."""
-    key = opts.prefix + "pc_type"
-    return "pc_type" in opts.values or PETSc.Options().hasName(key)
+    """True when the run's options or the database choose another preconditioner of the step
+    than the Schur split (-mbs_pc_type gamg asks for GAMG on the Schur split: step_solvers)."""
+    return option(opts, "pc_type") not in (None, PETSc.PC.Type.FIELDSPLIT)
 
 
 class _TwoBlock(Form):

@@ -19,7 +19,7 @@ from dolfinx import fem
 from petsc4py import PETSc
 
 from . import checks, compat
-from .petsc_options import direct_lu
+from .petsc_options import converged, direct_lu
 
 __all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep",
            "small_lu", "cheapest_lu", "SMALL_LU"]
@@ -182,7 +182,7 @@ class LinearStep:
         ksp = snes.getKSP()
         ksp.setOperators(J, P)
         ksp.solve(f, dx)
-        if ksp.getConvergedReason() < 0 or not math.isfinite(dx.norm()):
+        if not converged(ksp) or not math.isfinite(dx.norm()):
             snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_LINEAR_SOLVE)
             return
         x.axpy(-1.0, dx)

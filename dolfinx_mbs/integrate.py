@@ -28,9 +28,10 @@ tangent formed at every iteration. The TS reads the PETSc options
 database with the prefix ``mbs_`` (``-mbs_ts_type bdf``,
 ``-mbs_ts_adapt_type basic``, ``-mbs_ts_alpha_radius 0.8``, ``-mbs_ksp_type``...). Linear
 solves default to a direct LU factorization (MUMPS); the first-order and Hamilton step systems
-go through their exact Schur complement on n unknowns (PCFIELDSPLIT with the "selfp" rule, the
-eliminated block being a I). With ``-mbs_pc_type gamg`` the second-order Jacobian carries the
-bodies' rigid-body modes as near null space. For constraints that fix whole nodes the
+go through their exact Schur complement on n unknowns (PCFIELDSPLIT, the eliminated block being
+a I). With ``-mbs_pc_type gamg`` the second-order Jacobian, or the 2n forms' Schur complement
+(then solved by GMRES, :mod:`dolfinx_mbs.step_solvers`), carries the bodies' rigid-body modes
+as GAMG's near null space. For constraints that fix whole nodes the
 second-order residual uses the node-block form of the inertia terms
 (:func:`dolfinx_mbs.formulations.second_order_residual`): two matrix products instead of
 three.
@@ -51,24 +52,14 @@ from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
 from .stability import MODES as STABILITY, Stability
-from .petsc_options import SolverOptions, error_words, reason_name, solver_reasons
+from .petsc_options import error_words, reason_name, solver_reasons
+from .step_solvers import attach_near_nullspace, run_options
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
 log = logging.getLogger(__name__)
 
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
-# fixed steps unless asked otherwise; full Newton steps (the equations are linear). Options
-# rather than object calls: petsc4py has no handle on TSAdapt, nor (3.18) on the line search
-_DEFAULT_OPTIONS = {"ts_adapt_type": "none", "snes_linesearch_type": "basic"}
-# first-order and Hamilton: the eliminated block a I by Jacobi (exact), the Schur complement
-# a M + C + K / a (first-order) or a M + 2 G_p + D + K_h / a (Hamilton), formed by PETSc's
-# "selfp" rule (exact for a diagonal block), by LU
-_SCHUR_OPTIONS = {"fieldsplit_d_ksp_type": "preonly", "fieldsplit_d_pc_type": "jacobi",
-                  "fieldsplit_s_ksp_type": "preonly", "fieldsplit_s_pc_type": "lu",
-                  "fieldsplit_s_pc_factor_mat_solver_type": "mumps"}
-
-
 @dataclasses.dataclass
 class Result:
     """What :func:`integrate` returns (identical on every rank).
@@ -228,38 +219,11 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         return _result(times, watch, system, formulation, scheme, steps, path)
     log.info("integrate: ts path (PETSc TS), %s, %d unknowns", formulation, system.n_reduced)
     kind = "multipliers" if system.has_multipliers else "maggi"
-    opts = _run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
+    opts = run_options(prefix, formulation, kind, options, small_lu(system, prefix, options))
     try:
         return _run(system, t_end, dt, formulation, t0, (u0, v0, p0), opts, oargs, ckpt)
     except checkpoint.Interrupted as e:
         raise e.exit() from None
-
-
-def _run_options(prefix: str, formulation: str, constraints: str,
-                 options: Optional[Dict[str, object]] = None,
-                 small: bool = False) -> SolverOptions:
-    """The options of one :func:`integrate` run: the package's defaults that exist only as
-    PETSc options (each unless the database has it), overridden by the run's ``options``.
-
-    Args:
-        prefix: the TS's options prefix.
-        formulation: one of :data:`FORMULATIONS`.
-        constraints: ``"maggi"`` or ``"multipliers"``.
-        options: the caller's options for this run, without the prefix.
-        small: the Schur complement factorized by PETSc's own LU, not MUMPS
-            (:func:`dolfinx_mbs.formulations.small_lu`).
-    """
-    defaults = dict(_DEFAULT_OPTIONS)
-    if formulation != "second-order":  # the Schur complement solvers (see _Integrator)
-        defaults.update(_SCHUR_OPTIONS)
-        if small:  # PETSc's own LU (formulations.SMALL_LU)
-            defaults.update(fieldsplit_s_pc_factor_mat_solver_type="petsc",
-                            fieldsplit_s_pc_factor_mat_ordering_type="qmd")
-    if constraints == "multipliers" or formulation != "second-order":
-        # room for MUMPS's pivoting: the saddle point, and the 2n systems whose blocks differ
-        # in scale by many orders (a I beside K) need more than its default estimate
-        defaults["mat_mumps_icntl_14"] = 200
-    return SolverOptions(prefix, defaults, options)
 
 
 FIRST, CSV_ORDER = obs.FIRST, obs.CSV_ORDER
@@ -310,9 +274,7 @@ def _run(system, t_end, dt, formulation, t0, initial, opts, oargs, ckpt) -> Resu
         ts.setMaxTime(t_end)
         ts.setMaxSteps(10 * n_steps + 10)
         opts.set_from_options(ts)
-        if formulation == "second-order" and hasattr(system, "near_nullspace") and \
-                ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
-            form.J.setNearNullSpace(system.near_nullspace())  # rigid-body modes for multigrid
+        attach_near_nullspace(system, form, formulation, ts)  # rigid-body modes for GAMG
         x0 = form.initial_state(t0, q0, v0, p0)
         resume = None
         if ckpt["restart"]:

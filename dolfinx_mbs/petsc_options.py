@@ -21,8 +21,8 @@ from typing import Iterator, Mapping, Optional
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "direct_lu", "reason_name", "solver_reasons", "error_words",
-           "solve_in_words"]
+__all__ = ["SolverOptions", "direct_lu", "reason_name", "converged", "solver_reasons",
+           "error_words", "solve_in_words"]
 
 
 class SolverOptions:
@@ -103,12 +103,37 @@ def reason_name(enum, value: int) -> str:
     return names[0] if names else str(value)
 
 
+def _split_ksps(ksp: PETSc.KSP) -> list:
+    """The sub-solvers of a PCFIELDSPLIT preconditioner of ``ksp`` once set up, else []."""
+    pc = ksp.getPC()
+    if pc.getType() != PETSc.PC.Type.FIELDSPLIT:
+        return []
+    try:
+        return pc.getFieldSplitSubKSP()
+    except PETSc.Error:  # pragma: no cover (not set up yet)
+        return []
+
+
+def converged(ksp: PETSc.KSP) -> bool:
+    """True when ``ksp``'s last solve converged, and so did its PCFIELDSPLIT sub-solvers:
+    PETSc lets an inner solver stop at its iteration limit (DIVERGED_ITS) without failing
+    the outer one, which would leave a Krylov Schur solve inexact without a word."""
+    return ksp.getConvergedReason() >= 0 and \
+        all(sub.getConvergedReason() >= 0 for sub in _split_ksps(ksp))
+
+
 def solver_reasons(ts: PETSc.TS) -> str:
-    """The converged reasons of a TS's nonlinear and linear solvers, in words."""
+    """The converged reasons of a TS's nonlinear and linear solvers (and of the linear
+    solver's PCFIELDSPLIT sub-solvers that failed), in words."""
     snes = ts.getSNES()
     ksp = snes.getKSP()
+    subs = [f"{sub.getOptionsPrefix()}: "
+            f"{reason_name(PETSc.KSP.ConvergedReason, sub.getConvergedReason())} after "
+            f"{sub.getIterationNumber()} iterations"
+            for sub in _split_ksps(ksp) if sub.getConvergedReason() < 0]
     return (f"SNES {reason_name(PETSc.SNES.ConvergedReason, snes.getConvergedReason())}, "
-            f"KSP {reason_name(PETSc.KSP.ConvergedReason, ksp.getConvergedReason())}")
+            f"KSP {reason_name(PETSc.KSP.ConvergedReason, ksp.getConvergedReason())}"
+            + "".join(f", {x}" for x in subs))
 
 
 def error_words(e: Exception) -> str:
