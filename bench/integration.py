@@ -120,7 +120,8 @@ def rigid_modes(V) -> PETSc.NullSpace:
     """The six rigid-body modes of the plain loop's space as GAMG's near null space."""
     vecs = []
     for m in rigid_body_modes(V):
-        v = mbs.compat.petsc_vec(fem.Function(V)).copy()
+        f = fem.Function(V)  # alive while its vector is copied (DOLFINx 0.11 wraps its array)
+        v = mbs.compat.petsc_vec(f).copy()
         v.getArray()[: len(m)] = m
         vecs.append(v)
     return orthonormal_nullspace(vecs, V.mesh.comm)
