@@ -275,7 +275,7 @@ def study_rod(args) -> list:
 # =============================================================================================
 
 def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, profile=False,
-              energy: bool = True):
+              energy: bool = True, stability: str = "warn"):
     set_solver_options("mbs_", solver)
     STAMPS.clear()
     collect()
@@ -286,7 +286,7 @@ def mbs_steps(model, form: str, dt: float, steps: int, solver: dict | None, prof
         if prof:
             prof.enable()
         r = model.integrate(t_end=t_end, dt=dt, formulation=form, probes=[BAR_PROBE],
-                            progress=False, energy=energy, stepper="ts")
+                            progress=False, energy=energy, stepper="ts", stability=stability)
         if prof:
             prof.disable()
         return r

@@ -10,7 +10,8 @@ The model is the spinning bar of ``bench/integration.py``'s scaling study (10n x
 hexahedra of degree 1, root clamped, tip traction, 15 rad/s about z; n from ``--size`` as
 there), dt = 1e-4 s, one warm-up step (assembly, GAMG set-up) and ``--steps`` timed steps,
 measured as in that study (``integration.mbs_steps``: the monitor's time stamps, energy
-monitor on; ``integration.plain_newmark``: Newmark average acceleration on the same mesh).
+monitor on, divergence check off unless ``--stability warn``: it factorizes the stiffness;
+``integration.plain_newmark``: Newmark average acceleration on the same mesh).
 Solver of every case: the scaling study's iterative one, ``-mbs_ksp_type gmres -mbs_pc_type
 gamg -mbs_ksp_rtol 1e-10`` with the rigid-body modes as GAMG's near null space: for the
 second-order form and the plain loop on the step matrix; for the first-order and Hamilton
@@ -76,9 +77,10 @@ def worker(args) -> dict:
         res = bi.plain_newmark(body, DT, args.steps, bi.ITERATIVE)
     else:
         t_build, (model, body) = timed(lambda: bi.bar_model(n))
-        res, _ = bi.mbs_steps(model, args.case, DT, args.steps, bi.ITERATIVE)
+        res, _ = bi.mbs_steps(model, args.case, DT, args.steps, bi.ITERATIVE,
+                              stability=args.stability)
     cur, peak = rss()
-    res.update(case=args.case, n=n, dofs=bar_dofs(n), nproc=comm.size, build=t_build,
+    res.update(case=args.case, stability=args.stability, n=n, dofs=bar_dofs(n), nproc=comm.size, build=t_build,
                rss_imports=rss_imports, rss_end=gsum(cur), rss_peak=gsum(peak),
                rss_peak_ranks=comm.gather(peak))
     return res
@@ -116,7 +118,8 @@ def markdown(run: dict) -> str:
            "- solver: GMRES + GAMG, rtol 1e-10, rigid-body near null space; first-order and "
            "hamiltonian: on their Schur complement S (n unknowns), the 2n step by the exact "
            "Schur factorization (`-mbs_pc_type gamg`, dolfinx_mbs.step_solvers); plain: "
-           "Newmark on K + 4/dt^2 M. dt = 1e-4 s, energy monitor on.",
+           "Newmark on K + 4/dt^2 M. dt = 1e-4 s, energy monitor on, divergence check "
+           f"(`stability=`) {run['stability']!r} (it factorizes the stiffness).",
            "- ms/step: (time after the last step - time after the warm-up step) / steps, max "
            "over ranks; warm-up: the first step (assembly, GAMG set-up).",
            "- peak RSS: VmHWM of each rank's process (whole process, from start to end of the "
@@ -128,6 +131,7 @@ def driver(args) -> None:
     from mpi4py import MPI  # noqa: F401 (before DOLFINx, whose libraries need its MPI loaded)
 
     run = dict(date=utc_now(), nproc=args.ranks, size=args.size, steps=args.steps,
+               stability=args.stability,
                command="python bench/schur_gamg.py " + " ".join(sys.argv[1:]),
                machine=machine(), versions=versions(), git=git_rev(), loadavg_start=loadavg(),
                cases={}, skipped={})
@@ -147,7 +151,8 @@ def driver(args) -> None:
             f"{free:.1f} GiB available")
         try:
             r = run_json([Path(__file__).resolve(), "--case", case, "--size", args.size,
-                          "--steps", args.steps], ranks=args.ranks, timeout=args.timeout)
+                          "--steps", args.steps, "--stability", args.stability],
+                         ranks=args.ranks, timeout=args.timeout)
         except Exception as e:  # a failed or killed case is recorded, the others still run
             run["skipped"][case] = f"failed: {str(e).splitlines()[0][:300]}"
             log(f"{case}: {run['skipped'][case]}")
@@ -176,6 +181,8 @@ def main():
     p.add_argument("--steps", type=int, default=5)
     p.add_argument("--min-free-gib", type=float, default=12.0)
     p.add_argument("--timeout", type=float, default=3600.0, help="per case (s)")
+    p.add_argument("--stability", default="off", choices=("off", "warn"),
+                   help="integrate's divergence check (it factorizes the stiffness)")
     p.add_argument("--json-out", type=Path)
     args = p.parse_args()
     if args.case is None:

@@ -19,7 +19,8 @@ from dolfinx import fem
 from petsc4py import PETSc
 
 from . import checks, compat
-from .petsc_options import converged, direct_lu
+from .petsc_options import converged, direct_lu, reason_name
+from .step_solvers import multigrid
 
 __all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep",
            "small_lu", "cheapest_lu", "SMALL_LU"]
@@ -268,14 +269,29 @@ class Form:
         r, KN = self.system.nonlinear_reduced(t, q, force=force, tangent=not force)
         return r if force else KN
 
+    #: the mass solve's relative tolerance when the run solves by multigrid (CG + Jacobi)
+    MASS_RTOL = 1e-13
+
     def mass_solve(self, M: PETSc.Mat, b: PETSc.Vec, x: PETSc.Vec) -> None:
         """x = M^-1 b, factorized again only when M changed (PETSc follows the matrix's state:
-        a constant mass matrix is factorized once per run)."""
+        a constant mass matrix is factorized once per run); in a run that solves its steps by
+        multigrid (:func:`dolfinx_mbs.step_solvers.multigrid`), where a factorization is what
+        does not fit, by CG + Jacobi to :attr:`MASS_RTOL` (a mass matrix is well conditioned
+        once scaled by its diagonal)."""
         if self._mksp is None:
             self._mksp = PETSc.KSP().create(self.comm)
-            cheapest_lu(self._mksp, self.small)
+            if multigrid(self.opts):
+                self._mksp.setType(PETSc.KSP.Type.CG)
+                self._mksp.getPC().setType(PETSc.PC.Type.JACOBI)
+                self._mksp.setTolerances(rtol=self.MASS_RTOL, atol=0.0, max_it=1000)
+            else:
+                cheapest_lu(self._mksp, self.small)
         self._mksp.setOperators(M)
         self._mksp.solve(b, x)
+        if not converged(self._mksp):
+            reason = reason_name(PETSc.KSP.ConvergedReason, self._mksp.getConvergedReason())
+            raise RuntimeError(f"the mass matrix solve failed ({reason}): is the mass matrix "
+                               "positive definite (densities, constraints)?")
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""

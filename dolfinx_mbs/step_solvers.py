@@ -25,7 +25,7 @@ from petsc4py import PETSc
 
 from .petsc_options import SolverOptions
 
-__all__ = ["run_options", "option", "schur_multigrid", "attach_near_nullspace",
+__all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
            "SCHUR_RTOL"]
 
 log = logging.getLogger(__name__)
@@ -108,6 +108,12 @@ def _schur_by_multigrid(opts: SolverOptions) -> None:
             if db.hasName(opts.prefix + key):
                 db.getString(opts.prefix + key)  # read (used): PETSc's unused-option note
     opts.values.update(ksp_type="preonly", pc_type="fieldsplit", fieldsplit_s_pc_type="gamg")
+
+
+def multigrid(opts: SolverOptions) -> bool:
+    """True when a run with ``opts`` solves its steps by GAMG (the second-order Jacobian or a
+    2n form's Schur complement): its other solves (the mass matrix') then factorize nothing."""
+    return option(opts, "pc_type") == "gamg" or schur_multigrid(opts)
 
 
 def schur_multigrid(opts: SolverOptions) -> bool:
