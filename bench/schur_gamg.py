@@ -128,7 +128,10 @@ def markdown(run: dict) -> str:
 
 
 def driver(args) -> None:
-    from mpi4py import MPI  # noqa: F401 (before DOLFINx, whose libraries need its MPI loaded)
+    from mpi4py import MPI  # before DOLFINx: its libraries need the MPI loaded
+
+    if MPI.COMM_WORLD.size > 1:
+        raise SystemExit("the driver runs in one process: give --ranks (or --case for a worker)")
 
     run = dict(date=utc_now(), nproc=args.ranks, size=args.size, steps=args.steps,
                stability=args.stability,

@@ -18,7 +18,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from .formulations import SAME, SUBSET, Form
-from .step_solvers import option
+from .step_solvers import option, schur_on_s
 
 __all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
 
@@ -135,6 +135,7 @@ class _TwoBlock(Form):
         else:
             self._nest().convert("aij", out=J)  # (a new nest: converting one again fails)
         self._set_up_solver(J, P)
+        schur_on_s(self, self.ts.getSNES().getKSP())
 
     def _scaled_identity(self, out: PETSc.Mat, a: float) -> None:
         self.I.copy(out, structure=SAME)
