@@ -18,7 +18,8 @@ import numpy as np
 from petsc4py import PETSc
 
 from .formulations import SAME, SUBSET, Form
-from .step_solvers import option, schur_on_s
+from . import schur_shell
+from .step_solvers import option, schur_multigrid
 
 __all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
 
@@ -38,6 +39,9 @@ class _TwoBlock(Form):
     endpoint = True
     #: which block is the a I one: "a" (first-order, velocity) or "b" (Hamilton)
     diagonal = "a"
+    #: S is formed from the operators (not a product: PETSc's "selfp" forms that one)
+    formed_schur = True
+    _inner_ready = False
 
     def __init__(self, system, ts, opts, t0):
         super().__init__(system, ts, opts, t0)
@@ -49,6 +53,20 @@ class _TwoBlock(Form):
         r0 = comm.exscan(self.n_local + self.nb_local) or 0
         self.is_a = PETSc.IS().createStride(self.n_local, r0, 1, comm=comm)
         self.is_b = PETSc.IS().createStride(self.nb_local, r0 + self.n_local, 1, comm=comm)
+        self.F = PETSc.Vec().createMPI((self.n_local + self.nb_local, PETSc.DECIDE),
+                                       comm=comm)
+        ts.setIFunction(self._function, self.F)
+        self._shift = None
+        # under multigrid: no 2n matrix, S alone (schur_shell); the velocity rows' S is a
+        # product that PETSc's "selfp" forms: PCFIELDSPLIT with GAMG on its split
+        self.shell = self.formed_schur and schur_multigrid(opts)
+        if self.shell:
+            opts.values["pc_type"] = PETSc.PC.Type.PYTHON
+            self.set_up_snes()
+            self.J, self.S, self._st, self._inner = schur_shell.make(
+                self, ts, system.at(t0).M, self.F)
+            ts.setIJacobian(self._jacobian, self.J, self.J)
+            return
         self.I = self._identity()
         self.blocks = self._make_blocks(system.at(t0))
         # the step matrix as a MATNEST of the four blocks, filled in place (PCFIELDSPLIT takes
@@ -57,9 +75,6 @@ class _TwoBlock(Form):
         self.nest = self._nest()
         self.nested = not _pc_asked(opts)
         self.J = self.nest if self.nested else self.nest.convert("aij")
-        self.F = PETSc.Vec().createMPI((self.n_local + self.nb_local, PETSc.DECIDE),
-                                       comm=comm)
-        ts.setIFunction(self._function, self.F)
         ts.setIJacobian(self._jacobian, self.J, self.J)
         self.set_up_snes()
         # the 2n system through its Schur complement on n unknowns, so each step factorizes
@@ -75,7 +90,6 @@ class _TwoBlock(Form):
         # the Schur complement S = A_ss - A_sd (a I)^-1 A_ds, formed here on the operators'
         # one pattern (numeric refactorization only); PETSc's "selfp" product where not
         self.S = self._schur_matrix(system.at(t0))
-        self._shift = None
         if self.S is not None:
             pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.USER, self.S)
         else:
@@ -83,6 +97,12 @@ class _TwoBlock(Form):
 
     def _schur_matrix(self, s):
         return s.M.duplicate()
+
+    def destroy(self) -> None:
+        if self.shell:
+            self.ts.getSNES().getKSP().getPC().setPythonContext(None)
+            self._inner.destroy()
+        super().destroy()
 
     def _second_local(self, s) -> int:
         return self.n_local
@@ -124,6 +144,17 @@ class _TwoBlock(Form):
             xa = X.getSubVector(self.is_a)
             KN = self._nonlinear(t, xa, False)
             X.restoreSubVector(self.is_a, xa)
+        if self.shell:  # S alone; the other blocks are the system's matrices (schur_shell)
+            self._st.s, self._st.a, self._st.KN = s, a, KN
+            schur_shell.fill_schur(s, self.name, a, KN, self.S)
+            self._set_up_solver(J, P)
+            if self._inner_ready:
+                self._inner.setUp()
+            else:
+                self.opts.set_from_options(self._inner)
+                self.opts.set_up(self._inner)
+                self._inner_ready = True
+            return
         new_a = a != self._shift  # the blocks a I and -I: filled only when a changes
         self._shift = a
         self._fill(s, a, KN, self.blocks, new_a)
@@ -135,7 +166,6 @@ class _TwoBlock(Form):
         else:
             self._nest().convert("aij", out=J)  # (a new nest: converting one again fails)
         self._set_up_solver(J, P)
-        schur_on_s(self, self.ts.getSNES().getKSP())
 
     def _scaled_identity(self, out: PETSc.Mat, a: float) -> None:
         self.I.copy(out, structure=SAME)
@@ -341,6 +371,8 @@ class VelocityForm(_TwoBlock):
 
     def _second_local(self, s) -> int:
         return s.Mw.getLocalSize()[0]
+
+    formed_schur = False
 
     def _schur_matrix(self, s):
         return None  # K_w A_n is a product: PETSc's "selfp" forms it

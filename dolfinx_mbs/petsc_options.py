@@ -104,8 +104,11 @@ def reason_name(enum, value: int) -> str:
 
 
 def _split_ksps(ksp: PETSc.KSP) -> list:
-    """The sub-solvers of a PCFIELDSPLIT preconditioner of ``ksp`` once set up, else []."""
+    """The sub-solvers of a PCFIELDSPLIT preconditioner of ``ksp`` once set up (or those a
+    Python preconditioner lists as ``ksps``), else []."""
     pc = ksp.getPC()
+    if pc.getType() == PETSc.PC.Type.PYTHON:
+        return list(getattr(pc.getPythonContext(), "ksps", ()))
     if pc.getType() != PETSc.PC.Type.FIELDSPLIT:
         return []
     try:
@@ -115,7 +118,8 @@ def _split_ksps(ksp: PETSc.KSP) -> list:
 
 
 def converged(ksp: PETSc.KSP) -> bool:
-    """True when ``ksp``'s last solve converged, and so did its PCFIELDSPLIT sub-solvers:
+    """True when ``ksp``'s last solve converged, and so did its PCFIELDSPLIT (or Python PC's)
+    sub-solvers:
     PETSc lets an inner solver stop at its iteration limit (DIVERGED_ITS) without failing
     the outer one, which would leave a Krylov Schur solve inexact without a word."""
     return ksp.getConvergedReason() >= 0 and \

@@ -26,7 +26,7 @@ from petsc4py import PETSc
 from .petsc_options import SolverOptions
 
 __all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
-           "schur_on_s", "SCHUR_RTOL"]
+           "SCHUR_RTOL"]
 
 log = logging.getLogger(__name__)
 
@@ -144,16 +144,3 @@ def attach_near_nullspace(system, form, formulation: str, ts: PETSc.TS) -> None:
              option(form.opts, "fieldsplit_s_ksp_type"),
              option(form.opts, "fieldsplit_s_ksp_rtol"))
 
-
-def schur_on_s(form, ksp: PETSc.KSP) -> None:
-    """Under multigrid, the Schur split's Krylov solver iterates on the formed S itself (exact:
-    the eliminated block is a I) instead of PETSc's implicit A11 - A10 A00^-1 A01, one matrix
-    product per iteration where that takes two. Call it after each set-up of ``ksp`` (PETSc
-    gives the split its implicit operator back then); should a set-up come in between, the
-    split solves with that operator: the same matrix, only slower."""
-    S = getattr(form, "S", None)
-    if S is None or not schur_multigrid(form.opts):
-        return
-    pc = ksp.getPC()
-    if pc.getType() == PETSc.PC.Type.FIELDSPLIT:
-        pc.getFieldSplitSubKSP()[1].setOperators(S, S)
