@@ -12,8 +12,10 @@
   bounds the true residual) with GAMG on S, which carries the rigid-body near null space. The
   run's ``ksp_*`` and ``pc_*`` options (``ksp_rtol``, ``pc_gamg_threshold``, ...) then apply to
   the Schur split (``fieldsplit_s_``); the outer solve stays one application of the exact
-  factorization (``preonly``), and a Schur solve that does not reach its tolerance fails the
-  step (:func:`dolfinx_mbs.petsc_options.converged`) rather than giving an inexact one.
+  elimination (``preonly``), and a Schur solve that does not reach its tolerance fails the
+  step (:func:`dolfinx_mbs.petsc_options.converged`) rather than giving an inexact one. The
+  step then stores S alone, no 2n matrix (:mod:`dolfinx_mbs.schur_shell`); the velocity rows,
+  whose S is a product, keep PCFIELDSPLIT with GAMG on its split (no near null space).
 """
 
 from __future__ import annotations
