@@ -80,7 +80,8 @@ def worker(args) -> dict:
         res, _ = bi.mbs_steps(model, args.case, DT, args.steps, bi.ITERATIVE,
                               stability=args.stability)
     cur, peak = rss()
-    res.update(case=args.case, stability=args.stability, n=n, dofs=bar_dofs(n), nproc=comm.size, build=t_build,
+    res.update(case=args.case, stability=args.stability, n=n, dofs=bar_dofs(n),
+               nproc=comm.size, build=t_build,
                rss_imports=rss_imports, rss_end=gsum(cur), rss_peak=gsum(peak),
                rss_peak_ranks=comm.gather(peak))
     return res
@@ -117,7 +118,7 @@ def markdown(run: dict) -> str:
            md_table(hdr, rows), "", *notes,
            "- solver: GMRES + GAMG, rtol 1e-10, rigid-body near null space; first-order and "
            "hamiltonian: on their Schur complement S (n unknowns), the 2n step by the exact "
-           "Schur factorization (`-mbs_pc_type gamg`, dolfinx_mbs.step_solvers); plain: "
+           "elimination of its a I block (`-mbs_pc_type gamg`, dolfinx_mbs.schur_shell); plain: "
            "Newmark on K + 4/dt^2 M. dt = 1e-4 s, energy monitor on, divergence check "
            f"(`stability=`) {run['stability']!r} (it factorizes the stiffness).",
            "- ms/step: (time after the last step - time after the warm-up step) / steps, max "

@@ -6,9 +6,9 @@
 * :class:`VelocityForm`: y = (q, w): q' - A_n w - a_n = 0, M_w w' + C_w w + K_w q = f_w.
 
 All three step with TSTHETA (implicit midpoint) and solve the step through the exact Schur
-complement on n unknowns (PCFIELDSPLIT, "selfp": the eliminated block is a I), S factorized,
-or solved by Krylov + GAMG with ``-mbs_pc_type gamg`` (:mod:`dolfinx_mbs.step_solvers`).
-Their common part, the TS set-up, the residual and Jacobian plumbing and the read-back for the observers, is
+complement on n unknowns (the eliminated block is a I): PCFIELDSPLIT with S factorized, or
+with ``-mbs_pc_type gamg`` S alone by Krylov + GAMG (:mod:`dolfinx_mbs.schur_shell`). Their
+common part (TS set-up, residual and Jacobian plumbing, read-back) is
 :class:`dolfinx_mbs.formulations.Form`.
 """
 
@@ -57,8 +57,7 @@ class _TwoBlock(Form):
                                        comm=comm)
         ts.setIFunction(self._function, self.F)
         self._shift = None
-        # under multigrid: no 2n matrix, S alone (schur_shell); the velocity rows' S is a
-        # product that PETSc's "selfp" forms: PCFIELDSPLIT with GAMG on its split
+        # multigrid: S alone (schur_shell); velocity rows: PCFIELDSPLIT, GAMG on "selfp"
         self.shell = self.formed_schur and schur_multigrid(opts)
         if self.shell:
             opts.values["pc_type"] = PETSc.PC.Type.PYTHON
