@@ -30,6 +30,7 @@ from . import observers as obs
 from .dense import (DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, constant_frame,
                     gather_vector)
 from .dense_exact import Exact, LoadBasis
+from .dense_varying import VaryingOperators, WholeRun, applies as varying_applies
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
 from .stability import Stability
@@ -58,7 +59,8 @@ def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
         given |= {k for k in PETSc.Options().getAll() if k.startswith(prefix)}
         if why is not None or given:
             return "ts"
-        limit = DENSE_MAX if constant_frame(system) else DENSE_MAX_VARYING
+        limit = DENSE_MAX if constant_frame(system) else \
+            DENSE_MAX_VARYING if varying_applies(system) else 0
         return "dense" if system.n_reduced <= limit else "ts"
     if stepper != "ts" and why is not None:
         raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "
@@ -105,10 +107,11 @@ class DenseEnergies(obs.Energies):
 
     def observe_all(self, T, Q, V, F, o) -> None:
         """The energies of a whole run at once: times T (N,), states Q, V and loads F
-        (N, n) rows, the operators ``o`` constant."""
-        kin = 0.5 * np.einsum("ij,ij->i", V, V @ o.M.T)
-        ela = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kel.T)
-        pot = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kpot.T)
+        (N, n) rows, the operators ``o`` constant (n, n) or one per time (N, n, n)."""
+        def quad(X, A):
+            return 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2 else
+                          np.einsum("ki,kij,kj->k", X, A, X))
+        kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
         jac = kin + pot - np.einsum("ij,ij->i", Q, F)
         power = np.einsum("ij,ij->i", V, F)
         for row in zip(T.tolist(), kin.tolist(), ela.tolist(), pot.tolist(), jac.tolist(),
@@ -170,9 +173,22 @@ class _Run:
 
     def __init__(self, system, formulation, kind, t0, t_end, n_steps, radius, basis, oargs):
         self.system = system
+        system.forget()  # the frames and loads as they are now
+        #: frames changing in time, the operators combined from stacks (dense_varying)
+        self.varying = kind == "dense" and not constant_frame(system) and \
+            varying_applies(system)
+        if self.varying:
+            self.ops = VaryingOperators(system, formulation, oargs["energy"],
+                                        bool(oargs["reactions"]))
+            self.combined = self.ops.check_loads(t0, t_end)
+            scheme = SCHEMES[formulation](self.ops, radius) if formulation == \
+                "second-order" else SCHEMES[formulation](self.ops)
+            self.scheme, self.fit = WholeRun(scheme, self.ops), None
+            self.qv = system.create_reduced_vec(), system.create_reduced_vec()
+            self.r0, self.r1 = self.qv[0].getOwnershipRange()
+            return
         self.ops = DenseOperators(system, formulation, oargs["energy"],
                                   bool(oargs["reactions"]))
-        system.forget()  # the frames and loads as they are now
         fit = None
         if self.ops.constant_frame() and (kind == "exact" or 2 * n_steps > 2 * basis.m + 4):
             fit = self.ops.fit_loads(basis, t0, t_end)
@@ -212,7 +228,7 @@ def _batch(watch, r, prescribed) -> bool:
     """Whether the run's observers can see its steps after they are all taken: the loads
     fitted (no assembly at any time: a constant frame state), no motion prescribed, and only
     observers of :data:`BATCH` (no CSV, fields, callback or reactions)."""
-    return (r.fit is not None and r.fit.exact and not prescribed
+    return ((r.varying or r.fit is not None and r.fit.exact) and not prescribed
             and all(type(o) is BATCH.get(k) for k, o in watch.items()))
 
 
@@ -221,9 +237,12 @@ def _run_batch(watch, r, times) -> float:
     (the same values as step by step); returns the last time reached."""
     N, n = len(times), r.system.n_reduced
     if "stability" in watch:  # a constant frame state: checked at the first step only
-        watch["stability"].observe(obs.Step(index=0, t=times[0], q=r.qv[0], v=r.qv[1],
-                                            u=None, form=None))
-    if hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product
+        for k in range(N if r.varying else 1):  # else when due (the observer decides)
+            watch["stability"].observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1],
+                                                u=None, form=None))
+    if r.varying:  # stepped already (run)
+        Q, W = r.scheme.Q, r.scheme.V
+    elif hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product
         Q, W = r.scheme.trajectory(times)
     else:
         Q, W = np.empty((N, n)), np.empty((N, n))
@@ -232,8 +251,12 @@ def _run_batch(watch, r, times) -> float:
             r.scheme.step(times[k - 1], times[k] - times[k - 1])
             Q[k], W[k] = r.scheme.raw()
     T = np.array(times)
-    vec = r.fit.values_many(T)
-    o = r.ops.at(times[0])
+    if r.varying:
+        o = r.scheme.outputs
+        vec = {"f": o.f}
+    else:
+        vec = r.fit.values_many(T)
+        o = r.ops.at(times[0])
     V = W
     if r.scheme.momentum:  # v = M^-1 (p - G_p q - pi_0)
         V = (W - Q @ o.Gp.T - vec["pi0"]) @ r.ops.mass_inverse().T
@@ -280,6 +303,9 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     # the PETSc vectors q, v: for the observers that read them
     vecs = set_u or any(k in watch for k in ("reactions", "callback")) or "energy" not in watch
     log.info("integrate: %s path, %s, %d unknowns on every rank%s", kind, label, n,
+             (", frames changing in time: operators combined from reduced stacks, loads "
+              + ("combined from unit loads" if r.combined else "from the system at each "
+                 "time") + ", the steps formed in batch") if r.varying else
              "" if r.fit is None else f", loads fitted on {basis.describe()} "
              f"(residual {r.fit.residual:.1e}{'' if r.fit.exact else ': sampled instead'})")
     full = system.space.create_vec()
@@ -288,6 +314,9 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     out_t = [t0] + times
     t = t0
     try:
+        if r.varying:  # the whole run's steps at once; the observers see them below
+            with np.errstate(over="ignore", invalid="ignore"):
+                r.scheme.trajectory(out_t)
         if _batch(watch, r, prescribed):
             t = _run_batch(watch, r, out_t)
             r.set_state(t, False, True)
