@@ -114,9 +114,7 @@ class DenseEnergies(obs.Energies):
         kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
         jac = kin + pot - np.einsum("ij,ij->i", Q, F)
         power = np.einsum("ij,ij->i", V, F)
-        for row in zip(T.tolist(), kin.tolist(), ela.tolist(), pot.tolist(), jac.tolist(),
-                       power.tolist()):
-            self.record(*row)
+        self.record_all(T, kin, ela, pot, jac, power)
 
 
 class ProbeMatrix(obs.Observer):
@@ -239,7 +237,9 @@ def _run_batch(watch, r, times) -> float:
     if "stability" in watch:  # a constant frame state: checked at the first step only
         for k in range(N if r.varying else 1):  # else when due (the observer decides)
             watch["stability"].observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1],
-                                                u=None, form=None))
+                                                u=None, form=None,
+                                                dense=(None, None, r.scheme) if r.varying
+                                                else None))
     if r.varying:  # stepped already (run)
         Q, W = r.scheme.Q, r.scheme.V
     elif hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product
@@ -328,7 +328,7 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
                     system.update(t)
                 r.set_state(t, need_v, vecs)
                 step = obs.Step(index=index, t=t, q=r.qv[0], v=r.qv[1], u=full, form=form,
-                                dense=(r.q, r.v, r.ops))
+                                dense=(r.q, r.v, r.scheme if r.varying else r.ops))
                 obs.notify(watch, step, system, full, funcs, set_u=set_u)
             r.set_state(t, False, True)
         if not set_u:

@@ -275,32 +275,49 @@ class VaryingOperators:
         return False
 
 
+def _augmented(N: int, m: int) -> np.ndarray:
+    """N maps of y (m,) written on (y, 1): (N, m + 1, m + 1), the last row (0, ..., 0, 1)."""
+    P = np.empty((N, m + 1, m + 1))
+    P[:, -1, :-1] = 0.0
+    P[:, -1, -1] = 1.0
+    return P
+
+
 def _alpha2_maps(o, M, h, params):
-    """The maps (P, g) of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o``
-    (C, K, f at t + alpha_f h) and steps ``h`` (N,): the algebra of
-    :meth:`dolfinx_mbs.dense.Alpha2._stage` with X1 = X0 - J^-1 F solved for X1."""
+    """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
+    at t + alpha_f h) and steps ``h`` (N,): :meth:`dolfinx_mbs.dense.Alpha2._stage` solved
+    for X1 = X0 - J^-1 F, F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in
+    (V0, A0); then A1 = c1 (X1 - X0 - h V0) - c2 A0 and V1 = V0 + h (1 - g) A0 + h g A1."""
     am, af, g, b = params
     N, n = o["K"].shape[:2]
-    I = np.eye(n)
     hh = h[:, None, None]
     c1, c2 = 1.0 / (hh * hh * b), (1.0 - 2.0 * b) / (2.0 * b)
-    J = o["K"] + (g / (hh * b)) * o["C"] + (am / (af * hh * hh * b)) * M
-    B = np.linalg.inv(J) / af
-    BK, BC, BM = B @ o["K"], B @ o["C"], B @ M
+    K, C = o["K"], o["C"]
+    J = K + (g / (hh * b)) * C + (am / (af * hh * hh * b)) * M
+    # V_a = aV V0 + aA A0, A_a = bV V0 + bA A0 (the predictor X1 = X0 in the stage)
     aV, aA = 1.0 - af * g / b, af * hh * (1.0 - g - g * c2)
     bV, bA = -am / (hh * b), 1.0 - am - am * c2
-    P = np.empty((N, 3 * n, 3 * n))
-    Pxx, Pxv, Pxa = I - BK, -(aV * BC + bV * BM), -(aA * BC + bA * BM)
-    gx = np.einsum("kij,kj->ki", B, o["f"])
-    Pax, Pav, Paa = -c1 * BK, c1 * Pxv - I / (hh * b), c1 * Pxa - c2 * I
-    hg = hh * g
-    blocks = ((Pxx, Pxv, Pxa), (hg * Pax, I + hg * Pav, hh * (1.0 - g) * I + hg * Paa),
-              (Pax, Pav, Paa))
-    for r, row in enumerate(blocks):
-        for c, X in enumerate(row):
-            P[:, r * n:(r + 1) * n, c * n:(c + 1) * n] = X
-    ga = c1[:, :, 0] * gx
-    return P, np.concatenate([gx, hg[:, :, 0] * ga, ga], axis=1)
+    rhs = np.empty((N, n, 3 * n + 1))
+    rhs[:, :, :n] = K
+    rhs[:, :, n:2 * n] = aV * C + bV * M
+    rhs[:, :, 2 * n:3 * n] = aA * C + bA * M
+    rhs[:, :, -1] = -o["f"]
+    P = _augmented(N, 3 * n)
+    X, V, A = (slice(i * n, (i + 1) * n) for i in range(3))
+    d = np.arange(n)
+    np.matmul(np.linalg.inv(J), rhs, out=P[:, X, :])
+    P[:, X, :] *= -1.0 / af                       # the X row: X1 = (I, 0, 0) X0 - J^-1 F
+    P[:, d, d] += 1.0
+    a, v = 2 * n + d, n + d
+    P[:, A, :] = c1 * P[:, X, :]                  # A1 = c1 (X1 - X0 - h V0) - c2 A0
+    P[:, a, d] -= c1[:, :, 0]
+    P[:, a, v] -= (c1 * hh)[:, :, 0]
+    P[:, a, a] -= c2
+    hg = hh * g                                   # V1 = V0 + h (1 - g) A0 + h g A1
+    P[:, V, :] = hg * P[:, A, :]
+    P[:, v, v] += 1.0
+    P[:, v, a] += (hh * (1.0 - g))[:, :, 0]
+    return P
 
 
 def _theta_maps(o0, o1, M, h):
@@ -314,10 +331,11 @@ def _theta_maps(o0, o1, M, h):
     Pqq = I - Si @ (o0["K"] + o1["K"])
     Pqv = -Si @ (o0["C"] - o1["C"] - 2.0 * s * M)
     gq = np.einsum("kij,kj->ki", Si, o0["f"] + o1["f"])
-    P = np.empty((N, 2 * n, 2 * n))
-    P[:, :n, :n], P[:, :n, n:] = Pqq, Pqv
-    P[:, n:, :n], P[:, n:, n:] = s * (Pqq - I), s * Pqv - I
-    return P, np.concatenate([gq, s[:, :, 0] * gq], axis=1)
+    P = _augmented(N, 2 * n)
+    P[:, :n, :n], P[:, :n, n:-1] = Pqq, Pqv
+    P[:, n:-1, :n], P[:, n:-1, n:-1] = s * (Pqq - I), s * Pqv - I
+    P[:, :-1, -1] = np.concatenate([gq, s[:, :, 0] * gq], axis=1)
+    return P
 
 
 def _midpoint_maps(o, M, h):
@@ -333,12 +351,13 @@ def _midpoint_maps(o, M, h):
     load = o["h"] - o["fa"]
     gq = -2.0 * np.einsum("kij,kj->ki", Si, o["pi0"] + load / s[:, :, 0])
     Z = (o["Kh"] + s * o["Gq"]) / s
-    P = np.empty((N, 2 * n, 2 * n))
-    P[:, :n, :n], P[:, :n, n:] = Pqq, Pqp
-    P[:, n:, :n] = -2.0 * o["Kh"] / s + Z @ (I - Pqq)
-    P[:, n:, n:] = I - Z @ Pqp
+    P = _augmented(N, 2 * n)
+    P[:, :n, :n], P[:, :n, n:-1] = Pqq, Pqp
+    P[:, n:-1, :n] = -2.0 * o["Kh"] / s + Z @ (I - Pqq)
+    P[:, n:-1, n:-1] = I - Z @ Pqp
     gp = -2.0 * load / s[:, :, 0] - np.einsum("kij,kj->ki", Z, gq)
-    return P, np.concatenate([gq, gp], axis=1)
+    P[:, :-1, -1] = np.concatenate([gq, gp], axis=1)
+    return P
 
 
 class WholeRun:
@@ -370,50 +389,60 @@ class WholeRun:
         M, n = ops.M, ops.M.shape[0]
         N = len(times)
         kind = sch.name if not sch.momentum else "midpoint"
-        Y = np.empty((N, (3 if kind == "alpha2" else 2) * n))
+        Y = np.ones((N, (3 if kind == "alpha2" else 2) * n + 1))  # (y, 1)
         if kind == "alpha2":
             X0, V0 = sch.X.copy(), sch.V.copy()
             if N > 1:  # the restart by the scheme itself
                 sch.step(times[0], times[1] - times[0])
             Y[0, :n], Y[0, n:2 * n] = X0, V0
             if N > 1:
-                Y[1] = np.concatenate([sch.X, sch.V, sch.A])
+                Y[1, :-1] = np.concatenate([sch.X, sch.V, sch.A])
             first = 1
         else:
-            Y[0] = sch.y
+            Y[0, :-1] = sch.y
             first = 0
         m = Y.shape[1]
-        chunk = max(1, int(CHUNK_BYTES // (8 * (m * m + 6 * n * n))))
+        chunk = max(1, int(CHUNK_BYTES // (8 * (m * m + 8 * n * n))))
         af = sch.params[1] if kind == "alpha2" else None
         for a in range(first, N - 1, chunk):
             b = min(N - 1, a + chunk)
             t, h = times[a:b], np.diff(times[a:b + 1])
             if kind == "alpha2":
-                P, g = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, sch.params)
+                P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, sch.params)
             elif kind == "theta":
                 o = ops.many(times[a:b + 1], ("C", "K"), ("f",))
                 o0 = {k: v[:-1] for k, v in o.items()}
                 o1 = {k: v[1:] for k, v in o.items()}
-                P, g = _theta_maps(o0, o1, M, h)
+                P = _theta_maps(o0, o1, M, h)
             else:
-                P, g = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h)
-            y = Y[a]
-            for k in range(b - a):
-                y = P[k] @ y + g[k]
-                Y[a + k + 1] = y
+                P = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h)
+            dot = np.dot
+            for Pk, y0, y1 in zip(P, Y[a:b], Y[a + 1:b + 1]):  # the steps: one product each
+                dot(Pk, y0, out=y1)
         self.Q = Y[:, :n]
         need = ("Kpot",) if "Kpot" in ops.fields else ()
         vec = ("f",) + (("pi0",) if kind == "midpoint" else ())
         out = ops.many(times, need + (("Gp",) if kind == "midpoint" else ()), vec)
         if kind == "midpoint":  # v = M^-1 (p - G_p q - pi_0)
-            W = Y[:, n:] - np.einsum("kij,kj->ki", out["Gp"], self.Q) - out["pi0"]
+            W = Y[:, n:-1] - np.einsum("kij,kj->ki", out["Gp"], self.Q) - out["pi0"]
             self.V = W @ ops.mass_inverse().T
         else:
             self.V = Y[:, n:2 * n]
         self.outputs = Ops(times, None, {"M": M, "Kel": ops.Kel, "Kpot": out.get("Kpot")},
                            {"f": out["f"]})
+        self._index = {float(t): k for k, t in enumerate(times)}
         self.k = 0
         return self.Q, self.V
+
+    def at(self, t: float) -> Ops:
+        """The operators the energies and the divergence check read at the output time
+        ``t`` (M, K_el, K_pot, f), from :attr:`outputs`; at another time those of the
+        operators."""
+        k = self._index.get(float(t))
+        if k is None or self.outputs.Kpot is None:
+            return self.ops.at(t)
+        o = self.outputs
+        return Ops(t, None, {"M": o.M, "Kel": o.Kel, "Kpot": o.Kpot[k]}, {"f": o.f[k]})
 
     def step(self, t: float, h: float) -> None:
         self.k += 1

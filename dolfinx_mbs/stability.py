@@ -83,6 +83,13 @@ class Instability:
                 "is above a divergence speed, or a body is not held against rigid motion")
 
 
+def dense_inertia(K: np.ndarray) -> int:
+    """The number of negative eigenvalues of the symmetric part of the dense ``K`` (below
+    round-off of its largest)."""
+    lam = np.linalg.eigvalsh(K + K.T)
+    return int(np.count_nonzero(lam < -1e-13 * np.abs(lam).max()))
+
+
 class Stability(Observer):
     """Checks the frames' state of a run for divergence (see the module docstring).
 
@@ -119,12 +126,15 @@ class Stability(Observer):
         if self._free is None:
             self._rigid = rigid_subspace(self.system, step.t)
             self._free = self._rigid is not None
-        ops = self.system.at(step.t)
-        if self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
+        dense = step.dense[2].at(step.t) if step.dense is not None else None
+        if dense is not None and not self._free and hasattr(dense, "Kpot"):
+            negative = dense_inertia(dense.Kpot)  # the dense path's K at hand
+        elif self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
+            ops = self.system.at(step.t)
             negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
                 self._rigid.dim
         else:
-            negative = self._solver.inertia(ops.K)
+            negative = self._solver.inertia(self.system.at(step.t).K)
         unstable = negative > 0
         if unstable and not self._unstable:
             found = self._describe(step.t, negative)
