@@ -38,7 +38,7 @@ from .forms import frame_coupling
 __all__ = ["applies", "VaryingOperators", "WholeRun"]
 
 #: the memory (bytes) of the step maps formed at once (steps are taken in chunks)
-CHUNK_BYTES = 32e6
+CHUNK_BYTES = 16e6
 #: the loads' combination is taken when it reproduces the system's vectors to this (relative)
 LOAD_TOL = 1e-9
 
@@ -275,15 +275,15 @@ class VaryingOperators:
         return False
 
 
-def _augmented(N: int, m: int) -> np.ndarray:
-    """N maps of y (m,) written on (y, 1): (N, m + 1, m + 1), the last row (0, ..., 0, 1)."""
-    P = np.empty((N, m + 1, m + 1))
+def _augmented(P: np.ndarray) -> np.ndarray:
+    """``P`` (N, m + 1, m + 1) made the maps of y (m,) written on (y, 1): the last row
+    (0, ..., 0, 1)."""
     P[:, -1, :-1] = 0.0
     P[:, -1, -1] = 1.0
     return P
 
 
-def _alpha2_maps(o, M, h, params):
+def _alpha2_maps(o, M, h, params, P):
     """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
     at t + alpha_f h) and steps ``h`` (N,): :meth:`dolfinx_mbs.dense.Alpha2._stage` solved
     for X1 = X0 - J^-1 F, F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in
@@ -302,7 +302,7 @@ def _alpha2_maps(o, M, h, params):
     rhs[:, :, n:2 * n] = aV * C + bV * M
     rhs[:, :, 2 * n:3 * n] = aA * C + bA * M
     rhs[:, :, -1] = -o["f"]
-    P = _augmented(N, 3 * n)
+    P = _augmented(P)
     X, V, A = (slice(i * n, (i + 1) * n) for i in range(3))
     d = np.arange(n)
     np.matmul(np.linalg.inv(J), rhs, out=P[:, X, :])
@@ -320,7 +320,7 @@ def _alpha2_maps(o, M, h, params):
     return P
 
 
-def _theta_maps(o0, o1, M, h):
+def _theta_maps(o0, o1, M, h, P):
     """Crank-Nicolson's maps (y = (q, v)) from the operators at the steps' starts ``o0`` and
     ends ``o1``: the 2n system of :meth:`dolfinx_mbs.dense.CrankNicolson.step` by its Schur
     complement S = K1 + s C1 + s^2 M, s = 2/h."""
@@ -331,14 +331,14 @@ def _theta_maps(o0, o1, M, h):
     Pqq = I - Si @ (o0["K"] + o1["K"])
     Pqv = -Si @ (o0["C"] - o1["C"] - 2.0 * s * M)
     gq = np.einsum("kij,kj->ki", Si, o0["f"] + o1["f"])
-    P = _augmented(N, 2 * n)
+    P = _augmented(P)
     P[:, :n, :n], P[:, :n, n:-1] = Pqq, Pqv
     P[:, n:-1, :n], P[:, n:-1, n:-1] = s * (Pqq - I), s * Pqv - I
     P[:, :-1, -1] = np.concatenate([gq, s[:, :, 0] * gq], axis=1)
     return P
 
 
-def _midpoint_maps(o, M, h):
+def _midpoint_maps(o, M, h, P):
     """The implicit midpoint's maps (y = (q, p)) from the operators at the midpoints: the 2n
     system of :meth:`dolfinx_mbs.dense.Midpoint.step` by its Schur complement
     S = s M + G_p + G_q + K_h / s, s = 2/h."""
@@ -351,7 +351,7 @@ def _midpoint_maps(o, M, h):
     load = o["h"] - o["fa"]
     gq = -2.0 * np.einsum("kij,kj->ki", Si, o["pi0"] + load / s[:, :, 0])
     Z = (o["Kh"] + s * o["Gq"]) / s
-    P = _augmented(N, 2 * n)
+    P = _augmented(P)
     P[:, :n, :n], P[:, :n, n:-1] = Pqq, Pqp
     P[:, n:-1, :n] = -2.0 * o["Kh"] / s + Z @ (I - Pqq)
     P[:, n:-1, n:-1] = I - Z @ Pqp
@@ -402,20 +402,23 @@ class WholeRun:
             Y[0, :-1] = sch.y
             first = 0
         m = Y.shape[1]
-        chunk = max(1, int(CHUNK_BYTES // (8 * (m * m + 8 * n * n))))
+        chunk = min(N, max(1, int(CHUNK_BYTES // (8 * (m * m + 8 * n * n)))))
+        buf = np.empty((chunk, m, m))  # the maps of a chunk of steps (reused)
         af = sch.params[1] if kind == "alpha2" else None
         for a in range(first, N - 1, chunk):
             b = min(N - 1, a + chunk)
             t, h = times[a:b], np.diff(times[a:b + 1])
             if kind == "alpha2":
-                P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, sch.params)
+                P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, sch.params,
+                                 buf[:b - a])
             elif kind == "theta":
                 o = ops.many(times[a:b + 1], ("C", "K"), ("f",))
                 o0 = {k: v[:-1] for k, v in o.items()}
                 o1 = {k: v[1:] for k, v in o.items()}
-                P = _theta_maps(o0, o1, M, h)
+                P = _theta_maps(o0, o1, M, h, buf[:b - a])
             else:
-                P = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h)
+                P = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h,
+                                   buf[:b - a])
             dot = np.dot
             for Pk, y0, y1 in zip(P, Y[a:b], Y[a + 1:b + 1]):  # the steps: one product each
                 dot(Pk, y0, out=y1)

@@ -121,6 +121,7 @@ class Stability(Observer):
             return []
         state = self._frame_state(step.t)
         if self._last_state is not None and np.array_equal(state, self._last_state):
+            self._last_index = step.index  # unchanged: looked at again ``every`` steps on
             return []
         self._last_state, self._last_index = state, step.index
         if self._free is None:
