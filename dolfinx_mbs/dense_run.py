@@ -30,7 +30,8 @@ from . import observers as obs
 from .dense import (DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, constant_frame,
                     gather_vector)
 from .dense_exact import Exact, LoadBasis
-from .dense_varying import VaryingOperators, WholeRun, applies as varying_applies
+from .dense_batch import WholeRun
+from .dense_varying import VaryingOperators, applies as varying_applies
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
 from .stability import Stability
