@@ -7,7 +7,9 @@ results up to round-off, without the per-step cost of PETSc TS and its callbacks
 exponentials (:mod:`dolfinx_mbs.dense_exact`): exact for loads in the span of polynomials and
 the sinusoids of ``load_frequencies``. ``"auto"`` takes the dense path for a small linear
 system (:data:`dolfinx_mbs.dense.DENSE_MAX` unknowns for a constant frame state,
-:data:`~dolfinx_mbs.dense.DENSE_MAX_VARYING` for frames changing in time) unless PETSc
+:data:`~dolfinx_mbs.dense.DENSE_MAX_VARYING` for frames changing in time where the operators
+are combinations of constant reduced matrices and the loads change through the frames and
+gravity only: :mod:`dolfinx_mbs.dense_varying`, :mod:`dolfinx_mbs.dense_batch`) unless PETSc
 options were given.
 
 The observers are those of the TS path, but for two that read the reduced state directly:
@@ -31,7 +33,7 @@ from .dense import (DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, const
                     gather_vector)
 from .dense_exact import Exact, LoadBasis
 from .dense_batch import WholeRun
-from .dense_varying import VaryingOperators, applies as varying_applies
+from .dense_varying import VaryingOperators, applies as varying_applies, loads_steady
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
 from .stability import Stability
@@ -61,7 +63,7 @@ def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
         if why is not None or given:
             return "ts"
         limit = DENSE_MAX if constant_frame(system) else \
-            DENSE_MAX_VARYING if varying_applies(system) else 0
+            DENSE_MAX_VARYING if varying_applies(system) and loads_steady(system) else 0
         return "dense" if system.n_reduced <= limit else "ts"
     if stepper != "ts" and why is not None:
         raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "

@@ -30,7 +30,7 @@ from .dense import ENERGY_FIELDS, STEP_FIELDS, VECTORS, Ops, constant_frame, gat
     gather_vector
 from .forms import frame_coupling
 
-__all__ = ["applies", "VaryingOperators"]
+__all__ = ["applies", "loads_steady", "VaryingOperators"]
 
 #: the loads' combination is taken when it reproduces the system's vectors to this (relative)
 LOAD_TOL = 1e-9
@@ -41,6 +41,16 @@ def applies(system) -> bool:
     matrices (:meth:`~dolfinx_mbs.systems.SecondOrderSystem.reduced_basis`), linear strain."""
     return (not constant_frame(system) and not system.nonlinear and
             hasattr(system, "reduced_basis") and system.reduced_basis() is not None)
+
+
+def loads_steady(system) -> bool:
+    """True when nothing but the frames and gravity makes ``system``'s loads change in time
+    as far as the bodies tell (no body force or traction of t or in global components, no
+    user's form with an update, no prescribed motion): what ``stepper="auto"`` asks before
+    the varying dense path (point loads of t are found by :meth:`VaryingOperators.
+    check_loads` only, and then taken from the system at each time)."""
+    return not (system.reducer.prescribed or
+                any(b.loads_vary or b.user_forms.updates() for b in system.bodies))
 
 
 class _Body:
