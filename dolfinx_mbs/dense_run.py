@@ -172,7 +172,8 @@ class _Form:
 class _Run:
     """One dense run's state: the scheme, the operators, the reduced vectors."""
 
-    def __init__(self, system, formulation, kind, t0, t_end, n_steps, radius, basis, oargs):
+    def __init__(self, system, formulation, kind, t0, t_end, dt, n_steps, radius, basis,
+                 oargs):
         self.system = system
         system.forget()  # the frames and loads as they are now
         #: frames changing in time, the operators combined from stacks (dense_varying)
@@ -181,7 +182,7 @@ class _Run:
         if self.varying:
             self.ops = VaryingOperators(system, formulation, oargs["energy"],
                                         bool(oargs["reactions"]))
-            self.combined = self.ops.check_loads(t0, t_end)
+            self.combined = self.ops.check_loads(t0, t_end, [t0] + step_times(t0, t_end, dt))
             scheme = SCHEMES[formulation](self.ops, radius) if formulation == \
                 "second-order" else SCHEMES[formulation](self.ops)
             self.scheme, self.fit = WholeRun(scheme, self.ops), None
@@ -288,7 +289,7 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     observers, scheme name, steps)."""
     basis = basis or LoadBasis()
     times = step_times(t0, t_end, dt)
-    r = _Run(system, formulation, kind, t0, t_end, len(times), radius, basis, oargs)
+    r = _Run(system, formulation, kind, t0, t_end, dt, len(times), radius, basis, oargs)
     comm = system.comm
     u0, v0, p0 = (None if x is None else gather_vector(reduced_initial(system, x, n), comm)
                   for x, n in zip(initial, ("u0", "v0", "p0")))
