@@ -11,7 +11,8 @@ batch.
 * The divergence check on the dense path (eigenvalues of the dense K) finds the instability
   of an unprestressed strip spun past its divergence speed at the time and with the count of
   PETSc's factorization on the TS path.
-* ``Frame.states`` (all times at once) equals ``Frame.state`` at each time, bit for bit.
+* ``Frame.states`` (all times at once) equals ``Frame.state`` at each time to round-off (bit
+  for bit with numpy 2's sin and cos, not with 1.24's).
 * ``stepper="auto"`` takes the path for a small reduced system and says so in the log.
 """
 
@@ -109,12 +110,14 @@ def test_divergence_found_as_on_the_ts_path():
     mbs.frames.ConstantSpin(axis=(1.0, 0.0, 1.0), rate=3.0, origin=(0.0, 1.0, 0.0)),
     mbs.frames.Planar(theta=lambda t: 0.7 * t**2, origin=lambda t: (np.cos(t), t))])
 def test_states_at_all_times_equal_states_one_by_one(frame):
+    """The closed form on arrays (axis rotations) and the default loop (Planar)."""
     times = np.linspace(-0.5, 2.0, 41)
     many = frame.states(times)
     for k, t in enumerate(times):
         one = frame.state(t)
         for name in ("R", "r_O", "omega", "alpha", "v_O", "a_O"):
-            assert np.array_equal(getattr(many, name)[k], getattr(one, name)), (t, name)
+            a, b = getattr(many, name)[k], getattr(one, name)
+            assert np.abs(a - b).max() <= 1e-14 * (1.0 + np.abs(b).max()), (t, name)
 
 
 def test_auto_takes_the_varying_dense_path(caplog):
