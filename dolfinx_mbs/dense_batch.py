@@ -70,40 +70,52 @@ def _alpha2_maps(o, M, h, params, P):
 def _theta_maps(o0, o1, M, h, P):
     """Crank-Nicolson's maps (y = (q, v)) from the operators at the steps' starts ``o0`` and
     ends ``o1``: the 2n system of :meth:`dolfinx_mbs.dense.CrankNicolson.step` by its Schur
-    complement S = K1 + s C1 + s^2 M, s = 2/h."""
+    complement S = K1 + s C1 + s^2 M, s = 2/h:
+
+        q1 = q0 - S^-1 ((K0 + K1) q0 + (C0 - C1 - 2 s M) v0 - f0 - f1),   v1 = s (q1 - q0) - v0.
+    """
     N, n = o1["K"].shape[:2]
-    I = np.eye(n)
     s = (2.0 / h)[:, None, None]
-    Si = np.linalg.inv(o1["K"] + s * o1["C"] + s * s * M)
-    Pqq = I - Si @ (o0["K"] + o1["K"])
-    Pqv = -Si @ (o0["C"] - o1["C"] - 2.0 * s * M)
-    gq = np.einsum("kij,kj->ki", Si, o0["f"] + o1["f"])
+    rhs = np.empty((N, n, 2 * n + 1))
+    rhs[:, :, :n] = o0["K"] + o1["K"]
+    rhs[:, :, n:-1] = o0["C"] - o1["C"] - 2.0 * s * M
+    rhs[:, :, -1] = -(o0["f"] + o1["f"])
     P = _augmented(P)
-    P[:, :n, :n], P[:, :n, n:-1] = Pqq, Pqv
-    P[:, n:-1, :n], P[:, n:-1, n:-1] = s * (Pqq - I), s * Pqv - I
-    P[:, :-1, -1] = np.concatenate([gq, s[:, :, 0] * gq], axis=1)
+    d = np.arange(n)
+    np.matmul(np.linalg.inv(o1["K"] + s * o1["C"] + s * s * M), rhs, out=P[:, :n, :])
+    P[:, :n, :] *= -1.0
+    P[:, d, d] += 1.0
+    P[:, n:-1, :] = s * P[:, :n, :]
+    P[:, n + d, d] -= s[:, :, 0]
+    P[:, n + d, n + d] -= 1.0
     return P
 
 
 def _midpoint_maps(o, M, h, P):
     """The implicit midpoint's maps (y = (q, p)) from the operators at the midpoints: the 2n
     system of :meth:`dolfinx_mbs.dense.Midpoint.step` by its Schur complement
-    S = s M + G_p + G_q + K_h / s, s = 2/h."""
+    S = s M + G_p + G_q + K_h / s, s = 2/h: with W = S^-1 (G_p + K_h / s, -I, pi_0 + (h - f_a)
+    / s) on (q0, p0, 1),
+
+        q1 = q0 - 2 W,    p1 = p0 - (2 / s) (K_h q0 + h - f_a) + 2 Z W,   Z = K_h / s + G_q.
+    """
     N, n = o["Kh"].shape[:2]
-    I = np.eye(n)
     s = (2.0 / h)[:, None, None]
-    Si = np.linalg.inv(s * M + o["Gp"] + o["Gq"] + o["Kh"] / s)
-    Pqq = I - 2.0 * Si @ (o["Gp"] + o["Kh"] / s)
-    Pqp = 2.0 * Si
     load = o["h"] - o["fa"]
-    gq = -2.0 * np.einsum("kij,kj->ki", Si, o["pi0"] + load / s[:, :, 0])
-    Z = (o["Kh"] + s * o["Gq"]) / s
+    rhs = np.empty((N, n, 2 * n + 1))
+    rhs[:, :, :n] = o["Gp"] + o["Kh"] / s
+    rhs[:, :, n:-1] = -np.eye(n)
+    rhs[:, :, -1] = o["pi0"] + load / s[:, :, 0]
+    W = np.linalg.inv(s * M + o["Gp"] + o["Gq"] + o["Kh"] / s) @ rhs
     P = _augmented(P)
-    P[:, :n, :n], P[:, :n, n:-1] = Pqq, Pqp
-    P[:, n:-1, :n] = -2.0 * o["Kh"] / s + Z @ (I - Pqq)
-    P[:, n:-1, n:-1] = I - Z @ Pqp
-    gp = -2.0 * load / s[:, :, 0] - np.einsum("kij,kj->ki", Z, gq)
-    P[:, :-1, -1] = np.concatenate([gq, gp], axis=1)
+    d = np.arange(n)
+    P[:, :n, :] = -2.0 * W
+    P[:, d, d] += 1.0
+    np.matmul(o["Kh"] / s + o["Gq"], W, out=P[:, n:-1, :])
+    P[:, n:-1, :] *= 2.0
+    P[:, n:-1, :n] -= (2.0 / s) * o["Kh"]
+    P[:, n + d, n + d] += 1.0
+    P[:, n:-1, -1] -= (2.0 / s[:, :, 0]) * load
     return P
 
 
