@@ -56,7 +56,7 @@ def krb(args, comm):
         t_on, r = bl.timed(lambda: model.integrate(args.krb_t_end, 5e-3, probes=[(L, 0.0)],
                                                    progress=False), comm)
         out[name] = dict(offline=t_off, online=t_on, n=model.system().n_reduced,
-                         tip=r.probes[:, 0, 1])
+                         tip=r.probes[:, 0, 1], stepper=r.stepper)
     peak = np.abs(out["full"]["tip"]).max()
     err = np.abs(out["reduced"]["tip"] - out["full"]["tip"]).max() / peak
     for v in out.values():
