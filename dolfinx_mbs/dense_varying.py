@@ -69,7 +69,6 @@ class _Body:
         self.Sw = np.array([coef @ W.ravel() for _, W in self.spin])  # (nS, nE)
         spin_keys = {k for k, _ in self.spin}
         self.prestress = [c for c, _ in o.prestress_matrices if c not in spin_keys]
-        self.spin_prestressed = {c for c, _ in o.prestress_matrices if c in spin_keys}
         units = o.loads.unit_loads
         self.U = np.array([self._reduced(system, b) for _, b in units["spin"]])
         self.Acc = np.array([self._reduced(system, b) for b in units["accel"]])
