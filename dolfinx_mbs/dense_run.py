@@ -228,7 +228,8 @@ BATCH = {"energy": DenseEnergies, "finite": obs.Finite, "probes": ProbeMatrix,
 
 def _batch(watch, r, prescribed) -> bool:
     """Whether the run's observers can see its steps after they are all taken: the loads
-    fitted (no assembly at any time: a constant frame state), no motion prescribed, and only
+    fitted (no assembly at any time: a constant frame state) or the run stepped whole (frames
+    changing in time, :mod:`dolfinx_mbs.dense_batch`), no motion prescribed, and only
     observers of :data:`BATCH` (no CSV, fields, callback or reactions)."""
     return ((r.varying or r.fit is not None and r.fit.exact) and not prescribed
             and all(type(o) is BATCH.get(k) for k, o in watch.items()))
@@ -238,8 +239,8 @@ def _run_batch(watch, r, times) -> float:
     """Step through ``times`` keeping the states, then give the observers the whole run
     (the same values as step by step); returns the last time reached."""
     N, n = len(times), r.system.n_reduced
-    if "stability" in watch:  # a constant frame state: checked at the first step only
-        for k in range(N if r.varying else 1):  # else when due (the observer decides)
+    if "stability" in watch:  # a constant frame state: checked at the first step only,
+        for k in range(N if r.varying else 1):  # else where due (the observer decides)
             watch["stability"].observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1],
                                                 u=None, form=None,
                                                 dense=(None, None, r.scheme) if r.varying
