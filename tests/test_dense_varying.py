@@ -62,7 +62,7 @@ CASES = {"reduced-strip": (strip, dict(t_end=2.0, dt=0.05), lambda m: [(L, 0.0)]
 @pytest.mark.parametrize("case", CASES)
 def test_varying_dense_steps_equal_ts_steps(case, formulation, caplog):
     """Times equal, probes within 1e-9 of the largest, energies within 1e-8 (or 1e-10 of the
-    largest energy, for the Jacobi integral's cancelling terms; reactions too for
+    largest energy, for the Jacobi integral's cancelling terms; reactions within 1e-7 for
     the 3D beam, which the dense path observes step by step): two routes through the same
     schemes, PETSc's factorizations at every step against one batched inverse."""
     make, run, points = CASES[case]
@@ -88,7 +88,9 @@ def test_varying_dense_steps_equal_ts_steps(case, formulation, caplog):
         assert np.abs(de.energy[k] - e).max() <= max(1e-8 * np.abs(e).max(), 1e-10 * scale), k
     assert len(de.reactions) == len(ts.reactions)  # named by body: in order
     for r, d in zip(ts.reactions.values(), de.reactions.values()):
-        assert np.abs(d - r).max() <= 1e-8 * np.abs(r).max()
+        # the accelerations in them come from M a = f - C v - K q: the round-off of v (from
+        # Hamilton's momentum) amplified by the stiffness (1.1e-8 seen on 0.5.2, 2 ranks)
+        assert np.abs(d - r).max() <= 1e-7 * np.abs(r).max()
     assert bool(ts.reactions) == reactions
 
 
