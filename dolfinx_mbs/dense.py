@@ -34,12 +34,12 @@ __all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "constant_frame", "gather_matrix",
 #: bench/results/dense.md, idle machine), and for frames that change in time (operators
 #: combined from stacks gathered once, a whole run's steps formed in batch,
 #: :mod:`dolfinx_mbs.dense_batch`: O(n^3) a step with a larger constant than a sparse LU;
-#: the spun-up rod of bench/dense.py with a constant end load, loads combined: 0.05x TS's time
-#: at 20 unknowns, 0.56x at 40, 1.05x at 60; loads taken from the system at every time:
-#: 0.96x, 1.98x, 1.03x; load average ~4, so +-50 %; the reduced KRB strip, 10 unknowns:
-#: 0.03x; bench/results/dense.md).
+#: bench/dense.py --size-load constant, the spun-up rod with its loads combined from unit
+#: loads, one BLAS thread: 0.14x TS's time at 20 unknowns, 0.33x at 40, 0.52x at 60, 1.28x at
+#: 80, 2.72x at 100, under load 7 (bench/results/dense.md, 21:47 on 2026-11-23); the reduced
+#: KRB strip, 10 unknowns: bench/results/reduction.md).
 DENSE_MAX = 300
-DENSE_MAX_VARYING = 40
+DENSE_MAX_VARYING = 60
 
 #: the record's fields each formulation steps with (matrices), beside those of the energies
 STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),
