@@ -32,7 +32,7 @@ def _augmented(P: np.ndarray) -> np.ndarray:
 
 def _alpha2_maps(o, M, h, params, P):
     """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
-    at t + alpha_f h) and steps ``h`` (N,): :meth:`dolfinx_mbs.dense.Alpha2._stage` solved
+    at t + alpha_f h) and steps ``h`` (N,): the stage of :class:`dolfinx_mbs.dense.Alpha2` solved
     for X1 = X0 - J^-1 F, F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in
     (V0, A0); then A1 = c1 (X1 - X0 - h V0) - c2 A0 and V1 = V0 + h (1 - g) A0 + h g A1."""
     am, af, g, b = params
