@@ -124,17 +124,19 @@ class Stability(Observer):
             self._last_index = step.index  # unchanged: looked at again ``every`` steps on
             return []
         self._last_state, self._last_index = state, step.index
-        if self._free is None:
-            self._rigid = rigid_subspace(self.system, step.t)
-            self._free = self._rigid is not None
         dense = step.dense[2].at(step.t) if step.dense is not None else None
+        negative = None
         if dense is not None and not self._free and hasattr(dense, "Kpot"):
             negative = dense_inertia(dense.Kpot)  # the dense path's K at hand
-        elif self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
+        if self._free is None and (negative is None or negative > 0):
+            # free rigid motions (softened by the spin) count only where negatives are found
+            self._rigid = rigid_subspace(self.system, step.t)
+            self._free = self._rigid is not None
+        if self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
             ops = self.system.at(step.t)
             negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
                 self._rigid.dim
-        else:
+        elif negative is None:
             negative = self._solver.inertia(self.system.at(step.t).K)
         unstable = negative > 0
         if unstable and not self._unstable:
