@@ -31,7 +31,10 @@ Studies (``--studies table3,size``):
 2. ``size``: the rod with ``n`` elements (4n unknowns), steady spin (``ConstantSpin``) and a
    spin-up over the run (``SpinUp``: operators new at every step), second-order form,
    dt = 1e-5: time per step of ``stepper="dense"`` and ``"ts"`` from two runs of
-   ``--size-steps`` and 10 steps (difference / step difference: set-up excluded).
+   ``--size-steps`` and 10 steps (difference / step difference: set-up excluded). With
+   ``--size-load constant`` the end load is constant, so that the spin-up's dense path
+   combines its loads from unit loads (``dolfinx_mbs.dense_varying``): the study behind
+   ``DENSE_MAX_VARYING`` (``--size-elements 5,10,15,20,25 --size-steps 1010``).
 
 One BLAS thread (``OMP_NUM_THREADS=1`` set before numpy loads, unless given): the matrices are
 small, and threads fight over a shared machine's cores (a 203 x 203 expm took 1.1 s with two
@@ -132,8 +135,9 @@ def study_table3(args) -> list:
     return rows
 
 
-def size_model(n: int, spin_up: bool, comm=COMM):
-    """integration.rod_model's rod, in a spin-up to its rate over 1 ms with ``spin_up``."""
+def size_model(n: int, spin_up: bool, comm=COMM, constant_load: bool = False):
+    """integration.rod_model's rod, in a spin-up to its rate over 1 ms with ``spin_up``; its
+    end load F0 sin(wf t), or F0 constant with ``constant_load``."""
     R = I.ROD
     mesh = I.dmesh.create_box(comm, [np.zeros(3), np.array([R["L"], R["side"], R["side"]])],
                               [n, 1, 1], I.dmesh.CellType.hexahedron)
@@ -141,8 +145,9 @@ def size_model(n: int, spin_up: bool, comm=COMM):
              if spin_up else mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=R["omega"]))
     body = mbs.Body(mesh, mbs.materials.LinearElastic(E=R["E"], nu=0.0, density=R["rho"]),
                     frame, degree=1)
-    body.add_traction(lambda t: (R["F0"] / R["A"] * np.sin(R["wf"] * t), 0.0, 0.0),
-                      where=lambda x: np.isclose(x[0], R["L"]))
+    load = (R["F0"] / R["A"], 0.0, 0.0) if constant_load else \
+        (lambda t: (R["F0"] / R["A"] * np.sin(R["wf"] * t), 0.0, 0.0))
+    body.add_traction(load, where=lambda x: np.isclose(x[0], R["L"]))
     model = mbs.Model([body])
     model.clamp(body, lambda x: np.isclose(x[0], 0.0))
     model.clamp(body, lambda x: np.full(x.shape[1], True), components=[1, 2])
@@ -151,13 +156,15 @@ def size_model(n: int, spin_up: bool, comm=COMM):
 
 def study_size(args) -> list:
     rows = []
+    const = args.size_load == "constant"
     for n in args.size_elements:
         for spin_up in (False, True):
-            row = dict(elements=n, unknowns=4 * n, frame="spin-up" if spin_up else "steady")
+            row = dict(elements=n, unknowns=4 * n, frame=("spin-up" if spin_up else "steady")
+                       + (", constant load" if const else ""))
             for stepper in ("dense", "ts"):
                 walls = {}
                 for steps in (10, args.size_steps):
-                    model = size_model(n, spin_up)
+                    model = size_model(n, spin_up, constant_load=const)
                     w, r = timed(lambda: model.integrate(t_end=steps * 1e-5, dt=1e-5,
                                                          probes=[(1.0, 0.0, 0.0)],
                                                          progress=False, stepper=stepper))
@@ -238,6 +245,9 @@ def main():
     p.add_argument("--slow-repeats", type=int, default=1)
     p.add_argument("--size-elements", default="25,50,100,150,200")
     p.add_argument("--size-steps", type=int, default=110)
+    p.add_argument("--size-load", choices=("sine", "constant"), default="sine",
+                   help="the size study's end load: F0 sin(wf t) (taken from the system at "
+                   "every time on the varying dense path) or F0 (combined from unit loads)")
     p.add_argument("--paths", default=",".join(PATHS),
                    help="the paths of the table3 study (exact alone needs no dt search)")
     p.add_argument("--json-out")

@@ -69,6 +69,13 @@ class BodyLoads:
         self._applied = None
         self._momentum: Dict[str, PETSc.Vec] = {}
 
+    @property
+    def unit_loads(self) -> Optional[dict]:
+        """The unit frame loads with ``basis`` (None without): ``"spin"``, (coefficient
+        functional, -c_E(X, v)) per basis matrix E; ``"accel"``, rho e_k.v per component k
+        (also the unit gravity: the gravity load is their combination with R^T g)."""
+        return self._frame
+
     def _unit_loads(self, basis) -> dict:
         """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
         body = self.body

@@ -30,11 +30,16 @@ __all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "constant_frame", "gather_matrix",
 
 #: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
 #: for a constant frame state (matrices gathered and factorized once; second-order form, loads
-#: assembled per step: 0.62-0.85x TS's time up to 100 unknowns, 0.68x at 200, 1.58x at 400),
-#: and for frames that change in time (gathered and factorized at every step: 1.27x TS's time
-#: at 100 unknowns, 1.97x at 200: never by default); bench/results/dense.md (idle machine).
+#: assembled per step: 0.62-0.85x TS's time up to 100 unknowns, 0.68x at 200, 1.58x at 400;
+#: bench/results/dense.md, idle machine), and for frames that change in time (operators
+#: combined from stacks gathered once, a whole run's steps formed in batch,
+#: :mod:`dolfinx_mbs.dense_batch`: O(n^3) a step with a larger constant than a sparse LU;
+#: bench/dense.py --size-load constant, the spun-up rod with its loads combined from unit
+#: loads, one BLAS thread: 0.14x TS's time at 20 unknowns, 0.33x at 40, 0.52x at 60, 1.28x at
+#: 80, 2.72x at 100, under load 7 (bench/results/dense.md, 21:47 on 2026-11-23); the reduced
+#: KRB strip, 10 unknowns: bench/results/reduction.md).
 DENSE_MAX = 300
-DENSE_MAX_VARYING = 0
+DENSE_MAX_VARYING = 60
 
 #: the record's fields each formulation steps with (matrices), beside those of the energies
 STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),

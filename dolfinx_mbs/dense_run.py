@@ -7,7 +7,9 @@ results up to round-off, without the per-step cost of PETSc TS and its callbacks
 exponentials (:mod:`dolfinx_mbs.dense_exact`): exact for loads in the span of polynomials and
 the sinusoids of ``load_frequencies``. ``"auto"`` takes the dense path for a small linear
 system (:data:`dolfinx_mbs.dense.DENSE_MAX` unknowns for a constant frame state,
-:data:`~dolfinx_mbs.dense.DENSE_MAX_VARYING` for frames changing in time) unless PETSc
+:data:`~dolfinx_mbs.dense.DENSE_MAX_VARYING` for frames changing in time where the operators
+are combinations of constant reduced matrices and the loads change through the frames and
+gravity only: :mod:`dolfinx_mbs.dense_varying`, :mod:`dolfinx_mbs.dense_batch`) unless PETSc
 options were given.
 
 The observers are those of the TS path, but for two that read the reduced state directly:
@@ -30,6 +32,8 @@ from . import observers as obs
 from .dense import (DENSE_MAX, DENSE_MAX_VARYING, SCHEMES, DenseOperators, constant_frame,
                     gather_vector)
 from .dense_exact import Exact, LoadBasis
+from .dense_batch import WholeRun
+from .dense_varying import VaryingOperators, applies as varying_applies, loads_steady
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
 from .stability import Stability
@@ -58,7 +62,8 @@ def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
         given |= {k for k in PETSc.Options().getAll() if k.startswith(prefix)}
         if why is not None or given:
             return "ts"
-        limit = DENSE_MAX if constant_frame(system) else DENSE_MAX_VARYING
+        limit = DENSE_MAX if constant_frame(system) else \
+            DENSE_MAX_VARYING if varying_applies(system) and loads_steady(system) else 0
         return "dense" if system.n_reduced <= limit else "ts"
     if stepper != "ts" and why is not None:
         raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "
@@ -105,15 +110,14 @@ class DenseEnergies(obs.Energies):
 
     def observe_all(self, T, Q, V, F, o) -> None:
         """The energies of a whole run at once: times T (N,), states Q, V and loads F
-        (N, n) rows, the operators ``o`` constant."""
-        kin = 0.5 * np.einsum("ij,ij->i", V, V @ o.M.T)
-        ela = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kel.T)
-        pot = 0.5 * np.einsum("ij,ij->i", Q, Q @ o.Kpot.T)
+        (N, n) rows, the operators ``o`` constant (n, n) or one per time (N, n, n)."""
+        def quad(X, A):
+            return 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2 else
+                          np.einsum("ki,kij,kj->k", X, A, X))
+        kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
         jac = kin + pot - np.einsum("ij,ij->i", Q, F)
         power = np.einsum("ij,ij->i", V, F)
-        for row in zip(T.tolist(), kin.tolist(), ela.tolist(), pot.tolist(), jac.tolist(),
-                       power.tolist()):
-            self.record(*row)
+        self.record_all(T, kin, ela, pot, jac, power)
 
 
 class ProbeMatrix(obs.Observer):
@@ -168,11 +172,25 @@ class _Form:
 class _Run:
     """One dense run's state: the scheme, the operators, the reduced vectors."""
 
-    def __init__(self, system, formulation, kind, t0, t_end, n_steps, radius, basis, oargs):
+    def __init__(self, system, formulation, kind, t0, t_end, dt, n_steps, radius, basis,
+                 oargs):
         self.system = system
+        system.forget()  # the frames and loads as they are now
+        #: frames changing in time, the operators combined from stacks (dense_varying)
+        self.varying = kind == "dense" and not constant_frame(system) and \
+            varying_applies(system)
+        if self.varying:
+            self.ops = VaryingOperators(system, formulation, oargs["energy"],
+                                        bool(oargs["reactions"]))
+            self.combined = self.ops.check_loads(t0, t_end, [t0] + step_times(t0, t_end, dt))
+            scheme = SCHEMES[formulation](self.ops, radius) if formulation == \
+                "second-order" else SCHEMES[formulation](self.ops)
+            self.scheme, self.fit = WholeRun(scheme, self.ops), None
+            self.qv = system.create_reduced_vec(), system.create_reduced_vec()
+            self.r0, self.r1 = self.qv[0].getOwnershipRange()
+            return
         self.ops = DenseOperators(system, formulation, oargs["energy"],
                                   bool(oargs["reactions"]))
-        system.forget()  # the frames and loads as they are now
         fit = None
         if self.ops.constant_frame() and (kind == "exact" or 2 * n_steps > 2 * basis.m + 4):
             fit = self.ops.fit_loads(basis, t0, t_end)
@@ -210,9 +228,10 @@ BATCH = {"energy": DenseEnergies, "finite": obs.Finite, "probes": ProbeMatrix,
 
 def _batch(watch, r, prescribed) -> bool:
     """Whether the run's observers can see its steps after they are all taken: the loads
-    fitted (no assembly at any time: a constant frame state), no motion prescribed, and only
+    fitted (no assembly at any time: a constant frame state) or the run stepped whole (frames
+    changing in time, :mod:`dolfinx_mbs.dense_batch`), no motion prescribed, and only
     observers of :data:`BATCH` (no CSV, fields, callback or reactions)."""
-    return (r.fit is not None and r.fit.exact and not prescribed
+    return ((r.varying or r.fit is not None and r.fit.exact) and not prescribed
             and all(type(o) is BATCH.get(k) for k, o in watch.items()))
 
 
@@ -220,10 +239,15 @@ def _run_batch(watch, r, times) -> float:
     """Step through ``times`` keeping the states, then give the observers the whole run
     (the same values as step by step); returns the last time reached."""
     N, n = len(times), r.system.n_reduced
-    if "stability" in watch:  # a constant frame state: checked at the first step only
-        watch["stability"].observe(obs.Step(index=0, t=times[0], q=r.qv[0], v=r.qv[1],
-                                            u=None, form=None))
-    if hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product
+    if "stability" in watch:  # a constant frame state: checked at the first step only,
+        for k in range(N if r.varying else 1):  # else where due (the observer decides)
+            watch["stability"].observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1],
+                                                u=None, form=None,
+                                                dense=(None, None, r.scheme) if r.varying
+                                                else None))
+    if r.varying:  # stepped already (run)
+        Q, W = r.scheme.Q, r.scheme.V
+    elif hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product
         Q, W = r.scheme.trajectory(times)
     else:
         Q, W = np.empty((N, n)), np.empty((N, n))
@@ -232,8 +256,12 @@ def _run_batch(watch, r, times) -> float:
             r.scheme.step(times[k - 1], times[k] - times[k - 1])
             Q[k], W[k] = r.scheme.raw()
     T = np.array(times)
-    vec = r.fit.values_many(T)
-    o = r.ops.at(times[0])
+    if r.varying:
+        o = r.scheme.outputs
+        vec = {"f": o.f}
+    else:
+        vec = r.fit.values_many(T)
+        o = r.ops.at(times[0])
     V = W
     if r.scheme.momentum:  # v = M^-1 (p - G_p q - pi_0)
         V = (W - Q @ o.Gp.T - vec["pi0"]) @ r.ops.mass_inverse().T
@@ -262,7 +290,7 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     observers, scheme name, steps)."""
     basis = basis or LoadBasis()
     times = step_times(t0, t_end, dt)
-    r = _Run(system, formulation, kind, t0, t_end, len(times), radius, basis, oargs)
+    r = _Run(system, formulation, kind, t0, t_end, dt, len(times), radius, basis, oargs)
     comm = system.comm
     u0, v0, p0 = (None if x is None else gather_vector(reduced_initial(system, x, n), comm)
                   for x, n in zip(initial, ("u0", "v0", "p0")))
@@ -280,6 +308,9 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     # the PETSc vectors q, v: for the observers that read them
     vecs = set_u or any(k in watch for k in ("reactions", "callback")) or "energy" not in watch
     log.info("integrate: %s path, %s, %d unknowns on every rank%s", kind, label, n,
+             (", frames changing in time: operators combined from reduced stacks, loads "
+              + ("combined from unit loads" if r.combined else "from the system at each "
+                 "time") + ", the steps formed in batch") if r.varying else
              "" if r.fit is None else f", loads fitted on {basis.describe()} "
              f"(residual {r.fit.residual:.1e}{'' if r.fit.exact else ': sampled instead'})")
     full = system.space.create_vec()
@@ -288,6 +319,9 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
     out_t = [t0] + times
     t = t0
     try:
+        if r.varying:  # the whole run's steps at once; the observers see them below
+            with np.errstate(over="ignore", invalid="ignore"):
+                r.scheme.trajectory(out_t)
         if _batch(watch, r, prescribed):
             t = _run_batch(watch, r, out_t)
             r.set_state(t, False, True)
@@ -299,7 +333,7 @@ def run(system, formulation: str, kind: str, t0: float, t_end: float, dt: float,
                     system.update(t)
                 r.set_state(t, need_v, vecs)
                 step = obs.Step(index=index, t=t, q=r.qv[0], v=r.qv[1], u=full, form=form,
-                                dense=(r.q, r.v, r.ops))
+                                dense=(r.q, r.v, r.scheme if r.varying else r.ops))
                 obs.notify(watch, step, system, full, funcs, set_u=set_u)
             r.set_state(t, False, True)
         if not set_u:

@@ -74,6 +74,43 @@ class FrameState:
         return self.r_O + X @ self.R.T
 
 
+@dataclasses.dataclass(frozen=True)
+class FrameStates:
+    """The states of a frame at many times ``t`` (N,): the fields of :class:`FrameState`
+    stacked along a first axis (R (N, 3, 3), the vectors (N, 3))."""
+
+    t: np.ndarray
+    R: np.ndarray
+    r_O: np.ndarray
+    omega: np.ndarray
+    alpha: np.ndarray
+    v_O: np.ndarray
+    a_O: np.ndarray
+
+    @classmethod
+    def stack(cls, states: Sequence[FrameState]) -> "FrameStates":
+        """The states of a list of :class:`FrameState` s."""
+        names = [f.name for f in dataclasses.fields(FrameState)]
+        return cls(**{k: np.array([getattr(s, k) for s in states], dtype=float)
+                      for k in names})
+
+    def at(self, k: int) -> FrameState:
+        """The state of the k-th time."""
+        return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else
+                                      getattr(self, f.name)[k])
+                             for f in dataclasses.fields(FrameState)})
+
+    def planar(self, tol: float = 1e-12) -> np.ndarray:
+        """:meth:`FrameState.is_planar` at every time (a boolean array)."""
+        def top(x):
+            return np.abs(x).max(axis=1)
+        scale = 1.0 + top(self.omega) + top(self.alpha)
+        lin = 1.0 + top(self.v_O) + top(self.a_O)
+        rot = np.abs(self.omega[:, :2]).sum(axis=1) + np.abs(self.alpha[:, :2]).sum(axis=1)
+        return (rot <= tol * scale) & (np.abs(self.v_O[:, 2]) + np.abs(self.a_O[:, 2])
+                                       <= tol * lin)
+
+
 class Frame:
     """Base class: a rigid frame whose motion is known as a function of time.
 
@@ -91,6 +128,11 @@ class Frame:
 
     def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def states(self, times: Sequence[float]) -> FrameStates:
+        """The states at all ``times`` at once (:class:`FrameStates`); by :meth:`state` at each
+        unless a frame has a closed form for arrays of times."""
+        return FrameStates.stack([self.state(float(t)) for t in times])
 
     def omega(self, t: float) -> np.ndarray:
         """Angular velocity (rad/s) in local components."""

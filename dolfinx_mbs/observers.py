@@ -133,6 +133,17 @@ class Energies(Observer):
         self.last = (kin, ela)
         return row
 
+    def record_all(self, T, kin, ela, pot, jac, power) -> None:
+        """:meth:`record` at all the times ``T`` at once (arrays), the work summed in order."""
+        P = np.asarray(power)
+        t0, p0 = (T[0], P[0]) if self._t is None else (self._t, self._power)
+        inc = 0.5 * (P + np.r_[p0, P[:-1]]) * (T - np.r_[t0, T[:-1]])
+        work = self._work + np.cumsum(inc)
+        for k, x in zip(self.columns, (kin, ela, pot, jac, work)):
+            self.history[k].extend(np.asarray(x).tolist())
+        self._work, self._power, self._t = float(work[-1]), float(P[-1]), float(T[-1])
+        self.last = (float(kin[-1]), float(ela[-1]))
+
     def accumulators(self) -> Dict[str, Optional[float]]:
         """What the next step's work needs (a checkpoint's part)."""
         return {"work": self._work, "power": self._power, "t": self._t}

@@ -67,11 +67,13 @@ class ReducedBasis:
         self._formed: Dict[str, tuple] = {}   # the terms each output holds
         #: per body, the frame-coupling W matrices of the last state (``forms.frame_coupling``)
         self.W: List[Dict[str, np.ndarray]] = []
-        self._spin = [unit_spin_cases(o.body.gdim) for o in self.ops]
-        # the coupling basis' coefficient functionals (linear in W) as rows of a matrix
+        #: per body, the unit spin cases {(i, j): W_ij} (``forms.unit_spin_cases``)
+        self.spin_cases = [unit_spin_cases(o.body.gdim) for o in self.ops]
+        #: per body, the coupling basis' coefficient functionals (linear in W) as the rows of
+        #: a matrix on W.ravel()
         units = np.eye(9).reshape(9, 3, 3)
-        self._coef = [np.array([[coeff(E) for E in units] for coeff, _ in o.coupling_matrices])
-                      for o in self.ops]
+        self.coupling_rows = [np.array([[coeff(E) for E in units]
+                                        for coeff, _ in o.coupling_matrices]) for o in self.ops]
 
     @classmethod
     def make(cls, assembly, reducer) -> Optional["ReducedBasis"]:
@@ -101,7 +103,7 @@ class ReducedBasis:
             R = self._ingredients[key] = self.reducer.reduce(X)
         return R
 
-    def _ingredient(self, key: tuple) -> PETSc.Mat:
+    def ingredient(self, key: tuple) -> PETSc.Mat:
         """The reduced constant matrix ``key`` (reduced on first use): ("E", body, i) the i-th
         coupling basis matrix, ("S", body, (i, j)) the spin case's c_W_ij + P_ij, ("P", body,
         case) another prestress case's geometric stiffness."""
@@ -116,7 +118,7 @@ class ReducedBasis:
         elif kind == "P":
             X = prestress[which]
         else:
-            X = o.coupling_matrix(self._spin[ib][which])  # a new matrix
+            X = o.coupling_matrix(self.spin_cases[ib][which])  # a new matrix
             if which in prestress:
                 X.axpy(1.0, prestress[which], structure=SAME)
         full = self.assembly.body_block(ib, X)
@@ -143,12 +145,12 @@ class ReducedBasis:
         for ib, (o, st) in enumerate(zip(self.ops, states)):
             W = o.coupling(st)
             self.W.append(W)
-            coef = self._coef[ib]
+            coef = self.coupling_rows[ib]
             for name, Wi in (("gyroscopic", W["gyroscopic"]),
                              ("angular", W["angular_acceleration"])):
                 cs = coef @ Wi.ravel()
                 parts[name] += [(float(cs[i]), ("E", ib, int(i))) for i in np.flatnonzero(cs)]
-            spin = self._spin[ib]
+            spin = self.spin_cases[ib]
             for i, j in spin:
                 c = float(st.omega[i] * st.omega[j])
                 if c != 0.0:
@@ -183,7 +185,7 @@ class ReducedBasis:
         holds them already."""
         out, terms = self.out(name), self._terms[name]
         if self._formed.get(name) != terms:
-            combine(out, [(c, self._ingredient(k)) for c, k in terms])
+            combine(out, [(c, self.ingredient(k)) for c, k in terms])
             self._formed[name] = terms
         return out
 

@@ -83,6 +83,13 @@ class Instability:
                 "is above a divergence speed, or a body is not held against rigid motion")
 
 
+def dense_inertia(K: np.ndarray) -> int:
+    """The number of negative eigenvalues of the symmetric part of the dense ``K`` (below
+    round-off of its largest)."""
+    lam = np.linalg.eigvalsh(K + K.T)
+    return int(np.count_nonzero(lam < -1e-13 * np.abs(lam).max()))
+
+
 class Stability(Observer):
     """Checks the frames' state of a run for divergence (see the module docstring).
 
@@ -114,17 +121,23 @@ class Stability(Observer):
             return []
         state = self._frame_state(step.t)
         if self._last_state is not None and np.array_equal(state, self._last_state):
+            self._last_index = step.index  # unchanged: looked at again ``every`` steps on
             return []
         self._last_state, self._last_index = state, step.index
-        if self._free is None:
+        dense = step.dense[2].at(step.t) if step.dense is not None else None
+        negative = None
+        if dense is not None and not self._free and hasattr(dense, "Kpot"):
+            negative = dense_inertia(dense.Kpot)  # the dense path's K at hand
+        if self._free is None and (negative is None or negative > 0):
+            # free rigid motions (softened by the spin) count only where negatives are found
             self._rigid = rigid_subspace(self.system, step.t)
             self._free = self._rigid is not None
-        ops = self.system.at(step.t)
         if self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
+            ops = self.system.at(step.t)
             negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
                 self._rigid.dim
-        else:
-            negative = self._solver.inertia(ops.K)
+        elif negative is None:
+            negative = self._solver.inertia(self.system.at(step.t).K)
         unstable = negative > 0
         if unstable and not self._unstable:
             found = self._describe(step.t, negative)

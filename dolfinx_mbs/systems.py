@@ -113,7 +113,7 @@ class SecondOrderSystem:
         been changed since the last call)."""
         self._key = None
 
-    def _basis(self) -> Optional[ReducedBasis]:
+    def reduced_basis(self) -> Optional[ReducedBasis]:
         """The :class:`~dolfinx_mbs.reduced_basis.ReducedBasis` of the system, or None where
         the reduced matrices are not combinations of constant ones (decided once)."""
         if self._rb is False:
@@ -136,7 +136,7 @@ class SecondOrderSystem:
             return self._ops
         states = asm.states(t)
         moved = red.update(t)
-        rb = self._basis()
+        rb = self.reduced_basis()
         s = self._ops
         if rb is not None:
             changed = rb.update(states) or s is None
