@@ -20,6 +20,7 @@ from petsc4py import PETSc
 
 from . import checks, compat
 from .petsc_options import direct_lu
+from .state_products import StateProducts, apply_blocks
 
 __all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep",
            "small_lu", "cheapest_lu", "SMALL_LU"]
@@ -221,6 +222,8 @@ class Form:
         #: the step matrices are small enough for PETSc's own LU (:func:`small_lu`)
         self.small = small_lu(system, opts.prefix, opts.values)
         self._rhs = None
+        #: M q and K_s q of the last observed state (:mod:`dolfinx_mbs.state_products`)
+        self.products = StateProducts()
 
     def initial(self, x, name: str) -> PETSc.Vec:
         """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
@@ -277,6 +280,17 @@ class Form:
         self._mksp.setOperators(M)
         self._mksp.solve(b, x)
 
+    def stiffness_products(self, s, q: PETSc.Vec) -> tuple:
+        """(K_el q, K_pot q) at the state ``q`` of the record ``s`` (vectors reused): in
+        node-block form from the state's M q and K_s q, which the next residual at the same
+        state reuses (:class:`~dolfinx_mbs.state_products.StateProducts`), else two
+        products."""
+        if getattr(s, "blocks", None) is not None:
+            return self.products.form(s, q).energies(s)
+        s.Kel.mult(q, self.work)
+        s.Kpot.mult(q, self.work2)
+        return self.work, self.work2
+
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""
         s = self.system.at(t)
@@ -320,7 +334,18 @@ class SecondOrderForm(Form):
     def _function(self, ts, t, U, V, A, F):
         if self.skip_residual:
             return
-        second_order_residual(self.system.at(t), U, V, A, F, self.work)
+        s = self.system.at(t)
+        kr = s.blocks
+        if kr is not None and not any(b for *_, b in kr.blocks) and self.products.holds(s, U):
+            # at the last observed state (PETSc's first guess): M (A + W_C V) + W_K M U + K_s U
+            apply_blocks(kr.blocks, V, self.work, 2)
+            self.work.axpy(1.0, A)
+            s.M.mult(self.work, F)
+            apply_blocks(kr.blocks, self.products.Mq, F, 3, add=True)
+            F.axpy(1.0, self.products.Ksq)
+            F.axpy(-1.0, s.f)
+        else:
+            second_order_residual(s, U, V, A, F, self.work)
         if self.nonlinear:
             F.axpy(1.0, self._nonlinear(t, U, True))
 

@@ -110,10 +110,9 @@ class Energies(Observer):
             Mv = form.work
             s.M.mult(v, Mv)
         kin = 0.5 * v.dot(Mv)
-        s.Kel.mult(q, form.work)
-        ela = 0.5 * q.dot(form.work)
-        s.Kpot.mult(q, form.work2)
-        pot = 0.5 * q.dot(form.work2)
+        Kel_q, Kpot_q = form.stiffness_products(s, q)
+        ela = 0.5 * q.dot(Kel_q)
+        pot = 0.5 * q.dot(Kpot_q)
         if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
             extra = self.system.nonlinear_energy(step.t, q)
             ela += extra
