@@ -13,15 +13,12 @@ part, the TS set-up, the residual and Jacobian plumbing and the read-back for th
 
 from __future__ import annotations
 
-import numpy as np
 from petsc4py import PETSc
 
 from .formulations import SAME, SUBSET, Form
-from .state_products import apply_blocks
+from .state_products import SteppedVelocity, apply_blocks
 
 __all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
-
-EPS = float(np.finfo(float).eps)
 
 
 def _pc_asked(opts) -> bool:
@@ -202,7 +199,8 @@ class HamiltonForm(_TwoBlock):
     name = "hamiltonian"
     endpoint = False
     diagonal = "b"
-    _last = None  # (t, q, v) of the last velocity recovered
+    _v0 = None  # (t0, v0, p0) of the initial state
+    _stepped = None  # the velocity from the step (SteppedVelocity)
 
     def _residual(self, t, s, xa, xb, da, db, fa, fb):
         if s.blocks is not None:
@@ -288,86 +286,38 @@ class HamiltonForm(_TwoBlock):
         if p0 is not None:
             p0.copy(xb)
             return
-        self._v0 = (t0, v0.copy())  # the first state's velocity: no mass solve for it
         s = self.system.at(t0)  # p0 = M v0 + G_p q0 + pi_0
         s.M.mult(v0, xb)
         s.Gp.multAdd(q0, xb, xb)
         xb.axpy(1.0, s.pi0)
-
-    #: the largest relative residual |w - M v| / |w| of the stepped velocity (see _velocity),
-    #: beside the round-off that w = p - G_p q - pi_0 carries from p (100 eps |p|)
-    VELOCITY_RTOL = 1e-12
-    #: where the step relation holds by construction, it is checked with a product at every
-    #: this many steps only (round-off accumulates in the recurrence)
-    VELOCITY_CHECK_EVERY = 10
-    _v0 = None
-    _unchecked = 0
+        self._v0 = (t0, v0.copy(), xb.copy())  # the first state's velocity: no mass solve
 
     def _velocity(self, t, need_v):
-        """v from M v = w = p - G_p q - pi_0 (self.v holds p). The step gives it without a
-        solve where the scheme relates the velocities of its step's ends to the step's mean
-        velocity, v_n+1 = 2 (q_n+1 - q_n) / dt - v_n: exactly so for theta = 1/2 (Crank-
-        Nicolson, implicit midpoint) when M, G_p and pi_0 do not change in time (the record's
-        version and pi_0 the same at both ends); a matrix product checks the relation
-        (|w - M v| <= VELOCITY_RTOL |w| + 100 eps |p|: w is a small difference of large
-        momenta, p ~ pi_0, and a solve could not do better) every VELOCITY_CHECK_EVERY steps
-        there, at every step elsewhere, and the mass matrix is solved with (factorized once)
-        where it fails (other schemes, changing frames). The first state's velocity is v0.
-        In node-block form G_p q = W_p M q, and M q is kept for the energies and the next
-        residual (:class:`~dolfinx_mbs.state_products.StateProducts`)."""
+        """v from M v = w = p - G_p q - pi_0 (self.v holds p; G_p q = W_p M q in node-block
+        form, M q kept for the energies and the next residual), by the step relation where
+        it holds (:class:`~dolfinx_mbs.state_products.SteppedVelocity`)."""
         if not need_v:
             return self.v
         s = self.system.at(t)
         p_norm = self.v.norm()
+        if self._stepped is None:
+            self._stepped = SteppedVelocity(self.ts, self.mass_solve)
+        if self._v0 is not None:  # the initial state (not a restart's): v0
+            t0, v0, p0 = self._v0
+            self._v0 = None
+            if t0 == t and p0.equal(self.v):
+                self._stepped.first(t0, v0)
         if s.blocks is not None:
-            Mq = self.products.form(s, self.q).Mq
-            apply_blocks(s.blocks.momentum, Mq, self.work, 2)
+            apply_blocks(s.blocks.momentum, self.products.form(s, self.q).Mq, self.work, 2)
         else:
             s.Gp.mult(self.q, self.work)
         self.v.axpy(-1.0, self.work)
         self.v.axpy(-1.0, s.pi0)  # w
-        last, first = self._last, self._v0
-        cand = self.work2
-        if last is not None and t > last[0]:
-            q0, v0, version0, pi0 = last[1:]
-            cand.waxpy(-1.0, q0, self.q)  # 2 (q - q0) / dt - v0
-            cand.scale(2.0 / (t - last[0]))
-            cand.axpy(-1.0, v0)
-            exact = self._exact_relation(s, version0, pi0)
-            if exact and self._unchecked + 1 < self.VELOCITY_CHECK_EVERY:
-                self._unchecked += 1
-                ok = True
-            else:
-                self._unchecked = 0
-                s.M.mult(cand, self.work)
-                self.work.aypx(-1.0, self.v)  # w - M v
-                ok = self.work.norm() <= \
-                    self.VELOCITY_RTOL * self.v.norm() + 100.0 * EPS * p_norm
-        else:
-            q0, v0, pi0 = self.q.duplicate(), self.v.duplicate(), s.pi0.duplicate()
-            ok = first is not None and first[0] == t
-            if ok:
-                first[1].copy(cand)
-        self._v0 = None
-        if not ok:
-            self._unchecked = 0
-            self.mass_solve(s.M, self.v, cand)
         if self.mass_velocity is None:
             self.mass_velocity = self.v.duplicate()
         self.v.copy(self.mass_velocity)  # M v = w, for the energies
-        cand.copy(self.v)
-        self.q.copy(q0)
-        self.v.copy(v0)
-        s.pi0.copy(pi0)
-        self._last = (t, q0, v0, s.version, pi0)
+        self._stepped.velocity(t, s, self.q, self.mass_velocity, p_norm, self.v, self.work)
         return self.v
-
-    def _exact_relation(self, s, version0, pi0) -> bool:
-        """Whether the step relation of :meth:`_velocity` holds by construction since the
-        last state: TSTHETA with theta = 1/2, the same matrices and pi_0."""
-        ts = self.ts
-        return ts.getType() == PETSc.TS.Type.THETA and ts.getTheta() == 0.5 and \
-            version0 == s.version and s.pi0.equal(pi0)
 
 
 class VelocityForm(_TwoBlock):

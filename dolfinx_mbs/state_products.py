@@ -20,7 +20,9 @@ from typing import Optional
 import numpy as np
 from petsc4py import PETSc
 
-__all__ = ["StateProducts", "apply_blocks"]
+__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks"]
+
+EPS = float(np.finfo(float).eps)
 
 
 def apply_blocks(segments, x: PETSc.Vec, out: PETSc.Vec, which: int, add: bool = False
@@ -74,7 +76,10 @@ class StateProducts:
         """(K_el q, K_pot q) of the state kept (``s``: its record); K_pot = K = K_s + M W_K
         (``s.Kpot`` must be ``s.K``)."""
         kr = s.blocks
-        Kel_q = self.Ksq if kr.Ks is s.Kel else s.Kel.mult(self.q, self._vec("kel"))
+        Kel_q = self.Ksq
+        if kr.Ks is not s.Kel:  # K_s = K_el + K_sigma: one more product
+            Kel_q = self._vec("kel")
+            s.Kel.mult(self.q, Kel_q)
         Kq = self.Ksq.copy(self._vec("k"))
         return Kel_q, apply_blocks(kr.blocks, self.Mq, Kq, 3, add=True)
 
@@ -84,3 +89,73 @@ class StateProducts:
             v = self.q.duplicate()
             setattr(self, "_" + name, v)
         return v
+
+
+class SteppedVelocity:
+    """Hamilton's velocity v (M v = w = p - G_p q - pi_0) from the step, without a solve,
+    where the scheme relates the velocities of a step's ends to its mean velocity,
+    v_n+1 = 2 (q_n+1 - q_n) / dt - v_n: exactly so for TSTHETA with theta = 1/2 (Crank-
+    Nicolson, implicit midpoint) when M, G_p and pi_0 do not change in time (the record's
+    version and pi_0 the same at both ends). A matrix product checks the relation
+    (|w - M v| <= RTOL |w| + 100 eps |p|: w is a small difference of large momenta, p ~ pi_0,
+    and a solve could not do better) every CHECK_EVERY steps where it holds by construction
+    (round-off accumulates in the recurrence), at every step elsewhere; the mass matrix is
+    solved with (``mass_solve``, factorized once) where the check fails (other schemes,
+    changing frames, a restart). The initial state's velocity is v0 (:meth:`first`).
+
+    Args:
+        ts: the run's TS (its type and theta, read at every state).
+        mass_solve: ``mass_solve(M, b, x)``, x = M^-1 b.
+    """
+
+    RTOL = 1e-12
+    CHECK_EVERY = 10
+
+    def __init__(self, ts, mass_solve):
+        self.ts, self.mass_solve = ts, mass_solve
+        self.last = None  # (t, q, v, version, pi0) of the last state
+        self.initial = None  # (t0, v0)
+        self.unchecked = 0
+
+    def first(self, t0: float, v0: PETSc.Vec) -> None:
+        """The initial state's velocity v0, taken for the first state if it is at t0."""
+        self.initial = (t0, v0)
+
+    def velocity(self, t: float, s, q: PETSc.Vec, w: PETSc.Vec, p_norm: float,
+                 out: PETSc.Vec, work: PETSc.Vec) -> PETSc.Vec:
+        """v at (t, q) into ``out``; ``w``: p - G_p q - pi_0; ``p_norm``: |p|; ``s``: the
+        record at t; ``work``: a vector like q."""
+        last, initial = self.last, self.initial
+        self.initial = None
+        if last is not None and t > last[0]:
+            q0, v0, version0, pi0 = last[1:]
+            out.waxpy(-1.0, q0, q)  # 2 (q - q0) / dt - v0
+            out.scale(2.0 / (t - last[0]))
+            out.axpy(-1.0, v0)
+            exact = self._exact_relation(s, version0, pi0)
+            if exact and self.unchecked + 1 < self.CHECK_EVERY:
+                self.unchecked += 1
+                ok = True
+            else:
+                self.unchecked = 0
+                s.M.mult(out, work)
+                work.aypx(-1.0, w)  # w - M v
+                ok = work.norm() <= self.RTOL * w.norm() + 100.0 * EPS * p_norm
+        else:
+            q0, v0, pi0 = q.duplicate(), q.duplicate(), s.pi0.duplicate()
+            ok = initial is not None and initial[0] == t
+            if ok:
+                initial[1].copy(out)
+        if not ok:
+            self.unchecked = 0
+            self.mass_solve(s.M, w, out)
+        q.copy(q0)
+        out.copy(v0)
+        s.pi0.copy(pi0)
+        self.last = (t, q0, v0, s.version, pi0)
+        return out
+
+    def _exact_relation(self, s, version0, pi0) -> bool:
+        ts = self.ts
+        return ts.getType() == PETSc.TS.Type.THETA and ts.getTheta() == 0.5 and \
+            version0 == s.version and s.pi0.equal(pi0)
