@@ -224,6 +224,7 @@ class Form:
         self._rhs = None
         #: M q and K_s q of the last observed state (:mod:`dolfinx_mbs.state_products`)
         self.products = StateProducts()
+        self._Mv = None
 
     def initial(self, x, name: str) -> PETSc.Vec:
         """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
@@ -280,16 +281,22 @@ class Form:
         self._mksp.setOperators(M)
         self._mksp.solve(b, x)
 
-    def stiffness_products(self, s, q: PETSc.Vec) -> tuple:
-        """(K_el q, K_pot q) at the state ``q`` of the record ``s`` (vectors reused): in
-        node-block form from the state's M q and K_s q, which the next residual at the same
-        state reuses (:class:`~dolfinx_mbs.state_products.StateProducts`), else two
-        products."""
+    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec, Mv=None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s`` (vectors reused;
+        ``Mv``: M v where the caller has it): in node-block form from the state's M q, M v
+        (one pass over M) and K_s q, which the next residual at the same state reuses
+        (:class:`~dolfinx_mbs.state_products.StateProducts`), else three products."""
         if getattr(s, "blocks", None) is not None:
-            return self.products.form(s, q).energies(s)
+            P = self.products.form(s, q, v if Mv is None else None)
+            return (P.Mv if Mv is None else Mv,) + P.energies(s)
+        if Mv is None:
+            if self._Mv is None:
+                self._Mv = q.duplicate()
+            Mv = self._Mv
+            s.M.mult(v, Mv)
         s.Kel.mult(q, self.work)
         s.Kpot.mult(q, self.work2)
-        return self.work, self.work2
+        return Mv, self.work, self.work2
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""

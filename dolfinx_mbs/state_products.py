@@ -43,26 +43,58 @@ def apply_blocks(segments, x: PETSc.Vec, out: PETSc.Vec, which: int, add: bool =
 
 
 class StateProducts:
-    """M q and K_s q of the last state q given to :meth:`form`, for the record's version."""
+    """M q and K_s q of the last state q given to :meth:`form`, for the record's version;
+    with a velocity v also M v, M q and M v then formed in one pass over M (a product with
+    a two-column dense matrix: the matrix is read once for both)."""
 
     def __init__(self):
         self.q: Optional[PETSc.Vec] = None
         self.Mq: Optional[PETSc.Vec] = None
         self.Ksq: Optional[PETSc.Vec] = None
+        self.Mv: Optional[PETSc.Vec] = None
         self.version = None
+        self._pair = None  # (M, dense [q v], M [q v]) of the merged product
 
-    def form(self, s, q: PETSc.Vec) -> "StateProducts":
-        """Form the products of ``q`` with the operators of the record ``s`` (which has its
-        node-block form ``s.blocks``), unless they are kept already."""
-        if self.holds(s, q):
+    def form(self, s, q: PETSc.Vec, v: Optional[PETSc.Vec] = None) -> "StateProducts":
+        """Form the products of ``q`` (and M v of ``v``, into ``Mv``) with the operators of
+        the record ``s`` (which has its node-block form ``s.blocks``), unless they are kept
+        already."""
+        kept = self.holds(s, q)
+        if kept and v is None:
             return self
         if self.q is None:
             self.q, self.Mq, self.Ksq = q.duplicate(), q.duplicate(), q.duplicate()
+        if v is not None and self.Mv is None:
+            self.Mv = q.duplicate()
+        if kept:
+            s.M.mult(v, self.Mv)
+            return self
         q.copy(self.q)
-        s.M.mult(q, self.Mq)
+        if v is None:
+            s.M.mult(q, self.Mq)
+        else:
+            self._mass_pair(s.M, q, v)
         s.blocks.Ks.mult(q, self.Ksq)
         self.version = s.version
         return self
+
+    def _mass_pair(self, M: PETSc.Mat, q: PETSc.Vec, v: PETSc.Vec) -> None:
+        """Mq, Mv = M q, M v by one product of M with the dense matrix [q v]."""
+        if self._pair is None or self._pair[0] is not M:
+            n_local, n = q.getLocalSize(), q.getSize()
+            D = PETSc.Mat().createDense(((n_local, n), (PETSc.DECIDE, 2)), comm=q.getComm())
+            D.setUp()
+            D.assemble()
+            self._pair = (M, D, M.matMult(D))
+        _, D, C = self._pair
+        d = D.getDenseArray()
+        d[:, 0] = q.getArray(readonly=True)
+        d[:, 1] = v.getArray(readonly=True)
+        D.assemble()  # a new state of D
+        M.matMult(D, result=C)
+        c = C.getDenseArray(readonly=True)
+        self.Mq.getArray()[:] = c[:, 0]
+        self.Mv.getArray()[:] = c[:, 1]
 
     def holds(self, s, x: PETSc.Vec) -> bool:
         """True when the products kept are those of ``x`` with the operators of ``s``."""
