@@ -14,16 +14,14 @@ common part (TS set-up, residual and Jacobian plumbing, read-back) is
 
 from __future__ import annotations
 
-import numpy as np
 from petsc4py import PETSc
 
 from .formulations import SAME, SUBSET, Form
 from . import schur_shell
 from .step_solvers import option, schur_multigrid
+from .state_products import SteppedVelocity, apply_blocks
 
 __all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
-
-EPS = float(np.finfo(float).eps)
 
 
 def _pc_asked(opts) -> bool:
@@ -233,7 +231,8 @@ class HamiltonForm(_TwoBlock):
     name = "hamiltonian"
     endpoint = False
     diagonal = "b"
-    _last = None  # (t, q, v) of the last velocity recovered
+    _v0 = None  # (t0, v0, p0) of the initial state
+    _stepped = None  # the velocity from the step (SteppedVelocity)
 
     def _residual(self, t, s, xa, xb, da, db, fa, fb):
         if s.blocks is not None:
@@ -262,6 +261,18 @@ class HamiltonForm(_TwoBlock):
         """The residual in node-block form (:class:`dolfinx_mbs.systems.InertiaBlocks`): three
         matrix products where the matrices need four or five."""
         kr = s.blocks
+        P = self.products
+        if da.norm(PETSc.NormType.NORM_INFINITY) == 0.0 and \
+                db.norm(PETSc.NormType.NORM_INFINITY) == 0.0 and P.holds(s, xa):
+            # at the last observed state with zero rates (PETSc's first guess): no product
+            apply_blocks(kr.momentum, P.Mq, fa, 2)  # M W_p q = W_p M q
+            fa.axpy(1.0, s.pi0)
+            fa.axpy(-1.0, xb)
+            apply_blocks(kr.momentum, P.Mq, fb, 4)  # W_w M q
+            fb.axpy(1.0, P.Ksq)
+            fb.axpy(1.0, s.h)
+            fb.axpy(-1.0, s.fa)
+            return
         ua, va = xa.getArray(readonly=True), da.getArray(readonly=True)
         w = self.work.getArray()
         w[:] = va  # q' + W_p q
@@ -311,49 +322,33 @@ class HamiltonForm(_TwoBlock):
         s.M.mult(v0, xb)
         s.Gp.multAdd(q0, xb, xb)
         xb.axpy(1.0, s.pi0)
-
-    #: the largest relative residual |w - M v| / |w| of the stepped velocity (see _velocity),
-    #: beside the round-off that w = p - G_p q - pi_0 carries from p (100 eps |p|)
-    VELOCITY_RTOL = 1e-12
+        self._v0 = (t0, v0.copy(), xb.copy())  # the first state's velocity: no mass solve
 
     def _velocity(self, t, need_v):
-        """v from M v = w = p - G_p q - pi_0 (self.v holds p). The step gives it without a
-        solve where the scheme relates the velocities of its step's ends to the step's mean
-        velocity, v_n+1 = 2 (q_n+1 - q_n) / dt - v_n: exactly so for Crank-Nicolson, and for
-        the implicit midpoint rule when G_p and pi_0 do not change in time; a matrix product
-        checks the relation (|w - M v| <= VELOCITY_RTOL |w| + 100 eps |p|: w is a small
-        difference of large momenta, p ~ pi_0, and a solve could not do better), and the mass
-        matrix is solved with (factorized once) where it fails (other schemes, changing
-        frames, the first step)."""
+        """v from M v = w = p - G_p q - pi_0 (self.v holds p; G_p q = W_p M q in node-block
+        form, M q kept for the energies and the next residual), by the step relation where
+        it holds (:class:`~dolfinx_mbs.state_products.SteppedVelocity`)."""
         if not need_v:
             return self.v
         s = self.system.at(t)
         p_norm = self.v.norm()
-        s.Gp.mult(self.q, self.work)
+        if self._stepped is None:
+            self._stepped = SteppedVelocity(self.ts, self.mass_solve)
+        if self._v0 is not None:  # the initial state (not a restart's): v0
+            t0, v0, p0 = self._v0
+            self._v0 = None
+            if t0 == t and p0.equal(self.v):
+                self._stepped.first(t0, v0)
+        if s.blocks is not None:
+            apply_blocks(s.blocks.momentum, self.products.form(s, self.q).Mq, self.work, 2)
+        else:
+            s.Gp.mult(self.q, self.work)
         self.v.axpy(-1.0, self.work)
         self.v.axpy(-1.0, s.pi0)  # w
-        last = self._last
-        if last is not None and t > last[0]:
-            q0, v0 = last[1], last[2]
-            cand = self.work2
-            cand.waxpy(-1.0, q0, self.q)  # 2 (q - q0) / dt - v0
-            cand.scale(2.0 / (t - last[0]))
-            cand.axpy(-1.0, v0)
-            s.M.mult(cand, self.work)
-            self.work.aypx(-1.0, self.v)  # w - M v
-            ok = self.work.norm() <= self.VELOCITY_RTOL * self.v.norm() + 100.0 * EPS * p_norm
-        else:
-            q0, v0 = self.q.duplicate(), self.v.duplicate()
-            ok = False
-        if not ok:
-            self.mass_solve(s.M, self.v, self.work2)
         if self.mass_velocity is None:
             self.mass_velocity = self.v.duplicate()
         self.v.copy(self.mass_velocity)  # M v = w, for the energies
-        self.work2.copy(self.v)
-        self.q.copy(q0)
-        self.v.copy(v0)
-        self._last = (t, q0, v0)
+        self._stepped.velocity(t, s, self.q, self.mass_velocity, p_norm, self.v, self.work)
         return self.v
 
 

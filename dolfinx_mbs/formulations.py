@@ -20,6 +20,7 @@ from petsc4py import PETSc
 
 from . import checks, compat
 from .petsc_options import converged, direct_lu, reason_name
+from .state_products import StateProducts, apply_blocks
 from .step_solvers import multigrid
 
 __all__ = ["Form", "reduced_initial", "second_order_residual", "SecondOrderForm", "LinearStep",
@@ -222,6 +223,9 @@ class Form:
         #: the step matrices are small enough for PETSc's own LU (:func:`small_lu`)
         self.small = small_lu(system, opts.prefix, opts.values)
         self._rhs = None
+        #: M q and K_s q of the last observed state (:mod:`dolfinx_mbs.state_products`)
+        self.products = StateProducts()
+        self._Mv = None
 
     def initial(self, x, name: str) -> PETSc.Vec:
         """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
@@ -293,6 +297,23 @@ class Form:
             raise RuntimeError(f"the mass matrix solve failed ({reason}): is the mass matrix "
                                "positive definite (densities, constraints)?")
 
+    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec, Mv=None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s`` (vectors reused;
+        ``Mv``: M v where the caller has it): in node-block form from the state's M q, M v
+        (one pass over M) and K_s q, which the next residual at the same state reuses
+        (:class:`~dolfinx_mbs.state_products.StateProducts`), else three products."""
+        if getattr(s, "blocks", None) is not None:
+            P = self.products.form(s, q, v if Mv is None else None)
+            return (P.Mv if Mv is None else Mv,) + P.energies(s)
+        if Mv is None:
+            if self._Mv is None:
+                self._Mv = q.duplicate()
+            Mv = self._Mv
+            s.M.mult(v, Mv)
+        s.Kel.mult(q, self.work)
+        s.Kpot.mult(q, self.work2)
+        return Mv, self.work, self.work2
+
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""
         s = self.system.at(t)
@@ -336,7 +357,18 @@ class SecondOrderForm(Form):
     def _function(self, ts, t, U, V, A, F):
         if self.skip_residual:
             return
-        second_order_residual(self.system.at(t), U, V, A, F, self.work)
+        s = self.system.at(t)
+        kr = s.blocks
+        if kr is not None and not any(b for *_, b in kr.blocks) and self.products.holds(s, U):
+            # at the last observed state (PETSc's first guess): M (A + W_C V) + W_K M U + K_s U
+            apply_blocks(kr.blocks, V, self.work, 2)
+            self.work.axpy(1.0, A)
+            s.M.mult(self.work, F)
+            apply_blocks(kr.blocks, self.products.Mq, F, 3, add=True)
+            F.axpy(1.0, self.products.Ksq)
+            F.axpy(-1.0, s.f)
+        else:
+            second_order_residual(s, U, V, A, F, self.work)
         if self.nonlinear:
             F.axpy(1.0, self._nonlinear(t, U, True))
 

@@ -134,7 +134,7 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         prefix: PETSc options prefix of the TS.
         reactions: True (every constraint) or a list of constraints whose resultant forces
             are recorded at every step (``Result.reactions``, also in the CSV).
-        energy: record the energies (three mat-vecs per step); False leaves
+        energy: record the energies (2-3 mat-vecs a step, shared with the residual); False leaves
             ``Result.energy`` empty.
         callback: ``callback(t, u, v)``, called at every output time with the full
             displacement and velocity (PETSc Vecs in the full layout, valid during the call),

@@ -105,15 +105,10 @@ class Energies(Observer):
     def observe(self, step: Step) -> List[float]:
         s = self.system.at(step.t)
         q, v, form = step.q, step.v, step.form
-        Mv = step.Mv
-        if Mv is None:
-            Mv = form.work
-            s.M.mult(v, Mv)
+        Mv, Kel_q, Kpot_q = form.energy_products(s, q, v, step.Mv)
         kin = 0.5 * v.dot(Mv)
-        s.Kel.mult(q, form.work)
-        ela = 0.5 * q.dot(form.work)
-        s.Kpot.mult(q, form.work2)
-        pot = 0.5 * q.dot(form.work2)
+        ela = 0.5 * q.dot(Kel_q)
+        pot = 0.5 * q.dot(Kpot_q)
         if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
             extra = self.system.nonlinear_energy(step.t, q)
             ela += extra
