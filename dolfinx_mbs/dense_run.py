@@ -239,12 +239,14 @@ def _run_batch(watch, r, times) -> float:
     """Step through ``times`` keeping the states, then give the observers the whole run
     (the same values as step by step); returns the last time reached."""
     N, n = len(times), r.system.n_reduced
-    if "stability" in watch:  # a constant frame state: checked at the first step only,
+    st = watch.get("stability")
+    if st is not None and r.varying and r.scheme.outputs.Kpot is not None and \
+            st.clear(r.scheme.outputs.Kpot):
+        st = None  # no negative stiffness at any step it would check: nothing to report
+    if st is not None:  # a constant frame state: checked at the first step only,
         for k in range(N if r.varying else 1):  # else where due (the observer decides)
-            watch["stability"].observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1],
-                                                u=None, form=None,
-                                                dense=(None, None, r.scheme) if r.varying
-                                                else None))
+            st.observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1], u=None, form=None,
+                                dense=(None, None, r.scheme) if r.varying else None))
     if r.varying:  # stepped already (run)
         Q, W = r.scheme.Q, r.scheme.V
     elif hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product

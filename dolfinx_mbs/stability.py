@@ -83,11 +83,12 @@ class Instability:
                 "is above a divergence speed, or a body is not held against rigid motion")
 
 
-def dense_inertia(K: np.ndarray) -> int:
+def dense_inertia(K: np.ndarray):
     """The number of negative eigenvalues of the symmetric part of the dense ``K`` (below
-    round-off of its largest)."""
-    lam = np.linalg.eigvalsh(K + K.T)
-    return int(np.count_nonzero(lam < -1e-13 * np.abs(lam).max()))
+    round-off of its largest); for a stack ``K`` (N, n, n), the N counts as an array."""
+    lam = np.linalg.eigvalsh(K + np.swapaxes(K, -1, -2))
+    neg = np.count_nonzero(lam < -1e-13 * np.abs(lam).max(axis=-1, keepdims=True), axis=-1)
+    return int(neg) if K.ndim == 2 else neg
 
 
 class Stability(Observer):
@@ -149,6 +150,12 @@ class Stability(Observer):
             unstable = found is not None
         self._unstable = unstable
         return []
+
+    def clear(self, Kpot: np.ndarray) -> bool:
+        """True when the dense stiffnesses ``Kpot`` (N, n, n) of a whole run's steps have no
+        negative eigenvalue at any step this observer would check (every :attr:`every`-th,
+        from the first): then it would find nothing, and need not see the steps."""
+        return not dense_inertia(Kpot[::self.every]).any()
 
     def close(self) -> None:
         if self._rigid is not None:
