@@ -199,22 +199,19 @@ class BlockShiftInvert:
         return self.mpi.allreduce(A.T @ B, op=MPI.SUM)
 
     def _orth(self, V: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """W orthonormalized against the columns of V and itself (twice; columns of W that
-        lie in span V dropped)."""
+        """W orthonormalized against the columns of V and itself: block Gram-Schmidt and the
+        eigen-decomposition of W^T W (SVQB), twice; directions of W within span V (or within
+        its other columns) to round-off are dropped."""
+        scale = np.max(np.diag(self._dots(W, W)))
         for _ in range(2):
             if V.shape[1]:
                 W = W - V @ self._dots(V, W)
-        keep = []
-        for j in range(W.shape[1]):
-            for _ in range(2):
-                if keep:
-                    Q = W[:, keep]
-                    W[:, j] -= Q @ self._dots(Q, W[:, j:j + 1])[:, 0]
-            nrm = np.sqrt(self._dots(W[:, j:j + 1], W[:, j:j + 1])[0, 0])
-            if nrm > 1e-10:
-                W[:, j] /= nrm
-                keep.append(j)
-        return W[:, keep]
+            G = self._dots(W, W)
+            d, U = self.mpi.bcast(np.linalg.eigh(G) if self.mpi.rank == 0 else None, root=0)
+            keep = d > 1e-20 * scale
+            W = W @ (U[:, keep] / np.sqrt(d[keep]))
+            scale = 1.0
+        return W
 
     # -- one speed -----------------------------------------------------------------------
     def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat
@@ -255,63 +252,64 @@ class BlockShiftInvert:
         self.start = np.array(cols).T
 
     def _block(self):
+        """Block Krylov steps and Rayleigh-Ritz until the wanted pairs converge (or None).
+        The residual of a Ritz pair (theta, z = V s) is ||F s_last|| with F the part of the
+        last block's image outside span V: the earlier blocks' images lie in it."""
         n = self.P.getLocalSize()[0]
-        V = self._orth(np.zeros((2 * n, 0)), self.start.copy())
-        SV = np.zeros((2 * n, 0))
-        new = V
-        for step in range(self.max_blocks):
+        new = self._orth(np.zeros((2 * n, 0)), self.start.copy())
+        pmax = new.shape[1] * self.max_blocks
+        Vs, SVs = np.zeros((2 * n, pmax), order="F"), np.zeros((2 * n, pmax), order="F")
+        H = np.zeros((pmax, pmax))
+        p = 0
+        for _ in range(self.max_blocks):
+            k = new.shape[1]
+            if k == 0 or p + k > pmax:
+                return None
+            Vs[:, p:p + k] = new
             t, b = self._apply(new[:n], new[n:])
-            Snew = np.vstack([t, b])
-            SV = np.hstack([SV, Snew])
+            SVs[:n, p:p + k], SVs[n:, p:p + k] = t, b
+            V, SV, q, p = Vs[:, :p + k], SVs[:, :p + k], p, p + k
             self.stats["blocks"] += 1
-            H = self._dots(V, SV)
+            H[q:p, :q] = self._dots(new, SV[:, :q])
+            H[:p, q:p] = self._dots(V, SV[:, q:p])
+            F = SV[:, q:p] - V @ H[:p, q:p]
+            gram = self._dots(F, F)
             # the Ritz pairs decide what every rank does: rank 0's, on every rank
-            theta, s = self.mpi.bcast(np.linalg.eig(H) if self.mpi.rank == 0 else None, root=0)
-            done = self._converged(theta, s, V, SV)
+            theta, s = self.mpi.bcast(np.linalg.eig(H[:p, :p]) if self.mpi.rank == 0 else None,
+                                      root=0)
+            last = s[q:p]
+            res = np.sqrt(np.abs(np.einsum("ij,ik,kj->j", np.conj(last), gram, last)))
+            done = self._converged(theta, s, res / np.linalg.norm(s, axis=0), V)
             if done is not None:
                 return done
-            if step + 1 < self.max_blocks:
-                new = self._orth(V, Snew.copy())
-                if new.shape[1] == 0:
-                    return None
-                V = np.hstack([V, new])
+            new = self._orth(V, F)
         return None
 
-    def _converged(self, theta, s, V, SV):
-        """The wanted pairs when all Ritz values up to the m-th wanted pair are converged."""
+    def _converged(self, theta, s, res, V):
+        """The wanted pairs when all Ritz values up to the m-th wanted pair are converged
+        (relative residuals ``res``), else None."""
         sig = self.shift
         small = 1e-300
         mu = 1.0 / np.where(np.abs(theta) > small, theta, small)
         lam = sig + mu
         order = np.argsort(-np.abs(theta), kind="stable")
-        scale = np.abs(lam).max()
-        tiny = 1e-8 * scale
+        tiny = 1e-8 * np.abs(lam).max()
         rep = [(lam[i].imag > tiny) or (abs(lam[i].imag) <= tiny and lam[i].real > 0.0)
                for i in range(len(lam))]
-        chosen, upto = [], 0
-        for k, i in enumerate(order):
-            if rep[i]:
-                chosen.append(i)
-            if len(chosen) == self.m + self.extra:
-                upto = k + 1
-                break
+        chosen = [i for i in order if rep[i]][:self.m + self.extra]
         if len(chosen) < self.m + self.extra:
             return None
-        idx = order[:upto]
-        Z = V @ s[:, idx]
-        R = SV @ s[:, idx] - Z * theta[idx]
-        res = np.sqrt(self.mpi.allreduce(np.sum(np.abs(R) ** 2, axis=0), op=MPI.SUM))
-        nz = np.sqrt(self.mpi.allreduce(np.sum(np.abs(Z) ** 2, axis=0), op=MPI.SUM))
-        ok = res <= RESIDUAL_FACTOR * self.tol * np.abs(theta[idx]) * nz
         # the wanted pairs (the first m representatives) and everything nearer the shift
-        last = [k for k, i in enumerate(idx) if i == chosen[self.m - 1]][0]
-        ok = self.mpi.bcast(bool(np.all(ok[:last + 1])), root=0)
-        if not ok:
+        upto = list(order).index(chosen[self.m - 1]) + 1
+        if not np.all(res[order[:upto]] <= RESIDUAL_FACTOR * self.tol * np.abs(theta[
+                order[:upto]])):
             return None
         n = V.shape[0] // 2
-        xs = [Z[:n, list(idx).index(i)] for i in chosen]
+        sc = s[:, chosen]
+        Z = V[:n] @ sc.real + 1j * (V[:n] @ sc.imag)
+        norms = np.sqrt(self.mpi.allreduce(np.sum(np.abs(Z) ** 2, axis=0), op=MPI.SUM))
+        xs = [Z[:, j] / norms[j] for j in range(len(chosen))]
         lam_c = lam[chosen]
-        xs = [x / np.sqrt(self.mpi.allreduce(np.sum(np.abs(x) ** 2), op=MPI.SUM)) for x in xs]
         self._keep_start(lam_c, xs)
         lam_m = lam_c[:self.m]
         order_m = np.argsort(modal.signed_frequencies(lam_m), kind="stable")
