@@ -63,6 +63,12 @@ gives ``whirl_stationary`` (+1 forward, -1 backward whirl seen from the ground; 
 such symmetry the rotating-frame system has no stationary-frame counterpart with constant
 coefficients, and ``stationary`` has no meaning.
 
+**Solver.** The speeds share their solver (:mod:`dolfinx_mbs.campbell_solve`): the pencil
+combined as K_0 + Omega^2 K_2, G_0 + Omega G_1, one factorization object refactorized
+numerically per speed, and block shift-and-invert solves started from the last speed's
+eigenvectors (SLEPc's PEP for the first speed and as fallback): the frequencies are those of
+independent solves at each speed (to 1e-8 of the largest), at a fraction of their cost.
+
 The table (its CSV file, plot and the crossings with the engine-order lines k Omega: the critical
 speeds) is :class:`~dolfinx_mbs.campbell_table.CampbellTable`.
 """
