@@ -198,12 +198,15 @@ class BlockShiftInvert:
     def _dots(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return self.mpi.allreduce(A.T @ B, op=MPI.SUM)
 
-    def _orth(self, V: np.ndarray, W: np.ndarray) -> np.ndarray:
+    def _orth(self, V: np.ndarray, W: np.ndarray, passes: int = 2,
+              scale: Optional[float] = None) -> np.ndarray:
         """W orthonormalized against the columns of V and itself: block Gram-Schmidt and the
-        eigen-decomposition of W^T W (SVQB), twice; directions of W within span V (or within
-        its other columns) to round-off are dropped."""
-        scale = np.max(np.diag(self._dots(W, W)))
-        for _ in range(2):
+        eigen-decomposition of W^T W (SVQB), ``passes`` times; directions of W within span V
+        (or within its other columns) to round-off are dropped. ``scale``: the largest
+        squared column norm of W before any projection (computed when not given)."""
+        if scale is None:
+            scale = np.max(np.diag(self._dots(W, W)))
+        for _ in range(passes):
             if V.shape[1]:
                 W = W - V @ self._dots(V, W)
             G = self._dots(W, W)
@@ -260,7 +263,7 @@ class BlockShiftInvert:
         pmax = new.shape[1] * self.max_blocks
         Vs, SVs = np.zeros((2 * n, pmax), order="F"), np.zeros((2 * n, pmax), order="F")
         H = np.zeros((pmax, pmax))
-        p = 0
+        p = q = 0
         for _ in range(self.max_blocks):
             k = new.shape[1]
             if k == 0 or p + k > pmax:
@@ -268,12 +271,15 @@ class BlockShiftInvert:
             Vs[:, p:p + k] = new
             t, b = self._apply(new[:n], new[n:])
             SVs[:n, p:p + k], SVs[n:, p:p + k] = t, b
-            V, SV, q, p = Vs[:, :p + k], SVs[:, :p + k], p, p + k
+            V, SV, r, q, p = Vs[:, :p + k], SVs[:, :p + k], q, p, p + k
             self.stats["blocks"] += 1
-            H[q:p, :q] = self._dots(new, SV[:, :q])
+            # new is orthogonal to span V_prev, which holds S of all blocks but the last one
+            H[q:p, r:q] = self._dots(new, SV[:, r:q])
             H[:p, q:p] = self._dots(V, SV[:, q:p])
             F = SV[:, q:p] - V @ H[:p, q:p]
             gram = self._dots(F, F)
+            # squared column norms of S new: the parts inside and outside span V
+            scale = np.max(np.diag(gram) + np.sum(H[:p, q:p] ** 2, axis=0))
             # the Ritz pairs decide what every rank does: rank 0's, on every rank
             theta, s = self.mpi.bcast(np.linalg.eig(H[:p, :p]) if self.mpi.rank == 0 else None,
                                       root=0)
@@ -282,7 +288,8 @@ class BlockShiftInvert:
             done = self._converged(theta, s, res / np.linalg.norm(s, axis=0), V)
             if done is not None:
                 return done
-            new = self._orth(V, F)
+            # F is projected once already: one more pass (classical Gram-Schmidt twice)
+            new = self._orth(V, F, passes=1, scale=scale)
         return None
 
     def _converged(self, theta, s, res, V):
