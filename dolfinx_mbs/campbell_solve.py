@@ -300,7 +300,9 @@ class BlockShiftInvert:
         mu = 1.0 / np.where(np.abs(theta) > small, theta, small)
         lam = sig + mu
         order = np.argsort(-np.abs(theta), kind="stable")
-        tiny = 1e-8 * np.abs(lam).max()
+        # "real" relative to the eigenvalues near the shift (as SLEPc's converged ones), not
+        # to far Ritz values (theta ~ 0 from a space that holds the whole problem)
+        tiny = 1e-8 * np.abs(lam[order[:2 * (self.m + self.extra)]]).max()
         rep = [(lam[i].imag > tiny) or (abs(lam[i].imag) <= tiny and lam[i].real > 0.0)
                for i in range(len(lam))]
         chosen = [i for i in order if rep[i]][:self.m + self.extra]
