@@ -39,7 +39,7 @@ import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from . import modal
+from . import compat, modal
 from .petsc_options import direct_lu
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ class BlockShiftInvert:
         R.scale(self.a)
         R.axpy(1.0, self.Gs.matMult(X))
         out = R.duplicate()
-        self.ksp.matSolve(R, out)
+        compat.mat_solve(self.ksp, R, out)
         top = -out.getDenseArray().copy()
         for Z in (X, Y, R, out):
             Z.destroy()
