@@ -35,6 +35,7 @@ __all__ = [
     "gmsh_model_to_mesh",
     "mpiexec_command",
     "alpha2_restart_step",
+    "mat_solve",
 ]
 
 
@@ -317,3 +318,14 @@ def mpiexec_command(n: int, python: str | None = None) -> list:
     except (OSError, subprocess.SubprocessError):
         open_mpi = False
     return [exe, "-n", str(n)] + (["--oversubscribe"] if open_mpi else [])
+
+
+def mat_solve(ksp, B, X) -> None:
+    """X = A^-1 B for the dense blocks B, X with a direct ``ksp`` (set up): ``KSP.matSolve``
+    (petsc4py >= 3.19), else the factor matrix's ``matSolve`` (MatMatSolve; PETSc 3.18 of
+    DOLFINx 0.5)."""
+    solve = getattr(ksp, "matSolve", None)
+    if solve is not None:
+        solve(B, X)
+    else:
+        ksp.getPC().getFactorMatrix().matSolve(B, X)

@@ -211,6 +211,41 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     """
     n = _check(n)
     pep = _solve_pep(K, G, M, 2 * n, shift, tol)
+    try:
+        return _pairs(pep, K, n, shift)
+    finally:
+        pep.destroy()
+
+
+def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
+                            pep: Optional[SLEPc.PEP], shift: float = 0.0, tol: float = 1e-10
+                            ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], SLEPc.PEP]:
+    """:func:`gyroscopic_modes` with a PEP kept from an earlier call on matrices of the same
+    objects and patterns (None: a new one): its ST keeps the symbolic factorization and only
+    refactorizes numerically. Returns ``(lam, vecs, pep)``; the caller destroys ``pep``."""
+    n = _check(n)
+    if pep is None:
+        pep = _solve_pep(K, G, M, 2 * n, shift, tol)
+    else:
+        pep.setOperators([K, G, M])
+        try:
+            solve_in_words(pep, "the quadratic eigenvalue solve (SLEPc PEP)")
+            if pep.getConverged() < 2 * n:
+                raise RuntimeError("not converged")
+        except RuntimeError as e:  # a new solver from another vector (see _solve_pep)
+            log.info("SLEPc PEP reused: %s; a new solver", e)
+            pep.destroy()
+            pep = _solve_pep(K, G, M, 2 * n, shift, tol)
+    try:
+        lam, vecs = _pairs(pep, K, n, shift)
+    except RuntimeError:
+        pep.destroy()
+        raise
+    return lam, vecs, pep
+
+
+def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float):
+    """The ``n`` representatives nearest ``shift`` of a solved PEP's eigenpairs."""
     nconv = pep.getConverged()
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
     # the choices below must be the same on every rank
@@ -220,7 +255,6 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     keep = [i for i, z in enumerate(lam)
             if z.imag > small or (abs(z.imag) <= small and z.imag >= 0.0 and z.real > 0.0)]
     if len(keep) < n:
-        pep.destroy()
         raise RuntimeError(f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
                            f"represent distinct conjugate pairs; {n} requested")
     keep = sorted(keep, key=lambda i: abs(lam[i] - shift))[:n]
@@ -233,7 +267,6 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
         vecs.append((xr, xi))
         if lam[i].imag > small and abs(lam[i].real) > 1e-6 * abs(lam[i]):
             log.info("flutter-type eigenvalue %s (real part %.3e)", lam[i], lam[i].real)
-    pep.destroy()
     return lam[keep], vecs
 
 
