@@ -105,6 +105,7 @@ class collective:
     """
 
     def __init__(self, comm, what: str):
+        #: what the block does, in the error's words (the block may change it as it goes)
         self.comm, self.what = comm, what
 
     def __enter__(self):
@@ -115,16 +116,16 @@ class collective:
             return False  # KeyboardInterrupt, SystemExit: not the user's error
         err = trace = None
         if value is not None:
-            err = (type(value).__name__, str(value))
+            err = (type(value).__name__, str(value), self.what)
             trace = "".join(traceback.format_exception(typ, value, tb))
             value.__traceback__ = None
             del value, tb
         found = [x for x in self.comm.allgather(err) if x]
         if not found:
             return False
-        name, msg = found[0]
+        name, msg, what = found[0]  # the failing rank's ``what`` (it may name a time)
         cls = getattr(builtins, name) if name in _SHARED else RuntimeError
-        exc = cls(f"{self.what}: {msg}" if msg else f"{self.what}: {name}")
+        exc = cls(f"{what}: {msg}" if msg else f"{what}: {name}")
         if trace is not None:
             exc.add_note(f"raised on rank {self.comm.rank} as:\n{trace}")
         raise exc from None

@@ -243,10 +243,12 @@ def _run_batch(watch, r, times) -> float:
     if st is not None and r.varying and r.scheme.outputs.Kpot is not None and \
             st.clear(r.scheme.outputs.Kpot):
         st = None  # no negative stiffness at any step it would check: nothing to report
-    if st is not None:  # a constant frame state: checked at the first step only,
-        for k in range(N if r.varying else 1):  # else where due (the observer decides)
+    if st is not None:  # a constant frame state: checked at the first step only, on the
+        # dense operators (no factorization of the system's), else where due (the observer
+        # decides)
+        for k in range(N if r.varying else 1):
             st.observe(obs.Step(index=k, t=times[k], q=r.qv[0], v=r.qv[1], u=None, form=None,
-                                dense=(None, None, r.scheme) if r.varying else None))
+                                dense=(None, None, r.scheme if r.varying else r.ops)))
     if r.varying:  # stepped already (run)
         Q, W = r.scheme.Q, r.scheme.V
     elif hasattr(r.scheme, "trajectory"):  # exact steps: the loads' part in one product

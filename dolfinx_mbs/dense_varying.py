@@ -29,6 +29,7 @@ from . import checks
 from .dense import ENERGY_FIELDS, STEP_FIELDS, VECTORS, Ops, constant_frame, gather_matrix, \
     gather_vector
 from .forms import frame_coupling
+from .frame_base import FrameStates
 
 __all__ = ["applies", "loads_steady", "VaryingOperators"]
 
@@ -51,6 +52,18 @@ def loads_steady(system) -> bool:
     check_loads` only, and then taken from the system at each time)."""
     return not (system.reducer.prescribed or
                 any(b.loads_vary or b.user_forms.updates() for b in system.bodies))
+
+
+def _named_states(frame, times, guard) -> FrameStates:
+    """``frame.states(times)``, a frame that runs the user's code time by time with the time
+    in ``guard``'s words (an error names it, as ``Assembly.states`` does)."""
+    if not frame.calls_user_code:
+        return frame.states(times)
+    out = []
+    for t in times:
+        guard.what = f"the frames' motion at t={t:g}"
+        out.append(frame.state(float(t)))
+    return FrameStates.stack(out)
 
 
 class _Body:
@@ -152,8 +165,8 @@ class VaryingOperators:
             return self._states[1]
         bodies = self.system.bodies
         if any(b.frame.calls_user_code for b in bodies):
-            with checks.collective(self.comm, "the frames' motion"):
-                out = [b.frame.states(times) for b in bodies]
+            with checks.collective(self.comm, "the frames' motion") as guard:
+                out = [_named_states(b.frame, times, guard) for b in bodies]
         else:
             out = [b.frame.states(times) for b in bodies]
         for b, st in zip(bodies, out):

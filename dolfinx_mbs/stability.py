@@ -158,6 +158,7 @@ class Stability(Observer):
         return not dense_inertia(Kpot[::self.every]).any()
 
     def close(self) -> None:
+        self._solver.destroy()  # its MUMPS factorization: collective, here on every rank
         if self._rigid is not None:
             self._rigid.destroy()
             self._rigid = None

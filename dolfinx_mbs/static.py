@@ -92,6 +92,16 @@ class StaticSolver:
         #: Newton iterations of the last nonlinear solve
         self.newton_iterations = 0
 
+    def destroy(self) -> None:
+        """Destroy the solvers (collective: on every rank at the same point); they are made
+        again when next asked for."""
+        for name in ("ksp", "_inertia_ksp", "_snes"):
+            obj = getattr(self, name)
+            if obj is not None:
+                obj.destroy()
+                setattr(self, name, None)
+        self._ksp_sizes, self._snes_for = None, (None, None)
+
     def linear(self, A: PETSc.Mat) -> PETSc.KSP:
         """The KSP with operator ``A``, set up (factorized if ``A`` changed; a new KSP when
         the size changed: the prestress of a model with reduced bodies is solved on the full
