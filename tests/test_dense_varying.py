@@ -82,10 +82,11 @@ def test_varying_dense_steps_equal_ts_steps(case, formulation, caplog):
     assert de.stepper == "dense" and np.array_equal(de.times, ts.times)
     assert np.abs(ts.probes - ts.probes[0]).max() > 0  # it moved
     assert np.abs(de.probes - ts.probes).max() < 1e-9 * np.abs(ts.probes).max()
-    # the Jacobi integral cancels its terms (kinetic + potential - f.q): against the largest
+    # the Jacobi integral cancels its terms (kinetic + potential - f.q): against the largest,
+    # at the states' agreement (1e-9, as the probes; 1.2e-10 of it on DOLFINx 0.5.2, Hamilton)
     scale = max(np.abs(e).max() for e in ts.energy.values())
     for k, e in ts.energy.items():
-        assert np.abs(de.energy[k] - e).max() <= max(1e-8 * np.abs(e).max(), 1e-10 * scale), k
+        assert np.abs(de.energy[k] - e).max() <= max(1e-8 * np.abs(e).max(), 1e-9 * scale), k
     assert len(de.reactions) == len(ts.reactions)  # named by body: in order
     for r, d in zip(ts.reactions.values(), de.reactions.values()):
         # the accelerations in them come from M a = f - C v - K q: the round-off of v (from
