@@ -187,11 +187,12 @@ class BlockShiftInvert:
         X, Y = _dense(self.comm, Zt, N), _dense(self.comm, Zb, N)
         R = self.M.matMult(Y)
         R.scale(self.a)
-        R.axpy(1.0, self.Gs.matMult(X))
+        GX = self.Gs.matMult(X)
+        R.axpy(1.0, GX)
         out = R.duplicate()
         compat.mat_solve(self.ksp, R, out)
         top = -out.getDenseArray().copy()
-        for Z in (X, Y, R, out):
+        for Z in (X, Y, GX, R, out):
             Z.destroy()
         return top, Zt / self.a
 

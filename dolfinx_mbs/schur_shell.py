@@ -120,9 +120,6 @@ class SchurElimination:
         self.ksps = [ksp]
         self.rhs = None
 
-    def setUp(self, pc):
-        pass
-
     def apply(self, pc, r, x):
         st, a = self.st, self.st.a
         rd, rs = r.getSubVector(st.is_d), r.getSubVector(st.is_s)

@@ -101,9 +101,6 @@ class StateProducts:
         return self.q is not None and s.blocks is not None and self.version == s.version \
             and x.equal(self.q)
 
-    def forget(self) -> None:
-        self.version = None
-
     def energies(self, s) -> tuple:
         """(K_el q, K_pot q) of the state kept (``s``: its record); K_pot = K = K_s + M W_K
         (``s.Kpot`` must be ``s.K``)."""
@@ -174,7 +171,8 @@ class SteppedVelocity:
                 work.aypx(-1.0, w)  # w - M v
                 ok = work.norm() <= self.RTOL * w.norm() + 100.0 * EPS * p_norm
         else:
-            q0, v0, pi0 = q.duplicate(), q.duplicate(), s.pi0.duplicate()
+            q0, v0, pi0 = (last[1], last[2], last[4]) if last is not None else \
+                (q.duplicate(), q.duplicate(), s.pi0.duplicate())
             ok = initial is not None and initial[0] == t
             if ok:
                 initial[1].copy(out)
