@@ -177,6 +177,33 @@ class Assembly:
                 Z.destroy()
         return out
 
+    @property
+    def releasable(self) -> bool:
+        """True when every body's matrices can be released (``BodyOperators.releasable``)."""
+        return all(o.releasable for o in self.body_operators)
+
+    def release(self, body: Sequence[str] = (), formed: Sequence[str] = ()) -> None:
+        """Free full matrices (collective) where a reduced copy holds what they hold: the
+        bodies' matrices ``body`` (``BodyOperators.release``) and the full objects formed
+        here by the methods ``formed`` (``"mass"``, ``"elastic"``, ``"stiffness"``,
+        ``"damping"``, ``"gyroscopic"``). Each is made again, with the same values, when next
+        asked for (:attr:`releasable` must hold)."""
+        ops = self.body_operators
+        work = {"mass": ("M",), "elastic": ("Kel",), "stiffness": ("Keff", "Kw"),
+                "damping": ("G", "D", "Dmp"), "gyroscopic": ("Gyro",)}
+        drop = {k for n in formed for k in work[n]}
+        gone = {id(X) for o in ops for n, X in o.held.items() if n in body}
+        kept = {id(X) for o in ops for n, X in o.held.items() if n not in body}
+        for k in list(self._work):
+            X, base = self._work.get(k), k.split("/")[0].split("#")[0]
+            if k in self._work and (base in drop or id(X) in gone):
+                if isinstance(X, PETSc.Mat) and id(X) not in kept | gone:
+                    X.destroy()
+                self._work.pop(k)
+                self._work.pop(base + "#stamp", None)
+        for o in ops:
+            o.release(body)
+
     # -- matrices -----------------------------------------------------------------------------
     def mass(self) -> PETSc.Mat:
         """M (constant)."""
@@ -200,7 +227,7 @@ class Assembly:
     def gyroscopic(self, t: float, states=None) -> PETSc.Mat:
         """The Coriolis matrix G at ``t``, without damping."""
         self.at(t, states)
-        return self._full("Gyro", lambda o, w: o.mats["gyroscopic"])
+        return self._full("Gyro", lambda o, w: o.matrix("gyroscopic"))
 
     def rayleigh(self) -> Optional[PETSc.Mat]:
         """Rayleigh damping D = a M + b K of the bodies (None when no body has any)."""
@@ -213,11 +240,11 @@ class Assembly:
     def structural(self, t: float, states=None) -> PETSc.Mat:
         """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``."""
         ops = self.at(t, states)
-        if not any(o.mats.get("geometric") is not None for o in ops):
+        if not any(o.matrix("geometric") is not None for o in ops):
             return self.elastic()
         return self._full("Ks", lambda o, w: combine(
             w if w is not None else o.K.duplicate(),
-            [(1.0, o.K), (1.0, o.mats.get("geometric"))]))
+            [(1.0, o.K), (1.0, o.matrix("geometric"))]))
 
     # -- vectors ------------------------------------------------------------------------------
     def create_vec(self, key: Optional[str] = None) -> PETSc.Vec:

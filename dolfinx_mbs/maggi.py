@@ -259,9 +259,19 @@ class MaggiReducer:
             ok = not self.rheonomic and all(len(ks) == 0 for _, ks in self._slots.values())
             self._injection = bool(self.comm.allreduce(ok, op=MPI.LAND))
             if self._injection:
-                self._is_indep = PETSc.IS().createGeneral(
-                    self.independent.astype(PETSc.IntType), comm=self.comm)
+                self._is_indep = self._independent_is()
         return self._injection
+
+    def _independent_is(self) -> PETSc.IS:
+        """The independent dofs as an IS; node-blocked where whole nodes are free or fixed and
+        every body has the same block size, so the submatrices keep the block size (what
+        GAMG aggregates by: nodes, not dofs)."""
+        bs = set(self.space.bs)
+        ind = self.independent.astype(PETSc.IntType)
+        if len(bs) == 1 and self.node_blocks() is not None and bs != {1}:
+            g = bs.pop()
+            return PETSc.IS().createBlock(g, ind[::g] // g, comm=self.comm)
+        return PETSc.IS().createGeneral(ind, comm=self.comm)
 
     def forget_products(self) -> None:
         """Drop the kept products A^T X A (each reduced operator is made again at its next

@@ -106,8 +106,6 @@ class BodyOperators:
             frame: ``"assemble"`` for time-invariant frames, ``"basis"`` otherwise.
 
     Attributes:
-        mats: ``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
-            ``angular_acceleration`` (at the current state).
         Q: load vector (frame inertia, gravity, body, traction and point loads); owned values
             complete (ghost contributions summed).
         timings: seconds: ``compile`` (form compilation), ``first_assembly`` (creating the
@@ -127,19 +125,19 @@ class BodyOperators:
         self.forms = {k: fem.form(a) for k, a in body.bilinear_forms().items()}
         # load vectors in parts, each re-assembled only when what it depends on changes
         t1 = time.perf_counter()
-        self.mats: Dict[str, PETSc.Mat] = {
+        self._mats: Dict[str, PETSc.Mat] = {
             k: _create(self.forms[k]) for k in ("mass", "stiffness")}
+        self._released: set = set()  # matrices destroyed by release(), made again on use
         body.W.value = np.zeros((3, 3))
         # the gyroscopic matrix is created with the form's whole pattern and lends it to the
         # others; the angular-acceleration matrix only once an alpha != 0 appears (memory)
-        self.mats["gyroscopic"] = _create(self.forms["coupling"])
-        self._template = self.mats["gyroscopic"]
-        self.mats["spin_softening"] = self._template.duplicate()
-        self.mats["angular_acceleration"] = None
+        self._mats["gyroscopic"] = _create(self.forms["coupling"])
+        self._mats["spin_softening"] = self._mats["gyroscopic"].duplicate()
+        self._mats["angular_acceleration"] = None
         self._basis: List[Tuple[Callable, PETSc.Mat]] = []
         if strategy == "basis":
             for coeff, E in coupling_basis(body.gdim):
-                B = self._template.duplicate()
+                B = self._mats["gyroscopic"].duplicate()
                 body.W.value = E
                 _assemble_into(B, self.forms["coupling"])
                 self._basis.append((coeff, B))
@@ -212,7 +210,7 @@ class BodyOperators:
             A = self.K.duplicate()
             _assemble_into(A, forms[case])
             self._prestress.append((case, A))
-        self.mats["geometric"] = self.K.duplicate()
+        self._mats["geometric"] = self.K.duplicate()
         self._keys.pop("geometric", None)  # formed at the next update(state)
         self.version += 1
 
@@ -221,7 +219,7 @@ class BodyOperators:
                   for case, A in self._prestress]
         key = tuple(c for c, _ in coeffs)
         if key != self._keys.get("geometric"):
-            combine(self.mats["geometric"], coeffs)
+            combine(self._mats["geometric"], coeffs)
             self._keys["geometric"] = key
             self.version += 1
 
@@ -252,19 +250,80 @@ class BodyOperators:
         local = fem.assemble_scalar(self._nl["forms"]["energy"])
         return self.body.comm.allreduce(local)
 
+    # -- matrices released while a reduced copy holds them (memory) ---------------------------
+    @property
+    def releasable(self) -> bool:
+        """True when every matrix can be made again from the forms alone at its last frame
+        state: a time-invariant frame, the ``"assemble"`` strategy, no prestress, no user
+        forms assembled on their own, linear strain."""
+        return (self.strategy == "assemble" and self.body.frame.time_invariant
+                and not self._prestress and not self._user and self.body.u_state is None)
+
+    def release(self, names) -> None:
+        """Destroy the full matrices ``names`` (of :attr:`mats`, or ``"damping"``; collective)
+        to save memory; each is assembled again, at the frame state it had, when next read.
+        Their values, ``version`` and the state's keys are unchanged. Only where
+        :attr:`releasable`."""
+        if not self.releasable:
+            raise ValueError("release: this body's matrices cannot be made again from its "
+                             "forms alone (prestress, user forms, nonlinear strain or a frame "
+                             "that changes in time)")
+        for name in names:
+            if name == "damping":
+                X, self._D = self._D, None
+            else:
+                X = self._mats.get(name)
+                if X is None:
+                    continue
+                self._mats[name] = None
+                self._released.add(name)
+            if X is not None:
+                X.destroy()
+
+    @property
+    def held(self) -> Dict[str, PETSc.Mat]:
+        """The matrices held now (none made again), by name (``"damping"``: D)."""
+        out = {k: X for k, X in self._mats.items() if X is not None}
+        if self._D is not None:
+            out["damping"] = self._D
+        return out
+
+    def matrix(self, name: str) -> Optional[PETSc.Mat]:
+        """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
+        that does not exist)."""
+        if name in self._released:
+            self._released.discard(name)
+            if name in ("mass", "stiffness"):
+                self._mats[name] = _create(self.forms[name])
+            else:  # a coupling matrix at the frame state it had
+                key = self._keys.get(name)
+                self.body.W.value = np.zeros((3, 3)) if key is None else \
+                    np.reshape(key, (3, 3))
+                self._mats[name] = _create(self.forms["coupling"])
+        return self._mats.get(name)
+
+    @property
+    def mats(self) -> Dict[str, Optional[PETSc.Mat]]:
+        """``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
+        ``angular_acceleration`` (None until an alpha != 0 appears), ``geometric`` (with
+        prestress), at the current state; released ones made again first."""
+        for name in list(self._released):
+            self.matrix(name)
+        return self._mats
+
     @property
     def M(self) -> PETSc.Mat:
-        return self.mats["mass"]
+        return self.matrix("mass")
 
     @property
     def K(self) -> PETSc.Mat:
-        return self.mats["stiffness"]
+        return self.matrix("stiffness")
 
     def coupling_matrix(self, W: np.ndarray, out: Optional[PETSc.Mat] = None) -> PETSc.Mat:
         """The matrix of int rho (W u).v for a 3x3 ``W`` (into ``out`` if given)."""
         W = np.asarray(W, dtype=float)
         if out is None:
-            out = self._template.duplicate()
+            out = self.matrix("gyroscopic").duplicate()
         if self.strategy == "basis":
             return combine(out, [(coeff(W), B) for coeff, B in self._basis])
         if not np.any(W):
@@ -326,11 +385,11 @@ class BodyOperators:
         for name, W in self.coupling(state).items():
             key = tuple(W.ravel())
             if key != self._keys.get(name):
-                if self.mats[name] is None:
+                if self._mats[name] is None and name not in self._released:
                     if not np.any(W):
                         continue
-                    self.mats[name] = self._template.duplicate()
-                self.coupling_matrix(W, self.mats[name])
+                    self._mats[name] = self.matrix("gyroscopic").duplicate()
+                self.coupling_matrix(W, self.matrix(name))
                 self._keys[name] = key
                 self.version += 1
         if self._prestress:
@@ -376,22 +435,23 @@ class BodyOperators:
         """K + K_omega (+ K_alpha) (+ K_sigma with prestress stiffening): the stiffness of the
         equations of motion at the state."""
         out = out if out is not None else self.K.duplicate()
-        terms = [(1.0, self.K), (1.0, self.mats["spin_softening"]),
-                 (1.0, self.mats.get("geometric"))]
+        terms = [(1.0, self.K), (1.0, self.matrix("spin_softening")),
+                 (1.0, self.matrix("geometric"))]
         if "stiffness_varying" in self._user:
             terms.append((1.0, self._user["stiffness_varying"][1]))
         if angular_acceleration:
-            terms.append((1.0, self.mats["angular_acceleration"]))
+            terms.append((1.0, self.matrix("angular_acceleration")))
         return combine(out, terms)
 
     def damping(self, out: Optional[PETSc.Mat] = None, gyroscopic: bool = True) -> PETSc.Mat:
         """G (+ D): the velocity operator of the equations of motion at the state (without
         damping, the gyroscopic matrix itself, not a copy)."""
+        G = self.matrix("gyroscopic")
         if self.D is None and gyroscopic:
-            return self.mats["gyroscopic"]
-        if out is None or out is self.mats["gyroscopic"]:
+            return G
+        if out is None or out is G:
             out = self.K.duplicate()
-        terms = [(1.0 if gyroscopic else 0.0, self.mats["gyroscopic"])]
+        terms = [(1.0 if gyroscopic else 0.0, G)]
         if self.D is not None:
             terms.append((1.0, self.D))
         return combine(out, terms)

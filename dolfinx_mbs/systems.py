@@ -33,6 +33,10 @@ __all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "SecondOrde
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUB = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+#: what a lean system frees once reduced (``Assembly.release``)
+BODY_MATRICES = ("mass", "stiffness", "gyroscopic", "spin_softening", "angular_acceleration",
+                 "damping")
+FORMED = ("mass", "elastic", "stiffness", "damping", "gyroscopic")
 
 
 class SecondOrderSystem:
@@ -63,6 +67,7 @@ class SecondOrderSystem:
         self._work = {}
         self._nns = None
         self._rb = self._plan = False  # decided on first use
+        self._lean: Optional[bool] = None
 
     # -- the Reducer protocol, at a time ------------------------------------------------------
     @property
@@ -154,6 +159,19 @@ class SecondOrderSystem:
         self._ops, self._key = s, (float(t), asm.generation)
         return s
 
+    @property
+    def lean(self) -> bool:
+        """True when the full matrices are freed once the record's reduced copies exist (made
+        again if something asks for them): constraints that only fix values (the reduced
+        operators are submatrices, no prescribed motion) and bodies whose matrices can be made
+        again from their forms (``Assembly.releasable``: frames constant in time). A run then
+        holds the reduced operators only; a frame state that changes re-forms them."""
+        if self._lean is None:
+            red = self.reducer
+            self._lean = bool(getattr(red, "injection", False) and not red.prescribed
+                              and self.assembly.releasable)
+        return self._lean
+
     #: the record's matrices that a reduced basis forms when read: its combination of each
     formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
 
@@ -169,22 +187,42 @@ class SecondOrderSystem:
         return formed
 
     def _matrices(self, t: float, states, rb) -> tuple:
-        """M, C, K, K_el reduced at ``states`` (combined by ``rb`` when read, or reduced)."""
+        """M, C, K, K_el reduced at ``states`` (combined by ``rb`` when read, or reduced), and
+        the formulation's further ones (:meth:`_further`). A :attr:`lean` system frees each
+        full matrix once its last reduced copy is made (the set-up's peak: one full matrix
+        formed beside the bodies' own)."""
         if rb is not None:
-            return rb.M, rb.out("C"), rb.out("K"), rb.Kel
+            return rb.M, rb.out("C"), rb.out("K"), rb.Kel, self._further(t, states, rb, None)
         asm, red = self.assembly, self.reducer
+        if self.lean:
+            K = red.reduce(asm.stiffness(t, states=states), key="K")
+            asm.release(("spin_softening", "angular_acceleration"), ("stiffness",))
+            C = red.reduce(asm.damping(t, states=states), key="C")
+            more = self._further(t, states, None, K)
+            asm.release(("gyroscopic", "damping"), ("damping", "gyroscopic"))
+            M = red.reduce(asm.mass(), key="M")
+            asm.release(("mass",), ("mass",))
+            Kel = red.reduce(asm.elastic(), key="Kel")
+            asm.release(BODY_MATRICES, FORMED)
+            return M, C, K, Kel, more
         M, Cf = asm.mass(), asm.damping(t, states=states)
         C, K = red.reduce(Cf, key="C"), red.reduce(asm.stiffness(t, states=states), key="K")
         if red.rheonomic:
             C.axpy(2.0, red.reduce_with(M, red.A_dot, "M.Ad"), structure=SUB)
             K.axpy(1.0, red.reduce_with(Cf, red.A_dot, "C.Ad"), structure=SUB)
             K.axpy(1.0, red.reduce_with(M, red.A_ddot, "M.Add"), structure=SUB)
-        return red.reduce(M, key="M"), C, K, red.reduce(asm.elastic(), key="Kel")
+        return (red.reduce(M, key="M"), C, K, red.reduce(asm.elastic(), key="Kel"),
+                self._further(t, states, None, K))
+
+    def _further(self, t: float, states, rb, K) -> dict:
+        """The formulation's reduced matrices beside M, C, K, K_el (none here); ``K`` the
+        reduced K just formed (None with ``rb``)."""
+        return {}
 
     def _form(self, t, states, rb, version) -> SecondOrder:
-        M, C, K, Kel = self._matrices(t, states, rb)
+        M, C, K, Kel, _ = self._matrices(t, states, rb)
         return SecondOrder(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
-                           blocks=self._inertia_blocks(t, states, rb), version=version,
+                           blocks=self._inertia_blocks(t, states, rb, Kel), version=version,
                            formed=self._formed(rb))
 
     def _vectors(self, t: float, s, states) -> None:
@@ -221,7 +259,7 @@ class SecondOrderSystem:
             self._plan = plan
         return self._plan
 
-    def _inertia_blocks(self, t: float, states, rb) -> Optional[InertiaBlocks]:
+    def _inertia_blocks(self, t: float, states, rb, Kel) -> Optional[InertiaBlocks]:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
         only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the scalar mass
         times a gdim x gdim matrix per node (``forms.inertia_coupling``), two matrix products
@@ -237,8 +275,8 @@ class SecondOrderSystem:
         ops = asm.body_operators
         if rb is not None:
             Ks, Ws = rb.Kel, rb.W
-        else:
-            Ks = red.reduce(asm.structural(t, states), key=plan)
+        else:  # K_s is K_el (the record's) without a geometric stiffness
+            Ks = Kel if plan == "Kel" else red.reduce(asm.structural(t, states), key=plan)
             Ws = [o.coupling(st) for o, st in zip(ops, states)]
         blocks, momentum = [], []
         for o, seg, W in zip(ops, red.node_blocks(), Ws):
@@ -332,22 +370,26 @@ class HamiltonSystem(SecondOrderSystem):
     formulations = ("hamiltonian",)
     formed_on_read = {"C": "C", "K": "K", "Kpot": "K", "Gp": "Gp", "Kh": "Kw"}
 
-    def _form(self, t, states, rb, version) -> Hamiltonian:
-        asm, red = self.assembly, self.reducer
-        M, C, K, Kel = self._matrices(t, states, rb)
-        old = self._ops
+    def _further(self, t: float, states, rb, K) -> dict:
+        """G_p, D, K_h: G / 2 in its own product; K_h is K itself where alpha = 0."""
         if rb is not None:
-            Gp, D, Kh = rb.out("Gp"), rb.D, rb.out("Kw")
-        else:
-            Gy = red.reduce(asm.gyroscopic(t, states=states), key="Gyro")
-            Gp = Gy.copy(old.Gp, structure=SAME) if old is not None else Gy.copy()
-            Gp.scale(0.5)
-            Dm = asm.rayleigh()
-            D = red.reduce(Dm, key="D") if Dm is not None else None
-            Kh = red.reduce(asm.stiffness(t, angular_acceleration=False, states=states),
-                            key="Kw")
+            return dict(Gp=rb.out("Gp"), D=rb.D, Kh=rb.out("Kw"))
+        asm, red = self.assembly, self.reducer
+        Gp = red.reduce(asm.gyroscopic(t, states=states), key="Gp")
+        Gp.scale(0.5)
+        Dm = asm.rayleigh()
+        D = red.reduce(Dm, key="D") if Dm is not None else None
+        if not red.rheonomic and not any(np.any(st.alpha) for st in states):
+            return dict(Gp=Gp, D=D, Kh=K)
+        return dict(Gp=Gp, D=D, Kh=red.reduce(
+            asm.stiffness(t, angular_acceleration=False, states=states), key="Kw"))
+
+    def _form(self, t, states, rb, version) -> Hamiltonian:
+        M, C, K, Kel, more = self._matrices(t, states, rb)
+        old, red = self._ops, self.reducer
+        Gp, D, Kh = more["Gp"], more["D"], more["Kh"]
         s = Hamiltonian(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
-                        blocks=self._inertia_blocks(t, states, rb),
+                        blocks=self._inertia_blocks(t, states, rb, Kel),
                         version=version, Gp=Gp, D=D, Kh=Kh,
                         Gq=old.Gq if old is not None else None, formed=self._formed(rb))
         if old is not None:
