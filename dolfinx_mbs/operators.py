@@ -30,7 +30,6 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from dolfinx import fem
-from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
 
 from . import compat
@@ -38,27 +37,11 @@ from . import forms as F
 from .body import Body
 from .body_loads import BodyLoads, assembled
 from .frames import FrameState, skew
+from .operator_memory import ReleasableMatrices, assemble_into, create_filled
 
 __all__ = ["BodyOperators", "combine", "coupling_basis"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
-
-
-def _assemble_into(A: PETSc.Mat, a) -> None:
-    A.zeroEntries()
-    fpetsc.assemble_matrix(A, a)
-    A.assemble()
-
-
-def _create(a) -> PETSc.Mat:
-    """A matrix with the sparsity of form ``a``, its whole pattern filled by one assembly.
-
-    (Assembling a freshly created matrix without inserting anything would squeeze its
-    preallocated pattern away; later MatCopy/MatAXPY on the shared pattern need it intact.)
-    """
-    A = fpetsc.create_matrix(a)
-    _assemble_into(A, a)
-    return A
 
 
 def combine(out: PETSc.Mat, terms) -> PETSc.Mat:
@@ -97,7 +80,7 @@ def coupling_basis(gdim: int) -> List[Tuple[Callable[[np.ndarray], float], np.nd
     return out
 
 
-class BodyOperators:
+class BodyOperators(ReleasableMatrices):
     """PETSc matrices and load vector of one body, kept up to date with its frame state.
 
     Args:
@@ -126,12 +109,12 @@ class BodyOperators:
         # load vectors in parts, each re-assembled only when what it depends on changes
         t1 = time.perf_counter()
         self._mats: Dict[str, PETSc.Mat] = {
-            k: _create(self.forms[k]) for k in ("mass", "stiffness")}
+            k: create_filled(self.forms[k]) for k in ("mass", "stiffness")}
         self._released: set = set()  # matrices destroyed by release(), made again on use
         body.W.value = np.zeros((3, 3))
         # the gyroscopic matrix is created with the form's whole pattern and lends it to the
         # others; the angular-acceleration matrix only once an alpha != 0 appears (memory)
-        self._mats["gyroscopic"] = _create(self.forms["coupling"])
+        self._mats["gyroscopic"] = create_filled(self.forms["coupling"])
         self._mats["spin_softening"] = self._mats["gyroscopic"].duplicate()
         self._mats["angular_acceleration"] = None
         self._basis: List[Tuple[Callable, PETSc.Mat]] = []
@@ -139,7 +122,7 @@ class BodyOperators:
             for coeff, E in coupling_basis(body.gdim):
                 B = self._mats["gyroscopic"].duplicate()
                 body.W.value = E
-                _assemble_into(B, self.forms["coupling"])
+                assemble_into(B, self.forms["coupling"])
                 self._basis.append((coeff, B))
         # the user's forms assembled on their own (body.add_form): constant damping once,
         # the forms with an update at every new frame state; K's sparsity (padded if needed)
@@ -153,7 +136,7 @@ class BodyOperators:
                 continue
             self._user[k] = [f, self.K.duplicate()]
             if k == "damping":
-                _assemble_into(self._user[k][1], f)
+                assemble_into(self._user[k][1], f)
         self.loads = BodyLoads(body, [(c, E) for c, E in coupling_basis(body.gdim)]
                                if strategy == "basis" else None,
                                self._user.get("load_varying", [None])[0])
@@ -208,7 +191,7 @@ class BodyOperators:
         self._prestress = []
         for case in self.body.prestress_fields:
             A = self.K.duplicate()
-            _assemble_into(A, forms[case])
+            assemble_into(A, forms[case])
             self._prestress.append((case, A))
         self._mats["geometric"] = self.K.duplicate()
         self._keys.pop("geometric", None)  # formed at the next update(state)
@@ -240,7 +223,7 @@ class BodyOperators:
             b = assembled(nl["vec"], nl["forms"]["force"])
         if tangent:
             A = nl["mat"]
-            _assemble_into(A, nl["forms"]["tangent"])
+            assemble_into(A, nl["forms"]["tangent"])
         return b, A
 
     def nonlinear_energy(self) -> float:
@@ -249,75 +232,6 @@ class BodyOperators:
             self.nonlinear_terms(force=False, tangent=False)
         local = fem.assemble_scalar(self._nl["forms"]["energy"])
         return self.body.comm.allreduce(local)
-
-    # -- matrices released while a reduced copy holds them (memory) ---------------------------
-    @property
-    def releasable(self) -> bool:
-        """True when every matrix can be made again from the forms alone at its last frame
-        state: a time-invariant frame, the ``"assemble"`` strategy, no prestress, no user
-        forms assembled on their own, linear strain."""
-        return (self.strategy == "assemble" and self.body.frame.time_invariant
-                and not self._prestress and not self._user and self.body.u_state is None)
-
-    def release(self, names) -> None:
-        """Destroy the full matrices ``names`` (of :attr:`mats`, or ``"damping"``; collective)
-        to save memory; each is assembled again, at the frame state it had, when next read.
-        Their values, ``version`` and the state's keys are unchanged. Only where
-        :attr:`releasable`."""
-        if not self.releasable:
-            raise ValueError("release: this body's matrices cannot be made again from its "
-                             "forms alone (prestress, user forms, nonlinear strain or a frame "
-                             "that changes in time)")
-        for name in names:
-            if name == "damping":
-                X, self._D = self._D, None
-            else:
-                X = self._mats.get(name)
-                if X is None:
-                    continue
-                self._mats[name] = None
-                self._released.add(name)
-            if X is not None:
-                X.destroy()
-
-    @property
-    def held(self) -> Dict[str, PETSc.Mat]:
-        """The matrices held now (none made again), by name (``"damping"``: D)."""
-        out = {k: X for k, X in self._mats.items() if X is not None}
-        if self._D is not None:
-            out["damping"] = self._D
-        return out
-
-    def matrix(self, name: str) -> Optional[PETSc.Mat]:
-        """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
-        that does not exist)."""
-        if name in self._released:
-            self._released.discard(name)
-            if name in ("mass", "stiffness"):
-                self._mats[name] = _create(self.forms[name])
-            else:  # a coupling matrix at the frame state it had
-                key = self._keys.get(name)
-                self.body.W.value = np.zeros((3, 3)) if key is None else \
-                    np.reshape(key, (3, 3))
-                self._mats[name] = _create(self.forms["coupling"])
-        return self._mats.get(name)
-
-    @property
-    def mats(self) -> Dict[str, Optional[PETSc.Mat]]:
-        """``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
-        ``angular_acceleration`` (None until an alpha != 0 appears), ``geometric`` (with
-        prestress), at the current state; released ones made again first."""
-        for name in list(self._released):
-            self.matrix(name)
-        return self._mats
-
-    @property
-    def M(self) -> PETSc.Mat:
-        return self.matrix("mass")
-
-    @property
-    def K(self) -> PETSc.Mat:
-        return self.matrix("stiffness")
 
     def coupling_matrix(self, W: np.ndarray, out: Optional[PETSc.Mat] = None) -> PETSc.Mat:
         """The matrix of int rho (W u).v for a 3x3 ``W`` (into ``out`` if given)."""
@@ -331,7 +245,7 @@ class BodyOperators:
             out.assemble()
             return out
         self.body.W.value = W
-        _assemble_into(out, self.forms["coupling"])
+        assemble_into(out, self.forms["coupling"])
         return out
 
     @property
@@ -396,7 +310,7 @@ class BodyOperators:
             self._update_geometric(state)
         for k in ("stiffness_varying", "damping_varying"):
             if k in self._user:  # the user's update ran in body.set_state
-                _assemble_into(self._user[k][1], self._user[k][0])
+                assemble_into(self._user[k][1], self._user[k][0])
                 self.version += 1
         if "damping_varying" in self._user and self._D is not None:
             self._combine_damping()
