@@ -166,11 +166,10 @@ class SecondOrderSystem:
         operators are submatrices, no prescribed motion) and bodies whose matrices can be made
         again from their forms (``Assembly.releasable``: frames constant in time). A run then
         holds the reduced operators only; a frame state that changes re-forms them."""
-        if self._lean is None:
+        if self._lean is None:  # the reducer's part (collective), once
             red = self.reducer
-            self._lean = bool(getattr(red, "injection", False) and not red.prescribed
-                              and self.assembly.releasable)
-        return self._lean
+            self._lean = bool(getattr(red, "injection", False) and not red.prescribed)
+        return self._lean and self.assembly.releasable
 
     #: the record's matrices that a reduced basis forms when read: its combination of each
     formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
