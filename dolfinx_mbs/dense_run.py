@@ -36,18 +36,21 @@ from .dense_batch import WholeRun
 from .dense_varying import VaryingOperators, applies as varying_applies, loads_steady
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
+from .linear_run import applies as linear_applies
 from .stability import Stability
 
 __all__ = ["STEPPERS", "choose", "step_times", "run", "DenseEnergies", "ProbeMatrix"]
 
 log = logging.getLogger(__name__)
 
-STEPPERS = ("auto", "ts", "dense", "exact")
+STEPPERS = ("auto", "ts", "dense", "exact", "linear")
 
 
-def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
-    """The path of a run: ``"ts"``, ``"dense"`` or ``"exact"`` (``stepper`` checked; a
-    dense stepper asked for a system it cannot step raises, on every rank)."""
+def choose(system, formulation: str, stepper: str, options, prefix: str,
+           reactions=False) -> str:
+    """The path of a run: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
+    (:mod:`dolfinx_mbs.linear_run`; ``stepper`` checked; a stepper asked for a system it
+    cannot step raises, on every rank)."""
     if stepper not in STEPPERS:
         raise ValueError(f"stepper must be one of {STEPPERS}, got {stepper!r}")
     why = None
@@ -64,7 +67,14 @@ def choose(system, formulation: str, stepper: str, options, prefix: str) -> str:
             return "ts"
         limit = DENSE_MAX if constant_frame(system) else \
             DENSE_MAX_VARYING if varying_applies(system) and loads_steady(system) else 0
-        return "dense" if system.n_reduced <= limit else "ts"
+        if system.n_reduced <= limit:
+            return "dense"
+        return "linear" if linear_applies(system, formulation, reactions) is None else "ts"
+    if stepper == "linear":
+        why = linear_applies(system, formulation, reactions)
+        if why is not None:
+            raise ValueError(f"stepper='linear' cannot step a run with {why}: use "
+                             "stepper='ts' or 'auto'")
     if stepper != "ts" and why is not None:
         raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "
                          "(stepper='ts' or 'auto')")

@@ -46,7 +46,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 from petsc4py import PETSc
 
-from . import checkpoint, checks, dense_run
+from . import checkpoint, checks, dense_run, linear_run
 from .dense_exact import LoadBasis
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
@@ -82,8 +82,8 @@ class Result:
             ``<output>.csv``. None for a run from ``t0``.
         instabilities: the divergent states the run met
             (:class:`dolfinx_mbs.stability.Instability`: time, count, growth rate, where).
-        stepper: the path that stepped: ``"ts"``, ``"dense"`` or ``"exact"`` (``ts_type`` is
-            then the scheme's TS name, or ``"expm"``).
+        stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
+            (``ts_type`` is then the scheme's TS name, or ``"expm"``).
     """
 
     times: np.ndarray
@@ -157,9 +157,14 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             densely on every rank (:mod:`dolfinx_mbs.dense_run`: TS's steps to round-off;
             linear systems, no multipliers, velocity rows or checkpoints); ``"exact"``: a
             constant frame state's exact solution at the steps (matrix exponential), whatever
-            ``dt``; ``"auto"``: ``"dense"`` up to :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns
-            (``DENSE_MAX_VARYING`` where frames change in time) when no PETSc option under
-            ``prefix`` and no checkpoint is given, else ``"ts"``. The log (INFO) says which.
+            ``dt``; ``"linear"``: TSALPHA2's steps on the sparse operators of a constant frame
+            state without TS (:mod:`dolfinx_mbs.linear_run`: one factorization, one pass
+            over the mass a step; second-order form, no reactions or checkpoints; its
+            solver's options under ``<prefix>linear_``); ``"auto"``: ``"dense"`` up to
+            :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where frames
+            change in time), ``"linear"`` above it where that applies, when no PETSc option
+            under ``prefix`` and no checkpoint is given, else ``"ts"``. The log (INFO) says
+            which.
         load_degree, load_frequencies: the dense paths fit the loads of a constant frame
             state on polynomials of degree <= ``load_degree`` and the sines and cosines of
             these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),
@@ -199,7 +204,7 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
     ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
                                 (u0, v0, p0), options, prefix)
     basis = LoadBasis(load_degree, load_frequencies)
-    path = dense_run.choose(system, formulation, stepper, options, prefix)
+    path = dense_run.choose(system, formulation, stepper, options, prefix, reactions)
     if path != "ts" and (ckpt["every"] is not None or ckpt["restart"]):
         if stepper != "auto":
             raise ValueError(f"stepper={stepper!r}: checkpoints (checkpoint_every=, "
@@ -210,6 +215,11 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
                          f"{type(system).__name__} (it takes {system.formulations})")
     oargs = _observers_args(probes, output, output_every, progress, reactions, energy,
                             callback, stability)
+    if path == "linear":
+        times, watch, scheme, steps = linear_run.run(
+            system, t0, dense_run.step_times(t0, t_end, dt), (u0, v0), spectral_radius,
+            lambda label, n: _observers(system, label, n, oargs), prefix, options)
+        return _result(times, watch, system, formulation, scheme, steps, path)
     if path != "ts":
         times, watch, scheme, steps = dense_run.run(
             system, formulation, path, t0, t_end, dt, (u0, v0, p0), oargs,
