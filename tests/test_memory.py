@@ -16,17 +16,23 @@ import dolfinx_mbs as mbs
 RECORD = ("M", "C", "K", "Kel", "Kpot", "Gp", "D", "Kh", "Gq")
 
 
-def spinning_bar(rate=40.0, components=None):
-    """A 3D bar spinning steadily about z (a constant frame state), clamped at its root."""
-    mesh = dmesh.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0, 0.1, 0.1])],
-                            [8, 2, 2], dmesh.CellType.hexahedron)
-    mat = mbs.materials.LinearElastic(E=2e9, nu=0.3, density=7800.0)
-    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=rate))
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+def spinning_bar(rate=40.0, components=None, bodies=1):
+    """3D bars spinning steadily about z (a constant frame state), clamped at their roots
+    (the second one shorter, with Rayleigh damping)."""
+    out = []
+    for i in range(bodies):
+        mesh = dmesh.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0 - 0.5 * i, 0.1,
+                                                                         0.1])],
+                                [8 - 4 * i, 2, 2], dmesh.CellType.hexahedron)
+        mat = mbs.materials.LinearElastic(E=2e9, nu=0.3, density=7800.0,
+                                          rayleigh=(0.0, 0.0) if i == 0 else (2.0, 1e-5))
+        out.append(mbs.Body(mesh, mat, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=rate)))
+    model = mbs.Model(out)
+    for body in out:
+        model.clamp(body, lambda x: np.isclose(x[0], 0.0))
     if components is not None:
-        model.clamp(body, lambda x: np.isclose(x[0], 1.0), components=components)
-    return model, body
+        model.clamp(out[0], lambda x: np.isclose(x[0], 1.0), components=components)
+    return model, out[0]
 
 
 def held_matrices(*roots) -> list:
@@ -48,8 +54,15 @@ def held_matrices(*roots) -> list:
     return list(out.values())
 
 
-def square_of_size(mats, n: int) -> list:
-    return [A for A in mats if A.getType() not in ("python", "shell") and A.getSize() == (n, n)]
+def square_of_size(mats, *sizes: int) -> list:
+    return [A for A in mats if A.getType() not in ("python", "shell")
+            and A.getSize()[0] == A.getSize()[1] and A.getSize()[0] in sizes]
+
+
+def full_sizes(model) -> tuple:
+    """The full problem's size and each body's."""
+    return (model.space.n_global,) + tuple(
+        b.V.dofmap.index_map.size_global * b.V.dofmap.index_map_bs for b in model.bodies)
 
 
 def record_matrices(s) -> dict:
@@ -64,44 +77,49 @@ def record_matrices(s) -> dict:
     return out
 
 
+@pytest.mark.parametrize("bodies", [1, 2])
 @pytest.mark.parametrize("formulation", ["second-order", "hamiltonian"])
-def test_constant_frame_holds_the_reduced_operators_only(formulation):
+def test_constant_frame_holds_the_reduced_operators_only(formulation, bodies):
     """After ``system.at(t)``: no matrix of the full size is held by the model, and the
     reduced-size matrices held are exactly the record's distinct ones (second-order: M, C, K,
-    K_el; Hamilton: those and G_p, K_h being K at alpha = 0) - no copy of any."""
-    model, body = spinning_bar()
+    K_el; Hamilton: those and G_p, and D with damping, K_h being K at alpha = 0) - no copy of
+    any."""
+    model, body = spinning_bar(bodies=bodies)
     system = model.system(formulation)
     assert system.lean
     s = system.at(0.0)
     n, nr = model.space.n_global, system.n_reduced
     assert nr < n
     mats = held_matrices(model, system)
-    assert square_of_size(mats, n) == []
+    assert square_of_size(mats, *full_sizes(model)) == []
     need = record_matrices(s)
-    assert len(need) == (5 if formulation == "hamiltonian" else 4)
+    assert len(need) == 4 + (formulation == "hamiltonian") * (1 + (bodies == 2))
     assert sorted(A.handle for A in square_of_size(mats, nr)) == sorted(need)
     # a second time and a later step hold no more
     system.at(1e-3)
-    assert square_of_size(held_matrices(model, system), n) == []
+    assert square_of_size(held_matrices(model, system), *full_sizes(model)) == []
 
 
-def test_released_matrices_come_back_with_the_same_values():
+@pytest.mark.parametrize("bodies", [1, 2])
+def test_released_matrices_come_back_with_the_same_values(bodies):
     """The eigenproblem's K (re-assembled full matrices, reduced as K_omega without alpha)
-    equals the run's K; a Campbell-type frame state at another speed (states=) forms its own,
-    and the record at the run's state formed again afterwards equals the first one."""
-    model, body = spinning_bar()
+    equals the run's K (and G + D its C); a Campbell-type frame state at another speed
+    (states=) forms its own, and the record at the run's state formed again afterwards equals
+    the first one. Two bodies: block-diagonal full matrices, one with Rayleigh damping."""
+    model, body = spinning_bar(bodies=bodies)
     system = model.system()
+    assert system.lean
     s = system.at(0.0)
     K0, C0, M0 = (A.copy() for A in (s.K, s.C, s.M))
-    Kr, Gr, Mr = system.pencil(0.0, 2, coupling="gyroscopic")
+    Kr, Gr, Mr = system.pencil(0.0, 2, coupling="damping")
     for X, Y in ((Kr, K0), (Gr, C0), (Mr, M0)):
         D = X.copy()
         D.axpy(-1.0, Y)
         assert D.norm() <= 1e-13 * Y.norm()
     other = mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=100.0).state(0.0)
-    Kw = system.pencil(0.0, 2, states=[other])[0].copy()
+    Kw = system.pencil(0.0, 2, states=[other] * bodies)[0].copy()
     s = system.at(2e-3)  # the run's state again: formed again, released again
-    assert square_of_size(held_matrices(model, system), model.space.n_global) == []
+    assert square_of_size(held_matrices(model, system), *full_sizes(model)) == []
     for X, Y in ((s.K, K0), (s.C, C0), (s.M, M0)):
         D = X.copy()
         D.axpy(-1.0, Y)
