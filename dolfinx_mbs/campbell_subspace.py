@@ -15,9 +15,9 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
    (lambda, x = X s) nearest sigma are the candidates (one per conjugate pair,
    :func:`dolfinx_mbs.modal.representatives`).
 3. **Checked by a solve, corrected by the same solve.** With P = K + sigma G + sigma^2 M
-   (factorized once a speed: :class:`ShiftedFactor`) and r = (lambda^2 M + lambda G + K) x,
-   the pair's shift-and-invert residual (the one SLEPc's PEP and the linearization
-   z = [x; mu x / a], mu = lambda - sigma, S z = z / mu measure) is
+   (:class:`ShiftedFactor`) and r = (lambda^2 M + lambda G + K) x, the pair's
+   shift-and-invert residual (the one SLEPc's PEP and the linearization z = [x; mu x / a],
+   mu = lambda - sigma, S z = z / mu measure) is
 
        ||S z - z / mu|| = ||P^-1 r|| / |mu|,
 
@@ -27,7 +27,15 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
    inverse iteration step) join X, and the speed is projected again. Usually one or two solves
    a speed (the space already holds the last speeds' vectors: their extrapolation to this
    speed among its combinations).
-4. **Bounded.** When X grows past ``max_dim`` columns it is compressed (before a speed, with
+4. **One factorization over many speeds.** The solves use the factorization of P at an
+   earlier speed (P_j) for the first ``reuse`` solves of a speed, P of the speed itself (P_i,
+   a numeric refactorization on the one pattern) after that. With P_j the residual is
+   measured as ||P_i^-1 P_j|| ||P_j^-1 r||, the norm ratio taken in the space, where the
+   two differ (the low modes; near a critical speed P_i is nearly singular and the ratio
+   large): a bound of ||P_i^-1 r|| as far as X holds the directions P_i^-1 amplifies. The
+   corrections P_j^-1 r are preconditioned residuals, as good a direction while P_j is near.
+   A pencil evaluated at every speed (not the combination) is refactorized at every speed.
+5. **Bounded.** When X grows past ``max_dim`` columns it is compressed (before a speed, with
    rotations of X, the products and the projections alone, no new product) to the Ritz
    vectors of the last ``keep`` speeds. A speed not converged in ``max_iter`` solves is solved
    by SLEPc's PEP (its solver kept), whose vectors join X.
@@ -92,7 +100,8 @@ def _same_pattern(A: PETSc.Mat, B: PETSc.Mat) -> bool:
 class ShiftedFactor:
     """P(sigma) = K + sigma G + sigma^2 M on one pattern for the whole sweep, and its direct
     solver (MUMPS; LDL^T when sigma = 0 and K is symmetric): the symbolic factorization is
-    made once, each :meth:`update` is a numeric refactorization."""
+    made once, each later :meth:`update` is a numeric refactorization (the pattern's nonzero
+    state is kept: K, G and M are added on the same pattern, or as subsets of the union)."""
 
     def __init__(self, comm, shift: float):
         self.comm, self.shift = comm, float(shift)
@@ -177,7 +186,8 @@ class SubspaceSolver:
         self.history: List[np.ndarray] = []      # the last speeds' Ritz vectors' coefficients
         self.a = 1.0
         self.made: Dict[str, List[Tuple[str, float]]] = {}  # the factorized P's coefficients
-        self.stats = {"block": 0, "slepc": 0, "blocks": 0, "factorizations": 0}
+        self.stats = {"block": 0, "slepc": 0, "blocks": 0, "factorizations": 0,
+                      "compressions": 0}
 
     # -- the space -----------------------------------------------------------------------
     def _dots(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -233,6 +243,7 @@ class SubspaceSolver:
             self.prods[name] = self.prods[name] @ Q
             self.proj[name] = Q.T @ self.proj[name] @ Q
         self.history = [Q.T @ C for C in self.history[-self.keep:]]
+        self.stats["compressions"] += 1
 
     # -- one speed -----------------------------------------------------------------------
     def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, terms: Optional[Terms] = None
