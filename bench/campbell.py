@@ -106,7 +106,10 @@ def main():
              "three evaluations, one "
              "factorization object (numeric refactorization per speed) and block "
              "shift-and-invert solves warm-started from the last speed "
-             "(`dolfinx_mbs/campbell_solve.py`). Times are the maximum over ranks; the load "
+             "(`dolfinx_mbs/campbell_solve.py`); rows whose 'solves' count factorizations, "
+             "one subspace carried over the sweep, each speed projected, checked and "
+             "corrected by block solves of P^-1 r, the factorization of P kept over speeds "
+             "(`dolfinx_mbs/campbell_subspace.py`). Times are the maximum over ranks; the load "
              "average is the machine's (shared, 2 cores) at the start (and end) of the run.", "",
              "| date (UTC) | DOLFINx | ranks | dofs | speeds | modes | set-up (s) | sweep (s) | "
              "per speed (s) | load avg (1, 5, 15 min) | load at end (1 min) | solves | "

@@ -63,11 +63,13 @@ gives ``whirl_stationary`` (+1 forward, -1 backward whirl seen from the ground; 
 such symmetry the rotating-frame system has no stationary-frame counterpart with constant
 coefficients, and ``stationary`` has no meaning.
 
-**Solver.** The speeds share their solver (:mod:`dolfinx_mbs.campbell_solve`): the pencil
-combined as K_0 + Omega^2 K_2, G_0 + Omega G_1, one factorization object refactorized
-numerically per speed, and block shift-and-invert solves started from the last speed's
-eigenvectors (SLEPc's PEP for the first speed and as fallback): the frequencies are those of
-independent solves at each speed (to 1e-8 of the largest), at a fraction of their cost.
+**Solver.** The speeds share their solver: the pencil combined as K_0 + Omega^2 K_2,
+G_0 + Omega G_1 (:mod:`dolfinx_mbs.campbell_solve`), one factorization of P(shift) refactorized
+numerically per speed, and one subspace for the whole sweep (SLEPc's PEP vectors at the first
+speed, the corrections of every speed since) in which each speed is projected, its pairs
+checked by one block solve and corrected by the same solve (:mod:`dolfinx_mbs.
+campbell_subspace`; SLEPc's PEP as fallback): the frequencies are those of independent
+solves at each speed (to 1e-8 of the largest), at a fraction of their cost.
 
 The table (its CSV file, plot and the crossings with the engine-order lines k Omega: the critical
 speeds) is :class:`~dolfinx_mbs.campbell_table.CampbellTable`.
@@ -83,7 +85,8 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from . import checks, modal
-from .campbell_solve import BlockShiftInvert, SweepPencil
+from .campbell_solve import SweepPencil
+from .campbell_subspace import SubspaceSolver
 from .campbell_table import CampbellTable, CriticalSpeed
 from .frames import ConstantSpin, skew
 from .rigid_modes import rigid_subspace
@@ -288,14 +291,14 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
 
     free = red.n_reduced - (rigid.dim if rigid is not None else 0)
     sweep_pencil = SweepPencil(pencil, W)
-    solver = BlockShiftInvert(comm, m, checks.real(shift, "shift"), tol,
-                              extra=min(max(4, m // 2), free - m))
+    solver = SubspaceSolver(comm, m, checks.real(shift, "shift"), tol,
+                            extra=min(max(4, m // 2), free - m))
     try:
         for i, speed in enumerate(W):
             Kr, Gr, Mr = sweep_pencil(float(speed))
             Mf = system.assembly.mass()
             if rigid is None:
-                lam, vecs = solver.solve(Kr, Gr, Mr)
+                lam, vecs = solver.solve(Kr, Gr, Mr, sweep_pencil.terms(float(speed)))
             else:
                 if i == 0:
                     log.info("%d free rigid-body motion(s) left out of the elastic modes",
@@ -324,8 +327,9 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
             moving = terms[:, 1] > 1e-12 * terms[:, 2]
             h = np.where(moving, terms[:, 0] / np.where(moving, terms[:, 1], 1.0), 0.0)
             tracker.add(speed, lam, Y, MY, h)
-        log.info("Campbell sweep: %d speeds, %d by block solves (%d blocks), %d by SLEPc PEP",
-                 len(W), solver.stats["block"], solver.stats["blocks"], solver.stats["slepc"])
+        log.info("Campbell sweep: %d speeds, %d by block solves (%d blocks, %d "
+                 "factorizations), %d by SLEPc PEP", len(W), solver.stats["block"],
+                 solver.stats["blocks"], solver.stats["factorizations"], solver.stats["slepc"])
     finally:
         whirl.destroy()
         solver.destroy()

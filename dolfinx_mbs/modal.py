@@ -28,7 +28,8 @@ from .petsc_options import direct_lu, solve_in_words
 from .rigid_modes import RigidSubspace, rigid_subspace
 
 __all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
-           "natural_frequencies", "modes", "pencil_modes"]
+           "natural_frequencies", "modes", "pencil_modes", "representatives",
+           "signed_frequencies"]
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +181,16 @@ def signed_frequencies(lam: np.ndarray, rel: float = 1e-8) -> np.ndarray:
     return np.where(real, -lam.real, lam.imag)
 
 
+def representatives(lam: np.ndarray, scale: float, rel: float = 1e-8) -> np.ndarray:
+    """Which of the eigenvalues ``lam`` of a real pencil represent their conjugate pair (the
+    convention of :func:`gyroscopic_modes`): Im(lambda) > rel ``scale``, or, for a real pair
+    +/- s (Im within rel ``scale`` of 0), the member with Re > 0 and Im >= 0. Boolean mask."""
+    lam = np.asarray(lam, dtype=complex)
+    small = rel * scale
+    return (lam.imag > small) | ((np.abs(lam.imag) <= small) & (lam.imag >= 0.0)
+                                 & (lam.real > 0.0))
+
+
 def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
                      tol: float = 1e-10) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
     """The ``n`` eigenpairs of (lambda^2 M + lambda G + K) x = 0 nearest ``shift``, one per
@@ -252,8 +263,7 @@ def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float):
     lam = K.getComm().tompi4py().bcast(lam, root=0)
     scale = np.abs(lam).max()
     small = 1e-8 * scale
-    keep = [i for i, z in enumerate(lam)
-            if z.imag > small or (abs(z.imag) <= small and z.imag >= 0.0 and z.real > 0.0)]
+    keep = list(np.flatnonzero(representatives(lam, scale)))
     if len(keep) < n:
         raise RuntimeError(f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
                            f"represent distinct conjugate pairs; {n} requested")

@@ -203,7 +203,7 @@ def test_sweep_restores_the_model(monkeypatch):
     assert tab.frequencies.shape == (2, 2)
 
     calls = []
-    real = mbs.campbell_solve.BlockShiftInvert.solve
+    real = mbs.campbell_subspace.SubspaceSolver.solve
 
     def failing(*args, **kwargs):
         calls.append(1)
@@ -211,7 +211,7 @@ def test_sweep_restores_the_model(monkeypatch):
             raise RuntimeError("no convergence (test)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(mbs.campbell_solve.BlockShiftInvert, "solve", failing)
+    monkeypatch.setattr(mbs.campbell_subspace.SubspaceSolver, "solve", failing)
     with pytest.raises(RuntimeError, match="test"):
         model.campbell([100.0, 300.0, 500.0], n=2)
     assert body.frame.rate == 50.0

@@ -7,6 +7,7 @@ shift-and-invert from the last speed's eigenvectors; none of that is in the refe
 asks the system for its pencil at the speed and SLEPc for its eigenpairs from scratch.
 """
 
+import importlib
 import logging
 
 import numpy as np
@@ -17,6 +18,7 @@ from test_campbell import shaft
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs.campbell_solve import SweepPencil
+from dolfinx_mbs.campbell_subspace import SubspaceSolver
 
 
 def independent(model, body, speeds, m, shift=0.0):
@@ -60,6 +62,29 @@ def test_sweep_equals_independent_solves(shift, caplog):
     # the speeds after the first were solved by the carried block solver, not SLEPc again
     msg = [r.getMessage() for r in caplog.records if "by block solves" in r.getMessage()]
     assert msg and int(msg[-1].split(",")[1].split()[0]) >= len(speeds) - 2, msg
+
+
+def test_compressed_space_and_stale_factorization(monkeypatch):
+    """The space cut to the last two speeds' Ritz vectors whenever it exceeds 24 columns, and
+    one factorization of P kept over speeds (checked residuals scaled by the norm ratio): the
+    same frequencies as independent solves, with fewer factorizations than speeds."""
+    model, body = shaft(MPI.COMM_WORLD, nx=8)
+    speeds = np.linspace(20.0, 420.0, 9)
+    made = []
+
+    def solver(*args, **kwargs):
+        made.append(SubspaceSolver(*args, **kwargs, max_dim=24, keep=2))
+        return made[-1]
+
+    # the module (the package's name ``campbell`` is the function)
+    monkeypatch.setattr(importlib.import_module("dolfinx_mbs.campbell"), "SubspaceSolver",
+                        solver)
+    table = model.campbell(speeds, n=4, n_extra=4)
+    assert_in_reference(table, independent(model, body, speeds, 8))
+    stats = made[0].stats
+    assert stats["compressions"] >= 3, stats
+    assert stats["block"] == len(speeds) - 1, stats
+    assert stats["factorizations"] < len(speeds) - 1, stats
 
 
 def test_combined_pencil_equals_the_systems():
