@@ -61,3 +61,22 @@ def test_a_loop_of_models_releases_its_communicators():
     assert max(errors) < 1e-3, errors
     assert before - after <= 12, (before, after)
     assert mbs.lifetime.registered() <= 3
+
+
+def test_forms_compiled_once_give_the_same_vectors():
+    """A model made again reuses the compiled code of its Hamilton load forms
+    (``compat.form``): the vectors pi_0 and h of a second rod (other mesh, other spin) equal
+    those DOLFINx's ``fem.form`` makes of the same forms, to round-off."""
+    from dolfinx import fem
+
+    from dolfinx_mbs import compat
+    from dolfinx_mbs.body_loads import assembled
+
+    for n, omega in ((3, 0.1 * W1), (4, 0.3 * W1)):
+        _, body = axial_rod(MPI.COMM_WORLD, n, omega, 3, None, 2)
+        body.set_state(body.frame.state(0.0))
+        for name, a in body.momentum_forms().items():
+            mine, ref = compat.form(a), fem.form(a)
+            v, w = (assembled(compat.create_vector(f), f) for f in (mine, ref))
+            assert w.norm() > 0.0, name
+            assert (v - w).norm() <= 1e-13 * w.norm(), (n, name, (v - w).norm(), w.norm())
