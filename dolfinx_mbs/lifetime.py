@@ -1,14 +1,14 @@
 """The PETSc objects of models that are gone, destroyed on every rank together.
 
 petsc4py does not destroy a collected object of a parallel communicator when Python frees it
-(destruction is collective, and Python frees objects at different times on different ranks):
-it puts it on the garbage list of the object's PETSc communicator, emptied by
+(destruction is collective, and Python frees objects at different times on different ranks): it
+puts it on the garbage list of the object's PETSc communicator, emptied by
 ``PETSc.garbage_cleanup(comm)``. A model's objects live on its meshes' and spaces'
-communicators, which DOLFINx duplicates for each mesh and index map and frees with them: once
-a model and its bodies are gone, the garbage on those communicators is out of reach, and each
+communicators, which DOLFINx duplicates for each mesh and index map and frees with them: once a
+model and its bodies are gone, the garbage on those communicators is out of reach, and each
 model left about a dozen communicators behind (PETSc's own for each, more for every MUMPS
-factorization). MPICH has 2048: a process that made ~170 models on 2 ranks aborted ("Too many
-communicators").
+factorization). MPICH has 2048: a process that made 150 models on 2 ranks aborted (MUMPS's
+"Internal error in MUMPS_LOAD_RECV_MSGS", MPICH's "Too many communicators").
 
 Each :class:`~dolfinx_mbs.model.Model` is registered here (:func:`adopt`): a reference to the
 PETSc communicator of each of its bodies' meshes and displacement spaces (counted by PETSc, so
