@@ -74,9 +74,10 @@ test-serial: setup
 	$(PY) $(PYTEST) tests
 
 # The 2-rank run is four processes: petsc4py defers the destruction of collected objects of
-# parallel communicators, and the garbage of each test's meshes keeps their communicators
-# alive (about 3 per model), so one process of many test files runs out of MPICH's
-# communicators (2048): two processes did until this suite grew past ~300 2-rank tests.
+# parallel communicators, and the garbage of each test's meshes kept their communicators
+# alive, so one process of many test files ran out of MPICH's communicators (2048). Since
+# dolfinx_mbs.lifetime (each new Model destroys the garbage of the models gone) one process
+# may do; the split is kept until a whole 2-rank suite has been run as one.
 MPI_GROUPS := a-f g-m n-r s-z
 test-mpi: setup
 	@for g in $(MPI_GROUPS); do \

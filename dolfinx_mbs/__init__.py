@@ -18,8 +18,8 @@ import importlib.util as _ilu
 if _ilu.find_spec("dolfinx_solver") is not None:  # pragma: no branch
     import dolfinx_solver  # noqa: F401
 
-from . import (assembly, compat, constraints, forms, frames, integrate, io, joints, maggi,
-               materials, modal, operators, rows, space, static, systems)
+from . import (assembly, compat, constraints, forms, frames, integrate, io, joints, lifetime,
+               maggi, materials, modal, operators, rows, space, static, systems)
 from .body import Body
 from .model import Model
 # the function shadows its module as a package attribute: import the module's other names
@@ -41,6 +41,7 @@ __all__ = [
     "integrate",
     "io",
     "joints",
+    "lifetime",
     "maggi",
     "materials",
     "modal",

@@ -160,7 +160,7 @@ class BodyLoads:
             self._applied = self.Q.duplicate()
             if self._frame is None:
                 for k, a in self.body.momentum_forms().items():
-                    f = fem.form(a)
+                    f = compat.form(a)  # a model made again: no FFCx cache lookup
                     self._parts[k] = [f, compat.create_vector(f), None]
             else:
                 self._momentum = {k: self.Q.duplicate()

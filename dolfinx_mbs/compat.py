@@ -32,6 +32,7 @@ __all__ = [
     "has_vtx",
     "vtx_writer",
     "create_vector",
+    "form",
     "gmsh_model_to_mesh",
     "mpiexec_command",
     "alpha2_restart_step",
@@ -95,6 +96,47 @@ def space_degree(V) -> int:
     if d is None:  # UFL of DOLFINx 0.5
         d = e.degree()
     return int(d)
+
+
+#: compiled forms of this process by UFL signature (:func:`form`)
+_COMPILED: dict = {}
+
+
+def form(a) -> "dolfinx.fem.Form":
+    """``fem.form(a)``, the compiled code looked up in this process first (DOLFINx >= 0.8:
+    ``compile_form`` once per signature, ``create_form`` with this form's mesh, spaces,
+    coefficients and constants). FFCx's own lookup lists its cache directory for every form
+    (~8 ms with 6,000 cached modules): a model made again (a parameter study) paid it for every
+    form. Forms with subdomain data, several domains, no argument or no integral go to
+    ``fem.form``.
+
+    The first form of a signature (its mesh and coefficients) is kept for the process."""
+    fem = dolfinx.fem
+    if not (hasattr(fem, "compile_form") and hasattr(fem, "create_form")) or \
+            not isinstance(a, ufl.Form) or not a.integrals():
+        return fem.form(a)
+    sd = a.subdomain_data()
+    if len(sd) != 1:
+        return fem.form(a)
+    (domain, data), = sd.items()
+    if any(d is not None for ds in data.values() for d in ds):
+        return fem.form(a)
+    spaces = [arg.ufl_function_space() for arg in a.arguments()]
+    if not spaces:
+        return fem.form(a)
+    msh = spaces[0].mesh
+    key = a.signature()
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = _COMPILED[key] = fem.compile_form(msh.comm, a)
+    from ufl.algorithms import analysis as extract
+
+    coeffs = dict(zip(extract.extract_coefficients(compiled.ufl_form),
+                      extract.extract_coefficients(a)))
+    consts = dict(zip(extract.extract_constants(compiled.ufl_form),
+                      extract.extract_constants(a)))
+    domains = {fem.IntegralType.__members__[t]: [] for t in data}
+    return fem.create_form(compiled, spaces, msh, domains, coeffs, consts)
 
 
 def petsc_vec(u) -> PETSc.Vec:

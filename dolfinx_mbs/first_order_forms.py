@@ -99,6 +99,7 @@ class _TwoBlock(Form):
         if self.shell:
             self.ts.getSNES().getKSP().getPC().setPythonContext(None)
             self._inner.destroy()
+        self._stepped = None  # Hamilton's: holds this form's mass solve (a reference cycle)
         super().destroy()
 
     def _second_local(self, s) -> int:

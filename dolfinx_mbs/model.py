@@ -22,7 +22,7 @@ import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
-from . import checks, compat, modal, reactions
+from . import checks, compat, lifetime, modal, reactions
 from . import constraints as cons
 from . import joints
 from . import integrate as integration
@@ -37,7 +37,7 @@ from .multipliers import SaddlePoint
 from .nonholonomic import VelocitySystem
 from .rows import LinearRows, VelocityRows
 from .space import FullSpace
-from .static import StaticSolver, prestress
+from .static import Prestress, StaticSolver
 from .system_records import check_choice
 from .systems import HamiltonSystem, SecondOrderSystem
 
@@ -81,6 +81,7 @@ class Model:
         self._systems: Dict[tuple, object] = {}
         self._reduced: Dict[int, ReducedBody] = {}   # by body index (:meth:`reduce`)
         self._basis: Optional[BasisReducer] = None
+        lifetime.adopt(self, bodies)  # (first destroys the PETSc garbage of models gone)
 
     # -- constraints ------------------------------------------------------------------------
     def _check_body(self, body: Body) -> None:
@@ -276,8 +277,8 @@ class Model:
     def assembly(self) -> Assembly:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
         if self._assembly is None:
-            self._assembly = Assembly(self.bodies, self.space, prestress=lambda a: prestress(
-                a, self.reducer, self.static), strategy="basis" if self._reduced else None)
+            self._assembly = Assembly(self.bodies, self.space, prestress=Prestress(self),
+                                      strategy="basis" if self._reduced else None)
         return self._assembly
 
     @property

@@ -11,6 +11,7 @@ nonlinear strain, Newton's method (PETSc SNES, same prefix).
 
 from __future__ import annotations
 
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -21,7 +22,7 @@ from . import compat
 from .petsc_options import SolverOptions, direct_lu
 from .rigid_modes import rigid_subspace
 
-__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress"]
+__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress"]
 
 #: Options of the linear static solves: MUMPS counts null pivots (see :func:`null_pivots`);
 #: the database's options win
@@ -261,3 +262,17 @@ def prestress(assembly, reducer, solver: StaticSolver) -> None:
     for o in ops:
         if o.body.prestress_fields:
             o.set_prestress()
+
+
+class Prestress:
+    """:func:`prestress` as an assembly's call: ``prestress(assembly, owner.reducer,
+    owner.static)``, the owner (a model) held by a weak reference. The model owns its
+    assembly: a strong reference back would make the model a reference cycle, freed only when
+    Python's garbage collector runs (at different times on different ranks)."""
+
+    def __init__(self, owner):
+        self.owner = weakref.ref(owner)
+
+    def __call__(self, assembly) -> None:
+        owner = self.owner()
+        prestress(assembly, owner.reducer, owner.static)

@@ -19,9 +19,10 @@ def pytest_collection_modifyitems(config, items):
 def collective_cleanup():
     """Collective PETSc destructors must run on every rank at the same point. petsc4py defers
     the destruction of collected objects of parallel communicators to
-    ``PETSc.garbage_cleanup(comm)``; this cleans those of COMM_WORLD. The objects made on each
-    mesh's own communicator stay until the process ends (about 3 communicators a model): the
-    Makefile runs the 2-rank suite as two processes for that reason."""
+    ``PETSc.garbage_cleanup(comm)``; this cleans those of COMM_WORLD. Those made on a model's
+    meshes' and spaces' communicators are destroyed when the next model is made
+    (:mod:`dolfinx_mbs.lifetime`; before, they stayed until the process ended, ~12
+    communicators a model, and the Makefile split the 2-rank suite into processes)."""
     yield
     gc.collect()
     from petsc4py import PETSc
