@@ -39,7 +39,8 @@ from .rows import LinearRows, VelocityRows
 from .space import FullSpace
 from .static import Prestress, StaticSolver
 from .system_records import check_choice
-from .systems import HamiltonSystem, SecondOrderSystem
+from .hamilton_system import HamiltonSystem
+from .systems import SecondOrderSystem
 
 __all__ = ["Model"]
 
@@ -297,9 +298,9 @@ class Model:
     def system(self, formulation: str = "second-order", constraints: str = "maggi"):
         """The typed system that ``formulation`` integrates (made once, kept until the
         constraints or loads change): a :class:`~dolfinx_mbs.systems.SecondOrderSystem`
-        (``"second-order"``, ``"first-order"``), :class:`~dolfinx_mbs.systems.HamiltonSystem`
-        (``"hamiltonian"``), :class:`~dolfinx_mbs.nonholonomic.VelocitySystem` (with velocity
-        constraints) or, with ``constraints="multipliers"``,
+        (``"second-order"``, ``"first-order"``), :class:`~dolfinx_mbs.hamilton_system.
+        HamiltonSystem` (``"hamiltonian"``), :class:`~dolfinx_mbs.nonholonomic.VelocitySystem`
+        (with velocity constraints) or, with ``constraints="multipliers"``,
         :class:`~dolfinx_mbs.multipliers.SaddlePoint`.
 
         Raises:

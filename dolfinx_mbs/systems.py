@@ -7,7 +7,8 @@ typed record (objects refilled by later calls, ``version`` changing whenever a m
 * :class:`SecondOrderSystem` -> :class:`SecondOrder`: M q'' + C q' + K q = f, on the
   independent coordinates q of the Maggi reducer (Delta = A(t) q + a0(t), ``theory.md``
   section 5); also what the first-order form (q, v) integrates;
-* :class:`HamiltonSystem` -> :class:`Hamiltonian`: Hamilton's form in (q, p);
+* :class:`dolfinx_mbs.hamilton_system.HamiltonSystem` -> :class:`Hamiltonian`: Hamilton's
+  form in (q, p), built on :class:`SecondOrderSystem`;
 * :class:`dolfinx_mbs.nonholonomic.VelocitySystem` -> ``VelocityRows``: Maggi's equations in
   (q, w) with velocity constraints;
 * :class:`dolfinx_mbs.multipliers.SaddlePoint` -> :class:`SecondOrder` of the
@@ -28,8 +29,7 @@ from .reduced_basis import ReducedBasis
 from .space import orthonormal_nullspace, rigid_body_modes
 from .system_records import Hamiltonian, InertiaBlocks, Reducer, SecondOrder
 
-__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "SecondOrderSystem",
-           "HamiltonSystem"]
+__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "SecondOrderSystem"]
 
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUB = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
@@ -360,6 +360,3 @@ class SecondOrderSystem:
         elif coupling == "gyroscopic":
             Gr = red.reduce(asm.gyroscopic(t, states=states), key="Gyro")
         return Kr, Gr, Mr
-
-
-from .hamilton_system import HamiltonSystem  # noqa: E402 (it builds on SecondOrderSystem)
