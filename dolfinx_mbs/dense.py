@@ -26,7 +26,8 @@ from .compat import alpha2_restart_step
 from .dense_exact import LoadFit
 
 __all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "constant_frame", "gather_matrix",
-           "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
+           "gather_vector", "DenseOperators", "alpha2_parameters", "BACKWARD_EULER",
+           "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
 
 #: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
 #: for a constant frame state (matrices gathered and factorized once; second-order form, loads
@@ -214,6 +215,18 @@ def _key(*x) -> tuple:
     return tuple(float(f"{v:.12e}") if isinstance(v, float) else v for v in x)
 
 
+def alpha2_parameters(radius: Optional[float]) -> tuple:
+    """(alpha_m, alpha_f, gamma, beta) of PETSc's TSALPHA2 for the high-frequency spectral
+    ``radius`` (None: 1)."""
+    r = 1.0 if radius is None else float(radius)
+    am, af = (2.0 - r) / (1.0 + r), 1.0 / (1.0 + r)
+    return am, af, 0.5 + am - af, 0.25 * (1.0 + am - af) ** 2
+
+
+#: the parameters of TSALPHA2's restart: a backward-Euler step
+BACKWARD_EULER = (1.0, 1.0, 1.0, 0.5)
+
+
 class Alpha2:
     """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A); the first step starts
     with two backward-Euler half steps that give A0 (``TSAlpha_Restart``; the difference
@@ -225,9 +238,7 @@ class Alpha2:
 
     def __init__(self, ops: DenseOperators, radius: Optional[float] = None):
         self.ops, self.lu = ops, _Cache()
-        r = 1.0 if radius is None else float(radius)
-        am, af = (2.0 - r) / (1.0 + r), 1.0 / (1.0 + r)
-        self.params = (am, af, 0.5 + am - af, 0.25 * (1.0 + am - af) ** 2)
+        self.params = alpha2_parameters(radius)
         self.X = self.V = self.A = None
         self.started = False
         #: the step of the backward difference of A0, as PETSc's version takes it
@@ -257,7 +268,7 @@ class Alpha2:
 
     def step(self, t: float, h: float) -> None:
         if not self.started:  # TSAlpha_Restart: A0 from two backward-Euler half steps
-            be = (1.0, 1.0, 1.0, 0.5)
+            be = BACKWARD_EULER
             zero = np.zeros_like(self.X)
             X1, V1, _ = self._stage(t, 0.5 * h, self.X, self.V, zero, be)
             _, V2, _ = self._stage(t + 0.5 * h, 0.5 * h, X1, V1, zero, be)

@@ -34,9 +34,10 @@ from petsc4py import PETSc
 
 from . import observers as obs
 from .compat import alpha2_restart_step
-from .dense import constant_frame
+from .dense import BACKWARD_EULER, alpha2_parameters, constant_frame
 from .formulations import cheapest_lu, reduced_initial, second_order_residual, small_lu
 from .petsc_options import converged, reason_name
+from .state_products import blocks_into
 
 __all__ = ["applies", "MassProducts", "SparseAlpha2", "run", "DRIFT", "MAX_REFRESH"]
 
@@ -77,13 +78,6 @@ def _segments(kr, n_local: int):
     return segs
 
 
-def _apply(segs, x: np.ndarray, which: int, out: np.ndarray, scale: float = 1.0) -> None:
-    """out += scale * W x node by node (W the ``which``-th matrix of each segment)."""
-    for seg in segs:
-        (lo, hi), g, W = seg[0], seg[1], seg[which]
-        out[lo:hi] += scale * (x[lo:hi].reshape(-1, g) @ W.T).ravel()
-
-
 class MassProducts:
     """M x_1, ..., M x_k in one pass: with ``segs`` (uniform node blocks) the scalar mass
     (M's rows and columns of each node's first component) times the nodes' components as
@@ -119,7 +113,9 @@ class MassProducts:
             out[:] = C[:, j * g:(j + 1) * g].ravel()
 
     def destroy(self) -> None:
-        for m in (self.B, self.C) + ((self.A,) if self.g > 1 else ()):
+        """Destroy the dense columns, their product and the scalar mass (collective)."""
+        owned = [self.B, self.C] + ([self.A] if self.g > 1 else [])  # M is the system's
+        for m in owned:
             if m is not None:
                 m.destroy()
 
@@ -137,9 +133,7 @@ class SparseAlpha2:
         self.system, self.comm = system, system.comm
         s = system.at(t0)
         self.version = s.version
-        r = 1.0 if radius is None else float(radius)
-        am, af = (2.0 - r) / (1.0 + r), 1.0 / (1.0 + r)
-        self.params = (am, af, 0.5 + am - af, 0.25 * (1.0 + am - af) ** 2)
+        self.params = alpha2_parameters(radius)
         self.restart = alpha2_restart_step()
         n_local = s.M.getLocalSize()[0]
         self.segs = _segments(s.blocks, n_local)
@@ -249,8 +243,8 @@ class SparseAlpha2:
             f = s.f.getArray(readonly=True)
             self.f2 = float(f @ f)
             F[:] = MAa + a["KX"] - f
-            _apply(self.segs, MVa, 2, F)
-            _apply(self.segs, a["MX"], 3, F)
+            blocks_into(self.segs, MVa, F, 2, add=True)
+            blocks_into(self.segs, a["MX"], F, 3, add=True)
         else:
             A1 = -V / (h * b) + cA * A
             V1 = V + h * g * ((1.0 - g) / g * A + A1)
@@ -269,8 +263,8 @@ class SparseAlpha2:
             return
         self._products()
         KdX = F - sa * a["MdX"]  # K_s dX = F - (s_a + s_v W_C + W_K) M dX
-        _apply(self.segs, a["MdX"], 2, KdX, -sv)
-        _apply(self.segs, a["MdX"], 3, KdX, -1.0)
+        blocks_into(self.segs, a["MdX"], KdX, 2, add=True, scale=-sv)
+        blocks_into(self.segs, a["MdX"], KdX, 3, add=True, scale=-1.0)
         a["KX"] -= KdX
         self._since += 1
         if self._since >= self.refresh:
@@ -279,7 +273,7 @@ class SparseAlpha2:
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the first one after TSALPHA2's restart)."""
         if not self.started:  # TSAlpha_Restart: A0 from two backward-Euler half steps
-            be = (1.0, 1.0, 1.0, 0.5)
+            be = BACKWARD_EULER
             a = self.a
             X0, V0 = a["X"].copy(), a["V"].copy()
             keep = {k: a[k].copy() for k in ("MX", "MV", "MA", "KX")} if self.segs else {}
@@ -316,7 +310,7 @@ class SparseAlpha2:
             s.blocks.Ks.mult(q, vec["w"])
             ks = vec["w"]
         a["w2"][:] = ks.getArray(readonly=True)
-        _apply(self.segs, a["MX"], 3, a["w2"])
+        blocks_into(self.segs, a["MX"], a["w2"], 3, add=True)
         kel = ks
         if s.blocks.Ks is not s.Kel:  # K_s = K_el + K_sigma
             s.Kel.mult(q, vec["w3"])

@@ -20,9 +20,24 @@ from typing import Optional
 import numpy as np
 from petsc4py import PETSc
 
-__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks"]
+__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks", "blocks_into"]
 
 EPS = float(np.finfo(float).eps)
+
+
+def blocks_into(segments, xa: np.ndarray, oa: np.ndarray, which: int, add: bool = False,
+                scale: float = 1.0) -> None:
+    """oa (+)= scale W xa node by node, on local arrays: ``segments`` as in
+    :func:`apply_blocks`."""
+    for seg in segments:
+        (lo, hi), g, W = seg[0], seg[1], seg[which]
+        y = (xa[lo:hi].reshape(-1, g) @ W.T).ravel()
+        if scale != 1.0:
+            y *= scale
+        if add:
+            oa[lo:hi] += y
+        else:
+            oa[lo:hi] = y
 
 
 def apply_blocks(segments, x: PETSc.Vec, out: PETSc.Vec, which: int, add: bool = False
@@ -30,15 +45,7 @@ def apply_blocks(segments, x: PETSc.Vec, out: PETSc.Vec, which: int, add: bool =
     """out (+)= W x node by node: ``segments`` the (start, stop), gdim, matrices... tuples of
     :class:`~dolfinx_mbs.systems.InertiaBlocks` (``blocks`` or ``momentum``), ``which`` the
     index of the matrix W in each tuple."""
-    xa = x.getArray(readonly=True)
-    oa = out.getArray()
-    for seg in segments:
-        (lo, hi), g, W = seg[0], seg[1], seg[which]
-        y = (xa[lo:hi].reshape(-1, g) @ W.T).ravel()
-        if add:
-            oa[lo:hi] += y
-        else:
-            oa[lo:hi] = y
+    blocks_into(segments, x.getArray(readonly=True), out.getArray(), which, add)
     return out
 
 
