@@ -113,7 +113,11 @@ def test_stiffened_world_equals_self():
     for comm in (MPI.COMM_WORLD, MPI.COMM_SELF):
         model, frame = beam(comm, "prestress", axis=(0.2, 0.0, 1.0))
         res.append(sweep(model, frame, (4.0,), n=4))
-    assert np.allclose(res[0], res[1], rtol=1e-9, atol=0)
+    # The slender beam's lowest frequencies carry round-off of eps * cond(K) from the
+    # factorizations (prestress solve and shift-and-invert): 1 against 2 ranks differ by up to
+    # 1.1e-9 (DOLFINx 0.5.2) and 6e-10 (0.11), 1e-10 without prestress. A ghost value missed in
+    # the parallel assembly of K_sigma shows as 1e-4 or more.
+    assert np.allclose(res[0], res[1], rtol=1e-8, atol=0)
 
 
 def test_bad_stiffening_argument():
