@@ -364,27 +364,33 @@ class Body:
         """Gravity, fixed in the global frame (its local components turn with the frame)."""
         return F.gravity_load(self.rho, self.gravity_local, ufl.TestFunction(self.V))
 
-    def external_load_form(self):
+    def external_load_form(self, varying: bool = True):
         """Body forces, tractions and the user's constant load forms, or None when the body has
-        none (point loads are added to the assembled vector separately)."""
+        none (point loads are added to the assembled vector separately); with ``varying=False``
+        without the loads of :meth:`varying_loads`."""
         v = ufl.TestFunction(self.V)
         h = self.material.thickness
+        moving = [ld for ld, _ in self.varying_loads()]
         L = None
-        for ld in self._body_forces:
-            L = h * ufl.inner(ld.const, v) * ufl.dx + (L if L is not None else 0)
-        for ld, ds in self._tractions:
-            L = h * ufl.inner(ld.const, v) * ds + (L if L is not None else 0)
+        for ld, dm in [(ld, ufl.dx) for ld in self._body_forces] + self._tractions:
+            if varying or not any(ld is m for m in moving):
+                L = h * ufl.inner(ld.const, v) * dm + (L if L is not None else 0)
         user = self.user_forms.total("load", False)
         if user is not None:
             L = user if L is None else L + user
         return L
 
+    def varying_loads(self) -> list:
+        """The body forces and tractions that change in time (a function of t, or given in
+        global components, which turn with the frame): (load, measure) pairs, the load entering
+        as thickness * load.const . v over the measure (``ufl.dx`` or a ``ds``)."""
+        out = [(ld, ufl.dx) for ld in self._body_forces] + self._tractions
+        return [(ld, dm) for ld, dm in out if ld.fn is not None or not ld.local]
+
     @property
     def loads_vary(self) -> bool:
-        """True when a body force or traction changes in time (a function of t, or given in
-        global components, which turn with the frame)."""
-        return any(ld.fn is not None or not ld.local
-                   for ld in self._body_forces + [ld for ld, _ in self._tractions])
+        """True when a body force or traction changes in time (:meth:`varying_loads`)."""
+        return bool(self.varying_loads())
 
     def applied_load_form(self):
         """Gravity, body forces and tractions (point loads are added separately)."""

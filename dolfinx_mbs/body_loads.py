@@ -1,7 +1,9 @@
 """A body's assembled load vector at a frame state, in parts re-assembled only when they change.
 
 Q = q_omega + q_alpha + q_O (the frame's inertia on the undeformed body) + gravity + body
-forces, tractions and the user's load forms + point loads. The frame part is linear in the
+forces, tractions and the user's load forms + point loads. Body forces and tractions that
+change in time are combinations of their unit vectors (one per local component, assembled
+once) with the values of the step. The frame part is linear in the
 frame-coupling W = W_omega + W_alpha (``forms.frame_coupling``) and in a_O: with ``basis=True``
 (the operators' ``"basis"`` strategy, for frames whose state changes at every step) it is a
 combination of unit loads assembled once, -c_E(X, v) for each basis matrix E of
@@ -49,7 +51,7 @@ class BodyLoads:
 
     def __init__(self, body, basis=None, user_load=None):
         self.body = body
-        ext = body.external_load_form()
+        ext = body.external_load_form(varying=False)
         # [form, vector, key of the last assembly]
         self._parts = {
             "gravity": [fem.form(body.gravity_form()), None, None],
@@ -66,6 +68,7 @@ class BodyLoads:
         self.Q = self._parts["gravity"][1].duplicate()
         if basis is not None:
             self._frame = self._unit_loads(basis)
+        self._varying = self._unit_varying()
         self._applied = None
         self._momentum: Dict[str, PETSc.Vec] = {}
 
@@ -96,6 +99,44 @@ class BodyLoads:
         body.g_unit.value = np.zeros(3)
         return {"spin": spin, "accel": accel}
 
+    def _unit_varying(self) -> list:
+        """(load, [its load vector for each unit local component]) of each body force and
+        traction that changes in time: assembled once, so that a new time costs a combination
+        of vectors instead of an assembly."""
+        body = self.body
+        loads = body.varying_loads()
+        if not loads:
+            return []
+        c = fem.Constant(body.mesh, np.zeros(body.gdim, dtype=compat.scalar_type))
+        v = ufl.TestFunction(body.V)
+        out = []
+        for ld, dm in loads:
+            form = fem.form(body.material.thickness * ufl.inner(c, v) * dm)
+            units = []
+            for k in range(body.gdim):
+                c.value = np.eye(body.gdim)[k]
+                units.append(assembled(self.Q.duplicate(), form))
+            out.append((ld, units))
+        return out
+
+    def _applied_parts(self, alphas: list, vecs: list, user: bool = True) -> None:
+        """Append gravity, the body forces and tractions (the varying ones as combinations of
+        their unit vectors with the values their constants hold) and the user's load (with
+        ``user``, assembled anew: it has an update, so every state is new; else as last
+        assembled)."""
+        last_user = self._parts["user"][2] if "user" in self._parts else None
+        for name, key in (("gravity", self._gravity_key()), ("external", "constant"),
+                          ("user", object() if user else last_user)):
+            vec = self._part(name, key)
+            if vec is not None:
+                alphas.append(1.0)
+                vecs.append(vec)
+        for ld, units in self._varying:  # ld.const filled by Body.set_state
+            for x, b in zip(ld.const.value, units):
+                if x != 0.0:
+                    alphas.append(float(x))
+                    vecs.append(b)
+
     def _part(self, name: str, key) -> Optional[PETSc.Vec]:
         """The assembled load part ``name`` (owned values complete), re-assembled if ``key``
         differs from the last one."""
@@ -109,9 +150,6 @@ class BodyLoads:
 
     def _gravity_key(self):
         return tuple(self.body.gravity_local.value)
-
-    def _external_key(self, state: FrameState):
-        return state.t if self.body.loads_vary else "constant"
 
     def update(self, state: FrameState, W: Optional[Dict[str, np.ndarray]] = None
                ) -> PETSc.Vec:
@@ -134,13 +172,7 @@ class BodyLoads:
                 if s.a_O[k] != 0.0:
                     alphas.append(-float(s.a_O[k]))
                     vecs.append(b)
-        for name, key in (("gravity", self._gravity_key()),
-                          ("external", self._external_key(s)),
-                          ("user", object())):  # the user's load with an update: every state
-            vec = self._part(name, key)
-            if vec is not None:
-                alphas.append(1.0)
-                vecs.append(vec)
+        self._applied_parts(alphas, vecs)
         self.Q.zeroEntries()
         if vecs:
             self.Q.maxpy(alphas, vecs)
@@ -192,12 +224,9 @@ class BodyLoads:
                     out[k].maxpy(alphas, vecs)
         applied = self._applied
         applied.zeroEntries()
-        applied.axpy(1.0, self._part("gravity", self._gravity_key()))
-        ext = self._part("external", self._external_key(s))
-        if ext is not None:
-            applied.axpy(1.0, ext)
-        if "user" in self._parts:  # assembled at this state by update()
-            applied.axpy(1.0, self._parts["user"][1])
+        alphas, vecs = [], []
+        self._applied_parts(alphas, vecs, user=False)  # the user's load as update() made it
+        applied.maxpy(alphas, vecs)
         self.body.add_point_loads(applied, s)
         out["applied"] = applied
         return out
