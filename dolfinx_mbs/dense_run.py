@@ -36,6 +36,7 @@ from .dense_batch import WholeRun
 from .dense_varying import VaryingOperators, applies as varying_applies, loads_steady
 from .formulations import reduced_initial
 from .io import Probes, probe_columns
+from .linear_run import SOLVER_OPTIONS as LINEAR_SOLVER_OPTIONS
 from .linear_run import applies as linear_applies
 from .stability import Stability
 
@@ -62,9 +63,11 @@ def choose(system, formulation: str, stepper: str, options, prefix: str,
         why = "nonlinear strain (stiffening='nonlinear')"
     if stepper == "auto":
         given = {k for k in (options or {}) if k != "ts_alpha_radius"}
-        given |= {k for k in PETSc.Options().getAll() if k.startswith(prefix)}
-        if why is not None or given:
+        given |= {k[len(prefix):] for k in PETSc.Options().getAll() if k.startswith(prefix)}
+        if why is not None or any(not k.startswith(LINEAR_SOLVER_OPTIONS) for k in given):
             return "ts"
+        if given:  # the step solver's options only: the linear path reads them
+            return "linear" if linear_applies(system, formulation, reactions) is None else "ts"
         limit = DENSE_MAX if constant_frame(system) else \
             DENSE_MAX_VARYING if varying_applies(system) and loads_steady(system) else 0
         if system.n_reduced <= limit:

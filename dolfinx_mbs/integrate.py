@@ -159,12 +159,14 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             constant frame state's exact solution at the steps (matrix exponential), whatever
             ``dt``; ``"linear"``: TSALPHA2's steps on the sparse operators of a constant frame
             state without TS (:mod:`dolfinx_mbs.linear_run`: one factorization, one pass
-            over the mass a step; second-order form, no reactions or checkpoints; its
-            solver's options under ``<prefix>linear_``); ``"auto"``: ``"dense"`` up to
+            over the mass a step; second-order form, no reactions or checkpoints; its step
+            solver reads the ``ksp_``, ``pc_`` and ``mat_`` options under ``prefix``, e.g.
+            ``-mbs_pc_type gamg``); ``"auto"``: ``"dense"`` up to
             :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where frames
-            change in time), ``"linear"`` above it where that applies, when no PETSc option
-            under ``prefix`` and no checkpoint is given, else ``"ts"``. The log (INFO) says
-            which.
+            change in time), ``"linear"`` above it where that applies, when no checkpoint and
+            no PETSc option under ``prefix`` is given, or only the step solver's (then
+            ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log (INFO)
+            says which.
         load_degree, load_frequencies: the dense paths fit the loads of a constant frame
             state on polynomials of degree <= ``load_degree`` and the sines and cosines of
             these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),

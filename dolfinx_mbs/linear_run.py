@@ -3,7 +3,10 @@ constant in time, stepped in the second-order form by PETSc's TSALPHA2 scheme wr
 sparse reduced operators, without PETSc TS and its callbacks.
 
 With the operators constant, a step is one solve with a step matrix factorized once for the
-run (twice more for the restart's half steps) and the load vector at the step's time. In the
+run (twice more for the restart's half steps) and the load vector at the step's time. The step
+solver reads the run's ``ksp_``, ``pc_`` and ``mat_`` options (:data:`SOLVER_OPTIONS`, under
+the run's prefix): with ``-mbs_pc_type gamg`` it is preconditioned by multigrid with the
+bodies' rigid-body modes as near null space, set up once for the run. In the
 node-block form (:class:`dolfinx_mbs.system_records.InertiaBlocks`: constraints that fix whole
 nodes, no stiffness-proportional damping) every inertia term of the residual is the mass times
 a small matrix per node, and the mass is the scalar mass times the identity per node:
@@ -15,7 +18,8 @@ a small matrix per node, and the mass is the scalar mass times the identity per 
   K_s dX = F - (s_a + s_v W_C + W_K) M dX (J dX = F, J = K + s_v C + s_a M) instead of a
   product, and is formed by a product again every :attr:`SparseAlpha2.refresh` steps, that
   interval halved when the recursion drifted by more than :data:`DRIFT` of K_s X, doubled
-  (up to :data:`MAX_REFRESH`) below a hundredth of it;
+  (up to :data:`MAX_REFRESH`) below a tenth of it; with an iterative step solve, whose
+  residual the relation would accumulate, by a product at every step;
 * the energies read M V, M X and K_s X (no product of their own).
 
 Without the node-block form the residual takes its three products
@@ -36,10 +40,11 @@ from . import observers as obs
 from .compat import alpha2_restart_step
 from .dense import BACKWARD_EULER, alpha2_parameters, constant_frame
 from .formulations import cheapest_lu, reduced_initial, second_order_residual, small_lu
-from .petsc_options import converged, reason_name
+from .petsc_options import SolverOptions, converged, reason_name
 from .state_products import blocks_into
 
-__all__ = ["applies", "MassProducts", "SparseAlpha2", "run", "DRIFT", "MAX_REFRESH"]
+__all__ = ["applies", "MassProducts", "SparseAlpha2", "run", "DRIFT", "MAX_REFRESH",
+           "SOLVER_OPTIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +55,8 @@ DRIFT = 1e-10
 #: longest interval (steps) between two products K_s X
 MAX_REFRESH = 256
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+#: the options (under the run's prefix) the path reads: its step solver's
+SOLVER_OPTIONS = ("ksp_", "pc_", "mat_")
 
 
 def applies(system, formulation: str, reactions) -> Optional[str]:
@@ -129,8 +136,9 @@ class SparseAlpha2:
     name = "alpha2"
 
     def __init__(self, system, t0: float, radius: Optional[float], small: bool,
-                 prefix: str = "mbs_"):
+                 opts: Optional[SolverOptions] = None):
         self.system, self.comm = system, system.comm
+        self.opts = opts if opts is not None else SolverOptions("mbs_")
         s = system.at(t0)
         self.version = s.version
         self.params = alpha2_parameters(radius)
@@ -145,8 +153,13 @@ class SparseAlpha2:
         self.J = s.M.duplicate()
         self.ksp = PETSc.KSP().create(self.comm)
         cheapest_lu(self.ksp, small)
-        self.ksp.setOptionsPrefix(prefix + "linear_")
-        self.ksp.setFromOptions()
+        self.ksp.setOptionsPrefix(self.opts.prefix)
+        self.opts.set_from_options(self.ksp)
+        #: the step solve is iterative (e.g. GAMG): K_s X by a product at every step
+        self.iterative = self.ksp.getType() != PETSc.KSP.Type.PREONLY
+        if self.ksp.getPC().getType() == PETSc.PC.Type.GAMG and \
+                hasattr(system, "near_nullspace"):
+            self.J.setNearNullSpace(system.near_nullspace())
         self._key = None
         self.started = False
         #: steps between two products K_s X (node-block form), adapted to the drift
@@ -218,7 +231,7 @@ class SparseAlpha2:
             self.J.axpy(sv, s.C, structure=SAME)
             self.J.axpy(sa, s.M, structure=SAME)
             self.ksp.setOperators(self.J)
-            self.ksp.setUp()
+            self.opts.set_up(self.ksp)
             self._key = key
             self.factorizations += 1
         self.ksp.solve(self.vec["F"], self.vec["dX"])
@@ -267,7 +280,9 @@ class SparseAlpha2:
         blocks_into(self.segs, a["MdX"], KdX, 3, add=True, scale=-1.0)
         a["KX"] -= KdX
         self._since += 1
-        if self._since >= self.refresh:
+        if self.iterative:  # the step relation holds to the solver's tolerance only
+            self._stiffness(measure=False)
+        elif self._since >= self.refresh:
             self._stiffness()
 
     def step(self, t: float, h: float) -> None:
@@ -330,7 +345,9 @@ def run(system, t0: float, times, initial, radius, make_observers, prefix: str, 
     """Step ``system`` through ``times`` (after ``t0``) on the linear path with the observers
     from ``make_observers(label, n_steps)``. Returns (times, observers, scheme name, steps)."""
     small = small_lu(system, prefix, options)
-    sch = SparseAlpha2(system, t0, radius, small, prefix)
+    opts = SolverOptions(prefix, {}, {k: v for k, v in (options or {}).items()
+                                      if k.startswith(SOLVER_OPTIONS)})
+    sch = SparseAlpha2(system, t0, radius, small, opts)
     try:
         u0, v0 = (reduced_initial(system, x, n) for x, n in zip(initial[:2], ("u0", "v0")))
         sch.initial(u0, v0)
