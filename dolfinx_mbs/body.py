@@ -9,7 +9,7 @@ physics of its own.
 from __future__ import annotations
 
 import itertools
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 import numpy as np
 import ufl
@@ -19,7 +19,7 @@ from mpi4py import MPI
 from . import checks, compat
 from . import forms as F
 from .frames import Frame, FrameState
-from .loads import Load, TimeVector, VectorLike, diameter, facet_measure, locate_node
+from .loads import AppliedLoads, TimeVector, VectorLike, diameter, facet_measure, locate_node
 from .materials import Material
 from .user_forms import FORM_KINDS, UserForms
 
@@ -117,9 +117,8 @@ class Body:
         #: the 3x3 matrix of the inertia coupling form (see forms.inertia_coupling)
         self.W = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
         self.gravity = np.zeros(3)
-        self._body_forces: List[Load] = []
-        self._tractions: List[tuple] = []
-        self._point_loads: List[tuple] = []
+        #: body forces, tractions and point loads (:class:`dolfinx_mbs.loads.AppliedLoads`)
+        self.loads = AppliedLoads(mesh, gdim, self.name)
         #: the user's forms by kind: (form, update or None) pairs (see :meth:`add_form`)
         self.user_forms = UserForms(self.V, self.name)
         #: set when the body's operators are made (its forms compiled): forms added later
@@ -152,17 +151,9 @@ class Body:
         cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
-        if self._steady_loads() or self.user_forms.total("load", False) is not None:
+        if self.loads.steady() or self.user_forms.total("load", False) is not None:
             cases.append(("applied",))
         return cases
-
-    def _steady_loads(self) -> list:
-        """The loads that are constant in local components: (load, where) pairs, ``where`` a
-        ds measure, None (body force) or a node index (point load, this rank's or None)."""
-        out = [(ld, None) for ld in self._body_forces if ld.steady]
-        out += [(ld, ds) for ld, ds in self._tractions if ld.steady]
-        out += [(ld, ("node", node)) for ld, node in self._point_loads if ld.steady]
-        return out
 
     def prestress_coefficient(self, case, state: FrameState) -> float:
         """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
@@ -181,19 +172,11 @@ class Body:
         ``applied``: the constant local loads without point loads) and the geometric stiffness
         form of each unit prestress field."""
         u, v = self.trial_test()
-        h = self.material.thickness
         out = {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
-               "gravity": F.gravity_load(self.rho, self.g_unit, v)}
-        applied = None
-        for ld, where in self._steady_loads():
-            if isinstance(where, tuple):
-                continue
-            term = h * ufl.inner(ld.const, v) * (ufl.dx if where is None else where)
-            applied = term if applied is None else applied + term
-        user = self.user_forms.total("load", False)
-        if user is not None:
-            applied = user if applied is None else applied + user
-        out["applied"] = applied
+               "gravity": F.gravity_load(self.rho, self.g_unit, v),
+               "applied": self.loads.form(v, self.material.thickness,
+                                          self.user_forms.total("load", False),
+                                          steady_only=True)}
         for case, f in self.prestress_fields.items():
             sigma0 = self.material.stress(F.strain(f))
             out[case] = F.geometric_stiffness(self.material, sigma0, u, v)
@@ -201,11 +184,7 @@ class Body:
 
     def add_steady_point_loads(self, b) -> None:
         """Add the constant local point loads to the assembled vector ``b`` (owned part)."""
-        bs = self.gdim
-        for ld, where in self._steady_loads():
-            if isinstance(where, tuple) and where[1] is not None:
-                with b.localForm() as bl:
-                    bl.array[where[1] * bs: (where[1] + 1) * bs] += ld.fixed
+        self.loads.add_steady_points(b)
 
     def nonlinear_forms(self) -> dict:
         """With nonlinear stiffening, the forms at ``u_state``: ``force`` (the internal force's
@@ -231,10 +210,7 @@ class Body:
             )
         self.frame_constants.set(state)
         self.gravity_local.value = state.R.T @ self.gravity
-        for ld in self._body_forces:
-            ld.update(state)
-        for ld, _ in self._tractions:
-            ld.update(state)
+        self.loads.update(state)
         for update in self.user_forms.updates():
             update(state)
 
@@ -299,7 +275,7 @@ class Body:
     def add_body_force(self, f: TimeVector, local: bool = True) -> None:
         """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
         ``local=False``."""
-        self._body_forces.append(Load(f, self.gdim, self.mesh, "body force", local))
+        self.loads.add(f, "body force", local)
 
     def add_traction(self, t: TimeVector, facets=None, where=None, local: bool = True) -> None:
         """A traction (N/m^2) on boundary facets given by ``facets=(meshtags, tag)`` or by a
@@ -309,7 +285,7 @@ class Body:
             ValueError: no facet is selected on any rank.
         """
         ds = facet_measure(self.mesh, facets, where, f"add_traction on body {self.name!r}")
-        self._tractions.append((Load(t, self.gdim, self.mesh, "traction", local), ds))
+        self.loads.add(t, "traction", local, measure=ds)
 
     def add_point_load(self, point: VectorLike, f: TimeVector, local: bool = True,
                        tol: float = 1e-8) -> None:
@@ -318,7 +294,7 @@ class Body:
         p = checks.point3(point, "point")
         p[self.gdim:] = 0.0  # a 2D body's point in its plane
         node = self.locate_node(p, tol)
-        self._point_loads.append((Load(f, self.gdim, self.mesh, "point load", local), node))
+        self.loads.add(f, "point load", local, node=node)
 
     def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> Optional[int]:
         """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
@@ -368,29 +344,19 @@ class Body:
         """Body forces, tractions and the user's constant load forms, or None when the body has
         none (point loads are added to the assembled vector separately); with ``varying=False``
         without the loads of :meth:`varying_loads`."""
-        v = ufl.TestFunction(self.V)
-        h = self.material.thickness
-        moving = [ld for ld, _ in self.varying_loads()]
-        L = None
-        for ld, dm in [(ld, ufl.dx) for ld in self._body_forces] + self._tractions:
-            if varying or not any(ld is m for m in moving):
-                L = h * ufl.inner(ld.const, v) * dm + (L if L is not None else 0)
-        user = self.user_forms.total("load", False)
-        if user is not None:
-            L = user if L is None else L + user
-        return L
+        return self.loads.form(ufl.TestFunction(self.V), self.material.thickness,
+                               self.user_forms.total("load", False), varying=varying)
 
     def varying_loads(self) -> list:
         """The body forces and tractions that change in time (a function of t, or given in
         global components, which turn with the frame): (load, measure) pairs, the load entering
         as thickness * load.const . v over the measure (``ufl.dx`` or a ``ds``)."""
-        out = [(ld, ufl.dx) for ld in self._body_forces] + self._tractions
-        return [(ld, dm) for ld, dm in out if ld.fn is not None or not ld.local]
+        return self.loads.varying()
 
     @property
     def loads_vary(self) -> bool:
         """True when a body force or traction changes in time (:meth:`varying_loads`)."""
-        return bool(self.varying_loads())
+        return bool(self.loads.varying())
 
     def applied_load_form(self):
         """Gravity, body forces and tractions (point loads are added separately)."""
@@ -412,23 +378,7 @@ class Body:
 
     def add_point_loads(self, b, state: FrameState) -> None:
         """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""
-        bs = self.gdim
-        if not self._point_loads:
-            return
-        # the user's functions are evaluated on every rank (not only the owner's), under one
-        # guard: their error, or a non-finite value, is raised on all ranks; constant values
-        # need neither (no collective per state)
-        if any(ld.fn is not None for ld, _ in self._point_loads):
-            with checks.collective(self.comm, f"point load of body {self.name!r} at "
-                                              f"t={state.t:g}"):
-                values = [ld.value(state) for ld, _ in self._point_loads]
-        else:
-            values = [ld.value(state) if node is not None else None
-                      for ld, node in self._point_loads]
-        for (_, node), val in zip(self._point_loads, values):
-            if node is not None:
-                with b.localForm() as bl:
-                    bl.array[node * bs: (node + 1) * bs] += val
+        self.loads.add_points(b, state, self.comm)
 
     def __repr__(self) -> str:
         return f"Body({self.name!r}, {self.material!r}, {self.frame!r}, degree={self.degree})"

@@ -18,7 +18,8 @@ from mpi4py import MPI
 from . import checks, compat
 from .frames import FrameState
 
-__all__ = ["Load", "VectorLike", "TimeVector", "facet_measure", "locate_node", "diameter"]
+__all__ = ["Load", "AppliedLoads", "VectorLike", "TimeVector", "facet_measure", "locate_node",
+           "diameter"]
 
 VectorLike = Union[Sequence[float], np.ndarray]
 TimeVector = Union[VectorLike, Callable[[float], VectorLike]]
@@ -121,3 +122,90 @@ def locate_node(V, p: np.ndarray, tol: float, name: str) -> Optional[int]:
                          f"(nearest node at distance {gmin:.3e})")
     owner = comm.allreduce(comm.rank if dmin == gmin else comm.size, op=MPI.MIN)
     return i if comm.rank == owner else None
+
+
+class AppliedLoads:
+    """The applied loads of one body: body forces, tractions (each with its ``ds``) and point
+    loads (each with the owned node it acts on, None on the other ranks), and the forms and
+    vector additions made of them.
+
+    Args:
+        mesh: the body's mesh.
+        gdim: the body's dimension.
+        name: the body's name (for messages).
+    """
+
+    def __init__(self, mesh, gdim: int, name: str):
+        self.mesh, self.gdim, self.name = mesh, gdim, name
+        #: (load, measure): ``ufl.dx`` for a body force, a ``ds`` for a traction
+        self.distributed: list = []
+        #: (load, owned node or None)
+        self.points: list = []
+
+    def add(self, value: TimeVector, what: str, local: bool, measure=None, node=None) -> None:
+        """A body force (``measure`` None: ``ufl.dx``), a traction (``measure``: its ``ds``)
+        or a point load (``what == "point load"``, at ``node``)."""
+        ld = Load(value, self.gdim, self.mesh, what, local)
+        if what == "point load":
+            self.points.append((ld, node))
+        else:
+            self.distributed.append((ld, ufl.dx if measure is None else measure))
+
+    @staticmethod
+    def _varies(ld: Load) -> bool:
+        return ld.fn is not None or not ld.local
+
+    def varying(self) -> list:
+        """(load, measure) of the body forces and tractions that change in time (a function
+        of t, or global components, which turn with the frame)."""
+        return [(ld, dm) for ld, dm in self.distributed if self._varies(ld)]
+
+    def steady(self) -> list:
+        """The loads constant in local components: (load, where) pairs, ``where`` a measure
+        (``ufl.dx`` or a ``ds``) or ``("node", node)`` (a point load)."""
+        return [(ld, dm) for ld, dm in self.distributed if ld.steady] + \
+            [(ld, ("node", node)) for ld, node in self.points if ld.steady]
+
+    def form(self, v, thickness, user=None, varying: bool = True, steady_only: bool = False):
+        """thickness * load.v over each body force's and traction's measure, plus ``user`` (a
+        load form or None); without the varying ones when ``varying`` is False; with
+        ``steady_only``, of the loads constant in local components alone. None when empty."""
+        L = None
+        for ld, dm in self.distributed:
+            if (steady_only and not ld.steady) or (not varying and self._varies(ld)):
+                continue
+            L = thickness * ufl.inner(ld.const, v) * dm + (L if L is not None else 0)
+        if user is not None:
+            L = user if L is None else L + user
+        return L
+
+    def update(self, state: FrameState) -> None:
+        """Fill the constants of the body forces and tractions for ``state``."""
+        for ld, _ in self.distributed:
+            ld.update(state)
+
+    def add_points(self, b, state: FrameState, comm) -> None:
+        """Add the point loads at ``state`` to the owned part of the assembled vector ``b``."""
+        if not self.points:
+            return
+        # the user's functions are evaluated on every rank (not only the owner's), under one
+        # guard: their error, or a non-finite value, is raised on all ranks; constant values
+        # need neither (no collective per state)
+        if any(ld.fn is not None for ld, _ in self.points):
+            with checks.collective(comm, f"point load of body {self.name!r} at "
+                                         f"t={state.t:g}"):
+                values = [ld.value(state) for ld, _ in self.points]
+        else:
+            values = [ld.value(state) if node is not None else None for ld, node in self.points]
+        self._add_at_nodes(b, [(node, val) for (_, node), val in zip(self.points, values)])
+
+    def add_steady_points(self, b) -> None:
+        """Add the point loads constant in local components to the owned part of ``b``."""
+        self._add_at_nodes(b, [(node, ld.fixed) for ld, node in self.points if ld.steady])
+
+    def _add_at_nodes(self, b, pairs) -> None:
+        bs = self.gdim
+        for node, val in pairs:
+            if node is not None:
+                with b.localForm() as bl:
+                    bl.array[node * bs: (node + 1) * bs] += val
