@@ -296,6 +296,22 @@ class Body:
         node = self.locate_node(p, tol)
         self.loads.add(f, "point load", local, node=node)
 
+    def apply_load(self, body_force=None, traction=None, where=None, facets=None,
+                   point=None, force=None, local: bool = True) -> None:
+        """One of :meth:`add_body_force`, :meth:`add_traction` or :meth:`add_point_load`, by
+        the argument given (:meth:`dolfinx_mbs.Model.apply_load`)."""
+        given = [x is not None for x in (body_force, traction, point)]
+        if sum(given) != 1:
+            raise ValueError("apply_load: give exactly one of body_force=, traction= or point=")
+        if body_force is not None:
+            self.add_body_force(body_force, local=local)
+        elif traction is not None:
+            self.add_traction(traction, facets=facets, where=where, local=local)
+        else:
+            if force is None:
+                raise ValueError("apply_load: a point load needs force=")
+            self.add_point_load(point, force, local=local)
+
     def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> Optional[int]:
         """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
 

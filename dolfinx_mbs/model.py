@@ -236,17 +236,7 @@ class Model:
         components unless ``local=False`` (then global components, rotated with the frame).
         """
         self._check_body(body)
-        given = [x is not None for x in (body_force, traction, point)]
-        if sum(given) != 1:
-            raise ValueError("apply_load: give exactly one of body_force=, traction= or point=")
-        if body_force is not None:
-            body.add_body_force(body_force, local=local)
-        elif traction is not None:
-            body.add_traction(traction, facets=facets, where=where, local=local)
-        else:
-            if force is None:
-                raise ValueError("apply_load: a point load needs force=")
-            body.add_point_load(point, force, local=local)
+        body.apply_load(body_force, traction, where, facets, point, force, local)
         # the load forms changed: the operators are made again on next use
         self._assembly = self._basis = None
         self._systems = {}
