@@ -52,8 +52,8 @@ from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
 from .stability import MODES as STABILITY, Stability
-from .petsc_options import error_words, reason_name, solver_reasons
-from .step_solvers import attach_near_nullspace, run_options
+from .petsc_options import SolverOptions, error_words, reason_name, solver_reasons
+from .step_solvers import attach_near_nullspace, multigrid, run_options
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
@@ -148,7 +148,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         stability: ``"warn"`` (default), ``"error"`` or ``"off"``: the frames' state is
             checked for divergence at the first step and whenever it changed (every tenth
             step or less often, at most about 50 checks a run; one factorization of the
-            stiffness each,
+            stiffness each, or, when the step solver is multigrid (``pc_type gamg``), the
+            lowest eigenvalues by LOBPCG preconditioned with GAMG instead,
             :mod:`dolfinx_mbs.stability`); an unstable state gives an
             :class:`~dolfinx_mbs.stability.InstabilityWarning` (or raises
             :class:`~dolfinx_mbs.stability.InstabilityError`) naming the time, the growth
@@ -217,6 +218,7 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
                          f"{type(system).__name__} (it takes {system.formulations})")
     oargs = _observers_args(probes, output, output_every, progress, reactions, energy,
                             callback, stability)
+    oargs["multigrid"] = multigrid(SolverOptions(prefix, {}, options))
     if path == "linear":
         times, watch, scheme, steps = linear_run.run(
             system, t0, dense_run.step_times(t0, t_end, dt), (u0, v0), spectral_radius,
@@ -254,7 +256,8 @@ def _observers(system, label, n_steps, a, resume=None, energies=None, probes=Non
     stab = None
     if a["stability"] != "off" and hasattr(system, "pencil") and not system.has_multipliers \
             and not system.nonlinear:
-        stab = Stability(system, a["stability"], max(10, n_steps // 50))
+        stab = Stability(system, a["stability"], max(10, n_steps // 50),
+                         multigrid=a.get("multigrid", False))
     return obs.make_observers(system, label, n_steps, a, resume, energies, probes, stab,
                               checkpoint.truncate_csv)
 

@@ -4,7 +4,10 @@ A steady frame state is statically unstable (divergent) when the symmetric part 
 stiffness K + K_omega + K_alpha (+ K_sigma) has negative eigenvalues: spin softening exceeds the
 elastic stiffness in that many directions (``theory.md`` section 3), and the motion grows like
 e^(s t). :class:`Stability` counts them (the negative pivots of an LDL^T factorization by MUMPS,
-Sylvester's law of inertia; :meth:`dolfinx_mbs.static.StaticSolver.inertia`) at the first step
+Sylvester's law of inertia; :meth:`dolfinx_mbs.static.StaticSolver.inertia`), or, in a run whose
+step solver is multigrid (where a factorization of the size of the problem is what does not
+fit), from the lowest eigenvalues of the symmetric part by LOBPCG preconditioned with GAMG
+(:func:`negative_by_lobpcg`: no factorization; a count of at least one), at the first step
 and again whenever the frames' state has changed since the last check, at most every
 ``every`` steps. When some are found, the growth rate s and the shape of the unstable mode
 come from the gyroscopic eigenproblem (lambda^2 M + lambda G + K) x = 0 about that state
@@ -31,13 +34,17 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 from mpi4py import MPI
+from petsc4py import PETSc
+from slepc4py import SLEPc
 
 from .modal import generalized_frequencies, pencil_modes
+from .petsc_options import SolverOptions
 from .observers import Observer, Step
 from .rigid_modes import rigid_subspace
 from .static import StaticSolver
 
-__all__ = ["Instability", "InstabilityWarning", "InstabilityError", "Stability", "MODES"]
+__all__ = ["Instability", "InstabilityWarning", "InstabilityError", "Stability", "MODES",
+           "negative_by_lobpcg", "LOBPCG_OPTIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +76,8 @@ class Instability:
     negative: int
     rate: float
     where: Optional[Tuple[str, Tuple[float, ...], int]] = None
+    #: False when ``negative`` is a lower bound (counted among the lowest eigenvalues only)
+    exact_count: bool = True
 
     def message(self) -> str:
         rate = (f"growth rate {self.rate:.4g} 1/s (e-folding time {1.0 / self.rate:.3g} s)"
@@ -79,7 +88,8 @@ class Instability:
             at = (f"; the mode's largest motion is at body {name!r}, point "
                   f"({', '.join(f'{x:.4g}' for x in p)}), component {c}")
         return (f"unstable (divergent) state at t={self.t:g}: the reduced stiffness with spin "
-                f"softening has {self.negative} negative eigenvalue(s); {rate}{at}. The spin "
+                f"softening has {'' if self.exact_count else 'at least '}{self.negative} "
+                f"negative eigenvalue(s); {rate}{at}. The spin "
                 "is above a divergence speed, or a body is not held against rigid motion")
 
 
@@ -91,6 +101,57 @@ def dense_inertia(K: np.ndarray):
     return int(neg) if K.ndim == 2 else neg
 
 
+#: the multigrid check's eigensolver (options prefix ``mbs_stability_``: e.g.
+#: ``-mbs_stability_eps_tol``); its defaults
+LOBPCG_OPTIONS = SolverOptions("mbs_stability_", {"eps_tol": 1e-6, "eps_max_it": 1000})
+#: how many of the lowest eigenvalues the multigrid check computes (the count it reports is
+#: of these)
+LOBPCG_NEV = 2
+
+
+def negative_by_lobpcg(K: PETSc.Mat, M: PETSc.Mat, P: Optional[PETSc.Mat] = None,
+                       near_nullspace: Optional[PETSc.NullSpace] = None) -> Tuple[int, float]:
+    """(count, lowest): how many of the :data:`LOBPCG_NEV` lowest eigenvalues of the symmetric
+    part of ``K`` relative to ``M`` are negative, and the lowest (rad^2/s^2), by SLEPc's LOBPCG
+    preconditioned by CG + GAMG on ``P`` (to 1e-2; default: that symmetric part; the elastic
+    stiffness, positive definite, where spin softening dominates), ``near_nullspace`` the
+    rigid-body modes -- no factorization. (0, nan) with a logged warning when it does not
+    converge."""
+    S = K.transpose(PETSc.Mat())
+    S.axpy(1.0, K)  # K + K^T: twice the symmetric part
+    S.setOption(PETSc.Mat.Option.SYMMETRIC, True)
+    P = S if P is None else P
+    if near_nullspace is not None:
+        P.setNearNullSpace(near_nullspace)
+    eps = SLEPc.EPS().create(K.getComm())
+    try:
+        eps.setOperators(S, M)
+        eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
+        eps.setType(SLEPc.EPS.Type.LOBPCG)
+        eps.setWhichEigenpairs(SLEPc.EPS.Which.SMALLEST_REAL)
+        eps.setDimensions(nev=LOBPCG_NEV)
+        st = eps.getST()
+        st.setType(SLEPc.ST.Type.PRECOND)
+        st.setPreconditionerMat(P)
+        ksp = st.getKSP()  # a few CG iterations on P with GAMG (one GAMG application alone
+        ksp.setType(PETSc.KSP.Type.CG)  # converges 5-10x slower, and crashes on 2 ranks)
+        ksp.setTolerances(rtol=1e-2, max_it=20)
+        ksp.getPC().setType(PETSc.PC.Type.GAMG)
+        eps.setOptionsPrefix(LOBPCG_OPTIONS.prefix)
+        LOBPCG_OPTIONS.set_from_options(eps)
+        eps.solve()
+        nc = eps.getConverged()
+        if nc < 1:
+            log.warning("divergence check: LOBPCG did not converge in %d iterations (not "
+                        "checked)", eps.getIterationNumber())
+            return 0, math.nan
+        lam = np.array([0.5 * eps.getEigenvalue(i).real for i in range(min(nc, LOBPCG_NEV))])
+        return int(np.count_nonzero(lam < 0.0)), float(lam.min())
+    finally:
+        eps.destroy()
+        S.destroy()
+
+
 class Stability(Observer):
     """Checks the frames' state of a run for divergence (see the module docstring).
 
@@ -98,10 +159,15 @@ class Stability(Observer):
         system: the run's typed system (one with ``pencil``; other systems are not checked).
         mode: ``"warn"`` or ``"error"``.
         every: the fewest steps between two checks of a changing frame state.
+        multigrid: the run's step solver is multigrid: check by :func:`negative_by_lobpcg`
+            (bodies left free by their constraints are still checked by a factorization).
     """
 
-    def __init__(self, system, mode: str, every: int):
+    def __init__(self, system, mode: str, every: int, multigrid: bool = False):
         self.system, self.mode, self.every = system, mode, max(1, int(every))
+        self.multigrid = bool(multigrid)
+        self._exact = True  # the last count is exact (a factorization's inertia)
+        self._lowest = math.nan  # the lowest eigenvalue the multigrid check found
         self.found: List[Instability] = []
         self._solver = StaticSolver(system.comm)
         self._last_state = None
@@ -137,6 +203,14 @@ class Stability(Observer):
             ops = self.system.at(step.t)
             negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
                 self._rigid.dim
+        elif negative is None and self.multigrid:
+            ops = self.system.at(step.t)
+            nullspace = self.system.near_nullspace() \
+                if hasattr(self.system, "near_nullspace") else None
+            negative, lowest = negative_by_lobpcg(ops.K, ops.M, ops.Kel, nullspace)
+            self._exact, self._lowest = False, lowest
+            log.info("divergence check at t=%g by LOBPCG: lowest eigenvalue of the stiffness "
+                     "%.6g rad^2/s^2", step.t, lowest)
         elif negative is None:
             negative = self._solver.inertia(self.system.at(step.t).K)
         unstable = negative > 0
@@ -171,6 +245,8 @@ class Stability(Observer):
         try:
             if self._free:  # the rates of spin softening lie below the spin rate
                 s0 = 0.5 * float(np.abs(self._last_state[:, :3]).max())
+            elif not self._exact and self._lowest < 0.0:  # the rate without Coriolis coupling
+                s0 = math.sqrt(-self._lowest)
             else:
                 w = generalized_frequencies(Kr, Mr, n)
                 s0 = float(-w.min()) if w.min() < 0 else 0.0
@@ -178,7 +254,8 @@ class Stability(Observer):
         except RuntimeError as e:
             log.warning("t=%g: %d negative eigenvalue(s) of the reduced stiffness; the "
                         "eigensolver gave no growth rate (%s)", t, negative, e)
-            return Instability(t=t, negative=negative, rate=math.nan)
+            return Instability(t=t, negative=negative, rate=math.nan,
+                               exact_count=self._exact)
         k = int(np.argmax(lam.real))   # the fastest growing of the roots found
         z = complex(lam[k])
         try:
@@ -191,7 +268,8 @@ class Stability(Observer):
             for xr, xi in vecs:
                 xr.destroy()
                 xi.destroy()
-        return Instability(t=t, negative=negative, rate=z.real, where=where)
+        return Instability(t=t, negative=negative, rate=z.real, where=where,
+                           exact_count=self._exact)
 
     def _largest(self, xr) -> Tuple[str, Tuple[float, ...], int]:
         """Body, point and component of the largest entry of the reduced vector ``xr``."""

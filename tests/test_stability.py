@@ -8,9 +8,11 @@ import warnings
 import numpy as np
 import pytest
 from dolfinx import mesh as dmesh
+from scipy.linalg import eigh
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
+from dolfinx_mbs.dense import gather_matrix
 from dolfinx_mbs.stability import InstabilityError, InstabilityWarning
 
 TIP = (1.0, 0.05, 0.05)
@@ -75,3 +77,35 @@ def test_free_rigid_motions_are_not_reported():
         warnings.simplefilter("error", InstabilityWarning)
         r = model.integrate(t_end=5e-4, dt=1e-4, progress=False)
     assert r.instabilities == []
+
+
+GAMG = {"ksp_type": "gmres", "pc_type": "gamg", "ksp_rtol": 1e-12}
+
+
+@pytest.mark.parametrize("rate", [200.0, 1.0])
+def test_multigrid_runs_check_without_a_factorization(rate):
+    """With a multigrid step solver the check takes the lowest eigenvalues by LOBPCG (no
+    factorization of the stiffness): the lowest eigenvalue that of the dense problem (a second
+    method), the same report as the factorization's (its growth rate from the same
+    eigenproblem), the count a lower bound."""
+    model = beam(rate)
+    system = model.system()
+    s = system.at(0.0)
+    count, lowest = mbs.stability.negative_by_lobpcg(s.K, s.M, s.Kel, system.near_nullspace())
+    K, M = (gather_matrix(A, MPI.COMM_WORLD) for A in (s.K, s.M))
+    lam = eigh(0.5 * (K + K.T), M, eigvals_only=True)   # dense reference (120 unknowns)
+    assert lowest == pytest.approx(lam[0], rel=1e-5)
+    assert count == int(np.count_nonzero(lam[:2] < 0))
+    run = dict(t_end=5e-3, dt=5e-4, progress=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InstabilityWarning)
+        direct = model.integrate(**run)
+        mg = model.integrate(options=GAMG, **run)
+    if rate < 1.6:   # below the first bending frequency: nothing to report
+        assert direct.instabilities == mg.instabilities == []
+        assert not caught
+        return
+    (a,), (b,) = direct.instabilities, mg.instabilities
+    assert b.t == a.t == 0.0 and b.rate == pytest.approx(a.rate, rel=1e-8)
+    assert not b.exact_count and 1 <= b.negative <= a.negative
+    assert "at least" in b.message() and "at least" not in a.message()
