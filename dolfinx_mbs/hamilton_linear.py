@@ -225,9 +225,9 @@ class SparseMidpoint:
         if self.segs is not None:
             self._since += 1
             if self.iterative:  # the step relation holds to the solver's tolerance only
-                self._stiffness(measure=False)
-            elif self._since >= self.refresh:
-                self._stiffness()
+                self.Ks.mult(vec["X"], vec["KX"])
+            if self._since >= self.refresh:  # (M q follows the step whatever the solve)
+                self._stiffness(measure=not self.iterative)
 
     # --- what the observers ask of a form -------------------------------------------------
     def state(self, t: float, need_v: bool = True):
