@@ -49,6 +49,7 @@ from petsc4py import PETSc
 from . import checkpoint, checks, dense_run, linear_run
 from .dense_exact import LoadBasis
 from .first_order_forms import FirstOrderForm, HamiltonForm, VelocityForm
+from .hamilton_linear import SparseMidpoint
 from .formulations import Form, SecondOrderForm, small_lu
 from . import observers as obs
 from .stability import MODES as STABILITY, Stability
@@ -158,11 +159,13 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             densely on every rank (:mod:`dolfinx_mbs.dense_run`: TS's steps to round-off;
             linear systems, no multipliers, velocity rows or checkpoints); ``"exact"``: a
             constant frame state's exact solution at the steps (matrix exponential), whatever
-            ``dt``; ``"linear"``: TSALPHA2's steps on the sparse operators of a constant frame
-            state without TS (:mod:`dolfinx_mbs.linear_run`: one factorization, one pass
-            over the mass a step; second-order form, no reactions or checkpoints; its step
-            solver reads the ``ksp_``, ``pc_`` and ``mat_`` options under ``prefix``, e.g.
-            ``-mbs_pc_type gamg``); ``"auto"``: ``"dense"`` up to
+            ``dt``; ``"linear"``: the TS path's steps (TSALPHA2, or Hamilton's implicit
+            midpoint) on the sparse operators of a constant frame state without TS
+            (:mod:`dolfinx_mbs.linear_run`, :mod:`dolfinx_mbs.hamilton_linear`: one
+            factorization, one pass over the mass a step; second-order and hamiltonian
+            forms, no reactions or checkpoints; its step solver reads the ``ksp_``, ``pc_``
+            and ``mat_`` options under ``prefix``, e.g. ``-mbs_pc_type gamg``); ``"auto"``:
+            ``"dense"`` up to
             :data:`dolfinx_mbs.dense.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where frames
             change in time), ``"linear"`` above it where that applies, when no checkpoint and
             no PETSc option under ``prefix`` is given, or only the step solver's (then
@@ -221,8 +224,9 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
     oargs["multigrid"] = multigrid(SolverOptions(prefix, {}, options))
     if path == "linear":
         times, watch, scheme, steps = linear_run.run(
-            system, t0, dense_run.step_times(t0, t_end, dt), (u0, v0), spectral_radius,
-            lambda label, n: _observers(system, label, n, oargs), prefix, options)
+            system, t0, dense_run.step_times(t0, t_end, dt), (u0, v0, p0), spectral_radius,
+            lambda label, n: _observers(system, label, n, oargs), prefix, options,
+            SparseMidpoint if formulation == "hamiltonian" else linear_run.SparseAlpha2)
         return _result(times, watch, system, formulation, scheme, steps, path)
     if path != "ts":
         times, watch, scheme, steps = dense_run.run(

@@ -43,8 +43,8 @@ from .formulations import cheapest_lu, reduced_initial, second_order_residual, s
 from .petsc_options import SolverOptions, converged, reason_name
 from .state_products import blocks_into
 
-__all__ = ["applies", "MassProducts", "SparseAlpha2", "run", "DRIFT", "MAX_REFRESH",
-           "SOLVER_OPTIONS"]
+__all__ = ["applies", "node_segments", "refresh_interval", "MassProducts", "SparseAlpha2",
+           "run", "DRIFT", "MAX_REFRESH", "SOLVER_OPTIONS"]
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,12 @@ SOLVER_OPTIONS = ("ksp_", "pc_", "mat_")
 
 def applies(system, formulation: str, reactions) -> Optional[str]:
     """None when the linear path can step this run, else why not (words for the log or an
-    error): the second-order form of a linear system with a constant frame state, no
-    multipliers or velocity rows, no reactions (they need the equations' acceleration)."""
-    if formulation != "second-order":
-        return f"the {formulation} form (the linear path steps the second-order form)"
+    error): the second-order or Hamilton form (:mod:`dolfinx_mbs.hamilton_linear`) of a
+    linear system with a constant frame state, no multipliers or velocity rows, no reactions
+    (they need the equations' acceleration)."""
+    if formulation not in ("second-order", "hamiltonian"):
+        return (f"the {formulation} form (the linear path steps the second-order and "
+                "hamiltonian forms)")
     if system.has_multipliers or hasattr(system, "basis"):
         return "multipliers or velocity constraints"
     if not constant_frame(system):
@@ -74,15 +76,34 @@ def applies(system, formulation: str, reactions) -> Optional[str]:
     return None
 
 
-def _segments(kr, n_local: int):
-    """The node-block segments of ``kr`` when they cover the local rows with one gdim and
-    no stiffness-proportional damping, else None."""
+def node_segments(kr, n_local: int):
+    """The node-block segments of ``kr`` (:class:`~dolfinx_mbs.system_records.InertiaBlocks`)
+    when they cover the local rows with one gdim and no stiffness-proportional damping, else
+    None."""
     if kr is None or any(b for *_, b in kr.blocks):
         return None
     segs = kr.blocks
     if len({g for _, g, *_ in segs}) != 1 or sum(hi - lo for (lo, hi), *_ in segs) != n_local:
         return None
     return segs
+
+
+def refresh_interval(comm, kept: np.ndarray, formed: np.ndarray, f2: float, refresh: int
+                     ) -> tuple:
+    """(drift, interval): the drift of a product kept by a recursion (``kept``) from the same
+    product formed (``formed``; local arrays), relative to the larger of |formed| and |f|
+    (``f2``: |f|^2 on this rank), over the ranks; and the interval (steps) to the next
+    product: ``refresh`` halved above :data:`DRIFT`, doubled (up to :data:`MAX_REFRESH`)
+    below a tenth of it."""
+    d = kept - formed
+    sums = comm.allreduce(np.array([d @ d, formed @ formed, f2]))
+    ref = np.sqrt(max(sums[1], sums[2]))
+    drift = float(np.sqrt(sums[0]) / ref) if ref > 0.0 else 0.0
+    if drift > DRIFT:
+        refresh = max(1, refresh // 2)
+    elif drift < 0.1 * DRIFT:
+        refresh = min(MAX_REFRESH, 2 * refresh)
+    return drift, refresh
 
 
 class MassProducts:
@@ -134,6 +155,8 @@ class SparseAlpha2:
     next residual and the energies (node-block form) or formed when asked (else)."""
 
     name = "alpha2"
+    #: the form stepped and the scheme, as the log and the errors name them
+    formulation, scheme = "second-order", "linear alpha2"
 
     def __init__(self, system, t0: float, radius: Optional[float], small: bool,
                  opts: Optional[SolverOptions] = None):
@@ -144,7 +167,7 @@ class SparseAlpha2:
         self.params = alpha2_parameters(radius)
         self.restart = alpha2_restart_step()
         n_local = s.M.getLocalSize()[0]
-        self.segs = _segments(s.blocks, n_local)
+        self.segs = node_segments(s.blocks, n_local)
         names = ("X", "V", "A", "MX", "MV", "MA", "MdX", "KX", "F", "dX", "w", "w2", "w3")
         self.a = {k: np.zeros(n_local) for k in names}
         self.vec = {k: PETSc.Vec().createWithArray(self.a[k], comm=self.comm) for k in names}
@@ -172,7 +195,8 @@ class SparseAlpha2:
         self.factorizations = 0
 
     # --- state --------------------------------------------------------------------------
-    def initial(self, q0: PETSc.Vec, v0: PETSc.Vec) -> None:
+    def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
+        """The state at t0 (``p0``: Hamilton's form's, not this form's)."""
         a = self.a
         a["X"][:] = q0.getArray(readonly=True)
         a["V"][:] = v0.getArray(readonly=True)
@@ -197,15 +221,9 @@ class SparseAlpha2:
             a["w"][:] = a["KX"]
         self.Ks.mult(v["X"], v["KX"])
         if measure:
-            d = a["w"] - a["KX"]
-            sums = self.comm.allreduce(np.array([d @ d, a["KX"] @ a["KX"], self.f2]))
-            ref = np.sqrt(max(sums[1], sums[2]))
-            drift = float(np.sqrt(sums[0]) / ref) if ref > 0.0 else 0.0
+            drift, self.refresh = refresh_interval(self.comm, a["w"], a["KX"], self.f2,
+                                                   self.refresh)
             self.drift = max(self.drift, drift)
-            if drift > DRIFT:
-                self.refresh = max(1, self.refresh // 2)
-            elif drift < 0.1 * DRIFT:
-                self.refresh = min(MAX_REFRESH, 2 * self.refresh)
         self._since = 0
 
     # --- the step -----------------------------------------------------------------------
@@ -216,7 +234,7 @@ class SparseAlpha2:
         if s.version != self.version:
             self.version = s.version
             if self.segs is not None:
-                self.segs = _segments(s.blocks, len(self.a["X"]))
+                self.segs = node_segments(s.blocks, len(self.a["X"]))
                 if self.segs is None:
                     raise RuntimeError("linear path: the node-block form was lost at t="
                                        f"{t:g}; use stepper='ts'")
@@ -341,17 +359,22 @@ class SparseAlpha2:
             self.mass.destroy()
 
 
-def run(system, t0: float, times, initial, radius, make_observers, prefix: str, options):
+def run(system, t0: float, times, initial, radius, make_observers, prefix: str, options,
+        scheme=SparseAlpha2):
     """Step ``system`` through ``times`` (after ``t0``) on the linear path with the observers
-    from ``make_observers(label, n_steps)``. Returns (times, observers, scheme name, steps)."""
+    from ``make_observers(label, n_steps)``; ``initial``: (u0, v0, p0) as the user gave them;
+    ``scheme``: the class of the form's steps (:class:`SparseAlpha2`, or Hamilton's
+    :class:`dolfinx_mbs.hamilton_linear.SparseMidpoint`). Returns (times, observers, scheme
+    name, steps)."""
     small = small_lu(system, prefix, options)
     opts = SolverOptions(prefix, {}, {k: v for k, v in (options or {}).items()
                                       if k.startswith(SOLVER_OPTIONS)})
-    sch = SparseAlpha2(system, t0, radius, small, opts)
+    sch = scheme(system, t0, radius, small, opts)
     try:
         u0, v0 = (reduced_initial(system, x, n) for x, n in zip(initial[:2], ("u0", "v0")))
-        sch.initial(u0, v0)
-        label = "second-order (linear alpha2)"
+        p0 = None if initial[2] is None else reduced_initial(system, initial[2], "p0")
+        sch.initial(u0, v0, p0)
+        label = f"{sch.formulation} ({sch.scheme})"
         watch = make_observers(label, len(times))
         log.info("integrate: linear path, %s, %d unknowns, %s", label, system.n_reduced,
                  "node-block mass products" if sch.segs is not None else "full products")
@@ -372,8 +395,8 @@ def run(system, t0: float, times, initial, radius, make_observers, prefix: str, 
                 system.space.scatter(full, funcs)
         except FloatingPointError as e:
             msg = watch["finite"].failure or str(e)
-            raise RuntimeError(f"time integration failed (second-order, linear alpha2) at "
-                               f"t={t:g}: {msg}") from None
+            raise RuntimeError(f"time integration failed ({sch.formulation}, {sch.scheme}) "
+                               f"at t={t:g}: {msg}") from None
         finally:
             for o in watch.values():
                 o.close()

@@ -7,8 +7,9 @@ all energies agree to 1e-9 of their largest value, with the node-block products 
 1 and 0.5: the restart's initial acceleration matters at 0.5) and without them (the same
 bar with stiffness-proportional damping, and clamped in two components only). ``"auto"``
 takes the path above the dense path's size for the second-order form of a constant frame
-state, and the TS path where it does not apply (other forms, reactions, frames changing in
-time); ``stepper="linear"`` asked where it does not apply is an error that names why.
+state (Hamilton's form: ``test_hamilton_linear.py``), and the TS path where it does not apply
+(the first-order form, reactions, frames changing in time); ``stepper="linear"`` asked where
+it does not apply is an error that names why.
 """
 
 import logging
@@ -102,7 +103,7 @@ def test_auto_takes_the_linear_path(caplog):
     assert r.stepper == "linear"
     assert "linear path" in caplog.text
     assert model.integrate(reactions=True, **run).stepper == "ts"
-    assert model.integrate(formulation="hamiltonian", **run).stepper == "ts"
+    assert model.integrate(formulation="first-order", **run).stepper == "ts"
     assert model.integrate(options={"ts_adapt_type": "none"}, **run).stepper == "ts"
     # the step solver's options alone: the linear path reads them
     assert model.integrate(options={"ksp_type": "gmres"}, **run).stepper == "linear"

@@ -1,0 +1,202 @@
+"""Hamilton's form on the linear path (:mod:`dolfinx_mbs.hamilton_linear`): the implicit
+midpoint on the sparse operators of a constant frame state, without PETSc TS.
+
+References: PETSc's own TSTHETA (theta = 1/2, no endpoint) on the same system
+(``stepper="ts"``): probes and all energies agree to 1e-9 of their largest value, with the
+node-block products (a spinning 3D bar clamped at its root, prestressed, under a tip traction;
+with gravity, whose prestress turns in the frame and changes the operators at every step,
+and without, where K_s q follows the step relation between products), with mass-proportional
+damping (node blocks), with Rayleigh damping and with a clamp of one component (no node
+blocks), from v0 and from the momentum p0; a run from p0 = M v0 + G_p q0 + pi_0 is the run
+from v0. A second formulation: the second-order form at spectral radius 1 (generalized-alpha
+is then the midpoint rule on (q, q')) gives the same states. Closed form: the implicit
+midpoint conserves the quadratic Hamiltonian exactly, so the Jacobi integral of the undamped
+bar under constant loads stays constant to round-off, and with damping it never grows
+(H1 - H0 = -dt v_mid.D v_mid). ``"auto"`` takes the path for
+the Hamilton form above the dense size; ``stepper="linear"`` where it does not apply is an
+error that names why, on every rank. Under GMRES + GAMG (the step solver's options) the
+path agrees with the direct TS path to the solver's tolerance.
+"""
+
+import logging
+
+import numpy as np
+import pytest
+from dolfinx import mesh as dmesh
+from mpi4py import MPI
+
+import dolfinx_mbs as mbs
+from dolfinx_mbs.dense import DENSE_MAX
+
+COMM = MPI.COMM_WORLD
+TIP = (1.0, 0.05, 0.05)
+H = "hamiltonian"
+
+
+def bar(damping=None, components=None, gravity=False, traction=True, frame=None,
+        prestress=True):
+    """A 1 x 0.1 x 0.1 m steel bar of 12 x 3 x 3 hexahedra spinning about z at 15 rad/s,
+    root clamped; optionally a tip traction (0, 1e6 sin(200 t), 0) Pa and gravity along -y."""
+    mesh = dmesh.create_box(COMM, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [12, 3, 3],
+                            dmesh.CellType.hexahedron)
+    mat = mbs.materials.LinearElastic(E=210e9, nu=0.3, density=7850.0, rayleigh=damping)
+    frame = frame or mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=15.0)
+    body = mbs.Body(mesh, mat, frame, degree=1,
+                    stiffening="prestress" if prestress else None)
+    if traction:
+        body.add_traction(lambda t: (0.0, 1e6 * np.sin(200.0 * t), 0.0),
+                          where=lambda x: np.isclose(x[0], 1.0))
+    if gravity:
+        body.set_gravity((0.0, -9.81, 0.0))
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    if components is not None:
+        model.clamp(body, lambda x: np.full(x.shape[1], True), components=components)
+    return model
+
+
+def _agree(a, b, tol=1e-9):
+    scale = np.abs(a.probes).max()
+    assert np.abs(a.probes - b.probes).max() <= tol * scale
+    assert set(a.energy) == set(b.energy)
+    for k in a.energy:
+        s = max(np.abs(a.energy[k]).max(), 1e-300)
+        assert np.abs(a.energy[k] - b.energy[k]).max() <= tol * s, k
+
+
+def _linear(model, caplog, **run):
+    """The run on the linear path, and whether it took the node-block products."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="dolfinx_mbs"):
+        r = model.integrate(stepper="linear", formulation=H, **run)
+    assert "hamiltonian (linear midpoint)" in caplog.text
+    return r, "node-block mass products" in caplog.text
+
+
+def _v0(system, scale=0.05):
+    """A smooth reduced velocity (m/s), the same whatever the ranks."""
+    v = system.create_reduced_vec()
+    r0, r1 = v.getOwnershipRange()
+    v.getArray()[:] = scale * np.sin(0.01 * np.arange(r0, r1))
+    return v
+
+
+# case: (bar's arguments, node-block form expected)
+CASES = {"node-blocks": (dict(), True),
+         "node-blocks, gravity": (dict(gravity=True), True),
+         "mass damping": (dict(damping=(2.0, 0.0)), True),
+         "rayleigh": (dict(damping=(2.0, 1e-5)), False),
+         "two components": (dict(components=[2]), False)}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_linear_hamilton_matches_ts(case, caplog):
+    kw, blocks = CASES[case]
+    model = bar(**kw)
+    run = dict(t_end=0.0405, dt=1e-3, probes=[TIP], progress=False)
+    ts = model.integrate(stepper="ts", formulation=H, **run)
+    u_ts = model.bodies[0].u.x.array.copy()
+    lin, got_blocks = _linear(model, caplog, **run)
+    assert got_blocks == blocks
+    assert lin.stepper == "linear" and ts.stepper == "ts"
+    assert lin.ts_type == ts.ts_type == "theta" and lin.steps == ts.steps == 41
+    assert lin.formulation == H
+    np.testing.assert_allclose(lin.times, ts.times, rtol=0, atol=1e-14)
+    assert np.abs(ts.probes[-1]).max() > 1e-6  # it moved
+    _agree(ts, lin)
+    # the bodies' displacement is the run's last state on both paths
+    u = model.bodies[0].u.x.array
+    assert np.abs(u - u_ts).max() <= 1e-9 * np.abs(u_ts).max()
+
+
+def test_linear_by_multigrid_matches_ts(caplog):
+    """GMRES + GAMG (rigid-body modes as near null space) on the step matrix, solved to 1e-12:
+    K_s q by a product at every step (an iterative solve's residual would accumulate in the
+    step relation); the direct TS path agrees to the solver's tolerance."""
+    model = bar()
+    gamg = {"ksp_type": "gmres", "pc_type": "gamg", "ksp_rtol": 1e-12}
+    run = dict(t_end=0.0305, dt=1e-3, probes=[TIP], progress=False)
+    lin, blocks = _linear(model, caplog, options=gamg, **run)
+    assert blocks
+    assert model.integrate(formulation=H, options=gamg, **run).stepper == "linear"  # auto
+    direct = model.integrate(stepper="ts", formulation=H, **run)
+    _agree(direct, lin, tol=1e-8)
+
+
+@pytest.mark.parametrize("case", ["node-blocks", "two components"])
+def test_initial_momentum(case, caplog):
+    """p0 = M v0 + G_p q0 + pi_0 starts the run that v0 starts (v0 then from a mass solve);
+    the TS path from the same p0 agrees."""
+    model = bar(traction=False, **CASES[case][0])
+    system = model.system(H)
+    v0 = _v0(system)
+    s = system.at(0.0)
+    p0 = system.create_reduced_vec()
+    s.M.mult(v0, p0)  # q0 = 0
+    p0.axpy(1.0, s.pi0)
+    run = dict(t_end=0.0205, dt=1e-3, probes=[TIP], progress=False)
+    from_v, _ = _linear(model, caplog, v0=v0, **run)
+    from_p, _ = _linear(model, caplog, p0=p0, **run)
+    ts = model.integrate(stepper="ts", formulation=H, p0=p0, **run)
+    assert from_v.energy["kinetic"][0] > 1e-3  # v0 moves it
+    _agree(from_v, from_p, 1e-10)
+    _agree(ts, from_p)
+
+
+@pytest.mark.parametrize("damping", [None, (2.0, 0.0), (2.0, 1e-5)])
+def test_jacobi_integral(damping, caplog):
+    """Constant loads (the centrifugal load; no traction or gravity): the implicit midpoint
+    keeps the Jacobi integral (the Hamiltonian) to round-off without damping, and lets it
+    only decrease with it; 200 steps take the K_s q recursion past several products."""
+    model = bar(damping=damping, traction=False)
+    system = model.system(H)
+    r, blocks = _linear(model, caplog, t_end=0.2005, dt=1e-3, progress=False,
+                        v0=_v0(system))
+    assert blocks == (damping is None or damping[1] == 0.0)
+    J, kin = r.energy["jacobi"], r.energy["kinetic"]
+    scale = np.abs(r.energy["potential"]).max() + kin.max()
+    assert kin.max() > 1e-3
+    if damping is None:
+        assert np.abs(J - J[0]).max() <= 2e-11 * scale  # 3.4e-12 measured
+    else:
+        assert np.diff(J).max() <= 2e-11 * scale
+        assert J[0] - J[-1] > 1e-3 * kin[0]  # it dissipated
+
+
+@pytest.mark.parametrize("case", ["node-blocks", "rayleigh"])
+def test_second_order_at_radius_one(case, caplog):
+    """A second formulation: generalized-alpha at spectral radius 1 (alpha_m = alpha_f =
+    gamma = 1/2, beta = 1/4) is the midpoint rule on (q, q'), M (v1 - v0) / dt + C v_mid +
+    K q_mid = f(t_mid) with (q1 - q0) / dt = v_mid, whatever its initial acceleration: the
+    second-order form's linear path at radius 1 steps to the same states and energies."""
+    model = bar(**CASES[case][0])
+    run = dict(t_end=0.0405, dt=1e-3, probes=[TIP], progress=False)
+    ham, _ = _linear(model, caplog, **run)
+    so = model.integrate(stepper="linear", spectral_radius=1.0, **run)
+    assert so.ts_type == "alpha2"
+    _agree(ham, so)
+
+
+def test_auto_takes_the_linear_path():
+    model = bar()
+    assert model.system(H).n_reduced > DENSE_MAX
+    run = dict(t_end=0.004, dt=1e-3, progress=False, formulation=H)
+    assert model.integrate(**run).stepper == "linear"
+    assert model.integrate(reactions=True, **run).stepper == "ts"
+    assert model.integrate(options={"ts_adapt_type": "none"}, **run).stepper == "ts"
+    # the step solver's options alone: the linear path reads them
+    assert model.integrate(options={"ksp_type": "gmres"}, **run).stepper == "linear"
+
+
+@pytest.mark.parametrize("what", ["first-order", "reactions", "spin-up"])
+def test_linear_refuses_what_it_cannot_step(what):
+    spin_up = what == "spin-up"
+    model = bar(prestress=not spin_up,
+                frame=mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=15.0, ramp_time=1.0)
+                if spin_up else None)
+    kw, words = {"first-order": (dict(formulation="first-order"), "first-order form"),
+                 "reactions": (dict(formulation=H, reactions=True), "reactions"),
+                 "spin-up": (dict(formulation=H), "changing in time")}[what]
+    with pytest.raises(ValueError, match="stepper='linear'") as e:
+        model.integrate(t_end=0.002, dt=1e-3, progress=False, stepper="linear", **kw)
+    assert words in str(e.value)
