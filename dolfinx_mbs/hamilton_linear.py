@@ -20,7 +20,7 @@ second-order form's K + (2/dt) C + (4/dt^2) M, factorized once per run.
 
 In the node-block form (:class:`~dolfinx_mbs.system_records.InertiaBlocks`) a step is one
 solve and one pass of the scalar mass over qd's node components
-(:class:`~dolfinx_mbs.linear_run.MassProducts`): G_p q = W_p M q, K_h q = K_s q + W_w M q,
+(:class:`~dolfinx_mbs.sparse_stepper.MassProducts`): G_p q = W_p M q, K_h q = K_s q + W_w M q,
 D = a_R M; M q and K_s q follow the step (K_s qd from the step relation
 K_s qd = (4/dt^2) (r - (I + dt/2 (2 W_p + a_R I) + dt^2/4 W_w) M qd), formed by a product every
 :attr:`SparseMidpoint.refresh` steps as :class:`~dolfinx_mbs.linear_run.SparseAlpha2` does,
@@ -38,7 +38,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from .formulations import cheapest_lu
-from .linear_run import MassProducts, node_segments, refresh_interval
+from .sparse_stepper import SparseStepper, refresh_interval
 from .petsc_options import SolverOptions, converged, reason_name
 from .state_products import blocks_into
 
@@ -47,7 +47,7 @@ __all__ = ["SparseMidpoint"]
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 
 
-class SparseMidpoint:
+class SparseMidpoint(SparseStepper):
     """The implicit midpoint on Hamilton's form with constant operators, on the system's
     PETSc objects: the state q, w = M v and v (local arrays wrapped as Vecs), one LU of the
     step matrix per (operators, dt). The interface of
@@ -58,40 +58,14 @@ class SparseMidpoint:
     formulation, scheme = "hamiltonian", "linear midpoint"
     mass_velocity = None
 
+    names = ("X", "V", "W", "MX", "KX", "dX", "MdX", "F", "w", "w2", "w3")
+    mass_columns = 1
+
     def __init__(self, system, t0: float, radius: Optional[float], small: bool,
                  opts: Optional[SolverOptions] = None):
-        self.system, self.comm, self.t0, self.small = system, system.comm, t0, small
-        self.opts = opts if opts is not None else SolverOptions("mbs_")
-        s = system.at(t0)
-        self.version = s.version
-        n_local = s.M.getLocalSize()[0]
-        self.segs = node_segments(s.blocks, n_local)
-        names = ("X", "V", "W", "MX", "KX", "dX", "MdX", "F", "w", "w2", "w3")
-        self.a = {k: np.zeros(n_local) for k in names}
-        self.vec = {k: PETSc.Vec().createWithArray(self.a[k], comm=self.comm) for k in names}
-        self.mass = MassProducts(s.M, self.segs, 1) if self.segs is not None else None
-        self.Ks = s.blocks.Ks if self.segs is not None else None
-        self.J = s.M.duplicate()
-        self.ksp = PETSc.KSP().create(self.comm)
-        cheapest_lu(self.ksp, small)
-        self.ksp.setOptionsPrefix(self.opts.prefix)
-        self.opts.set_from_options(self.ksp)
-        #: the step solve is iterative (e.g. GAMG): K_s q by a product at every step
-        self.iterative = self.ksp.getType() != PETSc.KSP.Type.PREONLY
-        if self.ksp.getPC().getType() == PETSc.PC.Type.GAMG and \
-                hasattr(system, "near_nullspace"):
-            self.J.setNearNullSpace(system.near_nullspace())
-        self._key = None
+        super().__init__(system, t0, small, opts)
         self._step_blocks = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
         self._khx = None  # the version whose K_h q "KX" holds (no node blocks), or None
-        #: steps between two products K_s q (node-block form), adapted to the drift
-        self.refresh = 16
-        self._since = 0
-        self.f2 = 0.0  # |f_a - h|^2 of the last step (local)
-        #: the largest relative drift of the recursive K_s q found at a product
-        self.drift = 0.0
-        #: factorizations made
-        self.factorizations = 0
 
     # --- state --------------------------------------------------------------------------
     def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0: Optional[PETSc.Vec] = None) -> None:
@@ -144,41 +118,17 @@ class SparseMidpoint:
         self._since = 0
 
     # --- the step -----------------------------------------------------------------------
-    def _operators(self, t: float):
-        """The record at ``t``; where its matrices changed (a prestress that follows gravity
-        turning in the frame), the node-block form taken anew and K_s q formed again."""
-        s = self.system.at(t)
-        if s.version != self.version:
-            self.version = s.version
-            if self.segs is not None:
-                self.segs = node_segments(s.blocks, len(self.a["X"]))
-                if self.segs is None:
-                    raise RuntimeError("linear path: the node-block form was lost at t="
-                                       f"{t:g}; use stepper='ts'")
-                self.Ks = s.blocks.Ks
-                self._stiffness(measure=False)
-        return s
-
     def _solve(self, s, h: float) -> None:
         """qd from [M + h/2 (2 G_p + D) + h^2/4 K_h] qd = F, factorized when the operators or
         h changed."""
-        key = (s.version, float(f"{h:.12e}"))
-        if key != self._key:
-            J = self.J
+        def fill(J):
             s.Kh.copy(J, structure=SAME)
             J.scale(0.25 * h * h)
             J.axpy(h, s.Gp, structure=SAME)
             if s.D is not None:
                 J.axpy(0.5 * h, s.D, structure=SAME)
             J.axpy(1.0, s.M, structure=SAME)
-            self.ksp.setOperators(J)
-            self.opts.set_up(self.ksp)
-            self._key = key
-            self.factorizations += 1
-        self.ksp.solve(self.vec["F"], self.vec["dX"])
-        if not converged(self.ksp) or not np.isfinite(self.a["dX"]).all():
-            reason = reason_name(PETSc.KSP.ConvergedReason, self.ksp.getConvergedReason())
-            raise FloatingPointError(f"the step's linear solve failed ({reason})")
+        self._solve_keyed((s.version, float(f"{h:.12e}")), fill)
 
     def _recursion_blocks(self, s, h: float):
         """Per node, E = h/2 (2 W_p + a_R I) + h^2/4 W_w: K_s qd = (4/h^2)(F - M qd - E M qd)."""
@@ -262,12 +212,3 @@ class SparseMidpoint:
             s.Kel.mult(q, vec["w3"])
             kel = vec["w3"]
         return vec["W"], kel, vec["w2"]
-
-    def destroy(self) -> None:
-        """Destroy the vectors, the solver, the step matrix and the mass products."""
-        for x in self.vec.values():
-            x.destroy()
-        self.ksp.destroy()
-        self.J.destroy()
-        if self.mass is not None:
-            self.mass.destroy()

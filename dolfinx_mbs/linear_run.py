@@ -11,15 +11,17 @@ node-block form (:class:`dolfinx_mbs.system_records.InertiaBlocks`: constraints 
 nodes, no stiffness-proportional damping) every inertia term of the residual is the mass times
 a small matrix per node, and the mass is the scalar mass times the identity per node:
 
-* :class:`MassProducts` forms M X, M V, M A and M dX of a step's new state in one product of
-  the scalar mass (a ninth of M's entries in 3D) with the state's node components as columns;
-  the next step's residual M A_a + C V_a + K X_0 is then combinations of them and K_s X_0;
+* :class:`~dolfinx_mbs.sparse_stepper.MassProducts` forms M X, M V, M A and M dX of a
+  step's new state in one product of the scalar mass (a ninth of M's entries in 3D) with the
+  state's node components as columns; the next step's residual M A_a + C V_a + K X_0 is then
+  combinations of them and K_s X_0;
 * K_s X, the only stiffness product, follows the step relation
   K_s dX = F - (s_a + s_v W_C + W_K) M dX (J dX = F, J = K + s_v C + s_a M) instead of a
   product, and is formed by a product again every :attr:`SparseAlpha2.refresh` steps, that
-  interval halved when the recursion drifted by more than :data:`DRIFT` of K_s X, doubled
-  (up to :data:`MAX_REFRESH`) below a tenth of it; with an iterative step solve, whose
-  residual the relation would accumulate, by a product at every step;
+  interval halved when the recursion drifted by more than
+  :data:`~dolfinx_mbs.sparse_stepper.DRIFT` of K_s X, doubled (up to
+  :data:`~dolfinx_mbs.sparse_stepper.MAX_REFRESH`) below a tenth of it; with an iterative
+  step solve, whose residual the relation would accumulate, by a product at every step;
 * the energies read M V, M X and K_s X (no product of their own).
 
 Without the node-block form the residual takes its three products
@@ -39,21 +41,15 @@ from petsc4py import PETSc
 from . import observers as obs
 from .compat import alpha2_restart_step
 from .dense import BACKWARD_EULER, alpha2_parameters, constant_frame
-from .formulations import cheapest_lu, reduced_initial, second_order_residual, small_lu
-from .petsc_options import SolverOptions, converged, reason_name
+from .formulations import reduced_initial, second_order_residual, small_lu
+from .petsc_options import SolverOptions
+from .sparse_stepper import SparseStepper, refresh_interval
 from .state_products import blocks_into
 
-__all__ = ["applies", "node_segments", "refresh_interval", "MassProducts", "SparseAlpha2",
-           "run", "DRIFT", "MAX_REFRESH", "SOLVER_OPTIONS"]
+__all__ = ["applies", "SparseAlpha2", "run", "SOLVER_OPTIONS"]
 
 log = logging.getLogger(__name__)
 
-#: largest drift of the recursive K_s X tolerated between two products, relative to the
-#: larger of |K_s X| and |f| (one step of the recursion errs by ~1e-11 at dt = 1e-4 on a steel
-#: bar; the error grows as 1 / dt^2: below some dt every step takes its product)
-DRIFT = 1e-10
-#: longest interval (steps) between two products K_s X
-MAX_REFRESH = 256
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 #: the options (under the run's prefix) the path reads: its step solver's
 SOLVER_OPTIONS = ("ksp_", "pc_", "mat_")
@@ -76,79 +72,7 @@ def applies(system, formulation: str, reactions) -> Optional[str]:
     return None
 
 
-def node_segments(kr, n_local: int):
-    """The node-block segments of ``kr`` (:class:`~dolfinx_mbs.system_records.InertiaBlocks`)
-    when they cover the local rows with one gdim and no stiffness-proportional damping, else
-    None."""
-    if kr is None or any(b for *_, b in kr.blocks):
-        return None
-    segs = kr.blocks
-    if len({g for _, g, *_ in segs}) != 1 or sum(hi - lo for (lo, hi), *_ in segs) != n_local:
-        return None
-    return segs
-
-
-def refresh_interval(comm, kept: np.ndarray, formed: np.ndarray, f2: float, refresh: int
-                     ) -> tuple:
-    """(drift, interval): the drift of a product kept by a recursion (``kept``) from the same
-    product formed (``formed``; local arrays), relative to the larger of |formed| and |f|
-    (``f2``: |f|^2 on this rank), over the ranks; and the interval (steps) to the next
-    product: ``refresh`` halved above :data:`DRIFT`, doubled (up to :data:`MAX_REFRESH`)
-    below a tenth of it."""
-    d = kept - formed
-    sums = comm.allreduce(np.array([d @ d, formed @ formed, f2]))
-    ref = np.sqrt(max(sums[1], sums[2]))
-    drift = float(np.sqrt(sums[0]) / ref) if ref > 0.0 else 0.0
-    if drift > DRIFT:
-        refresh = max(1, refresh // 2)
-    elif drift < 0.1 * DRIFT:
-        refresh = min(MAX_REFRESH, 2 * refresh)
-    return drift, refresh
-
-
-class MassProducts:
-    """M x_1, ..., M x_k in one pass: with ``segs`` (uniform node blocks) the scalar mass
-    (M's rows and columns of each node's first component) times the nodes' components as
-    k * gdim dense columns; else M times k dense columns."""
-
-    def __init__(self, M: PETSc.Mat, segs, k: int):
-        comm, r0 = M.getComm(), M.getOwnershipRange()[0]
-        self.k = k
-        if segs is not None:
-            g = segs[0][1]
-            rows = np.concatenate([np.arange(lo, hi, g) for (lo, hi), *_ in segs]) + r0
-            iset = PETSc.IS().createGeneral(rows.astype(PETSc.IntType), comm=comm)
-            self.A = M.createSubMatrix(iset, iset)
-            iset.destroy()
-        else:
-            g = 1
-            self.A = M
-        self.g = g
-        n_loc, n = self.A.getLocalSize()[0], self.A.getSize()[0]
-        self.B = PETSc.Mat().createDense(((n_loc, n), (k * g, k * g)), comm=comm)
-        self.B.setUp()
-        self.B.assemble()
-        self.C = None
-
-    def __call__(self, xs, outs) -> None:
-        """outs[j][:] = M xs[j] (local arrays)."""
-        g, B = self.g, self.B.getDenseArray()
-        for j, x in enumerate(xs):
-            B[:, j * g:(j + 1) * g] = x.reshape(-1, g)
-        self.C = self.A.matMult(self.B, result=self.C)
-        C = self.C.getDenseArray(readonly=True)
-        for j, out in enumerate(outs):
-            out[:] = C[:, j * g:(j + 1) * g].ravel()
-
-    def destroy(self) -> None:
-        """Destroy the dense columns, their product and the scalar mass (collective)."""
-        owned = [self.B, self.C] + ([self.A] if self.g > 1 else [])  # M is the system's
-        for m in owned:
-            if m is not None:
-                m.destroy()
-
-
-class SparseAlpha2:
+class SparseAlpha2(SparseStepper):
     """TSALPHA2 on M q'' + C q' + K q = f with constant operators, on the system's PETSc
     objects: the state X, V, A (local arrays wrapped as Vecs), one LU per step matrix
     (the run's, and the restart's two half steps), the step's mass products kept for the
@@ -158,41 +82,15 @@ class SparseAlpha2:
     #: the form stepped and the scheme, as the log and the errors name them
     formulation, scheme = "second-order", "linear alpha2"
 
+    names = ("X", "V", "A", "MX", "MV", "MA", "MdX", "KX", "F", "dX", "w", "w2", "w3")
+    mass_columns = 4
+
     def __init__(self, system, t0: float, radius: Optional[float], small: bool,
                  opts: Optional[SolverOptions] = None):
-        self.system, self.comm = system, system.comm
-        self.opts = opts if opts is not None else SolverOptions("mbs_")
-        s = system.at(t0)
-        self.version = s.version
+        super().__init__(system, t0, small, opts)
         self.params = alpha2_parameters(radius)
         self.restart = alpha2_restart_step()
-        n_local = s.M.getLocalSize()[0]
-        self.segs = node_segments(s.blocks, n_local)
-        names = ("X", "V", "A", "MX", "MV", "MA", "MdX", "KX", "F", "dX", "w", "w2", "w3")
-        self.a = {k: np.zeros(n_local) for k in names}
-        self.vec = {k: PETSc.Vec().createWithArray(self.a[k], comm=self.comm) for k in names}
-        self.mass = MassProducts(s.M, self.segs, 4) if self.segs is not None else None
-        self.Ks = s.blocks.Ks if self.segs is not None else None
-        self.J = s.M.duplicate()
-        self.ksp = PETSc.KSP().create(self.comm)
-        cheapest_lu(self.ksp, small)
-        self.ksp.setOptionsPrefix(self.opts.prefix)
-        self.opts.set_from_options(self.ksp)
-        #: the step solve is iterative (e.g. GAMG): K_s X by a product at every step
-        self.iterative = self.ksp.getType() != PETSc.KSP.Type.PREONLY
-        if self.ksp.getPC().getType() == PETSc.PC.Type.GAMG and \
-                hasattr(system, "near_nullspace"):
-            self.J.setNearNullSpace(system.near_nullspace())
-        self._key = None
         self.started = False
-        #: steps between two products K_s X (node-block form), adapted to the drift
-        self.refresh = 16
-        self._since = 0
-        self.f2 = 0.0  # |f|^2 of the last stage (local)
-        #: the largest relative drift of the recursive K_s X found at a product
-        self.drift = 0.0
-        #: factorizations made
-        self.factorizations = 0
 
     # --- state --------------------------------------------------------------------------
     def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
@@ -227,35 +125,12 @@ class SparseAlpha2:
         self._since = 0
 
     # --- the step -----------------------------------------------------------------------
-    def _operators(self, t: float):
-        """The record at ``t``; where its matrices changed (a prestress that follows gravity
-        turning in the frame), the node-block form taken anew and K_s X formed again."""
-        s = self.system.at(t)
-        if s.version != self.version:
-            self.version = s.version
-            if self.segs is not None:
-                self.segs = node_segments(s.blocks, len(self.a["X"]))
-                if self.segs is None:
-                    raise RuntimeError("linear path: the node-block form was lost at t="
-                                       f"{t:g}; use stepper='ts'")
-                self.Ks = s.blocks.Ks
-                self._stiffness(measure=False)
-        return s
-
     def _solve(self, s, sv: float, sa: float) -> None:
-        key = (s.version, float(f"{sv:.12e}"), float(f"{sa:.12e}"))
-        if key != self._key:
-            s.K.copy(self.J, structure=SAME)
-            self.J.axpy(sv, s.C, structure=SAME)
-            self.J.axpy(sa, s.M, structure=SAME)
-            self.ksp.setOperators(self.J)
-            self.opts.set_up(self.ksp)
-            self._key = key
-            self.factorizations += 1
-        self.ksp.solve(self.vec["F"], self.vec["dX"])
-        if not converged(self.ksp) or not np.isfinite(self.a["dX"]).all():
-            reason = reason_name(PETSc.KSP.ConvergedReason, self.ksp.getConvergedReason())
-            raise FloatingPointError(f"the step's linear solve failed ({reason})")
+        def fill(J):
+            s.K.copy(J, structure=SAME)
+            J.axpy(sv, s.C, structure=SAME)
+            J.axpy(sa, s.M, structure=SAME)
+        self._solve_keyed((s.version, float(f"{sv:.12e}"), float(f"{sa:.12e}")), fill)
 
     def _stage(self, t: float, h: float, params, zero_a: bool) -> None:
         """One stage from the state in ``a`` (A taken as zero with ``zero_a``) to t + h."""
@@ -349,14 +224,6 @@ class SparseAlpha2:
             s.Kel.mult(q, vec["w3"])
             kel = vec["w3"]
         return vec["MV"], kel, vec["w2"]
-
-    def destroy(self) -> None:
-        for x in self.vec.values():
-            x.destroy()
-        self.ksp.destroy()
-        self.J.destroy()
-        if self.mass is not None:
-            self.mass.destroy()
 
 
 def run(system, t0: float, times, initial, radius, make_observers, prefix: str, options,
