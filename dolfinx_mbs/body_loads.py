@@ -119,6 +119,44 @@ class BodyLoads:
             out.append((ld, units))
         return out
 
+    def unit_terms(self) -> Optional[list]:
+        """The parts of Q that can change in time for a frame whose state in local components
+        is constant, as (coefficients at a state, [a unit vector per coefficient]): gravity
+        (R^T g, with rho e_k.v), each body force and traction that changes in time (its
+        value, with its unit vectors) and each point load that does (its value, with a unit
+        entry at its node on the owning rank). The rest of Q is then constant. None when the
+        user's load form has an update (not a combination of known vectors)."""
+        if "user" in self._parts:
+            return None
+        body, terms = self.body, []
+        if np.any(body.gravity):
+            if self._frame is not None:
+                units = self._frame["accel"]
+            else:
+                fg = fem.form(F.gravity_load(body.rho, body.g_unit, ufl.TestFunction(body.V)))
+                units = []
+                for k in range(body.gdim):
+                    body.g_unit.value = np.eye(3)[k]
+                    units.append(assembled(self.Q.duplicate(), fg))
+                body.g_unit.value = np.zeros(3)
+            g, d = np.array(body.gravity, dtype=float), body.gdim
+            terms.append((lambda state: (state.R.T @ g)[:d], units))
+        for ld, units in self._varying:
+            terms.append((ld.value, units))
+        bs = body.gdim
+        for ld, node in body.loads.points:
+            if ld.steady:
+                continue
+            units = []
+            for k in range(bs):
+                e = self.Q.duplicate()
+                e.zeroEntries()
+                if node is not None:
+                    e.getArray()[node * bs + k] = 1.0
+                units.append(e)
+            terms.append((ld.value, units))
+        return terms
+
     def _applied_parts(self, alphas: list, vecs: list, user: bool = True) -> None:
         """Append gravity, the body forces and tractions (the varying ones as combinations of
         their unit vectors with the values their constants hold) and the user's load (with

@@ -60,6 +60,7 @@ class SparseMidpoint(SparseStepper):
 
     names = ("X", "V", "W", "MX", "KX", "dX", "MdX", "F", "w", "w2", "w3")
     mass_columns = 1
+    load_names = ("f", "fa")
 
     def __init__(self, system, t0: float, radius: Optional[float], small: bool,
                  opts: Optional[SolverOptions] = None):
@@ -142,7 +143,7 @@ class SparseMidpoint(SparseStepper):
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the operators and vectors at t + h/2)."""
         a, vec = self.a, self.vec
-        s = self._operators(t + 0.5 * h)
+        s = self.record(t + 0.5 * h)
         X, F, dX, MdX = a["X"], a["F"], a["dX"], a["MdX"]
         np.subtract(s.fa.getArray(readonly=True), s.h.getArray(readonly=True), out=F)
         self.f2 = float(F @ F)

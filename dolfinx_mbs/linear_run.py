@@ -11,10 +11,12 @@ node-block form (:class:`dolfinx_mbs.system_records.InertiaBlocks`: constraints 
 nodes, no stiffness-proportional damping) every inertia term of the residual is the mass times
 a small matrix per node, and the mass is the scalar mass times the identity per node:
 
-* :class:`~dolfinx_mbs.sparse_stepper.MassProducts` forms M X, M V, M A and M dX of a
-  step's new state in one product of the scalar mass (a ninth of M's entries in 3D) with the
-  state's node components as columns; the next step's residual M A_a + C V_a + K X_0 is then
-  combinations of them and K_s X_0;
+* :class:`~dolfinx_mbs.sparse_stepper.MassProducts` forms M dX, the only mass product of a
+  step, by the scalar mass (a ninth of M's entries in 3D) with dX's node components as
+  columns; M X, M V and M A follow the step's relations from it (X_1 = X_0 - dX, A_1 and V_1
+  linear in dX, V_0, A_0) and are formed by one product of four columns every
+  :data:`~dolfinx_mbs.sparse_stepper.MAX_REFRESH` steps (round-off); the next step's
+  residual M A_a + C V_a + K X_0 is then combinations of them and K_s X_0;
 * K_s X, the only stiffness product, follows the step relation
   K_s dX = F - (s_a + s_v W_C + W_K) M dX (J dX = F, J = K + s_v C + s_a M) instead of a
   product, and is formed by a product again every :attr:`SparseAlpha2.refresh` steps, that
@@ -43,7 +45,7 @@ from .compat import alpha2_restart_step
 from .dense import BACKWARD_EULER, alpha2_parameters, constant_frame
 from .formulations import reduced_initial, second_order_residual, small_lu
 from .petsc_options import SolverOptions
-from .sparse_stepper import SparseStepper, refresh_interval
+from .sparse_stepper import MAX_REFRESH, SparseStepper, refresh_interval
 from .state_products import blocks_into
 
 __all__ = ["applies", "SparseAlpha2", "run", "SOLVER_OPTIONS"]
@@ -91,6 +93,7 @@ class SparseAlpha2(SparseStepper):
         self.params = alpha2_parameters(radius)
         self.restart = alpha2_restart_step()
         self.started = False
+        self._mass_since = 0  # steps since M X, M V, M A were formed by a product
 
     # --- state --------------------------------------------------------------------------
     def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
@@ -106,6 +109,7 @@ class SparseAlpha2(SparseStepper):
 
     def _products(self, dX: bool = True) -> None:
         """M X, M V, M A (and M dX) of the state, in one pass."""
+        self._mass_since = 0
         a = self.a
         last = (a["dX"], a["MdX"]) if dX else (np.zeros_like(a["X"]), a["w2"])
         self.mass([a["X"], a["V"], a["A"], last[0]], [a["MX"], a["MV"], a["MA"], last[1]])
@@ -137,7 +141,7 @@ class SparseAlpha2(SparseStepper):
         am, af, g, b = params
         a = self.a
         X, V, A = a["X"], a["V"], (np.zeros_like(a["A"]) if zero_a else a["A"])
-        s = self._operators(t + af * h)
+        s = self.record(t + af * h)
         sv, sa = g / (h * b), am / (af * h * h * b)
         cA = -(1.0 - 2.0 * b) / (2.0 * b)
         F = a["F"]
@@ -167,7 +171,15 @@ class SparseAlpha2(SparseStepper):
         X -= dX
         if self.segs is None:
             return
-        self._products()
+        self._mass_since += 1
+        if self._mass_since >= MAX_REFRESH:  # the round-off of the recursion below
+            self._products()
+        else:  # M X, M V, M A follow the step's relations from M dX (one product)
+            self.mass([dX], [a["MdX"]])
+            MA1 = (-a["MdX"] - h * a["MV"]) / (h * h * b) + cA * MA
+            a["MV"] += h * g * ((1.0 - g) / g * MA + MA1)
+            a["MA"][:] = MA1
+            a["MX"] -= a["MdX"]
         KdX = F - sa * a["MdX"]  # K_s dX = F - (s_a + s_v W_C + W_K) M dX
         blocks_into(self.segs, a["MdX"], KdX, 2, add=True, scale=-sv)
         blocks_into(self.segs, a["MdX"], KdX, 3, add=True, scale=-1.0)
@@ -240,11 +252,15 @@ def run(system, t0: float, times, initial, radius, make_observers, prefix: str, 
     try:
         u0, v0 = (reduced_initial(system, x, n) for x, n in zip(initial[:2], ("u0", "v0")))
         p0 = None if initial[2] is None else reduced_initial(system, initial[2], "p0")
+        if len(times):
+            sch.use_series(times[0])
         sch.initial(u0, v0, p0)
         label = f"{sch.formulation} ({sch.scheme})"
         watch = make_observers(label, len(times))
-        log.info("integrate: linear path, %s, %d unknowns, %s", label, system.n_reduced,
-                 "node-block mass products" if sch.segs is not None else "full products")
+        log.info("integrate: linear path, %s, %d unknowns, %s, loads %s", label,
+                 system.n_reduced,
+                 "node-block mass products" if sch.segs is not None else "full products",
+                 "as a sum of known vectors" if sch.series is not None else "assembled")
         set_u = any(o.needs_u for o in watch.values())
         full = system.space.create_vec()
         funcs = [b.u for b in system.bodies]

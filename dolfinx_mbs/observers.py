@@ -117,8 +117,8 @@ class Energies(Observer):
         self.last = (0.0, 0.0)
 
     def observe(self, step: Step) -> List[float]:
-        s = self.system.at(step.t)
         q, v, form = step.q, step.v, step.form
+        s = getattr(form, "record", self.system.at)(step.t)  # the linear path's own
         Mv, Kel_q, Kpot_q = form.energy_products(s, q, v, step.Mv)
         vMv, qKq, qKpq, qf, vf = dots(((v, Mv), (q, Kel_q), (q, Kpot_q), (q, s.f), (v, s.f)))
         kin, ela, pot = 0.5 * vMv, 0.5 * qKq, 0.5 * qKpq

@@ -15,6 +15,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from .formulations import cheapest_lu
+from .load_series import LoadSeries
 from .petsc_options import SolverOptions, converged, reason_name
 
 __all__ = ["node_segments", "refresh_interval", "MassProducts", "SparseStepper", "DRIFT",
@@ -60,7 +61,8 @@ def refresh_interval(comm, kept: np.ndarray, formed: np.ndarray, f2: float, refr
 class MassProducts:
     """M x_1, ..., M x_k in one pass: with ``segs`` (uniform node blocks) the scalar mass
     (M's rows and columns of each node's first component) times the nodes' components as
-    k * gdim dense columns; else M times k dense columns."""
+    k * gdim dense columns; else M times k dense columns (``k``: at most; the columns of each
+    count made on first use)."""
 
     def __init__(self, M: PETSc.Mat, segs, k: int):
         comm, r0 = M.getComm(), M.getOwnershipRange()[0]
@@ -75,28 +77,38 @@ class MassProducts:
             g = 1
             self.A = M
         self.g = g
-        n_loc, n = self.A.getLocalSize()[0], self.A.getSize()[0]
-        self.B = PETSc.Mat().createDense(((n_loc, n), (k * g, k * g)), comm=comm)
-        self.B.setUp()
-        self.B.assemble()
-        self.C = None
+        self._BC: dict = {}  # columns: [dense columns, their product or None]
+
+    def _columns(self, k: int) -> list:
+        bc = self._BC.get(k)
+        if bc is None:
+            n_loc, n = self.A.getLocalSize()[0], self.A.getSize()[0]
+            B = PETSc.Mat().createDense(((n_loc, n), (k * self.g, k * self.g)),
+                                        comm=self.A.getComm())
+            B.setUp()
+            B.assemble()
+            bc = self._BC[k] = [B, None]
+        return bc
 
     def __call__(self, xs, outs) -> None:
-        """outs[j][:] = M xs[j] (local arrays)."""
-        g, B = self.g, self.B.getDenseArray()
+        """outs[j][:] = M xs[j] (local arrays; at most ``k`` of them)."""
+        g, bc = self.g, self._columns(len(xs))
+        B = bc[0].getDenseArray()
         for j, x in enumerate(xs):
             B[:, j * g:(j + 1) * g] = x.reshape(-1, g)
-        self.C = self.A.matMult(self.B, result=self.C)
-        C = self.C.getDenseArray(readonly=True)
+        bc[1] = self.A.matMult(bc[0], result=bc[1])
+        C = bc[1].getDenseArray(readonly=True)
         for j, out in enumerate(outs):
             out[:] = C[:, j * g:(j + 1) * g].ravel()
 
     def destroy(self) -> None:
-        """Destroy the dense columns, their product and the scalar mass (collective)."""
-        owned = [self.B, self.C] + ([self.A] if self.g > 1 else [])  # M is the system's
+        """Destroy the dense columns, their products and the scalar mass (collective)."""
+        owned = [m for bc in self._BC.values() for m in bc] + \
+            ([self.A] if self.g > 1 else [])  # M is the system's
         for m in owned:
             if m is not None:
                 m.destroy()
+        self._BC = {}
 
 
 class SparseStepper:
@@ -105,11 +117,13 @@ class SparseStepper:
     by :attr:`names`) wrapped as Vecs ``vec``, the node-block segments and the scalar mass
     products (:attr:`mass_columns` columns), the step matrix J and its solver (the run's
     ``ksp_``/``pc_``/``mat_`` options; GAMG with the rigid-body modes), the record at a time
-    (:meth:`_operators`), the solve with J set up anew only when its key changed
+    (:meth:`record`), the solve with J set up anew only when its key changed
     (:meth:`_solve_keyed`), and the bookkeeping of the K_s recursion's refresh."""
 
     names: tuple = ()
     mass_columns = 1
+    #: the record's load vectors that change in time (:class:`LoadSeries`)
+    load_names: tuple = ("f",)
 
     def __init__(self, system, t0: float, small: bool, opts: Optional[SolverOptions] = None):
         self.system, self.comm, self.t0, self.small = system, system.comm, t0, small
@@ -143,13 +157,25 @@ class SparseStepper:
         self.drift = 0.0
         #: factorizations made
         self.factorizations = 0
+        #: the load vectors as a sum of known vectors (:meth:`use_series`), or None
+        self.series: Optional[LoadSeries] = None
+
+    def use_series(self, t1: float) -> bool:
+        """Take the record's load vectors at later times from a
+        :class:`~dolfinx_mbs.load_series.LoadSeries` (checked at ``t1``) where the system's
+        loads can be written so (collective); True if so."""
+        self.series = LoadSeries.make(self.system, self.t0, t1, self.load_names)
+        return self.series is not None
 
     def _stiffness(self, measure: bool = True) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _operators(self, t: float):
-        """The record at ``t``; where its matrices changed (a prestress that follows gravity
+    def record(self, t: float):
+        """The record at ``t``: from the load series (:meth:`use_series`) where there is one,
+        else the system's; where its matrices changed (a prestress that follows gravity
         turning in the frame), the node-block form taken anew and K_s q formed again."""
+        if self.series is not None:
+            return self.series.record(t)
         s = self.system.at(t)
         if s.version != self.version:
             self.version = s.version
@@ -177,7 +203,10 @@ class SparseStepper:
             raise FloatingPointError(f"the step's linear solve failed ({reason})")
 
     def destroy(self) -> None:
-        """Destroy the vectors, the solver, the step matrix and the mass products."""
+        """Destroy the vectors, the solver, the step matrix, the mass products and the load
+        series' records."""
+        if self.series is not None:
+            self.series.destroy()
         for x in self.vec.values():
             x.destroy()
         self.ksp.destroy()
