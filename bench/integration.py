@@ -412,6 +412,34 @@ def plain_newmark(body, dt: float, steps: int, solver: dict | None) -> dict:
     return out
 
 
+def alternating_pairs(model, body, args, solver, stepper, stability, plain_step: float,
+                      hamilton: bool) -> dict:
+    """``args.pairs`` rounds of (dolfinx_mbs second-order, Hamilton, plain loop), each run long
+    enough to last about ``args.pair_seconds`` of plain steps: the per-round ratios and their
+    medians (a run of 20 steps of a few ms scatters by tens of per cent)."""
+    steps = max(args.steps, int(math.ceil(args.pair_seconds / plain_step)))
+    out = dict(steps=steps, so=[], plain=[], h=[])
+    for _ in range(args.pairs):
+        so, _p = mbs_steps(model, "second-order", args.dt, steps, solver, stepper=stepper,
+                           stability=stability)
+        out["so"].append(so["per_step"])
+        if hamilton:
+            h, _p = mbs_steps(model, "hamiltonian", args.dt, steps, solver, stepper=stepper,
+                              stability=stability)
+            out["h"].append(h["per_step"])
+        out["plain"].append(plain_newmark(body, args.dt, steps, solver)["per_step"])
+    out["so_plain"] = [a / b for a, b in zip(out["so"], out["plain"])]
+    out["h_so"] = [a / b for a, b in zip(out["h"], out["so"])]
+    out["so_plain_median"] = statistics.median(out["so_plain"])
+    out["h_so_median"] = statistics.median(out["h_so"]) if out["h_so"] else None
+    h_text = (f"; H / SO {', '.join(f'{x:.3f}' for x in out['h_so'])} (median "
+              f"{out['h_so_median']:.3f})") if out["h_so"] else ""
+    log(f"    {args.pairs} alternating rounds of {steps} steps: SO / plain "
+        f"{', '.join(f'{x:.3f}' for x in out['so_plain'])} (median "
+        f"{out['so_plain_median']:.3f}){h_text}")
+    return out
+
+
 def profile_summary(prof: cProfile.Profile, steps_total: int) -> dict:
     """Per-step figures of the functions that matter, and the top of the cumulative list."""
     st = pstats.Stats(prof)
@@ -473,32 +501,37 @@ def study_scaling(args) -> list:
                 f"{res['per_step_median'] * 1e3:.2f}), warm-up step {res['warmup']:.2f} s, "
                 f"slowest step #{res['slowest_step']} {res['slowest']:.3f} s, "
                 f"run {res['wall']:.2f} s, path {res['stepper']}")
-        if row["formulations"]["second-order"]["stepper"] != "ts":
+        if row["formulations"]["second-order"]["stepper"] != "ts" and args.extras:
             res, _ = mbs_steps(model, "second-order", args.dt, args.steps, solver,
                                stepper="ts", stability=stability)
             row["second_order_ts"] = res
             log(f"    second-order, TS path: {res['per_step'] * 1e3:8.2f} ms/step (median "
                 f"{res['per_step_median'] * 1e3:.2f})")
-        # the same with the probe only (no energy monitor): the plain loop's outputs
-        res, _ = mbs_steps(model, "second-order", args.dt, args.steps, solver, energy=False,
-                           stepper=stepper, stability=stability)
-        row["second_order_probe_only"] = res
-        log(f"    second-order, probe only (energy=False): {res['per_step'] * 1e3:8.2f} ms/step "
-            f"(median {res['per_step_median'] * 1e3:.2f})")
+        if args.extras:  # the same with the probe only (no energy monitor): the plain outputs
+            res, _ = mbs_steps(model, "second-order", args.dt, args.steps, solver,
+                               energy=False, stepper=stepper, stability=stability)
+            row["second_order_probe_only"] = res
+            log(f"    second-order, probe only (energy=False): {res['per_step'] * 1e3:8.2f} "
+                f"ms/step (median {res['per_step_median'] * 1e3:.2f})")
         row["rss_growth"] = rss_sum()[0] - rss0
         plain = plain_newmark(body, args.dt, args.steps, solver)
         row["plain"] = plain
         so = row["formulations"]["second-order"]
         row["ratio_second_order_plain"] = so["per_step"] / plain["per_step"]
         row["ratio_median"] = so["per_step_median"] / plain["per_step_median"]
-        po = row["second_order_probe_only"]
-        row["ratio_probe_only"] = po["per_step"] / plain["per_step"]
-        row["ratio_probe_only_median"] = po["per_step_median"] / plain["per_step_median"]
+        po = row.get("second_order_probe_only")
+        if po is not None:
+            row["ratio_probe_only"] = po["per_step"] / plain["per_step"]
+            row["ratio_probe_only_median"] = po["per_step_median"] / plain["per_step_median"]
         log(f"    plain Newmark: {plain['per_step'] * 1e3:8.2f} ms/step (solve alone "
             f"{plain['solve_only'] * 1e3:.2f} ms), warm-up {plain['warmup']:.2f} s; "
             f"ratio mbs second-order / plain = {row['ratio_second_order_plain']:.2f} (medians "
-            f"{row['ratio_median']:.2f}); probe only: {row['ratio_probe_only']:.2f} (medians "
-            f"{row['ratio_probe_only_median']:.2f})")
+            f"{row['ratio_median']:.2f})" + (
+                f"; probe only: {row['ratio_probe_only']:.2f} (medians "
+                f"{row['ratio_probe_only_median']:.2f})" if po is not None else ""))
+        if args.pairs and dofs <= args.pairs_max_dofs:
+            row["pairs"] = alternating_pairs(model, body, args, solver, stepper, stability,
+                                             plain["per_step"], "hamiltonian" in forms)
         row["load_after"] = loadavg()
         row["case_wall"] = gmax(time.perf_counter() - t_case)
         row["status"] = "ok"
@@ -614,6 +647,19 @@ def markdown_section(run: dict) -> str:
                          f"{f['second-order']['warmup']:.2f} / {r['plain']['warmup']:.2f}",
                          f"{r['loadavg_before'][0]} / {r['load_after'][0]}"])
         out += [md_table(hdr, rows), ""] + notes
+        pr = [r for r in sc if r.get("pairs")]
+        if pr:
+            out += ["", "Alternating rounds (second-order, Hamilton, plain loop; each run "
+                    "about `--pair-seconds` long), per-round ratios and their median:", ""]
+            out += [md_table(["dofs", "rounds x steps", "SO / plain per round",
+                              "**SO / plain** median", "H / SO per round", "**H / SO** median"],
+                             [[f"{r['dofs']:,}", f"{len(r['pairs']['so'])} x "
+                               f"{r['pairs']['steps']}",
+                               ", ".join(f"{x:.3f}" for x in r["pairs"]["so_plain"]),
+                               f"**{r['pairs']['so_plain_median']:.3f}**",
+                               ", ".join(f"{x:.3f}" for x in r["pairs"]["h_so"]) or "—",
+                               "—" if r["pairs"]["h_so_median"] is None else
+                               f"**{r['pairs']['h_so_median']:.3f}**"] for r in pr]), ""]
         out.append("- ms/step = (time of the monitor call after the last step - time after the "
                    "warm-up step) / steps, max over ranks; the warm-up step holds the Jacobian "
                    "assembly and factorization (plain: the first solve's factorization).")
@@ -704,12 +750,21 @@ def main():
                    help="integrate's stepper (auto: what a user gets; the second-order TS "
                         "path is measured beside it)")
     p.add_argument("--no-profile", dest="profile", action="store_false")
+    p.add_argument("--no-extras", dest="extras", action="store_false",
+                   help="no TS-path and probe-only runs beside the second-order one")
+    p.add_argument("--pairs", type=int, default=3,
+                   help="alternating rounds (SO, Hamilton, plain) for the ratios (0: none)")
+    p.add_argument("--pair-seconds", type=float, default=1.0,
+                   help="each round's run lasts about this long (s of plain steps)")
+    p.add_argument("--pairs-max-dofs", type=float, default=5e5,
+                   help="no rounds above this size (their runs take minutes)")
     p.add_argument("--write", action="store_true", help="write results even with --quick")
     p.add_argument("--json-out", help="also write this run as JSON to this path (any mode)")
     args = p.parse_args()
     if args.quick:
         args.elements, args.t_end, args.repeats = "5", 0.005, 1
         args.sizes, args.steps, args.max_wait = "2e3", 3, 0.0
+        args.pairs, args.pair_seconds = 2, 0.05
     args.elements = [int(x) for x in args.elements.split(",")]
     args.sizes = [float(x) for x in args.sizes.split(",")]
     studies = [s for s in args.studies.split(",") if s]
