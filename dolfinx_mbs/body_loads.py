@@ -121,11 +121,12 @@ class BodyLoads:
 
     def unit_terms(self) -> Optional[list]:
         """The parts of Q that can change in time for a frame whose state in local components
-        is constant, as (coefficients at a state, [a unit vector per coefficient]): gravity
-        (R^T g, with rho e_k.v), each body force and traction that changes in time (its
-        value, with its unit vectors) and each point load that does (its value, with a unit
-        entry at its node on the owning rank). The rest of Q is then constant. None when the
-        user's load form has an update (not a combination of known vectors)."""
+        is constant, as (coefficients at a state, [a unit vector per coefficient], whether the
+        coefficients read the frame's rotation): gravity (R^T g, with rho e_k.v), each body
+        force and traction that changes in time (its value, with its unit vectors) and each
+        point load that does (its value, with a unit entry at its node on the owning rank).
+        The rest of Q is then constant. None when the user's load form has an update (not a
+        combination of known vectors)."""
         if "user" in self._parts:
             return None
         body, terms = self.body, []
@@ -140,9 +141,9 @@ class BodyLoads:
                     units.append(assembled(self.Q.duplicate(), fg))
                 body.g_unit.value = np.zeros(3)
             g, d = np.array(body.gravity, dtype=float), body.gdim
-            terms.append((lambda state: (state.R.T @ g)[:d], units))
+            terms.append((lambda state: (state.R.T @ g)[:d], units, True))
         for ld, units in self._varying:
-            terms.append((ld.value, units))
+            terms.append((ld.value, units, not ld.local))
         bs = body.gdim
         for ld, node in body.loads.points:
             if ld.steady:
@@ -154,7 +155,7 @@ class BodyLoads:
                 if node is not None:
                     e.getArray()[node * bs + k] = 1.0
                 units.append(e)
-            terms.append((ld.value, units))
+            terms.append((ld.value, units, not ld.local))
         return terms
 
     def _applied_parts(self, alphas: list, vecs: list, user: bool = True) -> None:

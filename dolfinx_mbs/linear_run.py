@@ -136,54 +136,74 @@ class SparseAlpha2(SparseStepper):
             J.axpy(sa, s.M, structure=SAME)
         self._solve_keyed((s.version, float(f"{sv:.12e}"), float(f"{sa:.12e}")), fill)
 
+    @staticmethod
+    def _stage_values(V, A, h: float, params, out_v, out_a) -> None:
+        """out_v, out_a = V_a, A_a, the stage's velocity and acceleration before the solve
+        (the predictor A_1 = -V/(h b) + c_A A, V_1 = V + h (1 - g) A + h g A_1, weighted by
+        alpha_f, alpha_m), of the state or of its image under M (local arrays)."""
+        am, af, g, b = params
+        cA = -(1.0 - 2.0 * b) / (2.0 * b)
+        np.multiply(A, 1.0 - am + am * cA, out=out_a)
+        out_a -= (am / (h * b)) * V
+        np.multiply(V, 1.0 - af * g / b, out=out_v)
+        out_v += (af * h * ((1.0 - g) + g * cA)) * A
+
+    @staticmethod
+    def _advance(V, A, dX, h: float, params, w) -> None:
+        """V, A to the step's end from the solve's dX (in place), of the state or of its
+        image under M: A_1 = c_A A - (dX + h V)/(h^2 b), V_1 = V + h (1 - g) A + h g A_1;
+        ``w`` a work array."""
+        am, af, g, b = params
+        cA = -(1.0 - 2.0 * b) / (2.0 * b)
+        np.multiply(V, h, out=w)
+        w += dX
+        V += (h * ((1.0 - g) + g * cA)) * A
+        V -= (g / (h * b)) * w
+        A *= cA
+        A -= w / (h * h * b)
+
     def _stage(self, t: float, h: float, params, zero_a: bool) -> None:
         """One stage from the state in ``a`` (A taken as zero with ``zero_a``) to t + h."""
         am, af, g, b = params
         a = self.a
-        X, V, A = a["X"], a["V"], (np.zeros_like(a["A"]) if zero_a else a["A"])
+        if zero_a:
+            a["A"][:] = 0.0
         s = self.record(t + af * h)
         sv, sa = g / (h * b), am / (af * h * h * b)
-        cA = -(1.0 - 2.0 * b) / (2.0 * b)
         F = a["F"]
         if self.segs is not None:
-            MA = np.zeros_like(A) if zero_a else a["MA"]
-            MA1 = -a["MV"] / (h * b) + cA * MA
-            MV1 = a["MV"] + h * g * ((1.0 - g) / g * MA + MA1)
-            MAa, MVa = MA + am * (MA1 - MA), a["MV"] + af * (MV1 - a["MV"])
+            if zero_a:
+                a["MA"][:] = 0.0
+            self._stage_values(a["MV"], a["MA"], h, params, a["w"], a["w2"])
             f = s.f.getArray(readonly=True)
             self.f2 = float(f @ f)
-            F[:] = MAa + a["KX"] - f
-            blocks_into(self.segs, MVa, F, 2, add=True)
+            np.add(a["w2"], a["KX"], out=F)
+            F -= f
+            blocks_into(self.segs, a["w"], F, 2, add=True)
             blocks_into(self.segs, a["MX"], F, 3, add=True)
         else:
-            A1 = -V / (h * b) + cA * A
-            V1 = V + h * g * ((1.0 - g) / g * A + A1)
-            a["w"][:] = V + af * (V1 - V)
-            a["w2"][:] = A + am * (A1 - A)
+            self._stage_values(a["V"], a["A"], h, params, a["w"], a["w2"])
             second_order_residual(s, self.vec["X"], self.vec["w"], self.vec["w2"],
                                   self.vec["F"], self.vec["dX"])
         F /= af
         self._solve(s, sv, sa)
         dX = a["dX"]
-        A1 = (-dX - h * V) / (h * h * b) + cA * A
-        a["V"][:] = V + h * g * ((1.0 - g) / g * A + A1)
-        a["A"][:] = A1
-        X -= dX
+        a["X"] -= dX
+        self._advance(a["V"], a["A"], dX, h, params, a["w"])
         if self.segs is None:
             return
+        MdX = a["MdX"]
         self._mass_since += 1
         if self._mass_since >= MAX_REFRESH:  # the round-off of the recursion below
             self._products()
         else:  # M X, M V, M A follow the step's relations from M dX (one product)
-            self.mass([dX], [a["MdX"]])
-            MA1 = (-a["MdX"] - h * a["MV"]) / (h * h * b) + cA * MA
-            a["MV"] += h * g * ((1.0 - g) / g * MA + MA1)
-            a["MA"][:] = MA1
-            a["MX"] -= a["MdX"]
-        KdX = F - sa * a["MdX"]  # K_s dX = F - (s_a + s_v W_C + W_K) M dX
-        blocks_into(self.segs, a["MdX"], KdX, 2, add=True, scale=-sv)
-        blocks_into(self.segs, a["MdX"], KdX, 3, add=True, scale=-1.0)
-        a["KX"] -= KdX
+            self.mass([dX], [MdX])
+            a["MX"] -= MdX
+            self._advance(a["MV"], a["MA"], MdX, h, params, a["w"])
+        F -= sa * MdX  # K_s dX = F - (s_a + s_v W_C + W_K) M dX
+        blocks_into(self.segs, MdX, F, 2, add=True, scale=-sv)
+        blocks_into(self.segs, MdX, F, 3, add=True, scale=-1.0)
+        a["KX"] -= F
         self._since += 1
         if self.iterative:  # the step relation holds to the solver's tolerance only
             self._stiffness(measure=False)

@@ -33,6 +33,15 @@ log = logging.getLogger(__name__)
 CHECK_RTOL = 1e-11
 
 
+class _Time:
+    """What a load's value in local components reads of a frame state: its time."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t: float):
+        self.t = t
+
+
 class SeriesRecord:
     """A system's record (:mod:`dolfinx_mbs.system_records`) with its load vectors at another
     time: the named vectors its own, every other attribute the record's (constant)."""
@@ -52,10 +61,11 @@ class LoadSeries:
     record with them at a time."""
 
     def __init__(self, system, t0: float, names: Sequence[str], units: list, terms: list,
-                 user: bool):
+                 user: bool, rotation: bool = True):
         self.system, self.comm, self.names = system, system.comm, tuple(names)
         self._terms = terms  # per body: [coefficients(state)]
-        self._user = user
+        self._user = user  # a point load's function of the user's
+        self._rotation = rotation  # a coefficient reads the frames' rotation
         red, space = system.reducer, system.space
         columns = []
         full, reduced = space.create_vec(), None
@@ -93,23 +103,26 @@ class LoadSeries:
         if any(o.prestress_matrices for o in ops) and any(np.any(b.gravity)
                                                           for b in system.bodies):
             return None  # the prestress follows gravity turning with the frame
-        units, terms = [], []
+        units, terms, rotation = [], [], False
         for o in ops:
             bt = o.loads.unit_terms()
             if bt is None:
                 return None
-            units.append([u for _, u in bt])
-            terms.append([fn for fn, _ in bt])
+            units.append([u for _, u, _ in bt])
+            terms.append([fn for fn, _, _ in bt])
+            rotation = rotation or any(r for *_, r in bt)
         user = any(ld.fn is not None for b in system.bodies for ld, _ in b.loads.points)
-        series = cls(system, t0, names, units, terms, user)
+        series = cls(system, t0, names, units, terms, user, rotation)
         if not series._check(t1):
             series.destroy()
             return None
         return series
 
     def coefficients(self, t: float) -> np.ndarray:
-        """c(t): the terms' coefficients at the frames' states at ``t``."""
-        states = self.system.assembly.states(t)
+        """c(t): the terms' coefficients at the frames' states at ``t`` (the time alone where
+        no coefficient reads the frames' rotation)."""
+        states = self.system.assembly.states(t) if self._rotation else \
+            [_Time(t)] * len(self._terms)
 
         def values():
             return [fn(s) for s, body_terms in zip(states, self._terms) for fn in body_terms]

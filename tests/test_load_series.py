@@ -28,7 +28,7 @@ TIP = (1.0, 0.05, 0.05)
 TIMES = (0.0013, 0.0071, 0.0305, 0.2)
 
 
-def bar(prestress=False, user_load=False, points=True):
+def bar(prestress=False, user_load=False, points=True, gravity=True):
     """A 1 x 0.1 x 0.1 m steel bar of 12 x 3 x 3 hexahedra spinning about z at 15 rad/s, root
     clamped, gravity along -y, a tip traction (0, 1e6 sin(200 t), 0) Pa, a body force
     (0, 0, 100 t) N/m^3; with ``points`` a point load (1e3 cos(90 t), 0, 500) N in global
@@ -42,7 +42,8 @@ def bar(prestress=False, user_load=False, points=True):
     body.add_traction(lambda t: (0.0, 1e6 * np.sin(200.0 * t), 0.0),
                       where=lambda x: np.isclose(x[0], 1.0))
     body.add_body_force(lambda t: (0.0, 0.0, 100.0 * t))
-    body.set_gravity((0.0, -9.81, 0.0))
+    if gravity:
+        body.set_gravity((0.0, -9.81, 0.0))
     if points:
         body.add_point_load((1.0, 0.1, 0.1), lambda t: (1e3 * np.cos(90.0 * t), 0.0, 500.0),
                             local=False)
@@ -58,12 +59,16 @@ def bar(prestress=False, user_load=False, points=True):
 
 @pytest.mark.parametrize("formulation,names", [("second-order", ("f",)),
                                                ("hamiltonian", ("f", "fa"))])
-def test_series_equals_the_record(formulation, names):
-    model = bar()  # the system holds its model weakly
+@pytest.mark.parametrize("turning", [True, False])
+def test_series_equals_the_record(formulation, names, turning):
+    """``turning``: gravity and a point load in global components (the coefficients read the
+    frame's rotation), else loads in local components alone (they read the time alone)."""
+    model = bar(gravity=turning, points=turning)  # the system holds its model weakly
     system = model.system(formulation)
     series = LoadSeries.make(system, 0.0, 0.01, names)
     assert series is not None
-    assert series.U.shape[1] == 3 + 3 + 3 + 3  # gravity, traction, body force, point load
+    # gravity, traction, body force, point load: three components each
+    assert series.U.shape[1] == (12 if turning else 6)
     for t in TIMES:
         mine = series.record(t)
         s = system.at(t)
