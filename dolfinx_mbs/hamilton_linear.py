@@ -141,7 +141,9 @@ class SparseMidpoint(SparseStepper):
         return self._step_blocks[1]
 
     def step(self, t: float, h: float) -> None:
-        """The step from t to t + h (the operators and vectors at t + h/2)."""
+        """The step from t to t + h (the operators and vectors at t + h/2; ``h`` as
+        :meth:`~dolfinx_mbs.sparse_stepper.SparseStepper.step_size` takes it)."""
+        h = self.step_size(h)
         a, vec = self.a, self.vec
         s = self.record(t + 0.5 * h)
         X, F, dX, MdX = a["X"], a["F"], a["dX"], a["MdX"]

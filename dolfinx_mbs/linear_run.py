@@ -211,7 +211,9 @@ class SparseAlpha2(SparseStepper):
             self._stiffness()
 
     def step(self, t: float, h: float) -> None:
-        """The step from t to t + h (the first one after TSALPHA2's restart)."""
+        """The step from t to t + h (the first one after TSALPHA2's restart; ``h`` as
+        :meth:`~dolfinx_mbs.sparse_stepper.SparseStepper.step_size` takes it)."""
+        h = self.step_size(h)
         if not self.started:  # TSAlpha_Restart: A0 from two backward-Euler half steps
             be = BACKWARD_EULER
             a = self.a

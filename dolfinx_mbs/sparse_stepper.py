@@ -19,7 +19,7 @@ from .load_series import LoadSeries
 from .petsc_options import SolverOptions, converged, reason_name
 
 __all__ = ["node_segments", "refresh_interval", "MassProducts", "SparseStepper", "DRIFT",
-           "MAX_REFRESH"]
+           "MAX_REFRESH", "SAME_STEP"]
 
 #: largest drift of the recursive K_s X tolerated between two products, relative to the
 #: larger of |K_s X| and |f| (one step of the recursion errs by ~1e-11 at dt = 1e-4 on a steel
@@ -27,6 +27,10 @@ __all__ = ["node_segments", "refresh_interval", "MassProducts", "SparseStepper",
 DRIFT = 1e-10
 #: longest interval (steps) between two products K_s X
 MAX_REFRESH = 256
+#: step sizes this close (relative) are one: the differences of a run's output times t_k =
+#: t0 + k dt scatter by ~eps t / dt (1e-12 and more at t / dt = 1e4), which would make a new
+#: step matrix and its factorization at many steps of a long run
+SAME_STEP = 1e-8
 
 def node_segments(kr, n_local: int):
     """The node-block segments of ``kr`` (:class:`~dolfinx_mbs.system_records.InertiaBlocks`)
@@ -159,6 +163,17 @@ class SparseStepper:
         self.factorizations = 0
         #: the load vectors as a sum of known vectors (:meth:`use_series`), or None
         self.series: Optional[LoadSeries] = None
+        self._h: Optional[float] = None  # the step size of the steps before
+
+    def step_size(self, h: float) -> float:
+        """``h``, or the size of the steps before where ``h`` differs from it by the time
+        grid's round-off alone (:data:`SAME_STEP`): the step is then made with that size,
+        and its step matrix kept."""
+        last = self._h
+        if last is not None and abs(h - last) <= SAME_STEP * last:
+            return last
+        self._h = h
+        return h
 
     def use_series(self, t1: float) -> bool:
         """Take the record's load vectors at later times from a
