@@ -42,9 +42,9 @@ from typing import Dict, Optional
 
 import numpy as np
 from mpi4py import MPI
-from petsc4py import PETSc
 
 from . import checks
+from .petsc_options import given_options
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
            "Interrupted", "truncate_csv", "folder", "arguments"]
@@ -326,9 +326,7 @@ def arguments(output, every, restart, formulation, initial, options, prefix):
             raise ValueError(f"{', '.join(given)}: no initial state with restart=True (the "
                              "state comes from the checkpoint)")
         # the run's options, or else the database's (where -<prefix>ts_alpha_radius may be)
-        given = {k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
-                 if k.startswith(prefix + "ts_alpha_")}
-        given.update((k, v) for k, v in (options or {}).items() if k.startswith("ts_alpha_"))
+        given = given_options(prefix, options, "ts_alpha_")
         alpha = {k: v for k, v in given.items() if not (k == "ts_alpha_radius" and
                                                         float(v) == 1.0)}
         if formulation == "second-order" and alpha:

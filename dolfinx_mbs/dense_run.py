@@ -38,6 +38,7 @@ from .formulations import reduced_initial
 from .io import Probes, probe_columns
 from .linear_run import SOLVER_OPTIONS as LINEAR_SOLVER_OPTIONS
 from .linear_run import applies as linear_applies
+from .petsc_options import given_options
 from .stability import Stability
 
 __all__ = ["STEPPERS", "choose", "step_times", "run", "DenseEnergies", "ProbeMatrix"]
@@ -62,8 +63,8 @@ def choose(system, formulation: str, stepper: str, options, prefix: str,
     elif system.nonlinear:
         why = "nonlinear strain (stiffening='nonlinear')"
     if stepper == "auto":
-        given = {k for k in (options or {}) if k != "ts_alpha_radius"}
-        given |= {k[len(prefix):] for k in PETSc.Options().getAll() if k.startswith(prefix)}
+        given = set(given_options(prefix)) | {k for k in (options or {})
+                                              if k != "ts_alpha_radius"}
         if why is not None or any(not k.startswith(LINEAR_SOLVER_OPTIONS) for k in given):
             return "ts"
         if given:  # the step solver's options only: the linear path reads them

@@ -19,7 +19,7 @@ from dolfinx import fem
 from petsc4py import PETSc
 
 from . import checks, compat
-from .petsc_options import converged, direct_lu, reason_name
+from .petsc_options import converged, direct_lu, given_options, reason_name
 from .state_products import StateProducts, apply_blocks
 from .step_solvers import multigrid
 
@@ -48,9 +48,7 @@ def small_lu(system, prefix: str, options) -> bool:
     if system.comm.size > 1 or system.has_multipliers or \
             system.n_reduced > SMALL_LU.get(gdim, 0):
         return False
-    given = dict(options or {})
-    given.update({k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
-                  if k.startswith(prefix)})
+    given = given_options(prefix, options)
     return not any("mumps" in k or str(v).lower() == "mumps" for k, v in given.items())
 
 

@@ -21,7 +21,7 @@ from typing import Iterator, Mapping, Optional
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "direct_lu", "reason_name", "converged", "solver_reasons",
+__all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged", "solver_reasons",
            "error_words", "solve_in_words"]
 
 
@@ -82,6 +82,17 @@ class SolverOptions:
             if pc.getType() == PETSc.PC.Type.FIELDSPLIT:
                 for sub in pc.getFieldSplitSubKSP():
                     sub.setUp()
+
+
+def given_options(prefix: str, options: Optional[Mapping[str, object]] = None,
+                  start: str = "") -> dict:
+    """The options given for a run, by name without ``prefix``: the database's entries under
+    ``prefix``, overridden by the run's ``options``; only the names that begin with ``start``.
+    """
+    given = {k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
+             if k.startswith(prefix + start)}
+    given.update((k, v) for k, v in (options or {}).items() if k.startswith(start))
+    return given
 
 
 def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:

@@ -25,7 +25,7 @@ from typing import Dict, Optional
 
 from petsc4py import PETSc
 
-from .petsc_options import SolverOptions
+from .petsc_options import SolverOptions, given_options
 
 __all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
            "SCHUR_RTOL"]
@@ -101,9 +101,7 @@ def _schur_by_multigrid(opts: SolverOptions) -> None:
     solved by Krylov + GAMG; the run's and the database's ``ksp_*`` and ``pc_*`` options
     (given under the prefix, not naming a split) become the Schur split's."""
     db = PETSc.Options()
-    given = {k[len(opts.prefix):]: v for k, v in db.getAll().items()
-             if k.startswith(opts.prefix)}
-    given.update(opts.values)
+    given = given_options(opts.prefix, opts.values)
     for key, value in given.items():
         if key.startswith(("ksp_", "pc_")) and key != "pc_type":
             opts.values.setdefault("fieldsplit_s_" + key, value)
