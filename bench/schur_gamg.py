@@ -78,9 +78,10 @@ def worker(args) -> dict:
     else:
         t_build, (model, body) = timed(lambda: bi.bar_model(n))
         res, _ = bi.mbs_steps(model, args.case, DT, args.steps, bi.ITERATIVE,
-                              stability=args.stability)
+                              stability=args.stability, stepper=args.stepper)
     cur, peak = rss()
-    res.update(case=args.case, stability=args.stability, n=n, dofs=bar_dofs(n),
+    res.update(case=args.case, stability=args.stability, stepper=res.get("stepper", "plain"),
+               n=n, dofs=bar_dofs(n),
                nproc=comm.size, build=t_build,
                rss_imports=rss_imports, rss_end=gsum(cur), rss_peak=gsum(peak),
                rss_peak_ranks=comm.gather(peak))
@@ -103,12 +104,13 @@ def markdown(run: dict) -> str:
         if plain and "per_step" in plain:
             rel_t = f"{r['per_step'] / plain['per_step']:.2f}"
             rel_m = f"**{r['rss_peak'] / plain['rss_peak']:.2f}**"
-        rows.append([case, f"{r['dofs']:,}", f"{r['per_step'] * 1e3:.0f} "
+        rows.append([f"{case} ({r.get('stepper', 'ts')})", f"{r['dofs']:,}",
+                     f"{r['per_step'] * 1e3:.0f} "
                      f"({r['per_step_median'] * 1e3:.0f})", f"{r['warmup']:.1f}",
                      rel_t, gib(r["rss_peak"]), " + ".join(gib(x) for x in r["rss_peak_ranks"]),
                      gib(r["rss_imports"]), rel_m, f"{r['build']:.1f}",
                      f"{r['load_before'][0]} / {r['load_after'][0]}"])
-    hdr = ["case", "dofs", "ms/step mean (median)", "warm-up step [s]", "time / plain",
+    hdr = ["case (path)", "dofs", "ms/step mean (median)", "warm-up step [s]", "time / plain",
            "peak RSS, sum over ranks [GiB]", "per rank [GiB]", "RSS after imports [GiB]",
            "peak RSS / plain", "build [s]", "load before / after"]
     out = [f"## {run['date']}: {run['nproc']} MPI process(es), ~{run['size']:g} dofs, "
@@ -116,11 +118,13 @@ def markdown(run: dict) -> str:
            f"- load average at start {' '.join(run['loadavg_start'])}, at end "
            f"{' '.join(run['loadavg_end'])}; total wall {run['wall']:.0f} s", "",
            md_table(hdr, rows), "", *notes,
-           "- solver: GMRES + GAMG, rtol 1e-10, rigid-body near null space; first-order and "
-           "hamiltonian: on their Schur complement S (n unknowns), the 2n step by the exact "
-           "elimination of its a I block (`-mbs_pc_type gamg`, dolfinx_mbs.schur_shell); plain: "
+           "- solver: GMRES + GAMG, rtol 1e-10, rigid-body near null space; on the TS path "
+           "(the path in brackets) the first-order and Hamilton forms put it on their Schur "
+           "complement S (n unknowns), the 2n step by the exact elimination of its a I block "
+           "(`-mbs_pc_type gamg`, dolfinx_mbs.schur_shell); on the linear path (second-order "
+           "and Hamilton forms with `stepper=\"auto\"`) on the n-unknown step matrix; plain: "
            "Newmark on K + 4/dt^2 M. dt = 1e-4 s, energy monitor on, divergence check "
-           f"(`stability=`) {run['stability']!r} (it factorizes the stiffness).",
+           f"(`stability=`) {run['stability']!r}.",
            "- ms/step: (time after the last step - time after the warm-up step) / steps, max "
            "over ranks; warm-up: the first step (assembly, GAMG set-up).",
            "- peak RSS: VmHWM of each rank's process (whole process, from start to end of the "
@@ -155,7 +159,8 @@ def driver(args) -> None:
             f"{free:.1f} GiB available")
         try:
             r = run_json([Path(__file__).resolve(), "--case", case, "--size", args.size,
-                          "--steps", args.steps, "--stability", args.stability],
+                          "--steps", args.steps, "--stability", args.stability,
+                          "--stepper", args.stepper],
                          ranks=args.ranks, timeout=args.timeout)
         except Exception as e:  # a failed or killed case is recorded, the others still run
             run["skipped"][case] = f"failed: {str(e).splitlines()[0][:300]}"
@@ -187,6 +192,9 @@ def main():
     p.add_argument("--timeout", type=float, default=3600.0, help="per case (s)")
     p.add_argument("--stability", default="off", choices=("off", "warn"),
                    help="integrate's divergence check (it factorizes the stiffness)")
+    p.add_argument("--stepper", default="auto", choices=("auto", "ts"),
+                   help="integrate's stepper (auto: what a user gets, the linear path for the "
+                        "second-order and Hamilton forms)")
     p.add_argument("--json-out", type=Path)
     args = p.parse_args()
     if args.case is None:
