@@ -129,11 +129,11 @@ class SparseMidpoint(SparseStepper):
             if s.D is not None:
                 J.axpy(0.5 * h, s.D, structure=SAME)
             J.axpy(1.0, s.M, structure=SAME)
-        self._solve_keyed((s.version, float(f"{h:.12e}")), fill)
+        self._solve_keyed((s.version, h), fill)  # h as step_size took it
 
     def _recursion_blocks(self, s, h: float):
         """Per node, E = h/2 (2 W_p + a_R I) + h^2/4 W_w: K_s qd = (4/h^2)(F - M qd - E M qd)."""
-        key = (s.version, float(f"{h:.12e}"))
+        key = (s.version, h)
         if self._step_blocks[0] != key:
             E = [(seg, g, 0.5 * h * (Wp + WpD) + 0.25 * h * h * Ww)
                  for seg, g, Wp, WpD, Ww, _ in s.blocks.momentum]

@@ -134,7 +134,7 @@ class SparseAlpha2(SparseStepper):
             s.K.copy(J, structure=SAME)
             J.axpy(sv, s.C, structure=SAME)
             J.axpy(sa, s.M, structure=SAME)
-        self._solve_keyed((s.version, float(f"{sv:.12e}"), float(f"{sa:.12e}")), fill)
+        self._solve_keyed((s.version, sv, sa), fill)  # h as step_size took it
 
     @staticmethod
     def _stage_values(V, A, h: float, params, out_v, out_a) -> None:

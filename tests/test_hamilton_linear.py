@@ -22,46 +22,12 @@ import logging
 
 import numpy as np
 import pytest
-from dolfinx import mesh as dmesh
-from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs.dense import DENSE_MAX
+from spinbar import TIP, agree, bar
 
-COMM = MPI.COMM_WORLD
-TIP = (1.0, 0.05, 0.05)
 H = "hamiltonian"
-
-
-def bar(damping=None, components=None, gravity=False, traction=True, frame=None,
-        prestress=True):
-    """A 1 x 0.1 x 0.1 m steel bar of 12 x 3 x 3 hexahedra spinning about z at 15 rad/s,
-    root clamped; optionally a tip traction (0, 1e6 sin(200 t), 0) Pa and gravity along -y."""
-    mesh = dmesh.create_box(COMM, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [12, 3, 3],
-                            dmesh.CellType.hexahedron)
-    mat = mbs.materials.LinearElastic(E=210e9, nu=0.3, density=7850.0, rayleigh=damping)
-    frame = frame or mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=15.0)
-    body = mbs.Body(mesh, mat, frame, degree=1,
-                    stiffening="prestress" if prestress else None)
-    if traction:
-        body.add_traction(lambda t: (0.0, 1e6 * np.sin(200.0 * t), 0.0),
-                          where=lambda x: np.isclose(x[0], 1.0))
-    if gravity:
-        body.set_gravity((0.0, -9.81, 0.0))
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    if components is not None:
-        model.clamp(body, lambda x: np.full(x.shape[1], True), components=components)
-    return model
-
-
-def _agree(a, b, tol=1e-9):
-    scale = np.abs(a.probes).max()
-    assert np.abs(a.probes - b.probes).max() <= tol * scale
-    assert set(a.energy) == set(b.energy)
-    for k in a.energy:
-        s = max(np.abs(a.energy[k]).max(), 1e-300)
-        assert np.abs(a.energy[k] - b.energy[k]).max() <= tol * s, k
 
 
 def _linear(model, caplog, **run):
@@ -103,7 +69,7 @@ def test_linear_hamilton_matches_ts(case, caplog):
     assert lin.formulation == H
     np.testing.assert_allclose(lin.times, ts.times, rtol=0, atol=1e-14)
     assert np.abs(ts.probes[-1]).max() > 1e-6  # it moved
-    _agree(ts, lin)
+    agree(ts, lin)
     # the bodies' displacement is the run's last state on both paths
     u = model.bodies[0].u.x.array
     assert np.abs(u - u_ts).max() <= 1e-9 * np.abs(u_ts).max()
@@ -120,7 +86,7 @@ def test_linear_by_multigrid_matches_ts(caplog):
     assert blocks
     assert model.integrate(formulation=H, options=gamg, **run).stepper == "linear"  # auto
     direct = model.integrate(stepper="ts", formulation=H, **run)
-    _agree(direct, lin, tol=1e-8)
+    agree(direct, lin, tol=1e-8)
 
 
 @pytest.mark.parametrize("case", ["node-blocks", "two components"])
@@ -139,8 +105,8 @@ def test_initial_momentum(case, caplog):
     from_p, _ = _linear(model, caplog, p0=p0, **run)
     ts = model.integrate(stepper="ts", formulation=H, p0=p0, **run)
     assert from_v.energy["kinetic"][0] > 1e-3  # v0 moves it
-    _agree(from_v, from_p, 1e-10)
-    _agree(ts, from_p)
+    agree(from_v, from_p, 1e-10)
+    agree(ts, from_p)
 
 
 @pytest.mark.parametrize("damping", [None, (2.0, 0.0), (2.0, 1e-5)])
@@ -174,7 +140,7 @@ def test_second_order_at_radius_one(case, caplog):
     ham, _ = _linear(model, caplog, **run)
     so = model.integrate(stepper="linear", spectral_radius=1.0, **run)
     assert so.ts_type == "alpha2"
-    _agree(ham, so)
+    agree(ham, so)
 
 
 def test_auto_takes_the_linear_path():

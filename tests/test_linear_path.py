@@ -16,42 +16,16 @@ import logging
 
 import numpy as np
 import pytest
-from dolfinx import mesh as dmesh
-from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs.dense import DENSE_MAX
-
-COMM = MPI.COMM_WORLD
-TIP = (1.0, 0.05, 0.05)
+from spinbar import TIP, agree, bar as spinning_bar
 
 
-def bar(damping=None, components=None, frame=None, prestress=True):
-    """A 1 x 0.1 x 0.1 m steel bar of 12 x 3 x 3 hexahedra (624 free dofs) spinning about z,
-    root clamped, tip traction (0, 1e6 sin(200 t), 0) Pa, gravity along -y."""
-    mesh = dmesh.create_box(COMM, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [12, 3, 3],
-                            dmesh.CellType.hexahedron)
-    mat = mbs.materials.LinearElastic(E=210e9, nu=0.3, density=7850.0, rayleigh=damping)
-    frame = frame or mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=15.0)
-    body = mbs.Body(mesh, mat, frame, degree=1,
-                    stiffening="prestress" if prestress else None)
-    body.add_traction(lambda t: (0.0, 1e6 * np.sin(200.0 * t), 0.0),
-                      where=lambda x: np.isclose(x[0], 1.0))
-    body.set_gravity((0.0, -9.81, 0.0))
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    if components is not None:
-        model.clamp(body, lambda x: np.full(x.shape[1], True), components=components)
-    return model
 
-
-def _agree(a, b, tol=1e-9):
-    scale = np.abs(a.probes).max()
-    assert np.abs(a.probes - b.probes).max() <= tol * scale
-    assert set(a.energy) == set(b.energy)
-    for k in a.energy:
-        s = max(np.abs(a.energy[k]).max(), 1e-300)
-        assert np.abs(a.energy[k] - b.energy[k]).max() <= tol * s, k
+def bar(**kw):
+    """The spinning bar (``spinbar.bar``) under its tip traction and gravity."""
+    return spinning_bar(gravity=True, **kw)
 
 
 CASES = {"node-blocks": (dict(), None), "node-blocks r=0.5": (dict(), 0.5),
@@ -70,7 +44,7 @@ def test_linear_matches_ts(case):
     assert lin.ts_type == "alpha2" and lin.steps == ts.steps == 31
     np.testing.assert_allclose(lin.times, ts.times, rtol=0, atol=1e-14)
     assert np.abs(ts.probes[-1]).max() > 1e-6  # it moved
-    _agree(ts, lin)
+    agree(ts, lin)
     # the bodies' displacement is the run's last state on both paths
     model.integrate(stepper="ts", **run)
     u_ts = model.bodies[0].u.x.array.copy()
@@ -88,10 +62,10 @@ def test_linear_by_multigrid_matches_ts():
     ts = model.integrate(stepper="ts", **run)
     lin = model.integrate(**run)
     assert lin.stepper == "linear" and ts.stepper == "ts"
-    _agree(ts, lin, tol=1e-8)
+    agree(ts, lin, tol=1e-8)
     direct = model.integrate(stepper="ts", probes=[TIP], t_end=0.0305, dt=1e-3,
                              progress=False)
-    _agree(direct, lin, tol=1e-8)
+    agree(direct, lin, tol=1e-8)
 
 
 def test_auto_takes_the_linear_path(caplog):
@@ -136,4 +110,4 @@ def test_one_factorization_over_a_long_run(caplog):
     said = [r.getMessage() for r in caplog.records if "factorizations" in r.getMessage()]
     assert said and "linear path: 2 factorizations" in said[-1], said
     ts = model.integrate(stepper="ts", **run)
-    _agree(ts, lin)
+    agree(ts, lin)

@@ -15,46 +15,20 @@ import logging
 
 import numpy as np
 import pytest
-import ufl
-from dolfinx import fem
-from dolfinx import mesh as dmesh
 from mpi4py import MPI
 
-import dolfinx_mbs as mbs
 from dolfinx_mbs.load_series import LoadSeries
+from spinbar import TIP, agree, bar as spinning_bar
 
 COMM = MPI.COMM_WORLD
-TIP = (1.0, 0.05, 0.05)
 TIMES = (0.0013, 0.0071, 0.0305, 0.2)
 
 
 def bar(prestress=False, user_load=False, points=True, gravity=True):
-    """A 1 x 0.1 x 0.1 m steel bar of 12 x 3 x 3 hexahedra spinning about z at 15 rad/s, root
-    clamped, gravity along -y, a tip traction (0, 1e6 sin(200 t), 0) Pa, a body force
-    (0, 0, 100 t) N/m^3; with ``points`` a point load (1e3 cos(90 t), 0, 500) N in global
-    components at the tip's corner and a constant one; with ``user_load`` a load form whose
-    constant follows t."""
-    mesh = dmesh.create_box(COMM, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [12, 3, 3],
-                            dmesh.CellType.hexahedron)
-    mat = mbs.materials.LinearElastic(E=210e9, nu=0.3, density=7850.0)
-    frame = mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=15.0)
-    body = mbs.Body(mesh, mat, frame, degree=1, stiffening="prestress" if prestress else None)
-    body.add_traction(lambda t: (0.0, 1e6 * np.sin(200.0 * t), 0.0),
-                      where=lambda x: np.isclose(x[0], 1.0))
-    body.add_body_force(lambda t: (0.0, 0.0, 100.0 * t))
-    if gravity:
-        body.set_gravity((0.0, -9.81, 0.0))
-    if points:
-        body.add_point_load((1.0, 0.1, 0.1), lambda t: (1e3 * np.cos(90.0 * t), 0.0, 500.0),
-                            local=False)
-        body.add_point_load((1.0, 0.0, 0.1), (0.0, 0.0, -200.0))
-    if user_load:
-        c = fem.Constant(mesh, 0.0)
-        v = body.trial_test()[1]
-        body.add_form("load", c * v[1] * ufl.dx, update=lambda s: setattr(c, "value", s.t))
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    return model
+    """The spinning bar (``spinbar.bar``) under a tip traction, a body force, and (by default)
+    gravity and point loads."""
+    return spinning_bar(prestress=prestress, user_load=user_load, points=points,
+                        gravity=gravity, body_force=True)
 
 
 @pytest.mark.parametrize("formulation,names", [("second-order", ("f",)),
@@ -92,14 +66,6 @@ def test_series_refused(model_kw):
     assert LoadSeries.make(system, 0.0, 0.01) is None
 
 
-def _agree(a, b, tol=1e-9):
-    scale = np.abs(a.probes).max()
-    assert np.abs(a.probes - b.probes).max() <= tol * scale
-    for k in a.energy:
-        s = max(np.abs(a.energy[k]).max(), 1e-300)
-        assert np.abs(a.energy[k] - b.energy[k]).max() <= tol * s, k
-
-
 @pytest.mark.parametrize("formulation", ["second-order", "hamiltonian"])
 @pytest.mark.parametrize("user_load", [False, True])
 def test_linear_path_with_series_equals_ts(formulation, user_load, caplog):
@@ -112,4 +78,4 @@ def test_linear_path_with_series_equals_ts(formulation, user_load, caplog):
     assert any(said in r.getMessage() for r in caplog.records)
     assert lin.stepper == "linear" and lin.steps == ts.steps == 31
     assert np.abs(ts.probes[-1]).max() > 1e-6
-    _agree(ts, lin)
+    agree(ts, lin)
