@@ -38,11 +38,15 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 setup: $(VENV)/.installed
 
 # --- route "wheel": DOLFINx 0.11 from PyPI in a venv of a Python >= 3.12
-$(WHEEL_VENV)/.installed: pyproject.toml
+$(WHEEL_VENV)/.installed: pyproject.toml scripts/mpi_first.py
 	@[ -n "$(PY312)" ] || { echo "no Python >= 3.12 found (PATH or pyenv): use ROUTE=debian"; exit 1; }
 	@[ -x $(WHEEL_VENV)/bin/python ] || { echo "Creating $(WHEEL_VENV) with $(PY312) and DOLFINx 0.11 from PyPI (about a minute)"; \
 	  $(PY312) -m venv $(WHEEL_VENV); }
 	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot]" 2>&1 | grep -v "^WARNING: Location" || true
+	@site=$$($(WHEEL_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))") && \
+	  cp scripts/mpi_first.py $$site/_dolfinx_mbs_mpi_first.py && \
+	  echo "import _dolfinx_mbs_mpi_first" > $$site/_dolfinx_mbs_mpi_first.pth
+	@$(WHEEL_VENV)/bin/python -c "import dolfinx" || { echo "set-up of $(WHEEL_VENV) failed"; exit 1; }
 	@$(WHEEL_VENV)/bin/python -c "import dolfinx_mbs" || { echo "set-up of $(WHEEL_VENV) failed"; exit 1; }
 	@touch $@
 

@@ -105,7 +105,7 @@ def worker(case: dict, method: str, out: str) -> None:
         sys.path.insert(0, str(ROOT))
     import dolfinx_mbs as mbs
     from dolfinx_mbs import io as mbs_io
-    from dolfinx_mbs import formulations as mbs_formulations
+    from dolfinx_mbs.integrate.ts import second_order as mbs_formulations
 
     logging.getLogger().setLevel(logging.WARNING)
     comm = MPI.COMM_WORLD

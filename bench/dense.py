@@ -1,6 +1,6 @@
 """Benchmark: seed 003's Table 3 study on the PETSc TS path and the dense paths of
 ``integrate`` (``stepper="ts" | "dense" | "exact"``), side by side in one run; and the size up
-to which the dense path steps faster (``dolfinx_mbs.dense.DENSE_MAX``).
+to which the dense path steps faster (``dolfinx_mbs.integrate.dense.operators.DENSE_MAX``).
 
     python bench/dense.py                        # both studies (~20 min on an idle machine)
     python bench/dense.py --studies size         # the size study only (~3 min)
@@ -33,7 +33,7 @@ Studies (``--studies table3,size``):
    dt = 1e-5: time per step of ``stepper="dense"`` and ``"ts"`` from two runs of
    ``--size-steps`` and 10 steps (difference / step difference: set-up excluded). With
    ``--size-load constant`` the end load is constant, so that the spin-up's dense path
-   combines its loads from unit loads (``dolfinx_mbs.dense_varying``): the study behind
+   combines its loads from unit loads (``dolfinx_mbs.integrate.dense.varying``): the study behind
    ``DENSE_MAX_VARYING`` (``--size-elements 5,10,15,20,25 --size-steps 1010``).
 
 One BLAS thread (``OMP_NUM_THREADS=1`` set before numpy loads, unless given): the matrices are

@@ -96,7 +96,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import dolfinx_mbs as mbs  # noqa: E402
-from dolfinx_mbs.operators import BodyOperators  # noqa: E402
+from dolfinx_mbs.assembly import BodyOperators  # noqa: E402
 
 logging.getLogger().setLevel(logging.WARNING)  # cffi's "building extension" chatter
 

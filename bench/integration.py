@@ -85,7 +85,7 @@ if str(ROOT) not in sys.path:
 
 import dolfinx_mbs as mbs  # noqa: E402
 from dolfinx_mbs import io as mbs_io  # noqa: E402
-from dolfinx_mbs.space import orthonormal_nullspace, rigid_body_modes  # noqa: E402
+from dolfinx_mbs.assembly import orthonormal_nullspace, rigid_body_modes  # noqa: E402
 
 logging.getLogger().setLevel(logging.WARNING)
 

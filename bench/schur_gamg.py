@@ -16,7 +16,7 @@ Solver of every case: the scaling study's iterative one, ``-mbs_ksp_type gmres -
 gamg -mbs_ksp_rtol 1e-10`` with the rigid-body modes as GAMG's near null space: for the
 second-order form and the plain loop on the step matrix; for the first-order and Hamilton
 forms the same options put GMRES + GAMG on the Schur complement S on n unknowns
-(:mod:`dolfinx_mbs.step_solvers`), the 2n step solved by the exact Schur factorization.
+(:mod:`dolfinx_mbs.integrate.ts.step_solvers`), the 2n step solved by the exact Schur factorization.
 
 Memory: each case runs in fresh processes (``--ranks`` ranks); its peak resident set (VmHWM)
 summed over the ranks, whole processes (interpreter and libraries included; the RSS after the
@@ -121,7 +121,7 @@ def markdown(run: dict) -> str:
            "- solver: GMRES + GAMG, rtol 1e-10, rigid-body near null space; on the TS path "
            "(the path in brackets) the first-order and Hamilton forms put it on their Schur "
            "complement S (n unknowns), the 2n step by the exact elimination of its a I block "
-           "(`-mbs_pc_type gamg`, dolfinx_mbs.schur_shell); on the linear path (second-order "
+           "(`-mbs_pc_type gamg`, dolfinx_mbs.integrate.ts.schur_shell); on the linear path (second-order "
            "and Hamilton forms with `stepper=\"auto\"`) on the n-unknown step matrix; plain: "
            "Newmark on K + 4/dt^2 M. dt = 1e-4 s, energy monitor on, divergence check "
            f"(`stability=`) {run['stability']!r}.",

@@ -3,7 +3,7 @@
 # A square aluminium bar 1 x 0.1 x 0.1 m with no constraint at all spins about its long axis
 # at $\Omega$. Its six rigid motions have no stiffness: `natural_frequencies`, `modes` and
 # `campbell` find them, deflate them and return the elastic modes (M-orthogonal to the rigid
-# motions), the same on any number of ranks (`dolfinx_mbs.rigid_modes`). In the rotating
+# motions), the same on any number of ranks (`dolfinx_mbs.systems.rigid_modes`). In the rotating
 # frame:
 #
 # - a bending pair $\omega_b$ at rest splits into $\omega_b - \Omega$ (forward whirl) and
@@ -21,8 +21,8 @@
 import os
 
 import numpy as np
-from mpi4py import MPI
 from dolfinx import mesh as dmesh
+from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 

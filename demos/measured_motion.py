@@ -27,8 +27,8 @@
 import os
 
 import numpy as np
-from mpi4py import MPI
 from dolfinx import mesh as dmesh
+from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 

@@ -41,7 +41,7 @@ MODES = 12 if QUICK else 20
 SPEED = 6000 * 2 * np.pi / 60                     # rad/s, for the transient
 T_END, DT = (0.004, 2e-4) if QUICK else (0.03, 1e-4)
 DISK = (0.12, 0.0, 0.4)                           # a node on the disk's rim (x, y, z)
-logging.getLogger("dolfinx_mbs.basis_reducer").setLevel(logging.INFO)   # says what is reduced
+logging.getLogger("dolfinx_mbs.reduction.basis_reducer").setLevel(logging.INFO)   # says what is reduced
 logging.basicConfig(format="%(message)s")
 
 

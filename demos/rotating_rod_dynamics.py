@@ -29,8 +29,8 @@ import time
 
 import numpy as np
 import scipy.linalg
-from mpi4py import MPI
 from dolfinx import mesh as dmesh
+from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 

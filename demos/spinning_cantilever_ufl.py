@@ -47,11 +47,11 @@
 import os
 
 import numpy as np
-from mpi4py import MPI  # first: DOLFINx's PyPI wheel loads its MPI through mpi4py
 import ufl
 from dolfinx import fem
 from dolfinx import mesh as dmesh
 from dolfinx.fem import petsc as fpetsc
+from mpi4py import MPI  # first: DOLFINx's PyPI wheel loads its MPI through mpi4py
 from petsc4py import PETSc
 
 import dolfinx_mbs as mbs

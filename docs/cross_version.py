@@ -23,14 +23,14 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 
 
 def run(path: str) -> None:
-    from mpi4py import MPI
-
     import dolfinx
-    import dolfinx_mbs  # noqa: F401  (the PyPI wheel's MPI first)
     import test_nonlinear as TN
     import test_stiffening as TS
     from conftest import ROD
+    from mpi4py import MPI
     from rodmodel import axial_rod, tip_displacement
+
+    import dolfinx_mbs  # noqa: F401  (the PyPI wheel's MPI first)
 
     comm = MPI.COMM_WORLD
     w1 = np.pi / (2 * ROD["L"]) * np.sqrt(ROD["E"] / ROD["rho"])

@@ -13,13 +13,13 @@ from mpi4py import MPI
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
 
 import dolfinx  # noqa: E402
-
-import dolfinx_mbs as mbs  # noqa: E402
-from dolfinx_mbs import forms as F  # noqa: E402
 import test_forms as TF  # noqa: E402
 import test_joints as TJ  # noqa: E402
 from conftest import ROD, rod_exact  # noqa: E402
 from rodmodel import axial_rod, tip_displacement  # noqa: E402
+
+import dolfinx_mbs as mbs  # noqa: E402
+from dolfinx_mbs import forms as F  # noqa: E402
 
 comm = MPI.COMM_WORLD
 W1 = np.pi / (2 * ROD["L"]) * np.sqrt(ROD["E"] / ROD["rho"])
@@ -252,6 +252,7 @@ for dt in (2e-4, 1e-4, 5e-5):
         f"{rel(rr['ham'].reactions[pin.name], a.reactions[pin.name]):.1e} |")
 out()
 import test_nonholonomic as TNH  # noqa: E402
+
 nh = TNH.dae_study()
 out("Velocity constraints that are not integrable (`tests/test_nonholonomic.py`): a clamped Q2 "
     "cantilever (8 x 2 cells, 160 free dofs) spinning at 30 rad/s, lightly damped, with the rows "
@@ -290,6 +291,7 @@ out("| lambda | flap 1 FE | flap 1 EB | chord 1 FE | chord 1 EB | flap 2 FE | fl
     "chord 2 FE | chord 2 EB | max rel. diff |")
 out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 import test_stiffening as TS  # noqa: E402
+
 bm, bframe = TS.beam(comm, "prestress")
 lams = (0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
 fe = TS.sweep(bm, bframe, lams)
@@ -311,6 +313,7 @@ out()
 out("## 8. Nonlinear strain (St Venant-Kirchhoff) and prestress of other loads")
 out()
 import test_nonlinear as TN  # noqa: E402
+
 out("`stiffening=\"nonlinear\"`: Green strain, the material's law applied to it, Newton in static "
     "solves (PETSc SNES) and at every time step; modal solves linearize about the static "
     "equilibrium found by Newton. Closed forms (Poisson's ratio 0, `tests/test_nonlinear.py`):")
@@ -338,6 +341,7 @@ hmod = mbs.Model([hb], gravity=(g_h, 0.0, 0.0))
 hmod.clamp(hb, lambda x: np.isclose(x[0], 0.0))
 hmod.solve_static()
 from scipy.integrate import quad  # noqa: E402
+
 href = quad(lambda X: TN.stretch(rho_h * g_h * (1.0 - X)) - 1.0, 0.0, 1.0, epsabs=1e-14)[0]
 hux = TN.tip_x(hb, np.array([1.0, 0.0, 0.0]))
 out(f"- bar hanging under its weight, rho g L / E = 0.3 (plane stress, Q2, 20 cells): tip "

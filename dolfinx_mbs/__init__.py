@@ -10,6 +10,12 @@ in serial and in parallel. SI units throughout.
     model.clamp(body, lambda x: np.isclose(x[0], 0.0))
     u, = model.solve_static(t=0.0)
     w = model.natural_frequencies(t=0.0, n=4)
+
+The subpackages follow the flow: ``frames`` and ``materials`` make a ``bodies.Body``, whose
+``forms`` (UFL) are assembled by ``assembly``; ``constraints`` give the Maggi reducer, which
+``reduction`` composes with reduced bodies and ``systems`` turn into the reduced operators of a
+formulation; ``static``, ``modal``, ``campbell`` and ``integrate`` solve them; ``io`` and
+``meshes`` serve them; ``model.Model`` ties it together for the user and ``cli`` runs case files.
 """
 
 import importlib.util as _ilu
@@ -18,13 +24,28 @@ import importlib.util as _ilu
 if _ilu.find_spec("dolfinx_solver") is not None:  # pragma: no branch
     import dolfinx_solver  # noqa: F401
 
-from . import (assembly, compat, constraints, forms, frames, integrate, io, joints, lifetime,
-               maggi, materials, modal, operators, rows, space, static, systems)
-from .body import Body
-from .model import Model
-# the function shadows its module as a package attribute: import the module's other names
-# with ``from dolfinx_mbs.campbell import ...``
-from .campbell import CampbellTable, CriticalSpeed, campbell
+from dolfinx_mbs import (
+    assembly,
+    campbell,
+    compat,
+    constraints,
+    forms,
+    frames,
+    integrate,
+    io,
+    lifetime,
+    materials,
+    meshes,
+    modal,
+    reduction,
+    static,
+    systems,
+)
+from dolfinx_mbs.assembly import operators, space
+from dolfinx_mbs.bodies import Body
+from dolfinx_mbs.campbell import CampbellTable, CriticalSpeed
+from dolfinx_mbs.constraints import joints, maggi, rows
+from dolfinx_mbs.model import Model
 
 __version__ = "0.1.0"
 
@@ -33,6 +54,7 @@ __all__ = [
     "CampbellTable",
     "CriticalSpeed",
     "Model",
+    "assembly",
     "campbell",
     "compat",
     "constraints",
@@ -44,11 +66,12 @@ __all__ = [
     "lifetime",
     "maggi",
     "materials",
+    "meshes",
     "modal",
     "operators",
+    "reduction",
     "rows",
     "space",
     "static",
     "systems",
-    "assembly",
 ]

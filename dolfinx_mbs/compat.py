@@ -14,11 +14,11 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import dolfinx
 import dolfinx.fem
 import dolfinx.fem.petsc as _fpetsc  # 0.9 and later need the explicit import
 import dolfinx.io
+import numpy as np
 import ufl
 from mpi4py import MPI
 from petsc4py import PETSc

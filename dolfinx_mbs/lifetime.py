@@ -34,7 +34,7 @@ import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from . import compat
+from dolfinx_mbs import compat
 
 __all__ = ["adopt", "collect", "registered", "LIVE_MAX"]
 

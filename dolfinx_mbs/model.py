@@ -10,7 +10,7 @@ The model owns the bodies, the constraints and what is made from them: the full 
 (:class:`dolfinx_mbs.assembly.Assembly`), the Maggi reducer of the holonomic constraints and the
 typed systems per formulation (:meth:`system`). The solves live in their own modules
 (:mod:`~dolfinx_mbs.static`, :mod:`~dolfinx_mbs.modal`, :mod:`~dolfinx_mbs.integrate`,
-:mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.reactions`), which take a system, never the
+:mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system, never the
 model; the methods here only pick the system and pass it on.
 """
 
@@ -22,25 +22,26 @@ import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
-from . import checks, compat, lifetime, modal, reactions
-from . import constraints as cons
-from . import joints
-from . import integrate as integration
-from . import campbell as campbell_sweep
-from .assembly import Assembly
-from .basis_reducer import BasisReducer
-from .body import Body
-from .constraints import Clamp, Constraint
-from .maggi import MaggiReducer
-from .modal_reduction import ReducedBody
-from .multipliers import SaddlePoint
-from .nonholonomic import VelocitySystem
-from .rows import LinearRows, VelocityRows
-from .space import FullSpace
-from .static import Prestress, StaticSolver
-from .system_records import check_choice
-from .hamilton_system import HamiltonSystem
-from .systems import SecondOrderSystem
+from dolfinx_mbs import checks, compat, lifetime
+from dolfinx_mbs.assembly.full import Assembly
+from dolfinx_mbs.assembly.space import FullSpace
+from dolfinx_mbs.bodies.body import Body
+from dolfinx_mbs.campbell import sweep as campbell_sweep
+from dolfinx_mbs.constraints import base as cons
+from dolfinx_mbs.constraints import joints, reactions
+from dolfinx_mbs.constraints.base import Clamp, Constraint
+from dolfinx_mbs.constraints.maggi import MaggiReducer
+from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
+from dolfinx_mbs.integrate import run as integration
+from dolfinx_mbs.modal import eigen as modal
+from dolfinx_mbs.reduction.basis_reducer import BasisReducer
+from dolfinx_mbs.reduction.reduced_body import ReducedBody
+from dolfinx_mbs.static.solver import Prestress, StaticSolver
+from dolfinx_mbs.systems.hamilton import HamiltonSystem
+from dolfinx_mbs.systems.multipliers import SaddlePoint
+from dolfinx_mbs.systems.records import check_choice
+from dolfinx_mbs.systems.second_order import SecondOrderSystem
+from dolfinx_mbs.systems.velocity import VelocitySystem
 
 __all__ = ["Model"]
 
@@ -131,7 +132,7 @@ class Model:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
         if they differ) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, each mesh's facet
-        tags: see :func:`dolfinx_mbs.joints.tie`. Bodies in different frames are joined in the
+        tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined in the
         global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
         frames of one rigid motion)."""
         self._check_body(body_a)
@@ -198,7 +199,7 @@ class Model:
         """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
         integrator's first-order form then runs on (q, w), w the independent velocities
-        (:mod:`dolfinx_mbs.nonholonomic`), without multipliers.
+        (:mod:`dolfinx_mbs.systems.velocity`), without multipliers.
 
         Args:
             rows: a sequence of ``{full_index: coefficient}`` dicts (full indices from
@@ -245,7 +246,7 @@ class Model:
                **options) -> ReducedBody:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
-        constraints kept. Returns its :class:`~dolfinx_mbs.modal_reduction.ReducedBody` (which
+        constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody` (which
         documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
         self._check_body(body)
         reduced = ReducedBody(body, modes, method, **options)
@@ -256,7 +257,7 @@ class Model:
     @property
     def system_reducer(self) -> MaggiReducer:
         """The systems' reducer: :attr:`reducer`, or the shapes of reduced bodies composed
-        with it (:class:`~dolfinx_mbs.basis_reducer.BasisReducer`)."""
+        with it (:class:`~dolfinx_mbs.reduction.basis_reducer.BasisReducer`)."""
         if not self._reduced:
             return self.reducer
         if self._basis is None:
@@ -288,10 +289,10 @@ class Model:
     def system(self, formulation: str = "second-order", constraints: str = "maggi"):
         """The typed system that ``formulation`` integrates (made once, kept until the
         constraints or loads change): a :class:`~dolfinx_mbs.systems.SecondOrderSystem`
-        (``"second-order"``, ``"first-order"``), :class:`~dolfinx_mbs.hamilton_system.
-        HamiltonSystem` (``"hamiltonian"``), :class:`~dolfinx_mbs.nonholonomic.VelocitySystem`
+        (``"second-order"``, ``"first-order"``), :class:`~dolfinx_mbs.systems.hamilton.
+        HamiltonSystem` (``"hamiltonian"``), :class:`~dolfinx_mbs.systems.velocity.VelocitySystem`
         (with velocity constraints) or, with ``constraints="multipliers"``,
-        :class:`~dolfinx_mbs.multipliers.SaddlePoint`.
+        :class:`~dolfinx_mbs.systems.multipliers.SaddlePoint`.
 
         Raises:
             ValueError: an unknown formulation or a combination the formulations do not take.
@@ -387,7 +388,7 @@ class Model:
     def reactions(self, forces: Optional[PETSc.Vec] = None, t: float = 0.0,
                   constraints: Optional[Sequence[Constraint]] = None) -> Dict[str, np.ndarray]:
         """Resultant force of each constraint on its body (global components, N): see
-        :func:`dolfinx_mbs.reactions.resultants`. ``forces`` default: the constraint forces
+        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the constraint forces
         of the static state in ``body.u`` at ``t``."""
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])

@@ -22,7 +22,15 @@ from typing import Iterator, Mapping, Optional
 from petsc4py import PETSc
 
 __all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged", "solver_reasons",
-           "error_words", "solve_in_words"]
+           "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT", "EIGEN_PREFIX"]
+
+#: how the pattern of a matrix combined into another relates to it (``Mat.axpy``, ``Mat.copy``)
+SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+DIFFERENT = PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN
+
+#: the options prefix of the eigensolvers (SLEPc EPS/PEP of modes, Campbell and reduced bodies)
+EIGEN_PREFIX = "mbs_modal_"
 
 
 class SolverOptions:

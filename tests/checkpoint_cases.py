@@ -8,8 +8,8 @@ import sys
 import time
 
 import numpy as np
-from mpi4py import MPI  # before dolfinx: the wheel's MPI library is found through mpi4py
 from dolfinx import mesh as dmesh  # noqa: E402
+from mpi4py import MPI  # before dolfinx: the wheel's MPI library is found through mpi4py
 
 import dolfinx_mbs as mbs
 

@@ -6,8 +6,8 @@ timeout."""
 import sys
 
 import numpy as np
-from mpi4py import MPI  # first: DOLFINx's PyPI wheel loads its MPI through mpi4py
 from dolfinx import mesh as dm
+from mpi4py import MPI  # first: DOLFINx's PyPI wheel loads its MPI through mpi4py
 
 import dolfinx_mbs as mbs
 

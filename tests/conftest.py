@@ -1,10 +1,9 @@
 import gc
 
+import dolfinx.mesh as dmesh
 import numpy as np
 import pytest
 from mpi4py import MPI
-
-import dolfinx.mesh as dmesh
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,10 +1,10 @@
 """Builds seed 003's rod as an axial-only model (nu = 0, transverse components clamped)."""
 
 import numpy as np
+from conftest import ROD, rod_mesh
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
-from conftest import ROD, rod_mesh
 
 
 def axial_rod(comm, n, omega, dim=3, cell=None, degree=2):

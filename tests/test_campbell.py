@@ -29,11 +29,11 @@ import numpy as np
 
 _trapz = getattr(np, "trapezoid", None) or np.trapz
 import pytest
+from dolfinx import mesh as dmesh
 from mpi4py import MPI
 from scipy.optimize import brentq
 
 import dolfinx_mbs as mbs
-from dolfinx import mesh as dmesh
 
 L, A_SIDE = 1.0, 0.04
 STEEL = dict(E=210e9, nu=0.3, density=7850.0)
@@ -203,7 +203,7 @@ def test_sweep_restores_the_model(monkeypatch):
     assert tab.frequencies.shape == (2, 2)
 
     calls = []
-    real = mbs.campbell_subspace.SubspaceSolver.solve
+    real = mbs.campbell.subspace.SubspaceSolver.solve
 
     def failing(*args, **kwargs):
         calls.append(1)
@@ -211,7 +211,7 @@ def test_sweep_restores_the_model(monkeypatch):
             raise RuntimeError("no convergence (test)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(mbs.campbell_subspace.SubspaceSolver, "solve", failing)
+    monkeypatch.setattr(mbs.campbell.subspace.SubspaceSolver, "solve", failing)
     with pytest.raises(RuntimeError, match="test"):
         model.campbell([100.0, 300.0, 500.0], n=2)
     assert body.frame.rate == 50.0

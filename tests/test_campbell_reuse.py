@@ -1,4 +1,4 @@
-"""A Campbell sweep that carries its solver from speed to speed (dolfinx_mbs.campbell_solve)
+"""A Campbell sweep that carries its solver from speed to speed (dolfinx_mbs.campbell.pencil)
 against independent solves: at every speed a fresh SLEPc PEP on the system's own pencil.
 
 The sweep forms the pencil as K_0 + W^2 K_2, G_0 + W G_1, keeps one factorization object
@@ -17,8 +17,7 @@ from petsc4py import PETSc
 from test_campbell import shaft
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.campbell_solve import SweepPencil
-from dolfinx_mbs.campbell_subspace import SubspaceSolver
+from dolfinx_mbs.campbell import SubspaceSolver, SweepPencil
 
 
 def independent(model, body, speeds, m, shift=0.0):
@@ -76,8 +75,8 @@ def test_compressed_space_and_stale_factorization(monkeypatch):
         made.append(SubspaceSolver(*args, **kwargs, max_dim=24, keep=2))
         return made[-1]
 
-    # the module (the package's name ``campbell`` is the function)
-    monkeypatch.setattr(importlib.import_module("dolfinx_mbs.campbell"), "SubspaceSolver",
+    # the sweep's module, where campbell() looks the solver up
+    monkeypatch.setattr(importlib.import_module("dolfinx_mbs.campbell.sweep"), "SubspaceSolver",
                         solver)
     table = model.campbell(speeds, n=4, n_extra=4)
     assert_in_reference(table, independent(model, body, speeds, 8))

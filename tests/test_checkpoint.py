@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from checkpoint_cases import DT, run
 from mpi4py import MPI
 
-from checkpoint_cases import DT, run
 from dolfinx_mbs import compat
-from dolfinx_mbs.checkpoint import folder
+from dolfinx_mbs.integrate.checkpoint import folder
 
 FORMS = ("second-order", "first-order", "hamiltonian")
 
@@ -36,7 +36,7 @@ def csv_rows(path):
 def field_times(stem):
     """The times of the field file of body "beam" (VTX with ADIOS2, XDMF with h5py)."""
     if compat.has_vtx:
-        from dolfinx_mbs.field_restart import vtx_times
+        from dolfinx_mbs.io import vtx_times
 
         return vtx_times(f"{stem}_beam.bp")
     import xml.etree.ElementTree as ET

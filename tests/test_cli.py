@@ -11,12 +11,12 @@ import sys
 import numpy as np
 import pytest
 from mpi4py import MPI
+from seed003c import rod_closed_forms, static_tip, tip_excitation
 
 from dolfinx_mbs import cli
-from dolfinx_mbs.casefile import CaseError, key_lines, sweep_values
-from dolfinx_mbs.cases import Case
-from dolfinx_mbs.expressions import Expression, ExpressionError
-from seed003c import rod_closed_forms, static_tip, tip_excitation
+from dolfinx_mbs.cli import Case
+from dolfinx_mbs.cli.casefile import CaseError, key_lines, sweep_values
+from dolfinx_mbs.cli.expressions import Expression, ExpressionError
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 ROD = ROOT / "demos" / "cases" / "seed003_rod.toml"

@@ -1,4 +1,4 @@
-"""The dense path of small systems (``integrate(stepper=...)``, :mod:`dolfinx_mbs.dense_run`).
+"""The dense path of small systems (``integrate(stepper=...)``, :mod:`dolfinx_mbs.integrate.dense.run`).
 
 * ``stepper="dense"`` gives the TS path's steps (a second route through the same schemes):
   probes, energies and reactions of the three formulations, on seed 003's steadily spinning rod
@@ -14,15 +14,15 @@
 
 import numpy as np
 import pytest
+from conftest import ROD
 from dolfinx import mesh as dmesh
 from mpi4py import MPI
-
-import dolfinx_mbs as mbs
-from conftest import ROD
-from dolfinx_mbs.dense import gather_matrix, gather_vector
-from dolfinx_mbs.io import Probes
 from rodmodel import axial_rod
 from seed003c import tip_excitation
+
+import dolfinx_mbs as mbs
+from dolfinx_mbs.integrate.dense.operators import gather_matrix, gather_vector
+from dolfinx_mbs.io import Probes
 
 COMM = MPI.COMM_WORLD
 FORMS = ("second-order", "first-order", "hamiltonian")

@@ -1,4 +1,4 @@
-"""The dense path of frames that change in time (:mod:`dolfinx_mbs.dense_varying`): operators
+"""The dense path of frames that change in time (:mod:`dolfinx_mbs.integrate.dense.varying`): operators
 combined from dense stacks gathered once, the steps of a whole run as affine maps formed in
 batch.
 
@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from dolfinx import mesh as dmesh
 from mpi4py import MPI
+from test_reduced_basis import spun_up_3d, tied_2d
 
 import dolfinx_mbs as mbs
-from test_reduced_basis import spun_up_3d, tied_2d
 
 COMM = MPI.COMM_WORLD
 FORMS = ("second-order", "first-order", "hamiltonian")
@@ -69,7 +69,7 @@ def test_varying_dense_steps_equal_ts_steps(case, formulation, caplog):
     reactions = case == "spun-up-3d"
     out = {}
     for stepper in ("ts", "dense"):
-        with caplog.at_level(logging.INFO, logger="dolfinx_mbs.dense_run"):
+        with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.dense.run"):
             model = make()
             out[stepper] = model.integrate(formulation=formulation, probes=points(model),
                                            reactions=reactions, progress=False,
@@ -101,7 +101,7 @@ def test_divergence_found_as_on_the_ts_path():
     found = {}
     for stepper in ("ts", "dense"):
         model = strip(modes=4, prestress=False, rate=8.0, ramp=1.0)
-        with pytest.warns(mbs.stability.InstabilityWarning):
+        with pytest.warns(mbs.integrate.stability.InstabilityWarning):
             r = model.integrate(1.5, 5e-3, progress=False, stepper=stepper)
         found[stepper] = [(i.t, i.negative) for i in r.instabilities]
     assert found["ts"] and found["dense"] == found["ts"], found
@@ -125,7 +125,7 @@ def test_states_at_all_times_equal_states_one_by_one(frame):
 
 def test_auto_takes_the_varying_dense_path(caplog):
     model = strip()
-    with caplog.at_level(logging.INFO, logger="dolfinx_mbs.dense_run"):
+    with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.dense.run"):
         r = model.integrate(0.2, 0.05, progress=False)
     assert r.stepper == "dense" and "frames changing in time" in caplog.text
     r = model.integrate(0.2, 0.05, progress=False, options={"ts_type": "alpha2"})

@@ -207,4 +207,4 @@ def test_bad_system_requests(mesh3):
         model.system("hamiltonian", constraints="multipliers")
     with pytest.raises(ValueError, match="one FrameState per body"):
         model.assembly.stiffness(0.0, states=[])
-    assert isinstance(model.system("hamiltonian"), mbs.hamilton_system.HamiltonSystem)
+    assert isinstance(model.system("hamiltonian"), mbs.systems.HamiltonSystem)

@@ -1,17 +1,16 @@
 """Elastic modes of unconstrained (free) and partly constrained bodies, at rest and spinning
-(issue 15, item 6; :mod:`dolfinx_mbs.rigid_modes`).
+(issue 15, item 6; :mod:`dolfinx_mbs.systems.rigid_modes`).
 
 Run serially and on 2 ranks: each test also builds the same model on ``COMM_SELF`` (one
 process), so under ``mpiexec -n 2`` it compares the 2-rank results with a serial run.
 """
 
+import dolfinx.mesh as dmesh
 import numpy as np
 from mpi4py import MPI
 
-import dolfinx.mesh as dmesh
-
 import dolfinx_mbs as mbs
-from dolfinx_mbs.rigid_modes import rigid_subspace
+from dolfinx_mbs.systems import rigid_subspace
 
 E, NU, RHO = 70e9, 0.3, 2700.0
 L, H = 1.0, 0.1

@@ -1,4 +1,4 @@
-"""Hamilton's form on the linear path (:mod:`dolfinx_mbs.hamilton_linear`): the implicit
+"""Hamilton's form on the linear path (:mod:`dolfinx_mbs.integrate.sparse.midpoint`): the implicit
 midpoint on the sparse operators of a constant frame state, without PETSc TS.
 
 References: PETSc's own TSTHETA (theta = 1/2, no endpoint) on the same system
@@ -22,10 +22,10 @@ import logging
 
 import numpy as np
 import pytest
+from spinbar import TIP, agree, bar
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.dense import DENSE_MAX
-from spinbar import TIP, agree, bar
+from dolfinx_mbs.integrate.dense.operators import DENSE_MAX
 
 H = "hamiltonian"
 

@@ -5,16 +5,15 @@ module, XDMF with its XML and h5py) and its ``motion`` compared with the closed-
 motion r_O + R (X + u) - X at the written times.
 """
 
+import dolfinx.mesh as dm
 import numpy as np
 import pytest
 from mpi4py import MPI
-
-import dolfinx.mesh as dm
+from readback import read_back
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs import compat
 from dolfinx_mbs.io import Probes
-from readback import read_back
 
 RATE = 100.0  # rad/s about z
 PIVOT = np.array([0.2, -0.1, 0.0])

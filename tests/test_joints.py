@@ -3,16 +3,15 @@ between bodies in different frames, prescribed motion, DirichletBC objects, gene
 reactions; checked against the uncut body, closed forms, the Lagrange-multiplier form and a
 second process count."""
 
+import dolfinx.mesh as dm
 import numpy as np
 import pytest
-from mpi4py import MPI
-
-import dolfinx.mesh as dm
+from conftest import ROD
 from dolfinx import fem
+from mpi4py import MPI
+from rodmodel import axial_rod
 
 import dolfinx_mbs as mbs
-from conftest import ROD
-from rodmodel import axial_rod
 
 ALU = dict(E=70e9, nu=0.3, density=2700.0)
 

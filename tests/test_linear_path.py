@@ -1,4 +1,4 @@
-"""The linear path (:mod:`dolfinx_mbs.linear_run`): TSALPHA2's steps on the sparse operators
+"""The linear path (:mod:`dolfinx_mbs.integrate.sparse.alpha2`): TSALPHA2's steps on the sparse operators
 of a constant frame state, without PETSc TS.
 
 The reference is PETSc's own TSALPHA2 (``stepper="ts"``) on the same system: the probes and
@@ -16,11 +16,11 @@ import logging
 
 import numpy as np
 import pytest
+from spinbar import TIP, agree
+from spinbar import bar as spinning_bar
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.dense import DENSE_MAX
-from spinbar import TIP, agree, bar as spinning_bar
-
+from dolfinx_mbs.integrate.dense.operators import DENSE_MAX
 
 
 def bar(**kw):

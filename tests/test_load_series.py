@@ -1,4 +1,4 @@
-"""The reduced load as a sum of known vectors (:mod:`dolfinx_mbs.load_series`), what the linear
+"""The reduced load as a sum of known vectors (:mod:`dolfinx_mbs.integrate.sparse.load_series`), what the linear
 path reads at each time instead of the system's record.
 
 The reference is the system's own record (``system.at(t)``: the bodies brought to the frame
@@ -16,9 +16,10 @@ import logging
 import numpy as np
 import pytest
 from mpi4py import MPI
+from spinbar import TIP, agree
+from spinbar import bar as spinning_bar
 
-from dolfinx_mbs.load_series import LoadSeries
-from spinbar import TIP, agree, bar as spinning_bar
+from dolfinx_mbs.integrate.sparse.load_series import LoadSeries
 
 COMM = MPI.COMM_WORLD
 TIMES = (0.0013, 0.0071, 0.0305, 0.2)

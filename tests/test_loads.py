@@ -4,12 +4,12 @@ global frame seen from a rotated frame; point loads at the tip nodes."""
 
 import numpy as np
 import pytest
+from conftest import ROD, rod_mesh
 from mpi4py import MPI
 from petsc4py import PETSc
+from rodmodel import tip_displacement
 
 import dolfinx_mbs as mbs
-from conftest import ROD, rod_mesh
-from rodmodel import tip_displacement
 
 E, L, rho = ROD["E"], ROD["L"], ROD["rho"]
 

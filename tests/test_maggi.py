@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from dolfinx import fem
+from dolfinx import mesh as dmesh
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
-from dolfinx import fem
-from dolfinx import mesh as dmesh
-from dolfinx_mbs.joints import GROUND, relative_motion
+from dolfinx_mbs.constraints import GROUND, relative_motion
 from dolfinx_mbs.frames import rotation_about
 
 COMM = MPI.COMM_WORLD

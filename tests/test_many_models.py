@@ -6,9 +6,8 @@ process aborted after ~170 models (``dolfinx_mbs.lifetime``)."""
 
 import numpy as np
 import pytest
-from mpi4py import MPI
-
 from conftest import rod_exact
+from mpi4py import MPI
 from rodmodel import axial_rod, tip_displacement
 
 import dolfinx_mbs as mbs
@@ -70,7 +69,7 @@ def test_forms_compiled_once_give_the_same_vectors():
     from dolfinx import fem
 
     from dolfinx_mbs import compat
-    from dolfinx_mbs.body_loads import assembled
+    from dolfinx_mbs.assembly.body_loads import assembled
 
     for n, omega in ((3, 0.1 * W1), (4, 0.3 * W1)):
         _, body = axial_rod(MPI.COMM_WORLD, n, omega, 3, None, 2)

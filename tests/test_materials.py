@@ -9,13 +9,18 @@ import pytest
 import ufl
 from dolfinx import mesh as dm
 from mpi4py import MPI
+from test_forms import mat, rel_mat, rel_vec, vec
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs import forms as F
-from dolfinx_mbs.materials import (Anisotropic, LinearElastic, Orthotropic, PlaneStrain,
-                                   PlaneStress, UserLaw)
-
-from test_forms import mat, rel_mat, rel_vec, vec
+from dolfinx_mbs.materials import (
+    Anisotropic,
+    LinearElastic,
+    Orthotropic,
+    PlaneStrain,
+    PlaneStress,
+    UserLaw,
+)
 
 COMM = MPI.COMM_WORLD
 #: a carbon-epoxy-like orthotropic law (not transversely isotropic: all nine constants differ)

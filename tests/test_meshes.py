@@ -19,8 +19,8 @@ import tempfile
 import numpy as np
 import pytest
 import ufl
-from mpi4py import MPI
 from dolfinx import fem
+from mpi4py import MPI
 
 from dolfinx_mbs import meshes
 

@@ -4,13 +4,12 @@ shapes written for ParaView."""
 import os
 import pathlib
 
+import dolfinx.mesh as dm
 import numpy as np
 from mpi4py import MPI
-
-import dolfinx.mesh as dm
+from readback import read_back
 
 import dolfinx_mbs as mbs
-from readback import read_back
 
 
 def test_rayleigh_damping_ratios_and_shapes(tmp_path_factory):

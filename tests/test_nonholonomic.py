@@ -11,13 +11,12 @@ to round-off, a constant row given at velocity level equals the same row given t
 
 import time
 
+import dolfinx.mesh as dm
 import numpy as np
 import pytest
 import scipy.linalg as la
 from mpi4py import MPI
 from scipy.integrate import solve_ivp
-
-import dolfinx.mesh as dm
 
 import dolfinx_mbs as mbs
 

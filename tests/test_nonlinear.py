@@ -13,17 +13,17 @@ References, each independent of the code under test:
   integrator's order (this checks the strain energy against the internal force).
 """
 
+import dolfinx.mesh as dm
 import numpy as np
 import pytest
+from dolfinx import fem
 from mpi4py import MPI
 from scipy.integrate import quad
-
-import dolfinx.mesh as dm
-from dolfinx import fem
+from test_spin_up_beam import EA, RHO_A, T_S, B, H, fe_tip
+from test_spin_up_beam import L as L_KRB
+from test_stiffening import beam, sweep
 
 import dolfinx_mbs as mbs
-from test_spin_up_beam import B, EA, H, L as L_KRB, RHO_A, T_S, fe_tip
-from test_stiffening import beam, sweep
 
 E0 = 1.0e6
 V_TIP = 0.3   # initial tip speed of the free vibration, x w1 (m/s per rad/s)

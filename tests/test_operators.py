@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 import ufl
 from petsc4py import PETSc
+from test_forms import CASES, make_body, mat, rel_mat, rel_vec, vec
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs import forms as F
-from dolfinx_mbs.operators import BodyOperators
-
-from test_forms import CASES, make_body, mat, rel_mat, rel_vec, vec
+from dolfinx_mbs.assembly import BodyOperators
 
 
 def generic_states(body):

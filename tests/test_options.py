@@ -6,12 +6,12 @@ import contextlib
 
 import numpy as np
 import pytest
+from conftest import ROD
 from mpi4py import MPI
 from petsc4py import PETSc
-
-from conftest import ROD
 from rodmodel import axial_rod
-from dolfinx_mbs import formulations
+
+from dolfinx_mbs.integrate.ts import second_order as formulations
 from dolfinx_mbs.petsc_options import SolverOptions
 
 

@@ -2,12 +2,12 @@
 single process (COMM_SELF) gives the same frequencies and static norms."""
 
 import numpy as np
+import ufl
+from dolfinx import fem
+from dolfinx import mesh as dmesh
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
-from dolfinx import mesh as dmesh
-from dolfinx import fem
-import ufl
 
 
 def blade(comm):

@@ -17,11 +17,11 @@ import math
 
 import numpy as np
 import pytest
-from mpi4py import MPI
 from dolfinx import mesh as dmesh
+from mpi4py import MPI
+from test_stiffening import W_REF, beam
 
 import dolfinx_mbs as mbs
-from test_stiffening import W_REF, beam
 
 ALU = dict(E=70e9, nu=0.3, density=2700.0)
 
@@ -59,7 +59,7 @@ def test_campbell_branches_within_half_percent_to_lambda_10():
 
 def krb_tip(reduce=None, t_end=20.0, comm=MPI.COMM_WORLD, formulation="second-order",
             rayleigh=None):
-    from test_spin_up_beam import B, EA, H, L, RHO_A, T_S
+    from test_spin_up_beam import EA, RHO_A, T_S, B, H, L
 
     mesh = dmesh.create_rectangle(comm, [np.array([0.0, -H / 2]), np.array([L, H / 2])],
                                   [40, 1], dmesh.CellType.quadrilateral)
@@ -240,7 +240,7 @@ def test_bad_arguments_raise():
 def test_free_body_keeps_its_rigid_modes():
     """A free bar, free-interface modes with its rigid-body modes (frequencies ~0 at rest):
     the elastic frequencies of the reduced body, its rigid motions deflated as the full
-    model's (dolfinx_mbs.rigid_modes), equal the full ones at rest and spinning about its
+    model's (dolfinx_mbs.systems.rigid_modes), equal the full ones at rest and spinning about its
     axis (the shapes at the spin: measured 7e-8)."""
     def bar(rate):
         mesh = dmesh.create_box(MPI.COMM_WORLD, [np.array([0.0, -0.05, -0.05]),

@@ -1,6 +1,6 @@
 """The cheap step paths of time-varying frames against the general ones.
 
-* The reduced operators combined from matrices reduced once (:mod:`dolfinx_mbs.reduced_basis`)
+* The reduced operators combined from matrices reduced once (:mod:`dolfinx_mbs.systems.reduced_basis`)
   equal A^T X A of the assembled full operators at the same frame state, formed with scipy from
   the gathered A and X (test_maggi's helpers): a clamped 3D body spun up about a skewed axis
   through an offset hub (damping, prestress, gravity), and two tied 2D bodies in one planar
@@ -16,18 +16,17 @@ import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
 import ufl
-from mpi4py import MPI
-
-import dolfinx_mbs as mbs
 from dolfinx import mesh as dmesh
-from dolfinx_mbs import forms as F
-from dolfinx_mbs import formulations
-from dolfinx_mbs.state_products import SteppedVelocity
-from dolfinx_mbs.operators import BodyOperators
-from dolfinx_mbs.reduced_basis import ReducedBasis
-
+from mpi4py import MPI
 from test_forms import CASES, make_body, rel_vec, vec
 from test_maggi import gather_aij
+
+import dolfinx_mbs as mbs
+from dolfinx_mbs import forms as F
+from dolfinx_mbs.assembly import BodyOperators
+from dolfinx_mbs.integrate.state_products import SteppedVelocity
+from dolfinx_mbs.integrate.ts import second_order as formulations
+from dolfinx_mbs.systems import ReducedBasis
 
 COMM = MPI.COMM_WORLD
 

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-from mpi4py import MPI
-
 from conftest import ROD, rod_exact
+from mpi4py import MPI
 from rodmodel import axial_rod, tip_displacement
 
 W1 = np.pi / (2 * ROD["L"]) * np.sqrt(ROD["E"] / ROD["rho"])  # first axial frequency at rest
@@ -68,9 +67,10 @@ def test_gyroscopic_option_axial_rod():
 
 
 def test_clamp_on_tagged_facets_equals_predicate():
-    from dolfinx import mesh as dmesh
-    import dolfinx_mbs as mbs
     from conftest import rod_mesh
+    from dolfinx import mesh as dmesh
+
+    import dolfinx_mbs as mbs
 
     ws = []
     for how in ("facets", "where"):
@@ -140,6 +140,7 @@ def test_static_solve_refuses_a_body_held_at_one_corner():
     bar can swing about the corner, which spin softening makes unstable (before: a finite
     answer of metres on a 1 m bar)."""
     from dolfinx import mesh as dmesh
+
     import dolfinx_mbs as mbs
 
     mesh = dmesh.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0, 0.1, 0.1])],

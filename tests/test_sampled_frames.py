@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 import pytest
+import seed003b as sb
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
-import seed003b as sb
 from dolfinx_mbs.frames import rotation_about, skew
 
 EX, EZ = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.0, 1.0])

@@ -1,16 +1,16 @@
 """The first-order and Hamilton forms with GAMG on their Schur complement (``-mbs_pc_type
-gamg``, :mod:`dolfinx_mbs.step_solvers`): the probe history of the direct solve to a tolerance
+gamg``, :mod:`dolfinx_mbs.integrate.step_solvers`): the probe history of the direct solve to a tolerance
 set by the Krylov solver's, the options from the run or the database, and a Schur solve that
 does not converge failing the step."""
 
 import logging
 
+import dolfinx.mesh as dmesh
 import numpy as np
 import pytest
 from mpi4py import MPI
 from petsc4py import PETSc
 
-import dolfinx.mesh as dmesh
 import dolfinx_mbs as mbs
 
 FORMS = ["first-order", "hamiltonian"]
@@ -59,7 +59,7 @@ def test_multigrid_schur_solve_equals_the_direct_solve(formulation, caplog):
     assert scale > 0 and kinetic.max() > 0
     errs = {}
     for rtol in (1e-10, 1e-4):
-        with caplog.at_level(logging.INFO, logger="dolfinx_mbs.step_solvers"):
+        with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.step_solvers"):
             caplog.clear()
             r = run(formulation, {"pc_type": "gamg", "ksp_rtol": rtol}, result=True)
         assert "GAMG" in caplog.text and "near null space" in caplog.text, caplog.text

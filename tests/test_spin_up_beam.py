@@ -23,16 +23,15 @@ mesh's excess bending stiffness (its first frequency is 6e-4 above the beam's, s
 deflection 1.2e-3 below), and by 4e-4 with 100 cells and dt = 0.01 s.
 """
 
+import ebbeam
 import numpy as np
 import pytest
+from dolfinx import mesh as dmesh
 from mpi4py import MPI
 from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 
-from dolfinx import mesh as dmesh
-
 import dolfinx_mbs as mbs
-import ebbeam
 
 L, EI, RHO_A, EA = 10.0, 14000.0, 1.2, 2.8e7
 T_S = 15.0

@@ -8,12 +8,12 @@ import warnings
 import numpy as np
 import pytest
 from dolfinx import mesh as dmesh
-from scipy.linalg import eigh
 from mpi4py import MPI
+from scipy.linalg import eigh
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.dense import gather_matrix
-from dolfinx_mbs.stability import InstabilityError, InstabilityWarning
+from dolfinx_mbs.integrate.dense.operators import gather_matrix
+from dolfinx_mbs.integrate.stability import InstabilityError, InstabilityWarning
 
 TIP = (1.0, 0.05, 0.05)
 
@@ -91,7 +91,7 @@ def test_multigrid_runs_check_without_a_factorization(rate):
     model = beam(rate)
     system = model.system()
     s = system.at(0.0)
-    count, lowest = mbs.stability.negative_by_lobpcg(s.K, s.M, s.Kel, system.near_nullspace())
+    count, lowest = mbs.integrate.stability.negative_by_lobpcg(s.K, s.M, s.Kel, system.near_nullspace())
     K, M = (gather_matrix(A, MPI.COMM_WORLD) for A in (s.K, s.M))
     lam = eigh(0.5 * (K + K.T), M, eigvals_only=True)   # dense reference (120 unknowns)
     assert lowest == pytest.approx(lam[0], rel=1e-5)

@@ -1,4 +1,4 @@
-"""The products a step shares (dolfinx_mbs.state_products): energies formed from M q and K_s q
+"""The products a step shares (dolfinx_mbs.integrate.state_products): energies formed from M q and K_s q
 in node-block form, Hamilton's velocity from the step, and the next residual at the observed
 state, against the assembled full matrices and against runs without the energy monitor."""
 

@@ -2,15 +2,14 @@
 centrifugal tension written here (Hermite cubics) and the published table of the rotating
 cantilever (Wright et al. 1982: 3.5160 at lambda = 0, 11.2023 at lambda = 10)."""
 
+import dolfinx.mesh as dm
+import ebbeam
 import numpy as np
 import pytest
 from mpi4py import MPI
 from scipy.linalg import eigh
 
-import dolfinx.mesh as dm
-
 import dolfinx_mbs as mbs
-import ebbeam
 
 E, RHO, NU = 70e9, 2700.0, 0.3
 L, H = 1.0, 0.02

@@ -4,12 +4,12 @@ state as UFL constants; each against a closed form or the built-in route."""
 import numpy as np
 import pytest
 import ufl
+from conftest import ROD, rod_mesh
 from dolfinx import fem
 from dolfinx.fem import petsc as fpetsc
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
-from conftest import ROD, rod_mesh
 
 W1 = np.pi / (2 * ROD["L"]) * np.sqrt(ROD["E"] / ROD["rho"])  # first axial frequency at rest
 RHO = ROD["rho"]

@@ -1,0 +1,336 @@
+"""The bodies' operators as full PETSc objects at a frame state.
+
+    asm = Assembly(bodies, space)
+    M = asm.mass()                  # block-diagonal over the bodies
+    K = asm.stiffness(t)            # K + K_omega + K_alpha (+ K_sigma) at the frames' state at t
+    Q = asm.load(t)
+
+Every frame-dependent object is asked for with the time ``t`` (and optionally the frame states
+to use instead of ``frame.state(t)``, e.g. a Campbell sweep's spin speeds); the bodies'
+operators (:class:`dolfinx_mbs.assembly.operators.BodyOperators`) are brought to that state, reassembling
+only what changed. A block-diagonal full matrix is formed again only when a body's matrices
+changed (their ``version``). The objects returned are kept and refilled by later calls.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Optional, Sequence
+
+from dolfinx import fem
+from petsc4py import PETSc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.assembly.operators import BodyOperators, combine
+from dolfinx_mbs.assembly.space import FullSpace
+from dolfinx_mbs.frames.base import FrameState
+
+__all__ = ["Assembly"]
+
+
+def _state_key(body, st: FrameState) -> tuple:
+    return (st.t, st.R.tobytes(), st.r_O.tobytes(), st.omega.tobytes(), st.alpha.tobytes(),
+            st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity))
+
+
+class Assembly:
+    """The full (block-diagonal over the bodies) operators and load vectors.
+
+    Args:
+        bodies: the bodies, one communicator.
+        space: their :class:`~dolfinx_mbs.assembly.space.FullSpace`.
+        prestress: called once with this object after the bodies' operators are made, and
+            again after :meth:`reset_prestress`: fills the unit prestress fields of bodies with
+            ``stiffening="prestress"`` (see :func:`dolfinx_mbs.static.prestress`).
+        strategy: the bodies' operators' strategy (:class:`BodyOperators`; default by each
+            frame): ``"basis"`` for a model with reduced bodies, whose reduced operators are
+            then combinations of constant matrices reduced once, for any frame.
+    """
+
+    def __init__(self, bodies: Sequence, space: FullSpace,
+                 prestress: Optional[Callable[["Assembly"], None]] = None,
+                 strategy: Optional[str] = None):
+        self.bodies = list(bodies)
+        self.strategy = strategy
+        self.space = space
+        self.comm = space.comm
+        self._prestress = prestress
+        self._prestress_done = False
+        self._ops: Optional[List[BodyOperators]] = None
+        self._work: Dict[str, object] = {}
+        # the states the bodies' matrices and load vectors were last brought to
+        self._keys: Optional[list] = None
+        self._load_keys: Optional[list] = None
+        #: changes whenever the operators were brought to another frame state
+        self.generation = 0
+
+    # -- the bodies' operators ----------------------------------------------------------------
+    @property
+    def body_operators(self) -> List[BodyOperators]:
+        """One :class:`BodyOperators` per body (made on first use)."""
+        if self._ops is None:
+            self._ops = [BodyOperators(b, self.strategy) for b in self.bodies]
+        if not self._prestress_done:
+            self._prestress_done = True
+            if self._prestress is not None:
+                self._prestress(self)
+                # the geometric stiffness now exists: refill at next state
+                self._keys = self._load_keys = None
+        return self._ops
+
+    def reset_prestress(self) -> None:
+        """The constraints changed: the unit prestress fields are solved again on next use."""
+        self._prestress_done = False
+
+    @property
+    def nonlinear(self) -> bool:
+        """True when a body has ``stiffening="nonlinear"`` (St Venant-Kirchhoff strain)."""
+        return any(b.u_state is not None for b in self.bodies)
+
+    def states(self, t: float, states: Optional[Sequence[FrameState]] = None
+               ) -> List[FrameState]:
+        """The frame state of each body at ``t`` (``states`` as given when not None)."""
+        if states is not None:
+            if len(states) != len(self.bodies):
+                raise ValueError(f"states: give one FrameState per body ({len(self.bodies)}), "
+                                 f"got {len(states)}")
+            return list(states)
+        if not any(b.frame.calls_user_code for b in self.bodies):
+            return [b.frame.state(t) for b in self.bodies]
+        # the user's motion functions (Prescribed, Planar) may fail on some ranks only
+        with checks.collective(self.comm, f"the frames' motion at t={t:g}"):
+            return [b.frame.state(t) for b in self.bodies]
+
+    def at(self, t: float, states: Optional[Sequence[FrameState]] = None) -> List[BodyOperators]:
+        """The bodies' operators brought to the frame states at ``t`` (or ``states``)."""
+        ops = self.body_operators
+        sts = self.states(t, states)
+        keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
+        mats, loads = keys != self._keys, keys != self._load_keys
+        if mats or loads:
+            for o, s in zip(ops, sts):
+                if mats and loads:
+                    o.update(s)
+                elif mats:
+                    o.update_matrices(s)
+                else:
+                    o.update_load(s)
+            self._keys = self._load_keys = keys
+            self.generation += 1
+        return ops
+
+    def loads_at(self, t: float, states: Optional[Sequence[FrameState]] = None
+                 ) -> List[BodyOperators]:
+        """The bodies' operators with their load vectors (only) brought to the frame states at
+        ``t`` (or ``states``): what a reduced system whose matrices are combined elsewhere
+        (:mod:`dolfinx_mbs.systems.reduced_basis`) needs of them."""
+        ops = self.body_operators
+        sts = self.states(t, states)
+        keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
+        if keys != self._load_keys:
+            for o, s in zip(ops, sts):
+                o.update_load(s)
+            self._load_keys = keys
+            self.generation += 1
+        return ops
+
+    def stamp(self) -> tuple:
+        """Changes whenever a body's matrices changed (for caches of combined operators)."""
+        return tuple(o.version for o in self.body_operators)
+
+    def _full(self, key: str, per_body: Callable[[BodyOperators, Optional[PETSc.Mat]], PETSc.Mat]
+              ) -> PETSc.Mat:
+        """A block-diagonal full matrix from a per-body one, work objects reused; formed again
+        only when a body's matrices changed."""
+        ops_list = self.body_operators
+        stamp = self.stamp()
+        done = key if not self.space.single else f"{key}/0"
+        if self._work.get(f"{key}#stamp") == stamp and done in self._work:
+            return self._work[done]
+        mats = []
+        for i, ops in enumerate(ops_list):
+            wk = f"{key}/{i}"
+            mats.append(per_body(ops, self._work.get(wk)))
+            self._work[wk] = mats[-1]
+        self._work[f"{key}#stamp"] = stamp
+        if self.space.single:
+            return mats[0]
+        out = self.space.block_diagonal(mats, self._work.get(key))
+        self._work[key] = out
+        return out
+
+    def body_block(self, ib: int, X: PETSc.Mat) -> PETSc.Mat:
+        """A full matrix with body ``ib``'s matrix ``X`` (its operators' pattern) on the
+        diagonal and the other bodies' blocks zero with their patterns (``X`` itself for one
+        body): full matrices of one pattern, whatever body they belong to. A new matrix."""
+        if self.space.single:
+            return X
+        zeros = []
+        for i, o in enumerate(self.body_operators):
+            if i == ib:
+                zeros.append(X)
+            else:
+                Z = o.K.duplicate()  # the pattern, zero values
+                zeros.append(Z)
+        out = self.space.block_diagonal(zeros)
+        for i, Z in enumerate(zeros):
+            if i != ib:
+                Z.destroy()
+        return out
+
+    @property
+    def releasable(self) -> bool:
+        """True when every body's matrices can be released (``BodyOperators.releasable``)."""
+        return all(o.releasable for o in self.body_operators)
+
+    def release(self, body: Sequence[str] = (), formed: Sequence[str] = ()) -> None:
+        """Free full matrices (collective) where a reduced copy holds what they hold: the
+        bodies' matrices ``body`` (``BodyOperators.release``) and the full objects formed
+        here by the methods ``formed`` (``"mass"``, ``"elastic"``, ``"stiffness"``,
+        ``"damping"``, ``"gyroscopic"``). Each is made again, with the same values, when next
+        asked for (:attr:`releasable` must hold)."""
+        ops = self.body_operators
+        work = {"mass": ("M",), "elastic": ("Kel",), "stiffness": ("Keff", "Kw"),
+                "damping": ("G", "D", "Dmp"), "gyroscopic": ("Gyro",)}
+        drop = {k for n in formed for k in work[n]}
+        gone = {id(X) for o in ops for n, X in o.held.items() if n in body}
+        kept = {id(X) for o in ops for n, X in o.held.items() if n not in body}
+        for k in list(self._work):
+            X, base = self._work.get(k), k.split("/")[0].split("#")[0]
+            if k in self._work and (base in drop or id(X) in gone):
+                if isinstance(X, PETSc.Mat) and id(X) not in kept | gone:
+                    X.destroy()
+                self._work.pop(k)
+                self._work.pop(base + "#stamp", None)
+        for o in ops:
+            o.release(body)
+
+    # -- matrices -----------------------------------------------------------------------------
+    def mass(self) -> PETSc.Mat:
+        """M (constant)."""
+        return self._full("M", lambda o, w: o.M)
+
+    def elastic(self) -> PETSc.Mat:
+        """The elastic stiffness K (constant)."""
+        return self._full("Kel", lambda o, w: o.K)
+
+    def stiffness(self, t: float, angular_acceleration: bool = True, states=None) -> PETSc.Mat:
+        """K + K_omega (+ K_alpha) (+ K_sigma with prestress) at ``t``."""
+        self.at(t, states)
+        return self._full("Keff" if angular_acceleration else "Kw",
+                          lambda o, w: o.dynamic_stiffness(w, angular_acceleration))
+
+    def damping(self, t: float, gyroscopic: bool = True, states=None) -> PETSc.Mat:
+        """G + D (or D alone) at ``t``."""
+        self.at(t, states)
+        return self._full("G" if gyroscopic else "D", lambda o, w: o.damping(w, gyroscopic))
+
+    def gyroscopic(self, t: float, states=None) -> PETSc.Mat:
+        """The Coriolis matrix G at ``t``, without damping."""
+        self.at(t, states)
+        return self._full("Gyro", lambda o, w: o.matrix("gyroscopic"))
+
+    def rayleigh(self) -> Optional[PETSc.Mat]:
+        """Rayleigh damping D = a M + b K of the bodies (None when no body has any)."""
+        ops = self.body_operators
+        if all(o.D is None for o in ops):
+            return None
+        return self._full("Dmp", lambda o, w: o.D if o.D is not None
+                          else (w if w is not None else o.M.duplicate()))
+
+    def structural(self, t: float, states=None) -> PETSc.Mat:
+        """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``."""
+        ops = self.at(t, states)
+        if not any(o.matrix("geometric") is not None for o in ops):
+            return self.elastic()
+        return self._full("Ks", lambda o, w: combine(
+            w if w is not None else o.K.duplicate(),
+            [(1.0, o.K), (1.0, o.matrix("geometric"))]))
+
+    # -- vectors ------------------------------------------------------------------------------
+    def create_vec(self, key: Optional[str] = None) -> PETSc.Vec:
+        """A full-layout vector; with ``key`` one work vector kept under that name."""
+        if key is None:
+            return self.space.create_vec()
+        v = self._work.get("vec/" + key)
+        if v is None:
+            v = self._work["vec/" + key] = self.space.create_vec()
+        return v
+
+    def load(self, t: float, states=None) -> PETSc.Vec:
+        """Q: all loads of the second-order form at ``t`` (the body's own vector for one body,
+        one kept work vector for several)."""
+        ops = self.loads_at(t, states)
+        Q = self.space.gather([o.Q for o in ops], self._work.get("Q"))
+        if not self.space.single:
+            self._work["Q"] = Q
+        return Q
+
+    def hamilton_vectors(self, t: float, states=None) -> Dict[str, PETSc.Vec]:
+        """Hamilton's form's vectors at ``t`` as full vectors (copies, kept): ``pi0`` (the
+        momentum offset), ``h`` (the momentum load) and ``fa`` (applied loads)."""
+        sts = self.states(t, states)
+        ops = self.loads_at(t, sts)
+        vecs = [o.hamilton_vectors(s) for o, s in zip(ops, sts)]
+        return {k: self.space.gather([v[name] for v in vecs], self.create_vec(k))
+                for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
+                                ("fa", "applied"))}
+
+    # -- nonlinear strain ---------------------------------------------------------------------
+    def _set_state_displacement(self, u: PETSc.Vec) -> None:
+        if "nl_tmp" not in self._work:
+            self._work["nl_tmp"] = [fem.Function(b.V) for b in self.bodies]
+        self.space.scatter(u, [b.u_state if b.u_state is not None else tmp
+                               for b, tmp in zip(self.bodies, self._work["nl_tmp"])])
+
+    def nonlinear_terms(self, u: PETSc.Vec, force: bool = True, tangent: bool = True):
+        """At the full displacement ``u``: with ``force``, the internal force's excess over
+        K u (full vector); with ``tangent``, the tangent stiffness's excess over K
+        (block-diagonal); zero blocks for linear bodies, None for what is not asked."""
+        self._set_state_displacement(u)
+        ops = self.body_operators
+        terms = [o.nonlinear_terms(force, tangent) if o.body.u_state is not None
+                 else (None, None) for o in ops]
+        N = KN = None
+        if force:
+            if "nl0" not in self._work:  # zero vectors for the linear bodies, made once
+                self._work["nl0"] = [o.Q.duplicate() for o in ops]
+                for z in self._work["nl0"]:
+                    z.zeroEntries()
+            N = self.space.gather([t[0] if t[0] is not None else z
+                                   for t, z in zip(terms, self._work["nl0"])],
+                                  self._work.get("vec/nl"))
+            self._work["vec/nl"] = N
+        if tangent:
+            if "KN0" not in self._work:  # zero matrices for the linear bodies, made once
+                self._work["KN0"] = [o.K.duplicate() for o in ops]
+                for Z in self._work["KN0"]:
+                    Z.zeroEntries()
+                    Z.assemble()
+            mats = [t[1] if t[1] is not None else Z for t, Z in zip(terms, self._work["KN0"])]
+            KN = self.space.block_diagonal(mats, self._work.get("KN"))
+            if not self.space.single:
+                self._work["KN"] = KN
+        return N, KN
+
+    def nonlinear_energy(self, u: PETSc.Vec) -> float:
+        """The strain energy's excess over 1/2 u.K u at the full displacement ``u``."""
+        self._set_state_displacement(u)
+        return sum(o.nonlinear_energy() for o in self.body_operators
+                   if o.body.u_state is not None)
+
+    # -- constraint forces --------------------------------------------------------------------
+    def residual(self, t: float, u: PETSc.Vec, v: Optional[PETSc.Vec] = None,
+                 a: Optional[PETSc.Vec] = None, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+        """F_c = M a + (G + D) v + K_eff u (+ n(u)) - Q at ``t`` (full vectors; v, a None:
+        zero): the forces the constraints exert on each dof, body-frame components (N)."""
+        Q = self.load(t)
+        out = out if out is not None else Q.duplicate()
+        self.stiffness(t).mult(u, out)
+        out.axpy(-1.0, Q)
+        if self.nonlinear:
+            out.axpy(1.0, self.nonlinear_terms(u, tangent=False)[0])
+        if v is not None:
+            self.damping(t).multAdd(v, out, out)
+        if a is not None:
+            self.mass().multAdd(a, out, out)
+        return out

@@ -1,0 +1,109 @@
+"""A body's full matrices released where reduced copies hold what they hold, and made again
+from the forms when read: the part of :class:`dolfinx_mbs.assembly.operators.BodyOperators` that keeps
+a constant-frame run's memory to its reduced operators (issue 17). Also the two assembly
+helpers of the operators.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import numpy as np
+from dolfinx.fem import petsc as fpetsc
+from petsc4py import PETSc
+
+__all__ = ["ReleasableMatrices", "assemble_into", "create_filled"]
+
+
+def assemble_into(A: PETSc.Mat, a) -> None:
+    """Assemble form ``a`` into ``A`` (zeroed first)."""
+    A.zeroEntries()
+    fpetsc.assemble_matrix(A, a)
+    A.assemble()
+
+
+def create_filled(a) -> PETSc.Mat:
+    """A matrix with the sparsity of form ``a``, its whole pattern filled by one assembly.
+
+    (Assembling a freshly created matrix without inserting anything would squeeze its
+    preallocated pattern away; later MatCopy/MatAXPY on the shared pattern need it intact.)
+    """
+    A = fpetsc.create_matrix(a)
+    assemble_into(A, a)
+    return A
+
+
+class ReleasableMatrices:
+    """The matrices of :class:`~dolfinx_mbs.assembly.operators.BodyOperators` by name, each one that
+    :meth:`release` destroyed made again (assembled from ``forms`` at the frame state it had,
+    the same values) when it is next read. The operators hold ``_mats`` (name: matrix),
+    ``_released`` (names), ``_keys`` (the frame-coupling W of each at its state), ``_D``,
+    ``_prestress``, ``_user``, ``forms``, ``strategy`` and ``body``."""
+
+    @property
+    def releasable(self) -> bool:
+        """True when every matrix can be made again from the forms alone at its last frame
+        state: a time-invariant frame, the ``"assemble"`` strategy, no prestress, no user
+        forms assembled on their own, linear strain."""
+        return (self.strategy == "assemble" and self.body.frame.time_invariant
+                and not self._prestress and not self._user and self.body.u_state is None)
+
+    def release(self, names) -> None:
+        """Destroy the full matrices ``names`` (of :attr:`mats`, or ``"damping"``; collective)
+        to save memory; each is assembled again, at the frame state it had, when next read.
+        Their values, ``version`` and the state's keys are unchanged. Only where
+        :attr:`releasable`."""
+        if not self.releasable:
+            raise ValueError("release: this body's matrices cannot be made again from its "
+                             "forms alone (prestress, user forms, nonlinear strain or a frame "
+                             "that changes in time)")
+        for name in names:
+            if name == "damping":
+                X, self._D = self._D, None
+            else:
+                X = self._mats.get(name)
+                if X is None:
+                    continue
+                self._mats[name] = None
+                self._released.add(name)
+            if X is not None:
+                X.destroy()
+
+    @property
+    def held(self) -> Dict[str, PETSc.Mat]:
+        """The matrices held now (none made again), by name (``"damping"``: D)."""
+        out = {k: X for k, X in self._mats.items() if X is not None}
+        if self._D is not None:
+            out["damping"] = self._D
+        return out
+
+    def matrix(self, name: str) -> Optional[PETSc.Mat]:
+        """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
+        that does not exist)."""
+        if name in self._released:
+            self._released.discard(name)
+            if name in ("mass", "stiffness"):
+                self._mats[name] = create_filled(self.forms[name])
+            else:  # a coupling matrix at the frame state it had
+                key = self._keys.get(name)
+                self.body.W.value = np.zeros((3, 3)) if key is None else \
+                    np.reshape(key, (3, 3))
+                self._mats[name] = create_filled(self.forms["coupling"])
+        return self._mats.get(name)
+
+    @property
+    def mats(self) -> Dict[str, Optional[PETSc.Mat]]:
+        """``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
+        ``angular_acceleration`` (None until an alpha != 0 appears), ``geometric`` (with
+        prestress), at the current state; released ones made again first."""
+        for name in list(self._released):
+            self.matrix(name)
+        return self._mats
+
+    @property
+    def M(self) -> PETSc.Mat:
+        return self.matrix("mass")
+
+    @property
+    def K(self) -> PETSc.Mat:
+        return self.matrix("stiffness")

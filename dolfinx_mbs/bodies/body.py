@@ -1,0 +1,407 @@
+"""An elastic body: a mesh, a material and a moving frame, with the loads applied to it.
+
+The body owns the displacement space (vector Lagrange of the mesh's geometric dimension), the
+UFL constants of its frame state (omega, alpha, v_O, a_O and gravity, in local components) and
+its applied loads. Its forms are built from :mod:`dolfinx_mbs.forms`; this module writes no
+physics of its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable, Optional
+
+import numpy as np
+import ufl
+from dolfinx import fem
+from mpi4py import MPI
+
+from dolfinx_mbs import checks, compat
+from dolfinx_mbs import forms as F
+from dolfinx_mbs.bodies.loads import (
+    AppliedLoads,
+    TimeVector,
+    VectorLike,
+    diameter,
+    facet_measure,
+    locate_node,
+)
+from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
+from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.materials.base import Material
+
+__all__ = ["Body", "FORM_KINDS"]
+
+_ids = itertools.count()
+
+
+class Body:
+    """One elastic body in its own moving frame.
+
+    Args:
+        mesh: a DOLFINx mesh, 2D (triangles, quadrilaterals) or 3D (tetrahedra, hexahedra), in
+            the body's local coordinates (m); or an existing vector ``FunctionSpace`` on such a
+            mesh (``gdim`` components, block size ``gdim``), used as the user made it (degree,
+            element family and variant, ghosting).
+        material: a :mod:`dolfinx_mbs.materials` law that fits the mesh dimension.
+        frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
+        degree: polynomial degree of the displacement (1 or 2, or higher; default 1) when
+            ``mesh`` is a mesh; with a space, None or the space's degree.
+        name: label used in output and messages.
+        stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
+            (``theory.md`` section 3).
+
+            ``"prestress"``: the geometric stiffness of the steady stress of the centrifugal
+            load, of gravity and of the origin's acceleration (a hub offset: the spin axis
+            off the local origin), K_sigma(t) = sum_ij omega_i omega_j K_sigma,ij +
+            sum_k (g - a_O)_k K_sigma,k (local components), from unit solves with the
+            model's constraints (done by the model on first use): it follows any omega(t) and
+            any orientation without new solves. Constant applied loads in local components
+            (body forces, tractions, point loads) are added as one more case.
+
+            ``"nonlinear"``: St Venant-Kirchhoff strain (Green strain, the material's law
+            applied to it) in the body frame: large displacements relative to the frame,
+            small strain. Time integration and static solves use Newton's method; modal
+            solves linearize about the static equilibrium at the frame state.
+
+    Raises:
+        ValueError: material and mesh dimensions differ, degree < 1, a space that is not a
+            vector space of gdim components, or the mesh has no cells.
+    """
+
+    def __init__(self, mesh, material: Material, frame: Frame, degree: Optional[int] = None,
+                 name: Optional[str] = None, stiffening: Optional[str] = None):
+        if not isinstance(material, Material):
+            raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
+        if not isinstance(frame, Frame):
+            raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
+        if degree is not None and (not isinstance(degree, (int, np.integer)) or degree < 1):
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        if stiffening not in (None, "prestress", "nonlinear"):
+            raise ValueError(f"stiffening must be None, 'prestress' or 'nonlinear', got "
+                             f"{stiffening!r}")
+        V = mesh if isinstance(mesh, fem.FunctionSpace) else None
+        mesh = V.mesh if V is not None else mesh
+        gdim = mesh.geometry.dim
+        tdim = mesh.topology.dim
+        if gdim not in (2, 3) or tdim != gdim:
+            raise ValueError(f"mesh must be a 2D or 3D solid mesh (tdim == gdim), got gdim={gdim}, "
+                             f"tdim={tdim}")
+        material.check_mesh(gdim)
+        ncells = mesh.comm.allreduce(mesh.topology.index_map(tdim).size_local, op=MPI.SUM)
+        if ncells == 0:
+            raise ValueError("mesh has no cells")
+        if V is not None:
+            shape, bs = compat.value_shape(V), V.dofmap.index_map_bs
+            if shape != (gdim,) or bs != gdim:
+                raise ValueError(f"the space (mesh=) must be a vector space of {gdim} components "
+                                 f"with block size {gdim} on a {gdim}D mesh, got value shape "
+                                 f"{shape} and block size {bs}")
+            own = compat.space_degree(V)
+            if degree is not None and int(degree) != own:
+                raise ValueError(f"degree={degree} differs from the space's degree {own}: "
+                                 "leave degree out with a space")
+            degree = own
+        self.id = next(_ids)
+        self.name = name or f"body{self.id}"
+        self.mesh = mesh
+        self.comm = mesh.comm
+        self.material = material
+        self.frame = frame
+        self.degree = int(degree) if degree is not None else 1
+        self.gdim = gdim
+        self.V = V if V is not None else compat.vector_space(mesh, self.degree)
+        self.u = fem.Function(self.V, name="u")
+        self.X = ufl.SpatialCoordinate(mesh)
+        #: mass per unit mesh measure (density x thickness for 2D bodies)
+        self.rho = material.density * material.thickness
+        z3 = np.zeros(3, dtype=compat.scalar_type)
+        #: the frame state as UFL constants (omega, alpha, v_O, a_O, R), set by set_state
+        self.frame_constants = frame.constants(mesh)
+        fc = self.frame_constants
+        self.omega, self.alpha, self.v_O, self.a_O = fc.omega, fc.alpha, fc.v_O, fc.a_O
+        self.gravity_local = fem.Constant(mesh, z3.copy())
+        #: the 3x3 matrix of the inertia coupling form (see forms.inertia_coupling)
+        self.W = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
+        self.gravity = np.zeros(3)
+        #: body forces, tractions and point loads (:class:`dolfinx_mbs.bodies.loads.AppliedLoads`)
+        self.loads = AppliedLoads(mesh, gdim, self.name)
+        #: the user's forms by kind: (form, update or None) pairs (see :meth:`add_form`)
+        self.user_forms = UserForms(self.V, self.name)
+        #: set when the body's operators are made (its forms compiled): forms added later
+        #: would not be seen, so add_form refuses them
+        self.assembled = False
+        self.stiffening = stiffening
+        #: prestress unit cases -> displacement under that case's load (filled by the model,
+        #: see :meth:`prestress_cases`)
+        self.prestress_fields = {}
+        #: W of the unit centrifugal load (a W_ij of forms.unit_spin_cases)
+        self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
+        #: the gravity of a unit prestress case (local components)
+        self.g_unit = fem.Constant(mesh, z3.copy())
+        #: with nonlinear stiffening: the displacement at which the strain's nonlinear terms
+        #: are evaluated (set by the model)
+        self.u_state = fem.Function(self.V, name="u_state") if stiffening == "nonlinear" \
+            else None
+
+    def prestress_cases(self) -> list:
+        """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
+        the unit spin case W_ij of ``forms.unit_spin_cases`` (omega omega^T = E_ij (+ E_ji)),
+        ``("g", k)`` a uniform acceleration field of unit local component k (when the body has
+        gravity or its frame's origin accelerates: g - a_O),
+        ``("applied",)`` the constant loads in local components, the user's constant load forms
+        included (when it has any). Their
+        stresses, scaled by :meth:`prestress_coefficient`, sum to the steady stress at any
+        frame state."""
+        if self.stiffening != "prestress":
+            return []
+        cases = list(F.unit_spin_cases(self.gdim))
+        if np.any(self.gravity) or self.frame.origin_accelerates:
+            cases += [("g", k) for k in range(self.gdim)]
+        if self.loads.steady() or self.user_forms.total("load", False) is not None:
+            cases.append(("applied",))
+        return cases
+
+    def prestress_coefficient(self, case, state: FrameState) -> float:
+        """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
+        unit spin case W_ij of ``forms.unit_spin_cases``), the local component k of gravity
+        less the origin's acceleration, (R^T g - a_O)_k, or 1 for the constant applied
+        loads."""
+        if case[0] == "g":  # gravity and the inertia of the origin's acceleration, g - a_O
+            return float((state.R.T @ self.gravity)[case[1]] - state.a_O[case[1]])
+        if case[0] == "applied":
+            return 1.0
+        i, j = case
+        return float(state.omega[i] * state.omega[j])
+
+    def prestress_forms(self) -> dict:
+        """Unit load forms (``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``,
+        ``applied``: the constant local loads without point loads) and the geometric stiffness
+        form of each unit prestress field."""
+        u, v = self.trial_test()
+        out = {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
+               "gravity": F.gravity_load(self.rho, self.g_unit, v),
+               "applied": self.loads.form(v, self.material.thickness,
+                                          self.user_forms.total("load", False),
+                                          steady_only=True)}
+        for case, f in self.prestress_fields.items():
+            sigma0 = self.material.stress(F.strain(f))
+            out[case] = F.geometric_stiffness(self.material, sigma0, u, v)
+        return out
+
+    def add_steady_point_loads(self, b) -> None:
+        """Add the constant local point loads to the assembled vector ``b`` (owned part)."""
+        self.loads.add_steady_points(b)
+
+    def nonlinear_forms(self) -> dict:
+        """With nonlinear stiffening, the forms at ``u_state``: ``force`` (the internal force's
+        excess over K u), ``tangent`` (its derivative: the tangent stiffness's excess over K)
+        and ``energy`` (the strain energy's excess over 1/2 u.K u)."""
+        if self.u_state is None:
+            raise ValueError(f"body {self.name!r} has no nonlinear stiffening")
+        u, v = self.trial_test()
+        # quadrature of degree 3p: exact for the linear and quadratic terms on affine cells
+        # (and for the linear part on tensor-product cells, so that K u is cancelled exactly)
+        dx = ufl.Measure("dx", domain=self.mesh, metadata={"quadrature_degree": 3 * self.degree})
+        n = F.svk_remainder(self.material, self.u_state, v, dx)
+        return {"force": n, "tangent": ufl.derivative(n, self.u_state, u),
+                "energy": F.svk_remainder_energy(self.material, self.u_state, dx)}
+
+    # -- frame state ----------------------------------------------------------------------
+    def set_state(self, state: FrameState) -> None:
+        """Fill the frame constants and the time-dependent loads for ``state``."""
+        if self.gdim == 2 and not state.is_planar():
+            raise ValueError(
+                f"body {self.name!r} is 2D, but its frame does not move in the xy-plane at "
+                f"t={state.t:g} (omega={state.omega}, alpha={state.alpha}): use a planar frame"
+            )
+        self.frame_constants.set(state)
+        self.gravity_local.value = state.R.T @ self.gravity
+        self.loads.update(state)
+        for update in self.user_forms.updates():
+            update(state)
+
+    # -- the user's forms ---------------------------------------------------------------------
+    def add_form(self, kind: str, form, update: Optional[Callable[[FrameState], None]] = None
+                 ) -> None:
+        """Add a UFL term of the user's to the body's operators.
+
+        Args:
+            kind: ``"mass"``, ``"damping"``, ``"stiffness"`` (bilinear forms in the body's
+                trial and test functions, :meth:`trial_test`) or ``"load"`` (a linear form in
+                the test function; N, in the body frame's components).
+            form: the UFL form, integrals over cells (``dx``), exterior facets (``ds``) or
+                interior facets (``dS``), with the user's own coefficients and constants.
+            update: optional ``update(state)``, called with the body's
+                :class:`~dolfinx_mbs.frames.FrameState` (time ``state.t``) before the form is
+                assembled at a new frame state: there the user sets their ``fem.Constant`` s.
+                Without it the form is constant and assembled once.
+
+        A constant mass or stiffness form is assembled together with the body's own mass or
+        elastic stiffness (M, K: it then takes part in everything that uses them: Rayleigh
+        damping, prestress solves, energies, eigenproblems); a constant damping form once into
+        a matrix of its own added to D; a form with ``update`` into its own matrix (vector) at
+        every new frame state. Cell and exterior-facet terms fit the body's sparsity; a term
+        with interior-facet integrals widens the sparsity of all the body's matrices (it is
+        added with a zero factor to each form that makes a pattern). A mass form enters M only,
+        not the frame-inertia terms (Coriolis, spin softening, frame loads), which follow the
+        material's density; a mass with ``update`` is refused (M is constant).
+
+        Raises:
+            ValueError: an unknown kind, a form of the wrong arity, arguments on another
+                space, or ``update`` with a mass form (on every rank: the checks look at the
+                form only).
+            RuntimeError: the body's operators were already assembled.
+            TypeError: ``form`` is not a UFL form, or ``update`` is not callable.
+        """
+        if self.assembled:
+            raise RuntimeError(f"add_form: the operators of body {self.name!r} are already "
+                               "assembled (a solve ran): add forms before the first solve")
+        self.user_forms.add(kind, form, update)
+
+    def sparsity_padding(self):
+        """See :meth:`UserForms.padding`: zero times the user's interior-facet terms, or
+        None."""
+        return self.user_forms.padding(self.mesh)
+
+    def user_operator_forms(self) -> dict:
+        """See :meth:`UserForms.operator_forms`: the user's forms assembled on their own."""
+        return self.user_forms.operator_forms()
+
+    @property
+    def has_user_inertia(self) -> bool:
+        """True when the user added mass or damping forms, or stiffness forms with an update
+        (the matrices are then no longer the node-block forms of the built-in terms)."""
+        return self.user_forms.has_inertia
+
+    # -- loads ----------------------------------------------------------------------------
+    def set_gravity(self, g: VectorLike) -> None:
+        """Gravity acceleration (m/s^2), fixed in the global frame (3 components)."""
+        self.gravity = checks.point3(g, "gravity")
+
+    def add_body_force(self, f: TimeVector, local: bool = True) -> None:
+        """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
+        ``local=False``."""
+        self.loads.add(f, "body force", local)
+
+    def add_traction(self, t: TimeVector, facets=None, where=None, local: bool = True) -> None:
+        """A traction (N/m^2) on boundary facets given by ``facets=(meshtags, tag)`` or by a
+        predicate ``where(x) -> bool array`` on facet midpoints (x of shape (3, n)).
+
+        Raises:
+            ValueError: no facet is selected on any rank.
+        """
+        ds = facet_measure(self.mesh, facets, where, f"add_traction on body {self.name!r}")
+        self.loads.add(t, "traction", local, measure=ds)
+
+    def add_point_load(self, point: VectorLike, f: TimeVector, local: bool = True,
+                       tol: float = 1e-8) -> None:
+        """A concentrated force (N) at the mesh node nearest ``point`` (which must lie within
+        ``tol`` of a node, relative to the mesh size)."""
+        p = checks.point3(point, "point")
+        p[self.gdim:] = 0.0  # a 2D body's point in its plane
+        node = self.locate_node(p, tol)
+        self.loads.add(f, "point load", local, node=node)
+
+    def apply_load(self, body_force=None, traction=None, where=None, facets=None,
+                   point=None, force=None, local: bool = True) -> None:
+        """One of :meth:`add_body_force`, :meth:`add_traction` or :meth:`add_point_load`, by
+        the argument given (:meth:`dolfinx_mbs.Model.apply_load`)."""
+        given = [x is not None for x in (body_force, traction, point)]
+        if sum(given) != 1:
+            raise ValueError("apply_load: give exactly one of body_force=, traction= or point=")
+        if body_force is not None:
+            self.add_body_force(body_force, local=local)
+        elif traction is not None:
+            self.add_traction(traction, facets=facets, where=where, local=local)
+        else:
+            if force is None:
+                raise ValueError("apply_load: a point load needs force=")
+            self.add_point_load(point, force, local=local)
+
+    def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> Optional[int]:
+        """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
+
+        Raises:
+            ValueError: on every rank, if no node lies within ``tol`` x mesh extent of ``p``.
+        """
+        return locate_node(self.V, p, tol, self.name)
+
+    def extent(self) -> float:
+        """Diameter of the body's bounding box (m)."""
+        return diameter(self.mesh)
+
+    # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
+    def trial_test(self):
+        return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
+
+    def bilinear_forms(self) -> dict:
+        """UFL bilinear forms: ``mass``, ``stiffness`` and ``coupling`` (int rho (W u).v, from which
+        the gyroscopic, spin-softening and angular-acceleration matrices are formed)."""
+        u, v = self.trial_test()
+        r = self.rho
+        out = {
+            "mass": F.mass(r, u, v),
+            "stiffness": F.stiffness(self.material, u, v),
+            "coupling": F.inertia_coupling(r, self.W, u, v),
+        }
+        for kind in ("mass", "stiffness"):
+            extra = self.user_forms.total(kind, False)
+            if extra is not None:
+                out[kind] = out[kind] + extra
+        pad = self.sparsity_padding()
+        if pad is not None:
+            out = {k: a + pad for k, a in out.items()}
+        return out
+
+    def frame_load_form(self):
+        """q_omega + q_alpha + q_O: the load of the frame's motion on the undeformed body."""
+        v = ufl.TestFunction(self.V)
+        return F.frame_inertia_load(self.rho, self.omega, self.alpha, self.a_O, self.X, v)
+
+    def gravity_form(self):
+        """Gravity, fixed in the global frame (its local components turn with the frame)."""
+        return F.gravity_load(self.rho, self.gravity_local, ufl.TestFunction(self.V))
+
+    def external_load_form(self, varying: bool = True):
+        """Body forces, tractions and the user's constant load forms, or None when the body has
+        none (point loads are added to the assembled vector separately); with ``varying=False``
+        without the loads of :meth:`varying_loads`."""
+        return self.loads.form(ufl.TestFunction(self.V), self.material.thickness,
+                               self.user_forms.total("load", False), varying=varying)
+
+    def varying_loads(self) -> list:
+        """The body forces and tractions that change in time (a function of t, or given in
+        global components, which turn with the frame): (load, measure) pairs, the load entering
+        as thickness * load.const . v over the measure (``ufl.dx`` or a ``ds``)."""
+        return self.loads.varying()
+
+    @property
+    def loads_vary(self) -> bool:
+        """True when a body force or traction changes in time (:meth:`varying_loads`)."""
+        return bool(self.loads.varying())
+
+    def applied_load_form(self):
+        """Gravity, body forces and tractions (point loads are added separately)."""
+        ext = self.external_load_form()
+        return self.gravity_form() + ext if ext is not None else self.gravity_form()
+
+    def load_form(self):
+        """Every load of the second-order form: frame inertia plus the applied loads."""
+        return self.frame_load_form() + self.applied_load_form()
+
+    def momentum_forms(self) -> dict:
+        """Hamilton's form (theory.md section 4): ``momentum_offset`` pi_0 and ``momentum_load``
+        h, which replace the frame inertia load of the second-order form."""
+        v = ufl.TestFunction(self.V)
+        return {
+            "momentum_offset": F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),
+            "momentum_load": F.momentum_load(self.rho, self.omega, self.v_O, self.X, v),
+        }
+
+    def add_point_loads(self, b, state: FrameState) -> None:
+        """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""
+        self.loads.add_points(b, state, self.comm)
+
+    def __repr__(self) -> str:
+        return f"Body({self.name!r}, {self.material!r}, {self.frame!r}, degree={self.degree})"

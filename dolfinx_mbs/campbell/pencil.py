@@ -1,0 +1,104 @@
+"""The pencil of a Campbell sweep's speeds, formed without asking the system at each speed.
+
+For bodies in ConstantSpin frames the frame terms are linear (Coriolis) and quadratic (spin
+softening, centrifugal prestress) in Omega, so K(Omega) = K_0 + Omega^2 K_2 and
+G(Omega) = G_0 + Omega G_1. :class:`SweepPencil` takes the system's pencil at 0 and at one
+speed, checks the combination against the system's pencil at a third speed (relative Frobenius
+difference <= 1e-12), and then forms each speed's pencil by MatAXPY on one pattern, and gives
+the constant matrices with the speed's coefficients (:meth:`SweepPencil.terms`) to the solver
+that carries its products (:mod:`dolfinx_mbs.campbell.subspace`); where the check fails (a
+nonlinear system's tangent, a user's form with an update) it asks the system at every speed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional, Tuple
+
+import numpy as np
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from dolfinx_mbs.campbell.subspace import Terms
+from dolfinx_mbs.petsc_options import DIFFERENT, SAME
+
+log = logging.getLogger(__name__)
+
+__all__ = ["SweepPencil"]
+
+#: the combination K_0 + Omega^2 K_2, G_0 + Omega G_1 is used when it matches the system's
+#: pencil at a check speed to this relative Frobenius difference
+COMBINATION_TOL = 1e-12
+
+
+def _fro(X: PETSc.Mat) -> float:
+    return X.norm(PETSc.NormType.FROBENIUS)
+
+
+class SweepPencil:
+    """The pencil (K, G, M) of a sweep's speeds (module docstring).
+
+    Args:
+        pencil: ``pencil(speed) -> (K, G, M)``, the system's reduced pencil at ``speed`` (its
+            matrices may be the system's own objects, refilled by the next call).
+        speeds: the sweep's speeds (the reference and check speeds are taken from them).
+    """
+
+    def __init__(self, pencil, speeds: np.ndarray):
+        self.pencil = pencil
+        self.combined = False
+        W = np.asarray(speeds, dtype=float)
+        ref = float(W[np.argmax(np.abs(W))])
+        if W.size < 3 or ref == 0.0:
+            return
+        K, G, M = pencil(0.0)
+        self.K0, self.G0, self.M = K.copy(), G.copy(), M.copy()
+        K, G, _ = pencil(ref)
+        self.K2, self.G1 = K.copy(), G.copy()
+        ok = True
+        # the same matrix objects refilled: the same pattern
+        for X, X0, p in ((self.K2, self.K0, 2), (self.G1, self.G0, 1)):
+            X.axpy(-1.0, X0, structure=SAME)
+            X.scale(1.0 / ref ** p)
+        self.K, self.G = self.K0.duplicate(), self.G0.duplicate()
+        check = float(W[len(W) // 2]) if W[len(W) // 2] != 0.0 else 0.5 * ref
+        Kc, Gc, _ = pencil(check)
+        self._form(check)
+        for X, Y in ((self.K, Kc), (self.G, Gc)):
+            D = X.copy()
+            D.axpy(-1.0, Y, structure=DIFFERENT)
+            ok = ok and _fro(D) <= COMBINATION_TOL * max(_fro(Y), 1e-300)
+            D.destroy()
+        self.combined = bool(K.getComm().tompi4py().allreduce(ok, op=MPI.LAND))
+        if not self.combined:
+            log.info("Campbell sweep: the pencil is not K_0 + W^2 K_2, G_0 + W G_1; it is "
+                     "evaluated at every speed")
+            self.destroy()
+
+    def _form(self, speed: float) -> None:
+        for out, terms in ((self.K, ((1.0, self.K0), (speed ** 2, self.K2))),
+                           (self.G, ((1.0, self.G0), (speed, self.G1)))):
+            terms[0][1].copy(out, structure=SAME)
+            out.axpy(terms[1][0], terms[1][1], structure=SAME)
+
+    def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]:
+        if not self.combined:
+            return self.pencil(speed)
+        self._form(speed)
+        return self.K, self.G, self.M
+
+    def terms(self, speed: float) -> Optional[Terms]:
+        """The pencil at ``speed`` as its constant matrices with their coefficients (the same
+        objects at every speed), or None when it is not the combination."""
+        if not self.combined:
+            return None
+        return {"K": [("K0", self.K0, 1.0), ("K2", self.K2, speed ** 2)],
+                "G": [("G0", self.G0, 1.0), ("G1", self.G1, speed)],
+                "M": [("M", self.M, 1.0)]}
+
+    def destroy(self) -> None:
+        for name in ("K0", "G0", "M", "K2", "G1", "K", "G"):
+            X = self.__dict__.pop(name, None)
+            if X is not None:
+                X.destroy()
+        self.combined = False

@@ -1,0 +1,364 @@
+"""Campbell diagrams: the natural frequencies of spinning bodies against the spin speed.
+
+    table = model.campbell(np.linspace(0.0, 600.0, 31), n=6)   # or campbell(model.system(), ...)
+    table.frequencies            # (speeds, modes), rad/s, rotating frame
+    table.stationary             # the same modes seen from the ground (axisymmetric rotors)
+    table.critical_speeds        # crossings with the engine-order lines k * Omega
+    table.to_csv("campbell.csv"); table.plot("campbell.png")
+
+At each speed Omega every body whose frame is a :class:`~dolfinx_mbs.frames.ConstantSpin` is
+taken spinning at Omega (its frame object is left as it is), and the gyroscopic quadratic
+eigenproblem of the constrained system is solved in the rotating frame (``theory.md``
+sections 2, 3 and 5):
+
+    (lambda^2 M_r + lambda G_r + K_r) q = 0,
+    M_r = A^T M A,   G_r = A^T G A,   K_r = A^T K_eff A,
+
+with A the Maggi basis, G the Coriolis (gyroscopic) matrix (plus Rayleigh damping with
+``damping=True``) and K_eff what :meth:`Model.full_stiffness` gives without the angular
+acceleration term: K + K_omega (spin softening), plus the geometric stiffening of bodies built
+with ``stiffening="prestress"``. Units: rad/s for speeds, frequencies and growth rates, except
+where a name or label says rpm or Hz.
+
+Sign conventions (as in :mod:`dolfinx_mbs.modal`): each eigenvalue pair is represented by its
+member with Im(lambda) >= 0; the frequency is Im(lambda), or -s for a real pair +/- s
+(divergence); the growth rate is Re(lambda) (negative: decay, positive: instability).
+
+**Mode tracking.** A branch follows one mode across the sweep by the modal assurance
+criterion with the reduced mass, MAC(x, y) = abs(x^H M_r y)^2 / ((x^H M_r x) (y^H M_r y)),
+for complex x and y. A mode is the pair (lambda, x), (conj lambda, conj x); which of the two
+continues a branch can change, e.g. when a forward whirl branch passes through zero frequency
+at a critical speed, so both orientations are compared. The forward and backward whirl of one
+bending pair of an axisymmetric rotor span the same real subspace, so their MACs with either
+orientation agree; eigenvalue continuity separates them: the cost of continuing branch j with
+mode k is (1 - MAC) + 0.1 abs(lambda_k - lambda_j,predicted) / abs(Delta Omega), with
+lambda_j,predicted extrapolated linearly from the branch's last two speeds. (The frame terms
+are linear (Coriolis) and quadratic (spin softening, stiffening) in Omega, so a branch moves by
+about abs(Delta Omega) per step: the second term is small for the right mode and large for a
+mode whose eigenvalue lies several steps away.) The assignment minimises the total cost
+(``scipy.optimize.linear_sum_assignment``). ``n_extra`` more modes than reported are computed
+and tracked, so that a branch is not lost when a higher mode enters the lowest ``n``.
+``mac`` records the MAC of each branch with its previous speed.
+
+**Whirl.** For x = a + i b the motion of a node is Re(x e^{i w t}) = a cos wt - b sin wt, an
+ellipse traversed about the direction -(a x b). Weighted with the consistent mass matrix M of
+the full (expanded) displacement, the orbit sense about the spin axis e is
+
+    h = Im(x^H M J x) / (x^H M P x) = 2 a^T M J b / (a^T M P a + b^T M P b)   in [-1, 1],
+
+J = e x (per node), P = I - e e^T (motion across the axis); only bodies in ConstantSpin frames
+(each with its own axis) count. h = +1 is a circular orbit in the sense of the spin, -1
+against it, 0 a straight-line (standing) orbit. ``whirl`` is sign(h) relative to the spin
+direction when abs(h) > ``whirl_tol``, else 0 (and 0 at zero speed, where the two members of a
+bending pair are degenerate and any combination is an eigenvector). It is the orbit sense in
+the *rotating* frame: +1 (forward) for the w0 - Omega branch of a shaft below its critical
+speed, -1 (backward) for the w0 + Omega branch.
+
+**Stationary frame.** For an axisymmetric rotor (or one with cyclic symmetry of order 3 or
+more), a whirl mode of rotating-frame frequency w and sense d = ``whirl`` is seen from the
+ground at d w + Omega: ``stationary`` = abs(w + Omega) for forward, abs(w - Omega) for
+backward whirl, w for modes without whirl (axial, torsional: the same in both frames). Its sign
+gives ``whirl_stationary`` (+1 forward, -1 backward whirl seen from the ground; it differs from
+``whirl`` above a critical speed, where the forward whirl lags the shaft). For rotors without
+such symmetry the rotating-frame system has no stationary-frame counterpart with constant
+coefficients, and ``stationary`` has no meaning.
+
+**Solver.** The speeds share their solver: the pencil combined as K_0 + Omega^2 K_2,
+G_0 + Omega G_1 (:mod:`dolfinx_mbs.campbell.pencil`), one factorization of P(shift) refactorized
+numerically per speed, and one subspace for the whole sweep (SLEPc's PEP vectors at the first
+speed, the corrections of every speed since) in which each speed is projected, its pairs
+checked by one block solve and corrected by the same solve (:mod:`dolfinx_mbs.
+campbell_subspace`; SLEPc's PEP as fallback): the frequencies are those of independent
+solves at each speed (to 1e-8 of the largest), at a fraction of their cost.
+
+The table (its CSV file, plot and the crossings with the engine-order lines k Omega: the critical
+speeds) is :class:`~dolfinx_mbs.campbell.table.CampbellTable`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import List, Optional, Sequence
+
+import numpy as np
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.campbell.pencil import SweepPencil
+from dolfinx_mbs.campbell.subspace import SubspaceSolver
+from dolfinx_mbs.campbell.table import CampbellTable
+from dolfinx_mbs.frames.axis import ConstantSpin
+from dolfinx_mbs.frames.base import skew
+from dolfinx_mbs.modal import eigen as modal
+from dolfinx_mbs.systems.rigid_modes import rigid_subspace
+
+__all__ = ["campbell"]
+
+log = logging.getLogger(__name__)
+
+# weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
+_STEP_WEIGHT = 0.1
+
+
+# -- the sweep --------------------------------------------------------------------------------
+def _check_speeds(speeds) -> np.ndarray:
+    W = np.asarray(speeds, dtype=float).reshape(-1)
+    if W.size == 0 or not np.all(np.isfinite(W)):
+        raise ValueError(f"speeds must be a non-empty sequence of finite numbers, got {speeds!r}")
+    d = np.diff(W)
+    if W.size > 1 and not (np.all(d > 0.0) or np.all(d < 0.0)):
+        raise ValueError("speeds must be strictly increasing or strictly decreasing")
+    return W
+
+
+def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
+    """Sum over ranks, the result taken from rank 0 so every rank decides alike."""
+    return comm.bcast(comm.reduce(local, op=MPI.SUM, root=0), root=0)
+
+
+class _Whirl:
+    """The mass-weighted orbit sense h of full displacement vectors (module docstring)."""
+
+    def __init__(self, system):
+        space = system.space
+        self.blocks = []
+        for ib, body in enumerate(system.bodies):
+            if isinstance(body.frame, ConstantSpin):
+                g = body.gdim
+                e = body.frame.axis  # invariant under the spin: also its local components
+                J = skew(e)[:g, :g]
+                P = (np.eye(3) - np.outer(e, e))[:g, :g]
+                self.blocks.append((slice(space.offsets[ib], space.offsets[ib + 1]), g, J, P))
+        self.vecs = [space.create_vec() for _ in range(5)]
+
+    def _apply(self, x: PETSc.Vec, out: PETSc.Vec, which: int) -> PETSc.Vec:
+        """out = J x or P x on the spinning bodies' blocks, zero elsewhere."""
+        src = x.getArray(readonly=True)
+        dst = out.getArray()
+        dst[:] = 0.0
+        for sl, g, J, P in self.blocks:
+            T = J if which == 0 else P
+            dst[sl] = (src[sl].reshape(-1, g) @ T.T).reshape(-1)
+        return out
+
+    def local_terms(self, red, M: PETSc.Mat, xr: PETSc.Vec, xi: PETSc.Vec) -> np.ndarray:
+        """This rank's parts of (2 a^T M J b, a^T M P a + b^T M P b, a^T M a + b^T M b), with
+        M symmetric: two products M a, M b."""
+        a, b, w, Ma, Mb = self.vecs
+        red.expand(xr, a, homogeneous=True)
+        red.expand(xi, b, homogeneous=True)
+        M.mult(a, Ma)
+        M.mult(b, Mb)
+        arr = [v.getArray(readonly=True) for v in (a, b, Ma, Mb)]
+        out = np.zeros(3)
+        out[0] = 2.0 * np.dot(arr[2], self._apply(b, w, 0).getArray(readonly=True))
+        out[1] = np.dot(arr[2], self._apply(a, w, 1).getArray(readonly=True))
+        out[1] += np.dot(arr[3], self._apply(b, w, 1).getArray(readonly=True))
+        out[2] = np.dot(arr[2], arr[0]) + np.dot(arr[3], arr[1])
+        return out
+
+    def destroy(self) -> None:
+        for v in self.vecs:
+            v.destroy()
+
+
+class _Tracker:
+    """Follows ``m`` branches across the speeds by MAC and eigenvalue continuity."""
+
+    def __init__(self, comm: MPI.Comm, m: int):
+        self.comm = comm
+        self.m = m
+        self.speeds: List[float] = []
+        self.lam: List[np.ndarray] = []   # representatives (Im >= 0), branch order
+        self.h: List[np.ndarray] = []
+        self.mac: List[np.ndarray] = []
+        self.oriented: List[np.ndarray] = []  # the orientation that continues each branch
+        self.X: Optional[np.ndarray] = None   # local parts of the oriented vectors
+        self.nx: Optional[np.ndarray] = None  # x^H M_r x
+
+    def add(self, speed: float, lam: np.ndarray, Y: np.ndarray, MY: np.ndarray,
+            h: np.ndarray) -> None:
+        ny = _allsum(self.comm, np.real(np.sum(np.conj(Y) * MY, axis=0)))
+        if self.X is None:
+            cols = np.arange(self.m)
+            conj = np.zeros(self.m, dtype=bool)
+            mac = np.full(self.m, np.nan)
+        else:
+            prod = _allsum(self.comm, np.stack([np.conj(self.X).T @ MY, self.X.T @ MY]))
+            norm = np.outer(self.nx, ny)
+            mac2 = np.abs(prod) ** 2 / norm  # (orientation, branch, mode)
+            W1 = self.speeds[-1]
+            pred = self.oriented[-1].copy()
+            if len(self.speeds) > 1:
+                W2 = self.speeds[-2]
+                pred += (self.oriented[-1] - self.oriented[-2]) * (speed - W1) / (W1 - W2)
+            step = abs(speed - W1)
+            dist = np.stack([np.abs(pred[:, None] - lam[None, :]),
+                             np.abs(pred[:, None] - np.conj(lam)[None, :])])
+            cost = (1.0 - mac2) + _STEP_WEIGHT * dist / step
+            which = np.argmin(cost, axis=0)
+            best = np.min(cost, axis=0)
+            from scipy.optimize import linear_sum_assignment
+
+            rows, cols = linear_sum_assignment(best)
+            cols = cols[np.argsort(rows)]
+            conj = which[np.arange(self.m), cols] == 1
+            mac = mac2[which[np.arange(self.m), cols], np.arange(self.m), cols]
+        X = Y[:, cols].copy()
+        X[:, conj] = np.conj(X[:, conj])
+        self.X = X
+        self.nx = ny[cols]
+        lam_b = lam[cols]
+        self.oriented.append(np.where(conj, np.conj(lam_b), lam_b))
+        self.lam.append(lam_b)
+        self.h.append(h[cols])
+        self.mac.append(mac)
+        self.speeds.append(float(speed))
+
+
+def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
+             t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
+             damping: bool = False, whirl_tol: float = 0.25, stability_tol: float = 1e-6,
+             tol: float = 1e-10) -> CampbellTable:
+    """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
+
+    Collective on the system's communicator; the results are the same on every rank.
+
+    Args:
+        system: a :class:`dolfinx_mbs.systems.SecondOrderSystem` (``model.system()``) with at
+            least one body in a :class:`~dolfinx_mbs.frames.ConstantSpin` frame; each such
+            body is taken at each speed (the frame itself is not changed; other frames keep
+            their state at ``t``). Constraints must not be rheonomic.
+        speeds: spin speeds Omega (rad/s), strictly monotonic; signed about each frame's axis.
+        n: number of branches reported.
+        engine_orders: the k of the lines k Omega for :attr:`CampbellTable.critical_speeds`.
+        t: time of the frame state (of bodies not in ConstantSpin frames) and constraints.
+        shift: real shift-and-invert target (1/s). K_eff is singular at a critical speed
+            (a forward whirl branch at zero frequency in the rotating frame); if a sweep point
+            falls on one, give a shift away from any real eigenvalue.
+        n_extra: modes computed and tracked beyond ``n`` (default max(4, n // 2)).
+        damping: include Rayleigh damping in G (growth rates become decay rates).
+        whirl_tol: abs(whirl index) below which the whirl is reported as undetermined (0).
+        stability_tol: a mode is unstable when Re(lambda) > stability_tol abs(lambda).
+        tol: eigensolver tolerance.
+
+    Returns:
+        A :class:`CampbellTable`.
+
+    Raises:
+        ValueError: bad arguments, no body in a ConstantSpin frame, rheonomic constraints, or
+            more modes than free dofs.
+        RuntimeError: the eigensolver did not converge.
+    """
+    W = _check_speeds(speeds)
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    n = int(n)
+    orders = tuple(int(k) for k in engine_orders)
+    if any(k < 1 for k in orders):
+        raise ValueError(f"engine orders must be positive integers, got {engine_orders!r}")
+    if n_extra is None:
+        n_extra = max(4, n // 2)
+    if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
+        raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
+    spinning = [isinstance(b.frame, ConstantSpin) for b in system.bodies]
+    if not any(spinning):
+        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin frame")
+    red = system.reducer
+    red.update(t)
+    if red.rheonomic:
+        raise ValueError("campbell: the constraints are rheonomic (e.g. a joint between bodies "
+                         "in different frames): the system is not time-invariant at a fixed "
+                         "speed")
+    if n > red.n_reduced:
+        raise ValueError(f"n={n} exceeds the {red.n_reduced} free dofs of the model")
+    m = min(n + int(n_extra), red.n_reduced)
+    comm = system.comm
+    tracker = _Tracker(comm, m)
+    rigid = rigid_subspace(system, t)
+    if rigid is not None:  # free rigid motions: the elastic modes (modal.pencil_modes)
+        if n > red.n_reduced - rigid.dim:
+            rigid.destroy()
+            raise ValueError(f"n={n} exceeds the {red.n_reduced - rigid.dim} elastic dofs of "
+                             f"the model ({rigid.dim} free rigid-body motions)")
+        m = min(m, red.n_reduced - rigid.dim)
+    whirl = _Whirl(system)
+    coupling = "damping" if damping else "gyroscopic"
+
+    def pencil(speed: float):
+        states = [b.frame.at_rate(speed).state(t) if spin else b.frame.state(t)
+                  for b, spin in zip(system.bodies, spinning)]
+        return system.pencil(t, m, coupling, states)
+
+    free = red.n_reduced - (rigid.dim if rigid is not None else 0)
+    sweep_pencil = SweepPencil(pencil, W)
+    solver = SubspaceSolver(comm, m, checks.real(shift, "shift"), tol,
+                            extra=min(max(4, m // 2), free - m))
+    try:
+        for i, speed in enumerate(W):
+            Kr, Gr, Mr = sweep_pencil(float(speed))
+            Mf = system.assembly.mass()
+            if rigid is None:
+                lam, vecs = solver.solve(Kr, Gr, Mr, sweep_pencil.terms(float(speed)))
+            else:
+                if i == 0:
+                    log.info("%d free rigid-body motion(s) left out of the elastic modes",
+                             rigid.dim)
+                lam, bvecs = solver.solve(*rigid.border(Kr, Gr, Mr))
+                vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr))
+                        for xr, xi in bvecs]
+                for xr, xi in bvecs:
+                    xr.destroy()
+                    xi.destroy()
+            Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
+                                 for xr, xi in vecs])
+            MY = np.empty_like(Y)
+            tmp = Mr.createVecLeft()
+            terms = np.zeros((m, 3))
+            for k, (xr, xi) in enumerate(vecs):
+                Mr.mult(xr, tmp)
+                MY[:, k] = tmp.getArray(readonly=True)
+                Mr.mult(xi, tmp)
+                MY[:, k] += 1j * tmp.getArray(readonly=True)
+                terms[k] = whirl.local_terms(red, Mf, xr, xi)
+                xr.destroy()
+                xi.destroy()
+            tmp.destroy()
+            terms = _allsum(comm, terms)
+            moving = terms[:, 1] > 1e-12 * terms[:, 2]
+            h = np.where(moving, terms[:, 0] / np.where(moving, terms[:, 1], 1.0), 0.0)
+            tracker.add(speed, lam, Y, MY, h)
+        log.info("Campbell sweep: %d speeds, %d by block solves (%d blocks, %d "
+                 "factorizations), %d by SLEPc PEP", len(W), solver.stats["block"],
+                 solver.stats["blocks"], solver.stats["factorizations"], solver.stats["slepc"])
+    finally:
+        whirl.destroy()
+        solver.destroy()
+        sweep_pencil.destroy()
+        if rigid is not None:
+            rigid.destroy()
+    return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm)
+
+
+def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
+           stability_tol: float, comm) -> CampbellTable:
+    lam = np.array(tr.lam)[:, :n]
+    h = np.array(tr.h)[:, :n]
+    mac = np.array(tr.mac)[:, :n]
+    scale = np.abs(lam).max(axis=1, keepdims=True)
+    real = np.abs(lam.imag) <= 1e-8 * np.maximum(scale, np.finfo(float).tiny)
+    freq = modal.signed_frequencies(lam)
+    spin = np.sign(W)[:, None]
+    sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
+    whirl = sense.astype(int)
+    signed = whirl * freq + np.abs(W)[:, None]
+    stationary = np.where(whirl != 0, np.abs(signed), freq)
+    whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
+    stable = lam.real <= stability_tol * np.abs(lam)
+    table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
+                          whirl=whirl, whirl_index=h, stationary=stationary,
+                          whirl_stationary=whirl_st, stable=stable, mac=mac,
+                          engine_orders=orders, critical_speeds=[], rank=comm.rank)
+    table.critical_speeds = table.crossings("stationary")
+    return table

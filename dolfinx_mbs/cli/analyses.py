@@ -1,0 +1,169 @@
+"""The analyses of a case file (:mod:`dolfinx_mbs.cli.case`) and their results as plain data
+(numbers, lists, dicts: JSON as it is).
+
+Results, by analysis (``u`` the displacement in the body frame, m; frequencies in rad/s):
+
+* ``static``: for each probe ``{"x": ux, "y": uy[, "z": uz]}``, and ``max_displacement``
+  (the largest nodal norm of u);
+* ``frequencies``: ``{"w1": ..., "w2": ...}`` (signed: a negative value is a divergent mode);
+* ``campbell``: ``stable`` (every branch at every speed), ``critical`` (a list of ``{speed,
+  order, mode, frequency}``), ``series`` (speeds, rotating-frame and stationary frequencies
+  per speed, whirl);
+* ``transient``: for each probe and component ``{"peak": max |u|, "excursion": max
+  |u - u(t0)|, "final": u(t_end)}``, ``steps``, ``series`` (times and each probe's history).
+
+``series`` holds the arrays; :func:`flatten` leaves them out of a sweep's CSV row.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import numpy as np
+from mpi4py import MPI
+
+from dolfinx_mbs.cli.casefile import sweep_values
+from dolfinx_mbs.io import output as io
+
+__all__ = ["run", "flatten"]
+
+_COMPONENTS = "xyz"
+
+
+def run(case, comm, progress: bool = False) -> Dict:
+    """Build ``case`` (a :class:`dolfinx_mbs.cli.case.Case`) on ``comm`` and run its analyses in
+    the order static, frequencies, campbell, transient (collective). Returns the results."""
+    model, body, _, _ = case.build(comm)
+    asked = case.get(("analysis",))
+    out: Dict = {}
+    if "static" in asked:
+        out["static"] = _static(case, model, body)
+    if "frequencies" in asked:
+        p = ("analysis", "frequencies")
+        w = case.call(p, model.natural_frequencies, t=case.value(p + ("t",), 0.0),
+                       n=case.integer(p + ("n",), 4, 1),
+                       gyroscopic=case.flag(p + ("gyroscopic",), False),
+                       shift=case.value(p + ("shift",), 0.0))
+        out["frequencies"] = {f"w{i + 1}": float(v) for i, v in enumerate(w)}
+    if "campbell" in asked:
+        out["campbell"] = _campbell(case, model)
+    if "transient" in asked:
+        out["transient"] = _transient(case, model, body, progress)
+    return out
+
+
+def _probes(case, path, body) -> Tuple[List[str], List[np.ndarray]]:
+    raw = case.get(path)
+    if raw is None:
+        return [], []
+    if isinstance(raw, dict):
+        names = list(raw)
+        points = [case.value(path + (k,)) for k in names]
+    elif isinstance(raw, list):
+        if raw and not isinstance(raw[0], list):  # one point
+            raw = [raw]
+        names = [f"p{i + 1}" for i in range(len(raw))]
+        points = [case.numbers(path, p, case.parameters) for p in raw]
+    else:
+        raise case.error(path, f"must be {{name = [x, y, z], ...}} or a list of points, "
+                               f"got {raw!r}")
+    pts = []
+    for name, p in zip(names, points):
+        try:
+            pts.append(np.asarray(p, dtype=float).reshape(-1)[: body.gdim])
+            if pts[-1].shape != (body.gdim,):
+                raise ValueError
+        except (TypeError, ValueError):
+            raise case.error(path + (name,), f"must be a point of {body.gdim} coordinates, "
+                                             f"got {p!r}") from None
+    return names, pts
+
+
+def _components(values: np.ndarray, gdim: int) -> Dict[str, float]:
+    return {_COMPONENTS[c]: float(values[c]) for c in range(gdim)}
+
+
+def _static(case, model, body) -> Dict:
+    p = ("analysis", "static")
+    names, points = _probes(case, p + ("probes",), body)
+    case.call(p, model.solve_static, case.value(p + ("t",), 0.0))
+    out: Dict = {}
+    if names:
+        values = case.call(p + ("probes",), io.Probes, [body], points).evaluate()
+        out.update({n: _components(v, body.gdim) for n, v in zip(names, values)})
+    n = body.V.dofmap.index_map.size_local * body.gdim
+    u = body.u.x.array[:n].reshape(-1, body.gdim)
+    local = float(np.max(np.linalg.norm(u, axis=1))) if len(u) else 0.0
+    out["max_displacement"] = body.comm.allreduce(local, op=MPI.MAX)
+    return out
+
+
+def _campbell(case, model) -> Dict:
+    p = ("analysis", "campbell")
+    raw = case.get(p + ("speeds",))
+    if raw is None:
+        raise case.error(p, "needs speeds = [...] or \"start:stop:count\" (rad/s)")
+    try:
+        speeds = sweep_values(raw) if isinstance(raw, str) else case.value(p + ("speeds",))
+        speeds = np.asarray(speeds, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as e:
+        raise case.error(p + ("speeds",), str(e)) from None
+    orders = case.get(p + ("engine_orders",), [1, 2])
+    table = case.call(p, model.campbell, speeds, n=case.integer(p + ("n",), 6, 1),
+                       engine_orders=orders, t=case.value(p + ("t",), 0.0),
+                       shift=case.value(p + ("shift",), 0.0))
+    return {"stable": bool(np.all(table.stable)),
+            "critical": [{"speed": float(c.speed), "order": int(c.order), "mode": int(c.mode),
+                          "frequency": float(c.frequency)} for c in table.critical_speeds],
+            "series": {"speeds": table.speeds.tolist(),
+                       "frequencies": table.frequencies.tolist(),
+                       "stationary": table.stationary.tolist(),
+                       "whirl": table.whirl.tolist()}}
+
+
+def _transient(case, model, body, progress: bool) -> Dict:
+    p = ("analysis", "transient")
+    for key in ("t_end", "dt"):
+        if case.get(p + (key,)) is None:
+            raise case.error(p, f"needs {key} = <seconds>")
+    names, points = _probes(case, p + ("probes",), body)
+    start = case.word(p + ("start",), ("rest", "static"), "rest")
+    t0 = case.value(p + ("t0",), 0.0)
+    u0 = case.call(p + ("start",), model.solve_static, t0) if start == "static" else None
+    options = case.get(p + ("options",), {})
+    if not isinstance(options, dict):
+        raise case.error(p + ("options",), "must be a table of PETSc options (without prefix)")
+    energy = case.flag(p + ("energy",), False)
+    r = case.call(p, model.integrate, t_end=case.value(p + ("t_end",)),
+                   dt=case.value(p + ("dt",)), t0=t0,
+                   formulation=case.get(p + ("formulation",), "second-order"), u0=u0,
+                   probes=points, spectral_radius=case.value(p + ("spectral_radius",)),
+                   options=options or None, energy=energy, progress=progress)
+    out: Dict = {"steps": int(r.steps)}
+    series: Dict = {"times": r.times.tolist()}
+    for j, name in enumerate(names):
+        h = r.probes[:, j, : body.gdim]
+        out[name] = {_COMPONENTS[c]: {"peak": float(np.max(np.abs(h[:, c]))),
+                                      "excursion": float(np.max(np.abs(h[:, c] - h[0, c]))),
+                                      "final": float(h[-1, c])} for c in range(body.gdim)}
+        series[name] = h.tolist()
+    if energy:
+        series["energy"] = {k: v.tolist() for k, v in r.energy.items()}
+    out["series"] = series
+    return out
+
+
+def flatten(results: Dict, prefix: str = "") -> Dict[str, object]:
+    """The scalars of nested results as ``{"static.tip.x": ..., "frequencies.w1": ...}``
+    (lists by index: ``campbell.critical.0.speed``), ``series`` left out: a sweep's CSV row."""
+    flat: Dict[str, object] = {}
+    items = results.items() if isinstance(results, dict) else enumerate(results)
+    for k, v in items:
+        if k == "series":
+            continue
+        key = f"{prefix}{k}"
+        if isinstance(v, (dict, list)):
+            flat.update(flatten(v, key + "."))
+        else:
+            flat[key] = v
+    return flat

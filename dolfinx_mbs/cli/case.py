@@ -1,0 +1,343 @@
+"""A case from a TOML file: one body (mesh, material, frame), its constraints and loads, and the
+analyses to run (static, frequencies, Campbell, transient), built with the package's public
+API (:class:`~dolfinx_mbs.Body`, :class:`~dolfinx_mbs.Model`) as a script would.
+
+    case = Case("rod.toml", overrides=[("parameters.A", 4e-5)])
+    results = case.run(MPI.COMM_WORLD)          # {"static": {...}, "frequencies": {...}, ...}
+
+The file (``demos/cases/*.toml`` are examples; README "Studies from the command line")::
+
+    [parameters]            # named numbers; any string value elsewhere is an expression of them
+    L = 1.0
+    A = 2e-5
+    [mesh]                  # type: box, rectangle, file (a .msh or committed mesh), gmsh (.geo)
+    type = "box"
+    size = ["L", "sqrt(A)", "sqrt(A)"]
+    cells = [10, 1, 1]
+    [material]              # law: a class of dolfinx_mbs.materials, its arguments as keys
+    law = "LinearElastic"
+    E = 210e9
+    nu = 0.0
+    density = "1 / (A * L)"
+    [frame]                 # type: ConstantSpin, SpinUp, Planar, Prescribed, their arguments;
+    type = "ConstantSpin"   # expressions of t become functions of time (Planar's theta)
+    rate = 15.0
+    [body]
+    degree = 2
+    [[clamp]]               # where: an expression of x, y, z; or facets = "root" (a file's group)
+    where = "near(x, 0)"
+    [[load]]                # body_force, traction (+ where/facets) or point + force; local
+    traction = ["1e3 / A * sin(200 * t)", 0, 0]
+    where = "near(x, L)"
+    [analysis.static]
+    probes = {tip = ["L", 0, 0]}
+    [analysis.frequencies]
+    n = 3
+
+Every key is checked before anything is built: an unknown one raises :class:`CaseError` naming
+the file, the line and the key (with the nearest known key). The analyses live in
+:mod:`dolfinx_mbs.cli.analyses`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Dict, Iterable, Optional, Tuple
+
+import numpy as np
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.cli.casefile import WORD_ARGUMENTS, CaseError, CaseText, dotted
+from dolfinx_mbs.cli.expressions import RESERVED, Expression, ExpressionError
+
+__all__ = ["Case", "CaseError", "MATERIALS", "FRAMES", "ANALYSES"]
+
+#: the material laws a case may name (classes of :mod:`dolfinx_mbs.materials`)
+MATERIALS = ("LinearElastic", "PlaneStress", "PlaneStrain", "Orthotropic", "Anisotropic")
+#: the frames a case may name (classes of :mod:`dolfinx_mbs.frames`)
+FRAMES = ("ConstantSpin", "SpinUp", "Planar", "Prescribed")
+#: the analyses, in the order they run
+ANALYSES = ("static", "frequencies", "campbell", "transient")
+
+_TOP = {"title", "description", "parameters", "mesh", "material", "frame", "body", "gravity",
+        "clamp", "prescribe", "load", "analysis"}
+_MESH = {"box": {"size", "lower", "upper", "cells", "cell"},
+         "rectangle": {"size", "lower", "upper", "cells", "cell"},
+         "file": {"path", "gdim"}, "gmsh": {"script", "gdim", "numbers"}}
+_BODY = {"degree", "stiffening", "name"}
+_CLAMP = {"where", "facets", "components", "name"}
+_PRESCRIBE = _CLAMP | {"value", "time_scale"}
+_LOAD = {"body_force", "traction", "where", "facets", "point", "force", "local"}
+_ANALYSIS = {"static": {"t", "probes"},
+             "frequencies": {"t", "n", "gyroscopic", "shift"},
+             "campbell": {"speeds", "n", "t", "engine_orders", "shift"},
+             "transient": {"t_end", "dt", "t0", "formulation", "probes", "start",
+                           "spectral_radius", "options", "energy"}}
+
+
+def _signature(cls) -> Tuple[str, ...]:
+    return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
+
+
+class Case:
+    """A case file, checked, with its parameters evaluated.
+
+    Args:
+        path: the TOML file.
+        overrides: ``(dotted key, value)`` pairs set over the file (``--set``).
+
+    Attributes:
+        path: the file.
+        data: the case as a dict (overrides applied).
+        parameters: the evaluated ``[parameters]``: name -> number.
+
+    Raises:
+        CaseError: an unknown key, a value of the wrong kind, an expression that does not
+            parse or names an unknown parameter; the message names file, line and key.
+    """
+
+    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()):
+        self.text = CaseText(path, overrides)
+        self.path = self.text.path
+        self.data = self.text.data
+        self.parameters = self._parameters()
+        self._check()
+
+    # -- errors and values ------------------------------------------------------------------
+    def error(self, path, message: str) -> CaseError:
+        """A :class:`CaseError` for the key at ``path``."""
+        return self.text.error(tuple(path), message)
+
+    def get(self, path, default=None):
+        """The raw value at ``path`` (a tuple of keys and indices), or ``default``."""
+        node = self.data
+        for p in path:
+            try:
+                node = node[p]
+            except (KeyError, IndexError, TypeError):
+                return default
+        return node
+
+    def keys(self, path, allowed, what: str = "key") -> Dict:
+        """The table at ``path``, checked to hold only ``allowed`` keys."""
+        table = self.get(path, {})
+        if not isinstance(table, dict):
+            raise self.error(path, f"must be a table, got {table!r}")
+        for k in table:
+            if k not in allowed:
+                raise self.text.unknown(tuple(path) + (k,), allowed, what)
+        return table
+
+    def _parameters(self) -> Dict[str, float]:
+        raw = self.get(("parameters",), {})
+        if not isinstance(raw, dict):
+            raise self.error(("parameters",), "must be a table of name = value")
+        exprs = {}
+        for name, v in raw.items():
+            path = ("parameters", name)
+            if not name.isidentifier() or name in RESERVED:
+                raise self.error(path, f"{name!r} cannot name a parameter (an identifier other "
+                                       f"than {', '.join(sorted(RESERVED))})")
+            if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+                raise self.error(path, f"must be a number or an expression, got {v!r}")
+            exprs[name] = self._expression(path, v) if isinstance(v, str) else float(v)
+        values: Dict[str, float] = {}
+        while len(values) < len(exprs):  # in dependency order
+            ready = [n for n, e in exprs.items() if n not in values and
+                     (not isinstance(e, Expression) or e.names <= set(values))]
+            if not ready:
+                n = next(n for n in exprs if n not in values)
+                bad = sorted(exprs[n].names - set(exprs))
+                raise self.error(("parameters", n), f"unknown name {bad[0]!r} in {exprs[n].text!r}"
+                                 if bad else f"{exprs[n].text!r} depends on itself (a cycle)")
+            for n in ready:
+                e = exprs[n]
+                values[n] = (self._scalar(("parameters", n), e.evaluate(values))
+                             if isinstance(e, Expression) else e)
+        return values
+
+    def _expression(self, path, text: str) -> Expression:
+        try:
+            return Expression(text)
+        except ExpressionError as e:
+            raise self.error(path, str(e)) from None
+
+    def _scalar(self, path, v) -> float:
+        try:
+            return checks.real(np.asarray(v, dtype=float).reshape(()), dotted(path))
+        except (TypeError, ValueError) as e:
+            raise self.error(path, f"must be a finite number: {e}") from None
+
+    def _strings(self, raw):
+        if isinstance(raw, str):
+            yield raw
+        elif isinstance(raw, (list, tuple)):
+            for r in raw:
+                yield from self._strings(r)
+
+    def numbers(self, path, raw, env):
+        """``raw`` (a number, an expression or nested lists of them) evaluated with the names of
+        ``env``; errors name ``path``."""
+        if isinstance(raw, (list, tuple)):
+            return [self.numbers(path, r, env) for r in raw]
+        if isinstance(raw, (bool, int, float)) or raw is None:
+            return raw
+        if isinstance(raw, np.ndarray):
+            return raw.tolist()
+        if isinstance(raw, str):
+            try:
+                return self._scalar(path, self._expression(path, raw).evaluate(env))
+            except ExpressionError as e:
+                raise self.error(path, str(e)) from None
+        raise self.error(path, f"must be a number, an expression or a list of them, got {raw!r}")
+
+    def value(self, path, default=None, time: bool = False):
+        """The value at ``path`` with its expressions evaluated: numbers, or (nested) lists of
+        numbers. With ``time=True`` a value whose expressions use ``t`` becomes a function of
+        time (returning a float or a numpy array); otherwise ``t`` is an unknown name."""
+        raw = self.get(path, default)
+        if raw is None:
+            return None
+        uses_t = time and any("t" in self._expression(path, s).names for s in self._strings(raw))
+        if not uses_t:
+            v = self.numbers(path, raw, self.parameters)
+            return np.asarray(v, dtype=float) if isinstance(v, list) else v
+
+        def f(t):
+            v = self.numbers(path, raw, dict(self.parameters, t=float(t)))
+            return np.asarray(v, dtype=float) if isinstance(v, list) else v
+        return f
+
+    def word(self, path, choices, default=None) -> Optional[str]:
+        """A string value that must be one of ``choices``."""
+        v = self.get(path, default)
+        if v is not None and v not in choices:
+            raise self.text.unknown(tuple(path), choices, str(path[-1]), name=v)
+        return v
+
+    def integer(self, path, default=None, minimum: int = 0) -> Optional[int]:
+        """An integer value >= ``minimum``."""
+        v = self.get(path, default)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < minimum):
+            raise self.error(path, f"must be an integer >= {minimum}, got {v!r}")
+        return v
+
+    def flag(self, path, default: bool) -> bool:
+        """A true/false value."""
+        v = self.get(path, default)
+        if not isinstance(v, bool):
+            raise self.error(path, f"must be true or false, got {v!r}")
+        return v
+
+    def where(self, path):
+        """A selection predicate ``x -> bool array`` from the expression (of x, y, z and the
+        parameters) at ``path``."""
+        raw = self.get(path)
+        if isinstance(raw, bool):
+            raw = "true" if raw else "false"
+        if not isinstance(raw, str):
+            raise self.error(path, f"must be an expression of x, y, z, got {raw!r}")
+        expr = self._expression(path, raw)
+        bad = sorted(expr.names - set(self.parameters) - {"x", "y", "z"})
+        if bad:
+            raise self.error(path, f"unknown name {bad[0]!r} in {raw!r}")
+
+        def predicate(x):
+            env = dict(self.parameters, x=x[0], y=x[1], z=x[2])
+            try:
+                v = expr.evaluate(env)
+            except ExpressionError as e:
+                raise self.error(path, str(e)) from None
+            return np.broadcast_to(np.asarray(v, dtype=bool), x.shape[1:]).copy()
+        return predicate
+
+    # -- checks of the whole file -------------------------------------------------------------
+    def _check(self) -> None:
+        self.keys((), _TOP, "table")
+        kind = self.word(("mesh", "type"), tuple(_MESH))
+        if kind is None:
+            raise self.error(("mesh",), f"needs type = one of {', '.join(_MESH)}")
+        self.keys(("mesh",), _MESH[kind] | {"type"})
+        law = self.word(("material", "law"), MATERIALS)
+        if law is None:
+            raise self.error(("material",), f"needs law = one of {', '.join(MATERIALS)}")
+        from dolfinx_mbs import materials
+
+        self.keys(("material",), set(_signature(getattr(materials, law))) | {"law"},
+                   f"argument of {law}")
+        frame = self.word(("frame", "type"), FRAMES, "ConstantSpin")
+        from dolfinx_mbs import frames
+
+        self.keys(("frame",), set(_signature(getattr(frames, frame))) | {"type"},
+                   f"argument of {frame}")
+        self.keys(("body",), _BODY)
+        for name, allowed in (("clamp", _CLAMP), ("prescribe", _PRESCRIBE), ("load", _LOAD)):
+            entries = self.get((name,), [])
+            if not isinstance(entries, list):
+                raise self.error((name,), f"write it as [[{name}]] tables")
+            for i in range(len(entries)):
+                self.keys((name, i), allowed)
+        analyses = self.keys(("analysis",), set(ANALYSES), "analysis")
+        if not analyses:
+            raise self.error(("analysis",), f"the case has no analysis: add a table "
+                                            f"[analysis.<kind>], kind one of {', '.join(ANALYSES)}")
+        for a in analyses:
+            self.keys(("analysis", a), _ANALYSIS[a])
+        # every expression parses and names only parameters (t, x, y, z where they apply)
+        self._check_names(self.data, ())
+
+    def _check_names(self, node, path) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if path + (k,) not in {("parameters",), ("analysis", "transient", "options")}:
+                    self._check_names(v, path + (k,))
+            return
+        if isinstance(node, list):
+            for i, v in enumerate(node):
+                # inside a value (not an array of tables): keep the key's path
+                self._check_names(v, path + (i,) if isinstance(v, dict) else path)
+            return
+        if not isinstance(node, str) or self._is_word(path):
+            return
+        names = set(self.parameters) | {"t"}
+        if path[-1] == "where":
+            names |= {"x", "y", "z"}
+        bad = sorted(self._expression(path, node).names - names)
+        if bad:
+            raise self.error(path, f"unknown name {bad[0]!r} in {node!r} (parameters: "
+                                   f"{', '.join(sorted(self.parameters)) or 'none'})")
+
+    @staticmethod
+    def _is_word(path) -> bool:
+        key = path[-1]
+        return (path[:1] in {("title",), ("description",)} or key in WORD_ARGUMENTS
+                or path in {("mesh", "type"), ("mesh", "cell"), ("mesh", "path"),
+                            ("mesh", "script"), ("material", "law"), ("frame", "type"),
+                            ("body", "stiffening"), ("body", "name"),
+                            ("analysis", "transient", "formulation"),
+                            ("analysis", "transient", "start")}
+                or key in ("name", "facets") or path == ("analysis", "campbell", "speeds"))
+
+    def call(self, path, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)``, its TypeError or ValueError raised as a :class:`CaseError`
+        at ``path`` (the package's own message kept)."""
+        try:
+            return fn(*args, **kwargs)
+        except (TypeError, ValueError) as e:
+            if isinstance(e, CaseError):
+                raise
+            raise self.error(path, str(e)) from None
+
+    def build(self, comm):
+        """The model of the case on ``comm``: ``(model, body, facet_tags, groups)`` (see
+        :func:`dolfinx_mbs.cli.build.build`)."""
+        from dolfinx_mbs.cli import build as case_build
+
+        return case_build.build(self, comm)
+
+    def run(self, comm, progress: bool = False) -> Dict:
+        """Build the case on ``comm`` and run its analyses (collective): the results, the same
+        on every rank (see :func:`dolfinx_mbs.cli.analyses.run`)."""
+        from dolfinx_mbs.cli import analyses as case_analyses
+
+        return case_analyses.run(self, comm, progress=progress)

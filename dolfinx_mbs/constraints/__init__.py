@@ -1,0 +1,51 @@
+"""Constraints as rows B(t) Delta' + b(t) = 0: clamps, prescribed values, DirichletBCs, general
+and velocity rows, joints and rigid regions; their elimination and the Maggi reducer
+A(t), a0(t), A^T X A; the constraint resultants."""
+
+from dolfinx_mbs.constraints.base import (
+    BCConstraint,
+    Clamp,
+    Constraint,
+    Prescribed,
+    Rows,
+    nodes_where,
+    select_nodes,
+    time_jets,
+)
+from dolfinx_mbs.constraints.elimination import Elimination, rate_rows_on_independent
+from dolfinx_mbs.constraints.joints import (
+    GROUND,
+    Joint,
+    RigidRegion,
+    Slider,
+    pin,
+    relative_motion,
+    tie,
+)
+from dolfinx_mbs.constraints.maggi import MaggiReducer
+from dolfinx_mbs.constraints.reactions import resultants
+from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
+
+__all__ = [
+    "BCConstraint",
+    "Clamp",
+    "Constraint",
+    "Elimination",
+    "GROUND",
+    "Joint",
+    "LinearRows",
+    "MaggiReducer",
+    "nodes_where",
+    "pin",
+    "Prescribed",
+    "rate_rows_on_independent",
+    "relative_motion",
+    "resultants",
+    "RigidRegion",
+    "Rows",
+    "select_nodes",
+    "Slider",
+    "tie",
+    "time_jets",
+    "VelocityRows",
+]

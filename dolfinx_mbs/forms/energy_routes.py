@@ -1,0 +1,228 @@
+"""The kinematics of a point of an elastic body in a moving frame, and the *energy routes*:
+the operators of the equations of motion derived by UFL from scalar functions of the motion
+instead of written term by term (``theory.md`` sections 1, 2 and 4; seed 004).
+
+Kinematics (local components; ``cross`` and ``planar`` reduce 3-vectors to a 2D body's plane)::
+
+    velocity       v = v_O + omega x (X + u) + udot
+    acceleration   a = a_O + alpha x (X + u) + omega x (omega x (X + u)) + 2 omega x udot + uddot
+
+Routes, each returning the same operators as the direct forms of :mod:`dolfinx_mbs.forms`
+(the test-suite checks them against those and against each other to round-off):
+
+* :func:`lagrange_route`: d/dt dT/d(udot) - dT/du + dV/du = 0, T = int rho/2 |v|^2.
+* :func:`gibbs_appell_route`: dS/d(uddot) + dV/du = 0, S = int rho/2 |a|^2.
+* :func:`hamilton_route`: p = dT/d(udot) and dp/dt (first-order form).
+* :func:`kane_route`: F_r + F*_r = 0, generalized active and inertia forces from the partial
+  velocities dv/d(udot_r), the acceleration being the time derivative of v.
+
+``u``, ``udot``, ``uddot`` are Functions whose values do not matter (the residuals are linear in
+them); ``test`` and ``trial`` are the body's test and trial functions. :mod:`dolfinx_mbs.forms`
+re-exports every public name.
+"""
+
+from __future__ import annotations
+
+from typing import Dict
+
+import ufl
+from ufl.algorithms import expand_derivatives
+from ufl.algorithms.apply_algebra_lowering import apply_algebra_lowering
+from ufl.algorithms.apply_derivatives import apply_derivatives as _apply_derivatives
+
+from dolfinx_mbs.materials.base import Material, strain
+
+__all__ = [
+    "cross",
+    "planar",
+    "velocity",
+    "acceleration",
+    "kinetic_energy_density",
+    "acceleration_energy_density",
+    "lagrange_route",
+    "gibbs_appell_route",
+    "hamilton_route",
+    "kane_route",
+]
+
+
+def apply_derivatives(expr):
+    """Evaluate derivative nodes of an expression (compound operators lowered first)."""
+    return _apply_derivatives(apply_algebra_lowering(expr))
+
+
+def _gdim(u) -> int:
+    return ufl.shape(u)[0]
+
+
+def planar(w, gdim: int):
+    """The components of a 3-vector constant that act on a ``gdim``-dimensional body."""
+    if gdim == 3:
+        return w
+    return ufl.as_vector([w[i] for i in range(gdim)])
+
+
+def cross(w, u):
+    """w x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
+
+    For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
+    """
+    d = _gdim(u)
+    if d == 3:
+        return ufl.cross(w, u)
+    if d == 2:
+        return w[2] * ufl.as_vector([-u[1], u[0]])
+    raise ValueError(f"cross: vectors of dimension {d} are not supported (need 2 or 3)")
+
+
+# --- kinematics ----------------------------------------------------------------------------
+
+def velocity(omega, v_O, X, u, udot):
+    """Absolute velocity of a material point in local components: v_O + omega x (X+u) + udot."""
+    return planar(v_O, _gdim(u)) + cross(omega, X + u) + udot
+
+
+def acceleration(omega, alpha, a_O, X, u, udot, uddot):
+    """Absolute acceleration in local components (theory.md section 1)."""
+    r = X + u
+    return (planar(a_O, _gdim(u)) + cross(alpha, r) + cross(omega, cross(omega, r))
+            + 2.0 * cross(omega, udot) + uddot)
+
+
+def kinetic_energy_density(rho, omega, v_O, X, u, udot):
+    """T density: rho/2 |v|^2."""
+    vel = velocity(omega, v_O, X, u, udot)
+    return 0.5 * rho * ufl.inner(vel, vel)
+
+
+def acceleration_energy_density(rho, omega, alpha, a_O, X, u, udot, uddot):
+    """Gibbs-Appell S density: rho/2 |a|^2."""
+    acc = acceleration(omega, alpha, a_O, X, u, udot, uddot)
+    return 0.5 * rho * ufl.inner(acc, acc)
+
+
+# --- the routes ----------------------------------------------------------------------------
+
+def _zero_like(u):
+    return ufl.as_vector([0.0] * _gdim(u))
+
+
+def _linear_parts(E, u, ud, udd, trial, dx) -> Dict[str, ufl.Form]:
+    """Split a residual E (linear in u, ud, udd) into its operators and its constant part."""
+    form = E * dx
+    z = _zero_like(u)
+    const = expand_derivatives(form)
+    const = ufl.replace(const, {u: z, ud: z, udd: z})
+    return {
+        "mass": ufl.derivative(form, udd, trial),
+        "gyroscopic": ufl.derivative(form, ud, trial),
+        "stiffness": ufl.derivative(form, u, trial),
+        "load": -const,
+    }
+
+
+def _potential_residual(material, u, test):
+    return material.thickness * ufl.inner(material.stress(strain(u)), strain(test))
+
+
+def _time_derivative(expr, omega, alpha, v_O, a_O, u, ud, udd):
+    """d/dt of an expression of (u, udot) and of the frame's omega(t), v_O(t) (``ufl.variable``
+    s), with d omega/dt = alpha and d v_O/dt = a_O - omega x v_O (local components of a moving
+    frame: v_O = R^T r_O' gives (v_O)' = R^T r_O'' - omega x v_O)."""
+    dvO_dt = a_O - ufl.cross(omega, v_O)
+    return (ufl.derivative(expr, u, ud) + ufl.derivative(expr, ud, udd)
+            + ufl.dot(ufl.diff(expr, omega), alpha) + ufl.dot(ufl.diff(expr, v_O), dvO_dt))
+
+
+def lagrange_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, udd, test, trial,
+                   dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators from Lagrange's equations d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
+
+    ``u``, ``ud``, ``udd`` are Functions (their values do not matter: the residual is linear in
+    them). The explicit time dependence of dT/d(udot) through omega(t) and v_O(t) is taken with
+    ``d omega/dt = alpha`` and ``d v_O/dt = a_O - omega x v_O`` (local components of a moving
+    frame). Returns forms ``mass``, ``gyroscopic``, ``stiffness`` (k + k_omega + k_alpha) and
+    ``load`` (q_omega + q_alpha + q_O).
+    """
+    W = ufl.variable(omega)
+    VO = ufl.variable(v_O)
+    T = kinetic_energy_density(rho, W, VO, X, u, ud)
+    p = apply_derivatives(ufl.derivative(T, ud, test))
+    dpdt = _time_derivative(p, W, alpha, VO, a_O, u, ud, udd)
+    E = dpdt - ufl.derivative(T, u, test) + _potential_residual(material, u, test)
+    E = apply_derivatives(E)
+    return _linear_parts(E, u, ud, udd, trial, dx)
+
+
+def gibbs_appell_route(rho, material: Material, omega, alpha, a_O, X, u, ud, udd, test, trial,
+                       dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0, S = int rho/2 |a|^2."""
+    S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
+    E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
+    E = apply_derivatives(E)
+    return _linear_parts(E, u, ud, udd, trial, dx)
+
+
+def hamilton_route(rho, material: Material, omega, v_O, X, u, ud, test, trial,
+                   dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators of Hamilton's form from T and V by UFL (theory.md section 4).
+
+    p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
+    dp/dt = -(dV/du - dT_0/du) - G_p udot: returns ``mass`` (M), ``momentum_coupling`` (G_p),
+    ``momentum_offset`` (pi_0), ``stiffness`` (K + K_omega) and ``momentum_load`` (h).
+    """
+    z = _zero_like(u)
+    T = kinetic_energy_density(rho, omega, v_O, X, u, ud)
+    p = apply_derivatives(ufl.derivative(T, ud, test))
+    T0 = ufl.replace(T, {ud: z})
+    R = apply_derivatives(
+        _potential_residual(material, u, test) - ufl.derivative(T0, u, test))
+    return {
+        "mass": ufl.derivative(p * dx, ud, trial),
+        "momentum_coupling": ufl.derivative(p * dx, u, trial),
+        "momentum_offset": ufl.replace(p * dx, {u: z, ud: z}),
+        "stiffness": ufl.derivative(R * dx, u, trial),
+        "momentum_load": ufl.replace(R * dx, {u: z}),
+    }
+
+
+def kane_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, udd, test, trial,
+               body_force=None, dx=ufl.dx) -> Dict[str, ufl.Form]:
+    """Operators from Kane's equations F_r + F*_r = 0 (seed 004, section 4.5), by UFL.
+
+    The generalized speeds are the nodal velocities udot in the frame. For the speed r (the
+    direction ``test``) UFL forms
+
+    * the partial velocity v_r = dv/d(udot_r) of every material point, v its absolute velocity
+      (:func:`velocity`), and the partial strain rate eps_r = d eps(udot)/d(udot_r);
+    * the acceleration as the time derivative of v: a = (d/dt of v's local components)
+      + omega x v, the local components changing through u, udot, omega(t) and v_O(t)
+      (d omega/dt = alpha, d v_O/dt = a_O - omega x v_O): no acceleration is written by hand;
+    * the generalized inertia force F*_r = -int rho a.v_r and the generalized active force
+      F_r = -int sigma(u) : eps_r + int f.v_r (the elastic stresses and the body force).
+
+    Args:
+        rho, material: mass per unit mesh measure and the elastic law.
+        omega, alpha, v_O, a_O: the frame state (3-vector UFL expressions, local components).
+        X: the body's coordinates; u, ud, udd: Functions (values irrelevant).
+        test, trial: the body's test and trial functions.
+        body_force: an optional force per unit mesh measure f (local components, a
+            gdim-vector UFL expression), an active force; None for none.
+
+    Returns:
+        forms ``mass``, ``gyroscopic``, ``stiffness`` (k + k_omega + k_alpha) and ``load``
+        (q_omega + q_alpha + q_O, plus int f.v when ``body_force`` is given): the residual
+        -(F_r + F*_r) = M uddot + G udot + K u - load.
+    """
+    W = ufl.variable(omega)
+    VO = ufl.variable(v_O)
+    vel = velocity(W, VO, X, u, ud)
+    v_r = apply_derivatives(ufl.derivative(vel, ud, test))
+    eps_r = apply_derivatives(ufl.derivative(strain(ud), ud, test))
+    acc = _time_derivative(vel, W, alpha, VO, a_O, u, ud, udd) + cross(omega, vel)
+    inertia = -rho * ufl.inner(acc, v_r)                                    # F*_r
+    active = -material.thickness * ufl.inner(material.stress(strain(u)), eps_r)   # F_r
+    if body_force is not None:
+        active = active + ufl.inner(body_force, v_r)
+    E = apply_derivatives(-(active + inertia))
+    return _linear_parts(E, u, ud, udd, trial, dx)

@@ -1,0 +1,205 @@
+"""The frame's state and the base class every frame implements.
+
+:class:`FrameState` holds a frame's motion at one time in local components, :class:`Frame` is the
+interface (``state(t)``), :class:`FrameConstants` the same state as ``fem.Constant`` s for UFL
+forms. The frames themselves are in :mod:`dolfinx_mbs.frames` (axis rotations) and
+:mod:`dolfinx_mbs.frames.prescribed` (motions given as callables); import them from ``frames``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Optional, Sequence
+
+import numpy as np
+from dolfinx import fem
+
+from dolfinx_mbs import checks, compat
+
+
+def skew(w: Sequence[float]) -> np.ndarray:
+    """The matrix of ``y -> w x y``."""
+    w = np.asarray(w, dtype=float)
+    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def vee(W: np.ndarray) -> np.ndarray:
+    """Axial vector of the skew part of a 3x3 matrix (inverse of :func:`skew`)."""
+    return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
+
+
+def rotation_about(axis: Sequence[float], angle: float) -> np.ndarray:
+    """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised; Rodrigues' formula)."""
+    n = checks.unit_axis(axis)
+    K = skew(n)
+    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameState:
+    """The motion of a frame at time ``t``; vectors in local components except ``R`` and ``r_O``.
+
+    Attributes:
+        t: time (s).
+        R: rotation, local axes as columns in global components (3x3).
+        r_O: origin position in global components (m).
+        omega: angular velocity (rad/s).
+        alpha: angular acceleration (rad/s^2).
+        v_O: origin velocity (m/s).
+        a_O: origin acceleration (m/s^2).
+    """
+
+    t: float
+    R: np.ndarray
+    r_O: np.ndarray
+    omega: np.ndarray
+    alpha: np.ndarray
+    v_O: np.ndarray
+    a_O: np.ndarray
+
+    def is_planar(self, tol: float = 1e-12) -> bool:
+        """True when the motion keeps the xy-plane: rotation about z, in-plane origin motion."""
+        scale = 1.0 + np.abs(self.omega).max() + np.abs(self.alpha).max()
+        lin = 1.0 + np.abs(self.v_O).max() + np.abs(self.a_O).max()
+        return bool(
+            abs(self.omega[0]) + abs(self.omega[1]) + abs(self.alpha[0]) + abs(self.alpha[1])
+            <= tol * scale
+            and abs(self.v_O[2]) + abs(self.a_O[2]) <= tol * lin
+        )
+
+    def to_global(self, X: np.ndarray) -> np.ndarray:
+        """Global positions ``r_O + R X`` of local points ``X`` (shape (n, 3) or (3,))."""
+        X = np.asarray(X, dtype=float)
+        return self.r_O + X @ self.R.T
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameStates:
+    """The states of a frame at many times ``t`` (N,): the fields of :class:`FrameState`
+    stacked along a first axis (R (N, 3, 3), the vectors (N, 3))."""
+
+    t: np.ndarray
+    R: np.ndarray
+    r_O: np.ndarray
+    omega: np.ndarray
+    alpha: np.ndarray
+    v_O: np.ndarray
+    a_O: np.ndarray
+
+    @classmethod
+    def stack(cls, states: Sequence[FrameState]) -> "FrameStates":
+        """The states of a list of :class:`FrameState` s."""
+        names = [f.name for f in dataclasses.fields(FrameState)]
+        return cls(**{k: np.array([getattr(s, k) for s in states], dtype=float)
+                      for k in names})
+
+    def at(self, k: int) -> FrameState:
+        """The state of the k-th time."""
+        return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else
+                                      getattr(self, f.name)[k])
+                             for f in dataclasses.fields(FrameState)})
+
+    def planar(self, tol: float = 1e-12) -> np.ndarray:
+        """:meth:`FrameState.is_planar` at every time (a boolean array)."""
+        def top(x):
+            return np.abs(x).max(axis=1)
+        scale = 1.0 + top(self.omega) + top(self.alpha)
+        lin = 1.0 + top(self.v_O) + top(self.a_O)
+        rot = np.abs(self.omega[:, :2]).sum(axis=1) + np.abs(self.alpha[:, :2]).sum(axis=1)
+        return (rot <= tol * scale) & (np.abs(self.v_O[:, 2]) + np.abs(self.a_O[:, 2])
+                                       <= tol * lin)
+
+
+class Frame:
+    """Base class: a rigid frame whose motion is known as a function of time.
+
+    Subclasses implement :meth:`state`. ``time_invariant`` is True when the local-component state
+    (omega, alpha, v_O, a_O) does not change with time, so operators can be assembled once.
+    """
+
+    time_invariant: bool = False
+    #: True when :meth:`state` runs the user's code (motion functions, a user's subclass), which
+    #: may fail on some ranks only: the assembly then evaluates it under a collective guard
+    calls_user_code: bool = True
+    #: False only when the origin's acceleration a_O is zero at all times (then the prestress
+    #: needs no unit cases for it)
+    origin_accelerates: bool = True
+
+    def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def states(self, times: Sequence[float]) -> FrameStates:
+        """The states at all ``times`` at once (:class:`FrameStates`); by :meth:`state` at each
+        unless a frame has a closed form for arrays of times."""
+        return FrameStates.stack([self.state(float(t)) for t in times])
+
+    def omega(self, t: float) -> np.ndarray:
+        """Angular velocity (rad/s) in local components."""
+        return self.state(t).omega
+
+    def alpha(self, t: float) -> np.ndarray:
+        """Angular acceleration (rad/s^2) in local components."""
+        return self.state(t).alpha
+
+    def rotation(self, t: float) -> np.ndarray:
+        """Rotation matrix R(t)."""
+        return self.state(t).R
+
+    def origin(self, t: float) -> np.ndarray:
+        """Origin r_O(t) in global components."""
+        return self.state(t).r_O
+
+    def constants(self, mesh) -> "FrameConstants":
+        """The frame state as UFL constants on ``mesh``, for the forms of
+        :mod:`dolfinx_mbs.forms` in a user's own solver loop::
+
+            consts = frame.constants(mesh)
+            k_w = forms.spin_softening(rho, consts.omega, u, v)
+            ...
+            consts.update(t)        # before assembling at time t
+
+        See :class:`FrameConstants`."""
+        return FrameConstants(self, mesh)
+
+
+class FrameConstants:
+    """A frame's state at one time as ``dolfinx.fem.Constant`` s on a mesh, in local components.
+
+    Attributes:
+        omega, alpha, v_O, a_O: 3-vector constants (rad/s, rad/s^2, m/s, m/s^2); for a 2D mesh
+            only the planar parts act in the forms (rotation about z, in-plane translation).
+        R: the 3x3 rotation (local axes as columns, global components), e.g. to turn a global
+            gravity into local components: ``ufl.dot(ufl.transpose(consts.R), g)``.
+        state: the :class:`FrameState` last set (None before the first :meth:`update`).
+
+    All constants are zero until :meth:`update` or :meth:`set` fills them.
+    """
+
+    def __init__(self, frame: Optional[Frame], mesh):
+        self.frame = frame
+        st = compat.scalar_type
+        self.omega = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.alpha = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.v_O = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.a_O = fem.Constant(mesh, np.zeros(3, dtype=st))
+        self.R = fem.Constant(mesh, np.eye(3, dtype=st))
+        self.state: Optional[FrameState] = None
+
+    def set(self, state: FrameState) -> FrameState:
+        """Fill the constants with ``state``; returns it."""
+        if not isinstance(state, FrameState):
+            raise TypeError(f"state must be a dolfinx_mbs.frames.FrameState, got {state!r}")
+        self.omega.value = state.omega
+        self.alpha.value = state.alpha
+        self.v_O.value = state.v_O
+        self.a_O.value = state.a_O
+        self.R.value = state.R
+        self.state = state
+        return state
+
+    def update(self, t: float) -> FrameState:
+        """Fill the constants with the frame's state at time ``t`` (s); returns that state."""
+        if self.frame is None:
+            raise ValueError("these constants belong to no frame: use set(state)")
+        return self.set(self.frame.state(checks.real(t, "t")))

@@ -1,0 +1,216 @@
+"""The dense path's schemes over a whole run at once, for operators that change at every step
+(:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`).
+
+:class:`WholeRun` steps a whole run of one of the dense path's schemes
+(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint) written as the affine
+maps y_k+1 = P_k y_k + g_k they are (linear equations): the maps of all steps formed in batch
+(one batched inverse of the step matrices), then one small product per step. The same steps as
+the TS path up to round-off; the generalized-alpha restart (the first step) by the scheme
+itself.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dolfinx_mbs.integrate.dense.operators import Ops
+from dolfinx_mbs.integrate.dense.varying import VaryingOperators
+
+__all__ = ["WholeRun"]
+
+#: the memory (bytes) of the step maps formed at once (steps are taken in chunks)
+CHUNK_BYTES = 16e6
+
+
+def _augmented(P: np.ndarray) -> np.ndarray:
+    """``P`` (N, m + 1, m + 1) made the maps of y (m,) written on (y, 1): the last row
+    (0, ..., 0, 1)."""
+    P[:, -1, :-1] = 0.0
+    P[:, -1, -1] = 1.0
+    return P
+
+
+def _alpha2_maps(o, M, h, params, P):
+    """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
+    at t + alpha_f h) and steps ``h`` (N,): the stage of :class:`dolfinx_mbs.integrate.dense.operators.Alpha2` solved
+    for X1 = X0 - J^-1 F, F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in
+    (V0, A0); then A1 = c1 (X1 - X0 - h V0) - c2 A0 and V1 = V0 + h (1 - g) A0 + h g A1."""
+    am, af, g, b = params
+    N, n = o["K"].shape[:2]
+    hh = h[:, None, None]
+    c1, c2 = 1.0 / (hh * hh * b), (1.0 - 2.0 * b) / (2.0 * b)
+    K, C = o["K"], o["C"]
+    J = K + (g / (hh * b)) * C + (am / (af * hh * hh * b)) * M
+    # V_a = aV V0 + aA A0, A_a = bV V0 + bA A0 (the predictor X1 = X0 in the stage)
+    aV, aA = 1.0 - af * g / b, af * hh * (1.0 - g - g * c2)
+    bV, bA = -am / (hh * b), 1.0 - am - am * c2
+    rhs = np.empty((N, n, 3 * n + 1))
+    rhs[:, :, :n] = K
+    rhs[:, :, n:2 * n] = aV * C + bV * M
+    rhs[:, :, 2 * n:3 * n] = aA * C + bA * M
+    rhs[:, :, -1] = -o["f"]
+    P = _augmented(P)
+    X, V, A = (slice(i * n, (i + 1) * n) for i in range(3))
+    d = np.arange(n)
+    np.matmul(np.linalg.inv(J), rhs, out=P[:, X, :])
+    P[:, X, :] *= -1.0 / af                       # the X row: X1 = (I, 0, 0) X0 - J^-1 F
+    P[:, d, d] += 1.0
+    a, v = 2 * n + d, n + d
+    P[:, A, :] = c1 * P[:, X, :]                  # A1 = c1 (X1 - X0 - h V0) - c2 A0
+    P[:, a, d] -= c1[:, :, 0]
+    P[:, a, v] -= (c1 * hh)[:, :, 0]
+    P[:, a, a] -= c2
+    hg = hh * g                                   # V1 = V0 + h (1 - g) A0 + h g A1
+    P[:, V, :] = hg * P[:, A, :]
+    P[:, v, v] += 1.0
+    P[:, v, a] += (hh * (1.0 - g))[:, :, 0]
+    return P
+
+
+def _theta_maps(o0, o1, M, h, P):
+    """Crank-Nicolson's maps (y = (q, v)) from the operators at the steps' starts ``o0`` and
+    ends ``o1``: the 2n system of :meth:`dolfinx_mbs.integrate.dense.operators.CrankNicolson.step` by its Schur
+    complement S = K1 + s C1 + s^2 M, s = 2/h:
+
+        q1 = q0 - S^-1 ((K0 + K1) q0 + (C0 - C1 - 2 s M) v0 - f0 - f1),   v1 = s (q1 - q0) - v0.
+    """
+    N, n = o1["K"].shape[:2]
+    s = (2.0 / h)[:, None, None]
+    rhs = np.empty((N, n, 2 * n + 1))
+    rhs[:, :, :n] = o0["K"] + o1["K"]
+    rhs[:, :, n:-1] = o0["C"] - o1["C"] - 2.0 * s * M
+    rhs[:, :, -1] = -(o0["f"] + o1["f"])
+    P = _augmented(P)
+    d = np.arange(n)
+    np.matmul(np.linalg.inv(o1["K"] + s * o1["C"] + s * s * M), rhs, out=P[:, :n, :])
+    P[:, :n, :] *= -1.0
+    P[:, d, d] += 1.0
+    P[:, n:-1, :] = s * P[:, :n, :]
+    P[:, n + d, d] -= s[:, :, 0]
+    P[:, n + d, n + d] -= 1.0
+    return P
+
+
+def _midpoint_maps(o, M, h, P):
+    """The implicit midpoint's maps (y = (q, p)) from the operators at the midpoints: the 2n
+    system of :meth:`dolfinx_mbs.integrate.dense.operators.Midpoint.step` by its Schur complement
+    S = s M + G_p + G_q + K_h / s, s = 2/h: with W = S^-1 (G_p + K_h / s, -I, pi_0 + (h - f_a)
+    / s) on (q0, p0, 1),
+
+        q1 = q0 - 2 W,    p1 = p0 - (2 / s) (K_h q0 + h - f_a) + 2 Z W,   Z = K_h / s + G_q.
+    """
+    N, n = o["Kh"].shape[:2]
+    s = (2.0 / h)[:, None, None]
+    load = o["h"] - o["fa"]
+    rhs = np.empty((N, n, 2 * n + 1))
+    rhs[:, :, :n] = o["Gp"] + o["Kh"] / s
+    rhs[:, :, n:-1] = -np.eye(n)
+    rhs[:, :, -1] = o["pi0"] + load / s[:, :, 0]
+    W = np.linalg.inv(s * M + o["Gp"] + o["Gq"] + o["Kh"] / s) @ rhs
+    P = _augmented(P)
+    d = np.arange(n)
+    P[:, :n, :] = -2.0 * W
+    P[:, d, d] += 1.0
+    np.matmul(o["Kh"] / s + o["Gq"], W, out=P[:, n:-1, :])
+    P[:, n:-1, :] *= 2.0
+    P[:, n:-1, :n] -= (2.0 / s) * o["Kh"]
+    P[:, n + d, n + d] += 1.0
+    P[:, n:-1, -1] -= (2.0 / s[:, :, 0]) * load
+    return P
+
+
+class WholeRun:
+    """A dense scheme (:data:`dolfinx_mbs.integrate.dense.operators.SCHEMES`) on :class:`VaryingOperators`,
+    stepped over a whole run by :meth:`trajectory` (see the module docstring); afterwards
+    ``step`` and ``state`` replay the steps for observers that see them one by one.
+
+    Attributes:
+        outputs: after :meth:`trajectory`, the operators at the output times the energies
+            read (``M``, ``Kel`` constant; ``Kpot`` (N, n, n), ``f`` (N, n)).
+    """
+
+    momentum = False  # the velocities are given, not the momenta
+
+    def __init__(self, scheme, ops: VaryingOperators):
+        self.scheme, self.ops = scheme, ops
+        self.name = scheme.name
+        self.outputs = None
+        self.Q = self.V = None
+        self.k = 0
+
+    def initial(self, t0, q0, v0, p0=None):
+        self.scheme.initial(t0, q0, v0, p0)
+
+    def trajectory(self, times):
+        """The states (Q, V) at ``times`` (rows; times[0] the initial time)."""
+        times = np.asarray(times, dtype=float)
+        ops, sch = self.ops, self.scheme
+        M, n = ops.M, ops.M.shape[0]
+        N = len(times)
+        kind = sch.name if not sch.momentum else "midpoint"
+        Y = np.ones((N, (3 if kind == "alpha2" else 2) * n + 1))  # (y, 1)
+        if kind == "alpha2":
+            X0, V0 = sch.X.copy(), sch.V.copy()
+            if N > 1:  # the restart by the scheme itself
+                sch.step(times[0], times[1] - times[0])
+            Y[0, :n], Y[0, n:2 * n] = X0, V0
+            if N > 1:
+                Y[1, :-1] = np.concatenate([sch.X, sch.V, sch.A])
+            first = 1
+        else:
+            Y[0, :-1] = sch.y
+            first = 0
+        m = Y.shape[1]
+        chunk = min(N, max(1, int(CHUNK_BYTES // (8 * (m * m + 8 * n * n)))))
+        buf = np.empty((chunk, m, m))  # the maps of a chunk of steps (reused)
+        af = sch.params[1] if kind == "alpha2" else None
+        for a in range(first, N - 1, chunk):
+            b = min(N - 1, a + chunk)
+            t, h = times[a:b], np.diff(times[a:b + 1])
+            if kind == "alpha2":
+                P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, sch.params,
+                                 buf[:b - a])
+            elif kind == "theta":
+                o = ops.many(times[a:b + 1], ("C", "K"), ("f",))
+                o0 = {k: v[:-1] for k, v in o.items()}
+                o1 = {k: v[1:] for k, v in o.items()}
+                P = _theta_maps(o0, o1, M, h, buf[:b - a])
+            else:
+                P = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h,
+                                   buf[:b - a])
+            dot = np.dot
+            for Pk, y0, y1 in zip(P, Y[a:b], Y[a + 1:b + 1]):  # the steps: one product each
+                dot(Pk, y0, out=y1)
+        self.Q = Y[:, :n]
+        need = ("Kpot",) if "Kpot" in ops.fields else ()
+        vec = ("f",) + (("pi0",) if kind == "midpoint" else ())
+        out = ops.many(times, need + (("Gp",) if kind == "midpoint" else ()), vec)
+        if kind == "midpoint":  # v = M^-1 (p - G_p q - pi_0)
+            W = Y[:, n:-1] - np.einsum("kij,kj->ki", out["Gp"], self.Q) - out["pi0"]
+            self.V = W @ ops.mass_inverse().T
+        else:
+            self.V = Y[:, n:2 * n]
+        self.outputs = Ops(times, None, {"M": M, "Kel": ops.Kel, "Kpot": out.get("Kpot")},
+                           {"f": out["f"]})
+        self._index = {float(t): k for k, t in enumerate(times)}
+        self.k = 0
+        return self.Q, self.V
+
+    def at(self, t: float) -> Ops:
+        """The operators the energies and the divergence check read at the output time
+        ``t`` (M, K_el, K_pot, f), from :attr:`outputs`; at another time those of the
+        operators."""
+        k = self._index.get(float(t))
+        if k is None or self.outputs.Kpot is None:
+            return self.ops.at(t)
+        o = self.outputs
+        return Ops(t, None, {"M": o.M, "Kel": o.Kel, "Kpot": o.Kpot[k]}, {"f": o.f[k]})
+
+    def step(self, t: float, h: float) -> None:
+        self.k += 1
+
+    def state(self, t: float, need_v: bool = True):
+        return self.Q[self.k], self.V[self.k]
+
+    def raw(self):
+        return self.Q[self.k], self.V[self.k]

@@ -1,0 +1,354 @@
+"""Small systems in dense form: the operators of a typed system gathered on every rank, and
+the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.run` runs them).
+
+* :class:`DenseOperators`: ``at(t)`` gives the operators of ``system.at(t)`` as numpy arrays,
+  replicated on every rank; the matrices are gathered once per distinct frame state (the
+  record's ``version``), the vectors at each time. Where the frame state is constant in time
+  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`, the loads
+  come from their fit (:meth:`DenseOperators.fit_loads`) and no time needs an assembly.
+* :class:`Alpha2`, :class:`CrankNicolson`, :class:`Midpoint`: the TS path's schemes (PETSc's
+  TSALPHA2 with its restart by two half backward-Euler steps, TSTHETA with endpoint, TSTHETA
+  without) written on the dense operators, with one LU per distinct step matrix (kept while
+  the frame state and step stay), so that both paths give the same steps up to round-off.
+
+Nothing here is of the full problem's size: the arrays are n x n or 2n x 2n for n reduced
+unknowns, which :data:`DENSE_MAX` bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import numpy as np
+import scipy.linalg as sla
+
+from dolfinx_mbs.compat import alpha2_restart_step
+from dolfinx_mbs.integrate.dense.exact import LoadFit
+from dolfinx_mbs.integrate.schemes import BACKWARD_EULER, alpha2_parameters
+from dolfinx_mbs.systems.records import constant_frame
+
+__all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "gather_matrix", "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
+
+#: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
+#: for a constant frame state (matrices gathered and factorized once; second-order form, loads
+#: assembled per step: 0.62-0.85x TS's time up to 100 unknowns, 0.68x at 200, 1.58x at 400;
+#: bench/results/dense.md, idle machine), and for frames that change in time (operators
+#: combined from stacks gathered once, a whole run's steps formed in batch,
+#: :mod:`dolfinx_mbs.integrate.dense.batch`: O(n^3) a step with a larger constant than a sparse LU;
+#: bench/dense.py --size-load constant, the spun-up rod with its loads combined from unit
+#: loads, one BLAS thread: 0.14x TS's time at 20 unknowns, 0.33x at 40, 0.52x at 60, 1.28x at
+#: 80, 2.72x at 100, under load 7 (bench/results/dense.md, 21:47 on 2026-11-23); the reduced
+#: KRB strip, 10 unknowns: bench/results/reduction.md).
+DENSE_MAX = 300
+DENSE_MAX_VARYING = 60
+
+#: the record's fields each formulation steps with (matrices), beside those of the energies
+STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),
+               "hamiltonian": ("M", "Gp", "Kh", "Gq")}
+ENERGY_FIELDS = ("Kel", "Kpot")
+VECTORS = {"second-order": ("f",), "first-order": ("f",),
+           "hamiltonian": ("f", "pi0", "h", "fa")}
+
+
+def gather_matrix(A, comm) -> np.ndarray:
+    """The PETSc matrix ``A`` as a dense array on every rank of ``comm``."""
+    r0, r1 = A.getOwnershipRange()
+    n = A.getSize()[1]
+    ip, ix, vals = A.getValuesCSR()
+    rows = np.zeros((r1 - r0, n))
+    counts = np.diff(ip)
+    rows[np.repeat(np.arange(r1 - r0), counts), ix] = vals
+    if comm.size == 1:
+        return rows
+    return np.vstack(comm.allgather(rows))
+
+
+def gather_vector(v, comm) -> np.ndarray:
+    """The PETSc vector ``v`` as an array on every rank of ``comm``."""
+    a = v.getArray(readonly=True)
+    if comm.size == 1:
+        return a.copy()
+    return np.concatenate(comm.allgather(a.copy()))
+
+
+class Ops:
+    """The operators at one time, as dense arrays (attributes named as in the records of
+    :mod:`dolfinx_mbs.systems`: M, C, K, Kel, Kpot, f; Hamilton's Gp, Kh, Gq, pi0, h, fa, with
+    Gq = G_p + D where the record has none)."""
+
+    def __init__(self, t: float, version, mats: Dict[str, np.ndarray],
+                 vecs: Dict[str, np.ndarray]):
+        self.t, self.version = t, version
+        self.__dict__.update(mats)
+        self.__dict__.update(vecs)
+
+
+class DenseOperators:
+    """The operators of ``system`` for ``formulation`` as dense arrays on every rank.
+
+    Args:
+        system: a typed system (:mod:`dolfinx_mbs.systems`).
+        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+        energy: gather K_el and the potential stiffness too (for the energies).
+        acceleration: gather C and K too (Hamilton's form: for the acceleration of reactions).
+    """
+
+    def __init__(self, system, formulation: str, energy: bool = True,
+                 acceleration: bool = False):
+        self.system, self.comm = system, system.comm
+        self.formulation = formulation
+        self.fields = STEP_FIELDS[formulation] + (ENERGY_FIELDS if energy else ())
+        if acceleration and formulation == "hamiltonian":
+            self.fields += ("C", "K")
+        self.vectors = VECTORS[formulation]
+        self._mats: Optional[Dict[str, np.ndarray]] = None
+        self._version = None
+        self._last: Dict[float, Ops] = {}
+        #: the fitted loads (:class:`~dolfinx_mbs.integrate.dense.exact.LoadFit`) or None
+        self.fit = None
+        #: number of frame states gathered
+        self.gathered = 0
+
+    def _matrices(self, s) -> Dict[str, np.ndarray]:
+        if self._mats is None or s.version != self._version:
+            mats = {}
+            for k in self.fields:
+                A = getattr(s, k)
+                if k == "Gq" and A is None:  # fixed constraints: G_q = G_p + D
+                    A = s.Gp if s.D is None else None
+                    mats[k] = mats["Gp"] if A is not None else \
+                        mats["Gp"] + gather_matrix(s.D, self.comm)
+                    continue
+                mats[k] = gather_matrix(A, self.comm)
+            self._mats, self._version = mats, s.version
+            self.gathered += 1
+        return self._mats
+
+    def at(self, t: float) -> Ops:
+        """The operators at ``t`` (the last two times are kept)."""
+        t = float(t)
+        o = self._last.get(t)
+        if o is not None:
+            return o
+        if self.fit is not None:
+            vecs = self.fit.values(t)
+            o = Ops(t, self._version, self._mats, vecs)
+        else:
+            s = self.system.at(t)
+            mats = self._matrices(s)
+            vecs = {k: gather_vector(getattr(s, k), self.comm) for k in self.vectors}
+            o = Ops(t, self._version, mats, vecs)
+        if len(self._last) >= 2:
+            self._last.pop(next(iter(self._last)))
+        self._last[t] = o
+        return o
+
+    def mass_inverse(self) -> np.ndarray:
+        """M^-1 of the last frame state gathered (kept while it stays; a product per use
+        where a solve costs more at these sizes)."""
+        if getattr(self, "_minv", (None,))[0] != self._version:
+            self._minv = (self._version, np.linalg.inv(self._mats["M"]))
+        return self._minv[1]
+
+    def constant_frame(self) -> bool:
+        """:func:`constant_frame` of the system (checked again by the record's version over
+        the samples of :meth:`fit_loads`)."""
+        return constant_frame(self.system)
+
+    def fit_loads(self, basis, t0: float, t_end: float):
+        """Fit the load vectors over [t0, t_end] in ``basis``
+        (:class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`); on success (the samples reproduced to
+        round-off, matrices unchanged) later :meth:`at` calls need no assembly. Returns the
+        :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether it holds)."""
+        times = basis.sample_times(t0, t_end)
+        samples, versions = [], set()
+        for t in times:
+            s = self.system.at(t)
+            self._matrices(s)
+            versions.add(s.version)
+            samples.append({k: gather_vector(getattr(s, k), self.comm) for k in self.vectors})
+        fit = LoadFit(basis, t0, times, samples)
+        fit.exact = fit.exact and len(versions) == 1
+        self._last.clear()
+        self.system.forget()
+        if fit.exact:
+            self.fit = fit
+        return fit
+
+
+class _Cache:
+    """LU factorizations by key (a frame state's version and the step's shifts), the last
+    few kept; solved with LAPACK's getrs directly (scipy's wrapper costs more than the
+    solve at these sizes)."""
+
+    def __init__(self, size: int = 4):
+        self.size, self.lu = size, {}
+        #: factorizations made
+        self.count = 0
+
+    def solve(self, key, make, b):
+        f = self.lu.get(key)
+        if f is None:
+            f = sla.lu_factor(make(), check_finite=False)
+            self.count += 1
+            if len(self.lu) >= self.size:
+                self.lu.pop(next(iter(self.lu)))
+            self.lu[key] = f
+        x, info = _GETRS(f[0], f[1], b)
+        return x
+
+
+_GETRS = sla.get_lapack_funcs("getrs", (np.zeros((1, 1)),))
+
+
+def _key(*x) -> tuple:
+    # shifts compared to 12 digits: the step that lands on t_end differs from dt by round-off
+    return tuple(float(f"{v:.12e}") if isinstance(v, float) else v for v in x)
+
+
+class Alpha2:
+    """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A); the first step starts
+    with two backward-Euler half steps that give A0 (``TSAlpha_Restart``; the difference
+    quotient's step as the installed PETSc takes it, :func:`dolfinx_mbs.compat.
+    alpha2_restart_step`)."""
+
+    name = "alpha2"
+    momentum = False
+
+    def __init__(self, ops: DenseOperators, radius: Optional[float] = None):
+        self.ops, self.lu = ops, _Cache()
+        self.params = alpha2_parameters(radius)
+        self.X = self.V = self.A = None
+        self.started = False
+        #: the step of the backward difference of A0, as PETSc's version takes it
+        self.restart = alpha2_restart_step()
+
+    def initial(self, t0, q0, v0, p0=None):
+        self.X, self.V, self.A = q0.copy(), v0.copy(), np.zeros_like(q0)
+        self.started = False
+
+    def _stage(self, t, h, X0, V0, A0, params):
+        am, af, g, b = params
+        ta = t + af * h
+        o = self.ops.at(ta)
+        sv, sa = g / (h * b), am / (af * h * h * b)
+
+        def stage(X1):
+            A1 = (X1 - X0 - h * V0) / (h * h * b) - (1.0 - 2.0 * b) / (2.0 * b) * A0
+            V1 = V0 + h * g * ((1.0 - g) / g * A0 + A1)
+            return A1, V1
+        A1, V1 = stage(X0)  # the linear step from X1 = X0 (formulations.LinearStep)
+        Xa, Va, Aa = X0, V0 + af * (V1 - V0), A0 + am * (A1 - A0)
+        F = (o.M @ Aa + o.C @ Va + o.K @ Xa - o.f) / af
+        dX = self.lu.solve(_key(o.version, sv, sa), lambda: o.K + sv * o.C + sa * o.M, F)
+        X1 = X0 - dX
+        A1, V1 = stage(X1)
+        return X1, V1, A1
+
+    def step(self, t: float, h: float) -> None:
+        if not self.started:  # TSAlpha_Restart: A0 from two backward-Euler half steps
+            be = BACKWARD_EULER
+            zero = np.zeros_like(self.X)
+            X1, V1, _ = self._stage(t, 0.5 * h, self.X, self.V, zero, be)
+            _, V2, _ = self._stage(t + 0.5 * h, 0.5 * h, X1, V1, zero, be)
+            self.A = (-3.0 * self.V + 4.0 * V1 - V2) / (self.restart * h)
+            self.started = True
+        self.X, self.V, self.A = self._stage(t, h, self.X, self.V, self.A, self.params)
+
+    def state(self, t: float, need_v: bool = True):
+        return self.X, self.V
+
+    def raw(self):
+        """(q, v): the stepped state."""
+        return self.X, self.V
+
+
+class _Theta:
+    """TSTHETA (theta = 1/2) on E(t) y' + B(t) y = g(t) for y = (a, b) in two blocks."""
+
+    def __init__(self, ops: DenseOperators):
+        self.ops, self.lu = ops, _Cache()
+        self.y = None
+
+    #: the state's second block is the momentum p (Hamilton's form), not the velocity
+    momentum = False
+
+    def state(self, t: float, need_v: bool = True):
+        n = self.y.shape[0] // 2
+        return self.y[:n], self.y[n:]
+
+    def raw(self):
+        """(q, v) or (q, p): the stepped state."""
+        n = self.y.shape[0] // 2
+        return self.y[:n], self.y[n:]
+
+
+class CrankNicolson(_Theta):
+    """The first-order form y = (q, v): E = diag(I, M), B = [[0, -I], [K, C]], g = (0, f);
+    TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1 - g1 + B0 y0 - g0 = 0 (PETSc's
+    affine term B0 y0 - g0, the mass taken at t1)."""
+
+    name = "theta"
+
+    def initial(self, t0, q0, v0, p0=None):
+        self.y = np.concatenate([q0, v0])
+
+    @staticmethod
+    def _residual0(o, y):  # B y - g
+        n = y.shape[0] // 2
+        q, v = y[:n], y[n:]
+        return np.concatenate([-v, o.K @ q + o.C @ v - o.f])
+
+    def step(self, t: float, h: float) -> None:
+        o0, o1 = self.ops.at(t), self.ops.at(t + h)
+        y0 = self.y
+        r = self._residual0(o1, y0) + self._residual0(o0, y0)
+        s = 2.0 / h
+
+        def jac():
+            n = o1.M.shape[0]
+            return np.block([[s * np.eye(n), -np.eye(n)], [o1.K, s * o1.M + o1.C]])
+        self.y = y0 - self.lu.solve(_key(o1.version, s), jac, r)
+
+
+class Midpoint(_Theta):
+    """Hamilton's form y = (q, p): E = [[M, 0], [G_q, I]], B = [[G_p, -I], [K_h, 0]],
+    g = (-pi_0, f_a - h); TSTHETA without endpoint: the stage X at t + h/2 solves
+    E (X - y0) 2 / h + B X = g, then y1 = 2 X - y0 (as PETSc: y0 + h X')."""
+
+    name = "theta"
+    momentum = True
+
+    def initial(self, t0, q0, v0, p0=None):
+        if p0 is None:
+            o = self.ops.at(t0)
+            p0 = o.M @ v0 + o.Gp @ q0 + o.pi0
+        self.y = np.concatenate([q0, p0])
+
+    def step(self, t: float, h: float) -> None:
+        o = self.ops.at(t + 0.5 * h)
+        y0 = self.y
+        n = y0.shape[0] // 2
+        q, p = y0[:n], y0[n:]
+        r = np.concatenate([o.Gp @ q - p + o.pi0, o.Kh @ q + o.h - o.fa])
+        s = 2.0 / h
+
+        def jac():
+            return np.block([[s * o.M + o.Gp, -np.eye(n)], [o.Kh + s * o.Gq, s * np.eye(n)]])
+        X = y0 - self.lu.solve(_key(o.version, s), jac, r)
+        xdot = s * (X - y0)
+        self.y = y0 + h * xdot
+
+    def state(self, t: float, need_v: bool = True):
+        """(q, v): v from M v = p - G_p q - pi_0 at ``t`` (M factorized once per state; zero
+        when no one needs it)."""
+        n = self.y.shape[0] // 2
+        q, p = self.y[:n], self.y[n:]
+        if not need_v:
+            return q, np.zeros(n)
+        o = self.ops.at(t)
+        return q, self.ops.mass_inverse() @ (p - o.Gp @ q - o.pi0)
+
+
+#: the scheme of each formulation
+SCHEMES = {"second-order": Alpha2, "first-order": CrankNicolson, "hamiltonian": Midpoint}

@@ -1,0 +1,341 @@
+"""What a time integration records, as observers attached to a run.
+
+At every output time the run (:func:`dolfinx_mbs.integrate.integrate`) forms a :class:`Step`
+(the time, the reduced displacement and velocity at that time, the full displacement already
+written into the bodies' ``u``) and passes it to each observer in turn; an observer reads what
+it needs, keeps its history and may add columns to the CSV row. Nothing reads the time from
+stored state: the step's end time is in the :class:`Step`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Dict, List, Optional, Sequence
+
+import numpy as np
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.constraints.reactions import resultants
+from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
+
+__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "Callback",
+           "Fields", "Csv", "Progress", "make_observers", "notify", "dots", "FIRST",
+           "CSV_ORDER"]
+
+#: the observers that see a step before the bodies' displacement is set (the finiteness
+#: check reads the energies)
+FIRST = ("energy", "finite")
+#: the observers whose values make the CSV row after the time, in this order
+CSV_ORDER = ("probes", "energy", "reactions")
+
+
+@dataclasses.dataclass
+class Step:
+    """The state of a run at one output time.
+
+    Attributes:
+        index: the TS step number.
+        t: the time (s).
+        q, v: reduced displacement and velocity (Vecs reused by the run; v valid only when an
+            observer ``needs_velocity``).
+        u: the full displacement (Vec, also scattered into the bodies' ``u``).
+        form: the run's formulation object (:mod:`dolfinx_mbs.integrate.ts.second_order`).
+        Mv: M v where the form has it at hand (Hamilton's momentum balance), else None.
+        dense: on the dense path (:mod:`dolfinx_mbs.integrate.dense.run`), (q, v, operators) as numpy
+            arrays on every rank, else None.
+    """
+
+    index: int
+    t: float
+    q: PETSc.Vec
+    v: PETSc.Vec
+    u: PETSc.Vec
+    form: object
+    Mv: Optional[PETSc.Vec] = None
+    dense: Optional[tuple] = None
+
+
+class Observer:
+    """Base class: ``columns`` of the CSV, ``observe(step)`` returning their values;
+    ``needs_u``: it reads the bodies' displacement (set before it sees the step)."""
+
+    columns: List[str] = []
+    needs_velocity = False
+    needs_u = False
+
+    def observe(self, step: Step) -> List[float]:  # pragma: no cover - abstract
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+class Finite(Observer):
+    """Stops the run (FloatingPointError) at the first step whose state is not finite."""
+
+    def __init__(self, energies: Optional["Energies"] = None):
+        self.energies = energies
+        self.failure: Optional[str] = None
+
+    def observe(self, step: Step) -> List[float]:
+        check = self.energies.last if self.energies is not None else \
+            (step.q.norm(PETSc.NormType.NORM_INFINITY),)
+        if not all(math.isfinite(x) for x in check):
+            self.failure = f"the solution is not finite at t={step.t:g} (step {step.index})"
+            raise FloatingPointError(self.failure)
+        return []
+
+
+def dots(pairs) -> np.ndarray:
+    """x.y for each (x, y) of ``pairs`` (Vecs of one layout) with one global reduction: the
+    owned parts' products summed over the ranks (a step's energies in one message, not five)."""
+    local = np.array([x.getArray(readonly=True) @ y.getArray(readonly=True) for x, y in pairs])
+    comm = pairs[0][0].getComm()
+    if comm.getSize() == 1:
+        return local
+    out = np.empty_like(local)
+    comm.tompi4py().Allreduce(local, out, op=MPI.SUM)
+    return out
+
+
+class Energies(Observer):
+    """kinetic (1/2 q'.M q'), elastic (1/2 q.K_el q + the nonlinear part), potential
+    (1/2 q.(K + K_omega + K_alpha) q + the nonlinear part), jacobi (kinetic + potential - f.q)
+    and the work of the second-order form's loads (trapezoidal in time)."""
+
+    columns = ["kinetic", "elastic", "potential", "jacobi", "work"]
+    needs_velocity = True
+
+    def __init__(self, system):
+        self.system = system
+        self.history: Dict[str, list] = {k: [] for k in self.columns}
+        self._work = self._power = 0.0
+        self._t: Optional[float] = None
+        self.last = (0.0, 0.0)
+
+    def observe(self, step: Step) -> List[float]:
+        q, v, form = step.q, step.v, step.form
+        s = getattr(form, "record", self.system.at)(step.t)  # the linear path's own
+        Mv, Kel_q, Kpot_q = form.energy_products(s, q, v, step.Mv)
+        vMv, qKq, qKpq, qf, vf = dots(((v, Mv), (q, Kel_q), (q, Kpot_q), (q, s.f), (v, s.f)))
+        kin, ela, pot = 0.5 * vMv, 0.5 * qKq, 0.5 * qKpq
+        if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
+            extra = self.system.nonlinear_energy(step.t, q)
+            ela += extra
+            pot += extra
+        return self.record(step.t, kin, ela, pot, kin + pot - qf, vf)
+
+    def record(self, t: float, kin: float, ela: float, pot: float, jac: float,
+               power: float) -> List[float]:
+        """Keep the energies at ``t`` and the work of the loads' ``power`` (f.q') since the
+        last time (trapezoidal); returns the row."""
+        if self._t is not None:
+            self._work += 0.5 * (power + self._power) * (t - self._t)
+        self._power, self._t = power, t
+        row = [kin, ela, pot, jac, self._work]
+        for k, x in zip(self.columns, row):
+            self.history[k].append(x)
+        self.last = (kin, ela)
+        return row
+
+    def record_all(self, T, kin, ela, pot, jac, power) -> None:
+        """:meth:`record` at all the times ``T`` at once (arrays), the work summed in order."""
+        P = np.asarray(power)
+        t0, p0 = (T[0], P[0]) if self._t is None else (self._t, self._power)
+        inc = 0.5 * (P + np.r_[p0, P[:-1]]) * (T - np.r_[t0, T[:-1]])
+        work = self._work + np.cumsum(inc)
+        for k, x in zip(self.columns, (kin, ela, pot, jac, work)):
+            self.history[k].extend(np.asarray(x).tolist())
+        self._work, self._power, self._t = float(work[-1]), float(P[-1]), float(T[-1])
+        self.last = (float(kin[-1]), float(ela[-1]))
+
+    def accumulators(self) -> Dict[str, Optional[float]]:
+        """What the next step's work needs (a checkpoint's part)."""
+        return {"work": self._work, "power": self._power, "t": self._t}
+
+    def restore(self, acc: Dict[str, Optional[float]]) -> None:
+        """Continue from :meth:`accumulators` of a checkpoint."""
+        self._work, self._power, self._t = acc["work"], acc["power"], acc["t"]
+
+
+class ProbeHistory(Observer):
+    """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`)."""
+
+    needs_u = True
+
+    def __init__(self, bodies: Sequence, probes: Sequence):
+        self.probes = Probes(bodies, list(probes))
+        self.columns = probe_columns(self.probes.n, self.probes.dim)
+        self.values: List[np.ndarray] = []
+
+    def observe(self, step: Step) -> List[float]:
+        pv = self.probes.evaluate()
+        self.values.append(pv)
+        return pv.reshape(-1).tolist()
+
+
+class Reactions(Observer):
+    """Resultant force of each of ``constraints`` on its body (global components, N)."""
+
+    needs_velocity = True
+
+    def __init__(self, system, constraints: Sequence):
+        self.system = system
+        self.constraints = list(constraints)
+        names = [c.name for c in self.constraints]
+        if len(set(names)) != len(names):
+            raise ValueError("reactions: the constraints must have distinct names (pass name=)")
+        gd = [c.body_b.gdim if hasattr(c, "body_b") else c.body.gdim for c in self.constraints]
+        self.columns = [f"{n}:F{'xyz'[i]}" for n, g in zip(names, gd) for i in range(g)]
+        self.history: Dict[str, list] = {n: [] for n in names}
+        self._forces = system.space.create_vec()
+        self._acc = None
+
+    def observe(self, step: Step) -> List[float]:
+        form, t = step.form, step.t
+        if self.system.has_multipliers:  # -B^T lambda: read off the state
+            forces = self.system.constraint_forces(t, step.q, out=self._forces)
+        else:
+            if self._acc is None:
+                self._acc = step.q.duplicate()
+            a = form.acceleration(t, step.q, step.v, self._acc)
+            forces = self.system.constraint_forces(t, step.q, step.v, a, self._forces)
+        row = []
+        for name, val in resultants(self.system.space, forces, t, self.constraints).items():
+            self.history[name].append(val)
+            row += val.tolist()
+        return row
+
+
+class Callback(Observer):
+    """``fn(t, u, v)`` with the full displacement and velocity (valid during the call)."""
+
+    needs_velocity = True
+    needs_u = True
+
+    def __init__(self, system, fn: Callable):
+        self.system, self.fn = system, fn
+        self._v = system.space.create_vec()
+
+    def observe(self, step: Step) -> List[float]:
+        self.system.expand_rate(step.q, step.v, out=self._v)
+        with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
+            self.fn(step.t, step.u, self._v)
+        return []
+
+
+class Fields(Observer):
+    """Every ``every``-th step, each body's displacement and global motion to its field file
+    (:class:`dolfinx_mbs.io.MotionWriter`), with the frames' state at the step's time."""
+
+    needs_u = True
+
+    def __init__(self, bodies: Sequence, stem: str, every: int,
+                 keep_until: Optional[float] = None):
+        self.writer = MotionWriter(bodies, stem, keep_until)
+        self.every = every
+
+    def observe(self, step: Step) -> List[float]:
+        if step.index % self.every == 0:
+            self.writer.write(step.t)
+        return []
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Csv(Observer):
+    """Writes time and the other observers' columns, one row per output time, as produced."""
+
+    def __init__(self, path: str, columns: Sequence[str], comm, append: bool = False):
+        self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm, append)
+
+    def write(self, t: float, row: List[float]) -> None:
+        self.writer.write([t] + row)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Progress(Observer):
+    """A progress bar on rank 0 (tqdm, when installed) for runs of 100 steps or more."""
+
+    def __init__(self, comm, n_steps: int, label: str):
+        self.bar = None
+        if comm.rank == 0 and n_steps >= 100:
+            try:
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=n_steps, desc=label, leave=False)
+            except ImportError:  # pragma: no cover
+                self.bar = None
+
+    def observe(self, step: Step) -> List[float]:
+        if self.bar is not None and step.index > 0:
+            self.bar.update(1)
+        return []
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def make_observers(system, label: str, n_steps: int, a: dict, resume=None, energies=None,
+                   probes=None, stability=None, truncate_csv=None) -> Dict[str, Observer]:
+    """The run's observers from :func:`dolfinx_mbs.integrate.integrate`'s arguments ``a``
+    (probes, output, output_every, progress, reactions, energy, callback), in the order they
+    see a step (the finiteness check right after the energies it reads, the CSV row assembled
+    from the others' columns). ``resume``: a checkpoint to continue (energies' accumulators
+    restored, files continued after ``truncate_csv(comm, path, t, header)``); ``energies``,
+    ``probes``: other observers of the energies and probes (``energies(system)``,
+    ``probes(bodies, points)``; the dense path's); ``stability``: the divergence check."""
+    out: Dict[str, Observer] = {}
+    if a["energy"]:
+        out["energy"] = (energies or Energies)(system)
+        if resume is not None and "energy" in resume.accumulators:
+            out["energy"].restore(resume.accumulators["energy"])
+    out["finite"] = Finite(out.get("energy"))
+    if stability is not None:
+        out["stability"] = stability
+    if a["callback"] is not None:
+        out["callback"] = Callback(system, a["callback"])
+    if a["probes"]:
+        out["probes"] = (probes or ProbeHistory)(system.bodies, a["probes"])
+    rc = a["reactions"]
+    if rc:
+        if rc is True:
+            rc = list(system.constraints)
+        else:
+            rc = list(rc)
+            for c in rc:
+                if not any(c is k for k in system.constraints):
+                    raise ValueError(f"reactions: {c!r} is not a constraint of this model")
+        out["reactions"] = Reactions(system, rc)
+    if a["output"] is not None:
+        cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
+        keep = None if resume is None else resume.t
+        if resume is not None:
+            truncate_csv(system.comm, a["output"] + ".csv", keep, ["t"] + cols)
+        out["csv"] = Csv(a["output"] + ".csv", cols, system.comm, append=keep is not None)
+        out["fields"] = Fields(system.bodies, a["output"], a["output_every"], keep)
+    if a["progress"]:
+        out["progress"] = Progress(system.comm, n_steps, label)
+    return out
+
+
+def notify(watch: Dict[str, Observer], step: Step, system, full: PETSc.Vec, funcs,
+           set_u: bool = True) -> None:
+    """Pass ``step`` to the observers in order: those of :data:`FIRST`, then (the bodies'
+    ``u`` set from ``step.q`` when ``set_u``) the others, the CSV row last of its columns."""
+    values = {k: watch[k].observe(step) for k in FIRST if k in watch}
+    if set_u:
+        system.expand(step.q, out=full)  # the bodies' u at t: what the observers below read
+        system.space.scatter(full, funcs)
+    for name, o in watch.items():
+        if name == "csv":
+            o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
+        elif name not in FIRST:
+            values[name] = o.observe(step)

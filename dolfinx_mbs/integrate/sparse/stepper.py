@@ -1,0 +1,230 @@
+"""The pieces the linear path's schemes share (:mod:`dolfinx_mbs.integrate.sparse.alpha2`'s
+:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`, :mod:`dolfinx_mbs.integrate.sparse.midpoint`'s
+:class:`~dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): :class:`SparseStepper` (the state's
+arrays, the step matrix and its solver, the record at a time, the keyed solve), the node-block
+segments (:func:`node_segments`), the scalar mass products of several state vectors in one
+pass (:class:`MassProducts`), and the refresh interval of the recursive K_s q
+(:func:`refresh_interval`, :data:`DRIFT`, :data:`MAX_REFRESH`).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+from petsc4py import PETSc
+
+from dolfinx_mbs.integrate.sparse.load_series import LoadSeries
+from dolfinx_mbs.integrate.step_solvers import cheapest_lu
+from dolfinx_mbs.petsc_options import SolverOptions, converged, reason_name
+
+__all__ = ["node_segments", "refresh_interval", "MassProducts", "SparseStepper", "DRIFT",
+           "MAX_REFRESH", "SAME_STEP"]
+
+#: largest drift of the recursive K_s X tolerated between two products, relative to the
+#: larger of |K_s X| and |f| (one step of the recursion errs by ~1e-11 at dt = 1e-4 on a steel
+#: bar; the error grows as 1 / dt^2: below some dt every step takes its product)
+DRIFT = 1e-10
+#: longest interval (steps) between two products K_s X
+MAX_REFRESH = 256
+#: step sizes this close (relative) are one: the differences of a run's output times t_k =
+#: t0 + k dt scatter by ~eps t / dt (1e-12 and more at t / dt = 1e4), which would make a new
+#: step matrix and its factorization at many steps of a long run
+SAME_STEP = 1e-8
+
+def node_segments(kr, n_local: int):
+    """The node-block segments of ``kr`` (:class:`~dolfinx_mbs.systems.records.InertiaBlocks`)
+    when they cover the local rows with one gdim and no stiffness-proportional damping, else
+    None."""
+    if kr is None or any(b for *_, b in kr.blocks):
+        return None
+    segs = kr.blocks
+    if len({g for _, g, *_ in segs}) != 1 or sum(hi - lo for (lo, hi), *_ in segs) != n_local:
+        return None
+    return segs
+
+
+def refresh_interval(comm, kept: np.ndarray, formed: np.ndarray, f2: float, refresh: int
+                     ) -> tuple:
+    """(drift, interval): the drift of a product kept by a recursion (``kept``) from the same
+    product formed (``formed``; local arrays), relative to the larger of |formed| and |f|
+    (``f2``: |f|^2 on this rank), over the ranks; and the interval (steps) to the next
+    product: ``refresh`` halved above :data:`DRIFT`, doubled (up to :data:`MAX_REFRESH`)
+    below a tenth of it."""
+    d = kept - formed
+    sums = comm.allreduce(np.array([d @ d, formed @ formed, f2]))
+    ref = np.sqrt(max(sums[1], sums[2]))
+    drift = float(np.sqrt(sums[0]) / ref) if ref > 0.0 else 0.0
+    if drift > DRIFT:
+        refresh = max(1, refresh // 2)
+    elif drift < 0.1 * DRIFT:
+        refresh = min(MAX_REFRESH, 2 * refresh)
+    return drift, refresh
+
+
+class MassProducts:
+    """M x_1, ..., M x_k in one pass: with ``segs`` (uniform node blocks) the scalar mass
+    (M's rows and columns of each node's first component) times the nodes' components as
+    k * gdim dense columns; else M times k dense columns (``k``: at most; the columns of each
+    count made on first use)."""
+
+    def __init__(self, M: PETSc.Mat, segs, k: int):
+        comm, r0 = M.getComm(), M.getOwnershipRange()[0]
+        self.k = k
+        if segs is not None:
+            g = segs[0][1]
+            rows = np.concatenate([np.arange(lo, hi, g) for (lo, hi), *_ in segs]) + r0
+            iset = PETSc.IS().createGeneral(rows.astype(PETSc.IntType), comm=comm)
+            self.A = M.createSubMatrix(iset, iset)
+            iset.destroy()
+        else:
+            g = 1
+            self.A = M
+        self.g = g
+        self._BC: dict = {}  # columns: [dense columns, their product or None]
+
+    def _columns(self, k: int) -> list:
+        bc = self._BC.get(k)
+        if bc is None:
+            n_loc, n = self.A.getLocalSize()[0], self.A.getSize()[0]
+            B = PETSc.Mat().createDense(((n_loc, n), (k * self.g, k * self.g)),
+                                        comm=self.A.getComm())
+            B.setUp()
+            B.assemble()
+            bc = self._BC[k] = [B, None]
+        return bc
+
+    def __call__(self, xs, outs) -> None:
+        """outs[j][:] = M xs[j] (local arrays; at most ``k`` of them)."""
+        g, bc = self.g, self._columns(len(xs))
+        B = bc[0].getDenseArray()
+        for j, x in enumerate(xs):
+            B[:, j * g:(j + 1) * g] = x.reshape(-1, g)
+        bc[1] = self.A.matMult(bc[0], result=bc[1])
+        C = bc[1].getDenseArray(readonly=True)
+        for j, out in enumerate(outs):
+            out[:] = C[:, j * g:(j + 1) * g].ravel()
+
+    def destroy(self) -> None:
+        """Destroy the dense columns, their products and the scalar mass (collective)."""
+        owned = [m for bc in self._BC.values() for m in bc] + \
+            ([self.A] if self.g > 1 else [])  # M is the system's
+        for m in owned:
+            if m is not None:
+                m.destroy()
+        self._BC = {}
+
+
+class SparseStepper:
+    """What the linear path's schemes share (:class:`SparseAlpha2`, and
+    :class:`dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): the state's local arrays ``a`` (named
+    by :attr:`names`) wrapped as Vecs ``vec``, the node-block segments and the scalar mass
+    products (:attr:`mass_columns` columns), the step matrix J and its solver (the run's
+    ``ksp_``/``pc_``/``mat_`` options; GAMG with the rigid-body modes), the record at a time
+    (:meth:`record`), the solve with J set up anew only when its key changed
+    (:meth:`_solve_keyed`), and the bookkeeping of the K_s recursion's refresh."""
+
+    names: tuple = ()
+    mass_columns = 1
+    #: the record's load vectors that change in time (:class:`LoadSeries`)
+    load_names: tuple = ("f",)
+
+    def __init__(self, system, t0: float, small: bool, opts: Optional[SolverOptions] = None):
+        self.system, self.comm, self.t0, self.small = system, system.comm, t0, small
+        self.opts = opts if opts is not None else SolverOptions("mbs_")
+        s = system.at(t0)
+        self.version = s.version
+        n_local = s.M.getLocalSize()[0]
+        self.segs = node_segments(s.blocks, n_local)
+        self.a = {k: np.zeros(n_local) for k in self.names}
+        self.vec = {k: PETSc.Vec().createWithArray(self.a[k], comm=self.comm)
+                    for k in self.names}
+        self.mass = MassProducts(s.M, self.segs, self.mass_columns) \
+            if self.segs is not None else None
+        self.Ks = s.blocks.Ks if self.segs is not None else None
+        self.J = s.M.duplicate()
+        self.ksp = PETSc.KSP().create(self.comm)
+        cheapest_lu(self.ksp, small)
+        self.ksp.setOptionsPrefix(self.opts.prefix)
+        self.opts.set_from_options(self.ksp)
+        #: the step solve is iterative (e.g. GAMG): K_s q by a product at every step
+        self.iterative = self.ksp.getType() != PETSc.KSP.Type.PREONLY
+        if self.ksp.getPC().getType() == PETSc.PC.Type.GAMG and \
+                hasattr(system, "near_nullspace"):
+            self.J.setNearNullSpace(system.near_nullspace())
+        self._key = None
+        #: steps between two products K_s q (node-block form), adapted to the drift
+        self.refresh = 16
+        self._since = 0
+        self.f2 = 0.0  # |load|^2 of the last step (local)
+        #: the largest relative drift of the recursive K_s q found at a product
+        self.drift = 0.0
+        #: factorizations made
+        self.factorizations = 0
+        #: the load vectors as a sum of known vectors (:meth:`use_series`), or None
+        self.series: Optional[LoadSeries] = None
+        self._h: Optional[float] = None  # the step size of the steps before
+
+    def step_size(self, h: float) -> float:
+        """``h``, or the size of the steps before where ``h`` differs from it by the time
+        grid's round-off alone (:data:`SAME_STEP`): the step is then made with that size,
+        and its step matrix kept."""
+        last = self._h
+        if last is not None and abs(h - last) <= SAME_STEP * last:
+            return last
+        self._h = h
+        return h
+
+    def use_series(self, t1: float) -> bool:
+        """Take the record's load vectors at later times from a
+        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``) where the system's
+        loads can be written so (collective); True if so."""
+        self.series = LoadSeries.make(self.system, self.t0, t1, self.load_names)
+        return self.series is not None
+
+    def _stiffness(self, measure: bool = True) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def record(self, t: float):
+        """The record at ``t``: from the load series (:meth:`use_series`) where there is one,
+        else the system's; where its matrices changed (a prestress that follows gravity
+        turning in the frame), the node-block form taken anew and K_s q formed again."""
+        if self.series is not None:
+            return self.series.record(t)
+        s = self.system.at(t)
+        if s.version != self.version:
+            self.version = s.version
+            if self.segs is not None:
+                self.segs = node_segments(s.blocks, len(self.a["X"]))
+                if self.segs is None:
+                    raise RuntimeError("linear path: the node-block form was lost at t="
+                                       f"{t:g}; use stepper='ts'")
+                self.Ks = s.blocks.Ks
+                self._stiffness(measure=False)
+        return s
+
+    def _solve_keyed(self, key, fill) -> None:
+        """dX = J^-1 F, J made by ``fill(J)`` and set up (factorized) only when ``key`` (the
+        operators' version and the step's shifts) changed."""
+        if key != self._key:
+            fill(self.J)
+            self.ksp.setOperators(self.J)
+            self.opts.set_up(self.ksp)
+            self._key = key
+            self.factorizations += 1
+        self.ksp.solve(self.vec["F"], self.vec["dX"])
+        if not converged(self.ksp) or not np.isfinite(self.a["dX"]).all():
+            reason = reason_name(PETSc.KSP.ConvergedReason, self.ksp.getConvergedReason())
+            raise FloatingPointError(f"the step's linear solve failed ({reason})")
+
+    def destroy(self) -> None:
+        """Destroy the vectors, the solver, the step matrix, the mass products and the load
+        series' records."""
+        if self.series is not None:
+            self.series.destroy()
+        for x in self.vec.values():
+            x.destroy()
+        self.ksp.destroy()
+        self.J.destroy()
+        if self.mass is not None:
+            self.mass.destroy()

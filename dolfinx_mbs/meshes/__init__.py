@@ -1,0 +1,49 @@
+"""Meshes of the demos' bodies made with gmsh, and the committed ``meshes/*.msh`` read on all ranks."""
+
+from dolfinx_mbs.meshes.builders import (
+    PHYSICAL_GROUPS,
+    available,
+    gmsh_session,
+    links,
+    mesh_dir,
+    physical_groups,
+    read,
+    rotor,
+    strip,
+    twisted_blade,
+    write,
+)
+from dolfinx_mbs.meshes.geometries import (
+    BEARING_A,
+    BEARING_B,
+    BODY,
+    KRB_HEIGHT,
+    ROOT,
+    TIP,
+    rotor_model,
+    strip_model,
+    twisted_blade_model,
+)
+
+__all__ = [
+    "available",
+    "BEARING_A",
+    "BEARING_B",
+    "BODY",
+    "gmsh_session",
+    "KRB_HEIGHT",
+    "links",
+    "mesh_dir",
+    "physical_groups",
+    "PHYSICAL_GROUPS",
+    "read",
+    "ROOT",
+    "rotor",
+    "rotor_model",
+    "strip",
+    "strip_model",
+    "TIP",
+    "twisted_blade",
+    "twisted_blade_model",
+    "write",
+]

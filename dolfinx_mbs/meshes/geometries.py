@@ -1,0 +1,170 @@
+"""The geometries of the demos' bodies, as gmsh models (gmsh only, no DOLFINx).
+
+Each ``*_model`` function builds its geometry, mesh included, into the current gmsh model, with
+the physical groups (tags) listed in :mod:`dolfinx_mbs.meshes`; that module meshes them on rank 0
+and distributes them, and the scripts of the repository's ``meshes/`` folder write them to
+``.msh`` files. Import the names from :mod:`dolfinx_mbs.meshes`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from typing import Sequence, Tuple
+
+from dolfinx_mbs import checks
+
+__all__ = ["rotor_model", "twisted_blade_model", "strip_model", "BODY", "BEARING_A",
+           "BEARING_B", "ROOT", "TIP", "KRB_HEIGHT"]
+
+#: cell tag of the one body of every mesh made here
+BODY = 1
+#: facet tags of the rotor's two shaft ends (the bearings)
+BEARING_A, BEARING_B = 1, 2
+#: facet tags of a blade's or a strip's root (x = its start) and tip (x = its end)
+ROOT, TIP = 1, 2
+
+#: section height (m) of Kane, Ryan & Banerjee's beam as a square-section strip: EA/EI = 12/h^2
+#: with EI = 14 000 N m^2 and EA = 2.8e7 N (demos/spin_up_beam.py)
+KRB_HEIGHT = math.sqrt(12.0 * 14000.0 / 2.8e7)
+
+
+@contextlib.contextmanager
+def gmsh_options(**values):
+    """Set gmsh number options for the block, then restore them (a session outlives a model)."""
+    import gmsh
+
+    old = {k: gmsh.option.getNumber(k) for k in values}
+    try:
+        for k, v in values.items():
+            gmsh.option.setNumber(k, v)
+        yield
+    finally:
+        for k, v in old.items():
+            gmsh.option.setNumber(k, v)
+
+
+def check_sizes(**values) -> None:
+    for name, v in values.items():
+        checks.positive(v, name)
+
+
+def cell_counts(cells, n: int, name: str) -> Tuple[int, ...]:
+    try:
+        c = tuple(int(k) for k in cells)
+    except (TypeError, ValueError):
+        c = ()
+    if len(c) != n or c != tuple(cells) or min(c) < 1:
+        raise ValueError(f"{name} must be {n} positive integers, got {cells!r}")
+    return c
+
+
+def check_rotor(shaft_length, shaft_radius, disk_radius, disk_thickness, disk_position, size,
+                 blades, blade_length, blade_width, blade_thickness) -> None:
+    check_sizes(shaft_length=shaft_length, shaft_radius=shaft_radius, disk_radius=disk_radius,
+              disk_thickness=disk_thickness, size=size)
+    if not disk_radius > shaft_radius:
+        raise ValueError("disk_radius must exceed shaft_radius")
+    if not 0 < disk_position - disk_thickness / 2 and \
+            disk_position + disk_thickness / 2 < shaft_length:
+        raise ValueError("the disk must lie within the shaft")
+    if int(blades) != blades or blades < 0:
+        raise ValueError(f"blades must be a non-negative integer, got {blades!r}")
+    if blades:
+        check_sizes(blade_length=blade_length, blade_width=blade_width,
+                  blade_thickness=blade_thickness)
+
+
+def rotor_model(shaft_length: float = 0.6, shaft_radius: float = 0.02, disk_radius: float = 0.12,
+                disk_thickness: float = 0.02, disk_position: float = 0.4, size: float = 0.015,
+                blades: int = 0, blade_length: float = 0.08, blade_width: float = 0.03,
+                blade_thickness: float = 0.004) -> None:
+    """The rotor of :func:`rotor` (same arguments), meshed in gmsh's current model."""
+    import gmsh
+    import numpy as np
+
+    check_rotor(shaft_length, shaft_radius, disk_radius, disk_thickness, disk_position, size,
+                 blades, blade_length, blade_width, blade_thickness)
+    occ = gmsh.model.occ
+    shaft = occ.addCylinder(0, 0, 0, 0, 0, shaft_length, shaft_radius)
+    z0 = disk_position - disk_thickness / 2
+    disk = occ.addCylinder(0, 0, z0, 0, 0, disk_thickness, disk_radius)
+    parts = [(3, disk)]
+    for k in range(int(blades)):
+        phi = 2 * np.pi * k / blades
+        b = occ.addBox(disk_radius * 0.95, -blade_thickness / 2,
+                       disk_position - blade_width / 2,
+                       blade_length + disk_radius * 0.05, blade_thickness, blade_width)
+        occ.rotate([(3, b)], 0, 0, 0, 0, 0, 1, phi)
+        parts.append((3, b))
+    vol, _ = occ.fuse([(3, shaft)], parts)
+    occ.synchronize()
+    gmsh.model.setPhysicalName(3, gmsh.model.addPhysicalGroup(3, [v[1] for v in vol], BODY),
+                               "rotor")
+    ends = {BEARING_A: [], BEARING_B: []}
+    for dim, tag in gmsh.model.getEntities(2):
+        c = gmsh.model.occ.getCenterOfMass(dim, tag)
+        if abs(c[2]) < 1e-9 and np.hypot(c[0], c[1]) < shaft_radius:
+            ends[BEARING_A].append(tag)
+        elif abs(c[2] - shaft_length) < 1e-9 and np.hypot(c[0], c[1]) < shaft_radius:
+            ends[BEARING_B].append(tag)
+    for t, tags in ends.items():
+        gmsh.model.addPhysicalGroup(2, tags, t)
+        gmsh.model.setPhysicalName(2, t, "bearing_a" if t == BEARING_A else "bearing_b")
+    with gmsh_options(**{"Mesh.CharacteristicLengthMax": size},
+                  **({"Mesh.CharacteristicLengthMin": min(size, blade_thickness)}
+                     if blades else {})):
+        gmsh.model.mesh.generate(3)
+
+
+def twisted_blade_model(span: float = 0.3, chord: float = 0.05, thickness: float = 0.004,
+                        twist_degrees: float = 30.0, hub_radius: float = 0.0,
+                        cells: Sequence[int] = (30, 5, 1)) -> None:
+    """The blade of :func:`twisted_blade` (same arguments), meshed in gmsh's current model."""
+    import gmsh
+
+    check_sizes(span=span, chord=chord, thickness=thickness)
+    if not (math.isfinite(twist_degrees) and math.isfinite(hub_radius)):
+        raise ValueError(f"twist_degrees and hub_radius must be finite, got "
+                         f"{twist_degrees!r}, {hub_radius!r}")
+    n_span, n_chord, n_thick = cell_counts(cells, 3, "cells")
+    geo = gmsh.model.geo
+    c, t = chord / 2, thickness / 2
+    p = [geo.addPoint(hub_radius, y, z) for y, z in ((-c, -t), (c, -t), (c, t), (-c, t))]
+    lines = [geo.addLine(p[i], p[(i + 1) % 4]) for i in range(4)]
+    root = geo.addPlaneSurface([geo.addCurveLoop(lines)])
+    for line, n in zip(lines, (n_chord, n_thick, n_chord, n_thick)):
+        geo.mesh.setTransfiniteCurve(line, n + 1)
+    geo.mesh.setTransfiniteSurface(root)
+    geo.mesh.setRecombine(2, root)
+    # layers of hexahedra whose nodes lie on the sections rotated by twist * x / span
+    out = geo.twist([(2, root)], 0, 0, 0, span, 0, 0, 1, 0, 0, math.radians(twist_degrees),
+                    [n_span], [], True)
+    geo.synchronize()
+    (_, tip), (_, vol) = out[0], out[1]
+    for dim, tags, tag, name in ((3, [vol], BODY, "blade"), (2, [root], ROOT, "root"),
+                                 (2, [tip], TIP, "tip")):
+        gmsh.model.addPhysicalGroup(dim, tags, tag)
+        gmsh.model.setPhysicalName(dim, tag, name)
+    gmsh.model.mesh.generate(3)
+
+
+def strip_model(length: float = 10.0, height: float = KRB_HEIGHT,
+                cells: Sequence[int] = (40, 1), name: str = "strip") -> None:
+    """The strip of :func:`strip` (same arguments; ``name``: the cells' physical name), meshed
+    in gmsh's current model."""
+    import gmsh
+
+    check_sizes(length=length, height=height)
+    nx, ny = cell_counts(cells, 2, "cells")
+    geo = gmsh.model.geo
+    root = geo.addLine(geo.addPoint(0, -height / 2, 0), geo.addPoint(0, height / 2, 0))
+    geo.mesh.setTransfiniteCurve(root, ny + 1)
+    out = geo.extrude([(1, root)], length, 0, 0, [nx], [], True)
+    geo.synchronize()
+    (_, tip), (_, surface) = out[0], out[1]
+    for dim, tags, tag, label in ((2, [surface], BODY, name), (1, [root], ROOT, "root"),
+                                  (1, [tip], TIP, "tip")):
+        gmsh.model.addPhysicalGroup(dim, tags, tag)
+        gmsh.model.setPhysicalName(dim, tag, label)
+    gmsh.model.mesh.generate(2)

@@ -1,0 +1,215 @@
+"""Reduced-order bodies: the shapes a reduced body's displacement is made of (the offline phase).
+
+A body reduced by :meth:`dolfinx_mbs.Model.reduce` moves as a few shapes, Delta_b = T_b xi_b,
+computed once here by SLEPc at a reference frame state (spin softening and, for bodies with
+prestress, the geometric stiffness of that state included), in parallel:
+
+* ``"modal"``: free-interface modal truncation: the lowest modes of the body with only its own
+  homogeneous ground constraints (clamps, zero prescribed values: *absorbed* in the shapes),
+  the rigid-body modes among them when nothing grounds it; joints to other bodies act on the
+  modal coordinates through the Maggi reducer;
+* ``"craig-bampton"``: the dofs of the body that other constraints touch (its *interface*:
+  joints, rows, moving prescribed values) stay physical coordinates, each with its static
+  constraint mode (the interior's static response to a unit interface displacement), plus the
+  lowest modes of the body with the interface held fixed.
+
+The count is a number of modes or a frequency ``cutoff``; with ``residual`` the static response
+to the body's loads at given times is added (residual flexibility), made M-orthogonal to the
+modes. :mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the Maggi reducer.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+from petsc4py import PETSc
+from slepc4py import SLEPc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.petsc_options import EIGEN_PREFIX as PREFIX
+from dolfinx_mbs.petsc_options import direct_lu
+
+__all__ = ["METHODS", "ReducedBody", "body_shapes"]
+
+METHODS = ("craig-bampton", "modal")
+
+
+class ReducedBody:
+    """A body of a model reduced to a few coordinates (:meth:`dolfinx_mbs.Model.reduce`).
+
+    Args:
+        body: the body.
+        modes: number of (fixed-interface or free-interface) modes kept, >= 1.
+        method: ``"craig-bampton"`` or ``"modal"``.
+        cutoff: instead of a number, keep every mode below this frequency (rad/s; ``modes``
+            is then ignored).
+        t: the time of the reference frame state (its spin softening and prestress).
+        residual: False, True (the static response to the body's loads at ``t``) or a
+            sequence of times whose loads' static responses are added.
+
+    Attributes (known once the model's systems are made):
+        frequencies: the kept modes' frequencies at the reference state (rad/s).
+        n_coordinates: the body's coordinates (interface dofs + modes + residual shapes).
+        n_interface: its interface dofs (Craig-Bampton).
+    """
+
+    def __init__(self, body, modes: Optional[int] = 20, method: str = "craig-bampton",
+                 cutoff: Optional[float] = None, t: float = 0.0, residual=False):
+        if method not in METHODS:
+            raise ValueError(f"reduce: method must be one of {METHODS}, got {method!r}")
+        if cutoff is None:
+            if isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) \
+                    or modes < 1:
+                raise ValueError(f"reduce: modes must be an integer >= 1, got {modes!r}")
+            modes = int(modes)
+        else:   # the count follows from the cut-off
+            cutoff, modes = checks.positive(cutoff, "cutoff"), None
+        self.t = checks.real(t, "t")
+        if residual is True:
+            residual = [self.t]
+        elif residual is False or residual is None:
+            residual = []
+        else:
+            try:
+                residual = [checks.real(x, "residual") for x in residual]
+            except TypeError:
+                raise ValueError("reduce: residual must be True, False or a sequence of "
+                                 f"times, got {residual!r}") from None
+        self.body, self.modes, self.method, self.cutoff = body, modes, method, cutoff
+        self.residual: List[float] = residual
+        self.frequencies: Optional[np.ndarray] = None
+        self.n_coordinates: Optional[int] = None
+        self.n_interface: Optional[int] = None
+
+    def __repr__(self) -> str:
+        return (f"ReducedBody({self.body.name!r}, method={self.method!r}, "
+                f"coordinates={self.n_coordinates})")
+
+
+def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: Optional[float]):
+    """The lowest eigenpairs of K x = w^2 M x (shift-and-invert below zero: rigid-body modes
+    and the elastic ones in ascending order); with ``cutoff`` all below it."""
+    n_free = K.getSize()[0]
+    scale = K.norm(PETSc.NormType.NORM_INFINITY) / max(M.norm(PETSc.NormType.NORM_INFINITY),
+                                                         1e-300)
+    target = -1e-8 * scale
+    want = min(nev if cutoff is None else max(nev, 8), n_free)
+    while True:
+        eps = SLEPc.EPS().create(K.getComm())
+        eps.setOperators(K, M)
+        eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
+        eps.setDimensions(nev=want)
+        eps.setTarget(target)
+        eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
+        eps.setTolerances(tol=1e-12, max_it=1000)
+        st = eps.getST()
+        st.setType(SLEPc.ST.Type.SINVERT)
+        direct_lu(st.getKSP())
+        eps.setOptionsPrefix(PREFIX)
+        eps.setFromOptions()
+        eps.solve()
+        nconv = eps.getConverged()
+        if nconv < want:
+            raise RuntimeError(f"reduce: SLEPc converged {nconv} of the {want} modes")
+        lam = np.array([eps.getEigenvalue(i).real for i in range(nconv)])
+        order = np.argsort(lam)[:max(want, 1)]
+        if cutoff is not None and lam[order].max() <= cutoff ** 2 and want < n_free:
+            want = min(2 * want, n_free)   # not past the cutoff yet: more modes
+            eps.destroy()
+            continue
+        if cutoff is not None:
+            order = [i for i in order if lam[i] <= cutoff ** 2] or order[:1]
+        vecs = []
+        Mx = M.createVecLeft()
+        for i in order:   # M-normalized
+            x = K.createVecRight()
+            eps.getEigenvector(int(i), x)
+            x.scale(1.0 / _m_norm(M, x, Mx))
+            vecs.append(x)
+        Mx.destroy()
+        eps.destroy()
+        w = np.sign(lam[order]) * np.sqrt(np.abs(lam[order]))
+        return w, vecs
+
+
+def body_shapes(assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
+                interface: np.ndarray) -> np.ndarray:
+    """The shapes of body ``ib`` as columns on this rank's owned dofs of the body.
+
+    Args:
+        assembly: the model's :class:`~dolfinx_mbs.assembly.Assembly`.
+        ib: the body's index.
+        reduced: what to compute.
+        fixed: bool mask of the body's owned dofs held at zero by absorbed constraints.
+        interface: sorted full indices (every rank) of the interface dofs (Craig-Bampton;
+            empty for ``"modal"``).
+
+    Returns:
+        (n_owned, len(interface) + modes + residual shapes): the constraint modes (in the
+        order of ``interface``), the modes, the residual shapes; ``reduced``'s
+        ``frequencies`` set.
+    """
+    space, t = assembly.space, reduced.t
+    states = assembly.states(t)
+    K = assembly.stiffness(t, angular_acceleration=False, states=states)
+    M = assembly.mass()
+    start, stop = space.owned_range(ib)
+    n = stop - start
+    mine = (interface >= start) & (interface < stop)
+    held = fixed.copy()
+    held[interface[mine] - start] = True
+    free = np.flatnonzero(~held)
+    iset = PETSc.IS().createGeneral((start + free).astype(PETSc.IntType), comm=space.comm)
+    Kii, Mii = K.createSubMatrix(iset, iset), M.createSubMatrix(iset, iset)
+    cols: List[np.ndarray] = []
+    ksp = PETSc.KSP().create(space.comm)
+    ksp.setOperators(Kii)
+    direct_lu(ksp)
+    x, rhs = Kii.createVecs()
+    e = space.create_vec()
+    Ke = space.create_vec()
+    for j in interface.tolist():   # static constraint modes: K_ii x = -K_ib e_j
+        e.zeroEntries()
+        if start <= j < stop:
+            e.setValue(j, 1.0)
+        e.assemble()
+        K.mult(e, Ke)
+        rhs.getArray()[:] = -Ke.getArray(readonly=True)[free + space.offsets[ib]]
+        ksp.solve(rhs, x)
+        col = np.zeros(n)
+        col[free] = x.getArray(readonly=True)
+        if start <= j < stop:
+            col[j - start] = 1.0
+        cols.append(col)
+    w, vecs = _eigenvectors(Kii, Mii, reduced.modes or 1, reduced.cutoff)
+    reduced.frequencies = w
+    for v in vecs:
+        col = np.zeros(n)
+        col[free] = v.getArray(readonly=True)
+        cols.append(col)
+    Mx = Mii.createVecLeft()
+    for tau in reduced.residual:   # residual flexibility: K_ii x = Q_i, M-orthogonalized
+        Q = assembly.load(tau, assembly.states(tau))
+        rhs.getArray()[:] = Q.getArray(readonly=True)[free + space.offsets[ib]]
+        ksp.solve(rhs, x)
+        norm0 = _m_norm(Mii, x, Mx)
+        for v in vecs:
+            Mii.mult(v, Mx)
+            x.axpy(-x.dot(Mx) / v.dot(Mx), v)
+        norm = _m_norm(Mii, x, Mx)
+        if norm > 1e-8 * max(norm0, 1e-300):
+            x.scale(1.0 / norm)
+            vecs.append(x.copy())
+            col = np.zeros(n)
+            col[free] = x.getArray(readonly=True)
+            cols.append(col)
+    for obj in [ksp, x, rhs, e, Ke, Kii, Mii, Mx, iset] + vecs:
+        obj.destroy()
+    return np.column_stack(cols) if cols else np.zeros((n, 0))
+
+
+def _m_norm(M: PETSc.Mat, x: PETSc.Vec, work: PETSc.Vec) -> float:
+    M.mult(x, work)
+    return float(np.sqrt(max(x.dot(work), 0.0)))
+

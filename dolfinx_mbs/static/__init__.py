@@ -1,0 +1,18 @@
+"""Static equilibrium on the reduced system (KSP, SNES for nonlinear strain) and the unit prestress
+fields of geometric stiffening."""
+
+from dolfinx_mbs.static.solver import (
+    Prestress,
+    StaticSolver,
+    negative_eigenvalues,
+    null_pivots,
+    prestress,
+)
+
+__all__ = [
+    "negative_eigenvalues",
+    "null_pivots",
+    "prestress",
+    "Prestress",
+    "StaticSolver",
+]
