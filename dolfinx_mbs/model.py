@@ -25,6 +25,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
+from dolfinx_mbs.bodies.attachments import Bearing, Disk
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
@@ -412,3 +413,34 @@ class Model:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
+
+    # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
+    def _attach(self, a):
+        a.body.attachments.append(a)
+        # the bodies' matrices change pattern: the operators are made again on next use
+        self._assembly = self._basis = None
+        self._systems = {}
+        return a
+
+    def bearing(self, body: Body, facets=None, where: Optional[Callable] = None,
+                speeds=None, extrapolate: bool = False, name: Optional[str] = None,
+                **coefficients) -> Bearing:
+        """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
+        facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
+        ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
+        arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
+        ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
+        :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
+        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z)."""
+        self._check_body(body)
+        return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
+                                    extrapolate=extrapolate, name=name, **coefficients))
+
+    def disk(self, body: Body, facets=None, where: Optional[Callable] = None,
+             mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
+             name: Optional[str] = None) -> Disk:
+        """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
+        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
+        self._check_body(body)
+        return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
+                                 diametral=diametral, name=name))

@@ -1,6 +1,7 @@
 """Elastic bodies: a mesh (or the user's space), a material and a frame; the loads applied to
 them and the user's own forms."""
 
+from dolfinx_mbs.bodies.attachments import Bearing, Disk
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.bodies.loads import (
     AppliedLoads,
@@ -15,8 +16,10 @@ from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
 
 __all__ = [
     "AppliedLoads",
+    "Bearing",
     "Body",
     "diameter",
+    "Disk",
     "facet_measure",
     "FORM_KINDS",
     "Load",

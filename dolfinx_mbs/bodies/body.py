@@ -28,6 +28,7 @@ from dolfinx_mbs.bodies.loads import (
 )
 from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
 from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.materials.base import Material
 
 __all__ = ["Body", "FORM_KINDS"]
@@ -143,6 +144,8 @@ class Body:
         #: are evaluated (set by the model)
         self.u_state = fem.Function(self.V, name="u_state") if stiffening == "nonlinear" \
             else None
+        #: bearings and disks on the body's journals (:mod:`dolfinx_mbs.bodies.attachments`)
+        self.attachments: list = []
 
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
@@ -172,7 +175,9 @@ class Body:
         if case[0] == "applied":
             return 1.0
         i, j = case
-        return float(state.omega[i] * state.omega[j])
+        # a stationary frame's body spins through it: its centrifugal load is the spin's
+        w = getattr(state, "centrifugal_omega", state.omega)
+        return float(w[i] * w[j])
 
     def prestress_forms(self) -> dict:
         """Unit load forms (``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``,
@@ -272,7 +277,8 @@ class Body:
     def has_user_inertia(self) -> bool:
         """True when the user added mass or damping forms, or stiffness forms with an update
         (the matrices are then no longer the node-block forms of the built-in terms)."""
-        return self.user_forms.has_inertia
+        return self.user_forms.has_inertia or bool(self.attachments) or \
+            isinstance(self.frame, Stationary)
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:

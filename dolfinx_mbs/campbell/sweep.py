@@ -90,12 +90,17 @@ from dolfinx_mbs.campbell.subspace import SubspaceSolver
 from dolfinx_mbs.campbell.table import CampbellTable
 from dolfinx_mbs.frames.axis import ConstantSpin
 from dolfinx_mbs.frames.base import skew
+from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
 __all__ = ["campbell"]
 
 log = logging.getLogger(__name__)
+
+#: the frames whose spin rate a sweep sets: rotating (the body turns with the frame) and
+#: stationary (the body spins through the ground, theory.md section 9)
+SPINNING = (ConstantSpin, Stationary)
 
 # weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
 _STEP_WEIGHT = 0.1
@@ -124,7 +129,7 @@ class _Whirl:
         space = system.space
         self.blocks = []
         for ib, body in enumerate(system.bodies):
-            if isinstance(body.frame, ConstantSpin):
+            if isinstance(body.frame, SPINNING):
                 g = body.gdim
                 e = body.frame.axis  # invariant under the spin: also its local components
                 J = skew(e)[:g, :g]
@@ -219,8 +224,8 @@ class _Tracker:
 
 def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
              t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
-             damping: bool = False, whirl_tol: float = 0.25, stability_tol: float = 1e-6,
-             tol: float = 1e-10) -> CampbellTable:
+             damping: Optional[bool] = None, whirl_tol: float = 0.25,
+             stability_tol: float = 1e-6, tol: float = 1e-10) -> CampbellTable:
     """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
 
     Collective on the system's communicator; the results are the same on every rank.
@@ -238,7 +243,10 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
             (a forward whirl branch at zero frequency in the rotating frame); if a sweep point
             falls on one, give a shift away from any real eigenvalue.
         n_extra: modes computed and tracked beyond ``n`` (default max(4, n // 2)).
-        damping: include Rayleigh damping in G (growth rates become decay rates).
+        damping: include the damping in G: Rayleigh damping and bearings (growth rates
+            become decay rates, the table's ``log_dec`` that of the damped modes). Default
+            (None): with damping for bodies in ``frames.Stationary`` frames (a rotor on
+            bearings), without otherwise.
         whirl_tol: abs(whirl index) below which the whirl is reported as undetermined (0).
         stability_tol: a mode is unstable when Re(lambda) > stability_tol abs(lambda).
         tol: eigensolver tolerance.
@@ -262,9 +270,17 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         n_extra = max(4, n // 2)
     if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
         raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
-    spinning = [isinstance(b.frame, ConstantSpin) for b in system.bodies]
+    spinning = [isinstance(b.frame, SPINNING) for b in system.bodies]
     if not any(spinning):
-        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin frame")
+        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin or "
+                         "frames.Stationary frame")
+    still = [isinstance(b.frame, Stationary) for b, s in zip(system.bodies, spinning) if s]
+    if any(still) and not all(still):
+        raise ValueError("campbell: spinning bodies in rotating (ConstantSpin) and stationary "
+                         "frames at once: describe every rotor in one kind of frame")
+    stationary = all(still)
+    if damping is None:
+        damping = stationary
     red = system.reducer
     red.update(t)
     if red.rheonomic:
@@ -338,11 +354,11 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         sweep_pencil.destroy()
         if rigid is not None:
             rigid.destroy()
-    return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm)
+    return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm, stationary)
 
 
 def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
-           stability_tol: float, comm) -> CampbellTable:
+           stability_tol: float, comm, stationary: bool = False) -> CampbellTable:
     lam = np.array(tr.lam)[:, :n]
     h = np.array(tr.h)[:, :n]
     mac = np.array(tr.mac)[:, :n]
@@ -352,9 +368,12 @@ def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
     spin = np.sign(W)[:, None]
     sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
     whirl = sense.astype(int)
-    signed = whirl * freq + np.abs(W)[:, None]
-    stationary = np.where(whirl != 0, np.abs(signed), freq)
-    whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
+    if stationary:  # the frequencies are the ground's already
+        stationary, whirl_st = freq.copy(), whirl.copy()
+    else:
+        signed = whirl * freq + np.abs(W)[:, None]
+        stationary = np.where(whirl != 0, np.abs(signed), freq)
+        whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
     stable = lam.real <= stability_tol * np.abs(lam)
     table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
                           whirl=whirl, whirl_index=h, stationary=stationary,

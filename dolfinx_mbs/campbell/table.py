@@ -86,6 +86,17 @@ class CampbellTable:
     def n_modes(self) -> int:
         return self.frequencies.shape[1]
 
+    @property
+    def log_dec(self) -> np.ndarray:
+        """The logarithmic decrement of each mode, -2 pi Re(lambda) / Im(lambda): the log of
+        the ratio of successive amplitudes (positive: decaying; negative: unstable); inf for
+        a mode without oscillation (a real eigenvalue)."""
+        lam = self.eigenvalues
+        im = np.abs(lam.imag)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = -2.0 * math.pi * lam.real / im
+        return np.where(im > 0.0, out, np.where(lam.real > 0.0, -np.inf, np.inf))
+
     def crossings(self, frame: str = "stationary",
                   orders: Optional[Sequence[int]] = None) -> List[CriticalSpeed]:
         """Crossings of the branches' frequencies in ``frame`` ("stationary" or "rotating")

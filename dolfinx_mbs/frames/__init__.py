@@ -20,6 +20,8 @@ Frames provided:
   (:mod:`dolfinx_mbs.frames.sampled`); :func:`from_markers` fits one to marker trajectories, which
   :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.frames.markers`).
 * :class:`Composed`: a frame moving in another frame (:mod:`dolfinx_mbs.frames.composed`).
+* :class:`Stationary`: the ground, through which an axisymmetric rotor spins at a rate that is
+  a parameter (:mod:`dolfinx_mbs.frames.stationary`).
 """
 
 from dolfinx_mbs.frames.axis import ConstantSpin, SpinUp
@@ -35,6 +37,7 @@ from dolfinx_mbs.frames.composed import Composed
 from dolfinx_mbs.frames.markers import MarkerFrame, from_markers, read_markers
 from dolfinx_mbs.frames.prescribed import Planar, Prescribed, differentiate
 from dolfinx_mbs.frames.sampled import Sampled
+from dolfinx_mbs.frames.stationary import Stationary, StationaryState, transverse_basis
 
 __all__ = [
     "Composed",
@@ -48,9 +51,12 @@ __all__ = [
     "Prescribed",
     "Sampled",
     "SpinUp",
+    "Stationary",
+    "StationaryState",
     "differentiate",
     "from_markers",
     "read_markers",
     "rotation_about",
     "skew",
+    "transverse_basis",
 ]

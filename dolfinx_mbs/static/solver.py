@@ -241,7 +241,8 @@ def prestress(assembly, reducer, solver: StaticSolver) -> None:
             "prestress stiffening needs all bodies of the model in one frame (the "
             "steady stress of bodies moving differently is not separable)")
     ops = assembly.body_operators
-    Kr = reducer.reduce(assembly.elastic(), key="Kel")
+    K = assembly.supported()  # bearings hold the rotor as the constraints do
+    Kr = reducer.reduce(K, key="Kel" if K is assembly.elastic() else "Ksup")
     ksp = solver.linear(Kr)
     temps = [fem.Function(b.V) for b in bodies]
     x = space.create_vec()

@@ -234,7 +234,7 @@ def rigid_subspace(system, t: float = 0.0) -> Optional[RigidSubspace]:
     k = len(F)
     full, q = space.create_vec(), red.create_reduced_vec()
     back, KF, MF = space.create_vec(), [], []
-    K, M = asm.elastic(), asm.mass()
+    K, M = asm.supported(), asm.mass()  # a bearing holds what it supports
     defect = np.zeros((k, space.n_local))
     for i in range(k):
         full.getArray()[:] = F[i]
