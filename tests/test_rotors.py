@@ -1,0 +1,188 @@
+"""Rotors in the stationary frame (theory.md section 9): bearings, disks, whirl and log dec
+against closed forms, and the rotating and stationary descriptions of one rotor against each
+other."""
+
+import numpy as np
+import pytest
+import ufl
+from dolfinx import mesh as dmesh
+from mpi4py import MPI
+
+import dolfinx_mbs as mbs
+from dolfinx_mbs import meshes
+
+STEEL = dict(E=210e9, nu=0.3, density=7850.0)
+
+
+# -- rotating against stationary ---------------------------------------------------------------
+def sections_rotor(frame, nz=6, L=0.6, a=0.04):
+    """A square shaft of P2 hexahedra whose cross-sections (every node layer) move rigidly:
+    its displacements t(z) + theta(z) x (x - z e_z), t and theta piecewise quadratic, are
+    mapped into themselves by rotations about the axis, and every integral of them involves
+    the section's second moments only, which a square has isotropic. So the rotating and the
+    stationary descriptions are exactly one rotor, discretized alike."""
+    mesh = dmesh.create_box(MPI.COMM_WORLD, [np.array([-a / 2, -a / 2, 0.0]),
+                                             np.array([a / 2, a / 2, L])], [2, 2, nz],
+                            dmesh.CellType.hexahedron)
+    body = mbs.Body(mesh, mbs.materials.LinearElastic(**STEEL), frame, degree=2)
+    model = mbs.Model([body])
+    for k in range(2 * nz + 1):
+        z = k * L / (2 * nz)
+        model.rigid(body, lambda x, z=z: np.isclose(x[2], z, atol=1e-9 * L))
+    for z in (0.0, L):  # isotropic bearings with a skew cross-coupling: rotation invariant
+        model.bearing(body, where=lambda x, z=z: np.isclose(x[2], z), kxx=2e7, kyy=2e7,
+                      kxy=3e6, kyx=-3e6, cxx=800.0, cyy=800.0, cxy=150.0, cyx=-150.0)
+    return model
+
+
+def test_rotating_and_stationary_descriptions_agree():
+    """The complex eigenvalues of the stationary description are those of the rotating one
+    shifted by i Omega times the whirl (+1 forward, -1 backward, 0 for torsion), to 1e-6."""
+    speeds = np.array([500.0, 1500.0])
+    st = sections_rotor(mbs.frames.Stationary((0, 0, 1), 0.0, check="off"))
+    tab_s = st.campbell(speeds, n=6)
+    rt = sections_rotor(mbs.frames.ConstantSpin((0, 0, 1), 0.0))
+    tab_r = rt.campbell(speeds, n=10, damping=True)
+    assert np.all(tab_s.whirl[:, :4] != 0)
+    for i, om in enumerate(speeds):
+        lam_r = tab_r.eigenvalues[i]
+        shifted = lam_r.real + 1j * np.abs(lam_r.imag + tab_r.whirl[i] * om)
+        for lam in tab_s.eigenvalues[i]:
+            d = np.min(np.abs(shifted - lam)) / abs(lam)
+            assert d < 1e-6, (om, lam, shifted)
+
+
+# -- a Jeffcott rotor -------------------------------------------------------------------------
+L_J, R_J, W_J = 0.6, 0.012, 0.02     # shaft length, radius; disk seat width (m)
+
+
+def jeffcott(kb=1e6, cb=0.0, E=STEEL["E"], shaft_density=1.0, m=5.0, Ip=0.025, Id=0.0127,
+             size=0.01, radius=R_J, **bearing):
+    """A disk (mass m, inertias Ip, Id) at mid-span of a shaft whose own mass is negligible,
+    on two isotropic bearings at its end faces."""
+    cuts = (L_J / 2 - W_J / 2, L_J / 2 + W_J / 2)
+    mesh, cells, facets = meshes.shaft(MPI.COMM_WORLD, L_J, radius, size, cuts)
+    law = mbs.materials.LinearElastic(E=E, nu=0.3, density=shaft_density)
+    body = mbs.Body(mesh, law, mbs.frames.Stationary((0, 0, 1), 0.0), degree=2)
+    model = mbs.Model([body])
+    for tag in (meshes.BEARING_A, meshes.BEARING_B):
+        model.bearing(body, facets=(facets, tag), **{"kxx": kb, "kyy": kb, "cxx": cb,
+                                                     "cyy": cb, **bearing})
+    model.disk(body, facets=(facets, meshes.SHAFT_SEGMENT + 1), mass=m, polar=Ip, diametral=Id)
+    return model
+
+
+def section(mesh):
+    """Area and second moment of the meshed section (a polygon: the facets' chords), from the
+    volume integrals of the prism."""
+    from dolfinx import fem
+
+    x = ufl.SpatialCoordinate(mesh)
+    dx = ufl.dx(domain=mesh)
+    vol, Ixx = (mesh.comm.allreduce(fem.assemble_scalar(fem.form(f * dx)), op=MPI.SUM)
+                for f in (1.0, x[0] * x[0]))
+    return vol / L_J, Ixx / L_J
+
+
+def beam_stiffness(kb, A, I, E=STEEL["E"], nu=0.3):
+    """Translational and tilting stiffness at mid-span of a simply supported Timoshenko shaft
+    on springs kb at its ends: P/delta = (L^3/48EI + L/(4 kappa G A) + 1/(2 kb))^-1 and
+    M/psi = (L/12EI + 1/(L kappa G A) + 2/(L^2 kb))^-1 (psi the section's rotation)."""
+    EI = E * I
+    kGA = 6 * (1 + nu) / (7 + 6 * nu) * E / (2 * (1 + nu)) * A
+    k = 1.0 / (L_J**3 / (48 * EI) + L_J / (4 * kGA) + 1.0 / (2 * kb))
+    kt = 1.0 / (L_J / (12 * EI) + 1.0 / (L_J * kGA) + 2.0 / (L_J**2 * kb))
+    return k, kt
+
+
+def test_jeffcott_critical_speed_and_gyroscopic_split():
+    """A disk on a slender massless shaft on isotropic springs: the translation at
+    sqrt(k/m) at every speed (no split), the tilt's forward and backward whirl at the roots of
+    I_d w^2 -/+ I_p Omega w - k_theta = 0; the critical speed (forward crossing with 1x) at
+    sqrt(k/m)."""
+    m, Ip, Id = 5.0, 0.025, 0.0127
+    model = jeffcott(m=m, Ip=Ip, Id=Id)
+    k, kt = beam_stiffness(1e6, *section(model.bodies[0].mesh))
+    speeds = np.array([0.0, 300.0, 1200.0])
+    tab = model.campbell(speeds, n=4)
+    wt = np.sqrt(k / m)
+    f = np.sort(tab.frequencies, axis=1)
+    assert np.allclose(f[:, :2], wt, rtol=5e-3), (f[:, :2], wt)
+    # the tilt: I_d w^2 -/+ I_p Omega w - k_theta = 0, so w_F w_B = k_theta / I_d and
+    # w_F - w_B = I_p Omega / I_d; k_theta of the beam with the moment at a point (the disk's
+    # seat spreads it over W_J: 2 % here)
+    assert np.allclose(f[:, 2] * f[:, 3], kt / Id, rtol=4e-2), (f[:, 2] * f[:, 3], kt / Id)
+    assert np.allclose(f[1:, 3] - f[1:, 2], Ip * speeds[1:] / Id, rtol=1e-2), \
+        (f[1:, 3] - f[1:, 2], Ip * speeds[1:] / Id)
+    for i, om in enumerate(speeds[1:], 1):  # forward: the stiffened branch
+        j = int(np.argmax(tab.frequencies[i]))
+        assert tab.whirl[i, j] == 1
+    # the translation's two whirls are one frequency here (the disk's translation has no
+    # gyroscopic coupling): the critical speed is its crossing with 1x, whatever the whirl
+    crit = [c.speed for c in tab.critical_speeds if c.order == 1]
+    assert crit and abs(crit[0] - wt) < 5e-3 * wt, (crit, wt)
+
+
+# -- damping and cross-coupling: a rigid rotor ------------------------------------------------
+def test_log_dec_and_onset_of_instability_of_a_rigid_rotor():
+    """A stiff shaft with a disk on two bearings (k, c each, cross-coupling kxy = -kyx = q
+    Omega, tabulated over speed): its cylindrical whirl is m lam^2 + 2c lam + 2k -/+ 2i q Omega
+    = 0 (m the rotor's mass). At rest the log dec is 2 pi zeta / sqrt(1 - zeta^2),
+    zeta = 2c / (2 sqrt(2 k m)); the forward whirl turns unstable at Omega_th =
+    c sqrt(2k/m) / q. (The shaft's own compliance is 5e-4 of the bearings'.)"""
+    mesh_rho, kb, cb = 10.0, 2e6, 400.0
+    table = np.array([0.0, 4000.0])
+    model = jeffcott(kb=kb, cb=cb, E=STEEL["E"] * 300, shaft_density=mesh_rho, m=5.0,
+                     Ip=0.025, Id=0.0127, radius=0.03, speeds=table, kxy=np.ones(2),
+                     kyx=-np.ones(2))
+    m = 5.0 + mesh_rho * section(model.bodies[0].mesh)[0] * L_J
+    w0 = np.sqrt(2 * kb / m)
+    om_th = 2500.0
+    q = cb * w0 / om_th
+    for b in model.bodies[0].attachments[:2]:  # the bearings
+        b.override(kxy=q * table, kyx=-q * table)
+    speeds = np.array([0.0, 1000.0, 2000.0, 2400.0, 2600.0, 3000.0])
+    tab = model.campbell(speeds, n=2)
+    zeta = 2 * cb / (2 * np.sqrt(2 * kb * m))
+    ld = 2 * np.pi * zeta / np.sqrt(1 - zeta**2)
+    assert np.allclose(tab.log_dec[0], ld, rtol=1e-3), (tab.log_dec[0], ld)
+    for i, om in enumerate(speeds):
+        ref = []
+        for s in (1.0, -1.0):
+            r = np.roots([m, 2 * cb, 2 * kb + s * 2j * q * om])
+            ref += list(r[r.imag > 0])
+        for lam in tab.eigenvalues[i]:
+            assert np.min(np.abs(np.array(ref) - lam)) < 1e-3 * abs(lam), (om, lam, ref)
+    # the onset: the forward branch's growth crosses zero where the closed form says
+    g = tab.growth.max(axis=1)
+    assert np.all(g[speeds < om_th] < 0) and np.all(g[speeds > om_th] > 0)
+    j = np.flatnonzero(speeds > om_th)[0]
+    onset = speeds[j - 1] - g[j - 1] * (speeds[j] - speeds[j - 1]) / (g[j] - g[j - 1])
+    assert abs(onset - om_th) < 2e-3 * om_th, (onset, om_th)
+    assert not tab.stable[-1].all() and tab.stable[0].all()
+
+
+# -- bad input ------------------------------------------------------------------------------
+def test_bad_input_is_refused_on_every_rank():
+    mesh = dmesh.create_box(MPI.COMM_WORLD, [np.array([-0.02, -0.01, 0.0]),
+                                             np.array([0.02, 0.01, 0.5])], [2, 2, 6],
+                            dmesh.CellType.tetrahedron)
+    law = mbs.materials.LinearElastic(**STEEL)
+    body = mbs.Body(mesh, law, mbs.frames.Stationary((0, 0, 1), 100.0), degree=1)
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[2], 0.0))
+    with pytest.raises(ValueError, match=r"not axisymmetric .* order 2 .* is [0-9.e+-]+ of"):
+        model.natural_frequencies(n=2, gyroscopic=True)
+    with pytest.raises(ValueError, match="holds no facet"):
+        model.bearing(body, where=lambda x: x[2] > 10.0, kxx=1.0, kyy=1.0)
+    with pytest.raises(ValueError, match="kxy must be finite"):
+        model.bearing(body, where=lambda x: np.isclose(x[2], 0.5), kxx=1.0, kxy=np.nan)
+    b = model.bearing(body, where=lambda x: np.isclose(x[2], 0.5), speeds=[0.0, 50.0],
+                      kxx=[1.0, 2.0], kyy=[1.0, 2.0])
+    with pytest.raises(ValueError, match="outside its table"):
+        b.matrices(100.0)
+    assert b.value("kxx", 25.0) == pytest.approx(1.5)
+    b.extrapolate = True
+    assert b.value("kxx", 100.0) == 2.0
+    with pytest.raises(ValueError, match="disk mass must be >= 0"):
+        model.disk(body, where=lambda x: np.isclose(x[2], 0.5), mass=-1.0)
