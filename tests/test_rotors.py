@@ -133,7 +133,7 @@ def test_log_dec_and_onset_of_instability_of_a_rigid_rotor():
     mesh_rho, kb, cb = 10.0, 2e6, 400.0
     table = np.array([0.0, 4000.0])
     model = jeffcott(kb=kb, cb=cb, E=STEEL["E"] * 300, shaft_density=mesh_rho, m=5.0,
-                     Ip=0.025, Id=0.0127, radius=0.03, speeds=table, kxy=np.ones(2),
+                     Ip=0.025, Id=0.0127, radius=0.03, size=0.025, speeds=table, kxy=np.ones(2),
                      kyx=-np.ones(2))
     m = 5.0 + mesh_rho * section(model.bodies[0].mesh)[0] * L_J
     w0 = np.sqrt(2 * kb / m)

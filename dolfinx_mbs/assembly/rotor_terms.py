@@ -209,6 +209,24 @@ def widened(A: PETSc.Mat, block: np.ndarray) -> PETSc.Mat:
     return B
 
 
+def block_matrix(like: PETSc.Mat, index: np.ndarray) -> PETSc.Mat:
+    """A matrix of ``like``'s layout and local-to-global map whose pattern is the dense block
+    ``index`` x ``index`` alone (global indices), values zero."""
+    r0, r1 = like.getOwnershipRange()
+    own = np.sort(index[(index >= r0) & (index < r1)])
+    counts = np.zeros(r1 - r0, dtype=np.int64)
+    counts[own - r0] = len(index)
+    ni = np.zeros(r1 - r0 + 1, dtype=PETSc.IntType)
+    np.cumsum(counts, out=ni[1:])
+    nj = np.tile(np.sort(index).astype(PETSc.IntType), len(own))
+    B = PETSc.Mat().create(comm=like.getComm())
+    B.setSizes(like.getSizes())
+    B.setType(like.getType())
+    B.setPreallocationCSR((ni, nj))
+    B.setLGMap(*like.getLGMap())
+    return B
+
+
 class RotorTerms:
     """The rotor terms of one body (module docstring). Use :meth:`make` (None for a body with
     neither a stationary frame nor attachments)."""
@@ -364,6 +382,35 @@ class RotorTerms:
             self.Cb.assemble()
         self._key = key
         return True
+
+    def speed_terms(self, ops) -> list:
+        """The bearings' coefficients that change with the speed, as terms of the pencil:
+        ``(which, name, E, f)`` with ``which`` "K" or "C", E = L_a^T L_b (a, b across the
+        axis) on the journal block alone and f(Omega) the coefficient k_ab or c_ab (a
+        stationary frame's bearing adds sum f E). Empty in a rotating frame (its bearings
+        there are isotropic and constant) or when no coefficient changes."""
+        if not self.stationary:
+            return []
+        out = []
+        for ib, b in enumerate(self.bearings):
+            for key in ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy"):
+                v = b.table[key]
+                if v.size == 1 or np.ptp(v) == 0.0:
+                    continue
+                a, c = "xy".index(key[1]), "xy".index(key[2])
+                name = f"bearing{ib}/{a}{c}"
+                E = self._units.get(name)
+                if E is None:
+                    jm = self.maps[id(b)]
+                    E = block_matrix(ops.K, jm.index)
+                    X = np.zeros((2, 2))
+                    X[a, c] = 1.0
+                    self._dense(E, b, X, (0, 1))
+                    E.assemble()
+                    self._units[name] = E
+                out.append(("K" if key[0] == "k" else "C", f"{name}/{key[0]}", E,
+                            lambda w, b=b, key=key: b.value(key, w)))
+        return out
 
     def add_loads(self, Q: PETSc.Vec, state: FrameState) -> None:
         """Add the centrifugal load Omega^2 q of a stationary frame to ``Q``."""

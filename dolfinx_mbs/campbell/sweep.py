@@ -85,7 +85,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.campbell.pencil import SweepPencil
+from dolfinx_mbs.campbell.pencil import SweepPencil, speed_terms
 from dolfinx_mbs.campbell.subspace import SubspaceSolver
 from dolfinx_mbs.campbell.table import CampbellTable
 from dolfinx_mbs.frames.axis import ConstantSpin
@@ -308,7 +308,8 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         return system.pencil(t, m, coupling, states)
 
     free = red.n_reduced - (rigid.dim if rigid is not None else 0)
-    sweep_pencil = SweepPencil(pencil, W)
+    extra = speed_terms(system, damping)
+    sweep_pencil = SweepPencil(pencil, W, extra)
     solver = SubspaceSolver(comm, m, checks.real(shift, "shift"), tol,
                             extra=min(max(4, m // 2), free - m))
     try:
@@ -352,6 +353,8 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         whirl.destroy()
         solver.destroy()
         sweep_pencil.destroy()
+        for _, _, B, _ in extra:
+            B.destroy()
         if rigid is not None:
             rigid.destroy()
     return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm, stationary)
