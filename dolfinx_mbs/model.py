@@ -36,6 +36,7 @@ from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
+from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
 from dolfinx_mbs.systems.hamilton import HamiltonSystem
@@ -444,3 +445,10 @@ class Model:
         self._check_body(body)
         return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
                                  diametral=diametral, name=name))
+
+    def unbalance_response(self, speeds, unbalances, probes, **kwargs):
+        """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
+        at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
+        :func:`dolfinx_mbs.rotors.unbalance_response`."""
+        return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
+                                                  probes, **kwargs)

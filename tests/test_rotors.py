@@ -162,6 +162,49 @@ def test_log_dec_and_onset_of_instability_of_a_rigid_rotor():
     assert not tab.stable[-1].all() and tab.stable[0].all()
 
 
+# -- unbalance response ------------------------------------------------------------------------
+def test_unbalance_response_of_a_rigid_rotor():
+    """An unbalance m_e on the disk of a stiff rotor on damped isotropic bearings: the
+    damped Jeffcott rotor, X = m_e Omega^2 e^{i phase} / (k_e - m Omega^2) along x and -i times
+    it along y, k_e = (1/k_s + 1/(2 (k + i c Omega)))^-1 the shaft (beam theory, 1/2000 of
+    the bearings' compliance) in series with the damped bearings (the cylindrical whirl alone:
+    the unbalance is in the plane of symmetry), over the speed range to 0.1 %; the peak and
+    its half-power amplification factor as the closed form's, to 0.1 %."""
+    rho, kb, cb, me, phase = 10.0, 2e6, 150.0, 2e-4, 0.7
+    model = jeffcott(kb=kb, cb=cb, E=STEEL["E"] * 300, shaft_density=rho, m=5.0,
+                     Ip=0.025, Id=0.0127, radius=0.03, size=0.025)
+    disk = model.bodies[0].attachments[2]
+    m = 5.0 + rho * section(model.bodies[0].mesh)[0] * L_J
+    w0 = np.sqrt(2 * kb / m)
+    speeds = np.linspace(0.2, 1.8, 40) * w0
+    resp = model.unbalance_response(speeds, unbalances=[(disk, me, phase)], probes=[disk])
+
+    ks = beam_stiffness(np.inf, *section(model.bodies[0].mesh), E=STEEL["E"] * 300)[0]
+
+    def exact(w):
+        ke = 1.0 / (1.0 / ks + 1.0 / (2 * (kb + 1j * cb * w)))
+        return me * w**2 * np.exp(1j * phase) / (ke - m * w**2)
+
+    X = exact(speeds)
+    assert np.allclose(resp.response[:, 0, 0], X, rtol=1e-3, atol=0), \
+        np.abs(resp.response[:, 0, 0] / X - 1).max()
+    assert np.allclose(resp.response[:, 0, 1], -1j * X, rtol=1e-3, atol=0)
+    # the closed form's peak and half-power speeds
+    from scipy.optimize import brentq, minimize_scalar
+
+    r = minimize_scalar(lambda w: -abs(exact(w)), bounds=(0.8 * w0, 1.2 * w0), method="bounded",
+                        options={"xatol": 1e-10 * w0})
+    nc, peak = r.x, -r.fun
+    lo = brentq(lambda w: abs(exact(w)) - peak / np.sqrt(2), 0.5 * w0, nc)
+    hi = brentq(lambda w: abs(exact(w)) - peak / np.sqrt(2), nc, 1.5 * w0)
+    found = [p for p in resp.critical_speeds if p.direction == "x"]
+    assert len(found) == 1
+    p = found[0]
+    assert abs(p.speed - nc) < 1e-3 * nc and abs(p.amplitude - peak) < 1e-3 * peak
+    assert abs(p.amplification - nc / (hi - lo)) < 1e-3 * nc / (hi - lo), \
+        (p.amplification, nc / (hi - lo))
+
+
 # -- bad input ------------------------------------------------------------------------------
 def test_bad_input_is_refused_on_every_rank():
     mesh = dmesh.create_box(MPI.COMM_WORLD, [np.array([-0.02, -0.01, 0.0]),
