@@ -312,7 +312,7 @@ def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = F
     """
     n = _check(n)
     Kr, Gr, Mr = system.pencil(t, n, "gyroscopic" if gyroscopic else None)
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, at_time=True)
     try:
         if rigid is not None:
             _check_elastic(n, Kr, rigid)
@@ -378,7 +378,7 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     """
     n = _check(n)
     Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, at_time=True)
     try:
         lam, vecs, info = pencil_modes(Kr, Cr, Mr, n, rigid, shift)
     finally:
