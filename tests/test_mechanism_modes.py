@@ -114,7 +114,10 @@ def test_gravity_pendulum():
     wg = np.sqrt(3.0 * G / (2.0 * L_LINK)) * GEOMETRY
     sym = model.natural_frequencies(n=2)
     _within(sym[0], wg, sym[1], "symmetric")
-    _within(model.natural_frequencies(n=2, gyroscopic=True)[0], wg, sym[1], "gyroscopic")
+    # at rest G = 0: the quadratic solve is the same problem, its small root to the PEP's
+    # accuracy (relative to the pencil's scale: 5e-6 of this 4.7 rad/s on 2 ranks)
+    gyro = model.natural_frequencies(n=2, gyroscopic=True)
+    assert abs(gyro[0] / sym[0] - 1.0) < 2e-5, (gyro, sym)
     f = model.campbell([0.0], n=2).frequencies
     _within(f[0, 0], wg, sym[1], "campbell", np.abs(f).max())
     soft = pendulum(0.0, gravity=(G, 0.0, 0.0), stiffening=None)

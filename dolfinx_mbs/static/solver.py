@@ -60,7 +60,7 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
 def free_motions(system, t: float) -> str:
     """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
     message)."""
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, frames=False)  # what the constraints leave free
     if rigid is None:
         return ("No rigid motion is left free: is the spin at a divergence speed (spin "
                 "softening equal to the stiffness)?")
