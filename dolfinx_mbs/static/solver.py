@@ -12,6 +12,7 @@ nonlinear strain, Newton's method (PETSc SNES, same prefix).
 from __future__ import annotations
 
 import weakref
+from types import SimpleNamespace
 from typing import Optional
 
 import numpy as np
@@ -59,7 +60,7 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
 def free_motions(system, t: float) -> str:
     """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
     message)."""
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, frames=False)  # what the constraints leave free
     if rigid is None:
         return ("No rigid motion is left free: is the spin at a divergence speed (spin "
                 "softening equal to the stiffness)?")
@@ -243,23 +244,40 @@ def prestress(assembly, reducer, solver: StaticSolver) -> None:
     ops = assembly.body_operators
     K = assembly.supported()  # bearings hold the rotor as the constraints do
     Kr = reducer.reduce(K, key="Kel" if K is assembly.elastic() else "Ksup")
-    ksp = solver.linear(Kr)
+    # a mechanism (a link pinned to an arm) has free motions: held by the border of
+    # rigid_modes, K u + s M Q Q^T M u = b, i.e. K u = b - M Q Q^T b (a load's part that does
+    # work on them balanced by their inertia) and no free motion in u: they carry no stress
+    free = rigid_subspace(SimpleNamespace(reducer=reducer, space=space, assembly=assembly,
+                                          bodies=bodies, comm=space.comm), frames=False)
+    A = Kr if free is None else \
+        free.border(Kr, None, reducer.reduce(assembly.mass(), key="M"))[0]
+    ksp = solver.linear(A)
     temps = [fem.Function(b.V) for b in bodies]
     x = space.create_vec()
     q = reducer.create_reduced_vec()
     br = reducer.create_reduced_vec()
-    for case in cases:
-        Q = space.gather([o.unit_prestress_load(case) for o in ops], x.duplicate())
-        reducer.project(Q, br)
-        ksp.solve(br, q)
-        reason = ksp.getConvergedReason()
-        if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
-            raise RuntimeError(
-                f"prestress solve failed (KSP reason {reason}): is every body constrained "
-                "against rigid motion?")
-        reducer.expand(q, out=x, homogeneous=True)
-        funcs = [b.prestress_fields.get(case, tmp) for b, tmp in zip(bodies, temps)]
-        space.scatter(x, funcs)
+    xb, bb = A.createVecs()
+    try:
+        for case in cases:
+            Q = space.gather([o.unit_prestress_load(case) for o in ops], x.duplicate())
+            reducer.project(Q, br)
+            bb.zeroEntries()
+            bb.getArray()[: br.getLocalSize()] = br.getArray(readonly=True)
+            ksp.solve(bb, xb)
+            q.getArray()[:] = xb.getArray(readonly=True)[: q.getLocalSize()]
+            reason = ksp.getConvergedReason()
+            if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
+                raise RuntimeError(
+                    f"prestress solve failed (KSP reason {reason}): is every body "
+                    "constrained against rigid motion?")
+            reducer.expand(q, out=x, homogeneous=True)
+            funcs = [b.prestress_fields.get(case, tmp) for b, tmp in zip(bodies, temps)]
+            space.scatter(x, funcs)
+    finally:
+        for v in (xb, bb):
+            v.destroy()
+        if free is not None:
+            free.destroy()
     for o in ops:
         if o.body.prestress_fields:
             o.set_prestress()
