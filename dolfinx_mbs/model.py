@@ -36,6 +36,7 @@ from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
+from dolfinx_mbs.rotors import critical as rotor_critical
 from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
@@ -453,3 +454,10 @@ class Model:
         :func:`dolfinx_mbs.rotors.unbalance_response`."""
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
+
+    def critical_speed_map(self, stiffnesses, n: int = 4, **kwargs):
+        """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
+        of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
+        :func:`dolfinx_mbs.rotors.critical_speed_map`."""
+        return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
+                                                 **kwargs)

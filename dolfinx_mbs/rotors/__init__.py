@@ -5,6 +5,9 @@ Campbell diagram's plot with the log dec. Bearings and disks are defined in
 their physics in :mod:`dolfinx_mbs.forms.stationary`; the Campbell sweep itself is
 :mod:`dolfinx_mbs.campbell`."""
 
+from dolfinx_mbs.rotors.critical import CriticalSpeedMap, critical_speed_map
+from dolfinx_mbs.rotors.plots import campbell_log_dec
 from dolfinx_mbs.rotors.unbalance import Peak, UnbalanceResponse, unbalance_response
 
-__all__ = ["Peak", "UnbalanceResponse", "unbalance_response"]
+__all__ = ["CriticalSpeedMap", "Peak", "UnbalanceResponse", "campbell_log_dec",
+           "critical_speed_map", "unbalance_response"]
