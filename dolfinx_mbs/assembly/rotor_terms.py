@@ -182,17 +182,21 @@ class JournalMap:
         self.L = np.hstack([p[1] for p in parts])
 
 
-def widened(A: PETSc.Mat, block: np.ndarray) -> PETSc.Mat:
+def widened(A: PETSc.Mat, blocks: List[np.ndarray]) -> PETSc.Mat:
     """A new matrix of ``A``'s layout, block sizes and local-to-global map whose pattern is
-    ``A``'s with the dense block ``block`` x ``block`` (global indices) added, values zero."""
+    ``A``'s with the dense blocks ``b`` x ``b`` of ``blocks`` (global indices) added, values
+    zero."""
     ai, aj, _ = A.getValuesCSR()
     r0, r1 = A.getOwnershipRange()
-    rows = block[(block >= r0) & (block < r1)] - r0
+    cols: Dict[int, list] = {}
+    for b in blocks:
+        for r in b[(b >= r0) & (b < r1)] - r0:
+            cols.setdefault(int(r), []).append(b)
     counts = np.diff(ai).astype(np.int64)
     merged = {}
-    for r in rows:
-        m = np.union1d(aj[ai[r]:ai[r + 1]], block)
-        merged[int(r)] = m
+    for r, bs in cols.items():
+        m = np.unique(np.concatenate([aj[ai[r]:ai[r + 1]]] + bs))
+        merged[r] = m
         counts[r] = len(m)
     ni = np.zeros(len(counts) + 1, dtype=PETSc.IntType)
     np.cumsum(counts, out=ni[1:])
@@ -257,8 +261,10 @@ class RotorTerms:
         for a in atts:
             self.maps[id(a)] = JournalMap(body, a.ds, self.basis,
                                           f"{a.kind} {a.name!r} on body {body.name!r}")
-        self.block = np.unique(np.concatenate(
-            [self.maps[id(a)].index for a in atts])) if atts else np.zeros(0, PETSc.IntType)
+        #: the journals' dofs (global), each attachment's a dense block of the pattern
+        self.blocks = [self.maps[id(a)].index for a in atts]
+        self.block = np.unique(np.concatenate(self.blocks)) if atts else \
+            np.zeros(0, PETSc.IntType)
         self._units: Dict[str, PETSc.Mat] = {}
         self._loads: Dict[str, PETSc.Vec] = {}
         self._key = None
@@ -283,7 +289,7 @@ class RotorTerms:
         assembled into it (``A`` destroyed), or ``A`` itself without journals."""
         if self.block.size == 0:
             return A
-        B = widened(A, self.block)
+        B = widened(A, self.blocks)
         A.destroy()
         assemble_into(B, form)
         return B

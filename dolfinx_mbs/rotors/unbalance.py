@@ -87,6 +87,9 @@ class UnbalanceResponse:
             axis (m): the motion is Re(X e^{i Omega t}).
         probes: the probes' labels.
         critical_speeds: the peaks (:class:`Peak`).
+        stats: the solver's counts: ``solves`` (block solves with the factorization),
+            ``columns`` (of the response's space), ``evaluations`` (speeds solved, the
+            refinement's included).
         rank: this process's rank (rank 0 writes files).
     """
 
@@ -94,6 +97,7 @@ class UnbalanceResponse:
     response: np.ndarray
     probes: List[str]
     critical_speeds: List[Peak]
+    stats: dict = dataclasses.field(default_factory=dict)
     rank: int = dataclasses.field(default=0, repr=False, compare=False)
 
     @property
@@ -402,7 +406,8 @@ class _Solver:
 
 def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: float = 0.0,
                        tol: float = 1e-9, shift: Optional[float] = None,
-                       refine: bool = True) -> UnbalanceResponse:
+                       refine: bool = True, directions: Sequence[str] = ("x", "y", "major")
+                       ) -> UnbalanceResponse:
     """The synchronous response to ``unbalances`` at ``probes`` over ``speeds`` (module
     docstring). Collective; the results are the same on every rank.
 
@@ -420,6 +425,8 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
         tol: the relative residual of each speed's solve (module docstring).
         shift: the real shift of the factorization (default: the mean of |speeds|).
         refine: find the peaks and their amplification factors.
+        directions: the amplitudes whose peaks are refined: "x", "y" (across the axis) and
+            "major" (the orbit's major semi-axis).
 
     Returns:
         An :class:`UnbalanceResponse`.
@@ -470,7 +477,8 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
 
     try:
         out = np.array([read(solver.solve(float(w))) for w in W])
-        peaks = _peaks(W, out, lambda w: read(solver.solve(w))) if refine else []
+        peaks = _peaks(W, out, lambda w: read(solver.solve(w)), directions) if refine else []
+        stats = dict(solver.stats)
     finally:
         solver.destroy()
         sweep.destroy()
@@ -478,10 +486,11 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
             B.destroy()
         sites.destroy()
     return UnbalanceResponse(speeds=W.copy(), response=out, probes=sites.labels,
-                             critical_speeds=peaks, rank=comm.rank)
+                             critical_speeds=peaks, stats=stats, rank=comm.rank)
 
 
-def _peaks(W: np.ndarray, R: np.ndarray, evaluate) -> List[Peak]:
+def _peaks(W: np.ndarray, R: np.ndarray, evaluate, directions=("x", "y", "major")
+           ) -> List[Peak]:
     """The local maxima of each probe's amplitudes, refined, with their half-power speeds."""
     from scipy.optimize import brentq, minimize_scalar
 
@@ -495,6 +504,8 @@ def _peaks(W: np.ndarray, R: np.ndarray, evaluate) -> List[Peak]:
     Ws, As = W[order], A[order]
     for j in range(A.shape[1]):
         for d, name in enumerate(("x", "y", "major")):
+            if name not in directions:
+                continue
             a = As[:, j, d]
             for i in range(1, len(Ws) - 1):
                 if not (a[i] > a[i - 1] and a[i] >= a[i + 1]):
@@ -503,19 +514,23 @@ def _peaks(W: np.ndarray, R: np.ndarray, evaluate) -> List[Peak]:
                                       method="bounded", options={"xatol": 1e-9 * Ws[i + 1]})
                 nc, peak = float(res.x), -float(res.fun)
                 half = peak / math.sqrt(2.0)
+
+                def f(w):
+                    return amp(w, j, d) - half
+
                 lo = hi = math.nan
-                k = i
-                while k > 0 and a[k - 1] > half:
-                    k -= 1
-                if k > 0:  # the sampled amplitude crosses peak / sqrt 2 in [W_k-1, W_k]
-                    lo = brentq(lambda w: amp(w, j, d) - half, Ws[k - 1], Ws[k],
-                                xtol=1e-10 * nc)
-                k = i
-                while k < len(Ws) - 1 and a[k + 1] > half:
-                    k += 1
-                if k < len(Ws) - 1:
-                    hi = brentq(lambda w: amp(w, j, d) - half, Ws[k], Ws[k + 1],
-                                xtol=1e-10 * nc)
+                below = [q for q in range(len(Ws)) if Ws[q] < nc]
+                for q in reversed(below):  # the first sample under half, going down
+                    if a[q] <= half:
+                        right = Ws[q + 1] if q + 1 <= below[-1] else nc
+                        lo = brentq(f, Ws[q], right, xtol=1e-10 * nc)
+                        break
+                above = [q for q in range(len(Ws)) if Ws[q] > nc]
+                for q in above:
+                    if a[q] <= half:
+                        left = Ws[q - 1] if q - 1 >= above[0] else nc
+                        hi = brentq(f, left, Ws[q], xtol=1e-10 * nc)
+                        break
                 af = nc / (hi - lo) if math.isfinite(lo) and math.isfinite(hi) else math.nan
                 out.append(Peak(j, name, nc, peak, lo, hi, af))
     return out
