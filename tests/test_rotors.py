@@ -187,7 +187,7 @@ def test_log_dec_and_onset_of_instability_of_a_rigid_rotor():
     = 0 (m the rotor's mass). At rest the log dec is 2 pi zeta / sqrt(1 - zeta^2),
     zeta = 2c / (2 sqrt(2 k m)); the forward whirl turns unstable at Omega_th =
     c sqrt(2k/m) / q. (The shaft's own compliance is 5e-4 of the bearings'.)"""
-    mesh_rho, kb, cb = 10.0, 2e6, 400.0
+    mesh_rho, kb, cb = STEEL["density"], 2e6, 400.0
     table = np.array([0.0, 4000.0])
     model = jeffcott(kb=kb, cb=cb, E=STEEL["E"] * 300, shaft_density=mesh_rho, m=5.0,
                      Ip=0.025, Id=0.0127, radius=0.03, size=0.025, speeds=table, kxy=np.ones(2),
