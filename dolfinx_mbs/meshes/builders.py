@@ -67,6 +67,8 @@ PHYSICAL_GROUPS: Dict[str, Dict[str, Tuple[int, int]]] = {
     "rotor": {"rotor": (3, BODY), "bearing_a": (2, BEARING_A), "bearing_b": (2, BEARING_B)},
     "bladed_rotor": {"rotor": (3, BODY), "bearing_a": (2, BEARING_A),
                      "bearing_b": (2, BEARING_B)},
+    "shaft": {"shaft": (3, BODY), "bearing_a": (2, BEARING_A), "bearing_b": (2, BEARING_B),
+              **{f"segment{k}": (2, SHAFT_SEGMENT + k) for k in range(5)}},
     "twisted_blade": {"blade": (3, BODY), "root": (2, ROOT), "tip": (2, TIP)},
     "krb_strip": {"strip": (2, BODY), "root": (1, ROOT), "tip": (1, TIP)},
     "crank": {"crank": (2, BODY), "root": (1, ROOT), "tip": (1, TIP)},
@@ -358,8 +360,8 @@ def write(model: Union[str, Callable[..., None]], path: Union[str, Path], **kwar
     import gmsh
 
     if isinstance(model, str):
-        models = {"rotor": rotor_model, "twisted_blade": twisted_blade_model,
-                  "strip": strip_model}
+        models = {"rotor": rotor_model, "shaft": shaft_model,
+                  "twisted_blade": twisted_blade_model, "strip": strip_model}
         if model not in models:
             raise ValueError(f"model must be one of {sorted(models)} or a function, "
                              f"got {model!r}")

@@ -215,5 +215,7 @@ def shaft_model(length: float = 1.0, radius: float = 0.02, size: float = 0.01,
         groups.setdefault(SHAFT_SEGMENT + k, []).append(tag)
     for t, tags in sorted(groups.items()):
         gmsh.model.addPhysicalGroup(2, tags, t)
+        gmsh.model.setPhysicalName(2, t, {BEARING_A: "bearing_a", BEARING_B: "bearing_b"}.get(
+            t, f"segment{t - SHAFT_SEGMENT}"))
     with gmsh_options(**{"Mesh.CharacteristicLengthMax": size}):
         gmsh.model.mesh.generate(3)
