@@ -84,7 +84,7 @@ def section(mesh):
     return vol / L_J, Ixx / L_J
 
 
-def beam_stiffness(kb, A, I, E=STEEL["E"], nu=0.3):
+def beam_stiffness(kb, A, I, E=STEEL["E"], nu=0.3):  # noqa: E741
     """Translational and tilting stiffness at mid-span of a simply supported Timoshenko shaft
     on springs kb at its ends: P/delta = (L^3/48EI + L/(4 kappa G A) + 1/(2 kb))^-1 and
     M/psi = (L/12EI + 1/(L kappa G A) + 2/(L^2 kb))^-1 (psi the section's rotation)."""
@@ -124,7 +124,7 @@ def test_jeffcott_critical_speed_and_gyroscopic_split():
 
 
 # -- a uniform shaft against the Timoshenko beam -----------------------------------------------
-def timoshenko(n, om, L, A, I, rho, E, nu):
+def timoshenko(n, om, L, A, I, rho, E, nu):  # noqa: E741
     """The whirl frequencies (backward, forward) of the n-th bending pair of a simply supported
     spinning Timoshenko shaft in the stationary frame: with u = U sin(kz) and the section's
     slopes (a, b) = (A_x, A_y) cos(kz), k = n pi / L,
