@@ -7,9 +7,10 @@ change with the speed add known terms sum_j f_j(Omega) B_j (``extra``: their red
 matrices B_j with the coefficient functions f_j, :func:`speed_terms`). :class:`SweepPencil`
 takes the system's pencil at the lowest and the highest speed, checks the combination
 against the system's pencil at a third speed (relative Frobenius difference <= 1e-12), and
-then forms each speed's pencil by MatAXPY on one pattern, and gives the constant matrices with the speed's coefficients (:meth:`SweepPencil.terms`) to the solver
-that carries its products (:mod:`dolfinx_mbs.campbell.subspace`); where the check fails (a
-nonlinear system's tangent, a user's form with an update) it asks the system at every speed.
+then forms each speed's pencil by MatAXPY on one pattern, and gives the constant matrices with
+the speed's coefficients (:meth:`SweepPencil.terms`) to the solver that carries its products
+(:mod:`dolfinx_mbs.campbell.subspace`); where the check fails (a nonlinear system's tangent, a
+user's form with an update) it asks the system at every speed.
 """
 
 from __future__ import annotations
