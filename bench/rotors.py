@@ -94,6 +94,9 @@ def main():
     ap.add_argument("--modes", type=int, default=8)
     ap.add_argument("--response-speeds", type=int, default=100)
     ap.add_argument("--top", type=float, default=20000.0, help="top speed (rpm)")
+    ap.add_argument("--ross", type=str, default=None,
+                    help="the JSON of bench/ross_compare.py (the same rotor in ROSS), "
+                         "recorded beside this run")
     args = ap.parse_args()
     load0 = os.getloadavg()
     res = run(args.size, args.speeds, args.modes, args.response_speeds, args.top)
@@ -102,6 +105,24 @@ def main():
     res.update(date=utc_now(), ranks=COMM.size, load=load0, load_end=os.getloadavg(),
                machine=platform.processor() or platform.machine(), cpus=os.cpu_count(),
                dolfinx=dolfinx.__version__, size=args.size)
+    if args.ross:
+        import json
+
+        with open(args.ross) as fh:
+            ross = json.load(fh)
+        R = np.array([[np.array(v["x_re"]) + 1j * np.array(v["x_im"]),
+                       np.array(v["y_re"]) + 1j * np.array(v["y_im"])]
+                      for v in ross["probes"].values()])        # (probes, 2, speeds)
+        major = np.sqrt(0.5 * (np.abs(R[:, 0]) ** 2 + np.abs(R[:, 1]) ** 2)
+                        + np.abs(0.5 * (R[:, 0] ** 2 + R[:, 1] ** 2)))
+        ws = np.array(ross["response_speeds"])
+        peaks = [(f"disk {j + 1}", float(ws[i] * RPM), float(major[j, i]))
+                 for j in range(major.shape[0]) for i in range(1, len(ws) - 1)
+                 if major[j, i] > major[j, i - 1] and major[j, i] >= major[j, i + 1]]
+        res["ross"] = dict(setup=ross["setup"], campbell=ross["campbell"],
+                           response=ross["response"], elements=ross["elements"],
+                           frequencies_hz=(np.array(ross["wd"])[-1] / (2 * np.pi)).tolist(),
+                           log_dec=ross["log_dec"][-1], peaks=peaks)
     jpath = args.results_dir / "rotors.json"
     runs = load_runs(jpath)
     runs.append(res)
@@ -132,6 +153,20 @@ def main():
               + ", ".join(f"{x:.0f}" for x in last["critical_rpm"]),
               "response peaks (probe, rpm, major semi-axis m, amplification factor): "
               + "; ".join(f"{p[0]} {p[2]:.0f} {p[3]:.3e} {p[4]:.1f}" for p in last["peaks"])]
+    if "ross" in last:
+        r = last["ross"]
+        lines += ["", f"ROSS 2.3 (bench/ross_compare.py: the same rotor as {r['elements']} "
+                  "Timoshenko beam elements with shear, rotary inertia and gyroscopic "
+                  "effects, in its own Python 3.11 environment, serial), run beside it: "
+                  f"set-up {r['setup']:.1f} s, Campbell {r['campbell']:.1f} s, response "
+                  f"{r['response']:.1f} s.", "",
+                  "| mode at the top speed | 3D solid (Hz) | ROSS beam (Hz) | rel. diff | "
+                  "log dec 3D | log dec ROSS |", "|---:|---:|---:|---:|---:|---:|"]
+        for j, (a, b) in enumerate(zip(last["frequencies_hz"], r["frequencies_hz"])):
+            lines.append(f"| {j} | {a:.2f} | {b:.2f} | {(a - b) / b:+.2%} | "
+                         f"{last['log_dec'][j]:.4f} | {r['log_dec'][j]:.4f} |")
+        lines += ["", "ROSS response peaks on its speed grid (probe, rpm, major semi-axis m): "
+                  + "; ".join(f"{p[0]} {p[1]:.0f} {p[2]:.3e}" for p in r["peaks"])]
     print("\n".join(lines))
     if not args.no_write:
         save_runs(jpath, runs)

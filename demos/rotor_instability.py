@@ -35,7 +35,7 @@ def say(*a):
 
 
 L, R, W = 0.6, 0.03, 0.02
-mesh, _, facets = meshes.shaft(comm, L, R, 0.04 if QUICK else 0.025,
+mesh, _, facets = meshes.shaft(comm, L, R, 0.025 if QUICK else 0.02,
                                cuts=(L / 2 - W / 2, L / 2 + W / 2))
 steel = mbs.materials.LinearElastic(E=210e9 * 300, nu=0.3, density=7850.0)  # near-rigid
 rotor = mbs.Body(mesh, steel, mbs.frames.Stationary((0, 0, 1), 0.0), degree=2)
