@@ -228,6 +228,44 @@ class _Tracker:
         self.speeds.append(float(speed))
 
 
+class _BorderedTerms:
+    """The bordered pencil of the elastic modes (:meth:`RigidSubspace.border`) of a combined
+    sweep pencil as constant matrices with the speed's coefficients: the border (rigid
+    motions held) goes with K_0, the other terms are padded with zeros; so that free rigid
+    motions (a rotor on radial bearings: its torsion and axial motion) keep the sweep's one
+    factorization and carried products."""
+
+    def __init__(self, rigid, sp: SweepPencil):
+        self.K0b = rigid.padded(sp.K0, sp.M, border=True)
+        self.G0b, self.Mb = rigid.padded(sp.G0, sp.M), rigid.padded(sp.M, sp.M)
+        self.K2b, self.G1b = rigid.padded(sp.K2, sp.M), rigid.padded(sp.G1, sp.M)
+        self.extra = [(which, name, rigid.padded(B, sp.M), f) for which, name, B, f in
+                      sp.extra]
+        self.K, self.G = self.K0b.duplicate(), self.G0b.duplicate()
+
+    def __call__(self, speed: float):
+        """(K, G, M, terms) of the bordered pencil at ``speed``."""
+        from petsc4py import PETSc as _P
+
+        sub = _P.Mat.Structure.SUBSET_NONZERO_PATTERN
+        t = {"K": [("K0", self.K0b, 1.0), ("K2", self.K2b, speed * speed)],
+             "G": [("G0", self.G0b, 1.0), ("G1", self.G1b, speed)],
+             "M": [("M", self.Mb, 1.0)]}
+        for which, name, B, f in self.extra:
+            t[which].append((name, B, f(speed)))
+        for out, key in ((self.K, "K"), (self.G, "G")):
+            out.zeroEntries()
+            for _, X, c in t[key]:
+                if c != 0.0:
+                    out.axpy(c, X, structure=sub)
+        return self.K, self.G, self.Mb, t
+
+    def destroy(self) -> None:
+        for X in [self.K0b, self.G0b, self.Mb, self.K2b, self.G1b, self.K, self.G] + \
+                [B for _, _, B, _ in self.extra]:
+            X.destroy()
+
+
 def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
              t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
              damping: Optional[bool] = None, whirl_tol: float = 0.25,
@@ -319,6 +357,7 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     free = red.n_reduced - (rigid.dim if rigid is not None else 0)
     extra = speed_terms(system, damping)
     sweep_pencil = SweepPencil(pencil, W, extra)
+    bordered = None
     solver = SubspaceSolver(comm, m, checks.real(shift, "shift"), tol,
                             extra=min(max(4, m // 2), free - m))
     try:
@@ -331,7 +370,12 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
                 if i == 0:
                     log.info("%d free rigid-body motion(s) left out of the elastic modes",
                              rigid.dim)
-                lam, bvecs = solver.solve(*rigid.border(Kr, Gr, Mr))
+                if bordered is None and sweep_pencil.combined:
+                    bordered = _BorderedTerms(rigid, sweep_pencil)
+                if bordered is not None:
+                    lam, bvecs = solver.solve(*bordered(float(speed)))
+                else:
+                    lam, bvecs = solver.solve(*rigid.border(Kr, Gr, Mr))
                 vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr))
                         for xr, xi in bvecs]
                 for xr, xi in bvecs:
@@ -364,6 +408,8 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         sweep_pencil.destroy()
         for _, _, B, _ in extra:
             B.destroy()
+        if bordered is not None:
+            bordered.destroy()
         if rigid is not None:
             rigid.destroy()
     return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm, stationary)

@@ -340,15 +340,18 @@ def _mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
 class _Solver:
     """The frequency-domain solves at any speed (module docstring)."""
 
-    def __init__(self, sweep: SweepPencil, f: np.ndarray, comm, shift: float, tol: float,
-                 speed: float, max_iter: int = 40):
+    def __init__(self, sweep: SweepPencil, f: np.ndarray, probes: np.ndarray, comm,
+                 shift: float, tol: float, speed: float, max_iter: int = 40):
         self.sweep, self.comm, self.tol, self.max_iter = sweep, comm, tol, max_iter
         self.f = f                    # local rows of (Re f, Im f), per Omega^2
+        self.P = probes               # local rows of the probes' functionals (n, 2 probes)
+        self._px = None
         self.space = _Space(comm)
         self.factor = ShiftedFactor(comm, shift)
         K, G, M = sweep(speed)        # P = K + s G + s^2 M of the pencil at ``speed``
         self.factor.update(K, G, M)
         self.stats = {"solves": 1, "columns": 0, "evaluations": 0}
+        self._fp = None
         self._grow(self.factor.solve(np.column_stack(f)), speed)
 
     def _terms(self, speed):
@@ -367,35 +370,52 @@ class _Solver:
         self.stats["columns"] += self.space.extend(
             W, {n: A for key in "KGM" for n, A, _ in t[key]})
 
-    def solve(self, speed: float) -> np.ndarray:
-        """The reduced response's coefficients' local rows: x = X y (complex local rows)."""
+    def probes(self, speed: float, check: bool = True) -> np.ndarray:
+        """The probes' complex values (probes, 2) at ``speed``: with ``check``, the speed's
+        solve checked and corrected (:meth:`solve`); without, the projected solve in the
+        space as it is (small dense algebra only: the refinement of a peak between speeds
+        the space has converged at)."""
         self.stats["evaluations"] += 1
         if speed == 0.0:
-            return np.zeros(self.space.X.shape[0], dtype=complex)
-        w = float(speed)
+            return np.zeros(self.P.shape[0] // 2 * 2, dtype=complex).reshape(-1, 2)
+        y = self._solve(float(speed), check)
+        sp = self.space
+        if self._px is None or self._px.shape[1] != sp.X.shape[1]:
+            self._px = sp.dots(self.P, sp.X)       # (probe functionals) x (columns)
+        return (self._px @ y).reshape(-1, 2)
+
+    def _solve(self, w: float, check: bool) -> np.ndarray:
+        """The coefficients y of the response X y at ``w`` (module docstring)."""
         for _ in range(self.max_iter):
             t = self._terms(w)
             sp = self.space
             k = sp.X.shape[1]
+            if self._fp is None or self._fp.shape[0] != k:   # X^T f, kept while X stays
+                self._fp = sp.dots(sp.X, np.column_stack(self.f))
             Z = np.zeros((k, k), dtype=complex)
             for key, fac in (("K", 1.0), ("G", 1j * w), ("M", -w * w)):
                 for name, _, c in t[key]:
                     Z += fac * c * sp.proj[name]
-            fp = w * w * (sp.dots(sp.X, self.f[0]) + 1j * sp.dots(sp.X, self.f[1]))
+            fp = w * w * (self._fp[:, 0] + 1j * self._fp[:, 1])
             y = sp.mpi.bcast(np.linalg.solve(Z, fp) if sp.mpi.rank == 0 else None, root=0)
-            r = -w * w * (self.f[0] + 1j * self.f[1])
+            if not check:
+                return y
+            Y = np.column_stack([y.real, y.imag])   # real products: no complex copies of X
+            R = -w * w * np.column_stack(self.f)     # (Re r, Im r)
             for key, fac in (("K", 1.0), ("G", 1j * w), ("M", -w * w)):
                 for name, _, c in t[key]:
-                    r = r + fac * c * (sp.prods[name] @ y)
-            x = sp.X @ y
-            W = self.factor.solve(np.column_stack([r.real, r.imag]))
+                    P = sp.prods[name] @ Y
+                    a = fac * c
+                    R[:, 0] += a.real * P[:, 0] - a.imag * P[:, 1]
+                    R[:, 1] += a.real * P[:, 1] + a.imag * P[:, 0]
+            W = self.factor.solve(R)
             self.stats["solves"] += 1
             err = np.sqrt(sp.mpi.allreduce(float(np.sum(W ** 2)), op=MPI.SUM))
-            nx = np.sqrt(sp.mpi.allreduce(float(np.sum(np.abs(x) ** 2)), op=MPI.SUM))
+            nx = float(np.linalg.norm(y))   # X has orthonormal columns: ||X y|| = ||y||
             if err <= self.tol * max(nx, 1e-300):
-                return x
+                return y
             if self.space.extend(W, {n: A for key in "KGM" for n, A, _ in t[key]}) == 0:
-                return x
+                return y
             self.stats["columns"] += 2
         raise RuntimeError(f"unbalance response at {w:g} rad/s: not converged in "
                            f"{self.max_iter} corrections (residual {err:.3e} of the response)")
@@ -468,16 +488,14 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
     f = [reduced(v) for v in sites.f]
     probes_r = [[reduced(v) for v in pair] for pair in sites.probes]
     s = float(np.mean(np.abs(W))) if shift is None else checks.real(shift, "shift")
-    solver = _Solver(sweep, f, comm, s if s > 0.0 else 1.0, tol, float(W[len(W) // 2]))
-    mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
-
-    def read(x: np.ndarray) -> np.ndarray:
-        loc = np.array([[np.dot(p, x) for p in pair] for pair in probes_r])
-        return mpi.allreduce(loc, op=MPI.SUM)
-
+    P = np.column_stack([p for pair in probes_r for p in pair])
+    solver = _Solver(sweep, f, P, comm, s if s > 0.0 else 1.0, tol, float(W[len(W) // 2]))
     try:
-        out = np.array([read(solver.solve(float(w))) for w in W])
-        peaks = _peaks(W, out, lambda w: read(solver.solve(w)), directions) if refine else []
+        out = np.array([solver.probes(float(w)) for w in W])
+        # between the speeds the space has converged at: projected solves, each peak's
+        # final speed checked
+        peaks = _peaks(W, out, lambda w, check=False: solver.probes(w, check),
+                       directions) if refine else []
         stats = dict(solver.stats)
     finally:
         solver.destroy()
@@ -512,7 +530,9 @@ def _peaks(W: np.ndarray, R: np.ndarray, evaluate, directions=("x", "y", "major"
                     continue
                 res = minimize_scalar(lambda w: -amp(w, j, d), bounds=(Ws[i - 1], Ws[i + 1]),
                                       method="bounded", options={"xatol": 1e-9 * Ws[i + 1]})
-                nc, peak = float(res.x), -float(res.fun)
+                nc = float(res.x)
+                X = evaluate(nc, True)[j]     # checked (and corrected) at the peak
+                peak = float(_major(X[None, :])[0]) if d == 2 else float(abs(X[d]))
                 half = peak / math.sqrt(2.0)
 
                 def f(w):
