@@ -25,7 +25,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
-from dolfinx_mbs.bodies.attachments import Bearing, Disk
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
@@ -461,3 +461,14 @@ class Model:
         :func:`dolfinx_mbs.rotors.critical_speed_map`."""
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
+
+    def unbalance(self, on, m_e: float, phase: float = 0.0) -> Unbalance:
+        """An unbalance ``m_e`` (kg m) at ``phase`` (rad) on the journal of ``on`` (a disk or
+        a bearing) for time integration: its turning force follows the stationary frame's
+        spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
+        :class:`dolfinx_mbs.bodies.Unbalance`; :meth:`unbalance_response` is the frequency
+        domain's."""
+        if not isinstance(on, (Disk, Bearing)):
+            raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
+        self._check_body(on.body)
+        return self._attach(Unbalance(on, m_e, phase))

@@ -324,3 +324,60 @@ def test_case_file_with_bearings_disks_and_unbalance():
     for p in peaks:
         assert np.min(np.abs(crit - p["speed"])) < 2e-3 * p["speed"], (p, crit)
         assert p["amplification"] > 2.5
+
+
+# -- run-up in time ------------------------------------------------------------------------------
+@pytest.mark.slow  # 1500 time steps: about 3 minutes on a loaded 2-core machine
+def test_run_up_through_the_critical_speed():
+    """A run-up of the stiff rotor through its critical speed, the speed prescribed (a
+    stationary frame whose rate is a function of time) and the unbalance turning with it,
+    integrated in time: the disk's motion against the damped Jeffcott rotor's equations
+    m x'' + 2c x' + 2k x = F(t) (F the unbalance force at the spin law's angle, rate and
+    acceleration) integrated by scipy; the largest amplitude of the passage within 2 %."""
+    from scipy.integrate import solve_ivp
+
+    from dolfinx_mbs.forms.stationary import unbalance_force
+
+    rho, kb, cb, me = 10.0, 2e6, 400.0, 2e-4
+    a, b, T = 400.0, 1400.0, 0.15                      # rad/s, rad/s, s
+
+    def rate(t):
+        return a + (b - a) * min(t, T) / T
+
+    frame = mbs.frames.Stationary((0, 0, 1), rate, acceleration=lambda t: (b - a) / T,
+                                  angle=lambda t: a * t + 0.5 * (b - a) * t * t / T)
+    cuts = (L_J / 2 - W_J / 2, L_J / 2 + W_J / 2)
+    mesh, _, facets = meshes.shaft(MPI.COMM_WORLD, L_J, 0.03, 0.025, cuts)
+    law = mbs.materials.LinearElastic(E=STEEL["E"] * 300, nu=0.3, density=rho)
+    body = mbs.Body(mesh, law, frame, degree=2)
+    model = mbs.Model([body])
+    for tag in (meshes.BEARING_A, meshes.BEARING_B):
+        model.bearing(body, facets=(facets, tag), kxx=kb, kyy=kb, cxx=cb, cyy=cb)
+    disk = model.disk(body, facets=(facets, meshes.SHAFT_SEGMENT + 1), mass=5.0,
+                      polar=0.025, diametral=0.0127)
+    model.unbalance(disk, me, 0.0)
+    m = 5.0 + rho * section(mesh)[0] * L_J
+    jm = model.assembly.body_operators[0].rotor.maps[id(disk)]
+    hist = []
+
+    def record(t, u, v):
+        r0, r1 = u.getOwnershipRange()
+        own = (jm.index >= r0) & (jm.index < r1)
+        x = u.getArray(readonly=True)[jm.index[own] - r0]
+        hist.append((t, MPI.COMM_WORLD.allreduce(float(jm.L[0, own] @ x), op=MPI.SUM)))
+
+    dt = 2 * np.pi / b / 40
+    model.integrate(t_end=T, dt=dt, callback=record, energy=False)
+    t_fe, x_fe = np.array(hist).T
+
+    def rhs(t, y):
+        th = a * t + 0.5 * (b - a) * t * t / T
+        F = unbalance_force(me, 0.0, th, rate(t), (b - a) / T)
+        return [y[1], (F[0] - 2 * cb * y[1] - 2 * kb * y[0]) / m]
+
+    ref = solve_ivp(rhs, (0.0, T), [0.0, 0.0], t_eval=t_fe, rtol=1e-10, atol=1e-14)
+    x_ref = ref.y[0]
+    assert abs(np.abs(x_fe).max() - np.abs(x_ref).max()) < 2e-2 * np.abs(x_ref).max(), \
+        (np.abs(x_fe).max(), np.abs(x_ref).max())
+    # the passage happens at the same time (the peaks within one step of the record)
+    assert abs(t_fe[np.argmax(np.abs(x_fe))] - t_fe[np.argmax(np.abs(x_ref))]) < 0.02 * T

@@ -35,7 +35,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import compat
 from dolfinx_mbs.assembly.body_loads import assembled
 from dolfinx_mbs.assembly.operator_memory import assemble_into
-from dolfinx_mbs.bodies.attachments import Bearing, Disk
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.forms import stationary as S
 from dolfinx_mbs.frames.axis import ConstantSpin
 from dolfinx_mbs.frames.base import FrameState
@@ -239,7 +239,10 @@ class RotorTerms:
         self.body = body
         frame = body.frame
         self.stationary = isinstance(frame, Stationary)
-        atts = list(getattr(body, "attachments", ()))
+        every = list(getattr(body, "attachments", ()))
+        #: time-domain unbalances (on journals of this body's attachments)
+        self.unbalances: List[Unbalance] = [a for a in every if isinstance(a, Unbalance)]
+        atts = [a for a in every if not isinstance(a, Unbalance)]
         if not self.stationary and not isinstance(frame, ConstantSpin):
             raise ValueError(f"body {body.name!r}: bearings and disks need a spin axis: put the "
                              "body in a frames.Stationary (or frames.ConstantSpin) frame")
@@ -247,9 +250,9 @@ class RotorTerms:
             raise ValueError(f"body {body.name!r}: rotors (stationary frame, bearings, disks) "
                              "are 3D bodies")
         disks = [a for a in atts if isinstance(a, Disk)]
-        if disks and not self.stationary:
-            raise ValueError(f"disk {disks[0].name!r}: rigid disks need the body in a "
-                             "frames.Stationary frame")
+        if (disks or self.unbalances) and not self.stationary:
+            raise ValueError(f"{(disks + self.unbalances)[0].name!r}: rigid disks and "
+                             "unbalances need the body in a frames.Stationary frame")
         self.axis, self.center = frame.axis.copy(), frame.pivot.copy()
         self.basis = np.vstack([transverse_basis(self.axis), self.axis[None, :]])
         if self.stationary:
@@ -280,8 +283,9 @@ class RotorTerms:
 
     @property
     def varies(self) -> bool:
-        """True when the terms change in time (a run-up: a spin rate that is a function)."""
-        return self.stationary and not self.body.frame.time_invariant
+        """True when the terms change in time (a run-up: a spin rate that is a function; an
+        unbalance's turning force)."""
+        return self.stationary and (not self.body.frame.time_invariant or bool(self.unbalances))
 
     # -- set-up ---------------------------------------------------------------------------
     def created(self, A: PETSc.Mat, form) -> PETSc.Mat:
@@ -419,11 +423,23 @@ class RotorTerms:
         return out
 
     def add_loads(self, Q: PETSc.Vec, state: FrameState) -> None:
-        """Add the centrifugal load Omega^2 q of a stationary frame to ``Q``."""
-        if self.stationary:
-            w = self._rate(state)
-            if w != 0.0:
-                Q.axpy(w * w, self._loads["centrifugal"])
+        """Add the centrifugal load Omega^2 q of a stationary frame and the unbalances'
+        forces at ``state`` to ``Q`` (owned values)."""
+        if not self.stationary:
+            return
+        w = self._rate(state)
+        if w != 0.0:
+            Q.axpy(w * w, self._loads["centrifugal"])
+        if not self.unbalances:
+            return
+        arr = Q.getArray()
+        r0, r1 = Q.getOwnershipRange()
+        for u in self.unbalances:
+            F = S.unbalance_force(u.m_e, u.phase, float(getattr(state, "angle", 0.0)), w,
+                                  float(getattr(state, "spin_acceleration", 0.0)))
+            jm = self.maps[id(u.on)]
+            own = (jm.index >= r0) & (jm.index < r1)
+            arr[jm.index[own] - r0] += F[0] * jm.L[0, own] + F[1] * jm.L[1, own]
 
     def destroy(self) -> None:
         for X in list(self._units.values()) + list(self._loads.values()) + \

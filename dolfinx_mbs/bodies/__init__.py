@@ -1,7 +1,7 @@
 """Elastic bodies: a mesh (or the user's space), a material and a frame; the loads applied to
 them and the user's own forms."""
 
-from dolfinx_mbs.bodies.attachments import Bearing, Disk
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.bodies.loads import (
     AppliedLoads,
@@ -25,6 +25,7 @@ __all__ = [
     "Load",
     "locate_node",
     "TimeVector",
+    "Unbalance",
     "UserForms",
     "VectorLike",
 ]

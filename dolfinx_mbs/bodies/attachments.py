@@ -19,7 +19,7 @@ import numpy as np
 from dolfinx_mbs import checks
 from dolfinx_mbs.bodies.loads import facet_measure
 
-__all__ = ["Bearing", "Disk", "COEFFICIENTS"]
+__all__ = ["Bearing", "Disk", "Unbalance", "COEFFICIENTS"]
 
 #: the eight coefficients of a bearing, in the order of its 2 x 2 matrices (K, then C)
 COEFFICIENTS = ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy")
@@ -200,3 +200,29 @@ class Disk(_Attachment):
 
     def __repr__(self) -> str:
         return f"Disk({self.name!r} on {self.body.name!r}, m={self.mass:g})"
+
+
+class Unbalance:
+    """An unbalance on a disk (or a bearing's journal) for time integration: its force
+    m_e (Omega^2 cos(phi) + Omega' sin(phi), Omega^2 sin(phi) - Omega' cos(phi)), phi = spin
+    angle + ``phase`` (:func:`dolfinx_mbs.forms.stationary.unbalance_force`), acts on the
+    journal's mean motion at every time of a stationary frame's spin law (a run-up).
+
+    Args:
+        on: the :class:`Disk` or :class:`Bearing` whose journal carries it.
+        m_e: mass times eccentricity (kg m).
+        phase: its angle from the frame's e1 at spin angle 0 (rad).
+    """
+
+    kind = "unbalance"
+
+    def __init__(self, on, m_e: float, phase: float = 0.0):
+        if not isinstance(on, (Disk, Bearing)):
+            raise TypeError(f"an unbalance acts on a disk or a bearing's journal, got {on!r}")
+        self.on, self.body = on, on.body
+        self.m_e = checks.real(m_e, "m_e")
+        self.phase = checks.real(phase, "phase")
+        self.name = f"unbalance on {on.name}"
+
+    def __repr__(self) -> str:
+        return f"Unbalance({self.m_e:g} kg m at {self.phase:g} rad on {self.on.name!r})"
