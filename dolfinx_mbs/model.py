@@ -36,9 +36,9 @@ from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
+from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.rotors import critical as rotor_critical
 from dolfinx_mbs.rotors import unbalance as rotor_unbalance
-from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
 from dolfinx_mbs.systems.hamilton import HamiltonSystem
 from dolfinx_mbs.systems.multipliers import SaddlePoint
