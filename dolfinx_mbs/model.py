@@ -25,7 +25,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
-from dolfinx_mbs.bodies.body import Body
+from dolfinx_mbs.bodies.body import Body, name_bodies
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
 from dolfinx_mbs.constraints import joints, reactions
@@ -62,6 +62,7 @@ class Model:
             raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body")
         if len({id(b) for b in bodies}) != len(bodies):
             raise ValueError("a body appears twice in the model")
+        name_bodies(bodies)  # the unnamed ones by their place here: body0, body1, ...
         names = [b.name for b in bodies]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # the names label output files: one body's file would overwrite another's
