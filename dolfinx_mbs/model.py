@@ -197,7 +197,7 @@ class Model:
 
     def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
                            name: Optional[str] = None) -> VelocityRows:
-        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``theory.md`` section 5),
+        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
         integrator's first-order form then runs on (q, w), w the independent velocities
         (:mod:`dolfinx_mbs.systems.velocity`), without multipliers.
@@ -408,7 +408,8 @@ class Model:
 
     def campbell(self, speeds, n: int = 6, **kwargs):
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
-        frames: see :func:`dolfinx_mbs.campbell.campbell`."""
+        frames: see :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
+        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")

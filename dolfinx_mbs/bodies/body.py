@@ -72,7 +72,7 @@ class Body:
         name: label used in output and messages (output files are ``<stem>_<name>``); None:
             ``"body<i>"``, i the body's index in the model it joins (:func:`name_bodies`).
         stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
-            (``theory.md`` section 3).
+            (``docs/theory.md`` section 3).
 
             ``"prestress"``: the geometric stiffness of the steady stress of the centrifugal
             load, of gravity and of the origin's acceleration (a hub offset: the spin axis
@@ -417,8 +417,8 @@ class Body:
         return self.frame_load_form() + self.applied_load_form()
 
     def momentum_forms(self) -> dict:
-        """Hamilton's form (theory.md section 4): ``momentum_offset`` pi_0 and ``momentum_load``
-        h, which replace the frame inertia load of the second-order form."""
+        """Hamilton's form (docs/theory.md section 4): ``momentum_offset`` pi_0 and
+        ``momentum_load`` h, which replace the frame inertia load of the second-order form."""
         v = ufl.TestFunction(self.V)
         return {
             "momentum_offset": F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),

@@ -123,7 +123,7 @@ class LinearRows(Constraint):
 
 
 class VelocityRows(Constraint):
-    """Velocity constraints ``B(t) Delta' = c(t)`` (``theory.md`` section 5: B Delta' + b = 0
+    """Velocity constraints ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5: B Delta' + b = 0
     with b = -c), nonholonomic ones included: they restrict the velocities, not the
     coordinates. :class:`dolfinx_mbs.constraints.maggi.MaggiReducer` does not eliminate them;
     :mod:`dolfinx_mbs.systems.velocity` builds the velocity basis from them.

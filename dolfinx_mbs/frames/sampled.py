@@ -9,7 +9,7 @@ Rotations are interpolated on SO(3) through unit quaternions: the quaternions of
 signs chosen so that neighbours are close, are spline functions of time p(t) (each of the four
 components; scipy's ``make_interp_spline`` of degree 5, or ``make_smoothing_spline``) and
 R(t) is the rotation of p / |p|. The local angular velocity and acceleration of that curve are
-exact (``theory.md`` section 1, Hamilton's quaternion product, vector part ``vec``):
+exact (``docs/theory.md`` section 1, Hamilton's quaternion product, vector part ``vec``):
 
     omega = 2 vec(p* p') / |p|^2,
     alpha = 2 vec(p* p'') / |p|^2 - 4 (p . p') vec(p* p') / |p|^4.
