@@ -110,9 +110,10 @@ def test_only_omega_given_and_splines():
     from scipy.interpolate import make_interp_spline
 
     f = planar(omega=lambda t: turn(t)[1])
-    for t in (0.1, 0.15, 0.2):
+    # at rest before the turn omega is 1e-11 with round-off 1e-14 (1 - tanh^2): still resolved
+    for t in (0.0, 0.008, 0.1, 0.15, 0.2):
         assert f.state(t).omega[2] == turn(t)[1]
-        assert abs(f.state(t).alpha[2] - turn(t)[2]) <= 1e-7 * TURN / TAU**2
+        assert abs(f.state(t).alpha[2] - turn(t)[2]) <= 1e-7 * TURN / TAU**2, t
     ts = np.linspace(0.0, 1.0, 41)
     theta = make_interp_spline(ts, np.sin(3 * ts), k=5)
     path = make_interp_spline(ts, np.stack([np.cos(ts), ts**2], axis=1), k=5)
@@ -183,6 +184,12 @@ def test_given_derivatives_refused_where_they_cannot_apply():
         mbs.frames.Planar(theta=0.3, origin=(1.0, 0.0), origin_velocity=(0.0, 1.0))
     with pytest.raises(ValueError, match=r"omega\(t=0.1\) = \[-?[0-9.e+-]+\] does not match"):
         planar(omega=lambda t: -turn(t)[1]).state(0.1)  # a sign slip
+    # a motion that starts at rest: checked at every state until it moves
+    slip = planar(omega=lambda t: -turn(t)[1])
+    assert slip.state(0.0).omega[2] == -turn(0.0)[1]  # 1e-12: nothing to tell
+    with pytest.raises(ValueError, match=r"omega\(t=0.15\) = \[-25\] does not match the "
+                                         r"derivative of the motion, \[25\]"):
+        slip.state(0.15)
 
 
 def test_not_smooth_still_refused():

@@ -16,9 +16,11 @@ A frame's state needs the first two time derivatives of its motion (``docs/theor
    ``Polynomial``); its own derivatives are used.
 3. extrapolated central differences (:func:`derivatives`), with an error estimate that is checked.
 
-Given derivatives are compared once, at the first time the state is asked for, with the
-numerical derivatives of the positions (where those can be computed): a sign, an axis or a unit
-that does not match the motion is refused there rather than integrated.
+Given derivatives are compared with the numerical derivatives of the positions (where those
+can be computed) at the times the state is asked for, until each has been compared once where it
+is not negligible (above :data:`CHECKED_ABOVE`): a sign, an axis or a unit that does not match
+the motion is refused there rather than integrated, and a motion that starts at rest is checked
+once it moves.
 
 The differencing step is chosen from the profile. Central differences at the steps h0, h0/1.6,
 h0/1.6^2, ... are extrapolated (a Neville tableau) until they stop improving, and the estimate
@@ -52,6 +54,8 @@ STEP_FACTOR = 10.0
 STEPS_TRIED = 7
 #: relative tolerance of the first derivative's error estimate (the second's: 100 times it)
 RTOL = 1e-7
+#: a given derivative is compared with the motion's at each state until it exceeds this once
+CHECKED_ABOVE = 1e-2
 
 _EZ = np.array([0.0, 0.0, 1.0])
 
@@ -106,17 +110,19 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
     return best, err
 
 
-def _at_step(f, t: float, h0: float, what: str, rtol: float, second: bool, h_ref: float):
+def _at_step(f, t: float, h0: float, what: str, rtol: float, second: bool, h_ref: float,
+             size: Optional[float] = None):
     """The derivatives of ``f`` at ``t`` from the first step ``h0``.
 
     Returns ``(d1, d2)`` (``d2`` None unless ``second``) or raises :class:`_Unresolved`. A
     derivative that vanishes is judged against the next lower one over ``h_ref`` (the first
-    step of the ladder, so that a smaller step is not judged more leniently).
+    step of the ladder, so that a smaller step is not judged more leniently), the function's
+    own size being ``size`` (default ``|f(t)|``).
     """
     g = _sampled_for(f, t, h0, what)
     d1, e1 = _richardson(g, t, h0, 1)
     d2, e2 = _richardson(g, t, h0, 2) if second else (None, np.zeros(1))
-    f0 = np.abs(np.asarray(f(t), dtype=float)).max()
+    f0 = np.abs(np.asarray(f(t), dtype=float)).max() if size is None else size
     scale1 = max(np.abs(d1).max(), f0 / h_ref, 1e-6)
     scale2 = max(np.abs(d2).max(), scale1 / h_ref, 1e-6) if second else 1.0
     if np.max(e1) > rtol * scale1 or np.max(e2) > rtol * scale2 * 1e2:
@@ -182,6 +188,7 @@ def derivatives(f, t: float, what: str, time_scale: Optional[float] = None,
             at ``t``), or ``f`` fails at a sampled time (the first such failure, naming it).
     """
     start = FIRST_STEP if time_scale is None else 0.1 * float(time_scale)
+    size = _size(f, t, start)
     sample_error: Optional[_SampleError] = None
     last, h0 = "", start
     for k in range(STEPS_TRIED):
@@ -189,7 +196,7 @@ def derivatives(f, t: float, what: str, time_scale: Optional[float] = None,
         if k and h0 < 1e-8 * abs(t):  # t +/- h0 would no longer be resolved
             break
         try:
-            d1, d2 = _at_step(f, t, h0, what, rtol, second, start)
+            d1, d2 = _at_step(f, t, h0, what, rtol, second, start, size)
             return d1, d2, h0
         except _Unresolved as e:
             last = str(e)
@@ -201,6 +208,21 @@ def derivatives(f, t: float, what: str, time_scale: Optional[float] = None,
         f"the derivatives of {what} at t={t:g} could not be computed reliably: the extrapolated "
         f"differences do not converge from any first step between {start:g} s and {h0:g} s "
         f"({last}): is the motion smooth near t? Give {given} explicitly")
+
+
+def _size(f, t: float, h: float) -> float:
+    """The largest magnitude of ``f`` at ``t`` and ``t +/- h`` (where it is defined).
+
+    A derivative that vanishes at ``t`` is judged against it: where ``f`` itself vanishes at
+    ``t`` but not nearby (a rate before a turn), its round-off is that of its size nearby.
+    """
+    size = float(np.abs(np.asarray(f(t), dtype=float)).max())
+    for s in (t - h, t + h):
+        try:
+            size = max(size, float(np.abs(np.asarray(f(s), dtype=float)).max()))
+        except (ValueError, TypeError, ArithmeticError):
+            pass
+    return size if np.isfinite(size) else 0.0
 
 
 def _sampled_for(f, t, h0, what: str):
@@ -307,14 +329,17 @@ def _pair(first, second, names: tuple[str, str]):
 def _mismatch(label: str, t: float, given: np.ndarray, numeric: np.ndarray) -> Optional[str]:
     """Why a given derivative disagrees with the positions', or None.
 
-    They agree within 0.1 % of the larger, or 1e-5 absolute.
+    They agree within 0.1 % of the larger, plus 1e-5.
     """
     given, numeric = np.atleast_1d(given), np.atleast_1d(numeric)
     tol = 1e-3 * max(np.abs(given).max(), np.abs(numeric).max()) + 1e-5
     if np.abs(given - numeric).max() <= tol:
         return None
-    return (f"{label}(t={t:g}) = {checks.shown(given.round(12))} does not match the "
-            f"derivative of the motion, {checks.shown(numeric.round(6))} (differences)")
+
+    def text(x):
+        return "[" + ", ".join(f"{v:.7g}" for v in x) + "]"
+    return (f"{label}(t={t:g}) = {text(given)} does not match the derivative of the motion, "
+            f"{text(numeric)} (differences)")
 
 
 class Prescribed(Frame):
@@ -347,7 +372,8 @@ class Prescribed(Frame):
         TypeError: ``rotation`` or ``origin`` not callable.
         ValueError: ``time_scale`` not positive, ``R(0)`` not a rotation, a second derivative
             given without the first. Given derivatives that do not match the motion raise at
-            the first :meth:`state` (a ValueError naming both).
+            the first :meth:`state` where they can be told apart (a ValueError naming both;
+            module docstring).
     """
 
     def __init__(self, rotation: Callable[[float], np.ndarray],
@@ -362,6 +388,7 @@ class Prescribed(Frame):
         self._set_time_scale(time_scale)
         self.tol = float(orthonormality_tol)
         self._omega, self._alpha = _pair(omega, alpha, ("omega", "alpha"))
+        self._pending |= {n for n, x in (("omega", omega), ("alpha", alpha)) if x is not None}
         _check_rotation(rotation(0.0), 0.0, self.tol)
 
     def _set_time_scale(self, time_scale) -> None:
@@ -374,6 +401,9 @@ class Prescribed(Frame):
         if origin is not None and not callable(origin):
             raise TypeError(f"origin must be a callable t -> vector or None, got {origin!r}")
         self._origin = origin
+        #: the user's derivatives not yet compared with the motion where they are not negligible
+        self._pending = {n for n, x in (("origin_velocity", velocity),
+                                        ("origin_acceleration", acceleration)) if x is not None}
         if origin is not None and velocity is None:  # a spline's own derivatives
             velocity = _spline_derivative(origin, 1)
             if velocity is not None and acceleration is None:
@@ -383,8 +413,6 @@ class Prescribed(Frame):
         if origin is None and self._velocity is not None:
             raise ValueError("origin_velocity= and origin_acceleration= need a moving origin= "
                              "(t -> r_O)")
-        #: the given derivatives are compared with the motion's at the first state asked for
-        self._unchecked = True
 
     def _R(self, t):
         return _check_rotation(self._rotation(t), t, self.tol)
@@ -438,23 +466,34 @@ class Prescribed(Frame):
             "origin_velocity", self.time_scale, second=False, given="origin_acceleration=")
         return v, a
 
-    def _check_origin_given(self, t: float, v: np.ndarray, a: np.ndarray) -> list:
-        if self._velocity is None:
-            return []
-        try:
-            vn, an, _ = derivatives(self._r, t, "origin", self.time_scale)
-        except ValueError:
-            return []  # the positions cannot be differenced here: nothing to compare with
-        bad = [_mismatch("origin_velocity", t, v, vn)]
-        if self._acceleration is not None:
-            bad.append(_mismatch("origin_acceleration", t, a, an))
-        return bad
+    def _verify(self, t: float, given: dict, numeric: Callable[[], tuple]) -> None:
+        """Compare the given derivatives still pending with the motion's; refuse a mismatch.
 
-    def _refuse(self, bad: list) -> None:
-        bad = [b for b in bad if b]
+        ``given`` maps names to values at ``t``, ``numeric()`` gives the motion's values in the
+        same order. A derivative leaves the pending set once compared where it is not negligible.
+        """
+        names = [n for n in given if n in self._pending]
+        if not names:
+            return
+        try:
+            found = dict(zip(given, numeric()))
+        except ValueError:
+            return  # the positions cannot be differenced here: nothing to compare with
+        bad = []
+        for n in names:
+            why = _mismatch(n, t, given[n], found[n])
+            if why:
+                bad.append(why)
+            elif max(np.abs(given[n]).max(), np.abs(found[n]).max()) > CHECKED_ABOVE:
+                self._pending.discard(n)
         if bad:
             raise ValueError("; ".join(bad) + ": check signs, axes, units (rad, rad/s) and "
                              "components (omega and alpha in local components)")
+
+    def _verify_origin(self, t: float, v: np.ndarray, a: np.ndarray) -> None:
+        if self._pending & {"origin_velocity", "origin_acceleration"}:
+            self._verify(t, {"origin_velocity": v, "origin_acceleration": a},
+                         lambda: derivatives(self._r, t, "origin", self.time_scale)[:2])
 
     @cached_state
     def state(self, t: float) -> FrameState:
@@ -464,18 +503,10 @@ class Prescribed(Frame):
         omega, alpha = self._rotation_rates(t, R)
         r = self._r(t)
         v, a = self._origin_rates(t)
-        if self._unchecked:
-            bad = self._check_origin_given(t, v, a)
-            if self._omega is not None:
-                try:
-                    wn, an = self._rotation_rates_from_positions(t, R)
-                    bad.append(_mismatch("omega", t, omega, wn))
-                    if self._alpha is not None:
-                        bad.append(_mismatch("alpha", t, alpha, an))
-                except ValueError:
-                    pass
-            self._refuse(bad)
-            self._unchecked = False
+        self._verify_origin(t, v, a)
+        if self._pending & {"omega", "alpha"}:
+            self._verify(t, {"omega": omega, "alpha": alpha},
+                         lambda: self._rotation_rates_from_positions(t, R))
         return FrameState(t=t, R=R, r_O=r, omega=omega, alpha=alpha, v_O=R.T @ v, a_O=R.T @ a)
 
 
@@ -497,7 +528,7 @@ class Planar(Prescribed):
     Raises:
         ValueError: ``omega``/``alpha`` with a fixed ``theta``, ``alpha`` without ``omega``,
             origin derivatives with a fixed origin; given derivatives that do not match the
-            motion at the first :meth:`state`.
+            motion, at the first :meth:`state` where they can be told apart.
     """
 
     def __init__(self, theta: Callable[[float], float] | float = 0.0,
@@ -505,6 +536,7 @@ class Planar(Prescribed):
                  time_scale: Optional[float] = None, *, omega=None, alpha=None,
                  origin_velocity=None, origin_acceleration=None):
         """Check the angle, the origin and their derivatives (the class's docstring)."""
+        given = {n for n, x in (("omega", omega), ("alpha", alpha)) if x is not None}
         if callable(theta):
             th = theta
             if omega is None:  # a spline's own derivatives
@@ -530,6 +562,7 @@ class Planar(Prescribed):
         super().__init__(self._rot, org, time_scale=time_scale,
                          origin_velocity=origin_velocity, origin_acceleration=origin_acceleration)
         self._rate, self._rate2 = _pair(omega, alpha, ("omega", "alpha"))
+        self._pending |= given
         self.time_invariant = (not callable(theta)) and (origin is None or not callable(origin))
 
     def _rot(self, t):
@@ -560,17 +593,9 @@ class Planar(Prescribed):
         R = rotation_about((0.0, 0.0, 1.0), th)
         r = self._r(t)
         v, a = self._origin_rates(t)
-        if self._unchecked:
-            bad = self._check_origin_given(t, v, a)
-            if self._rate is not None:
-                try:
-                    d1, d2, _ = derivatives(self._angle, t, "theta", self.time_scale)
-                    bad.append(_mismatch("omega", t, np.array([w]), d1))
-                    if self._rate2 is not None:
-                        bad.append(_mismatch("alpha", t, np.array([al]), d2))
-                except ValueError:
-                    pass
-            self._refuse(bad)
-            self._unchecked = False
+        self._verify_origin(t, v, a)
+        if self._pending & {"omega", "alpha"}:
+            self._verify(t, {"omega": np.array([w]), "alpha": np.array([al])},
+                         lambda: derivatives(self._angle, t, "theta", self.time_scale)[:2])
         return FrameState(t=t, R=R, r_O=r, omega=w * _EZ, alpha=al * _EZ,
                           v_O=R.T @ v, a_O=R.T @ a)
