@@ -20,7 +20,7 @@ The file (``demos/cases/*.toml`` are examples; README "Studies from the command 
     nu = 0.0
     density = "1 / (A * L)"
     [frame]                 # type: ConstantSpin, SpinUp, Planar, Prescribed, their arguments;
-    type = "ConstantSpin"   # expressions of t become functions of time (Planar's theta)
+    type = "ConstantSpin"   # expressions of t become functions of time (Planar's theta, omega)
     rate = 15.0
     [body]
     degree = 2
@@ -33,6 +33,9 @@ The file (``demos/cases/*.toml`` are examples; README "Studies from the command 
     probes = {tip = ["L", 0, 0]}
     [analysis.frequencies]
     n = 3
+    [analysis.transient]    # t_end, dt, probes, ...; output = "out/run" writes CSV and fields
+    t_end = 0.01
+    dt = 1e-5
 
 Every key is checked before anything is built: an unknown one raises :class:`CaseError` naming
 the file, the line and the key (with the nearest known key). The analyses live in
