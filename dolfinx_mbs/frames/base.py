@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional, Sequence
+from typing import Hashable, Optional, Sequence
 
 import numpy as np
 from dolfinx import fem
@@ -129,6 +129,16 @@ class Frame:
     def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def motion_key(self) -> Hashable:
+        """A key equal for frames that describe the same motion (see :func:`equal_motion`).
+
+        Built from the defining parameters of the analytic frames, read when asked (a frame's
+        parameters may be changed between solves). This default is the frame itself: a frame
+        given by the user's code (callables, a subclass) describes the same motion as itself
+        only.
+        """
+        return self
+
     def states(self, times: Sequence[float]) -> FrameStates:
         """The states at all ``times`` at once (:class:`FrameStates`); by :meth:`state` at each
         unless a frame has a closed form for arrays of times."""
@@ -161,6 +171,41 @@ class Frame:
 
         See :class:`FrameConstants`."""
         return FrameConstants(self, mesh)
+
+
+def equal_motion(a: Frame, b: Frame) -> bool:
+    """True when frames ``a`` and ``b`` describe the same motion.
+
+    The same R(t) and r_O(t) at every time, so the same :class:`FrameState`, whether or not
+    they are one object.
+
+    Decided by :meth:`Frame.motion_key`: equal defining parameters for the analytic frames
+    (:class:`~dolfinx_mbs.frames.ConstantSpin`, :class:`~dolfinx_mbs.frames.SpinUp`, also
+    with the axis and rate both reversed or the point given elsewhere on the axis; any two
+    at rest), equal samples for :class:`~dolfinx_mbs.frames.Sampled`, equal parts for
+    :class:`~dolfinx_mbs.frames.Composed`, and the identity of the object for frames given
+    by callables (:class:`~dolfinx_mbs.frames.Prescribed`, :class:`~dolfinx_mbs.frames.Planar`),
+    whose functions cannot be compared. Frames of one rigid motion seen in different constant
+    axes (the element frames of ``Model.tie(..., same_motion=True)``) do not count: their
+    local components differ.
+
+    Args:
+        a: a frame.
+        b: another frame.
+
+    Returns:
+        True for the same motion.
+    """
+    return a is b or a.motion_key() == b.motion_key()
+
+
+def key_floats(x) -> tuple:
+    """A vector as a tuple of Python floats (-0.0 made 0.0): a part of a motion key."""
+    return tuple(float(v) + 0.0 for v in np.asarray(x, dtype=float).ravel())
+
+
+#: the motion key of every frame at rest (R = I, r_O = 0 at all times)
+AT_REST = ("at rest",)
 
 
 class FrameConstants:

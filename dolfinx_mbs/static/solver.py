@@ -12,17 +12,19 @@ nonlinear strain, Newton's method (PETSc SNES, same prefix).
 from __future__ import annotations
 
 import weakref
-from typing import Optional
+from typing import Dict, List, Optional
 
 import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
-from dolfinx_mbs import compat
+from dolfinx_mbs import checks, compat
+from dolfinx_mbs.frames.base import equal_motion
 from dolfinx_mbs.petsc_options import SAME, SUBSET, SolverOptions, direct_lu
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
-__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress"]
+__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress",
+           "joined_bodies"]
 
 #: Options of the linear static solves: MUMPS counts null pivots (see :func:`null_pivots`);
 #: the database's options win
@@ -221,47 +223,177 @@ class StaticSolver:
         self.newton_iterations = its
 
 
-def prestress(assembly, reducer, solver: StaticSolver) -> None:
-    """Unit prestress fields of the bodies with ``stiffening="prestress"``: K u_c = q_c
-    (elastic stiffness, the constraints of ``reducer``) for each unit case c of
+def joined_bodies(reducer, space) -> List[List[int]]:
+    """The groups of bodies that the constraints of ``reducer`` join into one elastic system.
+
+    The connected groups of the graph whose edges are the reduced coordinates shared by
+    several bodies (a column of the null-space basis A with rows in two bodies). A body held
+    by rows of its own only (clamps, pins to the ground, prescribed motion) is a group by
+    itself. The same list on every rank (collective).
+
+    Args:
+        reducer: a :class:`~dolfinx_mbs.constraints.MaggiReducer` over ``space``.
+        space: the model's :class:`~dolfinx_mbs.assembly.FullSpace`.
+
+    Returns:
+        The groups, each a sorted list of body indices, in the order of their first body.
+    """
+    nb = len(space.bodies)
+    if nb == 1:
+        return [[0]]
+    A = reducer.A
+    indptr, cols, vals = A.getValuesCSR()
+    # the pattern of A with ones: a body's rows can sum to zero in a column (a tie's rotation)
+    P = PETSc.Mat().createAIJ(A.getSizes(), csr=(indptr, cols, np.ones_like(vals)),
+                              comm=space.comm)
+    P.assemble()
+    e, z = P.createVecLeft(), P.createVecRight()
+    first = np.full(z.getLocalSize(), -1, np.int64)   # the first body seen in each column
+    edges = set()
+    for ib in range(nb):
+        e.zeroEntries()
+        e.getArray()[space.offsets[ib]: space.offsets[ib + 1]] = 1.0
+        P.multTranspose(e, z)
+        touched = np.flatnonzero(z.getArray(readonly=True) > 0.0)
+        seen = first[touched]
+        edges.update((int(jb), ib) for jb in np.unique(seen[seen >= 0]))
+        first[touched[seen < 0]] = ib
+    for obj in (P, e, z):
+        obj.destroy()
+    parent = list(range(nb))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, j in sorted(set().union(*space.comm.allgather(edges))):
+        ri, rj = root(i), root(j)
+        parent[max(ri, rj)] = min(ri, rj)
+    groups: Dict[int, List[int]] = {}
+    for i in range(nb):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+def _refusal(bodies, groups, reducer) -> Optional[str]:
+    """Why the unit prestress fields cannot represent this model's steady stress, or None.
+
+    Joined bodies whose frames move differently, or constraint coefficients that change in
+    time.
+    """
+    for group in groups:
+        a = bodies[group[0]]
+        for i in group[1:]:
+            b = bodies[i]
+            if not equal_motion(a.frame, b.frame):
+                return (
+                    f"prestress stiffening: bodies {a.name!r} and {b.name!r} are joined by the "
+                    f"constraints but their frames describe different motions ({a.frame!r} "
+                    f"and {b.frame!r}). The steady stress of joined bodies moving differently "
+                    "takes the joints' forces from every frame's state (and, where the joint "
+                    "rows change in time, from the time), which each body's own unit cases "
+                    "cannot carry. Give joined bodies frames of equal motion "
+                    "(frames.equal_motion: one frame object, or equal parameters), or leave "
+                    "out stiffening='prestress'")
+    if reducer.rheonomic:
+        names = [c.name for c in reducer.constraints if c.time_dependent]
+        which = f"; constraints that change in time: {', '.join(names)}" if names else ""
+        return ("prestress stiffening: the constraints' coefficients change in time "
+                f"(rheonomic rows{which}); the unit prestress fields are solved once with the "
+                "constraints' null-space basis and would hold at one time only. Use constant "
+                "rows, or leave out stiffening='prestress'")
+    return None
+
+
+def prestress(assembly, reducer, solver: StaticSolver) -> List[List[int]]:
+    """Unit prestress fields of the bodies with ``stiffening="prestress"``.
+
+    K u_c = q_c (elastic stiffness, the constraints of ``reducer``) for each unit case c of
     ``Body.prestress_cases`` (centrifugal, gravity, constant applied loads; every body loaded
-    at once), then each body's geometric stiffness matrices."""
+    at once), then each body's geometric stiffness matrices.
+
+    A body's prestress at a frame state is the sum of its unit fields weighted by
+    ``Body.prestress_coefficient`` of its own frame's state. That is its steady stress when
+    every body it is joined to (:func:`joined_bodies`) moves as it does: bodies in frames of
+    equal motion (``frames.equal_motion``: one frame object or equal parameters) are one
+    motion, and the joints between them pass the forces of the whole group. Groups that no
+    constraint joins may move differently (each body clamped to its own frame, or to the
+    ground): the system is then block-diagonal over the groups, so the one solve per case
+    gives each group the fields of its own loads, weighted by its own frame's state.
+
+    Refused, on every call, with a NotImplementedError: joined bodies whose frames move
+    differently (their steady stress takes the joints' forces from both frames' states, and
+    for rheonomic joint rows from A(t) at the time asked: not a sum of each body's own unit
+    cases), and constraint coefficients that change in time (unit fields solved with A at
+    one time do not hold at another). Nothing is changed by a call that raises: the fields
+    and matrices are filled only once every case is solved.
+
+    Args:
+        assembly: the model's :class:`~dolfinx_mbs.assembly.Assembly`.
+        reducer: the Maggi reducer of the model's holonomic constraints.
+        solver: the model's static solver (its KSP factorizes the reduced elastic stiffness).
+
+    Returns:
+        The groups of two or more joined bodies of which one at least has prestress (lists
+        of body indices): their frame states must stay equal for the fields to hold.
+
+    Raises:
+        NotImplementedError: joined bodies whose frames move differently, or rheonomic
+            constraints (on every rank).
+        RuntimeError: a unit solve failed (a body not constrained against rigid motion).
+    """
     bodies, space = assembly.bodies, assembly.space
+    own = [b.prestress_cases() for b in bodies]
     cases = []
-    for b in bodies:
-        for c in b.prestress_cases():
-            b.prestress_fields[c] = fem.Function(b.V, name="u_prestress_" + "".join(
-                str(x) for x in c))
-            if c not in cases:
-                cases.append(c)
+    for c in (c for cs in own for c in cs):
+        if c not in cases:
+            cases.append(c)
     if not cases:
-        return
-    if len({id(b.frame) for b in bodies}) > 1:
-        raise NotImplementedError(
-            "prestress stiffening needs all bodies of the model in one frame (the "
-            "steady stress of bodies moving differently is not separable)")
+        return []
+    groups = [g for g in joined_bodies(reducer, space)
+              if len(g) > 1 and any(own[i] for i in g)]
+    checks.raise_everywhere(space.comm, _refusal(bodies, groups, reducer), NotImplementedError)
     ops = assembly.body_operators
     Kr = reducer.reduce(assembly.elastic(), key="Kel")
     ksp = solver.linear(Kr)
-    temps = [fem.Function(b.V) for b in bodies]
     x = space.create_vec()
     q = reducer.create_reduced_vec()
     br = reducer.create_reduced_vec()
-    for case in cases:
-        Q = space.gather([o.unit_prestress_load(case) for o in ops], x.duplicate())
-        reducer.project(Q, br)
-        ksp.solve(br, q)
-        reason = ksp.getConvergedReason()
-        if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
-            raise RuntimeError(
-                f"prestress solve failed (KSP reason {reason}): is every body constrained "
-                "against rigid motion?")
-        reducer.expand(q, out=x, homogeneous=True)
-        funcs = [b.prestress_fields.get(case, tmp) for b, tmp in zip(bodies, temps)]
-        space.scatter(x, funcs)
-    for o in ops:
-        if o.body.prestress_fields:
-            o.set_prestress()
+    solved = []
+    try:
+        for case in cases:
+            loads = [o.unit_prestress_load(case) for o in ops]
+            space.gather(loads, x)
+            for b in loads:
+                b.destroy()
+            reducer.project(x, br)
+            ksp.solve(br, q)
+            reason = ksp.getConvergedReason()
+            if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
+                raise RuntimeError(
+                    f"prestress solve failed (KSP reason {reason}): is every body constrained "
+                    "against rigid motion?")
+            solved.append(reducer.expand(q, out=x.duplicate(), homogeneous=True))
+        # every case solved: now the fields (kept Functions refilled) and the matrices
+        temps = [fem.Function(b.V) for b in bodies]
+        for b, cs in zip(bodies, own):
+            for c in [c for c in b.prestress_fields if c not in cs]:
+                del b.prestress_fields[c]
+            for c in cs:
+                if c not in b.prestress_fields:
+                    b.prestress_fields[c] = fem.Function(
+                        b.V, name="u_prestress_" + "".join(str(k) for k in c))
+        for case, xc in zip(cases, solved):
+            space.scatter(xc, [b.prestress_fields.get(case, tmp)
+                               for b, tmp in zip(bodies, temps)])
+        for o in ops:
+            if o.body.prestress_fields:
+                o.set_prestress()
+    finally:
+        for v in solved + [x, q, br]:
+            v.destroy()
+    return groups
 
 
 class Prestress:
@@ -273,6 +405,6 @@ class Prestress:
     def __init__(self, owner):
         self.owner = weakref.ref(owner)
 
-    def __call__(self, assembly) -> None:
+    def __call__(self, assembly) -> List[List[int]]:
         owner = self.owner()
-        prestress(assembly, owner.reducer, owner.static)
+        return prestress(assembly, owner.reducer, owner.static)
