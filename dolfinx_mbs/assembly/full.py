@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Optional, Sequence
 
-import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
@@ -33,18 +32,6 @@ def _state_key(body, st: FrameState) -> tuple:
             st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity))
 
 
-def _equal_states(a: FrameState, b: FrameState, rtol: float = 1e-12) -> bool:
-    """True when two frame states agree to ``rtol`` of their size.
-
-    Frames of equal motion give them to round-off.
-    """
-    for name in ("R", "r_O", "omega", "alpha", "v_O", "a_O"):
-        x, y = getattr(a, name), getattr(b, name)
-        if np.abs(x - y).max() > rtol * (1.0 + max(np.abs(x).max(), np.abs(y).max())):
-            return False
-    return True
-
-
 class Assembly:
     """The full (block-diagonal over the bodies) operators and load vectors.
 
@@ -55,8 +42,9 @@ class Assembly:
             after :meth:`reset_prestress`, until it succeeds (a call that raised is made
             again at the next use, so it raises again or gives the right fields): fills the
             unit prestress fields of bodies with ``stiffening="prestress"`` and returns the
-            groups of joined bodies whose frame states must stay equal (see
-            :func:`dolfinx_mbs.static.prestress`).
+            links between the frames of joined bodies that the fields assume (objects with
+            body indices ``i``, ``j`` and ``holds(state_i, state_j)``; see
+            :func:`dolfinx_mbs.static.prestress`), checked at every new frame state.
         strategy: the bodies' operators' strategy (:class:`BodyOperators`; default by each
             frame): ``"basis"`` for a model with reduced bodies, whose reduced operators are
             then combinations of constant matrices reduced once, for any frame.
@@ -72,8 +60,8 @@ class Assembly:
         self._prestress = prestress
         self._prestress_done = False
         self._prestress_running = False
-        # groups of body indices joined by the constraints, their prestress solved as one motion
-        self._joined: List[List[int]] = []
+        # the links between joined bodies' frames that the unit prestress fields assume
+        self._links: list = []
         self._ops: Optional[List[BodyOperators]] = None
         self._work: Dict[str, object] = {}
         # the states the bodies' matrices and load vectors were last brought to
@@ -94,7 +82,7 @@ class Assembly:
                 # instead of leaving the operators without their geometric stiffness
                 self._prestress_running = True   # the solve itself reads the operators
                 try:
-                    self._joined = list(self._prestress(self) or [])
+                    self._links = list(self._prestress(self) or [])
                 finally:
                     self._prestress_running = False
                 # the geometric stiffness now exists: refill at next state
@@ -106,24 +94,21 @@ class Assembly:
         """The constraints changed: the unit prestress fields are solved again on next use."""
         self._prestress_done = False
 
-    def _check_joined(self, sts: Sequence[FrameState]) -> None:
-        """Raise unless the bodies of each joined group are in equal frame states.
+    def _check_links(self, sts: Sequence[FrameState]) -> None:
+        """Raise unless the frame states keep the links the unit prestress fields assume.
 
-        Their prestress was solved as one motion: a frame's parameters changed since would
-        make the unit fields wrong.
+        A frame's parameters changed since the solve would make the fields wrong.
         """
-        for group in self._joined:
-            a = self.bodies[group[0]]
-            for i in group[1:]:
-                if not _equal_states(sts[group[0]], sts[i]):
-                    b = self.bodies[i]
-                    raise NotImplementedError(
-                        f"prestress stiffening: bodies {a.name!r} and {b.name!r} are joined by "
-                        "the constraints and their prestress was solved for frames of one "
-                        f"motion, but their frame states differ at t={sts[i].t:g} (omega "
-                        f"{sts[group[0]].omega} and {sts[i].omega}): did a frame's "
-                        "parameters change after the first solve? Joined bodies with "
-                        "prestress need frames of equal motion (frames.equal_motion)")
+        for link in self._links:
+            if not link.holds(sts[link.i], sts[link.j]):
+                a, b = self.bodies[link.i], self.bodies[link.j]
+                raise NotImplementedError(
+                    f"prestress stiffening: bodies {a.name!r} and {b.name!r} are joined by "
+                    "the constraints and their prestress was solved for frames of one rigid "
+                    f"motion, but at t={sts[link.i].t:g} their frame states no longer are "
+                    f"(omega {sts[link.i].omega} and {sts[link.j].omega}): did a frame's "
+                    "parameters change after the first solve? Joined bodies with prestress "
+                    "need frames of equal motion (frames.equal_motion) or element frames")
 
     @property
     def nonlinear(self) -> bool:
@@ -151,7 +136,7 @@ class Assembly:
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
         mats, loads = keys != self._keys, keys != self._load_keys
         if mats or loads:
-            self._check_joined(sts)
+            self._check_links(sts)
             for o, s in zip(ops, sts):
                 if mats and loads:
                     o.update(s)
@@ -172,7 +157,7 @@ class Assembly:
         sts = self.states(t, states)
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
         if keys != self._load_keys:
-            self._check_joined(sts)
+            self._check_links(sts)
             for o, s in zip(ops, sts):
                 o.update_load(s)
             self._load_keys = keys

@@ -159,6 +159,12 @@ class Body:
         frame state."""
         if self.stiffening != "prestress":
             return []
+        return self.load_cases()
+
+    def load_cases(self) -> list:
+        """The unit load cases whose sum is this body's steady load (see
+        :meth:`prestress_cases`), with or without prestress stiffening of its own: what the
+        body passes to the bodies joined to it."""
         cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
@@ -170,7 +176,16 @@ class Body:
         """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
         unit spin case W_ij of ``forms.unit_spin_cases``), the local component k of gravity
         less the origin's acceleration, (R^T g - a_O)_k, or 1 for the constant applied
-        loads."""
+        loads.
+
+        A case ``("carried", Q, d, c)`` is the unit case c of the bodies joined to this one
+        whose frame is this frame carried by the constant axes Q and origin d (an element
+        frame, :meth:`FrameState.carried`): the factor of c at that frame's state (gravity
+        as this body's, the model's)."""
+        if case[0] == "carried":
+            _, Q, d, inner = case
+            return self.prestress_coefficient(
+                inner, state.carried(np.reshape(Q, (3, 3)), np.asarray(d)))
         if case[0] == "g":  # gravity and the inertia of the origin's acceleration, g - a_O
             return float((state.R.T @ self.gravity)[case[1]] - state.a_O[case[1]])
         if case[0] == "applied":

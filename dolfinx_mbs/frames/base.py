@@ -73,6 +73,28 @@ class FrameState:
         X = np.asarray(X, dtype=float)
         return self.r_O + X @ self.R.T
 
+    def carried(self, Q: np.ndarray, d: np.ndarray) -> "FrameState":
+        """The state of a frame fixed in this one with the constant axes ``Q`` and origin ``d``.
+
+        The same rigid motion seen in other axes (an element frame): R' = R Q,
+        r_O' = r_O + R d, and in the new components omega' = Q^T omega, alpha' = Q^T alpha,
+        v_O' = Q^T (v_O + omega x d), a_O' = Q^T (a_O + alpha x d + omega x (omega x d)).
+
+        Args:
+            Q: 3x3 rotation, the new axes as columns in this frame's components.
+            d: the new origin in this frame's components (m).
+
+        Returns:
+            The carried frame's state at the same time.
+        """
+        Q, d = np.asarray(Q, dtype=float), np.asarray(d, dtype=float)
+        wd = np.cross(self.omega, d)
+        return FrameState(t=self.t, R=self.R @ Q, r_O=self.r_O + self.R @ d,
+                          omega=Q.T @ self.omega, alpha=Q.T @ self.alpha,
+                          v_O=Q.T @ (self.v_O + wd),
+                          a_O=Q.T @ (self.a_O + np.cross(self.alpha, d)
+                                     + np.cross(self.omega, wd)))
+
 
 @dataclasses.dataclass(frozen=True)
 class FrameStates:

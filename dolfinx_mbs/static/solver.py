@@ -11,6 +11,7 @@ nonlinear strain, Newton's method (PETSc SNES, same prefix).
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from typing import Dict, List, Optional
 
@@ -19,12 +20,12 @@ from dolfinx import fem
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat
-from dolfinx_mbs.frames.base import equal_motion
+from dolfinx_mbs.frames.base import FrameState, equal_motion, key_floats
 from dolfinx_mbs.petsc_options import SAME, SUBSET, SolverOptions, direct_lu
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
 __all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress",
-           "joined_bodies"]
+           "joined_bodies", "FrameLink"]
 
 #: Options of the linear static solves: MUMPS counts null pivots (see :func:`null_pivots`);
 #: the database's options win
@@ -276,37 +277,96 @@ def joined_bodies(reducer, space) -> List[List[int]]:
     return list(groups.values())
 
 
+#: relative tolerance of frames carried by constant axes and origin (computed frame rates are
+#: good to ~1e-7, see ``frames.Prescribed``), and of frames of equal motion (round-off)
+CARRIED_RTOL, EQUAL_RTOL = 1e-6, 1e-12
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameLink:
+    """Body ``j``'s frame is body ``i``'s carried by the constant axes ``Q`` and origin ``d``
+    (:meth:`FrameState.carried`; Q = I, d = 0 for frames of equal motion): what the unit
+    prestress fields of joined bodies assume, checked at every frame state to ``rtol``."""
+
+    i: int
+    j: int
+    Q: np.ndarray
+    d: np.ndarray
+    rtol: float
+
+    def holds(self, si: FrameState, sj: FrameState) -> bool:
+        """True when the states ``si`` of body i and ``sj`` of body j keep the link."""
+        c = si.carried(self.Q, self.d)
+        for name in ("R", "r_O", "omega", "alpha", "v_O", "a_O"):
+            x, y = getattr(c, name), getattr(sj, name)
+            if np.abs(x - y).max() > self.rtol * (1.0 + max(np.abs(x).max(),
+                                                            np.abs(y).max())):
+                return False
+        return True
+
+
+def _link(bodies, i: int, j: int) -> FrameLink:
+    """The link of body j's frame to body i's: equal motion, else the constant axes and
+    origin of j's frame in i's at t = 0 (where the joints match their nodes)."""
+    if equal_motion(bodies[i].frame, bodies[j].frame):
+        return FrameLink(i, j, np.eye(3), np.zeros(3), EQUAL_RTOL)
+    si, sj = bodies[i].frame.state(0.0), bodies[j].frame.state(0.0)
+    return FrameLink(i, j, si.R.T @ sj.R, si.R.T @ (sj.r_O - si.r_O), CARRIED_RTOL)
+
+
+def _classes(bodies, group: List[int]) -> List[List[int]]:
+    """The bodies of ``group`` by the motion of their frames (``frames.equal_motion``)."""
+    out: List[List[int]] = []
+    for i in group:
+        for c in out:
+            if equal_motion(bodies[c[0]].frame, bodies[i].frame):
+                c.append(i)
+                break
+        else:
+            out.append([i])
+    return out
+
+
 def _refusal(bodies, groups, reducer) -> Optional[str]:
     """Why the unit prestress fields cannot represent this model's steady stress, or None.
 
-    Joined bodies whose frames move differently, or constraint coefficients that change in
-    time.
+    Joined bodies whose frames move relative to each other, or constraint coefficients that
+    change in time.
     """
     for group in groups:
         a = bodies[group[0]]
-        for i in group[1:]:
-            b = bodies[i]
-            if not equal_motion(a.frame, b.frame):
+        for c in _classes(bodies, group)[1:]:
+            b = bodies[c[0]]
+            link = _link(bodies, group[0], c[0])
+            if not link.holds(a.frame.state(0.0), b.frame.state(0.0)):
                 return (
                     f"prestress stiffening: bodies {a.name!r} and {b.name!r} are joined by the "
-                    f"constraints but their frames describe different motions ({a.frame!r} "
+                    f"constraints but their frames move relative to each other ({a.frame!r} "
                     f"and {b.frame!r}). The steady stress of joined bodies moving differently "
-                    "takes the joints' forces from every frame's state (and, where the joint "
-                    "rows change in time, from the time), which each body's own unit cases "
-                    "cannot carry. Give joined bodies frames of equal motion "
-                    "(frames.equal_motion: one frame object, or equal parameters), or leave "
-                    "out stiffening='prestress'")
+                    "takes the joints' forces from every frame's state, and from the time "
+                    "where the joint rows change in time: not a sum of unit cases solved "
+                    "once. Give joined bodies frames of equal motion (frames.equal_motion: "
+                    "one frame object, or equal parameters) or of one rigid motion seen in "
+                    "other constant axes (element frames), or leave out "
+                    "stiffening='prestress'")
     if reducer.rheonomic:
         names = [c.name for c in reducer.constraints if c.time_dependent]
         which = f"; constraints that change in time: {', '.join(names)}" if names else ""
         return ("prestress stiffening: the constraints' coefficients change in time "
                 f"(rheonomic rows{which}); the unit prestress fields are solved once with the "
                 "constraints' null-space basis and would hold at one time only. Use constant "
-                "rows, or leave out stiffening='prestress'")
+                "rows (Model.tie(..., same_motion=True) for element frames), or leave out "
+                "stiffening='prestress'")
     return None
 
 
-def prestress(assembly, reducer, solver: StaticSolver) -> List[List[int]]:
+def _field_name(case) -> str:
+    if case[0] == "carried":
+        return "u_prestress_carried_" + "".join(str(k) for k in case[3])
+    return "u_prestress_" + "".join(str(k) for k in case)
+
+
+def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
     """Unit prestress fields of the bodies with ``stiffening="prestress"``.
 
     K u_c = q_c (elastic stiffness, the constraints of ``reducer``) for each unit case c of
@@ -314,20 +374,28 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[List[int]]:
     at once), then each body's geometric stiffness matrices.
 
     A body's prestress at a frame state is the sum of its unit fields weighted by
-    ``Body.prestress_coefficient`` of its own frame's state. That is its steady stress when
-    every body it is joined to (:func:`joined_bodies`) moves as it does: bodies in frames of
-    equal motion (``frames.equal_motion``: one frame object or equal parameters) are one
-    motion, and the joints between them pass the forces of the whole group. Groups that no
-    constraint joins may move differently (each body clamped to its own frame, or to the
-    ground): the system is then block-diagonal over the groups, so the one solve per case
-    gives each group the fields of its own loads, weighted by its own frame's state.
+    ``Body.prestress_coefficient`` at its own frame's state. The bodies that no constraint
+    joins (:func:`joined_bodies`: each clamped to its own frame, or to the ground) may move
+    in any way: the system is block-diagonal over the joined groups, so one solve per case
+    gives each group the fields of its own loads, weighted by its own frame's state. Within a
+    joined group the frames must describe
+
+    * the same motion (``frames.equal_motion``: one frame object, or equal parameters): the
+      group is loaded at once and its joints pass the forces of the whole group; or
+    * one rigid motion seen in other constant axes (element frames, the frames of
+      ``Model.tie(..., same_motion=True)``): the loads of each class of equal motion are then
+      solved on their own, and a body's field from another class's case c is a case
+      ``("carried", Q, d, c)`` whose factor is c's at the other frame's state, computed from
+      the body's own state by the constant axes Q and origin d between the frames
+      (:meth:`FrameState.carried`). The relation is taken at t = 0 and checked at every
+      frame state the assembly is brought to (:class:`FrameLink`).
 
     Refused, on every call, with a NotImplementedError: joined bodies whose frames move
-    differently (their steady stress takes the joints' forces from both frames' states, and
-    for rheonomic joint rows from A(t) at the time asked: not a sum of each body's own unit
-    cases), and constraint coefficients that change in time (unit fields solved with A at
-    one time do not hold at another). Nothing is changed by a call that raises: the fields
-    and matrices are filled only once every case is solved.
+    relative to each other (their steady stress takes the joints' forces from every frame's
+    state, and for rheonomic joint rows from A(t) at the time asked), and constraint
+    coefficients that change in time (unit fields solved with A at one time do not hold at
+    another). Nothing is changed by a call that raises: the fields and matrices are filled
+    only once every case is solved.
 
     Args:
         assembly: the model's :class:`~dolfinx_mbs.assembly.Assembly`.
@@ -335,65 +403,96 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[List[int]]:
         solver: the model's static solver (its KSP factorizes the reduced elastic stiffness).
 
     Returns:
-        The groups of two or more joined bodies of which one at least has prestress (lists
-        of body indices): their frame states must stay equal for the fields to hold.
+        The links between the frames of joined bodies (one body of a group with prestress
+        to each other body of it), which must hold at every frame state.
 
     Raises:
-        NotImplementedError: joined bodies whose frames move differently, or rheonomic
-            constraints (on every rank).
+        NotImplementedError: joined bodies whose frames move relative to each other, or
+            rheonomic constraints (on every rank).
         RuntimeError: a unit solve failed (a body not constrained against rigid motion).
     """
     bodies, space = assembly.bodies, assembly.space
     own = [b.prestress_cases() for b in bodies]
-    cases = []
-    for c in (c for cs in own for c in cs):
-        if c not in cases:
-            cases.append(c)
-    if not cases:
+    if not any(own):
         return []
-    groups = [g for g in joined_bodies(reducer, space)
-              if len(g) > 1 and any(own[i] for i in g)]
-    checks.raise_everywhere(space.comm, _refusal(bodies, groups, reducer), NotImplementedError)
+    groups = joined_bodies(reducer, space)
+    stiffened = [g for g in groups if len(g) > 1 and any(own[i] for i in g)]
+    checks.raise_everywhere(space.comm, _refusal(bodies, stiffened, reducer),
+                            NotImplementedError)
+    # solve s loads class s of every group (the whole group when its frames are of one motion)
+    plan: List[List[tuple]] = []   # per solve: (case, body, field key)
+    loaded: List[List[int]] = []   # per solve: the bodies loaded
+    links: List[FrameLink] = []
+    for group in groups:
+        classes = _classes(bodies, group)
+        for s, cls in enumerate(classes):
+            if s == len(plan):
+                plan.append([])
+                loaded.append([])
+            loaded[s] += cls
+            given = []   # the load cases of this class, for the other classes' bodies
+            for i in cls:
+                given += [c for c in bodies[i].load_cases() if c not in given]
+            for i in group:
+                if not own[i]:
+                    continue
+                if i in cls:
+                    plan[s] += [(c, i, c) for c in own[i]]
+                    continue
+                link = _link(bodies, i, cls[0])
+                rel = ("carried", key_floats(link.Q), key_floats(link.d))
+                plan[s] += [(c, i, rel + (c,)) for c in given]
+        if group in stiffened:
+            links += [_link(bodies, group[0], i) for i in group[1:]]
     ops = assembly.body_operators
     Kr = reducer.reduce(assembly.elastic(), key="Kel")
     ksp = solver.linear(Kr)
     x = space.create_vec()
     q = reducer.create_reduced_vec()
     br = reducer.create_reduced_vec()
-    solved = []
+    solved = []   # (full solution, {body: its field key})
     try:
-        for case in cases:
-            loads = [o.unit_prestress_load(case) for o in ops]
-            space.gather(loads, x)
-            for b in loads:
-                b.destroy()
-            reducer.project(x, br)
-            ksp.solve(br, q)
-            reason = ksp.getConvergedReason()
-            if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
-                raise RuntimeError(
-                    f"prestress solve failed (KSP reason {reason}): is every body constrained "
-                    "against rigid motion?")
-            solved.append(reducer.expand(q, out=x.duplicate(), homogeneous=True))
+        for rows, these in zip(plan, loaded):
+            cases = []
+            for c, _, _ in rows:
+                if c not in cases:
+                    cases.append(c)
+            for case in cases:
+                loads = [o.unit_prestress_load(case) for o in ops]
+                for i, b in enumerate(loads):
+                    if i not in these:
+                        b.zeroEntries()
+                space.gather(loads, x)
+                for b in loads:
+                    b.destroy()
+                reducer.project(x, br)
+                ksp.solve(br, q)
+                reason = ksp.getConvergedReason()
+                if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
+                    raise RuntimeError(
+                        f"prestress solve failed (KSP reason {reason}): is every body "
+                        "constrained against rigid motion?")
+                solved.append((reducer.expand(q, out=x.duplicate(), homogeneous=True),
+                               {i: key for c, i, key in rows if c == case}))
         # every case solved: now the fields (kept Functions refilled) and the matrices
+        for ib, b in enumerate(bodies):
+            keys = [fields[ib] for _, fields in solved if ib in fields]
+            for k in [k for k in b.prestress_fields if k not in keys]:
+                del b.prestress_fields[k]
+            for k in keys:
+                if k not in b.prestress_fields:
+                    b.prestress_fields[k] = fem.Function(b.V, name=_field_name(k))
         temps = [fem.Function(b.V) for b in bodies]
-        for b, cs in zip(bodies, own):
-            for c in [c for c in b.prestress_fields if c not in cs]:
-                del b.prestress_fields[c]
-            for c in cs:
-                if c not in b.prestress_fields:
-                    b.prestress_fields[c] = fem.Function(
-                        b.V, name="u_prestress_" + "".join(str(k) for k in c))
-        for case, xc in zip(cases, solved):
-            space.scatter(xc, [b.prestress_fields.get(case, tmp)
-                               for b, tmp in zip(bodies, temps)])
+        for xc, fields in solved:
+            space.scatter(xc, [b.prestress_fields[fields[i]] if i in fields else tmp
+                               for i, (b, tmp) in enumerate(zip(bodies, temps))])
         for o in ops:
             if o.body.prestress_fields:
                 o.set_prestress()
     finally:
-        for v in solved + [x, q, br]:
+        for v in [xc for xc, _ in solved] + [x, q, br]:
             v.destroy()
-    return groups
+    return links
 
 
 class Prestress:
@@ -405,6 +504,6 @@ class Prestress:
     def __init__(self, owner):
         self.owner = weakref.ref(owner)
 
-    def __call__(self, assembly) -> List[List[int]]:
+    def __call__(self, assembly) -> List[FrameLink]:
         owner = self.owner()
         return prestress(assembly, owner.reducer, owner.static)
