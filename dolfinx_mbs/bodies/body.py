@@ -162,9 +162,11 @@ class Body:
         return self.load_cases()
 
     def load_cases(self) -> list:
-        """The unit load cases whose sum is this body's steady load (see
-        :meth:`prestress_cases`), with or without prestress stiffening of its own: what the
-        body passes to the bodies joined to it."""
+        """The unit load cases whose sum is this body's steady load.
+
+        Those of :meth:`prestress_cases`, with or without prestress stiffening of its own:
+        what the body passes to the bodies joined to it.
+        """
         cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]

@@ -284,9 +284,11 @@ CARRIED_RTOL, EQUAL_RTOL = 1e-6, 1e-12
 
 @dataclasses.dataclass(frozen=True)
 class FrameLink:
-    """Body ``j``'s frame is body ``i``'s carried by the constant axes ``Q`` and origin ``d``
-    (:meth:`FrameState.carried`; Q = I, d = 0 for frames of equal motion): what the unit
-    prestress fields of joined bodies assume, checked at every frame state to ``rtol``."""
+    """Body ``j``'s frame is body ``i``'s carried by the constant axes ``Q`` and origin ``d``.
+
+    (:meth:`FrameState.carried`; Q = I, d = 0 for frames of equal motion.) What the unit
+    prestress fields of joined bodies assume, checked at every frame state to ``rtol``.
+    """
 
     i: int
     j: int
@@ -306,8 +308,11 @@ class FrameLink:
 
 
 def _link(bodies, i: int, j: int) -> FrameLink:
-    """The link of body j's frame to body i's: equal motion, else the constant axes and
-    origin of j's frame in i's at t = 0 (where the joints match their nodes)."""
+    """The link of body j's frame to body i's.
+
+    Equal motion, else the constant axes and origin of j's frame in i's at t = 0 (where the
+    joints match their nodes).
+    """
     if equal_motion(bodies[i].frame, bodies[j].frame):
         return FrameLink(i, j, np.eye(3), np.zeros(3), EQUAL_RTOL)
     si, sj = bodies[i].frame.state(0.0), bodies[j].frame.state(0.0)
@@ -358,6 +363,40 @@ def _refusal(bodies, groups, reducer) -> Optional[str]:
                 "rows (Model.tie(..., same_motion=True) for element frames), or leave out "
                 "stiffening='prestress'")
     return None
+
+
+def _plan(bodies, own, groups, stiffened):
+    """The unit solves and the links between the frames of the ``stiffened`` groups.
+
+    Solve s loads class s (of equal motion) of every joined group: the whole group when its
+    frames are of one motion. Returns, per solve, its (case, body, field key) rows and the
+    bodies it loads, then the links.
+    """
+    plan: List[List[tuple]] = []
+    loaded: List[List[int]] = []
+    links: List[FrameLink] = []
+    for group in groups:
+        classes = _classes(bodies, group)
+        for s, cls in enumerate(classes):
+            if s == len(plan):
+                plan.append([])
+                loaded.append([])
+            loaded[s] += cls
+            given = []   # the load cases of this class, for the other classes' bodies
+            for i in cls:
+                given += [c for c in bodies[i].load_cases() if c not in given]
+            for i in group:
+                if not own[i]:
+                    continue
+                if i in cls:
+                    plan[s] += [(c, i, c) for c in own[i]]
+                    continue
+                link = _link(bodies, i, cls[0])
+                rel = ("carried", key_floats(link.Q), key_floats(link.d))
+                plan[s] += [(c, i, rel + (c,)) for c in given]
+        if group in stiffened:
+            links += [_link(bodies, group[0], i) for i in group[1:]]
+    return plan, loaded, links
 
 
 def _field_name(case) -> str:
@@ -417,33 +456,12 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
         return []
     groups = joined_bodies(reducer, space)
     stiffened = [g for g in groups if len(g) > 1 and any(own[i] for i in g)]
-    checks.raise_everywhere(space.comm, _refusal(bodies, stiffened, reducer),
-                            NotImplementedError)
-    # solve s loads class s of every group (the whole group when its frames are of one motion)
-    plan: List[List[tuple]] = []   # per solve: (case, body, field key)
-    loaded: List[List[int]] = []   # per solve: the bodies loaded
-    links: List[FrameLink] = []
-    for group in groups:
-        classes = _classes(bodies, group)
-        for s, cls in enumerate(classes):
-            if s == len(plan):
-                plan.append([])
-                loaded.append([])
-            loaded[s] += cls
-            given = []   # the load cases of this class, for the other classes' bodies
-            for i in cls:
-                given += [c for c in bodies[i].load_cases() if c not in given]
-            for i in group:
-                if not own[i]:
-                    continue
-                if i in cls:
-                    plan[s] += [(c, i, c) for c in own[i]]
-                    continue
-                link = _link(bodies, i, cls[0])
-                rel = ("carried", key_floats(link.Q), key_floats(link.d))
-                plan[s] += [(c, i, rel + (c,)) for c in given]
-        if group in stiffened:
-            links += [_link(bodies, group[0], i) for i in group[1:]]
+    # the frames' states at t = 0 (the user's motion functions may fail on some ranks only)
+    with checks.collective(space.comm, "prestress: the joined bodies' frames at t=0"):
+        refused = _refusal(bodies, stiffened, reducer)
+        if refused is None:
+            plan, loaded, links = _plan(bodies, own, groups, stiffened)
+    checks.raise_everywhere(space.comm, refused, NotImplementedError)
     ops = assembly.body_operators
     Kr = reducer.reduce(assembly.elastic(), key="Kel")
     ksp = solver.linear(Kr)
