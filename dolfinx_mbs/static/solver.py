@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from types import SimpleNamespace
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -62,7 +63,7 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
 def free_motions(system, t: float) -> str:
     """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
     message)."""
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, frames=False)  # what the constraints leave free
     if rigid is None:
         return ("No rigid motion is left free: is the spin at a divergence speed (spin "
                 "softening equal to the stiffness)?")
@@ -448,7 +449,7 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
     Raises:
         NotImplementedError: joined bodies whose frames move relative to each other, or
             rheonomic constraints (on every rank).
-        RuntimeError: a unit solve failed (a body not constrained against rigid motion).
+        RuntimeError: a unit solve failed (its KSP did not converge, or a singular stiffness).
     """
     bodies, space = assembly.bodies, assembly.space
     own = [b.prestress_cases() for b in bodies]
@@ -464,10 +465,18 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
     checks.raise_everywhere(space.comm, refused, NotImplementedError)
     ops = assembly.body_operators
     Kr = reducer.reduce(assembly.elastic(), key="Kel")
-    ksp = solver.linear(Kr)
+    # a mechanism (a link pinned to an arm) has free motions: held by the border of
+    # rigid_modes, K u + s M Q Q^T M u = b, i.e. K u = b - M Q Q^T b (a load's part that does
+    # work on them balanced by their inertia) and no free motion in u: they carry no stress
+    free = rigid_subspace(SimpleNamespace(reducer=reducer, space=space, assembly=assembly,
+                                          bodies=bodies, comm=space.comm), frames=False)
+    A = Kr if free is None else \
+        free.border(Kr, None, reducer.reduce(assembly.mass(), key="M"))[0]
+    ksp = solver.linear(A)
     x = space.create_vec()
     q = reducer.create_reduced_vec()
     br = reducer.create_reduced_vec()
+    xb, bb = A.createVecs()
     solved = []   # (full solution, {body: its field key})
     try:
         for rows, these in zip(plan, loaded):
@@ -484,7 +493,10 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
                 for b in loads:
                     b.destroy()
                 reducer.project(x, br)
-                ksp.solve(br, q)
+                bb.zeroEntries()
+                bb.getArray()[: br.getLocalSize()] = br.getArray(readonly=True)
+                ksp.solve(bb, xb)
+                q.getArray()[:] = xb.getArray(readonly=True)[: q.getLocalSize()]
                 reason = ksp.getConvergedReason()
                 if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
                     raise RuntimeError(
@@ -508,8 +520,10 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
             if o.body.prestress_fields:
                 o.set_prestress()
     finally:
-        for v in [xc for xc, _ in solved] + [x, q, br]:
+        for v in [xc for xc, _ in solved] + [x, q, br, xb, bb]:
             v.destroy()
+        if free is not None:
+            free.destroy()
     return links
 
 
