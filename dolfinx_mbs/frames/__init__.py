@@ -22,6 +22,8 @@ Frames provided:
   (:mod:`dolfinx_mbs.frames.sampled`); :func:`from_markers` fits one to marker trajectories, which
   :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.frames.markers`).
 * :class:`Composed`: a frame moving in another frame (:mod:`dolfinx_mbs.frames.composed`).
+
+:func:`equal_motion` tells whether two frames describe the same motion (one object or not).
 """
 
 from dolfinx_mbs.frames.axis import ConstantSpin, SpinUp
@@ -30,6 +32,7 @@ from dolfinx_mbs.frames.base import (
     FrameConstants,
     FrameState,
     FrameStates,
+    equal_motion,
     rotation_about,
     skew,
 )
@@ -51,6 +54,7 @@ __all__ = [
     "Sampled",
     "SpinUp",
     "differentiate",
+    "equal_motion",
     "from_markers",
     "read_markers",
     "rotation_about",
