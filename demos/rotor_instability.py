@@ -5,7 +5,7 @@
 # the forward whirl more energy per cycle than the damping takes out, and the rotor is
 # unstable (oil whip, seal whirl). For a Jeffcott-type rotor (mass m on supports of stiffness
 # k, damping c, cross-coupling q) the forward whirl loses its stability when q exceeds c w,
-# w = sqrt(k/m) (theory.md section 9).
+# w = sqrt(k/m) (docs/theory.md section 9).
 #
 # Here a stiff steel shaft with a disk at mid-span rests on two bearings whose cross-coupling
 # rises linearly with the speed (a table over speed, interpolated). The Campbell sweep in the

@@ -2,8 +2,8 @@
 #
 # A steel shaft (1.2 m, 40 mm radius, meshed with gmsh: `meshes/shaft.msh`) carries two rigid
 # disks (20 kg and 30 kg) on two seats and rests on two bearings at its end faces, stiffer in
-# y than in x and damped. The rotor is described in the *stationary frame* (theory.md section
-# 9): the mesh is fixed in the ground, the material spins through it at Omega, which enters as
+# y than in x and damped. The rotor is described in the *stationary frame* (docs/theory.md
+# section 9): the mesh is fixed in the ground, the material spins through it at Omega, which enters as
 # a gyroscopic matrix and the circumferential spin softening, with the centrifugal prestress
 # (`stiffening="prestress"`). The bearings fixed in the ground keep constant coefficients
 # there, so each speed is a constant-coefficient quadratic eigenproblem: damped complex

@@ -1,4 +1,4 @@
-"""Rotors in the stationary frame (theory.md section 9): bearings, disks, whirl and log dec
+"""Rotors in the stationary frame (docs/theory.md section 9): bearings, disks, whirl and log dec
 against closed forms, and the rotating and stationary descriptions of one rotor against each
 other."""
 

@@ -1,4 +1,4 @@
-"""The stationary frame's forms (theory.md section 9) against their derivation from the kinetic
+"""The stationary frame's forms (docs/theory.md section 9) against their derivation from the kinetic
 energy by UFL (Lagrange's equations), and the identities they rest on."""
 
 import numpy as np

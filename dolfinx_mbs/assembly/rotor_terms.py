@@ -1,5 +1,5 @@
 """The rotor terms of a body's operators: the stationary frame's spin terms and the bearings and
-disks on its journals (``theory.md`` section 9; the forms in :mod:`dolfinx_mbs.forms.stationary`,
+disks on its journals (docs/theory.md section 9; the forms in :mod:`dolfinx_mbs.forms.stationary`,
 the definitions in :mod:`dolfinx_mbs.bodies.attachments`).
 
 **Stationary frame.** A body in a :class:`~dolfinx_mbs.frames.Stationary` frame has the constant

@@ -8,7 +8,7 @@
 
 At each speed Omega every body whose frame is a :class:`~dolfinx_mbs.frames.ConstantSpin` is
 taken spinning at Omega (its frame object is left as it is), and the gyroscopic quadratic
-eigenproblem of the constrained system is solved in the rotating frame (``theory.md``
+eigenproblem of the constrained system is solved in the rotating frame (``docs/theory.md``
 sections 2, 3 and 5):
 
     (lambda^2 M_r + lambda G_r + K_r) q = 0,
@@ -99,7 +99,7 @@ __all__ = ["campbell"]
 log = logging.getLogger(__name__)
 
 #: the frames whose spin rate a sweep sets: rotating (the body turns with the frame) and
-#: stationary (the body spins through the ground, theory.md section 9)
+#: stationary (the body spins through the ground, docs/theory.md section 9)
 SPINNING = (ConstantSpin, Stationary)
 
 # weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost

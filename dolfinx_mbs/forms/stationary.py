@@ -1,4 +1,4 @@
-"""The physics of an axisymmetric rotor in the stationary frame (``theory.md`` section 9), and of
+"""The physics of an axisymmetric rotor in the stationary frame (docs/theory.md section 9), and of
 what it rests on: bearings (linear, 8 coefficients) and rigid disks.
 
 The body spins at Omega(t) about the unit axis a through the point c; its displacement u(x, t)

@@ -1,4 +1,4 @@
-"""The stationary reference frame of an axisymmetric rotor (``theory.md`` section 9).
+"""The stationary reference frame of an axisymmetric rotor (docs/theory.md section 9).
 
 A body in a :class:`Stationary` frame is described at fixed points of the ground: its mesh
 coordinates x are ground coordinates, its displacement u(x, t) is that of the material point

@@ -1,5 +1,5 @@
 """The unbalance response of a rotor in the stationary frame: the synchronous forced response
-over a speed range, solved in the frequency domain (``theory.md`` section 9).
+over a speed range, solved in the frequency domain (docs/theory.md section 9).
 
     resp = model.unbalance_response(speeds, unbalances=[(disk, 1e-4, 0.0)], probes=[disk])
     resp.amplitude        # (speeds, probes, 2): |x|, |y| at each probe (m)
