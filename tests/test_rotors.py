@@ -220,7 +220,7 @@ def test_log_dec_and_onset_of_instability_of_a_rigid_rotor():
 
 
 # -- unbalance response ------------------------------------------------------------------------
-def test_unbalance_response_of_a_rigid_rotor():
+def test_unbalance_response_of_a_rigid_rotor(tmp_path):
     """An unbalance m_e on the disk of a stiff rotor on damped isotropic bearings: the
     damped Jeffcott rotor, X = m_e Omega^2 e^{i phase} / (k_e - m Omega^2) along x and -i times
     it along y, k_e = (1/k_s + 1/(2 (k + i c Omega)))^-1 the shaft (beam theory, 1/2000 of
@@ -260,6 +260,20 @@ def test_unbalance_response_of_a_rigid_rotor():
     assert abs(p.speed - nc) < 1e-3 * nc and abs(p.amplitude - peak) < 1e-3 * peak
     assert abs(p.amplification - nc / (hi - lo)) < 1e-3 * nc / (hi - lo), \
         (p.amplification, nc / (hi - lo))
+    # the table, its peaks and the Bode/polar plot as files (rank 0 writes)
+    d = MPI.COMM_WORLD.bcast(str(tmp_path), root=0)
+    import os
+
+    resp.to_csv(os.path.join(d, "r.csv"))
+    resp.peaks_to_csv(os.path.join(d, "p.csv"))
+    resp.plot(os.path.join(d, "bode.png"))
+    if MPI.COMM_WORLD.rank == 0:
+        rows = np.genfromtxt(os.path.join(d, "r.csv"), delimiter=",", names=True, dtype=None,
+                             encoding="utf-8")
+        assert np.allclose(rows["x_re"] + 1j * rows["x_im"], resp.response[:, 0, 0], rtol=1e-15)
+        assert os.path.getsize(os.path.join(d, "bode.png")) > 10_000
+        assert "amplification_factor" in open(os.path.join(d, "p.csv")).readline()
+    MPI.COMM_WORLD.Barrier()
 
 
 def test_critical_speed_map_of_a_rigid_rotor(tmp_path):
@@ -303,6 +317,9 @@ def test_bad_input_is_refused_on_every_rank():
     assert b.value("kxx", 100.0) == 2.0
     with pytest.raises(ValueError, match="disk mass must be >= 0"):
         model.disk(body, where=lambda x: np.isclose(x[2], 0.5), mass=-1.0)
+    with pytest.raises(ValueError, match=r"unbalances\[0\]: the point .* lies in no body"):
+        model.unbalance_response([100.0], unbalances=[((0.0, 0.0, 0.8), 1e-4, 0.0)],
+                                 probes=[(0.0, 0.0, 0.25)])
 
 
 def test_case_file_with_bearings_disks_and_unbalance():

@@ -7,7 +7,7 @@ none of the moving-frame terms of sections 1-2 act); the body spins through it a
 ``spin_axis`` at the rate Omega(t), which enters the forms of :mod:`dolfinx_mbs.forms.stationary`
 as a parameter. Only a body that is axisymmetric about the spin axis (geometry, density,
 material) has a stationary description with constant coefficients; the operators check it
-(:func:`dolfinx_mbs.forms.stationary.axisymmetry_deviation`).
+(:func:`dolfinx_mbs.assembly.rotor_terms.check_axisymmetric`).
 
 :class:`StationaryState` is the frame's state with the spin (angle, rate, acceleration) beside
 the (trivial) rigid motion. Units: SI (s, rad, rad/s, rad/s^2).
@@ -90,7 +90,7 @@ class Stationary(Frame):
         check: what a body that is not axisymmetric about the axis gets: ``"error"``
             (default), ``"warn"`` (a log warning) or ``"off"``.
         axisymmetry_tol: the largest relative circumferential mass moment accepted
-            (:func:`dolfinx_mbs.forms.stationary.axisymmetry_deviation`).
+            (:func:`dolfinx_mbs.assembly.rotor_terms.check_axisymmetric`).
 
     Raises:
         ValueError: a zero axis, a non-finite rate or point, an unknown ``check``.
