@@ -130,10 +130,10 @@ class UnbalanceResponse:
             for i, s in enumerate(self.speeds):
                 for j, name in enumerate(self.probes):
                     X = self.response[i, j]
-                    w.writerow([repr(float(s)), repr(float(s * RPM)), name,
-                                repr(X[0].real), repr(X[0].imag), repr(X[1].real),
-                                repr(X[1].imag), repr(amp[i, j, 0]), repr(ph[i, j, 0]),
-                                repr(amp[i, j, 1]), repr(ph[i, j, 1]), repr(maj[i, j])])
+                    vals = [X[0].real, X[0].imag, X[1].real, X[1].imag, amp[i, j, 0],
+                            ph[i, j, 0], amp[i, j, 1], ph[i, j, 1], maj[i, j]]
+                    w.writerow([repr(float(s)), repr(float(s * RPM)), name]
+                               + [repr(float(v)) for v in vals])
 
     def peaks_to_csv(self, path) -> None:
         """The critical speeds and amplification factors, one row each (rank 0 writes)."""
@@ -144,9 +144,9 @@ class UnbalanceResponse:
             w.writerow(["probe", "direction", "speed_rad_s", "speed_rpm", "amplitude",
                         "n1_rad_s", "n2_rad_s", "amplification_factor"])
             for p in self.critical_speeds:
-                w.writerow([self.probes[p.probe], p.direction, repr(p.speed),
-                            repr(p.speed * RPM), repr(p.amplitude), repr(p.lower),
-                            repr(p.upper), repr(p.amplification)])
+                w.writerow([self.probes[p.probe], p.direction]
+                           + [repr(float(v)) for v in (p.speed, p.speed * RPM, p.amplitude,
+                                                       p.lower, p.upper, p.amplification)])
 
     def plot(self, path, probe: int = 0, title: Optional[str] = None) -> None:
         """The Bode plot (amplitude and phase against speed) and the polar plot of ``probe``
