@@ -197,6 +197,9 @@ class Body:
         what the body passes to the bodies joined to it.
         """
         cases = list(F.unit_spin_cases(self.gdim))
+        if isinstance(self.frame, Stationary):  # the spin is along the axis: Omega^2 a a^T
+            a = self.frame.axis
+            cases = [(i, j) for i, j in cases if a[i] * a[j] != 0.0]
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
         if self.loads.steady() or self.user_forms.total("load", False) is not None:
