@@ -27,6 +27,7 @@ BEARINGS = (dict(kxx=5e7, kyy=8e7, kxy=1e6, kyx=-1e6, cxx=2e3, cyy=3e3),
 
 
 def model(per_segment: int):
+    """The rotor in ROSS with ``per_segment`` beam elements between stations."""
     import ross as rs
 
     steel = rs.Material(name="steel_bench", rho=7850.0, E=210e9, Poisson=0.3)
@@ -44,6 +45,7 @@ def model(per_segment: int):
 
 
 def main():
+    """Build, sweep and respond in ROSS, timed; print and write the JSON."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--per-segment", type=int, default=10)
     ap.add_argument("--speeds", type=int, default=21)

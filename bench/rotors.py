@@ -45,6 +45,7 @@ BEARINGS = (dict(kxx=5e7, kyy=8e7, kxy=1e6, kyx=-1e6, cxx=2e3, cyy=3e3),
 
 
 def build(size: float):
+    """The bench rotor with its mesh size: (model, body, disks)."""
     cuts = tuple(z for seat in SEATS for z in seat)
     mesh, _, facets = meshes.shaft(COMM, LENGTH, RADIUS, size, cuts)
     frame = mbs.frames.Stationary((0.0, 0.0, 1.0), 0.0)
@@ -59,6 +60,7 @@ def build(size: float):
 
 
 def run(size: float, speeds: int, modes: int, response_speeds: int, top: float) -> dict:
+    """Build, sweep and respond, timed (maximum over ranks)."""
     barrier()
     t0 = time.perf_counter()
     model, body, disks = build(size)
@@ -88,6 +90,7 @@ def run(size: float, speeds: int, modes: int, response_speeds: int, top: float) 
 
 
 def main():
+    """Run, record in bench/results/rotors.{json,md} (rank 0) and print."""
     ap = parser(__doc__, load=None, max_wait=None)
     ap.add_argument("--size", type=float, default=0.0105)
     ap.add_argument("--speeds", type=int, default=21)

@@ -277,6 +277,8 @@ class RotorTerms:
 
     @classmethod
     def make(cls, body) -> Optional["RotorTerms"]:
+        """The rotor terms of ``body``, or None for a body with neither a stationary frame
+        nor attachments."""
         if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):
             return None
         return cls(body)
@@ -442,6 +444,7 @@ class RotorTerms:
             arr[jm.index[own] - r0] += F[0] * jm.L[0, own] + F[1] * jm.L[1, own]
 
     def destroy(self) -> None:
+        """Destroy the unit matrices and vectors and the bearings' (collective)."""
         for X in list(self._units.values()) + list(self._loads.values()) + \
                 [self.Kb, self.Cb, self.support]:
             if X is not None:

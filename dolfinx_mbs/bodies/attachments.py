@@ -162,6 +162,7 @@ class Bearing(_Attachment):
         return old
 
     def restore(self, old: Dict[str, np.ndarray]) -> None:
+        """Put back the table :meth:`override` returned."""
         old = dict(old)
         self.extra = old.pop("__extra__")
         self.table = old

@@ -127,6 +127,7 @@ class Stationary(Frame):
 
     @property
     def spin_axis(self) -> np.ndarray:
+        """The unit spin axis (ground components)."""
         return self.axis
 
     @property
@@ -155,6 +156,8 @@ class Stationary(Frame):
         return th, w, a
 
     def state(self, t: float) -> StationaryState:
+        """The frame's (trivial) motion at ``t`` with the spin's angle, rate and
+        acceleration."""
         th, w, a = self.spin(t)
         z = np.zeros(3)
         return StationaryState(t=float(t), R=np.eye(3), r_O=z.copy(), omega=z.copy(),
