@@ -347,7 +347,17 @@ class BodyOperators(ReleasableMatrices):
 
     def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
-        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h)."""
+        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
+
+        Raises:
+            NotImplementedError: a body in a stationary frame (its momenta are not the
+                moving frame's: use the second-order formulation).
+        """
+        if self.rotor is not None and self.rotor.stationary:
+            raise NotImplementedError(
+                f"body {self.body.name!r} is in a frames.Stationary frame: Hamilton's form of "
+                "the stationary frame is not implemented; integrate with formulation="
+                "'second-order' or 'first-order'")
         return self.loads.hamilton_vectors(state, self.coupling(state))
 
     @property
