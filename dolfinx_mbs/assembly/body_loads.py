@@ -218,6 +218,21 @@ class BodyLoads:
         self.body.add_point_loads(self.Q, state)
         return self.Q
 
+    def applied_at(self, state: FrameState) -> PETSc.Vec:
+        """The applied loads at ``state`` without the frame's inertia (gravity, body forces,
+        tractions, the user's loads, point loads; the body's constants already set to it,
+        ``Body.set_state``): a vector kept and refilled."""
+        if self._applied is None:
+            self._applied = self.Q.duplicate()
+        applied = self._applied
+        applied.zeroEntries()
+        alphas, vecs = [], []
+        self._applied_parts(alphas, vecs, user=True)
+        if vecs:
+            applied.maxpy(alphas, vecs)
+        self.body.add_point_loads(applied, state)
+        return applied
+
     def hamilton_vectors(self, state: FrameState, W: Optional[Dict[str, np.ndarray]] = None
                          ) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,

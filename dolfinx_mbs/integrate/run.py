@@ -96,6 +96,10 @@ class Result:
             (:class:`dolfinx_mbs.integrate.stability.Instability`: time, count, growth rate, where).
         stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
             (``ts_type`` is then the scheme's TS name, or ``"expm"``).
+        frames: with computed frames, {name: history} of each one's coordinates, speeds and
+            applied torque (:class:`dolfinx_mbs.integrate.coupled.FrameHistory`).
+        momentum: with computed frames, ``linear`` and ``angular`` (about the global
+            origin) momentum, (n_steps + 1, 3), global components.
     """
 
     times: np.ndarray
@@ -108,6 +112,8 @@ class Result:
     restarted_from: Optional[float] = None
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
+    frames: dict = dataclasses.field(default_factory=dict)
+    momentum: dict = dataclasses.field(default_factory=dict)
 
 
 def integrate(system, t_end: float, dt: float, formulation: str = "second-order",
