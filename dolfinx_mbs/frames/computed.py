@@ -23,8 +23,8 @@ the frame's rows of the equations of motion test the bodies' dynamic residual wi
   (why a quaternion: a rotation vector is singular at 2 pi and needs a change of chart on the
   way there; the quaternion has no singularity, its kinematics q' = q (0, omega) / 2 is
   bilinear, and the implicit midpoint rule keeps |q| = 1 exactly, since |q|^2 is a quadratic
-  invariant of that equation; other schemes drift in |q| at their order, and the frame
-  normalizes it after every step); speeds v_O and omega in local components. On a 2D mesh
+  invariant of that equation; other schemes drift in |q| at their order, and the rotation is
+  formed from q / |q|); speeds v_O and omega in local components. On a 2D mesh
   (all its bodies 2D): (x, y, theta) and speeds (v_O local, theta').
 
 The model decides the dimension (:meth:`ComputedFrame.bind`) and owns the unknowns; the frame

@@ -55,8 +55,9 @@ def _loads_moment(system: CoupledSystem, t: float, f: np.ndarray) -> list:
         st = fr.state_at(t, f[zs], f[ws])
         view = FrameView(fr, f[zs], f[ws], st)
         M = np.zeros(3)
-        for ld in system.loads_on[i]:
-            M += ld.evaluate(t, view, st)[1]
+        with checks.collective(system.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            for ld in system.loads_on[i]:
+                M += ld.evaluate(t, view, st)[1]
         axis = getattr(fr, "axis", None)
         out.append(float(M @ axis) if axis is not None else M)
     return out
@@ -177,13 +178,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             # the applied frame loads' work: trapezoidal in their power Q . w
             power = 0.0
             for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
-                if not system.loads_on[i]:
-                    continue
-                jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
-                view = FrameView(fr, f[zs], f[ws], jet.state)
-                for ld in system.loads_on[i]:
-                    F, M = ld.evaluate(t, view, jet.state)
-                    power += float(F @ jet.state.v_O + M @ jet.state.omega)
+                if system.loads_on[i]:   # Q . w: the generalized force times the speeds
+                    jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
+                    power += float(system.generalized_loads(t, i, f, jet) @ f[ws])
             if work["last"] is not None:
                 t_prev, p_prev = work["last"]
                 work["work"] += 0.5 * (power + p_prev) * (t - t_prev)
@@ -218,6 +215,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             q.destroy()
     except (PETSc.Error, FloatingPointError) as e:
         user = e.__cause__
+        while isinstance(user, PETSc.Error):  # through the SNES's own Python callback
+            user = user.__cause__
         if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
             user.__context__ = user.__cause__ = None
             raise user.with_traceback(None) from None

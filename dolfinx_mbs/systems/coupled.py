@@ -102,9 +102,8 @@ class FrameLoad:
             local = self.local
         if F.shape != (3,) or M.shape != (3,) or not (np.all(np.isfinite(F))
                                                        and np.all(np.isfinite(M))):
-            raise ValueError(f"load {self.name!r} on frame {self.frame.name!r} at t={t:g}: "
-                             f"expected finite 3-vectors (or a number for a hinge torque), "
-                             f"got {out!r}")
+            raise ValueError(f"load {self.name!r} returned {out!r}: expected finite 3-vectors "
+                             "(or a number for a hinge's torque)")
         if not local:
             F, M = state.R.T @ F, state.R.T @ M
         return F, M + cross3(self.point, F)
@@ -403,13 +402,25 @@ class CoupledSystem:
                 rows[:nt] = (mom["mass"] * fd[ws][:nt] + fd[As]
                              - (R @ mom["applied"])[:nt])
                 Ff[As] = f[As] - (R @ mom["p_rel"])[:nt]
-            view = FrameView(fr, f[zs], f[ws], jet.state)
-            for ld in self.loads_on[i]:
-                F, M = ld.evaluate(t, view, jet.state)
-                rows -= jet.T.T @ F + jet.Om.T @ M
+            rows -= self.generalized_loads(t, i, f, jet)
             Ff[ws] = rows
         self._last = dict(t=t, jets=jets, states=states, terms=terms, u=u, ud=ud, udd=udd)
         return Ff, self._last
+
+    def generalized_loads(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
+        """The applied frame loads' generalized force on frame ``i``'s speeds (the user's
+        functions run under a collective guard: an error or a non-finite value on one rank
+        is raised on every rank)."""
+        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        out = np.zeros(fr.n_speeds)
+        if not self.loads_on[i]:
+            return out
+        view = FrameView(fr, f[zs], f[ws], jet.state)
+        with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            for ld in self.loads_on[i]:
+                F, M = ld.evaluate(t, view, jet.state)
+                out += jet.T.T @ F + jet.Om.T @ M
+        return out
 
     def _momentum(self, i: int, st: FrameState, u, ud, terms=None) -> dict:
         """What frame ``i``'s momentum balance needs (local components): the carried mass,
@@ -708,13 +719,7 @@ class CoupledSystem:
         f0, fd0 = self._f.copy(), self._fd.copy()
 
         def Q(f, fd):
-            jet = fr.jet(t, f[zs], f[ws], fd[ws])
-            view = FrameView(fr, f[zs], f[ws], jet.state)
-            out = np.zeros(fr.n_speeds)
-            for ld in self.loads_on[i]:
-                F, M = ld.evaluate(t, view, jet.state)
-                out += jet.T.T @ F + jet.Om.T @ M
-            return out
+            return self.generalized_loads(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
         D = np.zeros((fr.n_speeds, self.m))
         for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
             h = 1e-7 * max(1.0, abs(f0[j]))

@@ -17,8 +17,9 @@ Schur complement on the frame unknowns (m solves with S's factorization for m fr
 then one per iteration). The Jacobian is kept while an iteration reduces the residual at least
 tenfold (within a step the frame state changes little) and formed again at the current
 iterate where it does not: a step then costs one factorization, as a step of a prescribed
-frame whose state changes does. After each step the frames' coordinates are brought back to
-their manifold (a unit quaternion).
+frame whose state changes does. A free frame's quaternion is not normalized between steps (that
+would restart a multistep or generalized-alpha scheme): its kinematics keep |q| exactly, the
+schemes to their order, and the rotation is formed from q / |q|.
 """
 
 from __future__ import annotations
@@ -172,7 +173,6 @@ class CoupledProblem:
         self.shift = None
         q = s.create_reduced_vec()
         self.work = [q.duplicate() for _ in range(6)]
-        self.ts.setPostStep(self._post_step)
 
     # -- layout ------------------------------------------------------------------------------
     def split(self, X: PETSc.Vec) -> tuple:
@@ -227,15 +227,6 @@ class CoupledProblem:
         else:
             self.opts.set_up(self.ksp)
             self._ready = True
-
-    def _post_step(self, ts):
-        """Bring the frames' coordinates back to their manifold after a step."""
-        X = ts.getSolution()
-        if self.owner:
-            a = X.getArray()
-            f = a[2 * self.n_local:]
-            for fr, zs in zip(self.system.frames, self.system.zslice):
-                f[zs] = fr.normalize(f[zs])
 
     # -- the step's linear solve --------------------------------------------------------------
     def _S_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> bool:
