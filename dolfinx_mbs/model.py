@@ -42,6 +42,7 @@ from dolfinx_mbs.reduction.basis_reducer import BasisReducer
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
+from dolfinx_mbs.systems.drives import Drives
 from dolfinx_mbs.systems.hamilton import HamiltonSystem
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 from dolfinx_mbs.systems.records import check_choice
@@ -556,6 +557,10 @@ class Model:
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
         system = self.system(formulation, constraints)
+        if kwargs.get("drives") is True:
+            kwargs["drives"] = Drives(self._second_order(), self.rigid_bodies, self.gravity)
+        elif kwargs.get("drives") is False:
+            kwargs["drives"] = None
         return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
                                      **kwargs)
 

@@ -4,8 +4,9 @@
   to its start after the period 4 sqrt(J_O/(m g d)) K(1/2): the error shrinks at second order.
 * The torque-free asymmetric rigid body on a Free frame against Jacobi's elliptic functions
   (tests/rigidref.py), spinning near its intermediate axis (it flips): second order in dt;
-  linear momentum kept to round-off by every scheme (it is a linear function of the unknowns),
-  energy and the body's |H| by the implicit midpoint rule and generalized-alpha at radius 1.
+  linear momentum kept to round-off by every scheme (the frame carries its centre of mass at
+  its origin: the momentum is m v_O), energy and the body's |H| by the implicit midpoint rule
+  and generalized-alpha at radius 1 (quadratic invariants of Euler's equations).
 * Bad input is refused with the same error on every rank.
 """
 
@@ -43,11 +44,12 @@ def test_pendulum_period(formulation):
         assert np.ptp(r.frames["hub"].rate) > 0
     order = np.log2(np.array(errors[:-1]) / np.array(errors[1:]))
     assert np.all(order > 1.8), (errors, order)
-    assert errors[-1] < 1e-6
+    # generalized-alpha at radius 1 (the midpoint rule) against BDF2 (dissipative)
+    assert errors[-1] < (1e-6 if formulation == "second-order" else 2e-4), errors
 
 
 I_P = np.array([1.0, 2.0, 3.0])
-W0 = np.array([0.01, 2.0, 0.01])   # near the intermediate axis: the body flips
+W0 = np.array([0.1, 2.0, 0.1])     # near the intermediate axis: the body flips (t = 4.06 s)
 
 
 def _tumbling(scheme_options=None):
@@ -61,14 +63,17 @@ def _tumbling(scheme_options=None):
 
 @pytest.mark.parametrize("formulation,options,conserves", [
     ("second-order", None, True),                     # generalized-alpha, radius 1
-    ("first-order", {"ts_theta_endpoint": False}, True),   # implicit midpoint
-    ("first-order", None, False),                     # Crank-Nicolson
+    ("first-order", {"ts_type": "theta", "ts_theta_endpoint": False}, True),  # implicit midpoint
+    ("first-order", None, False),                     # BDF2
 ])
 def test_torque_free_body(formulation, options, conserves):
     model = _tumbling()
     errors = []
-    for dt in (0.02, 0.01, 0.005):
-        r = model.integrate(t_end=8.0, dt=dt, formulation=formulation, options=options,
+    # Newton's method solved to round-off (its default stops at 1e-9 of the unknowns): the
+    # invariants then hold to round-off too
+    options = dict(options or {}, snes_stol=1e-15)
+    for dt in (0.02, 0.01):
+        r = model.integrate(t_end=6.0, dt=dt, formulation=formulation, options=options,
                             progress=False)
         om = r.frames["sat"].omega
         ref = euler_omega(I_P, W0, r.times)

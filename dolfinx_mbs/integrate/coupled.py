@@ -74,8 +74,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     Args:
         system: the :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
         t_end, dt, t0: final time, step and initial time (s).
-        formulation: ``"second-order"`` (generalized-alpha) or ``"first-order"``
-            (Crank-Nicolson); the TS type may be changed by options.
+        formulation: ``"second-order"`` (generalized-alpha) or ``"first-order"`` (BDF2),
+            both second order in dt (:mod:`dolfinx_mbs.integrate.ts.coupled`); the TS type
+            may be changed by options.
         u0, v0: initial elastic displacement and velocity (None: zero; a PETSc Vec in the
             reduced or full layout, or a Function per body).
         probes: points of the first body, or (body, point) pairs (body coordinates).
@@ -113,7 +114,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable (t, frames) or None, got {callback!r}")
     comm = system.comm
-    opts = SolverOptions(prefix, {}, options)
+    # fixed steps unless the options say otherwise (TSBDF would adapt its step by default)
+    opts = SolverOptions(prefix, {"ts_adapt_type": "none"}, options)
     ts = PETSc.TS().create(comm)
     ts.setOptionsPrefix(prefix)
     ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)

@@ -249,6 +249,19 @@ class CoupledSystem:
             return PETSc.Vec().createMPI((0, 0), comm=self.comm)
         return self.reducer.create_reduced_vec()
 
+    # the Reducer protocol of the elastic part (initial states, output)
+    def restrict(self, x, out=None):
+        return self.reducer.restrict(x, out)
+
+    def project(self, b, out=None):
+        return self.reducer.project(b, out)
+
+    def expand(self, q, out=None, homogeneous=False):
+        return self.reducer.expand(q, out, homogeneous)
+
+    def expand_rate(self, q, v, out=None):
+        return self.reducer.expand_rate(q, v, out)
+
     def initial_frames(self) -> tuple[np.ndarray, np.ndarray]:
         """The frames' initial coordinates and speeds, concatenated."""
         z = [f.initial()[0] for f in self.frames]
@@ -576,7 +589,7 @@ class CoupledSystem:
                         for k in range(3):
                             if dv[k] != 0.0:
                                 col.axpy(float(dv[k]), sc["e"][var][k])
-                                if sc["pre"][var][k] is not None and which != "wd":
+                                if sc["pre"][var][k] is not None:
                                     pc.axpy(float(dv[k]), sc["pre"][var][k])
                     vecs.append(col)
                     pvecs.append(pc)
@@ -591,6 +604,7 @@ class CoupledSystem:
                 v_ = Sw["w"][0][c].copy()
                 v_.axpy(1.0, Sw["w"][1][c])
                 v_.axpy(s, Sw["wd"][0][c])
+                v_.axpy(s, Sw["wd"][1][c])
                 cols[j] = v_
             for j, v_ in cols.items():
                 Bfull[j].getArray()[p.slice] += v_.getArray(readonly=True)

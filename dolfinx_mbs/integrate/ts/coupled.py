@@ -4,10 +4,13 @@ The unknowns y = (q, v, f) of a :class:`~dolfinx_mbs.systems.coupled.CoupledSyst
 elastic coordinates and rates, distributed; the frames' coordinates and speeds f, held by rank
 0 and read by all) step as one implicit first-order system F(t, y, y') = 0 with PETSc TS:
 ``"second-order"`` by generalized-alpha for first-order systems (TSALPHA, spectral radius
-``spectral_radius``, default 1: second order, no numerical damping), ``"first-order"`` by
-Crank-Nicolson (TSTHETA), and any implicit TS type by options (``-mbs_ts_type``, e.g.
-``theta`` with ``-mbs_ts_theta_endpoint false``: the implicit midpoint rule, which keeps
-a free frame's unit quaternion exactly).
+``spectral_radius``, default 1: second order, no numerical damping; at radius 1 it is the
+implicit midpoint rule, which keeps a free frame's unit quaternion and the quadratic
+invariants of a rigid body), ``"first-order"`` by BDF2 (TSBDF: second order, dissipative, the
+residual met at each step's end, so that the linear momentum of a free frame, a linear
+function of the unknowns, is the bodies' momentum at every step), and any implicit TS type by
+options (``-mbs_ts_type``; TSTHETA's Crank-Nicolson form takes the mass matrix as constant,
+which the frames' rows are not: first order here).
 
 Each step is solved by Newton's method on the exact residual with the exact Jacobian of the
 step's first iterate (:class:`BorderedNewton`): the elastic block S = s^2 M_r + s C_r + K_r at
@@ -37,8 +40,10 @@ __all__ = ["CoupledProblem", "BorderedNewton"]
 
 #: an update below this fraction of the unknowns' block is round-off
 ROUNDOFF = 1e-12
-#: an update that stagnates below this fraction of the first one is at its round-off plateau
-PLATEAU = 1e-6
+#: an exact Newton step that leaves the residual as it was, with an update below this fraction
+#: of the unknowns' block, is at the round-off plateau (the elastic block's condition number
+#: times the unit round-off: a slender beam's axial stiffness against its bending)
+PLATEAU = 1e-4
 #: a kept Jacobian is formed again when an iteration reduces the residual by less than this
 SLOW = 0.1
 
@@ -47,10 +52,13 @@ class BorderedNewton:
     """The SNES step of :class:`CoupledProblem`: Newton's method on the bordered Jacobian.
 
     Converged when the residual fell below ``rtol`` of its first value (or ``atol``), or when
-    each block of the update (elastic coordinates, their rates, the frames' unknowns) fell
-    below ``stol`` of that block's first update (the step's own increment: a scale that does
-    not depend on units or on the size of the state), or below :data:`ROUNDOFF` of the block
-    itself; at most ``max_it`` iterations (the SNES's tolerances)."""
+    in each block of the update (the elastic coordinates, each frame unknown; the elastic
+    rates follow the coordinates by a linear row) the error it leaves, about a_k^2 / a_(k-1)
+    for updates a_k of a contracting iteration, is below ``stol`` of the block (or of its first
+    update, the step's own increment), or the update is below :data:`ROUNDOFF` of the block
+    itself, or when an exact Newton step (its Jacobian formed at its iterate) did not halve
+    the residual and moved no block by more than :data:`PLATEAU` of it (the round-off
+    plateau); at most ``max_it`` iterations (the SNES's tolerances)."""
 
     def __init__(self, problem: "CoupledProblem"):
         self.problem = problem
@@ -62,8 +70,9 @@ class BorderedNewton:
         pr = self.problem
         F = pr.F_work
         rtol, atol, stol, max_it = snes.getTolerances()
-        first = last = None
-        fprev = None
+        first = fprev = None
+        sizes = scale = last = ()
+        fresh = False      # the last update came from a Jacobian formed at its iterate
         for it in range(max_it + 1):
             snes.computeFunction(x, F)
             fnorm = F.norm()
@@ -72,7 +81,12 @@ class BorderedNewton:
                 return
             if it == 0:
                 f0 = fnorm
-            if fnorm <= atol or (it > 0 and fnorm <= rtol * f0):
+            done = fnorm <= atol or (it > 0 and fnorm <= rtol * f0)
+            if not done and it > 1 and fresh and fnorm > 0.5 * fprev:
+                # an exact Newton step that did not reduce the residual: the round-off
+                # plateau, if the update was small against the unknowns
+                done = all(a <= PLATEAU * c for a, c in zip(sizes, scale))
+            if done:
                 snes.setIterationNumber(it)
                 snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_FNORM_RELATIVE)
                 return
@@ -80,7 +94,8 @@ class BorderedNewton:
                 break
             # the Jacobian at the step's first iterate, kept while it contracts the residual
             # fast (a modified Newton step costs one solve); formed again where it does not
-            if it == 0 or fnorm > SLOW * fprev:
+            fresh = it == 0 or fnorm > SLOW * fprev
+            if fresh:
                 J, P, _ = snes.getJacobian()
                 snes.computeJacobian(x, J, P)
                 if not pr.linearize():
@@ -92,18 +107,21 @@ class BorderedNewton:
                 snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_LINEAR_SOLVE)
                 return
             x.axpy(-1.0, dx)
-            sizes, scale = pr.block_norms(dx), pr.block_norms(x)
+            last, sizes, scale = sizes, pr.block_norms(dx), pr.block_norms(x)
             if first is None:
-                first = last = sizes
+                first = sizes
                 continue
-            # below stol of the first update or at round-off of the unknowns themselves, or
-            # stagnating (not halved) far below the first update: the round-off plateau
-            small = all(a <= max(stol * b, ROUNDOFF * c) for a, b, c in zip(sizes, first, scale))
-            stalled = all(a <= PLATEAU * b and a > 0.5 * c0
-                          for a, b, c0 in zip(sizes, first, last) if a > stol * b)
-            last = sizes
-            if small or stalled:
-                snes.computeFunction(x, F)  # the TS reads the state of the last call
+            # the error left after an update of a contracting iteration is about a^2 / a_prev
+            # (quadratic or, with a kept Jacobian, linear convergence alike): done when that
+            # is below stol of the unknowns (or of the step's first update) in every block but
+            # the elastic rates (v = s q + c follows the coordinates: their row is linear)
+            if all(a <= ROUNDOFF * c or a * a <= stol * max(b, c) * p
+                   for k, (a, b, c, p) in enumerate(zip(sizes, first, scale, last)) if k != 1):
+                pr.skip_residual = True   # the TS forms its stage values in this call
+                try:
+                    snes.computeFunction(x, F)
+                finally:
+                    pr.skip_residual = False
                 snes.setIterationNumber(it + 1)
                 snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_SNORM_RELATIVE)
                 return
@@ -147,9 +165,10 @@ class CoupledProblem:
             ts.setType(PETSc.TS.Type.ALPHA)
             ts.setAlphaRadius(1.0 if radius is None else float(radius))
         else:
-            ts.setType(PETSc.TS.Type.THETA)
-            ts.setTheta(0.5)
-            ts.setThetaEndpoint(True)
+            # not TSTHETA's Crank-Nicolson: its endpoint form takes the mass matrix as
+            # constant, and the frames' rows have one that moves with the state (first order
+            # here); BDF2 evaluates the whole residual at the step's end
+            ts.setType(PETSc.TS.Type.BDF)   # fixed steps: the run's defaults (integrate)
         ts.setIFunction(self._function, self.F)
         n = self.F.getSize()
         # the Jacobian's stand-in for PETSc (the Newton step solves the bordered system itself)
@@ -197,7 +216,12 @@ class CoupledProblem:
         return out
 
     # -- TS callbacks ---------------------------------------------------------------------------
+    #: set by the Newton step for its last call (the TS's own bookkeeping, no residual read)
+    skip_residual = False
+
     def _function(self, ts, t, X, Xdot, F):
+        if self.skip_residual:
+            return
         q, v, f = self.split(X)
         qd, vd, fd = self.split(Xdot)
         Fq, Fv = F.getSubVector(self.is_q), F.getSubVector(self.is_v)
