@@ -533,8 +533,9 @@ class Model:
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-              output: Optional[str] = None) -> Dict[str, np.ndarray]:
-        """Complex modes about the frame state at ``t``: see :func:`dolfinx_mbs.modal.modes`."""
+              output: Optional[str] = None) -> "modal.ModalResult":
+        """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
+        see :func:`dolfinx_mbs.modal.modes`."""
         return modal.modes(self._modal_system(), t, n, damping, shift, output)
 
     def reactions(self, forces: Optional[PETSc.Vec] = None, t: float = 0.0,

@@ -66,9 +66,9 @@ def test_user_damping_form_is_mass_proportional_rayleigh():
     res = model.modes(n=3, shift=0.0)
     modelr, _ = rod(rayleigh=(a, 0.0))
     ref = modelr.modes(n=3, shift=0.0)
-    w_undamped = np.abs(res["eigenvalues"])  # |lambda| = w_n for viscous modal damping
-    assert np.allclose(res["damping_ratios"], a / (2 * w_undamped), rtol=1e-9)
-    assert np.allclose(res["eigenvalues"], ref["eigenvalues"], rtol=1e-10)
+    w_undamped = np.abs(res.eigenvalues)  # |lambda| = w_n for viscous modal damping
+    assert np.allclose(res.damping_ratios, a / (2 * w_undamped), rtol=1e-9)
+    assert np.allclose(res.eigenvalues, ref.eigenvalues, rtol=1e-10)
     assert np.allclose(w_undamped, axial_exact(0.0), rtol=2e-5)
 
 

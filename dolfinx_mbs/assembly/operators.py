@@ -148,7 +148,8 @@ class BodyOperators(ReleasableMatrices):
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: Optional[PETSc.Mat] = None
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
-        self._pforms = None
+        self._pforms = None   # the unit load forms of the prestress cases
+        self._geo: Dict[tuple, tuple] = {}   # case: (its field, its geometric stiffness form)
         self._nl = None
         self._coupling: tuple = (None, None)
 
@@ -156,7 +157,7 @@ class BodyOperators(ReleasableMatrices):
     def _prestress_forms(self) -> dict:
         if self._pforms is None:
             self._pforms = {k: fem.form(a) if a is not None else None
-                            for k, a in self.body.prestress_forms().items()}
+                            for k, a in self.body.prestress_load_forms().items()}
         return self._pforms
 
     def unit_prestress_load(self, case) -> PETSc.Vec:
@@ -186,14 +187,21 @@ class BodyOperators(ReleasableMatrices):
     def set_prestress(self) -> None:
         """Assemble the geometric stiffness of each unit prestress field (the body's
         ``prestress_fields`` must hold the unit solutions); K_sigma is formed from them at
-        every new frame state."""
-        forms = self._prestress_forms()
+        every new frame state. Called again after new solves (the constraints changed): the
+        forms of fields kept and the matrices of cases kept are reused."""
+        held = dict(self._prestress)
         self._prestress = []
-        for case in self.body.prestress_fields:
-            A = self.K.duplicate()
-            assemble_into(A, forms[case])
+        for case, field in self.body.prestress_fields.items():
+            made = self._geo.get(case)
+            if made is None or made[0] is not field:
+                made = self._geo[case] = (
+                    field, fem.form(self.body.prestress_stiffness_form(field)))
+            A = held.pop(case, None)
+            A = A if A is not None else self.K.duplicate()
+            assemble_into(A, made[1])
             self._prestress.append((case, A))
-        self._mats["geometric"] = self.K.duplicate()
+        if self._mats.get("geometric") is None:
+            self._mats["geometric"] = self.K.duplicate()
         self._keys.pop("geometric", None)  # formed at the next update(state)
         self.version += 1
 

@@ -57,7 +57,11 @@ class Body:
             sum_k (g - a_O)_k K_sigma,k (local components), from unit solves with the
             model's constraints (done by the model on first use): it follows any omega(t) and
             any orientation without new solves. Constant applied loads in local components
-            (body forces, tractions, point loads) are added as one more case.
+            (body forces, tractions, point loads) are added as one more case. Bodies that
+            the constraints join must be in frames of equal motion
+            (``frames.equal_motion``: one frame object, or equal parameters); bodies not
+            joined (each clamped to its own frame or to the ground) may move differently
+            (see :func:`dolfinx_mbs.static.prestress`).
 
             ``"nonlinear"``: St Venant-Kirchhoff strain (Green strain, the material's law
             applied to it) in the body frame: large displacements relative to the frame,
@@ -133,7 +137,7 @@ class Body:
         self.assembled = False
         self.stiffening = stiffening
         #: prestress unit cases -> displacement under that case's load (filled by the model,
-        #: see :meth:`prestress_cases`)
+        #: see :meth:`prestress_cases`; the Functions are kept and refilled by later solves)
         self.prestress_fields = {}
         #: W of the unit centrifugal load (a W_ij of forms.unit_spin_cases)
         self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
@@ -155,6 +159,14 @@ class Body:
         frame state."""
         if self.stiffening != "prestress":
             return []
+        return self.load_cases()
+
+    def load_cases(self) -> list:
+        """The unit load cases whose sum is this body's steady load.
+
+        Those of :meth:`prestress_cases`, with or without prestress stiffening of its own:
+        what the body passes to the bodies joined to it.
+        """
         cases = list(F.unit_spin_cases(self.gdim))
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
@@ -166,7 +178,16 @@ class Body:
         """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
         unit spin case W_ij of ``forms.unit_spin_cases``), the local component k of gravity
         less the origin's acceleration, (R^T g - a_O)_k, or 1 for the constant applied
-        loads."""
+        loads.
+
+        A case ``("carried", Q, d, c)`` is the unit case c of the bodies joined to this one
+        whose frame is this frame carried by the constant axes Q and origin d (an element
+        frame, :meth:`FrameState.carried`): the factor of c at that frame's state (gravity
+        as this body's, the model's)."""
+        if case[0] == "carried":
+            _, Q, d, inner = case
+            return self.prestress_coefficient(
+                inner, state.carried(np.reshape(Q, (3, 3)), np.asarray(d)))
         if case[0] == "g":  # gravity and the inertia of the origin's acceleration, g - a_O
             return float((state.R.T @ self.gravity)[case[1]] - state.a_O[case[1]])
         if case[0] == "applied":
@@ -174,20 +195,31 @@ class Body:
         i, j = case
         return float(state.omega[i] * state.omega[j])
 
-    def prestress_forms(self) -> dict:
-        """Unit load forms (``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``,
-        ``applied``: the constant local loads without point loads) and the geometric stiffness
-        form of each unit prestress field."""
+    def prestress_load_forms(self) -> dict:
+        """Unit load forms of the prestress cases.
+
+        ``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``, ``applied`` (the
+        constant local loads without point loads; None when there are none).
+        """
+        v = ufl.TestFunction(self.V)
+        return {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
+                "gravity": F.gravity_load(self.rho, self.g_unit, v),
+                "applied": self.loads.form(v, self.material.thickness,
+                                           self.user_forms.total("load", False),
+                                           steady_only=True)}
+
+    def prestress_stiffness_form(self, field: fem.Function):
+        """The geometric stiffness form of the stress of the displacement ``field``.
+
+        Args:
+            field: a unit prestress field of :attr:`prestress_fields`.
+
+        Returns:
+            The bilinear form (UFL).
+        """
         u, v = self.trial_test()
-        out = {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
-               "gravity": F.gravity_load(self.rho, self.g_unit, v),
-               "applied": self.loads.form(v, self.material.thickness,
-                                          self.user_forms.total("load", False),
-                                          steady_only=True)}
-        for case, f in self.prestress_fields.items():
-            sigma0 = self.material.stress(F.strain(f))
-            out[case] = F.geometric_stiffness(self.material, sigma0, u, v)
-        return out
+        sigma0 = self.material.stress(F.strain(field))
+        return F.geometric_stiffness(self.material, sigma0, u, v)
 
     def add_steady_point_loads(self, b) -> None:
         """Add the constant local point loads to the assembled vector ``b`` (owned part)."""

@@ -112,6 +112,12 @@ def _check_speeds(speeds) -> np.ndarray:
     return W
 
 
+def _states(system, spinning: Sequence[bool], speed: float, t: float) -> list:
+    """The bodies' frame states at ``speed`` (those in ConstantSpin frames) and ``t``."""
+    return [b.frame.at_rate(speed).state(t) if spin else b.frame.state(t)
+            for b, spin in zip(system.bodies, spinning)]
+
+
 def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
     """Sum over ranks, the result taken from rank 0 so every rank decides alike."""
     return comm.bcast(comm.reduce(local, op=MPI.SUM, root=0), root=0)
@@ -276,7 +282,12 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     m = min(n + int(n_extra), red.n_reduced)
     comm = system.comm
     tracker = _Tracker(comm, m)
-    rigid = rigid_subspace(system, t)
+    # free at every speed: the frame terms are linear and quadratic in the speed, so free at
+    # two speeds of different abs(speed) is free at all (free at 0 alone: a sweep at rest)
+    picks = np.unique(np.abs(W))
+    picks = picks[[0, -1]] if picks.size > 1 else picks
+    rigid = rigid_subspace(system, t, states=[_states(system, spinning, float(w), t)
+                                              for w in picks])
     if rigid is not None:  # free rigid motions: the elastic modes (modal.pencil_modes)
         if n > red.n_reduced - rigid.dim:
             rigid.destroy()
@@ -287,9 +298,7 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     coupling = "damping" if damping else "gyroscopic"
 
     def pencil(speed: float):
-        states = [b.frame.at_rate(speed).state(t) if spin else b.frame.state(t)
-                  for b, spin in zip(system.bodies, spinning)]
-        return system.pencil(t, m, coupling, states)
+        return system.pencil(t, m, coupling, _states(system, spinning, speed, t))
 
     free = red.n_reduced - (rigid.dim if rigid is not None else 0)
     sweep_pencil = SweepPencil(pencil, W)

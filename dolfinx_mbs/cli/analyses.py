@@ -5,7 +5,10 @@ Results, by analysis (``u`` the displacement in the body frame, m; frequencies i
 
 * ``static``: for each probe ``{"x": ux, "y": uy[, "z": uz]}``, and ``max_displacement``
   (the largest nodal norm of u);
-* ``frequencies``: ``{"w1": ..., "w2": ...}`` (signed: a negative value is a divergent mode);
+* ``frequencies``: ``{"w1": ..., "w2": ...}`` (signed: a negative value -s is a divergent mode,
+  an imaginary frequency i s, growth rate s; the unstable ones first, fastest growth first,
+  then the lowest stable ones: :mod:`dolfinx_mbs.modal`); :func:`imaginary` names the negative
+  ones, and the command line exits with its own status when there are some;
 * ``campbell``: ``stable`` (every branch at every speed), ``critical`` (a list of ``{speed,
   order, mode, frequency}``), ``series`` (speeds, rotating-frame and stationary frequencies
   per speed, whirl);
@@ -25,7 +28,7 @@ from mpi4py import MPI
 from dolfinx_mbs.cli.casefile import sweep_values
 from dolfinx_mbs.io import output as io
 
-__all__ = ["run", "flatten"]
+__all__ = ["run", "flatten", "imaginary"]
 
 _COMPONENTS = "xyz"
 
@@ -151,6 +154,20 @@ def _transient(case, model, body, progress: bool) -> Dict:
         series["energy"] = {k: v.tolist() for k, v in r.energy.items()}
     out["series"] = series
     return out
+
+
+def imaginary(results: Dict) -> Dict[str, float]:
+    """The reported frequencies that are imaginary (a divergent mode, reported as -s for
+    lambda = +/- s): ``{"frequencies.w1": -s, ...}``, empty for a stable state.
+
+    Args:
+        results: the results of :func:`run`.
+
+    Returns:
+        The flattened names and values of the negative frequencies.
+    """
+    freq = results.get("frequencies", {}) if isinstance(results, dict) else {}
+    return {f"frequencies.{k}": float(v) for k, v in freq.items() if float(v) < 0.0}
 
 
 def flatten(results: Dict, prefix: str = "") -> Dict[str, object]:

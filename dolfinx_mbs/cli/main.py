@@ -7,7 +7,11 @@
 
 Also ``python -m dolfinx_mbs.cli``. The case file: :mod:`dolfinx_mbs.cli.case`; the sweep:
 :mod:`dolfinx_mbs.cli.sweep`. Exit status: 0 done, 1 the case (``run``) or some case (``sweep``)
-failed, 2 a bad command line or case file.
+failed, 2 a bad command line or case file, 3 (``run``) the case ran but the state is unstable:
+a reported frequency is imaginary (a divergent mode, printed as a negative value -s, growth
+rate s); the results are printed and written as for 0, the JSON file's ``unstable`` names
+them, and a line on standard error says so. A sweep records such a case as done (the
+negative frequencies in its results).
 """
 
 from __future__ import annotations
@@ -18,7 +22,10 @@ import sys
 import time
 from typing import List, Optional
 
-__all__ = ["main", "parser"]
+__all__ = ["main", "parser", "UNSTABLE"]
+
+#: the exit status of ``run`` when the case ran and a reported frequency is imaginary
+UNSTABLE = 3
 
 _SET_HELP = ("set a value of the case: a dotted key (table.key, e.g. material.density, "
              "parameters.A, clamp.0.where) = a TOML value or an expression; repeatable")
@@ -83,7 +90,7 @@ def _assignments(texts: List[str], what: str, sweep: bool = False):
 def _run(args) -> int:
     from mpi4py import MPI
 
-    from dolfinx_mbs.cli.analyses import flatten
+    from dolfinx_mbs.cli.analyses import flatten, imaginary
     from dolfinx_mbs.cli.case import Case
     from dolfinx_mbs.cli.casefile import CaseError, describe
 
@@ -96,6 +103,8 @@ def _run(args) -> int:
         case = Case(args.case, overrides)
         record.update(status="ok", error="", results=case.run(
             comm, progress=not args.quiet and sys.stderr.isatty()))
+        record["unstable"] = imaginary(record["results"])
+        status = UNSTABLE if record["unstable"] else 0
     except Exception as e:  # noqa: BLE001 - reported, and in the JSON file
         record.update(status="failed", error=describe(e), results={})
         status = 2 if isinstance(e, CaseError) else 1
@@ -104,13 +113,18 @@ def _run(args) -> int:
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(record, f, indent=1)
-        if status:
+        if status and status != UNSTABLE:
             print(f"dolfinx-mbs: error: {record['error']}", file=sys.stderr, flush=True)
         elif not args.quiet:
             for k, v in flatten(record["results"]).items():
                 print(f"{k} = {v:.10g}" if isinstance(v, float) else f"{k} = {v}")
             print(f"({record['seconds']:.2f} s on {comm.size} rank(s)"
                   f"{', results in ' + args.json if args.json else ''})", flush=True)
+        if status == UNSTABLE:
+            listed = ", ".join(f"{k} = {v:.6g}" for k, v in record["unstable"].items())
+            print(f"dolfinx-mbs: the state is unstable: imaginary frequencies (divergent "
+                  f"modes, growth rate = -value in 1/s): {listed}", file=sys.stderr,
+                  flush=True)
     return status
 
 

@@ -25,6 +25,8 @@ Frames whose motion is computed with the bodies they carry (:mod:`dolfinx_mbs.fr
 
 * :class:`Hinge`: one unknown angle about an axis (in the ground or a prescribed frame).
 * :class:`Free`: free rigid motion, six unknowns (three on a 2D mesh).
+
+:func:`equal_motion` tells whether two frames describe the same motion (one object or not).
 """
 
 from dolfinx_mbs.frames.axis import ConstantSpin, SpinUp
@@ -33,6 +35,7 @@ from dolfinx_mbs.frames.base import (
     FrameConstants,
     FrameState,
     FrameStates,
+    equal_motion,
     rotation_about,
     skew,
 )
@@ -59,6 +62,7 @@ __all__ = [
     "Sampled",
     "SpinUp",
     "differentiate",
+    "equal_motion",
     "from_markers",
     "read_markers",
     "rotation_about",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.frames.base import AT_REST, Frame, FrameState
 
 __all__ = ["Composed"]
 
@@ -48,6 +48,18 @@ class Composed(Frame):
                 raise TypeError(f"{name} must be a dolfinx_mbs.frames.Frame, got {f!r}")
         self.parent, self.child = parent, child
         self.calls_user_code = parent.calls_user_code or child.calls_user_code
+
+    def motion_key(self):
+        """Equal for parts of equal motions (see ``frames.equal_motion``).
+
+        A part at rest leaves the other's motion.
+        """
+        parent, child = self.parent.motion_key(), self.child.motion_key()
+        if child == AT_REST:
+            return parent
+        if parent == AT_REST:
+            return child
+        return ("Composed", parent, child)
 
     def state(self, t: float) -> FrameState:
         """The composed frame's state at ``t`` (s)."""

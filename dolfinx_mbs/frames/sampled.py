@@ -203,6 +203,7 @@ class Sampled(Frame):
             self.kind, data = _as_rotations(rotations, n)
         self.origins = self._as_origins(origins, n)
         cols = data[:, None] if self.kind == "angle" else data
+        self._samples = cols
         self._rot = _Splines(self.times, cols, self.smoothing)
         self._org = _Splines(self.times, self.origins, self.smoothing)
         self.origin_accelerates = bool(np.ptp(self.origins, axis=0).max() > 0.0)
@@ -250,6 +251,13 @@ class Sampled(Frame):
         omega = 2.0 * w_p / n2
         alpha = 2.0 * _qvec_conj_mul(p, ddp) / n2 - 4.0 * float(p @ dp) * w_p / n2**2
         return _quat_matrix(p / np.sqrt(n2)), omega, alpha
+
+    def motion_key(self) -> tuple:
+        """Equal for equal samples and smoothing (see ``frames.equal_motion``)."""
+        def data(a):
+            return np.ascontiguousarray(a, dtype=float).tobytes() + bytes(str(a.shape), "ascii")
+        return ("Sampled", self.kind, self.smoothing, data(self.times),
+                data(self._samples + 0.0), data(self.origins + 0.0))
 
     @cached_state
     def state(self, t: float) -> FrameState:

@@ -517,10 +517,26 @@ class CoupledSystem:
                         pre[k][i].axpy(float(d[k][i]), Pu)
         return {"e": cols, "pre": pre}
 
-    @staticmethod
-    def _prestress_coefficient_derivative(case, st: FrameState) -> dict:
-        """d(prestress coefficient of ``case``)/d(state variables) (3-vectors)."""
+    @classmethod
+    def _prestress_coefficient_derivative(cls, case, st: FrameState) -> dict:
+        """d(prestress coefficient of ``case``)/d(state variables) (3-vectors), as
+        ``Body.prestress_coefficient`` defines it."""
         z = {k: np.zeros(3) for k in STATE_VARS}
+        if case[0] == "carried":
+            # the case of an element frame carried by constant axes Q and origin d: omega' =
+            # Q^T omega, alpha' = Q^T alpha, g' = Q^T g, a_O' = Q^T (a_O + alpha x d + omega x
+            # (omega x d))
+            _, Qf, d, inner = case
+            Q, d = np.reshape(Qf, (3, 3)), np.asarray(d, dtype=float)
+            di = cls._prestress_coefficient_derivative(inner, st.carried(Q, d))
+            w = st.omega
+            da = Q @ di["a_O"]
+            z["omega"] = Q @ di["omega"] + (np.outer(w, d) + float(w @ d) * np.eye(3)
+                                            - 2.0 * np.outer(d, w)).T @ da
+            z["alpha"] = Q @ di["alpha"] + skew(d) @ da
+            z["a_O"] = da
+            z["g_loc"] = Q @ di["g_loc"]
+            return z
         if case[0] == "g":
             z["g_loc"][case[1]] = 1.0
             z["a_O"][case[1]] = -1.0
