@@ -553,7 +553,12 @@ class Model:
                   constraints: str = "maggi", **kwargs):
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
-        arguments and the returned result."""
+        arguments and the returned result. With ``drives=True`` the force and torque that
+        drive each prescribed frame are recorded (``Result.frames``). A model with computed
+        frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`) runs
+        the coupled equations instead (:meth:`coupled_system`,
+        :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
+        ``Result.frames``, ``Result.momentum``)."""
         if self.frames:
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)

@@ -194,7 +194,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             if not math.isfinite(mon["total"]):
                 raise FloatingPointError(f"the solution is not finite at t={t:g}")
         if csv is not None:
-            csv.write(t, row)
+            csv.write([t] + row)
         if callback is not None:
             callback(t, outs)
         times.append(t)
@@ -206,9 +206,10 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     ts.setMonitor(record)
     try:
         ts.solve(X0)
+        qf, vf, f = prob.state(ts.getSolution())
+        qf.destroy()
+        vf.destroy()
         for fr, zs, ws in zip(system.frames, system.zslice, system.wslice):
-            X = ts.getSolution()
-            _, _, f = prob.split(X)
             fr.set_state(ts.getTime(), f[zs], f[ws])
         if system.parts:
             q, _, _ = prob.state(ts.getSolution())

@@ -153,6 +153,14 @@ class _Part:
         self.CX = [b for _, b in units["spin"]]      # -c_E X: c_E X = -this
         self.Mt = list(units["accel"])                # M t_k = int rho e_k . v
         self.comm = comm
+        self._pool: dict = {}
+        self.minus_Mt = []
+        for Mt in self.Mt:
+            v = Mt.copy()
+            v.scale(-1.0)
+            self.minus_Mt.append(v)
+        self.zero = self.vec()
+        self.zero.zeroEntries()
         g = self.gdim
         n_nodes = self.n // g
         X = body.V.tabulate_dof_coordinates()[:n_nodes]
@@ -169,6 +177,14 @@ class _Part:
 
     def vec(self) -> PETSc.Vec:
         return self.M.createVecLeft()
+
+    def work(self, key) -> PETSc.Vec:
+        """A body-layout vector kept under ``key`` (made on first use, reused: the residual
+        and the Jacobian of every Newton iteration refill the same objects)."""
+        v = self._pool.get(key)
+        if v is None:
+            v = self._pool[key] = self.vec()
+        return v
 
 
 def _as3(a: np.ndarray, g: int) -> np.ndarray:
@@ -320,19 +336,19 @@ class CoupledSystem:
         W = frame_coupling(st.omega, st.alpha)
         Wg = W["gyroscopic"]
         Wk = W["spin_softening"] + W["angular_acceleration"]
-        u, ud, udd = p.vec(), p.vec(), p.vec()
+        u, ud, udd = p.work("u"), p.work("ud"), p.work("udd")
         u.getArray()[:] = ua
         ud.getArray()[:] = uda
         udd.getArray()[:] = udda
         CEu, CEud = [], []
-        for (_, B), CX in zip(p.basis, p.CX):
-            a, b = p.vec(), p.vec()
+        for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
+            a, b = p.work(("CEu", k)), p.work(("CEud", k))
             B.mult(u, a)
             a.axpy(-1.0, CX)          # c_E x = c_E u + c_E X
             B.mult(ud, b)
             CEu.append(a)
             CEud.append(b)
-        e = p.vec()
+        e = p.work("e")
         p.M.mult(udd, e)
         coeffs_g = [c(Wg) for c, _ in p.basis]
         coeffs_k = [c(Wk) for c, _ in p.basis]
@@ -344,13 +360,13 @@ class CoupledSystem:
         for k, Mt in enumerate(p.Mt):
             if st.a_O[k] != 0.0:
                 e.axpy(float(st.a_O[k]), Mt)
-        app = ops.loads.applied_at(st).copy()
+        app = ops.loads.applied_at(st).copy(p.work("app"))
         e.axpy(-1.0, app)
-        r = e.copy()
+        r = e.copy(p.work("r"))
         ops.K.multAdd(u, r, r)
         Ps = []
-        for case, P in ops.prestress_matrices:
-            Pu = p.vec()
+        for ic, (case, P) in enumerate(ops.prestress_matrices):
+            Pu = p.work(("Pu", ic))
             P.mult(u, Pu)
             Ps.append((case, Pu))
             c = body.prestress_coefficient(case, st)
@@ -479,8 +495,8 @@ class CoupledSystem:
         E3 = np.eye(3)
         W = skew(st.omega)
 
-        def combo(Wm, vecs):
-            out = p.vec()
+        def combo(key, Wm, vecs, out=None):
+            out = p.work(key) if out is None else out
             out.zeroEntries()
             for (coeff, _), x in zip(p.basis, vecs):
                 c = coeff(Wm)
@@ -490,20 +506,16 @@ class CoupledSystem:
         cols = {k: [] for k in STATE_VARS}
         for k in range(3):
             Ek = skew(E3[k])
-            col = combo(2.0 * Ek, bt["CEud"])
-            col.axpy(1.0, combo(Ek @ W + W @ Ek, bt["CEu"]))
+            col = combo(("dW", k), 2.0 * Ek, bt["CEud"])
+            col.axpy(1.0, combo(("dWk", k), Ek @ W + W @ Ek, bt["CEu"]))
             cols["omega"].append(col)
-            cols["alpha"].append(combo(Ek, bt["CEu"]))
+            cols["alpha"].append(combo(("dA", k), Ek, bt["CEu"]))
             if k < g:
-                cols["a_O"].append(p.Mt[k].copy())
-                gk = p.Mt[k].copy()
-                gk.scale(-1.0)
-                cols["g_loc"].append(gk)
+                cols["a_O"].append(p.Mt[k])
+                cols["g_loc"].append(p.minus_Mt[k])
             else:
-                z = p.vec()
-                z.zeroEntries()
-                cols["a_O"].append(z)
-                cols["g_loc"].append(z.copy())
+                cols["a_O"].append(p.zero)
+                cols["g_loc"].append(p.zero)
         # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
         pre = {k: [None, None, None] for k in STATE_VARS}
         for case, Pu in bt["Ps"]:
@@ -512,7 +524,7 @@ class CoupledSystem:
                 for i in range(3):
                     if d[k][i] != 0.0:
                         if pre[k][i] is None:
-                            pre[k][i] = p.vec()
+                            pre[k][i] = p.work(("pre", k, i))
                             pre[k][i].zeroEntries()
                         pre[k][i].axpy(float(d[k][i]), Pu)
         return {"e": cols, "pre": pre}
@@ -562,27 +574,40 @@ class CoupledSystem:
             return skew(gl) @ jet.dphi_dz      # d(R^T g) = (R^T g) x d phi
         return jet.dw[var] if which == "w" else jet.dz[var]
 
+    def _reduced_work(self, Fv_shape: PETSc.Vec) -> tuple:
+        """The kept vectors of the bordered pieces (B, C, Cv: m reduced Vecs each) and the
+        full-layout work vectors, zeroed."""
+        if getattr(self, "_bc", None) is None:
+            m = self.m
+            self._bc = tuple([Fv_shape.duplicate() for _ in range(m)] for _ in range(3))
+            self._full_work = ([self.space.create_vec() for _ in range(m + 2)]
+                               if self.parts else [])
+        for group in self._bc:
+            for v in group:
+                v.zeroEntries()
+        for v in self._full_work:
+            v.zeroEntries()
+        return self._bc + (self._full_work,)
+
     def derivatives(self, t: float, shift: float, Fv_shape: PETSc.Vec) -> FrameDerivatives:
         """The bordered Jacobian's frame pieces at the state of the last :meth:`evaluate`,
-        for the TS shift ``shift`` (d/dy + shift d/dy')."""
+        for the TS shift ``shift`` (d/dy + shift d/dy'). The vectors returned are kept and
+        refilled by the next call."""
         last = self._last
         jets, states, terms = last["jets"], last["states"], last["terms"]
         m, red = self.m, self.reducer
         s = shift
         ua = last["u"].getArray(readonly=True) if self.parts else None
-        B = [Fv_shape.duplicate() for _ in range(m)]
-        C = [Fv_shape.duplicate() for _ in range(m)]
-        Cv = [Fv_shape.duplicate() for _ in range(m)]
+        B, C, Cv, fw = self._reduced_work(Fv_shape)
         D = np.zeros((m, m))
-        full = self.space.create_vec() if self.parts else None
-        fa = full.getArray() if self.parts else None
+        Bfull = fw[:m]
+        rowC, rowCv = (fw[m], fw[m + 1]) if self.parts else (None, None)
         # kinematics rows
         for fr, zs, ws in zip(self.frames, self.zslice, self.wslice):
             Jz, Jw = fr.rates_jacobian(self._f[zs], self._f[ws])
             D[zs, zs] = s * np.eye(fr.n_coordinates) - Jz
             D[zs, ws] = -Jw
         # columns of the elastic rows and the frame rows' state derivatives
-        Bfull = [self.space.create_vec() for _ in range(m)] if self.parts else []
         for p, bt, st in zip(self.parts, terms, states):
             if p.frame is None:
                 continue
@@ -591,17 +616,16 @@ class CoupledSystem:
             zs, ws = self.zslice[i], self.wslice[i]
             sc = self._state_columns(p, st, bt)
             Sw = {}  # d e / d(frame unknowns) per (which): body-layout vectors per column
-            for which, sl, n in (("z", zs, jet.dphi_dz.shape[1]), ("w", ws, jet.Om.shape[1]),
-                                 ("wd", ws, jet.Om.shape[1])):
-                vecs = []
-                pvecs = []
+            for which, n in (("z", jet.dphi_dz.shape[1]), ("w", jet.Om.shape[1]),
+                             ("wd", jet.Om.shape[1])):
+                vecs, pvecs = [], []
+                ch = {var: self._chain(jet, st, var, which) for var in STATE_VARS}
                 for c in range(n):
-                    col = p.vec()
+                    col, pc = p.work(("Sw", which, c)), p.work(("Swp", which, c))
                     col.zeroEntries()
-                    pc = p.vec()
                     pc.zeroEntries()
                     for var in STATE_VARS:
-                        dv = self._chain(jet, st, var, which)[:, c]
+                        dv = ch[var][:, c]
                         for k in range(3):
                             if dv[k] != 0.0:
                                 col.axpy(float(dv[k]), sc["e"][var][k])
@@ -611,27 +635,29 @@ class CoupledSystem:
                     pvecs.append(pc)
                 Sw[which] = (vecs, pvecs)
             # elastic rows' columns: z: d/dz; w: d/dw + s d/dw'
-            cols = {}
             for c, j in enumerate(range(zs.start, zs.stop)):
-                v_ = Sw["z"][0][c].copy()
-                v_.axpy(1.0, Sw["z"][1][c])
-                cols[j] = v_
+                a = Bfull[j].getArray()[p.slice]
+                a += Sw["z"][0][c].getArray(readonly=True)
+                a += Sw["z"][1][c].getArray(readonly=True)
+                Bfull[j].getArray()[p.slice] = a
             for c, j in enumerate(range(ws.start, ws.stop)):
-                v_ = Sw["w"][0][c].copy()
-                v_.axpy(1.0, Sw["w"][1][c])
-                v_.axpy(s, Sw["wd"][0][c])
-                v_.axpy(s, Sw["wd"][1][c])
-                cols[j] = v_
-            for j, v_ in cols.items():
-                Bfull[j].getArray()[p.slice] += v_.getArray(readonly=True)
+                a = Bfull[j].getArray()[p.slice]
+                a += Sw["w"][0][c].getArray(readonly=True) + Sw["w"][1][c].getArray(readonly=True)
+                a += s * (Sw["wd"][0][c].getArray(readonly=True)
+                          + Sw["wd"][1][c].getArray(readonly=True))
+                Bfull[j].getArray()[p.slice] = a
             # frame rows: (T_j + Om_j x x) . e, differentiated
             g = p.gdim
-            u3 = _as3(ua[p.slice].reshape(-1, g), g)
-            x3 = p.X + u3
+            x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
+            ea = _as3(bt["e"].getArray(readonly=True).reshape(-1, g), g)
+            W = bt["W"]
+            Wg = W["gyroscopic"]
+            Wk = W["spin_softening"] + W["angular_acceleration"]
             for jl in range(jet.Om.shape[1]):
                 row = ws.start + jl
-                wj = (jet.T[:, jl][None, :] + np.cross(jet.Om[:, jl][None, :], x3))[:, :g]
-                wj_vec = p.vec()
+                om = jet.Om[:, jl]
+                wj = (jet.T[:, jl][None, :] + np.cross(om[None, :], x3))[:, :g]
+                wj_vec = p.work("wj")
                 wj_vec.getArray()[:] = wj.reshape(-1)
                 # d/d(frame unknowns): w_j . d e/d(...)
                 for which, sl in (("z", zs), ("w", ws)):
@@ -641,27 +667,26 @@ class CoupledSystem:
                             val += s * wj_vec.dot(Sw["wd"][0][c])
                         D[row, sl.start + c] += val
                 # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
-                W = bt["W"]
-                Wg = W["gyroscopic"]
-                Wk = W["spin_softening"] + W["angular_acceleration"]
-                du = self._coupling_T(p, Wk, wj_vec)
-                ea = _as3(bt["e"].getArray(readonly=True).reshape(-1, g), g)
-                om = jet.Om[:, jl]
-                SjTe = -np.cross(om[None, :], ea)[:, :g]   # S_j^T e = -(Om_j x e) nodal
-                du.getArray()[:] += SjTe.reshape(-1)
-                dud = self._coupling_T(p, Wg, wj_vec)
-                dudd = p.vec()
+                du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
+                du.getArray()[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
+                dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"))
+                dudd = p.work("dudd")
                 p.M.mult(wj_vec, dudd)
-                for vec_, target, fac in ((du, C, 1.0), (dud, C, s), (dudd, C, s * s),
-                                          (dud, Cv, 1.0), (dudd, Cv, s)):
-                    fa[:] = 0.0
-                    fa[p.slice] = vec_.getArray(readonly=True)
-                    tmp = red.project(full)
-                    target[row].axpy(fac, tmp)
-                    tmp.destroy()
+                ca = rowC.getArray()
+                ca[:] = 0.0
+                ca[p.slice] = (du.getArray(readonly=True) + s * dud.getArray(readonly=True)
+                               + s * s * dudd.getArray(readonly=True))
+                cva = rowCv.getArray()
+                cva[:] = 0.0
+                cva[p.slice] = dud.getArray(readonly=True) + s * dudd.getArray(readonly=True)
+                tmp = self._red_tmp(Fv_shape)
+                red.project(rowC, tmp)
+                C[row].axpy(1.0, tmp)
+                red.project(rowCv, tmp)
+                Cv[row].axpy(1.0, tmp)
         for j, Bf in enumerate(Bfull):
             red.project(Bf, B[j])
-            Bf.destroy()
+        full = rowC
         # rigid bodies and applied loads: the frame rows' own derivatives
         for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
             st = jet.state
@@ -679,9 +704,12 @@ class CoupledSystem:
                 self._momentum_derivatives(i, jet, s, last, D, C, Cv, full)
             if self.loads_on[i]:
                 D[ws, :] += self._load_derivative(t, i, s)
-        if full is not None:
-            full.destroy()
         return FrameDerivatives(B=B, C=C, Cv=Cv, D=D)
+
+    def _red_tmp(self, like: PETSc.Vec) -> PETSc.Vec:
+        if getattr(self, "_tmp", None) is None:
+            self._tmp = like.duplicate()
+        return self._tmp
 
     def _momentum_derivatives(self, i: int, jet: FrameJet, s: float, last: dict, D, C, Cv,
                               full) -> None:
@@ -720,20 +748,18 @@ class CoupledSystem:
                         if coef[k] != 0.0:
                             acc -= coef[k] * p.Mt[k].getArray(readonly=True)
                     fa[p.slice] = acc
-                tmp = self.reducer.project(full)
+                tmp = self.reducer.project(full, self._red_tmp(C[0]))
                 row = As.start + j
                 if which == "u":
                     C[row].axpy(1.0, tmp)
                 else:
                     C[row].axpy(s, tmp)
                     Cv[row].axpy(1.0, tmp)
-                tmp.destroy()
 
-    def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec) -> PETSc.Vec:
-        """c_W^T x = c_{W^T} x, by the coupling basis."""
-        out = p.vec()
+    def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
+        """c_W^T x = c_{W^T} x, by the coupling basis (into ``out``)."""
         out.zeroEntries()
-        tmp = p.vec()
+        tmp = p.work("cT")
         WT = W.T
         for coeff, Bm in p.basis:
             c = coeff(WT)

@@ -194,12 +194,16 @@ class CoupledProblem:
         self.work = [q.duplicate() for _ in range(6)]
 
     # -- layout ------------------------------------------------------------------------------
-    def split(self, X: PETSc.Vec) -> tuple:
-        """(q, v) as sub-vectors of ``X`` (restore with :meth:`restore`) and f (replicated)."""
+    def split(self, X: PETSc.Vec, *more: PETSc.Vec) -> tuple:
+        """(q, v) as sub-vectors of ``X`` (restore with :meth:`restore`) and f (replicated);
+        with ``more`` vectors, their f too (one broadcast for all)."""
         q, v = X.getSubVector(self.is_q), X.getSubVector(self.is_v)
-        f = X.getArray(readonly=True)[2 * self.n_local:] if self.owner else None
-        f = self.comm.bcast(None if f is None else np.array(f), root=0)
-        return q, v, f
+        n = 2 * self.n_local
+        fs = ([np.array(V.getArray(readonly=True)[n:]) for V in (X,) + more]
+              if self.owner else None)
+        if self.comm.size > 1:
+            fs = self.comm.bcast(fs, root=0)
+        return (q, v) + tuple(fs)
 
     def restore(self, X, q, v) -> None:
         X.restoreSubVector(self.is_q, q)
@@ -222,8 +226,8 @@ class CoupledProblem:
     def _function(self, ts, t, X, Xdot, F):
         if self.skip_residual:
             return
-        q, v, f = self.split(X)
-        qd, vd, fd = self.split(Xdot)
+        q, v, f, fd = self.split(X, Xdot)
+        qd, vd = Xdot.getSubVector(self.is_q), Xdot.getSubVector(self.is_v)
         Fq, Fv = F.getSubVector(self.is_q), F.getSubVector(self.is_v)
         try:
             qd.copy(Fq)
@@ -287,9 +291,7 @@ class CoupledProblem:
         """dx = J^-1 F for the Jacobian of the last :meth:`linearize`."""
         d, rec, sft = self.der, self.rec, self.shift
         m = self.m
-        rq, rv, _ = self.split(F)
-        rf = self.comm.bcast(F.getArray(readonly=True)[2 * self.n_local:].copy()
-                             if self.owner else None, root=0)
+        rq, rv, rf = self.split(F)
         if not self.system.parts:  # rigid bodies only: the frames' block alone
             self.restore(F, rq, rv)
             df = scipy.linalg.lu_solve(self._lu, rf)
