@@ -57,8 +57,9 @@ def _check_jacobian(model, sigma=37.0, seed=1):
     Xd.setArray(rng.normal(size=X.getLocalSize()) * 1e-2)
     n = prob.n_local
     f0 = COMM.bcast(np.random.default_rng(seed).normal(size=system.m) * 0.1, root=0)
+    start = system.initial_unknowns()       # collective
     if prob.owner:
-        X.getArray()[2 * n:] = system.initial_unknowns() + f0
+        X.getArray()[2 * n:] = start + f0
         Xd.getArray()[2 * n:] = f0[::-1]
     F, Fp, Fm = (prob.F.duplicate() for _ in range(3))
     worst = 0.0

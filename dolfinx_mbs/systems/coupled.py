@@ -287,7 +287,7 @@ class CoupledSystem:
 
     def initial_unknowns(self, q0=None, v0=None) -> np.ndarray:
         """The frames' unknowns at the start: coordinates, speeds and the auxiliary momenta
-        consistent with the elastic state (q0, v0) (zero vectors when None)."""
+        consistent with the elastic state (q0, v0) (zero vectors when None). Collective."""
         z, w = self.initial_frames()
         f = np.concatenate([z, w, np.zeros(self.na)])
         if self.na:
