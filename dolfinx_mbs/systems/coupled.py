@@ -45,7 +45,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.assembly.operators import coupling_basis
+from dolfinx_mbs.assembly.operators import combine, coupling_basis
 from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.forms.moving_frame import frame_coupling
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
@@ -600,6 +600,7 @@ class CoupledSystem:
         ua = last["u"].getArray(readonly=True) if self.parts else None
         B, C, Cv, fw = self._reduced_work(Fv_shape)
         D = np.zeros((m, m))
+        Dloc = np.zeros((m, m))
         Bfull = fw[:m]
         rowC, rowCv = (fw[m], fw[m + 1]) if self.parts else (None, None)
         # kinematics rows
@@ -659,13 +660,15 @@ class CoupledSystem:
                 wj = (jet.T[:, jl][None, :] + np.cross(om[None, :], x3))[:, :g]
                 wj_vec = p.work("wj")
                 wj_vec.getArray()[:] = wj.reshape(-1)
-                # d/d(frame unknowns): w_j . d e/d(...)
+                # d/d(frame unknowns): w_j . d e/d(...), the owned parts' products (summed over
+                # the ranks once, below)
+                wa = wj_vec.getArray(readonly=True)
                 for which, sl in (("z", zs), ("w", ws)):
                     for c, col in enumerate(Sw[which][0]):
-                        val = wj_vec.dot(col)
+                        val = wa @ col.getArray(readonly=True)
                         if which == "w":
-                            val += s * wj_vec.dot(Sw["wd"][0][c])
-                        D[row, sl.start + c] += val
+                            val += s * (wa @ Sw["wd"][0][c].getArray(readonly=True))
+                        Dloc[row, sl.start + c] += val
                 # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
                 du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
                 du.getArray()[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
@@ -687,6 +690,10 @@ class CoupledSystem:
         for j, Bf in enumerate(Bfull):
             red.project(Bf, B[j])
         full = rowC
+        if self.parts:  # one reduction for all the products above
+            tot = np.empty_like(Dloc)
+            self.comm.Allreduce(Dloc, tot, op=MPI.SUM)
+            D += tot
         # rigid bodies and applied loads: the frame rows' own derivatives
         for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
             st = jet.state
@@ -757,15 +764,16 @@ class CoupledSystem:
                     Cv[row].axpy(1.0, tmp)
 
     def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """c_W^T x = c_{W^T} x, by the coupling basis (into ``out``)."""
-        out.zeroEntries()
-        tmp = p.work("cT")
-        WT = W.T
-        for coeff, Bm in p.basis:
-            c = coeff(WT)
-            if c != 0.0:
-                Bm.mult(x, tmp)
-                out.axpy(c, tmp)
+        """c_W^T x = c_{W^T} x (into ``out``): the coupling basis combined into one matrix,
+        kept per W (a Jacobian applies it to every frame speed's field)."""
+        key = tuple(np.round(W, 15).ravel())
+        cache = p._pool.setdefault("cT", {})
+        A = cache.get(key)
+        if A is None:
+            A = cache.pop(next(iter(cache))) if len(cache) >= 2 else p.basis[0][1].duplicate()
+            combine(A, [(coeff(W.T), Bm) for coeff, Bm in p.basis])
+            cache[key] = A
+        A.mult(x, out)
         return out
 
     def _load_derivative(self, t: float, i: int, s: float) -> np.ndarray:

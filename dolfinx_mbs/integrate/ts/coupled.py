@@ -275,10 +275,9 @@ class CoupledProblem:
                 if not self._S_solve(d.B[j], xj):
                     return False
                 self._X.append(xj)
-            Sig = d.D.copy()
-            for i in range(m):
-                for j in range(m):
-                    Sig[i, j] -= d.C[i].dot(self._X[j])
+            loc = np.array([[d.C[i].getArray(readonly=True) @ self._X[j].getArray(readonly=True)
+                             for j in range(m)] for i in range(m)]).reshape(m, m)
+            Sig = d.D - self.comm.allreduce(loc)
         else:
             Sig = d.D
         try:
@@ -301,15 +300,14 @@ class CoupledProblem:
         rec.C.multAdd(rq, g1, g1)
         rec.M.mult(rq, tmp)
         g1.axpy(sft, tmp)
-        g2 = rf.copy()
-        for i in range(m):
-            g2[i] += d.Cv[i].dot(rq)
         ok = self._S_solve(g1, y1)
         if not ok:
             self.restore(F, rq, rv)
             return None
-        for i in range(m):
-            g2[i] -= d.C[i].dot(y1)
+        rqa, y1a = rq.getArray(readonly=True), y1.getArray(readonly=True)
+        loc = np.array([d.Cv[i].getArray(readonly=True) @ rqa - d.C[i].getArray(readonly=True)
+                        @ y1a for i in range(m)])
+        g2 = rf + (self.comm.allreduce(loc) if m else 0.0)
         df = scipy.linalg.lu_solve(self._lu, g2) if m else np.zeros(0)
         dq = y1
         for j in range(m):
