@@ -23,6 +23,11 @@ Frames provided:
   :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.frames.markers`).
 * :class:`Composed`: a frame moving in another frame (:mod:`dolfinx_mbs.frames.composed`).
 
+Frames whose motion is computed with the bodies they carry (:mod:`dolfinx_mbs.frames.computed`):
+
+* :class:`Hinge`: one unknown angle about an axis (in the ground or a prescribed frame).
+* :class:`Free`: free rigid motion, six unknowns (three on a 2D mesh).
+
 :func:`equal_motion` tells whether two frames describe the same motion (one object or not).
 """
 
@@ -37,12 +42,17 @@ from dolfinx_mbs.frames.base import (
     skew,
 )
 from dolfinx_mbs.frames.composed import Composed
+from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet, Free, Hinge
 from dolfinx_mbs.frames.markers import MarkerFrame, from_markers, read_markers
 from dolfinx_mbs.frames.prescribed import Planar, Prescribed, differentiate
 from dolfinx_mbs.frames.sampled import Sampled
 
 __all__ = [
     "Composed",
+    "ComputedFrame",
+    "Free",
+    "FrameJet",
+    "Hinge",
     "ConstantSpin",
     "Frame",
     "FrameConstants",
