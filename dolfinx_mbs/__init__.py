@@ -43,7 +43,7 @@ from dolfinx_mbs import (
     systems,
 )
 from dolfinx_mbs.assembly import operators, space
-from dolfinx_mbs.bodies import Body
+from dolfinx_mbs.bodies import Body, RigidBody
 from dolfinx_mbs.campbell import CampbellTable, CriticalSpeed
 from dolfinx_mbs.constraints import joints, maggi, rows
 from dolfinx_mbs.model import Model
@@ -55,6 +55,7 @@ __all__ = [
     "CampbellTable",
     "CriticalSpeed",
     "Model",
+    "RigidBody",
     "assembly",
     "campbell",
     "compat",

@@ -32,9 +32,9 @@ def sections():
 
 
 def test_theory_page_has_the_implemented_sections():
-    """Sections 1 to 7 and 9 (the stationary frame), in order; section 8 is kept for the
-    planned computed frames, not a numbered section yet."""
-    assert sections() == list(range(1, 8)) + [9]
+    """Sections 1 to 9, in order (8: frames whose motion is computed; 9: axisymmetric rotors
+    in the stationary frame); the planned features are not numbered sections."""
+    assert sections() == list(range(1, 10))
     assert "## Planned, not implemented" in THEORY.read_text()
 
 

@@ -12,9 +12,12 @@ from dolfinx_mbs.bodies.loads import (
     facet_measure,
     locate_node,
 )
+from dolfinx_mbs.bodies.rigid import RigidBody, rigid_inertia_forces
 from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
 
 __all__ = [
+    "RigidBody",
+    "rigid_inertia_forces",
     "AppliedLoads",
     "Bearing",
     "Body",

@@ -25,6 +25,11 @@ Frames provided:
 * :class:`Stationary`: the ground, through which an axisymmetric rotor spins at a rate that is
   a parameter (:mod:`dolfinx_mbs.frames.stationary`).
 
+Frames whose motion is computed with the bodies they carry (:mod:`dolfinx_mbs.frames.computed`):
+
+* :class:`Hinge`: one unknown angle about an axis (in the ground or a prescribed frame).
+* :class:`Free`: free rigid motion, six unknowns (three on a 2D mesh).
+
 :func:`equal_motion` tells whether two frames describe the same motion (one object or not).
 """
 
@@ -39,6 +44,7 @@ from dolfinx_mbs.frames.base import (
     skew,
 )
 from dolfinx_mbs.frames.composed import Composed
+from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet, Free, Hinge
 from dolfinx_mbs.frames.markers import MarkerFrame, from_markers, read_markers
 from dolfinx_mbs.frames.prescribed import Planar, Prescribed, differentiate
 from dolfinx_mbs.frames.sampled import Sampled
@@ -46,6 +52,10 @@ from dolfinx_mbs.frames.stationary import Stationary, StationaryState, transvers
 
 __all__ = [
     "Composed",
+    "ComputedFrame",
+    "Free",
+    "FrameJet",
+    "Hinge",
     "ConstantSpin",
     "Frame",
     "FrameConstants",
