@@ -38,6 +38,7 @@ from dolfinx_mbs import (
     meshes,
     modal,
     reduction,
+    rotors,
     static,
     systems,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "modal",
     "operators",
     "reduction",
+    "rotors",
     "rows",
     "space",
     "static",

@@ -26,6 +26,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.bodies.body import Body, name_bodies
 from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.campbell import sweep as campbell_sweep
@@ -40,6 +41,8 @@ from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
+from dolfinx_mbs.rotors import critical as rotor_critical
+from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
 from dolfinx_mbs.systems.drives import Drives
@@ -580,3 +583,59 @@ class Model:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
+
+    # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
+    def _attach(self, a):
+        a.body.attachments.append(a)
+        # the bodies' matrices change pattern: the operators are made again on next use
+        self._assembly = self._basis = None
+        self._systems = {}
+        return a
+
+    def bearing(self, body: Body, facets=None, where: Optional[Callable] = None,
+                speeds=None, extrapolate: bool = False, name: Optional[str] = None,
+                **coefficients) -> Bearing:
+        """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
+        facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
+        ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
+        arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
+        ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
+        :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
+        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z)."""
+        self._check_body(body)
+        return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
+                                    extrapolate=extrapolate, name=name, **coefficients))
+
+    def disk(self, body: Body, facets=None, where: Optional[Callable] = None,
+             mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
+             name: Optional[str] = None) -> Disk:
+        """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
+        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
+        self._check_body(body)
+        return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
+                                 diametral=diametral, name=name))
+
+    def unbalance_response(self, speeds, unbalances, probes, **kwargs):
+        """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
+        at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
+        :func:`dolfinx_mbs.rotors.unbalance_response`."""
+        return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
+                                                  probes, **kwargs)
+
+    def critical_speed_map(self, stiffnesses, n: int = 4, **kwargs):
+        """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
+        of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
+        :func:`dolfinx_mbs.rotors.critical_speed_map`."""
+        return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
+                                                 **kwargs)
+
+    def unbalance(self, on, m_e: float, phase: float = 0.0) -> Unbalance:
+        """An unbalance ``m_e`` (kg m) at ``phase`` (rad) on the journal of ``on`` (a disk or
+        a bearing) for time integration: its turning force follows the stationary frame's
+        spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
+        :class:`dolfinx_mbs.bodies.Unbalance`; :meth:`unbalance_response` is the frequency
+        domain's."""
+        if not isinstance(on, (Disk, Bearing)):
+            raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
+        self._check_body(on.body)
+        return self._attach(Unbalance(on, m_e, phase))
