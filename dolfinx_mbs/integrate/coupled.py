@@ -154,6 +154,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         ts.destroy()
         raise
     times, frames_rec = [], [[] for _ in system.frames]
+    joints_rec: dict = {}
     probe_rec, energy_rec, mom_rec = [], [], []
     full = system.space.create_vec() if system.parts else None
     work = {"work": 0.0, "last": None}
@@ -169,6 +170,13 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             frames_rec[i].append(rec)
         row = [float(val) for fr in system.frames for val in outs[fr.name].values()
                if np.ndim(val) == 0]
+        if system.jointset.active:
+            uu = uud = None
+            if system.parts:
+                uu = system.reducer.expand(q, out=system._full["u"])
+                uud = system.reducer.expand_rate(q, v, out=system._full["ud"])
+            for name, rec in system.jointset.outputs(t, f, uu, uud).items():
+                joints_rec.setdefault(name, []).append(rec)
         if pr is not None:
             system.reducer.expand(q, out=full)
             system.space.scatter(full, [b.u for b in system.bodies])
@@ -250,6 +258,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                  frames={fr.name: FrameHistory(rec)
                          for fr, rec in zip(system.frames, frames_rec)},
                  momentum=({"linear": np.array([m[0] for m in mom_rec]),
-                            "angular": np.array([m[1] for m in mom_rec])} if energy else {}))
+                            "angular": np.array([m[1] for m in mom_rec])} if energy else {}),
+                 joints={k: FrameHistory(v) for k, v in joints_rec.items()})
     return res
 

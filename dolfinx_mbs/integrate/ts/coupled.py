@@ -233,6 +233,7 @@ class CoupledProblem:
             qd.copy(Fq)
             Fq.axpy(-1.0, v)
             Ff, _ = self.system.evaluate(t, q, v, vd, f, fd, Fv)
+            self.system.jointset.q_correction(f, Fq)   # q' - v + g_q^T mu (joints at nodes)
             self.system.set_unknowns(f, fd, q)
         finally:
             F.restoreSubVector(self.is_q, Fq)
@@ -270,6 +271,22 @@ class CoupledProblem:
             for X in self._X:
                 X.destroy()
             self._X = []
+            # the kinematic rows' border H (joints at nodes): dv = s dq + H df - r_q, so the
+            # elastic rows see B + (C + s M) H and the frames' rows D + Cv . H
+            self._HB = []
+            if d.H is not None:
+                rec, sft, tmp = self.rec, self.shift, self.work[5]
+                for j in range(m):
+                    if d.H[j].norm(PETSc.NormType.NORM_INFINITY) == 0.0:
+                        self._HB.append(None)
+                        continue
+                    rec.C.multAdd(d.H[j], d.B[j], d.B[j])
+                    rec.M.mult(d.H[j], tmp)
+                    d.B[j].axpy(sft, tmp)
+                    self._HB.append(d.H[j])
+                loc = np.array([[d.Cv[i].getArray(readonly=True) @ d.H[j].getArray(readonly=True)
+                                 for j in range(m)] for i in range(m)]).reshape(m, m)
+                d.D += self.comm.allreduce(loc)
             for j in range(m):
                 xj = self.work[0].duplicate()
                 if not self._S_solve(d.B[j], xj):
@@ -316,6 +333,9 @@ class CoupledProblem:
         dq.copy(dv)
         dv.scale(sft)
         dv.axpy(-1.0, rq)
+        for j, Hj in enumerate(getattr(self, "_HB", ())):
+            if Hj is not None and df[j] != 0.0:
+                dv.axpy(float(df[j]), Hj)
         self.restore(F, rq, rv)
         return self.join(dq, dv, df, self.dx)
 
