@@ -289,6 +289,9 @@ class Model:
         if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
             raise ValueError(f"motor: the name {name!r} is taken (pass name=)")
         m = Motor(target, angle=angle, speed=speed, torque=torque, name=name)
+        # the driven angle counts from its value at t = 0
+        m.angle0 = (target.angle0 if isinstance(target, FrameJoint)
+                    else float(target.initial()[0][0]))
         self.motors.append(m)
         self._systems.pop("coupled", None)
         return m
@@ -661,7 +664,7 @@ class Model:
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
                                     else self.constraints)
 
-    def integrate(self, t_end: float, dt: float, formulation: str = "second-order",
+    def integrate(self, t_end: float, dt: float, formulation: Optional[str] = None,
                   constraints: str = "maggi", **kwargs):
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
@@ -670,10 +673,13 @@ class Model:
         frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`) runs
         the coupled equations instead (:meth:`coupled_system`,
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
-        ``Result.frames``, ``Result.momentum``)."""
+        ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
+        defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
+        ``formulation`` default otherwise: ``"second-order"``."""
         if self.frames:
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
+        formulation = "second-order" if formulation is None else formulation
         system = self.system(formulation, constraints)
         if kwargs.get("drives") is True:
             kwargs["drives"] = Drives(self._second_order(), self.rigid_bodies, self.gravity)

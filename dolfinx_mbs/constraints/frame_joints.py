@@ -65,20 +65,33 @@ def joint_point(model, body, point: np.ndarray, name: str, tol: float = 1e-8) ->
     if body is None:
         return JointPoint(frame=None, X=point.copy())
     if isinstance(body, RigidBody):
-        s0 = body.frame.state(0.0)
+        s0 = start_state(body.frame)
         return JointPoint(frame=body.frame, X=s0.R.T @ (point - s0.r_O))
     if not isinstance(body, Body):
         raise TypeError(f"{name}: a body must be a dolfinx_mbs.Body, a RigidBody or None (the "
                         f"ground), got {body!r}")
-    s0 = body.frame.state(0.0)
+    s0 = start_state(body.frame)
     X = s0.R.T @ (point - s0.r_O)
     node = body.locate_node(X, tol)
     comm = body.comm
     owner = comm.allreduce(comm.rank if node is not None else comm.size, op=_min_op())
+    if owner == comm.size:
+        raise ValueError(f"{name}: body {body.name!r} has no node within tol={tol:g} of the "
+                         f"point {checks.shown(point)} (global, at t = 0)")
     Xn = comm.bcast(None if node is None else np.array(
         body.V.tabulate_dof_coordinates()[node], dtype=float), root=owner)
     return JointPoint(frame=body.frame, X=np.asarray(Xn, dtype=float), body=body,
                       body_index=model.bodies.index(body), node=node, owner=owner)
+
+
+def start_state(frame):
+    """A frame's state at t = 0: a computed frame's from its initial coordinates (not the
+    state a run left it in), a prescribed frame's at t = 0."""
+    from dolfinx_mbs.frames.computed import ComputedFrame
+    if isinstance(frame, ComputedFrame):
+        z, w = frame.initial()
+        return frame.state_at(0.0, z, w)
+    return frame.state(0.0)
 
 
 def _min_op():
@@ -121,8 +134,12 @@ class FrameJoint:
             raise ValueError(f"{name}: in 2D a revolute joint turns about z, got axis "
                              f"{axis.tolist()}")
         self.axis = axis
-        Ra = a.frame.state(0.0).R if a.frame is not None else np.eye(3)
-        Rb = b.frame.state(0.0).R if b.frame is not None else np.eye(3)
+        sa = start_state(a.frame) if a.frame is not None else None
+        sb = start_state(b.frame) if b.frame is not None else None
+        Ra = sa.R if sa is not None else np.eye(3)
+        Rb = sb.R if sb is not None else np.eye(3)
+        #: the relative angle at t = 0 (2D: a motor's angle counts from it)
+        self.angle0 = planar_angle(Rb) - planar_angle(Ra)
         #: the axis in a's frame; for a 3D revolute two directions across it in b's frame
         self.axis_a = Ra.T @ axis
         if kind == "revolute" and gdim == 3:
@@ -135,10 +152,9 @@ class FrameJoint:
         if kind == "prismatic":
             n = np.array([-axis[1], axis[0], 0.0])
             self.normal_a = Ra.T @ n
-            pa = (a.frame.state(0.0).to_global(a.X) if a.frame is not None else a.X)
-            pb = (b.frame.state(0.0).to_global(b.X) if b.frame is not None else b.X)
+            pa = sa.to_global(a.X) if sa is not None else a.X
+            pb = sb.to_global(b.X) if sb is not None else b.X
             self.offset = float(n @ (pb - pa))
-            self.angle0 = planar_angle(Rb) - planar_angle(Ra)
         self.n_position = (gdim if kind == "revolute" else 1) + (
             2 if (kind == "revolute" and gdim == 3) else 0) + (1 if kind == "prismatic" else 0)
 

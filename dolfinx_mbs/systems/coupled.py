@@ -293,11 +293,26 @@ class CoupledSystem:
         return (np.concatenate(z) if z else np.zeros(0),
                 np.concatenate(w) if w else np.zeros(0))
 
-    def initial_unknowns(self, q0=None, v0=None) -> np.ndarray:
-        """The frames' unknowns at the start: coordinates, speeds and the auxiliary momenta
-        consistent with the elastic state (q0, v0) (zero vectors when None). Collective."""
+    def initial_unknowns(self, q0=None, v0=None, t0: float = 0.0) -> np.ndarray:
+        """The frames' unknowns at ``t0``: coordinates, speeds and the auxiliary momenta
+        consistent with the elastic state (q0, v0) (zero vectors when None); with joints, the
+        speeds made consistent with their velocity rows (:meth:`JointSet.consistent_speeds`).
+        Collective."""
         z, w = self.initial_frames()
         f = np.concatenate([z, w, np.zeros(self.na), np.zeros(self.jointset.n_unknowns)])
+        if self.jointset.n_rows:
+            u = ud = None
+            if self.parts:
+                q = q0 if q0 is not None else self.create_reduced_vec()
+                v = v0 if v0 is not None else self.create_reduced_vec()
+                if q0 is None:
+                    q.zeroEntries()
+                if v0 is None:
+                    v.zeroEntries()
+                u = self.reducer.expand(q, out=self._full["u"])
+                ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
+            self.jointset.consistent_speeds(t0, f, u, ud)
+        self.jointset.motor_torques(t0, f)   # a motor's function that fails, before any step
         if self.na:
             q = q0 if q0 is not None else self.create_reduced_vec()
             v = v0 if v0 is not None else self.create_reduced_vec()

@@ -27,6 +27,8 @@ Jacobian: mu vanishes with the drift, so Newton's convergence does not see it.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from dolfinx_mbs.constraints.frame_joints import FrameJoint, JointPoint, Motor, planar_angle
@@ -34,6 +36,8 @@ from dolfinx_mbs.frames.base import cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame
 
 __all__ = ["JointSet"]
+
+log = logging.getLogger(__name__)
 
 #: the step of the central differences in the frames' coordinates
 FD_STEP = 1e-3
@@ -267,6 +271,29 @@ class JointSet:
         if m.kind == "angle":
             return th - m.angle0 - float(m.fn(t)), thd - _rate(m.fn, t), G
         return 0.0, thd - float(m.fn(t)), G
+
+    def consistent_speeds(self, t, f: np.ndarray, u=None, ud=None) -> None:
+        """Make the frames' speeds in ``f`` (in place) satisfy the joints' velocity rows h = 0
+        at ``t``: the least change of the speeds (Euclidean), one linear solve as the rows are
+        linear in the speeds. A change beyond 1e-8 of the speeds is logged (the given speeds
+        did not fit the joints). Collective (the nodes' values)."""
+        s = self.system
+        nodes = self.node_values(u, ud) if u is not None else {}
+        _, h, G = self._values(t, f, nodes)
+        A = np.zeros((self.n_rows, s.m))
+        for r in range(self.n_rows):
+            for i, v in G[r].items():
+                A[r, s.wslice[i]] += v
+        cols = np.flatnonzero(np.abs(A).sum(axis=0))
+        if not cols.size:
+            return
+        dw = -np.linalg.lstsq(A[:, cols], h, rcond=None)[0]
+        w = np.concatenate([f[ws] for ws in s.wslice]) if s.wslice else np.zeros(0)
+        f[cols] += dw
+        change = float(np.abs(dw).max())
+        if change > 1e-8 * max(1.0, float(np.abs(w).max(initial=0.0))):
+            log.info("the initial speeds were changed by up to %.3g to fit the joints' "
+                     "velocity rows", change)
 
     # -- contributions to the residual -----------------------------------------------------------
     def split(self, f: np.ndarray) -> tuple:
@@ -551,7 +578,8 @@ class JointSet:
         out = {}
         for r, (ij, kind, data, pos) in enumerate(self.rows):
             if kind == "motor":
-                out[data.name] = {"torque": float(lam[r]), "drift": abs(float(g[r]))}
+                # lam G enters the residual (inertia minus applied): the motor applies -lam
+                out[data.name] = {"torque": -float(lam[r]), "drift": abs(float(g[r]))}
                 continue
             j = self.joints[ij]
             rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})
