@@ -61,7 +61,9 @@ class BorderedNewton:
     update, the step's own increment), or the update is below :data:`ROUNDOFF` of the block
     itself, or when an exact Newton step (its Jacobian formed at its iterate) did not halve
     the residual and moved no block by more than :data:`PLATEAU` of it or of its first update
-    (the round-off plateau); at most ``max_it`` iterations (the SNES's tolerances)."""
+    (the round-off plateau). A frame unknown's update below :data:`ROUNDOFF` of the largest
+    frame unknown passes either test (an unknown that stays zero, a rigid body's relative
+    momentum, has no scale of its own); at most ``max_it`` iterations (the SNES's tolerances)."""
 
     def __init__(self, problem: "CoupledProblem"):
         self.problem = problem
@@ -91,7 +93,8 @@ class BorderedNewton:
                 # an exact Newton step that did not reduce the residual: the round-off
                 # plateau, if the update was small against the unknowns
                 # (of the unknowns, or of the step's first update where they pass zero)
-                done = all(a <= PLATEAU * max(b, c)
+                floor = ROUNDOFF * max(scale[2:], default=0.0)
+                done = all(a <= PLATEAU * max(b, c) or (k > 1 and a <= floor)
                            for k, (a, b, c) in enumerate(zip(sizes, first, scale))
                            if k not in pr.follow)
             if done:
@@ -123,7 +126,8 @@ class BorderedNewton:
             # (quadratic or, with a kept Jacobian, linear convergence alike): done when that
             # is below stol of the unknowns (or of the step's first update) in every block but
             # the blocks that follow the others (:attr:`CoupledProblem.follow`)
-            if all(a <= ROUNDOFF * c or a * a <= stol * max(b, c) * p
+            floor = ROUNDOFF * max(scale[2:], default=0.0)
+            if all(a <= ROUNDOFF * c or a * a <= stol * max(b, c) * p or (k > 1 and a <= floor)
                    for k, (a, b, c, p) in enumerate(zip(sizes, first, scale, last))
                    if k not in pr.follow):
                 pr.skip_residual = True   # the TS forms its stage values in this call
