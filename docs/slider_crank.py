@@ -5,7 +5,7 @@ demos/elastic_slider_crank.py); writes docs/slider_crank.md.
     python docs/slider_crank.py     (make slider-crank; ~30 min on one loaded core)
 
 Over the first quarter turn of the crank from rest (to t = 0.0104 s, a point of every step's
-grid, crank angle 89.4 deg, where the deflection is near its peak): the midpoint's deflection
+grid, crank angle 89.4 deg): the midpoint's deflection
 from the chord at the end and its largest magnitude. Mesh: 6, 12, 24, 48 cells along the rod
 (P2, 2 across) at dt = 5e-5 s; step: dt = 2e-4, 1e-4, 5e-5, 2.5e-5 s on 12 cells. The
 observed orders are log2 of the ratios of successive differences; the last difference is the
