@@ -153,7 +153,7 @@ class BodyLoads:
                 e = self.Q.duplicate()
                 e.zeroEntries()
                 if node is not None:
-                    e.getArray()[node * bs + k] = 1.0
+                    e.array[node * bs + k] = 1.0
                 units.append(e)
             terms.append((ld.value, units, not ld.local))
         return terms

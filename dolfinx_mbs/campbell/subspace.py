@@ -376,8 +376,8 @@ class SubspaceSolver:
         vecs = []
         for i in order:
             xr, xi = self.factor.P.createVecs()
-            xr.getArray()[:] = Z[:, i]
-            xi.getArray()[:] = Z[:, m + i]
+            xr.array[:] = Z[:, i]
+            xi.array[:] = Z[:, m + i]
             vecs.append((xr, xi))
         return lam[order], vecs
 

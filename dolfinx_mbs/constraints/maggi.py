@@ -324,7 +324,7 @@ class MaggiReducer:
         """q: the independent entries of a full vector (local: the reduced numbering follows
         the full one's ownership)."""
         out = out if out is not None else self.create_reduced_vec()
-        out.getArray()[:] = x.getArray(readonly=True)[self.independent - self.space.rstart]
+        out.array[:] = x.getArray(readonly=True)[self.independent - self.space.rstart]
         return out
 
     def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:

@@ -175,7 +175,7 @@ def body_shapes(assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
             e.setValue(j, 1.0)
         e.assemble()
         K.mult(e, Ke)
-        rhs.getArray()[:] = -Ke.getArray(readonly=True)[free + space.offsets[ib]]
+        rhs.array[:] = -Ke.getArray(readonly=True)[free + space.offsets[ib]]
         ksp.solve(rhs, x)
         col = np.zeros(n)
         col[free] = x.getArray(readonly=True)
@@ -191,7 +191,7 @@ def body_shapes(assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
     Mx = Mii.createVecLeft()
     for tau in reduced.residual:   # residual flexibility: K_ii x = Q_i, M-orthogonalized
         Q = assembly.load(tau, assembly.states(tau))
-        rhs.getArray()[:] = Q.getArray(readonly=True)[free + space.offsets[ib]]
+        rhs.array[:] = Q.getArray(readonly=True)[free + space.offsets[ib]]
         ksp.solve(rhs, x)
         norm0 = _m_norm(Mii, x, Mx)
         for v in vecs:

@@ -260,7 +260,7 @@ class _Sites:
             loc = jm.index[own] - start + lo
             for vec, Fp in zip(targets, parts):
                 vals = Fp[0] * jm.L[0, own] + Fp[1] * jm.L[1, own]
-                vec.getArray()[loc] += vals
+                vec.array[loc] += vals
             return
         p = checks.point3(where, what)
         found = None
@@ -281,7 +281,7 @@ class _Sites:
         if node is not None:
             lo = space.offsets[found]
             for vec, Fp in zip(targets, parts):
-                vec.getArray()[lo + node * 3: lo + node * 3 + 3] += Fp @ E
+                vec.array[lo + node * 3: lo + node * 3 + 3] += Fp @ E
 
     def destroy(self) -> None:
         for v in self.f + [v for pair in self.probes for v in pair]:

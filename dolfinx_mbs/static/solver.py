@@ -254,7 +254,7 @@ def joined_bodies(reducer, space) -> List[List[int]]:
     edges = set()
     for ib in range(nb):
         e.zeroEntries()
-        e.getArray()[space.offsets[ib]: space.offsets[ib + 1]] = 1.0
+        e.array[space.offsets[ib]: space.offsets[ib + 1]] = 1.0
         P.multTranspose(e, z)
         touched = np.flatnonzero(z.getArray(readonly=True) > 0.0)
         seen = first[touched]
@@ -495,9 +495,9 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
                     b.destroy()
                 reducer.project(x, br)
                 bb.zeroEntries()
-                bb.getArray()[: br.getLocalSize()] = br.getArray(readonly=True)
+                bb.array[: br.getLocalSize()] = br.getArray(readonly=True)
                 ksp.solve(bb, xb)
-                q.getArray()[:] = xb.getArray(readonly=True)[: q.getLocalSize()]
+                q.array[:] = xb.getArray(readonly=True)[: q.getLocalSize()]
                 reason = ksp.getConvergedReason()
                 if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
                     raise RuntimeError(

@@ -361,9 +361,9 @@ class CoupledSystem:
         Wg = W["gyroscopic"]
         Wk = W["spin_softening"] + W["angular_acceleration"]
         u, ud, udd = p.work("u"), p.work("ud"), p.work("udd")
-        u.getArray()[:] = ua
-        ud.getArray()[:] = uda
-        udd.getArray()[:] = udda
+        u.array[:] = ua
+        ud.array[:] = uda
+        udd.array[:] = udda
         CEu, CEud = [], []
         for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
             a, b = p.work(("CEu", k)), p.work(("CEud", k))
@@ -614,7 +614,7 @@ class CoupledSystem:
         for v in self._full_work:
             # through the array: these vectors are written through their arrays, which
             # PETSc's zeroEntries does not see (it skips a vector whose cached norm is 0)
-            v.getArray()[:] = 0.0
+            v.array[:] = 0.0
         return self._bc + (self._full_work,)
 
     def derivatives(self, t: float, shift: float, Fv_shape: PETSc.Vec) -> FrameDerivatives:
@@ -665,16 +665,16 @@ class CoupledSystem:
                 Sw[which] = (vecs, pvecs)
             # elastic rows' columns: z: d/dz; w: d/dw + s d/dw'
             for c, j in enumerate(range(zs.start, zs.stop)):
-                a = Bfull[j].getArray()[p.slice]
+                a = Bfull[j].array[p.slice]
                 a += Sw["z"][0][c].getArray(readonly=True)
                 a += Sw["z"][1][c].getArray(readonly=True)
-                Bfull[j].getArray()[p.slice] = a
+                Bfull[j].array[p.slice] = a
             for c, j in enumerate(range(ws.start, ws.stop)):
-                a = Bfull[j].getArray()[p.slice]
+                a = Bfull[j].array[p.slice]
                 a += Sw["w"][0][c].getArray(readonly=True) + Sw["w"][1][c].getArray(readonly=True)
                 a += s * (Sw["wd"][0][c].getArray(readonly=True)
                           + Sw["wd"][1][c].getArray(readonly=True))
-                Bfull[j].getArray()[p.slice] = a
+                Bfull[j].array[p.slice] = a
             # frame rows: (T_j + Om_j x x) . e, differentiated
             g = p.gdim
             x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
@@ -687,7 +687,7 @@ class CoupledSystem:
                 om = jet.Om[:, jl]
                 wj = (jet.T[:, jl][None, :] + np.cross(om[None, :], x3))[:, :g]
                 wj_vec = p.work("wj")
-                wj_vec.getArray()[:] = wj.reshape(-1)
+                wj_vec.array[:] = wj.reshape(-1)
                 # d/d(frame unknowns): w_j . d e/d(...), the owned parts' products (summed over
                 # the ranks once, below)
                 wa = wj_vec.getArray(readonly=True)
@@ -699,7 +699,7 @@ class CoupledSystem:
                         Dloc[row, sl.start + c] += val
                 # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
                 du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
-                du.getArray()[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
+                du.array[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
                 dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"))
                 dudd = p.work("dudd")
                 p.M.mult(wj_vec, dudd)
@@ -899,11 +899,11 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         vel = (st.v_O[None, :] + np.cross(st.omega[None, :], x3)
                + _as3(uda[p.slice].reshape(-1, g), g))
         vv, Mv, uu, Ku, xv, Mx = (p.vec() for _ in range(6))
-        vv.getArray()[:] = vel[:, :g].reshape(-1)
+        vv.array[:] = vel[:, :g].reshape(-1)
         p.M.mult(vv, Mv)
-        xv.getArray()[:] = x3[:, :g].reshape(-1)
+        xv.array[:] = x3[:, :g].reshape(-1)
         p.M.mult(xv, Mx)
-        uu.getArray()[:] = ua[p.slice]
+        uu.array[:] = ua[p.slice]
         p.ops.K.mult(uu, Ku)
         el = 0.5 * Ku.dot(uu)
         for case, Pm in p.ops.prestress_matrices:

@@ -659,7 +659,7 @@ class JointSet:
                 # the node's vector of row r: R[data, :] at its dofs (local components)
                 _zero(full)
                 if lo is not None:
-                    full.getArray()[lo:lo + gd] = sign * R[data, :gd]
+                    full.array[lo:lo + gd] = sign * R[data, :gd]
                 red.project(full, tmp)
                 B[base + r].axpy(1.0, tmp)          # elastic rows by lam (the node force)
                 if kind == "spring":
@@ -676,7 +676,7 @@ class JointSet:
                     om = side.state(t, f)[3]
                     _zero(full)
                     if lo is not None:
-                        full.getArray()[lo:lo + gd] = sign * (R @ skew(om))[data, :gd]
+                        full.array[lo:lo + gd] = sign * (R @ skew(om))[data, :gd]
                     red.project(full, tmp)
                     C[base + r].axpy(1.0, tmp)
                 # the frame's rows by lam through the node: w_j . (R^T e_k)
@@ -694,7 +694,7 @@ class JointSet:
                         if np.any(arm != 0.0):
                             _zero(full)
                             if lo is not None:
-                                full.getArray()[lo:lo + gd] = arm[:gd]
+                                full.array[lo:lo + gd] = arm[:gd]
                             red.project(full, tmp)
                             C[s.wslice[i].start + jl].axpy(1.0, tmp)
                     # the node force R^T lam e_k turns with the frame: d/dz (elastic rows and
@@ -705,7 +705,7 @@ class JointSet:
                     for c, zc in enumerate(range(s.zslice[i].start, s.zslice[i].stop)):
                         _zero(full)
                         if lo is not None:
-                            full.getArray()[lo:lo + gd] = df[:gd, c]
+                            full.array[lo:lo + gd] = df[:gd, c]
                         red.project(full, tmp)
                         B[zc].axpy(1.0, tmp)
                         for jl in range(skip, jet_T.shape[1]):
@@ -725,7 +725,7 @@ class JointSet:
         for vec, targets in ((by_u, ((C, 1.0),)), (by_v, ((C, shift), (Cv, 1.0)))):
             _zero(full)
             if lo is not None:
-                full.getArray()[lo:lo + gd] = vec[:gd]
+                full.array[lo:lo + gd] = vec[:gd]
             red.project(full, tmp)
             for M, a in targets:
                 M[base + r].axpy(a, tmp)
@@ -769,7 +769,7 @@ class JointSet:
 def _zero(v) -> None:
     """Zero a work vector through its array: the assembly's code writes these vectors through
     their arrays, which PETSc's own zeroEntries does not see (it keeps a cached state)."""
-    v.getArray()[:] = 0.0
+    v.array[:] = 0.0
 
 
 def _central(fn, f: np.ndarray, c: int) -> np.ndarray:

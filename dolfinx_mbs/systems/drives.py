@@ -106,9 +106,9 @@ class Drives:
                     vecs = [o.M.createVecLeft() for _ in range(5)]
                     self._work = (i, vecs)
                 vu, vud, vudd, e, tmp = self._work[1]
-                vu.getArray()[:] = ua[lo:hi]
-                vud.getArray()[:] = uda[lo:hi]
-                vudd.getArray()[:] = udda[lo:hi]
+                vu.array[:] = ua[lo:hi]
+                vud.array[:] = uda[lo:hi]
+                vudd.array[:] = udda[lo:hi]
                 o.M.mult(vudd, e)
                 o.matrix("gyroscopic").multAdd(vud, e, e)
                 for name in ("spin_softening", "angular_acceleration"):

@@ -116,7 +116,7 @@ class SaddlePoint:
                 np.array(vals, dtype=float), np.array(rhs, dtype=float))
 
     def _fill_c(self, rhs) -> None:
-        self.c.getArray()[:] = rhs
+        self.c.array[:] = rhs
 
     def update(self, t: float) -> bool:
         """Re-evaluate B and c at ``t`` (time-dependent constraints only)."""
@@ -149,7 +149,7 @@ class SaddlePoint:
                homogeneous: bool = False) -> PETSc.Vec:
         """Delta from an augmented vector."""
         out = out if out is not None else self.space.create_vec()
-        out.getArray()[:] = q.getArray(readonly=True)[: self.n_local]
+        out.array[:] = q.getArray(readonly=True)[: self.n_local]
         return out
 
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: Optional[PETSc.Vec] = None
@@ -171,7 +171,7 @@ class SaddlePoint:
         constraints exert on the dofs."""
         self.update(t)
         lam = self.B.createVecLeft()
-        lam.getArray()[:] = q.getArray(readonly=True)[self.n_local:]
+        lam.array[:] = q.getArray(readonly=True)[self.n_local:]
         out = out if out is not None else self.space.create_vec()
         self.Bt.mult(lam, out)
         out.scale(-1.0)
@@ -246,13 +246,13 @@ class SaddlePoint:
         rhs.axpy(-1.0, w)
         s.Kpot.mult(q, w)
         rhs.axpy(-1.0, w)
-        rhs.getArray()[self.n_local:] = 0.0
+        rhs.array[self.n_local:] = 0.0
         x = rhs.duplicate()
         reason = _saddle_solve(J, rhs, x, self.comm)
         if reason < 0 or not np.isfinite(x.norm()):
             raise RuntimeError(f"initial multipliers: the saddle-point solve at t={t:g} failed "
                                f"(KSP {reason_name(PETSc.KSP.ConvergedReason, reason)})")
-        q.getArray()[self.n_local:] = x.getArray(readonly=True)[self.n_local:]
+        q.array[self.n_local:] = x.getArray(readonly=True)[self.n_local:]
 
     def solve_static(self, t: float = 0.0):
         """K_eff Delta + B^T lambda = Q, B Delta = c: returns (full Delta, this rank's

@@ -212,7 +212,7 @@ class RigidSubspace:
         layout."""
         x = like.createVecRight()
         n = x.getLocalSize()
-        x.getArray()[:] = xb.getArray(readonly=True)[:n]
+        x.array[:] = xb.getArray(readonly=True)[:n]
         return x
 
     def eigenvalues(self, Kr: PETSc.Mat, Gr: Optional[PETSc.Mat]) -> np.ndarray:
@@ -350,7 +350,7 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
     defect = np.zeros((k, space.n_local))
     MF = np.zeros((k, space.n_local))
     for i in range(k):
-        full.getArray()[:] = F[i]
+        full.array[:] = F[i]
         red.restrict(full, q)
         red.expand(q, back, homogeneous=True)
         defect[i] = back.getArray(readonly=True) - F[i]
@@ -363,7 +363,7 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
         KF = np.zeros((k, space.n_local))
         Ksup = asm.supported()  # a bearing holds what it supports, as a constraint does
         for i in range(k):
-            full.getArray()[:] = F[i]
+            full.array[:] = F[i]
             Ksup.mult(full, y)
             KF[i] = y.getArray(readonly=True)
         local.append(F @ KF.T)
@@ -372,7 +372,7 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
         K = asm.stiffness(t, angular_acceleration=False, states=st)
         KF = np.zeros((k, space.n_local))
         for i in range(k):
-            full.getArray()[:] = F[i]
+            full.array[:] = F[i]
             K.mult(full, y)
             KF[i] = y.getArray(readonly=True)
         E = F @ KF.T
@@ -389,7 +389,7 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
             Fb = F[i0: i0 + nf, lo:hi]
             Wb = np.zeros((nf, nf))
             for j in range(nf):
-                xb.getArray()[:] = Fb[j]
+                xb.array[:] = Fb[j]
                 Kw.mult(xb, yb)
                 Wb[:, j] = Fb @ yb.getArray(readonly=True)
             xb.destroy()
@@ -411,9 +411,9 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
     Q, MQ = [], []
     full = space.create_vec()
     for c in C.T:
-        full.getArray()[:] = c @ F
+        full.array[:] = c @ F
         Q.append(red.restrict(full))
-        full.getArray()[:] = c @ MF
+        full.array[:] = c @ MF
         MQ.append(red.project(full))
     full.destroy()
     out = RigidSubspace(Q, MQ, system.comm)

@@ -332,7 +332,7 @@ class SecondOrderSystem:
                 for m in rigid_body_modes(b.V):
                     full = self.space.create_vec()
                     full.zeroEntries()
-                    full.getArray()[lo: lo + len(m)] = m
+                    full.array[lo: lo + len(m)] = m
                     vecs.append(self.reducer.restrict(full))
             self._nns = orthonormal_nullspace(vecs, self.comm)
         return self._nns
