@@ -17,7 +17,7 @@ and other runs never see them.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, Mapping
 
 from petsc4py import PETSc
 
@@ -44,8 +44,8 @@ class SolverOptions:
             database.
     """
 
-    def __init__(self, prefix: str, defaults: Optional[Mapping[str, object]] = None,
-                 values: Optional[Mapping[str, object]] = None):
+    def __init__(self, prefix: str, defaults: Mapping[str, object] | None = None,
+                 values: Mapping[str, object] | None = None):
         self.prefix = prefix
         self.defaults = dict(defaults or {})
         self.values = dict(values or {})
@@ -92,7 +92,7 @@ class SolverOptions:
                     sub.setUp()
 
 
-def given_options(prefix: str, options: Optional[Mapping[str, object]] = None,
+def given_options(prefix: str, options: Mapping[str, object] | None = None,
                   start: str = "") -> dict:
     """The options given for a run, by name without ``prefix``: the database's entries under
     ``prefix``, overridden by the run's ``options``; only the names that begin with ``start``.

@@ -6,7 +6,7 @@ helpers of the operators.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 from dolfinx.fem import petsc as fpetsc
@@ -78,7 +78,7 @@ class ReleasableMatrices:
             out["damping"] = self._D
         return out
 
-    def matrix(self, name: str) -> Optional[PETSc.Mat]:
+    def matrix(self, name: str) -> PETSc.Mat | None:
         """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
         that does not exist)."""
         if name in self._released:
@@ -93,7 +93,7 @@ class ReleasableMatrices:
         return self._mats.get(name)
 
     @property
-    def mats(self) -> Dict[str, Optional[PETSc.Mat]]:
+    def mats(self) -> Dict[str, PETSc.Mat | None]:
         """``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
         ``angular_acceleration`` (None until an alpha != 0 appears), ``geometric`` (with
         prestress), at the current state; released ones made again first."""

@@ -24,7 +24,7 @@ nodes (bench/results/rotors.md has the numbers at 1e5 dofs).
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import ufl
@@ -271,12 +271,12 @@ class RotorTerms:
         self._units: Dict[str, PETSc.Mat] = {}
         self._loads: Dict[str, PETSc.Vec] = {}
         self._key = None
-        self.Kb: Optional[PETSc.Mat] = None
-        self.Cb: Optional[PETSc.Mat] = None
-        self.support: Optional[PETSc.Mat] = None
+        self.Kb: PETSc.Mat | None = None
+        self.Cb: PETSc.Mat | None = None
+        self.support: PETSc.Mat | None = None
 
     @classmethod
-    def make(cls, body) -> Optional["RotorTerms"]:
+    def make(cls, body) -> "RotorTerms" | None:
         """The rotor terms of ``body``, or None for a body with neither a stationary frame
         nor attachments."""
         if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):

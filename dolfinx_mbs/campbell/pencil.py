@@ -16,7 +16,7 @@ user's form with an update) it asks the system at every speed.
 from __future__ import annotations
 
 import logging
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -108,7 +108,7 @@ class SweepPencil:
         self._form(speed)
         return self.K, self.G, self.M
 
-    def terms(self, speed: float) -> Optional[Terms]:
+    def terms(self, speed: float) -> Terms | None:
         """The pencil at ``speed`` as its constant matrices with their coefficients (the same
         objects at every speed), or None when it is not the combination."""
         if not self.combined:

@@ -44,7 +44,7 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -103,8 +103,8 @@ class ShiftedFactor:
 
     def __init__(self, comm, shift: float):
         self.comm, self.shift = comm, float(shift)
-        self.P: Optional[PETSc.Mat] = None
-        self.ksp: Optional[PETSc.KSP] = None
+        self.P: PETSc.Mat | None = None
+        self.ksp: PETSc.KSP | None = None
         self.same = True  # K, G, M share P's pattern (else G, M are added as subsets)
 
     def update(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat) -> None:
@@ -170,7 +170,7 @@ class SubspaceSolver:
     """
 
     def __init__(self, comm, m: int, shift: float, tol: float, extra: int = 4,
-                 max_iter: int = 6, max_dim: Optional[int] = None, keep: int = 3,
+                 max_iter: int = 6, max_dim: int | None = None, keep: int = 3,
                  reuse: int = 2):
         self.comm, self.m, self.shift, self.tol = comm, m, float(shift), tol
         self.extra, self.max_iter, self.keep, self.reuse = extra, max_iter, keep, reuse
@@ -178,7 +178,7 @@ class SubspaceSolver:
         self.mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
         self.factor = ShiftedFactor(comm, shift)
         self.pep = None
-        self.X: Optional[np.ndarray] = None
+        self.X: np.ndarray | None = None
         self.prods: Dict[str, np.ndarray] = {}   # A X, local rows
         self.proj: Dict[str, np.ndarray] = {}    # X^T A X
         self.history: List[np.ndarray] = []      # the last speeds' Ritz vectors' coefficients
@@ -244,7 +244,7 @@ class SubspaceSolver:
         self.stats["compressions"] += 1
 
     # -- one speed -----------------------------------------------------------------------
-    def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, terms: Optional[Terms] = None
+    def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, terms: Terms | None = None
               ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
         """The ``m`` pairs nearest the shift (as :func:`dolfinx_mbs.modal.gyroscopic_modes`
         returns them: one per conjugate pair, ascending signed frequency, new vectors).

@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from typing import List, Optional
+from typing import List
 
 __all__ = ["main", "parser", "UNSTABLE"]
 
@@ -202,7 +202,7 @@ def _sweep(args) -> int:
     return 1 if failed else 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: List[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = parser().parse_args(argv)
     return _run(args) if args.command == "run" else _sweep(args)

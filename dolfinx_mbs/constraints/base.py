@@ -21,7 +21,7 @@ rigid regions, are in :mod:`dolfinx_mbs.constraints.joints`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 from dolfinx import fem
@@ -177,7 +177,7 @@ class Prescribed(Constraint):
     """
 
     def __init__(self, body, where=None, facets=None, components=None, value=None,
-                 time_scale: float = 1.0, name: Optional[str] = None):
+                 time_scale: float = 1.0, name: str | None = None):
         self.name = name or f"prescribed({body.name})"
         gdim = body.gdim
         self.body = body
@@ -226,7 +226,7 @@ class Clamp(Prescribed):
     (a :class:`Prescribed` displacement of zero)."""
 
     def __init__(self, body, where=None, facets=None, components=None,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         super().__init__(body, where=where, facets=facets, components=components,
                          name=name or f"clamp({body.name})")
 
@@ -241,7 +241,7 @@ class BCConstraint(Constraint):
         name: label for messages.
     """
 
-    def __init__(self, body, bc, name: Optional[str] = None):
+    def __init__(self, body, bc, name: str | None = None):
         self.name = name or f"dirichletbc({body.name})"
         self.body = body
         try:

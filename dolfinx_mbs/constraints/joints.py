@@ -19,7 +19,7 @@ parts, each meshed in its own frame) give constant rows, C = R_b^T R_a and z = 0
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -213,8 +213,8 @@ def _gather_candidates(space, body, where, facets, name):
     return nodes, X, G, allX, allG, allF
 
 
-def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e-8,
-        name: Optional[str] = None, facets=None, where_b: Optional[Callable] = None,
+def tie(space, body_a, body_b, where: Callable | None = None, tol: float = 1e-8,
+        name: str | None = None, facets=None, where_b: Callable | None = None,
         same_motion: bool = False) -> Joint:
     """Tie the nodes of ``body_b`` on the interface to the nodes of ``body_a`` at the same
     global position at t = 0. The interface is given by ``where`` (a predicate on a's local
@@ -274,7 +274,7 @@ def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e
 
 
 def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
-        name: Optional[str] = None) -> Joint:
+        name: str | None = None) -> Joint:
     """Join the node of ``body_b`` and the node of ``body_a`` (or the ground, for None) that
     sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D."""
     label = "ground" if body_a is None else body_a.name
@@ -310,7 +310,7 @@ class Slider(Constraint):
     Rheonomic when the body's frame rotates."""
 
     def __init__(self, space, body, point, axis, tol: float = 1e-8,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         self.name = name or f"slider({body.name})"
         self.body = body
         gdim = body.gdim
@@ -357,7 +357,7 @@ class RigidRegion(Constraint):
     region depends on them.
     """
 
-    def __init__(self, space, body, where=None, facets=None, name: Optional[str] = None):
+    def __init__(self, space, body, where=None, facets=None, name: str | None = None):
         self.name = name or f"rigid({body.name})"
         self.body = body
         nodes = select_nodes(body, where, facets, self.name)

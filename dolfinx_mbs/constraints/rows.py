@@ -6,8 +6,6 @@ velocity rows ``B_n(t) Delta' = c_n(t)`` (:class:`VelocityRows`, eliminated by
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from dolfinx_mbs import checks
@@ -98,7 +96,7 @@ class LinearRows(Constraint):
     """
 
     def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         self.name = name or "rows"
         self.indptr, self.cols, vals = _parse_rows(self.name, rows, space.n_global, False)
         self.vals = np.array(vals)
@@ -144,7 +142,7 @@ class VelocityRows(Constraint):
     """
 
     def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         self.name = name or "velocity rows"
         self.comm = space.comm
         if not (isinstance(time_scale, (int, float)) and np.isfinite(time_scale)

@@ -63,7 +63,7 @@ def planar(w, gdim: int):
 
 
 def cross(w, u):
-    """w x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
+    """W x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
 
     For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
     """

@@ -273,7 +273,7 @@ def svk_remainder(material: Material, u, v, dx=ufl.dx):
 
 
 def svk_remainder_energy(material: Material, u, dx=ufl.dx):
-    """int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
+    """Int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
     linear one (n(u; v) is its derivative)."""
     E = green_strain(u)
     eps = strain(u)

@@ -73,7 +73,7 @@ def _vec(a) -> ufl.core.expr.Expr:
 
 
 def circumferential(axis, center, x):
-    """w = a x (x - c): the velocity field of a unit spin (m/s per rad/s)."""
+    """W = a x (x - c): the velocity field of a unit spin (m/s per rad/s)."""
     return ufl.cross(_vec(axis), x - _vec(center))
 
 
@@ -92,7 +92,7 @@ def _perp(axis, center, x):
 # --- kinematics and energy ------------------------------------------------------------------
 
 def velocity(spin, axis, center, x, u, ud):
-    """v = Omega w + udot + Omega d_theta u: the ground velocity of the material point that
+    """V = Omega w + udot + Omega d_theta u: the ground velocity of the material point that
     passes x (``spin`` Omega a UFL scalar or number)."""
     w = circumferential(axis, center, x)
     return spin * w + ud + spin * circumferential_derivative(u, axis, center, x)

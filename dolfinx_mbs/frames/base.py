@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Hashable, Optional, Sequence
+from typing import Hashable, Sequence
 
 import numpy as np
 from dolfinx import fem
@@ -25,7 +25,7 @@ def skew(w: Sequence[float]) -> np.ndarray:
 
 
 def cross3(a, b) -> np.ndarray:
-    """a x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
+    """A x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
     this is for the many small products of a step)."""
     a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
     b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
@@ -252,7 +252,7 @@ class FrameConstants:
     All constants are zero until :meth:`update` or :meth:`set` fills them.
     """
 
-    def __init__(self, frame: Optional[Frame], mesh):
+    def __init__(self, frame: Frame | None, mesh):
         self.frame = frame
         st = compat.scalar_type
         self.omega = fem.Constant(mesh, np.zeros(3, dtype=st))
@@ -260,7 +260,7 @@ class FrameConstants:
         self.v_O = fem.Constant(mesh, np.zeros(3, dtype=st))
         self.a_O = fem.Constant(mesh, np.zeros(3, dtype=st))
         self.R = fem.Constant(mesh, np.eye(3, dtype=st))
-        self.state: Optional[FrameState] = None
+        self.state: FrameState | None = None
 
     def set(self, state: FrameState) -> FrameState:
         """Fill the constants with ``state``; returns it."""

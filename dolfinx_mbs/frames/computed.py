@@ -171,12 +171,12 @@ class ComputedFrame(Frame):
         raise NotImplementedError
 
     def rates(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """z' from the speeds (the kinematic relation)."""
+        """Z' from the speeds (the kinematic relation)."""
         raise NotImplementedError
 
     def rates_jacobian(self, z: np.ndarray, w: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
-        """d z'/dz (nz x nz) and d z'/dw (nz x k)."""
+        """D z'/dz (nz x nz) and d z'/dw (nz x k)."""
         raise NotImplementedError
 
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray

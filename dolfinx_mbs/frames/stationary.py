@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Sequence, Union
 
 import numpy as np
 
@@ -101,8 +101,8 @@ class Stationary(Frame):
 
     def __init__(self, spin_axis: Sequence[float] = (0.0, 0.0, 1.0), rate: RateLike = 0.0,
                  origin: Sequence[float] = (0.0, 0.0, 0.0),
-                 acceleration: Optional[Callable[[float], float]] = None,
-                 angle: Optional[Callable[[float], float]] = None, check: str = "error",
+                 acceleration: Callable[[float], float] | None = None,
+                 angle: Callable[[float], float] | None = None, check: str = "error",
                  axisymmetry_tol: float = 1e-2):
         self.axis = checks.unit_axis(spin_axis, "spin_axis")
         self.pivot = checks.point3(origin, "origin")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import os
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -47,7 +47,7 @@ class Probes:
         self.dim = max((b.gdim for b, _ in self.items), default=3)
         self.comm = self.items[0][0].comm if self.items else MPI.COMM_WORLD
         # the owning rank and cell of each point: one collective search per body
-        self._where: List[Optional[int]] = [None] * self.n
+        self._where: List[int | None] = [None] * self.n
         bodies_in_order = list({id(b): b for b, _ in self.items}.values())
         for body in bodies_in_order:
             index = [i for i, (b, _) in enumerate(self.items) if b is body]
@@ -111,7 +111,7 @@ class TimeSeriesWriter:
         self.close()
 
 
-def probe_columns(n: int, dim: int, prefix: Optional[str] = "u") -> List[str]:
+def probe_columns(n: int, dim: int, prefix: str | None = "u") -> List[str]:
     comps = "xyz"[:dim]
     return [f"{prefix}{i}_{c}" for i in range(n) for c in comps]
 
@@ -137,7 +137,7 @@ class FieldFile:
     """
 
     def __init__(self, comm, stem: str, V, names: Sequence[str],
-                 keep_until: Optional[float] = None):
+                 keep_until: float | None = None):
         from dolfinx import fem
 
         self.vtx = compat.has_vtx
@@ -212,7 +212,7 @@ class MotionWriter:
         keep_until: continue existing files, keeping their times up to this one (a restart).
     """
 
-    def __init__(self, bodies: Sequence, stem: str, keep_until: Optional[float] = None):
+    def __init__(self, bodies: Sequence, stem: str, keep_until: float | None = None):
         self.items = []
         for body in bodies:
             f = FieldFile(body.comm, f"{stem}_{body.name}", body.V, ["u", "motion"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Tuple
 
 import ufl
 
@@ -31,7 +31,7 @@ class Isotropic(Material):
     """
 
     def __init__(self, E: float, nu: float, density: float,
-                 rayleigh: Optional[Tuple[float, float]] = None, thickness: float = 1.0):
+                 rayleigh: Tuple[float, float] | None = None, thickness: float = 1.0):
         self.E = checks.positive(E, "E")
         self.nu = _poisson(nu)
         super().__init__(density, thickness, rayleigh)
@@ -61,7 +61,7 @@ class LinearElastic(Isotropic):
     without ``thickness``."""
 
     def __init__(self, E: float, nu: float, density: float,
-                 rayleigh: Optional[Tuple[float, float]] = None):
+                 rayleigh: Tuple[float, float] | None = None):
         super().__init__(E, nu, density, rayleigh)
 
 
@@ -121,10 +121,10 @@ class UserLaw(Material):
     by UFL when the forms are compiled.
     """
 
-    def __init__(self, stress: Optional[Callable] = None, density: float = None,
-                 gdim: Optional[int] = None, thickness: float = 1.0,
-                 rayleigh: Optional[Tuple[float, float]] = None,
-                 energy: Optional[Callable] = None):
+    def __init__(self, stress: Callable | None = None, density: float = None,
+                 gdim: int | None = None, thickness: float = 1.0,
+                 rayleigh: Tuple[float, float] | None = None,
+                 energy: Callable | None = None):
         if stress is None and energy is None:
             raise TypeError("UserLaw: give stress=(eps -> sigma) or energy=(eps -> psi)")
         if stress is not None and not callable(stress):

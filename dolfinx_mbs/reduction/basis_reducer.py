@@ -364,7 +364,7 @@ class BasisReducer(MaggiReducer):
                          "(Model.reduce)")
 
     def restrict(self, x: PETSc.Vec, out=None) -> PETSc.Vec:
-        """q of a full vector: xi by least squares (T^T T xi = T^T x: exact for a full
+        """Q of a full vector: xi by least squares (T^T T xi = T^T x: exact for a full
         vector in the shapes' span), then its independent entries."""
         if self._gram is None:
             G = self.T.transposeMatMult(self.T)

@@ -6,7 +6,7 @@ coordinate vector. Import them from :mod:`dolfinx_mbs.systems`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, List, Optional, Protocol
+from typing import Callable, List, Protocol
 
 from petsc4py import PETSc
 
@@ -24,14 +24,14 @@ class Reducer(Protocol):
 
     def update(self, t: float) -> bool: ...
     def create_reduced_vec(self) -> PETSc.Vec: ...
-    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def expand(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None,
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec: ...
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec: ...
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec: ...
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
-                    out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
+                    out: PETSc.Vec | None = None) -> PETSc.Vec: ...
     def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
-                            out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
+                            out: PETSc.Vec | None = None) -> PETSc.Vec: ...
 
 
 @dataclasses.dataclass
@@ -76,9 +76,9 @@ class SecondOrder:
     Kel: PETSc.Mat
     Kpot: PETSc.Mat
     f: PETSc.Vec
-    blocks: Optional[InertiaBlocks]
+    blocks: InertiaBlocks | None
     version: int
-    formed: Optional[Callable[[str], None]] = None
+    formed: Callable[[str], None] | None = None
 
     def __getattribute__(self, name: str):
         if name in FORMED_ON_READ:
@@ -97,13 +97,13 @@ class Hamiltonian(SecondOrder):
 
     G_q = G_p + D for fixed constraints (``Gq`` None), else its own matrix."""
 
-    Gp: Optional[PETSc.Mat] = None
-    D: Optional[PETSc.Mat] = None
-    Kh: Optional[PETSc.Mat] = None
-    Gq: Optional[PETSc.Mat] = None
-    pi0: Optional[PETSc.Vec] = None
-    h: Optional[PETSc.Vec] = None
-    fa: Optional[PETSc.Vec] = None
+    Gp: PETSc.Mat | None = None
+    D: PETSc.Mat | None = None
+    Kh: PETSc.Mat | None = None
+    Gq: PETSc.Mat | None = None
+    pi0: PETSc.Vec | None = None
+    h: PETSc.Vec | None = None
+    fa: PETSc.Vec | None = None
 
 
 def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: bool,

@@ -24,7 +24,7 @@ pattern.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -76,7 +76,7 @@ class ReducedBasis:
                                         for coeff, _ in o.coupling_matrices]) for o in self.ops]
 
     @classmethod
-    def make(cls, assembly, reducer) -> Optional["ReducedBasis"]:
+    def make(cls, assembly, reducer) -> "ReducedBasis" | None:
         """A ReducedBasis of the assembly's bodies under ``reducer``, or None when the reduced
         operators are not combinations of constant matrices (see the module docstring; the
         same answer on every rank)."""

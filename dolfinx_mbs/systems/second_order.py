@@ -20,7 +20,7 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -60,13 +60,13 @@ class SecondOrderSystem:
         self.static = static
         self.space, self.bodies, self.comm = asm.space, asm.bodies, asm.comm
         self.nonlinear = asm.nonlinear
-        self._ops: Optional[SecondOrder] = None
+        self._ops: SecondOrder | None = None
         self._key = None
         self._mkey = None
         self._work = {}
         self._nns = None
         self._rb = self._plan = False  # decided on first use
-        self._lean: Optional[bool] = None
+        self._lean: bool | None = None
 
     # -- the Reducer protocol, at a time ------------------------------------------------------
     @property
@@ -117,7 +117,7 @@ class SecondOrderSystem:
         been changed since the last call)."""
         self._key = None
 
-    def reduced_basis(self) -> Optional[ReducedBasis]:
+    def reduced_basis(self) -> ReducedBasis | None:
         """The :class:`~dolfinx_mbs.systems.reduced_basis.ReducedBasis` of the system, or None where
         the reduced matrices are not combinations of constant ones (decided once)."""
         if self._rb is False:
@@ -177,7 +177,7 @@ class SecondOrderSystem:
     #: the record's matrices that a reduced basis forms when read: its combination of each
     formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
 
-    def _formed(self, rb) -> Optional[Callable[[str], None]]:
+    def _formed(self, rb) -> Callable[[str], None] | None:
         """The record's ``formed`` (:class:`~dolfinx_mbs.systems.SecondOrder`) for ``rb``."""
         if rb is None:
             return None
@@ -246,7 +246,7 @@ class SecondOrderSystem:
             rhs.axpy(-1.0, tmp)
         return rhs
 
-    def _blocks_plan(self) -> Optional[str]:
+    def _blocks_plan(self) -> str | None:
         """Whether the node-block form applies (see :meth:`_inertia_blocks`): None if not,
         else the key of its K_s, ``"Ks"`` (with a geometric stiffness) or ``"Kel"``."""
         if self._plan is False:
@@ -261,7 +261,7 @@ class SecondOrderSystem:
             self._plan = plan
         return self._plan
 
-    def _inertia_blocks(self, t: float, states, rb, Kel) -> Optional[InertiaBlocks]:
+    def _inertia_blocks(self, t: float, states, rb, Kel) -> InertiaBlocks | None:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
         only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the scalar mass
         times a gdim x gdim matrix per node (``forms.inertia_coupling``), two matrix products
@@ -338,8 +338,8 @@ class SecondOrderSystem:
         return self._nns
 
     # -- eigenproblems ------------------------------------------------------------------------
-    def pencil(self, t: float, n: int, coupling: Optional[str] = None, states=None
-               ) -> Tuple[PETSc.Mat, Optional[PETSc.Mat], PETSc.Mat]:
+    def pencil(self, t: float, n: int, coupling: str | None = None, states=None
+               ) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
         """(K_r, G_r, M_r) of the eigenproblems about the frame state at ``t`` (``states``:
         one FrameState per body instead of ``frame.state(t)``): K + K_omega (+ K_sigma; with
         nonlinear strain the tangent about the static equilibrium, found by Newton's method),
