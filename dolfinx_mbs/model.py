@@ -10,8 +10,8 @@ The model owns the bodies, the constraints and what is made from them: the full 
 (:class:`dolfinx_mbs.assembly.Assembly`), the Maggi reducer of the holonomic constraints and the
 typed systems per formulation (:meth:`system`). The solves live in their own modules
 (:mod:`~dolfinx_mbs.static`, :mod:`~dolfinx_mbs.modal`, :mod:`~dolfinx_mbs.integrate`,
-:mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system, never the
-model; the methods here only pick the system and pass it on.
+:mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system,
+never the model; the methods here only pick the system and pass it on.
 """
 
 from __future__ import annotations
@@ -533,8 +533,8 @@ class Model:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
         if they differ) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, each mesh's facet
-        tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined in the
-        global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
+        tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined
+        in the global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
         frames of one rigid motion)."""
         self._check_body(body_a)
         self._check_body(body_b)
@@ -627,7 +627,9 @@ class Model:
 
     def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
                    point=None, force=None, local: bool = True) -> None:
-        """Apply a load to ``body``: give one of
+        """Apply a load to ``body``.
+
+        Give one of
 
         * ``body_force=f`` (N/m^3),
         * ``traction=t`` (N/m^2) with ``where=`` (predicate on facet midpoints) or
@@ -647,8 +649,8 @@ class Model:
                **options) -> ReducedBody:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
-        constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody` (which
-        documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
+        constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`
+        (which documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
         self._check_body(body)
         reduced = ReducedBody(body, modes, method, **options)
         self._reduced[self.bodies.index(body)] = reduced
@@ -790,8 +792,8 @@ class Model:
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
                   constraints: Sequence[Constraint] | None = None) -> Dict[str, np.ndarray]:
         """Resultant force of each constraint on its body (global components, N): see
-        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the constraint forces
-        of the static state in ``body.u`` at ``t``."""
+        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the constraint
+        forces of the static state in ``body.u`` at ``t``."""
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))

@@ -21,8 +21,9 @@ from typing import Iterator, Mapping
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged", "solver_reasons",
-           "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT", "EIGEN_PREFIX"]
+__all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged",
+           "solver_reasons", "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT",
+           "EIGEN_PREFIX"]
 
 #: how the pattern of a matrix combined into another relates to it (``Mat.axpy``, ``Mat.copy``)
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN

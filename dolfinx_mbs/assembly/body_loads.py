@@ -7,8 +7,8 @@ once) with the values of the step. The frame part is linear in the
 frame-coupling W = W_omega + W_alpha (``forms.frame_coupling``) and in a_O: with ``basis=True``
 (the operators' ``"basis"`` strategy, for frames whose state changes at every step) it is a
 combination of unit loads assembled once, -c_E(X, v) for each basis matrix E of
-:func:`dolfinx_mbs.assembly.operators.coupling_basis` and rho e_k.v for each component k, so that a new
-frame state costs vector additions instead of an assembly. Otherwise the frame part is
+:func:`dolfinx_mbs.assembly.operators.coupling_basis` and rho e_k.v for each component k, so that
+a new frame state costs vector additions instead of an assembly. Otherwise the frame part is
 assembled when omega, alpha or a_O changed.
 """
 

@@ -7,9 +7,9 @@
 
 Every frame-dependent object is asked for with the time ``t`` (and optionally the frame states
 to use instead of ``frame.state(t)``, e.g. a Campbell sweep's spin speeds); the bodies'
-operators (:class:`dolfinx_mbs.assembly.operators.BodyOperators`) are brought to that state, reassembling
-only what changed. A block-diagonal full matrix is formed again only when a body's matrices
-changed (their ``version``). The objects returned are kept and refilled by later calls.
+operators (:class:`dolfinx_mbs.assembly.operators.BodyOperators`) are brought to that state,
+reassembling only what changed. A block-diagonal full matrix is formed again only when a body's
+matrices changed (their ``version``). The objects returned are kept and refilled by later calls.
 """
 
 from __future__ import annotations

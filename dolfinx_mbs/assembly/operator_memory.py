@@ -1,6 +1,6 @@
 """A body's full matrices released where reduced copies hold what they hold, and made again
-from the forms when read: the part of :class:`dolfinx_mbs.assembly.operators.BodyOperators` that keeps
-a constant-frame run's memory to its reduced operators (issue 17). Also the two assembly
+from the forms when read: the part of :class:`dolfinx_mbs.assembly.operators.BodyOperators` that
+keeps a constant-frame run's memory to its reduced operators (issue 17). Also the two assembly
 helpers of the operators.
 """
 

@@ -18,8 +18,8 @@ c_W is linear in W, so two strategies give the same matrices:
   of d^2 extra matrices; the default for time-varying frames.
 
 Nothing is recompiled and no sparsity is rebuilt when the frame state changes. The load vector
-is a :class:`dolfinx_mbs.assembly.body_loads.BodyLoads` (with ``"basis"``, its frame part a combination
-of unit loads too); :meth:`BodyOperators.update_matrices` and
+is a :class:`dolfinx_mbs.assembly.body_loads.BodyLoads` (with ``"basis"``, its frame part a
+combination of unit loads too); :meth:`BodyOperators.update_matrices` and
 :meth:`BodyOperators.update_load` bring either part alone to a state.
 """
 
@@ -269,7 +269,11 @@ class BodyOperators(ReleasableMatrices):
 
     @property
     def Q(self) -> PETSc.Vec:
-        """The load vector at the last state (:class:`dolfinx_mbs.assembly.body_loads.BodyLoads`)."""
+        """The load vector at the last state.
+
+        Returns:
+            The :class:`~dolfinx_mbs.assembly.body_loads.BodyLoads` vector Q.
+        """
         return self.loads.Q
 
     @property

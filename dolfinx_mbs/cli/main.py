@@ -1,8 +1,8 @@
-"""The ``dolfinx-mbs`` command: run a case described in a TOML file, or sweep its parameters.
+r"""The ``dolfinx-mbs`` command: run a case described in a TOML file, or sweep its parameters.
 
     dolfinx-mbs run case.toml [--set key=value ...] [--json out.json]
     mpirun -n 4 dolfinx-mbs run case.toml              # the case on 4 ranks
-    dolfinx-mbs sweep case.toml --set parameters.A=1e-5,2e-5 --set frame.rate=0:100:11 \\
+    dolfinx-mbs sweep case.toml --set parameters.A=1e-5,2e-5 --set frame.rate=0:100:11 \
         [--ranks N] [--jobs J] [--out DIR] [--plot frequencies.w1]
 
 Also ``python -m dolfinx_mbs.cli``. The case file: :mod:`dolfinx_mbs.cli.case`; the sweep:

@@ -1,9 +1,12 @@
-"""Constraint kinds. Each one states rows of
+"""Constraint kinds.
+
+Each one states rows of
 
     B(t) Delta = c(t)        (at velocity level: B Delta_dot + b = 0 with b = -c', for constant B)
 
 over the model's full coordinates Delta (all dofs of all bodies, numbered by
-:class:`dolfinx_mbs.assembly.space.FullSpace`), and :class:`dolfinx_mbs.constraints.maggi.MaggiReducer` eliminates them.
+:class:`dolfinx_mbs.assembly.space.FullSpace`), and
+:class:`dolfinx_mbs.constraints.maggi.MaggiReducer` eliminates them.
 
 Every coefficient and right-hand side is a *jet* ``[value, d/dt, d2/dt2]`` so the reducer can form
 the A-dot and A-ddot terms of rheonomic constraints (joints between bodies whose frames move
@@ -13,9 +16,9 @@ differently) without differentiating numerically. A row may name a preferred dep
 This module owns the row format (:class:`Rows`), the base class (:class:`Constraint`), the
 helpers the kinds share (node selection, time jets, errors raised on every rank), the kinds on
 one body's own dofs (:class:`Prescribed`, :class:`Clamp`, :class:`BCConstraint`) and the general
-rows given as numbers (:class:`dolfinx_mbs.constraints.rows.LinearRows`, :class:`dolfinx_mbs.constraints.rows.VelocityRows`)
-are in :mod:`dolfinx_mbs.constraints.rows`. Joints between bodies or to the ground, and
-rigid regions, are in :mod:`dolfinx_mbs.constraints.joints`.
+rows given as numbers (:class:`dolfinx_mbs.constraints.rows.LinearRows`,
+:class:`dolfinx_mbs.constraints.rows.VelocityRows`) are in :mod:`dolfinx_mbs.constraints.rows`.
+Joints between bodies or to the ground, and rigid regions, are in :mod:`dolfinx_mbs.constraints.joints`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Maggi reducer: a null-space basis A of the constraints, and reduced operators A^T X A.
 
 The constraint rows ``B(t) Delta = c(t)`` of every :mod:`dolfinx_mbs.constraints` kind are
-eliminated by :class:`dolfinx_mbs.constraints.elimination.Elimination` (dependent dofs, chains, redundancy
-and consistency, all on jets). The reducer makes the result
+eliminated by :class:`dolfinx_mbs.constraints.elimination.Elimination` (dependent dofs, chains,
+redundancy and consistency, all on jets). The reducer makes the result
 
     Delta = A q + a0(t),   A = [I; C] (after renumbering),
 
@@ -129,7 +129,7 @@ class MaggiReducer:
         self._set_a0(exprs)
         self.t = t
 
-    # -- elimination (dolfinx_mbs.constraints.elimination) -------------------------------------------------
+    # -- elimination (dolfinx_mbs.constraints.elimination) -------------------------------------
     def where(self, dof: int):
         """(body name, local unblocked dof on its owner) of a full index."""
         return self._elimination.where(dof)

@@ -21,8 +21,8 @@ Every frame-dependent matrix among them, and the centrifugal and Euler loads, is
 coupling ``inertia_coupling`` c_W(u, v) = int rho (W u).v of a constant 3x3 matrix W (the loads
 with u = X and a minus sign). :func:`frame_coupling` is the one place where the W of a frame
 state are written; the direct forms above take their W from it, and so do the assembled
-operators (:mod:`dolfinx_mbs.assembly.operators`, with numbers instead of UFL constants) and the unit
-cases of prestress stiffening (:func:`unit_spin_cases`).
+operators (:mod:`dolfinx_mbs.assembly.operators`, with numbers instead of UFL constants) and the
+unit cases of prestress stiffening (:func:`unit_spin_cases`).
 
 Hamilton's form (section 4) adds ``momentum_coupling`` (g_p = g/2), ``momentum_offset`` (pi_0)
 and ``momentum_load`` (h).
@@ -153,8 +153,10 @@ def frame_coupling(omega=None, alpha=None) -> dict:
 
 
 def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
-    """The unit cases of the spin-softening W, which is quadratic in omega: ``{(i, j): W_ij}``
-    with i <= j, such that for every frame state of a ``gdim``-dimensional body
+    """The unit cases of the spin-softening W, which is quadratic in omega.
+
+    ``{(i, j): W_ij}`` with i <= j, such that for every frame state of a ``gdim``-dimensional
+    body
 
         frame_coupling(omega)["spin_softening"] = sum over (i, j) of omega_i omega_j W_ij.
 
@@ -179,7 +181,7 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
 # --- direct forms --------------------------------------------------------------------------
 
 def mass(rho, u, v, dx=ufl.dx):
-    """m(u, v) = int rho u.v"""
+    """m(u, v) = int rho u.v."""
     return rho * ufl.inner(u, v) * dx
 
 
@@ -223,17 +225,17 @@ def centrifugal_unit_load(rho, W, X, v, dx=ufl.dx):
 
 
 def centrifugal_load(rho, omega, X, v, dx=ufl.dx):
-    """q_omega(v) = -int rho (omega x (omega x X)).v"""
+    """q_omega(v) = -int rho (omega x (omega x X)).v."""
     return centrifugal_unit_load(rho, frame_coupling(omega)["spin_softening"], X, v, dx)
 
 
 def euler_load(rho, alpha, X, v, dx=ufl.dx):
-    """q_alpha(v) = -int rho (alpha x X).v"""
+    """q_alpha(v) = -int rho (alpha x X).v."""
     return -inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], X, v, dx)
 
 
 def base_acceleration_load(rho, a_O, v, dx=ufl.dx):
-    """q_O(v) = -int rho a_O.v"""
+    """q_O(v) = -int rho a_O.v."""
     return -rho * ufl.inner(planar(a_O, _gdim(v)), v) * dx
 
 

@@ -187,9 +187,10 @@ def lagrange_route(rho, material: Material, spin, spin_rate, axis, center, x, u,
 def axisymmetry_moments(rho, axis, center, x, weights_m, weights_im, weights_p, reference,
                         orders: Sequence[int] = (1, 2, 3, 4), powers: Sequence[int] = (0, 1, 2),
                         dx=ufl.dx) -> ufl.Form:
-    """The circumferential mass moments of a body about the axis, as one form whose constant
-    weights pick a moment: with (xi, eta, zeta) the coordinates of x - c in the basis
-    (e1, e2, a) and r^2 = xi^2 + eta^2,
+    """The circumferential mass moments of a body about the axis.
+
+    One form whose constant weights pick a moment: with (xi, eta, zeta) the coordinates of x - c
+    in the basis (e1, e2, a) and r^2 = xi^2 + eta^2,
 
         reference = 0:  int rho (sum_m (wm_m Re + wi_m Im)(xi + i eta)^m) (sum_p wp_p zeta^p)
         reference = 1:  int rho (sum_m wm_m r^m) (sum_p wp_p |zeta|^p)
@@ -226,9 +227,10 @@ def axisymmetry_moments(rho, axis, center, x, weights_m, weights_im, weights_p, 
 
 def journal_forms(x, v, ds, center, direction, moment, translation, rotation
                   ) -> Dict[str, ufl.Form]:
-    """The forms of the least-squares rigid fit of a surface Gamma's displacement (the
-    journal's mean motion, a distributing coupling), each with constants that pick an entry.
-    With B(x) = [I, -[x - c]_x] (translation t and small rotation theta about c:
+    """The forms of the least-squares rigid fit of a surface Gamma's displacement.
+
+    The journal's mean motion, a distributing coupling, each form with constants that pick an
+    entry. With B(x) = [I, -[x - c]_x] (translation t and small rotation theta about c:
     u ~ t + theta x (x - c)) and c the centroid of Gamma, the mean motion is
 
         [t; theta] = A^-1 int_Gamma B^T u ds,
@@ -307,7 +309,9 @@ def disk_matrices(mass: float, polar: float, diametral: float
 
 def unbalance_force(m_e: float, phase: float, angle: float, rate: float,
                     acceleration: float = 0.0) -> np.ndarray:
-    """The force (N, in (e1, e2)) an unbalance m_e (kg m: mass times eccentricity) at the
+    """The force of an unbalance on the rotor.
+
+    The force (N, in (e1, e2)) an unbalance m_e (kg m: mass times eccentricity) at the
     angular position ``phase`` (rad, from e1 at spin angle 0) exerts on the rotor at spin
     ``angle``, ``rate`` Omega and ``acceleration``: minus its mass times its acceleration,
 

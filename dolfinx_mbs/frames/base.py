@@ -192,8 +192,9 @@ class Frame:
         return self.state(t).r_O
 
     def constants(self, mesh) -> "FrameConstants":
-        """The frame state as UFL constants on ``mesh``, for the forms of
-        :mod:`dolfinx_mbs.forms` in a user's own solver loop::
+        """The frame state as UFL constants on ``mesh``.
+
+        For the forms of :mod:`dolfinx_mbs.forms` in a user's own solver loop::
 
             consts = frame.constants(mesh)
             k_w = forms.spin_softening(rho, consts.omega, u, v)

@@ -10,8 +10,8 @@ bodies' dofs, reduced bodies' interface dofs and modal coordinates). The constra
 B Delta = c become rows (B T) xi = c (:class:`OnBasis`), eliminated by the Maggi reducer
 unchanged; the ground constraints a reduced body's shapes already satisfy are dropped
 (absorbed). :class:`BasisReducer` is the composed reducer: a
-:class:`~dolfinx_mbs.constraints.maggi.MaggiReducer` with A = T A_xi, A' = T A_xi', a0 = T a0_xi, so every
-system, solver and observer works on it as on the full model's reducer, and every operator
+:class:`~dolfinx_mbs.constraints.maggi.MaggiReducer` with A = T A_xi, A' = T A_xi', a0 = T a0_xi,
+so every system, solver and observer works on it as on the full model's reducer, and every operator
 reduces by A^T X A into a small matrix (once per constant matrix where the frame state is a
 combination of them, :mod:`dolfinx_mbs.systems.reduced_basis`). Expanded vectors are full fields.
 """

@@ -10,7 +10,8 @@ from typing import Callable, List, Protocol
 
 from petsc4py import PETSc
 
-__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ", "check_choice", "constant_frame"]
+__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ",
+           "check_choice", "constant_frame"]
 
 #: the record's matrices that a combining system forms when they are read (``formed``)
 FORMED_ON_READ = frozenset(("C", "K", "Kpot", "Gp", "Kh"))
@@ -65,8 +66,8 @@ class SecondOrder:
         version: changes whenever a matrix changed.
         formed: None, or ``formed(name)`` that brings the matrix ``name`` (one of
             :data:`FORMED_ON_READ`) up to date: a system that combines its matrices
-            (:class:`dolfinx_mbs.systems.reduced_basis.ReducedBasis`) forms each when it is first read
-            at a new state, so that no one pays for a matrix nobody reads.
+            (:class:`dolfinx_mbs.systems.reduced_basis.ReducedBasis`) forms each when it is first
+            read at a new state, so that no one pays for a matrix nobody reads.
     """
 
     t: float
@@ -90,8 +91,9 @@ class SecondOrder:
 
 @dataclasses.dataclass
 class Hamiltonian(SecondOrder):
-    """Hamilton's form in (q, p) at one frame state (``docs/theory.md`` section 4), beside the
-    second-order operators (for energies):
+    """Hamilton's form in (q, p) at one frame state (``docs/theory.md`` section 4).
+
+    Beside the second-order operators (for energies):
 
         M q' + G_p q + pi0 - p = 0,     p' + G_q q' + K_h q + h - f_a = 0,
 

@@ -125,7 +125,9 @@ class SecondOrderSystem:
         return self._rb
 
     def at(self, t: float, states=None) -> SecondOrder:
-        """The reduced operators at ``t``. With Delta = A(t) q + a0(t):
+        """The reduced operators at ``t``.
+
+        With Delta = A(t) q + a0(t):
 
             M_r = A^T M A,  C_r = A^T (C A + 2 M A'),  K_r = A^T (K A + C A' + M A''),
             f_r = A^T (Q - M a0'' - C a0' - K a0).
