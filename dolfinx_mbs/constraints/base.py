@@ -18,7 +18,8 @@ helpers the kinds share (node selection, time jets, errors raised on every rank)
 one body's own dofs (:class:`Prescribed`, :class:`Clamp`, :class:`BCConstraint`) and the general
 rows given as numbers (:class:`dolfinx_mbs.constraints.rows.LinearRows`,
 :class:`dolfinx_mbs.constraints.rows.VelocityRows`) are in :mod:`dolfinx_mbs.constraints.rows`.
-Joints between bodies or to the ground, and rigid regions, are in :mod:`dolfinx_mbs.constraints.joints`.
+Joints between bodies or to the ground, and rigid regions, are in
+:mod:`dolfinx_mbs.constraints.joints`.
 """
 
 from __future__ import annotations
