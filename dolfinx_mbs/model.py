@@ -275,12 +275,16 @@ class Model:
         dissipation 1/2 c L'^2.
 
         Args:
-            body_a, body_b: the bodies (``body_b`` None: the ground).
-            point_a, point_b: the points (global, at t = 0); they must not coincide.
+            body_a: the first body (Body or RigidBody).
+            body_b: the second body (None: the ground).
+            point_a: the point of ``body_a`` (global, at t = 0).
+            point_b: the point of ``body_b`` (global, at t = 0); it must not coincide with
+                ``point_a``.
             stiffness: k >= 0 (N/m).
             damping: c >= 0 (N s/m).
             length: the rest length L0 (default: the points' distance at t = 0).
             name: its name in ``Result.joints`` (``tension``, ``length``).
+            tol: the distance within which an elastic body's node is taken at a point.
 
         Returns:
             The spring (a :class:`~dolfinx_mbs.constraints.frame_joints.FrameJoint` of kind
@@ -581,6 +585,14 @@ class Model:
                 :meth:`dof`), given identically on every rank; or a DirichletBC; or a
                 Constraint.
             rhs: c: None (zeros), numbers, or ``t -> numbers``.
+            body: the body whose space a DirichletBC is on (may be omitted in a one-body
+                model).
+            time_scale: the shortest time over which c(t) changes (s), for its numerical time
+                derivatives.
+            name: label for messages.
+
+        Returns:
+            The constraint added.
         """
         if isinstance(rows, Constraint):
             return self._add(rows)

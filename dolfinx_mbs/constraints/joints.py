@@ -49,8 +49,10 @@ def relative_motion(src: FrameState, dst: FrameState, X_src: np.ndarray, X_dst: 
     components (R' = R [omega]x).
 
     Args:
-        src, dst: the two frame states.
-        X_src, X_dst: (n, 3) local positions.
+        src: the source body's frame state.
+        dst: the destination body's frame state.
+        X_src: (n, 3) local positions on the source body.
+        X_dst: (n, 3) local positions on the destination body.
 
     Returns:
         C: (3, 3, 3) jets (index 0: value, 1: d/dt, 2: d2/dt2); z: (n, 3, 3) jets (n, jet, xyz).

@@ -106,9 +106,11 @@ def frame_coupling(omega=None, alpha=None) -> dict:
     and the centrifugal and Euler loads are -c_W(X, v) of the same W.
 
     Args:
-        omega, alpha: the frame's angular velocity and acceleration in local components, as
-            numbers (a 3-sequence: the W are numpy arrays) or as 3-vector UFL expressions such
-            as a ``fem.Constant`` (the W are UFL matrices); None counts as zero.
+        omega: the frame's angular velocity in local components, as numbers (a 3-sequence:
+            the W are numpy arrays) or as a 3-vector UFL expression such as a ``fem.Constant``
+            (the W are UFL matrices); None counts as zero.
+        alpha: the frame's angular acceleration, in the same form as ``omega``; None counts as
+            zero.
 
     Returns:
         ``{"gyroscopic": W_g, "spin_softening": W_w, "angular_acceleration": W_a}``::

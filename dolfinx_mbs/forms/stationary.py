@@ -154,11 +154,19 @@ def lagrange_route(rho, material: Material, spin, spin_rate, axis, center, x, u,
     """The operators of the stationary frame from d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
 
     Args:
-        rho, material: mass per unit volume and the elastic law.
-        spin, spin_rate: Omega and dOmega/dt (UFL scalars, e.g. ``fem.Constant``).
-        axis, center: the spin axis (unit) and a point of it (3-sequences or UFL vectors).
-        x: the spatial coordinate; u, ud, udd: Functions (values irrelevant).
-        test, trial: the body's test and trial functions.
+        rho: mass per unit volume.
+        material: the elastic law.
+        spin: Omega (a UFL scalar, e.g. ``fem.Constant``).
+        spin_rate: dOmega/dt (a UFL scalar).
+        axis: the spin axis, unit (a 3-sequence or UFL vector).
+        center: a point of the axis (a 3-sequence or UFL vector).
+        x: the spatial coordinate.
+        u: the displacement Function (values irrelevant).
+        ud: the velocity Function (values irrelevant).
+        udd: the acceleration Function (values irrelevant).
+        test: the body's test function.
+        trial: the body's trial function.
+        dx: the integration measure.
 
     Returns:
         forms ``mass``, ``gyroscopic`` (Omega g_s), ``stiffness`` (k - Omega^2 k_theta +

@@ -61,7 +61,7 @@ def rotate_voigt(C: np.ndarray, R: np.ndarray) -> np.ndarray:
     """The 6x6 Voigt stiffness in body axes of ``C`` (material axes), R the 3x3 rotation whose
     columns are the material axes in body coordinates: C'_ijkl = R_ia R_jb R_kc R_ld C_abcd."""
     C4 = np.einsum("ia,jb,kc,ld,abcd->ijkl", R, R, R, R, _fourth_order(C))
-    return np.array([[C4[i, j, k, l] for k, l in VOIGT] for i, j in VOIGT])
+    return np.array([[C4[i, j, k, m] for k, m in VOIGT] for i, j in VOIGT])
 
 
 def _check_stiffness(C, name: str = "C") -> np.ndarray:

@@ -15,6 +15,18 @@ __all__ = ["Material", "strain", "rayleigh_pair"]
 
 
 def rayleigh_pair(rayleigh) -> Tuple[float, float]:
+    """Rayleigh damping coefficients checked: D = a M + b K.
+
+    Args:
+        rayleigh: ``(a_mass, b_stiffness)``, or None for no damping.
+
+    Returns:
+        ``(a, b)`` as floats, ``(0.0, 0.0)`` for None.
+
+    Raises:
+        TypeError: ``rayleigh`` is not a pair of numbers.
+        ValueError: a coefficient is negative or not finite.
+    """
     if rayleigh is None:
         return (0.0, 0.0)
     try:

@@ -245,7 +245,9 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     is logged and its imaginary part returned (among the unstable ones).
 
     Args:
-        K, G, M: stiffness (symmetric), gyroscopic (+ damping), mass.
+        K: stiffness matrix (symmetric).
+        G: gyroscopic (+ damping) matrix.
+        M: mass matrix.
         n: number of frequencies.
         shift: real target of shift-and-invert (in lambda units, 1/s).
         tol: relative residual tolerance.
@@ -325,7 +327,9 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     root.
 
     Args:
-        K, G, M: stiffness, gyroscopic (+ damping) and mass matrices (real).
+        K: stiffness matrix (real).
+        G: gyroscopic (+ damping) matrix (real).
+        M: mass matrix (real).
         n: number of eigenpairs.
         shift: real target of shift-and-invert (in lambda units, 1/s) for the stable modes;
             it must not be an eigenvalue (a singular K with shift 0, e.g. at a critical
