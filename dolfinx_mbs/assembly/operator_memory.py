@@ -103,8 +103,10 @@ class ReleasableMatrices:
 
     @property
     def M(self) -> PETSc.Mat:
+        """The full mass matrix (assembled again if it was released)."""
         return self.matrix("mass")
 
     @property
     def K(self) -> PETSc.Mat:
+        """The full stiffness matrix (assembled again if it was released)."""
         return self.matrix("stiffness")

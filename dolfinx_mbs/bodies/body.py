@@ -400,6 +400,7 @@ class Body:
 
     # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
     def trial_test(self):
+        """The trial and test functions of the body's space ``V``, for its forms."""
         return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
 
     def bilinear_forms(self) -> dict:

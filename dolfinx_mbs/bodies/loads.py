@@ -53,6 +53,17 @@ class Load:
         return self.fn is None and self.local
 
     def value(self, state: FrameState) -> np.ndarray:
+        """The load vector at a frame state, in the body's local components.
+
+        Args:
+            state: the frame state; a global load is rotated into the frame by ``state.R``.
+
+        Returns:
+            The (gdim,) vector: the fixed value or the user's function at ``state.t``.
+
+        Raises:
+            ValueError: the user's function gave no finite gdim-vector.
+        """
         v = self.fixed if self.fn is None else checks.vector(self.fn(state.t), self.gdim,
                                                           f"{self.name}(t={state.t:g})")
         if not self.local:  # global components -> local
@@ -62,6 +73,11 @@ class Load:
         return v
 
     def update(self, state: FrameState) -> None:
+        """Set the load's UFL constant to its value at a frame state.
+
+        Args:
+            state: the frame state (see :meth:`value`).
+        """
         self.const.value = self.value(state)
 
 

@@ -41,6 +41,7 @@ class UserForms:
         return self.by_kind[kind]
 
     def values(self):
+        """The terms kept, by kind."""
         return self.by_kind.values()
 
     def add(self, kind: str, form, update: Callable | None = None) -> None:

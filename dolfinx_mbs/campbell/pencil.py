@@ -103,6 +103,17 @@ class SweepPencil:
         self._known(self.K, self.G, speed, 1.0)
 
     def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]:
+        """The pencil (K, G, M) at a spin speed.
+
+        Combined from the constant matrices where the pencil is their combination (the same objects
+        at every speed, refilled), else the system's own pencil at ``speed``.
+
+        Args:
+            speed: the spin speed (rad/s).
+
+        Returns:
+            ``(K, G, M)``.
+        """
         if not self.combined:
             return self.pencil(speed)
         self._form(speed)
@@ -121,6 +132,7 @@ class SweepPencil:
         return out
 
     def destroy(self) -> None:
+        """Destroy the constant and combined matrices (collective); the system gives the pencil."""
         for name in ("K0", "G0", "M", "K2", "G1", "K", "G"):
             X = self.__dict__.pop(name, None)
             if X is not None:

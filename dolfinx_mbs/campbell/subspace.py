@@ -108,6 +108,15 @@ class ShiftedFactor:
         self.same = True  # K, G, M share P's pattern (else G, M are added as subsets)
 
     def update(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat) -> None:
+        """Refactor P = K + s G + s^2 M for a new pencil (s the shift).
+
+        The matrix and its solver are made at the first call and refilled at later ones.
+
+        Args:
+            K: stiffness matrix at the speed.
+            G: gyroscopic (+ damping) matrix at the speed.
+            M: mass matrix.
+        """
         s = self.shift
         if self.P is None:
             self.P = K.copy()
@@ -147,6 +156,7 @@ class ShiftedFactor:
         return out
 
     def destroy(self) -> None:
+        """Destroy the factored matrix and its solver (collective)."""
         for X in (self.ksp, self.P):
             if X is not None:
                 X.destroy()
@@ -382,6 +392,7 @@ class SubspaceSolver:
         return lam[order], vecs
 
     def destroy(self) -> None:
+        """Destroy the factor, the eigensolver and the carried subspace (collective)."""
         self.factor.destroy()
         if self.pep is not None:
             self.pep.destroy()

@@ -63,10 +63,19 @@ class Rows:
 
     @property
     def n_rows(self) -> int:
+        """The number of rows."""
         return len(self.indptr) - 1
 
     @staticmethod
     def empty(name: str) -> "Rows":
+        """No rows.
+
+        Args:
+            name: the constraint's name, for messages.
+
+        Returns:
+            Rows with none in them (what a rank without rows gives).
+        """
         return Rows(name, np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)),
                     np.zeros((0, 3)), np.zeros(0, np.int64))
 
@@ -94,6 +103,17 @@ class Constraint:
     time_dependent: bool = False
 
     def rows(self, space, t: float) -> Rows:  # pragma: no cover - abstract
+        """The constraint's rows B(t) Delta = c(t) at time ``t``.
+
+        Coefficients and right-hand sides are jets ``[value, d/dt, d2/dt2]``.
+
+        Args:
+            space: the model's full space (global indices of the bodies' dofs).
+            t: time (s).
+
+        Returns:
+            The rows this rank contributes.
+        """
         raise NotImplementedError
 
 
@@ -213,6 +233,18 @@ class Prescribed(Constraint):
         return (self.nodes[:, None] * bs + self.components[None, :]).reshape(-1)
 
     def rows(self, space, t: float) -> Rows:
+        """Rows Delta[d] = g(t) for the prescribed nodes' components, with g's time jets.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            The rows of this rank's owned nodes.
+
+        Raises:
+            ValueError: the prescribed value is not finite at ``t``.
+        """
         ib = space.bodies.index(self.body)
         start, _ = space.owned_range(ib)
         dofs = start + self.local_dofs()
@@ -272,6 +304,15 @@ class BCConstraint(Constraint):
         self.values = vec.getArray(readonly=True)[dofs].copy()
 
     def rows(self, space, t: float) -> Rows:
+        """Rows Delta[d] = value for the DirichletBC's owned dofs (time-invariant).
+
+        Args:
+            space: the model's full space.
+            t: time (s), unused.
+
+        Returns:
+            The rows of this rank's owned dofs.
+        """
         ib = space.bodies.index(self.body)
         start, _ = space.owned_range(ib)
         return Rows.fixed(self.name, start + self.dofs, self.values)

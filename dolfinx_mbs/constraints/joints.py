@@ -133,6 +133,18 @@ class Joint(Constraint):
         self.n_pairs = body_b.comm.allreduce(len(self.nodes_b), op=MPI.SUM)
 
     def rows(self, space, t: float) -> Rows:
+        """Rows u_b = C u_a + z tying the matched nodes at time ``t``.
+
+        C and z are the relative rotation and offset of the two frames
+        (:func:`relative_motion`), constant for element frames of one rigid motion.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            The rows of this rank's nodes of ``body_b``.
+        """
         gdim = self.body_b.gdim
         n = len(self.nodes_b)
         if self.constant is not None:   # element frames: the nodes coincide at all times
@@ -333,6 +345,15 @@ class Slider(Constraint):
         self.time_dependent = not body.frame.time_invariant
 
     def rows(self, space, t: float) -> Rows:
+        """Rows n^T (R_b (X + u) + r_b - P) = 0 for each normal n of the sliding axis.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            The rows of this rank's nodes on the axis.
+        """
         if len(self.nodes) == 0:
             return Rows.empty(self.name)
         gdim = self.body.gdim
@@ -400,6 +421,15 @@ class RigidRegion(Constraint):
         self.n_nodes = len(X)
 
     def rows(self, space, t: float) -> Rows:
+        """Rows u_dep = W u_masters that move the region's dependent dofs with its masters.
+
+        Args:
+            space: the model's full space.
+            t: time (s), unused (the rows are constant).
+
+        Returns:
+            All rows on rank 0, none elsewhere.
+        """
         if self.rank != 0:
             return Rows.empty(self.name)
         m, r = self._W.shape

@@ -313,6 +313,7 @@ class MaggiReducer:
         return R
 
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the reduced coordinates q (A's column layout)."""
         return self.A.createVecRight()
 
     def consistent_forces(self, r: PETSc.Vec) -> PETSc.Vec:

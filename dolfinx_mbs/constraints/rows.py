@@ -107,6 +107,18 @@ class LinearRows(Constraint):
         self.rank = space.comm.rank
 
     def rows(self, space, t: float) -> Rows:
+        """The given rows B Delta = c(t), with c's time jets.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            All rows on rank 0, none elsewhere.
+
+        Raises:
+            ValueError: the right-hand side is not finite at ``t``.
+        """
         if self.rank != 0:
             return Rows.empty(self.name)
         m = len(self.indptr) - 1
@@ -173,6 +185,18 @@ class VelocityRows(Constraint):
 
     def rows(self, space, t: float) -> Rows:
         # evaluated on every rank (small), kept on rank 0: a failing callable raises everywhere
+        """The velocity rows B(t) Delta' = c(t) at ``t``, with the jets of B and c.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            All rows on rank 0, none elsewhere.
+
+        Raises:
+            ValueError: a coefficient or the right-hand side is not finite at ``t`` (every rank).
+        """
         m = len(self.indptr) - 1
         rhs = np.zeros((m, 3))
         coef = np.zeros((len(self.vals), 3))

@@ -158,6 +158,14 @@ class Frame:
     origin_accelerates: bool = True
 
     def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
+        """The frame state (R, r_O, omega, alpha, v_O, a_O) at time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The :class:`FrameState`.
+        """
         raise NotImplementedError
 
     def motion_key(self) -> Hashable:

@@ -98,11 +98,17 @@ class TimeSeriesWriter:
                     self._f.flush()
 
     def write(self, row: Sequence[float]) -> None:
+        """Append one row (full precision) and flush it; nothing on ranks without a file.
+
+        Args:
+            row: the values of the header's columns.
+        """
         if self._f is not None:
             self._w.writerow([f"{v:.17g}" for v in row])
             self._f.flush()
 
     def close(self) -> None:
+        """Close the file (idempotent)."""
         if self._f is not None:
             self._f.close()
             self._f = None
@@ -232,6 +238,7 @@ class MotionWriter:
             f.write(t)
 
     def close(self) -> None:
+        """Close every output file."""
         for _, f, _ in self.items:
             f.close()
         self.items = []

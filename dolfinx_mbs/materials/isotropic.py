@@ -87,6 +87,7 @@ class PlaneStress(_Planar):
 
     @property
     def lmbda(self) -> float:
+        """The plane-stress Lame parameter E nu / (1 - nu^2)."""
         return self.E * self.nu / (1.0 - self.nu * self.nu)
 
 
@@ -147,6 +148,14 @@ class UserLaw(Material):
         self.energy = energy
 
     def stress(self, eps):
+        """The stress at strain ``eps``: the user's law, or d(energy)/d(eps).
+
+        Args:
+            eps: the strain (a UFL tensor).
+
+        Returns:
+            The stress (a UFL tensor).
+        """
         if self._stress is not None:
             return self._stress(eps)
         e = ufl.variable(eps)

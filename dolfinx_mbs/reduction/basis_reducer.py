@@ -84,6 +84,7 @@ class BasisSpace:
             s.xi_cols = np.concatenate([iface, extra]).astype(np.int64)
 
     def create_vec(self) -> PETSc.Vec:
+        """A zero vector of xi: the reduced bodies' shape coordinates and the other bodies' dofs."""
         v = PETSc.Vec().createMPI((self.n_local, self.n_global), comm=self.comm)
         v.set(0.0)
         return v
@@ -178,6 +179,15 @@ class OnBasis(Constraint):
         self.name, self.time_dependent = inner.name, inner.time_dependent
 
     def rows(self, space, t: float) -> Rows:
+        """The inner constraint's rows over xi: its full rows translated through the shapes.
+
+        Args:
+            space: the model's full space (unused: the rows are built on the inner full space).
+            t: time (s).
+
+        Returns:
+            The rows over the xi indices.
+        """
         return self.rowmap.translate(self.inner.rows(self.rowmap.xi.full, t))
 
 
@@ -351,15 +361,40 @@ class BasisReducer(MaggiReducer):
         return None
 
     def where(self, dof: int):
+        """(body name, index within the body's coordinates on their owner) of a reduced index.
+
+        Args:
+            dof: an index of the inner reducer's coordinates.
+
+        Returns:
+            The pair, for messages.
+        """
         return self.inner.where(dof)
 
     def redundancy(self):
+        """The inner reducer's redundant rows by constraint (:meth:`MaggiReducer.redundancy`)."""
         return self.inner.redundancy()
 
     def full_index(self, k: int) -> int:
+        """Not available: velocity constraints do not take reduced bodies.
+
+        Args:
+            k: a reduced index.
+
+        Raises:
+            ValueError: always.
+        """
         raise ValueError("velocity constraints do not take reduced bodies (Model.reduce)")
 
     def substitute_rates(self, rows: Rows) -> Rows:
+        """Not available: velocity constraints do not take reduced bodies.
+
+        Args:
+            rows: velocity rows.
+
+        Raises:
+            ValueError: always, naming the rows.
+        """
         raise ValueError(f"{rows.name}: velocity constraints do not take reduced bodies "
                          "(Model.reduce)")
 

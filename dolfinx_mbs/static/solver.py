@@ -538,5 +538,13 @@ class Prestress:
         self.owner = weakref.ref(owner)
 
     def __call__(self, assembly) -> List[FrameLink]:
+        """The prestress of ``assembly`` from the owner's static solve.
+
+        Args:
+            assembly: the owner's assembly.
+
+        Returns:
+            The frame links of the prestress cases (:func:`prestress`).
+        """
         owner = self.owner()
         return prestress(assembly, owner.reducer, owner.static)

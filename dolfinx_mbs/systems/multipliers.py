@@ -134,6 +134,7 @@ class SaddlePoint:
 
     # -- vectors -----------------------------------------------------------------------------
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A zero vector [Delta; lambda] of the saddle-point system."""
         v = PETSc.Vec().createMPI(self.sizes, comm=self.comm)
         v.set(0.0)
         return v
@@ -179,6 +180,15 @@ class SaddlePoint:
         return out
 
     def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """[b; c]: a full load vector with the constraints' right-hand side c.
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.create_reduced_vec()
         a = out.getArray()
         a[: self.n_local] = b.getArray(readonly=True)

@@ -23,16 +23,80 @@ class Reducer(Protocol):
 
     n_reduced: int
 
-    def update(self, t: float) -> bool: ...
-    def create_reduced_vec(self) -> PETSc.Vec: ...
-    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec: ...
-    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec: ...
+    def update(self, t: float) -> bool:
+        """Bring the reducer to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when its operators changed.
+        """
+
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The system's coordinates of a full vector.
+
+        Args:
+            x: a full vector Delta.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """A full load vector in the system's coordinates (A^T b for the Maggi reducer).
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
-               homogeneous: bool = False) -> PETSc.Vec: ...
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector Delta = A q + a0 (A q when ``homogeneous``).
+
+        Args:
+            q: the system's coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out a0.
+
+        Returns:
+            ``out``.
+        """
+
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
-                    out: PETSc.Vec | None = None) -> PETSc.Vec: ...
+                    out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full velocity Delta' = A q' + A' q + a0'.
+
+        Args:
+            q: the system's coordinates.
+            v: their rates q'.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
     def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
-                            out: PETSc.Vec | None = None) -> PETSc.Vec: ...
+                            out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full acceleration Delta'' = A q'' + 2 A' q' + A'' q + a0''.
+
+        Args:
+            q: the system's coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
 
 
 @dataclasses.dataclass

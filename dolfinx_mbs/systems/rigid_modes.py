@@ -237,6 +237,7 @@ class RigidSubspace:
         return lam[np.lexsort((-lam.real, -np.round(lam.imag, 8)))][:r]
 
     def destroy(self) -> None:
+        """Destroy the subspace's vectors and the matrices made from it (collective)."""
         for v in self.Q:
             v.destroy()
         for M in list(self._out.values()) + list(self._blocks or ()):

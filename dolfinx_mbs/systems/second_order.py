@@ -71,27 +71,86 @@ class SecondOrderSystem:
     # -- the Reducer protocol, at a time ------------------------------------------------------
     @property
     def n_reduced(self) -> int:
+        """The number of reduced coordinates q (global)."""
         return self.reducer.n_reduced
 
     def update(self, t: float) -> bool:
+        """Bring the reducer to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when A, its derivatives or a0 changed.
+        """
         return self.reducer.update(t)
 
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the reduced coordinates q."""
         return self.reducer.create_reduced_vec()
 
     def restrict(self, x, out=None):
+        """q: the reduced coordinates of a full vector (the reducer's).
+
+        Args:
+            x: a full vector Delta.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.restrict(x, out)
 
     def project(self, b, out=None):
+        """A^T b: a full load vector in the reduced coordinates.
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.project(b, out)
 
     def expand(self, q, out=None, homogeneous=False):
+        """Delta = A q + a0 (A q when ``homogeneous``).
+
+        Args:
+            q: the reduced coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out a0.
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand(q, out, homogeneous)
 
     def expand_rate(self, q, v, out=None):
+        """Delta' = A q' + A' q + a0'.
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates q'.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand_rate(q, v, out)
 
     def expand_acceleration(self, q, v, a, out=None):
+        """Delta'' = A q'' + 2 A' q' + A'' q + a0''.
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand_acceleration(q, v, a, out)
 
     def expand_mode(self, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:

@@ -55,6 +55,7 @@ class ReducedSpace:
         self.offsets = np.array([0, self.n_local], np.int64)
 
     def create_vec(self) -> PETSc.Vec:
+        """A zero vector of the holonomic reduction's coordinates q."""
         v = self.holonomic.create_reduced_vec()
         v.set(0.0)
         return v
@@ -215,6 +216,18 @@ class VelocitySystem:
         return out
 
     def constraint_forces(self, t, q, v, a, out):
+        """The full constraint-force vector at (q, q', q'') and ``t`` (the holonomic system's).
+
+        Args:
+            t: time (s).
+            q: the reduced coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the full vector to fill.
+
+        Returns:
+            ``out``.
+        """
         return self.base.constraint_forces(t, q, v, a, out)
 
     def pencil(self, t: float, n: int, coupling: str | None = None, states=None):
