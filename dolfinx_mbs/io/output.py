@@ -118,6 +118,16 @@ class TimeSeriesWriter:
 
 
 def probe_columns(n: int, dim: int, prefix: str | None = "u") -> List[str]:
+    """Column names of ``n`` probes' vector values: ``u0_x, u0_y, ..., u{n-1}_z``.
+
+    Args:
+        n: number of probes.
+        dim: number of components (2 or 3).
+        prefix: the name before each probe's number.
+
+    Returns:
+        The ``n * dim`` names.
+    """
     comps = "xyz"[:dim]
     return [f"{prefix}{i}_{c}" for i in range(n) for c in comps]
 

@@ -139,6 +139,15 @@ class RowMap:
             self._rows.update(part)
 
     def translate(self, rows: Rows) -> Rows:
+        """Rows over the full indices as rows over xi: a reduced body's dof by its row of the
+        shapes T, every other dof shifted to its xi index (collective).
+
+        Args:
+            rows: rows over the inner full space.
+
+        Returns:
+            The rows over xi.
+        """
         cols = np.asarray(rows.cols, np.int64)
         piv = np.asarray(rows.pivot, np.int64)
         self._fetch(np.concatenate([cols, piv[piv >= 0]]))  # collective: once, every rank
