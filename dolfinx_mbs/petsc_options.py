@@ -160,7 +160,7 @@ def solver_reasons(ts: PETSc.TS) -> str:
             + "".join(f", {x}" for x in subs))
 
 
-def error_words(e: Exception) -> str:
+def error_words(e: BaseException) -> str:
     """A PETSc error in words: its messages without the call stack, e.g. "PETSc has generated
     inconsistent data: Initial vector is zero or belongs to the deflation space (error 77)"."""
     lines = [ln.split("] ", 1)[-1].strip() for ln in str(e).splitlines()[1:]]

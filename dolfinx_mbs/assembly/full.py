@@ -14,7 +14,7 @@ matrices changed (their ``version``). The objects returned are kept and refilled
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 from dolfinx import fem
 from petsc4py import PETSc
@@ -64,7 +64,7 @@ class Assembly:
         # the links between joined bodies' frames that the unit prestress fields assume
         self._links: list = []
         self._ops: List[BodyOperators] | None = None
-        self._work: Dict[str, object] = {}
+        self._work: Dict[str, Any] = {}
         # the states the bodies' matrices and load vectors were last brought to
         self._keys: list | None = None
         self._load_keys: list | None = None

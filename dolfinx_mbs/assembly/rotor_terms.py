@@ -90,6 +90,7 @@ def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
         ref.value = 1.0 if which == "ref" else 0.0
         return _sum(body.comm, fem.assemble_scalar(form))
 
+    where: Tuple[int, ...]
     worst, where = 0.0, ()
     for j, m in enumerate(orders):
         for p in range(len(powers)):
@@ -98,7 +99,7 @@ def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
             if dev > worst:
                 worst, where = dev, (m, powers[p])
     if worst > tol:
-        m, p = where
+        m, p = where  # type: ignore[misc]
         msg = (f"body {body.name!r} is not axisymmetric about the spin axis {axis.tolist()} "
                f"through {center.tolist()}: its mass moment of circumferential order {m} "
                f"(int rho (xi + i eta)^{m} zeta^{p}) is {worst:.3e} of int rho r^{m} "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Dict, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -149,10 +149,10 @@ class Bearing(_Attachment):
         C[3, 3] = C[4, 4] = self.extra["ctilt"]
         return K, C
 
-    def override(self, **coefficients) -> Dict[str, np.ndarray]:
+    def override(self, **coefficients) -> Dict[str, Any]:
         """Set coefficients (numbers) and return the old table, for :meth:`restore` (the
         critical speed map sets the bearings to one isotropic stiffness at a time)."""
-        old = {k: v.copy() for k, v in self.table.items()}
+        old: Dict[str, Any] = {k: v.copy() for k, v in self.table.items()}
         old["__extra__"] = dict(self.extra)
         for k, v in coefficients.items():
             if k in EXTRA:
@@ -161,7 +161,7 @@ class Bearing(_Attachment):
                 self.table[k] = self._coefficient(k, v)
         return old
 
-    def restore(self, old: Dict[str, np.ndarray]) -> None:
+    def restore(self, old: Dict[str, Any]) -> None:
         """Put back the table :meth:`override` returned."""
         old = dict(old)
         self.extra = old.pop("__extra__")

@@ -196,7 +196,7 @@ class Body:
         Those of :meth:`prestress_cases`, with or without prestress stiffening of its own:
         what the body passes to the bodies joined to it.
         """
-        cases = list(F.unit_spin_cases(self.gdim))
+        cases: list[tuple] = list(F.unit_spin_cases(self.gdim))
         if isinstance(self.frame, Stationary):  # the spin is along the axis: Omega^2 a a^T
             a = self.frame.axis
             cases = [(i, j) for i, j in cases if a[i] * a[j] != 0.0]

@@ -294,7 +294,7 @@ class SubspaceSolver:
         return lam[near], [vecs[i] for i in near]
 
     def _combined(self, terms: Terms, key: str, store: Dict[str, np.ndarray]) -> np.ndarray:
-        return sum(c * store[name] for name, _, c in terms[key])
+        return sum(c * store[name] for name, _, c in terms[key])  # type: ignore[return-value]
 
     def _ritz(self, terms: Terms) -> Tuple[np.ndarray, np.ndarray]:
         """The representatives nearest the shift of the projected pencil's eigenvalues (up to
@@ -321,7 +321,7 @@ class SubspaceSolver:
 
     def _projected_P(self, coefs: Dict[str, List[Tuple[str, float]]]) -> np.ndarray:
         sig = self.shift
-        return sum(w * c * self.proj[name] for key, w in (("K", 1.0), ("G", sig),
+        return sum(w * c * self.proj[name] for key, w in (("K", 1.0), ("G", sig),  # type: ignore[return-value]
                                                           ("M", sig * sig))
                    for name, c in coefs[key])
 

@@ -427,14 +427,14 @@ def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
     sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
     whirl = sense.astype(int)
     if stationary:  # the frequencies are the ground's already
-        stationary, whirl_st = freq.copy(), whirl.copy()
+        ground, whirl_st = freq.copy(), whirl.copy()
     else:
         signed = whirl * freq + np.abs(W)[:, None]
-        stationary = np.where(whirl != 0, np.abs(signed), freq)
+        ground = np.where(whirl != 0, np.abs(signed), freq)
         whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
     stable = lam.real <= stability_tol * np.abs(lam)
     table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
-                          whirl=whirl, whirl_index=h, stationary=stationary,
+                          whirl=whirl, whirl_index=h, stationary=ground,
                           whirl_stationary=whirl_st, stable=stable, mac=mac,
                           engine_orders=orders, critical_speeds=[], rank=comm.rank)
     table.critical_speeds = table.crossings("stationary")

@@ -249,5 +249,5 @@ def rate_rows_on_independent(rows: Rows, exprs: Dict[int, _Expr], timed: set) ->
         coef.extend(terms[k] for k in ks)
         indptr.append(len(cols))
     return Rows(rows.name, np.array(indptr, np.int64), np.array(cols, np.int64),
-                np.array(coef, dtype=float).reshape(-1, 3), rhs,
+                np.array(coef, dtype=float).reshape(-1, 3), rhs,  # type: ignore[type-var]
                 np.full(rows.n_rows, -1, np.int64), rows.rheonomic)

@@ -403,7 +403,7 @@ class RigidRegion(Constraint):
             T[:, :, :3] = np.eye(3)
             for i in range(len(X)):
                 T[i, :, 3:] = -skew(d[i])
-        T = T.reshape(-1, T.shape[-1])
+        T = T.reshape(-1, T.shape[-1])  # type: ignore[assignment]
         r = T.shape[1]
         if np.linalg.matrix_rank(T) < r:
             raise ValueError(f"{self.name}: the region's nodes do not fix a rigid motion "

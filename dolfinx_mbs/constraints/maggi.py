@@ -64,6 +64,8 @@ class MaggiReducer:
         time_dependent: True when A or a0 changes with time.
     """
 
+    _blocks: List[Tuple[int, int]] | None  # node_blocks' answer, set on first use
+
     def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0,
                  order: int = 2):
         if order not in (1, 2):

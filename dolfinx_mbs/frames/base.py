@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Hashable, Sequence
+from typing import TYPE_CHECKING, Hashable, Sequence
 
 import numpy as np
 from dolfinx import fem
 
 from dolfinx_mbs import checks, compat
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def skew(w: Sequence[float]) -> np.ndarray:
+
+def skew(w: ArrayLike) -> np.ndarray:
     """The matrix of ``y -> w x y``."""
     w = np.asarray(w, dtype=float)
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
@@ -37,7 +40,7 @@ def vee(W: np.ndarray) -> np.ndarray:
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
-def rotation_about(axis: Sequence[float], angle: float, unit: bool = False) -> np.ndarray:
+def rotation_about(axis: ArrayLike, angle: float, unit: bool = False) -> np.ndarray:
     """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised, unless ``unit`` says it
     is a unit vector already; Rodrigues' formula)."""
     n = np.asarray(axis, dtype=float) if unit else checks.unit_axis(axis)
@@ -127,7 +130,7 @@ class FrameStates:
 
     def at(self, k: int) -> FrameState:
         """The state of the k-th time."""
-        return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else
+        return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else  # type: ignore[arg-type]
                                       getattr(self, f.name)[k])
                              for f in dataclasses.fields(FrameState)})
 

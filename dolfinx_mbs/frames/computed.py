@@ -99,8 +99,8 @@ def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
     else:
         s = 2.0 * math.sqrt(1.0 + 2 * R[2, 2] - tr)
         q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    return q if q[0] >= 0 else -q
+    qa = np.array(q)
+    return qa if qa[0] >= 0 else -qa
 
 
 def _quat_G(q: np.ndarray) -> np.ndarray:

@@ -36,12 +36,15 @@ the run (the differences sample t +/- h0).
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, rotation_about, vee
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Prescribed", "Planar", "derivatives", "differentiate", "FIRST_STEP", "STEP_FACTOR",
            "STEPS_TRIED"]
@@ -377,7 +380,7 @@ class Prescribed(Frame):
     """
 
     def __init__(self, rotation: Callable[[float], np.ndarray],
-                 origin: Callable[[float], Sequence[float]] | None = None,
+                 origin: Callable[[float], ArrayLike] | None = None,
                  time_scale: float | None = None, orthonormality_tol: float = 1e-10, *,
                  omega=None, alpha=None, origin_velocity=None, origin_acceleration=None):
         """Check the motion's functions and R(0) (the class's docstring)."""
@@ -532,7 +535,7 @@ class Planar(Prescribed):
     """
 
     def __init__(self, theta: Callable[[float], float] | float = 0.0,
-                 origin: Callable[[float], Sequence[float]] | Sequence[float] | None = None,
+                 origin: Callable[[float], ArrayLike] | ArrayLike | None = None,
                  time_scale: float | None = None, *, omega=None, alpha=None,
                  origin_velocity=None, origin_acceleration=None):
         """Check the angle, the origin and their derivatives (the class's docstring)."""

@@ -176,7 +176,7 @@ class RowMap:
             indptr.append(len(out_cols))
             pivots.append(p)
         return Rows(rows.name, np.array(indptr, np.int64), np.array(out_cols, np.int64),
-                    np.array(out_coef, dtype=float).reshape(-1, 3), rows.rhs.copy(),
+                    np.array(out_coef, dtype=float).reshape(-1, 3), rows.rhs.copy(),  # type: ignore[type-var]
                     np.array(pivots, np.int64), rows.rheonomic)
 
 
@@ -283,7 +283,7 @@ class BasisReducer(MaggiReducer):
         self.a0_ddot = space.create_vec() if inner.a0_ddot is not None else None
         self._compose()
         self.t = inner.t
-        self._gram = None
+        self._gram: tuple | None = None
         self._identity = self._identity_positions()
         self._fixed = np.concatenate([np.zeros(0, np.int64)] + [
             space.offsets[ib] + np.flatnonzero(np.all(s.cols == 0.0, axis=1))

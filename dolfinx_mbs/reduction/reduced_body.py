@@ -119,7 +119,7 @@ def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: float | None):
             eps.destroy()
             continue
         if cutoff is not None:
-            order = [i for i in order if lam[i] <= cutoff ** 2] or order[:1]
+            order = [i for i in order if lam[i] <= cutoff ** 2] or order[:1]  # type: ignore[assignment]
         vecs = []
         Mx = M.createVecLeft()
         for i in order:   # M-normalized

@@ -759,9 +759,9 @@ class JointSet:
                     _, _, _, sT, L = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])
                     out[j.name] = {"tension": sT, "length": L}
                 continue
-            rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})
+            rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})  # type: ignore[dict-item]
             if kind == "coincide":
-                rec["force"][data] = lam[r]
+                rec["force"][data] = lam[r]  # type: ignore[index]
             rec["drift"] = max(rec["drift"], abs(float(g[r])))
         return out
 

@@ -20,7 +20,7 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Sequence, Tuple
+from typing import Any, Callable, Dict, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -49,7 +49,7 @@ class SecondOrderSystem:
             bodies linearize about).
     """
 
-    formulations = ("second-order", "first-order")
+    formulations: Tuple[str, ...] = ("second-order", "first-order")
     #: coordinates with Lagrange multipliers (the comparison form) or not
     has_multipliers = False
 
@@ -61,11 +61,13 @@ class SecondOrderSystem:
         self.space, self.bodies, self.comm = asm.space, asm.bodies, asm.comm
         self.nonlinear = asm.nonlinear
         self._ops: SecondOrder | None = None
-        self._key = None
+        self._key: Any = None
         self._mkey = None
         self._work = {}
         self._nns = None
-        self._rb = self._plan = False  # decided on first use
+        # decided on first use
+        self._rb: ReducedBasis | None | bool = False
+        self._plan: str | None | bool = False
         self._lean: bool | None = None
 
     # -- the Reducer protocol, at a time ------------------------------------------------------
@@ -181,7 +183,7 @@ class SecondOrderSystem:
         the reduced matrices are not combinations of constant ones (decided once)."""
         if self._rb is False:
             self._rb = ReducedBasis.make(self.assembly, self.reducer)
-        return self._rb
+        return self._rb  # type: ignore[return-value]
 
     def at(self, t: float, states=None) -> SecondOrder:
         """The reduced operators at ``t``.
@@ -320,7 +322,7 @@ class SecondOrderSystem:
                 if not (geo and any(o.body.material.rayleigh[1] for o in ops)):
                     plan = "Ks" if geo else "Kel"
             self._plan = plan
-        return self._plan
+        return self._plan  # type: ignore[return-value]
 
     def _inertia_blocks(self, t: float, states, rb, Kel) -> InertiaBlocks | None:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
