@@ -1,6 +1,7 @@
 # dolfinx_mbs: set-up, demo and tests on a fresh machine (run as root, or with sudo for Debian's packages).
 #   make demo    install what is missing, then run the default demo (2 MPI ranks)
 #   make test    install what is missing, then the test suite serially and under mpirun -n 2
+#   make lint    ruff and mypy on the package (settings in pyproject.toml)
 # Route: with a Python >= 3.12 (on PATH or through pyenv), a venv with the PyPI wheel of DOLFINx 0.11
 # (dolfinx-solver-real, MPICH); otherwise Debian's packages (DOLFINx 0.5.2, Open MPI).
 #   make test-debian      the suite on Debian's DOLFINx 0.5.2 (Debian 12)
@@ -33,7 +34,7 @@ export OMPI_MCA_mpi_yield_when_idle := 1
 # pip's progress and index warnings are not the run's output
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test test-serial test-mpi test-debian validate studies slider-crank bench bench-step bench-dense test-dolfinx09 version clean
+.PHONY: setup demo lint test test-serial test-mpi test-debian validate studies slider-crank bench bench-step bench-dense test-dolfinx09 version clean
 
 setup: $(VENV)/.installed
 
@@ -70,6 +71,14 @@ version: setup
 
 demo: setup version
 	$(MPIRUN) $(PY) demos/rotating_rod.py
+
+# ruff (pyflakes, pycodestyle, isort, pydocstyle with the Google convention, X | None) and mypy
+# on the package, in the route's venv; both installed there when missing
+lint: setup
+	@$(PY) -m ruff --version >/dev/null 2>&1 && $(PY) -m mypy --version >/dev/null 2>&1 || \
+	  $(PY) -m pip install -q "ruff>=0.12" "mypy>=1.10" 2>&1 | grep -v "^WARNING: Location" || true
+	$(PY) -m ruff check dolfinx_mbs
+	$(PY) -m mypy
 
 test: setup version
 	$(MAKE) --no-print-directory test-serial test-mpi ROUTE=$(ROUTE)

@@ -11,9 +11,12 @@ from __future__ import annotations
 import builtins
 import math
 import traceback
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["shown", "real", "positive", "vector", "point3", "unit_axis", "raise_everywhere",
            "collective"]
@@ -81,7 +84,7 @@ def vector(value, n: int, name: str) -> np.ndarray:
     return v
 
 
-def point3(value: Sequence[float], name: str) -> np.ndarray:
+def point3(value: ArrayLike, name: str) -> np.ndarray:
     """A finite point (or vector) of 2 or 3 coordinates, as 3 (z = 0 for 2)."""
     try:
         a = np.asarray(value, dtype=float).reshape(-1)
@@ -94,7 +97,7 @@ def point3(value: Sequence[float], name: str) -> np.ndarray:
     return a
 
 
-def unit_axis(value: Sequence[float], name: str = "axis") -> np.ndarray:
+def unit_axis(value: ArrayLike, name: str = "axis") -> np.ndarray:
     """A direction of 2 or 3 finite components and nonzero length, normalized, as 3."""
     a = point3(value, name)
     norm = float(np.linalg.norm(a))

@@ -10,13 +10,13 @@ The model owns the bodies, the constraints and what is made from them: the full 
 (:class:`dolfinx_mbs.assembly.Assembly`), the Maggi reducer of the holonomic constraints and the
 typed systems per formulation (:meth:`system`). The solves live in their own modules
 (:mod:`~dolfinx_mbs.static`, :mod:`~dolfinx_mbs.modal`, :mod:`~dolfinx_mbs.integrate`,
-:mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system, never the
-model; the methods here only pick the system and pass it on.
+:mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system,
+never the model; the methods here only pick the system and pass it on.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Sequence
 
 import numpy as np
 from dolfinx import fem
@@ -68,7 +68,7 @@ class Model:
     """
 
     def __init__(self, bodies: Sequence[Body | RigidBody],
-                 gravity: Optional[Sequence[float]] = None, comm=None):
+                 gravity: Sequence[float] | None = None, comm=None):
         given = list(bodies) if not isinstance(bodies, (Body, RigidBody)) else [bodies]
         if not given or not all(isinstance(b, (Body, RigidBody)) for b in given):
             raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body or "
@@ -111,11 +111,11 @@ class Model:
                 b.set_gravity(gravity)
         #: the static solves' KSP/SNES (options prefix ``mbs_static_``)
         self.static = StaticSolver(self.comm)
-        self._assembly: Optional[Assembly] = None
-        self._reducer: Optional[MaggiReducer] = None
+        self._assembly: Assembly | None = None
+        self._reducer: MaggiReducer | None = None
         self._systems: Dict[tuple, object] = {}
         self._reduced: Dict[int, ReducedBody] = {}   # by body index (:meth:`reduce`)
-        self._basis: Optional[BasisReducer] = None
+        self._basis: BasisReducer | None = None
         self._bind_frames()
         lifetime.adopt(self, bodies)  # (first destroys the PETSc garbage of models gone)
 
@@ -165,8 +165,8 @@ class Model:
                              f"carrying one of its bodies), got {frame!r}")
         return frame
 
-    def attach(self, body: Body, where: Optional[Callable] = None, facets=None,
-               name: Optional[str] = None) -> Clamp:
+    def attach(self, body: Body, where: Callable | None = None, facets=None,
+               name: str | None = None) -> Clamp:
         """The elastic reference condition of ``body`` on its frame (docs/theory.md section
         8): the body is attached to the frame where ``where(x)`` holds (or on ``facets``),
         u = 0 there, so that its elastic field holds no rigid motion of the frame (a blade
@@ -174,7 +174,7 @@ class Model:
         return self.clamp(body, where=where, facets=facets, name=name or f"attach {body.name}")
 
     def apply_torque(self, frame: ComputedFrame, torque: Callable, local: bool = True,
-                     name: Optional[str] = None) -> FrameLoad:
+                     name: str | None = None) -> FrameLoad:
         """Apply a torque to a computed frame: ``torque(t, s)`` returns a number (about a
         hinge's axis) or a 3-vector (local components, or global with ``local=False``);
         ``s`` is the frame's state (:class:`dolfinx_mbs.systems.coupled.FrameView`: ``angle``
@@ -191,7 +191,7 @@ class Model:
         return ld
 
     def apply_force(self, frame: ComputedFrame, force: Callable, point=(0.0, 0.0, 0.0),
-                    local: bool = True, name: Optional[str] = None) -> FrameLoad:
+                    local: bool = True, name: str | None = None) -> FrameLoad:
         """Apply a force ``force(t, s)`` (a 3-vector, local or global components) to a computed
         frame at ``point`` (frame coordinates)."""
         self._check_frame(frame)
@@ -242,7 +242,7 @@ class Model:
         self._systems.pop("coupled", None)
         return joint
 
-    def revolute(self, body_a, body_b, point, axis=None, name: Optional[str] = None,
+    def revolute(self, body_a, body_b, point, axis=None, name: str | None = None,
                  tol: float = 1e-8) -> FrameJoint:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
         ``body_b`` (Body, RigidBody, or None for the ground), one of them on a computed frame:
@@ -257,7 +257,7 @@ class Model:
         """
         return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
 
-    def prismatic(self, body_a, body_b, point, axis, name: Optional[str] = None,
+    def prismatic(self, body_a, body_b, point, axis, name: str | None = None,
                   tol: float = 1e-8) -> FrameJoint:
         """A prismatic joint (2D): ``body_b``'s point at ``point`` slides along ``axis``
         (global at t = 0, fixed in ``body_a``'s frame; None: the ground) and the two frames
@@ -265,7 +265,7 @@ class Model:
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
     def spring(self, body_a, point_a, body_b, point_b, stiffness: float, damping: float = 0.0,
-               length: Optional[float] = None, name: Optional[str] = None,
+               length: float | None = None, name: str | None = None,
                tol: float = 1e-8) -> FrameJoint:
         """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
         ``body_b`` (global points at t = 0; a Body's node there, which moves with its
@@ -275,12 +275,16 @@ class Model:
         dissipation 1/2 c L'^2.
 
         Args:
-            body_a, body_b: the bodies (``body_b`` None: the ground).
-            point_a, point_b: the points (global, at t = 0); they must not coincide.
+            body_a: the first body (Body or RigidBody).
+            body_b: the second body (None: the ground).
+            point_a: the point of ``body_a`` (global, at t = 0).
+            point_b: the point of ``body_b`` (global, at t = 0); it must not coincide with
+                ``point_a``.
             stiffness: k >= 0 (N/m).
             damping: c >= 0 (N s/m).
             length: the rest length L0 (default: the points' distance at t = 0).
             name: its name in ``Result.joints`` (``tension``, ``length``).
+            tol: the distance within which an elastic body's node is taken at a point.
 
         Returns:
             The spring (a :class:`~dolfinx_mbs.constraints.frame_joints.FrameJoint` of kind
@@ -318,7 +322,7 @@ class Model:
         self._systems.pop("coupled", None)
         return spring
 
-    def point_mass(self, body: Body, point, mass: float, name: Optional[str] = None,
+    def point_mass(self, body: Body, point, mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
         """A point mass at a node of an elastic ``body`` (the global ``point`` at t = 0): a
         :class:`~dolfinx_mbs.RigidBody` of ``mass`` on its own planar or spatial
@@ -374,7 +378,7 @@ class Model:
         return rb
 
     def torsional_spring(self, target, stiffness: float, damping: float = 0.0,
-                         angle: float = 0.0, name: Optional[str] = None) -> Motor:
+                         angle: float = 0.0, name: str | None = None) -> Motor:
         """A torsional spring and damper on a 2D revolute joint (the bodies' relative rotation)
         or on a :class:`~dolfinx_mbs.frames.Hinge` (its angle): the torque
         -k (theta - angle) - c theta', theta counted from its value at t = 0. A torque
@@ -395,8 +399,8 @@ class Model:
         return self.motor(target, torque=torque,
                           name=name or f"torsional spring({getattr(target, 'name', 'joint')})")
 
-    def motor(self, target, angle: Optional[Callable] = None, speed: Optional[Callable] = None,
-              torque: Optional[Callable] = None, name: Optional[str] = None) -> Motor:
+    def motor(self, target, angle: Callable | None = None, speed: Callable | None = None,
+              torque: Callable | None = None, name: str | None = None) -> Motor:
         """A motor on a 2D revolute joint (the bodies' relative rotation) or on a
         :class:`~dolfinx_mbs.frames.Hinge` (its angle): ``angle(t)`` or ``speed(t)`` drives it
         (from its value at t = 0; the torque that does is reported in
@@ -508,17 +512,17 @@ class Model:
         self._systems = {}
         return c
 
-    def clamp(self, body: Body, where: Optional[Callable] = None, components=None,
-              facets=None, name: Optional[str] = None) -> Clamp:
+    def clamp(self, body: Body, where: Callable | None = None, components=None,
+              facets=None, name: str | None = None) -> Clamp:
         """Fix displacement components (default all) of ``body`` at the nodes where
         ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``."""
         self._check_body(body)
         return self._add(Clamp(body, where=where, facets=facets, components=components,
                                name=name))
 
-    def prescribe(self, body: Body, value, where: Optional[Callable] = None, facets=None,
+    def prescribe(self, body: Body, value, where: Callable | None = None, facets=None,
                   components=None, time_scale: float = 1.0,
-                  name: Optional[str] = None) -> cons.Prescribed:
+                  name: str | None = None) -> cons.Prescribed:
         """Prescribe the displacement u = g(t) (body-frame components, m) of ``body`` where
         ``where(x)`` holds or on ``facets``: ``value`` is a gdim-vector or ``t -> vector``
         (differentiated numerically with error control; ``time_scale`` is the shortest time
@@ -527,14 +531,14 @@ class Model:
         return self._add(cons.Prescribed(body, where=where, facets=facets, components=components,
                                          value=value, time_scale=time_scale, name=name))
 
-    def tie(self, body_a: Body, body_b: Body, where: Optional[Callable] = None,
-            tol: float = 1e-8, name: Optional[str] = None, facets=None,
-            where_b: Optional[Callable] = None, same_motion: bool = False) -> joints.Joint:
+    def tie(self, body_a: Body, body_b: Body, where: Callable | None = None,
+            tol: float = 1e-8, name: str | None = None, facets=None,
+            where_b: Callable | None = None, same_motion: bool = False) -> joints.Joint:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
         if they differ) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, each mesh's facet
-        tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined in the
-        global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
+        tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined
+        in the global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
         frames of one rigid motion)."""
         self._check_body(body_a)
         self._check_body(body_b)
@@ -543,8 +547,8 @@ class Model:
         return self._add(joints.tie(self.space, body_a, body_b, where, tol=tol, name=name,
                                     facets=facets, where_b=where_b, same_motion=same_motion))
 
-    def pin(self, body_a: Optional[Body], body_b: Body, point, tol: float = 1e-8,
-            name: Optional[str] = None) -> joints.Joint:
+    def pin(self, body_a: Body | None, body_b: Body, point, tol: float = 1e-8,
+            name: str | None = None) -> joints.Joint:
         """A pin at the global ``point`` (position at t = 0) between a node of ``body_a`` (None:
         the ground) and a node of ``body_b``: same global position at all times (a revolute
         joint in 2D, a spherical joint in 3D)."""
@@ -556,22 +560,22 @@ class Model:
         return self._add(joints.pin(self.space, body_a, body_b, point, tol=tol, name=name))
 
     def slider(self, body: Body, point, axis, tol: float = 1e-8,
-               name: Optional[str] = None) -> joints.Slider:
+               name: str | None = None) -> joints.Slider:
         """The node of ``body`` at the global ``point`` (at t = 0) stays on the fixed global
         line through it along ``axis`` (a prismatic support on the ground)."""
         self._check_body(body)
         return self._add(joints.Slider(self.space, body, point, axis, tol=tol, name=name))
 
-    def rigid(self, body: Body, where: Optional[Callable] = None, facets=None,
-              name: Optional[str] = None) -> joints.RigidRegion:
+    def rigid(self, body: Body, where: Callable | None = None, facets=None,
+              name: str | None = None) -> joints.RigidRegion:
         """Make the nodes of ``body`` where ``where(x)`` holds (or on ``facets``) move as one
         rigid body (RBE2-like)."""
         self._check_body(body)
         return self._add(joints.RigidRegion(self.space, body, where=where, facets=facets,
                                           name=name))
 
-    def constrain(self, rows, rhs=None, body: Optional[Body] = None, time_scale: float = 1.0,
-                  name: Optional[str] = None) -> Constraint:
+    def constrain(self, rows, rhs=None, body: Body | None = None, time_scale: float = 1.0,
+                  name: str | None = None) -> Constraint:
         """Add general constraint rows ``B Delta = c(t)`` (``B Delta' + b = 0`` with
         b = -c'), a DOLFINx ``DirichletBC`` (on ``body``'s space; ``body`` may be omitted for a
         one-body model), or a ready :class:`dolfinx_mbs.constraints.Constraint`.
@@ -581,6 +585,14 @@ class Model:
                 :meth:`dof`), given identically on every rank; or a DirichletBC; or a
                 Constraint.
             rhs: c: None (zeros), numbers, or ``t -> numbers``.
+            body: the body whose space a DirichletBC is on (may be omitted in a one-body
+                model).
+            time_scale: the shortest time over which c(t) changes (s), for its numerical time
+                derivatives.
+            name: label for messages.
+
+        Returns:
+            The constraint added.
         """
         if isinstance(rows, Constraint):
             return self._add(rows)
@@ -596,7 +608,7 @@ class Model:
                                          name=name))
 
     def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
-                           name: Optional[str] = None) -> VelocityRows:
+                           name: str | None = None) -> VelocityRows:
         """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
         integrator's first-order form then runs on (q, w), w the independent velocities
@@ -627,7 +639,9 @@ class Model:
 
     def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
                    point=None, force=None, local: bool = True) -> None:
-        """Apply a load to ``body``: give one of
+        """Apply a load to ``body``.
+
+        Give one of
 
         * ``body_force=f`` (N/m^3),
         * ``traction=t`` (N/m^2) with ``where=`` (predicate on facet midpoints) or
@@ -643,12 +657,12 @@ class Model:
         self._assembly = self._basis = None
         self._systems = {}
 
-    def reduce(self, body: Body, modes: Optional[int] = 20, method: str = "craig-bampton",
+    def reduce(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
                **options) -> ReducedBody:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
-        constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody` (which
-        documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
+        constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`
+        (which documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
         self._check_body(body)
         reduced = ReducedBody(body, modes, method, **options)
         self._reduced[self.bodies.index(body)] = reduced
@@ -727,7 +741,7 @@ class Model:
         return self.system("first-order" if self.velocity_constraints else "second-order")
 
     @property
-    def velocity_system(self) -> Optional[VelocitySystem]:
+    def velocity_system(self) -> VelocitySystem | None:
         """The (q, w) system of the velocity constraints, None without them."""
         return self.system("first-order") if self.velocity_constraints else None
 
@@ -782,23 +796,23 @@ class Model:
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-              output: Optional[str] = None) -> "modal.ModalResult":
+              output: str | None = None) -> "modal.ModalResult":
         """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
         see :func:`dolfinx_mbs.modal.modes`."""
         return modal.modes(self._modal_system(), t, n, damping, shift, output)
 
-    def reactions(self, forces: Optional[PETSc.Vec] = None, t: float = 0.0,
-                  constraints: Optional[Sequence[Constraint]] = None) -> Dict[str, np.ndarray]:
+    def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
+                  constraints: Sequence[Constraint] | None = None) -> Dict[str, np.ndarray]:
         """Resultant force of each constraint on its body (global components, N): see
-        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the constraint forces
-        of the static state in ``body.u`` at ``t``."""
+        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the constraint
+        forces of the static state in ``body.u`` at ``t``."""
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
                                     else self.constraints)
 
-    def integrate(self, t_end: float, dt: float, formulation: Optional[str] = None,
+    def integrate(self, t_end: float, dt: float, formulation: str | None = None,
                   constraints: str = "maggi", **kwargs):
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
@@ -839,8 +853,8 @@ class Model:
         self._systems = {}
         return a
 
-    def bearing(self, body: Body, facets=None, where: Optional[Callable] = None,
-                speeds=None, extrapolate: bool = False, name: Optional[str] = None,
+    def bearing(self, body: Body, facets=None, where: Callable | None = None,
+                speeds=None, extrapolate: bool = False, name: str | None = None,
                 **coefficients) -> Bearing:
         """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
         facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
@@ -853,9 +867,9 @@ class Model:
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
                                     extrapolate=extrapolate, name=name, **coefficients))
 
-    def disk(self, body: Body, facets=None, where: Optional[Callable] = None,
+    def disk(self, body: Body, facets=None, where: Callable | None = None,
              mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
-             name: Optional[str] = None) -> Disk:
+             name: str | None = None) -> Disk:
         """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
         on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
         self._check_body(body)

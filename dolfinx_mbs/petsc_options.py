@@ -17,12 +17,13 @@ and other runs never see them.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, Mapping
 
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged", "solver_reasons",
-           "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT", "EIGEN_PREFIX"]
+__all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged",
+           "solver_reasons", "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT",
+           "EIGEN_PREFIX"]
 
 #: how the pattern of a matrix combined into another relates to it (``Mat.axpy``, ``Mat.copy``)
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
@@ -44,8 +45,8 @@ class SolverOptions:
             database.
     """
 
-    def __init__(self, prefix: str, defaults: Optional[Mapping[str, object]] = None,
-                 values: Optional[Mapping[str, object]] = None):
+    def __init__(self, prefix: str, defaults: Mapping[str, object] | None = None,
+                 values: Mapping[str, object] | None = None):
         self.prefix = prefix
         self.defaults = dict(defaults or {})
         self.values = dict(values or {})
@@ -92,7 +93,7 @@ class SolverOptions:
                     sub.setUp()
 
 
-def given_options(prefix: str, options: Optional[Mapping[str, object]] = None,
+def given_options(prefix: str, options: Mapping[str, object] | None = None,
                   start: str = "") -> dict:
     """The options given for a run, by name without ``prefix``: the database's entries under
     ``prefix``, overridden by the run's ``options``; only the names that begin with ``start``.
@@ -159,7 +160,7 @@ def solver_reasons(ts: PETSc.TS) -> str:
             + "".join(f", {x}" for x in subs))
 
 
-def error_words(e: Exception) -> str:
+def error_words(e: BaseException) -> str:
     """A PETSc error in words: its messages without the call stack, e.g. "PETSc has generated
     inconsistent data: Initial vector is zero or belongs to the deflation space (error 77)"."""
     lines = [ln.split("] ", 1)[-1].strip() for ln in str(e).splitlines()[1:]]

@@ -7,14 +7,14 @@ once) with the values of the step. The frame part is linear in the
 frame-coupling W = W_omega + W_alpha (``forms.frame_coupling``) and in a_O: with ``basis=True``
 (the operators' ``"basis"`` strategy, for frames whose state changes at every step) it is a
 combination of unit loads assembled once, -c_E(X, v) for each basis matrix E of
-:func:`dolfinx_mbs.assembly.operators.coupling_basis` and rho e_k.v for each component k, so that a new
-frame state costs vector additions instead of an assembly. Otherwise the frame part is
+:func:`dolfinx_mbs.assembly.operators.coupling_basis` and rho e_k.v for each component k, so that
+a new frame state costs vector additions instead of an assembly. Otherwise the frame part is
 assembled when omega, alpha or a_O changed.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 import ufl
@@ -73,7 +73,7 @@ class BodyLoads:
         self._momentum: Dict[str, PETSc.Vec] = {}
 
     @property
-    def unit_loads(self) -> Optional[dict]:
+    def unit_loads(self) -> dict | None:
         """The unit frame loads with ``basis`` (None without): ``"spin"``, (coefficient
         functional, -c_E(X, v)) per basis matrix E; ``"accel"``, rho e_k.v per component k
         (also the unit gravity: the gravity load is their combination with R^T g)."""
@@ -119,7 +119,7 @@ class BodyLoads:
             out.append((ld, units))
         return out
 
-    def unit_terms(self) -> Optional[list]:
+    def unit_terms(self) -> list | None:
         """The parts of Q that can change in time for a frame whose state in local components
         is constant, as (coefficients at a state, [a unit vector per coefficient], whether the
         coefficients read the frame's rotation): gravity (R^T g, with rho e_k.v), each body
@@ -178,7 +178,7 @@ class BodyLoads:
                     alphas.append(float(x))
                     vecs.append(b)
 
-    def _part(self, name: str, key) -> Optional[PETSc.Vec]:
+    def _part(self, name: str, key) -> PETSc.Vec | None:
         """The assembled load part ``name`` (owned values complete), re-assembled if ``key``
         differs from the last one."""
         part = self._parts.get(name)
@@ -192,7 +192,7 @@ class BodyLoads:
     def _gravity_key(self):
         return tuple(self.body.gravity_local.value)
 
-    def update(self, state: FrameState, W: Optional[Dict[str, np.ndarray]] = None
+    def update(self, state: FrameState, W: Dict[str, np.ndarray] | None = None
                ) -> PETSc.Vec:
         """Q at ``state`` (the body's constants already set to it, ``Body.set_state``); ``W``:
         its ``forms.frame_coupling`` if known."""
@@ -240,7 +240,7 @@ class BodyLoads:
         self.body.add_point_loads(applied, state)
         return applied
 
-    def hamilton_vectors(self, state: FrameState, W: Optional[Dict[str, np.ndarray]] = None
+    def hamilton_vectors(self, state: FrameState, W: Dict[str, np.ndarray] | None = None
                          ) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
         point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h); ``W``:

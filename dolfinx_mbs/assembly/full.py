@@ -7,14 +7,14 @@
 
 Every frame-dependent object is asked for with the time ``t`` (and optionally the frame states
 to use instead of ``frame.state(t)``, e.g. a Campbell sweep's spin speeds); the bodies'
-operators (:class:`dolfinx_mbs.assembly.operators.BodyOperators`) are brought to that state, reassembling
-only what changed. A block-diagonal full matrix is formed again only when a body's matrices
-changed (their ``version``). The objects returned are kept and refilled by later calls.
+operators (:class:`dolfinx_mbs.assembly.operators.BodyOperators`) are brought to that state,
+reassembling only what changed. A block-diagonal full matrix is formed again only when a body's
+matrices changed (their ``version``). The objects returned are kept and refilled by later calls.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Sequence
 
 from dolfinx import fem
 from petsc4py import PETSc
@@ -52,8 +52,8 @@ class Assembly:
     """
 
     def __init__(self, bodies: Sequence, space: FullSpace,
-                 prestress: Optional[Callable[["Assembly"], None]] = None,
-                 strategy: Optional[str] = None):
+                 prestress: Callable[["Assembly"], None] | None = None,
+                 strategy: str | None = None):
         self.bodies = list(bodies)
         self.strategy = strategy
         self.space = space
@@ -63,11 +63,11 @@ class Assembly:
         self._prestress_running = False
         # the links between joined bodies' frames that the unit prestress fields assume
         self._links: list = []
-        self._ops: Optional[List[BodyOperators]] = None
-        self._work: Dict[str, object] = {}
+        self._ops: List[BodyOperators] | None = None
+        self._work: Dict[str, Any] = {}
         # the states the bodies' matrices and load vectors were last brought to
-        self._keys: Optional[list] = None
-        self._load_keys: Optional[list] = None
+        self._keys: list | None = None
+        self._load_keys: list | None = None
         #: changes whenever the operators were brought to another frame state
         self.generation = 0
 
@@ -116,7 +116,7 @@ class Assembly:
         """True when a body has ``stiffening="nonlinear"`` (St Venant-Kirchhoff strain)."""
         return any(b.u_state is not None for b in self.bodies)
 
-    def states(self, t: float, states: Optional[Sequence[FrameState]] = None
+    def states(self, t: float, states: Sequence[FrameState] | None = None
                ) -> List[FrameState]:
         """The frame state of each body at ``t`` (``states`` as given when not None)."""
         if states is not None:
@@ -130,7 +130,7 @@ class Assembly:
         with checks.collective(self.comm, f"the frames' motion at t={t:g}"):
             return [b.frame.state(t) for b in self.bodies]
 
-    def at(self, t: float, states: Optional[Sequence[FrameState]] = None) -> List[BodyOperators]:
+    def at(self, t: float, states: Sequence[FrameState] | None = None) -> List[BodyOperators]:
         """The bodies' operators brought to the frame states at ``t`` (or ``states``)."""
         ops = self.body_operators
         sts = self.states(t, states)
@@ -149,7 +149,7 @@ class Assembly:
             self.generation += 1
         return ops
 
-    def loads_at(self, t: float, states: Optional[Sequence[FrameState]] = None
+    def loads_at(self, t: float, states: Sequence[FrameState] | None = None
                  ) -> List[BodyOperators]:
         """The bodies' operators with their load vectors (only) brought to the frame states at
         ``t`` (or ``states``): what a reduced system whose matrices are combined elsewhere
@@ -175,7 +175,7 @@ class Assembly:
         """Changes whenever a body's matrices changed (for caches of combined operators)."""
         return tuple(o.version for o in self.body_operators)
 
-    def _full(self, key: str, per_body: Callable[[BodyOperators, Optional[PETSc.Mat]], PETSc.Mat]
+    def _full(self, key: str, per_body: Callable[[BodyOperators, PETSc.Mat | None], PETSc.Mat]
               ) -> PETSc.Mat:
         """A block-diagonal full matrix from a per-body one, work objects reused; formed again
         only when a body's matrices changed."""
@@ -267,7 +267,7 @@ class Assembly:
         self.at(t, states)
         return self._full("Gyro", lambda o, w: o.matrix("gyroscopic"))
 
-    def rayleigh(self) -> Optional[PETSc.Mat]:
+    def rayleigh(self) -> PETSc.Mat | None:
         """Rayleigh damping D = a M + b K of the bodies (None when no body has any)."""
         ops = self.body_operators
         if all(o.D is None for o in ops):
@@ -297,7 +297,7 @@ class Assembly:
             [(1.0, o.K), (1.0, o.matrix("geometric"))]))
 
     # -- vectors ------------------------------------------------------------------------------
-    def create_vec(self, key: Optional[str] = None) -> PETSc.Vec:
+    def create_vec(self, key: str | None = None) -> PETSc.Vec:
         """A full-layout vector; with ``key`` one work vector kept under that name."""
         if key is None:
             return self.space.create_vec()
@@ -369,8 +369,8 @@ class Assembly:
                    if o.body.u_state is not None)
 
     # -- constraint forces --------------------------------------------------------------------
-    def residual(self, t: float, u: PETSc.Vec, v: Optional[PETSc.Vec] = None,
-                 a: Optional[PETSc.Vec] = None, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+    def residual(self, t: float, u: PETSc.Vec, v: PETSc.Vec | None = None,
+                 a: PETSc.Vec | None = None, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """F_c = M a + (G + D) v + K_eff u (+ n(u)) - Q at ``t`` (full vectors; v, a None:
         zero): the forces the constraints exert on each dof, body-frame components (N)."""
         Q = self.load(t)

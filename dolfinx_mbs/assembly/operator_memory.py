@@ -1,12 +1,12 @@
 """A body's full matrices released where reduced copies hold what they hold, and made again
-from the forms when read: the part of :class:`dolfinx_mbs.assembly.operators.BodyOperators` that keeps
-a constant-frame run's memory to its reduced operators (issue 17). Also the two assembly
+from the forms when read: the part of :class:`dolfinx_mbs.assembly.operators.BodyOperators` that
+keeps a constant-frame run's memory to its reduced operators (issue 17). Also the two assembly
 helpers of the operators.
 """
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 from dolfinx.fem import petsc as fpetsc
@@ -78,7 +78,7 @@ class ReleasableMatrices:
             out["damping"] = self._D
         return out
 
-    def matrix(self, name: str) -> Optional[PETSc.Mat]:
+    def matrix(self, name: str) -> PETSc.Mat | None:
         """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
         that does not exist)."""
         if name in self._released:
@@ -93,7 +93,7 @@ class ReleasableMatrices:
         return self._mats.get(name)
 
     @property
-    def mats(self) -> Dict[str, Optional[PETSc.Mat]]:
+    def mats(self) -> Dict[str, PETSc.Mat | None]:
         """``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
         ``angular_acceleration`` (None until an alpha != 0 appears), ``geometric`` (with
         prestress), at the current state; released ones made again first."""
@@ -103,8 +103,10 @@ class ReleasableMatrices:
 
     @property
     def M(self) -> PETSc.Mat:
+        """The full mass matrix (assembled again if it was released)."""
         return self.matrix("mass")
 
     @property
     def K(self) -> PETSc.Mat:
+        """The full stiffness matrix (assembled again if it was released)."""
         return self.matrix("stiffness")

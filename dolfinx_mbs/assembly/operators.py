@@ -18,15 +18,15 @@ c_W is linear in W, so two strategies give the same matrices:
   of d^2 extra matrices; the default for time-varying frames.
 
 Nothing is recompiled and no sparsity is rebuilt when the frame state changes. The load vector
-is a :class:`dolfinx_mbs.assembly.body_loads.BodyLoads` (with ``"basis"``, its frame part a combination
-of unit loads too); :meth:`BodyOperators.update_matrices` and
+is a :class:`dolfinx_mbs.assembly.body_loads.BodyLoads` (with ``"basis"``, its frame part a
+combination of unit loads too); :meth:`BodyOperators.update_matrices` and
 :meth:`BodyOperators.update_load` bring either part alone to a state.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 from dolfinx import fem
@@ -46,7 +46,7 @@ __all__ = ["BodyOperators", "combine", "coupling_basis"]
 
 
 def combine(out: PETSc.Mat, terms) -> PETSc.Mat:
-    """out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity."""
+    """Out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity."""
     terms = [(c, X) for c, X in terms if X is not None and c != 0.0]
     if not terms:
         out.zeroEntries()
@@ -97,7 +97,7 @@ class BodyOperators(ReleasableMatrices):
             :meth:`update` ``update_matrices`` and ``update_load``.
     """
 
-    def __init__(self, body: Body, strategy: Optional[str] = None):
+    def __init__(self, body: Body, strategy: str | None = None):
         #: the stationary frame's spin terms and the bearings and disks (None without)
         self.rotor = RotorTerms.make(body)
         if strategy is None:  # a stationary frame's W are zero: no basis to combine
@@ -145,12 +145,12 @@ class BodyOperators(ReleasableMatrices):
                                if strategy == "basis" else None,
                                self._user.get("load_varying", [None])[0])
         t2 = time.perf_counter()
-        self._keys: Dict[str, Optional[tuple]] = {}
+        self._keys: Dict[str, tuple | None] = {}
         #: incremented whenever a matrix changes (operators combined from them can be reused
         #: while it stays)
         self.version = 0
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
-        self._D: Optional[PETSc.Mat] = None
+        self._D: PETSc.Mat | None = None
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
         self._pforms = None   # the unit load forms of the prestress cases
         self._geo: Dict[tuple, tuple] = {}   # case: (its field, its geometric stiffness form)
@@ -227,7 +227,7 @@ class BodyOperators(ReleasableMatrices):
 
     # -- nonlinear strain ---------------------------------------------------------------
     def nonlinear_terms(self, force: bool = True, tangent: bool = True
-                        ) -> Tuple[Optional[PETSc.Vec], Optional[PETSc.Mat]]:
+                        ) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """At the body's ``u_state``: with ``force``, the internal force's excess over K u
         (owned values complete); with ``tangent``, the tangent stiffness's excess over K (K's
         sparsity); None for what is not asked. Forms compiled and objects created on first
@@ -252,7 +252,7 @@ class BodyOperators(ReleasableMatrices):
         local = fem.assemble_scalar(self._nl["forms"]["energy"])
         return self.body.comm.allreduce(local)
 
-    def coupling_matrix(self, W: np.ndarray, out: Optional[PETSc.Mat] = None) -> PETSc.Mat:
+    def coupling_matrix(self, W: np.ndarray, out: PETSc.Mat | None = None) -> PETSc.Mat:
         """The matrix of int rho (W u).v for a 3x3 ``W`` (into ``out`` if given)."""
         W = np.asarray(W, dtype=float)
         if out is None:
@@ -269,7 +269,11 @@ class BodyOperators(ReleasableMatrices):
 
     @property
     def Q(self) -> PETSc.Vec:
-        """The load vector at the last state (:class:`dolfinx_mbs.assembly.body_loads.BodyLoads`)."""
+        """The load vector at the last state.
+
+        Returns:
+            The :class:`~dolfinx_mbs.assembly.body_loads.BodyLoads` vector Q.
+        """
         return self.loads.Q
 
     @property
@@ -361,7 +365,7 @@ class BodyOperators(ReleasableMatrices):
         return self.loads.hamilton_vectors(state, self.coupling(state))
 
     @property
-    def D(self) -> Optional[PETSc.Mat]:
+    def D(self) -> PETSc.Mat | None:
         """The damping matrix: Rayleigh's a M + b K plus the user's damping forms, or None when
         the body has neither."""
         a, b = self.body.material.rayleigh
@@ -378,7 +382,7 @@ class BodyOperators(ReleasableMatrices):
                 + [(1.0, self._user[k][1]) for k in ("damping", "damping_varying")
                    if k in self._user])
 
-    def dynamic_stiffness(self, out: Optional[PETSc.Mat] = None,
+    def dynamic_stiffness(self, out: PETSc.Mat | None = None,
                           angular_acceleration: bool = True) -> PETSc.Mat:
         """K + K_omega (+ K_alpha) (+ K_sigma with prestress stiffening): the stiffness of the
         equations of motion at the state."""
@@ -393,7 +397,7 @@ class BodyOperators(ReleasableMatrices):
             terms.append((1.0, self.matrix("angular_acceleration")))
         return combine(out, terms)
 
-    def damping(self, out: Optional[PETSc.Mat] = None, gyroscopic: bool = True) -> PETSc.Mat:
+    def damping(self, out: PETSc.Mat | None = None, gyroscopic: bool = True) -> PETSc.Mat:
         """G (+ D): the velocity operator of the equations of motion at the state (without
         damping, the gyroscopic matrix itself, not a copy)."""
         G = self.matrix("gyroscopic")

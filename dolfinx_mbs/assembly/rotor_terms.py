@@ -24,7 +24,7 @@ nodes (bench/results/rotors.md has the numbers at 1e5 dofs).
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 import ufl
@@ -90,6 +90,7 @@ def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
         ref.value = 1.0 if which == "ref" else 0.0
         return _sum(body.comm, fem.assemble_scalar(form))
 
+    where: Tuple[int, ...]
     worst, where = 0.0, ()
     for j, m in enumerate(orders):
         for p in range(len(powers)):
@@ -98,7 +99,7 @@ def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
             if dev > worst:
                 worst, where = dev, (m, powers[p])
     if worst > tol:
-        m, p = where
+        m, p = where  # type: ignore[misc]
         msg = (f"body {body.name!r} is not axisymmetric about the spin axis {axis.tolist()} "
                f"through {center.tolist()}: its mass moment of circumferential order {m} "
                f"(int rho (xi + i eta)^{m} zeta^{p}) is {worst:.3e} of int rho r^{m} "
@@ -271,12 +272,12 @@ class RotorTerms:
         self._units: Dict[str, PETSc.Mat] = {}
         self._loads: Dict[str, PETSc.Vec] = {}
         self._key = None
-        self.Kb: Optional[PETSc.Mat] = None
-        self.Cb: Optional[PETSc.Mat] = None
-        self.support: Optional[PETSc.Mat] = None
+        self.Kb: PETSc.Mat | None = None
+        self.Cb: PETSc.Mat | None = None
+        self.support: PETSc.Mat | None = None
 
     @classmethod
-    def make(cls, body) -> Optional["RotorTerms"]:
+    def make(cls, body) -> "RotorTerms" | None:
         """The rotor terms of ``body``, or None for a body with neither a stationary frame
         nor attachments."""
         if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):

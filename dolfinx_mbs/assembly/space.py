@@ -78,6 +78,7 @@ class FullSpace:
 
     @property
     def single(self) -> bool:
+        """True for a model of one body (its full space is the body's own)."""
         return len(self.bodies) == 1
 
     def global_indices(self, ib: int, dofs: np.ndarray) -> np.ndarray:
@@ -113,6 +114,7 @@ class FullSpace:
         return int(self.comm.allreduce(k, op=MPI.MAX))
 
     def create_vec(self) -> PETSc.Vec:
+        """A zero vector of the full coordinates Delta (all bodies' dofs, this layout)."""
         v = PETSc.Vec().createMPI((self.n_local, self.n_global), comm=self.comm)
         v.set(0.0)
         return v

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -34,7 +34,7 @@ class _Attachment:
 
     kind = "attachment"
 
-    def __init__(self, body, facets, where, name: Optional[str]):
+    def __init__(self, body, facets, where, name: str | None):
         self.body = body
         self.name = name or f"{self.kind}{next(_ids)}"
         #: the journal's facet measure (raises on every rank when it holds no facet)
@@ -68,7 +68,7 @@ class Bearing(_Attachment):
     kind = "bearing"
 
     def __init__(self, body, facets=None, where=None, speeds=None, extrapolate: bool = False,
-                 name: Optional[str] = None, **coefficients):
+                 name: str | None = None, **coefficients):
         unknown = set(coefficients) - set(COEFFICIENTS) - set(EXTRA)
         if unknown:
             raise TypeError(f"bearing: unknown coefficient(s) {sorted(unknown)}; expected "
@@ -149,10 +149,10 @@ class Bearing(_Attachment):
         C[3, 3] = C[4, 4] = self.extra["ctilt"]
         return K, C
 
-    def override(self, **coefficients) -> Dict[str, np.ndarray]:
+    def override(self, **coefficients) -> Dict[str, Any]:
         """Set coefficients (numbers) and return the old table, for :meth:`restore` (the
         critical speed map sets the bearings to one isotropic stiffness at a time)."""
-        old = {k: v.copy() for k, v in self.table.items()}
+        old: Dict[str, Any] = {k: v.copy() for k, v in self.table.items()}
         old["__extra__"] = dict(self.extra)
         for k, v in coefficients.items():
             if k in EXTRA:
@@ -161,7 +161,7 @@ class Bearing(_Attachment):
                 self.table[k] = self._coefficient(k, v)
         return old
 
-    def restore(self, old: Dict[str, np.ndarray]) -> None:
+    def restore(self, old: Dict[str, Any]) -> None:
         """Put back the table :meth:`override` returned."""
         old = dict(old)
         self.extra = old.pop("__extra__")
@@ -190,7 +190,7 @@ class Disk(_Attachment):
     kind = "disk"
 
     def __init__(self, body, facets=None, where=None, mass: float = 0.0, polar: float = 0.0,
-                 diametral: float = 0.0, name: Optional[str] = None):
+                 diametral: float = 0.0, name: str | None = None):
         for key, v in (("mass", mass), ("polar", polar), ("diametral", diametral)):
             if checks.real(v, f"disk {key}") < 0.0:
                 raise ValueError(f"disk {key} must be >= 0, got {v!r}")

@@ -8,7 +8,7 @@ physics of its own.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 import ufl
@@ -97,8 +97,8 @@ class Body:
             vector space of gdim components, or the mesh has no cells.
     """
 
-    def __init__(self, mesh, material: Material, frame: Frame, degree: Optional[int] = None,
-                 name: Optional[str] = None, stiffening: Optional[str] = None):
+    def __init__(self, mesh, material: Material, frame: Frame, degree: int | None = None,
+                 name: str | None = None, stiffening: str | None = None):
         if not isinstance(material, Material):
             raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
         if not isinstance(frame, Frame):
@@ -196,7 +196,7 @@ class Body:
         Those of :meth:`prestress_cases`, with or without prestress stiffening of its own:
         what the body passes to the bodies joined to it.
         """
-        cases = list(F.unit_spin_cases(self.gdim))
+        cases: list[tuple] = list(F.unit_spin_cases(self.gdim))
         if isinstance(self.frame, Stationary):  # the spin is along the axis: Omega^2 a a^T
             a = self.frame.axis
             cases = [(i, j) for i, j in cases if a[i] * a[j] != 0.0]
@@ -288,7 +288,7 @@ class Body:
             update(state)
 
     # -- the user's forms ---------------------------------------------------------------------
-    def add_form(self, kind: str, form, update: Optional[Callable[[FrameState], None]] = None
+    def add_form(self, kind: str, form, update: Callable[[FrameState], None] | None = None
                  ) -> None:
         """Add a UFL term of the user's to the body's operators.
 
@@ -386,7 +386,7 @@ class Body:
                 raise ValueError("apply_load: a point load needs force=")
             self.add_point_load(point, force, local=local)
 
-    def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> Optional[int]:
+    def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> int | None:
         """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
 
         Raises:
@@ -400,6 +400,7 @@ class Body:
 
     # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
     def trial_test(self):
+        """The trial and test functions of the body's space ``V``, for its forms."""
         return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
 
     def bilinear_forms(self) -> dict:

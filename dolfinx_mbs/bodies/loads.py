@@ -8,7 +8,7 @@ a predicate; :func:`locate_node` finds the owned node at a point on exactly one 
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence, Union
+from typing import Callable, Sequence, Union
 
 import numpy as np
 import ufl
@@ -53,6 +53,17 @@ class Load:
         return self.fn is None and self.local
 
     def value(self, state: FrameState) -> np.ndarray:
+        """The load vector at a frame state, in the body's local components.
+
+        Args:
+            state: the frame state; a global load is rotated into the frame by ``state.R``.
+
+        Returns:
+            The (gdim,) vector: the fixed value or the user's function at ``state.t``.
+
+        Raises:
+            ValueError: the user's function gave no finite gdim-vector.
+        """
         v = self.fixed if self.fn is None else checks.vector(self.fn(state.t), self.gdim,
                                                           f"{self.name}(t={state.t:g})")
         if not self.local:  # global components -> local
@@ -62,6 +73,11 @@ class Load:
         return v
 
     def update(self, state: FrameState) -> None:
+        """Set the load's UFL constant to its value at a frame state.
+
+        Args:
+            state: the frame state (see :meth:`value`).
+        """
         self.const.value = self.value(state)
 
 
@@ -103,7 +119,7 @@ def diameter(mesh) -> float:
     return float(np.linalg.norm(ghi - glo))
 
 
-def locate_node(V, p: np.ndarray, tol: float, name: str) -> Optional[int]:
+def locate_node(V, p: np.ndarray, tol: float, name: str) -> int | None:
     """Local index of the owned dof node of ``V`` at point ``p``, on the one rank that owns the
     nearest node (None on the others).
 
@@ -167,7 +183,7 @@ class AppliedLoads:
             [(ld, ("node", node)) for ld, node in self.points if ld.steady]
 
     def form(self, v, thickness, user=None, varying: bool = True, steady_only: bool = False):
-        """thickness * load.v over each body force's and traction's measure, plus ``user`` (a
+        """Thickness * load.v over each body force's and traction's measure, plus ``user`` (a
         load form or None); without the varying ones when ``varying`` is False; with
         ``steady_only``, of the loads constant in local components alone. None when empty."""
         L = None

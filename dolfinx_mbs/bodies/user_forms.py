@@ -11,7 +11,7 @@ term has interior-facet integrals.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 import ufl
 from dolfinx import fem
@@ -41,9 +41,10 @@ class UserForms:
         return self.by_kind[kind]
 
     def values(self):
+        """The terms kept, by kind."""
         return self.by_kind.values()
 
-    def add(self, kind: str, form, update: Optional[Callable] = None) -> None:
+    def add(self, kind: str, form, update: Callable | None = None) -> None:
         """Check a term (see ``Body.add_form`` for the rules) and keep it."""
         if kind not in FORM_KINDS:
             raise ValueError(f"add_form: kind must be one of {FORM_KINDS}, got {kind!r}")

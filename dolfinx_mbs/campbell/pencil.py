@@ -16,7 +16,7 @@ user's form with an update) it asks the system at every speed.
 from __future__ import annotations
 
 import logging
-from typing import Optional, Tuple
+from typing import Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -103,12 +103,23 @@ class SweepPencil:
         self._known(self.K, self.G, speed, 1.0)
 
     def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]:
+        """The pencil (K, G, M) at a spin speed.
+
+        Combined from the constant matrices where the pencil is their combination (the same objects
+        at every speed, refilled), else the system's own pencil at ``speed``.
+
+        Args:
+            speed: the spin speed (rad/s).
+
+        Returns:
+            ``(K, G, M)``.
+        """
         if not self.combined:
             return self.pencil(speed)
         self._form(speed)
         return self.K, self.G, self.M
 
-    def terms(self, speed: float) -> Optional[Terms]:
+    def terms(self, speed: float) -> Terms | None:
         """The pencil at ``speed`` as its constant matrices with their coefficients (the same
         objects at every speed), or None when it is not the combination."""
         if not self.combined:
@@ -121,6 +132,7 @@ class SweepPencil:
         return out
 
     def destroy(self) -> None:
+        """Destroy the constant and combined matrices (collective); the system gives the pencil."""
         for name in ("K0", "G0", "M", "K2", "G1", "K", "G"):
             X = self.__dict__.pop(name, None)
             if X is not None:

@@ -44,7 +44,7 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -103,11 +103,20 @@ class ShiftedFactor:
 
     def __init__(self, comm, shift: float):
         self.comm, self.shift = comm, float(shift)
-        self.P: Optional[PETSc.Mat] = None
-        self.ksp: Optional[PETSc.KSP] = None
+        self.P: PETSc.Mat | None = None
+        self.ksp: PETSc.KSP | None = None
         self.same = True  # K, G, M share P's pattern (else G, M are added as subsets)
 
     def update(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat) -> None:
+        """Refactor P = K + s G + s^2 M for a new pencil (s the shift).
+
+        The matrix and its solver are made at the first call and refilled at later ones.
+
+        Args:
+            K: stiffness matrix at the speed.
+            G: gyroscopic (+ damping) matrix at the speed.
+            M: mass matrix.
+        """
         s = self.shift
         if self.P is None:
             self.P = K.copy()
@@ -147,6 +156,7 @@ class ShiftedFactor:
         return out
 
     def destroy(self) -> None:
+        """Destroy the factored matrix and its solver (collective)."""
         for X in (self.ksp, self.P):
             if X is not None:
                 X.destroy()
@@ -170,7 +180,7 @@ class SubspaceSolver:
     """
 
     def __init__(self, comm, m: int, shift: float, tol: float, extra: int = 4,
-                 max_iter: int = 6, max_dim: Optional[int] = None, keep: int = 3,
+                 max_iter: int = 6, max_dim: int | None = None, keep: int = 3,
                  reuse: int = 2):
         self.comm, self.m, self.shift, self.tol = comm, m, float(shift), tol
         self.extra, self.max_iter, self.keep, self.reuse = extra, max_iter, keep, reuse
@@ -178,7 +188,7 @@ class SubspaceSolver:
         self.mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
         self.factor = ShiftedFactor(comm, shift)
         self.pep = None
-        self.X: Optional[np.ndarray] = None
+        self.X: np.ndarray | None = None
         self.prods: Dict[str, np.ndarray] = {}   # A X, local rows
         self.proj: Dict[str, np.ndarray] = {}    # X^T A X
         self.history: List[np.ndarray] = []      # the last speeds' Ritz vectors' coefficients
@@ -244,7 +254,7 @@ class SubspaceSolver:
         self.stats["compressions"] += 1
 
     # -- one speed -----------------------------------------------------------------------
-    def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, terms: Optional[Terms] = None
+    def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, terms: Terms | None = None
               ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
         """The ``m`` pairs nearest the shift (as :func:`dolfinx_mbs.modal.gyroscopic_modes`
         returns them: one per conjugate pair, ascending signed frequency, new vectors).
@@ -284,7 +294,7 @@ class SubspaceSolver:
         return lam[near], [vecs[i] for i in near]
 
     def _combined(self, terms: Terms, key: str, store: Dict[str, np.ndarray]) -> np.ndarray:
-        return sum(c * store[name] for name, _, c in terms[key])
+        return sum(c * store[name] for name, _, c in terms[key])  # type: ignore[return-value]
 
     def _ritz(self, terms: Terms) -> Tuple[np.ndarray, np.ndarray]:
         """The representatives nearest the shift of the projected pencil's eigenvalues (up to
@@ -311,7 +321,7 @@ class SubspaceSolver:
 
     def _projected_P(self, coefs: Dict[str, List[Tuple[str, float]]]) -> np.ndarray:
         sig = self.shift
-        return sum(w * c * self.proj[name] for key, w in (("K", 1.0), ("G", sig),
+        return sum(w * c * self.proj[name] for key, w in (("K", 1.0), ("G", sig),  # type: ignore[return-value]
                                                           ("M", sig * sig))
                    for name, c in coefs[key])
 
@@ -382,6 +392,7 @@ class SubspaceSolver:
         return lam[order], vecs
 
     def destroy(self) -> None:
+        """Destroy the factor, the eigensolver and the carried subspace (collective)."""
         self.factor.destroy()
         if self.pep is not None:
             self.pep.destroy()

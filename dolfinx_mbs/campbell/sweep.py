@@ -78,7 +78,7 @@ speeds) is :class:`~dolfinx_mbs.campbell.table.CampbellTable`.
 from __future__ import annotations
 
 import logging
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -144,7 +144,7 @@ class _Whirl:
         self.vecs = [space.create_vec() for _ in range(5)]
 
     def _apply(self, x: PETSc.Vec, out: PETSc.Vec, which: int) -> PETSc.Vec:
-        """out = J x or P x on the spinning bodies' blocks, zero elsewhere."""
+        """Out = J x or P x on the spinning bodies' blocks, zero elsewhere."""
         src = x.getArray(readonly=True)
         dst = out.getArray()
         dst[:] = 0.0
@@ -185,8 +185,8 @@ class _Tracker:
         self.h: List[np.ndarray] = []
         self.mac: List[np.ndarray] = []
         self.oriented: List[np.ndarray] = []  # the orientation that continues each branch
-        self.X: Optional[np.ndarray] = None   # local parts of the oriented vectors
-        self.nx: Optional[np.ndarray] = None  # x^H M_r x
+        self.X: np.ndarray | None = None   # local parts of the oriented vectors
+        self.nx: np.ndarray | None = None  # x^H M_r x
 
     def add(self, speed: float, lam: np.ndarray, Y: np.ndarray, MY: np.ndarray,
             h: np.ndarray) -> None:
@@ -267,8 +267,8 @@ class _BorderedTerms:
 
 
 def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
-             t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
-             damping: Optional[bool] = None, whirl_tol: float = 0.25,
+             t: float = 0.0, shift: float = 0.0, n_extra: int | None = None,
+             damping: bool | None = None, whirl_tol: float = 0.25,
              stability_tol: float = 1e-6, tol: float = 1e-10) -> CampbellTable:
     """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
 
@@ -427,14 +427,14 @@ def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
     sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
     whirl = sense.astype(int)
     if stationary:  # the frequencies are the ground's already
-        stationary, whirl_st = freq.copy(), whirl.copy()
+        ground, whirl_st = freq.copy(), whirl.copy()
     else:
         signed = whirl * freq + np.abs(W)[:, None]
-        stationary = np.where(whirl != 0, np.abs(signed), freq)
+        ground = np.where(whirl != 0, np.abs(signed), freq)
         whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
     stable = lam.real <= stability_tol * np.abs(lam)
     table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
-                          whirl=whirl, whirl_index=h, stationary=stationary,
+                          whirl=whirl, whirl_index=h, stationary=ground,
                           whirl_stationary=whirl_st, stable=stable, mac=mac,
                           engine_orders=orders, critical_speeds=[], rank=comm.rank)
     table.critical_speeds = table.crossings("stationary")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 import numpy as np
 
@@ -84,6 +84,7 @@ class CampbellTable:
 
     @property
     def n_modes(self) -> int:
+        """The number of modes per speed (the columns of :attr:`frequencies`)."""
         return self.frequencies.shape[1]
 
     @property
@@ -98,7 +99,7 @@ class CampbellTable:
         return np.where(im > 0.0, out, np.where(lam.real > 0.0, -np.inf, np.inf))
 
     def crossings(self, frame: str = "stationary",
-                  orders: Optional[Sequence[int]] = None) -> List[CriticalSpeed]:
+                  orders: Sequence[int] | None = None) -> List[CriticalSpeed]:
         """Crossings of the branches' frequencies in ``frame`` ("stationary" or "rotating")
         with the engine-order lines k abs(Omega), linearly interpolated between speeds.
 
@@ -158,7 +159,7 @@ class CampbellTable:
                                     int(bool(self.stable[i, j])),
                                     repr(float(self.mac[i, j])), repr(float(ld[i, j]))])
 
-    def plot(self, path, frame: str = "stationary", title: Optional[str] = None) -> None:
+    def plot(self, path, frame: str = "stationary", title: str | None = None) -> None:
         """Draw the Campbell diagram to ``path`` (matplotlib, Agg; rank 0 draws, as for
         :meth:`to_csv`):
         frequencies in Hz against speed in rpm, in the ``frame`` "stationary" (default) or

@@ -158,9 +158,9 @@ def _unbalance(case, model, body) -> Dict:
         raise case.error(p, "needs unbalance = [{at = \"<disk name>\" or [x, y, z], m_e = "
                             "<kg m>, phase = <rad>}, ...]")
     unb = []
-    for i, e in enumerate(entries):
+    for i, entry in enumerate(entries):
         q = p + ("unbalance", i)
-        if not isinstance(e, dict) or "at" not in e or "m_e" not in e:
+        if not isinstance(entry, dict) or "at" not in entry or "m_e" not in entry:
             raise case.error(q, "must be {at = <disk name or point>, m_e = ..., phase = ...}")
         unb.append((_site(case, q + ("at",), body), case.value(q + ("m_e",)),
                     case.value(q + ("phase",), 0.0)))
@@ -228,7 +228,7 @@ def imaginary(results: Dict) -> Dict[str, float]:
     return {f"frequencies.{k}": float(v) for k, v in freq.items() if float(v) < 0.0}
 
 
-def flatten(results: Dict, prefix: str = "") -> Dict[str, object]:
+def flatten(results: Dict | list, prefix: str = "") -> Dict[str, object]:
     """The scalars of nested results as ``{"static.tip.x": ..., "frequencies.w1": ...}``
     (lists by index: ``campbell.critical.0.speed``), ``series`` left out: a sweep's CSV row."""
     flat: Dict[str, object] = {}

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, Iterable, Tuple
 
 import numpy as np
 
@@ -217,14 +217,14 @@ class Case:
             return np.asarray(v, dtype=float) if isinstance(v, list) else v
         return f
 
-    def word(self, path, choices, default=None) -> Optional[str]:
+    def word(self, path, choices, default=None) -> str | None:
         """A string value that must be one of ``choices``."""
         v = self.get(path, default)
         if v is not None and v not in choices:
             raise self.text.unknown(tuple(path), choices, str(path[-1]), name=v)
         return v
 
-    def integer(self, path, default=None, minimum: int = 0) -> Optional[int]:
+    def integer(self, path, default=None, minimum: int = 0) -> int | None:
         """An integer value >= ``minimum``."""
         v = self.get(path, default)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < minimum):

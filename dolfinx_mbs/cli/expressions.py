@@ -23,7 +23,7 @@ __all__ = ["Expression", "ExpressionError", "FUNCTIONS", "CONSTANTS", "RESERVED"
 
 
 def _near(a, b, tol=1e-8):
-    """a == b within tol (absolute, scaled by max(1, |b|))."""
+    """A == b within tol (absolute, scaled by max(1, |b|))."""
     return np.abs(np.asarray(a) - b) <= tol * max(1.0, float(np.max(np.abs(b))))
 
 

@@ -1,8 +1,8 @@
-"""The ``dolfinx-mbs`` command: run a case described in a TOML file, or sweep its parameters.
+r"""The ``dolfinx-mbs`` command: run a case described in a TOML file, or sweep its parameters.
 
     dolfinx-mbs run case.toml [--set key=value ...] [--json out.json]
     mpirun -n 4 dolfinx-mbs run case.toml              # the case on 4 ranks
-    dolfinx-mbs sweep case.toml --set parameters.A=1e-5,2e-5 --set frame.rate=0:100:11 \\
+    dolfinx-mbs sweep case.toml --set parameters.A=1e-5,2e-5 --set frame.rate=0:100:11 \
         [--ranks N] [--jobs J] [--out DIR] [--plot frequencies.w1]
 
 Also ``python -m dolfinx_mbs.cli``. The case file: :mod:`dolfinx_mbs.cli.case`; the sweep:
@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from typing import List, Optional
+from typing import List
 
 __all__ = ["main", "parser", "UNSTABLE"]
 
@@ -202,7 +202,7 @@ def _sweep(args) -> int:
     return 1 if failed else 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: List[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = parser().parse_args(argv)
     return _run(args) if args.command == "run" else _sweep(args)

@@ -37,7 +37,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from mpi4py import MPI
 
@@ -77,9 +77,9 @@ class Sweep:
     """
 
     def __init__(self, case, sets: Sequence[Tuple[str, Sequence]], out,
-                 ranks: int = 1, jobs: int = 1, timeout: Optional[float] = None,
+                 ranks: int = 1, jobs: int = 1, timeout: float | None = None,
                  fixed: Sequence[Tuple[str, object]] = (), comm=MPI.COMM_WORLD,
-                 echo: bool = True, show: Optional[str] = None):
+                 echo: bool = True, show: str | None = None):
         self.case = Path(case)
         self.sets = [(k, list(v)) for k, v in sets]
         if not self.sets or any(not v for _, v in self.sets):
@@ -255,7 +255,7 @@ class Sweep:
         os.replace(tmp, self.out / "results.csv")
 
 
-def plot(records: Sequence[Dict], x: str, y: str, path, swept: Sequence[str]) -> Optional[str]:
+def plot(records: Sequence[Dict], x: str, y: str, path, swept: Sequence[str]) -> str | None:
     """A plot of the result ``y`` (a flattened key, e.g. ``frequencies.w1``) against the swept
     parameter ``x``, one line per combination of the other swept keys, failed cases left out;
     saved to ``path``. Returns None, or why there is no plot."""

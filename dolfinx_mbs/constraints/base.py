@@ -1,9 +1,12 @@
-"""Constraint kinds. Each one states rows of
+"""Constraint kinds.
+
+Each one states rows of
 
     B(t) Delta = c(t)        (at velocity level: B Delta_dot + b = 0 with b = -c', for constant B)
 
 over the model's full coordinates Delta (all dofs of all bodies, numbered by
-:class:`dolfinx_mbs.assembly.space.FullSpace`), and :class:`dolfinx_mbs.constraints.maggi.MaggiReducer` eliminates them.
+:class:`dolfinx_mbs.assembly.space.FullSpace`), and
+:class:`dolfinx_mbs.constraints.maggi.MaggiReducer` eliminates them.
 
 Every coefficient and right-hand side is a *jet* ``[value, d/dt, d2/dt2]`` so the reducer can form
 the A-dot and A-ddot terms of rheonomic constraints (joints between bodies whose frames move
@@ -13,15 +16,16 @@ differently) without differentiating numerically. A row may name a preferred dep
 This module owns the row format (:class:`Rows`), the base class (:class:`Constraint`), the
 helpers the kinds share (node selection, time jets, errors raised on every rank), the kinds on
 one body's own dofs (:class:`Prescribed`, :class:`Clamp`, :class:`BCConstraint`) and the general
-rows given as numbers (:class:`dolfinx_mbs.constraints.rows.LinearRows`, :class:`dolfinx_mbs.constraints.rows.VelocityRows`)
-are in :mod:`dolfinx_mbs.constraints.rows`. Joints between bodies or to the ground, and
-rigid regions, are in :mod:`dolfinx_mbs.constraints.joints`.
+rows given as numbers (:class:`dolfinx_mbs.constraints.rows.LinearRows`,
+:class:`dolfinx_mbs.constraints.rows.VelocityRows`) are in :mod:`dolfinx_mbs.constraints.rows`.
+Joints between bodies or to the ground, and rigid regions, are in
+:mod:`dolfinx_mbs.constraints.joints`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Optional
+from typing import Callable
 
 import numpy as np
 from dolfinx import fem
@@ -59,10 +63,19 @@ class Rows:
 
     @property
     def n_rows(self) -> int:
+        """The number of rows."""
         return len(self.indptr) - 1
 
     @staticmethod
     def empty(name: str) -> "Rows":
+        """No rows.
+
+        Args:
+            name: the constraint's name, for messages.
+
+        Returns:
+            Rows with none in them (what a rank without rows gives).
+        """
         return Rows(name, np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)),
                     np.zeros((0, 3)), np.zeros(0, np.int64))
 
@@ -90,6 +103,17 @@ class Constraint:
     time_dependent: bool = False
 
     def rows(self, space, t: float) -> Rows:  # pragma: no cover - abstract
+        """The constraint's rows B(t) Delta = c(t) at time ``t``.
+
+        Coefficients and right-hand sides are jets ``[value, d/dt, d2/dt2]``.
+
+        Args:
+            space: the model's full space (global indices of the bodies' dofs).
+            t: time (s).
+
+        Returns:
+            The rows this rank contributes.
+        """
         raise NotImplementedError
 
 
@@ -177,7 +201,7 @@ class Prescribed(Constraint):
     """
 
     def __init__(self, body, where=None, facets=None, components=None, value=None,
-                 time_scale: float = 1.0, name: Optional[str] = None):
+                 time_scale: float = 1.0, name: str | None = None):
         self.name = name or f"prescribed({body.name})"
         gdim = body.gdim
         self.body = body
@@ -209,6 +233,18 @@ class Prescribed(Constraint):
         return (self.nodes[:, None] * bs + self.components[None, :]).reshape(-1)
 
     def rows(self, space, t: float) -> Rows:
+        """Rows Delta[d] = g(t) for the prescribed nodes' components, with g's time jets.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            The rows of this rank's owned nodes.
+
+        Raises:
+            ValueError: the prescribed value is not finite at ``t``.
+        """
         ib = space.bodies.index(self.body)
         start, _ = space.owned_range(ib)
         dofs = start + self.local_dofs()
@@ -226,7 +262,7 @@ class Clamp(Prescribed):
     (a :class:`Prescribed` displacement of zero)."""
 
     def __init__(self, body, where=None, facets=None, components=None,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         super().__init__(body, where=where, facets=facets, components=components,
                          name=name or f"clamp({body.name})")
 
@@ -241,7 +277,7 @@ class BCConstraint(Constraint):
         name: label for messages.
     """
 
-    def __init__(self, body, bc, name: Optional[str] = None):
+    def __init__(self, body, bc, name: str | None = None):
         self.name = name or f"dirichletbc({body.name})"
         self.body = body
         try:
@@ -268,6 +304,15 @@ class BCConstraint(Constraint):
         self.values = vec.getArray(readonly=True)[dofs].copy()
 
     def rows(self, space, t: float) -> Rows:
+        """Rows Delta[d] = value for the DirichletBC's owned dofs (time-invariant).
+
+        Args:
+            space: the model's full space.
+            t: time (s), unused.
+
+        Returns:
+            The rows of this rank's owned dofs.
+        """
         ib = space.bodies.index(self.body)
         start, _ = space.owned_range(ib)
         return Rows.fixed(self.name, start + self.dofs, self.values)

@@ -1,4 +1,6 @@
-"""Elimination of constraint rows: the row algebra behind :class:`dolfinx_mbs.constraints.maggi.MaggiReducer`.
+"""Elimination of constraint rows.
+
+The row algebra behind :class:`dolfinx_mbs.constraints.maggi.MaggiReducer`.
 
 The constraint rows ``B(t) Delta = c(t)`` of every :mod:`dolfinx_mbs.constraints` kind are
 eliminated one by one (sparse Gauss-Jordan): each independent row gets a dependent dof (its
@@ -17,8 +19,8 @@ evaluation and kept at later times.
 
 The rows are gathered on every rank and eliminated there identically (deterministic, so every
 rank reaches the same verdict); the cost grows with the number of constrained dofs, not with the
-mesh. Nothing here is a PETSc object: :class:`dolfinx_mbs.constraints.maggi.MaggiReducer` makes A and a0 of
-the result.
+mesh. Nothing here is a PETSc object: :class:`dolfinx_mbs.constraints.maggi.MaggiReducer` makes
+A and a0 of the result.
 """
 
 from __future__ import annotations
@@ -247,5 +249,5 @@ def rate_rows_on_independent(rows: Rows, exprs: Dict[int, _Expr], timed: set) ->
         coef.extend(terms[k] for k in ks)
         indptr.append(len(cols))
     return Rows(rows.name, np.array(indptr, np.int64), np.array(cols, np.int64),
-                np.array(coef, dtype=float).reshape(-1, 3), rhs,
+                np.array(coef, dtype=float).reshape(-1, 3), rhs,  # type: ignore[type-var]
                 np.full(rows.n_rows, -1, np.int64), rows.rheonomic)

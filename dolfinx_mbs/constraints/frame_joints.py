@@ -55,6 +55,7 @@ class JointPoint:
 
     @property
     def elastic(self) -> bool:
+        """True when the point is a node of an elastic body (its displacement moves it)."""
         return self.body is not None
 
 

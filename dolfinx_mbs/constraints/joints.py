@@ -19,7 +19,7 @@ parts, each meshed in its own frame) give constant rows, C = R_b^T R_a and z = 0
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -49,8 +49,10 @@ def relative_motion(src: FrameState, dst: FrameState, X_src: np.ndarray, X_dst: 
     components (R' = R [omega]x).
 
     Args:
-        src, dst: the two frame states.
-        X_src, X_dst: (n, 3) local positions.
+        src: the source body's frame state.
+        dst: the destination body's frame state.
+        X_src: (n, 3) local positions on the source body.
+        X_dst: (n, 3) local positions on the destination body.
 
     Returns:
         C: (3, 3, 3) jets (index 0: value, 1: d/dt, 2: d2/dt2); z: (n, 3, 3) jets (n, jet, xyz).
@@ -131,6 +133,18 @@ class Joint(Constraint):
         self.n_pairs = body_b.comm.allreduce(len(self.nodes_b), op=MPI.SUM)
 
     def rows(self, space, t: float) -> Rows:
+        """Rows u_b = C u_a + z tying the matched nodes at time ``t``.
+
+        C and z are the relative rotation and offset of the two frames
+        (:func:`relative_motion`), constant for element frames of one rigid motion.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            The rows of this rank's nodes of ``body_b``.
+        """
         gdim = self.body_b.gdim
         n = len(self.nodes_b)
         if self.constant is not None:   # element frames: the nodes coincide at all times
@@ -213,8 +227,8 @@ def _gather_candidates(space, body, where, facets, name):
     return nodes, X, G, allX, allG, allF
 
 
-def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e-8,
-        name: Optional[str] = None, facets=None, where_b: Optional[Callable] = None,
+def tie(space, body_a, body_b, where: Callable | None = None, tol: float = 1e-8,
+        name: str | None = None, facets=None, where_b: Callable | None = None,
         same_motion: bool = False) -> Joint:
     """Tie the nodes of ``body_b`` on the interface to the nodes of ``body_a`` at the same
     global position at t = 0. The interface is given by ``where`` (a predicate on a's local
@@ -274,7 +288,7 @@ def tie(space, body_a, body_b, where: Optional[Callable] = None, tol: float = 1e
 
 
 def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
-        name: Optional[str] = None) -> Joint:
+        name: str | None = None) -> Joint:
     """Join the node of ``body_b`` and the node of ``body_a`` (or the ground, for None) that
     sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D."""
     label = "ground" if body_a is None else body_a.name
@@ -310,7 +324,7 @@ class Slider(Constraint):
     Rheonomic when the body's frame rotates."""
 
     def __init__(self, space, body, point, axis, tol: float = 1e-8,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         self.name = name or f"slider({body.name})"
         self.body = body
         gdim = body.gdim
@@ -331,6 +345,15 @@ class Slider(Constraint):
         self.time_dependent = not body.frame.time_invariant
 
     def rows(self, space, t: float) -> Rows:
+        """Rows n^T (R_b (X + u) + r_b - P) = 0 for each normal n of the sliding axis.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            The rows of this rank's nodes on the axis.
+        """
         if len(self.nodes) == 0:
             return Rows.empty(self.name)
         gdim = self.body.gdim
@@ -357,7 +380,7 @@ class RigidRegion(Constraint):
     region depends on them.
     """
 
-    def __init__(self, space, body, where=None, facets=None, name: Optional[str] = None):
+    def __init__(self, space, body, where=None, facets=None, name: str | None = None):
         self.name = name or f"rigid({body.name})"
         self.body = body
         nodes = select_nodes(body, where, facets, self.name)
@@ -380,7 +403,7 @@ class RigidRegion(Constraint):
             T[:, :, :3] = np.eye(3)
             for i in range(len(X)):
                 T[i, :, 3:] = -skew(d[i])
-        T = T.reshape(-1, T.shape[-1])
+        T = T.reshape(-1, T.shape[-1])  # type: ignore[assignment]
         r = T.shape[1]
         if np.linalg.matrix_rank(T) < r:
             raise ValueError(f"{self.name}: the region's nodes do not fix a rigid motion "
@@ -398,6 +421,15 @@ class RigidRegion(Constraint):
         self.n_nodes = len(X)
 
     def rows(self, space, t: float) -> Rows:
+        """Rows u_dep = W u_masters that move the region's dependent dofs with its masters.
+
+        Args:
+            space: the model's full space.
+            t: time (s), unused (the rows are constant).
+
+        Returns:
+            All rows on rank 0, none elsewhere.
+        """
         if self.rank != 0:
             return Rows.empty(self.name)
         m, r = self._W.shape

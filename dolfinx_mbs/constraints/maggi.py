@@ -1,8 +1,8 @@
 """The Maggi reducer: a null-space basis A of the constraints, and reduced operators A^T X A.
 
 The constraint rows ``B(t) Delta = c(t)`` of every :mod:`dolfinx_mbs.constraints` kind are
-eliminated by :class:`dolfinx_mbs.constraints.elimination.Elimination` (dependent dofs, chains, redundancy
-and consistency, all on jets). The reducer makes the result
+eliminated by :class:`dolfinx_mbs.constraints.elimination.Elimination` (dependent dofs, chains,
+redundancy and consistency, all on jets). The reducer makes the result
 
     Delta = A q + a0(t),   A = [I; C] (after renumbering),
 
@@ -22,7 +22,7 @@ reducer owns it, its derivatives and a0 (refilled at each time, same pattern), t
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -63,6 +63,8 @@ class MaggiReducer:
             local dof).
         time_dependent: True when A or a0 changes with time.
     """
+
+    _blocks: List[Tuple[int, int]] | None  # node_blocks' answer, set on first use
 
     def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0,
                  order: int = 2):
@@ -129,7 +131,7 @@ class MaggiReducer:
         self._set_a0(exprs)
         self.t = t
 
-    # -- elimination (dolfinx_mbs.constraints.elimination) -------------------------------------------------
+    # -- elimination (dolfinx_mbs.constraints.elimination) -------------------------------------
     def where(self, dof: int):
         """(body name, local unblocked dof on its owner) of a full index."""
         return self._elimination.where(dof)
@@ -198,7 +200,7 @@ class MaggiReducer:
         self.t = t
         return True
 
-    def node_blocks(self) -> Optional[List[Tuple[int, int]]]:
+    def node_blocks(self) -> List[Tuple[int, int]] | None:
         """When the constraints only fix whole nodes (every dependent dof is a fixed value and
         each node of each body is either free or fixed in all its components), A is an
         injection that keeps the node-wise layout: then, for each body, the (start, stop) of
@@ -278,7 +280,7 @@ class MaggiReducer:
         :meth:`reduce`); also what a subclass with its own basis calls to start."""
         self._products: Dict[str, PETSc.Mat] = {}
 
-    def reduce(self, X: PETSc.Mat, key: Optional[str] = None) -> PETSc.Mat:
+    def reduce(self, X: PETSc.Mat, key: str | None = None) -> PETSc.Mat:
         """A^T X A. With a ``key``, the product matrix is kept and refilled on later calls
         (the symbolic part of PtAP is done once per key). For an injection A (clamps only) the
         submatrix on the independent dofs, without PtAP's intermediate products."""
@@ -313,6 +315,7 @@ class MaggiReducer:
         return R
 
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the reduced coordinates q (A's column layout)."""
         return self.A.createVecRight()
 
     def consistent_forces(self, r: PETSc.Vec) -> PETSc.Vec:
@@ -320,20 +323,20 @@ class MaggiReducer:
         bodies keeps what the constraints carry, :mod:`dolfinx_mbs.reduction.basis_reducer`)."""
         return r
 
-    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """q: the independent entries of a full vector (local: the reduced numbering follows
         the full one's ownership)."""
         out = out if out is not None else self.create_reduced_vec()
         out.array[:] = x.getArray(readonly=True)[self.independent - self.space.rstart]
         return out
 
-    def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """A^T b."""
         out = out if out is not None else self.create_reduced_vec()
         self.A.multTranspose(b, out)
         return out
 
-    def expand(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None,
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
         """Delta = A q + a0 (or A q when ``homogeneous``)."""
         out = out if out is not None else self.space.create_vec()
@@ -344,7 +347,7 @@ class MaggiReducer:
         return out
 
     def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
-                            out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+                            out: PETSc.Vec | None = None) -> PETSc.Vec:
         """Delta'' = A q'' + 2 A' q' + A'' q + a0'' (``v`` = q', ``a`` = q'')."""
         out = out if out is not None else self.space.create_vec()
         self.A.mult(a, out)
@@ -356,7 +359,7 @@ class MaggiReducer:
             out.axpy(1.0, self.a0_ddot)
         return out
 
-    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: Optional[PETSc.Vec] = None
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
                     ) -> PETSc.Vec:
         """Delta' = A q' + A' q + a0'."""
         out = out if out is not None else self.space.create_vec()

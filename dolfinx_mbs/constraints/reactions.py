@@ -1,7 +1,7 @@
 """Constraint reactions: the resultant force each constraint exerts on its body.
 
-    forces = system.constraint_forces(t, q, v, a, out)   # full vector (N, body components)
-    resultants(space, forces, t, constraints)            # {name: (gdim,) global components}
+forces = system.constraint_forces(t, q, v, a, out)   # full vector (N, body components)
+resultants(space, forces, t, constraints)            # {name: (gdim,) global components}
 """
 
 from __future__ import annotations

@@ -6,8 +6,6 @@ velocity rows ``B_n(t) Delta' = c_n(t)`` (:class:`VelocityRows`, eliminated by
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from dolfinx_mbs import checks
@@ -98,7 +96,7 @@ class LinearRows(Constraint):
     """
 
     def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         self.name = name or "rows"
         self.indptr, self.cols, vals = _parse_rows(self.name, rows, space.n_global, False)
         self.vals = np.array(vals)
@@ -109,6 +107,18 @@ class LinearRows(Constraint):
         self.rank = space.comm.rank
 
     def rows(self, space, t: float) -> Rows:
+        """The given rows B Delta = c(t), with c's time jets.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            All rows on rank 0, none elsewhere.
+
+        Raises:
+            ValueError: the right-hand side is not finite at ``t``.
+        """
         if self.rank != 0:
             return Rows.empty(self.name)
         m = len(self.indptr) - 1
@@ -144,7 +154,7 @@ class VelocityRows(Constraint):
     """
 
     def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: Optional[str] = None):
+                 name: str | None = None):
         self.name = name or "velocity rows"
         self.comm = space.comm
         if not (isinstance(time_scale, (int, float)) and np.isfinite(time_scale)
@@ -175,6 +185,18 @@ class VelocityRows(Constraint):
 
     def rows(self, space, t: float) -> Rows:
         # evaluated on every rank (small), kept on rank 0: a failing callable raises everywhere
+        """The velocity rows B(t) Delta' = c(t) at ``t``, with the jets of B and c.
+
+        Args:
+            space: the model's full space.
+            t: time (s).
+
+        Returns:
+            All rows on rank 0, none elsewhere.
+
+        Raises:
+            ValueError: a coefficient or the right-hand side is not finite at ``t`` (every rank).
+        """
         m = len(self.indptr) - 1
         rhs = np.zeros((m, 3))
         coef = np.zeros((len(self.vals), 3))

@@ -63,7 +63,7 @@ def planar(w, gdim: int):
 
 
 def cross(w, u):
-    """w x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
+    """W x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
 
     For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
     """
@@ -202,12 +202,21 @@ def kane_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, udd, t
       F_r = -int sigma(u) : eps_r + int f.v_r (the elastic stresses and the body force).
 
     Args:
-        rho, material: mass per unit mesh measure and the elastic law.
-        omega, alpha, v_O, a_O: the frame state (3-vector UFL expressions, local components).
-        X: the body's coordinates; u, ud, udd: Functions (values irrelevant).
-        test, trial: the body's test and trial functions.
+        rho: mass per unit mesh measure.
+        material: the elastic law.
+        omega: the frame's angular velocity (3-vector UFL expression, local components).
+        alpha: the frame's angular acceleration (3-vector UFL expression, local components).
+        v_O: the frame origin's velocity (3-vector UFL expression, local components).
+        a_O: the frame origin's acceleration (3-vector UFL expression, local components).
+        X: the body's coordinates.
+        u: the displacement Function (values irrelevant).
+        ud: the velocity Function (values irrelevant).
+        udd: the acceleration Function (values irrelevant).
+        test: the body's test function.
+        trial: the body's trial function.
         body_force: an optional force per unit mesh measure f (local components, a
             gdim-vector UFL expression), an active force; None for none.
+        dx: the integration measure.
 
     Returns:
         forms ``mass``, ``gyroscopic``, ``stiffness`` (k + k_omega + k_alpha) and ``load``

@@ -21,8 +21,8 @@ Every frame-dependent matrix among them, and the centrifugal and Euler loads, is
 coupling ``inertia_coupling`` c_W(u, v) = int rho (W u).v of a constant 3x3 matrix W (the loads
 with u = X and a minus sign). :func:`frame_coupling` is the one place where the W of a frame
 state are written; the direct forms above take their W from it, and so do the assembled
-operators (:mod:`dolfinx_mbs.assembly.operators`, with numbers instead of UFL constants) and the unit
-cases of prestress stiffening (:func:`unit_spin_cases`).
+operators (:mod:`dolfinx_mbs.assembly.operators`, with numbers instead of UFL constants) and the
+unit cases of prestress stiffening (:func:`unit_spin_cases`).
 
 Hamilton's form (section 4) adds ``momentum_coupling`` (g_p = g/2), ``momentum_offset`` (pi_0)
 and ``momentum_load`` (h).
@@ -106,9 +106,11 @@ def frame_coupling(omega=None, alpha=None) -> dict:
     and the centrifugal and Euler loads are -c_W(X, v) of the same W.
 
     Args:
-        omega, alpha: the frame's angular velocity and acceleration in local components, as
-            numbers (a 3-sequence: the W are numpy arrays) or as 3-vector UFL expressions such
-            as a ``fem.Constant`` (the W are UFL matrices); None counts as zero.
+        omega: the frame's angular velocity in local components, as numbers (a 3-sequence:
+            the W are numpy arrays) or as a 3-vector UFL expression such as a ``fem.Constant``
+            (the W are UFL matrices); None counts as zero.
+        alpha: the frame's angular acceleration, in the same form as ``omega``; None counts as
+            zero.
 
     Returns:
         ``{"gyroscopic": W_g, "spin_softening": W_w, "angular_acceleration": W_a}``::
@@ -153,8 +155,10 @@ def frame_coupling(omega=None, alpha=None) -> dict:
 
 
 def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
-    """The unit cases of the spin-softening W, which is quadratic in omega: ``{(i, j): W_ij}``
-    with i <= j, such that for every frame state of a ``gdim``-dimensional body
+    """The unit cases of the spin-softening W, which is quadratic in omega.
+
+    ``{(i, j): W_ij}`` with i <= j, such that for every frame state of a ``gdim``-dimensional
+    body
 
         frame_coupling(omega)["spin_softening"] = sum over (i, j) of omega_i omega_j W_ij.
 
@@ -179,7 +183,7 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
 # --- direct forms --------------------------------------------------------------------------
 
 def mass(rho, u, v, dx=ufl.dx):
-    """m(u, v) = int rho u.v"""
+    """m(u, v) = int rho u.v."""
     return rho * ufl.inner(u, v) * dx
 
 
@@ -223,17 +227,17 @@ def centrifugal_unit_load(rho, W, X, v, dx=ufl.dx):
 
 
 def centrifugal_load(rho, omega, X, v, dx=ufl.dx):
-    """q_omega(v) = -int rho (omega x (omega x X)).v"""
+    """q_omega(v) = -int rho (omega x (omega x X)).v."""
     return centrifugal_unit_load(rho, frame_coupling(omega)["spin_softening"], X, v, dx)
 
 
 def euler_load(rho, alpha, X, v, dx=ufl.dx):
-    """q_alpha(v) = -int rho (alpha x X).v"""
+    """q_alpha(v) = -int rho (alpha x X).v."""
     return -inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], X, v, dx)
 
 
 def base_acceleration_load(rho, a_O, v, dx=ufl.dx):
-    """q_O(v) = -int rho a_O.v"""
+    """q_O(v) = -int rho a_O.v."""
     return -rho * ufl.inner(planar(a_O, _gdim(v)), v) * dx
 
 
@@ -273,7 +277,7 @@ def svk_remainder(material: Material, u, v, dx=ufl.dx):
 
 
 def svk_remainder_energy(material: Material, u, dx=ufl.dx):
-    """int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
+    """Int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
     linear one (n(u; v) is its derivative)."""
     E = green_strain(u)
     eps = strain(u)

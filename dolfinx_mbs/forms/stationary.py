@@ -73,7 +73,7 @@ def _vec(a) -> ufl.core.expr.Expr:
 
 
 def circumferential(axis, center, x):
-    """w = a x (x - c): the velocity field of a unit spin (m/s per rad/s)."""
+    """W = a x (x - c): the velocity field of a unit spin (m/s per rad/s)."""
     return ufl.cross(_vec(axis), x - _vec(center))
 
 
@@ -92,7 +92,7 @@ def _perp(axis, center, x):
 # --- kinematics and energy ------------------------------------------------------------------
 
 def velocity(spin, axis, center, x, u, ud):
-    """v = Omega w + udot + Omega d_theta u: the ground velocity of the material point that
+    """V = Omega w + udot + Omega d_theta u: the ground velocity of the material point that
     passes x (``spin`` Omega a UFL scalar or number)."""
     w = circumferential(axis, center, x)
     return spin * w + ud + spin * circumferential_derivative(u, axis, center, x)
@@ -154,11 +154,19 @@ def lagrange_route(rho, material: Material, spin, spin_rate, axis, center, x, u,
     """The operators of the stationary frame from d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
 
     Args:
-        rho, material: mass per unit volume and the elastic law.
-        spin, spin_rate: Omega and dOmega/dt (UFL scalars, e.g. ``fem.Constant``).
-        axis, center: the spin axis (unit) and a point of it (3-sequences or UFL vectors).
-        x: the spatial coordinate; u, ud, udd: Functions (values irrelevant).
-        test, trial: the body's test and trial functions.
+        rho: mass per unit volume.
+        material: the elastic law.
+        spin: Omega (a UFL scalar, e.g. ``fem.Constant``).
+        spin_rate: dOmega/dt (a UFL scalar).
+        axis: the spin axis, unit (a 3-sequence or UFL vector).
+        center: a point of the axis (a 3-sequence or UFL vector).
+        x: the spatial coordinate.
+        u: the displacement Function (values irrelevant).
+        ud: the velocity Function (values irrelevant).
+        udd: the acceleration Function (values irrelevant).
+        test: the body's test function.
+        trial: the body's trial function.
+        dx: the integration measure.
 
     Returns:
         forms ``mass``, ``gyroscopic`` (Omega g_s), ``stiffness`` (k - Omega^2 k_theta +
@@ -187,9 +195,10 @@ def lagrange_route(rho, material: Material, spin, spin_rate, axis, center, x, u,
 def axisymmetry_moments(rho, axis, center, x, weights_m, weights_im, weights_p, reference,
                         orders: Sequence[int] = (1, 2, 3, 4), powers: Sequence[int] = (0, 1, 2),
                         dx=ufl.dx) -> ufl.Form:
-    """The circumferential mass moments of a body about the axis, as one form whose constant
-    weights pick a moment: with (xi, eta, zeta) the coordinates of x - c in the basis
-    (e1, e2, a) and r^2 = xi^2 + eta^2,
+    """The circumferential mass moments of a body about the axis.
+
+    One form whose constant weights pick a moment: with (xi, eta, zeta) the coordinates of x - c
+    in the basis (e1, e2, a) and r^2 = xi^2 + eta^2,
 
         reference = 0:  int rho (sum_m (wm_m Re + wi_m Im)(xi + i eta)^m) (sum_p wp_p zeta^p)
         reference = 1:  int rho (sum_m wm_m r^m) (sum_p wp_p |zeta|^p)
@@ -226,9 +235,10 @@ def axisymmetry_moments(rho, axis, center, x, weights_m, weights_im, weights_p, 
 
 def journal_forms(x, v, ds, center, direction, moment, translation, rotation
                   ) -> Dict[str, ufl.Form]:
-    """The forms of the least-squares rigid fit of a surface Gamma's displacement (the
-    journal's mean motion, a distributing coupling), each with constants that pick an entry.
-    With B(x) = [I, -[x - c]_x] (translation t and small rotation theta about c:
+    """The forms of the least-squares rigid fit of a surface Gamma's displacement.
+
+    The journal's mean motion, a distributing coupling, each form with constants that pick an
+    entry. With B(x) = [I, -[x - c]_x] (translation t and small rotation theta about c:
     u ~ t + theta x (x - c)) and c the centroid of Gamma, the mean motion is
 
         [t; theta] = A^-1 int_Gamma B^T u ds,
@@ -307,7 +317,9 @@ def disk_matrices(mass: float, polar: float, diametral: float
 
 def unbalance_force(m_e: float, phase: float, angle: float, rate: float,
                     acceleration: float = 0.0) -> np.ndarray:
-    """The force (N, in (e1, e2)) an unbalance m_e (kg m: mass times eccentricity) at the
+    """The force of an unbalance on the rotor.
+
+    The force (N, in (e1, e2)) an unbalance m_e (kg m: mass times eccentricity) at the
     angular position ``phase`` (rad, from e1 at spin angle 0) exerts on the rotor at spin
     ``angle``, ``rate`` Omega and ``acceleration``: minus its mass times its acceleration,
 

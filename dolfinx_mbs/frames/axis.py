@@ -25,7 +25,7 @@ class _AxisRotation(Frame):
         self.pivot = checks.point3(pivot, "origin")
 
     @property
-    def origin_accelerates(self) -> bool:
+    def origin_accelerates(self) -> bool:  # type: ignore[override]
         """True when the local origin is off the spin axis (a hub offset): a_O != 0."""
         return bool(np.linalg.norm(np.cross(self.axis, self.pivot)) > 0.0)
 

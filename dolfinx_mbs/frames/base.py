@@ -10,22 +10,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Hashable, Optional, Sequence
+from typing import TYPE_CHECKING, Hashable, Sequence
 
 import numpy as np
 from dolfinx import fem
 
 from dolfinx_mbs import checks, compat
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
-def skew(w: Sequence[float]) -> np.ndarray:
+
+def skew(w: ArrayLike) -> np.ndarray:
     """The matrix of ``y -> w x y``."""
     w = np.asarray(w, dtype=float)
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
 def cross3(a, b) -> np.ndarray:
-    """a x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
+    """A x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
     this is for the many small products of a step)."""
     a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
     b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
@@ -37,7 +40,7 @@ def vee(W: np.ndarray) -> np.ndarray:
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
-def rotation_about(axis: Sequence[float], angle: float, unit: bool = False) -> np.ndarray:
+def rotation_about(axis: ArrayLike, angle: float, unit: bool = False) -> np.ndarray:
     """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised, unless ``unit`` says it
     is a unit vector already; Rodrigues' formula)."""
     n = np.asarray(axis, dtype=float) if unit else checks.unit_axis(axis)
@@ -127,7 +130,7 @@ class FrameStates:
 
     def at(self, k: int) -> FrameState:
         """The state of the k-th time."""
-        return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else
+        return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else  # type: ignore[arg-type]
                                       getattr(self, f.name)[k])
                              for f in dataclasses.fields(FrameState)})
 
@@ -158,6 +161,14 @@ class Frame:
     origin_accelerates: bool = True
 
     def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
+        """The frame state (R, r_O, omega, alpha, v_O, a_O) at time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The :class:`FrameState`.
+        """
         raise NotImplementedError
 
     def motion_key(self) -> Hashable:
@@ -192,8 +203,9 @@ class Frame:
         return self.state(t).r_O
 
     def constants(self, mesh) -> "FrameConstants":
-        """The frame state as UFL constants on ``mesh``, for the forms of
-        :mod:`dolfinx_mbs.forms` in a user's own solver loop::
+        """The frame state as UFL constants on ``mesh``.
+
+        For the forms of :mod:`dolfinx_mbs.forms` in a user's own solver loop::
 
             consts = frame.constants(mesh)
             k_w = forms.spin_softening(rho, consts.omega, u, v)
@@ -252,7 +264,7 @@ class FrameConstants:
     All constants are zero until :meth:`update` or :meth:`set` fills them.
     """
 
-    def __init__(self, frame: Optional[Frame], mesh):
+    def __init__(self, frame: Frame | None, mesh):
         self.frame = frame
         st = compat.scalar_type
         self.omega = fem.Constant(mesh, np.zeros(3, dtype=st))
@@ -260,7 +272,7 @@ class FrameConstants:
         self.v_O = fem.Constant(mesh, np.zeros(3, dtype=st))
         self.a_O = fem.Constant(mesh, np.zeros(3, dtype=st))
         self.R = fem.Constant(mesh, np.eye(3, dtype=st))
-        self.state: Optional[FrameState] = None
+        self.state: FrameState | None = None
 
     def set(self, state: FrameState) -> FrameState:
         """Fill the constants with ``state``; returns it."""

@@ -99,8 +99,8 @@ def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
     else:
         s = 2.0 * math.sqrt(1.0 + 2 * R[2, 2] - tr)
         q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s]
-    q = np.array(q)
-    return q if q[0] >= 0 else -q
+    qa = np.array(q)
+    return qa if qa[0] >= 0 else -qa
 
 
 def _quat_G(q: np.ndarray) -> np.ndarray:
@@ -171,12 +171,12 @@ class ComputedFrame(Frame):
         raise NotImplementedError
 
     def rates(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """z' from the speeds (the kinematic relation)."""
+        """Z' from the speeds (the kinematic relation)."""
         raise NotImplementedError
 
     def rates_jacobian(self, z: np.ndarray, w: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
-        """d z'/dz (nz x nz) and d z'/dw (nz x k)."""
+        """D z'/dz (nz x nz) and d z'/dw (nz x k)."""
         raise NotImplementedError
 
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray
@@ -260,21 +260,61 @@ class Hinge(ComputedFrame):
         self.n_speeds = 1
 
     def bind(self, gdim: int) -> None:
+        """Fix the dimension of the bodies the frame carries (2 or 3); called by the model.
+
+        Args:
+            gdim: the bodies' dimension.
+
+        Raises:
+            ValueError: a 2D body on a hinge whose axis is not z.
+        """
         super().bind(gdim)
         if gdim == 2 and np.abs(self.axis[:2]).max() > 1e-12:
             raise ValueError(f"hinge {self.name!r}: a 2D body turns about z; the axis "
                              f"{self.axis.tolist()} is not (0, 0, 1)")
 
     def initial(self) -> tuple[np.ndarray, np.ndarray]:
+        """The initial angle and rate.
+
+        Returns:
+            ``(z0, w0)``: ``[angle0]`` and ``[rate0]``.
+        """
         return np.array([self.angle0]), np.array([self.rate0])
 
     def rates(self, z, w):
+        """The coordinates' rates z' from the speeds (the kinematic relation).
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            z'.
+        """
         return np.array([w[0]])
 
     def rates_jacobian(self, z, w):
+        """The derivatives of :meth:`rates`.
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            ``(dz'/dz, dz'/dw)``.
+        """
         return np.zeros((1, 1)), np.ones((1, 1))
 
     def describe(self, z, w) -> dict:
+        """The hinge's named outputs.
+
+        Args:
+            z: the frame's coordinates (the angle).
+            w: the frame's speeds (the rate).
+
+        Returns:
+            ``{"angle": ..., "rate": ...}``.
+        """
         return {"angle": float(z[0]), "rate": float(w[0])}
 
     def _local(self, th: float, thd: float, thdd: float) -> FrameState:
@@ -301,6 +341,17 @@ class Hinge(ComputedFrame):
                           a_O=Rc_T @ a_par + c.a_O)
 
     def jet(self, t, z, w, wd) -> FrameJet:
+        """The state at (t, z, w, w') with its derivatives in the frame's speeds.
+
+        Args:
+            t: time (s).
+            z: the frame's coordinates.
+            w: the frame's speeds.
+            wd: the speeds' rates.
+
+        Returns:
+            The :class:`FrameJet`.
+        """
         th, thd, thdd = float(z[0]), float(w[0]), float(wd[0])
         st = self._compose(t, th, thd, thdd)
         n, c = self.axis, self.pivot
@@ -384,6 +435,14 @@ class Free(ComputedFrame):
         self.bind(3)
 
     def bind(self, gdim: int) -> None:
+        """Fix the dimension of the bodies the frame carries (2 or 3); called by the model.
+
+        Args:
+            gdim: the bodies' dimension.
+
+        Raises:
+            ValueError: a 2D body on a frame whose initial state is not planar.
+        """
         super().bind(gdim)
         if gdim == 2:
             ok = (abs(self.R0[2, 2] - 1.0) < 1e-10 and abs(self.r0[2]) == 0.0
@@ -399,6 +458,12 @@ class Free(ComputedFrame):
         self.n_aux = self.n_translations
 
     def initial(self):
+        """The initial coordinates and speeds.
+
+        Returns:
+            ``(z0, w0)``: in 3D position and unit quaternion, velocity and local angular velocity;
+            in 2D (x, y, angle) and their rates.
+        """
         R = self.R0
         if self.gdim == 2:
             th = math.atan2(R[1, 0], R[0, 0])
@@ -414,18 +479,44 @@ class Free(ComputedFrame):
         return quaternion_to_rotation(z[3:])
 
     def normalize(self, z):
+        """The coordinates with the quaternion brought back to unit length (3D; as given in 2D).
+
+        Args:
+            z: the frame's coordinates.
+
+        Returns:
+            The normalized coordinates.
+        """
         if self.gdim == 3:
             z = np.array(z, dtype=float)
             z[3:] /= np.linalg.norm(z[3:])
         return z
 
     def rates(self, z, w):
+        """The coordinates' rates z' from the speeds (the kinematic relation).
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            z'.
+        """
         if self.gdim == 2:
             return np.array([w[0], w[1], w[2]])
         # q' = q (0, omega) / 2: linear in q, so |q| is kept by the exact flow
         return np.concatenate([w[:3], 0.5 * _quat_G(z[3:]).T @ w[3:]])
 
     def rates_jacobian(self, z, w):
+        """The derivatives of :meth:`rates`.
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            ``(dz'/dz, dz'/dw)``.
+        """
         if self.gdim == 2:
             return np.zeros((3, 3)), np.eye(3)
         Jz = np.zeros((7, 7))
@@ -438,6 +529,15 @@ class Free(ComputedFrame):
         return Jz, Jw
 
     def describe(self, z, w) -> dict:
+        """The frame's named outputs.
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            ``R``, ``r_O``, ``omega`` and ``v_O`` (local components), and ``angle`` in 2D.
+        """
         R = self._rotation(z)
         if self.gdim == 2:
             v = np.array([w[0], w[1], 0.0])
@@ -448,6 +548,17 @@ class Free(ComputedFrame):
                 "v_O": R.T @ np.asarray(w[:3])}
 
     def jet(self, t, z, w, wd) -> FrameJet:
+        """The state at (t, z, w, w') with its derivatives in the frame's speeds.
+
+        Args:
+            t: time (s).
+            z: the frame's coordinates.
+            w: the frame's speeds.
+            wd: the speeds' rates.
+
+        Returns:
+            The :class:`FrameJet`.
+        """
         g = self.gdim
         R = self._rotation(z)
         nt = self.n_translations

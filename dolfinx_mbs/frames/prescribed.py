@@ -36,12 +36,15 @@ the run (the differences sample t +/- h0).
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, rotation_about, vee
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Prescribed", "Planar", "derivatives", "differentiate", "FIRST_STEP", "STEP_FACTOR",
            "STEPS_TRIED"]
@@ -111,7 +114,7 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
 
 
 def _at_step(f, t: float, h0: float, what: str, rtol: float, second: bool, h_ref: float,
-             size: Optional[float] = None):
+             size: float | None = None):
     """The derivatives of ``f`` at ``t`` from the first step ``h0``.
 
     Returns ``(d1, d2)`` (``d2`` None unless ``second``) or raises :class:`_Unresolved`. A
@@ -162,9 +165,9 @@ def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndar
             "motion changes) or give the derivatives explicitly") from None
 
 
-def derivatives(f, t: float, what: str, time_scale: Optional[float] = None,
+def derivatives(f, t: float, what: str, time_scale: float | None = None,
                 second: bool = True, given: str = "the derivatives",
-                rtol: float = RTOL) -> tuple[np.ndarray, Optional[np.ndarray], float]:
+                rtol: float = RTOL) -> tuple[np.ndarray, np.ndarray | None, float]:
     """First (and second) derivative of ``f`` at ``t``, the step chosen from the profile.
 
     The first steps tried and the tolerances are the module docstring's.
@@ -189,7 +192,7 @@ def derivatives(f, t: float, what: str, time_scale: Optional[float] = None,
     """
     start = FIRST_STEP if time_scale is None else 0.1 * float(time_scale)
     size = _size(f, t, start)
-    sample_error: Optional[_SampleError] = None
+    sample_error: _SampleError | None = None
     last, h0 = "", start
     for k in range(STEPS_TRIED):
         h0 = start / STEP_FACTOR**k
@@ -304,7 +307,7 @@ def _spline_derivative(fn, n: int):
     return None
 
 
-def _function(value, name: str) -> Optional[Callable[[float], object]]:
+def _function(value, name: str) -> Callable[[float], object] | None:
     """None, a function of time, or a constant made one (checked where it is called)."""
     if value is None or callable(value):
         return value
@@ -326,7 +329,7 @@ def _pair(first, second, names: tuple[str, str]):
     return f1, f2
 
 
-def _mismatch(label: str, t: float, given: np.ndarray, numeric: np.ndarray) -> Optional[str]:
+def _mismatch(label: str, t: float, given: np.ndarray, numeric: np.ndarray) -> str | None:
     """Why a given derivative disagrees with the positions', or None.
 
     They agree within 0.1 % of the larger, plus 1e-5.
@@ -377,8 +380,8 @@ class Prescribed(Frame):
     """
 
     def __init__(self, rotation: Callable[[float], np.ndarray],
-                 origin: Optional[Callable[[float], Sequence[float]]] = None,
-                 time_scale: Optional[float] = None, orthonormality_tol: float = 1e-10, *,
+                 origin: Callable[[float], ArrayLike] | None = None,
+                 time_scale: float | None = None, orthonormality_tol: float = 1e-10, *,
                  omega=None, alpha=None, origin_velocity=None, origin_acceleration=None):
         """Check the motion's functions and R(0) (the class's docstring)."""
         if not callable(rotation):
@@ -532,8 +535,8 @@ class Planar(Prescribed):
     """
 
     def __init__(self, theta: Callable[[float], float] | float = 0.0,
-                 origin: Optional[Callable[[float], Sequence[float]] | Sequence[float]] = None,
-                 time_scale: Optional[float] = None, *, omega=None, alpha=None,
+                 origin: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 time_scale: float | None = None, *, omega=None, alpha=None,
                  origin_velocity=None, origin_acceleration=None):
         """Check the angle, the origin and their derivatives (the class's docstring)."""
         given = {n for n, x in (("omega", omega), ("alpha", alpha)) if x is not None}

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Union
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Stationary", "StationaryState", "transverse_basis"]
 
@@ -30,7 +33,7 @@ __all__ = ["Stationary", "StationaryState", "transverse_basis"]
 CHECKS = ("error", "warn", "off")
 
 
-def transverse_basis(axis: Sequence[float]) -> np.ndarray:
+def transverse_basis(axis: ArrayLike) -> np.ndarray:
     """Two unit vectors (e1, e2) across the unit ``axis`` a with e1 x e2 = a: the directions
     of a bearing's x and y coefficients. For the coordinate axes the cyclic successors
     (a = z: x, y; a = x: y, z; a = y: z, x); otherwise e1 is the global axis most across a,
@@ -99,10 +102,10 @@ class Stationary(Frame):
     calls_user_code = False
     origin_accelerates = False
 
-    def __init__(self, spin_axis: Sequence[float] = (0.0, 0.0, 1.0), rate: RateLike = 0.0,
-                 origin: Sequence[float] = (0.0, 0.0, 0.0),
-                 acceleration: Optional[Callable[[float], float]] = None,
-                 angle: Optional[Callable[[float], float]] = None, check: str = "error",
+    def __init__(self, spin_axis: ArrayLike = (0.0, 0.0, 1.0), rate: RateLike = 0.0,
+                 origin: ArrayLike = (0.0, 0.0, 0.0),
+                 acceleration: Callable[[float], float] | None = None,
+                 angle: Callable[[float], float] | None = None, check: str = "error",
                  axisymmetry_tol: float = 1e-2):
         self.axis = checks.unit_axis(spin_axis, "spin_axis")
         self.pivot = checks.point3(origin, "origin")
@@ -121,7 +124,7 @@ class Stationary(Frame):
             self._accel_fn = self._angle_fn = None
 
     @property
-    def time_invariant(self) -> bool:
+    def time_invariant(self) -> bool:  # type: ignore[override]
         """True for a constant spin rate: the operators are then assembled once."""
         return self._rate_fn is None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import os
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -47,7 +47,7 @@ class Probes:
         self.dim = max((b.gdim for b, _ in self.items), default=3)
         self.comm = self.items[0][0].comm if self.items else MPI.COMM_WORLD
         # the owning rank and cell of each point: one collective search per body
-        self._where: List[Optional[int]] = [None] * self.n
+        self._where: List[int | None] = [None] * self.n
         bodies_in_order = list({id(b): b for b, _ in self.items}.values())
         for body in bodies_in_order:
             index = [i for i, (b, _) in enumerate(self.items) if b is body]
@@ -98,11 +98,17 @@ class TimeSeriesWriter:
                     self._f.flush()
 
     def write(self, row: Sequence[float]) -> None:
+        """Append one row (full precision) and flush it; nothing on ranks without a file.
+
+        Args:
+            row: the values of the header's columns.
+        """
         if self._f is not None:
             self._w.writerow([f"{v:.17g}" for v in row])
             self._f.flush()
 
     def close(self) -> None:
+        """Close the file (idempotent)."""
         if self._f is not None:
             self._f.close()
             self._f = None
@@ -111,7 +117,17 @@ class TimeSeriesWriter:
         self.close()
 
 
-def probe_columns(n: int, dim: int, prefix: Optional[str] = "u") -> List[str]:
+def probe_columns(n: int, dim: int, prefix: str | None = "u") -> List[str]:
+    """Column names of ``n`` probes' vector values: ``u0_x, u0_y, ..., u{n-1}_z``.
+
+    Args:
+        n: number of probes.
+        dim: number of components (2 or 3).
+        prefix: the name before each probe's number.
+
+    Returns:
+        The ``n * dim`` names.
+    """
     comps = "xyz"[:dim]
     return [f"{prefix}{i}_{c}" for i in range(n) for c in comps]
 
@@ -137,7 +153,7 @@ class FieldFile:
     """
 
     def __init__(self, comm, stem: str, V, names: Sequence[str],
-                 keep_until: Optional[float] = None):
+                 keep_until: float | None = None):
         from dolfinx import fem
 
         self.vtx = compat.has_vtx
@@ -212,7 +228,7 @@ class MotionWriter:
         keep_until: continue existing files, keeping their times up to this one (a restart).
     """
 
-    def __init__(self, bodies: Sequence, stem: str, keep_until: Optional[float] = None):
+    def __init__(self, bodies: Sequence, stem: str, keep_until: float | None = None):
         self.items = []
         for body in bodies:
             f = FieldFile(body.comm, f"{stem}_{body.name}", body.V, ["u", "motion"],
@@ -232,6 +248,7 @@ class MotionWriter:
             f.write(t)
 
     def close(self) -> None:
+        """Close every output file."""
         for _, f, _ in self.items:
             f.close()
         self.items = []

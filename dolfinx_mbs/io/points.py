@@ -84,7 +84,7 @@ def evaluate(u, points: Sequence[float] | Sequence[Sequence[float]] | np.ndarray
         x = np.ascontiguousarray(p[mine], dtype=mesh.geometry.x.dtype)
         values = u.eval(x, np.asarray(cells[mine], dtype=np.int32))
         local[mine] = np.asarray(values).reshape(len(mine), size)
-    out = np.zeros_like(local)
+    out: np.ndarray = np.zeros_like(local)
     mesh.comm.Allreduce(local, out, op=MPI.SUM)
     out = out.reshape((len(p),) + shape)
     return out[0] if single else out

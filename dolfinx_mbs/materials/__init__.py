@@ -15,14 +15,14 @@ Laws:
 * :class:`Orthotropic`: an :class:`Anisotropic` law from nine engineering constants;
 * :class:`UserLaw`: any stress function written in UFL (or a strain-energy density).
 
-Voigt notation (the anisotropic laws, :mod:`dolfinx_mbs.materials.anisotropic`): the order is (xx, yy,
-zz, yz, xz, xy) and shear strains are *engineering* strains, gamma_ij = 2 eps_ij, so that
+Voigt notation (the anisotropic laws, :mod:`dolfinx_mbs.materials.anisotropic`): the order is
+(xx, yy, zz, yz, xz, xy) and shear strains are *engineering* strains, gamma_ij = 2 eps_ij, so that
 sigma = C @ [eps_xx, eps_yy, eps_zz, 2 eps_yz, 2 eps_xz, 2 eps_xy] and the strain energy
 density is 1/2 e.C e.
 
 The isotropic laws and :class:`UserLaw` are written here, the anisotropic ones in
-:mod:`dolfinx_mbs.materials.anisotropic`, the base in :mod:`dolfinx_mbs.materials.base`; all are exported
-here.
+:mod:`dolfinx_mbs.materials.anisotropic`, the base in :mod:`dolfinx_mbs.materials.base`; all are
+exported here.
 """
 
 from dolfinx_mbs.materials.anisotropic import VOIGT, Anisotropic, Orthotropic, rotate_voigt

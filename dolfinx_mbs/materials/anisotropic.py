@@ -10,7 +10,7 @@ strains, gamma_ij = 2 eps_ij, so that sigma = C @ [eps_xx, eps_yy, eps_zz, 2 eps
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence, Tuple
+from typing import Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -61,7 +61,7 @@ def rotate_voigt(C: np.ndarray, R: np.ndarray) -> np.ndarray:
     """The 6x6 Voigt stiffness in body axes of ``C`` (material axes), R the 3x3 rotation whose
     columns are the material axes in body coordinates: C'_ijkl = R_ia R_jb R_kc R_ld C_abcd."""
     C4 = np.einsum("ia,jb,kc,ld,abcd->ijkl", R, R, R, R, _fourth_order(C))
-    return np.array([[C4[i, j, k, l] for k, l in VOIGT] for i, j in VOIGT])
+    return np.array([[C4[i, j, k, m] for k, m in VOIGT] for i, j in VOIGT])
 
 
 def _check_stiffness(C, name: str = "C") -> np.ndarray:
@@ -102,7 +102,7 @@ def _check_rotation(R: np.ndarray, name: str) -> None:
                          "reflection; reverse one axis")
 
 
-def _axes(axes, plane: Optional[str]):
+def _axes(axes, plane: str | None):
     """(numeric 3x3 or 2x2 rotation or None, UFL rotation or None)."""
     d = 3 if plane is None else 2
     if axes is None:
@@ -174,8 +174,8 @@ class Anisotropic(Material):
             arguments (no communication), so they raise on every rank alike.
     """
 
-    def __init__(self, C, density: float, axes=None, plane: Optional[str] = None,
-                 thickness: float = 1.0, rayleigh: Optional[Tuple[float, float]] = None):
+    def __init__(self, C, density: float, axes=None, plane: str | None = None,
+                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None):
         if plane not in (None, "strain", "stress"):
             raise ValueError(f"plane must be None (3D), 'strain' or 'stress', got {plane!r}")
         self.plane = plane
@@ -215,7 +215,7 @@ class Anisotropic(Material):
         return rotate_voigt(full, R3)[np.ix_(idx, idx)]
 
     def stress(self, eps):
-        """sigma = R sigma_m(R^T eps R) R^T (per unit thickness for a plane law)."""
+        """Sigma = R sigma_m(R^T eps R) R^T (per unit thickness for a plane law)."""
         if not self._symbolic:
             return _voigt_law(self._law, eps)
         R = self.axes
@@ -305,8 +305,8 @@ class Orthotropic(Anisotropic):
     """
 
     def __init__(self, E: Sequence[float], nu: Sequence[float], G: Sequence[float],
-                 density: float, axes=None, plane: Optional[str] = None,
-                 thickness: float = 1.0, rayleigh: Optional[Tuple[float, float]] = None):
+                 density: float, axes=None, plane: str | None = None,
+                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None):
         S = _orthotropic_compliance(E, nu, G)
         self.E = tuple(1.0 / S[k, k] for k in range(3))
         self.nu = (-S[0, 1] * self.E[0], -S[0, 2] * self.E[0], -S[1, 2] * self.E[1])

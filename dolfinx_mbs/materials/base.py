@@ -5,7 +5,7 @@ asks of a material (:class:`Material`), the small strain, and the check of a Ray
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple
+from typing import Tuple
 
 import ufl
 
@@ -15,6 +15,18 @@ __all__ = ["Material", "strain", "rayleigh_pair"]
 
 
 def rayleigh_pair(rayleigh) -> Tuple[float, float]:
+    """Rayleigh damping coefficients checked: D = a M + b K.
+
+    Args:
+        rayleigh: ``(a_mass, b_stiffness)``, or None for no damping.
+
+    Returns:
+        ``(a, b)`` as floats, ``(0.0, 0.0)`` for None.
+
+    Raises:
+        TypeError: ``rayleigh`` is not a pair of numbers.
+        ValueError: a coefficient is negative or not finite.
+    """
     if rayleigh is None:
         return (0.0, 0.0)
     try:
@@ -46,11 +58,11 @@ class Material:
     None for any) and ``kind`` (a word for messages).
     """
 
-    gdim: Optional[int] = 3
+    gdim: int | None = 3
     kind = "3D"
 
     def __init__(self, density: float, thickness: float = 1.0,
-                 rayleigh: Optional[Tuple[float, float]] = None):
+                 rayleigh: Tuple[float, float] | None = None):
         self.density = checks.positive(density, "density")
         self.thickness = checks.positive(thickness, "thickness")
         self.rayleigh = rayleigh_pair(rayleigh)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Tuple
+from typing import Callable, Tuple
 
 import ufl
 
@@ -31,7 +31,7 @@ class Isotropic(Material):
     """
 
     def __init__(self, E: float, nu: float, density: float,
-                 rayleigh: Optional[Tuple[float, float]] = None, thickness: float = 1.0):
+                 rayleigh: Tuple[float, float] | None = None, thickness: float = 1.0):
         self.E = checks.positive(E, "E")
         self.nu = _poisson(nu)
         super().__init__(density, thickness, rayleigh)
@@ -61,7 +61,7 @@ class LinearElastic(Isotropic):
     without ``thickness``."""
 
     def __init__(self, E: float, nu: float, density: float,
-                 rayleigh: Optional[Tuple[float, float]] = None):
+                 rayleigh: Tuple[float, float] | None = None):
         super().__init__(E, nu, density, rayleigh)
 
 
@@ -87,6 +87,7 @@ class PlaneStress(_Planar):
 
     @property
     def lmbda(self) -> float:
+        """The plane-stress Lame parameter E nu / (1 - nu^2)."""
         return self.E * self.nu / (1.0 - self.nu * self.nu)
 
 
@@ -121,10 +122,10 @@ class UserLaw(Material):
     by UFL when the forms are compiled.
     """
 
-    def __init__(self, stress: Optional[Callable] = None, density: float = None,
-                 gdim: Optional[int] = None, thickness: float = 1.0,
-                 rayleigh: Optional[Tuple[float, float]] = None,
-                 energy: Optional[Callable] = None):
+    def __init__(self, stress: Callable | None = None, density: float = None,
+                 gdim: int | None = None, thickness: float = 1.0,
+                 rayleigh: Tuple[float, float] | None = None,
+                 energy: Callable | None = None):
         if stress is None and energy is None:
             raise TypeError("UserLaw: give stress=(eps -> sigma) or energy=(eps -> psi)")
         if stress is not None and not callable(stress):
@@ -147,6 +148,14 @@ class UserLaw(Material):
         self.energy = energy
 
     def stress(self, eps):
+        """The stress at strain ``eps``: the user's law, or d(energy)/d(eps).
+
+        Args:
+            eps: the strain (a UFL tensor).
+
+        Returns:
+            The stress (a UFL tensor).
+        """
         if self._stress is not None:
             return self._stress(eps)
         e = ufl.variable(eps)

@@ -1,4 +1,7 @@
-"""Meshes of the demos' bodies made with gmsh, and the committed ``meshes/*.msh`` read on all ranks."""
+"""Meshes of the demos' bodies made with gmsh.
+
+Also the committed ``meshes/*.msh``, read on all ranks.
+"""
 
 from dolfinx_mbs.meshes.builders import (
     PHYSICAL_GROUPS,

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Sequence, Tuple
 
 from mpi4py import MPI
 
@@ -108,7 +108,7 @@ def gmsh_session(name: str):
             gmsh.finalize()
 
 
-def _cell_dim_and_gdim(gdim: Optional[int]) -> Tuple[int, int]:
+def _cell_dim_and_gdim(gdim: int | None) -> Tuple[int, int]:
     """The current model's cell dimension (its highest physical groups) and the geometric
     dimension (``gdim``, or 3 for volumes and for nodes off the plane z = 0, else 2); checks
     what DOLFINx's reader needs: physical groups holding elements of one type."""
@@ -144,7 +144,7 @@ _PASSED_ON = (ValueError, TypeError, RuntimeError, OSError, FileNotFoundError, P
 
 
 def _distribute(comm: MPI.Comm, name: str, make: Callable[[], None],
-                gdim: Optional[int], label: Optional[str] = None) -> Meshes:
+                gdim: int | None, label: str | None = None) -> Meshes:
     """Run ``make`` (builds or loads the current gmsh model) on rank 0 and distribute the mesh.
     An exception on rank 0 is raised on every rank (same type for the usual built-in ones, else
     RuntimeError: gmsh raises plain ``Exception``), its message prefixed by ``label`` (default
@@ -281,7 +281,7 @@ def available() -> list:
     return sorted(p.stem for p in d.glob("*.msh")) if d.is_dir() else []
 
 
-def _locate(path_or_name: Union[str, Path]) -> Path:
+def _locate(path_or_name: str | Path) -> Path:
     p = Path(path_or_name)
     if p.is_file():
         return p
@@ -300,8 +300,8 @@ def _locate(path_or_name: Union[str, Path]) -> Path:
                             f"{' nor '.join(str(t) for t in tried)} exists; {where}")
 
 
-def read(path_or_name: Union[str, Path], comm: MPI.Comm = MPI.COMM_WORLD,
-         gdim: Optional[int] = None) -> Meshes:
+def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,
+         gdim: int | None = None) -> Meshes:
     """Read a gmsh ``.msh`` file on rank 0 and distribute it over ``comm`` with DOLFINx's gmsh
     reader (cells: the physical groups of the highest dimension; facets: those one below).
 
@@ -336,7 +336,7 @@ def read(path_or_name: Union[str, Path], comm: MPI.Comm = MPI.COMM_WORLD,
     return _distribute(comm, Path(path).stem, merge, gdim, label=path)
 
 
-def physical_groups(path_or_name: Union[str, Path]) -> Dict[str, Tuple[int, int]]:
+def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
     """The named physical groups of a ``.msh`` file (its ``$PhysicalNames`` section):
     name -> (dimension, tag). Local (no communication); reads the text, not the mesh."""
     groups = {}
@@ -353,7 +353,7 @@ def physical_groups(path_or_name: Union[str, Path]) -> Dict[str, Tuple[int, int]
     return groups
 
 
-def write(model: Union[str, Callable[..., None]], path: Union[str, Path], **kwargs) -> Path:
+def write(model: str | Callable[..., None], path: str | Path, **kwargs) -> Path:
     """Build a geometry (a ``*_model`` function or its name: ``"rotor"``, ``"twisted_blade"``,
     ``"strip"``) with ``kwargs`` in gmsh and write its mesh and physical groups to ``path``
     (MSH 4.1, ASCII). Serial: run it on one process."""

@@ -49,11 +49,32 @@ def gmsh_options(**values):
 
 
 def check_sizes(**values) -> None:
+    """Check that every keyword's value is a positive number.
+
+    Args:
+        **values: the sizes by argument name.
+
+    Raises:
+        ValueError: a value is not positive, naming its argument.
+    """
     for name, v in values.items():
         checks.positive(v, name)
 
 
 def cell_counts(cells, n: int, name: str) -> Tuple[int, ...]:
+    """``n`` numbers of cells, checked.
+
+    Args:
+        cells: the numbers of cells per direction.
+        n: how many there must be.
+        name: the argument's name, for the error.
+
+    Returns:
+        The counts as ints.
+
+    Raises:
+        ValueError: not ``n`` positive integers.
+    """
     try:
         c = tuple(int(k) for k in cells)
     except (TypeError, ValueError):
@@ -65,6 +86,12 @@ def cell_counts(cells, n: int, name: str) -> Tuple[int, ...]:
 
 def check_rotor(shaft_length, shaft_radius, disk_radius, disk_thickness, disk_position, size,
                  blades, blade_length, blade_width, blade_thickness) -> None:
+    """Check the rotor geometry's arguments (see :func:`rotor_model`).
+
+    Raises:
+        ValueError: a size not positive, a disk not larger than the shaft or not within
+            it, a negative or non-integer number of blades.
+    """
     check_sizes(shaft_length=shaft_length, shaft_radius=shaft_radius, disk_radius=disk_radius,
               disk_thickness=disk_thickness, size=size)
     if not disk_radius > shaft_radius:
@@ -175,6 +202,20 @@ def strip_model(length: float = 10.0, height: float = KRB_HEIGHT,
 
 
 def check_shaft(length, radius, size, cuts) -> Tuple[float, ...]:
+    """Check the shaft geometry's arguments (see :func:`shaft_model`).
+
+    Args:
+        length: shaft length (m).
+        radius: shaft radius (m).
+        size: mesh size (m).
+        cuts: axial positions of the cross-sections the mesh must contain (m).
+
+    Returns:
+        The cuts as floats.
+
+    Raises:
+        ValueError: a size not positive, cuts not strictly increasing within the shaft.
+    """
     check_sizes(length=length, radius=radius, size=size)
     try:
         c = tuple(float(z) for z in cuts)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping
-from typing import List, Optional, Tuple
+from typing import List, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -93,7 +93,7 @@ def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float) -
     return np.sort(lam[np.argsort(np.abs(lam - target), kind="stable")[:n]])
 
 
-def negative_count(K: PETSc.Mat, M: Optional[PETSc.Mat] = None, sigma: float = 0.0,
+def negative_count(K: PETSc.Mat, M: PETSc.Mat | None = None, sigma: float = 0.0,
                    border: int = 0) -> int:
     """The number of eigenvalues of the symmetric part of (K, M) below ``sigma`` (of K below 0
     without M): the negative pivots of an LDL^T factorization of K_s - sigma M by MUMPS
@@ -178,7 +178,7 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
 
 
 def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
-             tol: float, start: Optional[PETSc.Vec] = None) -> SLEPc.PEP:
+             tol: float, start: PETSc.Vec | None = None) -> SLEPc.PEP:
     pep = SLEPc.PEP().create(K.getComm())
     pep.setOperators([K, G, M])
     pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
@@ -245,7 +245,9 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     is logged and its imaginary part returned (among the unstable ones).
 
     Args:
-        K, G, M: stiffness (symmetric), gyroscopic (+ damping), mass.
+        K: stiffness matrix (symmetric).
+        G: gyroscopic (+ damping) matrix.
+        M: mass matrix.
         n: number of frequencies.
         shift: real target of shift-and-invert (in lambda units, 1/s).
         tol: relative residual tolerance.
@@ -325,7 +327,9 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     root.
 
     Args:
-        K, G, M: stiffness, gyroscopic (+ damping) and mass matrices (real).
+        K: stiffness matrix (real).
+        G: gyroscopic (+ damping) matrix (real).
+        M: mass matrix (real).
         n: number of eigenpairs.
         shift: real target of shift-and-invert (in lambda units, 1/s) for the stable modes;
             it must not be an eigenvalue (a singular K with shift 0, e.g. at a critical
@@ -389,7 +393,7 @@ def _with_unstable(K, G, M, n: int, lam: np.ndarray, vecs: list, negative: int, 
 
 
 def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
-                            pep: Optional[SLEPc.PEP], shift: float = 0.0, tol: float = 1e-10
+                            pep: SLEPc.PEP | None, shift: float = 0.0, tol: float = 1e-10
                             ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], SLEPc.PEP]:
     """:func:`gyroscopic_modes` with a PEP kept from an earlier call on matrices of the same
     objects and patterns (None: a new one): its ST keeps the symbolic factorization and only
@@ -441,7 +445,7 @@ def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float):
 
 
 # -- on a typed system ------------------------------------------------------------------------
-def _log_rigid(rigid: RigidSubspace, Kr: PETSc.Mat, Gr: Optional[PETSc.Mat]) -> np.ndarray:
+def _log_rigid(rigid: RigidSubspace, Kr: PETSc.Mat, Gr: PETSc.Mat | None) -> np.ndarray:
     lam = rigid.eigenvalues(Kr, Gr)
     log.info("%d free rigid-body motion(s) left out of the elastic modes; their eigenvalues "
              "(%s): %s", rigid.dim, "w^2" if Gr is None else "lambda, one per pair",
@@ -510,7 +514,7 @@ def _check_elastic(n: int, Kr: PETSc.Mat, rigid: RigidSubspace) -> None:
 
 
 def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
-                 rigid: Optional[RigidSubspace], shift: float = 0.0, tol: float = 1e-10
+                 rigid: RigidSubspace | None, shift: float = 0.0, tol: float = 1e-10
                  ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], dict]:
     """:func:`gyroscopic_modes` of a system's pencil with the free rigid motions ``rigid``
     (:func:`dolfinx_mbs.systems.rigid_modes.rigid_subspace`, None: none) left out.
@@ -525,7 +529,7 @@ def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
         return lam, vecs, {"rigid_dim": 0, "rigid_eigenvalues": np.zeros(0, complex)}
     _check_elastic(n, Kr, rigid)
     info = {"rigid_dim": rigid.dim, "rigid_eigenvalues": _log_rigid(rigid, Kr, Gr)}
-    lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol,
+    lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol,  # type: ignore[call-arg, misc]
                                   border=rigid.dim)
     vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr)) for xr, xi in bvecs]
     for xr, xi in bvecs:
@@ -580,7 +584,7 @@ class ModalResult(Mapping):
 
 
 def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-          output: Optional[str] = None) -> ModalResult:
+          output: str | None = None) -> ModalResult:
     """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
     state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
     softening, stiffening): the unstable ones, fastest growth first, then the ``n`` (in all)

@@ -10,8 +10,8 @@ bodies' dofs, reduced bodies' interface dofs and modal coordinates). The constra
 B Delta = c become rows (B T) xi = c (:class:`OnBasis`), eliminated by the Maggi reducer
 unchanged; the ground constraints a reduced body's shapes already satisfy are dropped
 (absorbed). :class:`BasisReducer` is the composed reducer: a
-:class:`~dolfinx_mbs.constraints.maggi.MaggiReducer` with A = T A_xi, A' = T A_xi', a0 = T a0_xi, so every
-system, solver and observer works on it as on the full model's reducer, and every operator
+:class:`~dolfinx_mbs.constraints.maggi.MaggiReducer` with A = T A_xi, A' = T A_xi', a0 = T a0_xi,
+so every system, solver and observer works on it as on the full model's reducer, and every operator
 reduces by A^T X A into a small matrix (once per constant matrix where the frame state is a
 combination of them, :mod:`dolfinx_mbs.systems.reduced_basis`). Expanded vectors are full fields.
 """
@@ -84,6 +84,7 @@ class BasisSpace:
             s.xi_cols = np.concatenate([iface, extra]).astype(np.int64)
 
     def create_vec(self) -> PETSc.Vec:
+        """A zero vector of xi: the reduced bodies' shape coordinates and the other bodies' dofs."""
         v = PETSc.Vec().createMPI((self.n_local, self.n_global), comm=self.comm)
         v.set(0.0)
         return v
@@ -138,6 +139,15 @@ class RowMap:
             self._rows.update(part)
 
     def translate(self, rows: Rows) -> Rows:
+        """Rows over the full indices as rows over xi: a reduced body's dof by its row of the
+        shapes T, every other dof shifted to its xi index (collective).
+
+        Args:
+            rows: rows over the inner full space.
+
+        Returns:
+            The rows over xi.
+        """
         cols = np.asarray(rows.cols, np.int64)
         piv = np.asarray(rows.pivot, np.int64)
         self._fetch(np.concatenate([cols, piv[piv >= 0]]))  # collective: once, every rank
@@ -166,7 +176,7 @@ class RowMap:
             indptr.append(len(out_cols))
             pivots.append(p)
         return Rows(rows.name, np.array(indptr, np.int64), np.array(out_cols, np.int64),
-                    np.array(out_coef, dtype=float).reshape(-1, 3), rows.rhs.copy(),
+                    np.array(out_coef, dtype=float).reshape(-1, 3), rows.rhs.copy(),  # type: ignore[type-var]
                     np.array(pivots, np.int64), rows.rheonomic)
 
 
@@ -178,6 +188,15 @@ class OnBasis(Constraint):
         self.name, self.time_dependent = inner.name, inner.time_dependent
 
     def rows(self, space, t: float) -> Rows:
+        """The inner constraint's rows over xi: its full rows translated through the shapes.
+
+        Args:
+            space: the model's full space (unused: the rows are built on the inner full space).
+            t: time (s).
+
+        Returns:
+            The rows over the xi indices.
+        """
         return self.rowmap.translate(self.inner.rows(self.rowmap.xi.full, t))
 
 
@@ -264,7 +283,7 @@ class BasisReducer(MaggiReducer):
         self.a0_ddot = space.create_vec() if inner.a0_ddot is not None else None
         self._compose()
         self.t = inner.t
-        self._gram = None
+        self._gram: tuple | None = None
         self._identity = self._identity_positions()
         self._fixed = np.concatenate([np.zeros(0, np.int64)] + [
             space.offsets[ib] + np.flatnonzero(np.all(s.cols == 0.0, axis=1))
@@ -351,20 +370,45 @@ class BasisReducer(MaggiReducer):
         return None
 
     def where(self, dof: int):
+        """(body name, index within the body's coordinates on their owner) of a reduced index.
+
+        Args:
+            dof: an index of the inner reducer's coordinates.
+
+        Returns:
+            The pair, for messages.
+        """
         return self.inner.where(dof)
 
     def redundancy(self):
+        """The inner reducer's redundant rows by constraint (:meth:`MaggiReducer.redundancy`)."""
         return self.inner.redundancy()
 
     def full_index(self, k: int) -> int:
+        """Not available: velocity constraints do not take reduced bodies.
+
+        Args:
+            k: a reduced index.
+
+        Raises:
+            ValueError: always.
+        """
         raise ValueError("velocity constraints do not take reduced bodies (Model.reduce)")
 
     def substitute_rates(self, rows: Rows) -> Rows:
+        """Not available: velocity constraints do not take reduced bodies.
+
+        Args:
+            rows: velocity rows.
+
+        Raises:
+            ValueError: always, naming the rows.
+        """
         raise ValueError(f"{rows.name}: velocity constraints do not take reduced bodies "
                          "(Model.reduce)")
 
     def restrict(self, x: PETSc.Vec, out=None) -> PETSc.Vec:
-        """q of a full vector: xi by least squares (T^T T xi = T^T x: exact for a full
+        """Q of a full vector: xi by least squares (T^T T xi = T^T x: exact for a full
         vector in the shapes' span), then its independent entries."""
         if self._gram is None:
             G = self.T.transposeMatMult(self.T)

@@ -20,7 +20,7 @@ modes. :mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the M
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List
 
 import numpy as np
 from petsc4py import PETSc
@@ -54,8 +54,8 @@ class ReducedBody:
         n_interface: its interface dofs (Craig-Bampton).
     """
 
-    def __init__(self, body, modes: Optional[int] = 20, method: str = "craig-bampton",
-                 cutoff: Optional[float] = None, t: float = 0.0, residual=False):
+    def __init__(self, body, modes: int | None = 20, method: str = "craig-bampton",
+                 cutoff: float | None = None, t: float = 0.0, residual=False):
         if method not in METHODS:
             raise ValueError(f"reduce: method must be one of {METHODS}, got {method!r}")
         if cutoff is None:
@@ -78,16 +78,16 @@ class ReducedBody:
                                  f"times, got {residual!r}") from None
         self.body, self.modes, self.method, self.cutoff = body, modes, method, cutoff
         self.residual: List[float] = residual
-        self.frequencies: Optional[np.ndarray] = None
-        self.n_coordinates: Optional[int] = None
-        self.n_interface: Optional[int] = None
+        self.frequencies: np.ndarray | None = None
+        self.n_coordinates: int | None = None
+        self.n_interface: int | None = None
 
     def __repr__(self) -> str:
         return (f"ReducedBody({self.body.name!r}, method={self.method!r}, "
                 f"coordinates={self.n_coordinates})")
 
 
-def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: Optional[float]):
+def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: float | None):
     """The lowest eigenpairs of K x = w^2 M x (shift-and-invert below zero: rigid-body modes
     and the elastic ones in ascending order); with ``cutoff`` all below it."""
     n_free = K.getSize()[0]
@@ -119,7 +119,7 @@ def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: Optional[float])
             eps.destroy()
             continue
         if cutoff is not None:
-            order = [i for i in order if lam[i] <= cutoff ** 2] or order[:1]
+            order = [i for i in order if lam[i] <= cutoff ** 2] or order[:1]  # type: ignore[assignment]
         vecs = []
         Mx = M.createVecLeft()
         for i in order:   # M-normalized

@@ -6,7 +6,6 @@ and polar plots are :meth:`dolfinx_mbs.rotors.UnbalanceResponse.plot`, the criti
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 
@@ -15,7 +14,7 @@ __all__ = ["campbell_log_dec"]
 RPM = 30.0 / math.pi
 
 
-def campbell_log_dec(table, path, title: Optional[str] = None, vmax: Optional[float] = None
+def campbell_log_dec(table, path, title: str | None = None, vmax: float | None = None
                      ) -> None:
     """The stationary-frame Campbell diagram of ``table`` (a
     :class:`dolfinx_mbs.campbell.CampbellTable`) with the points of each branch coloured by

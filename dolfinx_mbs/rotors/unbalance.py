@@ -37,7 +37,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import List, Optional, Sequence
+from typing import List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -107,7 +107,7 @@ class UnbalanceResponse:
 
     @property
     def phase(self) -> np.ndarray:
-        """arg X per direction (degrees): the phase of the response against the unbalance's
+        """Arg X per direction (degrees): the phase of the response against the unbalance's
         force along that axis (lag negative)."""
         return np.degrees(np.angle(self.response))
 
@@ -148,7 +148,7 @@ class UnbalanceResponse:
                            + [repr(float(v)) for v in (p.speed, p.speed * RPM, p.amplitude,
                                                        p.lower, p.upper, p.amplification)])
 
-    def plot(self, path, probe: int = 0, title: Optional[str] = None) -> None:
+    def plot(self, path, probe: int = 0, title: str | None = None) -> None:
         """The Bode plot (amplitude and phase against speed) and the polar plot of ``probe``
         (matplotlib, Agg; rank 0 draws)."""
         if self.rank != 0:
@@ -294,7 +294,7 @@ class _Space:
 
     def __init__(self, comm):
         self.mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
-        self.X: Optional[np.ndarray] = None
+        self.X: np.ndarray | None = None
         self.prods, self.proj = {}, {}
 
     def dots(self, A, B):
@@ -425,7 +425,7 @@ class _Solver:
 
 
 def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: float = 0.0,
-                       tol: float = 1e-9, shift: Optional[float] = None,
+                       tol: float = 1e-9, shift: float | None = None,
                        refine: bool = True, directions: Sequence[str] = ("x", "y", "major")
                        ) -> UnbalanceResponse:
     """The synchronous response to ``unbalances`` at ``probes`` over ``speeds`` (module

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from types import SimpleNamespace
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import numpy as np
 from dolfinx import fem
@@ -86,14 +86,14 @@ class StaticSolver:
 
     def __init__(self, comm):
         self.comm = comm
-        self.ksp: Optional[PETSc.KSP] = None
+        self.ksp: PETSc.KSP | None = None
         self._ksp_sizes = None
         self._snes = None
         self._snes_for = (None, None)
-        self._q: Optional[PETSc.Vec] = None
-        self._br: Optional[PETSc.Vec] = None
+        self._q: PETSc.Vec | None = None
+        self._br: PETSc.Vec | None = None
         self._for = None  # the reducer the reduced vectors belong to
-        self._inertia_ksp: Optional[PETSc.KSP] = None
+        self._inertia_ksp: PETSc.KSP | None = None
         #: Newton iterations of the last nonlinear solve
         self.newton_iterations = 0
 
@@ -333,7 +333,7 @@ def _classes(bodies, group: List[int]) -> List[List[int]]:
     return out
 
 
-def _refusal(bodies, groups, reducer) -> Optional[str]:
+def _refusal(bodies, groups, reducer) -> str | None:
     """Why the unit prestress fields cannot represent this model's steady stress, or None.
 
     Joined bodies whose frames move relative to each other, or constraint coefficients that
@@ -538,5 +538,13 @@ class Prestress:
         self.owner = weakref.ref(owner)
 
     def __call__(self, assembly) -> List[FrameLink]:
+        """The prestress of ``assembly`` from the owner's static solve.
+
+        Args:
+            assembly: the owner's assembly.
+
+        Returns:
+            The frame links of the prestress cases (:func:`prestress`).
+        """
         owner = self.owner()
         return prestress(assembly, owner.reducer, owner.static)

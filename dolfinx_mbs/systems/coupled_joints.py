@@ -426,7 +426,7 @@ class JointSet:
                    for k, pt in enumerate((j.a, j.b)))
 
     def _node_forces(self, lam, terms) -> None:
-        """lam into the inertia residual e and the elastic rows' residual r at the nodes."""
+        """Lam into the inertia residual e and the elastic rows' residual r at the nodes."""
         s = self.system
         for r, (ij, kind, data, pos) in enumerate(self.rows):
             if kind not in ("coincide", "spring"):
@@ -759,9 +759,9 @@ class JointSet:
                     _, _, _, sT, L = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])
                     out[j.name] = {"tension": sT, "length": L}
                 continue
-            rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})
+            rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})  # type: ignore[dict-item]
             if kind == "coincide":
-                rec["force"][data] = lam[r]
+                rec["force"][data] = lam[r]  # type: ignore[index]
             rec["drift"] = max(rec["drift"], abs(float(g[r])))
         return out
 
@@ -773,7 +773,7 @@ def _zero(v) -> None:
 
 
 def _central(fn, f: np.ndarray, c: int) -> np.ndarray:
-    """d fn / d f_c by central differences, step FD_STEP (scaled by f_c): errors ~ 1e-10 of
+    """D fn / d f_c by central differences, step FD_STEP (scaled by f_c): errors ~ 1e-10 of
     the scale, ample for Newton's direction (the residual is exact)."""
     hh = FD_STEP * max(1.0, abs(float(f[c])))
     lo, hi = f.copy(), f.copy()
@@ -783,7 +783,7 @@ def _central(fn, f: np.ndarray, c: int) -> np.ndarray:
 
 
 def _rate(fn, t: float) -> float:
-    """d fn / dt by central differences (a driven angle's rate)."""
+    """D fn / dt by central differences (a driven angle's rate)."""
     h = 1e-6 * max(1.0, abs(t))
     return (float(fn(t + h)) - float(fn(t - h))) / (2 * h)
 

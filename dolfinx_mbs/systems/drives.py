@@ -6,7 +6,8 @@ force on a shaker's table). They are the frame's rows of the equations of motion
 (docs/theory.md section 8) evaluated on the motion: the bodies' dynamic residual tested with
 the rigid fields e_i and e_i x x (x = X + u the deformed position in the frame),
 
-    F = sum_n e_n,     M_O = sum_n x_n x e_n,     e = M u'' + (G + D_a) u' + (K_omega + K_alpha) u - Q,
+    F = sum_n e_n,     M_O = sum_n x_n x e_n,
+    e = M u'' + (G + D_a) u' + (K_omega + K_alpha) u - Q,
 
 e being the inertia and applied loads of every node (the residual without the internal
 elastic, geometric and damping forces, which do no work on a rigid motion of the frame), plus

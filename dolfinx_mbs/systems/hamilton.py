@@ -53,7 +53,9 @@ class HamiltonSystem(SecondOrderSystem):
         return s
 
     def _rheonomic(self, t: float, s: Hamiltonian, states) -> None:
-        """The A-dot terms with Delta = A(t) q + a0(t): the momentum P = A^T p,
+        """The A-dot terms of a rheonomic reducer.
+
+        With Delta = A(t) q + a0(t): the momentum P = A^T p,
         P' = A^T (dL/dDelta + Q) + A'^T p gives
 
             M_r q' + (A^T G_p A + A^T M A') q + A^T w - P = 0,        w = pi_0 + M a0' + G_p a0

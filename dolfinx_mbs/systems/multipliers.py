@@ -1,5 +1,6 @@
-"""The same constrained model as a saddle-point system with Lagrange multipliers, for comparison
-with the Maggi reducer (``docs/theory.md`` section 5):
+"""The same constrained model as a saddle-point system with Lagrange multipliers.
+
+For comparison with the Maggi reducer (``docs/theory.md`` section 5):
 
     [M 0] [Delta'']   [C 0] [Delta']   [K  B^T] [Delta ]   [Q]
     [0 0] [lambda''] + [0 0] [lambda'] + [B  0  ] [lambda] = [c]
@@ -12,7 +13,7 @@ operators share one sparsity pattern, so the integrators treat them like the red
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict
 
 import numpy as np
 from petsc4py import PETSc
@@ -30,7 +31,7 @@ SADDLE_OPTIONS = SolverOptions("mbs_saddle_", {"mat_mumps_icntl_14": 200})
 
 
 def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm) -> int:
-    """x = J^-1 rhs by MUMPS LU (options prefix ``mbs_saddle_``); returns the KSP's reason."""
+    """X = J^-1 rhs by MUMPS LU (options prefix ``mbs_saddle_``); returns the KSP's reason."""
     ksp = PETSc.KSP().create(comm)
     try:
         direct_lu(ksp)
@@ -85,7 +86,7 @@ class SaddlePoint:
         self.c = self.B.createVecLeft()
         self._fill_c(rows[3])
         self._t = 0.0
-        self._ops: Optional[SecondOrder] = None
+        self._ops: SecondOrder | None = None
         self._key = None
         self._stamp = None
         self._nests: Dict[str, PETSc.Mat] = {}
@@ -133,11 +134,12 @@ class SaddlePoint:
 
     # -- vectors -----------------------------------------------------------------------------
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A zero vector [Delta; lambda] of the saddle-point system."""
         v = PETSc.Vec().createMPI(self.sizes, comm=self.comm)
         v.set(0.0)
         return v
 
-    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """[Delta; 0] from a full vector."""
         out = out if out is not None else self.create_reduced_vec()
         a = out.getArray()
@@ -145,14 +147,14 @@ class SaddlePoint:
         a[: self.n_local] = x.getArray(readonly=True)
         return out
 
-    def expand(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None,
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
         """Delta from an augmented vector."""
         out = out if out is not None else self.space.create_vec()
         out.array[:] = q.getArray(readonly=True)[: self.n_local]
         return out
 
-    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: Optional[PETSc.Vec] = None
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
                     ) -> PETSc.Vec:
         """Delta' from the augmented rate ``v``."""
         return self.expand(v, out)
@@ -166,7 +168,7 @@ class SaddlePoint:
         return self.scale * q.getArray(readonly=True)[self.n_local:]
 
     def constraint_forces(self, t: float, q: PETSc.Vec, v=None, a=None,
-                          out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+                          out: PETSc.Vec | None = None) -> PETSc.Vec:
         """-B^T lambda (full vector) of the augmented state ``q`` at ``t``: the forces the
         constraints exert on the dofs."""
         self.update(t)
@@ -177,7 +179,16 @@ class SaddlePoint:
         out.scale(-1.0)
         return out
 
-    def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec:
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """[b; c]: a full load vector with the constraints' right-hand side c.
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.create_reduced_vec()
         a = out.getArray()
         a[: self.n_local] = b.getArray(readonly=True)

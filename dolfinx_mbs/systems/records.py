@@ -6,11 +6,12 @@ coordinate vector. Import them from :mod:`dolfinx_mbs.systems`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, List, Optional, Protocol
+from typing import Callable, List, Protocol
 
 from petsc4py import PETSc
 
-__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ", "check_choice", "constant_frame"]
+__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ",
+           "check_choice", "constant_frame"]
 
 #: the record's matrices that a combining system forms when they are read (``formed``)
 FORMED_ON_READ = frozenset(("C", "K", "Kpot", "Gp", "Kh"))
@@ -22,16 +23,80 @@ class Reducer(Protocol):
 
     n_reduced: int
 
-    def update(self, t: float) -> bool: ...
-    def create_reduced_vec(self) -> PETSc.Vec: ...
-    def restrict(self, x: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def project(self, b: PETSc.Vec, out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
-    def expand(self, q: PETSc.Vec, out: Optional[PETSc.Vec] = None,
-               homogeneous: bool = False) -> PETSc.Vec: ...
+    def update(self, t: float) -> bool:
+        """Bring the reducer to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when its operators changed.
+        """
+
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The system's coordinates of a full vector.
+
+        Args:
+            x: a full vector Delta.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """A full load vector in the system's coordinates (A^T b for the Maggi reducer).
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector Delta = A q + a0 (A q when ``homogeneous``).
+
+        Args:
+            q: the system's coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out a0.
+
+        Returns:
+            ``out``.
+        """
+
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
-                    out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
+                    out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full velocity Delta' = A q' + A' q + a0'.
+
+        Args:
+            q: the system's coordinates.
+            v: their rates q'.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
     def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
-                            out: Optional[PETSc.Vec] = None) -> PETSc.Vec: ...
+                            out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full acceleration Delta'' = A q'' + 2 A' q' + A'' q + a0''.
+
+        Args:
+            q: the system's coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
 
 
 @dataclasses.dataclass
@@ -65,8 +130,8 @@ class SecondOrder:
         version: changes whenever a matrix changed.
         formed: None, or ``formed(name)`` that brings the matrix ``name`` (one of
             :data:`FORMED_ON_READ`) up to date: a system that combines its matrices
-            (:class:`dolfinx_mbs.systems.reduced_basis.ReducedBasis`) forms each when it is first read
-            at a new state, so that no one pays for a matrix nobody reads.
+            (:class:`dolfinx_mbs.systems.reduced_basis.ReducedBasis`) forms each when it is first
+            read at a new state, so that no one pays for a matrix nobody reads.
     """
 
     t: float
@@ -76,9 +141,9 @@ class SecondOrder:
     Kel: PETSc.Mat
     Kpot: PETSc.Mat
     f: PETSc.Vec
-    blocks: Optional[InertiaBlocks]
+    blocks: InertiaBlocks | None
     version: int
-    formed: Optional[Callable[[str], None]] = None
+    formed: Callable[[str], None] | None = None
 
     def __getattribute__(self, name: str):
         if name in FORMED_ON_READ:
@@ -90,20 +155,21 @@ class SecondOrder:
 
 @dataclasses.dataclass
 class Hamiltonian(SecondOrder):
-    """Hamilton's form in (q, p) at one frame state (``docs/theory.md`` section 4), beside the
-    second-order operators (for energies):
+    """Hamilton's form in (q, p) at one frame state (``docs/theory.md`` section 4).
+
+    Beside the second-order operators (for energies):
 
         M q' + G_p q + pi0 - p = 0,     p' + G_q q' + K_h q + h - f_a = 0,
 
     G_q = G_p + D for fixed constraints (``Gq`` None), else its own matrix."""
 
-    Gp: Optional[PETSc.Mat] = None
-    D: Optional[PETSc.Mat] = None
-    Kh: Optional[PETSc.Mat] = None
-    Gq: Optional[PETSc.Mat] = None
-    pi0: Optional[PETSc.Vec] = None
-    h: Optional[PETSc.Vec] = None
-    fa: Optional[PETSc.Vec] = None
+    Gp: PETSc.Mat | None = None
+    D: PETSc.Mat | None = None
+    Kh: PETSc.Mat | None = None
+    Gq: PETSc.Mat | None = None
+    pi0: PETSc.Vec | None = None
+    h: PETSc.Vec | None = None
+    fa: PETSc.Vec | None = None
 
 
 def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: bool,

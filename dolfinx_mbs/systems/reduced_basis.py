@@ -2,8 +2,8 @@
 
 Every frame-dependent matrix of a body is a linear combination of constant matrices: the
 frame couplings c_W = sum of coeff_i(W) c_E_i over the ``"basis"`` strategy's matrices of
-:mod:`dolfinx_mbs.assembly.operators`; the spin softening c_Ww = sum of omega_i omega_j c_W_ij over the
-unit spin cases W_ij of ``forms.unit_spin_cases``, and the geometric stiffness K_sigma = sum of
+:mod:`dolfinx_mbs.assembly.operators`; the spin softening c_Ww = sum of omega_i omega_j c_W_ij over
+the unit spin cases W_ij of ``forms.unit_spin_cases``, and the geometric stiffness K_sigma = sum of
 the unit prestress cases' stiffnesses P_c weighted by ``Body.prestress_coefficient``, which is
 omega_i omega_j for the same cases; M, K and the damping D are constant. The Maggi reduction
 A^T X A is linear in X, so for a basis A that does not move each constant matrix is reduced
@@ -24,7 +24,7 @@ pattern.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -76,7 +76,7 @@ class ReducedBasis:
                                         for coeff, _ in o.coupling_matrices]) for o in self.ops]
 
     @classmethod
-    def make(cls, assembly, reducer) -> Optional["ReducedBasis"]:
+    def make(cls, assembly, reducer) -> "ReducedBasis" | None:
         """A ReducedBasis of the assembly's bodies under ``reducer``, or None when the reduced
         operators are not combinations of constant matrices (see the module docstring; the
         same answer on every rank)."""

@@ -83,7 +83,7 @@ model gives them, for information, not as physical results.
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -141,7 +141,7 @@ class RigidSubspace:
         self._MQ = np.array([v.getArray(readonly=True).copy() for v in MQ]).reshape(self.dim, -1)
         for v in MQ:
             v.destroy()
-        self._blocks: Optional[tuple] = None
+        self._blocks: tuple | None = None
         self._out: Dict[str, PETSc.Mat] = {}
 
     def _border_blocks(self, Kr: PETSc.Mat, Mr: PETSc.Mat) -> tuple:
@@ -176,7 +176,7 @@ class RigidSubspace:
             self._blocks = (B, B.transpose(PETSc.Mat()), Z, zero)
         return self._blocks
 
-    def border(self, Kr: PETSc.Mat, Gr: Optional[PETSc.Mat], Mr: PETSc.Mat) -> tuple:
+    def border(self, Kr: PETSc.Mat, Gr: PETSc.Mat | None, Mr: PETSc.Mat) -> tuple:
         """The pencil of the elastic modes: (K_b, G_b, M_b) = ([[K, M Q], [Q^T M, 0]],
         [[G, 0], [0, 0]], [[M, 0], [0, 0]]) (G_b None when ``Gr`` is), as AIJ matrices kept
         and refilled by later calls. An eigenvector's first part (:meth:`elastic_part`) is
@@ -215,7 +215,7 @@ class RigidSubspace:
         x.array[:] = xb.getArray(readonly=True)[:n]
         return x
 
-    def eigenvalues(self, Kr: PETSc.Mat, Gr: Optional[PETSc.Mat]) -> np.ndarray:
+    def eigenvalues(self, Kr: PETSc.Mat, Gr: PETSc.Mat | None) -> np.ndarray:
         """The eigenvalues of the rigid motions alone, lambda^2 I + lambda Q^T G Q + Q^T K Q
         (one per conjugate pair: the ``dim`` with the largest imaginary, then real part;
         without ``Gr`` the w^2 of Q^T K Q), the same on every rank (module docstring)."""
@@ -237,6 +237,7 @@ class RigidSubspace:
         return lam[np.lexsort((-lam.real, -np.round(lam.imag, 8)))][:r]
 
     def destroy(self) -> None:
+        """Destroy the subspace's vectors and the matrices made from it (collective)."""
         for v in self.Q:
             v.destroy()
         for M in list(self._out.values()) + list(self._blocks or ()):
@@ -306,7 +307,7 @@ def _null_symmetric(A: np.ndarray, B: np.ndarray, tol: float) -> np.ndarray:
 
 
 def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
-                   frames: bool = True) -> Optional[RigidSubspace]:
+                   frames: bool = True) -> RigidSubspace | None:
     """The free motions of ``system``'s bodies (module docstring): the rigid motions that its
     constraints at ``t`` leave free, on which its stiffness does no work and which the frames'
     turning keeps free; None when there are none (or the system is not a Maggi-reduced one:
@@ -444,7 +445,7 @@ def _invariant(C: np.ndarray, Gm: np.ndarray, turning) -> np.ndarray:
 
 
 def stiffness_scale(K: PETSc.Mat, M: PETSc.Mat) -> float:
-    """max K_ii / max M_ii: the stiffness scale that the tolerances on energy refer to."""
+    """Max K_ii / max M_ii: the stiffness scale that the tolerances on energy refer to."""
     Kd, Md = K.getDiagonal(), M.getDiagonal()
     scale = Kd.norm(PETSc.NormType.INFINITY) / Md.norm(PETSc.NormType.INFINITY)
     Kd.destroy()

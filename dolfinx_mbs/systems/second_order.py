@@ -20,7 +20,7 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -49,7 +49,7 @@ class SecondOrderSystem:
             bodies linearize about).
     """
 
-    formulations = ("second-order", "first-order")
+    formulations: Tuple[str, ...] = ("second-order", "first-order")
     #: coordinates with Lagrange multipliers (the comparison form) or not
     has_multipliers = False
 
@@ -60,38 +60,99 @@ class SecondOrderSystem:
         self.static = static
         self.space, self.bodies, self.comm = asm.space, asm.bodies, asm.comm
         self.nonlinear = asm.nonlinear
-        self._ops: Optional[SecondOrder] = None
-        self._key = None
+        self._ops: SecondOrder | None = None
+        self._key: Any = None
         self._mkey = None
         self._work = {}
         self._nns = None
-        self._rb = self._plan = False  # decided on first use
-        self._lean: Optional[bool] = None
+        # decided on first use
+        self._rb: ReducedBasis | None | bool = False
+        self._plan: str | None | bool = False
+        self._lean: bool | None = None
 
     # -- the Reducer protocol, at a time ------------------------------------------------------
     @property
     def n_reduced(self) -> int:
+        """The number of reduced coordinates q (global)."""
         return self.reducer.n_reduced
 
     def update(self, t: float) -> bool:
+        """Bring the reducer to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when A, its derivatives or a0 changed.
+        """
         return self.reducer.update(t)
 
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the reduced coordinates q."""
         return self.reducer.create_reduced_vec()
 
     def restrict(self, x, out=None):
+        """q: the reduced coordinates of a full vector (the reducer's).
+
+        Args:
+            x: a full vector Delta.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.restrict(x, out)
 
     def project(self, b, out=None):
+        """A^T b: a full load vector in the reduced coordinates.
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.project(b, out)
 
     def expand(self, q, out=None, homogeneous=False):
+        """Delta = A q + a0 (A q when ``homogeneous``).
+
+        Args:
+            q: the reduced coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out a0.
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand(q, out, homogeneous)
 
     def expand_rate(self, q, v, out=None):
+        """Delta' = A q' + A' q + a0'.
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates q'.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand_rate(q, v, out)
 
     def expand_acceleration(self, q, v, a, out=None):
+        """Delta'' = A q'' + 2 A' q' + A'' q + a0''.
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand_acceleration(q, v, a, out)
 
     def expand_mode(self, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
@@ -117,15 +178,17 @@ class SecondOrderSystem:
         been changed since the last call)."""
         self._key = None
 
-    def reduced_basis(self) -> Optional[ReducedBasis]:
+    def reduced_basis(self) -> ReducedBasis | None:
         """The :class:`~dolfinx_mbs.systems.reduced_basis.ReducedBasis` of the system, or None where
         the reduced matrices are not combinations of constant ones (decided once)."""
         if self._rb is False:
             self._rb = ReducedBasis.make(self.assembly, self.reducer)
-        return self._rb
+        return self._rb  # type: ignore[return-value]
 
     def at(self, t: float, states=None) -> SecondOrder:
-        """The reduced operators at ``t``. With Delta = A(t) q + a0(t):
+        """The reduced operators at ``t``.
+
+        With Delta = A(t) q + a0(t):
 
             M_r = A^T M A,  C_r = A^T (C A + 2 M A'),  K_r = A^T (K A + C A' + M A''),
             f_r = A^T (Q - M a0'' - C a0' - K a0).
@@ -177,7 +240,7 @@ class SecondOrderSystem:
     #: the record's matrices that a reduced basis forms when read: its combination of each
     formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
 
-    def _formed(self, rb) -> Optional[Callable[[str], None]]:
+    def _formed(self, rb) -> Callable[[str], None] | None:
         """The record's ``formed`` (:class:`~dolfinx_mbs.systems.SecondOrder`) for ``rb``."""
         if rb is None:
             return None
@@ -246,7 +309,7 @@ class SecondOrderSystem:
             rhs.axpy(-1.0, tmp)
         return rhs
 
-    def _blocks_plan(self) -> Optional[str]:
+    def _blocks_plan(self) -> str | None:
         """Whether the node-block form applies (see :meth:`_inertia_blocks`): None if not,
         else the key of its K_s, ``"Ks"`` (with a geometric stiffness) or ``"Kel"``."""
         if self._plan is False:
@@ -259,9 +322,9 @@ class SecondOrderSystem:
                 if not (geo and any(o.body.material.rayleigh[1] for o in ops)):
                     plan = "Ks" if geo else "Kel"
             self._plan = plan
-        return self._plan
+        return self._plan  # type: ignore[return-value]
 
-    def _inertia_blocks(self, t: float, states, rb, Kel) -> Optional[InertiaBlocks]:
+    def _inertia_blocks(self, t: float, states, rb, Kel) -> InertiaBlocks | None:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
         only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the scalar mass
         times a gdim x gdim matrix per node (``forms.inertia_coupling``), two matrix products
@@ -338,8 +401,8 @@ class SecondOrderSystem:
         return self._nns
 
     # -- eigenproblems ------------------------------------------------------------------------
-    def pencil(self, t: float, n: int, coupling: Optional[str] = None, states=None
-               ) -> Tuple[PETSc.Mat, Optional[PETSc.Mat], PETSc.Mat]:
+    def pencil(self, t: float, n: int, coupling: str | None = None, states=None
+               ) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
         """(K_r, G_r, M_r) of the eigenproblems about the frame state at ``t`` (``states``:
         one FrameState per body instead of ``frame.state(t)``): K + K_omega (+ K_sigma; with
         nonlinear strain the tangent about the static equilibrium, found by Newton's method),

@@ -1,7 +1,8 @@
 """Velocity constraints that are not eliminated from the coordinates (nonholonomic ones
 included): Maggi's equations in independent velocities (``docs/theory.md`` section 5).
 
-The holonomic constraints give Delta = A q + a0(t) (:class:`dolfinx_mbs.constraints.maggi.MaggiReducer`).
+The holonomic constraints give Delta = A q + a0(t)
+(:class:`dolfinx_mbs.constraints.maggi.MaggiReducer`).
 Velocity rows ``B_n(t) Delta' = c_n(t)`` (:class:`dolfinx_mbs.constraints.VelocityRows`) act on
 q' = v:
 
@@ -27,7 +28,6 @@ No multiplier is formed; the constraint forces of the velocity rows are in the f
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
 
 import numpy as np
 from petsc4py import PETSc
@@ -55,6 +55,7 @@ class ReducedSpace:
         self.offsets = np.array([0, self.n_local], np.int64)
 
     def create_vec(self) -> PETSc.Vec:
+        """A zero vector of the holonomic reduction's coordinates q."""
         v = self.holonomic.create_reduced_vec()
         v.set(0.0)
         return v
@@ -107,9 +108,9 @@ class VelocityOperators:
     t: float
     base: SecondOrder
     An: PETSc.Mat
-    An_dot: Optional[PETSc.Mat]
+    An_dot: PETSc.Mat | None
     an: PETSc.Vec
-    an_dot: Optional[PETSc.Vec]
+    an_dot: PETSc.Vec | None
     Mw: PETSc.Mat
     Cw: PETSc.Mat
     Kw: PETSc.Mat
@@ -146,10 +147,10 @@ class VelocitySystem:
         self.constraints = base.constraints
         self.nonlinear = base.nonlinear
         self.basis = VelocityBasis(base.reducer, rows, base.space)
-        self._ops: Optional[VelocityOperators] = None
+        self._ops: VelocityOperators | None = None
         self._key = None
         self._stamp = None
-        self._tmp: Optional[PETSc.Vec] = None
+        self._tmp: PETSc.Vec | None = None
         for name in ("n_reduced", "update", "create_reduced_vec", "restrict", "project",
                      "expand", "expand_rate", "expand_acceleration", "near_nullspace",
                      "forget"):
@@ -198,14 +199,14 @@ class VelocitySystem:
         return store[name]
 
     def velocity(self, t: float, w: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """v = A_n w + a_n at ``t``."""
+        """V = A_n w + a_n at ``t``."""
         s = self.at(t)
         s.An.multAdd(w, s.an, out)
         return out
 
     def acceleration(self, t: float, w: PETSc.Vec, w_dot: PETSc.Vec, out: PETSc.Vec
                      ) -> PETSc.Vec:
-        """v' = A_n w' + A_n' w + a_n' at ``t``."""
+        """V' = A_n w' + A_n' w + a_n' at ``t``."""
         s = self.at(t)
         s.An.mult(w_dot, out)
         if s.An_dot is not None:
@@ -215,9 +216,21 @@ class VelocitySystem:
         return out
 
     def constraint_forces(self, t, q, v, a, out):
+        """The full constraint-force vector at (q, q', q'') and ``t`` (the holonomic system's).
+
+        Args:
+            t: time (s).
+            q: the reduced coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the full vector to fill.
+
+        Returns:
+            ``out``.
+        """
         return self.base.constraint_forces(t, q, v, a, out)
 
-    def pencil(self, t: float, n: int, coupling: Optional[str] = None, states=None):
+    def pencil(self, t: float, n: int, coupling: str | None = None, states=None):
         """The holonomic pencil reduced once more by the constant rows B_n: the nonzero
         eigenvalues s of q' = A_n w, M_w w' + C_w w + K_w q = 0 solve
         (s^2 A_n^T M A_n + s A_n^T C A_n + A_n^T K A_n) w = 0 (q = A_n w / s); the m_n others
