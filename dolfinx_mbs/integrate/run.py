@@ -63,8 +63,8 @@ from dolfinx_mbs.integrate.step_solvers import (
     run_options,
     small_lu,
 )
-from dolfinx_mbs.integrate.ts.first_order import FirstOrderForm, HamiltonForm, VelocityForm
-from dolfinx_mbs.integrate.ts.second_order import Form, SecondOrderForm
+from dolfinx_mbs.integrate.ts.first_order import FirstOrderProblem, HamiltonProblem, VelocityRowsProblem
+from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
@@ -277,12 +277,12 @@ def _observers(system, label, n_steps, a, resume=None, energies=None, probes=Non
                               checkpoint.truncate_csv)
 
 
-def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> Form:
+def _form(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> TSProblem:
     """The form of ``formulation`` on ``system``, set on ``ts``."""
     if hasattr(system, "basis"):
-        return VelocityForm(system, ts, opts, t0)
-    cls = {"second-order": SecondOrderForm, "first-order": FirstOrderForm,
-           "hamiltonian": HamiltonForm}[formulation]
+        return VelocityRowsProblem(system, ts, opts, t0)
+    cls = {"second-order": SecondOrderProblem, "first-order": FirstOrderProblem,
+           "hamiltonian": HamiltonProblem}[formulation]
     return cls(system, ts, opts, t0)
 
 
@@ -401,7 +401,7 @@ def _result(times, watch, system, formulation, ts_type, steps, stepper,
 
 def _solution_vecs(form) -> list:
     """The TS's solution vectors of ``form``: (U, V) for the second-order form, X else."""
-    if isinstance(form, SecondOrderForm):
+    if isinstance(form, SecondOrderProblem):
         return list(form.ts.getSolution2())
     return [form.ts.getSolution()]
 

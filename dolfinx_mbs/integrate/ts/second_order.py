@@ -1,9 +1,9 @@
 """The residual and Jacobian of a formulation, as PETSc TS callbacks on a typed system.
 
-* :class:`Form`: what every formulation shares: the TS and its solver set-up from the run's
+* :class:`TSProblem`: what every formulation shares: the TS and its solver set-up from the run's
   options, the initial state, and the reduced displacement and velocity read back from the
   TS's solution for the observers;
-* :class:`SecondOrderForm`: M q'' + C q' + K q (+ n(q)) = f as an I2 function (TSALPHA2);
+* :class:`SecondOrderProblem`: M q'' + C q' + K q (+ n(q)) = f as an I2 function (TSALPHA2);
 * :func:`second_order_residual` and :class:`LinearStep`, the pieces a user loop can reuse.
 
 The forms on 2n unknowns (first-order, Hamilton, velocity rows) are in
@@ -22,7 +22,7 @@ from dolfinx_mbs.integrate.state_products import StateProducts, apply_blocks, se
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, multigrid, small_lu
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, reason_name
 
-__all__ = ["Form", "SecondOrderForm", "LinearStep"]
+__all__ = ["TSProblem", "SecondOrderProblem", "LinearStep"]
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class LinearStep:
         snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_ITS)
 
 
-class Form:
+class TSProblem:
     """What the formulations share: the system, the TS's step solver, reduced work vectors,
     the initial reduced state, the mass solve of reactions."""
 
@@ -208,7 +208,7 @@ class Form:
             self._mksp = None
 
 
-class SecondOrderForm(Form):
+class SecondOrderProblem(TSProblem):
     """M q'' + C q' + K q (+ n(q)) = f as TS I2 function/Jacobian (TSALPHA2)."""
 
     name = "second-order"
