@@ -1,4 +1,4 @@
-"""The dense path of small systems (``integrate(stepper=...)``, :mod:`dolfinx_mbs.integrate.dense.run`).
+"""The dense path of small systems (``integrate(stepper=...)``, :mod:`dolfinx_mbs.integrate.dense.stepper`).
 
 * ``stepper="dense"`` gives the TS path's steps (a second route through the same schemes):
   probes, energies and reactions of the three formulations, on seed 003's steadily spinning rod

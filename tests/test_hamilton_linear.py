@@ -25,7 +25,7 @@ import pytest
 from spinbar import TIP, agree, bar
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.integrate.dense.operators import DENSE_MAX
+from dolfinx_mbs.integrate.choice import DENSE_MAX
 
 H = "hamiltonian"
 

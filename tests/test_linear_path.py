@@ -20,7 +20,7 @@ from spinbar import TIP, agree
 from spinbar import bar as spinning_bar
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.integrate.dense.operators import DENSE_MAX
+from dolfinx_mbs.integrate.choice import DENSE_MAX
 
 
 def bar(**kw):

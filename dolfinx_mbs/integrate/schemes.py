@@ -1,10 +1,29 @@
-"""The time-stepping schemes' coefficients, written once for every backend that steps them."""
+"""The time-stepping schemes' coefficients and stage algebra, written once for every backend
+that steps them in Python (the sparse path, the dense path step by step and in batch); PETSc TS
+has its own (the TS backend steps with PETSc's TSALPHA2 and TSTHETA, which these reproduce).
+
+* TSALPHA2 (generalized-alpha for M q'' + C q' + K q = f): its parameters
+  (:func:`alpha2_parameters`), a step's coefficients (:func:`alpha2_coefficients`: the
+  Jacobian's shifts, the stage's velocity and acceleration before the solve, the update from
+  the solve's dX), the stage algebra on arrays (:func:`alpha2_stage_values`,
+  :func:`alpha2_advance`) and the restart by two backward-Euler half steps
+  (:class:`Alpha2Steps`), PETSc's ``TSAlpha_Restart``.
+* The output times (:func:`step_times`), as PETSc's ``TS_EXACTFINALTIME_MATCHSTEP`` takes them.
+
+A backend gives the residual at the stage and the solve with its step matrix; the rest is here.
+"""
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, NamedTuple, Optional
 
-__all__ = ["alpha2_parameters", "BACKWARD_EULER", "MATCHSTEP", "step_times"]
+import numpy as np
+
+from dolfinx_mbs.compat import alpha2_restart_step
+
+__all__ = ["alpha2_parameters", "Alpha2Coefficients", "alpha2_coefficients",
+           "alpha2_stage_values", "alpha2_advance", "Alpha2Steps", "BACKWARD_EULER",
+           "MATCHSTEP", "step_times"]
 
 
 def alpha2_parameters(radius: Optional[float]) -> tuple:
@@ -17,6 +36,117 @@ def alpha2_parameters(radius: Optional[float]) -> tuple:
 
 #: the parameters of TSALPHA2's restart: a backward-Euler step
 BACKWARD_EULER = (1.0, 1.0, 1.0, 0.5)
+
+
+class Alpha2Coefficients(NamedTuple):
+    """The coefficients of one TSALPHA2 step of size h (scalars, or arrays for many steps).
+
+    The stage solves J dX = F at t + alpha_f h with the predictor X_1 = X_0, F = (M A_a +
+    C V_a + K X_0 - f) / alpha_f, J = K + sv C + sa M; then X_1 = X_0 - dX and
+
+        A_1 = cA A_0 - (dX + h V_0) / (h^2 beta),   V_1 = V_0 + adv A_0 - sv (dX + h V_0).
+
+    Attributes:
+        sv: the Jacobian's shift of C, gamma / (h beta).
+        sa: the Jacobian's shift of M, alpha_m / (alpha_f h^2 beta).
+        vV: V_a = vV V_0 + vA A_0, the stage's velocity before the solve.
+        vA: (see vV).
+        aV: A_a = aV V_0 + aA A_0, the stage's acceleration before the solve.
+        aA: (see aV).
+        cA: the predictor's acceleration coefficient, -(1 - 2 beta) / (2 beta).
+        adv: h ((1 - gamma) + gamma cA), V_1's coefficient of A_0.
+        hhb: h^2 beta.
+    """
+
+    sv: float
+    sa: float
+    vV: float
+    vA: float
+    aV: float
+    aA: float
+    cA: float
+    adv: float
+    hhb: float
+
+
+def alpha2_coefficients(h, params) -> Alpha2Coefficients:
+    """The coefficients of a step of size ``h`` (a float, or an array of steps) with the
+    parameters ``params`` (:func:`alpha2_parameters` or :data:`BACKWARD_EULER`)."""
+    am, af, g, b = params
+    cA = -(1.0 - 2.0 * b) / (2.0 * b)
+    return Alpha2Coefficients(
+        sv=g / (h * b), sa=am / (af * h * h * b),
+        vV=1.0 - af * g / b, vA=af * h * ((1.0 - g) + g * cA),
+        aV=-am / (h * b), aA=1.0 - am + am * cA,
+        cA=cA, adv=h * ((1.0 - g) + g * cA), hhb=h * h * b)
+
+
+def alpha2_stage_values(V: np.ndarray, A: np.ndarray, c: Alpha2Coefficients,
+                        out_v: np.ndarray, out_a: np.ndarray) -> None:
+    """out_v, out_a = V_a, A_a: the stage's velocity and acceleration before the solve, of the
+    state (V, A) or of its image under M (arrays)."""
+    np.multiply(A, c.aA, out=out_a)
+    out_a += c.aV * V
+    np.multiply(V, c.vV, out=out_v)
+    out_v += c.vA * A
+
+
+def alpha2_advance(V: np.ndarray, A: np.ndarray, dX: np.ndarray, h: float,
+                   c: Alpha2Coefficients, w: np.ndarray) -> None:
+    """V, A to the step's end from the solve's dX (in place), of the state or of its image
+    under M; ``w`` a work array (left holding dX + h V_0)."""
+    np.multiply(V, h, out=w)
+    w += dX
+    V += c.adv * A
+    V -= c.sv * w
+    A *= c.cA
+    A -= w / c.hhb
+
+
+class Alpha2Steps:
+    """TSALPHA2's steps on a state (X, V, A) of arrays: the first step after TSALPHA2's
+    restart (``TSAlpha_Restart``: A_0 from two backward-Euler half steps, the backward
+    difference's step as the installed PETSc takes it, :func:`dolfinx_mbs.compat.
+    alpha2_restart_step`), then one stage a step. A backend gives the arrays
+    (:meth:`_state_arrays`) and the stage (:meth:`_stage`: its residual, its solve, then
+    :func:`alpha2_advance`), and keeps what else it must across the restart (:meth:`_keep`,
+    :meth:`_restore`)."""
+
+    started = False
+
+    def _alpha2(self, radius: Optional[float]) -> None:
+        """The parameters of the spectral ``radius``; the next step restarts."""
+        self.params = alpha2_parameters(radius)
+        #: the step of the backward difference of A0, as PETSc's version takes it
+        self.restart = alpha2_restart_step()
+        self.started = False
+
+    def _state_arrays(self) -> tuple:  # pragma: no cover - the backend's
+        raise NotImplementedError
+
+    def _stage(self, t: float, h: float, params, zero_a: bool) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def _keep(self) -> dict:
+        return {}
+
+    def _restore(self, kept: dict) -> None:
+        pass
+
+    def step(self, t: float, h: float) -> None:
+        """The step from ``t`` to ``t + h`` (the first one after the restart)."""
+        if not self.started:
+            X, V, A = self._state_arrays()
+            X0, V0 = X.copy(), V.copy()
+            kept = self._keep()
+            self._stage(t, 0.5 * h, BACKWARD_EULER, True)
+            V1 = V.copy()
+            self._stage(t + 0.5 * h, 0.5 * h, BACKWARD_EULER, True)
+            A0 = (-3.0 * V0 + 4.0 * V1 - V) / (self.restart * h)
+            X[:], V[:], A[:] = X0, V0, A0
+            self._restore(kept)
+            self.started = True
+        self._stage(t, h, self.params, False)
 
 
 #: PETSc's TSAdapt ``matchstepfac``: a last step up to 1 % longer than dt is taken whole, one

@@ -15,6 +15,7 @@ import numpy as np
 
 from dolfinx_mbs.integrate.dense.operators import Ops
 from dolfinx_mbs.integrate.dense.varying import VaryingOperators
+from dolfinx_mbs.integrate.schemes import alpha2_coefficients
 
 __all__ = ["WholeRun"]
 
@@ -32,22 +33,22 @@ def _augmented(P: np.ndarray) -> np.ndarray:
 
 def _alpha2_maps(o, M, h, params, P):
     """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
-    at t + alpha_f h) and steps ``h`` (N,): the stage of :class:`dolfinx_mbs.integrate.dense.operators.Alpha2` solved
-    for X1 = X0 - J^-1 F, F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in
-    (V0, A0); then A1 = c1 (X1 - X0 - h V0) - c2 A0 and V1 = V0 + h (1 - g) A0 + h g A1."""
-    am, af, g, b = params
+    at t + alpha_f h) and steps ``h`` (N,): the stage of :mod:`dolfinx_mbs.integrate.schemes`
+    (:class:`~dolfinx_mbs.integrate.schemes.Alpha2Coefficients`) solved for X1 = X0 - J^-1 F,
+    F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in (V0, A0); then
+    A1 = (X1 - X0 - h V0) / (h^2 beta) + cA A0 and V1 = V0 + adv A0 - sv (X0 - X1 + h V0)."""
+    af = params[1]
     N, n = o["K"].shape[:2]
     hh = h[:, None, None]
-    c1, c2 = 1.0 / (hh * hh * b), (1.0 - 2.0 * b) / (2.0 * b)
+    c = alpha2_coefficients(hh, params)
+    c1 = 1.0 / c.hhb
     K, C = o["K"], o["C"]
-    J = K + (g / (hh * b)) * C + (am / (af * hh * hh * b)) * M
-    # V_a = aV V0 + aA A0, A_a = bV V0 + bA A0 (the predictor X1 = X0 in the stage)
-    aV, aA = 1.0 - af * g / b, af * hh * (1.0 - g - g * c2)
-    bV, bA = -am / (hh * b), 1.0 - am - am * c2
+    J = K + c.sv * C + c.sa * M
+    # V_a = vV V0 + vA A0, A_a = aV V0 + aA A0 (the predictor X1 = X0 in the stage)
     rhs = np.empty((N, n, 3 * n + 1))
     rhs[:, :, :n] = K
-    rhs[:, :, n:2 * n] = aV * C + bV * M
-    rhs[:, :, 2 * n:3 * n] = aA * C + bA * M
+    rhs[:, :, n:2 * n] = c.vV * C + c.aV * M
+    rhs[:, :, 2 * n:3 * n] = c.vA * C + c.aA * M
     rhs[:, :, -1] = -o["f"]
     P = _augmented(P)
     X, V, A = (slice(i * n, (i + 1) * n) for i in range(3))
@@ -56,14 +57,13 @@ def _alpha2_maps(o, M, h, params, P):
     P[:, X, :] *= -1.0 / af                       # the X row: X1 = (I, 0, 0) X0 - J^-1 F
     P[:, d, d] += 1.0
     a, v = 2 * n + d, n + d
-    P[:, A, :] = c1 * P[:, X, :]                  # A1 = c1 (X1 - X0 - h V0) - c2 A0
+    P[:, A, :] = c1 * P[:, X, :]                  # A1 = c1 (X1 - X0 - h V0) + cA A0
     P[:, a, d] -= c1[:, :, 0]
     P[:, a, v] -= (c1 * hh)[:, :, 0]
-    P[:, a, a] -= c2
-    hg = hh * g                                   # V1 = V0 + h (1 - g) A0 + h g A1
-    P[:, V, :] = hg * P[:, A, :]
+    P[:, a, a] += c.cA
+    P[:, V, :] = (c.sv * c.hhb) * P[:, A, :]      # V1 = V0 + adv A0 + h gamma (A1 - cA A0)
     P[:, v, v] += 1.0
-    P[:, v, a] += (hh * (1.0 - g))[:, :, 0]
+    P[:, v, a] += (c.adv - c.sv * c.hhb * c.cA)[:, :, 0]
     return P
 
 
@@ -210,7 +210,9 @@ class WholeRun:
         self.k += 1
 
     def state(self, t: float, need_v: bool = True):
-        return self.Q[self.k], self.V[self.k]
+        """The state at the output time ``t`` (replayed or not)."""
+        k = self._index.get(float(t), self.k)
+        return self.Q[k], self.V[k]
 
     def raw(self):
         return self.Q[self.k], self.V[self.k]

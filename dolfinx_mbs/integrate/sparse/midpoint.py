@@ -40,7 +40,8 @@ from petsc4py import PETSc
 from dolfinx_mbs.integrate.sparse.stepper import SparseStepper, refresh_interval
 from dolfinx_mbs.integrate.state_products import blocks_into
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu
-from dolfinx_mbs.petsc_options import SAME, SolverOptions, converged, reason_name
+from dolfinx_mbs.integrate.stepper import RunSpec
+from dolfinx_mbs.petsc_options import SAME, converged, reason_name
 
 __all__ = ["SparseMidpoint"]
 
@@ -49,26 +50,23 @@ __all__ = ["SparseMidpoint"]
 class SparseMidpoint(SparseStepper):
     """The implicit midpoint on Hamilton's form with constant operators, on the system's
     PETSc objects: the state q, w = M v and v (local arrays wrapped as Vecs), one LU of the
-    step matrix per (operators, dt). The interface of
-    :class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2` (``initial``, ``step``, ``state``,
-    ``energy_products``), which :func:`dolfinx_mbs.integrate.sparse.alpha2.run` drives."""
+    step matrix per (operators, dt)."""
 
     name = "theta"
-    formulation, scheme = "hamiltonian", "linear midpoint"
-    mass_velocity = None
+    formulation, method = "hamiltonian", "linear midpoint"
 
     names = ("X", "V", "W", "MX", "KX", "dX", "MdX", "F", "w", "w2", "w3")
     mass_columns = 1
     load_names = ("f", "fa")
 
-    def __init__(self, system, t0: float, radius: Optional[float], small: bool,
-                 opts: Optional[SolverOptions] = None):
-        super().__init__(system, t0, small, opts)
+    def __init__(self, system, run: RunSpec):
+        super().__init__(system, run)
         self._step_blocks = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
         self._khx = None  # the version whose K_h q "KX" holds (no node blocks), or None
 
     # --- state --------------------------------------------------------------------------
-    def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0: Optional[PETSc.Vec] = None) -> None:
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: Optional[PETSc.Vec] = None) -> None:
         """The state at t0: q0 and v0, or q0 and the momentum p0 (v0 then from M v0 = w0 =
         p0 - G_p q0 - pi_0, one mass solve)."""
         a, vec = self.a, self.vec
@@ -181,10 +179,7 @@ class SparseMidpoint(SparseStepper):
             if self._since >= self.refresh:  # (M q follows the step whatever the solve)
                 self._stiffness(measure=not self.iterative)
 
-    # --- what the observers ask of a form -------------------------------------------------
-    def state(self, t: float, need_v: bool = True):
-        return self.vec["X"], self.vec["V"]
-
+    # --- what the observers ask of a stepper -----------------------------------------------
     def energy_products(self, s, q, v, Mv=None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: M v = w (the state), K_s q and M q
         kept in the node-block form, products else (K_h q kept for the next step)."""
