@@ -8,6 +8,13 @@ has its own (the TS backend steps with PETSc's TSALPHA2 and TSTHETA, which these
   the solve's dX), the stage algebra on arrays (:func:`alpha2_stage_values`,
   :func:`alpha2_advance`) and the restart by two backward-Euler half steps
   (:class:`Alpha2Steps`), PETSc's ``TSAlpha_Restart``.
+* TSTHETA at theta = 1/2 with endpoint on the first-order form y = (q, v) (Crank-Nicolson,
+  :func:`crank_nicolson_maps`) and without on Hamilton's y = (q, p) (the implicit midpoint,
+  :func:`midpoint_maps`): a step written as the affine map it is (the equations are linear),
+  y_1 = P (y_0, l) with l the loads' coefficients, through its Schur complement on n unknowns;
+  formed for a stack of steps at once (the dense path in batch, one column l of the loads
+  themselves) or for one step of constant operators and kept (the dense path step by step,
+  unit columns l: the step is then two small products).
 * The output times (:func:`step_times`), as PETSc's ``TS_EXACTFINALTIME_MATCHSTEP`` takes them.
 
 A backend gives the residual at the stage and the solve with its step matrix; the rest is here.
@@ -23,7 +30,7 @@ from dolfinx_mbs.compat import alpha2_restart_step
 
 __all__ = ["alpha2_parameters", "Alpha2Coefficients", "alpha2_coefficients",
            "alpha2_stage_values", "alpha2_advance", "Alpha2Steps", "BACKWARD_EULER",
-           "MATCHSTEP", "step_times"]
+           "crank_nicolson_maps", "midpoint_maps", "MATCHSTEP", "step_times"]
 
 
 def alpha2_parameters(radius: Optional[float]) -> tuple:
@@ -147,6 +154,80 @@ class Alpha2Steps:
             self._restore(kept)
             self.started = True
         self._stage(t, h, self.params, False)
+
+
+def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
+                        P: np.ndarray) -> np.ndarray:
+    """Crank-Nicolson's steps on y = (q, v) (TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1
+    - g1 + B0 y0 - g0 = 0, E = diag(I, M), B = [[0, -I], [K, C]], g = (0, f)) as maps of
+    (q0, v0, l), by the Schur complement S = K1 + s C1 + s^2 M, s = 2/h:
+
+        q1 = q0 - S^-1 ((K0 + K1) q0 + (C0 - C1 - 2 s M) v0 - (f0 + f1)),   v1 = s (q1 - q0) - v0.
+
+    Args:
+        o0: the operators at the steps' starts (``K``, ``C``: (N, n, n)).
+        o1: at their ends.
+        M: the mass (n, n), constant.
+        h: the steps (N,).
+        loads: (N, n, m): f0 + f1 = loads l.
+        P: (N, 2 n, 2 n + m), filled with the maps' rows (q1, v1).
+
+    Returns:
+        ``P``.
+    """
+    N, n = o1["K"].shape[:2]
+    s = (2.0 / h)[:, None, None]
+    rhs = np.empty((N, n, 2 * n + loads.shape[2]))
+    rhs[:, :, :n] = o0["K"] + o1["K"]
+    rhs[:, :, n:2 * n] = o0["C"] - o1["C"] - 2.0 * s * M
+    rhs[:, :, 2 * n:] = -loads
+    d = np.arange(n)
+    np.matmul(np.linalg.inv(o1["K"] + s * o1["C"] + s * s * M), rhs, out=P[:, :n, :])
+    P[:, :n, :] *= -1.0
+    P[:, d, d] += 1.0
+    P[:, n:2 * n, :] = s * P[:, :n, :]
+    P[:, n + d, d] -= s[:, :, 0]
+    P[:, n + d, n + d] -= 1.0
+    return P
+
+
+def midpoint_maps(o, M: np.ndarray, h: np.ndarray, pi0: np.ndarray, load: np.ndarray,
+                  P: np.ndarray) -> np.ndarray:
+    """The implicit midpoint's steps on Hamilton's y = (q, p) (TSTHETA without endpoint: the
+    stage X at t + h/2 solves E (X - y0) 2 / h + B X = g, y1 = 2 X - y0; E = [[M, 0],
+    [G_q, I]], B = [[G_p, -I], [K_h, 0]], g = (-pi_0, f_a - h)) as maps of (q0, p0, l), by the
+    Schur complement S = s M + G_p + G_q + K_h / s, s = 2/h: with W = S^-1 ((G_p + K_h / s) q0
+    - p0 + pi_0 + (h - f_a) / s),
+
+        q1 = q0 - 2 W,    p1 = p0 - (2 / s) (K_h q0 + h - f_a) + 2 Z W,   Z = K_h / s + G_q.
+
+    Args:
+        o: the operators at the steps' midpoints (``Gp``, ``Gq``, ``Kh``: (N, n, n)).
+        M: the mass (n, n), constant.
+        h: the steps (N,).
+        pi0: (N, n, m): pi_0 = pi0 l.
+        load: (N, n, m): h - f_a = load l.
+        P: (N, 2 n, 2 n + m), filled with the maps' rows (q1, p1).
+
+    Returns:
+        ``P``.
+    """
+    N, n = o["Kh"].shape[:2]
+    s = (2.0 / h)[:, None, None]
+    rhs = np.empty((N, n, 2 * n + pi0.shape[2]))
+    rhs[:, :, :n] = o["Gp"] + o["Kh"] / s
+    rhs[:, :, n:2 * n] = -np.eye(n)
+    rhs[:, :, 2 * n:] = pi0 + load / s
+    W = np.linalg.inv(s * M + o["Gp"] + o["Gq"] + o["Kh"] / s) @ rhs
+    d = np.arange(n)
+    P[:, :n, :] = -2.0 * W
+    P[:, d, d] += 1.0
+    np.matmul(o["Kh"] / s + o["Gq"], W, out=P[:, n:2 * n, :])
+    P[:, n:2 * n, :] *= 2.0
+    P[:, n:2 * n, :n] -= (2.0 / s) * o["Kh"]
+    P[:, n + d, n + d] += 1.0
+    P[:, n:2 * n, 2 * n:] -= (2.0 / s) * load
+    return P
 
 
 #: PETSc's TSAdapt ``matchstepfac``: a last step up to 1 % longer than dt is taken whole, one

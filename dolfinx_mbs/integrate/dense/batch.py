@@ -15,7 +15,11 @@ import numpy as np
 
 from dolfinx_mbs.integrate.dense.operators import Ops
 from dolfinx_mbs.integrate.dense.varying import VaryingOperators
-from dolfinx_mbs.integrate.schemes import alpha2_coefficients
+from dolfinx_mbs.integrate.schemes import (
+    alpha2_coefficients,
+    crank_nicolson_maps,
+    midpoint_maps,
+)
 
 __all__ = ["WholeRun"]
 
@@ -64,58 +68,6 @@ def _alpha2_maps(o, M, h, params, P):
     P[:, V, :] = (c.sv * c.hhb) * P[:, A, :]      # V1 = V0 + adv A0 + h gamma (A1 - cA A0)
     P[:, v, v] += 1.0
     P[:, v, a] += (c.adv - c.sv * c.hhb * c.cA)[:, :, 0]
-    return P
-
-
-def _theta_maps(o0, o1, M, h, P):
-    """Crank-Nicolson's maps (y = (q, v)) from the operators at the steps' starts ``o0`` and
-    ends ``o1``: the 2n system of :meth:`dolfinx_mbs.integrate.dense.operators.CrankNicolson.step` by its Schur
-    complement S = K1 + s C1 + s^2 M, s = 2/h:
-
-        q1 = q0 - S^-1 ((K0 + K1) q0 + (C0 - C1 - 2 s M) v0 - f0 - f1),   v1 = s (q1 - q0) - v0.
-    """
-    N, n = o1["K"].shape[:2]
-    s = (2.0 / h)[:, None, None]
-    rhs = np.empty((N, n, 2 * n + 1))
-    rhs[:, :, :n] = o0["K"] + o1["K"]
-    rhs[:, :, n:-1] = o0["C"] - o1["C"] - 2.0 * s * M
-    rhs[:, :, -1] = -(o0["f"] + o1["f"])
-    P = _augmented(P)
-    d = np.arange(n)
-    np.matmul(np.linalg.inv(o1["K"] + s * o1["C"] + s * s * M), rhs, out=P[:, :n, :])
-    P[:, :n, :] *= -1.0
-    P[:, d, d] += 1.0
-    P[:, n:-1, :] = s * P[:, :n, :]
-    P[:, n + d, d] -= s[:, :, 0]
-    P[:, n + d, n + d] -= 1.0
-    return P
-
-
-def _midpoint_maps(o, M, h, P):
-    """The implicit midpoint's maps (y = (q, p)) from the operators at the midpoints: the 2n
-    system of :meth:`dolfinx_mbs.integrate.dense.operators.Midpoint.step` by its Schur complement
-    S = s M + G_p + G_q + K_h / s, s = 2/h: with W = S^-1 (G_p + K_h / s, -I, pi_0 + (h - f_a)
-    / s) on (q0, p0, 1),
-
-        q1 = q0 - 2 W,    p1 = p0 - (2 / s) (K_h q0 + h - f_a) + 2 Z W,   Z = K_h / s + G_q.
-    """
-    N, n = o["Kh"].shape[:2]
-    s = (2.0 / h)[:, None, None]
-    load = o["h"] - o["fa"]
-    rhs = np.empty((N, n, 2 * n + 1))
-    rhs[:, :, :n] = o["Gp"] + o["Kh"] / s
-    rhs[:, :, n:-1] = -np.eye(n)
-    rhs[:, :, -1] = o["pi0"] + load / s[:, :, 0]
-    W = np.linalg.inv(s * M + o["Gp"] + o["Gq"] + o["Kh"] / s) @ rhs
-    P = _augmented(P)
-    d = np.arange(n)
-    P[:, :n, :] = -2.0 * W
-    P[:, d, d] += 1.0
-    np.matmul(o["Kh"] / s + o["Gq"], W, out=P[:, n:-1, :])
-    P[:, n:-1, :] *= 2.0
-    P[:, n:-1, :n] -= (2.0 / s) * o["Kh"]
-    P[:, n + d, n + d] += 1.0
-    P[:, n:-1, -1] -= (2.0 / s[:, :, 0]) * load
     return P
 
 
@@ -174,10 +126,13 @@ class WholeRun:
                 o = ops.many(times[a:b + 1], ("C", "K"), ("f",))
                 o0 = {k: v[:-1] for k, v in o.items()}
                 o1 = {k: v[1:] for k, v in o.items()}
-                P = _theta_maps(o0, o1, M, h, buf[:b - a])
+                P = _augmented(buf[:b - a])
+                crank_nicolson_maps(o0, o1, M, h, (o0["f"] + o1["f"])[:, :, None], P[:, :-1])
             else:
-                P = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h,
-                                   buf[:b - a])
+                o = ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh"), ("pi0", "h", "fa"))
+                P = _augmented(buf[:b - a])
+                midpoint_maps(o, M, h, o["pi0"][:, :, None], (o["h"] - o["fa"])[:, :, None],
+                              P[:, :-1])
             dot = np.dot
             for Pk, y0, y1 in zip(P, Y[a:b], Y[a + 1:b + 1]):  # the steps: one product each
                 dot(Pk, y0, out=y1)

@@ -28,6 +28,8 @@ from dolfinx_mbs.integrate.schemes import (
     alpha2_advance,
     alpha2_coefficients,
     alpha2_stage_values,
+    crank_nicolson_maps,
+    midpoint_maps,
 )
 from dolfinx_mbs.systems.records import constant_frame
 
@@ -239,11 +241,40 @@ class Alpha2(Alpha2Steps):
         return self.X, self.V
 
 
+class _Maps:
+    """A step's map (:func:`dolfinx_mbs.integrate.schemes.crank_nicolson_maps`,
+    :func:`~dolfinx_mbs.integrate.schemes.midpoint_maps`) by key (the frame states' versions
+    and the step), the last few kept: with unit load columns, so that a step of operators
+    already seen is two small products."""
+
+    def __init__(self, size: int = 4):
+        self.size, self.maps = size, {}
+        #: maps formed
+        self.count = 0
+
+    def get(self, key, make) -> np.ndarray:
+        P = self.maps.get(key)
+        if P is None:
+            P = make()
+            self.count += 1
+            if len(self.maps) >= self.size:
+                self.maps.pop(next(iter(self.maps)))
+            self.maps[key] = P
+        return P
+
+
+def _stack(o, names) -> Dict[str, np.ndarray]:
+    """The operators ``names`` of ``o`` as stacks of one (1, n, n)."""
+    return {k: getattr(o, k)[None] for k in names}
+
+
 class _Theta:
-    """TSTHETA (theta = 1/2) on E(t) y' + B(t) y = g(t) for y = (a, b) in two blocks."""
+    """TSTHETA (theta = 1/2) on E(t) y' + B(t) y = g(t) for y = (a, b) in two blocks, a step
+    the map of :mod:`dolfinx_mbs.integrate.schemes` (formed once per distinct operators and
+    step)."""
 
     def __init__(self, ops: DenseOperators):
-        self.ops, self.lu = ops, _Cache()
+        self.ops, self.maps = ops, _Maps()
         self.y = None
 
     #: the state's second block is the momentum p (Hamilton's form), not the velocity
@@ -261,7 +292,7 @@ class _Theta:
 
 class CrankNicolson(_Theta):
     """The first-order form y = (q, v): E = diag(I, M), B = [[0, -I], [K, C]], g = (0, f);
-    TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1 - g1 + B0 y0 - g0 = 0 (PETSc's
+    TSTHETA with endpoint (:func:`dolfinx_mbs.integrate.schemes.crank_nicolson_maps`; PETSc's
     affine term B0 y0 - g0, the mass taken at t1)."""
 
     name = "theta"
@@ -269,28 +300,25 @@ class CrankNicolson(_Theta):
     def initial(self, t0, q0, v0, p0=None):
         self.y = np.concatenate([q0, v0])
 
-    @staticmethod
-    def _residual0(o, y):  # B y - g
-        n = y.shape[0] // 2
-        q, v = y[:n], y[n:]
-        return np.concatenate([-v, o.K @ q + o.C @ v - o.f])
-
     def step(self, t: float, h: float) -> None:
         o0, o1 = self.ops.at(t), self.ops.at(t + h)
-        y0 = self.y
-        r = self._residual0(o1, y0) + self._residual0(o0, y0)
-        s = 2.0 / h
+        n = o1.M.shape[0]
 
-        def jac():
-            n = o1.M.shape[0]
-            return np.block([[s * np.eye(n), -np.eye(n)], [o1.K, s * o1.M + o1.C]])
-        self.y = y0 - self.lu.solve(_key(o1.version, s), jac, r)
+        def make():
+            P = np.empty((1, 2 * n, 3 * n))
+            crank_nicolson_maps(_stack(o0, ("K", "C")), _stack(o1, ("K", "C")), o1.M[None],
+                                np.array([h]), np.eye(n)[None], P)
+            return P[0]
+        P = self.maps.get(_key(o0.version, o1.version, 2.0 / h), make)
+        y = P[:, :2 * n] @ self.y
+        y += P[:, 2 * n:] @ (o0.f + o1.f)
+        self.y = y
 
 
 class Midpoint(_Theta):
     """Hamilton's form y = (q, p): E = [[M, 0], [G_q, I]], B = [[G_p, -I], [K_h, 0]],
-    g = (-pi_0, f_a - h); TSTHETA without endpoint: the stage X at t + h/2 solves
-    E (X - y0) 2 / h + B X = g, then y1 = 2 X - y0 (as PETSc: y0 + h X')."""
+    g = (-pi_0, f_a - h); TSTHETA without endpoint (:func:`dolfinx_mbs.integrate.schemes.
+    midpoint_maps`: the stage at t + h/2, y1 = 2 X - y0 as PETSc: y0 + h X')."""
 
     name = "theta"
     momentum = True
@@ -303,17 +331,19 @@ class Midpoint(_Theta):
 
     def step(self, t: float, h: float) -> None:
         o = self.ops.at(t + 0.5 * h)
-        y0 = self.y
-        n = y0.shape[0] // 2
-        q, p = y0[:n], y0[n:]
-        r = np.concatenate([o.Gp @ q - p + o.pi0, o.Kh @ q + o.h - o.fa])
-        s = 2.0 / h
+        n = o.M.shape[0]
 
-        def jac():
-            return np.block([[s * o.M + o.Gp, -np.eye(n)], [o.Kh + s * o.Gq, s * np.eye(n)]])
-        X = y0 - self.lu.solve(_key(o.version, s), jac, r)
-        xdot = s * (X - y0)
-        self.y = y0 + h * xdot
+        def make():
+            P = np.empty((1, 2 * n, 4 * n))
+            eye, zero = np.eye(n), np.zeros((n, n))
+            midpoint_maps(_stack(o, ("Gp", "Gq", "Kh")), o.M[None], np.array([h]),
+                          np.hstack([eye, zero])[None], np.hstack([zero, eye])[None], P)
+            return P[0]
+        P = self.maps.get(_key(o.version, 2.0 / h), make)
+        y = P[:, :2 * n] @ self.y
+        y += P[:, 2 * n:3 * n] @ o.pi0
+        y += P[:, 3 * n:] @ (o.h - o.fa)
+        self.y = y
 
     def state(self, t: float, need_v: bool = True):
         """(q, v): v from M v = p - G_p q - pi_0 at ``t`` (M factorized once per state; zero
