@@ -40,8 +40,8 @@ measures:
   the steps after the first ``--skip`` (5), max over ranks. The first step holds the Jacobian
   assembly and the factorizations.
 * the integrator's own factorization (its KSP is taken from a wrapper around
-  ``formulations.SecondOrderProblem._jacobian``; nothing of dolfinx_mbs is changed): MUMPS INFOG(29) (entries in
-  the factors), RINFOG(3) (flops of the elimination), INFOG(22) (MB used, all ranks),
+  ``integrate.ts.second_order.SecondOrderProblem._jacobian``; nothing of dolfinx_mbs is
+  changed): MUMPS INFOG(29) (entries in the factors), RINFOG(3) (flops of the elimination), INFOG(22) (MB used, all ranks),
   INFOG(13) (delayed pivots), INFOG(7) (ordering).
 * up to ``--standalone-max-n`` dofs, a standalone LU of the same Jacobian
   J = K + s_v C + s_a M (the shifts the integrator used), reduced (n - m) or augmented (n + m),

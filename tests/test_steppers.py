@@ -1,5 +1,6 @@
-"""The steppers' conformance suite (:class:`dolfinx_mbs.integrate.stepper.Stepper`): what every
-stepper that steps in Python must do, one test per duty, parametrized over the steppers.
+"""The steppers' conformance suite: one test per duty, parametrized over the steppers.
+
+What every stepper that steps in Python (:class:`dolfinx_mbs.integrate.stepper.Stepper`) must do:
 
 * It matches TS: PETSc's own scheme (``stepper="ts"``) on the same system is the reference.
   The dense path (:mod:`dolfinx_mbs.integrate.dense.stepper`) on seed 003's steadily spinning
@@ -91,6 +92,7 @@ MATCH.update({
 
 @pytest.mark.parametrize("case", list(MATCH))
 def test_matches_ts(case, caplog):
+    """The stepper's run equals PETSc TS's on the same system (see the module docstring)."""
     c = MATCH[case]
     res, calls, u_end = {}, {}, {}
     for stepper in ("ts", c["stepper"]):
@@ -160,6 +162,7 @@ AUTO = {
 
 @pytest.mark.parametrize("stepper", list(AUTO))
 def test_auto_takes_the_path(stepper, caplog):
+    """``stepper="auto"`` takes this path where it applies, TS where it must."""
     c = AUTO[stepper]
     model = c["model"]()
     run = dict(progress=False, **c["run"])
@@ -220,6 +223,7 @@ REFUSALS = {
 
 @pytest.mark.parametrize("what", list(REFUSALS))
 def test_refuses_what_it_cannot_step(what):
+    """A stepper asked for a run it cannot step raises an error naming why (every rank)."""
     make, run, match, words = REFUSALS[what]
     model = make()
     with pytest.raises(ValueError, match=match) as e:

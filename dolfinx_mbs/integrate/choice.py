@@ -47,8 +47,11 @@ DENSE_MAX_VARYING = 60
 
 
 def _dense(system) -> type:
-    """The dense path's stepper of ``system``: in batch where its frames change in time as
-    combinations of constant reduced matrices, step by step else."""
+    """The dense path's stepper of ``system``.
+
+    The dense path's stepper of ``system``: in batch where its frames change in time as
+    combinations of constant reduced matrices, step by step else.
+    """
     return BatchStepper if not constant_frame(system) and varying_applies(system) else \
         DenseStepper
 

@@ -1,21 +1,23 @@
-"""The driver of a run: what every run records and how it ends, written once for every
-stepper (:class:`~dolfinx_mbs.integrate.stepper.Stepper`).
+"""The driver of a run: what every run records and how it ends, whatever steps it.
 
-The time loop is the stepper's (a Python loop for the sparse and dense backends,
-:class:`~dolfinx_mbs.integrate.stepper.PythonLoop`; PETSc's ``TSSolve`` for the TS backend),
-and the stepper calls the driver at every step boundary: the driver is the one place that
+The shape: one driver, and the time loop where it belongs. A run has exactly two time loops,
+both outside this module: the Python loop of the backends that step in Python, written once
+(:meth:`dolfinx_mbs.integrate.stepper.PythonLoop.march`: the sparse and dense backends), and
+PETSc's own loop inside ``TSSolve`` (the TS backend, whose monitor is the driver's boundary:
+PETSc keeps its step control, the matched last step, its adaptivity and its events). Either
+loop calls the driver's :class:`Boundaries` at every step boundary, and the driver is the one
+place that
 
 * makes the run's observers (:mod:`dolfinx_mbs.integrate.observers`: energies, finiteness,
   divergence check, callback, probes, reactions, CSV, field files, progress) and shows them
-  each boundary's state (:class:`Boundaries`), the bodies' ``u`` set from it where an observer
-  reads them, and at the end;
+  each boundary's state, the bodies' ``u`` set from it where an observer reads them (and at
+  the end); a stepper that forms all its states first may give observers that can see a
+  whole run the run at once (:attr:`dolfinx_mbs.integrate.stepper.Needs.whole_run`);
 * writes the checkpoints and continues from one (:mod:`dolfinx_mbs.integrate.checkpoint`), and
-  turns SIGTERM and SIGINT into a stop at the next boundary;
+  turns SIGTERM and SIGINT into a stop at the next boundary, on every path;
 * translates a failed step into one error naming the formulation, the scheme, the time and
   the solvers' reasons (an error of the user's own code raised as it was);
 * closes every file and destroys the stepper, whatever happened.
-
-So whatever steps, a run's records, files and errors are the same; a backend only steps.
 """
 
 from __future__ import annotations
@@ -40,8 +42,11 @@ log = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class Recording:
-    """What a run records: :func:`dolfinx_mbs.integrate.integrate`'s arguments of the
-    observers (see there)."""
+    """What a run records.
+
+    What a run records: :func:`dolfinx_mbs.integrate.integrate`'s arguments of the
+    observers (see there).
+    """
 
     probes: Sequence = ()
     output: Optional[str] = None
@@ -98,9 +103,12 @@ class Result:
 
 def observers(system, label: str, n_steps: int, rec: Recording, resume=None,
               energies=None, probes=None) -> Dict[str, obs.Observer]:
-    """The run's observers (:func:`dolfinx_mbs.integrate.observers.make_observers`), with the
+    """The run's observers, with the divergence check.
+
+    The run's observers (:func:`dolfinx_mbs.integrate.observers.make_observers`), with the
     divergence check (not with nonlinear strain: its stiffness is the tangent about the run's
-    state) and, with ``resume`` (a checkpoint), the files continued."""
+    state) and, with ``resume`` (a checkpoint), the files continued.
+    """
     stab = None
     if rec.stability != "off" and hasattr(system, "pencil") and not system.has_multipliers \
             and not system.nonlinear:
@@ -111,7 +119,9 @@ def observers(system, label: str, n_steps: int, rec: Recording, resume=None,
 
 
 class Boundaries:
-    """The driver's side of the seam (:class:`~dolfinx_mbs.integrate.stepper.Boundary`): at
+    """The driver's side of the seam at each step boundary.
+
+    The driver's side of the seam (:class:`~dolfinx_mbs.integrate.stepper.Boundary`): at
     each step boundary the stepper's state to the observers, the time kept, the signals
     looked at and the checkpoint written when due.
 
@@ -189,7 +199,9 @@ class Boundaries:
 
 def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
           restart: bool = False, checkpoint_every: Optional[int] = None) -> Result:
-    """Run ``stepper`` on ``system`` (see the module docstring): the initial state from the
+    """Run ``stepper`` on ``system`` with the run's observers and checkpoints.
+
+    Run ``stepper`` on ``system`` (see the module docstring): the initial state from the
     user's ``initial`` (u0, v0, p0), or the checkpoint of ``rec.output`` with ``restart``;
     checkpoints every ``checkpoint_every`` steps. The stepper is destroyed at the end.
 

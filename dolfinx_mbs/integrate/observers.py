@@ -4,7 +4,8 @@ At every output time the run's driver (:mod:`dolfinx_mbs.integrate.driver`) form
 :class:`Step` (the time, the reduced displacement and velocity at that time, the full
 displacement written into the bodies' ``u`` for the observers that read it, the stepper that
 gives the products the energies and reactions need) and passes it to each observer in turn;
-an observer reads what it needs, keeps its history and may add columns to the CSV row. Nothing reads the time from
+an observer reads what it needs, keeps its history and may add columns to the CSV row. Nothing
+reads the time from
 stored state: the step's end time is in the :class:`Step`.
 """
 

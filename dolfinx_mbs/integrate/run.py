@@ -30,7 +30,8 @@ database with the prefix ``mbs_`` (``-mbs_ts_type bdf``,
 solves default to a direct LU factorization (MUMPS); the first-order and Hamilton step systems
 go through their exact Schur complement on n unknowns (PCFIELDSPLIT, the eliminated block being
 a I). With ``-mbs_pc_type gamg`` the second-order Jacobian, or the 2n forms' Schur complement
-(then solved by GMRES, :mod:`dolfinx_mbs.integrate.step_solvers`), carries the bodies' rigid-body modes
+(then solved by GMRES, :mod:`dolfinx_mbs.integrate.step_solvers`), carries the bodies' rigid-body
+modes
 as GAMG's near null space. For constraints that fix whole nodes the
 second-order residual uses the node-block form of the inertia terms
 (:func:`dolfinx_mbs.integrate.state_products.second_order_residual`): two matrix products instead
@@ -110,7 +111,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             displacement and velocity (PETSc Vecs in the full layout, valid during the call),
             collectively on every rank.
         checkpoint_every: write the state needed to continue every this many steps, and at
-            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.integrate.checkpoint`); needs ``output``.
+            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.integrate.checkpoint`); needs
+            ``output``.
         restart: continue from the last checkpoint of ``output`` (same ranks, model and
             formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is its next
             step): the CSV and field files keep their rows up to the checkpoint's time and
@@ -125,17 +127,20 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             :class:`~dolfinx_mbs.integrate.stability.InstabilityError`) naming the time, the growth
             rate and where the mode moves most, listed in ``Result.instabilities``.
         stepper: ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators gathered
-            densely on every rank (:mod:`dolfinx_mbs.integrate.dense.stepper`: TS's steps to round-off;
+            densely on every rank (:mod:`dolfinx_mbs.integrate.dense.stepper`: TS's steps to
+            round-off;
             linear systems, no multipliers, velocity rows or checkpoints); ``"exact"``: a
             constant frame state's exact solution at the steps (matrix exponential), whatever
             ``dt``; ``"linear"``: the TS path's steps (TSALPHA2, or Hamilton's implicit
             midpoint) on the sparse operators of a constant frame state without TS
-            (:mod:`dolfinx_mbs.integrate.sparse.alpha2`, :mod:`dolfinx_mbs.integrate.sparse.midpoint`: one
+            (:mod:`dolfinx_mbs.integrate.sparse.alpha2`,
+            :mod:`dolfinx_mbs.integrate.sparse.midpoint`: one
             factorization, one pass over the mass a step; second-order and hamiltonian
             forms, no reactions or checkpoints; its step solver reads the ``ksp_``, ``pc_``
             and ``mat_`` options under ``prefix``, e.g. ``-mbs_pc_type gamg``); ``"auto"``:
             ``"dense"`` up to
-            :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where frames
+            :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where
+            frames
             change in time), ``"linear"`` above it where that applies, when no checkpoint and
             no PETSc option under ``prefix`` is given, or only the step solver's (then
             ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log (INFO)

@@ -1,6 +1,12 @@
-"""The time-stepping schemes' coefficients and stage algebra, written once for every backend
-that steps them in Python (the sparse path, the dense path step by step and in batch); PETSc TS
-has its own (the TS backend steps with PETSc's TSALPHA2 and TSTHETA, which these reproduce).
+"""The time-stepping schemes' coefficients and stage algebra.
+
+Written once for every backend that steps them in Python (the sparse path, the dense path step
+by step and in batch); PETSc TS has its own (the TS backend steps with PETSc's TSALPHA2 and
+TSTHETA, which these reproduce). The sparse path's implicit midpoint is the one other spelling
+of a scheme: Hamilton's form eliminated to (q, w = M v) for constant operators on the system's
+PETSc matrices (:mod:`dolfinx_mbs.integrate.sparse.midpoint`; its step matrix is h/2 times the
+Schur complement S of :func:`midpoint_maps`), kept for the round-off of the large momenta
+p ~ pi_0 that the (q, p) map carries.
 
 * TSALPHA2 (generalized-alpha for M q'' + C q' + K q = f): its parameters
   (:func:`alpha2_parameters`), a step's coefficients (:func:`alpha2_coefficients`: the
@@ -34,8 +40,11 @@ __all__ = ["alpha2_parameters", "Alpha2Coefficients", "alpha2_coefficients",
 
 
 def alpha2_parameters(radius: Optional[float]) -> tuple:
-    """(alpha_m, alpha_f, gamma, beta) of PETSc's TSALPHA2 for the high-frequency spectral
-    ``radius`` (None: 1)."""
+    """The parameters of PETSc's TSALPHA2.
+
+    (alpha_m, alpha_f, gamma, beta) of PETSc's TSALPHA2 for the high-frequency spectral
+    ``radius`` (None: 1).
+    """
     r = 1.0 if radius is None else float(radius)
     am, af = (2.0 - r) / (1.0 + r), 1.0 / (1.0 + r)
     return am, af, 0.5 + am - af, 0.25 * (1.0 + am - af) ** 2
@@ -77,8 +86,11 @@ class Alpha2Coefficients(NamedTuple):
 
 
 def alpha2_coefficients(h, params) -> Alpha2Coefficients:
-    """The coefficients of a step of size ``h`` (a float, or an array of steps) with the
-    parameters ``params`` (:func:`alpha2_parameters` or :data:`BACKWARD_EULER`)."""
+    """The coefficients of a TSALPHA2 step.
+
+    The coefficients of a step of size ``h`` (a float, or an array of steps) with the
+    parameters ``params`` (:func:`alpha2_parameters` or :data:`BACKWARD_EULER`).
+    """
     am, af, g, b = params
     cA = -(1.0 - 2.0 * b) / (2.0 * b)
     return Alpha2Coefficients(
@@ -90,8 +102,11 @@ def alpha2_coefficients(h, params) -> Alpha2Coefficients:
 
 def alpha2_stage_values(V: np.ndarray, A: np.ndarray, c: Alpha2Coefficients,
                         out_v: np.ndarray, out_a: np.ndarray) -> None:
-    """out_v, out_a = V_a, A_a: the stage's velocity and acceleration before the solve, of the
-    state (V, A) or of its image under M (arrays)."""
+    """The stage's velocity and acceleration before the solve.
+
+    out_v, out_a = V_a, A_a: the stage's velocity and acceleration before the solve, of the
+    state (V, A) or of its image under M (arrays).
+    """
     np.multiply(A, c.aA, out=out_a)
     out_a += c.aV * V
     np.multiply(V, c.vV, out=out_v)
@@ -100,8 +115,11 @@ def alpha2_stage_values(V: np.ndarray, A: np.ndarray, c: Alpha2Coefficients,
 
 def alpha2_advance(V: np.ndarray, A: np.ndarray, dX: np.ndarray, h: float,
                    c: Alpha2Coefficients, w: np.ndarray) -> None:
-    """V, A to the step's end from the solve's dX (in place), of the state or of its image
-    under M; ``w`` a work array (left holding dX + h V_0)."""
+    """V and A to the step's end.
+
+    V, A to the step's end from the solve's dX (in place), of the state or of its image
+    under M; ``w`` a work array (left holding dX + h V_0).
+    """
     np.multiply(V, h, out=w)
     w += dX
     V += c.adv * A
@@ -111,13 +129,16 @@ def alpha2_advance(V: np.ndarray, A: np.ndarray, dX: np.ndarray, h: float,
 
 
 class Alpha2Steps:
-    """TSALPHA2's steps on a state (X, V, A) of arrays: the first step after TSALPHA2's
+    """TSALPHA2's steps on a state (X, V, A) of arrays.
+
+    TSALPHA2's steps on a state (X, V, A) of arrays: the first step after TSALPHA2's
     restart (``TSAlpha_Restart``: A_0 from two backward-Euler half steps, the backward
     difference's step as the installed PETSc takes it, :func:`dolfinx_mbs.compat.
     alpha2_restart_step`), then one stage a step. A backend gives the arrays
     (:meth:`_state_arrays`) and the stage (:meth:`_stage`: its residual, its solve, then
     :func:`alpha2_advance`), and keeps what else it must across the restart (:meth:`_keep`,
-    :meth:`_restore`)."""
+    :meth:`_restore`).
+    """
 
     started = False
 
@@ -158,7 +179,9 @@ class Alpha2Steps:
 
 def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
                         P: np.ndarray) -> np.ndarray:
-    """Crank-Nicolson's steps on y = (q, v) (TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1
+    """Crank-Nicolson's steps as affine maps.
+
+    Crank-Nicolson's steps on y = (q, v) (TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1
     - g1 + B0 y0 - g0 = 0, E = diag(I, M), B = [[0, -I], [K, C]], g = (0, f)) as maps of
     (q0, v0, l), by the Schur complement S = K1 + s C1 + s^2 M, s = 2/h:
 
@@ -193,7 +216,9 @@ def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
 
 def midpoint_maps(o, M: np.ndarray, h: np.ndarray, pi0: np.ndarray, load: np.ndarray,
                   P: np.ndarray) -> np.ndarray:
-    """The implicit midpoint's steps on Hamilton's y = (q, p) (TSTHETA without endpoint: the
+    """The implicit midpoint's steps as affine maps.
+
+    The implicit midpoint's steps on Hamilton's y = (q, p) (TSTHETA without endpoint: the
     stage X at t + h/2 solves E (X - y0) 2 / h + B X = g, y1 = 2 X - y0; E = [[M, 0],
     [G_q, I]], B = [[G_p, -I], [K_h, 0]], g = (-pi_0, f_a - h)) as maps of (q0, p0, l), by the
     Schur complement S = s M + G_p + G_q + K_h / s, s = 2/h: with W = S^-1 ((G_p + K_h / s) q0
@@ -236,9 +261,12 @@ MATCHSTEP = (0.01, 2.0)
 
 
 def step_times(t0: float, t_end: float, dt: float) -> List[float]:
-    """The times the TS path steps to (PETSc's ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed
+    """The times the TS path steps to.
+
+    The times the TS path steps to (PETSc's ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed
     steps of ``dt``: a first step past ``t_end`` shortened, the steps near the end adjusted
-    by :data:`MATCHSTEP`), accumulated as PETSc does."""
+    by :data:`MATCHSTEP`), accumulated as PETSc does.
+    """
     a, b = 1.0 + MATCHSTEP[0], MATCHSTEP[1]
     t, h = t0, (t_end - t0 if t0 + dt > t_end else dt)
     out = []

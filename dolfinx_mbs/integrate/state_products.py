@@ -20,7 +20,8 @@ from typing import Optional
 import numpy as np
 from petsc4py import PETSc
 
-__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks", "blocks_into", "second_order_residual"]
+__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks", "blocks_into",
+           "second_order_residual"]
 
 EPS = float(np.finfo(float).eps)
 

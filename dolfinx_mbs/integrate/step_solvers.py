@@ -14,7 +14,8 @@
   the Schur split (``fieldsplit_s_``); the outer solve stays one application of the exact
   elimination (``preonly``), and a Schur solve that does not reach its tolerance fails the
   step (:func:`dolfinx_mbs.petsc_options.converged`) rather than giving an inexact one. The
-  step then stores S alone, no 2n matrix (:mod:`dolfinx_mbs.integrate.ts.schur_shell`); the velocity rows,
+  step then stores S alone, no 2n matrix (:mod:`dolfinx_mbs.integrate.ts.schur_shell`); the
+  velocity rows,
   whose S is a product, keep PCFIELDSPLIT with GAMG on its split (no near null space).
 """
 
@@ -27,7 +28,8 @@ from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SolverOptions, direct_lu, given_options
 
-__all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace", "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
+__all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
+           "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ written once here), PETSc's ``TSSolve`` with a monitor for the TS backend.
 from __future__ import annotations
 
 import dataclasses
-from typing import (Callable, Dict, List, Optional, Protocol, Sequence, Tuple,
-                    runtime_checkable)
+from typing import Callable, Dict, List, Optional, Protocol, Sequence, Tuple, runtime_checkable
 
 from petsc4py import PETSc
 
@@ -25,8 +24,11 @@ __all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "PythonLoop", "ts
 
 
 def ts_only(system) -> Optional[str]:
-    """Why only PETSc TS steps ``system`` (words for the errors), or None: the backends that
-    step in Python take linear systems without multipliers or velocity rows."""
+    """Why only PETSc TS steps ``system``, or None.
+
+    Why only PETSc TS steps ``system`` (words for the errors), or None: the backends that
+    step in Python take linear systems without multipliers or velocity rows.
+    """
     if system.has_multipliers:
         return "Lagrange multipliers (constraints='multipliers')"
     if hasattr(system, "basis"):
@@ -38,7 +40,9 @@ def ts_only(system) -> Optional[str]:
 
 @dataclasses.dataclass(frozen=True)
 class RunSpec:
-    """What a run asks of its stepper: :func:`dolfinx_mbs.integrate.integrate`'s arguments
+    """What a run asks of its stepper.
+
+    What a run asks of its stepper: :func:`dolfinx_mbs.integrate.integrate`'s arguments
     that the stepping reads (the rest is the driver's).
 
     Attributes:
@@ -68,14 +72,19 @@ class RunSpec:
     checkpoints: bool = False
 
     def times(self) -> List[float]:
-        """The output times after t0 as the TS path steps to them
-        (:func:`dolfinx_mbs.integrate.schemes.step_times`)."""
+        """The output times after t0.
+
+        The output times after t0 as the TS path steps to them
+        (:func:`dolfinx_mbs.integrate.schemes.step_times`).
+        """
         return step_times(self.t0, self.t_end, self.dt)
 
 
 @dataclasses.dataclass(frozen=True)
 class Needs:
-    """What the run's observers read at a step boundary (the driver tells the stepper once,
+    """What the run's observers read at a step boundary.
+
+    What the run's observers read at a step boundary (the driver tells the stepper once,
     before it marches).
 
     Attributes:
@@ -117,8 +126,11 @@ class Boundary(Protocol):
         """The run is at step ``index`` (0: the initial state), time ``t``."""
 
     def passed(self, times: Sequence[float]) -> None:
-        """The stepper gave the whole-run observers (:attr:`Needs.whole_run`) every step
-        at once: these are the run's times."""
+        """The whole run was given to the observers at once.
+
+        The stepper gave the whole-run observers (:attr:`Needs.whole_run`) every step
+        at once: these are the run's times.
+        """
 
 
 @runtime_checkable
@@ -152,24 +164,36 @@ class Stepper(Protocol):
 
     @staticmethod
     def applies(system, run: RunSpec) -> Optional[str]:
-        """None when this stepper can step ``run`` on ``system``, else why not (words for the
-        log and the errors)."""
+        """Whether this stepper can step ``run`` on ``system``.
+
+        None when this stepper can step ``run`` on ``system``, else why not (words for the
+        log and the errors).
+        """
 
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
                 p0: Optional[PETSc.Vec]) -> None:
-        """The state at ``t0``: reduced displacement, velocity and (Hamilton's form) the
-        momentum p0, which replaces v0 when given."""
+        """The state at ``t0``.
+
+        The state at ``t0``: reduced displacement, velocity and (Hamilton's form) the
+        momentum p0, which replaces v0 when given.
+        """
 
     def resume(self, ckpt, stem: str, t_end: float) -> None:
-        """Continue from the checkpoint ``ckpt`` of ``stem`` (:mod:`dolfinx_mbs.integrate.
-        checkpoint`) instead of the initial state."""
+        """Continue from a checkpoint.
+
+        Continue from the checkpoint ``ckpt`` of ``stem`` (:mod:`dolfinx_mbs.integrate.
+        checkpoint`) instead of the initial state.
+        """
 
     def snapshot(self) -> Tuple[int, float, float, list]:
         """(step number, time, next step size, solution vectors): what a checkpoint holds."""
 
     def prepare(self, needs: Needs) -> None:
-        """What the observers will read at the boundaries (called once, before
-        :meth:`march`)."""
+        """What the observers will read at the boundaries.
+
+        What the observers will read at the boundaries (called once, before
+        :meth:`march`).
+        """
 
     def march(self, at: Boundary) -> None:
         """Step the run through, calling ``at(index, t)`` at every step boundary."""
@@ -178,8 +202,11 @@ class Stepper(Protocol):
         """The reduced state at the boundary ``t`` just reached."""
 
     def record(self, t: float):
-        """The operators at ``t`` the energies read (the system's record, or the stepper's
-        own with its load vectors)."""
+        """The operators at ``t`` the energies read.
+
+        The operators at ``t`` the energies read (the system's record, or the stepper's
+        own with its load vectors).
+        """
 
     def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: Optional[PETSc.Vec] = None) -> tuple:
@@ -187,7 +214,7 @@ class Stepper(Protocol):
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
                      out: PETSc.Vec) -> PETSc.Vec:
-        """q'' from the equations of motion at (q, v), into ``out`` (the reactions')."""
+        """Q'' from the equations of motion at (q, v), into ``out`` (the reactions')."""
 
     def failure(self, error: BaseException) -> str:
         """The words of a failed step's ``error`` (the solvers' reasons where known)."""
@@ -197,9 +224,12 @@ class Stepper(Protocol):
 
 
 class PythonLoop:
-    """The time loop of the steppers that step in Python: ``step(t, h)`` from each output
+    """The time loop of the steppers that step in Python.
+
+    The time loop of the steppers that step in Python: ``step(t, h)`` from each output
     time to the next (:meth:`RunSpec.times`), the boundary after each. Written once for the
-    sparse and dense backends."""
+    sparse and dense backends.
+    """
 
     times: List[float]
     steps = 0

@@ -2,7 +2,8 @@
 (:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`).
 
 :class:`WholeRun` steps a whole run of one of the dense path's schemes
-(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint) written as the affine
+(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint) written
+as the affine
 maps y_k+1 = P_k y_k + g_k they are (linear equations): the maps of all steps formed in batch
 (one batched inverse of the step matrices), then one small product per step. The same steps as
 the TS path up to round-off; the generalized-alpha restart (the first step) by the scheme
@@ -72,7 +73,8 @@ def _alpha2_maps(o, M, h, params, P):
 
 
 class WholeRun:
-    """A dense scheme (:data:`dolfinx_mbs.integrate.dense.operators.SCHEMES`) on :class:`VaryingOperators`,
+    """A dense scheme (:data:`dolfinx_mbs.integrate.dense.operators.SCHEMES`) on
+    :class:`VaryingOperators`,
     stepped over a whole run by :meth:`trajectory` (see the module docstring); afterwards
     ``step`` and ``state`` replay the steps for observers that see them one by one.
 

@@ -4,7 +4,8 @@ the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.st
 * :class:`DenseOperators`: ``at(t)`` gives the operators of ``system.at(t)`` as numpy arrays,
   replicated on every rank; the matrices are gathered once per distinct frame state (the
   record's ``version``), the vectors at each time. Where the frame state is constant in time
-  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`, the loads
+  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`, the
+  loads
   come from their fit (:meth:`DenseOperators.fit_loads`) and no time needs an assembly.
 * :class:`Alpha2`, :class:`CrankNicolson`, :class:`Midpoint`: the TS path's schemes (PETSc's
   TSALPHA2 with its restart by two half backward-Euler steps, TSTHETA with endpoint, TSTHETA
@@ -33,7 +34,8 @@ from dolfinx_mbs.integrate.schemes import (
 )
 from dolfinx_mbs.systems.records import constant_frame
 
-__all__ = ["gather_matrix", "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
+__all__ = ["gather_matrix", "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson",
+           "Midpoint", "SCHEMES"]
 
 #: the record's fields each formulation steps with (matrices), beside those of the energies
 STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),
@@ -150,9 +152,11 @@ class DenseOperators:
 
     def fit_loads(self, basis, t0: float, t_end: float):
         """Fit the load vectors over [t0, t_end] in ``basis``
-        (:class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`); on success (the samples reproduced to
+        (:class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`); on success (the samples reproduced
+        to
         round-off, matrices unchanged) later :meth:`at` calls need no assembly. Returns the
-        :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether it holds)."""
+        :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether it
+        holds)."""
         times = basis.sample_times(t0, t_end)
         samples, versions = [], set()
         for t in times:

@@ -25,7 +25,6 @@ import logging
 from typing import List, Optional
 
 import numpy as np
-from petsc4py import PETSc
 
 from dolfinx_mbs.integrate import observers as obs
 from dolfinx_mbs.integrate.dense.batch import WholeRun
@@ -35,7 +34,6 @@ from dolfinx_mbs.integrate.dense.varying import VaryingOperators
 from dolfinx_mbs.integrate.dense.varying import applies as varying_applies
 from dolfinx_mbs.integrate.stepper import PythonLoop, RunSpec, State, ts_only
 from dolfinx_mbs.io.output import Probes, probe_columns
-from dolfinx_mbs.systems.records import constant_frame
 
 __all__ = ["DenseStepper", "ExactStepper", "BatchStepper", "DenseEnergies", "ProbeMatrix"]
 

@@ -20,12 +20,15 @@ second-order form's K + (2/dt) C + (4/dt^2) M, factorized once per run.
 
 In the node-block form (:class:`~dolfinx_mbs.systems.records.InertiaBlocks`) a step is one
 solve and one pass of the scalar mass over qd's node components
-(:class:`~dolfinx_mbs.integrate.sparse.stepper.MassProducts`): G_p q = W_p M q, K_h q = K_s q + W_w M q,
+(:class:`~dolfinx_mbs.integrate.sparse.stepper.MassProducts`): G_p q = W_p M q, K_h q = K_s q + W_w
+M q,
 D = a_R M; M q and K_s q follow the step (K_s qd from the step relation
 K_s qd = (4/dt^2) (r - (I + dt/2 (2 W_p + a_R I) + dt^2/4 W_w) M qd), formed by a product every
-:attr:`SparseMidpoint.refresh` steps as :class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2` does,
+:attr:`SparseMidpoint.refresh` steps as :class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`
+does,
 at every step under an iterative step solve). The step solver reads the run's options as
-:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`'s does (``-mbs_pc_type gamg``: multigrid with
+:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`'s does (``-mbs_pc_type gamg``: multigrid
+with
 the rigid-body modes as near null space).
 Without it, a step takes K_h q0 (shared with the energies' K q) and M qd by products.
 """

@@ -127,7 +127,8 @@ class MassProducts:
 
 class SparseStepper(PythonLoop):
     """What the linear path's schemes share (:class:`SparseAlpha2`, and
-    :class:`dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): the state's local arrays ``a`` (named
+    :class:`dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): the state's local arrays ``a``
+    (named
     by :attr:`names`) wrapped as Vecs ``vec``, the node-block segments and the scalar mass
     products (:attr:`mass_columns` columns), the step matrix J and its solver (the run's
     ``ksp_``/``pc_``/``mat_`` options; GAMG with the rigid-body modes), the record at a time
@@ -250,7 +251,8 @@ class SparseStepper(PythonLoop):
 
     def use_series(self, t1: float) -> bool:
         """Take the record's load vectors at later times from a
-        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``) where the system's
+        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``) where the
+        system's
         loads can be written so (collective); True if so."""
         self.series = LoadSeries.make(self.system, self.t0, t1, self.load_names)
         return self.series is not None

@@ -7,7 +7,8 @@
 
 All three step with TSTHETA (implicit midpoint) and solve the step through the exact Schur
 complement on n unknowns (the eliminated block is a I): PCFIELDSPLIT with S factorized, or
-with ``-mbs_pc_type gamg`` S alone by Krylov + GAMG (:mod:`dolfinx_mbs.integrate.ts.schur_shell`). Their
+with ``-mbs_pc_type gamg`` S alone by Krylov + GAMG (:mod:`dolfinx_mbs.integrate.ts.schur_shell`).
+Their
 common part (TS set-up, residual and Jacobian plumbing, read-back) is
 :class:`dolfinx_mbs.integrate.ts.second_order.TSProblem`.
 """

@@ -148,7 +148,8 @@ class TSProblem:
     def mass_solve(self, M: PETSc.Mat, b: PETSc.Vec, x: PETSc.Vec) -> None:
         """x = M^-1 b, factorized again only when M changed (PETSc follows the matrix's state:
         a constant mass matrix is factorized once per run); in a run that solves its steps by
-        multigrid (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is what
+        multigrid (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is
+        what
         does not fit, by CG + Jacobi to :attr:`MASS_RTOL` (a mass matrix is well conditioned
         once scaled by its diagonal)."""
         if self._mksp is None:

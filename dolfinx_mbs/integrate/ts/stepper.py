@@ -1,4 +1,6 @@
-"""The TS backend's :class:`~dolfinx_mbs.integrate.stepper.Stepper`: a PETSc TS on one of the
+"""The TS backend's stepper: a PETSc TS on a formulation's TS problem.
+
+:class:`TSStepper` implements :class:`~dolfinx_mbs.integrate.stepper.Stepper` on one of the
 formulations' TS problems (:mod:`dolfinx_mbs.integrate.ts.second_order`,
 :mod:`dolfinx_mbs.integrate.ts.first_order`).
 
@@ -60,6 +62,7 @@ class TSStepper:
         return None
 
     def __init__(self, system, run: RunSpec):
+        """Make the TS and the problem, set from the run's options (see the class)."""
         self.system, self.formulation = system, run.formulation
         log.info("integrate: ts path (PETSc TS), %s, %d unknowns", run.formulation,
                  system.n_reduced)
@@ -116,8 +119,11 @@ class TSStepper:
         """Nothing to prepare: the problem reads back what is asked at each state."""
 
     def march(self, at: Boundary) -> None:
-        """One ``TSSolve``, ``at`` its monitor; a TS that stops on a negative reason
-        (PETSc < 3.19 returns it) raises RuntimeError."""
+        """Step the run by one ``TSSolve``.
+
+        One ``TSSolve``, ``at`` its monitor; a TS that stops on a negative reason
+        (PETSc < 3.19 returns it) raises RuntimeError.
+        """
         ts = self.ts
         ts.setMonitor(lambda ts_, index, t, X: at(index, t))
         try:
@@ -130,8 +136,11 @@ class TSStepper:
                                f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
 
     def failure(self, error: BaseException) -> str:
-        """PETSc's words and the solvers' reasons (PETSc >= 3.19 raises out of TSSolve where
-        3.18 returned a reason)."""
+        """PETSc's words and the solvers' reasons.
+
+        PETSc's words and the solvers' reasons (PETSc >= 3.19 raises out of TSSolve where
+        3.18 returned a reason).
+        """
         return f"{error_words(error)} ({solver_reasons(self.ts)})"
 
     # --- what the observers ask --------------------------------------------------------------
@@ -149,11 +158,14 @@ class TSStepper:
         return self.problem.energy_products(s, q, v, Mv)
 
     def acceleration(self, t, q, v, out):
-        """q'' at (q, v): :meth:`TSProblem.acceleration`."""
+        """Q'' at (q, v): :meth:`TSProblem.acceleration`."""
         return self.problem.acceleration(t, q, v, out)
 
     def destroy(self) -> None:
-        """Break the TS's hold on the monitor (which holds the run's histories), destroy the
-        problem and the TS (collective)."""
+        """Destroy the problem and the TS.
+
+        Break the TS's hold on the monitor (which holds the run's histories), destroy the
+        problem and the TS (collective).
+        """
         self.ts.cancelMonitor()
         self.problem.destroy()
