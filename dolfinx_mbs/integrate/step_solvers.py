@@ -122,28 +122,28 @@ def schur_multigrid(opts: SolverOptions) -> bool:
     return option(opts, "fieldsplit_s_pc_type") == "gamg"
 
 
-def attach_near_nullspace(system, form, formulation: str, ts: PETSc.TS) -> None:
+def attach_near_nullspace(system, problem, formulation: str, ts: PETSc.TS) -> None:
     """Give GAMG the bodies' rigid-body modes (``system.near_nullspace()``) on the matrix it
-    coarsens: the second-order Jacobian, or a 2n form's Schur complement S. Call it after the
+    coarsens: the second-order Jacobian, or a 2n problem's Schur complement S. Call it after the
     TS read its options."""
     if not hasattr(system, "near_nullspace"):
         return
     if formulation == "second-order":
         if ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
-            form.J.setNearNullSpace(system.near_nullspace())
+            problem.J.setNearNullSpace(system.near_nullspace())
         return
-    S = getattr(form, "S", None)
-    if not schur_multigrid(form.opts):
+    S = getattr(problem, "S", None)
+    if not schur_multigrid(problem.opts):
         return
     if S is None:  # PETSc's "selfp" forms S (velocity rows): GAMG without the modes
         log.info("integrate: GAMG on the Schur complement without a near null space (%s)",
-                 type(form).__name__)
+                 type(problem).__name__)
         return
     S.setNearNullSpace(system.near_nullspace())
     log.info("integrate: the Schur complement on n unknowns by %s + GAMG (rtol %s), the "
              "rigid-body modes as near null space",
-             option(form.opts, "fieldsplit_s_ksp_type"),
-             option(form.opts, "fieldsplit_s_ksp_rtol"))
+             option(problem.opts, "fieldsplit_s_ksp_type"),
+             option(problem.opts, "fieldsplit_s_ksp_rtol"))
 
 
 #: Largest systems (unknowns, by the bodies' dimension) that one rank factorizes with PETSc's

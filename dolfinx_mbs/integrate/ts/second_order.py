@@ -32,11 +32,11 @@ class LinearStep:
     linear equations of motion, with one residual evaluation per step where Newton needs two.
 
     The TS still sees a function call at the solution: its SNES callback updates the method's
-    own state there (TSALPHA2 forms V and A of the step from it); the form's residual is
+    own state there (TSALPHA2 forms V and A of the step from it); the problem's residual is
     skipped in that call, as no one reads it."""
 
-    def __init__(self, form):
-        self.form = form
+    def __init__(self, problem):
+        self.problem = problem
         self.f = None
 
     def setUp(self, snes):
@@ -57,11 +57,11 @@ class LinearStep:
             snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_LINEAR_SOLVE)
             return
         x.axpy(-1.0, dx)
-        self.form.skip_residual = True
+        self.problem.skip_residual = True
         try:
             snes.computeFunction(x, f)
         finally:
-            self.form.skip_residual = False
+            self.problem.skip_residual = False
         snes.setIterationNumber(1)
         snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_ITS)
 
