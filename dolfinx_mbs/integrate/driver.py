@@ -224,7 +224,7 @@ def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
             stepper.resume(resume, rec.output, run.t_end)
         writer = None if checkpoint_every is None else checkpoint.Writer(
             comm, rec.output, checkpoint_every, run.formulation,
-            run.t0 if resume is None else resume.t)
+            run.t0 if resume is None else resume.t0)
         watch = observers(system, f"{stepper.formulation} ({stepper.method})",
                           stepper.n_steps, rec, resume, stepper.energies_observer,
                           stepper.probes_observer)
