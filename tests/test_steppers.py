@@ -20,6 +20,9 @@ What every stepper that steps in Python (:class:`dolfinx_mbs.integrate.stepper.S
   second-order and Hamilton forms of a constant frame state (the step solver's options alone
   too), TS for reactions, the first-order form, other PETSc options or frames changing in
   time.
+* Every backend's stepper (TS, sparse alpha2 and midpoint, dense, exact, batched dense) is a
+  :class:`~dolfinx_mbs.integrate.stepper.Stepper` (the protocol's attributes and methods) and
+  says itself that it applies to the run it was chosen for.
 * It refuses what it cannot step, with an error naming why, on every rank: multipliers on the
   dense path, loads outside the exact path's span or a frame state changing in time there,
   an unknown stepper, and the linear path's first-order form, reactions and spin-up.
@@ -34,7 +37,9 @@ from test_dense import TIP as ROD_TIP
 from test_dense import seed_rod, spun_up_beam
 
 import dolfinx_mbs as mbs
-from dolfinx_mbs.integrate.choice import DENSE_MAX
+from dolfinx_mbs.integrate.choice import DENSE_MAX, choose, make
+from dolfinx_mbs.integrate.dense.exact import LoadBasis
+from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 
 H = "hamiltonian"
 FORMS = ("second-order", "first-order", "hamiltonian")
@@ -230,3 +235,35 @@ def test_refuses_what_it_cannot_step(what):
         model.integrate(**run)
     if words is not None:
         assert words in str(e.value)
+
+
+# --- every backend implements the protocol -----------------------------------------------------
+
+PROTOCOL = {  # path: (model, formulation, the stepper's class, run arguments)
+    "ts": (lambda: seed_rod(n=3), "first-order", "TSStepper", {}),
+    "dense": (lambda: seed_rod(n=3), "second-order", "DenseStepper", {}),
+    "exact": (lambda: seed_rod(n=3), "hamiltonian", "ExactStepper",
+              dict(load_basis=LoadBasis(0, (200.0,)))),
+    "batch": (spun_up_beam, "first-order", "BatchStepper", {}),
+    "linear alpha2": (bar, "second-order", "SparseAlpha2", {}),
+    "linear midpoint": (bar, H, "SparseMidpoint", {}),
+}
+
+
+@pytest.mark.parametrize("which", list(PROTOCOL))
+def test_every_backend_implements_the_protocol(which):
+    """The stepper that ``integrate`` would make is a Stepper and applies to its run."""
+    make_model, formulation, cls, kw = PROTOCOL[which]
+    model = make_model()  # the system's owner: kept for the stepper's life
+    system = model.system(formulation)
+    run = RunSpec(formulation=formulation, t0=0.0, t_end=2e-3, dt=1e-3, **kw)
+    path = which.split()[0] if which != "batch" else "dense"
+    assert choose(system, run, path) == path
+    stepper = make(system, run, path)
+    try:
+        assert isinstance(stepper, Stepper)
+        assert type(stepper).__name__ == cls
+        assert stepper.path == path and stepper.formulation == formulation
+        assert type(stepper).applies(system, run) is None
+    finally:
+        stepper.destroy()
