@@ -226,12 +226,12 @@ class _DenseStepper(PythonLoop):
             Q, W = sch.Q, sch.V
         elif hasattr(sch, "trajectory"):  # exact steps: the loads' part in one product
             Q, W = sch.trajectory(times)
-        else:
+        else:  # the one Python loop, the states kept
             Q, W = np.empty((N, n)), np.empty((N, n))
-            Q[0], W[0] = sch.raw()
-            for k in range(1, N):
-                sch.step(times[k - 1], times[k] - times[k - 1])
+
+            def keep(k: int, t: float) -> None:
                 Q[k], W[k] = sch.raw()
+            PythonLoop.march(self, keep)
         T = np.array(times)
         if self.varying:
             o = sch.outputs
