@@ -13,7 +13,7 @@
 # - the torsion mode, a displacement across the axis, is softened: $(\omega_t^2 - \Omega^2)^{1/2}$
 #   (checked in `tests/test_free_modes.py`);
 # - the rigid translations across the axis whirl at $i\Omega$ (the bar at rest in the inertial
-#   frame), the one along it stays at 0 (`modes()["rigid_eigenvalues"]`).
+#   frame), the one along it stays at 0 (`modes().rigid_eigenvalues`).
 #
 # Run it with `python demos/free_spinning_body.py` or under `mpirun -n 2`.
 
@@ -58,14 +58,14 @@ table = model.campbell([0.0, rate / 2, rate], n=4)
 say(f"free bar, {CELLS} hexahedra, {comm.size} rank(s)")
 say(f"at rest: {np.round(w0, 2)} rad/s (bending pair first)")
 say(f"spinning at {rate} rad/s: natural_frequencies {np.round(gyro, 4)}")
-say(f"                        modes               {np.round(res['frequencies'], 4)}")
+say(f"                        modes               {np.round(res.frequencies, 4)}")
 say(f"  Campbell branches from the 4 lowest at rest: {np.round(table.frequencies[-1], 4)}, "
     f"whirl {table.whirl[-1]}")
 say(f"  closed forms: w_b -/+ Omega = {w0[0] - rate:.2f}, {w0[0] + rate:.2f} "
     f"(computed {gyro[0]:.2f}, {gyro[1]:.2f})")
-say(f"  {res['rigid_dim']} free rigid motions; their eigenvalues: "
-    f"{np.array2string(res['rigid_eigenvalues'], precision=4)}")
-assert np.allclose(res["frequencies"], gyro, rtol=1e-8)
+say(f"  {res.rigid_dim} free rigid motions; their eigenvalues: "
+    f"{np.array2string(res.rigid_eigenvalues, precision=4)}")
+assert np.allclose(res.frequencies, gyro, rtol=1e-8)
 # every Campbell branch at this speed is one of the elastic modes
 assert np.all(np.abs(table.frequencies[-1][:, None] / gyro[None, :] - 1).min(axis=1) < 1e-8)
 assert abs(0.5 * (gyro[1] - gyro[0]) - rate) < 0.06 * rate

@@ -38,11 +38,12 @@ from dolfinx_mbs import (
     meshes,
     modal,
     reduction,
+    rotors,
     static,
     systems,
 )
 from dolfinx_mbs.assembly import operators, space
-from dolfinx_mbs.bodies import Body
+from dolfinx_mbs.bodies import Body, RigidBody
 from dolfinx_mbs.campbell import CampbellTable, CriticalSpeed
 from dolfinx_mbs.constraints import joints, maggi, rows
 from dolfinx_mbs.model import Model
@@ -54,6 +55,7 @@ __all__ = [
     "CampbellTable",
     "CriticalSpeed",
     "Model",
+    "RigidBody",
     "assembly",
     "campbell",
     "compat",
@@ -70,6 +72,7 @@ __all__ = [
     "modal",
     "operators",
     "reduction",
+    "rotors",
     "rows",
     "space",
     "static",

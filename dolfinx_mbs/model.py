@@ -20,26 +20,37 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 from dolfinx import fem
+from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
-from dolfinx_mbs.bodies.body import Body
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
+from dolfinx_mbs.bodies.body import Body, name_bodies
+from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
 from dolfinx_mbs.constraints import joints, reactions
 from dolfinx_mbs.constraints.base import Clamp, Constraint
+from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor, joint_point
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
+from dolfinx_mbs.frames.computed import ComputedFrame
 from dolfinx_mbs.integrate import run as integration
+from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
+from dolfinx_mbs.rotors import critical as rotor_critical
+from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
+from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
+from dolfinx_mbs.systems.drives import Drives
 from dolfinx_mbs.systems.hamilton import HamiltonSystem
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 from dolfinx_mbs.systems.records import check_choice
+from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
 from dolfinx_mbs.systems.velocity import VelocitySystem
 
@@ -56,18 +67,40 @@ class Model:
         gravity: optional gravity acceleration fixed in the global frame (m/s^2).
     """
 
-    def __init__(self, bodies: Sequence[Body], gravity: Optional[Sequence[float]] = None):
-        bodies = list(bodies) if not isinstance(bodies, Body) else [bodies]
-        if not bodies or not all(isinstance(b, Body) for b in bodies):
-            raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body")
-        if len({id(b) for b in bodies}) != len(bodies):
+    def __init__(self, bodies: Sequence[Body | RigidBody],
+                 gravity: Optional[Sequence[float]] = None, comm=None):
+        given = list(bodies) if not isinstance(bodies, (Body, RigidBody)) else [bodies]
+        if not given or not all(isinstance(b, (Body, RigidBody)) for b in given):
+            raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body or "
+                            "dolfinx_mbs.RigidBody")
+        if len({id(b) for b in given}) != len(given):
             raise ValueError("a body appears twice in the model")
-        names = [b.name for b in bodies]
+        # the unnamed elastic bodies by their place here: body0, body1, ...
+        name_bodies([b for b in given if isinstance(b, Body)])
+        names = [b.name for b in given]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # the names label output files: one body's file would overwrite another's
             raise ValueError(f"bodies must have distinct names (pass name=), got {twice} "
                              "more than once")
+        bodies = [b for b in given if isinstance(b, Body)]
+        #: the rigid bodies (:class:`dolfinx_mbs.bodies.RigidBody`), beside the elastic ones
+        self.rigid_bodies: List[RigidBody] = [b for b in given if isinstance(b, RigidBody)]
+        #: the loads applied to computed frames (:meth:`apply_torque`, :meth:`apply_force`)
+        self.frame_loads: List[FrameLoad] = []
+        #: joints between computed frames (:meth:`revolute`, :meth:`prismatic`) and motors
+        self.frame_joints: List[FrameJoint] = []
+        self.motors: List[Motor] = []
+        self.gravity = None if gravity is None else checks.point3(gravity, "gravity")
         self.bodies = bodies
+        if not bodies:  # rigid bodies only: their frames' equations alone
+            self.comm = comm if comm is not None else MPI.COMM_WORLD
+            self.space = None
+            self.constraints, self.velocity_constraints = [], []
+            self._systems, self._assembly, self._reducer = {}, None, None
+            self._reduced, self._basis = {}, None
+            self.static = None
+            self._bind_frames()
+            return
         self.comm = bodies[0].comm
         self.space = FullSpace(bodies)
         self.constraints: List = []
@@ -83,7 +116,244 @@ class Model:
         self._systems: Dict[tuple, object] = {}
         self._reduced: Dict[int, ReducedBody] = {}   # by body index (:meth:`reduce`)
         self._basis: Optional[BasisReducer] = None
+        self._bind_frames()
         lifetime.adopt(self, bodies)  # (first destroys the PETSc garbage of models gone)
+
+    # -- computed frames ---------------------------------------------------------------------
+    @property
+    def frames(self) -> List[ComputedFrame]:
+        """The computed frames of the model (:mod:`dolfinx_mbs.frames.computed`), in the order
+        of their unknowns: those of the bodies, then of the rigid bodies."""
+        out: List[ComputedFrame] = []
+        for b in list(self.bodies) + self.rigid_bodies:
+            if isinstance(b.frame, ComputedFrame) and all(b.frame is not f for f in out):
+                out.append(b.frame)
+        return out
+
+    def _bind_frames(self) -> None:
+        """Fix each computed frame's dimension by the bodies it carries; names unique."""
+        names = [b.name for b in list(self.bodies) + self.rigid_bodies]
+        frames = self.frames
+        given = {}
+        for fr in frames:
+            dims = {b.gdim for b in self.bodies if b.frame is fr}
+            if len(dims) > 1:
+                raise ValueError(f"frame {fr.name!r} carries 2D and 3D bodies: one dimension "
+                                 "per computed frame")
+            dim = getattr(fr, "dim", None)
+            if dims and dim is not None and dims != {dim}:
+                raise ValueError(f"frame {fr.name!r}: dim={dim} but it carries "
+                                 f"{dims.pop()}D bodies")
+            given[id(fr)] = dims.pop() if dims else dim
+        # frames that carry rigid bodies only: planar when the rest of the model is
+        known = {d for d in given.values() if d is not None}
+        for fr in frames:
+            d = given[id(fr)]
+            axis = getattr(fr, "axis", None)
+            if d is None:
+                planar_ok = axis is None or np.abs(axis[:2]).max() < 1e-12
+                d = 2 if known == {2} and planar_ok else 3
+            fr.bind(d)
+            if fr.name in names:
+                raise ValueError(f"the computed frame's name {fr.name!r} is also a body's: "
+                                 "results are keyed by name (pass name=)")
+            names.append(fr.name)
+
+    def _check_frame(self, frame) -> ComputedFrame:
+        if not isinstance(frame, ComputedFrame) or all(frame is not f for f in self.frames):
+            raise ValueError(f"frame must be a computed frame of this model (a Hinge or Free "
+                             f"carrying one of its bodies), got {frame!r}")
+        return frame
+
+    def attach(self, body: Body, where: Optional[Callable] = None, facets=None,
+               name: Optional[str] = None) -> Clamp:
+        """The elastic reference condition of ``body`` on its frame (docs/theory.md section
+        8): the body is attached to the frame where ``where(x)`` holds (or on ``facets``),
+        u = 0 there, so that its elastic field holds no rigid motion of the frame (a blade
+        clamped to its hub). The same rows as :meth:`clamp`."""
+        return self.clamp(body, where=where, facets=facets, name=name or f"attach {body.name}")
+
+    def apply_torque(self, frame: ComputedFrame, torque: Callable, local: bool = True,
+                     name: Optional[str] = None) -> FrameLoad:
+        """Apply a torque to a computed frame: ``torque(t, s)`` returns a number (about a
+        hinge's axis) or a 3-vector (local components, or global with ``local=False``);
+        ``s`` is the frame's state (:class:`dolfinx_mbs.systems.coupled.FrameView`: ``angle``
+        and ``rate`` of a hinge, ``R``, ``r_O``, ``omega``, ``v_O``). A motor curve, a PD
+        controller: any function of time and state. Its values are checked finite."""
+        self._check_frame(frame)
+        if not callable(torque):
+            c = np.asarray(torque, dtype=float)
+            torque = (lambda t, s, c=c: c)  # noqa: E731
+        ld = FrameLoad(frame=frame, fn=torque, local=local, kind="torque",
+                       name=name or f"torque on {frame.name}")
+        self.frame_loads.append(ld)
+        self._systems.pop("coupled", None)
+        return ld
+
+    def apply_force(self, frame: ComputedFrame, force: Callable, point=(0.0, 0.0, 0.0),
+                    local: bool = True, name: Optional[str] = None) -> FrameLoad:
+        """Apply a force ``force(t, s)`` (a 3-vector, local or global components) to a computed
+        frame at ``point`` (frame coordinates)."""
+        self._check_frame(frame)
+        fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
+
+        def wrench(t, s, fn=fn):
+            return fn(t, s), np.zeros(3)
+        ld = FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
+                       point=checks.point3(point, "point"),
+                       name=name or f"force on {frame.name}")
+        self.frame_loads.append(ld)
+        self._systems.pop("coupled", None)
+        return ld
+
+    # -- joints between computed frames (issue 29 part B) -----------------------------------
+    def _joint_gdim(self, bodies) -> int:
+        dims = {b.gdim for b in bodies if isinstance(b, Body)}
+        dims |= {b.frame.gdim for b in bodies if isinstance(b, RigidBody)
+                 and isinstance(b.frame, ComputedFrame)}
+        if len(dims) != 1:
+            raise ValueError(f"a joint joins bodies of one dimension, got {sorted(dims)}")
+        return dims.pop()
+
+    def _frame_joint(self, kind, body_a, body_b, point, axis, name, tol) -> FrameJoint:
+        for b in (body_a, body_b):
+            if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
+                raise ValueError(f"{kind}: body {getattr(b, 'name', b)!r} is not part of this "
+                                 "model")
+        if body_a is body_b:
+            raise ValueError(f"{kind}: body_a and body_b must differ")
+        if body_b is None:
+            body_a, body_b = None, body_a
+        frames = [b.frame for b in (body_a, body_b) if b is not None]
+        if not any(isinstance(f, ComputedFrame) for f in frames):
+            raise ValueError(f"{kind}: neither body is on a computed frame; join bodies of "
+                             "prescribed frames with model.pin / model.slider (rows of the "
+                             "Maggi reducer)")
+        p = checks.point3(point, "point")
+        name = name or f"{kind}({'ground' if body_a is None else body_a.name},{body_b.name})"
+        names = {j.name for j in self.frame_joints} | {m.name for m in self.motors}
+        if name in names:
+            raise ValueError(f"{kind}: the name {name!r} is taken (pass name=)")
+        gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
+        a = joint_point(self, body_a, p, name, tol)
+        b = joint_point(self, body_b, p, name, tol)
+        joint = FrameJoint(kind, a, b, gdim, axis=axis, name=name)
+        self.frame_joints.append(joint)
+        self._systems.pop("coupled", None)
+        return joint
+
+    def revolute(self, body_a, body_b, point, axis=None, name: Optional[str] = None,
+                 tol: float = 1e-8) -> FrameJoint:
+        """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
+        ``body_b`` (Body, RigidBody, or None for the ground), one of them on a computed frame:
+        the points coincide (a node of an elastic body there, which moves with its
+        deformation); in 3D the joint's ``axis`` (global at t = 0, fixed in both frames) stays
+        aligned. See :mod:`dolfinx_mbs.constraints.frame_joints`.
+
+        Returns:
+            The joint (for :meth:`motor`); its force is in ``Result.joints[name].force`` (on
+            ``body_b``, global components) and the position rows' largest value in
+            ``.drift``.
+        """
+        return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
+
+    def prismatic(self, body_a, body_b, point, axis, name: Optional[str] = None,
+                  tol: float = 1e-8) -> FrameJoint:
+        """A prismatic joint (2D): ``body_b``'s point at ``point`` slides along ``axis``
+        (global at t = 0, fixed in ``body_a``'s frame; None: the ground) and the two frames
+        keep their relative orientation."""
+        return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
+
+    def motor(self, target, angle: Optional[Callable] = None, speed: Optional[Callable] = None,
+              torque: Optional[Callable] = None, name: Optional[str] = None) -> Motor:
+        """A motor on a 2D revolute joint (the bodies' relative rotation) or on a
+        :class:`~dolfinx_mbs.frames.Hinge` (its angle): ``angle(t)`` or ``speed(t)`` drives it
+        (from its value at t = 0; the torque that does is reported in
+        ``Result.joints[name].torque``), or ``torque(t, s)`` applies equal and opposite torques
+        (``s.angle``, ``s.rate``: the relative rotation).
+
+        Raises:
+            ValueError: not exactly one of ``angle``, ``speed``, ``torque``; a target that is not
+                a 2D revolute joint of this model or one of its hinges.
+        """
+        from dolfinx_mbs.frames.computed import Hinge
+        if isinstance(target, FrameJoint):
+            if all(target is not j for j in self.frame_joints):
+                raise ValueError("motor: the joint is not part of this model")
+            if target.kind != "revolute" or target.gdim != 2:
+                raise ValueError("motor: a joint motor drives a 2D revolute joint; drive a "
+                                 "3D rotation with a Hinge frame")
+        elif isinstance(target, Hinge):
+            self._check_frame(target)
+        else:
+            raise ValueError(f"motor: the target must be a revolute joint or a Hinge, got "
+                             f"{target!r}")
+        name = name or f"motor({getattr(target, 'name', 'joint')})"
+        if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
+            raise ValueError(f"motor: the name {name!r} is taken (pass name=)")
+        m = Motor(target, angle=angle, speed=speed, torque=torque, name=name)
+        # the driven angle counts from its value at t = 0
+        m.angle0 = (target.angle0 if isinstance(target, FrameJoint)
+                    else float(target.initial()[0][0]))
+        self.motors.append(m)
+        self._systems.pop("coupled", None)
+        return m
+
+    def coupled_system(self) -> CoupledSystem:
+        """The coupled system of a model with computed frames (made once, kept until the
+        constraints or loads change).
+
+        Raises:
+            ValueError: a computed frame carries no mass, a body on a computed frame has no
+                reference condition, or a body there has its own mass or damping forms.
+        """
+        frames = self.frames
+        if not frames:
+            raise ValueError("the model has no computed frame (Hinge, Free)")
+        if "coupled" in self._systems:
+            return self._systems["coupled"]
+        if self.velocity_constraints:
+            raise ValueError("velocity constraints are not supported with computed frames")
+        for b in self.bodies:
+            if isinstance(b.frame, ComputedFrame) and b.has_user_inertia:
+                raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has its "
+                                 "own mass or damping forms: the frame's rows follow the "
+                                 "material's density only")
+        base = self._second_order() if self.bodies else None
+        if base is not None:
+            self._check_reference(base)
+        system = CoupledSystem(base, frames, self.rigid_bodies, self.frame_loads,
+                               self.gravity, comm=self.comm, joints=self.frame_joints,
+                               motors=self.motors)
+        self._systems["coupled"] = system
+        return system
+
+    def _check_reference(self, base) -> None:
+        """Each body on a computed frame is held against the frame's rigid motion."""
+        on = [ib for ib, b in enumerate(self.bodies) if isinstance(b.frame, ComputedFrame)]
+        if not on:
+            return
+        rigid = rigid_subspace(base, 0.0)
+        if rigid is None:
+            return
+        full = self.space.create_vec()
+        bad = set()
+        for x in rigid.Q:
+            base.reducer.expand(x, out=full, homogeneous=True)
+            a = full.getArray(readonly=True)
+            for ib in on:
+                lo, hi = self.space.offsets[ib], self.space.offsets[ib + 1]
+                if np.abs(a[lo:hi]).max(initial=0.0) > 0.0:
+                    bad.add(ib)
+        bad = sorted(self.comm.allreduce(bad, op=MPI.BOR) if self.comm.size > 1 else bad)
+        full.destroy()
+        rigid.destroy()
+        if bad:
+            b = self.bodies[bad[0]]
+            raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has no "
+                             "reference condition: it could move rigidly relative to its frame. "
+                             "Attach it (model.attach(body, where=...)) where it is held by the "
+                             "frame")
 
     # -- constraints ------------------------------------------------------------------------
     def _check_body(self, body: Body) -> None:
@@ -196,7 +466,7 @@ class Model:
 
     def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
                            name: Optional[str] = None) -> VelocityRows:
-        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``theory.md`` section 5),
+        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
         integrator's first-order form then runs on (q, w), w the independent velocities
         (:mod:`dolfinx_mbs.systems.velocity`), without multipliers.
@@ -381,8 +651,9 @@ class Model:
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-              output: Optional[str] = None) -> Dict[str, np.ndarray]:
-        """Complex modes about the frame state at ``t``: see :func:`dolfinx_mbs.modal.modes`."""
+              output: Optional[str] = None) -> "modal.ModalResult":
+        """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
+        see :func:`dolfinx_mbs.modal.modes`."""
         return modal.modes(self._modal_system(), t, n, damping, shift, output)
 
     def reactions(self, forces: Optional[PETSc.Vec] = None, t: float = 0.0,
@@ -396,19 +667,91 @@ class Model:
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
                                     else self.constraints)
 
-    def integrate(self, t_end: float, dt: float, formulation: str = "second-order",
+    def integrate(self, t_end: float, dt: float, formulation: Optional[str] = None,
                   constraints: str = "maggi", **kwargs):
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
-        arguments and the returned result."""
+        arguments and the returned result. With ``drives=True`` the force and torque that
+        drive each prescribed frame are recorded (``Result.frames``). A model with computed
+        frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`) runs
+        the coupled equations instead (:meth:`coupled_system`,
+        :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
+        ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
+        defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
+        ``formulation`` default otherwise: ``"second-order"``."""
+        if self.frames:
+            return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
+                                     formulation=formulation, **kwargs)
+        formulation = "second-order" if formulation is None else formulation
         system = self.system(formulation, constraints)
+        if kwargs.get("drives") is True:
+            kwargs["drives"] = Drives(self._second_order(), self.rigid_bodies, self.gravity)
+        elif kwargs.get("drives") is False:
+            kwargs["drives"] = None
         return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
                                      **kwargs)
 
     def campbell(self, speeds, n: int = 6, **kwargs):
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
-        frames: see :func:`dolfinx_mbs.campbell.campbell`."""
+        frames: see :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
+        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
+
+    # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
+    def _attach(self, a):
+        a.body.attachments.append(a)
+        # the bodies' matrices change pattern: the operators are made again on next use
+        self._assembly = self._basis = None
+        self._systems = {}
+        return a
+
+    def bearing(self, body: Body, facets=None, where: Optional[Callable] = None,
+                speeds=None, extrapolate: bool = False, name: Optional[str] = None,
+                **coefficients) -> Bearing:
+        """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
+        facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
+        ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
+        arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
+        ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
+        :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
+        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z)."""
+        self._check_body(body)
+        return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
+                                    extrapolate=extrapolate, name=name, **coefficients))
+
+    def disk(self, body: Body, facets=None, where: Optional[Callable] = None,
+             mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
+             name: Optional[str] = None) -> Disk:
+        """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
+        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
+        self._check_body(body)
+        return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
+                                 diametral=diametral, name=name))
+
+    def unbalance_response(self, speeds, unbalances, probes, **kwargs):
+        """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
+        at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
+        :func:`dolfinx_mbs.rotors.unbalance_response`."""
+        return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
+                                                  probes, **kwargs)
+
+    def critical_speed_map(self, stiffnesses, n: int = 4, **kwargs):
+        """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
+        of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
+        :func:`dolfinx_mbs.rotors.critical_speed_map`."""
+        return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
+                                                 **kwargs)
+
+    def unbalance(self, on, m_e: float, phase: float = 0.0) -> Unbalance:
+        """An unbalance ``m_e`` (kg m) at ``phase`` (rad) on the journal of ``on`` (a disk or
+        a bearing) for time integration: its turning force follows the stationary frame's
+        spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
+        :class:`dolfinx_mbs.bodies.Unbalance`; :meth:`unbalance_response` is the frequency
+        domain's."""
+        if not isinstance(on, (Disk, Bearing)):
+            raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
+        self._check_body(on.body)
+        return self._attach(Unbalance(on, m_e, phase))

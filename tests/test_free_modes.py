@@ -40,11 +40,11 @@ def test_free_body_at_rest():
     table = model.campbell([0.0], n=6)
     assert np.all(sym > 0.0)
     assert _rel(gyro, sym) < 1e-8
-    assert _rel(res["frequencies"], sym) < 1e-8
+    assert _rel(res.frequencies, sym) < 1e-8
     assert _rel(np.sort(table.frequencies[0]), sym) < 1e-8
-    assert res["rigid_dim"] == 6
+    assert res.rigid_dim == 6
     # a double 0 (lambda^2 = 0): round-off in Q^T K Q shows as its square root
-    assert np.all(np.abs(res["rigid_eigenvalues"]) < 1e-5 * sym[0])
+    assert np.all(np.abs(res.rigid_eigenvalues) < 1e-5 * sym[0])
     serial, _ = _model(MPI.COMM_SELF, 0.0, (8, 1, 1), degree=2)
     assert _rel(serial.natural_frequencies(n=6), sym) < 1e-8
     # Euler-Bernoulli: w1 = (beta L)^2 (E I / (rho A))^(1/2) / L^2, I / A = H^2 / 12. A 3D
@@ -67,13 +67,13 @@ def test_spinning_free_body_routines():
     res = model.modes(n=6, damping=False)
     table = model.campbell([50.0, rate], n=6)
     assert np.all(gyro > 0.0)  # no rigid motion among them (they were -100, 0, 47.8, ...)
-    assert _rel(res["frequencies"], gyro) < 1e-8
+    assert _rel(res.frequencies, gyro) < 1e-8
     assert _rel(np.sort(table.frequencies[-1]), gyro) < 1e-8
     serial, _ = _model(MPI.COMM_SELF, rate)
     assert _rel(serial.natural_frequencies(n=6, gyroscopic=True), gyro) < 1e-8
-    assert _rel(serial.modes(n=6, damping=False)["frequencies"], gyro) < 1e-8
-    lam = res["rigid_eigenvalues"]
-    assert res["rigid_dim"] == 6 and len(lam) == 6
+    assert _rel(serial.modes(n=6, damping=False).frequencies, gyro) < 1e-8
+    lam = res.rigid_eigenvalues
+    assert res.rigid_dim == 6 and len(lam) == 6
     whirl = lam[np.abs(lam.imag - rate) < 1e-3 * rate]
     assert len(whirl) >= 2 and np.all(np.abs(whirl.real) < 1e-3 * rate)
     assert np.min(np.abs(lam)) < 1e-3 * rate

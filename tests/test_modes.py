@@ -28,9 +28,12 @@ def test_rayleigh_damping_ratios_and_shapes(tmp_path_factory):
     stem = comm.bcast(str(tmp_path_factory.mktemp("modes") / "m") if comm.rank == 0 else None)
     r = model.modes(n=4, output=stem)
     zeta = a / (2 * w) + b * w / 2
-    assert np.allclose(r["damping_ratios"], zeta, rtol=1e-7, atol=0), (r["damping_ratios"], zeta)
-    assert np.allclose(np.abs(r["eigenvalues"]), w, rtol=1e-8, atol=0)
-    assert np.allclose(r["frequencies"], w * np.sqrt(1 - zeta**2), rtol=1e-8, atol=0)
+    # a result object; read as the dict it was, too
+    assert isinstance(r, mbs.modal.ModalResult) and r["frequencies"] is r.frequencies
+    assert {"eigenvalues", "frequencies", "damping_ratios", "rigid_dim"} <= set(r)
+    assert np.allclose(r.damping_ratios, zeta, rtol=1e-7, atol=0), (r.damping_ratios, zeta)
+    assert np.allclose(np.abs(r.eigenvalues), w, rtol=1e-8, atol=0)
+    assert np.allclose(r.frequencies, w * np.sqrt(1 - zeta**2), rtol=1e-8, atol=0)
     if comm.rank == 0 and mbs.compat.has_vtx:
         data = read_back(stem + "_plate.bp")
         if not isinstance(data, str):  # else no reader: the file is there, at least

@@ -33,7 +33,7 @@ def rod(omega=0.0, n=20, degree=2, rayleigh=None, space=False):
 
 
 def axial_exact(omega, shift=0.0, n=3):
-    """Axial frequencies of the spinning rod (theory.md section 6) on a foundation adding
+    """Axial frequencies of the spinning rod (docs/theory.md section 6) on a foundation adding
     ``shift`` (rad^2/s^2) to every omega^2."""
     k = (2 * np.arange(1, n + 1) - 1) * np.pi / (2 * ROD["L"])
     return np.sqrt(ROD["E"] / RHO * k**2 - omega**2 + shift)
@@ -66,9 +66,9 @@ def test_user_damping_form_is_mass_proportional_rayleigh():
     res = model.modes(n=3, shift=0.0)
     modelr, _ = rod(rayleigh=(a, 0.0))
     ref = modelr.modes(n=3, shift=0.0)
-    w_undamped = np.abs(res["eigenvalues"])  # |lambda| = w_n for viscous modal damping
-    assert np.allclose(res["damping_ratios"], a / (2 * w_undamped), rtol=1e-9)
-    assert np.allclose(res["eigenvalues"], ref["eigenvalues"], rtol=1e-10)
+    w_undamped = np.abs(res.eigenvalues)  # |lambda| = w_n for viscous modal damping
+    assert np.allclose(res.damping_ratios, a / (2 * w_undamped), rtol=1e-9)
+    assert np.allclose(res.eigenvalues, ref.eigenvalues, rtol=1e-10)
     assert np.allclose(w_undamped, axial_exact(0.0), rtol=2e-5)
 
 

@@ -29,7 +29,8 @@ __all__ = ["Assembly"]
 
 def _state_key(body, st: FrameState) -> tuple:
     return (st.t, st.R.tobytes(), st.r_O.tobytes(), st.omega.tobytes(), st.alpha.tobytes(),
-            st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity))
+            st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity),
+            getattr(st, "spin", None), getattr(st, "spin_acceleration", None))
 
 
 class Assembly:
@@ -38,9 +39,13 @@ class Assembly:
     Args:
         bodies: the bodies, one communicator.
         space: their :class:`~dolfinx_mbs.assembly.space.FullSpace`.
-        prestress: called once with this object after the bodies' operators are made, and
-            again after :meth:`reset_prestress`: fills the unit prestress fields of bodies with
-            ``stiffening="prestress"`` (see :func:`dolfinx_mbs.static.prestress`).
+        prestress: called with this object after the bodies' operators are made, and again
+            after :meth:`reset_prestress`, until it succeeds (a call that raised is made
+            again at the next use, so it raises again or gives the right fields): fills the
+            unit prestress fields of bodies with ``stiffening="prestress"`` and returns the
+            links between the frames of joined bodies that the fields assume (objects with
+            body indices ``i``, ``j`` and ``holds(state_i, state_j)``; see
+            :func:`dolfinx_mbs.static.prestress`), checked at every new frame state.
         strategy: the bodies' operators' strategy (:class:`BodyOperators`; default by each
             frame): ``"basis"`` for a model with reduced bodies, whose reduced operators are
             then combinations of constant matrices reduced once, for any frame.
@@ -55,6 +60,9 @@ class Assembly:
         self.comm = space.comm
         self._prestress = prestress
         self._prestress_done = False
+        self._prestress_running = False
+        # the links between joined bodies' frames that the unit prestress fields assume
+        self._links: list = []
         self._ops: Optional[List[BodyOperators]] = None
         self._work: Dict[str, object] = {}
         # the states the bodies' matrices and load vectors were last brought to
@@ -69,17 +77,39 @@ class Assembly:
         """One :class:`BodyOperators` per body (made on first use)."""
         if self._ops is None:
             self._ops = [BodyOperators(b, self.strategy) for b in self.bodies]
-        if not self._prestress_done:
-            self._prestress_done = True
+        if not self._prestress_done and not self._prestress_running:
             if self._prestress is not None:
-                self._prestress(self)
+                # done only once it succeeded: a call that raised raises again next time
+                # instead of leaving the operators without their geometric stiffness
+                self._prestress_running = True   # the solve itself reads the operators
+                try:
+                    self._links = list(self._prestress(self) or [])
+                finally:
+                    self._prestress_running = False
                 # the geometric stiffness now exists: refill at next state
                 self._keys = self._load_keys = None
+            self._prestress_done = True
         return self._ops
 
     def reset_prestress(self) -> None:
         """The constraints changed: the unit prestress fields are solved again on next use."""
         self._prestress_done = False
+
+    def _check_links(self, sts: Sequence[FrameState]) -> None:
+        """Raise unless the frame states keep the links the unit prestress fields assume.
+
+        A frame's parameters changed since the solve would make the fields wrong.
+        """
+        for link in self._links:
+            if not link.holds(sts[link.i], sts[link.j]):
+                a, b = self.bodies[link.i], self.bodies[link.j]
+                raise NotImplementedError(
+                    f"prestress stiffening: bodies {a.name!r} and {b.name!r} are joined by "
+                    "the constraints and their prestress was solved for frames of one rigid "
+                    f"motion, but at t={sts[link.i].t:g} their frame states no longer are "
+                    f"(omega {sts[link.i].omega} and {sts[link.j].omega}): did a frame's "
+                    "parameters change after the first solve? Joined bodies with prestress "
+                    "need frames of equal motion (frames.equal_motion) or element frames")
 
     @property
     def nonlinear(self) -> bool:
@@ -107,6 +137,7 @@ class Assembly:
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
         mats, loads = keys != self._keys, keys != self._load_keys
         if mats or loads:
+            self._check_links(sts)
             for o, s in zip(ops, sts):
                 if mats and loads:
                     o.update(s)
@@ -127,11 +158,18 @@ class Assembly:
         sts = self.states(t, states)
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
         if keys != self._load_keys:
+            self._check_links(sts)
             for o, s in zip(ops, sts):
                 o.update_load(s)
             self._load_keys = keys
             self.generation += 1
         return ops
+
+    def refresh(self) -> None:
+        """Bring the bodies' operators to the frame states again on next use, also at states
+        seen before: after a change that the states do not show (a bearing's coefficients)."""
+        self._keys = self._load_keys = None
+        self.generation += 1
 
     def stamp(self) -> tuple:
         """Changes whenever a body's matrices changed (for caches of combined operators)."""
@@ -236,6 +274,18 @@ class Assembly:
             return None
         return self._full("Dmp", lambda o, w: o.D if o.D is not None
                           else (w if w is not None else o.M.duplicate()))
+
+    def supported(self) -> PETSc.Mat:
+        """K plus the bearings' stiffness as supports (constant, the absolute values of their
+        direct coefficients at the frame's rate at t = 0): what decides which rigid motions
+        are free and what the prestress's unit solves stand on. K itself without bearings."""
+        ops = self.body_operators
+        if not any(o.rotor is not None and o.rotor.support is not None for o in ops):
+            return self.elastic()
+        return self._full("Ksup", lambda o, w: combine(
+            w if w is not None else o.K.duplicate(),
+            [(1.0, o.K)] + ([(1.0, o.rotor.support)] if o.rotor is not None and
+                            o.rotor.support is not None else [])))
 
     def structural(self, t: float, states=None) -> PETSc.Mat:
         """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``."""

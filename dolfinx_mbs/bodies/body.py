@@ -8,7 +8,6 @@ physics of its own.
 
 from __future__ import annotations
 
-import itertools
 from typing import Callable, Optional
 
 import numpy as np
@@ -28,11 +27,35 @@ from dolfinx_mbs.bodies.loads import (
 )
 from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
 from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.materials.base import Material
 
-__all__ = ["Body", "FORM_KINDS"]
+__all__ = ["Body", "FORM_KINDS", "name_bodies", "UNNAMED"]
 
-_ids = itertools.count()
+#: the name of a body created without one, until a model names it (:func:`name_bodies`)
+UNNAMED = "body"
+
+
+def name_bodies(bodies) -> None:
+    """Name the bodies created without a name by their place in a model's list.
+
+    The body at ``model.bodies[i]`` becomes ``"body<i>"`` (``body0``, ``body1``, ...): the
+    name means the same on every rank and in every process, whatever else was made before. A
+    name a user gave another body of the list is not taken twice: the later one gets a suffix
+    (``body1_2``). A body in several models has the name of its place in the last one made.
+
+    Args:
+        bodies: the model's bodies, in the model's order.
+    """
+    taken = {b.name for b in bodies if b.named}
+    for i, b in enumerate(bodies):
+        if b.named:
+            continue
+        name, k = f"{UNNAMED}{i}", 2
+        while name in taken:
+            name, k = f"{UNNAMED}{i}_{k}", k + 1
+        taken.add(name)
+        b.rename(name)
 
 
 class Body:
@@ -47,9 +70,10 @@ class Body:
         frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
         degree: polynomial degree of the displacement (1 or 2, or higher; default 1) when
             ``mesh`` is a mesh; with a space, None or the space's degree.
-        name: label used in output and messages.
+        name: label used in output and messages (output files are ``<stem>_<name>``); None:
+            ``"body<i>"``, i the body's index in the model it joins (:func:`name_bodies`).
         stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
-            (``theory.md`` section 3).
+            (``docs/theory.md`` section 3).
 
             ``"prestress"``: the geometric stiffness of the steady stress of the centrifugal
             load, of gravity and of the origin's acceleration (a hub offset: the spin axis
@@ -57,7 +81,11 @@ class Body:
             sum_k (g - a_O)_k K_sigma,k (local components), from unit solves with the
             model's constraints (done by the model on first use): it follows any omega(t) and
             any orientation without new solves. Constant applied loads in local components
-            (body forces, tractions, point loads) are added as one more case.
+            (body forces, tractions, point loads) are added as one more case. Bodies that
+            the constraints join must be in frames of equal motion
+            (``frames.equal_motion``: one frame object, or equal parameters); bodies not
+            joined (each clamped to its own frame or to the ground) may move differently
+            (see :func:`dolfinx_mbs.static.prestress`).
 
             ``"nonlinear"``: St Venant-Kirchhoff strain (Green strain, the material's law
             applied to it) in the body frame: large displacements relative to the frame,
@@ -77,6 +105,8 @@ class Body:
             raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
         if degree is not None and (not isinstance(degree, (int, np.integer)) or degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"name must be a non-empty string or None, got {name!r}")
         if stiffening not in (None, "prestress", "nonlinear"):
             raise ValueError(f"stiffening must be None, 'prestress' or 'nonlinear', got "
                              f"{stiffening!r}")
@@ -102,8 +132,9 @@ class Body:
                 raise ValueError(f"degree={degree} differs from the space's degree {own}: "
                                  "leave degree out with a space")
             degree = own
-        self.id = next(_ids)
-        self.name = name or f"body{self.id}"
+        #: True when the user gave the name (a model names the others by their place)
+        self.named = name is not None
+        self.name = name if name is not None else UNNAMED
         self.mesh = mesh
         self.comm = mesh.comm
         self.material = material
@@ -133,7 +164,7 @@ class Body:
         self.assembled = False
         self.stiffening = stiffening
         #: prestress unit cases -> displacement under that case's load (filled by the model,
-        #: see :meth:`prestress_cases`)
+        #: see :meth:`prestress_cases`; the Functions are kept and refilled by later solves)
         self.prestress_fields = {}
         #: W of the unit centrifugal load (a W_ij of forms.unit_spin_cases)
         self.W_load = fem.Constant(mesh, np.zeros((3, 3), dtype=compat.scalar_type))
@@ -143,6 +174,8 @@ class Body:
         #: are evaluated (set by the model)
         self.u_state = fem.Function(self.V, name="u_state") if stiffening == "nonlinear" \
             else None
+        #: bearings and disks on the body's journals (:mod:`dolfinx_mbs.bodies.attachments`)
+        self.attachments: list = []
 
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
@@ -155,7 +188,18 @@ class Body:
         frame state."""
         if self.stiffening != "prestress":
             return []
+        return self.load_cases()
+
+    def load_cases(self) -> list:
+        """The unit load cases whose sum is this body's steady load.
+
+        Those of :meth:`prestress_cases`, with or without prestress stiffening of its own:
+        what the body passes to the bodies joined to it.
+        """
         cases = list(F.unit_spin_cases(self.gdim))
+        if isinstance(self.frame, Stationary):  # the spin is along the axis: Omega^2 a a^T
+            a = self.frame.axis
+            cases = [(i, j) for i, j in cases if a[i] * a[j] != 0.0]
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
         if self.loads.steady() or self.user_forms.total("load", False) is not None:
@@ -166,28 +210,50 @@ class Body:
         """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
         unit spin case W_ij of ``forms.unit_spin_cases``), the local component k of gravity
         less the origin's acceleration, (R^T g - a_O)_k, or 1 for the constant applied
-        loads."""
+        loads.
+
+        A case ``("carried", Q, d, c)`` is the unit case c of the bodies joined to this one
+        whose frame is this frame carried by the constant axes Q and origin d (an element
+        frame, :meth:`FrameState.carried`): the factor of c at that frame's state (gravity
+        as this body's, the model's)."""
+        if case[0] == "carried":
+            _, Q, d, inner = case
+            return self.prestress_coefficient(
+                inner, state.carried(np.reshape(Q, (3, 3)), np.asarray(d)))
         if case[0] == "g":  # gravity and the inertia of the origin's acceleration, g - a_O
             return float((state.R.T @ self.gravity)[case[1]] - state.a_O[case[1]])
         if case[0] == "applied":
             return 1.0
         i, j = case
-        return float(state.omega[i] * state.omega[j])
+        # a stationary frame's body spins through it: its centrifugal load is the spin's
+        w = getattr(state, "centrifugal_omega", state.omega)
+        return float(w[i] * w[j])
 
-    def prestress_forms(self) -> dict:
-        """Unit load forms (``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``,
-        ``applied``: the constant local loads without point loads) and the geometric stiffness
-        form of each unit prestress field."""
+    def prestress_load_forms(self) -> dict:
+        """Unit load forms of the prestress cases.
+
+        ``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``, ``applied`` (the
+        constant local loads without point loads; None when there are none).
+        """
+        v = ufl.TestFunction(self.V)
+        return {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
+                "gravity": F.gravity_load(self.rho, self.g_unit, v),
+                "applied": self.loads.form(v, self.material.thickness,
+                                           self.user_forms.total("load", False),
+                                           steady_only=True)}
+
+    def prestress_stiffness_form(self, field: fem.Function):
+        """The geometric stiffness form of the stress of the displacement ``field``.
+
+        Args:
+            field: a unit prestress field of :attr:`prestress_fields`.
+
+        Returns:
+            The bilinear form (UFL).
+        """
         u, v = self.trial_test()
-        out = {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
-               "gravity": F.gravity_load(self.rho, self.g_unit, v),
-               "applied": self.loads.form(v, self.material.thickness,
-                                          self.user_forms.total("load", False),
-                                          steady_only=True)}
-        for case, f in self.prestress_fields.items():
-            sigma0 = self.material.stress(F.strain(f))
-            out[case] = F.geometric_stiffness(self.material, sigma0, u, v)
-        return out
+        sigma0 = self.material.stress(F.strain(field))
+        return F.geometric_stiffness(self.material, sigma0, u, v)
 
     def add_steady_point_loads(self, b) -> None:
         """Add the constant local point loads to the assembled vector ``b`` (owned part)."""
@@ -272,7 +338,8 @@ class Body:
     def has_user_inertia(self) -> bool:
         """True when the user added mass or damping forms, or stiffness forms with an update
         (the matrices are then no longer the node-block forms of the built-in terms)."""
-        return self.user_forms.has_inertia
+        return self.user_forms.has_inertia or bool(self.attachments) or \
+            isinstance(self.frame, Stationary)
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:
@@ -391,13 +458,21 @@ class Body:
         return self.frame_load_form() + self.applied_load_form()
 
     def momentum_forms(self) -> dict:
-        """Hamilton's form (theory.md section 4): ``momentum_offset`` pi_0 and ``momentum_load``
-        h, which replace the frame inertia load of the second-order form."""
+        """Hamilton's form (docs/theory.md section 4): ``momentum_offset`` pi_0 and
+        ``momentum_load`` h, which replace the frame inertia load of the second-order form."""
         v = ufl.TestFunction(self.V)
         return {
             "momentum_offset": F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),
             "momentum_load": F.momentum_load(self.rho, self.omega, self.v_O, self.X, v),
         }
+
+    def rename(self, name: str) -> None:
+        """Give the body the name ``name`` (in output and messages from now on).
+
+        Args:
+            name: the new name.
+        """
+        self.name = self.loads.name = self.user_forms.name = name
 
     def add_point_loads(self, b, state: FrameState) -> None:
         """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""

@@ -5,12 +5,17 @@ Results, by analysis (``u`` the displacement in the body frame, m; frequencies i
 
 * ``static``: for each probe ``{"x": ux, "y": uy[, "z": uz]}``, and ``max_displacement``
   (the largest nodal norm of u);
-* ``frequencies``: ``{"w1": ..., "w2": ...}`` (signed: a negative value is a divergent mode);
+* ``frequencies``: ``{"w1": ..., "w2": ...}`` (signed: a negative value -s is a divergent mode,
+  an imaginary frequency i s, growth rate s; the unstable ones first, fastest growth first,
+  then the lowest stable ones: :mod:`dolfinx_mbs.modal`); :func:`imaginary` names the negative
+  ones, and the command line exits with its own status when there are some;
 * ``campbell``: ``stable`` (every branch at every speed), ``critical`` (a list of ``{speed,
   order, mode, frequency}``), ``series`` (speeds, rotating-frame and stationary frequencies
   per speed, whirl);
 * ``transient``: for each probe and component ``{"peak": max |u|, "excursion": max
-  |u - u(t0)|, "final": u(t_end)}``, ``steps``, ``series`` (times and each probe's history).
+  |u - u(t0)|, "final": u(t_end)}``, ``steps``, ``series`` (times and each probe's history);
+  with ``output = "stem"`` the run also writes ``stem.csv`` and the displacement fields
+  (``stem_<body>.bp``, every ``output_every`` steps: :func:`dolfinx_mbs.integrate.integrate`).
 
 ``series`` holds the arrays; :func:`flatten` leaves them out of a sweep's CSV row.
 """
@@ -25,7 +30,7 @@ from mpi4py import MPI
 from dolfinx_mbs.cli.casefile import sweep_values
 from dolfinx_mbs.io import output as io
 
-__all__ = ["run", "flatten"]
+__all__ = ["run", "flatten", "imaginary"]
 
 _COMPONENTS = "xyz"
 
@@ -47,6 +52,8 @@ def run(case, comm, progress: bool = False) -> Dict:
         out["frequencies"] = {f"w{i + 1}": float(v) for i, v in enumerate(w)}
     if "campbell" in asked:
         out["campbell"] = _campbell(case, model)
+    if "unbalance" in asked:
+        out["unbalance"] = _unbalance(case, model, body)
     if "transient" in asked:
         out["transient"] = _transient(case, model, body, progress)
     return out
@@ -109,16 +116,66 @@ def _campbell(case, model) -> Dict:
     except (TypeError, ValueError) as e:
         raise case.error(p + ("speeds",), str(e)) from None
     orders = case.get(p + ("engine_orders",), [1, 2])
+    damping = case.get(p + ("damping",))
     table = case.call(p, model.campbell, speeds, n=case.integer(p + ("n",), 6, 1),
                        engine_orders=orders, t=case.value(p + ("t",), 0.0),
-                       shift=case.value(p + ("shift",), 0.0))
+                       shift=case.value(p + ("shift",), 0.0),
+                       damping=None if damping is None else case.flag(p + ("damping",), False))
     return {"stable": bool(np.all(table.stable)),
             "critical": [{"speed": float(c.speed), "order": int(c.order), "mode": int(c.mode),
                           "frequency": float(c.frequency)} for c in table.critical_speeds],
             "series": {"speeds": table.speeds.tolist(),
                        "frequencies": table.frequencies.tolist(),
                        "stationary": table.stationary.tolist(),
-                       "whirl": table.whirl.tolist()}}
+                       "whirl": table.whirl.tolist(),
+                       "log_dec": table.log_dec.tolist()}}
+
+
+def _site(case, path, body):
+    """An unbalance's or probe's place: a disk or bearing by name, or a point."""
+    raw = case.get(path)
+    if isinstance(raw, str):
+        for a in body.attachments:
+            if a.name == raw:
+                return a
+        raise case.error(path, f"no bearing or disk named {raw!r} (names: "
+                               f"{', '.join(a.name for a in body.attachments) or 'none'})")
+    return case.value(path)
+
+
+def _unbalance(case, model, body) -> Dict:
+    p = ("analysis", "unbalance")
+    raw = case.get(p + ("speeds",))
+    if raw is None:
+        raise case.error(p, "needs speeds = [...] or \"start:stop:count\" (rad/s)")
+    try:
+        speeds = sweep_values(raw) if isinstance(raw, str) else case.value(p + ("speeds",))
+        speeds = np.asarray(speeds, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as e:
+        raise case.error(p + ("speeds",), str(e)) from None
+    entries = case.get(p + ("unbalance",), [])
+    if not isinstance(entries, list) or not entries:
+        raise case.error(p, "needs unbalance = [{at = \"<disk name>\" or [x, y, z], m_e = "
+                            "<kg m>, phase = <rad>}, ...]")
+    unb = []
+    for i, e in enumerate(entries):
+        q = p + ("unbalance", i)
+        if not isinstance(e, dict) or "at" not in e or "m_e" not in e:
+            raise case.error(q, "must be {at = <disk name or point>, m_e = ..., phase = ...}")
+        unb.append((_site(case, q + ("at",), body), case.value(q + ("m_e",)),
+                    case.value(q + ("phase",), 0.0)))
+    probes = case.get(p + ("probes",), [])
+    sites = [_site(case, p + ("probes", i), body) if isinstance(x, str)
+             else case.value(p + ("probes", i)) for i, x in enumerate(probes)]
+    resp = case.call(p, model.unbalance_response, speeds, unbalances=unb, probes=sites,
+                     t=case.value(p + ("t",), 0.0), directions=("major",))
+    return {"peaks": [{"probe": resp.probes[k.probe], "direction": k.direction,
+                       "speed": float(k.speed), "amplitude": float(k.amplitude),
+                       "amplification": float(k.amplification)}
+                      for k in resp.critical_speeds],
+            "series": {"speeds": resp.speeds.tolist(),
+                       "amplitude": resp.amplitude.tolist(),
+                       "phase": resp.phase.tolist()}}
 
 
 def _transient(case, model, body, progress: bool) -> Dict:
@@ -134,11 +191,15 @@ def _transient(case, model, body, progress: bool) -> Dict:
     if not isinstance(options, dict):
         raise case.error(p + ("options",), "must be a table of PETSc options (without prefix)")
     energy = case.flag(p + ("energy",), False)
+    output = case.get(p + ("output",))
+    if output is not None and (not isinstance(output, str) or not output):
+        raise case.error(p + ("output",), f"must be a file stem (text), got {output!r}")
     r = case.call(p, model.integrate, t_end=case.value(p + ("t_end",)),
                    dt=case.value(p + ("dt",)), t0=t0,
                    formulation=case.get(p + ("formulation",), "second-order"), u0=u0,
                    probes=points, spectral_radius=case.value(p + ("spectral_radius",)),
-                   options=options or None, energy=energy, progress=progress)
+                   options=options or None, energy=energy, progress=progress, output=output,
+                   output_every=case.integer(p + ("output_every",), 1, 1))
     out: Dict = {"steps": int(r.steps)}
     series: Dict = {"times": r.times.tolist()}
     for j, name in enumerate(names):
@@ -151,6 +212,20 @@ def _transient(case, model, body, progress: bool) -> Dict:
         series["energy"] = {k: v.tolist() for k, v in r.energy.items()}
     out["series"] = series
     return out
+
+
+def imaginary(results: Dict) -> Dict[str, float]:
+    """The reported frequencies that are imaginary (a divergent mode, reported as -s for
+    lambda = +/- s): ``{"frequencies.w1": -s, ...}``, empty for a stable state.
+
+    Args:
+        results: the results of :func:`run`.
+
+    Returns:
+        The flattened names and values of the negative frequencies.
+    """
+    freq = results.get("frequencies", {}) if isinstance(results, dict) else {}
+    return {f"frequencies.{k}": float(v) for k, v in freq.items() if float(v) < 0.0}
 
 
 def flatten(results: Dict, prefix: str = "") -> Dict[str, object]:

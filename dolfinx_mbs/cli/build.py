@@ -28,16 +28,16 @@ def build(case, comm):
     from dolfinx_mbs.model import Model  # the case is a user of the public API, like a script
 
     mesh, facet_tags, groups = _mesh(case, comm)
-    body = Body(mesh, _material(case), _frame(case),
-                degree=case.integer(("body", "degree"), None, 1),
-                name=case.get(("body", "name")),
-                stiffening=case.word(("body", "stiffening"), ("prestress", "nonlinear")))
+    body = case.call(("body",), Body, mesh, _material(case), _frame(case),
+                     degree=case.integer(("body", "degree"), None, 1),
+                     name=case.get(("body", "name")),
+                     stiffening=case.word(("body", "stiffening"), ("prestress", "nonlinear")))
     g = case.value(("gravity",))
     model = case.call(("gravity",), Model, [body], gravity=g)
     for i in range(len(case.get(("clamp",), []))):
         p = ("clamp", i)
-        model.clamp(body, components=_components(case, p + ("components",)),
-                    name=case.get(p + ("name",)), **_selection(case, p, facet_tags, groups))
+        case.call(p, model.clamp, body, components=_components(case, p + ("components",)),
+                  name=case.get(p + ("name",)), **_selection(case, p, facet_tags, groups))
     for i in range(len(case.get(("prescribe",), []))):
         p = ("prescribe", i)
         if case.get(p + ("value",)) is None:
@@ -48,6 +48,20 @@ def build(case, comm):
                    name=case.get(p + ("name",)), **_selection(case, p, facet_tags, groups))
     for i in range(len(case.get(("load",), []))):
         _load(case, model, body, ("load", i), facet_tags, groups)
+    for i in range(len(case.get(("bearing",), []))):
+        p = ("bearing", i)
+        coeffs = {k: case.value(p + (k,)) for k in case.get(p)
+                  if k not in ("where", "facets", "name", "speeds", "extrapolate")}
+        speeds = case.value(p + ("speeds",)) if case.get(p + ("speeds",)) is not None else None
+        case.call(p, model.bearing, body, speeds=speeds, name=case.get(p + ("name",)),
+                  extrapolate=case.flag(p + ("extrapolate",), False), **coeffs,
+                  **_selection(case, p, facet_tags, groups))
+    for i in range(len(case.get(("disk",), []))):
+        p = ("disk", i)
+        case.call(p, model.disk, body, mass=case.value(p + ("mass",), 0.0),
+                  polar=case.value(p + ("polar",), 0.0),
+                  diametral=case.value(p + ("diametral",), 0.0), name=case.get(p + ("name",)),
+                  **_selection(case, p, facet_tags, groups))
     return model, body, facet_tags, groups
 
 

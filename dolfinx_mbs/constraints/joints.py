@@ -9,7 +9,9 @@ when r_a + R_a (X_a + u_a) = r_b + R_b (X_b + u_b), i.e.
     u_b = C u_a + z,   C = R_b^T R_a,   z = R_b^T (r_a + R_a X_a - r_b) - X_b,
 
 with C and z known functions of time through the two frames (:func:`relative_motion`); when the
-two frames move differently the rows are rheonomic. Frames that describe one rigid motion with
+two frames move differently the rows are rheonomic. Frames of equal motion
+(``frames.equal_motion``: one object, or equal parameters) are one frame (C = I, constant
+rows). Frames that describe one rigid motion with
 different constant axes and origins (the element frames of seeds 000 and 002: one body cut into
 parts, each meshed in its own frame) give constant rows, C = R_b^T R_a and z = 0
 (``tie(..., same_motion=True)``).
@@ -24,7 +26,7 @@ from mpi4py import MPI
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.base import Constraint, Rows, nodes_where, select_nodes
-from dolfinx_mbs.frames.base import FrameState, skew
+from dolfinx_mbs.frames.base import FrameState, equal_motion, skew
 
 __all__ = ["Joint", "Slider", "RigidRegion", "tie", "pin", "relative_motion", "GROUND"]
 
@@ -118,7 +120,8 @@ class Joint(Constraint):
         self.full_a = np.asarray(full_a, np.int64).reshape(len(self.nodes_b), body_b.gdim)
         self.X_a = np.asarray(X_a, dtype=float).reshape(-1, 3)
         self.X_b = _node_positions(body_b, self.nodes_b)
-        same = body_a is not None and body_a.frame is body_b.frame
+        # frames of equal motion (one object, or equal parameters) are one frame: C = I
+        same = body_a is not None and equal_motion(body_a.frame, body_b.frame)
         steady = body_b.frame.time_invariant and (body_a is None or body_a.frame.time_invariant)
         self.identity = same
         self.constant = None    # the jets of a constant C (same_motion)

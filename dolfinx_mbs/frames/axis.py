@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.frames.base import Frame, FrameState, FrameStates, skew
+from dolfinx_mbs.frames.base import AT_REST, Frame, FrameState, FrameStates, key_floats, skew
 
 __all__ = ["ConstantSpin", "SpinUp"]
 
@@ -28,6 +28,15 @@ class _AxisRotation(Frame):
     def origin_accelerates(self) -> bool:
         """True when the local origin is off the spin axis (a hub offset): a_O != 0."""
         return bool(np.linalg.norm(np.cross(self.axis, self.pivot)) > 0.0)
+
+    def _axis_key(self, rate: float) -> tuple:
+        """The motion key's spin vector and axis line.
+
+        The spin vector rate * axis is one value for the axis and rate both reversed, the axis
+        line's point nearest the global origin one value for any point given on the axis.
+        """
+        n, c = self.axis, self.pivot
+        return key_floats(rate * n), key_floats(c - (c @ n) * n)
 
     def _angle(self, t: float) -> tuple[float, float, float]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -89,6 +98,15 @@ class ConstantSpin(_AxisRotation):
 
     _angles = _angle
 
+    def motion_key(self) -> tuple:
+        """Equal for the same spin vector and axis line (see ``frames.equal_motion``).
+
+        Every frame at rate 0 is at rest.
+        """
+        if self.rate == 0.0:
+            return AT_REST
+        return ("ConstantSpin",) + self._axis_key(self.rate)
+
     def at_rate(self, rate: float) -> "ConstantSpin":
         """The same spin axis and origin at another ``rate`` (a new frame)."""
         return ConstantSpin(self.axis, rate, self.pivot)
@@ -117,7 +135,7 @@ class SpinUp(_AxisRotation):
         self.final_rate = checks.real(final_rate, "final_rate")
         self.ramp_time = checks.real(ramp_time, "ramp_time")
         if self.ramp_time <= 0.0:
-            raise ValueError(f"ramp_time must be positive, got {ramp_time!r}")
+            raise ValueError(f"ramp_time must be positive, got {checks.shown(ramp_time)}")
 
     def _angle(self, t):
         W, T = self.final_rate, self.ramp_time
@@ -130,6 +148,15 @@ class SpinUp(_AxisRotation):
         thd = (W / T) * (t - math.sin(s * t) / s)
         thdd = (W / T) * (1.0 - math.cos(s * t))
         return th, thd, thdd
+
+    def motion_key(self) -> tuple:
+        """Equal for the same final spin vector, axis line and ramp time.
+
+        See ``frames.equal_motion``; a spin-up to rate 0 is at rest.
+        """
+        if self.final_rate == 0.0:
+            return AT_REST
+        return ("SpinUp", float(self.ramp_time)) + self._axis_key(self.final_rate)
 
     def _angles(self, t):
         W, T = self.final_rate, self.ramp_time

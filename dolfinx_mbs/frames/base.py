@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Optional, Sequence
+from typing import Hashable, Optional, Sequence
 
 import numpy as np
 from dolfinx import fem
@@ -24,14 +24,23 @@ def skew(w: Sequence[float]) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
+def cross3(a, b) -> np.ndarray:
+    """a x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
+    this is for the many small products of a step)."""
+    a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
+    b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 def vee(W: np.ndarray) -> np.ndarray:
     """Axial vector of the skew part of a 3x3 matrix (inverse of :func:`skew`)."""
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
-def rotation_about(axis: Sequence[float], angle: float) -> np.ndarray:
-    """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised; Rodrigues' formula)."""
-    n = checks.unit_axis(axis)
+def rotation_about(axis: Sequence[float], angle: float, unit: bool = False) -> np.ndarray:
+    """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised, unless ``unit`` says it
+    is a unit vector already; Rodrigues' formula)."""
+    n = np.asarray(axis, dtype=float) if unit else checks.unit_axis(axis)
     K = skew(n)
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
@@ -72,6 +81,28 @@ class FrameState:
         """Global positions ``r_O + R X`` of local points ``X`` (shape (n, 3) or (3,))."""
         X = np.asarray(X, dtype=float)
         return self.r_O + X @ self.R.T
+
+    def carried(self, Q: np.ndarray, d: np.ndarray) -> "FrameState":
+        """The state of a frame fixed in this one with the constant axes ``Q`` and origin ``d``.
+
+        The same rigid motion seen in other axes (an element frame): R' = R Q,
+        r_O' = r_O + R d, and in the new components omega' = Q^T omega, alpha' = Q^T alpha,
+        v_O' = Q^T (v_O + omega x d), a_O' = Q^T (a_O + alpha x d + omega x (omega x d)).
+
+        Args:
+            Q: 3x3 rotation, the new axes as columns in this frame's components.
+            d: the new origin in this frame's components (m).
+
+        Returns:
+            The carried frame's state at the same time.
+        """
+        Q, d = np.asarray(Q, dtype=float), np.asarray(d, dtype=float)
+        wd = np.cross(self.omega, d)
+        return FrameState(t=self.t, R=self.R @ Q, r_O=self.r_O + self.R @ d,
+                          omega=Q.T @ self.omega, alpha=Q.T @ self.alpha,
+                          v_O=Q.T @ (self.v_O + wd),
+                          a_O=Q.T @ (self.a_O + np.cross(self.alpha, d)
+                                     + np.cross(self.omega, wd)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,6 +160,16 @@ class Frame:
     def state(self, t: float) -> FrameState:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def motion_key(self) -> Hashable:
+        """A key equal for frames that describe the same motion (see :func:`equal_motion`).
+
+        Built from the defining parameters of the analytic frames, read when asked (a frame's
+        parameters may be changed between solves). This default is the frame itself: a frame
+        given by the user's code (callables, a subclass) describes the same motion as itself
+        only.
+        """
+        return self
+
     def states(self, times: Sequence[float]) -> FrameStates:
         """The states at all ``times`` at once (:class:`FrameStates`); by :meth:`state` at each
         unless a frame has a closed form for arrays of times."""
@@ -161,6 +202,41 @@ class Frame:
 
         See :class:`FrameConstants`."""
         return FrameConstants(self, mesh)
+
+
+def equal_motion(a: Frame, b: Frame) -> bool:
+    """True when frames ``a`` and ``b`` describe the same motion.
+
+    The same R(t) and r_O(t) at every time, so the same :class:`FrameState`, whether or not
+    they are one object.
+
+    Decided by :meth:`Frame.motion_key`: equal defining parameters for the analytic frames
+    (:class:`~dolfinx_mbs.frames.ConstantSpin`, :class:`~dolfinx_mbs.frames.SpinUp`, also
+    with the axis and rate both reversed or the point given elsewhere on the axis; any two
+    at rest), equal samples for :class:`~dolfinx_mbs.frames.Sampled`, equal parts for
+    :class:`~dolfinx_mbs.frames.Composed`, and the identity of the object for frames given
+    by callables (:class:`~dolfinx_mbs.frames.Prescribed`, :class:`~dolfinx_mbs.frames.Planar`),
+    whose functions cannot be compared. Frames of one rigid motion seen in different constant
+    axes (the element frames of ``Model.tie(..., same_motion=True)``) do not count: their
+    local components differ.
+
+    Args:
+        a: a frame.
+        b: another frame.
+
+    Returns:
+        True for the same motion.
+    """
+    return a is b or a.motion_key() == b.motion_key()
+
+
+def key_floats(x) -> tuple:
+    """A vector as a tuple of Python floats (-0.0 made 0.0): a part of a motion key."""
+    return tuple(float(v) + 0.0 for v in np.asarray(x, dtype=float).ravel())
+
+
+#: the motion key of every frame at rest (R = I, r_O = 0 at all times)
+AT_REST = ("at rest",)
 
 
 class FrameConstants:

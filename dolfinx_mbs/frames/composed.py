@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.frames.base import AT_REST, Frame, FrameState
 
 __all__ = ["Composed"]
 
@@ -21,7 +21,7 @@ class Composed(Frame):
 
         R = R_p R_c,        r_O = r_p + R_p r_c,
 
-    and, in the composed frame's local components (``theory.md`` section 1; p: parent state,
+    and, in the composed frame's local components (``docs/theory.md`` section 1; p: parent state,
     c: child state, each in its own local components, w_p' = R_c^T omega_p),
 
         omega = w_p' + omega_c
@@ -48,6 +48,18 @@ class Composed(Frame):
                 raise TypeError(f"{name} must be a dolfinx_mbs.frames.Frame, got {f!r}")
         self.parent, self.child = parent, child
         self.calls_user_code = parent.calls_user_code or child.calls_user_code
+
+    def motion_key(self):
+        """Equal for parts of equal motions (see ``frames.equal_motion``).
+
+        A part at rest leaves the other's motion.
+        """
+        parent, child = self.parent.motion_key(), self.child.motion_key()
+        if child == AT_REST:
+            return parent
+        if parent == AT_REST:
+            return child
+        return ("Composed", parent, child)
 
     def state(self, t: float) -> FrameState:
         """The composed frame's state at ``t`` (s)."""

@@ -2,8 +2,8 @@
 
 ``stepper="auto"`` takes, in this order: PETSc TS (:mod:`dolfinx_mbs.integrate.ts`) for what
 only it steps (multipliers, velocity rows, nonlinear strain: :func:`~dolfinx_mbs.integrate.
-stepper.ts_only`), for checkpoints and for any PETSc option given but the step solver's; the
-sparse path (:mod:`dolfinx_mbs.integrate.sparse`) when the step solver's options alone are
+stepper.ts_only`), for checkpoints, for the prescribed frames' drives and for any PETSc option
+given but the step solver's; the sparse path (:mod:`dolfinx_mbs.integrate.sparse`) when the step solver's options alone are
 given and it applies; the dense path (:mod:`dolfinx_mbs.integrate.dense`) up to
 :data:`DENSE_MAX` unknowns for a constant frame state, :data:`DENSE_MAX_VARYING` for frames
 changing in time whose operators are combinations of constant reduced matrices and whose loads
@@ -63,7 +63,7 @@ def _sparse(run: RunSpec) -> type:
 def _auto(system, run: RunSpec) -> str:
     given = set(given_options(run.prefix)) | {k for k in (run.options or {})
                                               if k != "ts_alpha_radius"}
-    if run.checkpoints or ts_only(system) is not None or \
+    if run.checkpoints or run.drives or ts_only(system) is not None or \
             any(not k.startswith(SOLVER_OPTIONS) for k in given):
         return "ts"
     linear = "linear" if SparseStepper.applies(system, run) is None else "ts"
@@ -102,6 +102,9 @@ def choose(system, run: RunSpec, stepper: str) -> str:
     if why is not None:
         raise ValueError(f"stepper={stepper!r}: a system with {why} steps with PETSc TS only "
                          "(stepper='ts' or 'auto')")
+    if run.drives:
+        raise ValueError(f"stepper={stepper!r}: the frames' drives (drives=True) are "
+                         "recorded on the TS path only (stepper='ts' or 'auto')")
     if run.checkpoints:
         raise ValueError(f"stepper={stepper!r}: checkpoints (checkpoint_every=, "
                          "restart=) are written by the TS path only (stepper='ts')")

@@ -57,6 +57,7 @@ class Recording:
     callback: object = None
     stability: str = "warn"
     multigrid: bool = False
+    drives: object = None
 
     def arguments(self) -> dict:
         """As :func:`dolfinx_mbs.integrate.observers.make_observers` takes them."""
@@ -87,6 +88,13 @@ class Result:
             (:class:`dolfinx_mbs.integrate.stability.Instability`: time, count, growth rate, where).
         stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
             (``ts_type`` is then the scheme's TS name, or ``"expm"``).
+        frames: with computed frames, {name: history} of each one's coordinates, speeds and
+            applied torque (:class:`dolfinx_mbs.integrate.coupled.FrameHistory`).
+        momentum: with computed frames, ``linear`` and ``angular`` (about the global
+            origin) momentum, (n_steps + 1, 3), global components.
+        joints: with joints between computed frames and motors, {name: history} of each one's
+            ``force`` (on its second body, global components) or ``torque`` (a motor's) and
+            ``drift`` (the largest of its position rows at each time).
     """
 
     times: np.ndarray
@@ -99,6 +107,9 @@ class Result:
     restarted_from: Optional[float] = None
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
+    frames: dict = dataclasses.field(default_factory=dict)
+    momentum: dict = dataclasses.field(default_factory=dict)
+    joints: dict = dataclasses.field(default_factory=dict)
 
 
 def observers(system, label: str, n_steps: int, rec: Recording, resume=None,
@@ -266,11 +277,15 @@ def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Resu
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
     energy = watch["energy"].history if "energy" in watch else {}
     rhist = watch["reactions"].history if "reactions" in watch else {}
+    frames = {}
+    if "drives" in watch:
+        from dolfinx_mbs.integrate.coupled import FrameHistory
+        frames = {k: FrameHistory(v) for k, v in watch["drives"].history.items()}
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=stepper.formulation, ts_type=stepper.scheme,
                   steps=stepper.steps,
-                  reactions={k: np.array(v) for k, v in rhist.items()},
+                  reactions={k: np.array(v) for k, v in rhist.items()}, frames=frames,
                   restarted_from=restarted_from,
                   instabilities=watch["stability"].found if "stability" in watch else [],
                   stepper=stepper.path)

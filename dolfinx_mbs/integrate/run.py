@@ -1,6 +1,6 @@
 """Time integration of the Maggi-reduced equations of motion with PETSc TS.
 
-Three formulations (``theory.md`` sections 2 and 4), each on a typed system
+Three formulations (``docs/theory.md`` sections 2 and 4), each on a typed system
 (:meth:`dolfinx_mbs.Model.system`, :mod:`dolfinx_mbs.systems`; q the independent coordinates);
 their residuals and Jacobians are in :mod:`dolfinx_mbs.integrate.ts.second_order` and
 :mod:`dolfinx_mbs.integrate.ts.first_order`, and what a run records
@@ -77,7 +77,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
               prefix: str = "mbs_", reactions=False,
               energy: bool = True, callback=None, checkpoint_every: Optional[int] = None,
               restart: bool = False, stability: str = "warn", stepper: str = "auto",
-              load_degree: int = 2, load_frequencies: Sequence[float] = ()) -> Result:
+              load_degree: int = 2, load_frequencies: Sequence[float] = (),
+              drives=None) -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
     Args:
@@ -145,6 +146,10 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             no PETSc option under ``prefix`` is given, or only the step solver's (then
             ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log (INFO)
             says which.
+        drives: a :class:`dolfinx_mbs.systems.drives.Drives` (``Model.integrate(...,
+            drives=True)`` makes it): the force and torque that drive each prescribed frame,
+            recorded at every step in ``Result.frames`` (``force``, ``torque``, global
+            components, the torque about the frame's origin) and the CSV; on the TS path.
         load_degree, load_frequencies: the dense paths fit the loads of a constant frame
             state on polynomials of degree <= ``load_degree`` and the sines and cosines of
             these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),
@@ -187,14 +192,16 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
                   spectral_radius=spectral_radius, options=options, prefix=prefix,
                   reactions=reactions, energy=energy,
                   load_basis=LoadBasis(load_degree, load_frequencies),
-                  checkpoints=ckpt["every"] is not None or ckpt["restart"])
+                  checkpoints=ckpt["every"] is not None or ckpt["restart"],
+                  drives=drives is not None)
     path = choose(system, run, stepper)
     if formulation not in getattr(system, "formulations", ()):
         raise ValueError(f"formulation {formulation!r} does not apply to a "
                          f"{type(system).__name__} (it takes {system.formulations})")
     rec = Recording(probes=probes, output=output, output_every=output_every,
                     progress=progress, reactions=reactions, energy=energy, callback=callback,
-                    stability=stability, multigrid=multigrid(SolverOptions(prefix, {}, options)))
+                    stability=stability, multigrid=multigrid(SolverOptions(prefix, {}, options)),
+                    drives=drives)
     try:
         return drive(system, make(system, run, path), run, rec, (u0, v0, p0),
                      ckpt["restart"], ckpt["every"])

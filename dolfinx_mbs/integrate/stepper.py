@@ -57,6 +57,7 @@ class RunSpec:
         energy: the energies are recorded.
         load_basis: the dense paths' :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`.
         checkpoints: the run writes or reads checkpoints.
+        drives: the run records the prescribed frames' drives (TS only).
     """
 
     formulation: str
@@ -70,6 +71,7 @@ class RunSpec:
     energy: bool = True
     load_basis: object = None
     checkpoints: bool = False
+    drives: bool = False
 
     def times(self) -> List[float]:
         """The output times after t0.

@@ -7,6 +7,21 @@ PETSc has it) and read options with the prefix ``mbs_modal_`` (e.g. ``-mbs_modal
 Frequencies are reported signed: a non-negative value is a frequency; a negative value -s
 marks a divergent (statically unstable) mode, eigenvalue omega^2 = -s^2, growth rate s.
 
+**Which modes, in which order.** :func:`natural_frequencies`, :func:`modes` (and each speed of
+:func:`dolfinx_mbs.campbell.campbell`) return first the unstable modes, fastest growth first
+(Re(lambda) > 1e-6 abs(lambda); a divergence -s is listed by its rate s), then the stable
+ones nearest the shift (with the default shift 0: the lowest), ascending. An unstable mode is
+never left out for a lower stable one: shift-and-invert about a real target finds the
+eigenvalues nearest it, and a divergence rate larger than the frequencies asked for lies far
+from 0. So the negative eigenvalues of the stiffness are counted first (the inertia of its
+LDL^T factorization by MUMPS, Sylvester's law), and when the solve about the shift did not
+find them all, the most negative ones of (K, M) are solved for about a target below the
+spectrum (lowered until the inertia of K - sigma M is 0); with Coriolis coupling the
+unstable roots are then sought about the largest rate s_max = (-lambda_min(K, M))^(1/2),
+which bounds their real parts (for G skew: x^H (lambda^2 M + lambda G + K) x = 0 gives
+Re(lambda)^2 <= -x^H K x / x^H M x). Real unstable roots lie in (0, s_max], nearer s_max than
+any stable root; complex ones (flutter) far from the real axis may be missed.
+
 Free bodies: when the constraints leave rigid-body motions free, the routines on a system
 (:func:`natural_frequencies`, :func:`modes`, and :func:`dolfinx_mbs.campbell.campbell`) solve
 for the elastic modes, M-orthogonal to the rigid motions, and log the rigid motions' count and
@@ -16,7 +31,9 @@ modes are the same on every rank count and in every routine.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import List, Optional, Tuple
 
 import numpy as np
@@ -24,16 +41,19 @@ from petsc4py import PETSc
 from slepc4py import SLEPc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.petsc_options import EIGEN_PREFIX, direct_lu, solve_in_words
+from dolfinx_mbs.petsc_options import DIFFERENT, EIGEN_PREFIX, direct_lu, solve_in_words
+from dolfinx_mbs.static.solver import negative_eigenvalues
 from dolfinx_mbs.systems.rigid_modes import RigidSubspace, rigid_subspace
 
-__all__ = ["generalized_frequencies", "gyroscopic_frequencies", "gyroscopic_modes",
-           "natural_frequencies", "modes", "pencil_modes", "representatives",
-           "signed_frequencies"]
+__all__ = ["ModalResult", "generalized_frequencies", "gyroscopic_frequencies",
+           "gyroscopic_modes", "natural_frequencies", "modes", "negative_count", "pencil_modes",
+           "representatives", "signed_frequencies", "spectrum_order", "unstable"]
 
 log = logging.getLogger(__name__)
 
 PREFIX = EIGEN_PREFIX
+#: a root grows (is unstable) when Re(lambda) > UNSTABLE abs(lambda)
+UNSTABLE = 1e-6
 
 
 def _direct_st(st: SLEPc.ST) -> None:
@@ -47,9 +67,95 @@ def _check(n: int) -> int:
     return int(n)
 
 
+def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float) -> np.ndarray:
+    """The ``n`` eigenvalues of K x = w^2 M x nearest ``target`` (w^2 units), ascending, the
+    same on every rank."""
+    eps = SLEPc.EPS().create(K.getComm())
+    eps.setOperators(K, M)
+    eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
+    eps.setDimensions(nev=n)
+    eps.setTarget(float(target))
+    eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
+    eps.setTolerances(tol=tol, max_it=1000)
+    _direct_st(eps.getST())
+    eps.setOptionsPrefix(PREFIX)
+    eps.setFromOptions()
+    try:
+        solve_in_words(eps, "the eigenvalue solve (SLEPc EPS)")
+        nconv = eps.getConverged()
+        if nconv < n:
+            raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
+                               f"(reason {eps.getConvergedReason()})")
+        lam = np.array([eps.getEigenvalue(i).real for i in range(nconv)])
+    finally:
+        eps.destroy()
+    lam = K.getComm().tompi4py().bcast(lam, root=0)
+    return np.sort(lam[np.argsort(np.abs(lam - target), kind="stable")[:n]])
+
+
+def negative_count(K: PETSc.Mat, M: Optional[PETSc.Mat] = None, sigma: float = 0.0,
+                   border: int = 0) -> int:
+    """The number of eigenvalues of the symmetric part of (K, M) below ``sigma`` (of K below 0
+    without M): the negative pivots of an LDL^T factorization of K_s - sigma M by MUMPS
+    (Sylvester's law of inertia), less ``border`` (the negative directions of a border,
+    :meth:`dolfinx_mbs.systems.rigid_modes.RigidSubspace.border`); -1 when MUMPS is not
+    there to count them. Collective."""
+    S = K.transpose(PETSc.Mat())
+    S.axpy(1.0, K)   # K + K^T: the inertia of the symmetric part
+    if sigma != 0.0:
+        S.axpy(-2.0 * sigma, M, structure=DIFFERENT)
+    S.setOption(PETSc.Mat.Option.SYMMETRIC, True)
+    ksp = PETSc.KSP().create(K.getComm())
+    try:
+        direct_lu(ksp, PETSc.PC.Type.CHOLESKY)
+        ksp.setOptionsPrefix(PREFIX + "inertia_")
+        ksp.setFromOptions()
+        count = negative_eigenvalues(ksp, S)
+    finally:
+        ksp.destroy()
+        S.destroy()
+    return count - border if count >= 0 else -1
+
+
+def _most_negative(K: PETSc.Mat, M: PETSc.Mat, count: int, hint: float, tol: float,
+                   border: int) -> np.ndarray:
+    """The ``count`` most negative eigenvalues of (K, M) (ascending): shift-and-invert about
+    a target below the spectrum, lowered from ``hint`` (a negative eigenvalue or an estimate
+    of one) until the inertia of K - sigma M counts no eigenvalue below it."""
+    sigma = 2.0 * hint
+    for _ in range(60):
+        below = negative_count(K, M, sigma, border)
+        if below == 0:
+            return _eps_values(K, M, count, sigma, tol)
+        sigma *= 4.0
+    raise RuntimeError(f"no lower bound of the spectrum found down to {sigma:.3e} rad^2/s^2")
+
+
+def _sym_spectrum(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float, tol: float,
+                  border: int = 0) -> np.ndarray:
+    """The eigenvalues w^2 of :func:`generalized_frequencies` (the module docstring's choice
+    and order), ascending."""
+    near = _eps_values(K, M, n, shift, tol)
+    negative = negative_count(K, border=border)
+    if negative < 0:   # no count without MUMPS: what the solve found
+        return near
+    found = near[near < 0.0]
+    if negative <= len(found):
+        return near
+    u = min(n, negative)
+    scale = float(np.max(np.abs(near)))
+    hint = float(found.min()) if len(found) else -scale
+    low = _most_negative(K, M, u, hint, tol, border)
+    stable = near[near >= 0.0]
+    stable = stable[np.argsort(np.abs(stable - shift), kind="stable")[: n - u]]
+    return np.concatenate([np.sort(low), np.sort(stable)])
+
+
 def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
                             tol: float = 1e-12) -> np.ndarray:
-    """The ``n`` eigenvalues of K x = w^2 M x nearest ``shift`` (in w^2), as signed w, ascending.
+    """The ``n`` lowest frequencies of K x = w^2 M x, as signed w (a divergence -s), the
+    divergent ones first, fastest first, then the stable ones nearest ``shift`` (in w^2),
+    ascending (the module docstring): ascending signed values.
 
     Args:
         K: symmetric stiffness (may be indefinite).
@@ -57,27 +163,17 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
         n: number of frequencies.
         shift: target of shift-and-invert in w^2 units (rad^2/s^2); must not be an eigenvalue.
         tol: relative residual tolerance.
+
+    Returns:
+        The signed frequencies (rad/s), the same on every rank.
+
+    Raises:
+        ValueError: ``n`` not a positive integer, ``shift`` not a real number.
+        RuntimeError: the eigensolver did not converge.
     """
     n = _check(n)
     shift = checks.real(shift, "shift")
-    eps = SLEPc.EPS().create(K.getComm())
-    eps.setOperators(K, M)
-    eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
-    eps.setDimensions(nev=n)
-    eps.setTarget(float(shift))
-    eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
-    eps.setTolerances(tol=tol, max_it=1000)
-    _direct_st(eps.getST())
-    eps.setOptionsPrefix(PREFIX)
-    eps.setFromOptions()
-    solve_in_words(eps, "the eigenvalue solve (SLEPc EPS)")
-    nconv = eps.getConverged()
-    if nconv < n:
-        raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
-                           f"(reason {eps.getConvergedReason()})")
-    lam = np.array([eps.getEigenvalue(i).real for i in range(nconv)])
-    eps.destroy()
-    lam = np.sort(lam[np.argsort(np.abs(lam - shift))[:n]])
+    lam = _sym_spectrum(K, M, n, shift, tol)
     return np.sign(lam) * np.sqrt(np.abs(lam))
 
 
@@ -140,35 +236,25 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
 
 def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
                            shift: float = 0.0, tol: float = 1e-10) -> np.ndarray:
-    """The ``n`` lowest frequencies of (lambda^2 M + lambda G + K) x = 0, lambda = +/- i w.
+    """The ``n`` lowest frequencies of (lambda^2 M + lambda G + K) x = 0, lambda = +/- i w:
+    the signed frequencies (:func:`signed_frequencies`) of :func:`gyroscopic_modes`, in its
+    order (unstable first, fastest growth first; then stable ones nearest ``shift``).
 
     Stable modes give conjugate pairs +/- i w; ``w`` is returned once per pair. A real pair
-    +/- s (divergence) is returned as -s; a complex pair with a real part (flutter) is logged
-    and its imaginary part returned.
+    +/- s (divergence) is returned as -s; a complex pair with a positive real part (flutter)
+    is logged and its imaginary part returned (among the unstable ones).
 
     Args:
         K, G, M: stiffness (symmetric), gyroscopic (+ damping), mass.
         n: number of frequencies.
         shift: real target of shift-and-invert (in lambda units, 1/s).
+        tol: relative residual tolerance.
     """
-    n = _check(n)
-    pep = _solve_pep(K, G, M, 2 * n, shift, tol)
-    nconv = pep.getConverged()
-    lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
-    pep.destroy()
-    scale = np.abs(lam).max()
-    out = []
-    for z in lam:
-        if abs(z.imag) > 1e-8 * scale:
-            if z.imag > 0:
-                if abs(z.real) > 1e-6 * abs(z):
-                    log.warning("flutter-type eigenvalue %s (real part %.3e)", z, z.real)
-                out.append(z.imag)
-        elif z.real > 0:
-            out.append(-z.real)
-    out = np.sort(np.array(out))
-    order = np.argsort(np.abs(out))[:n]
-    return np.sort(out[order])
+    lam, vecs = gyroscopic_modes(K, G, M, n, shift, tol)
+    for xr, xi in vecs:
+        xr.destroy()
+        xi.destroy()
+    return signed_frequencies(lam)
 
 
 def signed_frequencies(lam: np.ndarray, rel: float = 1e-8) -> np.ndarray:
@@ -191,10 +277,46 @@ def representatives(lam: np.ndarray, scale: float, rel: float = 1e-8) -> np.ndar
                                  & (lam.real > 0.0))
 
 
+def unstable(lam: np.ndarray, rel: float = UNSTABLE) -> np.ndarray:
+    """Which eigenvalues grow: Re(lambda) > ``rel`` abs(lambda) (boolean mask)."""
+    lam = np.asarray(lam, dtype=complex)
+    return lam.real > rel * np.abs(lam)
+
+
+def spectrum_order(lam: np.ndarray, n: int, shift: float = 0.0) -> np.ndarray:
+    """Indices of the ``n`` of the representatives ``lam`` (one per conjugate pair) that a
+    spectrum reports, in its order (module docstring): the unstable ones by growth rate,
+    fastest first, then the stable ones nearest ``shift``, by signed frequency."""
+    lam = np.asarray(lam, dtype=complex)
+    up = np.flatnonzero(unstable(lam))
+    up = up[np.argsort(-lam[up].real, kind="stable")][:n]
+    rest = np.flatnonzero(~unstable(lam))
+    rest = rest[np.argsort(np.abs(lam[rest] - shift), kind="stable")][: n - len(up)]
+    rest = rest[np.argsort(signed_frequencies(lam[rest]) if len(rest) else rest,
+                           kind="stable")]
+    return np.concatenate([up, rest]).astype(int)
+
+
+def _duplicates(lam: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """Which of ``lam`` are roots already in ``ref`` (to 1e-8 of the largest; a multiple root
+    counts as often as it appears in each): boolean mask."""
+    scale = max(float(np.abs(np.concatenate([lam, ref])).max(initial=0.0)), 1e-300)
+    used = np.zeros(len(ref), dtype=bool)
+    out = np.zeros(len(lam), dtype=bool)
+    for i, z in enumerate(lam):
+        for j, w in enumerate(ref):
+            if not used[j] and min(abs(z - w), abs(z - np.conj(w))) <= 1e-8 * scale:
+                used[j] = out[i] = True
+                break
+    return out
+
+
 def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0.0,
-                     tol: float = 1e-10) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
-    """The ``n`` eigenpairs of (lambda^2 M + lambda G + K) x = 0 nearest ``shift``, one per
-    conjugate pair.
+                     tol: float = 1e-10, border: int = 0
+                     ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
+    """The ``n`` eigenpairs of (lambda^2 M + lambda G + K) x = 0 that a spectrum reports (the
+    module docstring): the unstable ones, fastest growth first, then the stable ones nearest
+    ``shift``; one per conjugate pair.
 
     The pencil is real, so eigenvalues come in conjugate pairs (and, for a conservative
     gyroscopic system with G skew, in pairs +/- lambda as well). Each pair is represented by
@@ -205,27 +327,65 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     Args:
         K, G, M: stiffness, gyroscopic (+ damping) and mass matrices (real).
         n: number of eigenpairs.
-        shift: real target of shift-and-invert (in lambda units, 1/s); it must not be an
-            eigenvalue (a singular K with shift 0, e.g. at a critical speed, needs a nonzero
-            shift).
+        shift: real target of shift-and-invert (in lambda units, 1/s) for the stable modes;
+            it must not be an eigenvalue (a singular K with shift 0, e.g. at a critical
+            speed, needs a nonzero shift).
         tol: relative residual tolerance.
+        border: negative directions of a border of K not to count (the free motions' border
+            of :mod:`dolfinx_mbs.systems.rigid_modes`).
 
     Returns:
-        ``(lam, vecs)``: the eigenvalues (complex array, ascending by signed frequency) and,
-        for each, the real and imaginary parts ``(xr, xi)`` of its eigenvector (new PETSc
-        vectors of K's layout; the physical motion is Re(x e^{lambda t}) =
-        e^{Re(lambda) t} (xr cos(w t) - xi sin(w t)), w = Im(lambda)). The values are the same
-        on every rank.
+        ``(lam, vecs)``: the eigenvalues (complex array, in the order above) and, for each,
+        the real and imaginary parts ``(xr, xi)`` of its eigenvector (new PETSc vectors of
+        K's layout; the physical motion is Re(x e^{lambda t}) = e^{Re(lambda) t} (xr cos(w t)
+        - xi sin(w t)), w = Im(lambda)). The values are the same on every rank.
 
     Raises:
         RuntimeError: SLEPc did not converge enough eigenpairs.
     """
     n = _check(n)
+    shift = checks.real(shift, "shift")
     pep = _solve_pep(K, G, M, 2 * n, shift, tol)
     try:
-        return _pairs(pep, K, n, shift)
+        lam, vecs = _pairs(pep, K, n, shift)
     finally:
         pep.destroy()
+    negative = negative_count(K, border=border)
+    if negative < 0:   # no count without MUMPS: as many as the solve shows
+        negative = n if np.any(unstable(lam)) else 0
+    if negative > 0:
+        lam, vecs = _with_unstable(K, G, M, n, lam, vecs, negative, tol, border)
+    keep = spectrum_order(lam, n, shift)
+    for i in set(range(len(lam))) - set(keep.tolist()):
+        vecs[i][0].destroy()
+        vecs[i][1].destroy()
+    return lam[keep], [vecs[i] for i in keep]
+
+
+def _with_unstable(K, G, M, n: int, lam: np.ndarray, vecs: list, negative: int, tol: float,
+                   border: int):
+    """``lam``, ``vecs`` and the unstable roots about s_max (module docstring) not among
+    them."""
+    hint = -float(np.abs(lam).max()) ** 2
+    lowest = float(_most_negative(K, M, 1, hint, tol, border)[0])
+    s_max = float(np.sqrt(max(-lowest, 0.0)))
+    # just above s_max: the real roots lie in (0, s_max], a stable one no nearer than s_max
+    target = 1.01 * s_max
+    want = min(n, negative)
+    pep = _solve_pep(K, G, M, 2 * want + 2, target, tol)
+    try:
+        more, mvecs = _pairs(pep, K, want, target)
+    finally:
+        pep.destroy()
+    new = unstable(more) & ~_duplicates(more, lam)
+    for i in np.flatnonzero(~new):
+        mvecs[i][0].destroy()
+        mvecs[i][1].destroy()
+    log.info("%d negative eigenvalue(s) of the stiffness, growth rates up to %.6g 1/s without "
+             "coupling; unstable roots found: %s", negative, s_max,
+             np.array2string(np.concatenate([lam[unstable(lam)], more[new]]), precision=6))
+    return (np.concatenate([lam, more[new]]),
+            list(vecs) + [mvecs[i] for i in np.flatnonzero(new)])
 
 
 def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
@@ -295,32 +455,48 @@ def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = F
     ``pencil``, :mod:`dolfinx_mbs.systems`), constrained and undamped, about the frame state at
     ``t``, spin softening included.
 
-    When the constraints leave rigid-body motions free, these are the elastic modes,
-    M-orthogonal to them; their count and eigenvalues are logged (:mod:`dolfinx_mbs.
-    rigid_modes`).
+    When the constraints leave free motions (:mod:`dolfinx_mbs.systems.rigid_modes`: rigid
+    motions nothing resists), these are the modes M-orthogonal to them; their count and
+    eigenvalues are logged. A mechanism that the spin or gravity stiffens (a centrifugal
+    pendulum) is among the modes.
 
     Args:
+        system: the typed system.
         t: time of the frame state.
         n: how many frequencies.
         gyroscopic: include the Coriolis coupling (quadratic eigenproblem) or not
             (symmetric pencil K + K_omega, M).
-        shift: shift-and-invert target: in rad^2/s^2 without gyroscopic coupling, in rad/s
-            (real axis) with it. Must differ from an eigenvalue.
+        shift: shift-and-invert target for the stable modes: in rad^2/s^2 without gyroscopic
+            coupling, in rad/s (real axis) with it. Must differ from an eigenvalue.
 
     Returns:
-        Ascending signed frequencies: a negative value marks a divergent mode.
+        Signed frequencies (a negative value -s: a divergent mode of growth rate s): the
+        unstable modes first, fastest growth first, then the stable ones nearest ``shift``
+        (the lowest), ascending (module docstring); the same on every rank.
+
+    Raises:
+        ValueError: bad arguments, or ``n`` beyond the model's dofs.
+        RuntimeError: the eigensolver did not converge.
     """
     n = _check(n)
+    shift = checks.real(shift, "shift")
     Kr, Gr, Mr = system.pencil(t, n, "gyroscopic" if gyroscopic else None)
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, at_time=True)
+    border = 0
     try:
         if rigid is not None:
             _check_elastic(n, Kr, rigid)
             _log_rigid(rigid, Kr, Gr)
             Kr, Gr, Mr = rigid.border(Kr, Gr, Mr)
+            border = rigid.dim
         if not gyroscopic:
-            return generalized_frequencies(Kr, Mr, n, shift=shift)
-        return gyroscopic_frequencies(Kr, Gr, Mr, n, shift=shift)
+            lam = _sym_spectrum(Kr, Mr, n, shift, 1e-12, border)
+            return np.sign(lam) * np.sqrt(np.abs(lam))
+        lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift, border=border)
+        for xr, xi in vecs:
+            xr.destroy()
+            xi.destroy()
+        return signed_frequencies(lam)
     finally:
         if rigid is not None:
             rigid.destroy()
@@ -349,7 +525,8 @@ def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
         return lam, vecs, {"rigid_dim": 0, "rigid_eigenvalues": np.zeros(0, complex)}
     _check_elastic(n, Kr, rigid)
     info = {"rigid_dim": rigid.dim, "rigid_eigenvalues": _log_rigid(rigid, Kr, Gr)}
-    lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol)
+    lam, bvecs = gyroscopic_modes(*rigid.border(Kr, Gr, Mr), n, shift=shift, tol=tol,
+                                  border=rigid.dim)
     vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr)) for xr, xi in bvecs]
     for xr, xi in bvecs:
         xr.destroy()
@@ -357,28 +534,86 @@ def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
     return lam, vecs, info
 
 
+@dataclasses.dataclass
+class ModalResult(Mapping):
+    """The complex modes of :func:`modes`, the same on every rank (rad/s, 1/s).
+
+    Attributes are also read as keys (``result["frequencies"]``), as the dict this used to
+    be; prefer the attributes.
+
+    Attributes:
+        eigenvalues: lambda, one per conjugate pair (Im >= 0; a real pair by its positive
+            root), in the order of the module docstring: the unstable modes first, fastest
+            growth first, then the stable ones nearest the shift, ascending.
+        frequencies: signed frequencies, Im(lambda), or -s for a real root s (divergence).
+        damping_ratios: -Re(lambda) / abs(lambda) (negative: growing).
+        growth: Re(lambda) (positive: growing).
+        unstable: which of them grow (Re(lambda) > 1e-6 abs(lambda)).
+        rigid_dim: the free motions left out (:mod:`dolfinx_mbs.systems.rigid_modes`), 0 when
+            none.
+        rigid_eigenvalues: the eigenvalues of the free motions alone, one per pair (empty
+            without them): for information, see :mod:`dolfinx_mbs.systems.rigid_modes`.
+    """
+
+    eigenvalues: np.ndarray
+    frequencies: np.ndarray
+    damping_ratios: np.ndarray
+    growth: np.ndarray
+    unstable: np.ndarray
+    rigid_dim: int
+    rigid_eigenvalues: np.ndarray
+
+    def __getitem__(self, key: str):
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    @classmethod
+    def _keys(cls) -> Tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+
 def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-          output=None) -> dict:
+          output: Optional[str] = None) -> ModalResult:
     """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
     state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
-    softening, stiffening), the ``n`` nearest ``shift`` (1/s).
+    softening, stiffening): the unstable ones, fastest growth first, then the ``n`` (in all)
+    stable ones nearest ``shift`` (1/s) (module docstring).
 
-    Returns:
-        ``eigenvalues`` (complex, Im >= 0, one per pair), ``frequencies`` (rad/s, signed:
-        negative = divergent), ``damping_ratios`` (-Re(lambda)/|lambda|: negative = growing),
-        the same on every rank. When the constraints leave rigid-body motions free, these are
-        the elastic modes (M-orthogonal to them), and ``rigid_dim`` (how many) and
-        ``rigid_eigenvalues`` (of the rigid motions alone, one per pair:
-        :mod:`dolfinx_mbs.systems.rigid_modes` says what they mean) are added (0 and empty otherwise).
+    When the constraints leave free motions (rigid motions nothing resists), these are the
+    modes M-orthogonal to them, and the result says how many and their eigenvalues
+    (:mod:`dolfinx_mbs.systems.rigid_modes` says what they mean).
 
     With ``output``, ``<output>_<body>.bp`` (VTX, in the body's space; ``.xdmf`` in the
     linear space on DOLFINx 0.5, see :class:`dolfinx_mbs.io.FieldFile`) receives the shapes
     (body frame, normalized to a unit largest displacement) as fields ``mode<k>_re`` and
     ``mode<k>_im`` at time 0 (the motion is Re((re + i im) e^(lambda t))), for ParaView.
+
+    Args:
+        system: a typed system with ``pencil`` (:mod:`dolfinx_mbs.systems`).
+        t: time of the frame state.
+        n: how many modes.
+        damping: include the materials' damping.
+        shift: real shift-and-invert target (1/s) of the stable modes.
+        output: file stem of the shapes, or None.
+
+    Returns:
+        A :class:`ModalResult`.
+
+    Raises:
+        ValueError: bad arguments, or ``n`` beyond the model's dofs.
+        RuntimeError: the eigensolver did not converge.
     """
     n = _check(n)
+    shift = checks.real(shift, "shift")
     Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, at_time=True)
     try:
         lam, vecs, info = pencil_modes(Kr, Cr, Mr, n, rigid, shift)
     finally:
@@ -393,4 +628,7 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     for xr, xi in vecs:
         xr.destroy()
         xi.destroy()
-    return {"eigenvalues": lam, "frequencies": freq, "damping_ratios": zeta, **info}
+    return ModalResult(eigenvalues=lam, frequencies=freq, damping_ratios=zeta,
+                       growth=lam.real.copy(), unstable=unstable(lam),
+                       rigid_dim=int(info["rigid_dim"]),
+                       rigid_eigenvalues=info["rigid_eigenvalues"])

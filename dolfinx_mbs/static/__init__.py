@@ -4,12 +4,14 @@ fields of geometric stiffening."""
 from dolfinx_mbs.static.solver import (
     Prestress,
     StaticSolver,
+    joined_bodies,
     negative_eigenvalues,
     null_pivots,
     prestress,
 )
 
 __all__ = [
+    "joined_bodies",
     "negative_eigenvalues",
     "null_pivots",
     "prestress",

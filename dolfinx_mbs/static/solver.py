@@ -11,18 +11,22 @@ nonlinear strain, Newton's method (PETSc SNES, same prefix).
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
-from typing import Optional
+from types import SimpleNamespace
+from typing import Dict, List, Optional
 
 import numpy as np
 from dolfinx import fem
 from petsc4py import PETSc
 
-from dolfinx_mbs import compat
+from dolfinx_mbs import checks, compat
+from dolfinx_mbs.frames.base import FrameState, equal_motion, key_floats
 from dolfinx_mbs.petsc_options import SAME, SUBSET, SolverOptions, direct_lu
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
-__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress"]
+__all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress",
+           "joined_bodies", "FrameLink"]
 
 #: Options of the linear static solves: MUMPS counts null pivots (see :func:`null_pivots`);
 #: the database's options win
@@ -59,7 +63,7 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
 def free_motions(system, t: float) -> str:
     """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
     message)."""
-    rigid = rigid_subspace(system, t)
+    rigid = rigid_subspace(system, t, frames=False)  # what the constraints leave free
     if rigid is None:
         return ("No rigid motion is left free: is the spin at a divergence speed (spin "
                 "softening equal to the stiffness)?")
@@ -221,47 +225,307 @@ class StaticSolver:
         self.newton_iterations = its
 
 
-def prestress(assembly, reducer, solver: StaticSolver) -> None:
-    """Unit prestress fields of the bodies with ``stiffening="prestress"``: K u_c = q_c
-    (elastic stiffness, the constraints of ``reducer``) for each unit case c of
+def joined_bodies(reducer, space) -> List[List[int]]:
+    """The groups of bodies that the constraints of ``reducer`` join into one elastic system.
+
+    The connected groups of the graph whose edges are the reduced coordinates shared by
+    several bodies (a column of the null-space basis A with rows in two bodies). A body held
+    by rows of its own only (clamps, pins to the ground, prescribed motion) is a group by
+    itself. The same list on every rank (collective).
+
+    Args:
+        reducer: a :class:`~dolfinx_mbs.constraints.MaggiReducer` over ``space``.
+        space: the model's :class:`~dolfinx_mbs.assembly.FullSpace`.
+
+    Returns:
+        The groups, each a sorted list of body indices, in the order of their first body.
+    """
+    nb = len(space.bodies)
+    if nb == 1:
+        return [[0]]
+    A = reducer.A
+    indptr, cols, vals = A.getValuesCSR()
+    # the pattern of A with ones: a body's rows can sum to zero in a column (a tie's rotation)
+    P = PETSc.Mat().createAIJ(A.getSizes(), csr=(indptr, cols, np.ones_like(vals)),
+                              comm=space.comm)
+    P.assemble()
+    e, z = P.createVecLeft(), P.createVecRight()
+    first = np.full(z.getLocalSize(), -1, np.int64)   # the first body seen in each column
+    edges = set()
+    for ib in range(nb):
+        e.zeroEntries()
+        e.getArray()[space.offsets[ib]: space.offsets[ib + 1]] = 1.0
+        P.multTranspose(e, z)
+        touched = np.flatnonzero(z.getArray(readonly=True) > 0.0)
+        seen = first[touched]
+        edges.update((int(jb), ib) for jb in np.unique(seen[seen >= 0]))
+        first[touched[seen < 0]] = ib
+    for obj in (P, e, z):
+        obj.destroy()
+    parent = list(range(nb))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i, j in sorted(set().union(*space.comm.allgather(edges))):
+        ri, rj = root(i), root(j)
+        parent[max(ri, rj)] = min(ri, rj)
+    groups: Dict[int, List[int]] = {}
+    for i in range(nb):
+        groups.setdefault(root(i), []).append(i)
+    return list(groups.values())
+
+
+#: relative tolerance of frames carried by constant axes and origin (computed frame rates are
+#: good to ~1e-7, see ``frames.Prescribed``), and of frames of equal motion (round-off)
+CARRIED_RTOL, EQUAL_RTOL = 1e-6, 1e-12
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameLink:
+    """Body ``j``'s frame is body ``i``'s carried by the constant axes ``Q`` and origin ``d``.
+
+    (:meth:`FrameState.carried`; Q = I, d = 0 for frames of equal motion.) What the unit
+    prestress fields of joined bodies assume, checked at every frame state to ``rtol``.
+    """
+
+    i: int
+    j: int
+    Q: np.ndarray
+    d: np.ndarray
+    rtol: float
+
+    def holds(self, si: FrameState, sj: FrameState) -> bool:
+        """True when the states ``si`` of body i and ``sj`` of body j keep the link."""
+        c = si.carried(self.Q, self.d)
+        for name in ("R", "r_O", "omega", "alpha", "v_O", "a_O"):
+            x, y = getattr(c, name), getattr(sj, name)
+            if np.abs(x - y).max() > self.rtol * (1.0 + max(np.abs(x).max(),
+                                                            np.abs(y).max())):
+                return False
+        return True
+
+
+def _link(bodies, i: int, j: int) -> FrameLink:
+    """The link of body j's frame to body i's.
+
+    Equal motion, else the constant axes and origin of j's frame in i's at t = 0 (where the
+    joints match their nodes).
+    """
+    if equal_motion(bodies[i].frame, bodies[j].frame):
+        return FrameLink(i, j, np.eye(3), np.zeros(3), EQUAL_RTOL)
+    si, sj = bodies[i].frame.state(0.0), bodies[j].frame.state(0.0)
+    return FrameLink(i, j, si.R.T @ sj.R, si.R.T @ (sj.r_O - si.r_O), CARRIED_RTOL)
+
+
+def _classes(bodies, group: List[int]) -> List[List[int]]:
+    """The bodies of ``group`` by the motion of their frames (``frames.equal_motion``)."""
+    out: List[List[int]] = []
+    for i in group:
+        for c in out:
+            if equal_motion(bodies[c[0]].frame, bodies[i].frame):
+                c.append(i)
+                break
+        else:
+            out.append([i])
+    return out
+
+
+def _refusal(bodies, groups, reducer) -> Optional[str]:
+    """Why the unit prestress fields cannot represent this model's steady stress, or None.
+
+    Joined bodies whose frames move relative to each other, or constraint coefficients that
+    change in time.
+    """
+    for group in groups:
+        a = bodies[group[0]]
+        for c in _classes(bodies, group)[1:]:
+            b = bodies[c[0]]
+            link = _link(bodies, group[0], c[0])
+            if not link.holds(a.frame.state(0.0), b.frame.state(0.0)):
+                return (
+                    f"prestress stiffening: bodies {a.name!r} and {b.name!r} are joined by the "
+                    f"constraints but their frames move relative to each other ({a.frame!r} "
+                    f"and {b.frame!r}). The steady stress of joined bodies moving differently "
+                    "takes the joints' forces from every frame's state, and from the time "
+                    "where the joint rows change in time: not a sum of unit cases solved "
+                    "once. Give joined bodies frames of equal motion (frames.equal_motion: "
+                    "one frame object, or equal parameters) or of one rigid motion seen in "
+                    "other constant axes (element frames), or leave out "
+                    "stiffening='prestress'")
+    if reducer.rheonomic:
+        names = [c.name for c in reducer.constraints if c.time_dependent]
+        which = f"; constraints that change in time: {', '.join(names)}" if names else ""
+        return ("prestress stiffening: the constraints' coefficients change in time "
+                f"(rheonomic rows{which}); the unit prestress fields are solved once with the "
+                "constraints' null-space basis and would hold at one time only. Use constant "
+                "rows (Model.tie(..., same_motion=True) for element frames), or leave out "
+                "stiffening='prestress'")
+    return None
+
+
+def _plan(bodies, own, groups, stiffened):
+    """The unit solves and the links between the frames of the ``stiffened`` groups.
+
+    Solve s loads class s (of equal motion) of every joined group: the whole group when its
+    frames are of one motion. Returns, per solve, its (case, body, field key) rows and the
+    bodies it loads, then the links.
+    """
+    plan: List[List[tuple]] = []
+    loaded: List[List[int]] = []
+    links: List[FrameLink] = []
+    for group in groups:
+        classes = _classes(bodies, group)
+        for s, cls in enumerate(classes):
+            if s == len(plan):
+                plan.append([])
+                loaded.append([])
+            loaded[s] += cls
+            given = []   # the load cases of this class, for the other classes' bodies
+            for i in cls:
+                given += [c for c in bodies[i].load_cases() if c not in given]
+            for i in group:
+                if not own[i]:
+                    continue
+                if i in cls:
+                    plan[s] += [(c, i, c) for c in own[i]]
+                    continue
+                link = _link(bodies, i, cls[0])
+                rel = ("carried", key_floats(link.Q), key_floats(link.d))
+                plan[s] += [(c, i, rel + (c,)) for c in given]
+        if group in stiffened:
+            links += [_link(bodies, group[0], i) for i in group[1:]]
+    return plan, loaded, links
+
+
+def _field_name(case) -> str:
+    if case[0] == "carried":
+        return "u_prestress_carried_" + "".join(str(k) for k in case[3])
+    return "u_prestress_" + "".join(str(k) for k in case)
+
+
+def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
+    """Unit prestress fields of the bodies with ``stiffening="prestress"``.
+
+    K u_c = q_c (elastic stiffness, the constraints of ``reducer``) for each unit case c of
     ``Body.prestress_cases`` (centrifugal, gravity, constant applied loads; every body loaded
-    at once), then each body's geometric stiffness matrices."""
+    at once), then each body's geometric stiffness matrices.
+
+    A body's prestress at a frame state is the sum of its unit fields weighted by
+    ``Body.prestress_coefficient`` at its own frame's state. The bodies that no constraint
+    joins (:func:`joined_bodies`: each clamped to its own frame, or to the ground) may move
+    in any way: the system is block-diagonal over the joined groups, so one solve per case
+    gives each group the fields of its own loads, weighted by its own frame's state. Within a
+    joined group the frames must describe
+
+    * the same motion (``frames.equal_motion``: one frame object, or equal parameters): the
+      group is loaded at once and its joints pass the forces of the whole group; or
+    * one rigid motion seen in other constant axes (element frames, the frames of
+      ``Model.tie(..., same_motion=True)``): the loads of each class of equal motion are then
+      solved on their own, and a body's field from another class's case c is a case
+      ``("carried", Q, d, c)`` whose factor is c's at the other frame's state, computed from
+      the body's own state by the constant axes Q and origin d between the frames
+      (:meth:`FrameState.carried`). The relation is taken at t = 0 and checked at every
+      frame state the assembly is brought to (:class:`FrameLink`).
+
+    Refused, on every call, with a NotImplementedError: joined bodies whose frames move
+    relative to each other (their steady stress takes the joints' forces from every frame's
+    state, and for rheonomic joint rows from A(t) at the time asked), and constraint
+    coefficients that change in time (unit fields solved with A at one time do not hold at
+    another). Nothing is changed by a call that raises: the fields and matrices are filled
+    only once every case is solved.
+
+    Args:
+        assembly: the model's :class:`~dolfinx_mbs.assembly.Assembly`.
+        reducer: the Maggi reducer of the model's holonomic constraints.
+        solver: the model's static solver (its KSP factorizes the reduced elastic stiffness).
+
+    Returns:
+        The links between the frames of joined bodies (one body of a group with prestress
+        to each other body of it), which must hold at every frame state.
+
+    Raises:
+        NotImplementedError: joined bodies whose frames move relative to each other, or
+            rheonomic constraints (on every rank).
+        RuntimeError: a unit solve failed (its KSP did not converge, or a singular stiffness).
+    """
     bodies, space = assembly.bodies, assembly.space
-    cases = []
-    for b in bodies:
-        for c in b.prestress_cases():
-            b.prestress_fields[c] = fem.Function(b.V, name="u_prestress_" + "".join(
-                str(x) for x in c))
-            if c not in cases:
-                cases.append(c)
-    if not cases:
-        return
-    if len({id(b.frame) for b in bodies}) > 1:
-        raise NotImplementedError(
-            "prestress stiffening needs all bodies of the model in one frame (the "
-            "steady stress of bodies moving differently is not separable)")
+    own = [b.prestress_cases() for b in bodies]
+    if not any(own):
+        return []
+    groups = joined_bodies(reducer, space)
+    stiffened = [g for g in groups if len(g) > 1 and any(own[i] for i in g)]
+    # the frames' states at t = 0 (the user's motion functions may fail on some ranks only)
+    with checks.collective(space.comm, "prestress: the joined bodies' frames at t=0"):
+        refused = _refusal(bodies, stiffened, reducer)
+        if refused is None:
+            plan, loaded, links = _plan(bodies, own, groups, stiffened)
+    checks.raise_everywhere(space.comm, refused, NotImplementedError)
     ops = assembly.body_operators
-    Kr = reducer.reduce(assembly.elastic(), key="Kel")
-    ksp = solver.linear(Kr)
-    temps = [fem.Function(b.V) for b in bodies]
+    K = assembly.supported()  # bearings hold the rotor as the constraints do
+    Kr = reducer.reduce(K, key="Kel" if K is assembly.elastic() else "Ksup")
+    # a mechanism (a link pinned to an arm) has free motions: held by the border of
+    # rigid_modes, K u + s M Q Q^T M u = b, i.e. K u = b - M Q Q^T b (a load's part that does
+    # work on them balanced by their inertia) and no free motion in u: they carry no stress
+    free = rigid_subspace(SimpleNamespace(reducer=reducer, space=space, assembly=assembly,
+                                          bodies=bodies, comm=space.comm), frames=False)
+    A = Kr if free is None else \
+        free.border(Kr, None, reducer.reduce(assembly.mass(), key="M"))[0]
+    ksp = solver.linear(A)
     x = space.create_vec()
     q = reducer.create_reduced_vec()
     br = reducer.create_reduced_vec()
-    for case in cases:
-        Q = space.gather([o.unit_prestress_load(case) for o in ops], x.duplicate())
-        reducer.project(Q, br)
-        ksp.solve(br, q)
-        reason = ksp.getConvergedReason()
-        if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
-            raise RuntimeError(
-                f"prestress solve failed (KSP reason {reason}): is every body constrained "
-                "against rigid motion?")
-        reducer.expand(q, out=x, homogeneous=True)
-        funcs = [b.prestress_fields.get(case, tmp) for b, tmp in zip(bodies, temps)]
-        space.scatter(x, funcs)
-    for o in ops:
-        if o.body.prestress_fields:
-            o.set_prestress()
+    xb, bb = A.createVecs()
+    solved = []   # (full solution, {body: its field key})
+    try:
+        for rows, these in zip(plan, loaded):
+            cases = []
+            for c, _, _ in rows:
+                if c not in cases:
+                    cases.append(c)
+            for case in cases:
+                loads = [o.unit_prestress_load(case) for o in ops]
+                for i, b in enumerate(loads):
+                    if i not in these:
+                        b.zeroEntries()
+                space.gather(loads, x)
+                for b in loads:
+                    b.destroy()
+                reducer.project(x, br)
+                bb.zeroEntries()
+                bb.getArray()[: br.getLocalSize()] = br.getArray(readonly=True)
+                ksp.solve(bb, xb)
+                q.getArray()[:] = xb.getArray(readonly=True)[: q.getLocalSize()]
+                reason = ksp.getConvergedReason()
+                if reason < 0 or null_pivots(ksp) or not np.isfinite(q.norm()):
+                    raise RuntimeError(
+                        f"prestress solve failed (KSP reason {reason}): is every body "
+                        "constrained against rigid motion?")
+                solved.append((reducer.expand(q, out=x.duplicate(), homogeneous=True),
+                               {i: key for c, i, key in rows if c == case}))
+        # every case solved: now the fields (kept Functions refilled) and the matrices
+        for ib, b in enumerate(bodies):
+            keys = [fields[ib] for _, fields in solved if ib in fields]
+            for k in [k for k in b.prestress_fields if k not in keys]:
+                del b.prestress_fields[k]
+            for k in keys:
+                if k not in b.prestress_fields:
+                    b.prestress_fields[k] = fem.Function(b.V, name=_field_name(k))
+        temps = [fem.Function(b.V) for b in bodies]
+        for xc, fields in solved:
+            space.scatter(xc, [b.prestress_fields[fields[i]] if i in fields else tmp
+                               for i, (b, tmp) in enumerate(zip(bodies, temps))])
+        for o in ops:
+            if o.body.prestress_fields:
+                o.set_prestress()
+    finally:
+        for v in [xc for xc, _ in solved] + [x, q, br, xb, bb]:
+            v.destroy()
+        if free is not None:
+            free.destroy()
+    return links
 
 
 class Prestress:
@@ -273,6 +537,6 @@ class Prestress:
     def __init__(self, owner):
         self.owner = weakref.ref(owner)
 
-    def __call__(self, assembly) -> None:
+    def __call__(self, assembly) -> List[FrameLink]:
         owner = self.owner()
-        prestress(assembly, owner.reducer, owner.static)
+        return prestress(assembly, owner.reducer, owner.static)

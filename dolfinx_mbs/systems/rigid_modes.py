@@ -8,11 +8,8 @@ spinning frame they are defective (Jordan blocks at 0 and +/- i Omega, below), w
 the reordering of SLEPc's Schur forms (LAPACK trexc) when they are computed with the elastic
 modes. :mod:`dolfinx_mbs.modal` and :mod:`dolfinx_mbs.campbell` therefore
 
-1. find the rigid subspace R (:func:`rigid_subspace`): the combinations of every body's
-   rigid-body fields (:func:`dolfinx_mbs.assembly.space.rigid_body_modes`) that satisfy the
-   homogeneous constraints (A restrict(r) = r) and have no elastic energy (r^T K r ~ 0:
-   a spring to the ground removes a motion from R), with an M-orthonormal basis Q in the
-   reduced coordinates;
+1. find the free motions R (:func:`rigid_subspace`, below), with an M-orthonormal basis Q
+   in the reduced coordinates;
 2. deflate it: the elastic modes are sought M-orthogonal to R, Q^T M x = 0 (for a free body
    the mean-axis, or Tisserand, conditions: no mean translation, int rho u = 0, and no mean
    rotation, int rho X x u = 0). The rigid motions are held by a stiffness s far above the
@@ -29,13 +26,42 @@ modes. :mod:`dolfinx_mbs.modal` and :mod:`dolfinx_mbs.campbell` therefore
    to R (a dim x dim quadratic problem, :meth:`RigidSubspace.eigenvalues`), logged, and
    returned by ``modes``.
 
+**What is free.** A motion is free when nothing resists it: the combinations r of every
+body's rigid-body fields (:func:`dolfinx_mbs.assembly.space.rigid_body_modes`, about each
+body's centroid) that
+
+* satisfy the homogeneous constraints (A restrict(r) = r);
+* carry no stiffness of the operator the eigenproblems use, K + K_omega + K_sigma (elastic,
+  spin softening, geometric stiffness of the centrifugal, gravity and applied prestress, the
+  user's stiffness forms): the restriction of that operator to them is zero (its eigenvalues
+  within 1e-13 of max K_ii / max M_ii). A spring to the ground, the gravity tension of a
+  hanging link or the centrifugal tension of a link pinned to a spinning arm (a centrifugal
+  pendulum, whose swing has the stiffness Omega^2 m R l / 2 of K_sigma + K_omega) removes a
+  motion from R: it is a mode, with its frequency. One part is not counted: the spin
+  softening of a body *without* stiffening. A rigid rotation turns the body's centrifugal
+  load, which only the prestress's K_sigma balances (``docs/theory.md`` section 3); without it
+  K_omega alone gives every rotation about the spin axis the divergence rate Omega, an
+  artifact of the linear model, and every translation across the axis the -Omega^2 m of a body
+  at rest in the inertial frame seen turning;
+* stay free as the frames turn: with J the turning of the rigid fields (a + psi x X ->
+  (omega x a, omega x psi), about the centroid c: (omega x a + (omega x c) x psi,
+  omega x psi)), a motion at rest in the inertial frame is r(t) = e^(-J t) r(0) in the body
+  frame; R is the largest subspace with J R in R. A free body passes (J maps rigid fields to
+  rigid fields); a link pinned to a turning arm off the axis does not (its swing turned is a
+  translation of the pin), so without stiffening its swing stays among the modes as the
+  divergence -Omega^2 J_pin of the linear model, which a run shows too; pinned on the axis it
+  passes (a rotation about the axis).
+
+The test is on the operators, not on how the model was written: two equal frames given as one
+object or as two make the same R.
+
 **Why deflate (and not shift away and drop the rigid pairs).** At rest the elastic
 eigenvectors of (K, M) are M-orthogonal to R, so the deflated problem has exactly the free
 body's elastic modes. In a spinning frame R is not invariant (the Coriolis force of a rotation
 about the spin axis is radial; the spin softening of a tilt is a shear), so the full model
 couples rigid and elastic motions; but the linear moving-frame model represents a rotation by
 the field psi x X, exact to first order only, and without the geometric stiffness of the
-centrifugal prestress (``theory.md`` section 3) its rotations are not those of a rigid body
+centrifugal prestress (``docs/theory.md`` section 3) its rotations are not those of a rigid body
 (below): coupling the elastic modes to them would carry that defect into them. The deflated
 modes are the body's vibrations about its mean rigid motion. Measured on a free box
 1 x 0.1 x 0.1 m spinning at 100 rad/s about its long axis, the full model's elastic
@@ -57,12 +83,13 @@ model gives them, for information, not as physical results.
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.assembly.space import rigid_body_modes
+from dolfinx_mbs.frames.base import skew
 
 __all__ = ["RigidSubspace", "rigid_subspace"]
 
@@ -70,10 +97,15 @@ log = logging.getLogger(__name__)
 
 #: the rigid motions' stiffness s in the bordered pencil, times the largest K_ii / M_ii
 PENALTY = 1e4
-#: a constraint defect (relative, in the norm squared) and an elastic energy (relative to the
-#: largest diagonal stiffness over mass) below which a rigid field counts as free
+#: a constraint defect (relative, in the norm squared) and a stiffness (an eigenvalue of the
+#: stiffness restricted to the rigid motions, relative to the largest diagonal stiffness over
+#: mass) below which a rigid motion counts as free: the round-off of K r for rigid fields about
+#: the body's centroid is ~1e-16 of that scale (measured), a pendulum under gravity ~1e-11
 DEFECT_TOL = 1e-12
-ENERGY_TOL = 1e-10
+ENERGY_TOL = 1e-13
+#: the part of J r off the free motions (relative, in the mass norm squared, per abs(omega)^2)
+#: below which the frames' turning keeps r free
+INVARIANCE_TOL = 1e-8
 
 
 def _sum(comm, local: np.ndarray) -> np.ndarray:
@@ -166,6 +198,15 @@ class RigidSubspace:
             out.append(self._out[key])
         return tuple(out)
 
+    def padded(self, X: PETSc.Mat, Mr: PETSc.Mat, border: bool = False) -> PETSc.Mat:
+        """A new AIJ matrix of the bordered pencil's layout: [[X, M Q], [Q^T M, 0]] with
+        ``border`` (as :meth:`border`'s K), [[X, 0], [0, 0]] without (its G and M); not kept
+        (for pencils combined from several matrices of different patterns)."""
+        B, BT, Z, zero = self._border_blocks(X, Mr)
+        blocks = [[X, B], [BT, Z]] if border else [[X, None], [None, zero]]
+        nest = PETSc.Mat().createNest(blocks, comm=X.getComm())
+        return nest.convert("aij")  # in place: the nest object becomes the AIJ matrix
+
     def elastic_part(self, xb: PETSc.Vec, like: PETSc.Mat) -> PETSc.Vec:
         """The reduced-coordinate part of a bordered vector, as a new vector of ``like``'s
         layout."""
@@ -203,74 +244,203 @@ class RigidSubspace:
         self.Q, self._out, self._blocks = [], {}, None
 
 
-def rigid_subspace(system, t: float = 0.0) -> Optional[RigidSubspace]:
-    """The rigid motions of ``system``'s bodies that its constraints at ``t`` leave free and
-    its stiffness does not resist (module docstring), or None when there are none (or the
-    system is not a Maggi-reduced one: velocity rows, multipliers)."""
+def _fields(system) -> Tuple[List[np.ndarray], List[str], List[tuple]]:
+    """Every body's rigid fields: translations, then rotations about the body's centroid (of
+    its dof points: small coordinates keep the round-off of K r small), as full local arrays,
+    their labels, and per body ``(body index, first field, gdim, centroid)``."""
+    space = system.space
+    mpi = system.comm.tompi4py() if hasattr(system.comm, "tompi4py") else system.comm
+    fields, labels, blocks = [], [], []
+    for ib, b in enumerate(system.bodies):
+        g = b.V.dofmap.index_map_bs
+        if g not in (2, 3) or b.gdim != g:
+            continue
+        n = b.V.dofmap.index_map.size_local
+        x = b.V.tabulate_dof_coordinates()[:n, :g]
+        total = mpi.allreduce(np.r_[x.sum(axis=0), len(x)])
+        c = total[:g] / max(total[g], 1.0)
+        lo = space.offsets[ib]
+        blocks.append((ib, len(fields), g, np.r_[c, np.zeros(3 - g)]))
+        kinds = [f"translation along {a}" for a in "xyz"[:g]] + \
+            ([f"rotation about {a}" for a in "xyz"] if g == 3 else ["rotation about z"])
+        modes = [m.reshape(-1) for m in rigid_body_modes(b.V)[:g]]
+        d = x - c
+        if g == 3:
+            modes += [np.cross(np.eye(3)[k][None, :], d).reshape(-1) for k in range(3)]
+        else:
+            modes += [np.column_stack([-d[:, 1], d[:, 0]]).reshape(-1)]
+        for m, kind in zip(modes, kinds):
+            f = np.zeros(space.n_local)
+            f[lo: lo + len(m)] = m
+            fields.append(f)
+            labels.append(f"body {b.name!r}: {kind}")
+    return fields, labels, blocks
+
+
+def _turning(blocks, k: int, states) -> Tuple[np.ndarray, float]:
+    """J (k x k) on the rigid fields' coefficients: the rate at which the frames' turning
+    changes a motion at rest in the inertial frame, d/dt (a, psi) = -J (a, psi) (module
+    docstring), and the largest abs(omega)^2 of the bodies (0: no frame turns)."""
+    J = np.zeros((k, k))
+    w2 = 0.0
+    for ib, i0, g, c in blocks:
+        w = np.asarray(states[ib].omega, dtype=float)
+        w2 = max(w2, float(w @ w))
+        if g == 3:   # a + psi x (X - c) -> (w x a + (w x c) x psi, w x psi)
+            J[i0: i0 + 3, i0: i0 + 3] = skew(w)
+            J[i0: i0 + 3, i0 + 3: i0 + 6] = skew(np.cross(w, c))
+            J[i0 + 3: i0 + 6, i0 + 3: i0 + 6] = skew(w)
+        else:        # in the plane: omega = w_z e_z, psi about z
+            J[i0: i0 + 3, i0: i0 + 3] = w[2] * np.array([[0.0, -1.0, c[0]], [1.0, 0.0, c[1]],
+                                                         [0.0, 0.0, 0.0]])
+    return J, w2
+
+
+def _null_symmetric(A: np.ndarray, B: np.ndarray, tol: float) -> np.ndarray:
+    """Columns C, C^T B C = I, spanning the null space of the symmetric A relative to the
+    positive definite B (generalized eigenvalues within +/- ``tol``; A may be indefinite)."""
+    import scipy.linalg
+
+    mu, C = scipy.linalg.eigh(0.5 * (A + A.T), 0.5 * (B + B.T))
+    return C[:, np.abs(mu) <= tol]
+
+
+def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
+                   frames: bool = True) -> Optional[RigidSubspace]:
+    """The free motions of ``system``'s bodies (module docstring): the rigid motions that its
+    constraints at ``t`` leave free, on which its stiffness does no work and which the frames'
+    turning keeps free; None when there are none (or the system is not a Maggi-reduced one:
+    velocity rows, multipliers).
+
+    Args:
+        system: a typed system (:mod:`dolfinx_mbs.systems`).
+        t: the time of the constraints and (without ``states``) of the frame states.
+        states: frame states (one sequence of FrameState per body, several of them) at which
+            the motions must be free, e.g. the speeds of a Campbell sweep; None: the frames'
+            states at ``t``.
+        at_time: the subspace at ``t`` alone, also with rheonomic constraints (an eigenproblem
+            about the state at ``t``); False: None with rheonomic constraints (their free
+            motions change with time).
+        frames: False: the free motions of the elastic stiffness alone (no frame state, no
+            geometric stiffness, no turning): those of a static solve, e.g. the prestress's.
+
+    Returns:
+        The :class:`RigidSubspace`, or None.
+    """
     red = getattr(system, "reducer", None)
     if getattr(system, "has_multipliers", False) or getattr(system, "basis", None) is not None \
             or red is None:
         return None
     red.update(t)
-    if red.rheonomic:  # the free motions change with time: no constant subspace
+    if red.rheonomic and not at_time:
         return None
     space, asm = system.space, system.assembly
-    fields, labels = [], []
-    for ib, b in enumerate(system.bodies):
-        g = b.V.dofmap.index_map_bs
-        if g not in (2, 3) or b.gdim != g:
-            continue
-        lo = space.offsets[ib]
-        kinds = [f"translation along {a}" for a in "xyz"[:g]] + \
-            ([f"rotation about {a}" for a in "xyz"] if g == 3 else ["rotation about z"])
-        for m, kind in zip(rigid_body_modes(b.V), kinds):
-            f = np.zeros(space.n_local)
-            f[lo: lo + len(m)] = m
-            fields.append(f)
-            labels.append(f"body {b.name!r}: {kind}")
+    fields, labels, blocks = _fields(system)
     if not fields:
         return None
     F = np.array(fields)
     k = len(F)
+    if not frames:
+        sets = []
+    else:
+        sets = [asm.states(t)] if states is None else [list(s) for s in states]
     full, q = space.create_vec(), red.create_reduced_vec()
-    back, KF, MF = space.create_vec(), [], []
-    K, M = asm.elastic(), asm.mass()
+    back, y = space.create_vec(), space.create_vec()
+    M = asm.mass()
     defect = np.zeros((k, space.n_local))
+    MF = np.zeros((k, space.n_local))
     for i in range(k):
         full.getArray()[:] = F[i]
         red.restrict(full, q)
         red.expand(q, back, homogeneous=True)
         defect[i] = back.getArray(readonly=True) - F[i]
-        y = space.create_vec()
-        K.mult(full, y)
-        KF.append(y.getArray(readonly=True).copy())
         M.mult(full, y)
-        MF.append(y.getArray(readonly=True).copy())
-        y.destroy()
-    grams = _sum(system.comm, np.stack([defect @ defect.T, F @ F.T, F @ np.array(KF).T,
-                                        F @ np.array(MF).T]))
+        MF[i] = y.getArray(readonly=True)
+    Kel = asm.elastic()
+    scale = stiffness_scale(Kel, M)
+    local = [defect @ defect.T, F @ F.T, F @ MF.T]
+    if not frames:
+        KF = np.zeros((k, space.n_local))
+        Ksup = asm.supported()  # a bearing holds what it supports, as a constraint does
+        for i in range(k):
+            full.getArray()[:] = F[i]
+            Ksup.mult(full, y)
+            KF[i] = y.getArray(readonly=True)
+        local.append(F @ KF.T)
+    turning = []
+    for st in sets:
+        K = asm.stiffness(t, angular_acceleration=False, states=st)
+        KF = np.zeros((k, space.n_local))
+        for i in range(k):
+            full.getArray()[:] = F[i]
+            K.mult(full, y)
+            KF[i] = y.getArray(readonly=True)
+        E = F @ KF.T
+        # the spin softening of bodies without stiffening is not a stiffness of their rigid
+        # motions (module docstring): taken out
+        for ib, i0, g, _ in blocks:
+            body = system.bodies[ib]
+            if body.stiffening is not None:
+                continue
+            Kw = asm.body_operators[ib].matrix("spin_softening")
+            lo, hi = space.offsets[ib], space.offsets[ib + 1]
+            xb, yb = Kw.createVecs()
+            nf = 6 if g == 3 else 3
+            Fb = F[i0: i0 + nf, lo:hi]
+            Wb = np.zeros((nf, nf))
+            for j in range(nf):
+                xb.getArray()[:] = Fb[j]
+                Kw.mult(xb, yb)
+                Wb[:, j] = Fb @ yb.getArray(readonly=True)
+            xb.destroy()
+            yb.destroy()
+            E[i0: i0 + nf, i0: i0 + nf] -= Wb
+        local.append(E)
+        turning.append(_turning(blocks, k, st))
+    for v in (full, q, back, y):
+        v.destroy()
+    grams = _sum(system.comm, np.stack(local))
+    Gm = grams[2]
     C = _null_combinations(grams[0], grams[1], DEFECT_TOL)
-    if C.shape[1] > 0:
-        C = C @ _null_combinations(C.T @ grams[2] @ C, C.T @ grams[3] @ C,
-                                   ENERGY_TOL * stiffness_scale(K, M))
+    for E in grams[3:]:
+        if C.shape[1]:
+            C = C @ _null_symmetric(C.T @ E @ C, C.T @ Gm @ C, ENERGY_TOL * scale)
+    C = _invariant(C, Gm, turning)
+    if C.shape[1] == 0:
+        return None
     Q, MQ = [], []
+    full = space.create_vec()
     for c in C.T:
         full.getArray()[:] = c @ F
         Q.append(red.restrict(full))
-        full.getArray()[:] = c @ np.array(MF)
+        full.getArray()[:] = c @ MF
         MQ.append(red.project(full))
-    for v in (full, q, back):
-        v.destroy()
-    if not Q:
-        return None
+    full.destroy()
     out = RigidSubspace(Q, MQ, system.comm)
-    # the single fields free on their own (a mechanism's motions are free only combined)
-    d = np.diag
-    energy_tol = ENERGY_TOL * stiffness_scale(K, M)
+    # the single fields that are free motions on their own (a mechanism's only combined)
+    P = C @ (C.T @ Gm)
+    off = np.einsum("ij,jk,ki->i", (np.eye(k) - P).T, Gm, np.eye(k) - P)
     out.names = [lab for i, lab in enumerate(labels)
-                 if d(grams[0])[i] <= DEFECT_TOL * d(grams[1])[i]
-                 and d(grams[2])[i] <= energy_tol * d(grams[3])[i]]
+                 if off[i] <= INVARIANCE_TOL * Gm[i, i]]
     return out
+
+
+def _invariant(C: np.ndarray, Gm: np.ndarray, turning) -> np.ndarray:
+    """The largest part of span ``C`` (M-orthonormal columns) that each J of ``turning``
+    maps into itself (J C y in span C, to ``INVARIANCE_TOL`` relative to abs(omega)^2)."""
+    while C.shape[1]:
+        H = np.zeros((C.shape[1], C.shape[1]))
+        for J, w2 in turning:
+            if w2 == 0.0:
+                continue
+            JC = J @ C
+            R = JC - C @ (C.T @ Gm @ JC)   # C^T Gm C = I: the part of J C off span C
+            H += R.T @ Gm @ R / w2
+        keep = _null_combinations(H, C.T @ Gm @ C, INVARIANCE_TOL)
+        if keep.shape[1] == C.shape[1]:
+            return C
+        C = C @ keep
+    return C
 
 
 def stiffness_scale(K: PETSc.Mat, M: PETSc.Mat) -> float:
