@@ -81,6 +81,9 @@ class Result:
         steps: number of time steps taken.
         reactions: {constraint name: (n_steps + 1, gdim)} resultant constraint force on its
             body, global components (N), when asked for.
+        reactions_frame: the same forces in the components of the body's frame (N): a
+            rotating body's root reaction is steady there where the global components turn
+            with the frame.
         restarted_from: for a run with ``restart=True``, the checkpoint's time: the arrays
             then hold the history from that time on (its row first); the whole history is in
             ``<output>.csv``. None for a run from ``t0``.
@@ -104,6 +107,7 @@ class Result:
     ts_type: str
     steps: int
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    reactions_frame: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     restarted_from: Optional[float] = None
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
@@ -277,6 +281,7 @@ def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Resu
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
     energy = watch["energy"].history if "energy" in watch else {}
     rhist = watch["reactions"].history if "reactions" in watch else {}
+    rframe = watch["reactions"].frame_history if "reactions" in watch else {}
     frames = {}
     if "drives" in watch:
         from dolfinx_mbs.integrate.coupled import FrameHistory
@@ -285,7 +290,8 @@ def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Resu
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=stepper.formulation, ts_type=stepper.scheme,
                   steps=stepper.steps,
-                  reactions={k: np.array(v) for k, v in rhist.items()}, frames=frames,
+                  reactions={k: np.array(v) for k, v in rhist.items()},
+                  reactions_frame={k: np.array(v) for k, v in rframe.items()}, frames=frames,
                   restarted_from=restarted_from,
                   instabilities=watch["stability"].found if "stability" in watch else [],
                   stepper=stepper.path)

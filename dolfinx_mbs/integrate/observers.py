@@ -20,7 +20,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.constraints.reactions import resultants
+from dolfinx_mbs.constraints.reactions import frame_resultants
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
 if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
@@ -192,7 +192,9 @@ class ProbeHistory(Observer):
 
 
 class Reactions(Observer):
-    """Resultant force of each of ``constraints`` on its body (global components, N)."""
+    """Resultant force of each of ``constraints`` on its body (N): ``history`` in global
+    components (the CSV's), ``frame_history`` in the body frame's (steady on a body that
+    spins steadily under a steady load, where the global ones turn with the frame)."""
 
     needs_velocity = True
 
@@ -205,6 +207,7 @@ class Reactions(Observer):
         gd = [c.body_b.gdim if hasattr(c, "body_b") else c.body.gdim for c in self.constraints]
         self.columns = [f"{n}:F{'xyz'[i]}" for n, g in zip(names, gd) for i in range(g)]
         self.history: Dict[str, list] = {n: [] for n in names}
+        self.frame_history: Dict[str, list] = {n: [] for n in names}
         self._forces = system.space.create_vec()
         self._acc = None
 
@@ -218,8 +221,12 @@ class Reactions(Observer):
             a = step.stepper.acceleration(t, step.q, step.v, self._acc)
             forces = self.system.constraint_forces(t, step.q, step.v, a, self._forces)
         row = []
-        for name, val in resultants(self.system.space, forces, t, self.constraints).items():
+        for name, (body, tot) in frame_resultants(self.system.space, forces,
+                                                  self.constraints).items():
+            g = body.gdim
+            val = (body.frame.state(t).R @ tot)[:g]
             self.history[name].append(val)
+            self.frame_history[name].append(tot[:g].copy())
             row += val.tolist()
         return row
 

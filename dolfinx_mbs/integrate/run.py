@@ -105,7 +105,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             ``*_view`` family) have to go in the database.
         prefix: PETSc options prefix of the TS.
         reactions: True (every constraint) or a list of constraints whose resultant forces
-            are recorded at every step (``Result.reactions``, also in the CSV).
+            are recorded at every step (``Result.reactions``, global components, also in
+            the CSV; ``Result.reactions_frame``, the body frame's components).
         energy: record the energies (2-3 mat-vecs a step, shared with the residual); False leaves
             ``Result.energy`` empty.
         callback: ``callback(t, u, v)``, called at every output time with the full
