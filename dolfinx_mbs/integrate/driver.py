@@ -190,6 +190,8 @@ class Boundaries:
         w = self.writer
         if w is not None and not again and (w.due(index) or stop):
             self.checkpoint()
+            if not stop:  # the run goes on as a restart from the checkpoint would
+                self.stepper.checkpointed()
         if stop:
             raise checkpoint.Interrupted(stop, t, w and w.last)
 

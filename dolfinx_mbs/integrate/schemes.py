@@ -36,7 +36,8 @@ from dolfinx_mbs.compat import alpha2_restart_step
 
 __all__ = ["alpha2_parameters", "Alpha2Coefficients", "alpha2_coefficients",
            "alpha2_stage_values", "alpha2_advance", "Alpha2Steps", "BACKWARD_EULER",
-           "crank_nicolson_maps", "midpoint_maps", "MATCHSTEP", "step_times"]
+           "crank_nicolson_maps", "midpoint_maps", "MATCHSTEP", "ON_GRID", "grid_end",
+           "step_times"]
 
 
 def alpha2_parameters(radius: Optional[float]) -> tuple:
@@ -260,13 +261,51 @@ def midpoint_maps(o, M: np.ndarray, h: np.ndarray, pi0: np.ndarray, load: np.nda
 MATCHSTEP = (0.01, 2.0)
 
 
+#: how close (in steps) a run's end is to the sum of its whole steps for it to end there
+ON_GRID = 1e-9
+
+
+def grid_end(t0: float, t_end: float, dt: float) -> Optional[float]:
+    """Where a run of whole steps ``dt`` from ``t0`` to ``t_end`` ends, if it does.
+
+    PETSc sums the steps: the n-th ends at t0 + dt + ... + dt, which differs from
+    t_end = t0 + n dt by round-off. Matched to ``t_end`` (``TS_EXACTFINALTIME_MATCHSTEP``),
+    the last steps would then differ from ``dt`` by round-off (the last two when the rest is
+    just under two steps: split in halves). Where ``t_end`` is the sum to round-off, the run
+    takes whole steps and ends at the sum, so that a run to ``t_end`` and a longer run take
+    the same steps up to it (a restart from the shorter one's last checkpoint continues as
+    the longer run).
+
+    Args:
+        t0: the initial time (s).
+        t_end: the final time asked (s).
+        dt: the step (s).
+
+    Returns:
+        The sum of the whole steps where it is ``t_end`` to :data:`ON_GRID` of a step, else
+        None (the last step is then matched to ``t_end``).
+    """
+    n = int(round((t_end - t0) / dt))
+    t = t0
+    for _ in range(n):  # as PETSc sums them
+        t += dt
+    return t if n > 0 and abs(t - t_end) <= ON_GRID * dt else None
+
+
 def step_times(t0: float, t_end: float, dt: float) -> List[float]:
     """The times the TS path steps to.
 
-    The times the TS path steps to (PETSc's ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed
-    steps of ``dt``: a first step past ``t_end`` shortened, the steps near the end adjusted
-    by :data:`MATCHSTEP`), accumulated as PETSc does.
+    The times the TS path steps to, accumulated as PETSc does: whole steps of ``dt`` where
+    they end at ``t_end`` to round-off (:func:`grid_end`), else PETSc's
+    ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed steps of ``dt`` (a first step past ``t_end``
+    shortened, the steps near the end adjusted by :data:`MATCHSTEP`).
     """
+    if grid_end(t0, t_end, dt) is not None:
+        out, t = [], t0
+        for _ in range(int(round((t_end - t0) / dt))):
+            t += dt
+            out.append(t)
+        return out
     a, b = 1.0 + MATCHSTEP[0], MATCHSTEP[1]
     t, h = t0, (t_end - t0 if t0 + dt > t_end else dt)
     out = []

@@ -190,6 +190,12 @@ class Stepper(Protocol):
     def snapshot(self) -> Tuple[int, float, float, list]:
         """(step number, time, next step size, solution vectors): what a checkpoint holds."""
 
+    def checkpointed(self) -> None:
+        """A checkpoint was written and the run goes on.
+
+        The run continues as a restart from the checkpoint would (the same steps).
+        """
+
     def prepare(self, needs: Needs) -> None:
         """What the observers will read at the boundaries.
 
@@ -262,6 +268,9 @@ class PythonLoop:
     def snapshot(self) -> Tuple[int, float, float, list]:
         """Refused: checkpoints are written by the TS path only."""
         raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
+
+    def checkpointed(self) -> None:
+        """Nothing: no checkpoint is written on this path."""
 
     def prepare(self, needs: Needs) -> None:
         """Keep what the observers read."""

@@ -19,7 +19,13 @@ from typing import Optional, Tuple
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate import checkpoint
-from dolfinx_mbs.integrate.step_solvers import attach_near_nullspace, run_options, small_lu
+from dolfinx_mbs.integrate.schemes import grid_end
+from dolfinx_mbs.integrate.step_solvers import (
+    attach_near_nullspace,
+    option,
+    run_options,
+    small_lu,
+)
 from dolfinx_mbs.integrate.stepper import Boundary, Needs, RunSpec, State
 from dolfinx_mbs.integrate.ts.first_order import (
     FirstOrderProblem,
@@ -29,7 +35,7 @@ from dolfinx_mbs.integrate.ts.first_order import (
 from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
 from dolfinx_mbs.petsc_options import error_words, reason_name, solver_reasons
 
-__all__ = ["TSStepper", "make_problem"]
+__all__ = ["TSStepper", "make_problem", "end_at"]
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +47,27 @@ def make_problem(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> TSP
     cls = {"second-order": SecondOrderProblem, "first-order": FirstOrderProblem,
            "hamiltonian": HamiltonProblem}[formulation]
     return cls(system, ts, opts, t0)
+
+
+def end_at(ts: PETSc.TS, t0: float, t_end: float, dt: float) -> None:
+    """End ``ts``, stepping by ``dt`` from ``t0``, at ``t_end``.
+
+    By whole steps where they end there to round-off
+    (:func:`dolfinx_mbs.integrate.schemes.grid_end`), else by a last step matched to it.
+
+    Args:
+        ts: the run's TS.
+        t0: the run's initial time (s).
+        t_end: the final time asked (s).
+        dt: the step (s).
+    """
+    end = grid_end(t0, t_end, dt)
+    if end is None:
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+        ts.setMaxTime(t_end)
+    else:  # no step adjusted: the run stops at the sum of its steps
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.STEPOVER)
+        ts.setMaxTime(end)
 
 
 class TSStepper:
@@ -78,9 +105,14 @@ class TSStepper:
         try:
             ts.setTime(run.t0)
             ts.setTimeStep(run.dt)
-            ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
             self.n_steps = int(round((run.t_end - run.t0) / run.dt))
-            ts.setMaxTime(run.t_end)
+            #: fixed steps of dt (no adaptivity asked): whole steps where they end at t_end
+            self.fixed = option(opts, "ts_adapt_type") == "none"
+            if self.fixed:
+                end_at(ts, run.t0, run.t_end, run.dt)
+            else:
+                ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+                ts.setMaxTime(run.t_end)
             ts.setMaxSteps(10 * self.n_steps + 10)
             opts.set_from_options(ts)
             # rigid-body modes for GAMG
@@ -90,6 +122,7 @@ class TSStepper:
             raise
         self.method = self.scheme = ts.getType()
         self.steps, self.time = 0, run.t0
+        self.dt = run.dt
         self.x0 = None
 
     # --- the run ---------------------------------------------------------------------------
@@ -101,6 +134,8 @@ class TSStepper:
     def resume(self, ckpt, stem: str, t_end: float) -> None:
         """The checkpoint's state, time, step number and step size into the TS."""
         checkpoint.resume_ts(self.ts, self._solution_vecs(), ckpt, stem, t_end)
+        if self.fixed:  # the whole steps from the run's own start
+            end_at(self.ts, ckpt.t0, t_end, self.dt)
         self.n_steps = int(round((t_end - ckpt.t) / ckpt.dt))
         self.ts.setMaxSteps(ckpt.index + 10 * self.n_steps + 10)
 
@@ -108,6 +143,17 @@ class TSStepper:
         """The TS's step number, time, next step size and solution vectors."""
         ts = self.ts
         return ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), self._solution_vecs()
+
+    def checkpointed(self) -> None:
+        """A checkpoint was written and the run goes on: the next step restarts the scheme.
+
+        PETSc's schemes start from the state alone: TSALPHA2 estimates the acceleration by
+        two half steps of backward Euler, the theta methods the rate from the equations. A
+        run restarted from the checkpoint does that there; so does the run that wrote it,
+        whose steps are then the restarted run's (at TSALPHA2's spectral radius 1 the
+        estimate changes the steps by round-off only, which a long run accumulates).
+        """
+        self.ts.restartStep()
 
     def _solution_vecs(self) -> list:
         """The TS's solution vectors: (U, V) for the second-order form, X else."""
