@@ -4,7 +4,8 @@
 Stepper` (``stepper``: the protocol) from one of the backends, PETSc TS (``ts``), the sparse
 constant-operator path (``sparse``) or the small dense paths (``dense``: step by step, exact,
 in batch), and hands it to the ``driver``, which owns what a run records (``observers``), its
-checkpoints (``checkpoint``), its divergence check (``stability``) and its errors. The schemes'
+checkpoints (``checkpoint``), its divergence check (``stability``), its check of the
+small-displacement range (``motion_range``) and its errors. The schemes'
 coefficients and stage algebra that the Python backends share are in ``schemes``.
 """
 

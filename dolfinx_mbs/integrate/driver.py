@@ -32,6 +32,7 @@ from petsc4py import PETSc
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate import observers as obs
 from dolfinx_mbs.integrate.initial import reduced_initial
+from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.stability import Stability
 from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
 
@@ -87,6 +88,10 @@ class Result:
         restarted_from: for a run with ``restart=True``, the checkpoint's time: the arrays
             then hold the history from that time on (its row first); the whole history is in
             ``<output>.csv``. None for a run from ``t0``.
+        rotation: {body name: the largest rotation relative to its frame (rad)} of each
+            body of linear strain (:mod:`dolfinx_mbs.integrate.motion_range`: past 0.1 rad a
+            :class:`~dolfinx_mbs.integrate.motion_range.SmallDisplacementWarning` says the
+            small-displacement model is out of its range).
         instabilities: the divergent states the run met
             (:class:`dolfinx_mbs.integrate.stability.Instability`: time, count, growth rate, where).
         stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
@@ -109,6 +114,7 @@ class Result:
     reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     reactions_frame: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     restarted_from: Optional[float] = None
+    rotation: Dict[str, float] = dataclasses.field(default_factory=dict)
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
     frames: dict = dataclasses.field(default_factory=dict)
@@ -129,8 +135,11 @@ def observers(system, label: str, n_steps: int, rec: Recording, resume=None,
             and not system.nonlinear:
         stab = Stability(system, rec.stability, max(10, n_steps // 50),
                          multigrid=rec.multigrid)
-    return obs.make_observers(system, label, n_steps, rec.arguments(), resume, energies,
-                              probes, stab, checkpoint.truncate_csv)
+    watch = obs.make_observers(system, label, n_steps, rec.arguments(), resume, energies,
+                               probes, stab, checkpoint.truncate_csv)
+    if any(checked(b) for b in system.space.bodies):
+        watch["rotation"] = RotationRange(system, n_steps)
+    return watch
 
 
 class Boundaries:
@@ -254,6 +263,8 @@ def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
             if writer is not None and stepper.steps % writer.every:  # the final state
                 at.checkpoint()
             at.last_state_to_bodies()
+            if "rotation" in watch:  # the bodies' u hold the last state
+                watch["rotation"].report(at.times[-1])
         except (PETSc.Error, FloatingPointError) as e:
             user = e.__cause__
             if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
@@ -284,6 +295,7 @@ def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Resu
     energy = watch["energy"].history if "energy" in watch else {}
     rhist = watch["reactions"].history if "reactions" in watch else {}
     rframe = watch["reactions"].frame_history if "reactions" in watch else {}
+    rotation = watch["rotation"].reported if "rotation" in watch else {}
     frames = {}
     if "drives" in watch:
         from dolfinx_mbs.integrate.coupled import FrameHistory
@@ -294,6 +306,6 @@ def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Resu
                   steps=stepper.steps,
                   reactions={k: np.array(v) for k, v in rhist.items()},
                   reactions_frame={k: np.array(v) for k, v in rframe.items()}, frames=frames,
-                  restarted_from=restarted_from,
+                  restarted_from=restarted_from, rotation=rotation,
                   instabilities=watch["stability"].found if "stability" in watch else [],
                   stepper=stepper.path)

@@ -255,6 +255,8 @@ class _DenseStepper(PythonLoop):
             raise FloatingPointError(fin.failure)
         if "probes" in watch:
             watch["probes"].observe_all(Q)
+        if "rotation" in watch:
+            watch["rotation"].observe_all(times, Q)
         pb = watch.get("progress")
         if pb is not None and pb.bar is not None:
             pb.bar.update(N - 1)
