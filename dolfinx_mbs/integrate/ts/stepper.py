@@ -6,9 +6,10 @@ formulations' TS problems (:mod:`dolfinx_mbs.integrate.ts.second_order`,
 
 The time loop is PETSc's: :meth:`TSStepper.march` is one ``TSSolve`` whose monitor is the
 driver's boundary (:mod:`dolfinx_mbs.integrate.driver`), so the observers, the checkpoints and
-the signals are seen at PETSc's step boundaries, the last step matched to ``t_end`` as PETSc
-does (``TS_EXACTFINALTIME_MATCHSTEP``). The stepper is the only backend that writes
-checkpoints and restarts from them.
+the signals are seen at PETSc's step boundaries; fixed steps end at the sum of the whole steps
+where that is ``t_end`` to round-off (:func:`end_at`), else the last step is matched to
+``t_end`` as PETSc does (``TS_EXACTFINALTIME_MATCHSTEP``). The stepper is the only backend
+that writes checkpoints and restarts from them.
 """
 
 from __future__ import annotations
