@@ -40,8 +40,8 @@ measures:
   the steps after the first ``--skip`` (5), max over ranks. The first step holds the Jacobian
   assembly and the factorizations.
 * the integrator's own factorization (its KSP is taken from a wrapper around
-  ``formulations.SecondOrderForm._jacobian``; nothing of dolfinx_mbs is changed): MUMPS INFOG(29) (entries in
-  the factors), RINFOG(3) (flops of the elimination), INFOG(22) (MB used, all ranks),
+  ``integrate.ts.second_order.SecondOrderProblem._jacobian``; nothing of dolfinx_mbs is
+  changed): MUMPS INFOG(29) (entries in the factors), RINFOG(3) (flops of the elimination), INFOG(22) (MB used, all ranks),
   INFOG(13) (delayed pivots), INFOG(7) (ordering).
 * up to ``--standalone-max-n`` dofs, a standalone LU of the same Jacobian
   J = K + s_v C + s_a M (the shifts the integrator used), reduced (n - m) or augmented (n + m),
@@ -130,24 +130,24 @@ def worker(case: dict, method: str, out: str) -> None:
     mbs_io.Probes.evaluate = stamped
     # the integrator's Jacobian shifts and its KSP (to read MUMPS' numbers after the run)
     seen = {}
-    _jac = mbs_formulations.SecondOrderForm._jacobian
+    _jac = mbs_formulations.SecondOrderProblem._jacobian
 
     def jac(self, ts, t, U, V, A, shift_v, shift_a, J, P):
         seen["shifts"] = (float(shift_v), float(shift_a))
         seen["ksp"] = ts.getSNES().getKSP()
         return _jac(self, ts, t, U, V, A, shift_v, shift_a, J, P)
 
-    mbs_formulations.SecondOrderForm._jacobian = jac
+    mbs_formulations.SecondOrderProblem._jacobian = jac
     # the integrator releases its TS (and the factors) at the end of a run: read MUMPS' numbers
     # just before
-    _destroy = mbs_formulations.SecondOrderForm.destroy
+    _destroy = mbs_formulations.SecondOrderProblem.destroy
 
     def destroy(self):
         if "ksp" in seen:
             seen["lu"] = mumps_numbers(seen["ksp"])
         return _destroy(self)
 
-    mbs_formulations.SecondOrderForm.destroy = destroy
+    mbs_formulations.SecondOrderProblem.destroy = destroy
 
     def mumps_numbers(ksp):
         try:

@@ -1,6 +1,6 @@
 """Benchmark: seed 003's Table 3 study on the PETSc TS path and the dense paths of
 ``integrate`` (``stepper="ts" | "dense" | "exact"``), side by side in one run; and the size up
-to which the dense path steps faster (``dolfinx_mbs.integrate.dense.operators.DENSE_MAX``).
+to which the dense path steps faster (``dolfinx_mbs.integrate.choice.DENSE_MAX``).
 
     python bench/dense.py                        # both studies (~20 min on an idle machine)
     python bench/dense.py --studies size         # the size study only (~3 min)

@@ -26,6 +26,7 @@ from petsc4py import PETSc
 __all__ = [
     "scalar_type",
     "vector_space",
+    "scalar_space",
     "petsc_vec",
     "MUMPS_NULL_PIVOT_OPTIONS",
     "point_ownership",
@@ -62,6 +63,13 @@ def vector_space(mesh, degree: int, family: str = "Lagrange"):
     if hasattr(dolfinx.fem, "functionspace"):
         return dolfinx.fem.functionspace(mesh, (family, degree, (gdim,)))
     return dolfinx.fem.VectorFunctionSpace(mesh, (family, degree))
+
+
+def scalar_space(mesh, degree: int, family: str = "Lagrange"):
+    """A scalar space of ``family`` and ``degree`` on ``mesh``."""
+    if hasattr(dolfinx.fem, "functionspace"):
+        return dolfinx.fem.functionspace(mesh, (family, degree))
+    return dolfinx.fem.FunctionSpace(mesh, (family, degree))
 
 
 def value_shape(V) -> tuple:

@@ -802,15 +802,17 @@ class Model:
         return modal.modes(self._modal_system(), t, n, damping, shift, output)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
-                  constraints: Sequence[Constraint] | None = None) -> Dict[str, np.ndarray]:
-        """Resultant force of each constraint on its body (global components, N): see
-        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the constraint
-        forces of the static state in ``body.u`` at ``t``."""
+                  constraints: Sequence[Constraint] | None = None,
+                  frame: bool = False) -> Dict[str, np.ndarray]:
+        """Resultant force of each constraint on its body (global components, N; with
+        ``frame=True`` the body frame's): see
+        :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the
+        constraint forces of the static state in ``body.u`` at ``t``."""
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
-                                    else self.constraints)
+                                    else self.constraints, frame=frame)
 
     def integrate(self, t_end: float, dt: float, formulation: str | None = None,
                   constraints: str = "maggi", **kwargs):

@@ -16,12 +16,16 @@ import dolfinx_mbs as mbs
 DT = 1e-4
 
 
-def model(comm=MPI.COMM_WORLD, slow=False):
+def model(comm=MPI.COMM_WORLD, slow=False, prestress=False, damping=None):
+    """The beam; ``prestress``: its stiffening by the spin's steady state; ``damping``:
+    Rayleigh's (a, b)."""
     mesh = dmesh.create_rectangle(comm, [np.array([0.0, 0.0]), np.array([1.0, 0.1])], [8, 2],
                                   dmesh.CellType.quadrilateral)
     frame = mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=40.0, ramp_time=0.01)
-    mat = mbs.materials.PlaneStress(E=2e9, nu=0.3, density=2700.0, thickness=0.01)
-    body = mbs.Body(mesh, mat, frame, degree=2, name="beam")
+    mat = mbs.materials.PlaneStress(E=2e9, nu=0.3, density=2700.0, thickness=0.01,
+                                    rayleigh=damping)
+    body = mbs.Body(mesh, mat, frame, degree=2, name="beam",
+                    stiffening="prestress" if prestress else None)
     m = mbs.Model([body])
     m.clamp(body, lambda x: np.isclose(x[0], 0.0))
 
@@ -34,8 +38,9 @@ def model(comm=MPI.COMM_WORLD, slow=False):
     return m, body
 
 
-def run(formulation, stem, t_end, every, restart=False, slow=False, **kw):
-    m, body = model(slow=slow)
+def run(formulation, stem, t_end, every, restart=False, slow=False, prestress=False,
+        damping=None, **kw):
+    m, body = model(slow=slow, prestress=prestress, damping=damping)
     r = m.integrate(t_end=t_end, dt=DT, formulation=formulation, output=stem,
                     checkpoint_every=every, restart=restart, progress=False,
                     probes=[(1.0, 0.05)], **kw)

@@ -114,6 +114,36 @@ def test_restart_extends_a_finished_run(tmp_path):
     check_files(str(d / "run"), str(d / "ref"))
 
 
+class Killed(Exception):
+    """Ends a run from its callback, as a kill would (no checkpoint at the stop)."""
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_restart_takes_the_uninterrupted_steps(form, tmp_path):
+    """The case of a spin-up with prestress, damping and a time-varying load: a run killed
+    after its checkpoint at step 40 and restarted from it, and a run to step 40 extended to
+    step 100, end where the run to step 100 ends, to the last bit: each takes the
+    uninterrupted run's steps (the times the sum of whole steps, the scheme started anew at
+    the checkpoint by both)."""
+    d = shared_dir(tmp_path)
+    case = dict(prestress=True, damping=(5.0, 2e-6))
+    ref, u_ref = run(form, str(d / "ref"), 100 * DT, 20, **case)
+
+    def kill(t, u, v):
+        if t > 47.5 * DT:
+            raise Killed()
+    with pytest.raises(RuntimeError, match="Killed"):  # the callback's error, on every rank
+        run(form, str(d / "killed"), 100 * DT, 20, callback=kill, **case)
+    r, u = run(form, str(d / "killed"), 100 * DT, 20, restart=True, **case)
+    assert r.restarted_from == ref.times[40]
+    np.testing.assert_array_equal(r.times, ref.times[40:])
+    assert relative(u, u_ref) <= 1e-15
+    run(form, str(d / "short"), 40 * DT, 20, **case)
+    r, u = run(form, str(d / "short"), 100 * DT, 20, restart=True, **case)
+    np.testing.assert_array_equal(r.times, ref.times[40:])
+    assert relative(u, u_ref) <= 1e-15
+
+
 def test_bad_checkpoint_arguments(tmp_path):
     d = shared_dir(tmp_path)
     from checkpoint_cases import model

@@ -1,15 +1,15 @@
-"""The dense path of small systems (``integrate(stepper=...)``, :mod:`dolfinx_mbs.integrate.dense.run`).
+"""The dense paths of small systems (``integrate(stepper=...)``,
+:mod:`dolfinx_mbs.integrate.dense.stepper`).
 
 * ``stepper="dense"`` gives the TS path's steps (a second route through the same schemes):
-  probes, energies and reactions of the three formulations, on seed 003's steadily spinning rod
-  and on a damped, prestressed beam spun up about a skewed axis (operators changing at every
-  step), with a last step shorter than dt.
+  the three formulations' steps on seed 003's rod and on a spun-up beam are in the steppers'
+  conformance suite (``test_steppers.py``, with ``"auto"`` taking the path and the refusals);
+  here, with the rod's loads fitted and the observers seeing the whole run at once, and with
+  generalized-alpha's dissipation.
 * ``stepper="exact"`` on the rod equals the semi-discrete equations' solution found by another
   route (eigen-decomposition of the first-order matrix and the harmonic particular solution)
   to round-off, and the continuous rod's closed form (``seed003c.tip_excitation``) to its
   discretization error; at steps 50 times the TS path's accurate one it stays exact.
-* Bad input (a stepper the system cannot take, loads outside the fitted span, an unknown
-  stepper) raises the same error on every rank.
 """
 
 import numpy as np
@@ -55,35 +55,6 @@ def relmax(a, b):
 
 
 @pytest.mark.parametrize("formulation", FORMS)
-@pytest.mark.parametrize("case", ["steady-rod", "spun-up-beam"])
-def test_dense_steps_equal_ts_steps(case, formulation):
-    """The same times, probes (1e-9 of the largest), energies and reactions (1e-8): the dense
-    path's schemes are the TS path's, up to the round-off of two factorizations."""
-    res, calls = {}, {}
-    for stepper in ("ts", "dense"):
-        model = seed_rod() if case == "steady-rod" else spun_up_beam()
-        u0 = model.solve_static() if case == "steady-rod" else None
-        seen = calls[stepper] = []
-        res[stepper] = model.integrate(
-            t_end=0.0105, dt=1e-3 if case == "steady-rod" else 5e-4, formulation=formulation,
-            u0=u0, probes=[TIP, (0.5, 0.0, 0.0)], reactions=True, progress=False,
-            stepper=stepper, callback=lambda t, u, v: seen.append(t))
-    ts, de = res["ts"], res["dense"]
-    assert (ts.stepper, de.stepper) == ("ts", "dense")
-    assert de.steps == ts.steps and np.array_equal(de.times, ts.times), (de.times, ts.times)
-    assert calls["dense"] == calls["ts"]
-    assert abs(ts.times[-1] - 0.0105) < 1e-15 and ts.times[-1] - ts.times[-2] < 0.99e-3
-    dyn = ts.probes - ts.probes[0]
-    assert np.abs(dyn).max() > 1e-3 * np.abs(ts.probes).max()  # it moved
-    assert np.abs(de.probes - ts.probes).max() < 1e-9 * np.abs(ts.probes).max()
-    for k, e in ts.energy.items():
-        assert np.abs(de.energy[k] - e).max() <= 1e-8 * np.abs(e).max() + 1e-300, k
-    assert len(ts.reactions) == len(de.reactions) > 0
-    for f, g in zip(ts.reactions.values(), de.reactions.values()):  # names carry the body's
-        assert np.abs(g - f).max() < 1e-8 * np.abs(f).max()
-
-
-@pytest.mark.parametrize("formulation", FORMS)
 def test_fitted_loads_and_whole_run_observers_equal_ts(formulation):
     """The rod's loads fitted on sin, cos of 200 rad/s (no assembly per step) and the
     energies and probes computed for the whole run after the steps: the TS path's values
@@ -113,15 +84,6 @@ def test_dense_generalized_alpha_with_dissipation_equals_ts(radius):
         out.append(r.probes[:, 0, 0] - r.probes[0, 0, 0])
     assert np.abs(out[0]).max() > 0
     assert np.abs(out[1] - out[0]).max() < 1e-9 * np.abs(out[0]).max()
-
-
-def test_auto_takes_the_dense_path_for_small_linear_systems():
-    """Small and linear: dense; with PETSc options given: TS."""
-    model = seed_rod(n=3)
-    r = model.integrate(t_end=2e-3, dt=1e-3, progress=False)
-    assert r.stepper == "dense" and r.ts_type == "alpha2"
-    r = model.integrate(t_end=2e-3, dt=1e-3, progress=False, options={"ts_type": "alpha2"})
-    assert r.stepper == "ts"
 
 
 class SemiDiscrete:
@@ -198,19 +160,3 @@ def test_exact_converges_to_the_continuous_rod():
         errs.append(relmax(runs[0] - runs[1], exact))
     assert errs[0] < 2e-3, errs
     assert errs[1] < 0.5 * errs[0], errs
-
-
-def test_bad_steppers_raise_on_every_rank():
-    model = seed_rod(n=3)
-    with pytest.raises(ValueError, match="stepper must be one of"):
-        model.integrate(t_end=1e-3, dt=1e-3, stepper="fast", progress=False)
-    with pytest.raises(ValueError, match="load_frequencies"):
-        model.integrate(t_end=1e-2, dt=1e-3, stepper="exact", progress=False)
-    with pytest.raises(ValueError, match="load_frequencies must be positive"):
-        model.integrate(t_end=1e-2, dt=1e-3, stepper="exact", load_frequencies=(-1.0,))
-    with pytest.raises(ValueError, match="Lagrange multipliers"):
-        model.integrate(t_end=1e-3, dt=1e-3, stepper="dense", constraints="multipliers",
-                        progress=False)
-    beam = spun_up_beam()
-    with pytest.raises(ValueError, match="constant in time"):
-        beam.integrate(t_end=1e-3, dt=1e-3, stepper="exact", progress=False)

@@ -69,7 +69,7 @@ def test_varying_dense_steps_equal_ts_steps(case, formulation, caplog):
     reactions = case == "spun-up-3d"
     out = {}
     for stepper in ("ts", "dense"):
-        with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.dense.run"):
+        with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.dense.stepper"):
             model = make()
             out[stepper] = model.integrate(formulation=formulation, probes=points(model),
                                            reactions=reactions, progress=False,
@@ -125,7 +125,7 @@ def test_states_at_all_times_equal_states_one_by_one(frame):
 
 def test_auto_takes_the_varying_dense_path(caplog):
     model = strip()
-    with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.dense.run"):
+    with caplog.at_level(logging.INFO, logger="dolfinx_mbs.integrate.dense.stepper"):
         r = model.integrate(0.2, 0.05, progress=False)
     assert r.stepper == "dense" and "frames changing in time" in caplog.text
     r = model.integrate(0.2, 0.05, progress=False, options={"ts_type": "alpha2"})

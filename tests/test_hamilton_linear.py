@@ -12,9 +12,9 @@ from v0. A second formulation: the second-order form at spectral radius 1 (gener
 is then the midpoint rule on (q, q')) gives the same states. Closed form: the implicit
 midpoint conserves the quadratic Hamiltonian exactly, so the Jacobi integral of the undamped
 bar under constant loads stays constant to round-off, and with damping it never grows
-(H1 - H0 = -dt v_mid.D v_mid). ``"auto"`` takes the path for
-the Hamilton form above the dense size; ``stepper="linear"`` where it does not apply is an
-error that names why, on every rank. Under GMRES + GAMG (the step solver's options) the
+(H1 - H0 = -dt v_mid.D v_mid). Matching TS case by case, being taken by ``"auto"`` and
+refusing what the path cannot step are in the steppers' conformance suite
+(``test_steppers.py``). Under GMRES + GAMG (the step solver's options) the
 path agrees with the direct TS path to the solver's tolerance.
 """
 
@@ -23,9 +23,6 @@ import logging
 import numpy as np
 import pytest
 from spinbar import TIP, agree, bar
-
-import dolfinx_mbs as mbs
-from dolfinx_mbs.integrate.dense.operators import DENSE_MAX
 
 H = "hamiltonian"
 
@@ -53,26 +50,6 @@ CASES = {"node-blocks": (dict(), True),
          "mass damping": (dict(damping=(2.0, 0.0)), True),
          "rayleigh": (dict(damping=(2.0, 1e-5)), False),
          "two components": (dict(components=[2]), False)}
-
-
-@pytest.mark.parametrize("case", list(CASES))
-def test_linear_hamilton_matches_ts(case, caplog):
-    kw, blocks = CASES[case]
-    model = bar(**kw)
-    run = dict(t_end=0.0405, dt=1e-3, probes=[TIP], progress=False)
-    ts = model.integrate(stepper="ts", formulation=H, **run)
-    u_ts = model.bodies[0].u.x.array.copy()
-    lin, got_blocks = _linear(model, caplog, **run)
-    assert got_blocks == blocks
-    assert lin.stepper == "linear" and ts.stepper == "ts"
-    assert lin.ts_type == ts.ts_type == "theta" and lin.steps == ts.steps == 41
-    assert lin.formulation == H
-    np.testing.assert_allclose(lin.times, ts.times, rtol=0, atol=1e-14)
-    assert np.abs(ts.probes[-1]).max() > 1e-6  # it moved
-    agree(ts, lin)
-    # the bodies' displacement is the run's last state on both paths
-    u = model.bodies[0].u.x.array
-    assert np.abs(u - u_ts).max() <= 1e-9 * np.abs(u_ts).max()
 
 
 def test_linear_by_multigrid_matches_ts(caplog):
@@ -141,28 +118,3 @@ def test_second_order_at_radius_one(case, caplog):
     so = model.integrate(stepper="linear", spectral_radius=1.0, **run)
     assert so.ts_type == "alpha2"
     agree(ham, so)
-
-
-def test_auto_takes_the_linear_path():
-    model = bar()
-    assert model.system(H).n_reduced > DENSE_MAX
-    run = dict(t_end=0.004, dt=1e-3, progress=False, formulation=H)
-    assert model.integrate(**run).stepper == "linear"
-    assert model.integrate(reactions=True, **run).stepper == "ts"
-    assert model.integrate(options={"ts_adapt_type": "none"}, **run).stepper == "ts"
-    # the step solver's options alone: the linear path reads them
-    assert model.integrate(options={"ksp_type": "gmres"}, **run).stepper == "linear"
-
-
-@pytest.mark.parametrize("what", ["first-order", "reactions", "spin-up"])
-def test_linear_refuses_what_it_cannot_step(what):
-    spin_up = what == "spin-up"
-    model = bar(prestress=not spin_up,
-                frame=mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=15.0, ramp_time=1.0)
-                if spin_up else None)
-    kw, words = {"first-order": (dict(formulation="first-order"), "first-order form"),
-                 "reactions": (dict(formulation=H, reactions=True), "reactions"),
-                 "spin-up": (dict(formulation=H), "changing in time")}[what]
-    with pytest.raises(ValueError, match="stepper='linear'") as e:
-        model.integrate(t_end=0.002, dt=1e-3, progress=False, stepper="linear", **kw)
-    assert words in str(e.value)

@@ -134,7 +134,7 @@ def factor_icntl14(monkeypatch):
     """ICNTL(14) of the MUMPS factorization each integration step solver was set up with (the
     Schur complement's for the first-order form)."""
     seen = []
-    set_up = formulations.Form._set_up_solver
+    set_up = formulations.TSProblem._set_up_solver
 
     def spy(self, J, P):
         set_up(self, J, P)
@@ -143,7 +143,7 @@ def factor_icntl14(monkeypatch):
             pc = pc.getFieldSplitSubKSP()[1].getPC()
         seen.append(pc.getFactorMatrix().getMumpsIcntl(14))
 
-    monkeypatch.setattr(formulations.Form, "_set_up_solver", spy)
+    monkeypatch.setattr(formulations.TSProblem, "_set_up_solver", spy)
     return seen
 
 

@@ -154,13 +154,13 @@ def test_stepped_velocity_equals_solved(monkeypatch, frame):
     there; 1e-10 of the largest kinetic energy); the step gives it in a steady frame (few
     mass solves), never in a spin-up (the check fails: a solve every step)."""
     solves = []
-    solve = formulations.Form.mass_solve
+    solve = formulations.TSProblem.mass_solve
 
     def spy(self, M, b, x):
         solves.append(1)
         return solve(self, M, b, x)
 
-    monkeypatch.setattr(formulations.Form, "mass_solve", spy)
+    monkeypatch.setattr(formulations.TSProblem, "mass_solve", spy)
     out = []
     for rtol, every in ((SteppedVelocity.RTOL, SteppedVelocity.CHECK_EVERY), (-1.0, 1)):
         monkeypatch.setattr(SteppedVelocity, "RTOL", rtol)

@@ -46,6 +46,7 @@ from dolfinx_mbs.forms.energy_routes import cross, planar
 from dolfinx_mbs.materials.base import Material, strain
 
 __all__ = [
+    "small_rotation",
     "frame_coupling",
     "unit_spin_cases",
     "mass",
@@ -262,6 +263,25 @@ def green_strain(u):
     """Green-Lagrange strain E = 1/2 (F^T F - I), F = I + grad u."""
     G = ufl.grad(u)
     return 0.5 * (G + G.T + G.T * G)
+
+
+def small_rotation(u):
+    """The rotation of a small displacement ``u``: 1/2 curl u.
+
+    The axial vector of the skew part of grad u (the rotation angle, rad, of the material
+    about each axis to first order; a 2D body's: the scalar about z). A rigid rotation by
+    theta in the small-displacement model, u = theta x (X - P), gives theta exactly.
+
+    Args:
+        u: a displacement (UFL, vector of the body's dimension).
+
+    Returns:
+        The rotation (UFL scalar in 2D, 3-vector in 3D).
+    """
+    G = ufl.grad(u)
+    if _gdim(u) == 2:
+        return 0.5 * (G[1, 0] - G[0, 1])
+    return 0.5 * ufl.as_vector((G[2, 1] - G[1, 2], G[0, 2] - G[2, 0], G[1, 0] - G[0, 1]))
 
 
 def svk_remainder(material: Material, u, v, dx=ufl.dx):

@@ -1,7 +1,13 @@
-"""Time integration of the reduced equations of motion: one entry point, :func:`integrate`,
-stepping a system with PETSc TS (``ts``), the sparse constant-operator path (``sparse``) or the
-small dense path (``dense``); what a run records (``observers``), its checkpoints and its
-divergence check."""
+"""Time integration of the reduced equations of motion: one entry point, :func:`integrate`.
+
+:func:`integrate` (``run``) lets ``choice`` pick a :class:`~dolfinx_mbs.integrate.stepper.
+Stepper` (``stepper``: the protocol) from one of the backends, PETSc TS (``ts``), the sparse
+constant-operator path (``sparse``) or the small dense paths (``dense``: step by step, exact,
+in batch), and hands it to the ``driver``, which owns what a run records (``observers``), its
+checkpoints (``checkpoint``), its divergence check (``stability``), its check of the
+small-displacement range (``motion_range``) and its errors. The schemes'
+coefficients and stage algebra that the Python backends share are in ``schemes``.
+"""
 
 from dolfinx_mbs.integrate.run import FORMULATIONS, Result, integrate
 

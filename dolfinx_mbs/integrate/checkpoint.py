@@ -16,7 +16,12 @@ step size), keeps the CSV rows and field steps up to the checkpoint's time and a
 them. Generalized-alpha (TSALPHA2) keeps an acceleration of its own that PETSc does not give
 out; with its default spectral radius 1 the next state does not depend on it (the method sees
 only the mean of the two accelerations of a step), so the displacement and velocity are the
-state, and the restart is exact; a run with ``spectral_radius < 1`` is refused at restart.
+state; a run with ``spectral_radius < 1`` is refused at restart. The restart estimates the
+acceleration anew (PETSc's start of TSALPHA2), which changes the steps by round-off; the run
+that writes a checkpoint does the same there (``Stepper.checkpointed``), so that a restart
+from it takes the uninterrupted run's steps to the last bit (and a run of fixed steps ends at
+the sum of its whole steps, :func:`dolfinx_mbs.integrate.schemes.grid_end`, so that a run
+extended from its end does too).
 
 The layout is the partition's: a checkpoint is read back on as many ranks as wrote it (and
 the same mesh: each rank's sizes are checked); another number of ranks is refused, naming
@@ -200,7 +205,7 @@ def restore_vecs(comm, stem: str, ckpt: Checkpoint, vecs) -> None:
                "checkpoint was written (another partition of the mesh)")
     checks.raise_everywhere(comm, bad and f"restart from {stem!r}: {bad}")
     for i, v in enumerate(vecs):
-        v.getArray()[:] = arrays[f"x{i}"]
+        v.array[:] = arrays[f"x{i}"]
 
 
 def truncate_csv(comm, path: str, t: float, columns) -> None:

@@ -101,8 +101,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         ValueError: bad arguments (on every rank).
         RuntimeError: a step failed (the time and Newton's reason are named).
     """
+    from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.integrate.initial import reduced_initial
-    from dolfinx_mbs.integrate.run import Result
 
     t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
     if dt <= 0.0:

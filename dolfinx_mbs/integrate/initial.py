@@ -1,4 +1,5 @@
-"""A run's initial state from the user's input: None, a PETSc Vec (full or reduced layout) or a DOLFINx Function per body, as a reduced vector."""
+"""A run's initial state from the user's input: None, a PETSc Vec (full or reduced layout) or a
+DOLFINx Function per body, as a reduced vector."""
 
 from __future__ import annotations
 

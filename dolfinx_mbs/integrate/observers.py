@@ -1,9 +1,11 @@
 """What a time integration records, as observers attached to a run.
 
-At every output time the run (:func:`dolfinx_mbs.integrate.integrate`) forms a :class:`Step`
-(the time, the reduced displacement and velocity at that time, the full displacement already
-written into the bodies' ``u``) and passes it to each observer in turn; an observer reads what
-it needs, keeps its history and may add columns to the CSV row. Nothing reads the time from
+At every output time the run's driver (:mod:`dolfinx_mbs.integrate.driver`) forms a
+:class:`Step` (the time, the reduced displacement and velocity at that time, the full
+displacement written into the bodies' ``u`` for the observers that read it, the stepper that
+gives the products the energies and reactions need) and passes it to each observer in turn;
+an observer reads what it needs, keeps its history and may add columns to the CSV row. Nothing
+reads the time from
 stored state: the step's end time is in the :class:`Step`.
 """
 
@@ -11,15 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.constraints.reactions import resultants
+from dolfinx_mbs.constraints.reactions import frame_resultants
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
+
+if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
+    from dolfinx_mbs.integrate.stepper import Stepper
 
 __all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
            "Callback",
@@ -42,30 +47,34 @@ class Step:
         t: the time (s).
         q, v: reduced displacement and velocity (Vecs reused by the run; v valid only when an
             observer ``needs_velocity``).
-        u: the full displacement (Vec, also scattered into the bodies' ``u``).
-        form: the run's formulation object (:mod:`dolfinx_mbs.integrate.ts.second_order`).
-        Mv: M v where the form has it at hand (Hamilton's momentum balance), else None.
-        dense: on the dense path (:mod:`dolfinx_mbs.integrate.dense.run`), (q, v, operators) as numpy
-            arrays on every rank, else None.
+        u: the full displacement (Vec, also scattered into the bodies' ``u`` when an observer
+            ``needs_u``).
+        stepper: the run's stepper (:class:`~dolfinx_mbs.integrate.stepper.Stepper`): the
+            record, the energies' products and the acceleration at the state.
+        Mv: M v where the stepper has it at hand (Hamilton's momentum balance), else None.
+        dense: on the dense paths (:mod:`dolfinx_mbs.integrate.dense.stepper`), (q, v,
+            operators) as numpy arrays on every rank, else None.
     """
 
     index: int
     t: float
     q: PETSc.Vec
     v: PETSc.Vec
-    u: PETSc.Vec
-    form: object
+    u: Optional[PETSc.Vec]
+    stepper: Optional["Stepper"]
     Mv: Optional[PETSc.Vec] = None
     dense: Optional[tuple] = None
 
 
 class Observer:
     """Base class: ``columns`` of the CSV, ``observe(step)`` returning their values;
-    ``needs_u``: it reads the bodies' displacement (set before it sees the step)."""
+    ``needs_u``: it reads the bodies' displacement (set before it sees the step);
+    ``whole_run``: it can see a whole run at once, after the steps (a dense stepper's)."""
 
     columns: List[str] = []
     needs_velocity = False
     needs_u = False
+    whole_run = False
 
     def observe(self, step: Step) -> List[float]:  # pragma: no cover - abstract
         return []
@@ -76,6 +85,8 @@ class Observer:
 
 class Finite(Observer):
     """Stops the run (FloatingPointError) at the first step whose state is not finite."""
+
+    whole_run = True
 
     def __init__(self, energies: Optional["Energies"] = None):
         self.energies = energies
@@ -109,6 +120,8 @@ class Energies(Observer):
 
     columns = ["kinetic", "elastic", "potential", "jacobi", "work"]
     needs_velocity = True
+    #: it reads the state's PETSc vectors (not a dense stepper's arrays)
+    reads_vectors = True
 
     def __init__(self, system):
         self.system = system
@@ -118,9 +131,9 @@ class Energies(Observer):
         self.last = (0.0, 0.0)
 
     def observe(self, step: Step) -> List[float]:
-        q, v, form = step.q, step.v, step.form
-        s = getattr(form, "record", self.system.at)(step.t)  # the linear path's own
-        Mv, Kel_q, Kpot_q = form.energy_products(s, q, v, step.Mv)
+        q, v, stepper = step.q, step.v, step.stepper
+        s = stepper.record(step.t)  # the system's, or the stepper's own loads
+        Mv, Kel_q, Kpot_q = stepper.energy_products(s, q, v, step.Mv)
         vMv, qKq, qKpq, qf, vf = dots(((v, Mv), (q, Kel_q), (q, Kpot_q), (q, s.f), (v, s.f)))
         kin, ela, pot = 0.5 * vMv, 0.5 * qKq, 0.5 * qKpq
         if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
@@ -179,7 +192,9 @@ class ProbeHistory(Observer):
 
 
 class Reactions(Observer):
-    """Resultant force of each of ``constraints`` on its body (global components, N)."""
+    """Resultant force of each of ``constraints`` on its body (N): ``history`` in global
+    components (the CSV's), ``frame_history`` in the body frame's (steady on a body that
+    spins steadily under a steady load, where the global ones turn with the frame)."""
 
     needs_velocity = True
 
@@ -192,21 +207,26 @@ class Reactions(Observer):
         gd = [c.body_b.gdim if hasattr(c, "body_b") else c.body.gdim for c in self.constraints]
         self.columns = [f"{n}:F{'xyz'[i]}" for n, g in zip(names, gd) for i in range(g)]
         self.history: Dict[str, list] = {n: [] for n in names}
+        self.frame_history: Dict[str, list] = {n: [] for n in names}
         self._forces = system.space.create_vec()
         self._acc = None
 
     def observe(self, step: Step) -> List[float]:
-        form, t = step.form, step.t
+        t = step.t
         if self.system.has_multipliers:  # -B^T lambda: read off the state
             forces = self.system.constraint_forces(t, step.q, out=self._forces)
         else:
             if self._acc is None:
                 self._acc = step.q.duplicate()
-            a = form.acceleration(t, step.q, step.v, self._acc)
+            a = step.stepper.acceleration(t, step.q, step.v, self._acc)
             forces = self.system.constraint_forces(t, step.q, step.v, a, self._forces)
         row = []
-        for name, val in resultants(self.system.space, forces, t, self.constraints).items():
+        for name, (body, tot) in frame_resultants(self.system.space, forces,
+                                                  self.constraints).items():
+            g = body.gdim
+            val = (body.frame.state(t).R @ tot)[:g]
             self.history[name].append(val)
+            self.frame_history[name].append(tot[:g].copy())
             row += val.tolist()
         return row
 
@@ -230,7 +250,7 @@ class DriveHistory(Observer):
         s, t = self.system, step.t
         if self._acc is None:
             self._acc = step.q.duplicate()
-        a = step.form.acceleration(t, step.q, step.v, self._acc)
+        a = step.stepper.acceleration(t, step.q, step.v, self._acc)
         u, ud, udd = self._full
         s.expand(step.q, out=u)
         s.expand_rate(step.q, step.v, out=ud)
@@ -300,6 +320,8 @@ class Csv(Observer):
 class Progress(Observer):
     """A progress bar on rank 0 (tqdm, when installed) for runs of 100 steps or more."""
 
+    whole_run = True
+
     def __init__(self, comm, n_steps: int, label: str):
         self.bar = None
         if comm.rank == 0 and n_steps >= 100:
@@ -366,15 +388,17 @@ def make_observers(system, label: str, n_steps: int, a: dict, resume=None, energ
 
 
 def notify(watch: Dict[str, Observer], step: Step, system, full: PETSc.Vec, funcs,
-           set_u: bool = True) -> None:
+           set_u: bool = True, again: bool = False) -> None:
     """Pass ``step`` to the observers in order: those of :data:`FIRST`, then (the bodies'
-    ``u`` set from ``step.q`` when ``set_u``) the others, the CSV row last of its columns."""
+    ``u`` set from ``step.q`` when ``set_u``) the others, the CSV row last of its columns;
+    ``again``: the step is a restart's first, whose CSV row and fields the files hold."""
     values = {k: watch[k].observe(step) for k in FIRST if k in watch}
     if set_u:
         system.expand(step.q, out=full)  # the bodies' u at t: what the observers below read
         system.space.scatter(full, funcs)
     for name, o in watch.items():
         if name == "csv":
-            o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
-        elif name not in FIRST:
+            if not again:
+                o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
+        elif name not in FIRST and not (again and name == "fields"):
             values[name] = o.observe(step)

@@ -163,6 +163,8 @@ class Stability(Observer):
             (bodies left free by their constraints are still checked by a factorization).
     """
 
+    whole_run = True  # the dense stepper shows it a whole run's states (Step.dense)
+
     def __init__(self, system, mode: str, every: int, multigrid: bool = False):
         self.system, self.mode, self.every = system, mode, max(1, int(every))
         self.multigrid = bool(multigrid)

@@ -20,7 +20,8 @@ from typing import Optional
 import numpy as np
 from petsc4py import PETSc
 
-__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks", "blocks_into", "second_order_residual"]
+__all__ = ["StateProducts", "SteppedVelocity", "apply_blocks", "blocks_into",
+           "second_order_residual"]
 
 EPS = float(np.finfo(float).eps)
 
@@ -100,8 +101,8 @@ class StateProducts:
         D.assemble()  # a new state of D
         M.matMult(D, result=C)
         c = C.getDenseArray(readonly=True)
-        self.Mq.getArray()[:] = c[:, 0]
-        self.Mv.getArray()[:] = c[:, 1]
+        self.Mq.array[:] = c[:, 0]
+        self.Mv.array[:] = c[:, 1]
 
     def holds(self, s, x: PETSc.Vec) -> bool:
         """True when the products kept are those of ``x`` with the operators of ``s``."""

@@ -14,7 +14,8 @@
   the Schur split (``fieldsplit_s_``); the outer solve stays one application of the exact
   elimination (``preonly``), and a Schur solve that does not reach its tolerance fails the
   step (:func:`dolfinx_mbs.petsc_options.converged`) rather than giving an inexact one. The
-  step then stores S alone, no 2n matrix (:mod:`dolfinx_mbs.integrate.ts.schur_shell`); the velocity rows,
+  step then stores S alone, no 2n matrix (:mod:`dolfinx_mbs.integrate.ts.schur_shell`); the
+  velocity rows,
   whose S is a product, keep PCFIELDSPLIT with GAMG on its split (no near null space).
 """
 
@@ -27,7 +28,8 @@ from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SolverOptions, direct_lu, given_options
 
-__all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace", "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
+__all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
+           "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
 
 log = logging.getLogger(__name__)
 
@@ -120,28 +122,28 @@ def schur_multigrid(opts: SolverOptions) -> bool:
     return option(opts, "fieldsplit_s_pc_type") == "gamg"
 
 
-def attach_near_nullspace(system, form, formulation: str, ts: PETSc.TS) -> None:
+def attach_near_nullspace(system, problem, formulation: str, ts: PETSc.TS) -> None:
     """Give GAMG the bodies' rigid-body modes (``system.near_nullspace()``) on the matrix it
-    coarsens: the second-order Jacobian, or a 2n form's Schur complement S. Call it after the
+    coarsens: the second-order Jacobian, or a 2n problem's Schur complement S. Call it after the
     TS read its options."""
     if not hasattr(system, "near_nullspace"):
         return
     if formulation == "second-order":
         if ts.getSNES().getKSP().getPC().getType() == PETSc.PC.Type.GAMG:
-            form.J.setNearNullSpace(system.near_nullspace())
+            problem.J.setNearNullSpace(system.near_nullspace())
         return
-    S = getattr(form, "S", None)
-    if not schur_multigrid(form.opts):
+    S = getattr(problem, "S", None)
+    if not schur_multigrid(problem.opts):
         return
     if S is None:  # PETSc's "selfp" forms S (velocity rows): GAMG without the modes
         log.info("integrate: GAMG on the Schur complement without a near null space (%s)",
-                 type(form).__name__)
+                 type(problem).__name__)
         return
     S.setNearNullSpace(system.near_nullspace())
     log.info("integrate: the Schur complement on n unknowns by %s + GAMG (rtol %s), the "
              "rigid-body modes as near null space",
-             option(form.opts, "fieldsplit_s_ksp_type"),
-             option(form.opts, "fieldsplit_s_ksp_rtol"))
+             option(problem.opts, "fieldsplit_s_ksp_type"),
+             option(problem.opts, "fieldsplit_s_ksp_rtol"))
 
 
 #: Largest systems (unknowns, by the bodies' dimension) that one rank factorizes with PETSc's

@@ -2,7 +2,8 @@
 (:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`).
 
 :class:`WholeRun` steps a whole run of one of the dense path's schemes
-(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint) written as the affine
+(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint) written
+as the affine
 maps y_k+1 = P_k y_k + g_k they are (linear equations): the maps of all steps formed in batch
 (one batched inverse of the step matrices), then one small product per step. The same steps as
 the TS path up to round-off; the generalized-alpha restart (the first step) by the scheme
@@ -15,6 +16,11 @@ import numpy as np
 
 from dolfinx_mbs.integrate.dense.operators import Ops
 from dolfinx_mbs.integrate.dense.varying import VaryingOperators
+from dolfinx_mbs.integrate.schemes import (
+    alpha2_coefficients,
+    crank_nicolson_maps,
+    midpoint_maps,
+)
 
 __all__ = ["WholeRun"]
 
@@ -32,22 +38,22 @@ def _augmented(P: np.ndarray) -> np.ndarray:
 
 def _alpha2_maps(o, M, h, params, P):
     """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
-    at t + alpha_f h) and steps ``h`` (N,): the stage of :class:`dolfinx_mbs.integrate.dense.operators.Alpha2` solved
-    for X1 = X0 - J^-1 F, F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in
-    (V0, A0); then A1 = c1 (X1 - X0 - h V0) - c2 A0 and V1 = V0 + h (1 - g) A0 + h g A1."""
-    am, af, g, b = params
+    at t + alpha_f h) and steps ``h`` (N,): the stage of :mod:`dolfinx_mbs.integrate.schemes`
+    (:class:`~dolfinx_mbs.integrate.schemes.Alpha2Coefficients`) solved for X1 = X0 - J^-1 F,
+    F = (M A_a + C V_a + K X0 - f) / alpha_f with A_a, V_a linear in (V0, A0); then
+    A1 = (X1 - X0 - h V0) / (h^2 beta) + cA A0 and V1 = V0 + adv A0 - sv (X0 - X1 + h V0)."""
+    af = params[1]
     N, n = o["K"].shape[:2]
     hh = h[:, None, None]
-    c1, c2 = 1.0 / (hh * hh * b), (1.0 - 2.0 * b) / (2.0 * b)
+    c = alpha2_coefficients(hh, params)
+    c1 = 1.0 / c.hhb
     K, C = o["K"], o["C"]
-    J = K + (g / (hh * b)) * C + (am / (af * hh * hh * b)) * M
-    # V_a = aV V0 + aA A0, A_a = bV V0 + bA A0 (the predictor X1 = X0 in the stage)
-    aV, aA = 1.0 - af * g / b, af * hh * (1.0 - g - g * c2)
-    bV, bA = -am / (hh * b), 1.0 - am - am * c2
+    J = K + c.sv * C + c.sa * M
+    # V_a = vV V0 + vA A0, A_a = aV V0 + aA A0 (the predictor X1 = X0 in the stage)
     rhs = np.empty((N, n, 3 * n + 1))
     rhs[:, :, :n] = K
-    rhs[:, :, n:2 * n] = aV * C + bV * M
-    rhs[:, :, 2 * n:3 * n] = aA * C + bA * M
+    rhs[:, :, n:2 * n] = c.vV * C + c.aV * M
+    rhs[:, :, 2 * n:3 * n] = c.vA * C + c.aA * M
     rhs[:, :, -1] = -o["f"]
     P = _augmented(P)
     X, V, A = (slice(i * n, (i + 1) * n) for i in range(3))
@@ -56,71 +62,19 @@ def _alpha2_maps(o, M, h, params, P):
     P[:, X, :] *= -1.0 / af                       # the X row: X1 = (I, 0, 0) X0 - J^-1 F
     P[:, d, d] += 1.0
     a, v = 2 * n + d, n + d
-    P[:, A, :] = c1 * P[:, X, :]                  # A1 = c1 (X1 - X0 - h V0) - c2 A0
+    P[:, A, :] = c1 * P[:, X, :]                  # A1 = c1 (X1 - X0 - h V0) + cA A0
     P[:, a, d] -= c1[:, :, 0]
     P[:, a, v] -= (c1 * hh)[:, :, 0]
-    P[:, a, a] -= c2
-    hg = hh * g                                   # V1 = V0 + h (1 - g) A0 + h g A1
-    P[:, V, :] = hg * P[:, A, :]
+    P[:, a, a] += c.cA
+    P[:, V, :] = (c.sv * c.hhb) * P[:, A, :]      # V1 = V0 + adv A0 + h gamma (A1 - cA A0)
     P[:, v, v] += 1.0
-    P[:, v, a] += (hh * (1.0 - g))[:, :, 0]
-    return P
-
-
-def _theta_maps(o0, o1, M, h, P):
-    """Crank-Nicolson's maps (y = (q, v)) from the operators at the steps' starts ``o0`` and
-    ends ``o1``: the 2n system of :meth:`dolfinx_mbs.integrate.dense.operators.CrankNicolson.step` by its Schur
-    complement S = K1 + s C1 + s^2 M, s = 2/h:
-
-        q1 = q0 - S^-1 ((K0 + K1) q0 + (C0 - C1 - 2 s M) v0 - f0 - f1),   v1 = s (q1 - q0) - v0.
-    """
-    N, n = o1["K"].shape[:2]
-    s = (2.0 / h)[:, None, None]
-    rhs = np.empty((N, n, 2 * n + 1))
-    rhs[:, :, :n] = o0["K"] + o1["K"]
-    rhs[:, :, n:-1] = o0["C"] - o1["C"] - 2.0 * s * M
-    rhs[:, :, -1] = -(o0["f"] + o1["f"])
-    P = _augmented(P)
-    d = np.arange(n)
-    np.matmul(np.linalg.inv(o1["K"] + s * o1["C"] + s * s * M), rhs, out=P[:, :n, :])
-    P[:, :n, :] *= -1.0
-    P[:, d, d] += 1.0
-    P[:, n:-1, :] = s * P[:, :n, :]
-    P[:, n + d, d] -= s[:, :, 0]
-    P[:, n + d, n + d] -= 1.0
-    return P
-
-
-def _midpoint_maps(o, M, h, P):
-    """The implicit midpoint's maps (y = (q, p)) from the operators at the midpoints: the 2n
-    system of :meth:`dolfinx_mbs.integrate.dense.operators.Midpoint.step` by its Schur complement
-    S = s M + G_p + G_q + K_h / s, s = 2/h: with W = S^-1 (G_p + K_h / s, -I, pi_0 + (h - f_a)
-    / s) on (q0, p0, 1),
-
-        q1 = q0 - 2 W,    p1 = p0 - (2 / s) (K_h q0 + h - f_a) + 2 Z W,   Z = K_h / s + G_q.
-    """
-    N, n = o["Kh"].shape[:2]
-    s = (2.0 / h)[:, None, None]
-    load = o["h"] - o["fa"]
-    rhs = np.empty((N, n, 2 * n + 1))
-    rhs[:, :, :n] = o["Gp"] + o["Kh"] / s
-    rhs[:, :, n:-1] = -np.eye(n)
-    rhs[:, :, -1] = o["pi0"] + load / s[:, :, 0]
-    W = np.linalg.inv(s * M + o["Gp"] + o["Gq"] + o["Kh"] / s) @ rhs
-    P = _augmented(P)
-    d = np.arange(n)
-    P[:, :n, :] = -2.0 * W
-    P[:, d, d] += 1.0
-    np.matmul(o["Kh"] / s + o["Gq"], W, out=P[:, n:-1, :])
-    P[:, n:-1, :] *= 2.0
-    P[:, n:-1, :n] -= (2.0 / s) * o["Kh"]
-    P[:, n + d, n + d] += 1.0
-    P[:, n:-1, -1] -= (2.0 / s[:, :, 0]) * load
+    P[:, v, a] += (c.adv - c.sv * c.hhb * c.cA)[:, :, 0]
     return P
 
 
 class WholeRun:
-    """A dense scheme (:data:`dolfinx_mbs.integrate.dense.operators.SCHEMES`) on :class:`VaryingOperators`,
+    """A dense scheme (:data:`dolfinx_mbs.integrate.dense.operators.SCHEMES`) on
+    :class:`VaryingOperators`,
     stepped over a whole run by :meth:`trajectory` (see the module docstring); afterwards
     ``step`` and ``state`` replay the steps for observers that see them one by one.
 
@@ -174,10 +128,13 @@ class WholeRun:
                 o = ops.many(times[a:b + 1], ("C", "K"), ("f",))
                 o0 = {k: v[:-1] for k, v in o.items()}
                 o1 = {k: v[1:] for k, v in o.items()}
-                P = _theta_maps(o0, o1, M, h, buf[:b - a])
+                P = _augmented(buf[:b - a])
+                crank_nicolson_maps(o0, o1, M, h, (o0["f"] + o1["f"])[:, :, None], P[:, :-1])
             else:
-                P = _midpoint_maps(ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh")), M, h,
-                                   buf[:b - a])
+                o = ops.many(t + 0.5 * h, ("Gp", "Gq", "Kh"), ("pi0", "h", "fa"))
+                P = _augmented(buf[:b - a])
+                midpoint_maps(o, M, h, o["pi0"][:, :, None], (o["h"] - o["fa"])[:, :, None],
+                              P[:, :-1])
             dot = np.dot
             for Pk, y0, y1 in zip(P, Y[a:b], Y[a + 1:b + 1]):  # the steps: one product each
                 dot(Pk, y0, out=y1)
@@ -210,7 +167,9 @@ class WholeRun:
         self.k += 1
 
     def state(self, t: float, need_v: bool = True):
-        return self.Q[self.k], self.V[self.k]
+        """The state at the output time ``t`` (replayed or not)."""
+        k = self._index.get(float(t), self.k)
+        return self.Q[k], self.V[k]
 
     def raw(self):
         return self.Q[self.k], self.V[self.k]

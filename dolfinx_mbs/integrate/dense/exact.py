@@ -139,7 +139,8 @@ class LoadFit:
 
 class Exact:
     """Exact steps of the constant linear system of ``ops``
-    (:class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators` with fitted loads), for ``formulation``:
+    (:class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators` with fitted loads), for
+    ``formulation``:
     y = (q, v) for the second-order and first-order forms, (q, p) for Hamilton's."""
 
     name = "expm"

@@ -1,10 +1,11 @@
 """Small systems in dense form: the operators of a typed system gathered on every rank, and
-the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.run` runs them).
+the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.stepper` runs them).
 
 * :class:`DenseOperators`: ``at(t)`` gives the operators of ``system.at(t)`` as numpy arrays,
   replicated on every rank; the matrices are gathered once per distinct frame state (the
   record's ``version``), the vectors at each time. Where the frame state is constant in time
-  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`, the loads
+  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`, the
+  loads
   come from their fit (:meth:`DenseOperators.fit_loads`) and no time needs an assembly.
 * :class:`Alpha2`, :class:`CrankNicolson`, :class:`Midpoint`: the TS path's schemes (PETSc's
   TSALPHA2 with its restart by two half backward-Euler steps, TSTHETA with endpoint, TSTHETA
@@ -12,7 +13,7 @@ the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.ru
   the frame state and step stay), so that both paths give the same steps up to round-off.
 
 Nothing here is of the full problem's size: the arrays are n x n or 2n x 2n for n reduced
-unknowns, which :data:`DENSE_MAX` bounds.
+unknowns, which :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` bounds.
 """
 
 from __future__ import annotations
@@ -22,25 +23,19 @@ from typing import Dict, Optional
 import numpy as np
 import scipy.linalg as sla
 
-from dolfinx_mbs.compat import alpha2_restart_step
 from dolfinx_mbs.integrate.dense.exact import LoadFit
-from dolfinx_mbs.integrate.schemes import BACKWARD_EULER, alpha2_parameters
+from dolfinx_mbs.integrate.schemes import (
+    Alpha2Steps,
+    alpha2_advance,
+    alpha2_coefficients,
+    alpha2_stage_values,
+    crank_nicolson_maps,
+    midpoint_maps,
+)
 from dolfinx_mbs.systems.records import constant_frame
 
-__all__ = ["DENSE_MAX", "DENSE_MAX_VARYING", "gather_matrix", "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson", "Midpoint", "SCHEMES"]
-
-#: Largest reduced systems (unknowns) that ``integrate(stepper="auto")`` steps in dense form:
-#: for a constant frame state (matrices gathered and factorized once; second-order form, loads
-#: assembled per step: 0.62-0.85x TS's time up to 100 unknowns, 0.68x at 200, 1.58x at 400;
-#: bench/results/dense.md, idle machine), and for frames that change in time (operators
-#: combined from stacks gathered once, a whole run's steps formed in batch,
-#: :mod:`dolfinx_mbs.integrate.dense.batch`: O(n^3) a step with a larger constant than a sparse LU;
-#: bench/dense.py --size-load constant, the spun-up rod with its loads combined from unit
-#: loads, one BLAS thread: 0.14x TS's time at 20 unknowns, 0.33x at 40, 0.52x at 60, 1.28x at
-#: 80, 2.72x at 100, under load 7 (bench/results/dense.md, 21:47 on 2026-11-23); the reduced
-#: KRB strip, 10 unknowns: bench/results/reduction.md).
-DENSE_MAX = 300
-DENSE_MAX_VARYING = 60
+__all__ = ["gather_matrix", "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson",
+           "Midpoint", "SCHEMES"]
 
 #: the record's fields each formulation steps with (matrices), beside those of the energies
 STEP_FIELDS = {"second-order": ("M", "C", "K"), "first-order": ("M", "C", "K"),
@@ -157,9 +152,11 @@ class DenseOperators:
 
     def fit_loads(self, basis, t0: float, t_end: float):
         """Fit the load vectors over [t0, t_end] in ``basis``
-        (:class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`); on success (the samples reproduced to
+        (:class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`); on success (the samples reproduced
+        to
         round-off, matrices unchanged) later :meth:`at` calls need no assembly. Returns the
-        :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether it holds)."""
+        :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether it
+        holds)."""
         times = basis.sample_times(t0, t_end)
         samples, versions = [], set()
         for t in times:
@@ -206,54 +203,39 @@ def _key(*x) -> tuple:
     return tuple(float(f"{v:.12e}") if isinstance(v, float) else v for v in x)
 
 
-class Alpha2:
-    """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A); the first step starts
-    with two backward-Euler half steps that give A0 (``TSAlpha_Restart``; the difference
-    quotient's step as the installed PETSc takes it, :func:`dolfinx_mbs.compat.
-    alpha2_restart_step`)."""
+class Alpha2(Alpha2Steps):
+    """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A), the stage algebra and
+    the restart of :mod:`dolfinx_mbs.integrate.schemes` with the dense operators' residual and
+    one LU per distinct step matrix."""
 
     name = "alpha2"
     momentum = False
 
     def __init__(self, ops: DenseOperators, radius: Optional[float] = None):
         self.ops, self.lu = ops, _Cache()
-        self.params = alpha2_parameters(radius)
+        self._alpha2(radius)
         self.X = self.V = self.A = None
-        self.started = False
-        #: the step of the backward difference of A0, as PETSc's version takes it
-        self.restart = alpha2_restart_step()
 
     def initial(self, t0, q0, v0, p0=None):
         self.X, self.V, self.A = q0.copy(), v0.copy(), np.zeros_like(q0)
+        self._wv, self._wa, self._w = (np.empty_like(q0) for _ in range(3))
         self.started = False
 
-    def _stage(self, t, h, X0, V0, A0, params):
-        am, af, g, b = params
-        ta = t + af * h
-        o = self.ops.at(ta)
-        sv, sa = g / (h * b), am / (af * h * h * b)
+    def _state_arrays(self) -> tuple:
+        return self.X, self.V, self.A
 
-        def stage(X1):
-            A1 = (X1 - X0 - h * V0) / (h * h * b) - (1.0 - 2.0 * b) / (2.0 * b) * A0
-            V1 = V0 + h * g * ((1.0 - g) / g * A0 + A1)
-            return A1, V1
-        A1, V1 = stage(X0)  # the linear step from X1 = X0 (formulations.LinearStep)
-        Xa, Va, Aa = X0, V0 + af * (V1 - V0), A0 + am * (A1 - A0)
-        F = (o.M @ Aa + o.C @ Va + o.K @ Xa - o.f) / af
-        dX = self.lu.solve(_key(o.version, sv, sa), lambda: o.K + sv * o.C + sa * o.M, F)
-        X1 = X0 - dX
-        A1, V1 = stage(X1)
-        return X1, V1, A1
-
-    def step(self, t: float, h: float) -> None:
-        if not self.started:  # TSAlpha_Restart: A0 from two backward-Euler half steps
-            be = BACKWARD_EULER
-            zero = np.zeros_like(self.X)
-            X1, V1, _ = self._stage(t, 0.5 * h, self.X, self.V, zero, be)
-            _, V2, _ = self._stage(t + 0.5 * h, 0.5 * h, X1, V1, zero, be)
-            self.A = (-3.0 * self.V + 4.0 * V1 - V2) / (self.restart * h)
-            self.started = True
-        self.X, self.V, self.A = self._stage(t, h, self.X, self.V, self.A, self.params)
+    def _stage(self, t, h, params, zero_a):
+        af = params[1]
+        if zero_a:
+            self.A[:] = 0.0
+        o = self.ops.at(t + af * h)
+        c = alpha2_coefficients(h, params)
+        alpha2_stage_values(self.V, self.A, c, self._wv, self._wa)
+        F = (o.M @ self._wa + o.C @ self._wv + o.K @ self.X - o.f) / af
+        dX = self.lu.solve(_key(o.version, c.sv, c.sa), lambda: o.K + c.sv * o.C + c.sa * o.M,
+                           F)
+        self.X -= dX
+        alpha2_advance(self.V, self.A, dX, h, c, self._w)
 
     def state(self, t: float, need_v: bool = True):
         return self.X, self.V
@@ -263,11 +245,40 @@ class Alpha2:
         return self.X, self.V
 
 
+class _Maps:
+    """A step's map (:func:`dolfinx_mbs.integrate.schemes.crank_nicolson_maps`,
+    :func:`~dolfinx_mbs.integrate.schemes.midpoint_maps`) by key (the frame states' versions
+    and the step), the last few kept: with unit load columns, so that a step of operators
+    already seen is two small products."""
+
+    def __init__(self, size: int = 4):
+        self.size, self.maps = size, {}
+        #: maps formed
+        self.count = 0
+
+    def get(self, key, make) -> np.ndarray:
+        P = self.maps.get(key)
+        if P is None:
+            P = make()
+            self.count += 1
+            if len(self.maps) >= self.size:
+                self.maps.pop(next(iter(self.maps)))
+            self.maps[key] = P
+        return P
+
+
+def _stack(o, names) -> Dict[str, np.ndarray]:
+    """The operators ``names`` of ``o`` as stacks of one (1, n, n)."""
+    return {k: getattr(o, k)[None] for k in names}
+
+
 class _Theta:
-    """TSTHETA (theta = 1/2) on E(t) y' + B(t) y = g(t) for y = (a, b) in two blocks."""
+    """TSTHETA (theta = 1/2) on E(t) y' + B(t) y = g(t) for y = (a, b) in two blocks, a step
+    the map of :mod:`dolfinx_mbs.integrate.schemes` (formed once per distinct operators and
+    step)."""
 
     def __init__(self, ops: DenseOperators):
-        self.ops, self.lu = ops, _Cache()
+        self.ops, self.maps = ops, _Maps()
         self.y = None
 
     #: the state's second block is the momentum p (Hamilton's form), not the velocity
@@ -285,7 +296,7 @@ class _Theta:
 
 class CrankNicolson(_Theta):
     """The first-order form y = (q, v): E = diag(I, M), B = [[0, -I], [K, C]], g = (0, f);
-    TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1 - g1 + B0 y0 - g0 = 0 (PETSc's
+    TSTHETA with endpoint (:func:`dolfinx_mbs.integrate.schemes.crank_nicolson_maps`; PETSc's
     affine term B0 y0 - g0, the mass taken at t1)."""
 
     name = "theta"
@@ -293,28 +304,25 @@ class CrankNicolson(_Theta):
     def initial(self, t0, q0, v0, p0=None):
         self.y = np.concatenate([q0, v0])
 
-    @staticmethod
-    def _residual0(o, y):  # B y - g
-        n = y.shape[0] // 2
-        q, v = y[:n], y[n:]
-        return np.concatenate([-v, o.K @ q + o.C @ v - o.f])
-
     def step(self, t: float, h: float) -> None:
         o0, o1 = self.ops.at(t), self.ops.at(t + h)
-        y0 = self.y
-        r = self._residual0(o1, y0) + self._residual0(o0, y0)
-        s = 2.0 / h
+        n = o1.M.shape[0]
 
-        def jac():
-            n = o1.M.shape[0]
-            return np.block([[s * np.eye(n), -np.eye(n)], [o1.K, s * o1.M + o1.C]])
-        self.y = y0 - self.lu.solve(_key(o1.version, s), jac, r)
+        def make():
+            P = np.empty((1, 2 * n, 3 * n))
+            crank_nicolson_maps(_stack(o0, ("K", "C")), _stack(o1, ("K", "C")), o1.M[None],
+                                np.array([h]), np.eye(n)[None], P)
+            return P[0]
+        P = self.maps.get(_key(o0.version, o1.version, 2.0 / h), make)
+        y = P[:, :2 * n] @ self.y
+        y += P[:, 2 * n:] @ (o0.f + o1.f)
+        self.y = y
 
 
 class Midpoint(_Theta):
     """Hamilton's form y = (q, p): E = [[M, 0], [G_q, I]], B = [[G_p, -I], [K_h, 0]],
-    g = (-pi_0, f_a - h); TSTHETA without endpoint: the stage X at t + h/2 solves
-    E (X - y0) 2 / h + B X = g, then y1 = 2 X - y0 (as PETSc: y0 + h X')."""
+    g = (-pi_0, f_a - h); TSTHETA without endpoint (:func:`dolfinx_mbs.integrate.schemes.
+    midpoint_maps`: the stage at t + h/2, y1 = 2 X - y0 as PETSc: y0 + h X')."""
 
     name = "theta"
     momentum = True
@@ -327,17 +335,19 @@ class Midpoint(_Theta):
 
     def step(self, t: float, h: float) -> None:
         o = self.ops.at(t + 0.5 * h)
-        y0 = self.y
-        n = y0.shape[0] // 2
-        q, p = y0[:n], y0[n:]
-        r = np.concatenate([o.Gp @ q - p + o.pi0, o.Kh @ q + o.h - o.fa])
-        s = 2.0 / h
+        n = o.M.shape[0]
 
-        def jac():
-            return np.block([[s * o.M + o.Gp, -np.eye(n)], [o.Kh + s * o.Gq, s * np.eye(n)]])
-        X = y0 - self.lu.solve(_key(o.version, s), jac, r)
-        xdot = s * (X - y0)
-        self.y = y0 + h * xdot
+        def make():
+            P = np.empty((1, 2 * n, 4 * n))
+            eye, zero = np.eye(n), np.zeros((n, n))
+            midpoint_maps(_stack(o, ("Gp", "Gq", "Kh")), o.M[None], np.array([h]),
+                          np.hstack([eye, zero])[None], np.hstack([zero, eye])[None], P)
+            return P[0]
+        P = self.maps.get(_key(o.version, 2.0 / h), make)
+        y = P[:, :2 * n] @ self.y
+        y += P[:, 2 * n:3 * n] @ o.pi0
+        y += P[:, 3 * n:] @ (o.h - o.fa)
+        self.y = y
 
     def state(self, t: float, need_v: bool = True):
         """(q, v): v from M v = p - G_p q - pi_0 at ``t`` (M factorized once per state; zero

@@ -4,7 +4,8 @@ Where the reduced operators are combinations of constant matrices
 (:class:`~dolfinx_mbs.systems.reduced_basis.ReducedBasis`: basis A constant, the frames' terms
 through the coupling basis, the unit spin cases and the unit prestress cases), every
 ingredient is gathered ONCE as a dense array, and the loads are combinations of the unit loads
-of :class:`~dolfinx_mbs.assembly.body_loads.BodyLoads` projected once (the frame's inertia, and gravity
+of :class:`~dolfinx_mbs.assembly.body_loads.BodyLoads` projected once (the frame's inertia, and
+gravity
 through R^T g) plus a constant rest (the other loads). :class:`VaryingOperators` then gives the
 operators at any number of times as coefficient arrays times these stacks: the frames' states
 at all the times in one call (``Frame.states``), no PETSc object per time. The coefficients
@@ -98,7 +99,7 @@ class _Body:
         space = system.space
         full = space.create_vec()
         full.zeroEntries()
-        full.getArray()[space.offsets[self.ib]: space.offsets[self.ib + 1]] = \
+        full.array[space.offsets[self.ib]: space.offsets[self.ib + 1]] = \
             b.getArray(readonly=True)[: space.sizes[self.ib]]
         out = gather_vector(system.project(full), system.comm)
         full.destroy()
@@ -131,7 +132,8 @@ class _Body:
 
 class VaryingOperators:
     """The dense operators of ``system`` at many times from stacks gathered once (see the
-    module docstring); the interface of :class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators` (``at``,
+    module docstring); the interface of
+    :class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators` (``at``,
     ``mass_inverse``) for the schemes, and :meth:`many` for whole runs.
 
     Args:
@@ -281,7 +283,8 @@ class VaryingOperators:
         return out
 
     def at(self, t: float) -> Ops:
-        """The operators at ``t`` (:class:`~dolfinx_mbs.integrate.dense.operators.Ops`; a new ``version`` at
+        """The operators at ``t`` (:class:`~dolfinx_mbs.integrate.dense.operators.Ops`; a new
+        ``version`` at
         every time, the last two times kept)."""
         t = float(t)
         o = self._last.get(t)

@@ -27,74 +27,51 @@ a small matrix per node, and the mass is the scalar mass times the identity per 
 * the energies read M V, M X and K_s X (no product of their own).
 
 Without the node-block form the residual takes its three products
-(:func:`dolfinx_mbs.integrate.ts.second_order.second_order_residual`) and the energies theirs. The steps
-are TSALPHA2's up to round-off (its restart by two backward-Euler half steps included), so
-the TS path is this path's reference. :func:`applies` says when the path can take a run.
+(:func:`dolfinx_mbs.integrate.state_products.second_order_residual`) and the energies theirs.
+The steps are TSALPHA2's up to round-off (its restart by two backward-Euler half steps
+included; the scheme's algebra is :mod:`dolfinx_mbs.integrate.schemes`'), so the TS path is
+this path's reference. :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.applies`
+says when the path can take a run.
 """
 
 from __future__ import annotations
 
-import logging
-from typing import Optional
-
 import numpy as np
 from petsc4py import PETSc
 
-from dolfinx_mbs.compat import alpha2_restart_step
-from dolfinx_mbs.integrate import observers as obs
-from dolfinx_mbs.integrate.initial import reduced_initial
-from dolfinx_mbs.integrate.schemes import BACKWARD_EULER, alpha2_parameters
+from dolfinx_mbs.integrate.schemes import (
+    Alpha2Steps,
+    alpha2_advance,
+    alpha2_coefficients,
+    alpha2_stage_values,
+)
 from dolfinx_mbs.integrate.sparse.stepper import MAX_REFRESH, SparseStepper, refresh_interval
 from dolfinx_mbs.integrate.state_products import blocks_into, second_order_residual
-from dolfinx_mbs.integrate.step_solvers import small_lu
-from dolfinx_mbs.petsc_options import SAME, SolverOptions
-from dolfinx_mbs.systems.records import constant_frame
+from dolfinx_mbs.integrate.stepper import RunSpec
+from dolfinx_mbs.petsc_options import SAME
 
-__all__ = ["applies", "SparseAlpha2", "run", "SOLVER_OPTIONS"]
-
-log = logging.getLogger(__name__)
+__all__ = ["SparseAlpha2"]
 
 
-def applies(system, formulation: str, reactions) -> Optional[str]:
-    """None when the linear path can step this run, else why not (words for the log or an
-    error): the second-order or Hamilton form (:mod:`dolfinx_mbs.integrate.sparse.midpoint`) of a
-    linear system with a constant frame state, no multipliers or velocity rows, no reactions
-    (they need the equations' acceleration)."""
-    if formulation not in ("second-order", "hamiltonian"):
-        return (f"the {formulation} form (the linear path steps the second-order and "
-                "hamiltonian forms)")
-    if system.has_multipliers or hasattr(system, "basis"):
-        return "multipliers or velocity constraints"
-    if not constant_frame(system):
-        return "a frame state or constraints changing in time, or nonlinear strain"
-    if reactions:
-        return "reactions (recorded on the TS path)"
-    return None
-
-
-class SparseAlpha2(SparseStepper):
+class SparseAlpha2(Alpha2Steps, SparseStepper):
     """TSALPHA2 on M q'' + C q' + K q = f with constant operators, on the system's PETSc
     objects: the state X, V, A (local arrays wrapped as Vecs), one LU per step matrix
     (the run's, and the restart's two half steps), the step's mass products kept for the
     next residual and the energies (node-block form) or formed when asked (else)."""
 
     name = "alpha2"
-    #: the form stepped and the scheme, as the log and the errors name them
-    formulation, scheme = "second-order", "linear alpha2"
+    formulation, method = "second-order", "linear alpha2"
 
     names = ("X", "V", "A", "MX", "MV", "MA", "MdX", "KX", "F", "dX", "w", "w2", "w3")
     mass_columns = 4
 
-    def __init__(self, system, t0: float, radius: Optional[float], small: bool,
-                 opts: Optional[SolverOptions] = None):
-        super().__init__(system, t0, small, opts)
-        self.params = alpha2_parameters(radius)
-        self.restart = alpha2_restart_step()
-        self.started = False
+    def __init__(self, system, run: RunSpec):
+        super().__init__(system, run)
+        self._alpha2(run.spectral_radius)
         self._mass_since = 0  # steps since M X, M V, M A were formed by a product
 
     # --- state --------------------------------------------------------------------------
-    def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
         """The state at t0 (``p0``: Hamilton's form's, not this form's)."""
         a = self.a
         a["X"][:] = q0.getArray(readonly=True)
@@ -134,45 +111,36 @@ class SparseAlpha2(SparseStepper):
             J.axpy(sa, s.M, structure=SAME)
         self._solve_keyed((s.version, sv, sa), fill)  # h as step_size took it
 
-    @staticmethod
-    def _stage_values(V, A, h: float, params, out_v, out_a) -> None:
-        """out_v, out_a = V_a, A_a, the stage's velocity and acceleration before the solve
-        (the predictor A_1 = -V/(h b) + c_A A, V_1 = V + h (1 - g) A + h g A_1, weighted by
-        alpha_f, alpha_m), of the state or of its image under M (local arrays)."""
-        am, af, g, b = params
-        cA = -(1.0 - 2.0 * b) / (2.0 * b)
-        np.multiply(A, 1.0 - am + am * cA, out=out_a)
-        out_a -= (am / (h * b)) * V
-        np.multiply(V, 1.0 - af * g / b, out=out_v)
-        out_v += (af * h * ((1.0 - g) + g * cA)) * A
+    def _state_arrays(self) -> tuple:
+        a = self.a
+        return a["X"], a["V"], a["A"]
 
-    @staticmethod
-    def _advance(V, A, dX, h: float, params, w) -> None:
-        """V, A to the step's end from the solve's dX (in place), of the state or of its
-        image under M: A_1 = c_A A - (dX + h V)/(h^2 b), V_1 = V + h (1 - g) A + h g A_1;
-        ``w`` a work array."""
-        am, af, g, b = params
-        cA = -(1.0 - 2.0 * b) / (2.0 * b)
-        np.multiply(V, h, out=w)
-        w += dX
-        V += (h * ((1.0 - g) + g * cA)) * A
-        V -= (g / (h * b)) * w
-        A *= cA
-        A -= w / (h * h * b)
+    def _keep(self) -> dict:
+        a = self.a
+        return {k: a[k].copy() for k in ("MX", "MV", "MA", "KX")} if self.segs else {}
+
+    def _restore(self, kept: dict) -> None:
+        for k, x in kept.items():
+            self.a[k][:] = x
+        if self.segs is not None:
+            self._products(dX=False)  # M A0 (M X0, M V0 again)
 
     def _stage(self, t: float, h: float, params, zero_a: bool) -> None:
-        """One stage from the state in ``a`` (A taken as zero with ``zero_a``) to t + h."""
-        am, af, g, b = params
+        """One stage from the state in ``a`` (A taken as zero with ``zero_a``) to t + h
+        (:mod:`dolfinx_mbs.integrate.schemes`' algebra, on the state or on its image under M
+        in the node-block form)."""
+        af = params[1]
         a = self.a
         if zero_a:
             a["A"][:] = 0.0
         s = self.record(t + af * h)
-        sv, sa = g / (h * b), am / (af * h * h * b)
+        c = alpha2_coefficients(h, params)
+        sv, sa = c.sv, c.sa
         F = a["F"]
         if self.segs is not None:
             if zero_a:
                 a["MA"][:] = 0.0
-            self._stage_values(a["MV"], a["MA"], h, params, a["w"], a["w2"])
+            alpha2_stage_values(a["MV"], a["MA"], c, a["w"], a["w2"])
             f = s.f.getArray(readonly=True)
             self.f2 = float(f @ f)
             np.add(a["w2"], a["KX"], out=F)
@@ -180,14 +148,14 @@ class SparseAlpha2(SparseStepper):
             blocks_into(self.segs, a["w"], F, 2, add=True)
             blocks_into(self.segs, a["MX"], F, 3, add=True)
         else:
-            self._stage_values(a["V"], a["A"], h, params, a["w"], a["w2"])
+            alpha2_stage_values(a["V"], a["A"], c, a["w"], a["w2"])
             second_order_residual(s, self.vec["X"], self.vec["w"], self.vec["w2"],
                                   self.vec["F"], self.vec["dX"])
         F /= af
         self._solve(s, sv, sa)
         dX = a["dX"]
         a["X"] -= dX
-        self._advance(a["V"], a["A"], dX, h, params, a["w"])
+        alpha2_advance(a["V"], a["A"], dX, h, c, a["w"])
         if self.segs is None:
             return
         MdX = a["MdX"]
@@ -197,7 +165,7 @@ class SparseAlpha2(SparseStepper):
         else:  # M X, M V, M A follow the step's relations from M dX (one product)
             self.mass([dX], [MdX])
             a["MX"] -= MdX
-            self._advance(a["MV"], a["MA"], MdX, h, params, a["w"])
+            alpha2_advance(a["MV"], a["MA"], MdX, h, c, a["w"])
         F -= sa * MdX  # K_s dX = F - (s_a + s_v W_C + W_K) M dX
         blocks_into(self.segs, MdX, F, 2, add=True, scale=-sv)
         blocks_into(self.segs, MdX, F, 3, add=True, scale=-1.0)
@@ -211,31 +179,9 @@ class SparseAlpha2(SparseStepper):
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the first one after TSALPHA2's restart; ``h`` as
         :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it)."""
-        h = self.step_size(h)
-        if not self.started:  # TSAlpha_Restart: A0 from two backward-Euler half steps
-            be = BACKWARD_EULER
-            a = self.a
-            X0, V0 = a["X"].copy(), a["V"].copy()
-            keep = {k: a[k].copy() for k in ("MX", "MV", "MA", "KX")} if self.segs else {}
-            self._stage(t, 0.5 * h, be, True)
-            V1 = a["V"].copy()
-            self._stage(t + 0.5 * h, 0.5 * h, be, True)
-            V2 = a["V"]
-            A0 = (-3.0 * V0 + 4.0 * V1 - V2) / (self.restart * h)
-            a["X"][:], a["V"][:], a["A"][:] = X0, V0, A0
-            for k, x in keep.items():
-                a[k][:] = x
-            if self.segs is not None:
-                self._products(dX=False)  # M A0 (M X0, M V0 again)
-            self.started = True
-        self._stage(t, h, self.params, False)
+        Alpha2Steps.step(self, t, self.step_size(h))
 
-    # --- what the observers ask of a form -------------------------------------------------
-    mass_velocity = None
-
-    def state(self, t: float, need_v: bool = True):
-        return self.vec["X"], self.vec["V"]
-
+    # --- what the observers ask of a stepper -----------------------------------------------
     def energy_products(self, s, q, v, Mv=None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: from the kept products in the
         node-block form, by products else."""
@@ -256,61 +202,3 @@ class SparseAlpha2(SparseStepper):
             s.Kel.mult(q, vec["w3"])
             kel = vec["w3"]
         return vec["MV"], kel, vec["w2"]
-
-
-def run(system, t0: float, times, initial, radius, make_observers, prefix: str, options,
-        scheme=SparseAlpha2):
-    """Step ``system`` through ``times`` (after ``t0``) on the linear path with the observers
-    from ``make_observers(label, n_steps)``; ``initial``: (u0, v0, p0) as the user gave them;
-    ``scheme``: the class of the form's steps (:class:`SparseAlpha2`, or Hamilton's
-    :class:`dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`). Returns (times, observers, scheme
-    name, steps)."""
-    small = small_lu(system, prefix, options)
-    opts = SolverOptions(prefix, {}, {k: v for k, v in (options or {}).items()
-                                      if k.startswith(SOLVER_OPTIONS)})
-    sch = scheme(system, t0, radius, small, opts)
-    try:
-        u0, v0 = (reduced_initial(system, x, n) for x, n in zip(initial[:2], ("u0", "v0")))
-        p0 = None if initial[2] is None else reduced_initial(system, initial[2], "p0")
-        if len(times):
-            sch.use_series(times[0])
-        sch.initial(u0, v0, p0)
-        label = f"{sch.formulation} ({sch.scheme})"
-        watch = make_observers(label, len(times))
-        log.info("integrate: linear path, %s, %d unknowns, %s, loads %s", label,
-                 system.n_reduced,
-                 "node-block mass products" if sch.segs is not None else "full products",
-                 "as a sum of known vectors" if sch.series is not None else "assembled")
-        set_u = any(o.needs_u for o in watch.values())
-        full = system.space.create_vec()
-        funcs = [b.u for b in system.bodies]
-        out_t = [t0] + list(times)
-        t = t0
-        try:
-            for index, t in enumerate(out_t):
-                if index:
-                    sch.step(out_t[index - 1], t - out_t[index - 1])
-                q, v = sch.state(t)
-                step = obs.Step(index=index, t=t, q=q, v=v, u=full, form=sch)
-                obs.notify(watch, step, system, full, funcs, set_u=set_u)
-            if not set_u:
-                system.expand(q, out=full)
-                system.space.scatter(full, funcs)
-        except FloatingPointError as e:
-            msg = watch["finite"].failure or str(e)
-            raise RuntimeError(f"time integration failed ({sch.formulation}, {sch.scheme}) "
-                               f"at t={t:g}: {msg}") from None
-        finally:
-            for o in watch.values():
-                o.close()
-            full.destroy()
-        log.info("integrate: linear path: %d factorizations, K_s X recursion drift %.1e "
-                 "(product every %d steps at the end)", sch.factorizations, sch.drift,
-                 sch.refresh)
-    finally:
-        sch.destroy()
-    return out_t, watch, sch.name, len(times)
-
-
-#: the options (under the run's prefix) the path reads: its step solver's
-SOLVER_OPTIONS = ("ksp_", "pc_", "mat_")

@@ -5,12 +5,14 @@ instead of bringing the bodies to a frame state, assembling and projecting.
 With every frame's state constant in local components (no prescribed motion, linear strain),
 what changes in time in a body's load Q is gravity turning with the frame (R(t)^T g), the body
 forces, tractions and point loads given as functions of time or in global components
-(:meth:`dolfinx_mbs.assembly.body_loads.BodyLoads.unit_terms`). Their unit vectors are projected once
+(:meth:`dolfinx_mbs.assembly.body_loads.BodyLoads.unit_terms`). Their unit vectors are projected
+once
 (the columns of U); f_c is the record's vector at t0 less U c(t0), so that the series equals
 the system's record at t0 by construction; at set-up it is checked against the record at a
 second time (:data:`CHECK_RTOL`). :meth:`LoadSeries.make` says when a system cannot be
 written so (the user's load form with an update, matrices that change in time, prescribed
-motion): the linear path (:mod:`dolfinx_mbs.integrate.sparse.stepper`) then takes the system's record at
+motion): the linear path (:mod:`dolfinx_mbs.integrate.sparse.stepper`) then takes the system's
+record at
 each time.
 """
 
@@ -73,7 +75,7 @@ class LoadSeries:
             lo, hi = space.offsets[ib], space.offsets[ib + 1]
             for e in (e for term in body_units for e in term):
                 full.zeroEntries()
-                full.getArray()[lo:hi] = e.getArray(readonly=True)[: hi - lo]
+                full.array[lo:hi] = e.getArray(readonly=True)[: hi - lo]
                 reduced = red.project(full, reduced)
                 columns.append(reduced.getArray(readonly=True).copy())
         full.destroy()

@@ -20,12 +20,15 @@ second-order form's K + (2/dt) C + (4/dt^2) M, factorized once per run.
 
 In the node-block form (:class:`~dolfinx_mbs.systems.records.InertiaBlocks`) a step is one
 solve and one pass of the scalar mass over qd's node components
-(:class:`~dolfinx_mbs.integrate.sparse.stepper.MassProducts`): G_p q = W_p M q, K_h q = K_s q + W_w M q,
+(:class:`~dolfinx_mbs.integrate.sparse.stepper.MassProducts`): G_p q = W_p M q, K_h q = K_s q + W_w
+M q,
 D = a_R M; M q and K_s q follow the step (K_s qd from the step relation
 K_s qd = (4/dt^2) (r - (I + dt/2 (2 W_p + a_R I) + dt^2/4 W_w) M qd), formed by a product every
-:attr:`SparseMidpoint.refresh` steps as :class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2` does,
+:attr:`SparseMidpoint.refresh` steps as :class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`
+does,
 at every step under an iterative step solve). The step solver reads the run's options as
-:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`'s does (``-mbs_pc_type gamg``: multigrid with
+:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`'s does (``-mbs_pc_type gamg``: multigrid
+with
 the rigid-body modes as near null space).
 Without it, a step takes K_h q0 (shared with the energies' K q) and M qd by products.
 """
@@ -40,7 +43,8 @@ from petsc4py import PETSc
 from dolfinx_mbs.integrate.sparse.stepper import SparseStepper, refresh_interval
 from dolfinx_mbs.integrate.state_products import blocks_into
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu
-from dolfinx_mbs.petsc_options import SAME, SolverOptions, converged, reason_name
+from dolfinx_mbs.integrate.stepper import RunSpec
+from dolfinx_mbs.petsc_options import SAME, converged, reason_name
 
 __all__ = ["SparseMidpoint"]
 
@@ -49,26 +53,23 @@ __all__ = ["SparseMidpoint"]
 class SparseMidpoint(SparseStepper):
     """The implicit midpoint on Hamilton's form with constant operators, on the system's
     PETSc objects: the state q, w = M v and v (local arrays wrapped as Vecs), one LU of the
-    step matrix per (operators, dt). The interface of
-    :class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2` (``initial``, ``step``, ``state``,
-    ``energy_products``), which :func:`dolfinx_mbs.integrate.sparse.alpha2.run` drives."""
+    step matrix per (operators, dt)."""
 
     name = "theta"
-    formulation, scheme = "hamiltonian", "linear midpoint"
-    mass_velocity = None
+    formulation, method = "hamiltonian", "linear midpoint"
 
     names = ("X", "V", "W", "MX", "KX", "dX", "MdX", "F", "w", "w2", "w3")
     mass_columns = 1
     load_names = ("f", "fa")
 
-    def __init__(self, system, t0: float, radius: Optional[float], small: bool,
-                 opts: Optional[SolverOptions] = None):
-        super().__init__(system, t0, small, opts)
+    def __init__(self, system, run: RunSpec):
+        super().__init__(system, run)
         self._step_blocks = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
         self._khx = None  # the version whose K_h q "KX" holds (no node blocks), or None
 
     # --- state --------------------------------------------------------------------------
-    def initial(self, q0: PETSc.Vec, v0: PETSc.Vec, p0: Optional[PETSc.Vec] = None) -> None:
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: Optional[PETSc.Vec] = None) -> None:
         """The state at t0: q0 and v0, or q0 and the momentum p0 (v0 then from M v0 = w0 =
         p0 - G_p q0 - pi_0, one mass solve)."""
         a, vec = self.a, self.vec
@@ -181,10 +182,7 @@ class SparseMidpoint(SparseStepper):
             if self._since >= self.refresh:  # (M q follows the step whatever the solve)
                 self._stiffness(measure=not self.iterative)
 
-    # --- what the observers ask of a form -------------------------------------------------
-    def state(self, t: float, need_v: bool = True):
-        return self.vec["X"], self.vec["V"]
-
+    # --- what the observers ask of a stepper -----------------------------------------------
     def energy_products(self, s, q, v, Mv=None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: M v = w (the state), K_s q and M q
         kept in the node-block form, products else (K_h q kept for the next step)."""

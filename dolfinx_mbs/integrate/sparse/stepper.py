@@ -1,25 +1,34 @@
-"""The pieces the linear path's schemes share (:mod:`dolfinx_mbs.integrate.sparse.alpha2`'s
-:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2`, :mod:`dolfinx_mbs.integrate.sparse.midpoint`'s
-:class:`~dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): :class:`SparseStepper` (the state's
-arrays, the step matrix and its solver, the record at a time, the keyed solve), the node-block
-segments (:func:`node_segments`), the scalar mass products of several state vectors in one
-pass (:class:`MassProducts`), and the refresh interval of the recursive K_s q
-(:func:`refresh_interval`, :data:`DRIFT`, :data:`MAX_REFRESH`).
+"""The sparse backend's :class:`~dolfinx_mbs.integrate.stepper.Stepper`: what its schemes
+share (:class:`~dolfinx_mbs.integrate.sparse.alpha2.SparseAlpha2` and
+:class:`~dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): :class:`SparseStepper` (when
+the path applies, the state's arrays, the step matrix and its solver, the record at a time,
+the keyed solve, the protocol's side), the node-block segments (:func:`node_segments`), the
+scalar mass products of several state vectors in one pass (:class:`MassProducts`), and the
+refresh interval of the recursive K_s q (:func:`refresh_interval`, :data:`DRIFT`,
+:data:`MAX_REFRESH`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Optional
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.sparse.load_series import LoadSeries
-from dolfinx_mbs.integrate.step_solvers import cheapest_lu
+from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
+from dolfinx_mbs.integrate.stepper import PythonLoop, RunSpec, State
 from dolfinx_mbs.petsc_options import SolverOptions, converged, reason_name
+from dolfinx_mbs.systems.records import constant_frame
 
 __all__ = ["node_segments", "refresh_interval", "MassProducts", "SparseStepper", "DRIFT",
-           "MAX_REFRESH", "SAME_STEP"]
+           "MAX_REFRESH", "SAME_STEP", "SOLVER_OPTIONS"]
+
+log = logging.getLogger(__name__)
+
+#: the options (under the run's prefix) the path reads: its step solver's
+SOLVER_OPTIONS = ("ksp_", "pc_", "mat_")
 
 #: largest drift of the recursive K_s X tolerated between two products, relative to the
 #: larger of |K_s X| and |f| (one step of the recursion errs by ~1e-11 at dt = 1e-4 on a steel
@@ -31,6 +40,7 @@ MAX_REFRESH = 256
 #: t0 + k dt scatter by ~eps t / dt (1e-12 and more at t / dt = 1e4), which would make a new
 #: step matrix and its factorization at many steps of a long run
 SAME_STEP = 1e-8
+
 
 def node_segments(kr, n_local: int):
     """The node-block segments of ``kr`` (:class:`~dolfinx_mbs.systems.records.InertiaBlocks`)
@@ -115,23 +125,53 @@ class MassProducts:
         self._BC = {}
 
 
-class SparseStepper:
+class SparseStepper(PythonLoop):
     """What the linear path's schemes share (:class:`SparseAlpha2`, and
-    :class:`dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): the state's local arrays ``a`` (named
+    :class:`dolfinx_mbs.integrate.sparse.midpoint.SparseMidpoint`): the state's local arrays ``a``
+    (named
     by :attr:`names`) wrapped as Vecs ``vec``, the node-block segments and the scalar mass
     products (:attr:`mass_columns` columns), the step matrix J and its solver (the run's
     ``ksp_``/``pc_``/``mat_`` options; GAMG with the rigid-body modes), the record at a time
     (:meth:`record`), the solve with J set up anew only when its key changed
-    (:meth:`_solve_keyed`), and the bookkeeping of the K_s recursion's refresh."""
+    (:meth:`_solve_keyed`), and the bookkeeping of the K_s recursion's refresh.
 
+    Args:
+        system: the run's typed system (one the path :meth:`applies` to).
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
+
+    path = "linear"
     names: tuple = ()
     mass_columns = 1
     #: the record's load vectors that change in time (:class:`LoadSeries`)
     load_names: tuple = ("f",)
+    #: the form stepped, and the scheme as the log and the errors name it
+    formulation, method = "", ""
+    mass_velocity = None
 
-    def __init__(self, system, t0: float, small: bool, opts: Optional[SolverOptions] = None):
+    @staticmethod
+    def applies(system, run: RunSpec) -> Optional[str]:
+        """None when the linear path can step this run, else why not (words for the log or
+        an error): the second-order or Hamilton form of a linear system with a constant frame
+        state, no multipliers or velocity rows, no reactions (they need the equations'
+        acceleration)."""
+        if run.formulation not in ("second-order", "hamiltonian"):
+            return (f"the {run.formulation} form (the linear path steps the second-order and "
+                    "hamiltonian forms)")
+        if system.has_multipliers or hasattr(system, "basis"):
+            return "multipliers or velocity constraints"
+        if not constant_frame(system):
+            return "a frame state or constraints changing in time, or nonlinear strain"
+        if run.reactions:
+            return "reactions (recorded on the TS path)"
+        return None
+
+    def __init__(self, system, run: RunSpec):
+        t0 = run.t0
+        small = small_lu(system, run.prefix, run.options)
         self.system, self.comm, self.t0, self.small = system, system.comm, t0, small
-        self.opts = opts if opts is not None else SolverOptions("mbs_")
+        self.opts = SolverOptions(run.prefix, {}, {k: v for k, v in (run.options or {}).items()
+                                                   if k.startswith(SOLVER_OPTIONS)})
         s = system.at(t0)
         self.version = s.version
         n_local = s.M.getLocalSize()[0]
@@ -164,6 +204,40 @@ class SparseStepper:
         #: the load vectors as a sum of known vectors (:meth:`use_series`), or None
         self.series: Optional[LoadSeries] = None
         self._h: Optional[float] = None  # the step size of the steps before
+        self.times = [t0] + run.times()
+        self.n_steps = len(self.times) - 1
+        self.scheme = self.name
+        try:
+            self._started()
+        except BaseException:
+            self.destroy()
+            raise
+
+    def _started(self) -> None:
+        """The loads as a series where they can be, and the log's words on the run (after
+        the scheme's own set-up)."""
+        if len(self.times) > 1:
+            self.use_series(self.times[1])
+        log.info("integrate: linear path, %s (%s), %d unknowns, %s, loads %s",
+                 self.formulation, self.method, self.system.n_reduced,
+                 "node-block mass products" if self.segs is not None else "full products",
+                 "as a sum of known vectors" if self.series is not None else "assembled")
+
+    def march(self, at) -> None:
+        """The Python loop (:class:`~dolfinx_mbs.integrate.stepper.PythonLoop`), then the
+        log's words on the factorizations and the K_s recursion."""
+        super().march(at)
+        log.info("integrate: linear path: %d factorizations, K_s X recursion drift %.1e "
+                 "(product every %d steps at the end)", self.factorizations, self.drift,
+                 self.refresh)
+
+    def state(self, t: float, need_v: bool = True) -> State:
+        """The stepped state (q, v)."""
+        return State(self.vec["X"], self.vec["V"])
+
+    def acceleration(self, t, q, v, out):
+        """Refused: the reactions are recorded on the TS path (:meth:`applies`)."""
+        raise ValueError("the linear path records no reactions (stepper='ts')")
 
     def step_size(self, h: float) -> float:
         """``h``, or the size of the steps before where ``h`` differs from it by the time
@@ -177,7 +251,8 @@ class SparseStepper:
 
     def use_series(self, t1: float) -> bool:
         """Take the record's load vectors at later times from a
-        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``) where the system's
+        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``) where the
+        system's
         loads can be written so (collective); True if so."""
         self.series = LoadSeries.make(self.system, self.t0, t1, self.load_names)
         return self.series is not None

@@ -260,7 +260,7 @@ class CoupledProblem:
             self.restore(X, q, v)
             self.restore(Xdot, qd, vd)
         if self.owner:
-            F.getArray()[2 * self.n_local:] = Ff
+            F.array[2 * self.n_local:] = Ff
 
     def _jacobian(self, ts, t, X, Xdot, shift, J, P):
         s = self.system

@@ -1,15 +1,16 @@
 """The first-order forms on 2n unknowns, as PETSc TS callbacks on a typed system.
 
-* :class:`FirstOrderForm`: y = (q, v): q' - v = 0, M v' + C v + K q = f;
-* :class:`HamiltonForm`: y = (q, p): M q' + G_p q + pi_0 - p = 0,
+* :class:`FirstOrderProblem`: y = (q, v): q' - v = 0, M v' + C v + K q = f;
+* :class:`HamiltonProblem`: y = (q, p): M q' + G_p q + pi_0 - p = 0,
   p' + G_q q' + K_h q + h - f_a = 0;
-* :class:`VelocityForm`: y = (q, w): q' - A_n w - a_n = 0, M_w w' + C_w w + K_w q = f_w.
+* :class:`VelocityRowsProblem`: y = (q, w): q' - A_n w - a_n = 0, M_w w' + C_w w + K_w q = f_w.
 
 All three step with TSTHETA (implicit midpoint) and solve the step through the exact Schur
 complement on n unknowns (the eliminated block is a I): PCFIELDSPLIT with S factorized, or
-with ``-mbs_pc_type gamg`` S alone by Krylov + GAMG (:mod:`dolfinx_mbs.integrate.ts.schur_shell`). Their
+with ``-mbs_pc_type gamg`` S alone by Krylov + GAMG (:mod:`dolfinx_mbs.integrate.ts.schur_shell`).
+Their
 common part (TS set-up, residual and Jacobian plumbing, read-back) is
-:class:`dolfinx_mbs.integrate.ts.second_order.Form`.
+:class:`dolfinx_mbs.integrate.ts.second_order.TSProblem`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from petsc4py import PETSc
 from dolfinx_mbs.integrate.state_products import SteppedVelocity, apply_blocks
 from dolfinx_mbs.integrate.step_solvers import option, schur_multigrid
 from dolfinx_mbs.integrate.ts import schur_shell
-from dolfinx_mbs.integrate.ts.second_order import Form
+from dolfinx_mbs.integrate.ts.second_order import TSProblem
 from dolfinx_mbs.petsc_options import SAME, SUBSET
 
-__all__ = ["FirstOrderForm", "HamiltonForm", "VelocityForm"]
+__all__ = ["FirstOrderProblem", "HamiltonProblem", "VelocityRowsProblem"]
 
 
 def _pc_asked(opts) -> bool:
@@ -31,7 +32,7 @@ def _pc_asked(opts) -> bool:
     return option(opts, "pc_type") not in (None, PETSc.PC.Type.FIELDSPLIT)
 
 
-class _TwoBlock(Form):
+class _TwoBlockProblem(TSProblem):
     """y = (a, b) on 2n (or n + n_w) unknowns, TSTHETA, the step solved through the exact
     Schur complement (the eliminated block is a I)."""
 
@@ -199,7 +200,7 @@ class _TwoBlock(Form):
         return self.v
 
 
-class FirstOrderForm(_TwoBlock):
+class FirstOrderProblem(_TwoBlockProblem):
     """y = (q, v): q' - v = 0, M v' + C v + K q (+ n(q)) = f; Crank-Nicolson by default."""
 
     name = "first-order"
@@ -226,7 +227,7 @@ class FirstOrderForm(_TwoBlock):
         b[3].axpy(a, s.M, structure=SAME)
 
 
-class HamiltonForm(_TwoBlock):
+class HamiltonProblem(_TwoBlockProblem):
     """y = (q, p): the block "mass" [[M, 0], [G_p, I]], no inverse of M formed; implicit
     midpoint by default (conserves the Jacobi integral of a steady spin)."""
 
@@ -354,7 +355,7 @@ class HamiltonForm(_TwoBlock):
         return self.v
 
 
-class VelocityForm(_TwoBlock):
+class VelocityRowsProblem(_TwoBlockProblem):
     """y = (q, w), w the independent velocities of the velocity constraints
     (:mod:`dolfinx_mbs.systems.velocity`)."""
 

@@ -146,22 +146,22 @@ class SchurElimination:
             V.restoreSubVector(is_, sub)
 
 
-def make(form, ts: PETSc.TS, M: PETSc.Mat, F: PETSc.Vec):
-    """(J, S, state, inner KSP) of ``form`` on ``ts``: the shell step matrix (laid out as the
+def make(problem, ts: PETSc.TS, M: PETSc.Mat, F: PETSc.Vec):
+    """(J, S, state, inner KSP) of ``problem`` on ``ts``: the shell step matrix (laid out as the
     step's vector ``F``), S (on the pattern of ``M``), the shared state and the Schur solver
     (Krylov + GAMG under ``<prefix>fieldsplit_s_``); the TS's KSP made ``preonly`` with the
     elimination as its Python PC. The run's options make the PC ``python`` (they hold
     ``pc_type``: see :func:`dolfinx_mbs.integrate.step_solvers.run_options`)."""
-    diag_a = form.diagonal == "a"
-    is_d, is_s = (form.is_a, form.is_b) if diag_a else (form.is_b, form.is_a)
-    state = _State(form.name, is_d, is_s, form.work)
-    comm = form.comm
+    diag_a = problem.diagonal == "a"
+    is_d, is_s = (problem.is_a, problem.is_b) if diag_a else (problem.is_b, problem.is_a)
+    state = _State(problem.name, is_d, is_s, problem.work)
+    comm = problem.comm
     sizes = F.getSizes()
     J = PETSc.Mat().createPython((sizes, sizes), StepShell(state), comm=comm)
     J.setUp()
     S = M.duplicate()
     inner = PETSc.KSP().create(comm)
-    inner.setOptionsPrefix(form.opts.prefix + "fieldsplit_s_")
+    inner.setOptionsPrefix(problem.opts.prefix + "fieldsplit_s_")
     inner.setType(PETSc.KSP.Type.GMRES)
     inner.getPC().setType(PETSc.PC.Type.GAMG)
     inner.setOperators(S, S)

@@ -1,9 +1,9 @@
 """The residual and Jacobian of a formulation, as PETSc TS callbacks on a typed system.
 
-* :class:`Form`: what every formulation shares: the TS and its solver set-up from the run's
+* :class:`TSProblem`: what every formulation shares: the TS and its solver set-up from the run's
   options, the initial state, and the reduced displacement and velocity read back from the
   TS's solution for the observers;
-* :class:`SecondOrderForm`: M q'' + C q' + K q (+ n(q)) = f as an I2 function (TSALPHA2);
+* :class:`SecondOrderProblem`: M q'' + C q' + K q (+ n(q)) = f as an I2 function (TSALPHA2);
 * :func:`second_order_residual` and :class:`LinearStep`, the pieces a user loop can reuse.
 
 The forms on 2n unknowns (first-order, Hamilton, velocity rows) are in
@@ -22,7 +22,7 @@ from dolfinx_mbs.integrate.state_products import StateProducts, apply_blocks, se
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, multigrid, small_lu
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, reason_name
 
-__all__ = ["Form", "SecondOrderForm", "LinearStep"]
+__all__ = ["TSProblem", "SecondOrderProblem", "LinearStep"]
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +32,11 @@ class LinearStep:
     linear equations of motion, with one residual evaluation per step where Newton needs two.
 
     The TS still sees a function call at the solution: its SNES callback updates the method's
-    own state there (TSALPHA2 forms V and A of the step from it); the form's residual is
+    own state there (TSALPHA2 forms V and A of the step from it); the problem's residual is
     skipped in that call, as no one reads it."""
 
-    def __init__(self, form):
-        self.form = form
+    def __init__(self, problem):
+        self.problem = problem
         self.f = None
 
     def setUp(self, snes):
@@ -57,16 +57,16 @@ class LinearStep:
             snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_LINEAR_SOLVE)
             return
         x.axpy(-1.0, dx)
-        self.form.skip_residual = True
+        self.problem.skip_residual = True
         try:
             snes.computeFunction(x, f)
         finally:
-            self.form.skip_residual = False
+            self.problem.skip_residual = False
         snes.setIterationNumber(1)
         snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_ITS)
 
 
-class Form:
+class TSProblem:
     """What the formulations share: the system, the TS's step solver, reduced work vectors,
     the initial reduced state, the mass solve of reactions."""
 
@@ -148,7 +148,8 @@ class Form:
     def mass_solve(self, M: PETSc.Mat, b: PETSc.Vec, x: PETSc.Vec) -> None:
         """x = M^-1 b, factorized again only when M changed (PETSc follows the matrix's state:
         a constant mass matrix is factorized once per run); in a run that solves its steps by
-        multigrid (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is what
+        multigrid (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is
+        what
         does not fit, by CG + Jacobi to :attr:`MASS_RTOL` (a mass matrix is well conditioned
         once scaled by its diagonal)."""
         if self._mksp is None:
@@ -208,7 +209,7 @@ class Form:
             self._mksp = None
 
 
-class SecondOrderForm(Form):
+class SecondOrderProblem(TSProblem):
     """M q'' + C q' + K q (+ n(q)) = f as TS I2 function/Jacobian (TSALPHA2)."""
 
     name = "second-order"

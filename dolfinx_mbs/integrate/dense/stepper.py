@@ -1,0 +1,352 @@
+"""The dense backend's :class:`~dolfinx_mbs.integrate.stepper.Stepper` s: small systems
+stepped in dense form, replicated on every rank.
+
+* :class:`DenseStepper` (``stepper="dense"``) steps with the TS path's own schemes
+  (:mod:`dolfinx_mbs.integrate.dense.operators`: the same results up to round-off, without the
+  per-step cost of PETSc TS and its callbacks);
+* :class:`ExactStepper` (``stepper="exact"``) propagates a system whose frame state is constant
+  in time by matrix exponentials (:mod:`dolfinx_mbs.integrate.dense.exact`): exact for loads in
+  the span of polynomials and the sinusoids of ``load_frequencies``;
+* :class:`BatchStepper` (``stepper="dense"`` where frames change in time and the operators are
+  combinations of constant reduced matrices, :mod:`dolfinx_mbs.integrate.dense.varying`) forms a
+  whole run's steps in batch (:mod:`dolfinx_mbs.integrate.dense.batch`).
+
+The observers are those of the TS path, but for two that read the reduced state directly:
+:class:`DenseEnergies` (the energies from the dense operators) and :class:`ProbeMatrix` (the
+probes as a matrix applied to q, found once by expanding the unit vectors; probes read the
+bodies' fields where the constraints prescribe motion). Where the loads need no assembly (fitted,
+or combined from unit loads) and every observer can see a whole run at once, the observers are
+given the run after all its steps are taken (:meth:`_DenseStepper.march`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import List
+
+import numpy as np
+
+from dolfinx_mbs.integrate import observers as obs
+from dolfinx_mbs.integrate.dense.batch import WholeRun
+from dolfinx_mbs.integrate.dense.exact import Exact, LoadBasis
+from dolfinx_mbs.integrate.dense.operators import SCHEMES, DenseOperators, gather_vector
+from dolfinx_mbs.integrate.dense.varying import VaryingOperators
+from dolfinx_mbs.integrate.dense.varying import applies as varying_applies
+from dolfinx_mbs.integrate.stepper import PythonLoop, RunSpec, State, ts_only
+from dolfinx_mbs.io.output import Probes, probe_columns
+
+__all__ = ["DenseStepper", "ExactStepper", "BatchStepper", "DenseEnergies", "ProbeMatrix"]
+
+log = logging.getLogger(__name__)
+
+
+class DenseEnergies(obs.Energies):
+    """:class:`~dolfinx_mbs.integrate.observers.Energies` from the dense operators of the step
+    (``Step.dense``), with no product of the system's matrices."""
+
+    whole_run = True
+    reads_vectors = False
+
+    def observe(self, step):
+        """Record the energies of the step from its dense state and operators."""
+        q, v, ops = step.dense
+        o = ops.at(step.t)
+        kin = 0.5 * float(v @ (o.M @ v))
+        pot = 0.5 * float(q @ (o.Kpot @ q))
+        return self.record(step.t, kin, 0.5 * float(q @ (o.Kel @ q)), pot,
+                           kin + pot - float(q @ o.f), float(v @ o.f))
+
+    def observe_all(self, T, Q, V, F, o) -> None:
+        """The energies of a whole run at once: times T (N,), states Q, V and loads F
+        (N, n) rows, the operators ``o`` constant (n, n) or one per time (N, n, n)."""
+        def quad(X, A):
+            return 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2 else
+                          np.einsum("ki,kij,kj->k", X, A, X))
+        kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
+        jac = kin + pot - np.einsum("ij,ij->i", Q, F)
+        power = np.einsum("ij,ij->i", V, F)
+        self.record_all(T, kin, ela, pot, jac, power)
+
+
+class ProbeMatrix(obs.Observer):
+    """The probes as P q: P found once, by expanding each unit vector of the reduced
+    coordinates and evaluating the probes (exact: the expansion A q is linear). For systems
+    without prescribed motion (a0 = 0)."""
+
+    whole_run = True
+
+    def __init__(self, system, points):
+        self.probes = Probes(system.bodies, list(points))
+        self.columns = probe_columns(self.probes.n, self.probes.dim)
+        self.values: List[np.ndarray] = []
+        q, full = system.create_reduced_vec(), system.space.create_vec()
+        funcs = [b.u for b in system.bodies]
+        r0, r1 = q.getOwnershipRange()
+        cols = []
+        for i in range(system.n_reduced):
+            q.zeroEntries()
+            if r0 <= i < r1:
+                q.setValue(i, 1.0)
+            q.assemble()
+            system.expand(q, out=full, homogeneous=True)
+            system.space.scatter(full, funcs)
+            cols.append(self.probes.evaluate().reshape(-1))
+        self.P = np.array(cols).T
+
+    def observe(self, step):
+        """Record the probes' values of the step: one product with the probe matrix."""
+        pv = (self.P @ step.dense[0]).reshape(self.probes.n, self.probes.dim)
+        self.values.append(pv)
+        return pv.reshape(-1).tolist()
+
+    def observe_all(self, Q) -> None:
+        """The probes of all the states Q (rows)."""
+        self.values.extend((Q @ self.P.T).reshape(len(Q), self.probes.n, self.probes.dim))
+
+
+class _DenseStepper(PythonLoop):
+    """What the dense steppers share: the scheme (``stepped``) on dense operators
+    (``ops``), the state as arrays and as the run's PETSc vectors, the dense observers, the
+    whole run given to observers that can see it at once.
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
+
+    path = "dense"
+    energies_observer = DenseEnergies
+    #: the operators change at every step, combined from stacks (a whole run's steps formed
+    #: at once)
+    varying = False
+
+    @staticmethod
+    def applies(system, run: RunSpec) -> str | None:
+        """None where the dense path can step ``run``, else why not."""
+        return ts_only(system)
+
+    def __init__(self, system, run: RunSpec):
+        self.system, self.comm, self.formulation = system, system.comm, run.formulation
+        system.forget()  # the frames and loads as they are now
+        self.times = [run.t0] + run.times()
+        self.n_steps = len(self.times) - 1
+        self.basis = run.load_basis or LoadBasis()
+        self.prescribed = system.reducer.prescribed
+        self.probes_observer = None if self.prescribed else \
+            (lambda bodies, points: ProbeMatrix(system, points))
+        self.fit = None
+        self.qv = system.create_reduced_vec(), system.create_reduced_vec()
+        self.r0, self.r1 = self.qv[0].getOwnershipRange()
+        self.q = self.v = None
+        self.needs = None
+
+    def _scheme(self, ops, radius):
+        """The TS path's scheme of the formulation on ``ops``."""
+        cls = SCHEMES[self.formulation]
+        return cls(ops, radius) if self.formulation == "second-order" else cls(ops)
+
+    def _named(self) -> None:
+        self.scheme = self.stepped.name
+        self.method = self.scheme if self.path == "exact" else f"dense {self.scheme}"
+
+    def initial(self, t0: float, q0, v0, p0) -> None:
+        """The reduced initial vectors gathered on every rank, into the scheme."""
+        self.stepped.initial(t0, *(None if x is None else gather_vector(x, self.comm)
+                                   for x in (q0, v0, p0)))
+
+    def step(self, t: float, h: float) -> None:
+        """The scheme's step from ``t`` to ``t + h``."""
+        self.stepped.step(t, h)
+
+    def state(self, t: float, need_v: bool = True) -> State:
+        """The state at ``t`` as arrays (``State.dense``), and in the PETSc vectors where
+        an observer reads them."""
+        if self.prescribed:  # a0(t) of the expansions
+            self.system.update(t)
+        self.q, self.v = self.stepped.state(t, need_v)
+        if self.needs is None or self.needs.vectors:
+            self._to_vecs()
+        return State(self.qv[0], self.qv[1], None,
+                     (self.q, self.v, self.stepped if self.varying else self.ops))
+
+    def _to_vecs(self) -> None:
+        for V, x in zip(self.qv, (self.q, self.v)):
+            V.array[:] = x[self.r0:self.r1]
+
+    def record(self, t: float):
+        """The dense operators at ``t``."""
+        return self.ops.at(t)
+
+    def energy_products(self, s, q, v, Mv=None) -> tuple:
+        """Not given: the energies are :class:`DenseEnergies`, from the dense operators."""
+        raise NotImplementedError("the dense steppers' energies are DenseEnergies")
+
+    def acceleration(self, t, q, v, out):
+        """Q'' from M q'' = f - C q' - K q at the state."""
+        o = self.ops.at(t)
+        a = np.linalg.solve(o.M, o.f - o.C @ self.v - o.K @ self.q)
+        out.array[:] = a[self.r0:self.r1]
+        return out
+
+    def _trajectory(self) -> None:
+        """The whole run's states before anyone sees them (:class:`BatchStepper`)."""
+
+    def march(self, at) -> None:
+        """The whole run to the observers at once where they all can see it and the loads
+        need no assembly (:meth:`_whole_run`), else the Python loop; the last state in the
+        PETSc vectors."""
+        self._trajectory()
+        whole = self.needs.whole_run if self.needs is not None else None
+        if whole is not None and (self.varying or self.fit is not None and self.fit.exact) \
+                and not self.prescribed:
+            self._whole_run(whole, self.times)
+            self.steps, self.time = self.n_steps, self.times[-1]
+            at.passed(self.times)
+            self.q, self.v = self.stepped.state(self.time, False)
+        else:
+            super().march(at)
+            self.q, self.v = self.stepped.state(self.time, False)
+        self._to_vecs()
+
+    def _whole_run(self, watch, times) -> None:
+        """Step through ``times`` keeping the states, then give the observers the whole run
+        (the same values as step by step)."""
+        N, n = len(times), self.system.n_reduced
+        st = watch.get("stability")
+        sch = self.stepped
+        if st is not None and self.varying and sch.outputs.Kpot is not None and \
+                st.clear(sch.outputs.Kpot):
+            st = None  # no negative stiffness at any step it would check: nothing to report
+        if st is not None:  # a constant frame state: checked at the first step only, on the
+            # dense operators (no factorization of the system's), else where due (the
+            # observer decides)
+            for k in range(N if self.varying else 1):
+                st.observe(obs.Step(index=k, t=times[k], q=self.qv[0], v=self.qv[1], u=None,
+                                    stepper=self, dense=(None, None,
+                                                         sch if self.varying else self.ops)))
+        if self.varying:  # stepped already (_trajectory)
+            Q, W = sch.Q, sch.V
+        elif hasattr(sch, "trajectory"):  # exact steps: the loads' part in one product
+            Q, W = sch.trajectory(times)
+        else:  # the one Python loop, the states kept
+            Q, W = np.empty((N, n)), np.empty((N, n))
+
+            def keep(k: int, t: float) -> None:
+                Q[k], W[k] = sch.raw()
+            PythonLoop.march(self, keep)
+        T = np.array(times)
+        if self.varying:
+            o = sch.outputs
+            vec = {"f": o.f}
+        else:
+            vec = self.fit.values_many(T)
+            o = self.ops.at(times[0])
+        V = W
+        if sch.momentum:  # v = M^-1 (p - G_p q - pi_0)
+            V = (W - Q @ o.Gp.T - vec["pi0"]) @ self.ops.mass_inverse().T
+        en, fin = watch.get("energy"), watch["finite"]
+        if en is not None:
+            en.observe_all(T, Q, V, vec["f"], o)
+            bad = ~(np.isfinite(en.history["kinetic"]) & np.isfinite(en.history["elastic"]))
+        else:
+            bad = ~np.isfinite(Q).all(axis=1)
+        if bad.any():
+            k = int(np.argmax(bad))
+            self.time = times[k]
+            fin.failure = f"the solution is not finite at t={times[k]:g} (step {k})"
+            raise FloatingPointError(fin.failure)
+        if "probes" in watch:
+            watch["probes"].observe_all(Q)
+        if "rotation" in watch:
+            watch["rotation"].observe_all(times, Q)
+        pb = watch.get("progress")
+        if pb is not None and pb.bar is not None:
+            pb.bar.update(N - 1)
+
+    def destroy(self) -> None:
+        """Destroy the PETSc vectors of the state."""
+        for V in self.qv:
+            V.destroy()
+
+
+class DenseStepper(_DenseStepper):
+    """The TS path's schemes on the operators of a system gathered densely on every rank,
+    the loads fitted where they can be (see the module docstring)."""
+
+    def __init__(self, system, run: RunSpec):
+        super().__init__(system, run)
+        self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
+        if self.ops.constant_frame() and 2 * self.n_steps > 2 * self.basis.m + 4:
+            self.fit = self.ops.fit_loads(self.basis, run.t0, run.t_end)
+        self.stepped = self._scheme(self.ops, run.spectral_radius)
+        self._named()
+        log.info("integrate: dense path, %s (%s), %d unknowns on every rank%s",
+                 self.formulation, self.method, system.n_reduced,
+                 "" if self.fit is None else f", loads fitted on {self.basis.describe()} "
+                 f"(residual {self.fit.residual:.1e}"
+                 f"{'' if self.fit.exact else ': sampled instead'})")
+
+
+class ExactStepper(_DenseStepper):
+    """A constant frame state's exact solution at the steps (matrix exponentials), whatever
+    the step, for loads in the span of the run's load basis."""
+
+    path = "exact"
+
+    @staticmethod
+    def applies(system, run: RunSpec) -> str | None:
+        """None where the exact path can step ``run``, else why not."""
+        return ts_only(system)  # the frame state and the loads' fit: checked when made
+
+    def __init__(self, system, run: RunSpec):
+        super().__init__(system, run)
+        self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
+        if not self.ops.constant_frame():
+            raise ValueError("stepper='exact' needs a frame state constant in time (time-"
+                             "invariant frames, fixed constraints, linear strain); use "
+                             "stepper='dense'")
+        fit = self.fit = self.ops.fit_loads(self.basis, run.t0, run.t_end)
+        if not fit.exact:
+            raise ValueError(
+                "stepper='exact': the loads over [t0, t_end] are not in the span of "
+                f"{self.basis.describe()} (fit residual {fit.residual:.2e} of their "
+                "variation): give load_degree= and load_frequencies= (rad/s) that span them, "
+                "or use stepper='dense'")
+        self.stepped = Exact(self.ops, run.formulation, run.t0)
+        self._named()
+        log.info("integrate: exact path, %s (%s), %d unknowns on every rank, loads fitted on "
+                 "%s (residual %.1e)", self.formulation, self.method, system.n_reduced,
+                 self.basis.describe(), fit.residual)
+
+
+class BatchStepper(_DenseStepper):
+    """Frames changing in time: the operators combined from reduced stacks gathered once
+    (:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`), a whole run's steps formed
+    in batch (:class:`~dolfinx_mbs.integrate.dense.batch.WholeRun`) before the observers see
+    them."""
+
+    varying = True
+
+    @staticmethod
+    def applies(system, run: RunSpec) -> str | None:
+        """None where the operators change in time as combinations of constant reduced
+        matrices (:func:`dolfinx_mbs.integrate.dense.varying.applies`), else why not."""
+        why = ts_only(system)
+        if why is None and not varying_applies(system):
+            why = "operators that are not combinations of constant reduced matrices"
+        return why
+
+    def __init__(self, system, run: RunSpec):
+        super().__init__(system, run)
+        self.ops = VaryingOperators(system, run.formulation, run.energy, bool(run.reactions))
+        self.combined = self.ops.check_loads(run.t0, run.t_end, self.times)
+        self.stepped = WholeRun(self._scheme(self.ops, run.spectral_radius), self.ops)
+        self._named()
+        log.info("integrate: dense path, %s (%s), %d unknowns on every rank, frames changing "
+                 "in time: operators combined from reduced stacks, loads %s, the steps formed "
+                 "in batch", self.formulation, self.method, system.n_reduced,
+                 "combined from unit loads" if self.combined else "from the system at each time")
+
+    def _trajectory(self) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            self.stepped.trajectory(self.times)

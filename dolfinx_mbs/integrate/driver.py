@@ -1,0 +1,311 @@
+"""The driver of a run: what every run records and how it ends, whatever steps it.
+
+The shape: one driver, and the time loop where it belongs. A run has exactly two time loops,
+both outside this module: the Python loop of the backends that step in Python, written once
+(:meth:`dolfinx_mbs.integrate.stepper.PythonLoop.march`: the sparse and dense backends), and
+PETSc's own loop inside ``TSSolve`` (the TS backend, whose monitor is the driver's boundary:
+PETSc keeps its step control, the matched last step, its adaptivity and its events). Either
+loop calls the driver's :class:`Boundaries` at every step boundary, and the driver is the one
+place that
+
+* makes the run's observers (:mod:`dolfinx_mbs.integrate.observers`: energies, finiteness,
+  divergence check, callback, probes, reactions, CSV, field files, progress) and shows them
+  each boundary's state, the bodies' ``u`` set from it where an observer reads them (and at
+  the end); a stepper that forms all its states first may give observers that can see a
+  whole run the run at once (:attr:`dolfinx_mbs.integrate.stepper.Needs.whole_run`);
+* writes the checkpoints and continues from one (:mod:`dolfinx_mbs.integrate.checkpoint`), and
+  turns SIGTERM and SIGINT into a stop at the next boundary, on every path;
+* translates a failed step into one error naming the formulation, the scheme, the time and
+  the solvers' reasons (an error of the user's own code raised as it was);
+* closes every file and destroys the stepper, whatever happened.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Dict, List, Sequence
+
+import numpy as np
+from petsc4py import PETSc
+
+from dolfinx_mbs.integrate import checkpoint
+from dolfinx_mbs.integrate import observers as obs
+from dolfinx_mbs.integrate.initial import reduced_initial
+from dolfinx_mbs.integrate.motion_range import RotationRange, checked
+from dolfinx_mbs.integrate.stability import Stability
+from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
+
+__all__ = ["Recording", "Result", "drive"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """What a run records.
+
+    What a run records: :func:`dolfinx_mbs.integrate.integrate`'s arguments of the
+    observers (see there).
+    """
+
+    probes: Sequence = ()
+    output: str | None = None
+    output_every: int = 1
+    progress: bool = True
+    reactions: object = False
+    energy: bool = True
+    callback: object = None
+    stability: str = "warn"
+    multigrid: bool = False
+    drives: object = None
+
+    def arguments(self) -> dict:
+        """As :func:`dolfinx_mbs.integrate.observers.make_observers` takes them."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+@dataclasses.dataclass
+class Result:
+    """What :func:`integrate` returns (identical on every rank).
+
+    Attributes:
+        times: (n_steps + 1,) output times (s).
+        probes: (n_steps + 1, n_probes, dim) displacement at the probe points (m).
+        energy: ``kinetic`` (1/2 q'.M q', relative motion), ``elastic`` (1/2 q.K q),
+            ``potential`` (1/2 q.(K + K_omega + K_alpha) q), ``jacobi`` (kinetic + potential - f.q:
+            conserved for steady frames and loads), ``work`` (integral of f.q' dt, f all loads
+            of the second-order form, trapezoidal): for a steady frame without damping,
+            kinetic + potential - work is constant (Coriolis forces do no work).
+        formulation: the formulation used.
+        ts_type: the PETSc TS type used.
+        steps: number of time steps taken.
+        reactions: {constraint name: (n_steps + 1, gdim)} resultant constraint force on its
+            body, global components (N), when asked for.
+        reactions_frame: the same forces in the components of the body's frame (N): a
+            rotating body's root reaction is steady there where the global components turn
+            with the frame.
+        restarted_from: for a run with ``restart=True``, the checkpoint's time: the arrays
+            then hold the history from that time on (its row first); the whole history is in
+            ``<output>.csv``. None for a run from ``t0``.
+        rotation: {body name: the largest rotation relative to its frame (rad)} of each
+            body of linear strain (:mod:`dolfinx_mbs.integrate.motion_range`: past 0.1 rad a
+            :class:`~dolfinx_mbs.integrate.motion_range.SmallDisplacementWarning` says the
+            small-displacement model is out of its range).
+        instabilities: the divergent states the run met
+            (:class:`dolfinx_mbs.integrate.stability.Instability`: time, count, growth rate, where).
+        stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
+            (``ts_type`` is then the scheme's TS name, or ``"expm"``).
+        frames: with computed frames, {name: history} of each one's coordinates, speeds and
+            applied torque (:class:`dolfinx_mbs.integrate.coupled.FrameHistory`).
+        momentum: with computed frames, ``linear`` and ``angular`` (about the global
+            origin) momentum, (n_steps + 1, 3), global components.
+        joints: with joints between computed frames and motors, {name: history} of each one's
+            ``force`` (on its second body, global components) or ``torque`` (a motor's) and
+            ``drift`` (the largest of its position rows at each time).
+    """
+
+    times: np.ndarray
+    probes: np.ndarray
+    energy: Dict[str, np.ndarray]
+    formulation: str
+    ts_type: str
+    steps: int
+    reactions: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    reactions_frame: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    restarted_from: float | None = None
+    rotation: Dict[str, float] = dataclasses.field(default_factory=dict)
+    instabilities: list = dataclasses.field(default_factory=list)
+    stepper: str = "ts"
+    frames: dict = dataclasses.field(default_factory=dict)
+    momentum: dict = dataclasses.field(default_factory=dict)
+    joints: dict = dataclasses.field(default_factory=dict)
+
+
+def observers(system, label: str, n_steps: int, rec: Recording, resume=None,
+              energies=None, probes=None) -> Dict[str, obs.Observer]:
+    """The run's observers, with the divergence check.
+
+    The run's observers (:func:`dolfinx_mbs.integrate.observers.make_observers`), with the
+    divergence check (not with nonlinear strain: its stiffness is the tangent about the run's
+    state) and, with ``resume`` (a checkpoint), the files continued.
+    """
+    stab = None
+    if rec.stability != "off" and hasattr(system, "pencil") and not system.has_multipliers \
+            and not system.nonlinear:
+        stab = Stability(system, rec.stability, max(10, n_steps // 50),
+                         multigrid=rec.multigrid)
+    watch = obs.make_observers(system, label, n_steps, rec.arguments(), resume, energies,
+                               probes, stab, checkpoint.truncate_csv)
+    if any(checked(b) for b in system.space.bodies):
+        watch["rotation"] = RotationRange(system, n_steps)
+    return watch
+
+
+class Boundaries:
+    """The driver's side of the seam at each step boundary.
+
+    The driver's side of the seam (:class:`~dolfinx_mbs.integrate.stepper.Boundary`): at
+    each step boundary the stepper's state to the observers, the time kept, the signals
+    looked at and the checkpoint written when due.
+
+    Args:
+        system: the run's system.
+        stepper: the run's stepper.
+        watch: the observers.
+        signals: the run's :class:`~dolfinx_mbs.integrate.checkpoint.Signals`.
+        writer: the checkpoint writer, or None.
+        resume: the checkpoint the run continues from, or None.
+    """
+
+    def __init__(self, system, stepper: Stepper, watch: Dict[str, obs.Observer], signals,
+                 writer=None, resume=None):
+        self.system, self.stepper, self.watch = system, stepper, watch
+        self.signals, self.writer, self.resume = signals, writer, resume
+        self.need_v = any(o.needs_velocity for o in watch.values())
+        self.set_u = any(o.needs_u for o in watch.values())
+        self.full = system.space.create_vec()
+        self.funcs = [b.u for b in system.bodies]
+        #: the boundaries' times
+        self.times: List[float] = []
+
+    def needs(self) -> Needs:
+        """What the observers read (:class:`~dolfinx_mbs.integrate.stepper.Needs`)."""
+        w = self.watch
+        return Needs(velocity=self.need_v,
+                     vectors=self.set_u or any(k in w for k in ("reactions", "callback"))
+                     or "energy" not in w or w["energy"].reads_vectors,
+                     displacement=self.set_u,
+                     whole_run=w if all(o.whole_run for o in w.values()) else None)
+
+    def __call__(self, index: int, t: float) -> None:
+        """The boundary ``index`` at ``t``: see the class docstring."""
+        # a restart's first state is the checkpoint's: its row and fields are in the files
+        again = self.resume is not None and index == self.resume.index
+        st = self.stepper.state(t, self.need_v)
+        step = obs.Step(index=index, t=t, q=st.q, v=st.v, u=self.full, stepper=self.stepper,
+                        Mv=st.Mv if self.need_v else None, dense=st.dense)
+        obs.notify(self.watch, step, self.system, self.full, self.funcs, self.set_u, again)
+        self.times.append(t)
+        self._signals(index, t, again)
+
+    def passed(self, times: Sequence[float]) -> None:
+        """The whole run was observed at once: its times kept, the signals looked at."""
+        self.times.extend(times)
+        self._signals(len(times) - 1, times[-1], False)
+
+    def _signals(self, index: int, t: float, again: bool) -> None:
+        stop = self.signals.requested()
+        w = self.writer
+        if w is not None and not again and (w.due(index) or stop):
+            self.checkpoint()
+            if not stop:  # the run goes on as a restart from the checkpoint would
+                self.stepper.checkpointed()
+        if stop:
+            raise checkpoint.Interrupted(stop, t, w and w.last)
+
+    def checkpoint(self) -> None:
+        """Write the stepper's state and the observers' accumulators."""
+        acc = {"energy": self.watch["energy"].accumulators()} if "energy" in self.watch \
+            else {}
+        index, t, dt, vecs = self.stepper.snapshot()
+        self.writer.write(index, t, dt, vecs, {}, acc)
+
+    def last_state_to_bodies(self) -> None:
+        """The bodies' ``u`` at the last boundary, where no observer had them set."""
+        if not self.set_u and self.times:
+            q = self.stepper.state(self.times[-1], False).q
+            self.system.expand(q, out=self.full)
+            self.system.space.scatter(self.full, self.funcs)
+
+    def destroy(self) -> None:
+        """Destroy the full vector."""
+        self.full.destroy()
+
+
+def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
+          restart: bool = False, checkpoint_every: int | None = None) -> Result:
+    """Run ``stepper`` on ``system`` with the run's observers and checkpoints.
+
+    Run ``stepper`` on ``system`` (see the module docstring): the initial state from the
+    user's ``initial`` (u0, v0, p0), or the checkpoint of ``rec.output`` with ``restart``;
+    checkpoints every ``checkpoint_every`` steps. The stepper is destroyed at the end.
+
+    Returns:
+        The run's :class:`Result`.
+
+    Raises:
+        RuntimeError: a step failed (the formulation, the scheme, the time and the reason).
+        checkpoint.Interrupted: a signal stopped the run at a step boundary.
+    """
+    comm = system.comm
+    at = None
+    try:
+        q0, v0, p0 = (None if x is None and n == "p0" else reduced_initial(system, x, n)
+                      for x, n in zip(initial, ("u0", "v0", "p0")))
+        stepper.initial(run.t0, q0, v0, p0)
+        resume = None
+        if restart:
+            resume = checkpoint.load(comm, rec.output, run.formulation)
+            stepper.resume(resume, rec.output, run.t_end)
+        writer = None if checkpoint_every is None else checkpoint.Writer(
+            comm, rec.output, checkpoint_every, run.formulation,
+            run.t0 if resume is None else resume.t0)
+        watch = observers(system, f"{stepper.formulation} ({stepper.method})",
+                          stepper.n_steps, rec, resume, stepper.energies_observer,
+                          stepper.probes_observer)
+        try:
+            signals = checkpoint.Signals(comm)
+            at = Boundaries(system, stepper, watch, signals, writer, resume)
+            stepper.prepare(at.needs())
+            with signals:
+                stepper.march(at)
+            if writer is not None and stepper.steps % writer.every:  # the final state
+                at.checkpoint()
+            at.last_state_to_bodies()
+            if "rotation" in watch:  # the bodies' u hold the last state
+                watch["rotation"].report(at.times[-1])
+        except (PETSc.Error, FloatingPointError) as e:
+            user = e.__cause__
+            if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
+                # an error raised in a callback (the user's load or motion function, a
+                # check): petsc4py passes it on as the cause of error 101; raise it as it was
+                # without the frames it came through (they hold this run's PETSc objects,
+                # whose destruction below is collective); checks.collective notes the
+                # original traceback
+                user.__context__ = user.__cause__ = None
+                raise user.with_traceback(None) from None
+            msg = watch["finite"].failure or stepper.failure(e)
+            raise RuntimeError(f"time integration failed ({stepper.formulation}, "
+                               f"{stepper.method}) at t={stepper.time:g}: {msg}") from None
+        finally:
+            for o in watch.values():
+                o.close()
+    finally:
+        if at is not None:
+            at.destroy()
+        stepper.destroy()
+    return _result(at.times, watch, system, stepper, None if resume is None else resume.t)
+
+
+def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Result:
+    pr = watch.get("probes")
+    dim = pr.probes.dim if pr else system.bodies[0].gdim
+    probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
+    energy = watch["energy"].history if "energy" in watch else {}
+    rhist = watch["reactions"].history if "reactions" in watch else {}
+    rframe = watch["reactions"].frame_history if "reactions" in watch else {}
+    rotation = watch["rotation"].reported if "rotation" in watch else {}
+    frames = {}
+    if "drives" in watch:
+        from dolfinx_mbs.integrate.coupled import FrameHistory
+        frames = {k: FrameHistory(v) for k, v in watch["drives"].history.items()}
+    return Result(times=np.array(times), probes=probes_arr,
+                  energy={k: np.array(v) for k, v in energy.items()},
+                  formulation=stepper.formulation, ts_type=stepper.scheme,
+                  steps=stepper.steps,
+                  reactions={k: np.array(v) for k, v in rhist.items()},
+                  reactions_frame={k: np.array(v) for k, v in rframe.items()}, frames=frames,
+                  restarted_from=restarted_from, rotation=rotation,
+                  instabilities=watch["stability"].found if "stability" in watch else [],
+                  stepper=stepper.path)

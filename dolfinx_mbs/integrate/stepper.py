@@ -1,0 +1,281 @@
+"""The seam between the driver of a run and whatever steps it: the :class:`Stepper` protocol.
+
+Every backend (:mod:`dolfinx_mbs.integrate.ts`, :mod:`dolfinx_mbs.integrate.sparse`,
+:mod:`dolfinx_mbs.integrate.dense`) steps a run through one typed protocol, and the driver
+(:mod:`dolfinx_mbs.integrate.driver`) owns what a run records (observers, checkpoints, files,
+the errors' words) for all of them. A stepper is made for one run (:class:`RunSpec`), says
+itself whether it can take it (``applies``), is given the initial state, then marches: it
+calls the driver's :class:`Boundary` at every step boundary (the initial state first), and
+the driver asks it for the state there and the products its observers read. The time loop is
+the stepper's: a Python loop for the backends that step in Python (:class:`PythonLoop`,
+written once here), PETSc's ``TSSolve`` with a monitor for the TS backend.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Dict, List, Protocol, Sequence, Tuple, runtime_checkable
+
+from petsc4py import PETSc
+
+from dolfinx_mbs.integrate.schemes import step_times
+
+__all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "PythonLoop", "ts_only"]
+
+
+def ts_only(system) -> str | None:
+    """Why only PETSc TS steps ``system``, or None.
+
+    Why only PETSc TS steps ``system`` (words for the errors), or None: the backends that
+    step in Python take linear systems without multipliers or velocity rows.
+    """
+    if system.has_multipliers:
+        return "Lagrange multipliers (constraints='multipliers')"
+    if hasattr(system, "basis"):
+        return "velocity constraints"
+    if system.nonlinear:
+        return "nonlinear strain (stiffening='nonlinear')"
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """What a run asks of its stepper.
+
+    What a run asks of its stepper: :func:`dolfinx_mbs.integrate.integrate`'s arguments
+    that the stepping reads (the rest is the driver's).
+
+    Attributes:
+        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+        t0: the initial time (s).
+        t_end: the final time (s).
+        dt: the step (s).
+        spectral_radius: generalized-alpha's high-frequency spectral radius, or None.
+        options: the run's PETSc options (without the prefix), or None.
+        prefix: the PETSc options prefix.
+        reactions: the reactions asked for (False, True or constraints).
+        energy: the energies are recorded.
+        load_basis: the dense paths' :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`.
+        checkpoints: the run writes or reads checkpoints.
+        drives: the run records the prescribed frames' drives (TS only).
+    """
+
+    formulation: str
+    t0: float
+    t_end: float
+    dt: float
+    spectral_radius: float | None = None
+    options: Dict[str, object] | None = None
+    prefix: str = "mbs_"
+    reactions: object = False
+    energy: bool = True
+    load_basis: object = None
+    checkpoints: bool = False
+    drives: bool = False
+
+    def times(self) -> List[float]:
+        """The output times after t0.
+
+        The output times after t0 as the TS path steps to them
+        (:func:`dolfinx_mbs.integrate.schemes.step_times`).
+        """
+        return step_times(self.t0, self.t_end, self.dt)
+
+
+@dataclasses.dataclass(frozen=True)
+class Needs:
+    """What the run's observers read at a step boundary.
+
+    What the run's observers read at a step boundary (the driver tells the stepper once,
+    before it marches).
+
+    Attributes:
+        velocity: the reduced velocity v.
+        vectors: q and v as PETSc vectors (not only as a dense stepper's arrays).
+        displacement: the bodies' ``u`` (set by the driver from q).
+        whole_run: the observers, when every one of them can see a whole run at once
+            (``observe_all``); a stepper that forms all its states before anyone looks may
+            give them the run in one go (:meth:`Boundary.passed`). None otherwise.
+    """
+
+    velocity: bool = True
+    vectors: bool = True
+    displacement: bool = True
+    whole_run: dict | None = None
+
+
+@dataclasses.dataclass
+class State:
+    """The reduced state at a step boundary, as a stepper gives it.
+
+    Attributes:
+        q: reduced displacement (a Vec the stepper reuses).
+        v: reduced velocity (valid when :attr:`Needs.velocity`).
+        Mv: M v where the stepper has it without a product (Hamilton's TS form), else None.
+        dense: (q, v, operators) as numpy arrays on every rank (dense steppers), else None.
+    """
+
+    q: PETSc.Vec
+    v: PETSc.Vec
+    Mv: PETSc.Vec | None = None
+    dense: tuple | None = None
+
+
+class Boundary(Protocol):
+    """The driver's side of the seam: called by the stepper at every step boundary."""
+
+    def __call__(self, index: int, t: float) -> None:
+        """The run is at step ``index`` (0: the initial state), time ``t``."""
+
+    def passed(self, times: Sequence[float]) -> None:
+        """The whole run was given to the observers at once.
+
+        The stepper gave the whole-run observers (:attr:`Needs.whole_run`) every step
+        at once: these are the run's times.
+        """
+
+
+@runtime_checkable
+class Stepper(Protocol):
+    """What every backend implements (see the module docstring).
+
+    Attributes:
+        path: ``"ts"``, ``"linear"``, ``"dense"`` or ``"exact"`` (``Result.stepper``).
+        formulation: the formulation stepped.
+        method: the scheme as the log, the progress bar and the errors name it.
+        scheme: the scheme's PETSc TS name, or ``"expm"`` (``Result.ts_type``).
+        n_steps: the steps the run is expected to take (the progress bar's total).
+        steps: the steps taken.
+        time: the time reached, or being stepped to when a step fails.
+        checkpoints: the stepper writes checkpoints and restarts from them.
+        energies_observer: an observer class of the energies that reads the stepper's own
+            operators (``Step.dense``), or None for the usual one.
+        probes_observer: a factory ``(bodies, points)`` of the probes' observer, or None.
+    """
+
+    path: str
+    formulation: str
+    method: str
+    scheme: str
+    n_steps: int
+    steps: int
+    time: float
+    checkpoints: bool
+    energies_observer: type | None
+    probes_observer: Callable | None
+
+    @staticmethod
+    def applies(system, run: RunSpec) -> str | None:
+        """Whether this stepper can step ``run`` on ``system``.
+
+        None when this stepper can step ``run`` on ``system``, else why not (words for the
+        log and the errors).
+        """
+
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: PETSc.Vec | None) -> None:
+        """The state at ``t0``.
+
+        The state at ``t0``: reduced displacement, velocity and (Hamilton's form) the
+        momentum p0, which replaces v0 when given.
+        """
+
+    def resume(self, ckpt, stem: str, t_end: float) -> None:
+        """Continue from a checkpoint.
+
+        Continue from the checkpoint ``ckpt`` of ``stem`` (:mod:`dolfinx_mbs.integrate.
+        checkpoint`) instead of the initial state.
+        """
+
+    def snapshot(self) -> Tuple[int, float, float, list]:
+        """(step number, time, next step size, solution vectors): what a checkpoint holds."""
+
+    def checkpointed(self) -> None:
+        """A checkpoint was written and the run goes on.
+
+        The run continues as a restart from the checkpoint would (the same steps).
+        """
+
+    def prepare(self, needs: Needs) -> None:
+        """What the observers will read at the boundaries.
+
+        What the observers will read at the boundaries (called once, before
+        :meth:`march`).
+        """
+
+    def march(self, at: Boundary) -> None:
+        """Step the run through, calling ``at(index, t)`` at every step boundary."""
+
+    def state(self, t: float, need_v: bool) -> State:
+        """The reduced state at the boundary ``t`` just reached."""
+
+    def record(self, t: float):
+        """The operators at ``t`` the energies read.
+
+        The operators at ``t`` the energies read (the system's record, or the stepper's
+        own with its load vectors).
+        """
+
+    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``."""
+
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Q'' from the equations of motion at (q, v), into ``out`` (the reactions')."""
+
+    def failure(self, error: BaseException) -> str:
+        """The words of a failed step's ``error`` (the solvers' reasons where known)."""
+
+    def destroy(self) -> None:
+        """Release the stepper's PETSc objects (collective)."""
+
+
+class PythonLoop:
+    """The time loop of the steppers that step in Python.
+
+    The time loop of the steppers that step in Python: ``step(t, h)`` from each output
+    time to the next (:meth:`RunSpec.times`), the boundary after each. Written once for the
+    sparse and dense backends.
+    """
+
+    times: List[float]
+    steps = 0
+    time = 0.0
+    checkpoints = False
+    energies_observer = None
+    probes_observer = None
+
+    def step(self, t: float, h: float) -> None:  # pragma: no cover - the backend's
+        """The step from ``t`` to ``t + h``."""
+        raise NotImplementedError
+
+    def march(self, at: Boundary) -> None:
+        """Step through ``self.times`` (the first the initial time), ``at`` after each."""
+        out = self.times
+        self.time = out[0]
+        at(0, out[0])
+        for index in range(1, len(out)):
+            t0, self.time = out[index - 1], out[index]
+            self.step(t0, self.time - t0)
+            self.steps = index
+            at(index, self.time)
+
+    def resume(self, ckpt, stem: str, t_end: float) -> None:
+        """Refused: checkpoints are written by the TS path only."""
+        raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
+
+    def snapshot(self) -> Tuple[int, float, float, list]:
+        """Refused: checkpoints are written by the TS path only."""
+        raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
+
+    def checkpointed(self) -> None:
+        """Nothing: no checkpoint is written on this path."""
+
+    def prepare(self, needs: Needs) -> None:
+        """Keep what the observers read."""
+        self.needs = needs
+
+    def failure(self, error: BaseException) -> str:
+        """The error's own words."""
+        return str(error)

@@ -1,0 +1,218 @@
+"""The TS backend's stepper: a PETSc TS on a formulation's TS problem.
+
+:class:`TSStepper` implements :class:`~dolfinx_mbs.integrate.stepper.Stepper` on one of the
+formulations' TS problems (:mod:`dolfinx_mbs.integrate.ts.second_order`,
+:mod:`dolfinx_mbs.integrate.ts.first_order`).
+
+The time loop is PETSc's: :meth:`TSStepper.march` is one ``TSSolve`` whose monitor is the
+driver's boundary (:mod:`dolfinx_mbs.integrate.driver`), so the observers, the checkpoints and
+the signals are seen at PETSc's step boundaries; fixed steps end at the sum of the whole steps
+where that is ``t_end`` to round-off (:func:`end_at`), else the last step is matched to
+``t_end`` as PETSc does (``TS_EXACTFINALTIME_MATCHSTEP``). The stepper is the only backend
+that writes checkpoints and restarts from them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Tuple
+
+from petsc4py import PETSc
+
+from dolfinx_mbs.integrate import checkpoint
+from dolfinx_mbs.integrate.schemes import grid_end
+from dolfinx_mbs.integrate.step_solvers import (
+    attach_near_nullspace,
+    option,
+    run_options,
+    small_lu,
+)
+from dolfinx_mbs.integrate.stepper import Boundary, Needs, RunSpec, State
+from dolfinx_mbs.integrate.ts.first_order import (
+    FirstOrderProblem,
+    HamiltonProblem,
+    VelocityRowsProblem,
+)
+from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
+from dolfinx_mbs.petsc_options import error_words, reason_name, solver_reasons
+
+__all__ = ["TSStepper", "make_problem", "end_at"]
+
+log = logging.getLogger(__name__)
+
+
+def make_problem(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> TSProblem:
+    """The TS problem of ``formulation`` on ``system``, set on ``ts``."""
+    if hasattr(system, "basis"):
+        return VelocityRowsProblem(system, ts, opts, t0)
+    cls = {"second-order": SecondOrderProblem, "first-order": FirstOrderProblem,
+           "hamiltonian": HamiltonProblem}[formulation]
+    return cls(system, ts, opts, t0)
+
+
+def end_at(ts: PETSc.TS, t0: float, t_end: float, dt: float) -> None:
+    """End ``ts``, stepping by ``dt`` from ``t0``, at ``t_end``.
+
+    By whole steps where they end there to round-off
+    (:func:`dolfinx_mbs.integrate.schemes.grid_end`), else by a last step matched to it.
+
+    Args:
+        ts: the run's TS.
+        t0: the run's initial time (s).
+        t_end: the final time asked (s).
+        dt: the step (s).
+    """
+    end = grid_end(t0, t_end, dt)
+    if end is None:
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+        ts.setMaxTime(t_end)
+    else:  # no step adjusted: the run stops at the sum of its steps
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.STEPOVER)
+        ts.setMaxTime(end)
+
+
+class TSStepper:
+    """A run stepped by PETSc TS (see the module docstring).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
+
+    path = "ts"
+    checkpoints = True
+    energies_observer = None
+    probes_observer = None
+
+    @staticmethod
+    def applies(system, run: RunSpec) -> str | None:
+        """None: PETSc TS steps every run."""
+        return None
+
+    def __init__(self, system, run: RunSpec):
+        """Make the TS and the problem, set from the run's options (see the class)."""
+        self.system, self.formulation = system, run.formulation
+        log.info("integrate: ts path (PETSc TS), %s, %d unknowns", run.formulation,
+                 system.n_reduced)
+        kind = "multipliers" if system.has_multipliers else "maggi"
+        opts = run_options(run.prefix, run.formulation, kind, run.options,
+                           small_lu(system, run.prefix, run.options))
+        ts = self.ts = PETSc.TS().create(system.comm)
+        ts.setOptionsPrefix(opts.prefix)
+        # not ProblemType.LINEAR: PETSc then keeps the first Jacobian, but the shift changes
+        # (generalized-alpha restarts with half a step) and so do frame-dependent operators
+        ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
+        self.problem = make_problem(system, run.formulation, ts, opts, run.t0)
+        try:
+            ts.setTime(run.t0)
+            ts.setTimeStep(run.dt)
+            self.n_steps = int(round((run.t_end - run.t0) / run.dt))
+            #: fixed steps of dt (no adaptivity asked): whole steps where they end at t_end
+            self.fixed = option(opts, "ts_adapt_type") == "none"
+            if self.fixed:
+                end_at(ts, run.t0, run.t_end, run.dt)
+            else:
+                ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+                ts.setMaxTime(run.t_end)
+            ts.setMaxSteps(10 * self.n_steps + 10)
+            opts.set_from_options(ts)
+            # rigid-body modes for GAMG
+            attach_near_nullspace(system, self.problem, run.formulation, ts)
+        except BaseException:
+            self.destroy()
+            raise
+        self.method = self.scheme = ts.getType()
+        self.steps, self.time = 0, run.t0
+        self.dt = run.dt
+        self.x0 = None
+
+    # --- the run ---------------------------------------------------------------------------
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: PETSc.Vec | None) -> None:
+        """The TS's solution at ``t0`` (multipliers made consistent where there are)."""
+        self.x0 = self.problem.initial_state(t0, q0, v0, p0)
+
+    def resume(self, ckpt, stem: str, t_end: float) -> None:
+        """The checkpoint's state, time, step number and step size into the TS."""
+        checkpoint.resume_ts(self.ts, self._solution_vecs(), ckpt, stem, t_end)
+        if self.fixed:  # the whole steps from the run's own start
+            end_at(self.ts, ckpt.t0, t_end, self.dt)
+        self.n_steps = int(round((t_end - ckpt.t) / ckpt.dt))
+        self.ts.setMaxSteps(ckpt.index + 10 * self.n_steps + 10)
+
+    def snapshot(self) -> Tuple[int, float, float, list]:
+        """The TS's step number, time, next step size and solution vectors."""
+        ts = self.ts
+        return ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), self._solution_vecs()
+
+    def checkpointed(self) -> None:
+        """A checkpoint was written and the run goes on: the next step restarts the scheme.
+
+        PETSc's schemes start from the state alone: TSALPHA2 estimates the acceleration by
+        two half steps of backward Euler, the theta methods the rate from the equations. A
+        run restarted from the checkpoint does that there; so does the run that wrote it,
+        whose steps are then the restarted run's (at TSALPHA2's spectral radius 1 the
+        estimate changes the steps by round-off only, which a long run accumulates).
+        """
+        self.ts.restartStep()
+
+    def _solution_vecs(self) -> list:
+        """The TS's solution vectors: (U, V) for the second-order form, X else."""
+        if isinstance(self.problem, SecondOrderProblem):
+            return list(self.ts.getSolution2())
+        return [self.ts.getSolution()]
+
+    def prepare(self, needs: Needs) -> None:
+        """Nothing to prepare: the problem reads back what is asked at each state."""
+
+    def march(self, at: Boundary) -> None:
+        """Step the run by one ``TSSolve``.
+
+        One ``TSSolve``, ``at`` its monitor; a TS that stops on a negative reason
+        (PETSc < 3.19 returns it) raises RuntimeError.
+        """
+        ts = self.ts
+        ts.setMonitor(lambda ts_, index, t, X: at(index, t))
+        try:
+            ts.solve(self.x0)
+        finally:
+            self.steps, self.time = ts.getStepNumber(), ts.getTime()
+        reason = ts.getConvergedReason()
+        if reason < 0:
+            raise RuntimeError(f"time integration diverged at t={self.time:g}: TS "
+                               f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
+
+    def failure(self, error: BaseException) -> str:
+        """PETSc's words and the solvers' reasons.
+
+        PETSc's words and the solvers' reasons (PETSc >= 3.19 raises out of TSSolve where
+        3.18 returned a reason).
+        """
+        return f"{error_words(error)} ({solver_reasons(self.ts)})"
+
+    # --- what the observers ask --------------------------------------------------------------
+    def state(self, t: float, need_v: bool) -> State:
+        """The TS's solution at ``t`` as reduced q and v (and Hamilton's M v)."""
+        q, v = self.problem.state(t, need_v=need_v)
+        return State(q, v, self.problem.mass_velocity)
+
+    def record(self, t: float):
+        """The system's record at ``t``."""
+        return self.system.at(t)
+
+    def energy_products(self, s, q, v, Mv=None) -> tuple:
+        """(M v, K_el q, K_pot q): :meth:`TSProblem.energy_products`."""
+        return self.problem.energy_products(s, q, v, Mv)
+
+    def acceleration(self, t, q, v, out):
+        """Q'' at (q, v): :meth:`TSProblem.acceleration`."""
+        return self.problem.acceleration(t, q, v, out)
+
+    def destroy(self) -> None:
+        """Destroy the problem and the TS.
+
+        Break the TS's hold on the monitor (which holds the run's histories), destroy the
+        problem and the TS (collective).
+        """
+        self.ts.cancelMonitor()
+        self.problem.destroy()
