@@ -32,7 +32,6 @@ import shutil
 from typing import Optional
 
 import numpy as np
-from mpi4py import MPI
 
 from dolfinx_mbs import checks
 
@@ -101,19 +100,20 @@ def _node_map(comm, f, source: str, V) -> np.ndarray:
     """
     from scipy.spatial import cKDTree
 
-    n_blocks = int(np.asarray(f.read("NumberOfNodes")).size)
-    geo = np.concatenate([np.asarray(f.read("geometry", block_id=b)).reshape(-1, 3)
-                          for b in range(n_blocks)])
-    x = V.tabulate_dof_coordinates().reshape(-1, 3)
-    lo = comm.allreduce(geo.min(axis=0) if len(geo) else np.full(3, np.inf), op=MPI.MIN)
-    hi = comm.allreduce(geo.max(axis=0) if len(geo) else np.full(3, -np.inf), op=MPI.MAX)
-    tol = 1e-10 * max(float(np.max(hi - lo)), 1e-300)
-    dist, rows = cKDTree(geo).query(x) if len(geo) else (np.full(len(x), np.inf), None)
-    bad = None
-    if len(x) and float(np.max(dist)) > tol:
-        k = int(np.argmax(dist))
-        bad = (f"restart: the field file {source!r} has no node at {x[k].tolist()} (nearest "
-               f"{float(dist[k]):.3g} away; another mesh)")
+    bad, rows = None, np.zeros(0, np.int64)
+    try:  # every rank reads the whole file: the same geometry, the same tolerance
+        n_blocks = int(np.asarray(f.read("NumberOfNodes")).size)
+        geo = np.concatenate([_table(f.read("geometry", block_id=b))
+                              for b in range(n_blocks)])
+        x = V.tabulate_dof_coordinates().reshape(-1, 3)[:, : geo.shape[1]]
+        tol = 1e-10 * max(float(np.max(geo.max(axis=0) - geo.min(axis=0))), 1e-300)
+        dist, rows = cKDTree(geo).query(x)
+        if len(x) and float(np.max(dist)) > tol:
+            k = int(np.argmax(dist))
+            bad = (f"restart: the field file {source!r} has no node at {x[k].tolist()} "
+                   f"(nearest {float(dist[k]):.3g} away; another mesh)")
+    except Exception as e:  # a file that cannot be read is named, on every rank
+        bad = f"restart: cannot read the nodes of the field file {source!r} ({e})"
     checks.raise_everywhere(comm, bad)
     return np.asarray(rows, dtype=np.int64)
 
