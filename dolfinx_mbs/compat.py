@@ -38,6 +38,7 @@ __all__ = [
     "alpha2_restart_step",
     "mat_solve",
     "cell_table",
+    "geometry_dofmap",
     "cell_type_name",
 ]
 
@@ -178,6 +179,15 @@ def cell_table(table) -> np.ndarray:
         return table
     n = len(table.offsets) - 1
     return np.asarray(table.array).reshape(n, -1) if n else np.zeros((0, 0), np.int32)
+
+
+def geometry_dofmap(mesh) -> np.ndarray:
+    """The nodes of each local cell of a mesh's geometry, (n_cells, nodes per cell)."""
+    g = mesh.geometry
+    if not hasattr(g, "dofmaps"):
+        return cell_table(g.dofmap)
+    maps = g.dofmaps
+    return cell_table(maps(0) if callable(maps) else maps[0])
 
 
 def cell_type_name(mesh) -> str:

@@ -1,14 +1,16 @@
 """Runs of the checkpoint tests' cantilever (:mod:`checkpoint_cases`) in processes of their own,
 for a checkpoint written on one number of ranks and read on another.
 
-``python checkpoint_ranks_cases.py run <form> <stem> <t_end> <every> <tag> [restart]``
-integrates (continuing from ``<stem>.ckpt`` with ``restart``) and writes the beam's final
+``python checkpoint_ranks_cases.py run <form> <stem> <t_end> <every> <tag> [restart]
+[multipliers]`` integrates (continuing from ``<stem>.ckpt`` with ``restart``; with Lagrange
+multipliers for the clamp with ``multipliers``) and writes the beam's final
 displacement; ``python checkpoint_ranks_cases.py read <form> <stem> <tag>`` reads the
 checkpoint of ``<stem>`` back (:func:`dolfinx_mbs.integrate.checkpoint.read_state`) and writes
 its displacement and velocity. Either writes ``<stem>.<tag>.npz`` on rank 0: every owned dof's
 value (``u``; ``v`` when read), named by :func:`dolfinx_mbs.io.dof_keys.dof_keys` (``keys``:
 the same on any partition), the displacement evaluated at ``POINTS`` (``at``), the time
-(``t``) and, for a run, its probe history and times.
+(``t``) and, for a run, its probe history and times. Several such commands separated by ``+``
+run one after the other in one process.
 """
 
 import sys
@@ -43,7 +45,8 @@ def main(argv) -> None:
         t_end, every, tag = float(argv[3]), int(argv[4]), argv[5]
         r = m.integrate(t_end=t_end, dt=DT, formulation=form, output=stem,
                         checkpoint_every=every, restart="restart" in argv[6:],
-                        progress=False, probes=[(1.0, 0.05)], output_every=2)
+                        progress=False, probes=[(1.0, 0.05)], output_every=2,
+                        constraints="multipliers" if "multipliers" in argv[6:] else "maggi")
         u_fn = body.u
         out = dict(probes=r.probes, times=r.times, steps=r.steps,
                    restarted_from=-1.0 if r.restarted_from is None else r.restarted_from,
@@ -61,4 +64,8 @@ def main(argv) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    while args:  # several runs, separated by "+", in one process
+        cut = args.index("+") if "+" in args else len(args)
+        main(args[:cut])
+        args = args[cut + 1:]

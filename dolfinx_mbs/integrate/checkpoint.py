@@ -33,8 +33,9 @@ assembly on the new partition. The field files are continued by coordinates
 (:mod:`dolfinx_mbs.io.field_restart`), the CSV and the accumulators are global. Every rank
 reads the whole checkpoint (its memory is the run's state, twice over); a restart on another
 number of ranks is refused, naming why, for systems whose unknowns are not dofs of the bodies
-(Lagrange multipliers, velocity rows, reduced bodies' modal coordinates) and for elements
-with several nodes on one entity (Lagrange degree 3 and higher). :func:`read_state` reads a
+(Lagrange multipliers, velocity rows, reduced bodies' modal coordinates), for elements with
+several nodes on one entity (Lagrange degree 3 and higher) and under DOLFINx 0.5, whose XDMF
+field files hold the writing partition's node order. :func:`read_state` reads a
 checkpoint on any number of ranks for post-processing (the bodies' displacement and
 velocity).
 
@@ -60,7 +61,7 @@ from typing import Dict, Optional
 import numpy as np
 from mpi4py import MPI
 
-from dolfinx_mbs import checks
+from dolfinx_mbs import checks, compat
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.io.dof_keys import dof_keys, locate
 from dolfinx_mbs.petsc_options import given_options
@@ -261,7 +262,7 @@ def _read_meta(comm, stem: str) -> dict:
     return comm.bcast(meta, root=0)
 
 
-def load(comm, stem: str, formulation: str, system=None) -> Checkpoint:
+def load(comm, stem: str, formulation: str, system=None, files: bool = True) -> Checkpoint:
     """This rank's part of the last checkpoint of ``stem``.
 
     Args:
@@ -270,6 +271,9 @@ def load(comm, stem: str, formulation: str, system=None) -> Checkpoint:
         formulation: the run's formulation (must be the checkpoint's).
         system: the run's system; with it, a checkpoint written on another number of ranks
             is redistributed by the unknowns' names (see the module docstring).
+        files: the run continues the checkpoint's field files (a restart): on another number
+            of ranks that needs VTX files (DOLFINx 0.7 and later; an XDMF file of DOLFINx 0.5
+            holds the writing partition's node order), refused otherwise.
 
     Returns:
         The checkpoint, its arrays in this run's layout.
@@ -289,6 +293,9 @@ def load(comm, stem: str, formulation: str, system=None) -> Checkpoint:
             if not meta.get("any_ranks") else None
         if why is None and system is None:
             why = "no system to name this run's unknowns"
+        if why is None and files and not compat.has_vtx:
+            why = ("the field files are XDMF, in the order of the nodes of the partition "
+                   "that wrote them (DOLFINx 0.5; read_state reads the state)")
         if why is not None:
             raise ValueError(f"restart from {stem!r}: the checkpoint was written by "
                              f"{meta['ranks']} rank(s), this run has {comm.size}, and it "
@@ -415,7 +422,7 @@ def read_state(system, stem: str) -> State:
 
     comm = system.comm
     meta = _read_meta(comm, stem)
-    ckpt = load(comm, stem, meta["formulation"], system)
+    ckpt = load(comm, stem, meta["formulation"], system, files=False)
     q = system.create_reduced_vec()
     n = q.getLocalSize()
     x = [ckpt.arrays[f"x{i}"] for i in range(len(meta["sizes"]))]

@@ -45,7 +45,7 @@ def node_keys(V) -> np.ndarray:
     topo = basix.topology(getattr(basix.CellType, compat.cell_type_name(mesh)))
     layout = V.dofmap.dof_layout
     inputs = np.asarray(mesh.geometry.input_global_indices, dtype=np.int64)
-    geo = compat.cell_table(mesh.geometry.dofmap)
+    geo = compat.geometry_dofmap(mesh)
     dofs = compat.cell_table(V.dofmap.list)
     nv = len(topo[0])
     verts = inputs[geo[:, :nv]] if len(geo) else np.zeros((0, nv), np.int64)
