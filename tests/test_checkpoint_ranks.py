@@ -26,9 +26,10 @@ from mpi4py import MPI
 from dolfinx_mbs import compat
 from dolfinx_mbs.io.dof_keys import locate
 
-pytestmark = [pytest.mark.serial,
-              pytest.mark.skipif(not compat.has_vtx, reason="a restart on another number "
-                                 "of ranks needs VTX field files (DOLFINx 0.7 and later)")]
+pytestmark = pytest.mark.serial
+#: a restart on another number of ranks continues VTX field files (DOLFINx 0.7 and later)
+needs_vtx = pytest.mark.skipif(not compat.has_vtx, reason="XDMF field files (DOLFINx 0.5) "
+                               "hold the writing partition's node order")
 
 FORM, T1, T, EVERY = "second-order", 25 * DT, 40 * DT, 10
 SCRIPT = Path(__file__).with_name("checkpoint_ranks_cases.py")
@@ -61,13 +62,21 @@ def _copy(src: Path, dst: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def written(tmp_path_factory):
     """The reference to T on 2 ranks, the run to T1 checkpointed on 2 ranks (and one with
-    multipliers), then the restarts of copies of the latter on 3 and on 2 ranks."""
+    multipliers)."""
     d = tmp_path_factory.mktemp("ranks")
     _wait({"reference, run to T1, multipliers": _launch(2, [
         "run", FORM, d / "ref", T, EVERY, "final", "+", "run", FORM, d / "run", T1, EVERY,
         "first", "+", "run", FORM, d / "mult", 3 * DT, 2, "first", "multipliers"], d)})
+    return d
+
+
+@pytest.fixture(scope="module")
+def runs(written):
+    """:func:`written`, and copies of the run to T1 restarted on 3 and on 2 ranks (a copy for
+    1 rank kept for the test that restarts it here)."""
+    d = written
     for n in (1, 2, 3):
         _copy(d / "run", d / f"run{n}")
     _wait({"restart on 3": _launch(3, ["run", FORM, d / "run3", T, EVERY, "final", "restart"],
@@ -91,7 +100,9 @@ def _restarted_here(d: Path, stem: str) -> dict:
     return dict(np.load(d / f"{stem}.final.npz"))
 
 
+@needs_vtx
 def test_restart_on_one_and_three_ranks(runs):
+    """2 ranks to T1, then 1 or 3 ranks to T: the uninterrupted 2-rank run's end."""
     from test_checkpoint import check_files
 
     ref = np.load(runs / "ref.final.npz")
@@ -108,7 +119,9 @@ def test_restart_on_one_and_three_ranks(runs):
         check_files(str(runs / f"run{n}"), str(runs / "ref"))
 
 
+@needs_vtx
 def test_same_ranks_restart(runs):
+    """2 ranks to T1, then 2 ranks to T (each rank its own arrays, as written)."""
     ref, got = np.load(runs / "ref.final.npz"), np.load(runs / "run2.final.npz")
     assert _by_name(ref, got) < 1e-12
     # the 2-rank restart read its own files: no redistribution
@@ -118,44 +131,58 @@ def test_same_ranks_restart(runs):
         assert json.load(f)["ranks"] == 2
 
 
-def test_read_back_on_one_rank(runs):
+def test_read_back_on_one_rank(written):
+    """The 2-rank checkpoint read on 1 rank: the 2-rank run's displacement at every dof and
+    at points, a velocity with the run's kinetic energy."""
     import ufl
-    from dolfinx import fem
-
     from checkpoint_cases import model
-    from dolfinx_mbs.integrate.checkpoint import read_state
+    from checkpoint_ranks_cases import POINTS
+    from dolfinx import fem
     from test_checkpoint import csv_rows
 
-    assert MPI.COMM_WORLD.size == 1
-    written = np.load(runs / "run.first.npz")        # the 2-rank run's own state at T1
-    m, _ = model()
-    st = read_state(m.system(FORM), str(runs / "run"))
-    assert st.t == pytest.approx(T1, rel=1e-12) and st.index == 25
-    u = st.displacement["beam"]
-    here = {"keys": None, "u": None}
+    from dolfinx_mbs.integrate.checkpoint import read_state
     from dolfinx_mbs.io import evaluate
     from dolfinx_mbs.io.dof_keys import dof_keys
 
-    here["keys"], here["u"] = dof_keys(u.function_space), u.x.array.copy()
-    assert _by_name(written, here) < 1e-15
-    from checkpoint_ranks_cases import POINTS
-
+    assert MPI.COMM_WORLD.size == 1
+    own = np.load(written / "run.first.npz")        # the 2-rank run's own state at T1
+    m, _ = model()
+    st = read_state(m.system(FORM), str(written / "run"))
+    assert st.t == pytest.approx(T1, rel=1e-12) and st.index == 25
+    u = st.displacement["beam"]
+    here = {"keys": dof_keys(u.function_space), "u": u.x.array.copy()}
+    assert _by_name(own, here) < 1e-15
     at = evaluate(u, POINTS)
-    assert np.abs(at - written["at"]).max() < 1e-12 * np.abs(written["at"]).max()
+    assert np.abs(at - own["at"]).max() < 1e-12 * np.abs(own["at"]).max()
     v = st.velocity["beam"]
-    rho_t = 2700.0 * 0.01
+    rho_t = 2700.0 * 0.01                            # checkpoint_cases' density x thickness
     kinetic = 0.5 * rho_t * fem.assemble_scalar(fem.form(ufl.inner(v, v) * ufl.dx))
-    head, rows = csv_rows(runs / "run.csv")
+    head, rows = csv_rows(written / "run.csv")
     row = rows[np.argmin(np.abs(rows[:, 0] - T1))]
     assert kinetic == pytest.approx(row[head.index("kinetic")], rel=1e-10)
 
 
-def test_refused_without_names(runs):
+def test_refused_without_names(written):
+    """Lagrange multipliers are not dofs of a body: another number of ranks is refused."""
     from checkpoint_cases import model
 
     m, _ = model()
     with pytest.raises(ValueError, match=r"written by 2 rank\(s\), this run has 1, and it "
                        r"cannot be redistributed \(the unknowns include Lagrange multipliers"):
-        m.integrate(t_end=5 * DT, dt=DT, formulation=FORM, output=str(runs / "mult"),
+        m.integrate(t_end=5 * DT, dt=DT, formulation=FORM, output=str(written / "mult"),
                     checkpoint_every=2, restart=True, progress=False,
                     constraints="multipliers")
+
+
+@pytest.mark.skipif(compat.has_vtx, reason="VTX field files continue on any number of ranks")
+def test_refused_with_xdmf_files(written):
+    """DOLFINx 0.5: the field files are XDMF, in the writing partition's node order."""
+    from checkpoint_cases import run
+
+    _copy_xdmf = [(f"{written / 'run'}{t}", f"{written / 'runx'}{t}")
+                  for t in (".csv", "_beam.xdmf", "_beam.h5")]
+    shutil.copytree(f"{written / 'run'}.ckpt", f"{written / 'runx'}.ckpt")
+    for a, b in _copy_xdmf:
+        shutil.copyfile(a, b)
+    with pytest.raises(ValueError, match=r"cannot be redistributed \(the field files are XDMF"):
+        run(FORM, str(written / "runx"), T, EVERY, restart=True)
