@@ -416,25 +416,32 @@ def read_state(system, stem: str) -> State:
 
     Raises:
         FileNotFoundError: (every rank) no checkpoint.
-        ValueError: (every rank) the checkpoint does not fit ``system``.
+        ValueError: (every rank) the checkpoint does not fit ``system``, or ``system`` has
+            Lagrange multipliers or velocity rows.
     """
     from dolfinx import fem
 
     comm = system.comm
+    if getattr(system, "has_multipliers", False) or hasattr(system, "basis"):
+        raise ValueError("read_state: the system's unknowns are not the bodies' reduced "
+                         "displacement and velocity (Lagrange multipliers or velocity rows): "
+                         "pass the model's second-order or first-order system")
     meta = _read_meta(comm, stem)
     ckpt = load(comm, stem, meta["formulation"], system, files=False)
     q = system.create_reduced_vec()
-    n = q.getLocalSize()
-    x = [ckpt.arrays[f"x{i}"] for i in range(len(meta["sizes"]))]
-    flat = np.concatenate(x) if len(x) > 1 else x[0]
-    bad = None if flat.size >= n and (len(x) > 1 or flat.size == 2 * n or flat.size == n) \
-        else f"its vectors ({[a.size for a in x]} local values) are not this system's ({n})"
+    n, n_red = q.getLocalSize(), int(system.n_reduced)
+    counts = [size // n_red if n_red else 0 for size in meta["sizes"]]
+    bad = None
+    if any(c < 1 or c * n_red != size for c, size in zip(counts, meta["sizes"])):
+        bad = (f"its vectors ({meta['sizes']} unknowns) are not made of this system's "
+               f"{n_red} reduced unknowns")
     checks.raise_everywhere(comm, bad and f"read_state({stem!r}): {bad}")
-    q.getArray()[:] = flat[:n]
+    blocks = [b for i, c in enumerate(counts) for b in ckpt.arrays[f"x{i}"].reshape(c, n)]
+    q.getArray()[:] = blocks[0]
     v = None
-    if meta["formulation"] != "hamiltonian" and flat.size >= 2 * n:
+    if meta["formulation"] != "hamiltonian" and len(blocks) > 1:
         v = q.duplicate()
-        v.getArray()[:] = flat[n: 2 * n]
+        v.getArray()[:] = blocks[1]
     system.update(ckpt.t)
     space, bodies = system.space, list(system.space.bodies)
     full = space.create_vec()
