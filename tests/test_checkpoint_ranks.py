@@ -93,6 +93,30 @@ def _by_name(ref, got):
     return np.linalg.norm(got["u"] - ref["u"][where]) / np.linalg.norm(ref["u"])
 
 
+def _field_step(path: str, step: int) -> tuple:
+    """(node coordinates, displacement) of every block of the VTX file ``path`` at ``step``."""
+    import adios2
+
+    with adios2.FileReader(path) as f:
+        n = np.asarray(f.read("NumberOfNodes")).size
+        x = np.concatenate([np.asarray(f.read("geometry", block_id=b)) for b in range(n)])
+        u = np.concatenate([np.asarray(f.read("u", step_selection=[step, 1], block_id=b))
+                            for b in range(n)])
+    return x, u
+
+
+def _field_difference(path: str, ref: str, step: int) -> float:
+    """The largest difference of the field files' displacements at ``step``, relative, the
+    nodes matched by their coordinates."""
+    from scipy.spatial import cKDTree
+
+    x0, u0 = _field_step(ref, step)
+    x1, u1 = _field_step(path, step)
+    dist, rows = cKDTree(x0).query(x1)
+    assert dist.max() < 1e-12
+    return np.abs(u1 - u0[rows]).max() / np.abs(u0).max()
+
+
 def _restarted_here(d: Path, stem: str) -> dict:
     from checkpoint_ranks_cases import main
 
@@ -117,6 +141,10 @@ def test_restart_on_one_and_three_ranks(runs):
         np.testing.assert_allclose(g["probes"][-1], ref["probes"][-1], rtol=1e-10,
                                    atol=1e-10 * scale)
         check_files(str(runs / f"run{n}"), str(runs / "ref"))
+        # the field file: steps before T1 copied from the 2-rank file, then the run's own
+        fields, ref_fields = (str(runs / f"{s}_beam.bp") for s in (f"run{n}", "ref"))
+        for step, tol in ((4, 1e-15), (12, 1e-15), (20, 1e-10)):
+            assert _field_difference(fields, ref_fields, step) <= tol, (n, step)
 
 
 @needs_vtx
