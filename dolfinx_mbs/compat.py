@@ -38,6 +38,9 @@ __all__ = [
     "mpiexec_command",
     "alpha2_restart_step",
     "mat_solve",
+    "cell_table",
+    "geometry_dofmap",
+    "cell_type_name",
 ]
 
 
@@ -172,6 +175,32 @@ def ghost_owners(index_map) -> np.ndarray:
     """Owning rank of each ghost of an IndexMap."""
     o = index_map.owners
     return np.asarray(o() if callable(o) else o)
+
+
+def cell_table(table) -> np.ndarray:
+    """A per-cell table as an (n_cells, k) array.
+
+    A mesh's geometry dofmap or a dofmap's ``list``, a row per local cell (ghosts included):
+    an ndarray from 0.7 on, an AdjacencyList of fixed degree in 0.5.
+    """
+    if isinstance(table, np.ndarray):
+        return table
+    n = len(table.offsets) - 1
+    return np.asarray(table.array).reshape(n, -1) if n else np.zeros((0, 0), np.int32)
+
+
+def geometry_dofmap(mesh) -> np.ndarray:
+    """The nodes of each local cell of a mesh's geometry, (n_cells, nodes per cell)."""
+    g = mesh.geometry
+    if not hasattr(g, "dofmaps"):
+        return cell_table(g.dofmap)
+    maps = g.dofmaps
+    return cell_table(maps(0) if callable(maps) else maps[0])
+
+
+def cell_type_name(mesh) -> str:
+    """The name of a mesh's cell type (``"triangle"``, ``"hexahedron"``...) as basix has it."""
+    return mesh.topology.cell_type.name
 
 
 #: Relative threshold (MUMPS CNTL(3)) below which a pivot counts as null. The MUMPS of the

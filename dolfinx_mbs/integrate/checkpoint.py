@@ -6,7 +6,8 @@ writes, every N steps, what it needs to continue into ``out/run.ckpt/``:
 * ``step_<index>/rank<r>.npz``, one file per rank: the TS's solution as this rank owns it
   (second-order: the reduced displacement and velocity; first-order: (q, v); Hamilton: (q, p);
   velocity rows: (q, w)), the form's own state (Hamilton: the last recovered velocity), the
-  observers' accumulators (the energy work integral);
+  observers' accumulators (the energy work integral), and the partition-free names of this
+  rank's reduced unknowns (``keys``, below);
 * ``latest.json`` (rank 0): the time, the step number, the TS's next step size, the ranks and
   the layout; written to a temporary name and renamed (``os.replace``) once every rank's file
   is in place, so it always names a complete checkpoint. The older step folder is removed after.
@@ -23,9 +24,25 @@ from it takes the uninterrupted run's steps to the last bit (and a run of fixed 
 the sum of its whole steps, :func:`dolfinx_mbs.integrate.schemes.grid_end`, so that a run
 extended from its end does too).
 
-The layout is the partition's: a checkpoint is read back on as many ranks as wrote it (and
-the same mesh: each rank's sizes are checked); another number of ranks is refused, naming
-both.
+**Any number of ranks.** On as many ranks as wrote it, a checkpoint is read back as it was
+written (each rank its own arrays: bit for bit the state the run had; each rank's sizes are
+checked). On another number of ranks its values are redistributed by name: each reduced
+unknown of the Maggi reducer is an independent dof of a body, named by the body, the dof's
+component and the original input numbers of the vertices of the mesh entity its node sits on
+(:mod:`dolfinx_mbs.io.dof_keys`: the same on every partition of the same mesh built the same
+way), and every TS vector is made of blocks of reduced unknowns (second-order: U and V;
+first-order: (q, v); Hamilton: (q, p), p's entries following q's). Each rank of the new run
+reads every rank's file, finds the names of its own unknowns and takes their values: the same
+numbers, so the run continues as the uninterrupted run does to round-off of the operators'
+assembly on the new partition. The field files are continued by coordinates
+(:mod:`dolfinx_mbs.io.field_restart`), the CSV and the accumulators are global. Every rank
+reads the whole checkpoint (its memory is the run's state, twice over); a restart on another
+number of ranks is refused, naming why, for systems whose unknowns are not dofs of the bodies
+(Lagrange multipliers, velocity rows, reduced bodies' modal coordinates), for elements with
+several nodes on one entity (Lagrange degree 3 and higher) and under DOLFINx 0.5, whose XDMF
+field files hold the writing partition's node order. :func:`read_state` reads a
+checkpoint on any number of ranks for post-processing (the bodies' displacement and
+velocity).
 
 :class:`Signals` turns SIGTERM and SIGINT during a run into a request that the run sees at
 the next step boundary (an allreduce of the flag at each step, so a signal that reached one
@@ -49,14 +66,17 @@ from typing import Dict, Optional
 import numpy as np
 from mpi4py import MPI
 
-from dolfinx_mbs import checks
+from dolfinx_mbs import checks, compat
+from dolfinx_mbs.constraints.maggi import MaggiReducer
+from dolfinx_mbs.io.dof_keys import dof_keys, locate
 from dolfinx_mbs.petsc_options import given_options
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
-           "Interrupted", "truncate_csv", "folder", "arguments"]
+           "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
+           "read_state", "State"]
 
-#: format version of ``latest.json``
-VERSION = 1
+#: format version of ``latest.json`` (2: the unknowns' names, ``keys``)
+VERSION = 2
 
 
 def folder(stem: str) -> str:
@@ -78,6 +98,8 @@ class Checkpoint:
             the form's state).
         accumulators: the observers' accumulators ({observer: {name: value}}).
         meta: the whole ``latest.json``.
+        redistributed: the arrays were written on another number of ranks and redistributed
+            by name (their local sizes are this run's).
     """
 
     t: float
@@ -88,6 +110,65 @@ class Checkpoint:
     arrays: Dict[str, np.ndarray]
     accumulators: Dict[str, Dict[str, Optional[float]]]
     meta: dict
+    redistributed: bool = False
+
+
+def unknown_names(system) -> tuple:
+    """The partition-free names of this rank's reduced unknowns (collective).
+
+    Args:
+        system: the run's system.
+
+    Returns:
+        (names, None): names an (n_local, 3 + width) int64 array, row i naming reduced unknown
+        i of this rank (the body, the dof's component, its node's vertices: see the module
+        docstring); or (None, why) when the system's unknowns have no such names. The same
+        outcome on every rank.
+    """
+    why = None
+    red = getattr(system, "reducer", None)
+    if getattr(system, "has_multipliers", False):
+        why = "the unknowns include Lagrange multipliers"
+    elif hasattr(system, "basis"):
+        why = "the velocity rows' unknowns are not dofs of the bodies"
+    elif type(red) is not MaggiReducer:
+        why = "the unknowns are not dofs of the bodies (reduced bodies' coordinates)"
+    tables = []
+    if why is None:
+        try:
+            tables = [dof_keys(b.V) for b in system.space.bodies]
+        except Exception as e:  # the reason is named, on every rank
+            why = str(e)
+    why = system.comm.allgather(why)
+    why = next((w for w in why if w), None)
+    if why is not None:
+        return None, why
+    width = system.comm.allreduce(max(t.shape[1] for t in tables) - 1, op=MPI.MAX)
+    space = system.space
+    full = np.full((space.n_local, 2 + width), -1, dtype=np.int64)
+    for ib, t in enumerate(tables):
+        rows = slice(int(space.offsets[ib]), int(space.offsets[ib + 1]))
+        full[rows, 0] = ib
+        full[rows, 1: 1 + t.shape[1]] = t
+    return full[np.asarray(red.independent) - space.rstart], None
+
+
+def _blocks(system, vecs) -> tuple:
+    """The number of blocks of reduced unknowns of each vector of ``vecs``.
+
+    Returns (counts, None), or (None, why not): the same on every rank.
+    """
+    n_local = system.create_reduced_vec().getLocalSize() if hasattr(
+        system, "create_reduced_vec") else 0
+    n_global = int(system.n_reduced)
+    counts = []
+    for v in vecs:
+        nb = v.getSize() // n_global if n_global else 0
+        ok = nb >= 1 and v.getSize() == nb * n_global and v.getLocalSize() == nb * n_local
+        if not system.comm.allreduce(ok, op=MPI.LAND):
+            return None, "the TS vectors are not made of blocks of the reduced unknowns"
+        counts.append(int(nb))
+    return counts, None
 
 
 def _atomic_json(path: str, data) -> None:
@@ -106,13 +187,18 @@ class Writer:
         every: write at every step number that is a multiple of this.
         formulation: the run's formulation (checked at restart).
         t0: the run's initial time.
+        system: the run's system: its unknowns' names are written with the state, so that the
+            checkpoint restarts on any number of ranks (None: on as many ranks only).
     """
 
-    def __init__(self, comm, stem: str, every: Optional[int], formulation: str, t0: float):
+    def __init__(self, comm, stem: str, every: Optional[int], formulation: str, t0: float,
+                 system=None):
         self.comm, self.every = comm, every
         self.dir = folder(stem)
         self.formulation, self.t0 = formulation, t0
         self.last: Optional[str] = None
+        self.system = system
+        self._names: Optional[tuple] = None
 
     def due(self, index: int) -> bool:
         """True when the step ``index`` is one to checkpoint at."""
@@ -131,6 +217,17 @@ class Writer:
         arrays = {f"x{i}": v.getArray(readonly=True) for i, v in enumerate(vecs)}
         arrays.update({f"form_{k}": np.asarray(a) for k, a in form_state.items()})
         sizes = [int(v.getSize()) for v in vecs]
+        names, blocks, why = None, None, "written without its system"
+        if self.system is not None:
+            if self._names is None:  # the same at every checkpoint of the run
+                self._names = unknown_names(self.system)
+            names, why = self._names
+            if names is not None:
+                blocks, why = _blocks(self.system, vecs)
+            if form_state and why is None:
+                why = "the form's state is this partition's"
+        if why is None:
+            arrays["keys"] = names
         with checks.collective(comm, f"checkpoint file in {sub!r}"):
             path = os.path.join(sub, f"rank{rank}.npz")
             with open(path + ".tmp", "wb") as f:
@@ -139,7 +236,8 @@ class Writer:
         meta = dict(version=VERSION, t=float(t), index=int(index), dt=float(dt),
                     t0=float(self.t0), formulation=self.formulation, ranks=comm.size,
                     sizes=sizes, local=comm.gather([int(v.getLocalSize()) for v in vecs]),
-                    accumulators=accumulators, folder=name)
+                    accumulators=accumulators, folder=name, blocks=blocks,
+                    any_ranks=why is None, why_not=why)
         with checks.collective(comm, f"checkpoint index {self.dir!r}"):
             if rank == 0:
                 _atomic_json(os.path.join(self.dir, "latest.json"), meta)
@@ -155,14 +253,8 @@ def exists(comm, stem: str) -> bool:
     return bool(comm.bcast(found, root=0))
 
 
-def load(comm, stem: str, formulation: str) -> Checkpoint:
-    """This rank's part of the last checkpoint of ``stem``.
-
-    Raises (on every rank):
-        FileNotFoundError: no checkpoint.
-        ValueError: written by another number of ranks, another formulation or another
-            layout (mesh, partition or constraints).
-    """
+def _read_meta(comm, stem: str) -> dict:
+    """``latest.json`` of ``stem`` on every rank (FileNotFoundError on every rank if none)."""
     index = os.path.join(folder(stem), "latest.json")
     meta = None
     with checks.collective(comm, f"restart from {stem!r}"):
@@ -172,14 +264,49 @@ def load(comm, stem: str, formulation: str) -> Checkpoint:
                                         "checkpoint_every= first)")
             with open(index) as f:
                 meta = json.load(f)
-    meta = comm.bcast(meta, root=0)
-    if meta["ranks"] != comm.size:
-        raise ValueError(f"restart from {stem!r}: the checkpoint was written by "
-                         f"{meta['ranks']} rank(s), this run has {comm.size}; its layout is "
-                         f"the partition's: restart on {meta['ranks']} rank(s)")
+    return comm.bcast(meta, root=0)
+
+
+def load(comm, stem: str, formulation: str, system=None, files: bool = True) -> Checkpoint:
+    """This rank's part of the last checkpoint of ``stem``.
+
+    Args:
+        comm: the run's communicator (collective).
+        stem: the run's ``output``.
+        formulation: the run's formulation (must be the checkpoint's).
+        system: the run's system; with it, a checkpoint written on another number of ranks
+            is redistributed by the unknowns' names (see the module docstring).
+        files: the run continues the checkpoint's field files (a restart): on another number
+            of ranks that needs VTX files (DOLFINx 0.7 and later; an XDMF file of DOLFINx 0.5
+            holds the writing partition's node order), refused otherwise.
+
+    Returns:
+        The checkpoint, its arrays in this run's layout.
+
+    Raises:
+        FileNotFoundError: (every rank) no checkpoint.
+        ValueError: (every rank) another formulation, or another layout (mesh, partition or
+            constraints), or written by another number of ranks when it cannot be
+            redistributed (naming why).
+    """
+    meta = _read_meta(comm, stem)
     if meta["formulation"] != formulation:
         raise ValueError(f"restart from {stem!r}: the checkpoint is of formulation "
                          f"{meta['formulation']!r}, this run is {formulation!r}")
+    if meta["ranks"] != comm.size:
+        why = meta.get("why_not", "written before checkpoints named their unknowns") \
+            if not meta.get("any_ranks") else None
+        if why is None and system is None:
+            why = "no system to name this run's unknowns"
+        if why is None and files and not compat.has_vtx:
+            why = ("the field files are XDMF, in the order of the nodes of the partition "
+                   "that wrote them (DOLFINx 0.5; read_state reads the state)")
+        if why is not None:
+            raise ValueError(f"restart from {stem!r}: the checkpoint was written by "
+                             f"{meta['ranks']} rank(s), this run has {comm.size}, and it "
+                             f"cannot be redistributed ({why}): restart on {meta['ranks']} "
+                             "rank(s)")
+        return _redistributed(comm, stem, meta, system)
     arrays: Dict[str, np.ndarray] = {}
     with checks.collective(comm, f"restart from {stem!r}"):
         path = os.path.join(folder(stem), meta["folder"], f"rank{comm.rank}.npz")
@@ -188,6 +315,43 @@ def load(comm, stem: str, formulation: str) -> Checkpoint:
     return Checkpoint(t=meta["t"], index=meta["index"], dt=meta["dt"], t0=meta["t0"],
                       formulation=meta["formulation"], arrays=arrays,
                       accumulators=meta["accumulators"], meta=meta)
+
+
+def _redistributed(comm, stem: str, meta: dict, system) -> Checkpoint:
+    """The checkpoint ``meta`` of ``stem`` written on another number of ranks, redistributed.
+
+    Each rank's arrays are taken by name from every rank's file (collective).
+    """
+    names, why = unknown_names(system)
+    if why is not None:
+        raise ValueError(f"restart from {stem!r} on {comm.size} rank(s) (written by "
+                         f"{meta['ranks']}): this run's unknowns have no partition-free names "
+                         f"({why})")
+    table, values = [], {f"x{i}": [] for i in range(len(meta["sizes"]))}
+    with checks.collective(comm, f"restart from {stem!r}"):
+        for r in range(meta["ranks"]):
+            path = os.path.join(folder(stem), meta["folder"], f"rank{r}.npz")
+            with np.load(path) as data:
+                k = data["keys"]
+                table.append(k)
+                for i, nb in enumerate(meta["blocks"]):
+                    values[f"x{i}"].append(data[f"x{i}"].reshape(nb, len(k)))
+    table = np.concatenate(table) if table else np.zeros((0, names.shape[1]), np.int64)
+    where = locate(table, names)
+    bad = None
+    if len(table) != system.n_reduced:
+        bad = (f"the checkpoint holds {len(table)} reduced unknowns, this model has "
+               f"{system.n_reduced} (another mesh, space or constraints)")
+    elif np.any(where < 0):
+        k = names[int(np.argmax(where < 0))]
+        bad = (f"this run's unknown {k.tolist()} (body, component, input vertices) is not in "
+               "the checkpoint (another mesh, space or constraints, or another mesh "
+               "numbering)")
+    checks.raise_everywhere(comm, bad and f"restart from {stem!r}: {bad}")
+    arrays = {k: np.concatenate(v, axis=1)[:, where].reshape(-1) for k, v in values.items()}
+    return Checkpoint(t=meta["t"], index=meta["index"], dt=meta["dt"], t0=meta["t0"],
+                      formulation=meta["formulation"], arrays=arrays,
+                      accumulators=meta["accumulators"], meta=meta, redistributed=True)
 
 
 def restore_vecs(comm, stem: str, ckpt: Checkpoint, vecs) -> None:
@@ -200,12 +364,103 @@ def restore_vecs(comm, stem: str, ckpt: Checkpoint, vecs) -> None:
     if sizes != meta["sizes"]:
         bad = (f"the checkpoint holds {meta['sizes']} unknowns, this model has {sizes} "
                "(another mesh, space or constraints)")
+    elif ckpt.redistributed:
+        mine = [ckpt.arrays[f"x{i}"].size for i in range(len(vecs))]
+        if mine != local:
+            bad = (f"rank {comm.rank} owns {local} unknowns, the redistributed checkpoint "
+                   f"gives it {mine} (another layout of the TS vectors)")
     elif local != meta["local"][comm.rank]:
         bad = (f"rank {comm.rank} owns {local} unknowns, {meta['local'][comm.rank]} when the "
                "checkpoint was written (another partition of the mesh)")
     checks.raise_everywhere(comm, bad and f"restart from {stem!r}: {bad}")
     for i, v in enumerate(vecs):
         v.array[:] = arrays[f"x{i}"]
+
+
+@dataclasses.dataclass
+class State:
+    """A checkpoint's state on this run's ranks (:func:`read_state`).
+
+    Attributes:
+        t: the checkpoint's time (s).
+        index: its step number.
+        formulation: the formulation of the run that wrote it.
+        q: the reduced displacement (this partition's PETSc vector).
+        v: the reduced velocity, or None (Hamilton's form holds the momentum instead).
+        displacement: {body name: Function}: each body's displacement Delta = A q + a0(t).
+        velocity: {body name: Function}: each body's velocity (A q' + A' q + a0'(t)), or {}
+            when ``v`` is None.
+    """
+
+    t: float
+    index: int
+    formulation: str
+    q: object
+    v: object
+    displacement: Dict[str, object]
+    velocity: Dict[str, object]
+
+
+def read_state(system, stem: str) -> State:
+    """The last checkpoint of ``stem`` on any number of ranks, as the bodies' fields.
+
+    For post-processing (a checkpoint written on many ranks read back on one, say) or to look
+    at a run's state at its checkpoint: the reduced state is read as a restart reads it
+    (redistributed by name on another number of ranks, see the module docstring), the
+    constraints evaluated at the checkpoint's time and each body's displacement and velocity
+    formed. Collective.
+
+    Args:
+        system: the system of the run's model (:meth:`dolfinx_mbs.Model.system`), on this
+            run's communicator: the same mesh built the same way and the same constraints.
+        stem: the run's ``output``.
+
+    Returns:
+        The :class:`State` (new Functions on the bodies' spaces; the bodies' own ``u`` are not
+        touched).
+
+    Raises:
+        FileNotFoundError: (every rank) no checkpoint.
+        ValueError: (every rank) the checkpoint does not fit ``system``, or ``system`` has
+            Lagrange multipliers or velocity rows.
+    """
+    from dolfinx import fem
+
+    comm = system.comm
+    if getattr(system, "has_multipliers", False) or hasattr(system, "basis"):
+        raise ValueError("read_state: the system's unknowns are not the bodies' reduced "
+                         "displacement and velocity (Lagrange multipliers or velocity rows): "
+                         "pass the model's second-order or first-order system")
+    meta = _read_meta(comm, stem)
+    ckpt = load(comm, stem, meta["formulation"], system, files=False)
+    q = system.create_reduced_vec()
+    n, n_red = q.getLocalSize(), int(system.n_reduced)
+    counts = [size // n_red if n_red else 0 for size in meta["sizes"]]
+    bad = None
+    if any(c < 1 or c * n_red != size for c, size in zip(counts, meta["sizes"])):
+        bad = (f"its vectors ({meta['sizes']} unknowns) are not made of this system's "
+               f"{n_red} reduced unknowns")
+    checks.raise_everywhere(comm, bad and f"read_state({stem!r}): {bad}")
+    blocks = [b for i, c in enumerate(counts) for b in ckpt.arrays[f"x{i}"].reshape(c, n)]
+    q.getArray()[:] = blocks[0]
+    v = None
+    if meta["formulation"] != "hamiltonian" and len(blocks) > 1:
+        v = q.duplicate()
+        v.getArray()[:] = blocks[1]
+    system.update(ckpt.t)
+    space, bodies = system.space, list(system.space.bodies)
+    full = space.create_vec()
+    disp = {b.name: fem.Function(b.V) for b in bodies}
+    system.expand(q, out=full)
+    space.scatter(full, list(disp.values()))
+    vel = {}
+    if v is not None:
+        vel = {b.name: fem.Function(b.V) for b in bodies}
+        system.expand_rate(q, v, out=full)
+        space.scatter(full, list(vel.values()))
+    full.destroy()
+    return State(t=ckpt.t, index=ckpt.index, formulation=meta["formulation"], q=q, v=v,
+                 displacement=disp, velocity=vel)
 
 
 def truncate_csv(comm, path: str, t: float, columns) -> None:

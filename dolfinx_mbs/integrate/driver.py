@@ -246,11 +246,11 @@ def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
         stepper.initial(run.t0, q0, v0, p0)
         resume = None
         if restart:
-            resume = checkpoint.load(comm, rec.output, run.formulation)
+            resume = checkpoint.load(comm, rec.output, run.formulation, system)
             stepper.resume(resume, rec.output, run.t_end)
         writer = None if checkpoint_every is None else checkpoint.Writer(
             comm, rec.output, checkpoint_every, run.formulation,
-            run.t0 if resume is None else resume.t0)
+            run.t0 if resume is None else resume.t0, system)
         watch = observers(system, f"{stepper.formulation} ({stepper.method})",
                           stepper.n_steps, rec, resume, stepper.energies_observer,
                           stepper.probes_observer)

@@ -15,10 +15,14 @@ package's writers (DOLFINx 0.11, ADIOS2 2.12; DOLFINx 0.5.2, HDF5 1.10):
 Neither writer truncates or appends in DOLFINx, so a restart continues a field file by
 copying: the old file is renamed ``<file>.prev`` (kept while a copy is under way, so a kill
 during the copy loses nothing: the next restart copies from it again), a new file is opened
-under the old name, the steps up to the checkpoint's time are copied into it (each rank its
-own block: the same partition as the run that wrote them), and ``.prev`` is removed. The
-steps the killed run wrote after its checkpoint are dropped; the restarted run writes them
-again.
+under the old name, the steps up to the checkpoint's time are copied into it, and ``.prev`` is
+removed. The steps the killed run wrote after its checkpoint are dropped; the restarted run
+writes them again. On as many ranks as wrote the file each rank copies its own block (the
+same partition); on another number of ranks (a checkpoint restarted on more or fewer ranks,
+:mod:`dolfinx_mbs.integrate.checkpoint`) each rank reads every block with its node
+coordinates (the file's ``geometry``) and takes the values of the nodes at its own nodes'
+coordinates (to 1e-10 of the mesh's size: the same mesh, the same nodes). An XDMF file
+(DOLFINx 0.5) is continued by rank 0 whatever the number of ranks: its data are global.
 """
 
 from __future__ import annotations
@@ -82,11 +86,58 @@ def vtx_times(path: str) -> np.ndarray:
         return np.atleast_1d(f.read("step", step_selection=[0, n]))
 
 
+def _table(block) -> np.ndarray:
+    """A block of a VTX variable as (nodes, components)."""
+    a = np.asarray(block)
+    return a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
+
+
+def _node_map(comm, f, source: str, V) -> np.ndarray:
+    """For each local node of ``V``, its row in the concatenated blocks of the VTX file ``f``.
+
+    Every block is read (the file was written on another number of ranks) and the nodes
+    matched by their coordinates. Raises ValueError (every rank) where a node has no match.
+    """
+    from scipy.spatial import cKDTree
+
+    bad, rows = None, np.zeros(0, np.int64)
+    try:  # every rank reads the whole file: the same geometry, the same tolerance
+        n_blocks = int(np.asarray(f.read("NumberOfNodes")).size)
+        geo = np.concatenate([_table(f.read("geometry", block_id=b))
+                              for b in range(n_blocks)])
+        x = V.tabulate_dof_coordinates().reshape(-1, 3)[:, : geo.shape[1]]
+        tol = 1e-10 * max(float(np.max(geo.max(axis=0) - geo.min(axis=0))), 1e-300)
+        dist, rows = cKDTree(geo).query(x)
+        if len(x) and float(np.max(dist)) > tol:
+            k = int(np.argmax(dist))
+            bad = (f"restart: the field file {source!r} has no node at {x[k].tolist()} "
+                   f"(nearest {float(dist[k]):.3g} away; another mesh)")
+    except Exception as e:  # a file that cannot be read is named, on every rank
+        bad = f"restart: cannot read the nodes of the field file {source!r} ({e})"
+    checks.raise_everywhere(comm, bad)
+    return np.asarray(rows, dtype=np.int64)
+
+
 def copy_vtx_steps(comm, source: str, t_max: float, fields, write) -> int:
-    """Copy the steps of the VTX file ``source`` whose time is at most ``t_max``: each
-    rank's block of every one of ``fields`` ({name: Function}) put into the Function, then
-    ``write(t)``. Returns the number of steps copied. Collective; ADIOS2's Python bindings
-    are needed (they come with DOLFINx's wheel)."""
+    """Copy the steps of the VTX file ``source`` whose time is at most ``t_max``.
+
+    For each kept step, every one of ``fields`` is set from the file's values and ``write(t)``
+    called: on as many ranks as wrote the file from this rank's own block, on another number
+    of ranks from the node at each local node's coordinates (see the module docstring).
+
+    Args:
+        comm: the run's communicator (collective).
+        source: the VTX file (``.bp``) to copy from.
+        t_max: the last time kept.
+        fields: {name: Function}, on one space.
+        write: called with each kept step's time once the fields hold its values.
+
+    Returns:
+        The number of steps copied.
+
+    Raises:
+        ValueError: (every rank) the file cannot be read, or holds another mesh.
+    """
     import adios2
 
     msg, times = None, np.zeros(0)
@@ -97,11 +148,21 @@ def copy_vtx_steps(comm, source: str, t_max: float, fields, write) -> int:
     checks.raise_everywhere(comm, msg)
     keep = [i for i, t in enumerate(times) if t <= t_max]
     with adios2.FileReader(source) as f:
+        n_blocks = int(np.asarray(f.read("NumberOfNodes")).size)
+        rows = None
+        if n_blocks != comm.size and fields:
+            rows = _node_map(comm, f, source, next(iter(fields.values())).function_space)
         for i in keep:
             for name, fn in fields.items():
                 bs = fn.function_space.dofmap.index_map_bs
-                block = f.read(name, step_selection=[i, 1], block_id=comm.rank)
-                values = np.asarray(block)[:, :bs].reshape(-1)
+                if rows is None:
+                    block = f.read(name, step_selection=[i, 1], block_id=comm.rank)
+                    values = np.asarray(block)[:, :bs].reshape(-1)
+                else:
+                    every = np.concatenate([
+                        _table(f.read(name, step_selection=[i, 1], block_id=b))
+                        for b in range(n_blocks)])
+                    values = every[rows, :bs].reshape(-1)
                 bad = None if values.size == fn.x.array.size else (
                     f"restart: the field file {source!r} has {values.size} values of {name!r} "
                     f"on rank {comm.rank}, this mesh {fn.x.array.size} (another partition)")
