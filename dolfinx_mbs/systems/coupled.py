@@ -174,6 +174,37 @@ class _Part:
         for k in range(g):
             fm[k] = float(self.Mt[k].getArray(readonly=True) @ Xf)
         self.first_moment = np.array(comm.allreduce(fm))
+        #: the coupling matrices are the mass matrix with E at every node, c_E = M (I kron E)
+        #: (forms.inertia_coupling): c_W x is then W applied node by node to M x, one product
+        #: with M for every W. Checked on a vector, as a mass matrix with terms of its own
+        #: would break it (then the c_E are applied one by one)
+        self.MX = self.vec()
+        self.MX.getArray()[:] = Xf
+        self.kron = self._kron_holds()
+        if self.kron:
+            self.M.mult(self.MX.copy(), self.MX)   # M X: c_E X = E (M X)
+
+    def nodal(self, W: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """c_W x from ``y`` = M x (body-layout arrays): W applied at every node."""
+        g = self.gdim
+        return (y.reshape(-1, g) @ W[:g, :g].T).reshape(-1)
+
+    def _kron_holds(self) -> bool:
+        """True when every c_E of the basis is M (I kron E), to round-off (collective)."""
+        x, y, z = self.vec(), self.vec(), self.vec()
+        rng = np.random.default_rng(7 + self.comm.rank)
+        x.getArray()[:] = rng.uniform(-1.0, 1.0, x.getLocalSize())
+        self.M.mult(x, y)
+        ya = y.getArray(readonly=True)
+        worst = 0.0
+        scale = self.comm.allreduce(float(np.abs(ya).max(initial=0.0)), op=MPI.MAX)
+        for (_, B), (_, E) in zip(self.basis, coupling_basis(self.gdim)):
+            B.mult(x, z)
+            worst = max(worst, float(np.abs(z.getArray(readonly=True)
+                                            - self.nodal(E, ya)).max(initial=0.0)))
+        for v in (x, y, z):
+            v.destroy()
+        return self.comm.allreduce(worst, op=MPI.MAX) <= 1e-12 * scale
 
     def vec(self) -> PETSc.Vec:
         return self.M.createVecLeft()
@@ -340,23 +371,32 @@ class CoupledSystem:
         u.getArray()[:] = ua
         ud.getArray()[:] = uda
         udd.getArray()[:] = udda
-        CEu, CEud = [], []
-        for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
-            a, b = p.work(("CEu", k)), p.work(("CEud", k))
-            B.mult(u, a)
-            a.axpy(-1.0, CX)          # c_E x = c_E u + c_E X
-            B.mult(ud, b)
-            CEu.append(a)
-            CEud.append(b)
         e = p.work("e")
-        p.M.mult(udd, e)
-        coeffs_g = [c(Wg) for c, _ in p.basis]
-        coeffs_k = [c(Wk) for c, _ in p.basis]
-        for cg, ck, a, b in zip(coeffs_g, coeffs_k, CEu, CEud):
-            if cg != 0.0:
-                e.axpy(cg, b)
-            if ck != 0.0:
-                e.axpy(ck, a)
+        if p.kron:
+            # M u'' + c_Wg u' + c_Wk x = M (u'' + Wg u' + Wk u) + Wk (M X), W node by node:
+            # one product with M (the derivatives form M x and M u' themselves)
+            CEu = CEud = None
+            y = p.work("y")
+            y.getArray()[:] = udda + p.nodal(Wg, uda) + p.nodal(Wk, ua)
+            p.M.mult(y, e)
+            e.getArray()[:] += p.nodal(Wk, p.MX.getArray(readonly=True))
+        else:
+            p.M.mult(udd, e)
+            CEu, CEud = [], []
+            for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
+                a, b = p.work(("CEu", k)), p.work(("CEud", k))
+                B.mult(u, a)
+                a.axpy(-1.0, CX)          # c_E x = c_E u + c_E X
+                B.mult(ud, b)
+                CEu.append(a)
+                CEud.append(b)
+            coeffs_g = [c(Wg) for c, _ in p.basis]
+            coeffs_k = [c(Wk) for c, _ in p.basis]
+            for cg, ck, a, b in zip(coeffs_g, coeffs_k, CEu, CEud):
+                if cg != 0.0:
+                    e.axpy(cg, b)
+                if ck != 0.0:
+                    e.axpy(ck, a)
         for k, Mt in enumerate(p.Mt):
             if st.a_O[k] != 0.0:
                 e.axpy(float(st.a_O[k]), Mt)
@@ -364,18 +404,29 @@ class CoupledSystem:
         e.axpy(-1.0, app)
         r = e.copy(p.work("r"))
         ops.K.multAdd(u, r, r)
-        Ps = []
+        Ps = []   # (case, P u), P u None where the case's coefficient is zero (made if needed)
         for ic, (case, P) in enumerate(ops.prestress_matrices):
-            Pu = p.work(("Pu", ic))
-            P.mult(u, Pu)
-            Ps.append((case, Pu))
             c = body.prestress_coefficient(case, st)
+            Pu = None
             if c != 0.0:
+                Pu = p.work(("Pu", ic))
+                P.mult(u, Pu)
                 r.axpy(c, Pu)
+            Ps.append((case, Pu))
         if ops.D is not None:
             ops.D.multAdd(ud, r, r)
         return {"e": e, "r": r, "u": u, "ud": ud, "udd": udd, "CEu": CEu, "CEud": CEud,
                 "Ps": Ps, "W": W, "app": app}
+
+    @staticmethod
+    def _mass_products(p: _Part, u: PETSc.Vec, ud: PETSc.Vec) -> tuple:
+        """(M x, M u') with x = X + u, into the part's kept vectors: with ``p.kron``, c_E x
+        and c_E u' are E applied node by node to them."""
+        Mx, Mud = p.work("Mx"), p.work("Mud")
+        p.M.mult(u, Mx)
+        Mx.axpy(1.0, p.MX)
+        p.M.mult(ud, Mud)
+        return Mx, Mud
 
     def _rigid_moments(self, p: _Part, e: PETSc.Vec, ua: np.ndarray) -> tuple:
         """(sum of e_n, sum of X_n x e_n, sum of u_n x e_n) over the body's nodes, summed over
@@ -497,12 +548,17 @@ class CoupledSystem:
 
         def combo(key, Wm, vecs, out=None):
             out = p.work(key) if out is None else out
+            if p.kron:  # vecs: M x or M u' (see _body_terms)
+                out.getArray()[:] = p.nodal(Wm, vecs.getArray(readonly=True))
+                return out
             out.zeroEntries()
             for (coeff, _), x in zip(p.basis, vecs):
                 c = coeff(Wm)
                 if c != 0.0:
                     out.axpy(c, x)
             return out
+        if p.kron and bt["CEu"] is None:   # M x and M u', from which c_E x, c_E u' follow
+            bt["CEu"], bt["CEud"] = self._mass_products(p, bt["u"], bt["ud"])
         cols = {k: [] for k in STATE_VARS}
         for k in range(3):
             Ek = skew(E3[k])
@@ -518,8 +574,11 @@ class CoupledSystem:
                 cols["g_loc"].append(p.zero)
         # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
         pre = {k: [None, None, None] for k in STATE_VARS}
-        for case, Pu in bt["Ps"]:
+        for ic, (case, Pu) in enumerate(bt["Ps"]):
             d = self._prestress_coefficient_derivative(case, st)
+            if Pu is None and any(np.any(d[k]) for k in STATE_VARS):
+                Pu = p.work(("Pu", ic))
+                p.ops.prestress_matrices[ic][1].mult(bt["u"], Pu)
             for k in STATE_VARS:
                 for i in range(3):
                     if d[k][i] != 0.0:
@@ -766,6 +825,10 @@ class CoupledSystem:
     def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """c_W^T x = c_{W^T} x (into ``out``): the coupling basis combined into one matrix,
         kept per W (a Jacobian applies it to every frame speed's field)."""
+        if p.kron:   # c_W^T = (I kron W^T) M
+            p.M.mult(x, out)
+            out.getArray()[:] = p.nodal(W.T, out.getArray(readonly=True))
+            return out
         key = tuple(np.round(W, 15).ravel())
         cache = p._pool.setdefault("cT", {})
         A = cache.get(key)

@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 from petsc4py import PETSc
 
-from dolfinx_mbs.integrate.step_solvers import cheapest_lu
+from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
 
 __all__ = ["CoupledProblem", "BorderedNewton"]
 
@@ -182,7 +182,8 @@ class CoupledProblem:
         snes.setTolerances(rtol=1e-11, atol=1e-300, stol=1e-9, max_it=25)
         self.ksp = PETSc.KSP().create(self.comm)
         self.ksp.setOptionsPrefix(opts.prefix)
-        cheapest_lu(self.ksp, False)
+        # PETSc's own LU for small elastic blocks, as the prescribed frames' steps have it
+        cheapest_lu(self.ksp, bool(s.parts) and small_lu(s, opts.prefix, opts.values))
         self._ready = False
         self.S = None
         self._X: list = []
@@ -258,6 +259,10 @@ class CoupledProblem:
 
     # -- the step's linear solve --------------------------------------------------------------
     def _S_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> bool:
+        if b.norm(PETSc.NormType.NORM_INFINITY) == 0.0:
+            # a frame unknown the elastic rows do not see (a hinge's angle without gravity)
+            x.zeroEntries()
+            return True
         self.ksp.solve(b, x)
         return self.ksp.getConvergedReason() > 0
 
