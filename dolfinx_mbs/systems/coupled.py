@@ -491,15 +491,22 @@ class CoupledSystem:
         """The applied frame loads' generalized force on frame ``i``'s speeds (the user's
         functions run under a collective guard: an error or a non-finite value on one rank
         is raised on every rank)."""
-        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        fr = self.frames[i]
         out = np.zeros(fr.n_speeds)
         if not self.loads_on[i]:
             return out
-        view = FrameView(fr, f[zs], f[ws], jet.state)
         with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
-            for ld in self.loads_on[i]:
-                F, M = ld.evaluate(t, view, jet.state)
-                out += jet.T.T @ F + jet.Om.T @ M
+            out += self._loads_here(t, i, f, jet)
+        return out
+
+    def _loads_here(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
+        """:meth:`generalized_loads` on this rank alone (the caller guards it)."""
+        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        view = FrameView(fr, f[zs], f[ws], jet.state)
+        out = np.zeros(fr.n_speeds)
+        for ld in self.loads_on[i]:
+            F, M = ld.evaluate(t, view, jet.state)
+            out += jet.T.T @ F + jet.Om.T @ M
         return out
 
     def _momentum(self, i: int, st: FrameState, u, ud, terms=None) -> dict:
@@ -846,14 +853,16 @@ class CoupledSystem:
         f0, fd0 = self._f.copy(), self._fd.copy()
 
         def Q(f, fd):
-            return self.generalized_loads(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
+            return self._loads_here(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
         D = np.zeros((fr.n_speeds, self.m))
-        for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
-            h = 1e-7 * max(1.0, abs(f0[j]))
-            fp, fm = f0.copy(), f0.copy()
-            fp[j] += h
-            fm[j] -= h
-            D[:, j] -= (Q(fp, fd0) - Q(fm, fd0)) / (2 * h)
+        # one guard for all the evaluations (the user's functions may fail on one rank)
+        with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
+                h = 1e-7 * max(1.0, abs(f0[j]))
+                fp, fm = f0.copy(), f0.copy()
+                fp[j] += h
+                fm[j] -= h
+                D[:, j] -= (Q(fp, fd0) - Q(fm, fd0)) / (2 * h)
         return D
 
     # -- the elastic block ------------------------------------------------------------------

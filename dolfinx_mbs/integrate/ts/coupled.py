@@ -200,10 +200,12 @@ class CoupledProblem:
         with ``more`` vectors, their f too (one broadcast for all)."""
         q, v = X.getSubVector(self.is_q), X.getSubVector(self.is_v)
         n = 2 * self.n_local
-        fs = ([np.array(V.getArray(readonly=True)[n:]) for V in (X,) + more]
-              if self.owner else None)
+        fs = np.empty((1 + len(more), self.m))
+        if self.owner:
+            for k, V in enumerate((X,) + more):
+                fs[k] = V.getArray(readonly=True)[n:]
         if self.comm.size > 1:
-            fs = self.comm.bcast(fs, root=0)
+            self.comm.Bcast(fs, root=0)
         return (q, v) + tuple(fs)
 
     def restore(self, X, q, v) -> None:
@@ -312,7 +314,7 @@ class CoupledProblem:
         rqa, y1a = rq.getArray(readonly=True), y1.getArray(readonly=True)
         loc = np.array([d.Cv[i].getArray(readonly=True) @ rqa - d.C[i].getArray(readonly=True)
                         @ y1a for i in range(m)])
-        g2 = rf + (self.comm.allreduce(loc) if m else 0.0)
+        g2 = rf + self._summed(loc)
         df = scipy.linalg.lu_solve(self._lu, g2) if m else np.zeros(0)
         dq = y1
         for j in range(m):
@@ -326,12 +328,23 @@ class CoupledProblem:
 
     def block_norms(self, dx: PETSc.Vec) -> tuple:
         """The norms of the update's blocks: elastic coordinates, their rates, each frame
-        unknown (replicated)."""
+        unknown (replicated; one reduction: the frame unknowns are rank 0's)."""
         n = self.n_local
         da = dx.getArray(readonly=True)
-        glob = self.comm.allreduce(np.array([da[:n] @ da[:n], da[n:2 * n] @ da[n:2 * n]]))
-        f = self.comm.bcast(np.abs(da[2 * n:]) if self.owner else None, root=0)
-        return (math.sqrt(glob[0]), math.sqrt(glob[1])) + tuple(f)
+        loc = np.zeros(2 + self.m)
+        loc[0], loc[1] = da[:n] @ da[:n], da[n:2 * n] @ da[n:2 * n]
+        if self.owner:
+            loc[2:] = np.abs(da[2 * n:])
+        glob = self._summed(loc)
+        return (math.sqrt(glob[0]), math.sqrt(glob[1])) + tuple(glob[2:])
+
+    def _summed(self, loc: np.ndarray) -> np.ndarray:
+        """``loc`` summed over the ranks (a buffer reduction, no pickling)."""
+        if self.comm.size == 1:
+            return loc
+        out = np.empty_like(loc)
+        self.comm.Allreduce(loc, out)
+        return out
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q0: PETSc.Vec, v0: PETSc.Vec, f0: np.ndarray) -> PETSc.Vec:
