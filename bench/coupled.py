@@ -408,6 +408,10 @@ def markdown(run: dict) -> str:
            md_table(hdr, rows), ""]
     for name, why in run.get("failed", {}).items():
         out.append(f"- {name}: {why}")
+    met = [f"{w['size']} on {w['nproc']}: {'yes' if w['ratio'] <= 1.3 else 'no'}"
+           for w in run["workers"]]
+    if met:
+        out.append("- at most 1.3x a prescribed step (issue 29): " + "; ".join(met))
     out += ["- dt = 0.04 s, generalized-alpha (radius 0.8), energy monitors and a tip probe on, "
             "the default direct solver (MUMPS); prescribed: the coupled run's hub angle as a "
             "Sampled frame, `stepper=\"auto\"` (the stepper is in the JSON); ms/step: mean "

@@ -220,6 +220,19 @@ class _Part:
         return v
 
 
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a_n x b_n row by row ((n, 3) or a (1, 3) row against (n, 3)): numpy's ``cross`` with
+    the same operations (the same numbers), without its argument handling (microseconds, a
+    dozen times a step)."""
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    out = np.empty((max(a.shape[0], b.shape[0]), 3))
+    out[:, 0] = a1 * b2 - a2 * b1
+    out[:, 1] = a2 * b0 - a0 * b2
+    out[:, 2] = a0 * b1 - a1 * b0
+    return out
+
+
 def _as3(a: np.ndarray, g: int) -> np.ndarray:
     """Nodal values (n, g) as (n, 3)."""
     if g == 3:
@@ -457,8 +470,8 @@ class CoupledSystem:
         g = p.gdim
         ea = _as3(e.getArray(readonly=True).reshape(-1, g), g)
         u3 = _as3(ua.reshape(-1, g), g)
-        loc = np.concatenate([ea.sum(axis=0), np.cross(p.X, ea).sum(axis=0),
-                              np.cross(u3, ea).sum(axis=0)])
+        loc = np.concatenate([ea.sum(axis=0), _cross_rows(p.X, ea).sum(axis=0),
+                              _cross_rows(u3, ea).sum(axis=0)])
         out = np.empty(9)
         self.comm.Allreduce(loc, out, op=MPI.SUM)
         return out[:3], out[3:6], out[6:]
@@ -748,7 +761,7 @@ class CoupledSystem:
             for jl in range(jet.Om.shape[1]):
                 row = ws.start + jl
                 om = jet.Om[:, jl]
-                wj = (jet.T[:, jl][None, :] + np.cross(om[None, :], x3))[:, :g]
+                wj = (jet.T[:, jl][None, :] + _cross_rows(om[None, :], x3))[:, :g]
                 wj_vec = p.work("wj")
                 wj_vec.getArray()[:] = wj.reshape(-1)
                 # d/d(frame unknowns): w_j . d e/d(...), the owned parts' products (summed over
@@ -762,7 +775,7 @@ class CoupledSystem:
                         Dloc[row, sl.start + c] += val
                 # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
                 du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
-                du.getArray()[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
+                du.getArray()[:] += (-_cross_rows(om[None, :], ea)[:, :g]).reshape(-1)
                 dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"))
                 dudd = p.work("dudd")
                 p.M.mult(wj_vec, dudd)
@@ -965,7 +978,7 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
     for p, st in zip(s.parts, states):
         g = p.gdim
         x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
-        vel = (st.v_O[None, :] + np.cross(st.omega[None, :], x3)
+        vel = (st.v_O[None, :] + _cross_rows(st.omega[None, :], x3)
                + _as3(uda[p.slice].reshape(-1, g), g))
         vv, Mv, uu, Ku, xv, Mx = (p.vec() for _ in range(6))
         vv.getArray()[:] = vel[:, :g].reshape(-1)
@@ -984,7 +997,7 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         Vel += el
         Mva = _as3(Mv.getArray(readonly=True).reshape(-1, g), g)
         Mxa = _as3(Mx.getArray(readonly=True).reshape(-1, g), g)
-        local = np.concatenate([Mva.sum(axis=0), np.cross(x3, Mva).sum(axis=0),
+        local = np.concatenate([Mva.sum(axis=0), _cross_rows(x3, Mva).sum(axis=0),
                                 Mxa.sum(axis=0)])
         tot = np.empty(9)
         s.comm.Allreduce(local, tot, op=MPI.SUM)
