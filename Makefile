@@ -33,7 +33,7 @@ export OMPI_MCA_mpi_yield_when_idle := 1
 # pip's progress and index warnings are not the run's output
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test test-serial test-mpi test-debian validate studies bench bench-step bench-dense test-dolfinx09 version clean
+.PHONY: setup demo test test-serial test-mpi test-debian validate studies slider-crank bench bench-step bench-dense test-dolfinx09 version clean
 
 setup: $(VENV)/.installed
 
@@ -101,6 +101,10 @@ validate: setup
 # seed 003's parameter studies through dolfinx-mbs sweep: docs/seed003_studies.md and .png
 studies: setup
 	$(PY) docs/seed003_studies.py
+
+# the elastic slider-crank's convergence in mesh and step: docs/slider_crank.md (~30 min)
+slider-crank: setup
+	$(PY) docs/slider_crank.py
 
 bench: setup
 	$(PY) bench/frame_update.py --sizes 1e4,1e5

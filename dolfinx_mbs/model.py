@@ -264,6 +264,137 @@ class Model:
         keep their relative orientation."""
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
+    def spring(self, body_a, point_a, body_b, point_b, stiffness: float, damping: float = 0.0,
+               length: Optional[float] = None, name: Optional[str] = None,
+               tol: float = 1e-8) -> FrameJoint:
+        """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
+        ``body_b`` (global points at t = 0; a Body's node there, which moves with its
+        deformation, a RigidBody's point, or the ground for ``body_b=None``), one of the bodies
+        on a computed frame. Its tension s = k (L - L0) + c L' acts along the line of the
+        points (pulling them together when positive): the potential 1/2 k (L - L0)^2 and the
+        dissipation 1/2 c L'^2.
+
+        Args:
+            body_a, body_b: the bodies (``body_b`` None: the ground).
+            point_a, point_b: the points (global, at t = 0); they must not coincide.
+            stiffness: k >= 0 (N/m).
+            damping: c >= 0 (N s/m).
+            length: the rest length L0 (default: the points' distance at t = 0).
+            name: its name in ``Result.joints`` (``tension``, ``length``).
+
+        Returns:
+            The spring (a :class:`~dolfinx_mbs.constraints.frame_joints.FrameJoint` of kind
+            ``"spring"``).
+
+        Raises:
+            ValueError: a body not of this model, neither on a computed frame, coincident
+                points, a negative or non-finite constant, a point with no node of an
+                elastic body.
+        """
+        for b in (body_a, body_b):
+            if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
+                raise ValueError(f"spring: body {getattr(b, 'name', b)!r} is not part of this "
+                                 "model")
+        if body_a is None:
+            raise ValueError("spring: body_a must be a body of this model (body_b=None is the "
+                             "ground)")
+        if body_a is body_b:
+            raise ValueError("spring: body_a and body_b must differ")
+        frames = [b.frame for b in (body_a, body_b) if b is not None]
+        if not any(isinstance(f, ComputedFrame) for f in frames):
+            raise ValueError("spring: neither body is on a computed frame (Hinge, Free); a "
+                             "spring between bodies of prescribed frames is not supported")
+        pa = checks.point3(point_a, "point_a")
+        pb = checks.point3(point_b, "point_b")
+        name = name or f"spring({body_a.name},{'ground' if body_b is None else body_b.name})"
+        if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
+            raise ValueError(f"spring: the name {name!r} is taken (pass name=)")
+        gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
+        a = joint_point(self, body_a, pa, name, tol)
+        b = joint_point(self, body_b, pb, name, tol)
+        spring = FrameJoint("spring", a, b, gdim, name=name, stiffness=stiffness,
+                            damping=damping, length=length)
+        self.frame_joints.append(spring)
+        self._systems.pop("coupled", None)
+        return spring
+
+    def point_mass(self, body: Body, point, mass: float, name: Optional[str] = None,
+                   tol: float = 1e-8) -> RigidBody:
+        """A point mass at a node of an elastic ``body`` (the global ``point`` at t = 0): a
+        :class:`~dolfinx_mbs.RigidBody` of ``mass`` on its own planar or spatial
+        :class:`~dolfinx_mbs.frames.Free` frame, held to the node by a revolute joint (in 3D
+        about z, which also keeps its orientation: a point mass has no rotary inertia, and its
+        own is a millionth of m d^2, d the body's size, with no effect on the motion). The
+        model becomes a coupled one (its steps solve the joint's rows); the mass follows the
+        node's motion and deformation with its gravity and inertia.
+
+        Returns:
+            The rigid body (its frame's motion is ``Result.frames[name + " frame"]``).
+
+        Raises:
+            ValueError: a body not elastic or not of this model, a mass not positive and
+                finite, no node at the point.
+        """
+        from dolfinx_mbs.frames.computed import Free
+        if not isinstance(body, Body) or all(body is not b for b in self.bodies):
+            raise ValueError(f"point_mass: body must be an elastic body of this model, got "
+                             f"{getattr(body, 'name', body)!r}")
+        m = checks.positive(mass, "mass")
+        p = checks.point3(point, "point")
+        taken = {b.name for b in list(self.bodies) + self.rigid_bodies}
+        taken |= {f.name for f in self.frames}
+        name = name or f"point mass {len(self.rigid_bodies)}"
+        if name in taken or name + " frame" in taken:
+            raise ValueError(f"point_mass: the name {name!r} is taken (pass name=)")
+        x = self.comm.allgather(body.mesh.geometry.x[:, :body.gdim])
+        x = np.concatenate([a for a in x if a.size]) if any(a.size for a in x) else np.zeros(
+            (1, body.gdim))
+        size = float(np.ptp(x, axis=0).max()) or 1.0
+        # locate the node first: a failed call leaves the model as it was
+        joint_point(self, body, p, f"point_mass {name!r}", tol)
+        # the point's velocity at t = 0 as the body's frame moves it (the joint's speeds then
+        # fit without changing the others')
+        from dolfinx_mbs.constraints.frame_joints import start_state
+        st = start_state(body.frame)
+        X = st.R.T @ (p - st.r_O)
+        frame = Free(position=p, velocity=st.R @ (st.v_O + np.cross(st.omega, X)),
+                     angular_velocity=st.R @ st.omega, name=name + " frame", dim=body.gdim)
+        inertia = 1e-6 * m * size ** 2
+        rb = RigidBody(mass=m, inertia=inertia if body.gdim == 2 else inertia * np.eye(3),
+                       frame=frame, centre=(0.0, 0.0, 0.0), name=name)
+        self.rigid_bodies.append(rb)
+        try:
+            self._bind_frames()
+            self.revolute(body, rb, point=p, axis=None if body.gdim == 2 else (0.0, 0.0, 1.0),
+                          name=f"{name} joint", tol=tol)
+        except Exception:
+            self.rigid_bodies.remove(rb)
+            raise
+        self._systems.pop("coupled", None)
+        return rb
+
+    def torsional_spring(self, target, stiffness: float, damping: float = 0.0,
+                         angle: float = 0.0, name: Optional[str] = None) -> Motor:
+        """A torsional spring and damper on a 2D revolute joint (the bodies' relative rotation)
+        or on a :class:`~dolfinx_mbs.frames.Hinge` (its angle): the torque
+        -k (theta - angle) - c theta', theta counted from its value at t = 0. A torque
+        :meth:`motor` whose function is the spring's.
+
+        Raises:
+            ValueError: a negative or non-finite constant; a target as :meth:`motor` refuses.
+        """
+        k = checks.real(stiffness, "stiffness")
+        c = checks.real(damping, "damping")
+        a0 = checks.real(angle, "angle")
+        if k < 0.0 or c < 0.0:
+            raise ValueError(f"torsional_spring: stiffness and damping must be >= 0, got "
+                             f"stiffness={k:g}, damping={c:g}")
+
+        def torque(t, s, k=k, c=c, a0=a0):
+            return -k * (s.angle - a0) - c * s.rate
+        return self.motor(target, torque=torque,
+                          name=name or f"torsional spring({getattr(target, 'name', 'joint')})")
+
     def motor(self, target, angle: Optional[Callable] = None, speed: Optional[Callable] = None,
               torque: Optional[Callable] = None, name: Optional[str] = None) -> Motor:
         """A motor on a 2D revolute joint (the bodies' relative rotation) or on a

@@ -4,6 +4,7 @@
     j = model.revolute(arm, link, point=p, axis=(0, 0, 1)) # 3D: and the axes stay aligned
     s = model.prismatic(slider, None, point=p, axis=(1, 0))  # slides along a line
     model.motor(j, speed=lambda t: 10.0)                    # or angle=..., torque=...
+    model.spring(arm, p, None, q, stiffness=k, damping=c)   # a spring-damper to the ground
 
 A joint holds a point of one body to a point of another (or of the ground): a node of an
 elastic body, which moves with its deformation, or a point of a rigid body or of a computed
@@ -109,21 +110,30 @@ class FrameJoint:
 
     Args:
         kind: ``"revolute"`` (the points coincide; in 3D the joint's axis, fixed in both frames,
-            stays aligned: 3 + 2 rows; in 2D 2 rows) or ``"prismatic"`` (``b`` moves along the
+            stays aligned: 3 + 2 rows; in 2D 2 rows), ``"prismatic"`` (``b`` moves along the
             axis fixed in ``a``'s frame and the two frames keep their relative orientation; 2D:
-            2 rows).
+            2 rows) or ``"spring"`` (a linear spring and damper between the points: the force
+            on ``b`` is s e, e the unit vector from ``b``'s point to ``a``'s, s = k (L - L0) +
+            c L' the tension; its components are unknowns with a row each, F - s e = 0, so that
+            the force enters the bodies as a joint's does; no position rows).
         a, b: the :class:`JointPoint` s.
         gdim: 2 or 3.
         axis: the joint's axis at t = 0, global components (3D revolute, prismatic).
         name: its name.
+        stiffness, damping, length: a spring's k (N/m), c (N s/m) and rest length L0 (None:
+            the points' distance at t = 0).
     """
 
     def __init__(self, kind: str, a: JointPoint, b: JointPoint, gdim: int, axis=None,
-                 name: str = "joint"):
-        if kind not in ("revolute", "prismatic"):
-            raise ValueError(f"kind must be 'revolute' or 'prismatic', got {kind!r}")
+                 name: str = "joint", stiffness: float = 0.0, damping: float = 0.0,
+                 length: float | None = None):
+        if kind not in ("revolute", "prismatic", "spring"):
+            raise ValueError(f"kind must be 'revolute', 'prismatic' or 'spring', got {kind!r}")
         self.kind, self.a, self.b, self.gdim, self.name = kind, a, b, gdim, name
         self.motor: Motor | None = None
+        if kind == "spring":
+            self._spring(stiffness, damping, length)
+            return
         if kind == "prismatic" and gdim != 2:
             raise ValueError(f"{name}: a prismatic joint is supported in 2D (gdim 2), got "
                              f"{gdim}")
@@ -157,6 +167,30 @@ class FrameJoint:
             self.offset = float(n @ (pb - pa))
         self.n_position = (gdim if kind == "revolute" else 1) + (
             2 if (kind == "revolute" and gdim == 3) else 0) + (1 if kind == "prismatic" else 0)
+
+    def _spring(self, stiffness, damping, length) -> None:
+        """A spring's constants, checked, and its length at t = 0."""
+        self.stiffness = checks.real(stiffness, f"{self.name}: stiffness")
+        self.damping = checks.real(damping, f"{self.name}: damping")
+        if self.stiffness < 0.0 or self.damping < 0.0:
+            raise ValueError(f"{self.name}: stiffness and damping must be >= 0, got "
+                             f"stiffness={self.stiffness:g}, damping={self.damping:g}")
+        ends = []
+        for pt in (self.a, self.b):
+            st = start_state(pt.frame) if pt.frame is not None else None
+            ends.append(st.to_global(pt.X) if st is not None else pt.X)
+        dist = float(np.linalg.norm(ends[0] - ends[1]))
+        if dist <= 1e-12 * max(1.0, float(np.abs(ends[0]).max())):
+            raise ValueError(f"{self.name}: the spring's two points coincide at t = 0 (its "
+                             "direction is undefined); join coincident points with a revolute "
+                             "joint and a torsional spring")
+        self.length = dist if length is None else checks.real(
+            length, f"{self.name}: length")
+        if self.length < 0.0:
+            raise ValueError(f"{self.name}: length must be >= 0, got {self.length:g}")
+        self.axis = None
+        self.angle0 = 0.0
+        self.n_position = 0
 
     def __repr__(self) -> str:
         return f"FrameJoint({self.kind!r}, name={self.name!r})"

@@ -376,6 +376,11 @@ class Free(ComputedFrame):
     translation rows read m v_O' + pi' = F: P is then a linear function of the unknowns, and
     every time stepping scheme keeps it constant when no force acts (to round-off).
 
+    Place the origin at (or near) the carried bodies' centre of mass: the rotation rows then
+    carry little of the translation's inertia, and the time step's error constant stays that
+    of the body's own motion (an origin far from the centre of mass couples the two and gives
+    a much larger O(dt^2) error constant; docs/free_frame_origin.py measures it).
+
     Args:
         position: the origin at the start (global, m).
         orientation: R at the start (3x3 rotation, local axes as columns; checked

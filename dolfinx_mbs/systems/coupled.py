@@ -356,6 +356,7 @@ class CoupledSystem:
                 u = self.reducer.expand(q, out=self._full["u"])
                 ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
             self.jointset.consistent_speeds(t0, f, u, ud)
+            self.jointset.spring_forces(t0, f, u, ud)
         self.jointset.motor_torques(t0, f)   # a motor's function that fails, before any step
         if self.na:
             q = q0 if q0 is not None else self.create_reduced_vec()
@@ -690,7 +691,9 @@ class CoupledSystem:
             for v in group:
                 v.zeroEntries()
         for v in self._full_work:
-            v.zeroEntries()
+            # through the array: these vectors are written through their arrays, which
+            # PETSc's zeroEntries does not see (it skips a vector whose cached norm is 0)
+            v.getArray()[:] = 0.0
         return self._bc + (self._full_work,)
 
     def derivatives(self, t: float, shift: float, Fv_shape: PETSc.Vec) -> FrameDerivatives:

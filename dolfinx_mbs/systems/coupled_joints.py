@@ -21,8 +21,11 @@ enters the frames' rows directly. Derivatives: with respect to the speeds and th
 displacements and rates in closed form (the rows are linear in the speeds and rates, and in
 the displacement of a node); with respect to the frames' coordinates (rotations, through
 trigonometric and quaternion functions) by central differences of the closed-form rows
-(errors ~ 1e-10 of their scale), but for the position rows' dg/dz, in closed form. The curvature of g weighted by mu is left out of the
-Jacobian: mu vanishes with the drift, so Newton's convergence does not see it.
+(errors ~ 1e-10 of their scale), but for the position rows' dg/dz, in closed form. The
+curvature of g weighted by mu is left out of the Jacobian: mu vanishes with the drift, so
+Newton's convergence does not see it. Springs (``FrameJoint`` of kind ``"spring"``): their
+force components F are unknowns with the rows F - s e = 0 (no position rows, no mu), entering
+the bodies and frames as a revolute joint's force does.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ class _Side:
 def _row_groups(joint: FrameJoint) -> list:
     """The joint's rows as (kind, data) in order."""
     out = []
+    if joint.kind == "spring":
+        return [("spring", k) for k in range(joint.gdim)]
     if joint.kind == "revolute":
         for k in range(joint.gdim):
             out.append(("coincide", k))
@@ -126,8 +131,8 @@ class JointSet:
         for ij, j in enumerate(self.joints):
             a, b = _Side(system, j.a), _Side(system, j.b)
             self.sides.append((a, b))
-            for kind, data in _row_groups(j):
-                self.rows.append((ij, kind, data, True))
+            for kind, data in _row_groups(j):   # a spring's rows are force rows
+                self.rows.append((ij, kind, data, kind != "spring"))
         for im, m in enumerate(self.motors):
             self.rows.append((im, "motor", m, m.kind == "angle"))
         self.n_rows = len(self.rows)
@@ -222,6 +227,20 @@ class JointSet:
                                 - (skew(j.normal_a) @ doma).T @ (Ra.T @ d))
                 if ib is not None:
                     G[r][ib] = G[r].get(ib, 0.0) + n @ Pb
+            elif kind == "spring":
+                # F_k - s e_k: F the force on b (unknowns), s the tension, e from b to a
+                k = data
+                if ia is not None:
+                    G[r][ia] = G[r].get(ia, 0.0) + Pa[k]
+                if ib is not None:
+                    G[r][ib] = G[r].get(ib, 0.0) - Pb[k]
+                if k == 0:
+                    lam = self.split(f)[0]
+                    force = self._spring_force(j, ra - rb, rda - rdb)[0]
+                    F = np.zeros(3)
+                    F[:j.gdim] = lam[r: r + j.gdim]
+                    spring_rows = F - force
+                h[r] = spring_rows[k]
             elif kind == "relative_angle":
                 th, thd, Gs = self._relative_angle(ij, t, f)
                 g[r] = th - j.angle0
@@ -229,6 +248,23 @@ class JointSet:
                 for i, v in Gs.items():
                     G[r][i] = G[r].get(i, 0.0) + v
         return g, h, G
+
+    @staticmethod
+    def _spring_force(j: FrameJoint, d: np.ndarray, dd: np.ndarray) -> tuple:
+        """A spring's force on its point b, s e (global), its derivatives with respect to
+        d = r_a - r_b and to d', its tension s and length L."""
+        L = float(np.linalg.norm(d))
+        if not L > 0.0:
+            raise FloatingPointError(f"spring {j.name!r}: its two points met (length 0): its "
+                                     "direction is undefined")
+        e = d / L
+        P = (np.eye(3) - np.outer(e, e)) / L     # d e / d d
+        Ld = float(e @ dd)
+        sT = j.stiffness * (L - j.length) + j.damping * Ld
+        ds = j.stiffness * e + j.damping * (P @ dd)
+        Jd = np.outer(e, ds) + sT * P
+        Jdd = j.damping * np.outer(e, e)
+        return sT * e, Jd, Jdd, sT, L
 
     def _angle(self, side: _Side, t, f):
         """A 2D frame's angle about z, its rate and d(rate)/dw {index: (k,)}."""
@@ -294,6 +330,9 @@ class JointSet:
         _, h, G = self._values(t, f, nodes)
         A = np.zeros((self.n_rows, s.m))
         for r in range(self.n_rows):
+            if self.rows[r][1] == "spring":   # a force row, not a velocity row
+                h[r] = 0.0
+                continue
             for i, v in G[r].items():
                 A[r, s.wslice[i]] += v
         cols = np.flatnonzero(np.abs(A).sum(axis=0))
@@ -306,6 +345,21 @@ class JointSet:
         if change > 1e-8 * max(1.0, float(np.abs(w).max(initial=0.0))):
             log.info("the initial speeds were changed by up to %.3g to fit the joints' "
                      "velocity rows", change)
+
+    def spring_forces(self, t, f: np.ndarray, u=None, ud=None) -> None:
+        """Set the springs' force unknowns in ``f`` (in place) to their values at the state
+        (the rows F - s e = 0 met at ``t``). Collective (the nodes' values)."""
+        if not any(j.kind == "spring" for j in self.joints):
+            return
+        nodes = self.node_values(u, ud) if u is not None else {}
+        base = self.system.m - self.n_unknowns
+        for r, (ij, kind, data, _) in enumerate(self.rows):
+            if kind == "spring" and data == 0:
+                j = self.joints[ij]
+                pa = self._point(ij, 0, t, f, nodes)
+                pb = self._point(ij, 1, t, f, nodes)
+                force = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])[0]
+                f[base + r: base + r + j.gdim] = force[:j.gdim]
 
     # -- contributions to the residual -----------------------------------------------------------
     def split(self, f: np.ndarray) -> tuple:
@@ -365,7 +419,7 @@ class JointSet:
         """True when row ``r``'s force on frame ``i`` acts through an elastic node (it then
         enters the body's inertia residual, which carries it to the frame's rows)."""
         ij, kind, _, _ = self.rows[r]
-        if kind not in ("coincide",):
+        if kind not in ("coincide", "spring"):
             return False
         j = self.joints[ij]
         return any(pt.elastic and self.sides[ij][k].index == i
@@ -375,7 +429,7 @@ class JointSet:
         """lam into the inertia residual e and the elastic rows' residual r at the nodes."""
         s = self.system
         for r, (ij, kind, data, pos) in enumerate(self.rows):
-            if kind != "coincide":
+            if kind not in ("coincide", "spring"):
                 continue
             j = self.joints[ij]
             for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
@@ -483,7 +537,7 @@ class JointSet:
             return
         _, mu = self.split(f)
         full = s._full["r"]
-        full.zeroEntries()
+        _zero(full)
         a = full.getArray()
         ip = -1
         any_node = False
@@ -516,11 +570,22 @@ class JointSet:
         lam, mu = self.split(f)
         g, h, G = self._values(t, f, nodes)
         # the velocity rows by the speeds, and the frames' rows by lam (G and its transpose)
+        springs = self._spring_jacobians(t, f, nodes)
         for r, row in enumerate(self.rows):
             for i, v in G[r].items():
                 ws = s.wslice[i]
-                D[base + r, ws] += v
                 D[ws, base + r] += self._direct(r, i, v)
+                if row[1] != "spring":
+                    D[base + r, ws] += v
+            if row[1] == "spring":
+                # F_k - s e_k: by F_k, and by the speeds through d' (d' = sum_l G_l w)
+                ij, _, k, _ = row
+                r0 = r - k
+                Jdd = springs[ij][1]
+                D[base + r, base + r] += 1.0
+                for c in range(self.joints[ij].gdim):
+                    for i, v in G[r0 + c].items():
+                        D[base + r, s.wslice[i]] -= Jdd[k, c] * v
         # everything else that depends on the frames' coordinates: by central differences
         def frame_terms(ff):
             gg, hh, GG = self._values(t, ff, nodes)
@@ -552,6 +617,17 @@ class JointSet:
         if s.parts:
             self._node_derivatives(t, f, shift, lam, mu, D, B, C, Cv, H, Bfull_work)
 
+    def _spring_jacobians(self, t, f, nodes) -> dict:
+        """{joint index: (d(s e)/dd, d(s e)/dd')} of the springs at ``f``."""
+        out = {}
+        for ij, j in enumerate(self.joints):
+            if j.kind == "spring":
+                pa = self._point(ij, 0, t, f, nodes)
+                pb = self._point(ij, 1, t, f, nodes)
+                _, Jd, Jdd, _, _ = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])
+                out[ij] = (Jd, Jdd)
+        return out
+
     def _node_derivatives(self, t, f, shift, lam, mu, D, B, C, Cv, H, work) -> None:
         """The entries of the joints at elastic nodes: the node forces by lam and by the frames'
         coordinates, the frames' rows by lam through the node, the joint rows by the node's
@@ -562,11 +638,12 @@ class JointSet:
         full = work
         tmp = s._red_tmp(B[0])
         nodes = self._nodes or {}
+        springs = self._spring_jacobians(t, f, nodes)
         ip = -1
         for r, (ij, kind, data, pos) in enumerate(self.rows):
             if pos:
                 ip += 1
-            if kind != "coincide":
+            if kind not in ("coincide", "spring"):
                 continue
             j = self.joints[ij]
             for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
@@ -580,20 +657,24 @@ class JointSet:
                 u, ud = nodes.get((ij, k), (np.zeros(3), np.zeros(3)))
                 x = pt.X + u
                 # the node's vector of row r: R[data, :] at its dofs (local components)
-                full.zeroEntries()
+                _zero(full)
                 if lo is not None:
                     full.getArray()[lo:lo + gd] = sign * R[data, :gd]
                 red.project(full, tmp)
                 B[base + r].axpy(1.0, tmp)          # elastic rows by lam (the node force)
-                C[base + r].axpy(shift, tmp)        # h by the node's rate, s d/dv
-                Cv[base + r].axpy(1.0, tmp)
+                if kind == "spring":
+                    self._spring_node_rows(r, data, j, side, sign, R, springs[ij], lo, gd,
+                                           shift, t, f, C, Cv, full, tmp)
+                else:
+                    C[base + r].axpy(shift, tmp)        # h by the node's rate, s d/dv
+                    Cv[base + r].axpy(1.0, tmp)
                 if pos:
                     C[base + self.n_rows + ip].axpy(1.0, tmp)   # g by the node's displacement
                     H[base + self.n_rows + ip].axpy(1.0, tmp)   # q' - v + g_q^T mu
                 # h by the node's displacement: R (omega x u)
-                if side.index is not None or pt.frame is not None:
+                if kind != "spring" and (side.index is not None or pt.frame is not None):
                     om = side.state(t, f)[3]
-                    full.zeroEntries()
+                    _zero(full)
                     if lo is not None:
                         full.getArray()[lo:lo + gd] = sign * (R @ skew(om))[data, :gd]
                     red.project(full, tmp)
@@ -607,13 +688,22 @@ class JointSet:
                     for jl in range(skip, jet_T.shape[1]):
                         wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
                         D[s.wslice[i].start + jl, base + r] += float(wj @ fk)
+                        # and by the node's displacement (its arm x = X + u):
+                        # d/du (Om_j x x) . f = f x Om_j
+                        arm = np.cross(lam[r] * fk, jet_Om[:, jl])
+                        if np.any(arm != 0.0):
+                            _zero(full)
+                            if lo is not None:
+                                full.getArray()[lo:lo + gd] = arm[:gd]
+                            red.project(full, tmp)
+                            C[s.wslice[i].start + jl].axpy(1.0, tmp)
                     # the node force R^T lam e_k turns with the frame: d/dz (elastic rows and
                     # the frame's rows through w_j)
                     dphi = s.frames[i].jet(t, f[s.zslice[i]], f[s.wslice[i]],
                                            np.zeros(s.frames[i].n_speeds)).dphi_dz
                     df = skew(sign * lam[r] * R[data, :]) @ dphi      # d f_loc / dz (3 x nz)
                     for c, zc in enumerate(range(s.zslice[i].start, s.zslice[i].stop)):
-                        full.zeroEntries()
+                        _zero(full)
                         if lo is not None:
                             full.getArray()[lo:lo + gd] = df[:gd, c]
                         red.project(full, tmp)
@@ -621,6 +711,24 @@ class JointSet:
                         for jl in range(skip, jet_T.shape[1]):
                             wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
                             D[s.wslice[i].start + jl, zc] += float(wj @ df[:, c])
+
+    def _spring_node_rows(self, r, k, j, side, sign, R, jac, lo, gd, shift, t, f, C, Cv,
+                          full, tmp) -> None:
+        """A spring row F_k - s e_k by its node's displacement and rate: -J_d . (+-R) -
+        J_d' . (+-R skew(omega)) and -J_d' . (+-R) (d = r_a - r_b moves with the node)."""
+        base = self.system.m - self.n_unknowns
+        red = self.system.reducer
+        Jd, Jdd = jac
+        om = side.state(t, f)[3]
+        by_u = -sign * (Jd[k] @ R + Jdd[k] @ (R @ skew(om)))
+        by_v = -sign * (Jdd[k] @ R)
+        for vec, targets in ((by_u, ((C, 1.0),)), (by_v, ((C, shift), (Cv, 1.0)))):
+            _zero(full)
+            if lo is not None:
+                full.getArray()[lo:lo + gd] = vec[:gd]
+            red.project(full, tmp)
+            for M, a in targets:
+                M[base + r].axpy(a, tmp)
 
     def _partials(self, i, t, f):
         s = self.system
@@ -644,11 +752,24 @@ class JointSet:
                 out[data.name] = {"torque": -float(lam[r]), "drift": abs(float(g[r]))}
                 continue
             j = self.joints[ij]
+            if kind == "spring":
+                if data == 0:
+                    pa = self._point(ij, 0, t, f, nodes)
+                    pb = self._point(ij, 1, t, f, nodes)
+                    _, _, _, sT, L = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])
+                    out[j.name] = {"tension": sT, "length": L}
+                continue
             rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})
             if kind == "coincide":
                 rec["force"][data] = lam[r]
             rec["drift"] = max(rec["drift"], abs(float(g[r])))
         return out
+
+
+def _zero(v) -> None:
+    """Zero a work vector through its array: the assembly's code writes these vectors through
+    their arrays, which PETSc's own zeroEntries does not see (it keeps a cached state)."""
+    v.getArray()[:] = 0.0
 
 
 def _central(fn, f: np.ndarray, c: int) -> np.ndarray:
