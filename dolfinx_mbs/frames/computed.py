@@ -44,6 +44,9 @@ import numpy as np
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, cross3, rotation_about, skew
 
+_I3 = np.eye(3)   # read only: sums with it make new arrays
+_I3.flags.writeable = False
+
 __all__ = ["ComputedFrame", "FrameJet", "Hinge", "Free", "quaternion_to_rotation",
            "rotation_to_quaternion"]
 
@@ -256,6 +259,7 @@ class Hinge(ComputedFrame):
                                  "None (the ground)")
         self.parent = parent
         self.calls_user_code = parent is not None and parent.calls_user_code
+        self._for: tuple | None = None
         self.n_coordinates = 1
         self.n_speeds = 1
 
@@ -317,13 +321,33 @@ class Hinge(ComputedFrame):
         """
         return {"angle": float(z[0]), "rate": float(w[0])}
 
+    def _constants(self) -> tuple:
+        """(K, K K, n x c, n x (n x c)) of the axis n (K = skew(n)) and the pivot c.
+
+        Kept while the axis and pivot are the same arrays: a step asks for the hinge's motion
+        many times, and these small products cost more than the motion itself.
+        """
+        kept = self._for
+        if kept is None or kept[0] is not self.axis or kept[1] is not self.pivot:
+            n, c = self.axis, self.pivot
+            K = skew(n)
+            nc = cross3(n, c)
+            self._consts = (K, K @ K, nc, cross3(n, nc))
+            self._for = (n, c)
+        return self._consts
+
+    def _rotation(self, th: float) -> np.ndarray:
+        """R_rel: Rodrigues' formula as :func:`rotation_about` has it (the same operations)."""
+        K, KK = self._constants()[:2]
+        return _I3 + math.sin(th) * K + (1.0 - math.cos(th)) * KK
+
     def _local(self, th: float, thd: float, thdd: float) -> FrameState:
         """The hinge's motion relative to its parent (as ConstantSpin's closed form)."""
         n, c = self.axis, self.pivot
-        R = rotation_about(n, th, unit=True)
-        nc = cross3(n, c)
+        R = self._rotation(th)
+        nc, nnc = self._constants()[2:]
         return FrameState(t=0.0, R=R, r_O=c - R @ c, omega=thd * n, alpha=thdd * n,
-                          v_O=-thd * nc, a_O=-thdd * nc - thd * thd * cross3(n, nc))
+                          v_O=-thd * nc, a_O=-thdd * nc - thd * thd * nnc)
 
     def _compose(self, t: float, th: float, thd: float, thdd: float) -> FrameState:
         c = self._local(th, thd, thdd)
@@ -354,13 +378,13 @@ class Hinge(ComputedFrame):
         """
         th, thd, thdd = float(z[0]), float(w[0]), float(wd[0])
         st = self._compose(t, th, thd, thdd)
-        n, c = self.axis, self.pivot
-        nc = cross3(n, c)
+        n = self.axis
+        nc, nnc = self._constants()[2:]
         names = ("omega", "alpha", "v_O", "a_O")
         if self.parent is None:
             # omega = thd n, alpha = thdd n, v_O = -thd n x c, a_O = -thdd n x c - thd^2 n x (n x c)
             dw = {"omega": n[:, None], "alpha": np.zeros((3, 1)), "v_O": -nc[:, None],
-                  "a_O": (-2.0 * thd * cross3(n, nc))[:, None]}
+                  "a_O": (-2.0 * thd * nnc)[:, None]}
             dz = {k: np.zeros((3, 1)) for k in names}
         else:
             # the state is quadratic in thd and linear in thdd: central differences are exact
@@ -381,8 +405,10 @@ class Hinge(ComputedFrame):
                   for k in names}
         # r_O = r_p + R_p (c - R_rel c), dR_rel/dtheta = R_rel skew(n): d r_O/dtheta =
         # -R_p R_rel (n x c)
-        Rp = np.eye(3) if self.parent is None else self.parent.state(t).R
-        drO = (-Rp @ rotation_about(n, th, unit=True) @ nc)[:, None]
+        if self.parent is None:
+            drO = (-st.R @ nc)[:, None]    # R_p = I: st.R is R_rel
+        else:
+            drO = (-self.parent.state(t).R @ self._rotation(th) @ nc)[:, None]
         return FrameJet(state=st, Om=n[:, None].copy(), T=-nc[:, None].copy(), dw=dw, dz=dz,
                         dphi_dz=n[:, None].copy(), drO_dz=drO)
 

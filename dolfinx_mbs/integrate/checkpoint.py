@@ -336,11 +336,11 @@ def _redistributed(comm, stem: str, meta: dict, system) -> Checkpoint:
                 table.append(k)
                 for i, nb in enumerate(meta["blocks"]):
                     values[f"x{i}"].append(data[f"x{i}"].reshape(nb, len(k)))
-    table = np.concatenate(table) if table else np.zeros((0, names.shape[1]), np.int64)
-    where = locate(table, names)
+    stacked = np.concatenate(table) if table else np.zeros((0, names.shape[1]), np.int64)
+    where = locate(stacked, names)
     bad = None
-    if len(table) != system.n_reduced:
-        bad = (f"the checkpoint holds {len(table)} reduced unknowns, this model has "
+    if len(stacked) != system.n_reduced:
+        bad = (f"the checkpoint holds {len(stacked)} reduced unknowns, this model has "
                f"{system.n_reduced} (another mesh, space or constraints)")
     elif np.any(where < 0):
         k = names[int(np.argmax(where < 0))]
@@ -442,11 +442,11 @@ def read_state(system, stem: str) -> State:
                f"{n_red} reduced unknowns")
     checks.raise_everywhere(comm, bad and f"read_state({stem!r}): {bad}")
     blocks = [b for i, c in enumerate(counts) for b in ckpt.arrays[f"x{i}"].reshape(c, n)]
-    q.getArray()[:] = blocks[0]
+    q.array[:] = blocks[0]
     v = None
     if meta["formulation"] != "hamiltonian" and len(blocks) > 1:
         v = q.duplicate()
-        v.getArray()[:] = blocks[1]
+        v.array[:] = blocks[1]
     system.update(ckpt.t)
     space, bodies = system.space, list(system.space.bodies)
     full = space.create_vec()

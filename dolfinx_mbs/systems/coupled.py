@@ -176,6 +176,37 @@ class _Part:
         for k in range(g):
             fm[k] = float(self.Mt[k].getArray(readonly=True) @ Xf)
         self.first_moment = np.array(comm.allreduce(fm))
+        #: the coupling matrices are the mass matrix with E at every node, c_E = M (I kron E)
+        #: (forms.inertia_coupling): c_W x is then W applied node by node to M x, one product
+        #: with M for every W. Checked on a vector, as a mass matrix with terms of its own
+        #: would break it (then the c_E are applied one by one)
+        self.MX = self.vec()
+        self.MX.array[:] = Xf
+        self.kron = self._kron_holds()
+        if self.kron:
+            self.M.mult(self.MX.copy(), self.MX)   # M X: c_E X = E (M X)
+
+    def nodal(self, W: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """c_W x from ``y`` = M x (body-layout arrays): W applied at every node."""
+        g = self.gdim
+        return (y.reshape(-1, g) @ W[:g, :g].T).reshape(-1)
+
+    def _kron_holds(self) -> bool:
+        """True when every c_E of the basis is M (I kron E), to round-off (collective)."""
+        x, y, z = self.vec(), self.vec(), self.vec()
+        rng = np.random.default_rng(7 + self.comm.rank)
+        x.array[:] = rng.uniform(-1.0, 1.0, x.getLocalSize())
+        self.M.mult(x, y)
+        ya = y.getArray(readonly=True)
+        worst = 0.0
+        scale = self.comm.allreduce(float(np.abs(ya).max(initial=0.0)), op=MPI.MAX)
+        for (_, B), (_, E) in zip(self.basis, coupling_basis(self.gdim)):
+            B.mult(x, z)
+            worst = max(worst, float(np.abs(z.getArray(readonly=True)
+                                            - self.nodal(E, ya)).max(initial=0.0)))
+        for v in (x, y, z):
+            v.destroy()
+        return self.comm.allreduce(worst, op=MPI.MAX) <= 1e-12 * scale
 
     def vec(self) -> PETSc.Vec:
         return self.M.createVecLeft()
@@ -187,6 +218,19 @@ class _Part:
         if v is None:
             v = self._pool[key] = self.vec()
         return v
+
+
+def _cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a_n x b_n row by row ((n, 3) or a (1, 3) row against (n, 3)): numpy's ``cross`` with
+    the same operations (the same numbers), without its argument handling (microseconds, a
+    dozen times a step)."""
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    out = np.empty((max(a.shape[0], b.shape[0]), 3))
+    out[:, 0] = a1 * b2 - a2 * b1
+    out[:, 1] = a2 * b0 - a0 * b2
+    out[:, 2] = a0 * b1 - a1 * b0
+    return out
 
 
 def _as3(a: np.ndarray, g: int) -> np.ndarray:
@@ -364,23 +408,32 @@ class CoupledSystem:
         u.array[:] = ua
         ud.array[:] = uda
         udd.array[:] = udda
-        CEu, CEud = [], []
-        for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
-            a, b = p.work(("CEu", k)), p.work(("CEud", k))
-            B.mult(u, a)
-            a.axpy(-1.0, CX)          # c_E x = c_E u + c_E X
-            B.mult(ud, b)
-            CEu.append(a)
-            CEud.append(b)
         e = p.work("e")
-        p.M.mult(udd, e)
-        coeffs_g = [c(Wg) for c, _ in p.basis]
-        coeffs_k = [c(Wk) for c, _ in p.basis]
-        for cg, ck, a, b in zip(coeffs_g, coeffs_k, CEu, CEud):
-            if cg != 0.0:
-                e.axpy(cg, b)
-            if ck != 0.0:
-                e.axpy(ck, a)
+        if p.kron:
+            # M u'' + c_Wg u' + c_Wk x = M (u'' + Wg u' + Wk u) + Wk (M X), W node by node:
+            # one product with M (the derivatives form M x and M u' themselves)
+            CEu = CEud = None
+            y = p.work("y")
+            y.array[:] = udda + p.nodal(Wg, uda) + p.nodal(Wk, ua)
+            p.M.mult(y, e)
+            e.array[:] += p.nodal(Wk, p.MX.getArray(readonly=True))
+        else:
+            p.M.mult(udd, e)
+            CEu, CEud = [], []
+            for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
+                a, b = p.work(("CEu", k)), p.work(("CEud", k))
+                B.mult(u, a)
+                a.axpy(-1.0, CX)          # c_E x = c_E u + c_E X
+                B.mult(ud, b)
+                CEu.append(a)
+                CEud.append(b)
+            coeffs_g = [c(Wg) for c, _ in p.basis]
+            coeffs_k = [c(Wk) for c, _ in p.basis]
+            for cg, ck, a, b in zip(coeffs_g, coeffs_k, CEu, CEud):
+                if cg != 0.0:
+                    e.axpy(cg, b)
+                if ck != 0.0:
+                    e.axpy(ck, a)
         for k, Mt in enumerate(p.Mt):
             if st.a_O[k] != 0.0:
                 e.axpy(float(st.a_O[k]), Mt)
@@ -388,18 +441,29 @@ class CoupledSystem:
         e.axpy(-1.0, app)
         r = e.copy(p.work("r"))
         ops.K.multAdd(u, r, r)
-        Ps = []
+        Ps = []   # (case, P u), P u None where the case's coefficient is zero (made if needed)
         for ic, (case, P) in enumerate(ops.prestress_matrices):
-            Pu = p.work(("Pu", ic))
-            P.mult(u, Pu)
-            Ps.append((case, Pu))
             c = body.prestress_coefficient(case, st)
+            Pu = None
             if c != 0.0:
+                Pu = p.work(("Pu", ic))
+                P.mult(u, Pu)
                 r.axpy(c, Pu)
+            Ps.append((case, Pu))
         if ops.D is not None:
             ops.D.multAdd(ud, r, r)
         return {"e": e, "r": r, "u": u, "ud": ud, "udd": udd, "CEu": CEu, "CEud": CEud,
                 "Ps": Ps, "W": W, "app": app}
+
+    @staticmethod
+    def _mass_products(p: _Part, u: PETSc.Vec, ud: PETSc.Vec) -> tuple:
+        """(M x, M u') with x = X + u, into the part's kept vectors: with ``p.kron``, c_E x
+        and c_E u' are E applied node by node to them."""
+        Mx, Mud = p.work("Mx"), p.work("Mud")
+        p.M.mult(u, Mx)
+        Mx.axpy(1.0, p.MX)
+        p.M.mult(ud, Mud)
+        return Mx, Mud
 
     def _rigid_moments(self, p: _Part, e: PETSc.Vec, ua: np.ndarray) -> tuple:
         """(sum of e_n, sum of X_n x e_n, sum of u_n x e_n) over the body's nodes, summed over
@@ -407,8 +471,8 @@ class CoupledSystem:
         g = p.gdim
         ea = _as3(e.getArray(readonly=True).reshape(-1, g), g)
         u3 = _as3(ua.reshape(-1, g), g)
-        loc = np.concatenate([ea.sum(axis=0), np.cross(p.X, ea).sum(axis=0),
-                              np.cross(u3, ea).sum(axis=0)])
+        loc = np.concatenate([ea.sum(axis=0), _cross_rows(p.X, ea).sum(axis=0),
+                              _cross_rows(u3, ea).sum(axis=0)])
         out = np.empty(9)
         self.comm.Allreduce(loc, out, op=MPI.SUM)
         return out[:3], out[3:6], out[6:]
@@ -466,15 +530,22 @@ class CoupledSystem:
         """The applied frame loads' generalized force on frame ``i``'s speeds (the user's
         functions run under a collective guard: an error or a non-finite value on one rank
         is raised on every rank)."""
-        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        fr = self.frames[i]
         out = np.zeros(fr.n_speeds)
         if not self.loads_on[i]:
             return out
-        view = FrameView(fr, f[zs], f[ws], jet.state)
         with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
-            for ld in self.loads_on[i]:
-                F, M = ld.evaluate(t, view, jet.state)
-                out += jet.T.T @ F + jet.Om.T @ M
+            out += self._loads_here(t, i, f, jet)
+        return out
+
+    def _loads_here(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
+        """:meth:`generalized_loads` on this rank alone (the caller guards it)."""
+        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        view = FrameView(fr, f[zs], f[ws], jet.state)
+        out = np.zeros(fr.n_speeds)
+        for ld in self.loads_on[i]:
+            F, M = ld.evaluate(t, view, jet.state)
+            out += jet.T.T @ F + jet.Om.T @ M
         return out
 
     def _momentum(self, i: int, st: FrameState, u, ud, terms=None) -> dict:
@@ -523,12 +594,17 @@ class CoupledSystem:
 
         def combo(key, Wm, vecs, out=None):
             out = p.work(key) if out is None else out
+            if p.kron:  # vecs: M x or M u' (see _body_terms)
+                out.array[:] = p.nodal(Wm, vecs.getArray(readonly=True))
+                return out
             out.zeroEntries()
             for (coeff, _), x in zip(p.basis, vecs):
                 c = coeff(Wm)
                 if c != 0.0:
                     out.axpy(c, x)
             return out
+        if p.kron and bt["CEu"] is None:   # M x and M u', from which c_E x, c_E u' follow
+            bt["CEu"], bt["CEud"] = self._mass_products(p, bt["u"], bt["ud"])
         cols = {k: [] for k in STATE_VARS}
         for k in range(3):
             Ek = skew(E3[k])
@@ -544,8 +620,11 @@ class CoupledSystem:
                 cols["g_loc"].append(p.zero)
         # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
         pre = {k: [None, None, None] for k in STATE_VARS}
-        for case, Pu in bt["Ps"]:
+        for ic, (case, Pu) in enumerate(bt["Ps"]):
             d = self._prestress_coefficient_derivative(case, st)
+            if Pu is None and any(np.any(d[k]) for k in STATE_VARS):
+                Pu = p.work(("Pu", ic))
+                p.ops.prestress_matrices[ic][1].mult(bt["u"], Pu)
             for k in STATE_VARS:
                 for i in range(3):
                     if d[k][i] != 0.0:
@@ -685,7 +764,7 @@ class CoupledSystem:
             for jl in range(jet.Om.shape[1]):
                 row = ws.start + jl
                 om = jet.Om[:, jl]
-                wj = (jet.T[:, jl][None, :] + np.cross(om[None, :], x3))[:, :g]
+                wj = (jet.T[:, jl][None, :] + _cross_rows(om[None, :], x3))[:, :g]
                 wj_vec = p.work("wj")
                 wj_vec.array[:] = wj.reshape(-1)
                 # d/d(frame unknowns): w_j . d e/d(...), the owned parts' products (summed over
@@ -699,7 +778,7 @@ class CoupledSystem:
                         Dloc[row, sl.start + c] += val
                 # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
                 du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
-                du.array[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
+                du.array[:] += (-_cross_rows(om[None, :], ea)[:, :g]).reshape(-1)
                 dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"))
                 dudd = p.work("dudd")
                 p.M.mult(wj_vec, dudd)
@@ -807,6 +886,10 @@ class CoupledSystem:
     def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
         """c_W^T x = c_{W^T} x (into ``out``): the coupling basis combined into one matrix,
         kept per W (a Jacobian applies it to every frame speed's field)."""
+        if p.kron:   # c_W^T = (I kron W^T) M
+            p.M.mult(x, out)
+            out.array[:] = p.nodal(W.T, out.getArray(readonly=True))
+            return out
         key = tuple(np.round(W, 15).ravel())
         cache = p._pool.setdefault("cT", {})
         A = cache.get(key)
@@ -824,14 +907,16 @@ class CoupledSystem:
         f0, fd0 = self._f.copy(), self._fd.copy()
 
         def Q(f, fd):
-            return self.generalized_loads(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
+            return self._loads_here(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
         D = np.zeros((fr.n_speeds, self.m))
-        for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
-            h = 1e-7 * max(1.0, abs(f0[j]))
-            fp, fm = f0.copy(), f0.copy()
-            fp[j] += h
-            fm[j] -= h
-            D[:, j] -= (Q(fp, fd0) - Q(fm, fd0)) / (2 * h)
+        # one guard for all the evaluations (the user's functions may fail on one rank)
+        with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
+                h = 1e-7 * max(1.0, abs(f0[j]))
+                fp, fm = f0.copy(), f0.copy()
+                fp[j] += h
+                fm[j] -= h
+                D[:, j] -= (Q(fp, fd0) - Q(fm, fd0)) / (2 * h)
         return D
 
     # -- the elastic block ------------------------------------------------------------------
@@ -896,7 +981,7 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
     for p, st in zip(s.parts, states):
         g = p.gdim
         x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
-        vel = (st.v_O[None, :] + np.cross(st.omega[None, :], x3)
+        vel = (st.v_O[None, :] + _cross_rows(st.omega[None, :], x3)
                + _as3(uda[p.slice].reshape(-1, g), g))
         vv, Mv, uu, Ku, xv, Mx = (p.vec() for _ in range(6))
         vv.array[:] = vel[:, :g].reshape(-1)
@@ -915,7 +1000,7 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         Vel += el
         Mva = _as3(Mv.getArray(readonly=True).reshape(-1, g), g)
         Mxa = _as3(Mx.getArray(readonly=True).reshape(-1, g), g)
-        local = np.concatenate([Mva.sum(axis=0), np.cross(x3, Mva).sum(axis=0),
+        local = np.concatenate([Mva.sum(axis=0), _cross_rows(x3, Mva).sum(axis=0),
                                 Mxa.sum(axis=0)])
         tot = np.empty(9)
         s.comm.Allreduce(local, tot, op=MPI.SUM)

@@ -34,7 +34,7 @@ import numpy as np
 import scipy.linalg
 from petsc4py import PETSc
 
-from dolfinx_mbs.integrate.step_solvers import cheapest_lu
+from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
 
 __all__ = ["CoupledProblem", "BorderedNewton"]
 
@@ -201,7 +201,8 @@ class CoupledProblem:
         snes.setTolerances(rtol=1e-11, atol=1e-300, stol=1e-9, max_it=25)
         self.ksp = PETSc.KSP().create(self.comm)
         self.ksp.setOptionsPrefix(opts.prefix)
-        cheapest_lu(self.ksp, False)
+        # PETSc's own LU for small elastic blocks, as the prescribed frames' steps have it
+        cheapest_lu(self.ksp, bool(s.parts) and small_lu(s, opts.prefix, opts.values))
         self._ready = False
         self.S = None
         self._X: list = []
@@ -218,10 +219,12 @@ class CoupledProblem:
         with ``more`` vectors, their f too (one broadcast for all)."""
         q, v = X.getSubVector(self.is_q), X.getSubVector(self.is_v)
         n = 2 * self.n_local
-        fs = ([np.array(V.getArray(readonly=True)[n:]) for V in (X,) + more]
-              if self.owner else None)
+        fs = np.empty((1 + len(more), self.m))
+        if self.owner:
+            for k, V in enumerate((X,) + more):
+                fs[k] = V.getArray(readonly=True)[n:]
         if self.comm.size > 1:
-            fs = self.comm.bcast(fs, root=0)
+            self.comm.Bcast(fs, root=0)
         return (q, v) + tuple(fs)
 
     def restore(self, X, q, v) -> None:
@@ -278,6 +281,10 @@ class CoupledProblem:
 
     # -- the step's linear solve --------------------------------------------------------------
     def _S_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> bool:
+        if b.norm(PETSc.NormType.NORM_INFINITY) == 0.0:
+            # a frame unknown the elastic rows do not see (a hinge's angle without gravity)
+            x.zeroEntries()
+            return True
         self.ksp.solve(b, x)
         return self.ksp.getConvergedReason() > 0
 
@@ -343,7 +350,7 @@ class CoupledProblem:
         rqa, y1a = rq.getArray(readonly=True), y1.getArray(readonly=True)
         loc = np.array([d.Cv[i].getArray(readonly=True) @ rqa - d.C[i].getArray(readonly=True)
                         @ y1a for i in range(m)])
-        g2 = rf + (self.comm.allreduce(loc) if m else 0.0)
+        g2 = rf + self._summed(loc)
         df = scipy.linalg.lu_solve(self._lu, g2) if m else np.zeros(0)
         dq = y1
         for j in range(m):
@@ -360,12 +367,23 @@ class CoupledProblem:
 
     def block_norms(self, dx: PETSc.Vec) -> tuple:
         """The norms of the update's blocks: elastic coordinates, their rates, each frame
-        unknown (replicated)."""
+        unknown (replicated; one reduction: the frame unknowns are rank 0's)."""
         n = self.n_local
         da = dx.getArray(readonly=True)
-        glob = self.comm.allreduce(np.array([da[:n] @ da[:n], da[n:2 * n] @ da[n:2 * n]]))
-        f = self.comm.bcast(np.abs(da[2 * n:]) if self.owner else None, root=0)
-        return (math.sqrt(glob[0]), math.sqrt(glob[1])) + tuple(f)
+        loc = np.zeros(2 + self.m)
+        loc[0], loc[1] = da[:n] @ da[:n], da[n:2 * n] @ da[n:2 * n]
+        if self.owner:
+            loc[2:] = np.abs(da[2 * n:])
+        glob = self._summed(loc)
+        return (math.sqrt(glob[0]), math.sqrt(glob[1])) + tuple(glob[2:])
+
+    def _summed(self, loc: np.ndarray) -> np.ndarray:
+        """``loc`` summed over the ranks (a buffer reduction, no pickling)."""
+        if self.comm.size == 1:
+            return loc
+        out = np.empty_like(loc)
+        self.comm.Allreduce(loc, out)
+        return out
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q0: PETSc.Vec, v0: PETSc.Vec, f0: np.ndarray) -> PETSc.Vec:
