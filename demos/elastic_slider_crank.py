@@ -83,8 +83,8 @@ model.prismatic(None, sl, point=(R + L, 0.0), axis=(1.0, 0.0), name="guide")
 model.motor(hub, angle=lambda t: OMEGA * t, name="drive")
 # -
 
-# One turn of the crank (a quarter in the quick version), steps of 1e-4 s: about 30 per
-# period of the rod's first bending mode (pinned-pinned, ~2300 rad/s).
+# One turn of the crank (a quarter in the quick version), steps of 1e-4 s: about 47 per
+# period of the rod's first bending mode (pinned-pinned, ~1340 rad/s).
 
 # +
 t_end = (0.25 if quick else 1.0) * 2 * math.pi / OMEGA
