@@ -381,10 +381,11 @@ class Model:
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-              output: Optional[str] = None) -> "modal.ModalResult":
+              output: Optional[str] = None, shapes: bool = False) -> "modal.ModalResult":
         """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
-        see :func:`dolfinx_mbs.modal.modes`."""
-        return modal.modes(self._modal_system(), t, n, damping, shift, output)
+        see :func:`dolfinx_mbs.modal.modes`; ``shapes=True`` keeps the shapes as Functions
+        for :mod:`dolfinx_mbs.plot`."""
+        return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
 
     def reactions(self, forces: Optional[PETSc.Vec] = None, t: float = 0.0,
                   constraints: Optional[Sequence[Constraint]] = None) -> Dict[str, np.ndarray]:

@@ -13,7 +13,9 @@ from dolfinx_mbs.io.output import (
     MotionWriter,
     Probes,
     TimeSeriesWriter,
+    mode_functions,
     pyplot,
+    write_mode_functions,
     write_modes,
 )
 
@@ -22,11 +24,13 @@ __all__ = [
     "drop_previous",
     "FieldFile",
     "keep_xdmf_times",
+    "mode_functions",
     "MotionWriter",
     "Probes",
     "pyplot",
     "set_aside",
     "TimeSeriesWriter",
     "vtx_times",
+    "write_mode_functions",
     "write_modes",
 ]
