@@ -204,7 +204,7 @@ if comm.rank == 0 and not QUICK:
 try:
     mbs.plot.animate(rec_beam, "out/spin_up_beam.gif", scale=("factor", 3.0), view="xy",
                      title="Kane-Ryan-Banerjee beam, stiffened, spin-up to 4 rad/s",
-                     window_size=(520, 520), fps=15)
+                     window_size=(520, 520), fps=15, edges=4)
     mbs.plot.show("out/spin_up_beam.gif")
 except ImportError as err:  # PyVista is optional
     say(f"no animation: {err}")
