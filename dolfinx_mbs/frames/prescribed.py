@@ -143,7 +143,7 @@ class Prescribed(Frame):
         origin: ``t -> r_O`` (2- or 3-vector), default the fixed global origin.
         time_scale: the shortest time (s) over which the motion changes appreciably; it sets
             the first difference step. Default 1 s.
-        orthonormality_tol: tolerance on max |R^T R - I|.
+        orthonormality_tol: tolerance on ``max |R^T R - I|``.
     """
 
     def __init__(self, rotation: Callable[[float], np.ndarray],
