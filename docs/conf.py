@@ -202,10 +202,27 @@ def generate_api() -> None:
 
 
 def generate_benchmarks() -> None:
-    """Every ``bench/results/*.md`` as a page (its machine and date are in its sections)."""
+    """Every ``bench/results/*.md`` as a page, and an index with each one's machines and dates."""
     wanted = {}
+    rows = []
     for p in sorted((ROOT / "bench" / "results").glob("*.md")):
         wanted[p.name] = f"```{{include}} ../../../bench/results/{p.name}\n:relative-images:\n```\n"
+        text = p.read_text()
+        title = text.splitlines()[0].lstrip("# ").strip() if text else p.stem
+        dates = sorted(set(re.findall(r"(?<!\d)(20\d\d-\d\d-\d\d)(?!\d)", text)))
+        machines = sorted({m.group(1).strip().rstrip(",") for m in
+                           re.finditer(r"^- machine: ([^;(]+)", text, re.MULTILINE)})
+        span = f"{dates[0]} to {dates[-1]}" if len(dates) > 1 else (dates[0] if dates else "")
+        rows.append(f"| [{title}]({p.stem}) | {span} | {'; '.join(machines) or '-'} |")
+    lines = ["# Benchmarks", "",
+             "Each page is a results file of `bench/results/`, written by the script it names",
+             "(in `bench/`); every section states its machine, versions, command, load and",
+             "date, and the notes added by hand say what the numbers mean. The machine is",
+             "shared by several developers: the load is given with every run, and times",
+             "measured under load are marked as such in their notes.", "",
+             "| results | dates | machine |", "|---|---|---|", *rows, "",
+             "```{toctree}", ":hidden:", "", *[p[:-3] for p in wanted], "```", ""]
+    wanted["index.md"] = "\n".join(lines)
     _sync(DOCS / "reference" / "benchmarks", wanted)
 
 
