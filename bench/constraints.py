@@ -6,7 +6,7 @@ number of constrained dofs grows (``integrate(..., constraints="maggi" | "multip
     python bench/constraints.py --rerender --notes-file N --conclusion-file C
                                                  # add notes/conclusion to the last run
 
-The claim measured (seeds, ``theory.md`` section 5): Maggi's equations are cheaper than the
+The claim measured (seeds, ``docs/theory.md`` section 5): Maggi's equations are cheaper than the
 saddle point because they have n - m unknowns instead of n + m.
 
 Model family: a steel block 1 m x 0.3 m x 0.3 m (E = 210 GPa, nu = 0.3, 7850 kg/m^3),

@@ -3,7 +3,7 @@
 # A rod of length $L = 1$ m, mass 1 kg, cross-section $A = 0.2$ cm$^2$ and $E = 210$ GPa
 # spins about the $z$-axis through its root at $\Omega$ (seed 003, `shared/seeds/README.md`).
 # With Poisson's ratio zero and the transverse displacement clamped, the rod moves axially
-# only and theory.md §6 gives closed forms:
+# only and docs/theory.md section 6 gives closed forms:
 #
 # - steady elongation, $\beta = \Omega\sqrt{\rho/E}$:
 #   $u(x) = \sin\beta x / (\beta\cos\beta L) - x$, tip $u(L) = \tan(\beta L)/\beta - L$;

@@ -77,7 +77,7 @@ def rod(damping):
 # \qquad \theta_k = \frac{(2k-1)\pi}{2n}$,
 #
 # checked here against scipy's eigensolver on the assembled 1D matrices, and the continuum's
-# $\omega_k^2 = (E/\rho)((2k-1)\pi/2L)^2 - \Omega^2$ (theory.md section 6).
+# $\omega_k^2 = (E/\rho)((2k-1)\pi/2L)^2 - \Omega^2$ (docs/theory.md section 6).
 
 # +
 h = L / N_EL

@@ -8,12 +8,12 @@
 # with T_s = 15 s and Ω_s = 4 or 6 rad/s (`frames.SpinUp`). The angular acceleration
 # Ω̇ = (Ω_s/T_s)(1 − cos 2πt/T_s) loads the beam with the Euler force −ρA Ω̇ x in the plane of
 # rotation, so the tip lags behind the hub: the reported quantity is the tip deflection normal
-# to the beam in the rotating frame (theory.md §7).
+# to the beam in the rotating frame (docs/theory.md section 7).
 #
 # The beam bends in the plane of rotation (chordwise), where the centrifugal field acts twice:
 # it softens (the −ρA Ω² w of the rotating frame) and it stretches the beam, whose tension
-# N = ρA Ω² (L² − x²)/2 stiffens it (theory.md §3). A linear floating-frame model has the
-# softening but not the tension; its first chordwise frequency follows ω² = ω₁² − Ω², with
+# N = ρA Ω² (L² − x²)/2 stiffens it (docs/theory.md section 3). A linear floating-frame model has
+# the softening but not the tension; its first chordwise frequency follows ω² = ω₁² − Ω², with
 # ω₁ = 3.516 √(EI/ρAL⁴) = 3.80 rad/s (period 1.65 s). Both Ω_s exceed ω₁, so that model
 # diverges, with growth rate √(Ω_s² − ω₁²) once the spin is steady: 1.26 /s at Ω_s = 4,
 # 4.65 /s at Ω_s = 6. With the prestress of the centrifugal tension (`stiffening="prestress"`)

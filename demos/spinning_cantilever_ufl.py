@@ -10,7 +10,7 @@
 # The same script is then made to spin: the cantilever is a blade on a hub that spins up about
 # z from rest to Omega = 100 rad/s (Kane-Ryan-Banerjee ramp, `frames.SpinUp`). In its rotating
 # frame the equations gain the Coriolis, spin-softening and angular-acceleration terms and the
-# frame-inertia load (theory.md section 2). The plugin supplies them as UFL forms
+# frame-inertia load (docs/theory.md section 2). The plugin supplies them as UFL forms
 # (`dolfinx_mbs.forms`) and the frame's state as UFL constants (`frame.constants(mesh)`); the
 # script's solver loop stays its own. The whole change to the stock script:
 #

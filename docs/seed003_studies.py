@@ -1,6 +1,6 @@
 """Seed 003's example c (parameter studies, Figs. 9-14) as sweeps of the case files
 demos/cases/seed003_rod*.toml through the dolfinx-mbs command, against the closed forms of
-theory.md section 6; writes docs/seed003_studies.md and docs/seed003_studies.png.
+docs/theory.md section 6; writes docs/seed003_studies.md and docs/seed003_studies.png.
 
     python docs/seed003_studies.py [--ranks N] [--jobs J] [--keep DIR]      (make studies)
 
@@ -115,7 +115,7 @@ def _report(table, worst_w, worst_tip, amp, u_st, t_rod, t_exc, args):
 
 Written by `docs/seed003_studies.py` (`make studies`): two sweeps of the case files
 `demos/cases/seed003_rod.toml` and `demos/cases/seed003_rod_excitation.toml` through
-`dolfinx-mbs sweep`, compared with the closed forms of `theory.md` section 6 (cases run
+`dolfinx-mbs sweep`, compared with the closed forms of `docs/theory.md` section 6 (cases run
 {how}).
 The rod (seed 003): L = 1 m, E = 210 GPa, spinning about z through its root, axial motion only
 (nu = 0, transverse displacement clamped), 10 quadratic hexahedra along it.

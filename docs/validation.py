@@ -40,8 +40,8 @@ out("## 1. Energy routes against the direct forms")
 out()
 out("The kinetic energy T (Lagrange, Hamilton) and the acceleration energy S (Gibbs–Appell) are "
     "written as UFL functionals and differentiated by UFL; the operators they give are compared "
-    "with the direct forms of `theory.md` §2 at a general frame state (all of omega, alpha, v_O, "
-    "a_O nonzero; 2D: planar). Relative Frobenius/Euclidean norm of the difference, maximum over "
+    "with the direct forms of `docs/theory.md` section 2 at a general frame state (all of "
+    "omega, alpha, v_O, a_O nonzero; 2D: planar). Relative Frobenius/Euclidean norm of the difference, maximum over "
     "M, G, K + K_omega + K_alpha and the load (Lagrange, Gibbs–Appell), and over M, G_p, "
     "K + K_omega, pi_0, h (Hamilton).")
 out()
@@ -79,7 +79,7 @@ out()
 out("L = 1 m, 1 kg, A = 0.2 cm², E = 210 GPa (rho = 50 000 kg/m³), nu = 0, transverse "
     "components clamped, root clamped; spin about z through the root. w1(0) = "
     f"{W1:.2f} rad/s. Relative errors of the tip elongation and of the first three axial "
-    "frequencies (theory.md §6).")
+    "frequencies (docs/theory.md section 6).")
 out()
 out("### Modest mesh: 10 P2 elements along the rod")
 out()

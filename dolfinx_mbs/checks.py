@@ -15,8 +15,39 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["real", "positive", "vector", "point3", "unit_axis", "raise_everywhere",
+__all__ = ["shown", "real", "positive", "vector", "point3", "unit_axis", "raise_everywhere",
            "collective"]
+
+#: arrays longer than this are shown by their shape and first entries
+SHOWN_ENTRIES = 12
+
+
+def shown(value) -> str:
+    """``value`` as an error message shows it to the user.
+
+    Numbers as numbers (``nan``, ``0.5``), arrays and numpy scalars as plain lists and numbers
+    (``[0.0, 0.0, 0.0]``, never ``array(...)`` or ``np.float64(...)``), long arrays by their
+    shape and first entries; anything else by its ``repr``.
+
+    Args:
+        value: the value an error message quotes.
+
+    Returns:
+        The text for the message.
+    """
+    if isinstance(value, np.ndarray) and value.size > SHOWN_ENTRIES:
+        head = ", ".join(shown(v) for v in value.reshape(-1)[:3].tolist())
+        return f"an array of shape {value.shape} ([{head}, ...])"
+    if isinstance(value, (np.ndarray, np.generic)):
+        return shown(value.tolist())
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(shown(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
 
 
 def real(x, name: str) -> float:
@@ -24,9 +55,9 @@ def real(x, name: str) -> float:
     try:
         v = float(x)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {x!r}") from None
+        raise TypeError(f"{name} must be a real number, got {shown(x)}") from None
     if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {x!r}")
+        raise ValueError(f"{name} must be finite, got {shown(x)}")
     return v
 
 
@@ -34,7 +65,7 @@ def positive(x, name: str) -> float:
     """A finite real number > 0."""
     v = real(x, name)
     if v <= 0.0:
-        raise ValueError(f"{name} must be positive and finite, got {x!r}")
+        raise ValueError(f"{name} must be positive and finite, got {shown(x)}")
     return v
 
 
@@ -43,9 +74,10 @@ def vector(value, n: int, name: str) -> np.ndarray:
     try:
         v = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite vector of length {n}, got {value!r}") from None
+        raise ValueError(f"{name} must be a finite vector of length {n}, got "
+                         f"{shown(value)}") from None
     if v.shape != (n,) or not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} must be a finite vector of length {n}, got {value!r}")
+        raise ValueError(f"{name} must be a finite vector of length {n}, got {shown(value)}")
     return v
 
 
@@ -58,7 +90,7 @@ def point3(value: Sequence[float], name: str) -> np.ndarray:
     if a.shape == (2,):
         a = np.array([a[0], a[1], 0.0])
     if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be a finite 2- or 3-vector, got {value!r}")
+        raise ValueError(f"{name} must be a finite 2- or 3-vector, got {shown(value)}")
     return a
 
 
@@ -67,7 +99,7 @@ def unit_axis(value: Sequence[float], name: str = "axis") -> np.ndarray:
     a = point3(value, name)
     norm = float(np.linalg.norm(a))
     if norm < 1e-14:
-        raise ValueError(f"{name} must have nonzero length, got {value!r}")
+        raise ValueError(f"{name} must have nonzero length, got {shown(value)}")
     return a / norm
 
 

@@ -25,7 +25,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
-from dolfinx_mbs.bodies.body import Body
+from dolfinx_mbs.bodies.body import Body, name_bodies
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
 from dolfinx_mbs.constraints import joints, reactions
@@ -62,6 +62,7 @@ class Model:
             raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body")
         if len({id(b) for b in bodies}) != len(bodies):
             raise ValueError("a body appears twice in the model")
+        name_bodies(bodies)  # the unnamed ones by their place here: body0, body1, ...
         names = [b.name for b in bodies]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # the names label output files: one body's file would overwrite another's
@@ -196,7 +197,7 @@ class Model:
 
     def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
                            name: Optional[str] = None) -> VelocityRows:
-        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``theory.md`` section 5),
+        """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
         integrator's first-order form then runs on (q, w), w the independent velocities
         (:mod:`dolfinx_mbs.systems.velocity`), without multipliers.
@@ -409,7 +410,8 @@ class Model:
 
     def campbell(self, speeds, n: int = 6, **kwargs):
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
-        frames: see :func:`dolfinx_mbs.campbell.campbell`."""
+        frames: see :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
+        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")

@@ -49,7 +49,7 @@ def rod_mesh(comm, n, dim=3, cell="hex"):
 
 
 def rod_exact(omega, n_modes=3):
-    """Closed forms (theory.md section 6): tip elongation and axial frequencies."""
+    """Closed forms (docs/theory.md section 6): tip elongation and axial frequencies."""
     E, rho, L = ROD["E"], ROD["rho"], ROD["L"]
     beta = omega * np.sqrt(rho / E)
     tip = np.tan(beta * L) / beta - L if omega > 0 else 0.0

@@ -1,4 +1,4 @@
-"""Closed forms of seed 003's spinning rod (theory.md section 6), for the command-line tests
+"""Closed forms of seed 003's spinning rod (docs/theory.md section 6), for the command-line tests
 and docs/seed003_studies.py: a rod of length L and Young's modulus E along the spin's radius,
 clamped at the axis, free at the tip, of cross-section A and mass m."""
 

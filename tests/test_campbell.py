@@ -1,4 +1,4 @@
-"""Campbell diagrams: the slender spinning shaft of theory.md section 6 against the beam limit
+"""Campbell diagrams: the slender spinning shaft of docs/theory.md section 6 against the beam limit
 and the Rayleigh beam, mode tracking, critical speeds, 1 rank against 2.
 
 The shaft: steel, L = 1 m, square section a = 4 cm (a/L = 0.04), clamped at x = 0, spinning

@@ -1,6 +1,6 @@
 """The dolfinx-mbs command: cases from TOML files and sweeps, through the real entry
 (``dolfinx_mbs.cli.main`` and ``python -m dolfinx_mbs.cli``), against the closed forms of
-theory.md section 6 (seed 003's rotating rod)."""
+docs/theory.md section 6 (seed 003's rotating rod)."""
 
 import csv
 import json
@@ -56,7 +56,8 @@ def test_entry_point_and_module():
 
 
 def test_run_rod_against_closed_forms(tmp_path_factory):
-    """``run`` with --set: elongation and three frequencies within 0.1 % of theory.md 6."""
+    """``run`` with --set: elongation and three frequencies within 0.1 % of the closed forms
+    (docs/theory.md section 6)."""
     d = shared_dir(tmp_path_factory, "run")
     A, mass, spin = 4e-5, 0.5, 300.0
     code = cli.main(["run", str(ROD), "--set", f"parameters.A={A}", "--set",

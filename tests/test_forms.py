@@ -77,7 +77,7 @@ def body(request):
 
 
 def test_frame_coupling_is_the_cross_products_of_the_acceleration():
-    """The W of forms.frame_coupling against theory.md section 1's terms 2 omega x y,
+    """The W of forms.frame_coupling against docs/theory.md section 1's terms 2 omega x y,
     omega x (omega x y) and alpha x y, as numbers; and the UFL matrices it gives for
     constants hold the same numbers."""
     rng = np.random.default_rng(7)
@@ -235,7 +235,7 @@ def test_hamilton_route_equals_direct(body):
 
 def test_hamilton_momentum_rate_recovers_second_order_load(body):
     """dp/dt = -h at rest in the frame, so M u'' = -(d(pi_0)/dt + h) must equal the load q of the
-    second-order form (theory.md section 4: the omega x v_O terms cancel)."""
+    second-order form (docs/theory.md section 4: the omega x v_O terms cancel)."""
     s = body.frame.state(0.9)   # the state make_body set
     v = ufl.TestFunction(body.V)
     r = body.rho

@@ -1,4 +1,4 @@
-"""Seed 003's rotating rod against the closed forms of theory.md section 6."""
+"""Seed 003's rotating rod against the closed forms of docs/theory.md section 6."""
 
 import numpy as np
 import pytest

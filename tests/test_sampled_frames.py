@@ -40,7 +40,7 @@ def product_jet(*jets):
 
 
 def state_from_jets(R, dR, ddR, r, dr, ddr):
-    """The definitions of theory.md section 1: omega~ = R^T R', alpha = d omega / dt, ..."""
+    """The definitions of docs/theory.md section 1: omega~ = R^T R', alpha = d omega / dt, ..."""
     return (vee(R.T @ dR), vee(dR.T @ dR + R.T @ ddR), R.T @ dr, R.T @ ddr)
 
 

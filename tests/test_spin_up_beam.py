@@ -1,4 +1,4 @@
-"""Kane, Ryan & Banerjee's spin-up beam (theory.md section 7): the tip history of the 2D
+"""Kane, Ryan & Banerjee's spin-up beam (docs/theory.md section 7): the tip history of the 2D
 plane-stress beam with prestress stiffening against an Euler-Bernoulli beam written here, and
 the divergence of both without the centrifugal tension.
 

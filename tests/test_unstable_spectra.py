@@ -3,7 +3,7 @@ natural_frequencies, modes and campbell report the unstable modes first, fastest
 then the lowest stable ones (:mod:`dolfinx_mbs.modal`), and the command line says the state is
 unstable.
 
-References: the spinning rod's closed form (theory.md section 6, axial motion only: no Coriolis
+References: the spinning rod's closed form (docs/theory.md section 6, axial motion only: no Coriolis
 coupling), w_n^2 = (E / rho) ((2n - 1) pi / 2L)^2 - Omega^2, spun at 20000 rad/s above its first
 three axial frequencies (3219, 9657, 16095 rad/s); a beam spun about an axis across it (Coriolis
 coupling) against all the eigenvalues of its reduced pencil, computed densely on rank 0, and

@@ -33,7 +33,7 @@ def rod(omega=0.0, n=20, degree=2, rayleigh=None, space=False):
 
 
 def axial_exact(omega, shift=0.0, n=3):
-    """Axial frequencies of the spinning rod (theory.md section 6) on a foundation adding
+    """Axial frequencies of the spinning rod (docs/theory.md section 6) on a foundation adding
     ``shift`` (rad^2/s^2) to every omega^2."""
     k = (2 * np.arange(1, n + 1) - 1) * np.pi / (2 * ROD["L"])
     return np.sqrt(ROD["E"] / RHO * k**2 - omega**2 + shift)

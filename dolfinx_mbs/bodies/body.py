@@ -8,7 +8,6 @@ physics of its own.
 
 from __future__ import annotations
 
-import itertools
 from typing import Callable, Optional
 
 import numpy as np
@@ -30,9 +29,32 @@ from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
 from dolfinx_mbs.frames.base import Frame, FrameState
 from dolfinx_mbs.materials.base import Material
 
-__all__ = ["Body", "FORM_KINDS"]
+__all__ = ["Body", "FORM_KINDS", "name_bodies", "UNNAMED"]
 
-_ids = itertools.count()
+#: the name of a body created without one, until a model names it (:func:`name_bodies`)
+UNNAMED = "body"
+
+
+def name_bodies(bodies) -> None:
+    """Name the bodies created without a name by their place in a model's list.
+
+    The body at ``model.bodies[i]`` becomes ``"body<i>"`` (``body0``, ``body1``, ...): the
+    name means the same on every rank and in every process, whatever else was made before. A
+    name a user gave another body of the list is not taken twice: the later one gets a suffix
+    (``body1_2``). A body in several models has the name of its place in the last one made.
+
+    Args:
+        bodies: the model's bodies, in the model's order.
+    """
+    taken = {b.name for b in bodies if b.named}
+    for i, b in enumerate(bodies):
+        if b.named:
+            continue
+        name, k = f"{UNNAMED}{i}", 2
+        while name in taken:
+            name, k = f"{UNNAMED}{i}_{k}", k + 1
+        taken.add(name)
+        b.rename(name)
 
 
 class Body:
@@ -47,9 +69,10 @@ class Body:
         frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
         degree: polynomial degree of the displacement (1 or 2, or higher; default 1) when
             ``mesh`` is a mesh; with a space, None or the space's degree.
-        name: label used in output and messages.
+        name: label used in output and messages (output files are ``<stem>_<name>``); None:
+            ``"body<i>"``, i the body's index in the model it joins (:func:`name_bodies`).
         stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
-            (``theory.md`` section 3).
+            (``docs/theory.md`` section 3).
 
             ``"prestress"``: the geometric stiffness of the steady stress of the centrifugal
             load, of gravity and of the origin's acceleration (a hub offset: the spin axis
@@ -81,6 +104,8 @@ class Body:
             raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
         if degree is not None and (not isinstance(degree, (int, np.integer)) or degree < 1):
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise TypeError(f"name must be a non-empty string or None, got {name!r}")
         if stiffening not in (None, "prestress", "nonlinear"):
             raise ValueError(f"stiffening must be None, 'prestress' or 'nonlinear', got "
                              f"{stiffening!r}")
@@ -106,8 +131,9 @@ class Body:
                 raise ValueError(f"degree={degree} differs from the space's degree {own}: "
                                  "leave degree out with a space")
             degree = own
-        self.id = next(_ids)
-        self.name = name or f"body{self.id}"
+        #: True when the user gave the name (a model names the others by their place)
+        self.named = name is not None
+        self.name = name if name is not None else UNNAMED
         self.mesh = mesh
         self.comm = mesh.comm
         self.material = material
@@ -423,13 +449,21 @@ class Body:
         return self.frame_load_form() + self.applied_load_form()
 
     def momentum_forms(self) -> dict:
-        """Hamilton's form (theory.md section 4): ``momentum_offset`` pi_0 and ``momentum_load``
-        h, which replace the frame inertia load of the second-order form."""
+        """Hamilton's form (docs/theory.md section 4): ``momentum_offset`` pi_0 and
+        ``momentum_load`` h, which replace the frame inertia load of the second-order form."""
         v = ufl.TestFunction(self.V)
         return {
             "momentum_offset": F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),
             "momentum_load": F.momentum_load(self.rho, self.omega, self.v_O, self.X, v),
         }
+
+    def rename(self, name: str) -> None:
+        """Give the body the name ``name`` (in output and messages from now on).
+
+        Args:
+            name: the new name.
+        """
+        self.name = self.loads.name = self.user_forms.name = name
 
     def add_point_loads(self, b, state: FrameState) -> None:
         """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""

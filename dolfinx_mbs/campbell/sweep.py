@@ -8,7 +8,7 @@
 
 At each speed Omega every body whose frame is a :class:`~dolfinx_mbs.frames.ConstantSpin` is
 taken spinning at Omega (its frame object is left as it is), and the gyroscopic quadratic
-eigenproblem of the constrained system is solved in the rotating frame (``theory.md``
+eigenproblem of the constrained system is solved in the rotating frame (``docs/theory.md``
 sections 2, 3 and 5):
 
     (lambda^2 M_r + lambda G_r + K_r) q = 0,

@@ -13,7 +13,9 @@ Results, by analysis (``u`` the displacement in the body frame, m; frequencies i
   order, mode, frequency}``), ``series`` (speeds, rotating-frame and stationary frequencies
   per speed, whirl);
 * ``transient``: for each probe and component ``{"peak": max |u|, "excursion": max
-  |u - u(t0)|, "final": u(t_end)}``, ``steps``, ``series`` (times and each probe's history).
+  |u - u(t0)|, "final": u(t_end)}``, ``steps``, ``series`` (times and each probe's history);
+  with ``output = "stem"`` the run also writes ``stem.csv`` and the displacement fields
+  (``stem_<body>.bp``, every ``output_every`` steps: :func:`dolfinx_mbs.integrate.integrate`).
 
 ``series`` holds the arrays; :func:`flatten` leaves them out of a sweep's CSV row.
 """
@@ -137,11 +139,15 @@ def _transient(case, model, body, progress: bool) -> Dict:
     if not isinstance(options, dict):
         raise case.error(p + ("options",), "must be a table of PETSc options (without prefix)")
     energy = case.flag(p + ("energy",), False)
+    output = case.get(p + ("output",))
+    if output is not None and (not isinstance(output, str) or not output):
+        raise case.error(p + ("output",), f"must be a file stem (text), got {output!r}")
     r = case.call(p, model.integrate, t_end=case.value(p + ("t_end",)),
                    dt=case.value(p + ("dt",)), t0=t0,
                    formulation=case.get(p + ("formulation",), "second-order"), u0=u0,
                    probes=points, spectral_radius=case.value(p + ("spectral_radius",)),
-                   options=options or None, energy=energy, progress=progress)
+                   options=options or None, energy=energy, progress=progress, output=output,
+                   output_every=case.integer(p + ("output_every",), 1, 1))
     out: Dict = {"steps": int(r.steps)}
     series: Dict = {"times": r.times.tolist()}
     for j, name in enumerate(names):

@@ -28,16 +28,16 @@ def build(case, comm):
     from dolfinx_mbs.model import Model  # the case is a user of the public API, like a script
 
     mesh, facet_tags, groups = _mesh(case, comm)
-    body = Body(mesh, _material(case), _frame(case),
-                degree=case.integer(("body", "degree"), None, 1),
-                name=case.get(("body", "name")),
-                stiffening=case.word(("body", "stiffening"), ("prestress", "nonlinear")))
+    body = case.call(("body",), Body, mesh, _material(case), _frame(case),
+                     degree=case.integer(("body", "degree"), None, 1),
+                     name=case.get(("body", "name")),
+                     stiffening=case.word(("body", "stiffening"), ("prestress", "nonlinear")))
     g = case.value(("gravity",))
     model = case.call(("gravity",), Model, [body], gravity=g)
     for i in range(len(case.get(("clamp",), []))):
         p = ("clamp", i)
-        model.clamp(body, components=_components(case, p + ("components",)),
-                    name=case.get(p + ("name",)), **_selection(case, p, facet_tags, groups))
+        case.call(p, model.clamp, body, components=_components(case, p + ("components",)),
+                  name=case.get(p + ("name",)), **_selection(case, p, facet_tags, groups))
     for i in range(len(case.get(("prescribe",), []))):
         p = ("prescribe", i)
         if case.get(p + ("value",)) is None:

@@ -20,7 +20,7 @@ The file (``demos/cases/*.toml`` are examples; README "Studies from the command 
     nu = 0.0
     density = "1 / (A * L)"
     [frame]                 # type: ConstantSpin, SpinUp, Planar, Prescribed, their arguments;
-    type = "ConstantSpin"   # expressions of t become functions of time (Planar's theta)
+    type = "ConstantSpin"   # expressions of t become functions of time (Planar's theta, omega)
     rate = 15.0
     [body]
     degree = 2
@@ -33,6 +33,9 @@ The file (``demos/cases/*.toml`` are examples; README "Studies from the command 
     probes = {tip = ["L", 0, 0]}
     [analysis.frequencies]
     n = 3
+    [analysis.transient]    # t_end, dt, probes, ...; output = "out/run" writes CSV and fields
+    t_end = 0.01
+    dt = 1e-5
 
 Every key is checked before anything is built: an unknown one raises :class:`CaseError` naming
 the file, the line and the key (with the nearest known key). The analyses live in
@@ -42,6 +45,7 @@ the file, the line and the key (with the nearest known key). The analyses live i
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Dict, Iterable, Optional, Tuple
 
 import numpy as np
@@ -72,7 +76,7 @@ _ANALYSIS = {"static": {"t", "probes"},
              "frequencies": {"t", "n", "gyroscopic", "shift"},
              "campbell": {"speeds", "n", "t", "engine_orders", "shift"},
              "transient": {"t_end", "dt", "t0", "formulation", "probes", "start",
-                           "spectral_radius", "options", "energy"}}
+                           "spectral_radius", "options", "energy", "output", "output_every"}}
 
 
 def _signature(cls) -> Tuple[str, ...]:
@@ -102,6 +106,7 @@ class Case:
         self.data = self.text.data
         self.parameters = self._parameters()
         self._check()
+        self._check_set_parameters()
 
     # -- errors and values ------------------------------------------------------------------
     def error(self, path, message: str) -> CaseError:
@@ -165,8 +170,8 @@ class Case:
     def _scalar(self, path, v) -> float:
         try:
             return checks.real(np.asarray(v, dtype=float).reshape(()), dotted(path))
-        except (TypeError, ValueError) as e:
-            raise self.error(path, f"must be a finite number: {e}") from None
+        except (TypeError, ValueError):
+            raise self.error(path, f"must be a finite number, got {checks.shown(v)}") from None
 
     def _strings(self, raw):
         if isinstance(raw, str):
@@ -307,6 +312,34 @@ class Case:
             raise self.error(path, f"unknown name {bad[0]!r} in {node!r} (parameters: "
                                    f"{', '.join(sorted(self.parameters)) or 'none'})")
 
+    def _expressions(self, node, path):
+        """``(path, Expression)`` of every expression of the case (parameters included)."""
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if path + (k,) != ("analysis", "transient", "options"):
+                    yield from self._expressions(v, path + (k,))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield from self._expressions(v, path + (i,) if isinstance(v, dict) else path)
+        elif isinstance(node, str) and path and not self._is_word(path):
+            yield path, self._expression(path, node)
+
+    def _check_set_parameters(self) -> None:
+        """Refuse a parameter made by ``--set`` that no expression of the case uses.
+
+        Such a parameter is a misspelling, and a sweep over it would repeat one case.
+        """
+        for path in self.text.created:
+            if len(path) != 2 or path[0] != "parameters":
+                continue
+            used = any(path[1] in e.names for p, e in self._expressions(self.data, ())
+                       if p != path)
+            if not used:
+                known = [n for n in self.parameters if ("parameters", n) not in
+                         self.text.created]
+                raise self.text.unknown(path, known, "parameter of the case (none of its "
+                                        "expressions uses it)")
+
     @staticmethod
     def _is_word(path) -> bool:
         key = path[-1]
@@ -315,18 +348,37 @@ class Case:
                             ("mesh", "script"), ("material", "law"), ("frame", "type"),
                             ("body", "stiffening"), ("body", "name"),
                             ("analysis", "transient", "formulation"),
-                            ("analysis", "transient", "start")}
+                            ("analysis", "transient", "start"),
+                            ("analysis", "transient", "output")}
                 or key in ("name", "facets") or path == ("analysis", "campbell", "speeds"))
 
     def call(self, path, fn, *args, **kwargs):
-        """``fn(*args, **kwargs)``, its TypeError or ValueError raised as a :class:`CaseError`
-        at ``path`` (the package's own message kept)."""
+        """``fn(*args, **kwargs)``, its TypeError or ValueError raised as a :class:`CaseError`.
+
+        The package's own message is kept. The error is placed at the key of the table at
+        ``path`` that the message starts with (the package names the argument first: ``E must
+        be positive``), so that a value given with ``--set`` is blamed on the command line and
+        one in the file on its own line; else at ``path``, naming the values set under it with
+        ``--set``.
+        """
         try:
             return fn(*args, **kwargs)
         except (TypeError, ValueError) as e:
             if isinstance(e, CaseError):
                 raise
-            raise self.error(path, str(e)) from None
+            raise self._placed(tuple(path), str(e)) from None
+
+    def _placed(self, path, message: str) -> CaseError:
+        table = self.get(path)
+        if isinstance(table, dict):
+            for k in table:
+                if re.match(rf"{re.escape(str(k))}\b", message):
+                    return self.error(path + (k,), message)
+        under = [label for p, label in self.text.overridden.items() if p[:len(path)] == path
+                 and len(p) > len(path)]
+        if under and not self.text.where(path).startswith("--set"):
+            message += f" (values set with --set: {', '.join(under)})"
+        return self.error(path, message)
 
     def build(self, comm):
         """The model of the case on ``comm``: ``(model, body, facet_tags, groups)`` (see

@@ -13,7 +13,7 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 import numpy as np
 
 __all__ = ["CaseError", "CaseText", "describe", "parse_assignment", "parse_value", "sweep_values",
-           "key_lines"]
+           "is_range", "key_lines"]
 
 Path_ = Tuple[object, ...]  # a key's path: table names, array indices, the key
 
@@ -186,19 +186,57 @@ def _split_top(text: str) -> List[str]:
     return [p.strip() for p in parts]
 
 
+_RANGE = "a range is start:stop:count (count evenly spaced values, both ends included)"
+
+
+def _range(text: str):
+    """The values of ``start:stop:count``, or None for a text that is no range.
+
+    A text is no range when its first part is not a number (a file name with a colon stays a
+    value).
+    """
+    parts = text.split(":")
+    if len(parts) < 2 or any(c in text for c in ",[]{}\"'"):
+        return None
+    try:
+        a = float(parts[0])
+    except ValueError:
+        return None
+    if len(parts) == 2:
+        raise ValueError(f"{_RANGE}: {text!r} has no count (e.g. {text.strip()}:11)")
+    if len(parts) > 3:
+        raise ValueError(f"{_RANGE}, got {text!r}")
+    try:
+        b = float(parts[1])
+    except ValueError:
+        raise ValueError(f"{_RANGE}: the stop of {text!r} is not a number") from None
+    count = parts[2].strip()
+    if not count.isdigit() or int(count) < 1:
+        raise ValueError(f"{_RANGE}: the count of {text!r} must be an integer >= 1")
+    return [float(v) for v in np.linspace(a, b, int(count))]
+
+
+def is_range(text: str) -> bool:
+    """True when ``text`` is written as a range ``start:stop[:count]`` (right or wrong)."""
+    try:
+        return _range(text.strip()) is not None
+    except ValueError:
+        return True
+
+
 def sweep_values(text: str) -> list:
-    """The values of a sweep parameter: ``a,b,c`` (each a :func:`parse_value`) or
-    ``start:stop:count`` (``count`` evenly spaced numbers, both ends included)."""
-    m = re.fullmatch(r"\s*([^:,\[\]]+):([^:,\[\]]+):\s*(\d+)\s*", text)
-    if m:
-        try:
-            a, b = float(m.group(1)), float(m.group(2))
-        except ValueError:
-            raise ValueError(f"a range is start:stop:count with numbers, got {text!r}") from None
-        n = int(m.group(3))
-        if n < 1:
-            raise ValueError(f"a range needs a count >= 1, got {text!r}")
-        return [float(v) for v in np.linspace(a, b, n)]
+    """The values of a sweep parameter.
+
+    ``a,b,c`` (each a :func:`parse_value`) or ``start:stop:count`` (``count`` evenly spaced
+    numbers, both ends included).
+
+    Raises:
+        ValueError: a range without its count or with a count that is not a positive
+            integer, or an empty value in a list.
+    """
+    values = _range(text.strip())
+    if values is not None:
+        return values
     values = [parse_value(p) for p in _split_top(text)]
     if any(v == "" for v in values):
         raise ValueError(f"empty value in {text!r}")
@@ -244,6 +282,8 @@ class CaseText:
             raise CaseError(f"{self.path}: {e}") from None
         self.lines = key_lines(self.text)
         self.overridden: Dict[Path_, str] = {}
+        #: the overridden keys the file did not have (``--set`` made them)
+        self.created: Dict[Path_, str] = {}
         for key, value in overrides:
             self.set(split_path(key), value, key)
 
@@ -264,6 +304,8 @@ class CaseText:
                 raise CaseError(f"--set {label}: {dotted(path[:i])} is a value, not a table")
         if not isinstance(node, dict):
             raise CaseError(f"--set {label}: {dotted(path[:-1])} is not a table")
+        if path[-1] not in node:
+            self.created[tuple(path)] = label
         node[path[-1]] = value
         self.overridden[tuple(path)] = label
 
@@ -284,8 +326,14 @@ class CaseText:
         return f"{self.path}:"
 
     def error(self, path: Path_, message: str) -> CaseError:
-        """A :class:`CaseError` at ``path``: ``file:line: table.key: message``."""
-        return CaseError(f"{self.where(path)} {dotted(path)}: {message}")
+        """A :class:`CaseError` at ``path``: ``file:line: table.key: message``.
+
+        For a value given on the command line: ``--set table.key: message``.
+        """
+        where = self.where(path)
+        if where == f"--set {self.overridden.get(tuple(path))}:":
+            return CaseError(f"{where} {message}")
+        return CaseError(f"{where} {dotted(path)}: {message}")
 
     def unknown(self, path: Path_, known: Iterable[str], what: str = "key",
                 name=None) -> CaseError:

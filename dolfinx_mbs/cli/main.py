@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import List, Optional
@@ -75,16 +76,46 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _assignments(texts: List[str], what: str, sweep: bool = False):
-    from dolfinx_mbs.cli.casefile import parse_assignment, parse_value, sweep_values
+    from dolfinx_mbs.cli.casefile import is_range, parse_assignment, parse_value, sweep_values
 
     out = []
     for text in texts:
         try:
             key, value = parse_assignment(text)
+            if not sweep and is_range(value):
+                raise ValueError("a range start:stop:count is swept: dolfinx-mbs sweep ... "
+                                 f"--set {key}={value}; {what} takes one value")
             out.append((key, sweep_values(value) if sweep else parse_value(value)))
-        except ValueError as e:
-            raise SystemExit(f"dolfinx-mbs: error: {what} {text!r}: {e}") from None
+        except ValueError as e:  # a bad command line: status 2, as argparse's own errors
+            from mpi4py import MPI
+
+            if MPI.COMM_WORLD.rank == 0:
+                print(f"dolfinx-mbs: error: {what} {text!r}: {e}", file=sys.stderr, flush=True)
+            raise SystemExit(2) from None
     return out
+
+
+def _writable(comm, path: str) -> bool:
+    """True (on every rank) when rank 0 can write the file ``path``; else says why on stderr.
+
+    Checked before the case runs, so that a run is not lost for want of its JSON file (a file
+    the check creates is removed again).
+    """
+    why = None
+    if comm.rank == 0:
+        existed = os.path.exists(path)
+        try:
+            with open(path, "a"):
+                pass
+        except OSError as e:
+            why = f"dolfinx-mbs: error: --json {path}: cannot write the results there ({e})"
+        else:
+            if not existed:
+                os.unlink(path)
+    why = comm.bcast(why, root=0)
+    if why and comm.rank == 0:
+        print(why, file=sys.stderr, flush=True)
+    return why is None
 
 
 def _run(args) -> int:
@@ -97,6 +128,8 @@ def _run(args) -> int:
     comm = MPI.COMM_WORLD
     overrides = _assignments(args.set, "--set")
     record = {"case": args.case, "set": {k: v for k, v in overrides}, "ranks": comm.size}
+    if args.json and not _writable(comm, args.json):
+        return 2
     t0 = time.perf_counter()
     status = 0
     try:
@@ -111,9 +144,13 @@ def _run(args) -> int:
     record["seconds"] = time.perf_counter() - t0
     if comm.rank == 0:
         if args.json:
-            with open(args.json, "w") as f:
-                json.dump(record, f, indent=1)
-        if status and status != UNSTABLE:
+            try:
+                with open(args.json, "w") as f:
+                    json.dump(record, f, indent=1)
+            except OSError as e:  # it was writable when the run began
+                print(f"dolfinx-mbs: error: --json {args.json}: {e}", file=sys.stderr)
+                status = status or 1
+        if status and status != UNSTABLE and record["error"]:
             print(f"dolfinx-mbs: error: {record['error']}", file=sys.stderr, flush=True)
         elif not args.quiet:
             for k, v in flatten(record["results"]).items():
@@ -125,7 +162,7 @@ def _run(args) -> int:
             print(f"dolfinx-mbs: the state is unstable: imaginary frequencies (divergent "
                   f"modes, growth rate = -value in 1/s): {listed}", file=sys.stderr,
                   flush=True)
-    return status
+    return comm.bcast(status, root=0)  # rank 0's: it alone writes the JSON file
 
 
 def _sweep(args) -> int:
@@ -143,7 +180,7 @@ def _sweep(args) -> int:
         sw = Sweep(args.case, sets, out, ranks=args.ranks, jobs=args.jobs,
                    timeout=args.timeout, fixed=fixed, comm=comm, echo=True, show=args.plot)
         records = sw.run()
-    except (CaseError, ValueError, FileNotFoundError) as e:
+    except (CaseError, ValueError, OSError) as e:
         if comm.rank == 0:
             print(f"dolfinx-mbs: error: {e}", file=sys.stderr, flush=True)
         return 2

@@ -15,6 +15,10 @@ How cases run (``ranks`` MPI ranks per case, ``jobs`` cases at a time):
   time, each with its log and JSON in ``out/cases/``, killed after ``timeout`` seconds. A crash
   or a hang is then that case's failure only. The sweep itself then runs on one process.
 
+A case whose transient analysis writes its fields (``output = "stem"``) writes them, in a sweep,
+to ``out/cases/case_<i>`` (``.csv``, ``_<body>.bp``) unless ``output`` is itself swept: the
+cases would otherwise overwrite one another.
+
 Written in ``out`` (rank 0): ``results.jsonl`` (one JSON line per case, appended as it
 finishes: the values set, status, error, seconds, results), ``results.csv`` (one row per
 finished case, its scalar results as columns: rewritten at every case, in case order, so that a
@@ -37,11 +41,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mpi4py import MPI
 
-from dolfinx_mbs import compat
+from dolfinx_mbs import checks, compat
 from dolfinx_mbs.cli.analyses import flatten
 from dolfinx_mbs.cli.casefile import describe
 
 __all__ = ["Sweep", "value_text", "plot"]
+
+_OUTPUT = ("analysis", "transient", "output")
 
 
 def value_text(v) -> str:
@@ -99,6 +105,7 @@ class Sweep:
         self.grid: List[Dict[str, object]] = [
             dict(zip(keys, combo)) for combo in itertools.product(*(v for _, v in self.sets))]
         self.records: List[Dict] = []
+        self._outputs = False
 
     # -- running ------------------------------------------------------------------------------
     def check(self) -> None:
@@ -106,15 +113,25 @@ class Sweep:
         that the case does not take raises :class:`dolfinx_mbs.cli.casefile.CaseError`."""
         from dolfinx_mbs.cli.case import Case
 
-        Case(self.case, self.fixed + list(self.grid[0].items()))
+        case = Case(self.case, self.fixed + list(self.grid[0].items()))
+        self._outputs = (case.get(_OUTPUT) is not None
+                         and ".".join(_OUTPUT) not in dict(self.sets))
+
+    def overrides(self, i: int, values: Dict) -> List[Tuple[str, object]]:
+        """The ``--set`` values of case ``i``.
+
+        The fixed ones, the swept ones and, for a case that writes fields, its own output stem.
+        """
+        own = [(".".join(_OUTPUT), str(self._case_file(i, "")))] if self._outputs else []
+        return self.fixed + list(values.items()) + own
 
     def run(self) -> List[Dict]:
         """Run every case; returns the records (in case order), also written to ``out``."""
         self.check()
-        if self.comm.rank == 0:
-            self.out.mkdir(parents=True, exist_ok=True)
-            (self.out / "results.jsonl").write_text("")
-        self.comm.Barrier()
+        with checks.collective(self.comm, f"--out {self.out}"):
+            if self.comm.rank == 0:
+                (self.out / "cases").mkdir(parents=True, exist_ok=True)
+                (self.out / "results.jsonl").write_text("")
         if self.in_process:
             for i, values in enumerate(self.grid):
                 self._finished(self._run_here(i, values))
@@ -129,7 +146,7 @@ class Sweep:
         record = {"case": i, "set": values}
         t0 = time.perf_counter()
         try:
-            results = Case(self.case, self.fixed + list(values.items())).run(self.comm)
+            results = Case(self.case, self.overrides(i, values)).run(self.comm)
             record.update(status="ok", error="", results=results)
         except Exception as e:  # noqa: BLE001 - the case fails, the sweep goes on
             record.update(status="failed", error=describe(e), results={})
@@ -140,7 +157,7 @@ class Sweep:
         """The command that runs case ``i`` as a process."""
         launcher = compat.mpiexec_command(self.ranks) if self.ranks > 1 else []
         sets = []
-        for k, v in self.fixed + list(values.items()):
+        for k, v in self.overrides(i, values):
             sets += ["--set", f"{k}={value_text(v)}"]
         return launcher + [sys.executable, "-m", "dolfinx_mbs.cli", "run", str(self.case),
                            *sets, "--json", str(self._case_file(i, ".json")), "--quiet"]

@@ -97,7 +97,7 @@ def time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, wh
     """Value and two derivatives of a vector function of time, shape (3, k)."""
     v = np.asarray(fn(t), dtype=float).reshape(-1)
     if not np.all(np.isfinite(v)):
-        raise ValueError(f"{what}(t={t:g}) must be finite, got {v!r}")
+        raise ValueError(f"{what}(t={t:g}) must be finite, got {checks.shown(v)}")
     d1, d2 = differentiate(lambda s: np.asarray(fn(s), dtype=float).reshape(-1), t,
                             0.1 * time_scale, what, 1e-7)
     return np.stack([v, d1, d2])
@@ -153,7 +153,7 @@ def _components(components, gdim: int, name: str) -> np.ndarray:
     comps = np.unique(np.asarray(list(components), dtype=np.int64))
     if comps.size == 0 or comps.min() < 0 or comps.max() >= gdim:
         raise ValueError(f"{name}: components must be a non-empty subset of 0..{gdim - 1}, "
-                         f"got {components!r}")
+                         f"got {checks.shown(components)}")
     return comps
 
 

@@ -11,7 +11,7 @@ independent dofs). Coefficients carry time derivatives (jets), so for rheonomic 
 (joints between bodies whose frames move differently) A-dot, A-ddot, a0-dot and a0-ddot are
 exact. For a time-invariant A every operator reduces by the congruence A^T X A (PETSc PtAP,
 symbolic product reused); the extra terms of a moving A are formed by :meth:`MaggiReducer.reduce`
-callers (see :meth:`dolfinx_mbs.Model.reduced_system`).
+callers (see :class:`dolfinx_mbs.systems.second_order.SecondOrderSystem`).
 
 A is a distributed PETSc AIJ matrix: rows follow the full space, columns the reduced one. The
 reducer owns it, its derivatives and a0 (refilled at each time, same pattern), the products

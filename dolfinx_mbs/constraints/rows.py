@@ -27,7 +27,7 @@ def _parse_rows(name: str, rows, N: int, callables: bool):
         rows = list(rows)
     except TypeError:
         raise ValueError(f"{name}: rows must be a list of {{full_index: coefficient}} dicts, "
-                         f"got {rows!r}") from None
+                         f"got {checks.shown(rows)}") from None
     if not rows:
         raise ValueError(f"{name}: no rows given")
     what = "a number or a callable t -> number" if callables else "a number"
@@ -35,7 +35,7 @@ def _parse_rows(name: str, rows, N: int, callables: bool):
     for i, r in enumerate(rows):
         if not isinstance(r, dict) or not r:
             raise ValueError(f"{name}: row {i} must be a non-empty dict "
-                             f"{{full_index: coefficient}}, got {r!r}")
+                             f"{{full_index: coefficient}}, got {checks.shown(r)}")
         nonzero = False
         for k, v in sorted(r.items()):
             if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
@@ -48,7 +48,7 @@ def _parse_rows(name: str, rows, N: int, callables: bool):
             else:
                 if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
                     raise ValueError(f"{name}: row {i}, dof {k}: the coefficient must be {what}, "
-                                     f"got {v!r}")
+                                     f"got {checks.shown(v)}")
                 if not np.isfinite(v):
                     raise ValueError(f"{name}: row {i} has a non-finite coefficient")
                 v = float(v)
@@ -82,7 +82,7 @@ def _parse_rhs(name: str, rhs, m: int, arg: str = "rhs"):
     if fixed.shape != (m,):
         raise ValueError(f"{name}: {arg} must have {m} entries, got {fixed.shape}")
     if not np.all(np.isfinite(fixed)):
-        raise ValueError(f"{name}: {arg} must be finite, got {rhs!r}")
+        raise ValueError(f"{name}: {arg} must be finite, got {checks.shown(rhs)}")
     return fixed, None
 
 
@@ -123,7 +123,7 @@ class LinearRows(Constraint):
 
 
 class VelocityRows(Constraint):
-    """Velocity constraints ``B(t) Delta' = c(t)`` (``theory.md`` section 5: B Delta' + b = 0
+    """Velocity constraints ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5: B Delta' + b = 0
     with b = -c), nonholonomic ones included: they restrict the velocities, not the
     coordinates. :class:`dolfinx_mbs.constraints.maggi.MaggiReducer` does not eliminate them;
     :mod:`dolfinx_mbs.systems.velocity` builds the velocity basis from them.

@@ -1,6 +1,6 @@
 """The kinematics of a point of an elastic body in a moving frame, and the *energy routes*:
 the operators of the equations of motion derived by UFL from scalar functions of the motion
-instead of written term by term (``theory.md`` sections 1, 2 and 4; seed 004).
+instead of written term by term (``docs/theory.md`` sections 1, 2 and 4; seed 004).
 
 Kinematics (local components; ``cross`` and ``planar`` reduce 3-vectors to a 2D body's plane)::
 
@@ -83,7 +83,7 @@ def velocity(omega, v_O, X, u, udot):
 
 
 def acceleration(omega, alpha, a_O, X, u, udot, uddot):
-    """Absolute acceleration in local components (theory.md section 1)."""
+    """Absolute acceleration in local components (docs/theory.md section 1)."""
     r = X + u
     return (planar(a_O, _gdim(u)) + cross(alpha, r) + cross(omega, cross(omega, r))
             + 2.0 * cross(omega, udot) + uddot)
@@ -165,7 +165,7 @@ def gibbs_appell_route(rho, material: Material, omega, alpha, a_O, X, u, ud, udd
 
 def hamilton_route(rho, material: Material, omega, v_O, X, u, ud, test, trial,
                    dx=ufl.dx) -> Dict[str, ufl.Form]:
-    """Operators of Hamilton's form from T and V by UFL (theory.md section 4).
+    """Operators of Hamilton's form from T and V by UFL (docs/theory.md section 4).
 
     p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
     dp/dt = -(dV/du - dT_0/du) - G_p udot: returns ``mass`` (M), ``momentum_coupling`` (G_p),

@@ -1,11 +1,11 @@
-"""The physics: UFL forms of an elastic body in a moving frame (``theory.md`` sections 2 and 4).
+"""The physics: UFL forms of an elastic body in a moving frame (docs/theory.md sections 2, 4).
 
 This module is the one place where moving-frame terms are written. Everything is in the
 body frame's (local) components. ``rho`` is the mass per unit *mesh* measure (density times
 thickness for 2D bodies); ``omega``, ``alpha``, ``v_O``, ``a_O`` and ``g`` are 3-vector UFL
 constants (for a 2D body only their planar parts enter: rotation about z, in-plane translation).
 
-Direct forms (the table of theory.md section 2)::
+Direct forms (the table of docs/theory.md section 2)::
 
     mass               m(u, v)   = int rho u.v
     gyroscopic         g(u, v)   = int 2 rho (omega x u).v                 skew
@@ -121,7 +121,7 @@ def frame_coupling(omega=None, alpha=None) -> dict:
         with skew(w) y = w x y. A 2D body takes the leading 2x2 block (planar motion: only
         omega_z and alpha_z act).
 
-    Where each comes from (theory.md section 1: v = v_O + omega x (X + u) + udot; section 2:
+    Where each comes from (docs/theory.md section 1: v = v_O + omega x (X + u) + udot; section 2:
     T = 1/2 int rho v.v and Lagrange's d/dt dT/d(udot) - dT/du):
 
     * ``gyroscopic``: the term int rho udot.(omega x u) of T. It enters dT/d(udot) as
@@ -161,7 +161,7 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
     3D: the six pairs (0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2); 2D: (2, 2) only (planar
     motion: omega = omega_z e_z). The W_ij are taken from :func:`frame_coupling` itself:
     W_ii = W(e_i) and W_ij = W(e_i + e_j) - W(e_i) - W(e_j) for i < j (exact in floating point).
-    They give the unit centrifugal loads -c_W_ij(X, v) of prestress stiffening (theory.md
+    They give the unit centrifugal loads -c_W_ij(X, v) of prestress stiffening (docs/theory.md
     section 3), whose steady stresses scale with omega_i omega_j.
     """
     if gdim not in (2, 3):
@@ -249,7 +249,7 @@ def frame_inertia_load(rho, omega, alpha, a_O, X, v, dx=ufl.dx):
 
 
 def geometric_stiffness(material: Material, sigma0, u, v, dx=ufl.dx):
-    """k_sigma(u, v) = int sigma0_ij u_k,i v_k,j (theory.md section 3): the stiffness a
+    """k_sigma(u, v) = int sigma0_ij u_k,i v_k,j (docs/theory.md section 3): the stiffness a
     prestress sigma0 gives (times the thickness of a 2D body)."""
     return material.thickness * ufl.inner(ufl.grad(u) * sigma0, ufl.grad(v)) * dx
 
@@ -263,7 +263,7 @@ def green_strain(u):
 def svk_remainder(material: Material, u, v, dx=ufl.dx):
     """n(u; v) = int (F S(E)) : grad v - k(u, v): what the St Venant-Kirchhoff internal force
     (S = C : E, E the Green strain, the material's law applied to E) adds to the linear one
-    (theory.md section 3). Quadratic and cubic in u; zero, with zero derivative, at u = 0.
+    (docs/theory.md section 3). Quadratic and cubic in u; zero, with zero derivative, at u = 0.
     Its derivative in u is the tangent's excess over K: geometric stiffness of the current
     stress plus the initial-displacement terms."""
     E = green_strain(u)

@@ -3,7 +3,7 @@
 A frame moves with respect to the inertial (global) frame with origin ``r_O(t)`` and rotation
 ``R(t)`` (columns are the local axes in global components). A body's mesh coordinates X are
 local coordinates, so a material point sits at ``r_O + R (X + u)``. The elastic forms need the
-frame's motion in local components (``theory.md`` section 1):
+frame's motion in local components (``docs/theory.md`` section 1):
 
     omega~ = R^T dR/dt,   alpha = d omega / dt,   v_O = R^T dr_O/dt,   a_O = R^T d2r_O/dt2
 
@@ -14,8 +14,10 @@ Frames provided:
 * :class:`ConstantSpin`: steady rotation about a fixed axis through a fixed point.
 * :class:`SpinUp`: the smooth spin-up of Kane, Ryan & Banerjee (1987) about a fixed axis.
 * :class:`Planar`: rotation about z by an angle ``theta(t)``, optional moving origin (2D meshes).
-* :class:`Prescribed`: any ``R(t)``, ``r_O(t)`` given as callables; the derivatives are computed
-  by Richardson-extrapolated finite differences, with an error estimate that is checked.
+* :class:`Prescribed`: any ``R(t)``, ``r_O(t)`` given as callables. Both take the derivatives
+  from the user where given (``omega=``, ``alpha=``, ``origin_velocity=``, ...), from a spline's
+  own, or else by Richardson-extrapolated finite differences whose step is chosen from the
+  motion, with an error estimate that is checked (:mod:`dolfinx_mbs.frames.prescribed`).
 * :class:`Sampled`: rotations and origins at sample times, interpolated or smoothed by splines
   (:mod:`dolfinx_mbs.frames.sampled`); :func:`from_markers` fits one to marker trajectories, which
   :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.frames.markers`).

@@ -135,7 +135,7 @@ class SpinUp(_AxisRotation):
         self.final_rate = checks.real(final_rate, "final_rate")
         self.ramp_time = checks.real(ramp_time, "ramp_time")
         if self.ramp_time <= 0.0:
-            raise ValueError(f"ramp_time must be positive, got {ramp_time!r}")
+            raise ValueError(f"ramp_time must be positive, got {checks.shown(ramp_time)}")
 
     def _angle(self, t):
         W, T = self.final_rate, self.ramp_time

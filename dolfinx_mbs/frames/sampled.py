@@ -9,7 +9,7 @@ Rotations are interpolated on SO(3) through unit quaternions: the quaternions of
 signs chosen so that neighbours are close, are spline functions of time p(t) (each of the four
 components; scipy's ``make_interp_spline`` of degree 5, or ``make_smoothing_spline``) and
 R(t) is the rotation of p / |p|. The local angular velocity and acceleration of that curve are
-exact (``theory.md`` section 1, Hamilton's quaternion product, vector part ``vec``):
+exact (``docs/theory.md`` section 1, Hamilton's quaternion product, vector part ``vec``):
 
     omega = 2 vec(p* p') / |p|^2,
     alpha = 2 vec(p* p'') / |p|^2 - 4 (p . p') vec(p* p') / |p|^4.
@@ -42,7 +42,8 @@ def sample_times(times) -> np.ndarray:
     try:
         t = np.asarray(times, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"times must be a 1D array of numbers, got {times!r}") from None
+        raise ValueError(f"times must be a 1D array of numbers, got "
+                         f"{checks.shown(times)}") from None
     if t.ndim != 1 or t.size < MIN_SAMPLES:
         raise ValueError(f"times must be a 1D array of at least {MIN_SAMPLES} sample times, got "
                          f"shape {t.shape}")
@@ -51,8 +52,8 @@ def sample_times(times) -> np.ndarray:
     bad = np.flatnonzero(np.diff(t) <= 0.0)
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"times must be strictly increasing: times[{i}] = {t[i]!r} >= "
-                         f"times[{i + 1}] = {t[i + 1]!r}")
+        raise ValueError(f"times must be strictly increasing: times[{i}] = {checks.shown(t[i])} >= "
+                         f"times[{i + 1}] = {checks.shown(t[i + 1])}")
     return t
 
 
@@ -196,7 +197,7 @@ class Sampled(Frame):
         n = self.times.size
         self.smoothing = checks.real(smoothing, "smoothing")
         if self.smoothing < 0.0:
-            raise ValueError(f"smoothing must be >= 0 (a time, s), got {smoothing!r}")
+            raise ValueError(f"smoothing must be >= 0 (a time, s), got {checks.shown(smoothing)}")
         if rotations is None:
             self.kind, data = "angle", np.zeros(n)
         else:

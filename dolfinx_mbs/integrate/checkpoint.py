@@ -37,6 +37,7 @@ import json
 import os
 import shutil
 import signal
+import sys
 import threading
 from typing import Dict, Optional
 
@@ -140,7 +141,7 @@ class Writer:
                 for old in os.listdir(self.dir):  # the former checkpoints
                     if old.startswith("step_") and old != name:
                         shutil.rmtree(os.path.join(self.dir, old), ignore_errors=True)
-        self.last = name
+        self.last = sub  # the folder, as the message of a run stopped by a signal names it
 
 
 def exists(comm, stem: str) -> bool:
@@ -236,14 +237,19 @@ class Interrupted(Exception):
 
     def __init__(self, signum: int, t: float, checkpoint: Optional[str]):
         self.signum, self.t, self.checkpoint = signum, t, checkpoint
-        where = f"; checkpoint {checkpoint}" if checkpoint else "; no checkpoint"
-        super().__init__(f"{signal.Signals(signum).name} at t={t:g}{where}")
+        where = (f"; checkpoint written to {checkpoint} (continue with restart=True)"
+                 if checkpoint else "; no checkpoint written (checkpoint_every= writes one)")
+        super().__init__(f"run stopped by {signal.Signals(signum).name} at t={t:g}{where}")
+        #: the rank in the run's communicator (set by :class:`Signals`): rank 0 says why
+        self.rank: Optional[int] = None
 
     def exit(self) -> BaseException:
         """What the run raises: KeyboardInterrupt for SIGINT, SystemExit(128 + signal)
-        otherwise."""
+        otherwise, which Python ends without a word: the run's rank 0 says it on stderr."""
         if self.signum == signal.SIGINT:
             return KeyboardInterrupt(str(self))
+        if not self.rank:
+            print(f"dolfinx_mbs: {self}", file=sys.stderr, flush=True)
         return SystemExit(128 + self.signum)
 
 
@@ -272,10 +278,14 @@ class Signals:
                 self._old[s] = signal.signal(s, self._note)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, typ, value, tb):
         for s, h in self._old.items():
             signal.signal(s, h)
         self._old = {}
+        # the Interrupted of a monitor comes through PETSc as the cause of its error
+        for e in (value, getattr(value, "__cause__", None)):
+            if isinstance(e, Interrupted):
+                e.rank = self.comm.rank
 
     def requested(self) -> int:
         """The signal any rank received since the run began (the largest number), or 0; the

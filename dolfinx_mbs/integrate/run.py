@@ -1,6 +1,6 @@
 """Time integration of the Maggi-reduced equations of motion with PETSc TS.
 
-Three formulations (``theory.md`` sections 2 and 4), each on a typed system
+Three formulations (``docs/theory.md`` sections 2 and 4), each on a typed system
 (:meth:`dolfinx_mbs.Model.system`, :mod:`dolfinx_mbs.systems`; q the independent coordinates);
 their residuals and Jacobians are in :mod:`dolfinx_mbs.integrate.ts.second_order` and
 :mod:`dolfinx_mbs.integrate.ts.first_order`, and what a run records

@@ -2,7 +2,7 @@
 
 A steady frame state is statically unstable (divergent) when the symmetric part of the reduced
 stiffness K + K_omega + K_alpha (+ K_sigma) has negative eigenvalues: spin softening exceeds the
-elastic stiffness in that many directions (``theory.md`` section 3), and the motion grows like
+elastic stiffness in that many directions (``docs/theory.md`` section 3), and the motion grows like
 e^(s t). :class:`Stability` counts them (the negative pivots of an LDL^T factorization by MUMPS,
 Sylvester's law of inertia; :meth:`dolfinx_mbs.static.StaticSolver.inertia`), or, in a run whose
 step solver is multigrid (where a factorization of the size of the problem is what does not

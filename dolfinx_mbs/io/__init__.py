@@ -1,5 +1,6 @@
-"""Output: probes at material points (parallel point ownership), time series written row by row,
-field files (VTX, or XDMF on DOLFINx 0.5) and what they keep after a kill."""
+"""Output: a field's values at points and probes at material points (parallel point ownership),
+time series written row by row, field files (VTX, or XDMF on DOLFINx 0.5) and what they keep
+after a kill."""
 
 from dolfinx_mbs.io.field_restart import (
     copy_vtx_steps,
@@ -18,10 +19,12 @@ from dolfinx_mbs.io.output import (
     write_mode_functions,
     write_modes,
 )
+from dolfinx_mbs.io.points import evaluate
 
 __all__ = [
     "copy_vtx_steps",
     "drop_previous",
+    "evaluate",
     "FieldFile",
     "keep_xdmf_times",
     "mode_functions",

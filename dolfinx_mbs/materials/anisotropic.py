@@ -70,7 +70,7 @@ def _check_stiffness(C, name: str = "C") -> np.ndarray:
         a = np.array(C, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 6x6 matrix of numbers (Voigt order xx, yy, zz, "
-                         f"yz, xz, xy), got {C!r}") from None
+                         f"yz, xz, xy), got {checks.shown(C)}") from None
     if a.shape != (6, 6):
         raise ValueError(f"{name} must be a 6x6 matrix (Voigt order xx, yy, zz, yz, xz, xy), "
                          f"got shape {a.shape}")
@@ -185,7 +185,7 @@ class Anisotropic(Material):
         super().__init__(density, thickness, rayleigh)
         if plane is None and self.thickness != 1.0:
             raise ValueError(f"thickness applies to plane laws only (plane='strain' or "
-                             f"'stress'), got thickness={thickness!r} for a 3D law")
+                             f"'stress'), got thickness={checks.shown(thickness)} for a 3D law")
         R, Ru = _axes(axes, plane)
         self.axes = R if Ru is None else Ru
         self._symbolic = Ru is not None
@@ -271,9 +271,9 @@ def _triple(x, name: str) -> Sequence:
     try:
         t = list(x)
     except TypeError:
-        raise ValueError(f"{name} must be a triple of numbers, got {x!r}") from None
+        raise ValueError(f"{name} must be a triple of numbers, got {checks.shown(x)}") from None
     if len(t) != 3:
-        raise ValueError(f"{name} must be a triple of numbers, got {x!r}")
+        raise ValueError(f"{name} must be a triple of numbers, got {checks.shown(x)}")
     return t
 
 

@@ -21,9 +21,10 @@ def rayleigh_pair(rayleigh) -> Tuple[float, float]:
         a, b = (float(c) for c in rayleigh)
     except (TypeError, ValueError):
         raise TypeError("rayleigh must be a pair (a_mass, b_stiffness), "
-                        f"got {rayleigh!r}") from None
+                        f"got {checks.shown(rayleigh)}") from None
     if a < 0.0 or b < 0.0 or not (math.isfinite(a) and math.isfinite(b)):
-        raise ValueError(f"rayleigh coefficients must be finite and >= 0, got {rayleigh!r}")
+        raise ValueError(f"rayleigh coefficients must be finite and >= 0, got "
+                         f"{checks.shown(rayleigh)}")
     return (a, b)
 
 

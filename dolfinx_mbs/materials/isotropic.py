@@ -15,7 +15,7 @@ __all__ = ["Isotropic", "LinearElastic", "PlaneStress", "PlaneStrain", "UserLaw"
 def _poisson(nu) -> float:
     v = checks.real(nu, "nu")
     if not (-1.0 < v < 0.5):
-        raise ValueError(f"nu (Poisson's ratio) must lie in (-1, 0.5), got {nu!r}")
+        raise ValueError(f"nu (Poisson's ratio) must lie in (-1, 0.5), got {checks.shown(nu)}")
     return v
 
 
@@ -136,7 +136,7 @@ class UserLaw(Material):
         if density is None:
             raise TypeError("UserLaw: density is required")
         if gdim is not None and gdim not in (2, 3):
-            raise ValueError(f"gdim must be None, 2 or 3, got {gdim!r}")
+            raise ValueError(f"gdim must be None, 2 or 3, got {checks.shown(gdim)}")
         super().__init__(density, thickness, rayleigh)
         if self.thickness != 1.0 and gdim != 2:
             raise ValueError(f"thickness applies to 2D laws only: give gdim=2 with "

@@ -55,7 +55,7 @@ def cell_counts(cells, n: int, name: str) -> Tuple[int, ...]:
     except (TypeError, ValueError):
         c = ()
     if len(c) != n or c != tuple(cells) or min(c) < 1:
-        raise ValueError(f"{name} must be {n} positive integers, got {cells!r}")
+        raise ValueError(f"{name} must be {n} positive integers, got {checks.shown(cells)}")
     return c
 
 
@@ -69,7 +69,7 @@ def check_rotor(shaft_length, shaft_radius, disk_radius, disk_thickness, disk_po
             disk_position + disk_thickness / 2 < shaft_length:
         raise ValueError("the disk must lie within the shaft")
     if int(blades) != blades or blades < 0:
-        raise ValueError(f"blades must be a non-negative integer, got {blades!r}")
+        raise ValueError(f"blades must be a non-negative integer, got {checks.shown(blades)}")
     if blades:
         check_sizes(blade_length=blade_length, blade_width=blade_width,
                   blade_thickness=blade_thickness)

@@ -19,7 +19,7 @@ __all__ = ["HamiltonSystem"]
 
 class HamiltonSystem(SecondOrderSystem):
     """Hamilton's form in (q, p), p the generalized momentum, on the Maggi-reduced
-    coordinates (``theory.md`` sections 4 and 5); ``at(t)`` gives :class:`Hamiltonian`."""
+    coordinates (``docs/theory.md`` sections 4 and 5); ``at(t)`` gives :class:`Hamiltonian`."""
 
     formulations = ("hamiltonian",)
     formed_on_read = {"C": "C", "K": "K", "Kpot": "K", "Gp": "Gp", "Kh": "Kw"}

@@ -1,5 +1,5 @@
 """The same constrained model as a saddle-point system with Lagrange multipliers, for comparison
-with the Maggi reducer (``theory.md`` section 5):
+with the Maggi reducer (``docs/theory.md`` section 5):
 
     [M 0] [Delta'']   [C 0] [Delta']   [K  B^T] [Delta ]   [Q]
     [0 0] [lambda''] + [0 0] [lambda'] + [B  0  ] [lambda] = [c]

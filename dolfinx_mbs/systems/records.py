@@ -90,7 +90,7 @@ class SecondOrder:
 
 @dataclasses.dataclass
 class Hamiltonian(SecondOrder):
-    """Hamilton's form in (q, p) at one frame state (``theory.md`` section 4), beside the
+    """Hamilton's form in (q, p) at one frame state (``docs/theory.md`` section 4), beside the
     second-order operators (for energies):
 
         M q' + G_p q + pi0 - p = 0,     p' + G_q q' + K_h q + h - f_a = 0,

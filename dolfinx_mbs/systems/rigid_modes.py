@@ -39,7 +39,7 @@ body's centroid) that
   pendulum, whose swing has the stiffness Omega^2 m R l / 2 of K_sigma + K_omega) removes a
   motion from R: it is a mode, with its frequency. One part is not counted: the spin
   softening of a body *without* stiffening. A rigid rotation turns the body's centrifugal
-  load, which only the prestress's K_sigma balances (``theory.md`` section 3); without it
+  load, which only the prestress's K_sigma balances (``docs/theory.md`` section 3); without it
   K_omega alone gives every rotation about the spin axis the divergence rate Omega, an
   artifact of the linear model, and every translation across the axis the -Omega^2 m of a body
   at rest in the inertial frame seen turning;
@@ -61,7 +61,7 @@ body's elastic modes. In a spinning frame R is not invariant (the Coriolis force
 about the spin axis is radial; the spin softening of a tilt is a shear), so the full model
 couples rigid and elastic motions; but the linear moving-frame model represents a rotation by
 the field psi x X, exact to first order only, and without the geometric stiffness of the
-centrifugal prestress (``theory.md`` section 3) its rotations are not those of a rigid body
+centrifugal prestress (``docs/theory.md`` section 3) its rotations are not those of a rigid body
 (below): coupling the elastic modes to them would carry that defect into them. The deflated
 modes are the body's vibrations about its mean rigid motion. Measured on a free box
 1 x 0.1 x 0.1 m spinning at 100 rad/s about its long axis, the full model's elastic

@@ -5,7 +5,7 @@ its PETSc objects; ``system.at(t)`` gives the operators at the frame state of ti
 typed record (objects refilled by later calls, ``version`` changing whenever a matrix did):
 
 * :class:`SecondOrderSystem` -> :class:`SecondOrder`: M q'' + C q' + K q = f, on the
-  independent coordinates q of the Maggi reducer (Delta = A(t) q + a0(t), ``theory.md``
+  independent coordinates q of the Maggi reducer (Delta = A(t) q + a0(t), ``docs/theory.md``
   section 5); also what the first-order form (q, v) integrates;
 * :class:`dolfinx_mbs.systems.hamilton.HamiltonSystem` -> :class:`Hamiltonian`: Hamilton's
   form in (q, p), built on :class:`SecondOrderSystem`;

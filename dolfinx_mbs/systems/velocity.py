@@ -1,5 +1,5 @@
 """Velocity constraints that are not eliminated from the coordinates (nonholonomic ones
-included): Maggi's equations in independent velocities (``theory.md`` section 5).
+included): Maggi's equations in independent velocities (``docs/theory.md`` section 5).
 
 The holonomic constraints give Delta = A q + a0(t) (:class:`dolfinx_mbs.constraints.maggi.MaggiReducer`).
 Velocity rows ``B_n(t) Delta' = c_n(t)`` (:class:`dolfinx_mbs.constraints.VelocityRows`) act on
