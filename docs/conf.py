@@ -37,7 +37,7 @@ extensions = [
 ]
 
 # the site's own sources only: the scripts beside them are not pages
-exclude_patterns = ["_build", "*.py", "architecture.md", "theory.md", "tests"]
+exclude_patterns = ["_build", "*.py", "architecture.md", "tests"]
 templates_path: list[str] = []
 html_theme = "sphinx_book_theme"
 html_title = "dolfinx_mbs"
@@ -226,18 +226,6 @@ def generate_benchmarks() -> None:
     _sync(DOCS / "reference" / "benchmarks", wanted)
 
 
-def generate_theory() -> None:
-    """The theory page: ``docs/theory.md`` when the checkout has it, a placeholder otherwise."""
-    if (DOCS / "theory.md").exists():
-        text = "```{include} ../theory.md\n:relative-images:\n:relative-docs: ../\n```\n"
-    else:
-        text = ("# Theory\n\nThe theory restated in the project's words is being written "
-                "(`docs/theory.md`); until it is here, the equations and signs the code follows "
-                "are those of the design notes, cited in the docstrings by section.\n")
-    _write(DOCS / "reference" / "theory.md", text)
-
-
 generate_demos()
 generate_api()
 generate_benchmarks()
-generate_theory()
