@@ -245,3 +245,58 @@ def test_pages_in_chromium(served):
                       f"{SHOTS.relative_to(DOCS.parent) / (name + '.png')}")
         finally:
             browser.close()
+
+
+def _public(module) -> list[str]:
+    """A module's public names: its ``__all__``, or what it defines without a leading _."""
+    import inspect
+
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items() if not n.startswith("_")
+                 and getattr(v, "__module__", None) == module.__name__
+                 and (inspect.isclass(v) or inspect.isfunction(v))]
+    return list(names)
+
+
+def test_api_reference_has_every_public_name_with_its_docstring(site):
+    """Each documented module's public names have an entry (its anchor) on the module's page,
+    and each public class and function has a docstring of its own."""
+    import importlib
+    import inspect
+
+    sys.path.insert(0, str(DOCS))
+    try:
+        import conf
+    finally:
+        sys.path.pop(0)
+    missing, undocumented, count = [], [], 0
+    for name in conf.api_modules():
+        module = importlib.import_module(name)
+        ids = _parse(site / "reference" / "api" / f"{name}.html").ids
+        for short in _public(module):
+            obj = getattr(module, short)
+            if inspect.ismodule(obj):
+                continue
+            count += 1
+            if f"{name}.{short}" not in ids:
+                missing.append(f"{name}.{short}")
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and \
+                    not (obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__):
+                undocumented.append(f"{name}.{short}")
+    assert count > 200
+    assert not missing, f"public names without an entry in the API reference: {missing}"
+    assert not undocumented, f"public names without a docstring: {undocumented}"
+
+
+def test_every_demo_page_shows_its_output_and_figures(site):
+    """Each demo has a page with executed output; a demo that shows pictures has them in it."""
+    demos = sorted((DOCS.parent / "demos").glob("*.py"))
+    assert demos
+    for demo in demos:
+        text = (site / "demos" / f"{demo.stem}.html").read_text()
+        assert text.count('class="cell_output') >= 1, f"{demo.stem}: no executed output"
+        shows = demo.read_text().count("plot.show(")
+        if shows:
+            pictures = text.count('<img alt="_images/') + text.count('src="../_images/')
+            assert pictures >= 1, f"{demo.stem}: shows pictures, the page has none"
