@@ -83,7 +83,10 @@ extlinks = {
     "slepc": ("https://slepc.upv.es/documentation/current/docs/manualpages/%s.html", "%s"),
 }
 
-suppress_warnings = ["mystnb.unknown_mime_type"]
+# A dataclass's fields are documented as the class's variables; a field name that two classes
+# share (FrameState.omega, FrameStates.omega) is an ambiguous reference to Sphinx, which then
+# links the first: not an error of the page.
+suppress_warnings = ["mystnb.unknown_mime_type", "ref.python"]
 
 
 def _write(path: pathlib.Path, text: str) -> None:
@@ -126,6 +129,9 @@ JUPYTEXT_HEADER = """# ---
 #     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
+#   language_info:
+#     name: python
+#     pygments_lexer: ipython3
 # ---
 
 """
@@ -142,7 +148,7 @@ def generate_demos() -> None:
              "it with the button at the top, or take it from `demos/`.", "",
              "| demo | what it shows |", "|---|---|"]
     for p in demos:
-        lines.append(f"| [{p.stem}]({p.stem}) | {_title(p.read_text(), p.stem)} |")
+        lines.append(f"| [{p.stem}]({p.stem}.py) | {_title(p.read_text(), p.stem)} |")
     lines += ["", "```{toctree}", ":hidden:", ""] + [p.stem for p in demos] + ["```", ""]
     wanted["index.md"] = "\n".join(lines)
     _sync(DOCS / "demos", wanted)
@@ -213,7 +219,7 @@ def generate_benchmarks() -> None:
         machines = sorted({m.group(1).strip().rstrip(",") for m in
                            re.finditer(r"^- machine: ([^;(]+)", text, re.MULTILINE)})
         span = f"{dates[0]} to {dates[-1]}" if len(dates) > 1 else (dates[0] if dates else "")
-        rows.append(f"| [{title}]({p.stem}) | {span} | {'; '.join(machines) or '-'} |")
+        rows.append(f"| [{title}]({p.stem}.md) | {span} | {'; '.join(machines) or '-'} |")
     lines = ["# Benchmarks", "",
              "Each page is a results file of `bench/results/`, written by the script it names",
              "(in `bench/`); every section states its machine, versions, command, load and",
