@@ -181,26 +181,81 @@ def api_modules() -> list[str]:
     return names
 
 
+def _attr_doc(module_name: str, name: str) -> str:
+    """The doc comment (``#:``) of the data ``name`` of a module, from the module or, for a
+    package, the submodule that defines it; "" when it has none."""
+    from sphinx.pycode import ModuleAnalyzer
+
+    mod = importlib.import_module(module_name)
+    names = [module_name]
+    if hasattr(mod, "__path__"):
+        names += [f"{module_name}.{i.name}" for i in pkgutil.walk_packages(mod.__path__)]
+    for m in names:
+        try:
+            docs = ModuleAnalyzer.for_module(m).find_attr_docs()
+        except Exception:  # a module without source: nothing to read
+            continue
+        if ("", name) in docs:
+            return " ".join(docs[("", name)]).strip()
+    return ""
+
+
+def _api_page(name: str) -> str:
+    """A module's page: its docstring and classes and functions by autodoc, its public data
+    (what its ``__all__`` names that is neither) with their doc comments."""
+    import inspect
+
+    mod = importlib.import_module(name)
+    public = getattr(mod, "__all__", None)
+    if public is None:
+        return f"# `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n```\n"
+    objs = {n: getattr(mod, n) for n in public}
+    # the module's own top-level assignments are autodoc's to document; data imported from a
+    # submodule is described here, with the doc comment where it is defined
+    tree = ast.parse(pathlib.Path(mod.__file__).read_text())
+    own = {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+           for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+           if isinstance(t, ast.Name)}
+    code = [n for n, o in objs.items() if inspect.isclass(o) or inspect.isroutine(o) or n in own]
+    data = [n for n, o in objs.items() if n not in code and not inspect.ismodule(o)]
+    lines = [f"# `{name}`", "", "```{eval-rst}", f".. automodule:: {name}"]
+    lines += [f"   :members: {', '.join(code)}"] if code else ["   :no-members:"]
+    for n in data:
+        value = repr(objs[n])
+        lines += ["", f".. py:data:: {n}", f"   :module: {name}"]
+        if len(value) <= 80 and "\n" not in value:
+            lines += [f"   :value: {value}"]
+        lines += ["", "   " + (_attr_doc(name, n) or "(no description)")]
+    lines += ["```", ""]
+    return "\n".join(lines)
+
+
 def generate_api() -> None:
     """One page per module of :func:`api_modules`, and the package's own page."""
-    import dolfinx_mbs
-
     wanted = {}
     modules = api_modules()
     for name in modules:
-        wanted[f"{name}.md"] = (f"# `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n```\n")
+        wanted[f"{name}.md"] = _api_page(name)
+    import dolfinx_mbs
+
     faces = []
     for short in dolfinx_mbs.__all__:
         obj = getattr(dolfinx_mbs, short)
-        home = obj.__name__ if hasattr(obj, "__path__") or type(obj).__name__ == "module" \
-            else f"{obj.__module__.rsplit('.', 1)[0]}.{short}"
-        faces.append((short, home))
+        if type(obj).__name__ == "module":
+            page = obj.__name__ if obj.__name__ in modules else obj.__name__.rsplit(".", 1)[0]
+            faces.append(f"| `mbs.{short}` | [`{obj.__name__}`]({page}.md) |")
+            continue
+        home = next(m for m in modules
+                    if getattr(importlib.import_module(m), short, None) is obj
+                    and short in getattr(importlib.import_module(m), "__all__", ()))
+        faces.append(f"| `mbs.{short}` | {{py:obj}}`{home}.{short}` |")
     lines = ["# API reference", "",
              "Every public name, with its docstring, by the part of the package that defines",
              "it, in the order of the flow: a part imports only from those above it. A part's",
              "public names are those of its `__all__` (its face); the package itself lifts a",
              "few of them to the top (`mbs.Body`, `mbs.Model`, ...).", "",
              "```{eval-rst}", ".. automodule:: dolfinx_mbs", "   :no-members:", "```", "",
+             "## The package's own names", "", "| name | is |", "|---|---|", *faces, "",
              "## Parts", "", "```{toctree}", ":maxdepth: 1", ""]
     lines += modules + ["```", ""]
     wanted["index.md"] = "\n".join(lines)

@@ -261,7 +261,7 @@ def _public(module) -> list[str]:
 
 def test_api_reference_has_every_public_name_with_its_docstring(site):
     """Each documented module's public names have an entry (its anchor) on the module's page,
-    and each public class and function has a docstring of its own."""
+    each public class and function a docstring of its own, each public constant a doc comment."""
     import importlib
     import inspect
 
@@ -281,8 +281,11 @@ def test_api_reference_has_every_public_name_with_its_docstring(site):
             count += 1
             if f"{name}.{short}" not in ids:
                 missing.append(f"{name}.{short}")
-            if (inspect.isclass(obj) or inspect.isfunction(obj)) and \
-                    not (obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__):
+            if inspect.isclass(obj) or inspect.isroutine(obj):
+                doc = obj.__dict__.get("__doc__") if inspect.isclass(obj) else obj.__doc__
+            else:  # data: its doc comment (#:) where it is defined
+                doc = conf._attr_doc(name, short)
+            if not (doc or "").strip():
                 undocumented.append(f"{name}.{short}")
     assert count > 200
     assert not missing, f"public names without an entry in the API reference: {missing}"

@@ -159,7 +159,6 @@ def _aligned(kind: str, v: np.ndarray):
 
 
 class Sampled(Frame):
-    calls_user_code = False  # splines of given samples
     """A frame whose rotation and origin are known at sample times, between them a spline.
 
     Args:
@@ -189,6 +188,8 @@ class Sampled(Frame):
 
     ``state(t)`` is defined for ``times[0] <= t <= times[-1]``; outside it raises a ValueError.
     """
+
+    calls_user_code = False  # splines of given samples
 
     time_invariant = False
 

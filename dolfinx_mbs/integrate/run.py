@@ -71,6 +71,7 @@ __all__ = ["integrate", "Result", "FORMULATIONS"]
 
 log = logging.getLogger(__name__)
 
+#: the formulations a run takes (``integrate(..., formulation=)``)
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 @dataclasses.dataclass
 class Result:

@@ -15,6 +15,19 @@ __all__ = ["Material", "strain", "rayleigh_pair"]
 
 
 def rayleigh_pair(rayleigh) -> Tuple[float, float]:
+    """Rayleigh damping coefficients, checked: C = a M + b K.
+
+    Args:
+        rayleigh: None (no damping) or a pair (a, b): a (1/s) multiplies the mass, b (s) the
+            stiffness.
+
+    Returns:
+        (a, b) as floats, (0, 0) for None.
+
+    Raises:
+        TypeError: not a pair of numbers.
+        ValueError: a coefficient negative or not finite.
+    """
     if rayleigh is None:
         return (0.0, 0.0)
     try:
