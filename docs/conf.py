@@ -182,8 +182,10 @@ def api_modules() -> list[str]:
 
 
 def _attr_doc(module_name: str, name: str) -> str:
-    """The doc comment (``#:``) of the data ``name`` of a module, from the module or, for a
-    package, the submodule that defines it; "" when it has none."""
+    """The doc comment (``#:``) of the data ``name`` of a module; "" when it has none.
+
+    Read from the module or, for a package, from the submodule that defines it.
+    """
     from sphinx.pycode import ModuleAnalyzer
 
     mod = importlib.import_module(module_name)
@@ -201,8 +203,10 @@ def _attr_doc(module_name: str, name: str) -> str:
 
 
 def _api_page(name: str) -> str:
-    """A module's page: its docstring and classes and functions by autodoc, its public data
-    (what its ``__all__`` names that is neither) with their doc comments."""
+    """A module's page: its docstring, classes and functions by autodoc, and its public data.
+
+    The data are what its ``__all__`` names that is neither, with their doc comments.
+    """
     import inspect
 
     mod = importlib.import_module(name)

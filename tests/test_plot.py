@@ -57,6 +57,7 @@ def test_gather_nodes_and_values(degree):
 
 
 def test_gather_2d_pads_the_third_component():
+    """A 2D body's nodes and vectors get a zero third component."""
     comm = MPI.COMM_WORLD
     mesh = dm.create_rectangle(comm, [np.zeros(2), np.array([2.0, 1.0])], [4, 2],
                                dm.CellType.quadrilateral)
@@ -69,6 +70,7 @@ def test_gather_2d_pads_the_third_component():
 
 
 def test_gather_refuses_two_spaces_on_every_rank():
+    """Functions of two spaces, or none, are refused on every rank."""
     comm = MPI.COMM_WORLD
     mesh = dm.create_box(comm, [np.zeros(3), np.ones(3)], [2, 2, 2], dm.CellType.hexahedron)
     a = fem.Function(mbs.compat.vector_space(mesh, 1))
@@ -81,8 +83,10 @@ def test_gather_refuses_two_spaces_on_every_rank():
 
 @pytest.mark.parametrize("beta", [0.0, 0.4, 1.2, -0.9, math.pi / 2])
 def test_largest_phase_of_a_phased_real_mode(beta):
-    """A real shape w turned by beta, (re, im) = (w cos beta, w sin beta), moves as
-    w cos(phi + beta): largest at phi = -beta (mod pi)."""
+    """A real shape turned by beta moves largest at phi = -beta (mod pi).
+
+    (re, im) = (w cos beta, w sin beta) moves as w cos(phi + beta).
+    """
     comm = MPI.COMM_WORLD
     mesh = dm.create_box(comm, [np.zeros(3), np.ones(3)], [3, 2, 2], dm.CellType.hexahedron)
     V = mbs.compat.vector_space(mesh, 1)
@@ -152,6 +156,7 @@ def test_recorder_keeps_what_the_probes_saw():
 
 
 def test_argument_errors_on_every_rank(tmp_path_factory):
+    """Bad arguments raise a ValueError naming them, on every rank."""
     model, body = _axial_rod(n=4)
     u = fem.Function(body.V)
     with pytest.raises(ValueError, match="path must be a .png or .gif"):
@@ -178,8 +183,11 @@ def _image(path):
 
 
 def test_renders_write_their_pictures(tmp_path_factory):
-    """Each picture is written at the asked size, shows the body (not only background), and
-    a GIF has one picture per kept time (per phase step for a whirl)."""
+    """Each picture is written at its size, shows the body, a GIF has its frame count.
+
+    The body: pixels other than the background's; a GIF has one picture per kept time (per
+    phase step for a whirl).
+    """
     pytest.importorskip("pyvista")
     comm = MPI.COMM_WORLD
     model, body = _axial_rod(n=4)

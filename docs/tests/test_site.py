@@ -1,5 +1,7 @@
-"""The site in a real browser: build it, check every page's links and images, open pages in
-headless Chromium and keep screenshots (``make docs-check``).
+"""The site in a real browser (``make docs-check``).
+
+Build it, check every page's links and images, open pages in headless Chromium and keep
+screenshots:
 
 1. The site is built with warnings as errors (``sphinx -W``; the demos' executed pages come
    from the cache that ``make docs`` filled, so an unchanged site builds in seconds).
@@ -74,6 +76,7 @@ def _parse(path: pathlib.Path) -> _Refs:
 
 
 def test_every_link_and_image_of_the_site_resolves(site):
+    """Every link and image to a file of the site exists, with the anchor it names."""
     pages = sorted(site.rglob("*.html"))
     assert len(pages) > 40, "the site has too few pages"
     broken, external = [], set()
@@ -83,7 +86,8 @@ def test_every_link_and_image_of_the_site_resolves(site):
             if url.scheme in ("http", "https"):
                 external.add(ref)
                 continue
-            if url.scheme in ("data", "mailto", "javascript") or (not url.path and not url.fragment):
+            if url.scheme in ("data", "mailto", "javascript") or \
+                    (not url.path and not url.fragment):
                 continue
             target = (page.parent / urllib.parse.unquote(url.path)).resolve() if url.path \
                 else page
@@ -219,6 +223,7 @@ FIRST_FIGURE = """(() => { const i = document.querySelector('.cell_output img, .
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (make docs-check "
                     "installs Debian's chromium)")
 def test_pages_in_chromium(served):
+    """The start page and demo pages load in Chromium with every request and image."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         browser = _Browser(pathlib.Path(tmp))
@@ -260,8 +265,11 @@ def _public(module) -> list[str]:
 
 
 def test_api_reference_has_every_public_name_with_its_docstring(site):
-    """Each documented module's public names have an entry (its anchor) on the module's page,
-    each public class and function a docstring of its own, each public constant a doc comment."""
+    """Every public name has its entry and its docstring in the API reference.
+
+    Each documented module's public names have an entry (an anchor) on the module's page,
+    each public class and function a docstring of its own, each public constant a doc comment.
+    """
     import importlib
     import inspect
 
