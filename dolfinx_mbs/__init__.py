@@ -40,11 +40,12 @@ from dolfinx_mbs import (
     modal,
     plot,
     reduction,
+    rotors,
     static,
     systems,
 )
 from dolfinx_mbs.assembly import operators, space
-from dolfinx_mbs.bodies import Body
+from dolfinx_mbs.bodies import Body, RigidBody
 from dolfinx_mbs.campbell import CampbellTable, CriticalSpeed
 from dolfinx_mbs.constraints import joints, maggi, rows
 from dolfinx_mbs.model import Model
@@ -56,6 +57,7 @@ __all__ = [
     "CampbellTable",
     "CriticalSpeed",
     "Model",
+    "RigidBody",
     "assembly",
     "campbell",
     "compat",
@@ -73,6 +75,7 @@ __all__ = [
     "operators",
     "plot",
     "reduction",
+    "rotors",
     "rows",
     "space",
     "static",

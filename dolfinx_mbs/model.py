@@ -20,26 +20,36 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 from dolfinx import fem
+from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.bodies.body import Body, name_bodies
+from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
 from dolfinx_mbs.constraints import joints, reactions
 from dolfinx_mbs.constraints.base import Clamp, Constraint
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
+from dolfinx_mbs.frames.computed import ComputedFrame
 from dolfinx_mbs.integrate import run as integration
+from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
+from dolfinx_mbs.rotors import critical as rotor_critical
+from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
+from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
+from dolfinx_mbs.systems.drives import Drives
 from dolfinx_mbs.systems.hamilton import HamiltonSystem
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 from dolfinx_mbs.systems.records import check_choice
+from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
 from dolfinx_mbs.systems.velocity import VelocitySystem
 
@@ -56,19 +66,37 @@ class Model:
         gravity: optional gravity acceleration fixed in the global frame (m/s^2).
     """
 
-    def __init__(self, bodies: Sequence[Body], gravity: Optional[Sequence[float]] = None):
-        bodies = list(bodies) if not isinstance(bodies, Body) else [bodies]
-        if not bodies or not all(isinstance(b, Body) for b in bodies):
-            raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body")
-        if len({id(b) for b in bodies}) != len(bodies):
+    def __init__(self, bodies: Sequence[Body | RigidBody],
+                 gravity: Optional[Sequence[float]] = None, comm=None):
+        given = list(bodies) if not isinstance(bodies, (Body, RigidBody)) else [bodies]
+        if not given or not all(isinstance(b, (Body, RigidBody)) for b in given):
+            raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body or "
+                            "dolfinx_mbs.RigidBody")
+        if len({id(b) for b in given}) != len(given):
             raise ValueError("a body appears twice in the model")
-        name_bodies(bodies)  # the unnamed ones by their place here: body0, body1, ...
-        names = [b.name for b in bodies]
+        # the unnamed elastic bodies by their place here: body0, body1, ...
+        name_bodies([b for b in given if isinstance(b, Body)])
+        names = [b.name for b in given]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:  # the names label output files: one body's file would overwrite another's
             raise ValueError(f"bodies must have distinct names (pass name=), got {twice} "
                              "more than once")
+        bodies = [b for b in given if isinstance(b, Body)]
+        #: the rigid bodies (:class:`dolfinx_mbs.bodies.RigidBody`), beside the elastic ones
+        self.rigid_bodies: List[RigidBody] = [b for b in given if isinstance(b, RigidBody)]
+        #: the loads applied to computed frames (:meth:`apply_torque`, :meth:`apply_force`)
+        self.frame_loads: List[FrameLoad] = []
+        self.gravity = None if gravity is None else checks.point3(gravity, "gravity")
         self.bodies = bodies
+        if not bodies:  # rigid bodies only: their frames' equations alone
+            self.comm = comm if comm is not None else MPI.COMM_WORLD
+            self.space = None
+            self.constraints, self.velocity_constraints = [], []
+            self._systems, self._assembly, self._reducer = {}, None, None
+            self._reduced, self._basis = {}, None
+            self.static = None
+            self._bind_frames()
+            return
         self.comm = bodies[0].comm
         self.space = FullSpace(bodies)
         self.constraints: List = []
@@ -84,7 +112,135 @@ class Model:
         self._systems: Dict[tuple, object] = {}
         self._reduced: Dict[int, ReducedBody] = {}   # by body index (:meth:`reduce`)
         self._basis: Optional[BasisReducer] = None
+        self._bind_frames()
         lifetime.adopt(self, bodies)  # (first destroys the PETSc garbage of models gone)
+
+    # -- computed frames ---------------------------------------------------------------------
+    @property
+    def frames(self) -> List[ComputedFrame]:
+        """The computed frames of the model (:mod:`dolfinx_mbs.frames.computed`), in the order
+        of their unknowns: those of the bodies, then of the rigid bodies."""
+        out: List[ComputedFrame] = []
+        for b in list(self.bodies) + self.rigid_bodies:
+            if isinstance(b.frame, ComputedFrame) and all(b.frame is not f for f in out):
+                out.append(b.frame)
+        return out
+
+    def _bind_frames(self) -> None:
+        """Fix each computed frame's dimension by the bodies it carries; names unique."""
+        names = [b.name for b in list(self.bodies) + self.rigid_bodies]
+        for fr in self.frames:
+            dims = {b.gdim for b in self.bodies if b.frame is fr}
+            if len(dims) > 1:
+                raise ValueError(f"frame {fr.name!r} carries 2D and 3D bodies: one dimension "
+                                 "per computed frame")
+            fr.bind(dims.pop() if dims else 3)
+            if fr.name in names:
+                raise ValueError(f"the computed frame's name {fr.name!r} is also a body's: "
+                                 "results are keyed by name (pass name=)")
+            names.append(fr.name)
+
+    def _check_frame(self, frame) -> ComputedFrame:
+        if not isinstance(frame, ComputedFrame) or all(frame is not f for f in self.frames):
+            raise ValueError(f"frame must be a computed frame of this model (a Hinge or Free "
+                             f"carrying one of its bodies), got {frame!r}")
+        return frame
+
+    def attach(self, body: Body, where: Optional[Callable] = None, facets=None,
+               name: Optional[str] = None) -> Clamp:
+        """The elastic reference condition of ``body`` on its frame (docs/theory.md section
+        8): the body is attached to the frame where ``where(x)`` holds (or on ``facets``),
+        u = 0 there, so that its elastic field holds no rigid motion of the frame (a blade
+        clamped to its hub). The same rows as :meth:`clamp`."""
+        return self.clamp(body, where=where, facets=facets, name=name or f"attach {body.name}")
+
+    def apply_torque(self, frame: ComputedFrame, torque: Callable, local: bool = True,
+                     name: Optional[str] = None) -> FrameLoad:
+        """Apply a torque to a computed frame: ``torque(t, s)`` returns a number (about a
+        hinge's axis) or a 3-vector (local components, or global with ``local=False``);
+        ``s`` is the frame's state (:class:`dolfinx_mbs.systems.coupled.FrameView`: ``angle``
+        and ``rate`` of a hinge, ``R``, ``r_O``, ``omega``, ``v_O``). A motor curve, a PD
+        controller: any function of time and state. Its values are checked finite."""
+        self._check_frame(frame)
+        if not callable(torque):
+            c = np.asarray(torque, dtype=float)
+            torque = (lambda t, s, c=c: c)  # noqa: E731
+        ld = FrameLoad(frame=frame, fn=torque, local=local, kind="torque",
+                       name=name or f"torque on {frame.name}")
+        self.frame_loads.append(ld)
+        self._systems.pop("coupled", None)
+        return ld
+
+    def apply_force(self, frame: ComputedFrame, force: Callable, point=(0.0, 0.0, 0.0),
+                    local: bool = True, name: Optional[str] = None) -> FrameLoad:
+        """Apply a force ``force(t, s)`` (a 3-vector, local or global components) to a computed
+        frame at ``point`` (frame coordinates)."""
+        self._check_frame(frame)
+        fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
+
+        def wrench(t, s, fn=fn):
+            return fn(t, s), np.zeros(3)
+        ld = FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
+                       point=checks.point3(point, "point"),
+                       name=name or f"force on {frame.name}")
+        self.frame_loads.append(ld)
+        self._systems.pop("coupled", None)
+        return ld
+
+    def coupled_system(self) -> CoupledSystem:
+        """The coupled system of a model with computed frames (made once, kept until the
+        constraints or loads change).
+
+        Raises:
+            ValueError: a computed frame carries no mass, a body on a computed frame has no
+                reference condition, or a body there has its own mass or damping forms.
+        """
+        frames = self.frames
+        if not frames:
+            raise ValueError("the model has no computed frame (Hinge, Free)")
+        if "coupled" in self._systems:
+            return self._systems["coupled"]
+        if self.velocity_constraints:
+            raise ValueError("velocity constraints are not supported with computed frames")
+        for b in self.bodies:
+            if isinstance(b.frame, ComputedFrame) and b.has_user_inertia:
+                raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has its "
+                                 "own mass or damping forms: the frame's rows follow the "
+                                 "material's density only")
+        base = self._second_order() if self.bodies else None
+        if base is not None:
+            self._check_reference(base)
+        system = CoupledSystem(base, frames, self.rigid_bodies, self.frame_loads,
+                               self.gravity, comm=self.comm)
+        self._systems["coupled"] = system
+        return system
+
+    def _check_reference(self, base) -> None:
+        """Each body on a computed frame is held against the frame's rigid motion."""
+        on = [ib for ib, b in enumerate(self.bodies) if isinstance(b.frame, ComputedFrame)]
+        if not on:
+            return
+        rigid = rigid_subspace(base, 0.0)
+        if rigid is None:
+            return
+        full = self.space.create_vec()
+        bad = set()
+        for x in rigid.Q:
+            base.reducer.expand(x, out=full, homogeneous=True)
+            a = full.getArray(readonly=True)
+            for ib in on:
+                lo, hi = self.space.offsets[ib], self.space.offsets[ib + 1]
+                if np.abs(a[lo:hi]).max(initial=0.0) > 0.0:
+                    bad.add(ib)
+        bad = sorted(self.comm.allreduce(bad, op=MPI.BOR) if self.comm.size > 1 else bad)
+        full.destroy()
+        rigid.destroy()
+        if bad:
+            b = self.bodies[bad[0]]
+            raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has no "
+                             "reference condition: it could move rigidly relative to its frame. "
+                             "Attach it (model.attach(body, where=...)) where it is held by the "
+                             "frame")
 
     # -- constraints ------------------------------------------------------------------------
     def _check_body(self, body: Body) -> None:
@@ -403,8 +559,20 @@ class Model:
                   constraints: str = "maggi", **kwargs):
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
-        arguments and the returned result."""
+        arguments and the returned result. With ``drives=True`` the force and torque that
+        drive each prescribed frame are recorded (``Result.frames``). A model with computed
+        frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`) runs
+        the coupled equations instead (:meth:`coupled_system`,
+        :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
+        ``Result.frames``, ``Result.momentum``)."""
+        if self.frames:
+            return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
+                                     formulation=formulation, **kwargs)
         system = self.system(formulation, constraints)
+        if kwargs.get("drives") is True:
+            kwargs["drives"] = Drives(self._second_order(), self.rigid_bodies, self.gravity)
+        elif kwargs.get("drives") is False:
+            kwargs["drives"] = None
         return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
                                      **kwargs)
 
@@ -416,3 +584,59 @@ class Model:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
+
+    # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
+    def _attach(self, a):
+        a.body.attachments.append(a)
+        # the bodies' matrices change pattern: the operators are made again on next use
+        self._assembly = self._basis = None
+        self._systems = {}
+        return a
+
+    def bearing(self, body: Body, facets=None, where: Optional[Callable] = None,
+                speeds=None, extrapolate: bool = False, name: Optional[str] = None,
+                **coefficients) -> Bearing:
+        """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
+        facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
+        ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
+        arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
+        ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
+        :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
+        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z)."""
+        self._check_body(body)
+        return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
+                                    extrapolate=extrapolate, name=name, **coefficients))
+
+    def disk(self, body: Body, facets=None, where: Optional[Callable] = None,
+             mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
+             name: Optional[str] = None) -> Disk:
+        """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
+        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
+        self._check_body(body)
+        return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
+                                 diametral=diametral, name=name))
+
+    def unbalance_response(self, speeds, unbalances, probes, **kwargs):
+        """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
+        at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
+        :func:`dolfinx_mbs.rotors.unbalance_response`."""
+        return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
+                                                  probes, **kwargs)
+
+    def critical_speed_map(self, stiffnesses, n: int = 4, **kwargs):
+        """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
+        of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
+        :func:`dolfinx_mbs.rotors.critical_speed_map`."""
+        return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
+                                                 **kwargs)
+
+    def unbalance(self, on, m_e: float, phase: float = 0.0) -> Unbalance:
+        """An unbalance ``m_e`` (kg m) at ``phase`` (rad) on the journal of ``on`` (a disk or
+        a bearing) for time integration: its turning force follows the stationary frame's
+        spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
+        :class:`dolfinx_mbs.bodies.Unbalance`; :meth:`unbalance_response` is the frequency
+        domain's."""
+        if not isinstance(on, (Disk, Bearing)):
+            raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
+        self._check_body(on.body)
+        return self._attach(Unbalance(on, m_e, phase))

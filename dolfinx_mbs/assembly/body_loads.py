@@ -158,14 +158,16 @@ class BodyLoads:
             terms.append((ld.value, units, not ld.local))
         return terms
 
-    def _applied_parts(self, alphas: list, vecs: list, user: bool = True) -> None:
-        """Append gravity, the body forces and tractions (the varying ones as combinations of
-        their unit vectors with the values their constants hold) and the user's load (with
-        ``user``, assembled anew: it has an update, so every state is new; else as last
-        assembled)."""
+    def _applied_parts(self, alphas: list, vecs: list, user: bool = True,
+                       gravity: bool = True) -> None:
+        """Append gravity (unless ``gravity`` is False), the body forces and tractions (the
+        varying ones as combinations of their unit vectors with the values their constants
+        hold) and the user's load (with ``user``, assembled anew: it has an update, so every
+        state is new; else as last assembled)."""
         last_user = self._parts["user"][2] if "user" in self._parts else None
-        for name, key in (("gravity", self._gravity_key()), ("external", "constant"),
-                          ("user", object() if user else last_user)):
+        parts = (("gravity", self._gravity_key()),) if gravity else ()
+        for name, key in parts + (("external", "constant"),
+                                  ("user", object() if user else last_user)):
             vec = self._part(name, key)
             if vec is not None:
                 alphas.append(1.0)
@@ -217,6 +219,26 @@ class BodyLoads:
             self.Q.maxpy(alphas, vecs)
         self.body.add_point_loads(self.Q, state)
         return self.Q
+
+    def applied_at(self, state: FrameState) -> PETSc.Vec:
+        """The applied loads at ``state`` without the frame's inertia (gravity, body forces,
+        tractions, the user's loads, point loads; the body's constants already set to it,
+        ``Body.set_state``): a vector kept and refilled."""
+        if self._applied is None:
+            self._applied = self.Q.duplicate()
+        applied = self._applied
+        applied.zeroEntries()
+        alphas, vecs = [], []
+        self._applied_parts(alphas, vecs, user=True, gravity=self._frame is None)
+        if self._frame is not None:  # gravity as rho g_loc . v: the unit loads, no assembly
+            for gk, b in zip(self.body.gravity_local.value, self._frame["accel"]):
+                if gk != 0.0:
+                    alphas.append(float(gk))
+                    vecs.append(b)
+        if vecs:
+            applied.maxpy(alphas, vecs)
+        self.body.add_point_loads(applied, state)
+        return applied
 
     def hamilton_vectors(self, state: FrameState, W: Optional[Dict[str, np.ndarray]] = None
                          ) -> Dict[str, PETSc.Vec]:

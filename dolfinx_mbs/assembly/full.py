@@ -29,7 +29,8 @@ __all__ = ["Assembly"]
 
 def _state_key(body, st: FrameState) -> tuple:
     return (st.t, st.R.tobytes(), st.r_O.tobytes(), st.omega.tobytes(), st.alpha.tobytes(),
-            st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity))
+            st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity),
+            getattr(st, "spin", None), getattr(st, "spin_acceleration", None))
 
 
 class Assembly:
@@ -164,6 +165,12 @@ class Assembly:
             self.generation += 1
         return ops
 
+    def refresh(self) -> None:
+        """Bring the bodies' operators to the frame states again on next use, also at states
+        seen before: after a change that the states do not show (a bearing's coefficients)."""
+        self._keys = self._load_keys = None
+        self.generation += 1
+
     def stamp(self) -> tuple:
         """Changes whenever a body's matrices changed (for caches of combined operators)."""
         return tuple(o.version for o in self.body_operators)
@@ -267,6 +274,18 @@ class Assembly:
             return None
         return self._full("Dmp", lambda o, w: o.D if o.D is not None
                           else (w if w is not None else o.M.duplicate()))
+
+    def supported(self) -> PETSc.Mat:
+        """K plus the bearings' stiffness as supports (constant, the absolute values of their
+        direct coefficients at the frame's rate at t = 0): what decides which rigid motions
+        are free and what the prestress's unit solves stand on. K itself without bearings."""
+        ops = self.body_operators
+        if not any(o.rotor is not None and o.rotor.support is not None for o in ops):
+            return self.elastic()
+        return self._full("Ksup", lambda o, w: combine(
+            w if w is not None else o.K.duplicate(),
+            [(1.0, o.K)] + ([(1.0, o.rotor.support)] if o.rotor is not None and
+                            o.rotor.support is not None else [])))
 
     def structural(self, t: float, states=None) -> PETSc.Mat:
         """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``."""

@@ -46,7 +46,8 @@ class ReleasableMatrices:
         state: a time-invariant frame, the ``"assemble"`` strategy, no prestress, no user
         forms assembled on their own, linear strain."""
         return (self.strategy == "assemble" and self.body.frame.time_invariant
-                and not self._prestress and not self._user and self.body.u_state is None)
+                and not self._prestress and not self._user and self.body.u_state is None
+                and getattr(self, "rotor", None) is None)
 
     def release(self, names) -> None:
         """Destroy the full matrices ``names`` (of :attr:`mats`, or ``"damping"``; collective)

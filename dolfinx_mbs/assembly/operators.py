@@ -36,6 +36,7 @@ from dolfinx_mbs import compat
 from dolfinx_mbs import forms as F
 from dolfinx_mbs.assembly.body_loads import BodyLoads, assembled
 from dolfinx_mbs.assembly.operator_memory import ReleasableMatrices, assemble_into, create_filled
+from dolfinx_mbs.assembly.rotor_terms import RotorTerms
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.frames.base import FrameState, skew
 from dolfinx_mbs.petsc_options import SAME
@@ -97,8 +98,11 @@ class BodyOperators(ReleasableMatrices):
     """
 
     def __init__(self, body: Body, strategy: Optional[str] = None):
-        if strategy is None:
-            strategy = "assemble" if body.frame.time_invariant else "basis"
+        #: the stationary frame's spin terms and the bearings and disks (None without)
+        self.rotor = RotorTerms.make(body)
+        if strategy is None:  # a stationary frame's W are zero: no basis to combine
+            strategy = "assemble" if body.frame.time_invariant or (
+                self.rotor is not None and self.rotor.stationary) else "basis"
         if strategy not in ("assemble", "basis"):
             raise ValueError(f"strategy must be 'assemble' or 'basis', got {strategy!r}")
         self.body = body
@@ -109,12 +113,12 @@ class BodyOperators(ReleasableMatrices):
         # load vectors in parts, each re-assembled only when what it depends on changes
         t1 = time.perf_counter()
         self._mats: Dict[str, PETSc.Mat] = {
-            k: create_filled(self.forms[k]) for k in ("mass", "stiffness")}
+            k: self._filled(self.forms[k]) for k in ("mass", "stiffness")}
         self._released: set = set()  # matrices destroyed by release(), made again on use
         body.W.value = np.zeros((3, 3))
         # the gyroscopic matrix is created with the form's whole pattern and lends it to the
         # others; the angular-acceleration matrix only once an alpha != 0 appears (memory)
-        self._mats["gyroscopic"] = create_filled(self.forms["coupling"])
+        self._mats["gyroscopic"] = self._filled(self.forms["coupling"])
         self._mats["spin_softening"] = self._mats["gyroscopic"].duplicate()
         self._mats["angular_acceleration"] = None
         self._basis: List[Tuple[Callable, PETSc.Mat]] = []
@@ -152,6 +156,13 @@ class BodyOperators(ReleasableMatrices):
         self._geo: Dict[tuple, tuple] = {}   # case: (its field, its geometric stiffness form)
         self._nl = None
         self._coupling: tuple = (None, None)
+        if self.rotor is not None:
+            self.rotor.setup(self)
+
+    def _filled(self, form) -> PETSc.Mat:
+        """The form's matrix, its pattern widened by the journal blocks of the rotor terms."""
+        A = create_filled(form)
+        return self.rotor.created(A, form) if self.rotor is not None else A
 
     # -- prestress (geometric stiffening) -------------------------------------------------
     def _prestress_forms(self) -> dict:
@@ -277,7 +288,8 @@ class BodyOperators(ReleasableMatrices):
     def varying_user_matrices(self) -> bool:
         """True when the user's stiffness or damping forms have an update (assembled again at
         every new frame state, so not a combination of constant matrices)."""
-        return "stiffness_varying" in self._user or "damping_varying" in self._user
+        return "stiffness_varying" in self._user or "damping_varying" in self._user or (
+            self.rotor is not None and self.rotor.varies)
 
     def coupling(self, state: FrameState) -> Dict[str, np.ndarray]:
         """``forms.frame_coupling`` of ``state`` (omega, alpha), computed once per state
@@ -322,16 +334,30 @@ class BodyOperators(ReleasableMatrices):
                 self.version += 1
         if "damping_varying" in self._user and self._D is not None:
             self._combine_damping()
+        if self.rotor is not None and self.rotor.update(self, state):
+            self.version += 1
         self.timings["update_matrices"] = time.perf_counter() - t0
 
     def _update_load(self, state: FrameState) -> None:
         t0 = time.perf_counter()
         self.loads.update(state, self.coupling(state))
+        if self.rotor is not None:
+            self.rotor.add_loads(self.loads.Q, state)
         self.timings["update_load"] = time.perf_counter() - t0
 
     def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
-        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h)."""
+        point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
+
+        Raises:
+            NotImplementedError: a body in a stationary frame (its momenta are not the
+                moving frame's: use the second-order formulation).
+        """
+        if self.rotor is not None and self.rotor.stationary:
+            raise NotImplementedError(
+                f"body {self.body.name!r} is in a frames.Stationary frame: Hamilton's form of "
+                "the stationary frame is not implemented; integrate with formulation="
+                "'second-order' or 'first-order'")
         return self.loads.hamilton_vectors(state, self.coupling(state))
 
     @property
@@ -361,6 +387,8 @@ class BodyOperators(ReleasableMatrices):
                  (1.0, self.matrix("geometric"))]
         if "stiffness_varying" in self._user:
             terms.append((1.0, self._user["stiffness_varying"][1]))
+        if self.rotor is not None and self.rotor.Kb is not None:
+            terms.append((1.0, self.rotor.Kb))
         if angular_acceleration:
             terms.append((1.0, self.matrix("angular_acceleration")))
         return combine(out, terms)
@@ -369,11 +397,14 @@ class BodyOperators(ReleasableMatrices):
         """G (+ D): the velocity operator of the equations of motion at the state (without
         damping, the gyroscopic matrix itself, not a copy)."""
         G = self.matrix("gyroscopic")
-        if self.D is None and gyroscopic:
+        Cb = self.rotor.Cb if self.rotor is not None else None
+        if self.D is None and Cb is None and gyroscopic:
             return G
         if out is None or out is G:
             out = self.K.duplicate()
         terms = [(1.0 if gyroscopic else 0.0, G)]
         if self.D is not None:
             terms.append((1.0, self.D))
+        if Cb is not None:
+            terms.append((1.0, Cb))
         return combine(out, terms)

@@ -27,6 +27,7 @@ from dolfinx_mbs.bodies.loads import (
 )
 from dolfinx_mbs.bodies.user_forms import FORM_KINDS, UserForms
 from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.materials.base import Material
 
 __all__ = ["Body", "FORM_KINDS", "name_bodies", "UNNAMED"]
@@ -173,6 +174,8 @@ class Body:
         #: are evaluated (set by the model)
         self.u_state = fem.Function(self.V, name="u_state") if stiffening == "nonlinear" \
             else None
+        #: bearings and disks on the body's journals (:mod:`dolfinx_mbs.bodies.attachments`)
+        self.attachments: list = []
 
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
@@ -194,6 +197,9 @@ class Body:
         what the body passes to the bodies joined to it.
         """
         cases = list(F.unit_spin_cases(self.gdim))
+        if isinstance(self.frame, Stationary):  # the spin is along the axis: Omega^2 a a^T
+            a = self.frame.axis
+            cases = [(i, j) for i, j in cases if a[i] * a[j] != 0.0]
         if np.any(self.gravity) or self.frame.origin_accelerates:
             cases += [("g", k) for k in range(self.gdim)]
         if self.loads.steady() or self.user_forms.total("load", False) is not None:
@@ -219,7 +225,9 @@ class Body:
         if case[0] == "applied":
             return 1.0
         i, j = case
-        return float(state.omega[i] * state.omega[j])
+        # a stationary frame's body spins through it: its centrifugal load is the spin's
+        w = getattr(state, "centrifugal_omega", state.omega)
+        return float(w[i] * w[j])
 
     def prestress_load_forms(self) -> dict:
         """Unit load forms of the prestress cases.
@@ -330,7 +338,8 @@ class Body:
     def has_user_inertia(self) -> bool:
         """True when the user added mass or damping forms, or stiffness forms with an update
         (the matrices are then no longer the node-block forms of the built-in terms)."""
-        return self.user_forms.has_inertia
+        return self.user_forms.has_inertia or bool(self.attachments) or \
+            isinstance(self.frame, Stationary)
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:

@@ -85,17 +85,22 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.campbell.pencil import SweepPencil
+from dolfinx_mbs.campbell.pencil import SweepPencil, speed_terms
 from dolfinx_mbs.campbell.subspace import SubspaceSolver
 from dolfinx_mbs.campbell.table import CampbellTable
 from dolfinx_mbs.frames.axis import ConstantSpin
 from dolfinx_mbs.frames.base import skew
+from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
 __all__ = ["campbell"]
 
 log = logging.getLogger(__name__)
+
+#: the frames whose spin rate a sweep sets: rotating (the body turns with the frame) and
+#: stationary (the body spins through the ground, docs/theory.md section 9)
+SPINNING = (ConstantSpin, Stationary)
 
 # weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
 _STEP_WEIGHT = 0.1
@@ -130,7 +135,7 @@ class _Whirl:
         space = system.space
         self.blocks = []
         for ib, body in enumerate(system.bodies):
-            if isinstance(body.frame, ConstantSpin):
+            if isinstance(body.frame, SPINNING):
                 g = body.gdim
                 e = body.frame.axis  # invariant under the spin: also its local components
                 J = skew(e)[:g, :g]
@@ -223,10 +228,48 @@ class _Tracker:
         self.speeds.append(float(speed))
 
 
+class _BorderedTerms:
+    """The bordered pencil of the elastic modes (:meth:`RigidSubspace.border`) of a combined
+    sweep pencil as constant matrices with the speed's coefficients: the border (rigid
+    motions held) goes with K_0, the other terms are padded with zeros; so that free rigid
+    motions (a rotor on radial bearings: its torsion and axial motion) keep the sweep's one
+    factorization and carried products."""
+
+    def __init__(self, rigid, sp: SweepPencil):
+        self.K0b = rigid.padded(sp.K0, sp.M, border=True)
+        self.G0b, self.Mb = rigid.padded(sp.G0, sp.M), rigid.padded(sp.M, sp.M)
+        self.K2b, self.G1b = rigid.padded(sp.K2, sp.M), rigid.padded(sp.G1, sp.M)
+        self.extra = [(which, name, rigid.padded(B, sp.M), f) for which, name, B, f in
+                      sp.extra]
+        self.K, self.G = self.K0b.duplicate(), self.G0b.duplicate()
+
+    def __call__(self, speed: float):
+        """(K, G, M, terms) of the bordered pencil at ``speed``."""
+        from petsc4py import PETSc as _P
+
+        sub = _P.Mat.Structure.SUBSET_NONZERO_PATTERN
+        t = {"K": [("K0", self.K0b, 1.0), ("K2", self.K2b, speed * speed)],
+             "G": [("G0", self.G0b, 1.0), ("G1", self.G1b, speed)],
+             "M": [("M", self.Mb, 1.0)]}
+        for which, name, B, f in self.extra:
+            t[which].append((name, B, f(speed)))
+        for out, key in ((self.K, "K"), (self.G, "G")):
+            out.zeroEntries()
+            for _, X, c in t[key]:
+                if c != 0.0:
+                    out.axpy(c, X, structure=sub)
+        return self.K, self.G, self.Mb, t
+
+    def destroy(self) -> None:
+        for X in [self.K0b, self.G0b, self.Mb, self.K2b, self.G1b, self.K, self.G] + \
+                [B for _, _, B, _ in self.extra]:
+            X.destroy()
+
+
 def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
              t: float = 0.0, shift: float = 0.0, n_extra: Optional[int] = None,
-             damping: bool = False, whirl_tol: float = 0.25, stability_tol: float = 1e-6,
-             tol: float = 1e-10) -> CampbellTable:
+             damping: Optional[bool] = None, whirl_tol: float = 0.25,
+             stability_tol: float = 1e-6, tol: float = 1e-10) -> CampbellTable:
     """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
 
     Collective on the system's communicator; the results are the same on every rank.
@@ -244,7 +287,10 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
             (a forward whirl branch at zero frequency in the rotating frame); if a sweep point
             falls on one, give a shift away from any real eigenvalue.
         n_extra: modes computed and tracked beyond ``n`` (default max(4, n // 2)).
-        damping: include Rayleigh damping in G (growth rates become decay rates).
+        damping: include the damping in G: Rayleigh damping and bearings (growth rates
+            become decay rates, the table's ``log_dec`` that of the damped modes). Default
+            (None): with damping for bodies in ``frames.Stationary`` frames (a rotor on
+            bearings), without otherwise.
         whirl_tol: abs(whirl index) below which the whirl is reported as undetermined (0).
         stability_tol: a mode is unstable when Re(lambda) > stability_tol abs(lambda).
         tol: eigensolver tolerance.
@@ -268,9 +314,17 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         n_extra = max(4, n // 2)
     if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
         raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
-    spinning = [isinstance(b.frame, ConstantSpin) for b in system.bodies]
+    spinning = [isinstance(b.frame, SPINNING) for b in system.bodies]
     if not any(spinning):
-        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin frame")
+        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin or "
+                         "frames.Stationary frame")
+    still = [isinstance(b.frame, Stationary) for b, s in zip(system.bodies, spinning) if s]
+    if any(still) and not all(still):
+        raise ValueError("campbell: spinning bodies in rotating (ConstantSpin) and stationary "
+                         "frames at once: describe every rotor in one kind of frame")
+    stationary = all(still)
+    if damping is None:
+        damping = stationary
     red = system.reducer
     red.update(t)
     if red.rheonomic:
@@ -301,7 +355,9 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         return system.pencil(t, m, coupling, _states(system, spinning, speed, t))
 
     free = red.n_reduced - (rigid.dim if rigid is not None else 0)
-    sweep_pencil = SweepPencil(pencil, W)
+    extra = speed_terms(system, damping)
+    sweep_pencil = SweepPencil(pencil, W, extra)
+    bordered = None
     solver = SubspaceSolver(comm, m, checks.real(shift, "shift"), tol,
                             extra=min(max(4, m // 2), free - m))
     try:
@@ -314,7 +370,12 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
                 if i == 0:
                     log.info("%d free rigid-body motion(s) left out of the elastic modes",
                              rigid.dim)
-                lam, bvecs = solver.solve(*rigid.border(Kr, Gr, Mr))
+                if bordered is None and sweep_pencil.combined:
+                    bordered = _BorderedTerms(rigid, sweep_pencil)
+                if bordered is not None:
+                    lam, bvecs = solver.solve(*bordered(float(speed)))
+                else:
+                    lam, bvecs = solver.solve(*rigid.border(Kr, Gr, Mr))
                 vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr))
                         for xr, xi in bvecs]
                 for xr, xi in bvecs:
@@ -345,13 +406,17 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         whirl.destroy()
         solver.destroy()
         sweep_pencil.destroy()
+        for _, _, B, _ in extra:
+            B.destroy()
+        if bordered is not None:
+            bordered.destroy()
         if rigid is not None:
             rigid.destroy()
-    return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm)
+    return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm, stationary)
 
 
 def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
-           stability_tol: float, comm) -> CampbellTable:
+           stability_tol: float, comm, stationary: bool = False) -> CampbellTable:
     lam = np.array(tr.lam)[:, :n]
     h = np.array(tr.h)[:, :n]
     mac = np.array(tr.mac)[:, :n]
@@ -361,9 +426,12 @@ def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
     spin = np.sign(W)[:, None]
     sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
     whirl = sense.astype(int)
-    signed = whirl * freq + np.abs(W)[:, None]
-    stationary = np.where(whirl != 0, np.abs(signed), freq)
-    whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
+    if stationary:  # the frequencies are the ground's already
+        stationary, whirl_st = freq.copy(), whirl.copy()
+    else:
+        signed = whirl * freq + np.abs(W)[:, None]
+        stationary = np.where(whirl != 0, np.abs(signed), freq)
+        whirl_st = np.where(whirl != 0, np.sign(signed), 0.0).astype(int)
     stable = lam.real <= stability_tol * np.abs(lam)
     table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
                           whirl=whirl, whirl_index=h, stationary=stationary,

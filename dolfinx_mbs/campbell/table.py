@@ -86,6 +86,17 @@ class CampbellTable:
     def n_modes(self) -> int:
         return self.frequencies.shape[1]
 
+    @property
+    def log_dec(self) -> np.ndarray:
+        """The logarithmic decrement of each mode, -2 pi Re(lambda) / Im(lambda): the log of
+        the ratio of successive amplitudes (positive: decaying; negative: unstable); inf for
+        a mode without oscillation (a real eigenvalue)."""
+        lam = self.eigenvalues
+        im = np.abs(lam.imag)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = -2.0 * math.pi * lam.real / im
+        return np.where(im > 0.0, out, np.where(lam.real > 0.0, -np.inf, np.inf))
+
     def crossings(self, frame: str = "stationary",
                   orders: Optional[Sequence[int]] = None) -> List[CriticalSpeed]:
         """Crossings of the branches' frequencies in ``frame`` ("stationary" or "rotating")
@@ -123,7 +134,8 @@ class CampbellTable:
         writes; the call is not collective (other ranks return at once).
 
         Columns: speed_rad_s, speed_rpm, mode, frequency_rad_s, frequency_hz, growth_1_s,
-        whirl, whirl_index, stationary_rad_s, stationary_hz, whirl_stationary, stable, mac.
+        whirl, whirl_index, stationary_rad_s, stationary_hz, whirl_stationary, stable, mac,
+        log_dec.
         """
         if self.rank == 0:
             with open(path, "w", newline="") as fh:
@@ -131,7 +143,8 @@ class CampbellTable:
                 w.writerow(["speed_rad_s", "speed_rpm", "mode", "frequency_rad_s",
                             "frequency_hz", "growth_1_s", "whirl", "whirl_index",
                             "stationary_rad_s", "stationary_hz", "whirl_stationary", "stable",
-                            "mac"])
+                            "mac", "log_dec"])
+                ld = self.log_dec
                 for i, s in enumerate(self.speeds):
                     for j in range(self.n_modes):
                         w.writerow([repr(float(s)), repr(float(s * RPM)), j,
@@ -143,7 +156,7 @@ class CampbellTable:
                                     repr(float(self.stationary[i, j] / (2 * math.pi))),
                                     int(self.whirl_stationary[i, j]),
                                     int(bool(self.stable[i, j])),
-                                    repr(float(self.mac[i, j]))])
+                                    repr(float(self.mac[i, j])), repr(float(ld[i, j]))])
 
     def plot(self, path, frame: str = "stationary", title: Optional[str] = None) -> None:
         """Draw the Campbell diagram to ``path`` (matplotlib, Agg; rank 0 draws, as for

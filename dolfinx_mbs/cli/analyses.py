@@ -52,6 +52,8 @@ def run(case, comm, progress: bool = False) -> Dict:
         out["frequencies"] = {f"w{i + 1}": float(v) for i, v in enumerate(w)}
     if "campbell" in asked:
         out["campbell"] = _campbell(case, model)
+    if "unbalance" in asked:
+        out["unbalance"] = _unbalance(case, model, body)
     if "transient" in asked:
         out["transient"] = _transient(case, model, body, progress)
     return out
@@ -114,16 +116,66 @@ def _campbell(case, model) -> Dict:
     except (TypeError, ValueError) as e:
         raise case.error(p + ("speeds",), str(e)) from None
     orders = case.get(p + ("engine_orders",), [1, 2])
+    damping = case.get(p + ("damping",))
     table = case.call(p, model.campbell, speeds, n=case.integer(p + ("n",), 6, 1),
                        engine_orders=orders, t=case.value(p + ("t",), 0.0),
-                       shift=case.value(p + ("shift",), 0.0))
+                       shift=case.value(p + ("shift",), 0.0),
+                       damping=None if damping is None else case.flag(p + ("damping",), False))
     return {"stable": bool(np.all(table.stable)),
             "critical": [{"speed": float(c.speed), "order": int(c.order), "mode": int(c.mode),
                           "frequency": float(c.frequency)} for c in table.critical_speeds],
             "series": {"speeds": table.speeds.tolist(),
                        "frequencies": table.frequencies.tolist(),
                        "stationary": table.stationary.tolist(),
-                       "whirl": table.whirl.tolist()}}
+                       "whirl": table.whirl.tolist(),
+                       "log_dec": table.log_dec.tolist()}}
+
+
+def _site(case, path, body):
+    """An unbalance's or probe's place: a disk or bearing by name, or a point."""
+    raw = case.get(path)
+    if isinstance(raw, str):
+        for a in body.attachments:
+            if a.name == raw:
+                return a
+        raise case.error(path, f"no bearing or disk named {raw!r} (names: "
+                               f"{', '.join(a.name for a in body.attachments) or 'none'})")
+    return case.value(path)
+
+
+def _unbalance(case, model, body) -> Dict:
+    p = ("analysis", "unbalance")
+    raw = case.get(p + ("speeds",))
+    if raw is None:
+        raise case.error(p, "needs speeds = [...] or \"start:stop:count\" (rad/s)")
+    try:
+        speeds = sweep_values(raw) if isinstance(raw, str) else case.value(p + ("speeds",))
+        speeds = np.asarray(speeds, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as e:
+        raise case.error(p + ("speeds",), str(e)) from None
+    entries = case.get(p + ("unbalance",), [])
+    if not isinstance(entries, list) or not entries:
+        raise case.error(p, "needs unbalance = [{at = \"<disk name>\" or [x, y, z], m_e = "
+                            "<kg m>, phase = <rad>}, ...]")
+    unb = []
+    for i, e in enumerate(entries):
+        q = p + ("unbalance", i)
+        if not isinstance(e, dict) or "at" not in e or "m_e" not in e:
+            raise case.error(q, "must be {at = <disk name or point>, m_e = ..., phase = ...}")
+        unb.append((_site(case, q + ("at",), body), case.value(q + ("m_e",)),
+                    case.value(q + ("phase",), 0.0)))
+    probes = case.get(p + ("probes",), [])
+    sites = [_site(case, p + ("probes", i), body) if isinstance(x, str)
+             else case.value(p + ("probes", i)) for i, x in enumerate(probes)]
+    resp = case.call(p, model.unbalance_response, speeds, unbalances=unb, probes=sites,
+                     t=case.value(p + ("t",), 0.0), directions=("major",))
+    return {"peaks": [{"probe": resp.probes[k.probe], "direction": k.direction,
+                       "speed": float(k.speed), "amplitude": float(k.amplitude),
+                       "amplification": float(k.amplification)}
+                      for k in resp.critical_speeds],
+            "series": {"speeds": resp.speeds.tolist(),
+                       "amplitude": resp.amplitude.tolist(),
+                       "phase": resp.phase.tolist()}}
 
 
 def _transient(case, model, body, progress: bool) -> Dict:

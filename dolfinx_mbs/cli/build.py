@@ -48,6 +48,20 @@ def build(case, comm):
                    name=case.get(p + ("name",)), **_selection(case, p, facet_tags, groups))
     for i in range(len(case.get(("load",), []))):
         _load(case, model, body, ("load", i), facet_tags, groups)
+    for i in range(len(case.get(("bearing",), []))):
+        p = ("bearing", i)
+        coeffs = {k: case.value(p + (k,)) for k in case.get(p)
+                  if k not in ("where", "facets", "name", "speeds", "extrapolate")}
+        speeds = case.value(p + ("speeds",)) if case.get(p + ("speeds",)) is not None else None
+        case.call(p, model.bearing, body, speeds=speeds, name=case.get(p + ("name",)),
+                  extrapolate=case.flag(p + ("extrapolate",), False), **coeffs,
+                  **_selection(case, p, facet_tags, groups))
+    for i in range(len(case.get(("disk",), []))):
+        p = ("disk", i)
+        case.call(p, model.disk, body, mass=case.value(p + ("mass",), 0.0),
+                  polar=case.value(p + ("polar",), 0.0),
+                  diametral=case.value(p + ("diametral",), 0.0), name=case.get(p + ("name",)),
+                  **_selection(case, p, facet_tags, groups))
     return model, body, facet_tags, groups
 
 

@@ -59,12 +59,12 @@ __all__ = ["Case", "CaseError", "MATERIALS", "FRAMES", "ANALYSES"]
 #: the material laws a case may name (classes of :mod:`dolfinx_mbs.materials`)
 MATERIALS = ("LinearElastic", "PlaneStress", "PlaneStrain", "Orthotropic", "Anisotropic")
 #: the frames a case may name (classes of :mod:`dolfinx_mbs.frames`)
-FRAMES = ("ConstantSpin", "SpinUp", "Planar", "Prescribed")
+FRAMES = ("ConstantSpin", "SpinUp", "Planar", "Prescribed", "Stationary")
 #: the analyses, in the order they run
-ANALYSES = ("static", "frequencies", "campbell", "transient")
+ANALYSES = ("static", "frequencies", "campbell", "unbalance", "transient")
 
 _TOP = {"title", "description", "parameters", "mesh", "material", "frame", "body", "gravity",
-        "clamp", "prescribe", "load", "analysis"}
+        "clamp", "prescribe", "load", "bearing", "disk", "analysis"}
 _MESH = {"box": {"size", "lower", "upper", "cells", "cell"},
          "rectangle": {"size", "lower", "upper", "cells", "cell"},
          "file": {"path", "gdim"}, "gmsh": {"script", "gdim", "numbers"}}
@@ -72,9 +72,13 @@ _BODY = {"degree", "stiffening", "name"}
 _CLAMP = {"where", "facets", "components", "name"}
 _PRESCRIBE = _CLAMP | {"value", "time_scale"}
 _LOAD = {"body_force", "traction", "where", "facets", "point", "force", "local"}
+_BEARING = {"where", "facets", "name", "speeds", "extrapolate", "kxx", "kxy", "kyx", "kyy",
+            "cxx", "cxy", "cyx", "cyy", "kzz", "czz", "ktilt", "ctilt"}
+_DISK = {"where", "facets", "name", "mass", "polar", "diametral"}
 _ANALYSIS = {"static": {"t", "probes"},
              "frequencies": {"t", "n", "gyroscopic", "shift"},
-             "campbell": {"speeds", "n", "t", "engine_orders", "shift"},
+             "campbell": {"speeds", "n", "t", "engine_orders", "shift", "damping"},
+             "unbalance": {"speeds", "unbalance", "probes", "t"},
              "transient": {"t_end", "dt", "t0", "formulation", "probes", "start",
                            "spectral_radius", "options", "energy", "output", "output_every"}}
 
@@ -276,7 +280,8 @@ class Case:
         self.keys(("frame",), set(_signature(getattr(frames, frame))) | {"type"},
                    f"argument of {frame}")
         self.keys(("body",), _BODY)
-        for name, allowed in (("clamp", _CLAMP), ("prescribe", _PRESCRIBE), ("load", _LOAD)):
+        for name, allowed in (("clamp", _CLAMP), ("prescribe", _PRESCRIBE), ("load", _LOAD),
+                              ("bearing", _BEARING), ("disk", _DISK)):
             entries = self.get((name,), [])
             if not isinstance(entries, list):
                 raise self.error((name,), f"write it as [[{name}]] tables")
@@ -350,7 +355,9 @@ class Case:
                             ("analysis", "transient", "formulation"),
                             ("analysis", "transient", "start"),
                             ("analysis", "transient", "output")}
-                or key in ("name", "facets") or path == ("analysis", "campbell", "speeds"))
+                or key in ("name", "facets", "at")
+                or path in {("analysis", "campbell", "speeds"), ("analysis", "unbalance", "speeds"),
+                            ("analysis", "unbalance", "probes")})
 
     def call(self, path, fn, *args, **kwargs):
         """``fn(*args, **kwargs)``, its TypeError or ValueError raised as a :class:`CaseError`.

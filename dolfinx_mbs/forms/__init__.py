@@ -1,7 +1,10 @@
 """The physics: every moving-frame term as a UFL form (``moving_frame``) and the same operators
 derived from the kinetic energy, the acceleration energy, the momenta or the partial velocities
-(``energy_routes``): the one place where physics is written."""
+(``energy_routes``): the one place where physics is written. The stationary frame of
+axisymmetric rotors, bearings and disks are in the submodule ``forms.stationary`` (its names
+are not re-exported here: they would shadow the rotating frame's)."""
 
+from dolfinx_mbs.forms import stationary
 from dolfinx_mbs.forms.energy_routes import (
     acceleration,
     acceleration_energy_density,
@@ -68,6 +71,7 @@ __all__ = [
     "momentum_offset",
     "planar",
     "spin_softening",
+    "stationary",
     "stiffness",
     "strain",
     "svk_remainder",

@@ -22,6 +22,13 @@ Frames provided:
   (:mod:`dolfinx_mbs.frames.sampled`); :func:`from_markers` fits one to marker trajectories, which
   :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.frames.markers`).
 * :class:`Composed`: a frame moving in another frame (:mod:`dolfinx_mbs.frames.composed`).
+* :class:`Stationary`: the ground, through which an axisymmetric rotor spins at a rate that is
+  a parameter (:mod:`dolfinx_mbs.frames.stationary`).
+
+Frames whose motion is computed with the bodies they carry (:mod:`dolfinx_mbs.frames.computed`):
+
+* :class:`Hinge`: one unknown angle about an axis (in the ground or a prescribed frame).
+* :class:`Free`: free rigid motion, six unknowns (three on a 2D mesh).
 
 :func:`equal_motion` tells whether two frames describe the same motion (one object or not).
 """
@@ -37,12 +44,18 @@ from dolfinx_mbs.frames.base import (
     skew,
 )
 from dolfinx_mbs.frames.composed import Composed
+from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet, Free, Hinge
 from dolfinx_mbs.frames.markers import MarkerFrame, from_markers, read_markers
 from dolfinx_mbs.frames.prescribed import Planar, Prescribed, differentiate
 from dolfinx_mbs.frames.sampled import Sampled
+from dolfinx_mbs.frames.stationary import Stationary, StationaryState, transverse_basis
 
 __all__ = [
     "Composed",
+    "ComputedFrame",
+    "Free",
+    "FrameJet",
+    "Hinge",
     "ConstantSpin",
     "Frame",
     "FrameConstants",
@@ -53,10 +66,13 @@ __all__ = [
     "Prescribed",
     "Sampled",
     "SpinUp",
+    "Stationary",
+    "StationaryState",
     "differentiate",
     "equal_motion",
     "from_markers",
     "read_markers",
     "rotation_about",
     "skew",
+    "transverse_basis",
 ]

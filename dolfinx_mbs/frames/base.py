@@ -24,14 +24,23 @@ def skew(w: Sequence[float]) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
+def cross3(a, b) -> np.ndarray:
+    """a x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
+    this is for the many small products of a step)."""
+    a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
+    b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
+    return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
+
+
 def vee(W: np.ndarray) -> np.ndarray:
     """Axial vector of the skew part of a 3x3 matrix (inverse of :func:`skew`)."""
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
-def rotation_about(axis: Sequence[float], angle: float) -> np.ndarray:
-    """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised; Rodrigues' formula)."""
-    n = checks.unit_axis(axis)
+def rotation_about(axis: Sequence[float], angle: float, unit: bool = False) -> np.ndarray:
+    """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised, unless ``unit`` says it
+    is a unit vector already; Rodrigues' formula)."""
+    n = np.asarray(axis, dtype=float) if unit else checks.unit_axis(axis)
     K = skew(n)
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 

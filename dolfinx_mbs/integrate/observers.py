@@ -21,7 +21,8 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.reactions import resultants
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
-__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "Callback",
+__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
+           "Callback",
            "Fields", "Csv", "Progress", "make_observers", "notify", "dots", "FIRST",
            "CSV_ORDER"]
 
@@ -29,7 +30,7 @@ __all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions"
 #: check reads the energies)
 FIRST = ("energy", "finite")
 #: the observers whose values make the CSV row after the time, in this order
-CSV_ORDER = ("probes", "energy", "reactions")
+CSV_ORDER = ("probes", "energy", "reactions", "drives")
 
 
 @dataclasses.dataclass
@@ -210,6 +211,42 @@ class Reactions(Observer):
         return row
 
 
+class DriveHistory(Observer):
+    """The force and torque that drive each prescribed frame (global components; the torque
+    about the frame's origin): :class:`dolfinx_mbs.systems.drives.Drives` at every step, with
+    the acceleration from the equations of motion."""
+
+    needs_velocity = True
+
+    def __init__(self, system, drives):
+        self.system, self.drives = system, drives
+        self.columns = [f"{lb}:{k}{c}" for lb in drives.labels for k in ("F", "M")
+                        for c in "xyz"]
+        self.history: Dict[str, list] = {lb: [] for lb in drives.labels}
+        self._acc = None
+        self._full = [system.space.create_vec() for _ in range(3)]
+
+    def observe(self, step: Step) -> List[float]:
+        s, t = self.system, step.t
+        if self._acc is None:
+            self._acc = step.q.duplicate()
+        a = step.form.acceleration(t, step.q, step.v, self._acc)
+        u, ud, udd = self._full
+        s.expand(step.q, out=u)
+        s.expand_rate(step.q, step.v, out=ud)
+        s.expand_acceleration(step.q, step.v, a, out=udd)
+        row = []
+        for label, (F, M) in self.drives.at(t, u, ud, udd).items():
+            self.history[label].append({"force": F, "torque": M})
+            row += F.tolist() + M.tolist()
+        return row
+
+    def close(self) -> None:
+        for v in self._full:
+            v.destroy()
+        self._full = []
+
+
 class Callback(Observer):
     """``fn(t, u, v)`` with the full displacement and velocity (valid during the call)."""
 
@@ -314,6 +351,8 @@ def make_observers(system, label: str, n_steps: int, a: dict, resume=None, energ
                 if not any(c is k for k in system.constraints):
                     raise ValueError(f"reactions: {c!r} is not a constraint of this model")
         out["reactions"] = Reactions(system, rc)
+    if a.get("drives") is not None:
+        out["drives"] = DriveHistory(system, a["drives"])
     if a["output"] is not None:
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
         keep = None if resume is None else resume.t

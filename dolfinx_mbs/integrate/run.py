@@ -97,6 +97,10 @@ class Result:
             (:class:`dolfinx_mbs.integrate.stability.Instability`: time, count, growth rate, where).
         stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
             (``ts_type`` is then the scheme's TS name, or ``"expm"``).
+        frames: with computed frames, {name: history} of each one's coordinates, speeds and
+            applied torque (:class:`dolfinx_mbs.integrate.coupled.FrameHistory`).
+        momentum: with computed frames, ``linear`` and ``angular`` (about the global
+            origin) momentum, (n_steps + 1, 3), global components.
     """
 
     times: np.ndarray
@@ -109,6 +113,8 @@ class Result:
     restarted_from: Optional[float] = None
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
+    frames: dict = dataclasses.field(default_factory=dict)
+    momentum: dict = dataclasses.field(default_factory=dict)
 
 
 def integrate(system, t_end: float, dt: float, formulation: str = "second-order",
@@ -119,7 +125,8 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
               prefix: str = "mbs_", reactions=False,
               energy: bool = True, callback=None, checkpoint_every: Optional[int] = None,
               restart: bool = False, stability: str = "warn", stepper: str = "auto",
-              load_degree: int = 2, load_frequencies: Sequence[float] = ()) -> Result:
+              load_degree: int = 2, load_frequencies: Sequence[float] = (),
+              drives=None) -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
     Args:
@@ -183,6 +190,10 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             no PETSc option under ``prefix`` is given, or only the step solver's (then
             ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log (INFO)
             says which.
+        drives: a :class:`dolfinx_mbs.systems.drives.Drives` (``Model.integrate(...,
+            drives=True)`` makes it): the force and torque that drive each prescribed frame,
+            recorded at every step in ``Result.frames`` (``force``, ``torque``, global
+            components, the torque about the frame's origin) and the CSV; on the TS path.
         load_degree, load_frequencies: the dense paths fit the loads of a constant frame
             state on polynomials of degree <= ``load_degree`` and the sines and cosines of
             these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),
@@ -223,6 +234,11 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
                                 (u0, v0, p0), options, prefix)
     basis = LoadBasis(load_degree, load_frequencies)
     path = choose(system, formulation, stepper, options, prefix, reactions)
+    if drives is not None and path != "ts":
+        if stepper != "auto":
+            raise ValueError(f"stepper={stepper!r}: the frames' drives (drives=True) are "
+                             "recorded on the TS path only (stepper='ts' or 'auto')")
+        path = "ts"
     if path != "ts" and (ckpt["every"] is not None or ckpt["restart"]):
         if stepper != "auto":
             raise ValueError(f"stepper={stepper!r}: checkpoints (checkpoint_every=, "
@@ -233,6 +249,7 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
                          f"{type(system).__name__} (it takes {system.formulations})")
     oargs = _observers_args(probes, output, output_every, progress, reactions, energy,
                             callback, stability)
+    oargs["drives"] = drives
     oargs["multigrid"] = multigrid(SolverOptions(prefix, {}, options))
     if path == "linear":
         times, watch, scheme, steps = linear_run.run(
@@ -391,10 +408,14 @@ def _result(times, watch, system, formulation, ts_type, steps, stepper,
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
     energy = watch["energy"].history if "energy" in watch else {}
     rhist = watch["reactions"].history if "reactions" in watch else {}
+    frames = {}
+    if "drives" in watch:
+        from dolfinx_mbs.integrate.coupled import FrameHistory
+        frames = {k: FrameHistory(v) for k, v in watch["drives"].history.items()}
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=formulation, ts_type=ts_type, steps=steps,
-                  reactions={k: np.array(v) for k, v in rhist.items()},
+                  reactions={k: np.array(v) for k, v in rhist.items()}, frames=frames,
                   restarted_from=restarted_from,
                   instabilities=watch["stability"].found if "stability" in watch else [],
                   stepper=stepper)

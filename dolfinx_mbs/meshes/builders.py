@@ -40,17 +40,21 @@ from dolfinx_mbs.meshes.geometries import (
     BODY,
     KRB_HEIGHT,
     ROOT,
+    SHAFT_SEGMENT,
     TIP,
     cell_counts,
     check_rotor,
+    check_shaft,
     check_sizes,
     gmsh_options,
     rotor_model,
+    shaft_model,
     strip_model,
     twisted_blade_model,
 )
 
-__all__ = ["rotor", "twisted_blade", "strip", "links", "read", "write", "physical_groups",
+__all__ = ["rotor", "shaft", "SHAFT_SEGMENT",
+           "twisted_blade", "strip", "links", "read", "write", "physical_groups",
            "available", "mesh_dir", "gmsh_session", "rotor_model", "twisted_blade_model",
            "strip_model",
            "BODY", "BEARING_A", "BEARING_B", "ROOT", "TIP", "KRB_HEIGHT", "PHYSICAL_GROUPS"]
@@ -63,6 +67,8 @@ PHYSICAL_GROUPS: Dict[str, Dict[str, Tuple[int, int]]] = {
     "rotor": {"rotor": (3, BODY), "bearing_a": (2, BEARING_A), "bearing_b": (2, BEARING_B)},
     "bladed_rotor": {"rotor": (3, BODY), "bearing_a": (2, BEARING_A),
                      "bearing_b": (2, BEARING_B)},
+    "shaft": {"shaft": (3, BODY), "bearing_a": (2, BEARING_A), "bearing_b": (2, BEARING_B),
+              **{f"segment{k}": (2, SHAFT_SEGMENT + k) for k in range(5)}},
     "twisted_blade": {"blade": (3, BODY), "root": (2, ROOT), "tip": (2, TIP)},
     "krb_strip": {"strip": (2, BODY), "root": (1, ROOT), "tip": (1, TIP)},
     "crank": {"crank": (2, BODY), "root": (1, ROOT), "tip": (1, TIP)},
@@ -180,6 +186,21 @@ def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
                 blade_thickness=blade_thickness)
     check_rotor(**args)  # on every rank
     return _distribute(comm, "rotor", lambda: rotor_model(**args), 3)
+
+
+def shaft(comm: MPI.Comm = MPI.COMM_WORLD, length: float = 1.0, radius: float = 0.02,
+          size: float = 0.01, cuts: Sequence[float] = ()) -> Meshes:
+    """A solid circular shaft along z from 0 to ``length`` (tetrahedra of size ``size``),
+    cut at the axial positions ``cuts`` into segments whose lateral surfaces are tagged apart
+    (journals and disk seats). Cell tag :data:`BODY`; facet tags :data:`BEARING_A` (z = 0),
+    :data:`BEARING_B` (z = length) and :data:`SHAFT_SEGMENT` + k for the lateral surface of
+    the k-th segment (k = 0 from z = 0).
+
+    Returns:
+        (mesh, cell_tags, facet_tags), distributed over ``comm``.
+    """
+    check_shaft(length, radius, size, cuts)
+    return _distribute(comm, "shaft", lambda: shaft_model(length, radius, size, cuts), 3)
 
 
 def twisted_blade(comm: MPI.Comm = MPI.COMM_WORLD, span: float = 0.3, chord: float = 0.05,
@@ -339,8 +360,8 @@ def write(model: Union[str, Callable[..., None]], path: Union[str, Path], **kwar
     import gmsh
 
     if isinstance(model, str):
-        models = {"rotor": rotor_model, "twisted_blade": twisted_blade_model,
-                  "strip": strip_model}
+        models = {"rotor": rotor_model, "shaft": shaft_model,
+                  "twisted_blade": twisted_blade_model, "strip": strip_model}
         if model not in models:
             raise ValueError(f"model must be one of {sorted(models)} or a function, "
                              f"got {model!r}")

@@ -12,15 +12,19 @@ import contextlib
 import math
 from typing import Sequence, Tuple
 
+import numpy as np
+
 from dolfinx_mbs import checks
 
-__all__ = ["rotor_model", "twisted_blade_model", "strip_model", "BODY", "BEARING_A",
-           "BEARING_B", "ROOT", "TIP", "KRB_HEIGHT"]
+__all__ = ["rotor_model", "twisted_blade_model", "strip_model", "shaft_model", "BODY",
+           "BEARING_A", "BEARING_B", "ROOT", "TIP", "KRB_HEIGHT", "SHAFT_SEGMENT"]
 
 #: cell tag of the one body of every mesh made here
 BODY = 1
 #: facet tags of the rotor's two shaft ends (the bearings)
 BEARING_A, BEARING_B = 1, 2
+#: the facet tag of a shaft's first segment's lateral surface (the k-th's: SHAFT_SEGMENT + k)
+SHAFT_SEGMENT = 3
 #: facet tags of a blade's or a strip's root (x = its start) and tip (x = its end)
 ROOT, TIP = 1, 2
 
@@ -168,3 +172,50 @@ def strip_model(length: float = 10.0, height: float = KRB_HEIGHT,
         gmsh.model.addPhysicalGroup(dim, tags, tag)
         gmsh.model.setPhysicalName(dim, tag, label)
     gmsh.model.mesh.generate(2)
+
+
+def check_shaft(length, radius, size, cuts) -> Tuple[float, ...]:
+    check_sizes(length=length, radius=radius, size=size)
+    try:
+        c = tuple(float(z) for z in cuts)
+    except (TypeError, ValueError):
+        raise ValueError(f"cuts must be axial positions (m), got {cuts!r}") from None
+    if any(not 0.0 < z < length for z in c) or any(b <= a for a, b in zip(c, c[1:])):
+        raise ValueError(f"cuts must increase strictly within (0, length={length:g}), got "
+                         f"{cuts!r}")
+    return c
+
+
+def shaft_model(length: float = 1.0, radius: float = 0.02, size: float = 0.01,
+                cuts: Sequence[float] = ()) -> None:
+    """The shaft of :func:`dolfinx_mbs.meshes.shaft`, meshed in gmsh's current model."""
+    import gmsh
+
+    c = check_shaft(length, radius, size, cuts)
+    occ = gmsh.model.occ
+    z = (0.0,) + c + (float(length),)
+    pieces = [(3, occ.addCylinder(0, 0, z0, 0, 0, z1 - z0, radius)) for z0, z1 in
+              zip(z[:-1], z[1:])]
+    if len(pieces) > 1:
+        occ.fragment(pieces[:1], pieces[1:])
+    occ.synchronize()
+    vols = [t for _, t in gmsh.model.getEntities(3)]
+    gmsh.model.setPhysicalName(3, gmsh.model.addPhysicalGroup(3, vols, BODY), "shaft")
+    groups = {BEARING_A: [], BEARING_B: []}
+    for dim, tag in gmsh.model.getEntities(2):
+        cz = gmsh.model.occ.getCenterOfMass(dim, tag)[2]
+        lo, hi = (gmsh.model.getBoundingBox(dim, tag)[k] for k in (2, 5))
+        if abs(hi - lo) < 1e-5 * length:  # a cross-section (OCC pads its boxes)
+            if abs(cz) < 1e-5 * length:
+                groups[BEARING_A].append(tag)
+            elif abs(cz - length) < 1e-5 * length:
+                groups[BEARING_B].append(tag)
+            continue
+        k = int(np.searchsorted(z, cz)) - 1
+        groups.setdefault(SHAFT_SEGMENT + k, []).append(tag)
+    for t, tags in sorted(groups.items()):
+        gmsh.model.addPhysicalGroup(2, tags, t)
+        gmsh.model.setPhysicalName(2, t, {BEARING_A: "bearing_a", BEARING_B: "bearing_b"}.get(
+            t, f"segment{t - SHAFT_SEGMENT}"))
+    with gmsh_options(**{"Mesh.CharacteristicLengthMax": size}):
+        gmsh.model.mesh.generate(3)

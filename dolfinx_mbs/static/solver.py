@@ -464,7 +464,8 @@ def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
             plan, loaded, links = _plan(bodies, own, groups, stiffened)
     checks.raise_everywhere(space.comm, refused, NotImplementedError)
     ops = assembly.body_operators
-    Kr = reducer.reduce(assembly.elastic(), key="Kel")
+    K = assembly.supported()  # bearings hold the rotor as the constraints do
+    Kr = reducer.reduce(K, key="Kel" if K is assembly.elastic() else "Ksup")
     # a mechanism (a link pinned to an arm) has free motions: held by the border of
     # rigid_modes, K u + s M Q Q^T M u = b, i.e. K u = b - M Q Q^T b (a load's part that does
     # work on them balanced by their inertia) and no free motion in u: they carry no stress

@@ -198,6 +198,15 @@ class RigidSubspace:
             out.append(self._out[key])
         return tuple(out)
 
+    def padded(self, X: PETSc.Mat, Mr: PETSc.Mat, border: bool = False) -> PETSc.Mat:
+        """A new AIJ matrix of the bordered pencil's layout: [[X, M Q], [Q^T M, 0]] with
+        ``border`` (as :meth:`border`'s K), [[X, 0], [0, 0]] without (its G and M); not kept
+        (for pencils combined from several matrices of different patterns)."""
+        B, BT, Z, zero = self._border_blocks(X, Mr)
+        blocks = [[X, B], [BT, Z]] if border else [[X, None], [None, zero]]
+        nest = PETSc.Mat().createNest(blocks, comm=X.getComm())
+        return nest.convert("aij")  # in place: the nest object becomes the AIJ matrix
+
     def elastic_part(self, xb: PETSc.Vec, like: PETSc.Mat) -> PETSc.Vec:
         """The reduced-coordinate part of a bordered vector, as a new vector of ``like``'s
         layout."""
@@ -352,9 +361,10 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
     local = [defect @ defect.T, F @ F.T, F @ MF.T]
     if not frames:
         KF = np.zeros((k, space.n_local))
+        Ksup = asm.supported()  # a bearing holds what it supports, as a constraint does
         for i in range(k):
             full.getArray()[:] = F[i]
-            Kel.mult(full, y)
+            Ksup.mult(full, y)
             KF[i] = y.getArray(readonly=True)
         local.append(F @ KF.T)
     turning = []

@@ -124,7 +124,7 @@ class SecondOrderSystem:
             self._rb = ReducedBasis.make(self.assembly, self.reducer)
         return self._rb
 
-    def at(self, t: float) -> SecondOrder:
+    def at(self, t: float, states=None) -> SecondOrder:
         """The reduced operators at ``t``. With Delta = A(t) q + a0(t):
 
             M_r = A^T M A,  C_r = A^T (C A + 2 M A'),  K_r = A^T (K A + C A' + M A''),
@@ -134,11 +134,15 @@ class SecondOrderSystem:
         and the assembly's state stay (residual, Jacobian and observers of a step share it).
         Where the reduced matrices are combinations of matrices reduced once
         (:class:`~dolfinx_mbs.systems.reduced_basis.ReducedBasis`), they are combined, not reduced.
+        ``states`` (one FrameState per body) replaces the frames' states at ``t``: the
+        operators at a state computed elsewhere (frames whose motion is an unknown).
         """
         asm, red = self.assembly, self.reducer
-        if self._key == (float(t), asm.generation):
+        given = states is not None
+        if not given and self._key == (float(t), asm.generation):
             return self._ops
-        states = asm.states(t)
+        if not given:
+            states = asm.states(t)
         moved = red.update(t)
         rb = self.reduced_basis()
         s = self._ops
@@ -155,7 +159,7 @@ class SecondOrderSystem:
         s.t = t
         s.f = red.project(self._load(t, states), s.f)
         self._vectors(t, s, states)
-        self._ops, self._key = s, (float(t), asm.generation)
+        self._ops, self._key = s, (None if given else (float(t), asm.generation))
         return s
 
     @property

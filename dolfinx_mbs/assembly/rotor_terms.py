@@ -1,0 +1,453 @@
+"""The rotor terms of a body's operators: the stationary frame's spin terms and the bearings and
+disks on its journals (docs/theory.md section 9; the forms in :mod:`dolfinx_mbs.forms.stationary`,
+the definitions in :mod:`dolfinx_mbs.bodies.attachments`).
+
+**Stationary frame.** A body in a :class:`~dolfinx_mbs.frames.Stationary` frame has the constant
+unit matrices g_s (gyroscopic), -k_theta (circumferential softening) and c_theta (spin
+acceleration) and the unit centrifugal load q, assembled once; at a state of spin Omega the
+operators' ``gyroscopic`` matrix is Omega g_s (plus the disks'), ``spin_softening`` is
+Omega^2 (-k_theta), ``angular_acceleration`` Omegadot c_theta, and the load gains Omega^2 q.
+The body must be axisymmetric about the axis (:func:`check_axisymmetric`). The drive that
+prescribes the speed is taken to balance the rotor's inertia torque: the torque load
+-Omegadot int rho w.v of a run-up is not applied.
+
+**Journals.** Bearings and disks act on a surface's mean motion ubar = L u (translation and
+small rotation, the least-squares rigid fit, :func:`dolfinx_mbs.forms.stationary.journal_forms`;
+L has 6 rows, dense over the journal's dofs). A bearing adds L^T K_b L to the stiffness and
+L^T C_b L to the damping, a disk L^T M_d L to the mass and Omega L^T G_d L to the gyroscopic
+matrix: explicit dense blocks on the journal's dofs. Every matrix of the body shares one
+pattern (the operators combine them on it), so the pattern of each is widened once by the
+journal blocks (:func:`widened`): (3 n_j)^2 entries more per matrix for a journal of n_j
+nodes (bench/results/rotors.md has the numbers at 1e5 dofs).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import ufl
+from dolfinx import fem
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from dolfinx_mbs import compat
+from dolfinx_mbs.assembly.body_loads import assembled
+from dolfinx_mbs.assembly.operator_memory import assemble_into
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
+from dolfinx_mbs.forms import stationary as S
+from dolfinx_mbs.frames.axis import ConstantSpin
+from dolfinx_mbs.frames.base import FrameState
+from dolfinx_mbs.frames.stationary import Stationary, transverse_basis
+from dolfinx_mbs.materials.isotropic import Isotropic
+
+__all__ = ["JournalMap", "RotorTerms", "check_axisymmetric", "widened"]
+
+log = logging.getLogger(__name__)
+
+_ADD = PETSc.InsertMode.ADD_VALUES
+
+
+def _sum(comm, x):
+    return comm.allreduce(x, op=MPI.SUM)
+
+
+def _const(mesh, value):
+    return fem.Constant(mesh, np.asarray(value, dtype=compat.scalar_type))
+
+
+def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
+                       mode: str) -> Tuple[float, tuple]:
+    """The largest relative circumferential mass moment of ``body`` about the axis
+    (:func:`dolfinx_mbs.forms.stationary.axisymmetry_moments`: orders m = 1..4, powers of the
+    axial coordinate 0..2) and where it is; above ``tol`` an error (``mode="error"``) or a
+    warning (``"warn"``), the same on every rank. Also refuses a material that is not
+    isotropic (its stiffness would change along the circles)."""
+    if mode == "off":
+        return 0.0, ()
+    if not isinstance(body.material, Isotropic):
+        msg = (f"body {body.name!r} in a Stationary frame: its material "
+               f"{type(body.material).__name__} is not isotropic, so the body is not "
+               "axisymmetric about the spin axis (its stiffness changes along the circles)")
+        if mode == "error":
+            raise ValueError(msg)
+        log.warning(msg)
+    mesh = body.mesh
+    orders, powers = (1, 2, 3, 4), (0, 1, 2)
+    wm, wi, wp = _const(mesh, np.zeros(4)), _const(mesh, np.zeros(4)), _const(mesh, np.zeros(3))
+    ref = _const(mesh, 0.0)
+    form = fem.form(S.axisymmetry_moments(body.rho, axis, center, ufl.SpatialCoordinate(mesh),
+                                          wm, wi, wp, ref, orders, powers))
+
+    def moment(j, p, which):
+        wm.value, wi.value, wp.value = np.zeros(4), np.zeros(4), np.zeros(3)
+        wp.value[p] = 1.0
+        if which == "im":
+            wi.value[j] = 1.0
+        else:
+            wm.value[j] = 1.0
+        ref.value = 1.0 if which == "ref" else 0.0
+        return _sum(body.comm, fem.assemble_scalar(form))
+
+    worst, where = 0.0, ()
+    for j, m in enumerate(orders):
+        for p in range(len(powers)):
+            dev = float(np.hypot(moment(j, p, "re"), moment(j, p, "im"))
+                        / max(moment(j, p, "ref"), 1e-300))
+            if dev > worst:
+                worst, where = dev, (m, powers[p])
+    if worst > tol:
+        m, p = where
+        msg = (f"body {body.name!r} is not axisymmetric about the spin axis {axis.tolist()} "
+               f"through {center.tolist()}: its mass moment of circumferential order {m} "
+               f"(int rho (xi + i eta)^{m} zeta^{p}) is {worst:.3e} of int rho r^{m} "
+               f"|zeta|^{p} (axisymmetry_tol {tol:g}). The stationary frame holds for "
+               "bodies of revolution only: check the mesh's axis and centre, or describe the "
+               "body in a rotating frame (frames.ConstantSpin)")
+        if mode == "error":
+            raise ValueError(msg)
+        log.warning(msg)
+    return worst, where
+
+
+class JournalMap:
+    """The mean motion's map L of a journal (6 rows: translation along e1, e2, a and rotation
+    about them, (e1, e2, a) the frame's axes, about the journal's centroid), as the global
+    indices of the dofs it touches and its values there, the same on every rank.
+
+    Args:
+        body: the body.
+        ds: the journal's measure.
+        basis: rows e1, e2, a (3 x 3).
+
+    Raises:
+        ValueError: a journal whose rigid fit is singular (e.g. its facets lie on a line).
+    """
+
+    def __init__(self, body, ds, basis: np.ndarray, name: str):
+        comm, mesh = body.comm, body.mesh
+        x = ufl.SpatialCoordinate(mesh)
+        c, d, P = _const(mesh, np.zeros(3)), _const(mesh, np.zeros(3)), _const(mesh,
+                                                                               np.zeros((3, 3)))
+        t, w = _const(mesh, np.zeros(3)), _const(mesh, np.zeros(3))
+        forms = {k: fem.form(f) for k, f in S.journal_forms(x, ufl.TestFunction(body.V), ds,
+                                                             c, d, P, t, w).items()}
+
+        def scalar(key):
+            return _sum(comm, fem.assemble_scalar(forms[key]))
+
+        area = scalar("area")
+        cent = np.zeros(3)
+        for i in range(3):
+            d.value = np.eye(3)[i]
+            cent[i] = scalar("first") / area
+        c.value = cent
+        #: the journal's centroid (m) and area (m^2)
+        self.center, self.area = cent, area
+        second = np.zeros((3, 3))  # int r r^T
+        for i in range(3):
+            for j in range(i, 3):
+                E = np.zeros((3, 3))
+                E[i, j] = 1.0
+                P.value = E
+                second[i, j] = second[j, i] = scalar("second")
+        gram = np.zeros((6, 6))
+        gram[:3, :3] = area * np.eye(3)
+        gram[3:, 3:] = np.trace(second) * np.eye(3) - second
+        ev = np.linalg.eigvalsh(gram[3:, 3:])
+        if ev[0] <= 1e-10 * max(ev[-1], 1e-300):
+            raise ValueError(f"{name}: the journal's mean rotation is not defined (its facets "
+                             "do not span a surface: the least-squares rigid fit is singular)")
+        b = compat.create_vector(forms["row"])
+        vecs = []
+        for k in range(6):
+            t.value, w.value = (np.eye(3)[k], np.zeros(3)) if k < 3 else \
+                (np.zeros(3), np.eye(3)[k - 3])
+            assembled(b, forms["row"])
+            vecs.append(b.getArray(readonly=True).copy())
+        b.destroy()
+        R = np.linalg.solve(gram, np.array(vecs))          # rows in global axes
+        T = np.zeros((6, 6))
+        T[:3, :3] = T[3:, 3:] = basis
+        L = T @ R
+        bs = body.V.dofmap.index_map_bs
+        start = body.V.dofmap.index_map.local_range[0] * bs
+        big = comm.allreduce(float(np.abs(L).max()) if L.size else 0.0, op=MPI.MAX)
+        keep = np.flatnonzero(np.abs(L).max(axis=0) > 1e-14 * big) if L.size else \
+            np.zeros(0, int)
+        parts = comm.allgather((start + keep, L[:, keep]))
+        self.index = np.concatenate([p[0] for p in parts]).astype(PETSc.IntType)
+        #: L (6 x n) on the dofs ``index`` (global)
+        self.L = np.hstack([p[1] for p in parts])
+
+
+def widened(A: PETSc.Mat, blocks: List[np.ndarray]) -> PETSc.Mat:
+    """A new matrix of ``A``'s layout, block sizes and local-to-global map whose pattern is
+    ``A``'s with the dense blocks ``b`` x ``b`` of ``blocks`` (global indices) added, values
+    zero."""
+    ai, aj, _ = A.getValuesCSR()
+    r0, r1 = A.getOwnershipRange()
+    cols: Dict[int, list] = {}
+    for b in blocks:
+        for r in b[(b >= r0) & (b < r1)] - r0:
+            cols.setdefault(int(r), []).append(b)
+    counts = np.diff(ai).astype(np.int64)
+    merged = {}
+    for r, bs in cols.items():
+        m = np.unique(np.concatenate([aj[ai[r]:ai[r + 1]]] + bs))
+        merged[r] = m
+        counts[r] = len(m)
+    ni = np.zeros(len(counts) + 1, dtype=PETSc.IntType)
+    np.cumsum(counts, out=ni[1:])
+    nj = np.empty(ni[-1], dtype=PETSc.IntType)
+    for r in range(len(counts)):
+        nj[ni[r]:ni[r + 1]] = merged[r] if r in merged else aj[ai[r]:ai[r + 1]]
+    B = PETSc.Mat().create(comm=A.getComm())
+    B.setSizes(A.getSizes())
+    B.setBlockSizes(*A.getBlockSizes())
+    B.setType(A.getType())
+    B.setPreallocationCSR((ni, nj))
+    B.setLGMap(*A.getLGMap())
+    B.setOption(PETSc.Mat.Option.NEW_NONZERO_ALLOCATION_ERR, True)
+    return B
+
+
+def block_matrix(like: PETSc.Mat, index: np.ndarray) -> PETSc.Mat:
+    """A matrix of ``like``'s layout and local-to-global map whose pattern is the dense block
+    ``index`` x ``index`` alone (global indices), values zero."""
+    r0, r1 = like.getOwnershipRange()
+    own = np.sort(index[(index >= r0) & (index < r1)])
+    counts = np.zeros(r1 - r0, dtype=np.int64)
+    counts[own - r0] = len(index)
+    ni = np.zeros(r1 - r0 + 1, dtype=PETSc.IntType)
+    np.cumsum(counts, out=ni[1:])
+    nj = np.tile(np.sort(index).astype(PETSc.IntType), len(own))
+    B = PETSc.Mat().create(comm=like.getComm())
+    B.setSizes(like.getSizes())
+    B.setType(like.getType())
+    B.setPreallocationCSR((ni, nj))
+    B.setLGMap(*like.getLGMap())
+    return B
+
+
+class RotorTerms:
+    """The rotor terms of one body (module docstring). Use :meth:`make` (None for a body with
+    neither a stationary frame nor attachments)."""
+
+    def __init__(self, body):
+        self.body = body
+        frame = body.frame
+        self.stationary = isinstance(frame, Stationary)
+        every = list(getattr(body, "attachments", ()))
+        #: time-domain unbalances (on journals of this body's attachments)
+        self.unbalances: List[Unbalance] = [a for a in every if isinstance(a, Unbalance)]
+        atts = [a for a in every if not isinstance(a, Unbalance)]
+        if not self.stationary and not isinstance(frame, ConstantSpin):
+            raise ValueError(f"body {body.name!r}: bearings and disks need a spin axis: put the "
+                             "body in a frames.Stationary (or frames.ConstantSpin) frame")
+        if body.gdim != 3:
+            raise ValueError(f"body {body.name!r}: rotors (stationary frame, bearings, disks) "
+                             "are 3D bodies")
+        disks = [a for a in atts if isinstance(a, Disk)]
+        if (disks or self.unbalances) and not self.stationary:
+            raise ValueError(f"{(disks + self.unbalances)[0].name!r}: rigid disks and "
+                             "unbalances need the body in a frames.Stationary frame")
+        self.axis, self.center = frame.axis.copy(), frame.pivot.copy()
+        self.basis = np.vstack([transverse_basis(self.axis), self.axis[None, :]])
+        if self.stationary:
+            check_axisymmetric(body, self.axis, self.center, frame.axisymmetry_tol,
+                               frame.check)
+        self.bearings: List[Bearing] = [a for a in atts if isinstance(a, Bearing)]
+        self.disks: List[Disk] = disks
+        self.maps: Dict[int, JournalMap] = {}
+        for a in atts:
+            self.maps[id(a)] = JournalMap(body, a.ds, self.basis,
+                                          f"{a.kind} {a.name!r} on body {body.name!r}")
+        #: the journals' dofs (global), each attachment's a dense block of the pattern
+        self.blocks = [self.maps[id(a)].index for a in atts]
+        self.block = np.unique(np.concatenate(self.blocks)) if atts else \
+            np.zeros(0, PETSc.IntType)
+        self._units: Dict[str, PETSc.Mat] = {}
+        self._loads: Dict[str, PETSc.Vec] = {}
+        self._key = None
+        self.Kb: Optional[PETSc.Mat] = None
+        self.Cb: Optional[PETSc.Mat] = None
+        self.support: Optional[PETSc.Mat] = None
+
+    @classmethod
+    def make(cls, body) -> Optional["RotorTerms"]:
+        """The rotor terms of ``body``, or None for a body with neither a stationary frame
+        nor attachments."""
+        if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):
+            return None
+        return cls(body)
+
+    @property
+    def varies(self) -> bool:
+        """True when the terms change in time (a run-up: a spin rate that is a function; an
+        unbalance's turning force)."""
+        return self.stationary and (not self.body.frame.time_invariant or bool(self.unbalances))
+
+    # -- set-up ---------------------------------------------------------------------------
+    def created(self, A: PETSc.Mat, form) -> PETSc.Mat:
+        """``A`` (the form's matrix) with the journal blocks in its pattern, the form
+        assembled into it (``A`` destroyed), or ``A`` itself without journals."""
+        if self.block.size == 0:
+            return A
+        B = widened(A, self.blocks)
+        A.destroy()
+        assemble_into(B, form)
+        return B
+
+    def _dense(self, out: PETSc.Mat, att, X: np.ndarray, rows) -> None:
+        """Add L_r^T X L_r of attachment ``att`` (rows ``rows`` of its map) to ``out``'s owned
+        rows (``out`` not assembled after)."""
+        jm = self.maps[id(att)]
+        Lr = jm.L[list(rows)]
+        r0, r1 = out.getOwnershipRange()
+        own = (jm.index >= r0) & (jm.index < r1)
+        if not np.any(own):
+            return
+        B = Lr[:, own].T @ X @ Lr
+        out.setValues(jm.index[own], jm.index, B, addv=_ADD)
+
+    def setup(self, ops) -> None:
+        """Assemble the unit matrices and loads, add the disks' mass to M and make the
+        bearings' matrices (``ops``: the body's operators, their matrices made)."""
+        body = self.body
+        K = ops.K
+        if self.stationary:
+            x = ufl.SpatialCoordinate(body.mesh)
+            u, v = body.trial_test()
+            a, c = self.axis, self.center
+            for name, form in (("gyroscopic", S.gyroscopic(body.rho, a, c, x, u, v)),
+                               ("softening", S.circumferential_softening(body.rho, a, c, x,
+                                                                         u, v))):
+                G = K.duplicate()
+                assemble_into(G, fem.form(form))
+                self._units[name] = G
+            if self.varies:
+                G = K.duplicate()
+                assemble_into(G, fem.form(S.spin_acceleration(body.rho, a, c, x, u, v)))
+                self._units["spin_acceleration"] = G
+            f = fem.form(S.centrifugal_load(body.rho, a, c, x, v))
+            self._loads["centrifugal"] = assembled(compat.create_vector(f), f)
+            for d in self.disks:
+                Md, Gd = S.disk_matrices(d.mass, d.polar, d.diametral)
+                self._dense(ops.M, d, Md, range(6))
+                self._dense(self._units["gyroscopic"], d, Gd, range(6))
+            ops.M.assemble()
+            self._units["gyroscopic"].assemble()
+        if self.bearings:
+            self.Kb, self.Cb = K.duplicate(), K.duplicate()
+            self.support = K.duplicate()
+            rate = abs(self._rate(body.frame.state(0.0)))
+            for b in self.bearings:
+                ref = rate if b.speeds is None else float(np.clip(rate, b.speeds[0],
+                                                                  b.speeds[-1]))
+                Kb, _ = b.matrices(ref)
+                r = b.rows
+                self._dense(self.support, b, np.diag(np.abs(np.diag(Kb)))[np.ix_(r, r)], r)
+            self.support.assemble()
+
+    def _rate(self, state: FrameState) -> float:
+        if self.stationary:
+            return float(getattr(state, "spin", 0.0))
+        return float(np.dot(state.omega, self.axis))
+
+    # -- at a state -----------------------------------------------------------------------
+    def update(self, ops, state: FrameState) -> bool:
+        """Bring the rotor terms of ``ops``' matrices to ``state``; True when one changed."""
+        w = self._rate(state)
+        wd = float(getattr(state, "spin_acceleration", 0.0)) if self.stationary else 0.0
+        mats = [b.matrices(w) for b in self.bearings]
+        key = (w, wd, tuple(np.concatenate([np.ravel(m) for pair in mats for m in pair]))
+               if mats else ())
+        if key == self._key:
+            return False
+        from dolfinx_mbs.assembly.operators import combine
+
+        if self.stationary:
+            combine(ops.matrix("gyroscopic"), [(w, self._units["gyroscopic"])])
+            combine(ops.matrix("spin_softening"), [(w * w, self._units["softening"])])
+            if "spin_acceleration" in self._units:
+                if ops.matrix("angular_acceleration") is None:
+                    ops._mats["angular_acceleration"] = ops.matrix("gyroscopic").duplicate()
+                combine(ops.matrix("angular_acceleration"),
+                        [(wd, self._units["spin_acceleration"])])
+        if self.bearings:
+            self.Kb.zeroEntries()
+            self.Cb.zeroEntries()
+            J = np.array([[0.0, -1.0], [1.0, 0.0]])
+            for b, (Kb, Cb) in zip(self.bearings, mats):
+                if not self.stationary:  # a ground bearing seen from the spinning frame
+                    K2, C2 = S.bearing_in_rotating_frame(Kb[:2, :2], Cb[:2, :2], w)
+                    Kb, Cb = Kb.copy(), Cb.copy()
+                    Kb[:2, :2], Cb[:2, :2] = K2, C2
+                    if Cb[3, 3]:  # an isotropic tilting damper likewise
+                        Kb[3:5, 3:5] += w * Cb[3, 3] * J
+                r = b.rows
+                self._dense(self.Kb, b, Kb[np.ix_(r, r)], r)
+                self._dense(self.Cb, b, Cb[np.ix_(r, r)], r)
+            self.Kb.assemble()
+            self.Cb.assemble()
+        self._key = key
+        return True
+
+    def speed_terms(self, ops) -> list:
+        """The bearings' coefficients that change with the speed, as terms of the pencil:
+        ``(which, name, E, f)`` with ``which`` "K" or "C", E = L_a^T L_b (a, b across the
+        axis) on the journal block alone and f(Omega) the coefficient k_ab or c_ab (a
+        stationary frame's bearing adds sum f E). Empty in a rotating frame (its bearings
+        there are isotropic and constant) or when no coefficient changes."""
+        if not self.stationary:
+            return []
+        out = []
+        for ib, b in enumerate(self.bearings):
+            for key in ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy"):
+                v = b.table[key]
+                if v.size == 1 or np.ptp(v) == 0.0:
+                    continue
+                a, c = "xy".index(key[1]), "xy".index(key[2])
+                name = f"bearing{ib}/{a}{c}"
+                E = self._units.get(name)
+                if E is None:
+                    jm = self.maps[id(b)]
+                    E = block_matrix(ops.K, jm.index)
+                    X = np.zeros((2, 2))
+                    X[a, c] = 1.0
+                    self._dense(E, b, X, (0, 1))
+                    E.assemble()
+                    self._units[name] = E
+                out.append(("K" if key[0] == "k" else "C", f"{name}/{key[0]}", E,
+                            lambda w, b=b, key=key: b.value(key, w)))
+        return out
+
+    def add_loads(self, Q: PETSc.Vec, state: FrameState) -> None:
+        """Add the centrifugal load Omega^2 q of a stationary frame and the unbalances'
+        forces at ``state`` to ``Q`` (owned values)."""
+        if not self.stationary:
+            return
+        w = self._rate(state)
+        if w != 0.0:
+            Q.axpy(w * w, self._loads["centrifugal"])
+        if not self.unbalances:
+            return
+        arr = Q.getArray()
+        r0, r1 = Q.getOwnershipRange()
+        for u in self.unbalances:
+            F = S.unbalance_force(u.m_e, u.phase, float(getattr(state, "angle", 0.0)), w,
+                                  float(getattr(state, "spin_acceleration", 0.0)))
+            jm = self.maps[id(u.on)]
+            own = (jm.index >= r0) & (jm.index < r1)
+            arr[jm.index[own] - r0] += F[0] * jm.L[0, own] + F[1] * jm.L[1, own]
+
+    def destroy(self) -> None:
+        """Destroy the unit matrices and vectors and the bearings' (collective)."""
+        for X in list(self._units.values()) + list(self._loads.values()) + \
+                [self.Kb, self.Cb, self.support]:
+            if X is not None:
+                X.destroy()
+        self._units, self._loads = {}, {}
+        self.Kb = self.Cb = self.support = None

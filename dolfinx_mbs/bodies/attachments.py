@@ -1,0 +1,229 @@
+"""What a rotor rests on and carries: bearings (and seals) and rigid disks, each acting on the
+mean motion of a surface of a body (a journal; a distributing coupling, as RBE3).
+
+These are definitions: where they act (a ``ds`` measure of the journal's facets) and their
+coefficients as functions of the spin speed. The mean motion's map and the matrices are made
+by the operators (:mod:`dolfinx_mbs.assembly.rotor_terms`); the physics (the bearing's force,
+the disk's equations) is written in :mod:`dolfinx_mbs.forms.stationary`. Units: SI (N/m,
+N s/m, N m/rad, N m s/rad, kg, kg m^2, rad/s).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Dict, Optional, Sequence, Tuple
+
+import numpy as np
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.bodies.loads import facet_measure
+
+__all__ = ["Bearing", "Disk", "Unbalance", "COEFFICIENTS"]
+
+#: the eight coefficients of a bearing, in the order of its 2 x 2 matrices (K, then C)
+COEFFICIENTS = ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy")
+#: the optional axial and tilting coefficients (isotropic, constant)
+EXTRA = ("kzz", "czz", "ktilt", "ctilt")
+
+_ids = itertools.count()
+
+
+class _Attachment:
+    """A journal: the facets of ``body`` given by ``facets=(meshtags, tag)`` or ``where``."""
+
+    kind = "attachment"
+
+    def __init__(self, body, facets, where, name: Optional[str]):
+        self.body = body
+        self.name = name or f"{self.kind}{next(_ids)}"
+        #: the journal's facet measure (raises on every rank when it holds no facet)
+        self.ds = facet_measure(body.mesh, facets, where,
+                                f"{self.kind} {self.name!r} on body {body.name!r}")
+
+
+class Bearing(_Attachment):
+    """A linear bearing (or seal) between a journal's mean motion and the ground.
+
+    The force on the journal is -K_b ubar - C_b ubar' across the spin axis (x, y: the frame's
+    transverse directions, :func:`dolfinx_mbs.frames.stationary.transverse_basis`), plus,
+    when given, -kzz ubar_z - czz ubar_z' along it and -ktilt theta - ctilt theta' on the
+    journal's tilt.
+
+    Args:
+        body: the body whose surface is the journal.
+        facets, where: the journal (``(meshtags, tag)`` or a predicate on facet midpoints).
+        kxx, kxy, kyx, kyy, cxx, cxy, cyx, cyy: the coefficients (N/m, N s/m): numbers, or
+            arrays of ``len(speeds)`` values at ``speeds`` (interpolated linearly).
+        speeds: the table's spin speeds (rad/s, strictly increasing), or None.
+        kzz, czz, ktilt, ctilt: axial and tilting stiffness and damping (constant).
+        extrapolate: allow speeds outside the table (the end values held); else an error.
+        name: a label.
+
+    Raises:
+        ValueError: a coefficient that is not finite or does not match ``speeds``, speeds that
+            are not strictly increasing, or a journal that holds no facet (on every rank).
+    """
+
+    kind = "bearing"
+
+    def __init__(self, body, facets=None, where=None, speeds=None, extrapolate: bool = False,
+                 name: Optional[str] = None, **coefficients):
+        unknown = set(coefficients) - set(COEFFICIENTS) - set(EXTRA)
+        if unknown:
+            raise TypeError(f"bearing: unknown coefficient(s) {sorted(unknown)}; expected "
+                            f"{COEFFICIENTS + EXTRA}")
+        self.speeds = None
+        if speeds is not None:
+            s = np.asarray(speeds, dtype=float).reshape(-1)
+            if s.size < 2 or not np.all(np.isfinite(s)) or not np.all(np.diff(s) > 0.0):
+                raise ValueError(f"bearing speeds must be a strictly increasing finite sequence "
+                                 f"of at least 2 speeds (rad/s), got {speeds!r}")
+            self.speeds = s
+        self.table: Dict[str, np.ndarray] = {}
+        for key in COEFFICIENTS:
+            self.table[key] = self._coefficient(key, coefficients.get(key, 0.0))
+        self.extra = {k: checks.real(coefficients.get(k, 0.0), f"bearing {k}") for k in EXTRA}
+        self.extrapolate = bool(extrapolate)
+        super().__init__(body, facets, where, name)
+
+    def _coefficient(self, key: str, value) -> np.ndarray:
+        a = np.asarray(value, dtype=float)
+        if a.ndim == 0:
+            if not math.isfinite(float(a)):
+                raise ValueError(f"bearing coefficient {key} must be finite, got {value!r}")
+            return a.reshape(1)
+        a = a.reshape(-1)
+        if self.speeds is None or a.size != self.speeds.size:
+            n = "no speeds= table" if self.speeds is None else f"{self.speeds.size} speeds"
+            raise ValueError(f"bearing coefficient {key}: {a.size} values given for {n} "
+                             "(give a number, or one value per speed of speeds=)")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"bearing coefficient {key} must be finite at every speed, got "
+                             f"{a.tolist()}")
+        return a
+
+    @property
+    def speed_dependent(self) -> bool:
+        """True when a coefficient changes with the speed."""
+        return any(v.size > 1 and np.ptp(v) != 0.0 for v in self.table.values())
+
+    @property
+    def rows(self) -> Tuple[int, ...]:
+        """The mean-motion components the bearing acts on (0, 1: across the axis; 2: along
+        it; 3, 4: the tilts)."""
+        out = [0, 1]
+        if self.extra["kzz"] or self.extra["czz"]:
+            out.append(2)
+        if self.extra["ktilt"] or self.extra["ctilt"]:
+            out += [3, 4]
+        return tuple(out)
+
+    def value(self, key: str, speed: float) -> float:
+        """The coefficient ``key`` at ``speed`` (rad/s), interpolated in the table.
+
+        Raises:
+            ValueError: a speed outside the table without ``extrapolate``.
+        """
+        v = self.table[key]
+        if v.size == 1:
+            return float(v[0])
+        s = self.speeds
+        w = abs(float(speed))
+        if not (s[0] <= w <= s[-1]) and not self.extrapolate:
+            raise ValueError(f"bearing {self.name!r}: the speed {w:g} rad/s lies outside its "
+                             f"table ({s[0]:g} to {s[-1]:g} rad/s); extend the table or pass "
+                             "extrapolate=True (the end values are then held)")
+        return float(np.interp(w, s, v))
+
+    def matrices(self, speed: float) -> Tuple[np.ndarray, np.ndarray]:
+        """(K_b, C_b) at ``speed``: 5 x 5 on (t_x, t_y, t_z, theta_x, theta_y) of the
+        journal's mean motion (the transverse axes first)."""
+        from dolfinx_mbs.forms.stationary import bearing_matrices
+
+        K2, C2 = bearing_matrices(*(self.value(k, speed) for k in COEFFICIENTS))
+        K, C = np.zeros((5, 5)), np.zeros((5, 5))
+        K[:2, :2], C[:2, :2] = K2, C2
+        K[2, 2], C[2, 2] = self.extra["kzz"], self.extra["czz"]
+        K[3, 3] = K[4, 4] = self.extra["ktilt"]
+        C[3, 3] = C[4, 4] = self.extra["ctilt"]
+        return K, C
+
+    def override(self, **coefficients) -> Dict[str, np.ndarray]:
+        """Set coefficients (numbers) and return the old table, for :meth:`restore` (the
+        critical speed map sets the bearings to one isotropic stiffness at a time)."""
+        old = {k: v.copy() for k, v in self.table.items()}
+        old["__extra__"] = dict(self.extra)
+        for k, v in coefficients.items():
+            if k in EXTRA:
+                self.extra[k] = checks.real(v, f"bearing {k}")
+            else:
+                self.table[k] = self._coefficient(k, v)
+        return old
+
+    def restore(self, old: Dict[str, np.ndarray]) -> None:
+        """Put back the table :meth:`override` returned."""
+        old = dict(old)
+        self.extra = old.pop("__extra__")
+        self.table = old
+
+    def __repr__(self) -> str:
+        return f"Bearing({self.name!r} on {self.body.name!r})"
+
+
+class Disk(_Attachment):
+    """A rigid disk on a surface of a body: its mass and inertia act on the surface's mean
+    motion (its translation and tilt, :func:`dolfinx_mbs.forms.stationary.disk_matrices`).
+
+    Args:
+        body: the body.
+        facets, where: the surface.
+        mass: m (kg).
+        polar: I_p, the moment of inertia about the spin axis (kg m^2).
+        diametral: I_d, about a diameter through the surface's centroid (kg m^2).
+        name: a label.
+
+    Raises:
+        ValueError: negative or non-finite values, or a surface that holds no facet.
+    """
+
+    kind = "disk"
+
+    def __init__(self, body, facets=None, where=None, mass: float = 0.0, polar: float = 0.0,
+                 diametral: float = 0.0, name: Optional[str] = None):
+        for key, v in (("mass", mass), ("polar", polar), ("diametral", diametral)):
+            if checks.real(v, f"disk {key}") < 0.0:
+                raise ValueError(f"disk {key} must be >= 0, got {v!r}")
+        self.mass, self.polar, self.diametral = float(mass), float(polar), float(diametral)
+        super().__init__(body, facets, where, name)
+
+    rows: Sequence[int] = (0, 1, 2, 3, 4, 5)
+
+    def __repr__(self) -> str:
+        return f"Disk({self.name!r} on {self.body.name!r}, m={self.mass:g})"
+
+
+class Unbalance:
+    """An unbalance on a disk (or a bearing's journal) for time integration: its force
+    m_e (Omega^2 cos(phi) + Omega' sin(phi), Omega^2 sin(phi) - Omega' cos(phi)), phi = spin
+    angle + ``phase`` (:func:`dolfinx_mbs.forms.stationary.unbalance_force`), acts on the
+    journal's mean motion at every time of a stationary frame's spin law (a run-up).
+
+    Args:
+        on: the :class:`Disk` or :class:`Bearing` whose journal carries it.
+        m_e: mass times eccentricity (kg m).
+        phase: its angle from the frame's e1 at spin angle 0 (rad).
+    """
+
+    kind = "unbalance"
+
+    def __init__(self, on, m_e: float, phase: float = 0.0):
+        if not isinstance(on, (Disk, Bearing)):
+            raise TypeError(f"an unbalance acts on a disk or a bearing's journal, got {on!r}")
+        self.on, self.body = on, on.body
+        self.m_e = checks.real(m_e, "m_e")
+        self.phase = checks.real(phase, "phase")
+        self.name = f"unbalance on {on.name}"
+
+    def __repr__(self) -> str:
+        return f"Unbalance({self.m_e:g} kg m at {self.phase:g} rad on {self.on.name!r})"

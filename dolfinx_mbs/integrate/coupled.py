@@ -1,0 +1,255 @@
+"""A run of a model with computed frames: PETSc TS on the coupled equations, and its records.
+
+    r = model.integrate(t_end=2.0, dt=1e-3)          # a model with a Hinge, Free, RigidBody...
+    r.frames["hub"].angle, r.frames["hub"].rate      # arrays over r.times
+    r.energy["total"], r.momentum["angular"]
+
+The run's callbacks and Newton solver are :class:`~dolfinx_mbs.integrate.ts.coupled.
+CoupledProblem`; this module sets the TS up, records at every step (the frames' outputs,
+probes, energies and momenta, the applied frame loads, a CSV row written as it comes) and turns
+PETSc's failures into errors that say where.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Sequence
+
+import numpy as np
+from petsc4py import PETSc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
+from dolfinx_mbs.io.output import Probes, TimeSeriesWriter, probe_columns
+from dolfinx_mbs.petsc_options import SolverOptions, error_words, solver_reasons
+from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
+
+__all__ = ["FrameHistory", "integrate_coupled"]
+
+log = logging.getLogger(__name__)
+
+
+class FrameHistory:
+    """A computed frame's history over a run's times: its named outputs as arrays (a hinge's
+    ``angle`` and ``rate``; a free frame's ``R`` (n, 3, 3), ``r_O``, ``omega``, ``v_O`` (n,
+    3), omega and v_O in local components as :class:`~dolfinx_mbs.frames.FrameState` gives
+    them) and ``torque`` (the applied loads' moment about the origin, local components, (n,
+    3); for a hinge the moment about its axis, (n,))."""
+
+    def __init__(self, records: list[dict]):
+        keys = records[0].keys() if records else ()
+        for k in keys:
+            setattr(self, k, np.array([r[k] for r in records]))
+        self.names = tuple(keys)
+
+    def __repr__(self) -> str:
+        return f"FrameHistory({', '.join(self.names)})"
+
+
+def _loads_moment(system: CoupledSystem, t: float, f: np.ndarray) -> list:
+    """The applied loads' moment about each computed frame's origin (local components; about
+    a hinge's axis for a hinge)."""
+    out = []
+    for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
+        st = fr.state_at(t, f[zs], f[ws])
+        view = FrameView(fr, f[zs], f[ws], st)
+        M = np.zeros(3)
+        with checks.collective(system.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            for ld in system.loads_on[i]:
+                M += ld.evaluate(t, view, st)[1]
+        axis = getattr(fr, "axis", None)
+        out.append(float(M @ axis) if axis is not None else M)
+    return out
+
+
+def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
+                      formulation: str = "second-order", t0: float = 0.0, u0=None, v0=None,
+                      probes: Sequence = (), output: str | None = None,
+                      spectral_radius: float | None = None, progress: bool = True,
+                      options: dict | None = None, prefix: str = "mbs_", energy: bool = True,
+                      callback=None):
+    """Integrate a coupled system from ``t0`` to ``t_end`` with steps ``dt``.
+
+    Args:
+        system: the :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
+        t_end, dt, t0: final time, step and initial time (s).
+        formulation: ``"second-order"`` (generalized-alpha) or ``"first-order"`` (BDF2),
+            both second order in dt (:mod:`dolfinx_mbs.integrate.ts.coupled`); the TS type
+            may be changed by options.
+        u0, v0: initial elastic displacement and velocity (None: zero; a PETSc Vec in the
+            reduced or full layout, or a Function per body).
+        probes: points of the first body, or (body, point) pairs (body coordinates).
+        output: file stem: ``<output>.csv`` gets a row per step as it is computed.
+        spectral_radius: generalized-alpha's high-frequency spectral radius in [0, 1].
+        progress: a progress bar on rank 0 (tqdm, when installed).
+        options: PETSc options for the run (without the prefix).
+        prefix: the TS's options prefix.
+        energy: record energies and momenta.
+        callback: ``callback(t, frames)`` at every step (``frames``: the frames' outputs).
+
+    Returns:
+        A :class:`~dolfinx_mbs.integrate.Result` with ``frames`` ({name:
+        :class:`FrameHistory`}) and, with ``energy``, ``energy`` (``kinetic``, ``elastic``,
+        ``gravity``, ``total``, ``work``: the applied frame loads' work) and ``momentum``
+        (``linear``, ``angular``: (n, 3), global components).
+
+    Raises:
+        ValueError: bad arguments (on every rank).
+        RuntimeError: a step failed (the time and Newton's reason are named).
+    """
+    from dolfinx_mbs.integrate.initial import reduced_initial
+    from dolfinx_mbs.integrate.run import Result
+
+    t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
+    if dt <= 0.0:
+        raise ValueError(f"dt must be positive, got {dt!r}")
+    if t_end <= t0:
+        raise ValueError(f"t_end must exceed t0 ({t0}), got {t_end!r}")
+    if formulation not in CoupledSystem.formulations:
+        raise ValueError(f"formulation must be one of {CoupledSystem.formulations} for a model "
+                         f"with computed frames, got {formulation!r}")
+    if spectral_radius is not None and not 0.0 <= spectral_radius <= 1.0:
+        raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
+    if callback is not None and not callable(callback):
+        raise ValueError(f"callback must be callable (t, frames) or None, got {callback!r}")
+    comm = system.comm
+    # fixed steps unless the options say otherwise (TSBDF would adapt its step by default)
+    opts = SolverOptions(prefix, {"ts_adapt_type": "none"}, options)
+    ts = PETSc.TS().create(comm)
+    ts.setOptionsPrefix(prefix)
+    ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
+    prob = CoupledProblem(system, ts, opts, formulation, spectral_radius)
+    files = []
+    try:
+        q0 = reduced_initial(system, u0, "u0") if system.parts else system.create_reduced_vec()
+        v0v = reduced_initial(system, v0, "v0") if system.parts else system.create_reduced_vec()
+        X0 = prob.initial_state(q0, v0v, system.initial_unknowns(q0, v0v))
+        ts.setTime(t0)
+        ts.setTimeStep(dt)
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+        n_steps = int(round((t_end - t0) / dt))
+        ts.setMaxTime(t_end)
+        ts.setMaxSteps(10 * n_steps + 10)
+        opts.set_from_options(ts)
+        pr = Probes(system.bodies, probes) if probes else None
+        names = [fr.name for fr in system.frames]
+        cols = [f"{n}.{k}" for fr, n in zip(system.frames, names)
+                for k, val in fr.describe(*fr.initial()).items() if np.ndim(val) == 0]
+        if pr is not None:
+            cols += probe_columns(pr.n, pr.dim)
+        ecols = ["kinetic", "elastic", "gravity", "total", "work"] if energy else []
+        csv = TimeSeriesWriter(output + ".csv", ["t"] + cols + ecols, comm) if output else None
+        if csv is not None:
+            files.append(csv)
+        bar = None
+        if progress and comm.rank == 0:
+            try:
+                from tqdm import tqdm
+                bar = tqdm(total=n_steps, desc="coupled", leave=False)
+            except ImportError:
+                bar = None
+    except BaseException:
+        prob.destroy()
+        ts.destroy()
+        raise
+    times, frames_rec = [], [[] for _ in system.frames]
+    probe_rec, energy_rec, mom_rec = [], [], []
+    full = system.space.create_vec() if system.parts else None
+    work = {"work": 0.0, "last": None}
+
+    def record(ts_, index, t, X):
+        q, v, f = prob.state(X)
+        outs = system.frame_outputs(f)
+        torques = _loads_moment(system, t, f) if system.loads else [None] * len(outs)
+        for i, (fr, tq) in enumerate(zip(system.frames, torques)):
+            rec = dict(outs[fr.name])
+            if tq is not None:
+                rec["torque"] = tq
+            frames_rec[i].append(rec)
+        row = [float(val) for fr in system.frames for val in outs[fr.name].values()
+               if np.ndim(val) == 0]
+        if pr is not None:
+            system.reducer.expand(q, out=full)
+            system.space.scatter(full, [b.u for b in system.bodies])
+            vals = pr.evaluate()
+            probe_rec.append(vals)
+            row += list(np.asarray(vals).reshape(-1))
+        if energy:
+            mon = monitors(system, t, q, v, f)
+            # the applied frame loads' work: trapezoidal in their power Q . w
+            power = 0.0
+            for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
+                if system.loads_on[i]:   # Q . w: the generalized force times the speeds
+                    jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
+                    power += float(system.generalized_loads(t, i, f, jet) @ f[ws])
+            if work["last"] is not None:
+                t_prev, p_prev = work["last"]
+                work["work"] += 0.5 * (power + p_prev) * (t - t_prev)
+            work["last"] = (t, power)
+            mon["work"] = work["work"]
+            energy_rec.append(mon)
+            mom_rec.append((mon["momentum"], mon["angular_momentum"]))
+            row += [mon[k] for k in ecols]
+            if not math.isfinite(mon["total"]):
+                raise FloatingPointError(f"the solution is not finite at t={t:g}")
+        if csv is not None:
+            csv.write([t] + row)
+        if callback is not None:
+            callback(t, outs)
+        times.append(t)
+        q.destroy()
+        v.destroy()
+        if bar is not None and index > 0:
+            bar.update(1)
+
+    ts.setMonitor(record)
+    try:
+        ts.solve(X0)
+        qf, vf, f = prob.state(ts.getSolution())
+        qf.destroy()
+        vf.destroy()
+        for fr, zs, ws in zip(system.frames, system.zslice, system.wslice):
+            fr.set_state(ts.getTime(), f[zs], f[ws])
+        if system.parts:
+            q, _, _ = prob.state(ts.getSolution())
+            system.reducer.expand(q, out=full)
+            system.space.scatter(full, [b.u for b in system.bodies])
+            q.destroy()
+    except (PETSc.Error, FloatingPointError) as e:
+        user = e.__cause__
+        while isinstance(user, PETSc.Error):  # through the SNES's own Python callback
+            user = user.__cause__
+        if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
+            user.__context__ = user.__cause__ = None
+            raise user.with_traceback(None) from None
+        raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
+                           f"t={ts.getTime():g}: {error_words(e)} ({solver_reasons(ts)})"
+                           ) from None
+    finally:
+        for fh in files:
+            fh.close()
+        if bar is not None:
+            bar.close()
+        reason, t_fail = ts.getConvergedReason(), ts.getTime()
+        ts_type, steps = ts.getType(), ts.getStepNumber()
+        ts.cancelMonitor()
+        prob.destroy()
+        ts.destroy()
+        if full is not None:
+            full.destroy()
+    if reason < 0:
+        raise RuntimeError(f"time integration diverged at t={t_fail:g} (TS reason {reason})")
+    dim = pr.dim if pr is not None else 3
+    res = Result(times=np.array(times),
+                 probes=np.array(probe_rec) if probe_rec else np.zeros((len(times), 0, dim)),
+                 energy={k: np.array([e[k] for e in energy_rec])
+                         for k in ("kinetic", "elastic", "gravity", "total", "work")}
+                 if energy else {},
+                 formulation=formulation, ts_type=ts_type, steps=steps, stepper="ts",
+                 frames={fr.name: FrameHistory(rec)
+                         for fr, rec in zip(system.frames, frames_rec)},
+                 momentum=({"linear": np.array([m[0] for m in mom_rec]),
+                            "angular": np.array([m[1] for m in mom_rec])} if energy else {}))
+    return res
+

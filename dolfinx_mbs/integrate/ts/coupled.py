@@ -1,0 +1,351 @@
+"""Frames whose motion is computed, in time: the coupled equations as PETSc TS callbacks.
+
+The unknowns y = (q, v, f) of a :class:`~dolfinx_mbs.systems.coupled.CoupledSystem` (reduced
+elastic coordinates and rates, distributed; the frames' coordinates and speeds f, held by rank
+0 and read by all) step as one implicit first-order system F(t, y, y') = 0 with PETSc TS:
+``"second-order"`` by generalized-alpha for first-order systems (TSALPHA, spectral radius
+``spectral_radius``, default 1: second order, no numerical damping; at radius 1 it is the
+implicit midpoint rule, which keeps a free frame's unit quaternion and the quadratic
+invariants of a rigid body), ``"first-order"`` by BDF2 (TSBDF: second order, dissipative, the
+residual met at each step's end, so that the linear momentum of a free frame, a linear
+function of the unknowns, is the bodies' momentum at every step), and any implicit TS type by
+options (``-mbs_ts_type``; TSTHETA's Crank-Nicolson form takes the mass matrix as constant,
+which the frames' rows are not: first order here).
+
+Each step is solved by Newton's method on the exact residual with the exact Jacobian of the
+step's first iterate (:class:`BorderedNewton`): the elastic block S = s^2 M_r + s C_r + K_r at
+that iterate's frame state, factorized (the run's ``ksp_``/``pc_`` options: a direct solver by
+default), bordered by the frame unknowns' columns B, rows C and block D, and solved through the
+Schur complement on the frame unknowns (m solves with S's factorization for m frame unknowns,
+then one per iteration). The Jacobian is kept while an iteration reduces the residual at least
+tenfold (within a step the frame state changes little) and formed again at the current
+iterate where it does not: a step then costs one factorization, as a step of a prescribed
+frame whose state changes does. A free frame's quaternion is not normalized between steps (that
+would restart a multistep or generalized-alpha scheme): its kinematics keep |q| exactly, the
+schemes to their order, and the rotation is formed from q / |q|.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.linalg
+from petsc4py import PETSc
+
+from dolfinx_mbs.integrate.step_solvers import cheapest_lu
+
+__all__ = ["CoupledProblem", "BorderedNewton"]
+
+
+#: an update below this fraction of the unknowns' block is round-off
+ROUNDOFF = 1e-12
+#: an exact Newton step that leaves the residual as it was, with an update below this fraction
+#: of the unknowns' block, is at the round-off plateau (the elastic block's condition number
+#: times the unit round-off: a slender beam's axial stiffness against its bending)
+PLATEAU = 1e-4
+#: a kept Jacobian is formed again when an iteration reduces the residual by less than this
+SLOW = 0.1
+
+
+class BorderedNewton:
+    """The SNES step of :class:`CoupledProblem`: Newton's method on the bordered Jacobian.
+
+    Converged when the residual fell below ``rtol`` of its first value (or ``atol``), or when
+    in each block of the update (the elastic coordinates, each frame unknown; the elastic
+    rates follow the coordinates by a linear row) the error it leaves, about a_k^2 / a_(k-1)
+    for updates a_k of a contracting iteration, is below ``stol`` of the block (or of its first
+    update, the step's own increment), or the update is below :data:`ROUNDOFF` of the block
+    itself, or when an exact Newton step (its Jacobian formed at its iterate) did not halve
+    the residual and moved no block by more than :data:`PLATEAU` of it (the round-off
+    plateau); at most ``max_it`` iterations (the SNES's tolerances)."""
+
+    def __init__(self, problem: "CoupledProblem"):
+        self.problem = problem
+
+    def setUp(self, snes):
+        pass
+
+    def solve(self, snes, b, x):
+        pr = self.problem
+        F = pr.F_work
+        rtol, atol, stol, max_it = snes.getTolerances()
+        first = fprev = None
+        sizes = scale = last = ()
+        fresh = False      # the last update came from a Jacobian formed at its iterate
+        for it in range(max_it + 1):
+            snes.computeFunction(x, F)
+            fnorm = F.norm()
+            if not math.isfinite(fnorm):
+                snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_FNORM_NAN)
+                return
+            if it == 0:
+                f0 = fnorm
+            done = fnorm <= atol or (it > 0 and fnorm <= rtol * f0)
+            if not done and it > 1 and fresh and fnorm > 0.5 * fprev:
+                # an exact Newton step that did not reduce the residual: the round-off
+                # plateau, if the update was small against the unknowns
+                done = all(a <= PLATEAU * c for a, c in zip(sizes, scale))
+            if done:
+                snes.setIterationNumber(it)
+                snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_FNORM_RELATIVE)
+                return
+            if it == max_it:
+                break
+            # the Jacobian at the step's first iterate, kept while it contracts the residual
+            # fast (a modified Newton step costs one solve); formed again where it does not
+            fresh = it == 0 or fnorm > SLOW * fprev
+            if fresh:
+                J, P, _ = snes.getJacobian()
+                snes.computeJacobian(x, J, P)
+                if not pr.linearize():
+                    snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_LINEAR_SOLVE)
+                    return
+            fprev = fnorm
+            dx = pr.solve_bordered(F)
+            if dx is None or not math.isfinite(dx.norm()):
+                snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_LINEAR_SOLVE)
+                return
+            x.axpy(-1.0, dx)
+            last, sizes, scale = sizes, pr.block_norms(dx), pr.block_norms(x)
+            if first is None:
+                first = sizes
+                continue
+            # the error left after an update of a contracting iteration is about a^2 / a_prev
+            # (quadratic or, with a kept Jacobian, linear convergence alike): done when that
+            # is below stol of the unknowns (or of the step's first update) in every block but
+            # the elastic rates (v = s q + c follows the coordinates: their row is linear)
+            if all(a <= ROUNDOFF * c or a * a <= stol * max(b, c) * p
+                   for k, (a, b, c, p) in enumerate(zip(sizes, first, scale, last)) if k != 1):
+                pr.skip_residual = True   # the TS forms its stage values in this call
+                try:
+                    snes.computeFunction(x, F)
+                finally:
+                    pr.skip_residual = False
+                snes.setIterationNumber(it + 1)
+                snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_SNORM_RELATIVE)
+                return
+        snes.setIterationNumber(max_it)
+        snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_MAX_IT)
+
+
+class _NoProduct:
+    """The Python context of the Jacobian's stand-in: it is never applied."""
+
+    def mult(self, mat, x, y):  # pragma: no cover - guards a misuse
+        raise NotImplementedError("the coupled Jacobian is solved by its bordered blocks")
+
+
+class CoupledProblem:
+    """The TS callbacks of a coupled system and the bordered solve of its Newton steps.
+
+    Args:
+        system: the :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
+        ts: the PETSc TS (created by the caller; its type is set here).
+        opts: the run's :class:`~dolfinx_mbs.petsc_options.SolverOptions`.
+        formulation: ``"second-order"`` (TSALPHA) or ``"first-order"`` (Crank-Nicolson).
+        radius: generalized-alpha's spectral radius (None: 1).
+    """
+
+    def __init__(self, system, ts: PETSc.TS, opts, formulation: str, radius=None):
+        self.system = s = system
+        self.ts, self.opts, self.comm = ts, opts, system.comm
+        self.n_local = s.create_reduced_vec().getLocalSize()
+        self.m = s.m
+        self.owner = self.comm.rank == 0
+        nf = self.m if self.owner else 0
+        self.layout = (2 * self.n_local + nf, PETSc.DECIDE)
+        r0 = self.comm.exscan(2 * self.n_local + nf) or 0
+        self.is_q = PETSc.IS().createStride(self.n_local, r0, 1, comm=self.comm)
+        self.is_v = PETSc.IS().createStride(self.n_local, r0 + self.n_local, 1, comm=self.comm)
+        self.F = PETSc.Vec().createMPI(self.layout, comm=self.comm)
+        self.F_work = self.F.duplicate()
+        self.dx = self.F.duplicate()
+        if formulation == "second-order":
+            ts.setType(PETSc.TS.Type.ALPHA)
+            ts.setAlphaRadius(1.0 if radius is None else float(radius))
+        else:
+            # not TSTHETA's Crank-Nicolson: its endpoint form takes the mass matrix as
+            # constant, and the frames' rows have one that moves with the state (first order
+            # here); BDF2 evaluates the whole residual at the step's end
+            ts.setType(PETSc.TS.Type.BDF)   # fixed steps: the run's defaults (integrate)
+        ts.setIFunction(self._function, self.F)
+        n = self.F.getSize()
+        # the Jacobian's stand-in for PETSc (the Newton step solves the bordered system itself)
+        self.J = PETSc.Mat().createPython((self.layout, (self.layout[0], n)),
+                                          context=_NoProduct(), comm=self.comm)
+        self.J.setUp()
+        ts.setIJacobian(self._jacobian, self.J, self.J)
+        snes = ts.getSNES()
+        snes.setType(PETSc.SNES.Type.PYTHON)
+        snes.setPythonContext(BorderedNewton(self))
+        snes.setTolerances(rtol=1e-11, atol=1e-300, stol=1e-9, max_it=25)
+        self.ksp = PETSc.KSP().create(self.comm)
+        self.ksp.setOptionsPrefix(opts.prefix)
+        cheapest_lu(self.ksp, False)
+        self._ready = False
+        self.S = None
+        self._X: list = []
+        self._lu = None
+        self.rec = None
+        self.der = None
+        self.shift = None
+        q = s.create_reduced_vec()
+        self.work = [q.duplicate() for _ in range(6)]
+
+    # -- layout ------------------------------------------------------------------------------
+    def split(self, X: PETSc.Vec, *more: PETSc.Vec) -> tuple:
+        """(q, v) as sub-vectors of ``X`` (restore with :meth:`restore`) and f (replicated);
+        with ``more`` vectors, their f too (one broadcast for all)."""
+        q, v = X.getSubVector(self.is_q), X.getSubVector(self.is_v)
+        n = 2 * self.n_local
+        fs = ([np.array(V.getArray(readonly=True)[n:]) for V in (X,) + more]
+              if self.owner else None)
+        if self.comm.size > 1:
+            fs = self.comm.bcast(fs, root=0)
+        return (q, v) + tuple(fs)
+
+    def restore(self, X, q, v) -> None:
+        X.restoreSubVector(self.is_q, q)
+        X.restoreSubVector(self.is_v, v)
+
+    def join(self, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray, out: PETSc.Vec) -> PETSc.Vec:
+        """(q, v, f) into one TS vector ``out``."""
+        a = out.getArray()
+        n = self.n_local
+        a[:n] = q.getArray(readonly=True)
+        a[n:2 * n] = v.getArray(readonly=True)
+        if self.owner:
+            a[2 * n:] = f
+        return out
+
+    # -- TS callbacks ---------------------------------------------------------------------------
+    #: set by the Newton step for its last call (the TS's own bookkeeping, no residual read)
+    skip_residual = False
+
+    def _function(self, ts, t, X, Xdot, F):
+        if self.skip_residual:
+            return
+        q, v, f, fd = self.split(X, Xdot)
+        qd, vd = Xdot.getSubVector(self.is_q), Xdot.getSubVector(self.is_v)
+        Fq, Fv = F.getSubVector(self.is_q), F.getSubVector(self.is_v)
+        try:
+            qd.copy(Fq)
+            Fq.axpy(-1.0, v)
+            Ff, _ = self.system.evaluate(t, q, v, vd, f, fd, Fv)
+            self.system.set_unknowns(f, fd, q)
+        finally:
+            F.restoreSubVector(self.is_q, Fq)
+            F.restoreSubVector(self.is_v, Fv)
+            self.restore(X, q, v)
+            self.restore(Xdot, qd, vd)
+        if self.owner:
+            F.getArray()[2 * self.n_local:] = Ff
+
+    def _jacobian(self, ts, t, X, Xdot, shift, J, P):
+        s = self.system
+        self.shift = shift
+        self.der = s.derivatives(t, shift, self.work[0])
+        if not s.parts:
+            return
+        self.S, self.rec = s.elastic_block(t, shift, self.S)
+        self.ksp.setOperators(self.S)
+        if self._ready:
+            self.ksp.setUp()
+        else:
+            self.opts.set_up(self.ksp)
+            self._ready = True
+
+    # -- the step's linear solve --------------------------------------------------------------
+    def _S_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> bool:
+        self.ksp.solve(b, x)
+        return self.ksp.getConvergedReason() > 0
+
+    def linearize(self) -> bool:
+        """Prepare the bordered solve for the Jacobian of the last :meth:`_jacobian` call: the
+        columns X_j = S^-1 B_j and the Schur complement on the frames' unknowns (its LU);
+        False when a solve failed or that complement is singular."""
+        d, m = self.der, self.m
+        if self.system.parts:
+            for X in self._X:
+                X.destroy()
+            self._X = []
+            for j in range(m):
+                xj = self.work[0].duplicate()
+                if not self._S_solve(d.B[j], xj):
+                    return False
+                self._X.append(xj)
+            loc = np.array([[d.C[i].getArray(readonly=True) @ self._X[j].getArray(readonly=True)
+                             for j in range(m)] for i in range(m)]).reshape(m, m)
+            Sig = d.D - self.comm.allreduce(loc)
+        else:
+            Sig = d.D
+        try:
+            self._lu = scipy.linalg.lu_factor(Sig, check_finite=True)
+        except (ValueError, np.linalg.LinAlgError):
+            return False
+        return bool(np.all(np.isfinite(self._lu[0])) and np.all(np.diag(self._lu[0]) != 0.0))
+
+    def solve_bordered(self, F: PETSc.Vec) -> PETSc.Vec | None:
+        """dx = J^-1 F for the Jacobian of the last :meth:`linearize`."""
+        d, rec, sft = self.der, self.rec, self.shift
+        m = self.m
+        rq, rv, rf = self.split(F)
+        if not self.system.parts:  # rigid bodies only: the frames' block alone
+            self.restore(F, rq, rv)
+            df = scipy.linalg.lu_solve(self._lu, rf)
+            return self.join(self.work[3], self.work[4], df, self.dx)
+        g1, tmp, y1 = self.work[1], self.work[2], self.work[3]
+        rv.copy(g1)
+        rec.C.multAdd(rq, g1, g1)
+        rec.M.mult(rq, tmp)
+        g1.axpy(sft, tmp)
+        ok = self._S_solve(g1, y1)
+        if not ok:
+            self.restore(F, rq, rv)
+            return None
+        rqa, y1a = rq.getArray(readonly=True), y1.getArray(readonly=True)
+        loc = np.array([d.Cv[i].getArray(readonly=True) @ rqa - d.C[i].getArray(readonly=True)
+                        @ y1a for i in range(m)])
+        g2 = rf + (self.comm.allreduce(loc) if m else 0.0)
+        df = scipy.linalg.lu_solve(self._lu, g2) if m else np.zeros(0)
+        dq = y1
+        for j in range(m):
+            dq.axpy(-float(df[j]), self._X[j])
+        dv = self.work[4]
+        dq.copy(dv)
+        dv.scale(sft)
+        dv.axpy(-1.0, rq)
+        self.restore(F, rq, rv)
+        return self.join(dq, dv, df, self.dx)
+
+    def block_norms(self, dx: PETSc.Vec) -> tuple:
+        """The norms of the update's blocks: elastic coordinates, their rates, each frame
+        unknown (replicated)."""
+        n = self.n_local
+        da = dx.getArray(readonly=True)
+        glob = self.comm.allreduce(np.array([da[:n] @ da[:n], da[n:2 * n] @ da[n:2 * n]]))
+        f = self.comm.bcast(np.abs(da[2 * n:]) if self.owner else None, root=0)
+        return (math.sqrt(glob[0]), math.sqrt(glob[1])) + tuple(f)
+
+    # -- state -----------------------------------------------------------------------------
+    def initial_state(self, q0: PETSc.Vec, v0: PETSc.Vec, f0: np.ndarray) -> PETSc.Vec:
+        """The TS's initial vector."""
+        X = self.F.duplicate()
+        self.join(q0, v0, f0, X)
+        return X
+
+    def state(self, X: PETSc.Vec) -> tuple:
+        """(q, v, f) copies of a TS vector."""
+        q, v, f = self.split(X)
+        qc, vc = q.copy(), v.copy()
+        self.restore(X, q, v)
+        return qc, vc, f
+
+    def destroy(self) -> None:
+        """Release the PETSc objects (collective)."""
+        self.ts.getSNES().setPythonContext(None)
+        for o in [self.ksp, self.J, self.F, self.F_work, self.dx, self.is_q, self.is_v,
+                  self.S] + self.work + self._X:
+            if o is not None:
+                o.destroy()

@@ -1,0 +1,897 @@
+"""Bodies on frames whose motion is computed: the coupled rigid-elastic equations of motion.
+
+The unknowns are the computed frames' coordinates z and speeds w
+(:mod:`dolfinx_mbs.frames.computed`) and the reduced elastic coordinates q with their rates
+v = q' (docs/theory.md section 8). With u = A q, each body's *inertia residual* at the frame
+state s(z, w, w') is the vector of the virtual work of its inertia and applied loads,
+
+    e(phi) = int rho a . phi - l(phi),   a = a_O + alpha x x + omega x (omega x x)
+                                              + 2 omega x u' + u'',   x = X + u,
+
+which the operators give as e = M u'' + c_Wg u' + c_Wk x + a_O . (M t) - Q_applied (c_W the
+inertia coupling int rho (W u).v of ``forms.inertia_coupling``, W_g = 2 skew(omega), W_k =
+skew(omega)^2 + skew(alpha) from ``forms.frame_coupling``, M t_k = int rho e_k . v). The
+equations are then
+
+    elastic rows       A^T (e + K u + K_sigma u + D u' [+ n(u)]) = 0
+    frame rows         sum over the frame's bodies of e(T_j + Om_j x x)
+                       + T_j . F_rigid + Om_j . M_rigid - Q_j = 0         (one per speed j)
+    kinematics         z' - N(z) w = 0,   q' - v = 0
+
+The frame rows are the bodies' dynamic residual tested with the frame's partial velocities
+T_j + Om_j x x (rigid fields, so e(.) is a dot product with their nodal values: exact in the
+finite element space); the elastic and geometric stiffness and the damping are internal and do
+no work on them. Rigid bodies (:class:`dolfinx_mbs.bodies.RigidBody`) add their Newton-Euler
+forces, applied frame loads (:class:`FrameLoad`: motor torques, controllers) their generalized
+force.
+
+:class:`CoupledSystem` evaluates the residual and the bordered Jacobian
+
+    [ S    B ] [dq]       S = s^2 M_r + s C_r + K_r  (the elastic block at the state, shift s),
+    [ C^T  D ] [df]       B, C: the frame unknowns' columns and rows, D: their own block,
+
+exactly: every derivative of e with respect to the frame state is a combination of products
+with the constant matrices c_E of the coupling basis (``assembly.operators.coupling_basis``) and
+unit loads, formed once per evaluation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Sequence
+
+import numpy as np
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.assembly.operators import combine, coupling_basis
+from dolfinx_mbs.bodies.rigid import RigidBody
+from dolfinx_mbs.forms.moving_frame import frame_coupling
+from dolfinx_mbs.frames.base import FrameState, cross3, skew
+from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet
+from dolfinx_mbs.petsc_options import SAME, SUBSET
+
+__all__ = ["CoupledSystem", "FrameLoad", "FrameDerivatives", "FrameView", "monitors",
+           "check_frames"]
+
+#: the frame-state variables the residual depends on, 3 each (local components)
+STATE_VARS = ("omega", "alpha", "a_O", "g_loc")
+
+
+@dataclasses.dataclass
+class FrameLoad:
+    """A force and torque applied to a frame, as a function of time and the frame's state.
+
+    Attributes:
+        frame: the frame (computed).
+        fn: ``fn(t, s)`` -> torque: for a :class:`~dolfinx_mbs.frames.Hinge` a number (about
+            its axis) or a 3-vector; otherwise a 3-vector; or, with ``kind="wrench"``, a pair
+            (force, torque). ``s`` is a :class:`FrameView` (the frame's state: ``angle``,
+            ``rate``, ``R``, ``r_O``, ``omega``, ``v_O``, ...).
+        local: components in the frame's axes (True) or global (False).
+        point: where the force acts (frame coordinates; the torque is about the origin).
+        kind: ``"torque"`` or ``"wrench"``.
+        name: label of the load in the results.
+    """
+
+    frame: ComputedFrame
+    fn: Callable
+    local: bool = True
+    point: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
+    kind: str = "torque"
+    name: str = "torque"
+
+    def evaluate(self, t: float, view: "FrameView", state: FrameState) -> tuple:
+        """(force, moment about O) in local components; checked finite."""
+        out = self.fn(t, view)
+        if self.kind == "torque":
+            F = np.zeros(3)
+            M = np.asarray(out, dtype=float)
+            if M.ndim == 0:
+                axis = getattr(self.frame, "axis", None)
+                if axis is None:
+                    raise ValueError(f"load {self.name!r}: a number is a torque about a "
+                                     "hinge's axis; give a 3-vector for this frame")
+                M = float(M) * axis
+                local = True
+            else:
+                local = self.local
+        else:
+            F, M = (np.asarray(x, dtype=float) for x in out)
+            local = self.local
+        if F.shape != (3,) or M.shape != (3,) or not (np.all(np.isfinite(F))
+                                                       and np.all(np.isfinite(M))):
+            raise ValueError(f"load {self.name!r} returned {out!r}: expected finite 3-vectors "
+                             "(or a number for a hinge's torque)")
+        if not local:
+            F, M = state.R.T @ F, state.R.T @ M
+        return F, M + cross3(self.point, F)
+
+
+class FrameView:
+    """What a load function sees of a computed frame: its state (``R``, ``r_O``, ``omega``,
+    ``v_O``, local components as :class:`~dolfinx_mbs.frames.FrameState`) and its named
+    outputs (a hinge's ``angle`` and ``rate``)."""
+
+    def __init__(self, frame: ComputedFrame, z: np.ndarray, w: np.ndarray, state: FrameState):
+        self.frame, self.z, self.w, self.state = frame, z, w, state
+        for k, v in frame.describe(z, w).items():
+            setattr(self, k, v)
+        self.R, self.r_O = state.R, state.r_O
+        self.omega, self.v_O = state.omega, state.v_O
+
+
+@dataclasses.dataclass
+class FrameDerivatives:
+    """The pieces of the bordered Jacobian at one state (see the module docstring)."""
+
+    B: list           # m reduced Vecs: d(elastic rows)/d(frame unknowns), shift applied
+    C: list           # m reduced Vecs: d(frame rows)/dq + s d/dv + s^2 d/dv'
+    Cv: list          # m reduced Vecs: d(frame rows)/dv + s d/dv'
+    D: np.ndarray     # m x m: d(frame rows, kinematics)/d(frame unknowns), shift applied
+
+
+class _Part:
+    """One elastic body's share: its operators, views of its part of full vectors and the
+    constant vectors of its frame terms."""
+
+    def __init__(self, index: int, body, ops, space, frame_index):
+        self.index, self.body, self.ops, self.frame = index, body, ops, frame_index
+        self.gdim = body.gdim
+        lo, hi = int(space.offsets[index]), int(space.offsets[index + 1])
+        self.slice = slice(lo, hi)
+        self.n = hi - lo
+        comm = space.comm
+        # body-layout work vectors (no ghosts: the matrices' own layout)
+        self.M = ops.M
+        self.basis = ops.coupling_matrices            # [(coeff functional, c_E)]
+        if not self.basis:
+            raise ValueError(f"body {body.name!r}: its operators lack the coupling basis "
+                             "(strategy 'basis')")
+        units = ops.loads.unit_loads
+        self.CX = [b for _, b in units["spin"]]      # -c_E X: c_E X = -this
+        self.Mt = list(units["accel"])                # M t_k = int rho e_k . v
+        self.comm = comm
+        self._pool: dict = {}
+        self.minus_Mt = []
+        for Mt in self.Mt:
+            v = Mt.copy()
+            v.scale(-1.0)
+            self.minus_Mt.append(v)
+        self.zero = self.vec()
+        self.zero.zeroEntries()
+        g = self.gdim
+        n_nodes = self.n // g
+        X = body.V.tabulate_dof_coordinates()[:n_nodes]
+        self.X = np.zeros((n_nodes, 3))
+        self.X[:, :g] = X[:, :g]
+        #: int rho (the x-components of M t_0 sum to it: the shape functions sum to one)
+        self.mass = comm.allreduce(float(self.Mt[0].getArray(readonly=True)[0::g].sum()))
+        #: int rho X (local components): M t_k . X
+        fm = np.zeros(3)
+        Xf = self.X[:, :g].reshape(-1)
+        for k in range(g):
+            fm[k] = float(self.Mt[k].getArray(readonly=True) @ Xf)
+        self.first_moment = np.array(comm.allreduce(fm))
+
+    def vec(self) -> PETSc.Vec:
+        return self.M.createVecLeft()
+
+    def work(self, key) -> PETSc.Vec:
+        """A body-layout vector kept under ``key`` (made on first use, reused: the residual
+        and the Jacobian of every Newton iteration refill the same objects)."""
+        v = self._pool.get(key)
+        if v is None:
+            v = self._pool[key] = self.vec()
+        return v
+
+
+def _as3(a: np.ndarray, g: int) -> np.ndarray:
+    """Nodal values (n, g) as (n, 3)."""
+    if g == 3:
+        return a
+    out = np.zeros((a.shape[0], 3))
+    out[:, :g] = a
+    return out
+
+
+class CoupledSystem:
+    """The equations of motion of bodies on computed frames, with rigid bodies and loads.
+
+    Args:
+        base: the second-order system of the elastic bodies
+            (:class:`~dolfinx_mbs.systems.SecondOrderSystem`; every body's operators with the
+            ``"basis"`` strategy).
+        frames: the computed frames, in the order of their unknowns.
+        rigid: the rigid bodies (on computed or prescribed frames).
+        loads: the applied frame loads.
+        gravity: the model's gravity (global components) or None.
+        comm: the communicator when there is no elastic body (``base`` None).
+    """
+
+    formulations = ("second-order", "first-order")
+    has_multipliers = False
+    nonlinear = True
+
+    def __init__(self, base, frames: Sequence[ComputedFrame], rigid: Sequence[RigidBody],
+                 loads: Sequence[FrameLoad], gravity=None, comm=None):
+        self.base = base
+        if base is None:  # rigid bodies only
+            self.assembly = self.reducer = self.space = None
+            self.bodies, self.constraints = [], []
+            self.comm = comm if comm is not None else MPI.COMM_WORLD
+        else:
+            self.assembly, self.reducer, self.space = base.assembly, base.reducer, base.space
+            self.bodies, self.comm = base.bodies, base.comm
+            self.constraints = base.constraints
+        self.frames = list(frames)
+        self.rigid = list(rigid)
+        self.loads = list(loads)
+        self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
+        if self.reducer is not None and self.reducer.rheonomic:
+            raise ValueError("joints whose rows move with the frames (between bodies of "
+                             "different motions) are not supported together with computed "
+                             "frames")
+        # the frames' unknowns: f = (z of frame 0, z of frame 1, ..., w of frame 0, ...)
+        self.nz = sum(f.n_coordinates for f in self.frames)
+        self.nw = sum(f.n_speeds for f in self.frames)
+        self.na = sum(f.n_aux for f in self.frames)
+        self.m = self.nz + self.nw + self.na
+        zo = np.cumsum([0] + [f.n_coordinates for f in self.frames])
+        wo = self.nz + np.cumsum([0] + [f.n_speeds for f in self.frames])
+        self.zslice = [slice(int(a), int(b)) for a, b in zip(zo[:-1], zo[1:])]
+        self.wslice = [slice(int(a), int(b)) for a, b in zip(wo[:-1], wo[1:])]
+        ao = self.nz + self.nw + np.cumsum([0] + [f.n_aux for f in self.frames])
+        self.aslice = [slice(int(a), int(b)) for a, b in zip(ao[:-1], ao[1:])]
+        index = {id(f): i for i, f in enumerate(self.frames)}
+        ops = self.assembly.body_operators if base is not None else []
+        self.parts = [_Part(i, b, o, self.space, index.get(id(b.frame)))
+                      for i, (b, o) in enumerate(zip(self.bodies, ops))]
+        self.rigid_on = [[rb for rb in self.rigid if rb.frame is f] for f in self.frames]
+        self.loads_on = [[ld for ld in self.loads if ld.frame is f] for f in self.frames]
+        self.basis3 = {g: [E for _, E in coupling_basis(g)] for g in (2, 3)}
+        self._full = ({k: self.space.create_vec() for k in ("u", "ud", "udd", "r")}
+                      if base is not None else {})
+        self._last = None
+
+    # -- sizes -------------------------------------------------------------------------------
+    @property
+    def n_reduced(self) -> int:
+        return self.reducer.n_reduced if self.reducer is not None else 0
+
+    def create_reduced_vec(self) -> PETSc.Vec:
+        if self.reducer is None:
+            return PETSc.Vec().createMPI((0, 0), comm=self.comm)
+        return self.reducer.create_reduced_vec()
+
+    # the Reducer protocol of the elastic part (initial states, output)
+    def restrict(self, x, out=None):
+        return self.reducer.restrict(x, out)
+
+    def project(self, b, out=None):
+        return self.reducer.project(b, out)
+
+    def expand(self, q, out=None, homogeneous=False):
+        return self.reducer.expand(q, out, homogeneous)
+
+    def expand_rate(self, q, v, out=None):
+        return self.reducer.expand_rate(q, v, out)
+
+    def initial_frames(self) -> tuple[np.ndarray, np.ndarray]:
+        """The frames' initial coordinates and speeds, concatenated."""
+        z = [f.initial()[0] for f in self.frames]
+        w = [f.initial()[1] for f in self.frames]
+        return (np.concatenate(z) if z else np.zeros(0),
+                np.concatenate(w) if w else np.zeros(0))
+
+    def initial_unknowns(self, q0=None, v0=None) -> np.ndarray:
+        """The frames' unknowns at the start: coordinates, speeds and the auxiliary momenta
+        consistent with the elastic state (q0, v0) (zero vectors when None). Collective."""
+        z, w = self.initial_frames()
+        f = np.concatenate([z, w, np.zeros(self.na)])
+        if self.na:
+            q = q0 if q0 is not None else self.create_reduced_vec()
+            v = v0 if v0 is not None else self.create_reduced_vec()
+            if q0 is None:
+                q.zeroEntries()
+            if v0 is None:
+                v.zeroEntries()
+            jets = self.jets(0.0, f, np.zeros_like(f))
+            u = ud = None
+            if self.parts:
+                u = self.reducer.expand(q, out=self._full["u"])
+                ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
+            for i, fr in enumerate(self.frames):
+                if fr.momentum_balance:
+                    nt = fr.n_translations
+                    mom = self._momentum(i, jets[i].state, u, ud)
+                    f[self.aslice[i]] = (jets[i].state.R @ mom["p_rel"])[:nt]
+        return f
+
+    def jets(self, t: float, f: np.ndarray, fd: np.ndarray) -> list[FrameJet]:
+        """Each computed frame's :class:`FrameJet` at the unknowns ``f`` and their rates."""
+        return [fr.jet(t, f[zs], f[ws], fd[ws])
+                for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)]
+
+    def states(self, t: float, jets: list[FrameJet]) -> list[FrameState]:
+        """The frame state of each elastic body: its computed frame's, or its prescribed
+        frame's at ``t``."""
+        return [jets[p.frame].state if p.frame is not None else self.assembly.states(
+            t)[p.index] for p in self.parts]
+
+    # -- residual --------------------------------------------------------------------------
+    def _fields(self, q, v, vd) -> tuple:
+        red = self.reducer
+        u = red.expand(q, out=self._full["u"])
+        ud = red.expand_rate(q, v, out=self._full["ud"])
+        udd = red.expand_acceleration(q, v, vd, out=self._full["udd"])
+        return u, ud, udd
+
+    def _body_terms(self, p: _Part, st: FrameState, ua, uda, udda) -> dict:
+        """The body's inertia residual e and internal forces at ``st`` (body-layout arrays)
+        and the products the derivatives reuse."""
+        body, ops = p.body, p.ops
+        body.set_state(st)
+        W = frame_coupling(st.omega, st.alpha)
+        Wg = W["gyroscopic"]
+        Wk = W["spin_softening"] + W["angular_acceleration"]
+        u, ud, udd = p.work("u"), p.work("ud"), p.work("udd")
+        u.getArray()[:] = ua
+        ud.getArray()[:] = uda
+        udd.getArray()[:] = udda
+        CEu, CEud = [], []
+        for k, ((_, B), CX) in enumerate(zip(p.basis, p.CX)):
+            a, b = p.work(("CEu", k)), p.work(("CEud", k))
+            B.mult(u, a)
+            a.axpy(-1.0, CX)          # c_E x = c_E u + c_E X
+            B.mult(ud, b)
+            CEu.append(a)
+            CEud.append(b)
+        e = p.work("e")
+        p.M.mult(udd, e)
+        coeffs_g = [c(Wg) for c, _ in p.basis]
+        coeffs_k = [c(Wk) for c, _ in p.basis]
+        for cg, ck, a, b in zip(coeffs_g, coeffs_k, CEu, CEud):
+            if cg != 0.0:
+                e.axpy(cg, b)
+            if ck != 0.0:
+                e.axpy(ck, a)
+        for k, Mt in enumerate(p.Mt):
+            if st.a_O[k] != 0.0:
+                e.axpy(float(st.a_O[k]), Mt)
+        app = ops.loads.applied_at(st).copy(p.work("app"))
+        e.axpy(-1.0, app)
+        r = e.copy(p.work("r"))
+        ops.K.multAdd(u, r, r)
+        Ps = []
+        for ic, (case, P) in enumerate(ops.prestress_matrices):
+            Pu = p.work(("Pu", ic))
+            P.mult(u, Pu)
+            Ps.append((case, Pu))
+            c = body.prestress_coefficient(case, st)
+            if c != 0.0:
+                r.axpy(c, Pu)
+        if ops.D is not None:
+            ops.D.multAdd(ud, r, r)
+        return {"e": e, "r": r, "u": u, "ud": ud, "udd": udd, "CEu": CEu, "CEud": CEud,
+                "Ps": Ps, "W": W, "app": app}
+
+    def _rigid_moments(self, p: _Part, e: PETSc.Vec, ua: np.ndarray) -> tuple:
+        """(sum of e_n, sum of X_n x e_n, sum of u_n x e_n) over the body's nodes, summed over
+        ranks: e tested with translations and rotations about the origin (local)."""
+        g = p.gdim
+        ea = _as3(e.getArray(readonly=True).reshape(-1, g), g)
+        u3 = _as3(ua.reshape(-1, g), g)
+        loc = np.concatenate([ea.sum(axis=0), np.cross(p.X, ea).sum(axis=0),
+                              np.cross(u3, ea).sum(axis=0)])
+        out = np.empty(9)
+        self.comm.Allreduce(loc, out, op=MPI.SUM)
+        return out[:3], out[3:6], out[6:]
+
+    def evaluate(self, t: float, q, v, vd, f: np.ndarray, fd: np.ndarray,
+                 Fv: PETSc.Vec | None) -> tuple[np.ndarray, dict]:
+        """The elastic rows (into ``Fv``, reduced; skipped when None) and the frame rows and
+        kinematics (returned, replicated) at the unknowns. Also returns what the Jacobian
+        reuses."""
+        jets = self.jets(t, f, fd)
+        states = self.states(t, jets)
+        terms = []
+        u = ud = udd = None
+        if self.parts:
+            u, ud, udd = self._fields(q, v, vd)
+            ua, uda, udda = (x.getArray(readonly=True) for x in (u, ud, udd))
+            r = self._full["r"]
+            ra = r.getArray()
+        for p, st in zip(self.parts, states):
+            bt = self._body_terms(p, st, ua[p.slice], uda[p.slice], udda[p.slice])
+            terms.append(bt)
+            ra[p.slice] = bt["r"].getArray(readonly=True)
+        if Fv is not None and self.parts:
+            if self.assembly.nonlinear:
+                r.axpy(1.0, self.assembly.nonlinear_terms(u, tangent=False)[0])
+            self.reducer.project(r, Fv)
+        Ff = np.zeros(self.m)
+        for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
+            Ff[zs] = fd[zs] - fr.rates(f[zs], f[ws])
+            rows = np.zeros(fr.n_speeds)
+            for p, bt in zip(self.parts, terms):
+                if p.frame != i:
+                    continue
+                Sf, MX, Mu = self._rigid_moments(p, bt["e"], ua[p.slice])
+                rows += jet.T.T @ Sf + jet.Om.T @ (MX + Mu)
+            for rb in self.rigid_on[i]:
+                F, M = rb.forces(jet.state, self.gravity)
+                rows += jet.T.T @ F + jet.Om.T @ M
+            if fr.momentum_balance:
+                # translation rows m v_O' + pi' - F = 0 (global), pi - R p_rel = 0
+                nt, As = fr.n_translations, self.aslice[i]
+                mom = self._momentum(i, jet.state, u, ud, terms)
+                R = jet.state.R
+                rows[:nt] = (mom["mass"] * fd[ws][:nt] + fd[As]
+                             - (R @ mom["applied"])[:nt])
+                Ff[As] = f[As] - (R @ mom["p_rel"])[:nt]
+            rows -= self.generalized_loads(t, i, f, jet)
+            Ff[ws] = rows
+        self._last = dict(t=t, jets=jets, states=states, terms=terms, u=u, ud=ud, udd=udd)
+        return Ff, self._last
+
+    def generalized_loads(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
+        """The applied frame loads' generalized force on frame ``i``'s speeds (the user's
+        functions run under a collective guard: an error or a non-finite value on one rank
+        is raised on every rank)."""
+        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        out = np.zeros(fr.n_speeds)
+        if not self.loads_on[i]:
+            return out
+        view = FrameView(fr, f[zs], f[ws], jet.state)
+        with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            for ld in self.loads_on[i]:
+                F, M = ld.evaluate(t, view, jet.state)
+                out += jet.T.T @ F + jet.Om.T @ M
+        return out
+
+    def _momentum(self, i: int, st: FrameState, u, ud, terms=None) -> dict:
+        """What frame ``i``'s momentum balance needs (local components): the carried mass,
+        first moment s = int rho x, relative momentum p_rel = omega x s + int rho u', and (with
+        ``terms``, a residual's body terms) the applied loads' resultant with gravity and its
+        part without gravity."""
+        mass, s1, sd = 0.0, np.zeros(3), np.zeros(3)
+        app, app_ng = np.zeros(3), np.zeros(3)
+        gl = st.R.T @ self.gravity if self.gravity is not None else np.zeros(3)
+        for k, p in enumerate(self.parts):
+            if p.frame != i:
+                continue
+            g = p.gdim
+            ua = u.getArray(readonly=True)[p.slice]
+            uda = ud.getArray(readonly=True)[p.slice]
+            loc = np.zeros(9)
+            for c in range(g):
+                Mt = p.Mt[c].getArray(readonly=True)
+                loc[c] = Mt @ ua
+                loc[3 + c] = Mt @ uda
+            if terms is not None:
+                a = terms[k]["app"].getArray(readonly=True).reshape(-1, g).sum(axis=0)
+                loc[6:6 + g] = a
+            tot = np.empty(9)
+            self.comm.Allreduce(loc, tot, op=MPI.SUM)
+            mass += p.mass
+            s1 += p.first_moment + tot[:3]
+            sd += tot[3:6]
+            app += tot[6:9]
+            app_ng += tot[6:9] - p.mass * gl * (np.arange(3) < g)
+        for rb in self.rigid_on[i]:
+            mass += rb.mass
+            s1 += rb.mass * rb.centre
+            app += rb.mass * gl
+        p_rel = cross3(st.omega, s1) + sd
+        return {"mass": mass, "s": s1, "p_rel": p_rel, "applied": app, "applied_ng": app_ng}
+
+    # -- Jacobian --------------------------------------------------------------------------
+    def _state_columns(self, p: _Part, st: FrameState, bt: dict) -> dict:
+        """d e / d(state variable) (body layout), 3 per variable of :data:`STATE_VARS`, and
+        d(K_sigma u)/d(same) (elastic rows only)."""
+        g = p.gdim
+        E3 = np.eye(3)
+        W = skew(st.omega)
+
+        def combo(key, Wm, vecs, out=None):
+            out = p.work(key) if out is None else out
+            out.zeroEntries()
+            for (coeff, _), x in zip(p.basis, vecs):
+                c = coeff(Wm)
+                if c != 0.0:
+                    out.axpy(c, x)
+            return out
+        cols = {k: [] for k in STATE_VARS}
+        for k in range(3):
+            Ek = skew(E3[k])
+            col = combo(("dW", k), 2.0 * Ek, bt["CEud"])
+            col.axpy(1.0, combo(("dWk", k), Ek @ W + W @ Ek, bt["CEu"]))
+            cols["omega"].append(col)
+            cols["alpha"].append(combo(("dA", k), Ek, bt["CEu"]))
+            if k < g:
+                cols["a_O"].append(p.Mt[k])
+                cols["g_loc"].append(p.minus_Mt[k])
+            else:
+                cols["a_O"].append(p.zero)
+                cols["g_loc"].append(p.zero)
+        # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
+        pre = {k: [None, None, None] for k in STATE_VARS}
+        for case, Pu in bt["Ps"]:
+            d = self._prestress_coefficient_derivative(case, st)
+            for k in STATE_VARS:
+                for i in range(3):
+                    if d[k][i] != 0.0:
+                        if pre[k][i] is None:
+                            pre[k][i] = p.work(("pre", k, i))
+                            pre[k][i].zeroEntries()
+                        pre[k][i].axpy(float(d[k][i]), Pu)
+        return {"e": cols, "pre": pre}
+
+    @classmethod
+    def _prestress_coefficient_derivative(cls, case, st: FrameState) -> dict:
+        """d(prestress coefficient of ``case``)/d(state variables) (3-vectors), as
+        ``Body.prestress_coefficient`` defines it."""
+        z = {k: np.zeros(3) for k in STATE_VARS}
+        if case[0] == "carried":
+            # the case of an element frame carried by constant axes Q and origin d: omega' =
+            # Q^T omega, alpha' = Q^T alpha, g' = Q^T g, a_O' = Q^T (a_O + alpha x d + omega x
+            # (omega x d))
+            _, Qf, d, inner = case
+            Q, d = np.reshape(Qf, (3, 3)), np.asarray(d, dtype=float)
+            di = cls._prestress_coefficient_derivative(inner, st.carried(Q, d))
+            w = st.omega
+            da = Q @ di["a_O"]
+            z["omega"] = Q @ di["omega"] + (np.outer(w, d) + float(w @ d) * np.eye(3)
+                                            - 2.0 * np.outer(d, w)).T @ da
+            z["alpha"] = Q @ di["alpha"] + skew(d) @ da
+            z["a_O"] = da
+            z["g_loc"] = Q @ di["g_loc"]
+            return z
+        if case[0] == "g":
+            z["g_loc"][case[1]] = 1.0
+            z["a_O"][case[1]] = -1.0
+        elif case[0] != "applied":
+            i, j = case
+            z["omega"][i] += st.omega[j]
+            z["omega"][j] += st.omega[i]
+        return z
+
+    def _chain(self, jet: FrameJet, st: FrameState, var: str, which: str) -> np.ndarray:
+        """d(state variable ``var``)/d(the frame's z or w, or w' with ``which="wd"``), 3 x n."""
+        if which == "wd":
+            if var == "alpha":
+                return jet.Om
+            if var == "a_O":
+                return jet.T
+            return np.zeros((3, jet.Om.shape[1]))
+        if var == "g_loc":
+            if which == "w" or self.gravity is None:
+                n = jet.Om.shape[1] if which == "w" else jet.dphi_dz.shape[1]
+                return np.zeros((3, n))
+            gl = st.R.T @ self.gravity
+            return skew(gl) @ jet.dphi_dz      # d(R^T g) = (R^T g) x d phi
+        return jet.dw[var] if which == "w" else jet.dz[var]
+
+    def _reduced_work(self, Fv_shape: PETSc.Vec) -> tuple:
+        """The kept vectors of the bordered pieces (B, C, Cv: m reduced Vecs each) and the
+        full-layout work vectors, zeroed."""
+        if getattr(self, "_bc", None) is None:
+            m = self.m
+            self._bc = tuple([Fv_shape.duplicate() for _ in range(m)] for _ in range(3))
+            self._full_work = ([self.space.create_vec() for _ in range(m + 2)]
+                               if self.parts else [])
+        for group in self._bc:
+            for v in group:
+                v.zeroEntries()
+        for v in self._full_work:
+            v.zeroEntries()
+        return self._bc + (self._full_work,)
+
+    def derivatives(self, t: float, shift: float, Fv_shape: PETSc.Vec) -> FrameDerivatives:
+        """The bordered Jacobian's frame pieces at the state of the last :meth:`evaluate`,
+        for the TS shift ``shift`` (d/dy + shift d/dy'). The vectors returned are kept and
+        refilled by the next call."""
+        last = self._last
+        jets, states, terms = last["jets"], last["states"], last["terms"]
+        m, red = self.m, self.reducer
+        s = shift
+        ua = last["u"].getArray(readonly=True) if self.parts else None
+        B, C, Cv, fw = self._reduced_work(Fv_shape)
+        D = np.zeros((m, m))
+        Dloc = np.zeros((m, m))
+        Bfull = fw[:m]
+        rowC, rowCv = (fw[m], fw[m + 1]) if self.parts else (None, None)
+        # kinematics rows
+        for fr, zs, ws in zip(self.frames, self.zslice, self.wslice):
+            Jz, Jw = fr.rates_jacobian(self._f[zs], self._f[ws])
+            D[zs, zs] = s * np.eye(fr.n_coordinates) - Jz
+            D[zs, ws] = -Jw
+        # columns of the elastic rows and the frame rows' state derivatives
+        for p, bt, st in zip(self.parts, terms, states):
+            if p.frame is None:
+                continue
+            i = p.frame
+            jet = jets[i]
+            zs, ws = self.zslice[i], self.wslice[i]
+            sc = self._state_columns(p, st, bt)
+            Sw = {}  # d e / d(frame unknowns) per (which): body-layout vectors per column
+            for which, n in (("z", jet.dphi_dz.shape[1]), ("w", jet.Om.shape[1]),
+                             ("wd", jet.Om.shape[1])):
+                vecs, pvecs = [], []
+                ch = {var: self._chain(jet, st, var, which) for var in STATE_VARS}
+                for c in range(n):
+                    col, pc = p.work(("Sw", which, c)), p.work(("Swp", which, c))
+                    col.zeroEntries()
+                    pc.zeroEntries()
+                    for var in STATE_VARS:
+                        dv = ch[var][:, c]
+                        for k in range(3):
+                            if dv[k] != 0.0:
+                                col.axpy(float(dv[k]), sc["e"][var][k])
+                                if sc["pre"][var][k] is not None:
+                                    pc.axpy(float(dv[k]), sc["pre"][var][k])
+                    vecs.append(col)
+                    pvecs.append(pc)
+                Sw[which] = (vecs, pvecs)
+            # elastic rows' columns: z: d/dz; w: d/dw + s d/dw'
+            for c, j in enumerate(range(zs.start, zs.stop)):
+                a = Bfull[j].getArray()[p.slice]
+                a += Sw["z"][0][c].getArray(readonly=True)
+                a += Sw["z"][1][c].getArray(readonly=True)
+                Bfull[j].getArray()[p.slice] = a
+            for c, j in enumerate(range(ws.start, ws.stop)):
+                a = Bfull[j].getArray()[p.slice]
+                a += Sw["w"][0][c].getArray(readonly=True) + Sw["w"][1][c].getArray(readonly=True)
+                a += s * (Sw["wd"][0][c].getArray(readonly=True)
+                          + Sw["wd"][1][c].getArray(readonly=True))
+                Bfull[j].getArray()[p.slice] = a
+            # frame rows: (T_j + Om_j x x) . e, differentiated
+            g = p.gdim
+            x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
+            ea = _as3(bt["e"].getArray(readonly=True).reshape(-1, g), g)
+            W = bt["W"]
+            Wg = W["gyroscopic"]
+            Wk = W["spin_softening"] + W["angular_acceleration"]
+            for jl in range(jet.Om.shape[1]):
+                row = ws.start + jl
+                om = jet.Om[:, jl]
+                wj = (jet.T[:, jl][None, :] + np.cross(om[None, :], x3))[:, :g]
+                wj_vec = p.work("wj")
+                wj_vec.getArray()[:] = wj.reshape(-1)
+                # d/d(frame unknowns): w_j . d e/d(...), the owned parts' products (summed over
+                # the ranks once, below)
+                wa = wj_vec.getArray(readonly=True)
+                for which, sl in (("z", zs), ("w", ws)):
+                    for c, col in enumerate(Sw[which][0]):
+                        val = wa @ col.getArray(readonly=True)
+                        if which == "w":
+                            val += s * (wa @ Sw["wd"][0][c].getArray(readonly=True))
+                        Dloc[row, sl.start + c] += val
+                # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
+                du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
+                du.getArray()[:] += (-np.cross(om[None, :], ea)[:, :g]).reshape(-1)
+                dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"))
+                dudd = p.work("dudd")
+                p.M.mult(wj_vec, dudd)
+                ca = rowC.getArray()
+                ca[:] = 0.0
+                ca[p.slice] = (du.getArray(readonly=True) + s * dud.getArray(readonly=True)
+                               + s * s * dudd.getArray(readonly=True))
+                cva = rowCv.getArray()
+                cva[:] = 0.0
+                cva[p.slice] = dud.getArray(readonly=True) + s * dudd.getArray(readonly=True)
+                tmp = self._red_tmp(Fv_shape)
+                red.project(rowC, tmp)
+                C[row].axpy(1.0, tmp)
+                red.project(rowCv, tmp)
+                Cv[row].axpy(1.0, tmp)
+        for j, Bf in enumerate(Bfull):
+            red.project(Bf, B[j])
+        full = rowC
+        if self.parts:  # one reduction for all the products above
+            tot = np.empty_like(Dloc)
+            self.comm.Allreduce(Dloc, tot, op=MPI.SUM)
+            D += tot
+        # rigid bodies and applied loads: the frame rows' own derivatives
+        for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
+            st = jet.state
+            for rb in self.rigid_on[i]:
+                d = rb.force_derivatives(st)
+                for which, sl in (("z", zs), ("w", ws), ("wd", ws)):
+                    acc = np.zeros((6, sl.stop - sl.start))
+                    for var in ("omega", "alpha", "a_O"):
+                        acc += d[var] @ self._chain(jet, st, var, which)
+                    if self.gravity is not None:
+                        acc += d["g_loc"] @ self._chain(jet, st, "g_loc", which)
+                    rows = jet.T.T @ acc[:3] + jet.Om.T @ acc[3:]
+                    D[ws, sl] += rows * (s if which == "wd" else 1.0)
+            if fr.momentum_balance:
+                self._momentum_derivatives(i, jet, s, last, D, C, Cv, full)
+            if self.loads_on[i]:
+                D[ws, :] += self._load_derivative(t, i, s)
+        return FrameDerivatives(B=B, C=C, Cv=Cv, D=D)
+
+    def _red_tmp(self, like: PETSc.Vec) -> PETSc.Vec:
+        if getattr(self, "_tmp", None) is None:
+            self._tmp = like.duplicate()
+        return self._tmp
+
+    def _momentum_derivatives(self, i: int, jet: FrameJet, s: float, last: dict, D, C, Cv,
+                              full) -> None:
+        """Replace frame ``i``'s translation rows by the momentum balance's derivatives and
+        fill its auxiliary rows (see :meth:`evaluate`)."""
+        fr, zs, ws, As = self.frames[i], self.zslice[i], self.wslice[i], self.aslice[i]
+        nt = fr.n_translations
+        st = jet.state
+        R = st.R
+        mom = self._momentum(i, st, last["u"], last["ud"], last["terms"])
+        for j in range(nt):
+            r = ws.start + j
+            D[r, :] = 0.0
+            C[r].zeroEntries()
+            Cv[r].zeroEntries()
+            D[r, ws.start + j] = s * mom["mass"]
+            D[r, As.start + j] = s
+        # -R F_applied: gravity's part is R (m R^T g) = m g; the rest turns with the frame
+        D[ws.start:ws.start + nt, zs] += (R @ skew(mom["applied_ng"]) @ jet.dphi_dz)[:nt]
+        # pi - R (omega x s + int rho u')
+        D[As, As] = np.eye(nt)
+        D[As, ws] += (R @ skew(mom["s"]) @ jet.Om)[:nt]
+        D[As, zs] += (R @ skew(mom["p_rel"]) @ jet.dphi_dz)[:nt]
+        if not self.parts:
+            return
+        RW = R @ skew(st.omega)
+        fa = full.getArray()
+        for j in range(nt):
+            for which, coef in (("u", RW[j]), ("ud", R[j])):
+                fa[:] = 0.0
+                for p in self.parts:
+                    if p.frame != i:
+                        continue
+                    acc = np.zeros(p.n)
+                    for k in range(p.gdim):
+                        if coef[k] != 0.0:
+                            acc -= coef[k] * p.Mt[k].getArray(readonly=True)
+                    fa[p.slice] = acc
+                tmp = self.reducer.project(full, self._red_tmp(C[0]))
+                row = As.start + j
+                if which == "u":
+                    C[row].axpy(1.0, tmp)
+                else:
+                    C[row].axpy(s, tmp)
+                    Cv[row].axpy(1.0, tmp)
+
+    def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
+        """c_W^T x = c_{W^T} x (into ``out``): the coupling basis combined into one matrix,
+        kept per W (a Jacobian applies it to every frame speed's field)."""
+        key = tuple(np.round(W, 15).ravel())
+        cache = p._pool.setdefault("cT", {})
+        A = cache.get(key)
+        if A is None:
+            A = cache.pop(next(iter(cache))) if len(cache) >= 2 else p.basis[0][1].duplicate()
+            combine(A, [(coeff(W.T), Bm) for coeff, Bm in p.basis])
+            cache[key] = A
+        A.mult(x, out)
+        return out
+
+    def _load_derivative(self, t: float, i: int, s: float) -> np.ndarray:
+        """-d(applied generalized force on frame i)/d(frame unknowns): the user's functions
+        are differenced (central differences, step scaled by each unknown)."""
+        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        f0, fd0 = self._f.copy(), self._fd.copy()
+
+        def Q(f, fd):
+            return self.generalized_loads(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
+        D = np.zeros((fr.n_speeds, self.m))
+        for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
+            h = 1e-7 * max(1.0, abs(f0[j]))
+            fp, fm = f0.copy(), f0.copy()
+            fp[j] += h
+            fm[j] -= h
+            D[:, j] -= (Q(fp, fd0) - Q(fm, fd0)) / (2 * h)
+        return D
+
+    # -- the elastic block ------------------------------------------------------------------
+    def elastic_block(self, t: float, shift: float, S: PETSc.Mat | None) -> PETSc.Mat:
+        """S = shift^2 M_r + shift C_r + K_r (+ the nonlinear tangent) at the last state."""
+        rec = self.base.at(t, states=self._last["states"])
+        if S is None:
+            S = rec.K.duplicate(copy=True)
+        else:
+            rec.K.copy(S, structure=SAME)
+        S.axpy(shift, rec.C, structure=SAME)
+        S.axpy(shift * shift, rec.M, structure=SAME)
+        if self.assembly.nonlinear:
+            S.axpy(1.0, self.base.nonlinear_reduced(t, self._q, force=False)[1],
+                   structure=SUBSET)
+        return S, rec
+
+    # -- outputs ----------------------------------------------------------------------------
+    def frame_outputs(self, f: np.ndarray) -> dict:
+        """Each computed frame's named outputs at the unknowns ``f``."""
+        return {fr.name: fr.describe(f[zs], f[ws])
+                for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)}
+
+    def set_unknowns(self, f: np.ndarray, fd: np.ndarray, q=None) -> None:
+        """Remember the unknowns the next :meth:`derivatives` is taken at."""
+        self._f, self._fd, self._q = np.asarray(f, float), np.asarray(fd, float), q
+
+
+def check_frames(frames, bodies, rigid) -> None:
+    """Errors for computed frames that carry no mass."""
+    for fr in frames:
+        carried = [b for b in bodies if b.frame is fr] + [r for r in rigid if r.frame is fr]
+        if not carried:
+            raise ValueError(f"computed frame {fr.name!r} carries no body: a frame whose "
+                             "motion is computed needs mass (a Body or a RigidBody on it)")
+    checks.real(0.0, "t")
+
+
+def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
+             f: np.ndarray) -> dict:
+    """Energy and momenta of the whole model at the state (q, v, f) (replicated).
+
+    Returns:
+        ``kinetic`` (1/2 int rho |v|^2 with the absolute velocity v = v_O + omega x x + u',
+        and the rigid bodies'; exact for the finite element fields, since the nodal values of
+        v interpolate it), ``elastic`` (1/2 u.(K + K_sigma) u plus the nonlinear strain
+        energy's excess), ``gravity`` (-int rho g.r), ``total`` (their sum), ``momentum``
+        (global components) and ``angular_momentum`` (about the global origin, global
+        components).
+    """
+    s = system
+    jets = s.jets(t, f, np.zeros_like(f))
+    states = s.states(t, jets)
+    u = None
+    if s.parts:
+        red = s.reducer
+        u = red.expand(q, out=s._full["u"])
+        ud = red.expand_rate(q, v, out=s._full["ud"])
+        ua, uda = u.getArray(readonly=True), ud.getArray(readonly=True)
+    T = Vel = Vg = 0.0
+    P, H = np.zeros(3), np.zeros(3)
+    for p, st in zip(s.parts, states):
+        g = p.gdim
+        x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
+        vel = (st.v_O[None, :] + np.cross(st.omega[None, :], x3)
+               + _as3(uda[p.slice].reshape(-1, g), g))
+        vv, Mv, uu, Ku, xv, Mx = (p.vec() for _ in range(6))
+        vv.getArray()[:] = vel[:, :g].reshape(-1)
+        p.M.mult(vv, Mv)
+        xv.getArray()[:] = x3[:, :g].reshape(-1)
+        p.M.mult(xv, Mx)
+        uu.getArray()[:] = ua[p.slice]
+        p.ops.K.mult(uu, Ku)
+        el = 0.5 * Ku.dot(uu)
+        for case, Pm in p.ops.prestress_matrices:
+            c = p.body.prestress_coefficient(case, st)
+            if c != 0.0:
+                Pm.mult(uu, Ku)
+                el += 0.5 * c * Ku.dot(uu)
+        T += 0.5 * vv.dot(Mv)
+        Vel += el
+        Mva = _as3(Mv.getArray(readonly=True).reshape(-1, g), g)
+        Mxa = _as3(Mx.getArray(readonly=True).reshape(-1, g), g)
+        local = np.concatenate([Mva.sum(axis=0), np.cross(x3, Mva).sum(axis=0),
+                                Mxa.sum(axis=0)])
+        tot = np.empty(9)
+        s.comm.Allreduce(local, tot, op=MPI.SUM)
+        Pg = st.R @ tot[:3]                      # int rho v, global
+        P += Pg
+        H += st.R @ tot[3:6] + cross3(st.r_O, Pg)
+        if s.gravity is not None:                # -g . int rho (r_O + R x)
+            Vg -= float(s.gravity @ (p.mass * st.r_O + st.R @ tot[6:]))
+    if s.parts and s.assembly.nonlinear:
+        Vel += s.assembly.nonlinear_energy(u)
+    for i, jet in enumerate(jets):
+        for rb in s.rigid_on[i]:
+            Tr, Vr = rb.energy(jet.state, s.gravity)
+            Pr, Hr = rb.momenta(jet.state)
+            T += Tr
+            Vg += Vr
+            P += Pr
+            H += Hr
+    return {"kinetic": T, "elastic": Vel, "gravity": Vg, "total": T + Vel + Vg,
+            "momentum": P, "angular_momentum": H}
