@@ -59,6 +59,7 @@ os.makedirs(OUT, exist_ok=True) if comm.rank == 0 else None
 comm.Barrier()
 tab.to_csv(os.path.join(OUT, "rotor_instability.csv"))
 mbs.rotors.campbell_log_dec(tab, os.path.join(OUT, "rotor_instability.png"))
+mbs.plot.show(os.path.join(OUT, "rotor_instability.png"))
 ld = tab.log_dec.min(axis=1)                 # the least damped mode at each speed
 say("speed (rad/s):", np.round(speeds))
 say("least log dec:", np.round(ld, 4))
