@@ -36,7 +36,7 @@ export OMPI_MCA_mpi_yield_when_idle := 1
 # pip's progress and index warnings are not the run's output
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test test-serial test-mpi test-3 test-debian validate studies bench bench-step bench-dense test-dolfinx09 version clean docs docs-setup docs-check
+.PHONY: setup demo test test-serial test-mpi test-3 test-3-ci test-debian validate studies bench bench-step bench-dense test-dolfinx09 version clean docs docs-setup docs-check
 
 setup: $(VENV)/.installed
 
@@ -97,6 +97,16 @@ test-mpi: setup
 # the same files on 3 ranks (MPICH oversubscribes by itself; Open MPI by the variable above)
 test-3: setup
 	$(MAKE) --no-print-directory test-mpi ROUTE=$(ROUTE) NP=3
+
+# CI's 3-rank run: the files whose tests distribute data or compare partitions (the whole
+# 3-rank suite takes about as long as the 2-rank one: make test-3)
+MPI3_CI_FILES := tests/test_parallel.py tests/test_maggi.py tests/test_joints.py \
+  tests/test_evaluate.py tests/test_io.py tests/test_plot.py tests/test_free_modes.py \
+  tests/test_element_frames.py tests/test_operators.py tests/test_loads.py tests/test_rod.py \
+  tests/test_meshes.py tests/test_errors.py tests/test_inputs.py tests/test_messages.py \
+  tests/test_modes.py
+test-3-ci: setup
+	timeout 1800 $(subst -n $(NP),-n 3,$(MPIRUN)) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" $(MPI3_CI_FILES)
 
 test-debian:
 	$(MAKE) --no-print-directory test ROUTE=debian
