@@ -131,10 +131,11 @@ $(WHEEL_VENV)/.docs-installed: $(WHEEL_VENV)/.installed pyproject.toml
 	@$(WHEEL_VENV)/bin/python -c "import sphinx, myst_nb, pyvista" || { echo "docs set-up of $(WHEEL_VENV) failed"; exit 1; }
 	@touch $@
 
-# Warnings are errors; each demo runs once per change of its file (jupyter-cache), serially,
-# without progress bars; BLAS threads would only compete for the cores.
+# Warnings are errors, every page read again (-E: a second build after a failed one would not
+# repeat the warnings of pages it has read); each demo runs once per change of its file
+# (jupyter-cache), serially, without progress bars; BLAS threads would only compete for the cores.
 docs: docs-setup
-	cd docs && TQDM_DISABLE=1 OMP_NUM_THREADS=1 ../$(WHEEL_VENV)/bin/python -m sphinx -W --keep-going -b html -q . _build/html
+	cd docs && TQDM_DISABLE=1 OMP_NUM_THREADS=1 ../$(WHEEL_VENV)/bin/python -m sphinx -E -W --keep-going -b html -q . _build/html
 	@echo "the site: docs/_build/html/index.html"
 
 docs-check: docs

@@ -45,7 +45,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.fixture(scope="module")
 def site():
     """The site, built now (warnings are errors)."""
-    subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+    subprocess.run([sys.executable, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "html",
                     str(DOCS), str(HTML)], check=True, cwd=DOCS,
                    env=dict(os.environ, TQDM_DISABLE="1", OMP_NUM_THREADS="1"))
     return HTML
