@@ -33,6 +33,7 @@ from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
 from dolfinx_mbs.constraints import joints, reactions
 from dolfinx_mbs.constraints.base import Clamp, Constraint
+from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor, joint_point
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 from dolfinx_mbs.frames.computed import ComputedFrame
@@ -86,6 +87,9 @@ class Model:
         self.rigid_bodies: List[RigidBody] = [b for b in given if isinstance(b, RigidBody)]
         #: the loads applied to computed frames (:meth:`apply_torque`, :meth:`apply_force`)
         self.frame_loads: List[FrameLoad] = []
+        #: joints between computed frames (:meth:`revolute`, :meth:`prismatic`) and motors
+        self.frame_joints: List[FrameJoint] = []
+        self.motors: List[Motor] = []
         self.gravity = None if gravity is None else checks.point3(gravity, "gravity")
         self.bodies = bodies
         if not bodies:  # rigid bodies only: their frames' equations alone
@@ -129,12 +133,27 @@ class Model:
     def _bind_frames(self) -> None:
         """Fix each computed frame's dimension by the bodies it carries; names unique."""
         names = [b.name for b in list(self.bodies) + self.rigid_bodies]
-        for fr in self.frames:
+        frames = self.frames
+        given = {}
+        for fr in frames:
             dims = {b.gdim for b in self.bodies if b.frame is fr}
             if len(dims) > 1:
                 raise ValueError(f"frame {fr.name!r} carries 2D and 3D bodies: one dimension "
                                  "per computed frame")
-            fr.bind(dims.pop() if dims else 3)
+            dim = getattr(fr, "dim", None)
+            if dims and dim is not None and dims != {dim}:
+                raise ValueError(f"frame {fr.name!r}: dim={dim} but it carries "
+                                 f"{dims.pop()}D bodies")
+            given[id(fr)] = dims.pop() if dims else dim
+        # frames that carry rigid bodies only: planar when the rest of the model is
+        known = {d for d in given.values() if d is not None}
+        for fr in frames:
+            d = given[id(fr)]
+            axis = getattr(fr, "axis", None)
+            if d is None:
+                planar_ok = axis is None or np.abs(axis[:2]).max() < 1e-12
+                d = 2 if known == {2} and planar_ok else 3
+            fr.bind(d)
             if fr.name in names:
                 raise ValueError(f"the computed frame's name {fr.name!r} is also a body's: "
                                  "results are keyed by name (pass name=)")
@@ -187,6 +206,99 @@ class Model:
         self._systems.pop("coupled", None)
         return ld
 
+    # -- joints between computed frames (issue 29 part B) -----------------------------------
+    def _joint_gdim(self, bodies) -> int:
+        dims = {b.gdim for b in bodies if isinstance(b, Body)}
+        dims |= {b.frame.gdim for b in bodies if isinstance(b, RigidBody)
+                 and isinstance(b.frame, ComputedFrame)}
+        if len(dims) != 1:
+            raise ValueError(f"a joint joins bodies of one dimension, got {sorted(dims)}")
+        return dims.pop()
+
+    def _frame_joint(self, kind, body_a, body_b, point, axis, name, tol) -> FrameJoint:
+        for b in (body_a, body_b):
+            if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
+                raise ValueError(f"{kind}: body {getattr(b, 'name', b)!r} is not part of this "
+                                 "model")
+        if body_a is body_b:
+            raise ValueError(f"{kind}: body_a and body_b must differ")
+        if body_b is None:
+            body_a, body_b = None, body_a
+        frames = [b.frame for b in (body_a, body_b) if b is not None]
+        if not any(isinstance(f, ComputedFrame) for f in frames):
+            raise ValueError(f"{kind}: neither body is on a computed frame; join bodies of "
+                             "prescribed frames with model.pin / model.slider (rows of the "
+                             "Maggi reducer)")
+        p = checks.point3(point, "point")
+        name = name or f"{kind}({'ground' if body_a is None else body_a.name},{body_b.name})"
+        names = {j.name for j in self.frame_joints} | {m.name for m in self.motors}
+        if name in names:
+            raise ValueError(f"{kind}: the name {name!r} is taken (pass name=)")
+        gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
+        a = joint_point(self, body_a, p, name, tol)
+        b = joint_point(self, body_b, p, name, tol)
+        joint = FrameJoint(kind, a, b, gdim, axis=axis, name=name)
+        self.frame_joints.append(joint)
+        self._systems.pop("coupled", None)
+        return joint
+
+    def revolute(self, body_a, body_b, point, axis=None, name: Optional[str] = None,
+                 tol: float = 1e-8) -> FrameJoint:
+        """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
+        ``body_b`` (Body, RigidBody, or None for the ground), one of them on a computed frame:
+        the points coincide (a node of an elastic body there, which moves with its
+        deformation); in 3D the joint's ``axis`` (global at t = 0, fixed in both frames) stays
+        aligned. See :mod:`dolfinx_mbs.constraints.frame_joints`.
+
+        Returns:
+            The joint (for :meth:`motor`); its force is in ``Result.joints[name].force`` (on
+            ``body_b``, global components) and the position rows' largest value in
+            ``.drift``.
+        """
+        return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
+
+    def prismatic(self, body_a, body_b, point, axis, name: Optional[str] = None,
+                  tol: float = 1e-8) -> FrameJoint:
+        """A prismatic joint (2D): ``body_b``'s point at ``point`` slides along ``axis``
+        (global at t = 0, fixed in ``body_a``'s frame; None: the ground) and the two frames
+        keep their relative orientation."""
+        return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
+
+    def motor(self, target, angle: Optional[Callable] = None, speed: Optional[Callable] = None,
+              torque: Optional[Callable] = None, name: Optional[str] = None) -> Motor:
+        """A motor on a 2D revolute joint (the bodies' relative rotation) or on a
+        :class:`~dolfinx_mbs.frames.Hinge` (its angle): ``angle(t)`` or ``speed(t)`` drives it
+        (from its value at t = 0; the torque that does is reported in
+        ``Result.joints[name].torque``), or ``torque(t, s)`` applies equal and opposite torques
+        (``s.angle``, ``s.rate``: the relative rotation).
+
+        Raises:
+            ValueError: not exactly one of ``angle``, ``speed``, ``torque``; a target that is not
+                a 2D revolute joint of this model or one of its hinges.
+        """
+        from dolfinx_mbs.frames.computed import Hinge
+        if isinstance(target, FrameJoint):
+            if all(target is not j for j in self.frame_joints):
+                raise ValueError("motor: the joint is not part of this model")
+            if target.kind != "revolute" or target.gdim != 2:
+                raise ValueError("motor: a joint motor drives a 2D revolute joint; drive a "
+                                 "3D rotation with a Hinge frame")
+        elif isinstance(target, Hinge):
+            self._check_frame(target)
+        else:
+            raise ValueError(f"motor: the target must be a revolute joint or a Hinge, got "
+                             f"{target!r}")
+        name = name or f"motor({getattr(target, 'name', 'joint')})"
+        if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
+            raise ValueError(f"motor: the name {name!r} is taken (pass name=)")
+        m = Motor(target, angle=angle, speed=speed, torque=torque, name=name)
+        # the driven angle counts from its value at t = 0
+        m.angle0 = (target.angle0 if isinstance(target, FrameJoint)
+                    else float(target.initial()[0][0]))
+        self.motors.append(m)
+        self._systems.pop("coupled", None)
+        return m
+
     def coupled_system(self) -> CoupledSystem:
         """The coupled system of a model with computed frames (made once, kept until the
         constraints or loads change).
@@ -211,7 +323,8 @@ class Model:
         if base is not None:
             self._check_reference(base)
         system = CoupledSystem(base, frames, self.rigid_bodies, self.frame_loads,
-                               self.gravity, comm=self.comm)
+                               self.gravity, comm=self.comm, joints=self.frame_joints,
+                               motors=self.motors)
         self._systems["coupled"] = system
         return system
 
@@ -555,7 +668,7 @@ class Model:
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
                                     else self.constraints)
 
-    def integrate(self, t_end: float, dt: float, formulation: str = "second-order",
+    def integrate(self, t_end: float, dt: float, formulation: Optional[str] = None,
                   constraints: str = "maggi", **kwargs):
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
@@ -564,10 +677,13 @@ class Model:
         frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`) runs
         the coupled equations instead (:meth:`coupled_system`,
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
-        ``Result.frames``, ``Result.momentum``)."""
+        ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
+        defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
+        ``formulation`` default otherwise: ``"second-order"``."""
         if self.frames:
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
+        formulation = "second-order" if formulation is None else formulation
         system = self.system(formulation, constraints)
         if kwargs.get("drives") is True:
             kwargs["drives"] = Drives(self._second_order(), self.rigid_bodies, self.gravity)

@@ -357,14 +357,20 @@ class Free(ComputedFrame):
         velocity: the origin's velocity at the start, in global components (m/s).
         angular_velocity: the angular velocity at the start, in global components (rad/s).
         name: the frame's name.
+        dim: 2 for planar motion when the frame carries rigid bodies only (a frame carrying
+            elastic bodies takes their dimension); None: by the bodies (3 for rigid bodies).
     """
 
     #: the auxiliary unknowns pi (the carried bodies' relative linear momentum, global)
     momentum_balance = True
 
     def __init__(self, position=(0.0, 0.0, 0.0), orientation=None, velocity=(0.0, 0.0, 0.0),
-                 angular_velocity=(0.0, 0.0, 0.0), name: str = "free"):
+                 angular_velocity=(0.0, 0.0, 0.0), name: str = "free", dim: int | None = None):
         super().__init__(name)
+        if dim not in (None, 2, 3):
+            raise ValueError(f"dim must be 2, 3 or None (by the bodies), got {dim!r}")
+        #: the dimension asked for (None: the bodies' own)
+        self.dim = dim
         self.r0 = checks.point3(position, "position")
         self.R0 = _rotation_check(np.eye(3) if orientation is None else orientation,
                                   "orientation")

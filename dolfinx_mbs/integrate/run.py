@@ -101,6 +101,9 @@ class Result:
             applied torque (:class:`dolfinx_mbs.integrate.coupled.FrameHistory`).
         momentum: with computed frames, ``linear`` and ``angular`` (about the global
             origin) momentum, (n_steps + 1, 3), global components.
+        joints: with joints between computed frames and motors, {name: history} of each one's
+            ``force`` (on its second body, global components) or ``torque`` (a motor's) and
+            ``drift`` (the largest of its position rows at each time).
     """
 
     times: np.ndarray
@@ -115,6 +118,7 @@ class Result:
     stepper: str = "ts"
     frames: dict = dataclasses.field(default_factory=dict)
     momentum: dict = dataclasses.field(default_factory=dict)
+    joints: dict = dataclasses.field(default_factory=dict)
 
 
 def integrate(system, t_end: float, dt: float, formulation: str = "second-order",

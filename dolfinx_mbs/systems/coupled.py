@@ -51,6 +51,7 @@ from dolfinx_mbs.forms.moving_frame import frame_coupling
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet
 from dolfinx_mbs.petsc_options import SAME, SUBSET
+from dolfinx_mbs.systems.coupled_joints import JointSet
 
 __all__ = ["CoupledSystem", "FrameLoad", "FrameDerivatives", "FrameView", "monitors",
            "check_frames"]
@@ -130,6 +131,7 @@ class FrameDerivatives:
     C: list           # m reduced Vecs: d(frame rows)/dq + s d/dv + s^2 d/dv'
     Cv: list          # m reduced Vecs: d(frame rows)/dv + s d/dv'
     D: np.ndarray     # m x m: d(frame rows, kinematics)/d(frame unknowns), shift applied
+    H: list | None = None   # m reduced Vecs: d(elastic kinematic rows q' - v)/d(frame unknowns)
 
 
 class _Part:
@@ -208,6 +210,9 @@ class CoupledSystem:
         loads: the applied frame loads.
         gravity: the model's gravity (global components) or None.
         comm: the communicator when there is no elastic body (``base`` None).
+        joints, motors: joints between computed frames and motors on them
+            (:mod:`dolfinx_mbs.constraints.frame_joints`; their rows:
+            :class:`~dolfinx_mbs.systems.coupled_joints.JointSet`).
     """
 
     formulations = ("second-order", "first-order")
@@ -215,7 +220,7 @@ class CoupledSystem:
     nonlinear = True
 
     def __init__(self, base, frames: Sequence[ComputedFrame], rigid: Sequence[RigidBody],
-                 loads: Sequence[FrameLoad], gravity=None, comm=None):
+                 loads: Sequence[FrameLoad], gravity=None, comm=None, joints=(), motors=()):
         self.base = base
         if base is None:  # rigid bodies only
             self.assembly = self.reducer = self.space = None
@@ -251,6 +256,9 @@ class CoupledSystem:
         self.rigid_on = [[rb for rb in self.rigid if rb.frame is f] for f in self.frames]
         self.loads_on = [[ld for ld in self.loads if ld.frame is f] for f in self.frames]
         self.basis3 = {g: [E for _, E in coupling_basis(g)] for g in (2, 3)}
+        # the joints' unknowns (their multipliers) come last
+        self.jointset = JointSet(self, joints, motors)
+        self.m += self.jointset.n_unknowns
         self._full = ({k: self.space.create_vec() for k in ("u", "ud", "udd", "r")}
                       if base is not None else {})
         self._last = None
@@ -285,11 +293,26 @@ class CoupledSystem:
         return (np.concatenate(z) if z else np.zeros(0),
                 np.concatenate(w) if w else np.zeros(0))
 
-    def initial_unknowns(self, q0=None, v0=None) -> np.ndarray:
-        """The frames' unknowns at the start: coordinates, speeds and the auxiliary momenta
-        consistent with the elastic state (q0, v0) (zero vectors when None). Collective."""
+    def initial_unknowns(self, q0=None, v0=None, t0: float = 0.0) -> np.ndarray:
+        """The frames' unknowns at ``t0``: coordinates, speeds and the auxiliary momenta
+        consistent with the elastic state (q0, v0) (zero vectors when None); with joints, the
+        speeds made consistent with their velocity rows (:meth:`JointSet.consistent_speeds`).
+        Collective."""
         z, w = self.initial_frames()
-        f = np.concatenate([z, w, np.zeros(self.na)])
+        f = np.concatenate([z, w, np.zeros(self.na), np.zeros(self.jointset.n_unknowns)])
+        if self.jointset.n_rows:
+            u = ud = None
+            if self.parts:
+                q = q0 if q0 is not None else self.create_reduced_vec()
+                v = v0 if v0 is not None else self.create_reduced_vec()
+                if q0 is None:
+                    q.zeroEntries()
+                if v0 is None:
+                    v.zeroEntries()
+                u = self.reducer.expand(q, out=self._full["u"])
+                ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
+            self.jointset.consistent_speeds(t0, f, u, ud)
+        self.jointset.motor_torques(t0, f)   # a motor's function that fails, before any step
         if self.na:
             q = q0 if q0 is not None else self.create_reduced_vec()
             v = v0 if v0 is not None else self.create_reduced_vec()
@@ -404,16 +427,18 @@ class CoupledSystem:
             r = self._full["r"]
             ra = r.getArray()
         for p, st in zip(self.parts, states):
-            bt = self._body_terms(p, st, ua[p.slice], uda[p.slice], udda[p.slice])
-            terms.append(bt)
+            terms.append(self._body_terms(p, st, ua[p.slice], uda[p.slice], udda[p.slice]))
+        Ff = np.zeros(self.m)
+        if self.jointset.active:   # the joints' forces into the bodies' residuals, their rows
+            self.jointset.residual(t, f, fd, terms, u, ud, Ff)
+        for p, bt in zip(self.parts, terms):
             ra[p.slice] = bt["r"].getArray(readonly=True)
         if Fv is not None and self.parts:
             if self.assembly.nonlinear:
                 r.axpy(1.0, self.assembly.nonlinear_terms(u, tangent=False)[0])
             self.reducer.project(r, Fv)
-        Ff = np.zeros(self.m)
         for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
-            Ff[zs] = fd[zs] - fr.rates(f[zs], f[ws])
+            Ff[zs] += fd[zs] - fr.rates(f[zs], f[ws])
             rows = np.zeros(fr.n_speeds)
             for p, bt in zip(self.parts, terms):
                 if p.frame != i:
@@ -432,7 +457,7 @@ class CoupledSystem:
                              - (R @ mom["applied"])[:nt])
                 Ff[As] = f[As] - (R @ mom["p_rel"])[:nt]
             rows -= self.generalized_loads(t, i, f, jet)
-            Ff[ws] = rows
+            Ff[ws] += rows
         self._last = dict(t=t, jets=jets, states=states, terms=terms, u=u, ud=ud, udd=udd)
         return Ff, self._last
 
@@ -711,7 +736,20 @@ class CoupledSystem:
                 self._momentum_derivatives(i, jet, s, last, D, C, Cv, full)
             if self.loads_on[i]:
                 D[ws, :] += self._load_derivative(t, i, s)
-        return FrameDerivatives(B=B, C=C, Cv=Cv, D=D)
+        H = None
+        if self.jointset.active:
+            H = self._h_work(Fv_shape)
+            self.jointset.derivatives(t, self._f, s, D, B, C, Cv, H, full)
+        return FrameDerivatives(B=B, C=C, Cv=Cv, D=D, H=H)
+
+    def _h_work(self, like) -> list:
+        """The kept columns H of the elastic kinematic rows by the frames' unknowns (nonzero
+        for the joints' mu only), zeroed."""
+        if getattr(self, "_H", None) is None:
+            self._H = [like.duplicate() for _ in range(self.m)]
+        for v in self._H:
+            v.zeroEntries()
+        return self._H
 
     def _red_tmp(self, like: PETSc.Vec) -> PETSc.Vec:
         if getattr(self, "_tmp", None) is None:

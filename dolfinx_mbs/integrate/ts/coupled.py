@@ -27,6 +27,7 @@ schemes to their order, and the rotation is formed from q / |q|.
 
 from __future__ import annotations
 
+import logging
 import math
 
 import numpy as np
@@ -37,6 +38,8 @@ from dolfinx_mbs.integrate.step_solvers import cheapest_lu
 
 __all__ = ["CoupledProblem", "BorderedNewton"]
 
+
+log = logging.getLogger(__name__)
 
 #: an update below this fraction of the unknowns' block is round-off
 ROUNDOFF = 1e-12
@@ -57,8 +60,10 @@ class BorderedNewton:
     for updates a_k of a contracting iteration, is below ``stol`` of the block (or of its first
     update, the step's own increment), or the update is below :data:`ROUNDOFF` of the block
     itself, or when an exact Newton step (its Jacobian formed at its iterate) did not halve
-    the residual and moved no block by more than :data:`PLATEAU` of it (the round-off
-    plateau); at most ``max_it`` iterations (the SNES's tolerances)."""
+    the residual and moved no block by more than :data:`PLATEAU` of it or of its first update
+    (the round-off plateau). A frame unknown's update below :data:`ROUNDOFF` of the largest
+    frame unknown passes either test (an unknown that stays zero, a rigid body's relative
+    momentum, has no scale of its own); at most ``max_it`` iterations (the SNES's tolerances)."""
 
     def __init__(self, problem: "CoupledProblem"):
         self.problem = problem
@@ -76,6 +81,8 @@ class BorderedNewton:
         for it in range(max_it + 1):
             snes.computeFunction(x, F)
             fnorm = F.norm()
+            log.debug("Newton %d: |F| %.3e, block updates %s", it, fnorm,
+                      " ".join(f"{a:.1e}" for a in sizes))
             if not math.isfinite(fnorm):
                 snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_FNORM_NAN)
                 return
@@ -85,7 +92,11 @@ class BorderedNewton:
             if not done and it > 1 and fresh and fnorm > 0.5 * fprev:
                 # an exact Newton step that did not reduce the residual: the round-off
                 # plateau, if the update was small against the unknowns
-                done = all(a <= PLATEAU * c for a, c in zip(sizes, scale))
+                # (of the unknowns, or of the step's first update where they pass zero)
+                floor = ROUNDOFF * max(scale[2:], default=0.0)
+                done = all(a <= PLATEAU * max(b, c) or (k > 1 and a <= floor)
+                           for k, (a, b, c) in enumerate(zip(sizes, first, scale))
+                           if k not in pr.follow)
             if done:
                 snes.setIterationNumber(it)
                 snes.setConvergedReason(PETSc.SNES.ConvergedReason.CONVERGED_FNORM_RELATIVE)
@@ -114,9 +125,11 @@ class BorderedNewton:
             # the error left after an update of a contracting iteration is about a^2 / a_prev
             # (quadratic or, with a kept Jacobian, linear convergence alike): done when that
             # is below stol of the unknowns (or of the step's first update) in every block but
-            # the elastic rates (v = s q + c follows the coordinates: their row is linear)
-            if all(a <= ROUNDOFF * c or a * a <= stol * max(b, c) * p
-                   for k, (a, b, c, p) in enumerate(zip(sizes, first, scale, last)) if k != 1):
+            # the blocks that follow the others (:attr:`CoupledProblem.follow`)
+            floor = ROUNDOFF * max(scale[2:], default=0.0)
+            if all(a <= ROUNDOFF * c or a * a <= stol * max(b, c) * p or (k > 1 and a <= floor)
+                   for k, (a, b, c, p) in enumerate(zip(sizes, first, scale, last))
+                   if k not in pr.follow):
                 pr.skip_residual = True   # the TS forms its stage values in this call
                 try:
                     snes.computeFunction(x, F)
@@ -152,6 +165,12 @@ class CoupledProblem:
         self.ts, self.opts, self.comm = ts, opts, system.comm
         self.n_local = s.create_reduced_vec().getLocalSize()
         self.m = s.m
+        #: the blocks of :meth:`block_norms` left out of the convergence tests: the elastic
+        #: rates (v = s q + c follows the coordinates by a linear row) and the joints'
+        #: stabilizing multipliers mu (they vanish with the drift: zero but for round-off,
+        #: which no relative test can meet)
+        js = s.jointset
+        self.follow = {1} | {2 + self.m - js.n_position + k for k in range(js.n_position)}
         self.owner = self.comm.rank == 0
         nf = self.m if self.owner else 0
         self.layout = (2 * self.n_local + nf, PETSc.DECIDE)
@@ -233,6 +252,7 @@ class CoupledProblem:
             qd.copy(Fq)
             Fq.axpy(-1.0, v)
             Ff, _ = self.system.evaluate(t, q, v, vd, f, fd, Fv)
+            self.system.jointset.q_correction(f, Fq)   # q' - v + g_q^T mu (joints at nodes)
             self.system.set_unknowns(f, fd, q)
         finally:
             F.restoreSubVector(self.is_q, Fq)
@@ -270,6 +290,22 @@ class CoupledProblem:
             for X in self._X:
                 X.destroy()
             self._X = []
+            # the kinematic rows' border H (joints at nodes): dv = s dq + H df - r_q, so the
+            # elastic rows see B + (C + s M) H and the frames' rows D + Cv . H
+            self._HB = []
+            if d.H is not None:
+                rec, sft, tmp = self.rec, self.shift, self.work[5]
+                for j in range(m):
+                    if d.H[j].norm(PETSc.NormType.NORM_INFINITY) == 0.0:
+                        self._HB.append(None)
+                        continue
+                    rec.C.multAdd(d.H[j], d.B[j], d.B[j])
+                    rec.M.mult(d.H[j], tmp)
+                    d.B[j].axpy(sft, tmp)
+                    self._HB.append(d.H[j])
+                loc = np.array([[d.Cv[i].getArray(readonly=True) @ d.H[j].getArray(readonly=True)
+                                 for j in range(m)] for i in range(m)]).reshape(m, m)
+                d.D += self.comm.allreduce(loc)
             for j in range(m):
                 xj = self.work[0].duplicate()
                 if not self._S_solve(d.B[j], xj):
@@ -316,6 +352,9 @@ class CoupledProblem:
         dq.copy(dv)
         dv.scale(sft)
         dv.axpy(-1.0, rq)
+        for j, Hj in enumerate(getattr(self, "_HB", ())):
+            if Hj is not None and df[j] != 0.0:
+                dv.axpy(float(df[j]), Hj)
         self.restore(F, rq, rv)
         return self.join(dq, dv, df, self.dx)
 

@@ -1,0 +1,198 @@
+"""Joints between frames whose motion is computed, and motors on them.
+
+    j = model.revolute(crank, rod, point=(0.1, 0.0))       # 2D: the points coincide
+    j = model.revolute(arm, link, point=p, axis=(0, 0, 1)) # 3D: and the axes stay aligned
+    s = model.prismatic(slider, None, point=p, axis=(1, 0))  # slides along a line
+    model.motor(j, speed=lambda t: 10.0)                    # or angle=..., torque=...
+
+A joint holds a point of one body to a point of another (or of the ground): a node of an
+elastic body, which moves with its deformation, or a point of a rigid body or of a computed
+frame. Its rows depend on the configuration (the frames' coordinates and the nodes'
+displacements), so they are not rows of the Maggi reducer (whose basis is fixed) but rows of
+the coupled equations (:mod:`dolfinx_mbs.systems.coupled_joints`), solved with the frames'
+unknowns: the joint forces are unknowns there, and the position rows are kept exactly at every
+step by the stabilization of Gear, Gupta and Leimkuhler (the velocity rows beside the position
+rows, with a second multiplier on the kinematic rows that vanishes with the drift): no
+projection between steps, no drift beyond Newton's tolerance.
+
+This module holds the definitions (which points, which rows); the rows and their derivatives
+are built in ``systems``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.frames.base import Frame
+
+__all__ = ["JointPoint", "FrameJoint", "Motor", "joint_point", "planar_angle"]
+
+
+@dataclasses.dataclass
+class JointPoint:
+    """A point a joint holds.
+
+    Attributes:
+        frame: the frame it moves with (None: the ground).
+        X: its position in the frame's coordinates (3,); for the ground, global.
+        body: the elastic body whose node it is (None for a rigid point).
+        body_index: that body's index in the model.
+        node: the local index of the owned node on the rank that owns it (None elsewhere).
+        owner: the rank that owns the node (-1 for a rigid point).
+    """
+
+    frame: Frame | None
+    X: np.ndarray
+    body: object = None
+    body_index: int = -1
+    node: int | None = None
+    owner: int = -1
+
+    @property
+    def elastic(self) -> bool:
+        return self.body is not None
+
+
+def joint_point(model, body, point: np.ndarray, name: str, tol: float = 1e-8) -> JointPoint:
+    """The point of ``body`` (an elastic Body: its node there; a RigidBody: the point in its
+    frame; None: the ground) at the global ``point`` at t = 0."""
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    if body is None:
+        return JointPoint(frame=None, X=point.copy())
+    if isinstance(body, RigidBody):
+        s0 = start_state(body.frame)
+        return JointPoint(frame=body.frame, X=s0.R.T @ (point - s0.r_O))
+    if not isinstance(body, Body):
+        raise TypeError(f"{name}: a body must be a dolfinx_mbs.Body, a RigidBody or None (the "
+                        f"ground), got {body!r}")
+    s0 = start_state(body.frame)
+    X = s0.R.T @ (point - s0.r_O)
+    node = body.locate_node(X, tol)
+    comm = body.comm
+    owner = comm.allreduce(comm.rank if node is not None else comm.size, op=_min_op())
+    if owner == comm.size:
+        raise ValueError(f"{name}: body {body.name!r} has no node within tol={tol:g} of the "
+                         f"point {checks.shown(point)} (global, at t = 0)")
+    Xn = comm.bcast(None if node is None else np.array(
+        body.V.tabulate_dof_coordinates()[node], dtype=float), root=owner)
+    return JointPoint(frame=body.frame, X=np.asarray(Xn, dtype=float), body=body,
+                      body_index=model.bodies.index(body), node=node, owner=owner)
+
+
+def start_state(frame):
+    """A frame's state at t = 0: a computed frame's from its initial coordinates (not the
+    state a run left it in), a prescribed frame's at t = 0."""
+    from dolfinx_mbs.frames.computed import ComputedFrame
+    if isinstance(frame, ComputedFrame):
+        z, w = frame.initial()
+        return frame.state_at(0.0, z, w)
+    return frame.state(0.0)
+
+
+def _min_op():
+    from mpi4py import MPI
+    return MPI.MIN
+
+
+def planar_angle(R: np.ndarray) -> float:
+    """The angle about z of a rotation matrix (planar motion)."""
+    return float(np.arctan2(R[1, 0], R[0, 0]))
+
+
+class FrameJoint:
+    """A joint between the points ``a`` and ``b``.
+
+    Args:
+        kind: ``"revolute"`` (the points coincide; in 3D the joint's axis, fixed in both frames,
+            stays aligned: 3 + 2 rows; in 2D 2 rows) or ``"prismatic"`` (``b`` moves along the
+            axis fixed in ``a``'s frame and the two frames keep their relative orientation; 2D:
+            2 rows).
+        a, b: the :class:`JointPoint` s.
+        gdim: 2 or 3.
+        axis: the joint's axis at t = 0, global components (3D revolute, prismatic).
+        name: its name.
+    """
+
+    def __init__(self, kind: str, a: JointPoint, b: JointPoint, gdim: int, axis=None,
+                 name: str = "joint"):
+        if kind not in ("revolute", "prismatic"):
+            raise ValueError(f"kind must be 'revolute' or 'prismatic', got {kind!r}")
+        self.kind, self.a, self.b, self.gdim, self.name = kind, a, b, gdim, name
+        self.motor: Motor | None = None
+        if kind == "prismatic" and gdim != 2:
+            raise ValueError(f"{name}: a prismatic joint is supported in 2D (gdim 2), got "
+                             f"{gdim}")
+        if kind == "revolute" and gdim == 3 and axis is None:
+            raise ValueError(f"{name}: a revolute joint in 3D needs its axis (axis=)")
+        axis = np.array([0.0, 0.0, 1.0]) if axis is None else checks.unit_axis(axis, "axis")
+        if gdim == 2 and kind == "revolute" and np.abs(axis[:2]).max() > 1e-12:
+            raise ValueError(f"{name}: in 2D a revolute joint turns about z, got axis "
+                             f"{axis.tolist()}")
+        self.axis = axis
+        sa = start_state(a.frame) if a.frame is not None else None
+        sb = start_state(b.frame) if b.frame is not None else None
+        Ra = sa.R if sa is not None else np.eye(3)
+        Rb = sb.R if sb is not None else np.eye(3)
+        #: the relative angle at t = 0 (2D: a motor's angle counts from it)
+        self.angle0 = planar_angle(Rb) - planar_angle(Ra)
+        #: the axis in a's frame; for a 3D revolute two directions across it in b's frame
+        self.axis_a = Ra.T @ axis
+        if kind == "revolute" and gdim == 3:
+            t1 = np.cross(axis, [1.0, 0.0, 0.0])
+            if np.linalg.norm(t1) < 0.5:
+                t1 = np.cross(axis, [0.0, 1.0, 0.0])
+            t1 /= np.linalg.norm(t1)
+            t2 = np.cross(axis, t1)
+            self.across_b = (Rb.T @ t1, Rb.T @ t2)
+        if kind == "prismatic":
+            n = np.array([-axis[1], axis[0], 0.0])
+            self.normal_a = Ra.T @ n
+            pa = sa.to_global(a.X) if sa is not None else a.X
+            pb = sb.to_global(b.X) if sb is not None else b.X
+            self.offset = float(n @ (pb - pa))
+        self.n_position = (gdim if kind == "revolute" else 1) + (
+            2 if (kind == "revolute" and gdim == 3) else 0) + (1 if kind == "prismatic" else 0)
+
+    def __repr__(self) -> str:
+        return f"FrameJoint({self.kind!r}, name={self.name!r})"
+
+
+class Motor:
+    """A motor on a joint's relative rotation (2D revolute) or on a hinge's angle.
+
+    Exactly one of ``angle`` (a function of t: the relative angle is driven, the torque is
+    the joint's unknown), ``speed`` (its rate is driven) or ``torque`` (``torque(t, s)``, an
+    applied pair of torques) is given.
+
+    Args:
+        target: the :class:`FrameJoint` (2D revolute) or a :class:`~dolfinx_mbs.frames.Hinge`.
+        angle, speed: functions of time (rad, rad/s).
+        torque: ``torque(t, s)`` -> N m, s the relative state (``angle``, ``rate``).
+        name: the motor's name.
+    """
+
+    def __init__(self, target, angle: Callable | None = None, speed: Callable | None = None,
+                 torque: Callable | None = None, name: str = "motor"):
+        given = [k for k, v in (("angle", angle), ("speed", speed), ("torque", torque))
+                 if v is not None]
+        if len(given) != 1:
+            raise ValueError(f"{name}: give exactly one of angle=, speed=, torque= (got "
+                             f"{given or 'none'})")
+        for k, v in (("angle", angle), ("speed", speed), ("torque", torque)):
+            if v is not None and not callable(v):
+                raise ValueError(f"{name}: {k} must be a function, got {v!r}")
+        self.target, self.kind, self.name = target, given[0], name
+        self.fn = angle if angle is not None else speed if speed is not None else torque
+        #: the driven coordinate's value at t = 0 (the angle rows are relative to it)
+        self.angle0 = 0.0
+
+    @property
+    def n_rows(self) -> int:
+        """1 for a driven angle or speed, 0 for an applied torque."""
+        return 0 if self.kind == "torque" else 1
+
