@@ -245,23 +245,51 @@ class Model:
     def revolute(self, body_a, body_b, point, axis=None, name: Optional[str] = None,
                  tol: float = 1e-8) -> FrameJoint:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
-        ``body_b`` (Body, RigidBody, or None for the ground), one of them on a computed frame:
-        the points coincide (a node of an elastic body there, which moves with its
-        deformation); in 3D the joint's ``axis`` (global at t = 0, fixed in both frames) stays
-        aligned. See :mod:`dolfinx_mbs.constraints.frame_joints`.
+        ``body_b``, one of them on a computed frame: the points coincide (a node of an elastic
+        body there, which moves with its deformation); in 3D the joint's ``axis`` (global at
+        t = 0, fixed in both frames) stays aligned. See
+        :mod:`dolfinx_mbs.constraints.frame_joints`.
+
+        Args:
+            body_a, body_b: a :class:`~dolfinx_mbs.Body`, a :class:`~dolfinx_mbs.RigidBody`,
+                or None for the ground.
+            point: the joint's point, global, at t = 0 (m).
+            axis: the joint's axis in 3D (global at t = 0); in 2D z (None).
+            name: the joint's name in ``Result.joints`` (default ``revolute(a,b)``).
+            tol: how far from ``point`` an elastic body's node may lie (m).
 
         Returns:
             The joint (for :meth:`motor`); its force is in ``Result.joints[name].force`` (on
             ``body_b``, global components) and the position rows' largest value in
             ``.drift``.
+
+        Raises:
+            ValueError: a body not of this model, the same body twice, neither body on a
+                computed frame, no node of an elastic body within ``tol``, a name taken, a 3D
+                joint without ``axis``.
         """
         return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
 
     def prismatic(self, body_a, body_b, point, axis, name: Optional[str] = None,
                   tol: float = 1e-8) -> FrameJoint:
         """A prismatic joint (2D): ``body_b``'s point at ``point`` slides along ``axis``
-        (global at t = 0, fixed in ``body_a``'s frame; None: the ground) and the two frames
-        keep their relative orientation."""
+        (global at t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two
+        frames keep their relative orientation.
+
+        Args:
+            body_a, body_b: as for :meth:`revolute` (``body_a`` None: a guide fixed in the
+                ground).
+            point: ``body_b``'s point on the guide, global, at t = 0 (m).
+            axis: the guide's direction, global at t = 0.
+            name: the joint's name in ``Result.joints``.
+            tol: how far from ``point`` an elastic body's node may lie (m).
+
+        Returns:
+            The joint; ``Result.joints[name].drift`` is its position rows' largest value.
+
+        Raises:
+            ValueError: as :meth:`revolute`; a 3D model (prismatic joints are 2D).
+        """
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
     def motor(self, target, angle: Optional[Callable] = None, speed: Optional[Callable] = None,
@@ -272,9 +300,20 @@ class Model:
         ``Result.joints[name].torque``), or ``torque(t, s)`` applies equal and opposite torques
         (``s.angle``, ``s.rate``: the relative rotation).
 
+        Args:
+            target: a 2D revolute joint of this model (:meth:`revolute`) or one of its hinges.
+            angle: ``angle(t)``, the rotation since t = 0 (rad; ``angle(0)`` = 0).
+            speed: ``speed(t)``, the rate of the rotation (rad/s).
+            torque: ``torque(t, s)``, the torque on the joint's second body or the hinge's
+                frame (N m; the first body, or the hinge's parent, gets its opposite).
+            name: the motor's name in ``Result.joints`` (default ``motor(<target>)``).
+
+        Returns:
+            The motor.
+
         Raises:
             ValueError: not exactly one of ``angle``, ``speed``, ``torque``; a target that is not
-                a 2D revolute joint of this model or one of its hinges.
+                a 2D revolute joint of this model or one of its hinges; a name taken.
         """
         from dolfinx_mbs.frames.computed import Hinge
         if isinstance(target, FrameJoint):

@@ -54,6 +54,7 @@ class JointPoint:
 
     @property
     def elastic(self) -> bool:
+        """True for a node of an elastic body (it moves with the body's deformation)."""
         return self.body is not None
 
 
