@@ -6,7 +6,6 @@
 #   make test-debian      the suite on Debian's DOLFINx 0.5.2 (Debian 12)
 #   make test-dolfinx09   the suite on DOLFINx 0.9 in a Debian 13 chroot
 #   make docs             the site (Sphinx + MyST-NB, the demos executed) in docs/_build/html
-#                         (DOCS_QUICK=1: the demos' short versions)
 #   make docs-check       the site opened in headless Chromium: figures load, no broken link
 #   make test-3           the suite under mpirun -n 3 (an odd count: partitions 2 ranks hide)
 SHELL := /bin/bash
@@ -135,16 +134,13 @@ $(WHEEL_VENV)/.docs-installed: $(WHEEL_VENV)/.installed pyproject.toml
 # Warnings are errors, every page read again (-E: a second build after a failed one would not
 # repeat the warnings of pages it has read); each demo runs once per change of its file
 # (jupyter-cache), serially, without progress bars; BLAS threads would only compete for the cores.
-# DOCS_QUICK=1: the demos' short versions (MBS_DEMO_QUICK=1, a cache of their own), for CI's
-# budget; the site to publish runs them in full.
-DOCS_QUICK ?=
 docs: docs-setup
-	cd docs && MBS_DEMO_QUICK=$(DOCS_QUICK) TQDM_DISABLE=1 OMP_NUM_THREADS=1 ../$(WHEEL_VENV)/bin/python -m sphinx -E -W --keep-going -b html -q . _build/html
+	cd docs && TQDM_DISABLE=1 OMP_NUM_THREADS=1 ../$(WHEEL_VENV)/bin/python -m sphinx -E -W --keep-going -b html -q . _build/html
 	@echo "the site: docs/_build/html/index.html"
 
 docs-check: docs
 	$(call apt_install,$(BROWSER_APT))
-	MBS_DEMO_QUICK=$(DOCS_QUICK) $(WHEEL_VENV)/bin/python $(PYTEST) docs/tests
+	$(WHEEL_VENV)/bin/python $(PYTEST) docs/tests
 
 validate: setup
 	$(PY) $(PYTEST) -m slow tests || [ $$? = 5 ]  # 5: no slow test collected

@@ -56,11 +56,7 @@ myst_heading_anchors = 3
 # --- demos: jupytext light scripts executed into pages
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:light"}]}
 nb_execution_mode = os.environ.get("MBS_DOCS_EXECUTE", "cache")
-#: the demos in their short versions (``make docs DOCS_QUICK=1``: CI's budget); the kernels
-#: inherit the variable. Their own cache: the cache keys on a page's text, not on the variable.
-QUICK = os.environ.get("MBS_DEMO_QUICK") == "1"
-nb_execution_cache_path = str(DOCS / "_build" / (".jupyter_cache_quick" if QUICK
-                                                 else ".jupyter_cache"))
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
 nb_execution_timeout = 1800
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
@@ -149,11 +145,8 @@ def generate_demos() -> None:
              "Every demo of `demos/` executed into a page with its output and figures (serially;",
              "each also runs under `mpirun`, and the test suite runs each on 1, 2 and 3 ranks in",
              "a shorter version, `MBS_DEMO_QUICK=1`). Each page is the script itself: download",
-             "it with the button at the top, or take it from `demos/`.", ""]
-    if QUICK:
-        lines += ["This build ran the demos' short versions (`MBS_DEMO_QUICK=1`): their output",
-                  "and figures are those of a shorter run than the scripts' own.", ""]
-    lines += ["| demo | what it shows |", "|---|---|"]
+             "it with the button at the top, or take it from `demos/`.", "",
+             "| demo | what it shows |", "|---|---|"]
     for p in demos:
         lines.append(f"| [{p.stem}]({p.stem}.py) | {_title(p.read_text(), p.stem)} |")
     lines += ["", "```{toctree}", ":hidden:", ""] + [p.stem for p in demos] + ["```", ""]
