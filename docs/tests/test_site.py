@@ -37,8 +37,10 @@ import pytest
 DOCS = pathlib.Path(__file__).resolve().parent.parent
 HTML = DOCS / "_build" / "html"
 SHOTS = DOCS / "_build" / "browser"
-#: the pages opened in the browser: the start page and demos with figures (a GIF among them)
-PAGES = ["index.html", "demos/rotor_campbell.html", "demos/spin_up_beam.html"]
+#: the pages opened in the browser: the start page and demos with figures (a GIF among them,
+#: a mechanism of computed frames)
+PAGES = ["index.html", "demos/rotor_campbell.html", "demos/spin_up_beam.html",
+         "demos/elastic_slider_crank.html"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
