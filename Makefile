@@ -6,6 +6,9 @@
 # (dolfinx-solver-real, MPICH); otherwise Debian's packages (DOLFINx 0.5.2, Open MPI).
 #   make test-debian      the suite on Debian's DOLFINx 0.5.2 (Debian 12)
 #   make test-dolfinx09   the suite on DOLFINx 0.9 in a Debian 13 chroot
+#   make docs             the site (Sphinx + MyST-NB, the demos executed) in docs/_build/html
+#   make docs-check       the site opened in headless Chromium: figures load, no broken link
+#   make test-3           the suite under mpirun -n 3 (an odd count: partitions 2 ranks hide)
 SHELL := /bin/bash
 NP ?= 2
 PY312 := $(shell scripts/find_python.sh)
@@ -34,7 +37,7 @@ export OMPI_MCA_mpi_yield_when_idle := 1
 # pip's progress and index warnings are not the run's output
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo lint test test-serial test-mpi test-debian validate studies slider-crank bench bench-step bench-dense test-dolfinx09 version clean
+.PHONY: setup demo lint test test-serial test-mpi test-3 test-3-ci test-debian validate studies slider-crank bench bench-step bench-dense test-dolfinx09 version clean docs docs-setup docs-check
 
 setup: $(VENV)/.installed
 
@@ -95,13 +98,58 @@ MPI_GROUPS := a-f g-m n-r s-z
 test-mpi: setup
 	@for g in $(MPI_GROUPS); do \
 	  files=$$(ls tests/test_[$$g]*.py 2>/dev/null); [ -n "$$files" ] || continue; \
-	  echo "== 2 ranks: tests/test_[$$g]*.py"; \
+	  echo "== $(NP) ranks: tests/test_[$$g]*.py"; \
 	  timeout 1800 $(MPIRUN) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" $$files \
 	    || exit $$?; \
 	done
 
+# the same files on 3 ranks (MPICH oversubscribes by itself; Open MPI by the variable above)
+test-3: setup
+	$(MAKE) --no-print-directory test-mpi ROUTE=$(ROUTE) NP=3
+
+# CI's 3-rank run: the files whose tests distribute data or compare partitions (the whole
+# 3-rank suite takes about as long as the 2-rank one: make test-3)
+MPI3_CI_FILES := tests/test_parallel.py tests/test_maggi.py tests/test_joints.py \
+  tests/test_evaluate.py tests/test_io.py tests/test_plot.py tests/test_free_modes.py \
+  tests/test_element_frames.py tests/test_operators.py tests/test_loads.py tests/test_rod.py \
+  tests/test_meshes.py tests/test_errors.py tests/test_inputs.py tests/test_messages.py \
+  tests/test_modes.py
+test-3-ci: setup
+	timeout 1800 $(subst -n $(NP),-n 3,$(MPIRUN)) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" $(MPI3_CI_FILES)
+
 test-debian:
 	$(MAKE) --no-print-directory test ROUTE=debian
+
+# --- the site, on the wheel's route: Debian's EGL (PyVista renders off-screen) and Chromium
+# (the browser check), the package's docs extra in the venv
+DOCS_APT := libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri
+BROWSER_APT := chromium
+define apt_install
+	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "Installing from Debian: $$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+endef
+
+docs-setup: $(WHEEL_VENV)/.docs-installed
+
+$(WHEEL_VENV)/.docs-installed: $(WHEEL_VENV)/.installed pyproject.toml
+	$(call apt_install,$(DOCS_APT))
+	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot,docs]" 2>&1 | grep -v "^WARNING: Location" || true
+	@$(WHEEL_VENV)/bin/python -c "import sphinx, myst_nb, pyvista" || { echo "docs set-up of $(WHEEL_VENV) failed"; exit 1; }
+	@touch $@
+
+# Warnings are errors, every page read again (-E: a second build after a failed one would not
+# repeat the warnings of pages it has read); each demo runs once per change of its file
+# (jupyter-cache), serially, without progress bars; BLAS threads would only compete for the cores.
+docs: docs-setup
+	cd docs && TQDM_DISABLE=1 OMP_NUM_THREADS=1 ../$(WHEEL_VENV)/bin/python -m sphinx -E -W --keep-going -b html -q . _build/html
+	@echo "the site: docs/_build/html/index.html"
+
+docs-check: docs
+	$(call apt_install,$(BROWSER_APT))
+	$(WHEEL_VENV)/bin/python $(PYTEST) docs/tests
 
 validate: setup
 	$(PY) $(PYTEST) -m slow tests || [ $$? = 5 ]  # 5: no slow test collected

@@ -264,3 +264,4 @@ if comm.rank == 0 and not QUICK:
         fig.tight_layout()
         fig.savefig("out/elastic_linkage.png", dpi=120)
         print("plot: out/elastic_linkage.png")
+        mbs.plot.show("out/elastic_linkage.png")

@@ -25,7 +25,7 @@
 # Run: `mpirun -n 2 python demos/elastic_slider_crank.py`; `MBS_DEMO_QUICK=1` for a short
 # version. The coupled run's history goes to `out/elastic_slider_crank.csv` as the run
 # produces it, a plot to `out/elastic_slider_crank.png`. The mesh and step convergence of the
-# midpoint deflection is in `docs/slider_crank.md`.
+# midpoint deflection is in `docs/slider_crank.md` (`make slider-crank`).
 
 # +
 import math
@@ -144,4 +144,5 @@ if comm.rank == 0:
         ax.legend()
         fig.tight_layout()
         fig.savefig("out/elastic_slider_crank.png", dpi=120)
+        mbs.plot.show("out/elastic_slider_crank.png")
 # -

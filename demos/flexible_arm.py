@@ -142,4 +142,5 @@ if comm.rank == 0:
         bx.set_ylabel("fore tip deflection (mm)")
         fig.tight_layout()
         fig.savefig("out/flexible_arm.png", dpi=120)
+        mbs.plot.show("out/flexible_arm.png")
 # -

@@ -15,6 +15,8 @@
 # - the rigid translations across the axis whirl at $i\Omega$ (the bar at rest in the inertial
 #   frame), the one along it stays at 0 (`modes().rigid_eigenvalues`).
 #
+# The elastic modes at speed are drawn at the end (`mbs.plot.mode_shapes`, with PyVista).
+#
 # Run it with `python demos/free_spinning_body.py` or under `mpirun -n 2`.
 
 # +
@@ -53,7 +55,7 @@ rate = 100.0
 w0 = bar(0.0).natural_frequencies(n=4)
 model = bar(rate)
 gyro = model.natural_frequencies(n=8, gyroscopic=True)
-res = model.modes(n=8, damping=False)
+res = model.modes(n=8, damping=False, shapes=True)
 table = model.campbell([0.0, rate / 2, rate], n=4)
 say(f"free bar, {CELLS} hexahedra, {comm.size} rank(s)")
 say(f"at rest: {np.round(w0, 2)} rad/s (bending pair first)")
@@ -69,3 +71,19 @@ assert np.allclose(res.frequencies, gyro, rtol=1e-8)
 # every Campbell branch at this speed is one of the elastic modes
 assert np.all(np.abs(table.frequencies[-1][:, None] / gyro[None, :] - 1).min(axis=1) < 1e-8)
 assert abs(0.5 * (gyro[1] - gyro[0]) - rate) < 0.06 * rate
+
+# The first four elastic modes of the spinning bar, each at the phase of its largest motion
+# (no point of the free bar is held: its rigid motions are left out of the shapes, which are
+# M-orthogonal to them, so the bar's centre of mass does not move).
+
+# +
+try:
+    os.makedirs("out", exist_ok=True) if comm.rank == 0 else None
+    comm.Barrier()
+    mbs.plot.mode_shapes(res.shapes[:4], "out/free_spinning_body_modes.png", columns=4,
+                         labels=[f"{f:.1f} rad/s" for f in res.frequencies[:4]],
+                         window_size=(1200, 300))
+    mbs.plot.show("out/free_spinning_body_modes.png")
+except ImportError as err:  # PyVista is optional
+    say(f"no mode shape pictures: {err}")
+# -

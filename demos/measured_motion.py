@@ -165,3 +165,4 @@ if comm.rank == 0 and not QUICK:
         fig.tight_layout()
         fig.savefig("out/measured_motion.png", dpi=120)
         print("plot: out/measured_motion.png")
+        mbs.plot.show("out/measured_motion.png")

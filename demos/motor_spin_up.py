@@ -105,4 +105,5 @@ if comm.rank == 0:
         a2.set_xlabel("t (s)")
         fig.tight_layout()
         fig.savefig("out/motor_spin_up.png", dpi=120)
+        mbs.plot.show("out/motor_spin_up.png")
 # -

@@ -139,7 +139,9 @@ for damping in (False, True):
 # a sinusoid: `stepper="exact"` propagates it by matrix exponentials, with the load fitted on
 # the sinusoid's frequency, so its steps carry no time-discretization error and dt is only the
 # output step wanted (here 10 x the step above). The exact histories at two output steps agree
-# to round-off; the three schemes above differ from them by their own errors.
+# to round-off; the three schemes above differ from them by their own errors, mostly the phase
+# error of the highest axial modes (w dt = 0.17 for the third), which grows with the time
+# simulated: about 3e-4 of the peak after the short run's 0.004 s, 3e-3 after 0.1 s.
 
 # +
 W_LOAD = 2 * np.pi / PERIOD
@@ -163,7 +165,7 @@ for damping in (False, True):
         e = np.abs(results[(form, damping)].probes[:, :, 0] - runs[DT].probes[:, :, 0]).max()
         e /= np.abs(runs[DT].probes[:, :, 0]).max()
         say(f"  {form} (dt = {DT:g}) vs exact: {e:.1e}")
-        assert e < 1e-3
+        assert e < (1e-3 if QUICK else 5e-3)
 
 # -
 
@@ -187,3 +189,4 @@ if comm.rank == 0 and not QUICK:
         fig.tight_layout()
         fig.savefig("out/rod_dynamics.png", dpi=120)
         print("plot: out/rod_dynamics.png")
+        mbs.plot.show("out/rod_dynamics.png")

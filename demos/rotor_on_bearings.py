@@ -63,6 +63,7 @@ os.makedirs(OUT, exist_ok=True) if comm.rank == 0 else None
 comm.Barrier()
 table.to_csv(os.path.join(OUT, "rotor_on_bearings_campbell.csv"))
 mbs.rotors.campbell_log_dec(table, os.path.join(OUT, "rotor_on_bearings_campbell.png"))
+mbs.plot.show(os.path.join(OUT, "rotor_on_bearings_campbell.png"))
 say("frequencies (Hz) at the top speed:", np.round(table.frequencies[-1] / (2 * np.pi), 1))
 say("log dec there:                   ", np.round(table.log_dec[-1], 4))
 say("whirl there (+1 forward):        ", table.whirl[-1])
@@ -79,6 +80,7 @@ resp = model.unbalance_response(w, unbalances=[(disk1, 1e-4, 0.0), (disk2, 1e-4,
 resp.to_csv(os.path.join(OUT, "rotor_on_bearings_response.csv"))
 resp.peaks_to_csv(os.path.join(OUT, "rotor_on_bearings_peaks.csv"))
 resp.plot(os.path.join(OUT, "rotor_on_bearings_bode.png"), probe=0)
+mbs.plot.show(os.path.join(OUT, "rotor_on_bearings_bode.png"))
 for p in resp.critical_speeds:
     say(f"{resp.probes[p.probe]}: peak {p.amplitude:.3e} m at {p.speed * RPM:.0f} rpm, "
         f"amplification factor {p.amplification:.1f}")

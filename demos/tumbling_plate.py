@@ -98,4 +98,5 @@ if comm.rank == 0:
         ax.legend()
         fig.tight_layout()
         fig.savefig("out/tumbling_plate.png", dpi=120)
+        mbs.plot.show("out/tumbling_plate.png")
 # -

@@ -15,7 +15,8 @@ The subpackages follow the flow: ``frames`` and ``materials`` make a ``bodies.Bo
 ``forms`` (UFL) are assembled by ``assembly``; ``constraints`` give the Maggi reducer, which
 ``reduction`` composes with reduced bodies and ``systems`` turn into the reduced operators of a
 formulation; ``static``, ``modal``, ``campbell`` and ``integrate`` solve them; ``io`` and
-``meshes`` serve them; ``model.Model`` ties it together for the user and ``cli`` runs case files.
+``meshes`` serve them; ``model.Model`` ties it together for the user, ``plot`` draws the
+results and ``cli`` runs case files.
 """
 
 import importlib.util as _ilu
@@ -37,6 +38,7 @@ from dolfinx_mbs import (
     materials,
     meshes,
     modal,
+    plot,
     reduction,
     rotors,
     static,
@@ -71,6 +73,7 @@ __all__ = [
     "meshes",
     "modal",
     "operators",
+    "plot",
     "reduction",
     "rotors",
     "rows",

@@ -41,6 +41,7 @@ __all__ = [
     "cell_table",
     "geometry_dofmap",
     "cell_type_name",
+    "vtk_mesh",
 ]
 
 
@@ -92,6 +93,18 @@ def same_space(V, W) -> bool:
         return False
     return V.ufl_element() == W.ufl_element() and \
         V.dofmap.index_map.size_local == W.dofmap.index_map.size_local
+
+
+def vtk_mesh(V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """VTK cells, cell types and node coordinates of a Lagrange space's owned cells.
+
+    DOLFINx's ``dolfinx.plot.vtk_mesh(V)`` (``create_vtk_mesh`` before 0.7): the nodes are the
+    space's local dof coordinates (owned and ghost), numbered as its dofmap's blocks.
+    """
+    import dolfinx.plot
+
+    make = getattr(dolfinx.plot, "vtk_mesh", None) or dolfinx.plot.create_vtk_mesh
+    return make(V)
 
 
 def same_mesh(V, W) -> bool:

@@ -245,23 +245,52 @@ class Model:
     def revolute(self, body_a, body_b, point, axis=None, name: str | None = None,
                  tol: float = 1e-8) -> FrameJoint:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
-        ``body_b`` (Body, RigidBody, or None for the ground), one of them on a computed frame:
-        the points coincide (a node of an elastic body there, which moves with its
-        deformation); in 3D the joint's ``axis`` (global at t = 0, fixed in both frames) stays
-        aligned. See :mod:`dolfinx_mbs.constraints.frame_joints`.
+        ``body_b``, one of them on a computed frame: the points coincide (a node of an elastic
+        body there, which moves with its deformation); in 3D the joint's ``axis`` (global at
+        t = 0, fixed in both frames) stays aligned. See
+        :mod:`dolfinx_mbs.constraints.frame_joints`.
+
+        Args:
+            body_a: a :class:`~dolfinx_mbs.Body`, a :class:`~dolfinx_mbs.RigidBody`, or None
+                for the ground.
+            body_b: the same kinds.
+            point: the joint's point, global, at t = 0 (m).
+            axis: the joint's axis in 3D (global at t = 0); in 2D z (None).
+            name: the joint's name in ``Result.joints`` (default ``revolute(a,b)``).
+            tol: how far from ``point`` an elastic body's node may lie (m).
 
         Returns:
             The joint (for :meth:`motor`); its force is in ``Result.joints[name].force`` (on
             ``body_b``, global components) and the position rows' largest value in
             ``.drift``.
+
+        Raises:
+            ValueError: a body not of this model, the same body twice, neither body on a
+                computed frame, no node of an elastic body within ``tol``, a name taken, a 3D
+                joint without ``axis``.
         """
         return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
 
     def prismatic(self, body_a, body_b, point, axis, name: str | None = None,
                   tol: float = 1e-8) -> FrameJoint:
         """A prismatic joint (2D): ``body_b``'s point at ``point`` slides along ``axis``
-        (global at t = 0, fixed in ``body_a``'s frame; None: the ground) and the two frames
-        keep their relative orientation."""
+        (global at t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two
+        frames keep their relative orientation.
+
+        Args:
+            body_a: as for :meth:`revolute` (None: a guide fixed in the ground).
+            body_b: the body whose point slides.
+            point: ``body_b``'s point on the guide, global, at t = 0 (m).
+            axis: the guide's direction, global at t = 0.
+            name: the joint's name in ``Result.joints``.
+            tol: how far from ``point`` an elastic body's node may lie (m).
+
+        Returns:
+            The joint; ``Result.joints[name].drift`` is its position rows' largest value.
+
+        Raises:
+            ValueError: as :meth:`revolute`; a 3D model (prismatic joints are 2D).
+        """
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
     def spring(self, body_a, point_a, body_b, point_b, stiffness: float, damping: float = 0.0,
@@ -407,9 +436,20 @@ class Model:
         ``Result.joints[name].torque``), or ``torque(t, s)`` applies equal and opposite torques
         (``s.angle``, ``s.rate``: the relative rotation).
 
+        Args:
+            target: a 2D revolute joint of this model (:meth:`revolute`) or one of its hinges.
+            angle: ``angle(t)``, the rotation since t = 0 (rad; ``angle(0)`` = 0).
+            speed: ``speed(t)``, the rate of the rotation (rad/s).
+            torque: ``torque(t, s)``, the torque on the joint's second body or the hinge's
+                frame (N m; the first body, or the hinge's parent, gets its opposite).
+            name: the motor's name in ``Result.joints`` (default ``motor(<target>)``).
+
+        Returns:
+            The motor.
+
         Raises:
             ValueError: not exactly one of ``angle``, ``speed``, ``torque``; a target that is not
-                a 2D revolute joint of this model or one of its hinges.
+                a 2D revolute joint of this model or one of its hinges; a name taken.
         """
         from dolfinx_mbs.frames.computed import Hinge
         if isinstance(target, FrameJoint):
@@ -796,10 +836,11 @@ class Model:
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-              output: str | None = None) -> "modal.ModalResult":
+              output: str | None = None, shapes: bool = False) -> "modal.ModalResult":
         """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
-        see :func:`dolfinx_mbs.modal.modes`."""
-        return modal.modes(self._modal_system(), t, n, damping, shift, output)
+        see :func:`dolfinx_mbs.modal.modes`; ``shapes=True`` keeps the shapes as Functions
+        for :mod:`dolfinx_mbs.plot`."""
+        return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
                   constraints: Sequence[Constraint] | None = None,

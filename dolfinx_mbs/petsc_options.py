@@ -27,7 +27,9 @@ __all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "conver
 
 #: how the pattern of a matrix combined into another relates to it (``Mat.axpy``, ``Mat.copy``)
 SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
+#: the pattern of the matrix combined in is a subset of the other's
 SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+#: the patterns differ (the result's is their union)
 DIFFERENT = PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN
 
 #: the options prefix of the eigensolvers (SLEPc EPS/PEP of modes, Campbell and reduced bodies)

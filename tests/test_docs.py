@@ -22,8 +22,10 @@ def texts():
                             ("bench", "*.py")):
         files += sorted((ROOT / folder).rglob(pattern))
     here = pathlib.Path(__file__).resolve()
+    # the site's generated pages (copies of the demos, the API and benchmark pages, the build)
+    generated = [ROOT / "docs" / d for d in ("_build", "demos", "reference")]
     return [(f.relative_to(ROOT).as_posix(), f.read_text()) for f in files
-            if f not in (THEORY, here)]
+            if f not in (THEORY, here) and not any(g in f.parents for g in generated)]
 
 
 def sections():

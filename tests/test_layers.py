@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "dolfinx_mbs"
 #: the parts of the package in the order of the flow (a part imports only from those before it)
 FLOW = ["compat", "checks", "petsc_options", "lifetime", "io", "meshes", "frames", "materials",
         "forms", "bodies", "assembly", "constraints", "reduction", "systems", "static", "modal",
-        "campbell", "rotors", "integrate", "model", "cli"]
+        "campbell", "rotors", "integrate", "model", "plot", "cli"]
 BACKENDS = ("ts", "sparse", "dense")
 
 

@@ -21,7 +21,9 @@ from dolfinx_mbs.frames.base import FrameState
 __all__ = ["Load", "AppliedLoads", "VectorLike", "TimeVector", "facet_measure", "locate_node",
            "diameter"]
 
+#: a vector given as a sequence of numbers or a numpy array
 VectorLike = Union[Sequence[float], np.ndarray]
+#: a vector constant in time, or a function of time t (s) returning one
 TimeVector = Union[VectorLike, Callable[[float], VectorLike]]
 
 

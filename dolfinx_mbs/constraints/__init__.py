@@ -13,6 +13,7 @@ from dolfinx_mbs.constraints.base import (
     time_jets,
 )
 from dolfinx_mbs.constraints.elimination import Elimination, rate_rows_on_independent
+from dolfinx_mbs.constraints.frame_joints import FrameJoint, JointPoint, Motor
 from dolfinx_mbs.constraints.joints import (
     GROUND,
     Joint,
@@ -31,10 +32,13 @@ __all__ = [
     "Clamp",
     "Constraint",
     "Elimination",
+    "FrameJoint",
     "GROUND",
     "Joint",
+    "JointPoint",
     "LinearRows",
     "MaggiReducer",
+    "Motor",
     "nodes_where",
     "pin",
     "Prescribed",

@@ -90,13 +90,13 @@ def acceleration(omega, alpha, a_O, X, u, udot, uddot):
 
 
 def kinetic_energy_density(rho, omega, v_O, X, u, udot):
-    """T density: rho/2 |v|^2."""
+    """T density: ``rho/2 |v|^2``."""
     vel = velocity(omega, v_O, X, u, udot)
     return 0.5 * rho * ufl.inner(vel, vel)
 
 
 def acceleration_energy_density(rho, omega, alpha, a_O, X, u, udot, uddot):
-    """Gibbs-Appell S density: rho/2 |a|^2."""
+    """Gibbs-Appell S density: ``rho/2 |a|^2``."""
     acc = acceleration(omega, alpha, a_O, X, u, udot, uddot)
     return 0.5 * rho * ufl.inner(acc, acc)
 
@@ -156,7 +156,10 @@ def lagrange_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, ud
 
 def gibbs_appell_route(rho, material: Material, omega, alpha, a_O, X, u, ud, udd, test, trial,
                        dx=ufl.dx) -> Dict[str, ufl.Form]:
-    """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0, S = int rho/2 |a|^2."""
+    """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0.
+
+    ``S = int rho/2 |a|^2``, the acceleration energy.
+    """
     S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
     E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
     E = apply_derivatives(E)

@@ -132,8 +132,8 @@ def frame_coupling(omega=None, alpha=None) -> dict:
       rho omega x udot: 2 omega x udot, the Coriolis term of the acceleration (section 1).
     * ``angular_acceleration``: the same term of T; d/dt of rho omega(t) x u also differentiates
       omega, giving rho alpha x u (section 1's alpha x u; skew, [K(eps)] in section 2's table).
-    * ``spin_softening``: the term 1/2 int rho |omega x u|^2 of T, whose -dT/du is
-      rho omega x (omega x u) = rho (omega (omega.u) - |omega|^2 u) (section 2's k_omega).
+    * ``spin_softening``: the term ``1/2 int rho |omega x u|^2`` of T, whose -dT/du is
+      ``rho omega x (omega x u) = rho (omega (omega.u) - |omega|^2 u)`` (section 2's k_omega).
       The same W on X gives the centrifugal load q_omega: the term int rho (omega x X).(omega
       x u) of T, through -dT/du. It is linear in the six products omega_i omega_j, which is
       what prestress stiffening uses (section 3, :func:`unit_spin_cases`).

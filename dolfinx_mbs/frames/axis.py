@@ -13,12 +13,13 @@ __all__ = ["ConstantSpin", "SpinUp"]
 
 
 class _AxisRotation(Frame):
-    calls_user_code = False  # closed forms
     """Rotation by ``theta(t)`` about a fixed axis through a fixed point ``pivot``.
 
     The frame coincides with the global frame at theta = 0, so a point at local X is at
     ``pivot + R (X - pivot)``: r_O = pivot - R pivot.
     """
+
+    calls_user_code = False  # closed forms
 
     def __init__(self, axis, pivot):
         self.axis = checks.unit_axis(axis)

@@ -22,7 +22,7 @@ class Composed(Frame):
         R = R_p R_c,        r_O = r_p + R_p r_c,
 
     and, in the composed frame's local components (``docs/theory.md`` section 1; p: parent state,
-    c: child state, each in its own local components, w_p' = R_c^T omega_p),
+    c: child state, each in its own local components, w_p' = R_c^T omega_p)::
 
         omega = w_p' + omega_c
         alpha = R_c^T alpha_p + alpha_c + w_p' x omega_c

@@ -361,7 +361,7 @@ class Prescribed(Frame):
         time_scale: None (default): the differencing step is chosen from the motion, starting
             at 0.1 s. A time (s): the steps start at a tenth of it (for a motion defined only
             near the times of the run).
-        orthonormality_tol: tolerance on max |R^T R - I|.
+        orthonormality_tol: tolerance on ``max |R^T R - I|``.
         omega: ``t -> omega`` (3-vector, rad/s, local components: ``R^T dR/dt`` as a vector,
             what :meth:`Frame.omega` returns), or a constant; None: from the rotation.
         alpha: ``t -> d omega / dt`` (3-vector, rad/s^2, local components), or a constant;

@@ -66,6 +66,7 @@ __all__ = ["integrate", "Result", "FORMULATIONS"]
 
 log = logging.getLogger(__name__)
 
+#: the formulations a run takes (``integrate(..., formulation=)``)
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 
 

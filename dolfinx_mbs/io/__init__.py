@@ -14,7 +14,9 @@ from dolfinx_mbs.io.output import (
     MotionWriter,
     Probes,
     TimeSeriesWriter,
+    mode_functions,
     pyplot,
+    write_mode_functions,
     write_modes,
 )
 from dolfinx_mbs.io.points import evaluate
@@ -25,11 +27,13 @@ __all__ = [
     "evaluate",
     "FieldFile",
     "keep_xdmf_times",
+    "mode_functions",
     "MotionWriter",
     "Probes",
     "pyplot",
     "set_aside",
     "TimeSeriesWriter",
     "vtx_times",
+    "write_mode_functions",
     "write_modes",
 ]

@@ -267,32 +267,60 @@ def pyplot():
     return plt
 
 
-def write_modes(system, stem: str, vecs) -> None:
-    """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem (its ``expand_mode``
-    gives the full shape) to ``<stem>_<body>`` field files, each mode normalized to a unit
-    largest displacement, at time 0."""
+def mode_functions(system, vecs) -> list:
+    """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem as DOLFINx Functions.
+
+    The system's ``expand_mode`` gives the full shape; each mode is scaled to a unit largest
+    displacement over all bodies.
+
+    Args:
+        system: the typed system whose eigenproblem gave ``vecs``.
+        vecs: (re, im) PETSc Vecs in its coordinates, one pair per mode.
+
+    Returns:
+        Per mode a list with one (re, im) pair of Functions per body, in the body frames.
+    """
     from dolfinx import fem
     from petsc4py import PETSc
 
     space = system.space
     full = space.create_vec()
-    parts = {}  # (k, "re"/"im") -> the full vector of that part
-    scales = []
-    for k, (xr, xi) in enumerate(vecs):
-        scale = 0.0
-        for part, x in (("re", xr), ("im", xi)):
-            system.expand_mode(x, full)
-            scale = max(scale, full.norm(PETSc.NormType.NORM_INFINITY))
-            parts[k, part] = full.copy()
-        scales.append(max(scale, 1e-300))
-    funcs = [fem.Function(b.V) for b in system.bodies]
+    out = []
+    try:
+        for xr, xi in vecs:
+            parts = []
+            for x in (xr, xi):
+                system.expand_mode(x, full)
+                funcs = [fem.Function(b.V) for b in system.bodies]
+                space.scatter(full, funcs)
+                parts.append((funcs, full.norm(PETSc.NormType.NORM_INFINITY)))
+            scale = max(max(n for _, n in parts), 1e-300)
+            for funcs, _ in parts:
+                for f in funcs:
+                    f.x.array[:] /= scale
+            out.append(list(zip(parts[0][0], parts[1][0])))
+    finally:
+        full.destroy()
+    return out
+
+
+def write_modes(system, stem: str, vecs) -> None:
+    """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem to field files.
+
+    ``<stem>_<body>``, each mode normalized to a unit largest displacement, at time 0.
+    """
+    write_mode_functions(system, stem, mode_functions(system, vecs))
+
+
+def write_mode_functions(system, stem: str, shapes) -> None:
+    """The shapes of :func:`mode_functions` to ``<stem>_<body>`` field files.
+
+    Fields ``mode<k>_re`` and ``mode<k>_im``, at time 0.
+    """
     for ib, body in enumerate(system.bodies):
-        names = [f"mode{k}_{part}" for k in range(len(vecs)) for part in ("re", "im")]
+        names = [f"mode{k}_{part}" for k in range(len(shapes)) for part in ("re", "im")]
         with FieldFile(system.comm, f"{stem}_{body.name}", body.V, names) as f:
-            for (k, part), x in parts.items():
-                space.scatter(x, funcs)
-                f.assign(f"mode{k}_{part}", funcs[ib])
-                f.fields[f"mode{k}_{part}"].x.array[:] /= scales[k]
+            for k, mode in enumerate(shapes):
+                for part, func in zip(("re", "im"), mode[ib]):
+                    f.assign(f"mode{k}_{part}", func)
             f.write(0.0)
-    for x in [full, *parts.values()]:
-        x.destroy()

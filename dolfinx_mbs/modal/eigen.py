@@ -557,6 +557,10 @@ class ModalResult(Mapping):
             none.
         rigid_eigenvalues: the eigenvalues of the free motions alone, one per pair (empty
             without them): for information, see :mod:`dolfinx_mbs.systems.rigid_modes`.
+        shapes: with ``modes(..., shapes=True)``, per mode one (re, im) pair of DOLFINx
+            Functions per body (body frame, the mode scaled to a unit largest displacement;
+            the motion is Re((re + i im) e^(lambda t))), for :mod:`dolfinx_mbs.plot`; None
+            otherwise.
     """
 
     eigenvalues: np.ndarray
@@ -566,6 +570,7 @@ class ModalResult(Mapping):
     unstable: np.ndarray
     rigid_dim: int
     rigid_eigenvalues: np.ndarray
+    shapes: list | None = None
 
     def __getitem__(self, key: str):
         if key not in self._keys():
@@ -584,7 +589,7 @@ class ModalResult(Mapping):
 
 
 def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-          output: str | None = None) -> ModalResult:
+          output: str | None = None, shapes: bool = False) -> ModalResult:
     """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
     state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
     softening, stiffening): the unstable ones, fastest growth first, then the ``n`` (in all)
@@ -606,6 +611,7 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
         damping: include the materials' damping.
         shift: real shift-and-invert target (1/s) of the stable modes.
         output: file stem of the shapes, or None.
+        shapes: keep the shapes as DOLFINx Functions (``ModalResult.shapes``).
 
     Returns:
         A :class:`ModalResult`.
@@ -616,6 +622,8 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
     """
     n = _check(n)
     shift = checks.real(shift, "shift")
+    if not isinstance(shapes, (bool, np.bool_)):
+        raise TypeError(f"shapes must be True or False, got {shapes!r}")
     Kr, Cr, Mr = system.pencil(t, n, "damping" if damping else "gyroscopic")
     rigid = rigid_subspace(system, t, at_time=True)
     try:
@@ -625,14 +633,20 @@ def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float
             rigid.destroy()
     freq = signed_frequencies(lam)
     zeta = -lam.real / np.maximum(np.abs(lam), 1e-300)
-    if output is not None:
-        from dolfinx_mbs.io.output import write_modes
+    from dolfinx_mbs.io.output import mode_functions, write_mode_functions
 
-        write_modes(system, output, vecs)
-    for xr, xi in vecs:
-        xr.destroy()
-        xi.destroy()
+    funcs = None
+    try:
+        if output is not None or shapes:
+            funcs = mode_functions(system, vecs)
+        if output is not None:
+            write_mode_functions(system, output, funcs)
+    finally:
+        for xr, xi in vecs:
+            xr.destroy()
+            xi.destroy()
     return ModalResult(eigenvalues=lam, frequencies=freq, damping_ratios=zeta,
                        growth=lam.real.copy(), unstable=unstable(lam),
                        rigid_dim=int(info["rigid_dim"]),
-                       rigid_eigenvalues=info["rigid_eigenvalues"])
+                       rigid_eigenvalues=info["rigid_eigenvalues"],
+                       shapes=funcs if shapes else None)

@@ -32,6 +32,7 @@ from dolfinx_mbs.petsc_options import direct_lu
 
 __all__ = ["METHODS", "ReducedBody", "body_shapes"]
 
+#: the reduction methods of ``Model.reduce`` (``method=``)
 METHODS = ("craig-bampton", "modal")
 
 

@@ -102,7 +102,7 @@ class UnbalanceResponse:
 
     @property
     def amplitude(self) -> np.ndarray:
-        """|X| per direction (m)."""
+        """``|X|`` per direction (m)."""
         return np.abs(self.response)
 
     @property
@@ -443,7 +443,7 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
             translation).
         t: time of the frame state of other bodies and of the constraints.
         tol: the relative residual of each speed's solve (module docstring).
-        shift: the real shift of the factorization (default: the mean of |speeds|).
+        shift: the real shift of the factorization (default: the mean of ``|speeds|``).
         refine: find the peaks and their amplification factors.
         directions: the amplitudes whose peaks are refined: "x", "y" (across the axis) and
             "major" (the orbit's major semi-axis).
