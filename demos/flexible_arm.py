@@ -33,7 +33,7 @@ L1, L2, H, THICK = 0.5, 0.4, 0.01, 0.01          # links (m): length, width, thi
 E, NU, RHO = 70e9, 0.3, 2770.0                    # aluminium
 M1, M2 = RHO * H * THICK * L1, RHO * H * THICK * L2
 TARGET, T_MOVE = math.pi / 4, 0.4                 # both joints by 45 deg in 0.4 s
-NX = 6 if quick else 20
+NX = 6 if quick else 10
 
 
 def profile(t):
@@ -98,7 +98,7 @@ rigid.motor(elbow_r, torque=pd(1), name="elbow motor")
 # 1 ms (about 40 per period of the fore link's first bending).
 
 # +
-t_end = 0.1 if quick else 0.8
+t_end = 0.1 if quick else 0.6
 dt = 1e-3
 r = arm.integrate(t_end=t_end, dt=dt, output="out/flexible_arm",
                   probes=[(fore, (L2, 0.0))], progress=not quick)
