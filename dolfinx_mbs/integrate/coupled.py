@@ -20,6 +20,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.integrate.observers import FrameHistory
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
 from dolfinx_mbs.io.output import Probes, TimeSeriesWriter, probe_columns
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, solver_reasons
@@ -28,23 +29,6 @@ from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
 __all__ = ["FrameHistory", "integrate_coupled"]
 
 log = logging.getLogger(__name__)
-
-
-class FrameHistory:
-    """A computed frame's history over a run's times: its named outputs as arrays (a hinge's
-    ``angle`` and ``rate``; a free frame's ``R`` (n, 3, 3), ``r_O``, ``omega``, ``v_O`` (n,
-    3), omega and v_O in local components as :class:`~dolfinx_mbs.frames.FrameState` gives
-    them) and ``torque`` (the applied loads' moment about the origin, local components, (n,
-    3); for a hinge the moment about its axis, (n,))."""
-
-    def __init__(self, records: list[dict]):
-        keys = records[0].keys() if records else ()
-        for k in keys:
-            setattr(self, k, np.array([r[k] for r in records]))
-        self.names = tuple(keys)
-
-    def __repr__(self) -> str:
-        return f"FrameHistory({', '.join(self.names)})"
 
 
 def _loads_moment(system: CoupledSystem, t: float, f: np.ndarray) -> list:

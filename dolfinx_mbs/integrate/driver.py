@@ -97,7 +97,7 @@ class Result:
         stepper: the path that stepped: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``
             (``ts_type`` is then the scheme's TS name, or ``"expm"``).
         frames: with computed frames, {name: history} of each one's coordinates, speeds and
-            applied torque (:class:`dolfinx_mbs.integrate.coupled.FrameHistory`).
+            applied torque (:class:`dolfinx_mbs.integrate.observers.FrameHistory`).
         momentum: with computed frames, ``linear`` and ``angular`` (about the global
             origin) momentum, (n_steps + 1, 3), global components.
         joints: with joints between computed frames and motors, {name: history} of each one's
@@ -298,7 +298,7 @@ def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Resu
     rotation = watch["rotation"].reported if "rotation" in watch else {}
     frames = {}
     if "drives" in watch:
-        from dolfinx_mbs.integrate.coupled import FrameHistory
+        from dolfinx_mbs.integrate.observers import FrameHistory
         frames = {k: FrameHistory(v) for k, v in watch["drives"].history.items()}
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},

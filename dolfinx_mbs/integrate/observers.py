@@ -26,7 +26,7 @@ from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_
 if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
     from dolfinx_mbs.integrate.stepper import Stepper
 
-__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
+__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory", "FrameHistory",
            "Callback",
            "Fields", "Csv", "Progress", "make_observers", "notify", "dots", "FIRST",
            "CSV_ORDER"]
@@ -402,3 +402,20 @@ def notify(watch: Dict[str, Observer], step: Step, system, full: PETSc.Vec, func
                 o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
         elif name not in FIRST and not (again and name == "fields"):
             values[name] = o.observe(step)
+
+
+class FrameHistory:
+    """A computed frame's history over a run's times: its named outputs as arrays (a hinge's
+    ``angle`` and ``rate``; a free frame's ``R`` (n, 3, 3), ``r_O``, ``omega``, ``v_O`` (n,
+    3), omega and v_O in local components as :class:`~dolfinx_mbs.frames.FrameState` gives
+    them) and ``torque`` (the applied loads' moment about the origin, local components, (n,
+    3); for a hinge the moment about its axis, (n,))."""
+
+    def __init__(self, records: list[dict]):
+        keys = records[0].keys() if records else ()
+        for k in keys:
+            setattr(self, k, np.array([r[k] for r in records]))
+        self.names = tuple(keys)
+
+    def __repr__(self) -> str:
+        return f"FrameHistory({', '.join(self.names)})"
