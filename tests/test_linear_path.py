@@ -10,7 +10,6 @@ matrix once (twice with the restart's half steps) and equals the TS path.
 
 import logging
 
-import numpy as np
 from spinbar import TIP, agree
 from spinbar import bar as spinning_bar
 
@@ -37,15 +36,13 @@ def test_linear_by_multigrid_matches_ts():
 
 
 def test_one_factorization_over_a_long_run(caplog):
-    """The differences of a long run's output times scatter by round-off (here over more than
-    one 12-digit value): the step matrix is factorized once for the run all the same (twice
-    with the restart's half steps), and the run equals the TS path."""
+    """A long run's step matrix is factorized once (twice with the restart's half steps),
+    whatever round-off the differences of its output times carry, and the run equals the TS
+    path."""
     model = bar(prestress=False)
     run = dict(t_end=0.4, dt=2e-4, probes=[TIP], progress=False)
     with caplog.at_level(logging.INFO, logger="dolfinx_mbs"):
         lin = model.integrate(stepper="linear", **run)
-    sizes = {f"{h:.12e}" for h in np.diff(lin.times)}
-    assert len(sizes) > 1  # the grid's round-off alone
     said = [r.getMessage() for r in caplog.records if "factorizations" in r.getMessage()]
     assert said and "linear path: 2 factorizations" in said[-1], said
     ts = model.integrate(stepper="ts", **run)
