@@ -124,8 +124,12 @@ def test_restart_takes_the_uninterrupted_steps(form, tmp_path):
     after its checkpoint at step 40 and restarted from it, and a run to step 40 extended to
     step 100, end where the run to step 100 ends, to the last bit: each takes the
     uninterrupted run's steps (the times the sum of whole steps, the scheme started anew at
-    the checkpoint by both)."""
+    the checkpoint by both). The state to the last bit on DOLFINx 0.11 (0 measured on 1 and
+    2 ranks); on 0.5.2 with Open MPI on 2 ranks, to 4e-14 - 1.1e-13 (the parallel solves'
+    round-off differs between runs there), so the bound there is the docs' round-off bound
+    1e-12: the old code's shifted times fail the times' check on any count."""
     d = shared_dir(tmp_path)
+    bound = 1e-15 if (compat.has_vtx or MPI.COMM_WORLD.size == 1) else 1e-12
     case = dict(prestress=True, damping=(5.0, 2e-6))
     ref, u_ref = run(form, str(d / "ref"), 100 * DT, 20, **case)
 
@@ -137,11 +141,11 @@ def test_restart_takes_the_uninterrupted_steps(form, tmp_path):
     r, u = run(form, str(d / "killed"), 100 * DT, 20, restart=True, **case)
     assert r.restarted_from == ref.times[40]
     np.testing.assert_array_equal(r.times, ref.times[40:])
-    assert relative(u, u_ref) <= 1e-15
+    assert relative(u, u_ref) <= bound
     run(form, str(d / "short"), 40 * DT, 20, **case)
     r, u = run(form, str(d / "short"), 100 * DT, 20, restart=True, **case)
     np.testing.assert_array_equal(r.times, ref.times[40:])
-    assert relative(u, u_ref) <= 1e-15
+    assert relative(u, u_ref) <= bound
 
 
 def test_bad_checkpoint_arguments(tmp_path):
