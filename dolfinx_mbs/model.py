@@ -379,10 +379,13 @@ class Model:
         name = name or f"point mass {len(self.rigid_bodies)}"
         if name in taken or name + " frame" in taken:
             raise ValueError(f"point_mass: the name {name!r} is taken (pass name=)")
-        x = self.comm.allgather(body.mesh.geometry.x[:, :body.gdim])
-        x = np.concatenate([a for a in x if a.size]) if any(a.size for a in x) else np.zeros(
-            (1, body.gdim))
-        size = float(np.ptp(x, axis=0).max()) or 1.0
+        # the body's extent, without gathering its mesh: the largest of max - min and of
+        # -(min) - (-max) over the ranks' coordinates, in one reduction
+        x = body.mesh.geometry.x[:, :body.gdim]
+        ext = np.concatenate([x.max(axis=0), -x.min(axis=0)]) if x.size else np.full(
+            2 * body.gdim, -np.inf)
+        self.comm.Allreduce(MPI.IN_PLACE, ext, op=MPI.MAX)
+        size = float(np.max(ext[:body.gdim] + ext[body.gdim:])) or 1.0
         # locate the node first: a failed call leaves the model as it was
         joint_point(self, body, p, f"point_mass {name!r}", tol)
         # the point's velocity at t = 0 as the body's frame moves it (the joint's speeds then

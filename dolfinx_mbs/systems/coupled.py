@@ -347,24 +347,14 @@ class CoupledSystem:
         if self.jointset.n_rows:
             u = ud = None
             if self.parts:
-                q = q0 if q0 is not None else self.create_reduced_vec()
-                v = v0 if v0 is not None else self.create_reduced_vec()
-                if q0 is None:
-                    q.zeroEntries()
-                if v0 is None:
-                    v.zeroEntries()
+                q, v = self._given_or_zero(q0, v0)
                 u = self.reducer.expand(q, out=self._full["u"])
                 ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
             self.jointset.consistent_speeds(t0, f, u, ud)
             self.jointset.spring_forces(t0, f, u, ud)
         self.jointset.motor_torques(t0, f)   # a motor's function that fails, before any step
         if self.na:
-            q = q0 if q0 is not None else self.create_reduced_vec()
-            v = v0 if v0 is not None else self.create_reduced_vec()
-            if q0 is None:
-                q.zeroEntries()
-            if v0 is None:
-                v.zeroEntries()
+            q, v = self._given_or_zero(q0, v0)
             jets = self.jets(0.0, f, np.zeros_like(f))
             u = ud = None
             if self.parts:
@@ -376,6 +366,16 @@ class CoupledSystem:
                     mom = self._momentum(i, jets[i].state, u, ud)
                     f[self.aslice[i]] = (jets[i].state.R @ mom["p_rel"])[:nt]
         return f
+
+    def _given_or_zero(self, q0, v0) -> tuple:
+        """The elastic state (q0, v0), a zero reduced vector for each one not given."""
+        out = []
+        for x in (q0, v0):
+            if x is None:
+                x = self.create_reduced_vec()
+                x.zeroEntries()
+            out.append(x)
+        return tuple(out)
 
     def jets(self, t: float, f: np.ndarray, fd: np.ndarray) -> list[FrameJet]:
         """Each computed frame's :class:`FrameJet` at the unknowns ``f`` and their rates."""

@@ -615,7 +615,7 @@ class JointSet:
             for ip in range(self.n_position):
                 D[:base, base + self.n_rows + ip] += gz[ip, :base]
         if s.parts:
-            self._node_derivatives(t, f, shift, lam, mu, D, B, C, Cv, H, Bfull_work)
+            self._node_derivatives(t, f, shift, lam, mu, D, B, C, Cv, H, Bfull_work, springs)
 
     def _spring_jacobians(self, t, f, nodes) -> dict:
         """{joint index: (d(s e)/dd, d(s e)/dd')} of the springs at ``f``."""
@@ -628,7 +628,7 @@ class JointSet:
                 out[ij] = (Jd, Jdd)
         return out
 
-    def _node_derivatives(self, t, f, shift, lam, mu, D, B, C, Cv, H, work) -> None:
+    def _node_derivatives(self, t, f, shift, lam, mu, D, B, C, Cv, H, work, springs) -> None:
         """The entries of the joints at elastic nodes: the node forces by lam and by the frames'
         coordinates, the frames' rows by lam through the node, the joint rows by the node's
         displacement and rate, and the kinematic rows by mu."""
@@ -638,7 +638,6 @@ class JointSet:
         full = work
         tmp = s._red_tmp(B[0])
         nodes = self._nodes or {}
-        springs = self._spring_jacobians(t, f, nodes)
         ip = -1
         for r, (ij, kind, data, pos) in enumerate(self.rows):
             if pos:
