@@ -139,7 +139,7 @@ class collective:
     destruction of those objects would then find the other ranks elsewhere.
     """
 
-    def __init__(self, comm, what: str):
+    def __init__(self, comm, what: str) -> None:
         #: what the block does, in the error's words (the block may change it as it goes)
         self.comm, self.what = comm, what
 

@@ -348,11 +348,11 @@ def alpha2_restart_step() -> float:
         J.setUp()
         F = PETSc.Vec().createSeq(1)
 
-        def res(ts_, t, U, V, A, out):
+        def res(ts_, t, U, V, A, out) -> None:
             out.setValue(0, A.getValue(0) - t)
             out.assemble()
 
-        def jac(ts_, t, U, V, A, sv, sa, J_, P_):
+        def jac(ts_, t, U, V, A, sv, sa, J_, P_) -> None:
             J_.setValue(0, 0, sa)
             J_.assemble()
 

@@ -45,7 +45,7 @@ LIVE_MAX = 8
 class _Entry:
     """A registered model: its PETSc communicators and weak references to what uses them."""
 
-    def __init__(self, model, bodies: Sequence[object], comms: List[PETSc.Comm]):
+    def __init__(self, model, bodies: Sequence[object], comms: List[PETSc.Comm]) -> None:
         self.model = weakref.ref(model)
         self.bodies = [weakref.ref(b) for b in bodies]
         self.comms = comms

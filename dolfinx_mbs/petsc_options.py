@@ -48,7 +48,7 @@ class SolverOptions:
     """
 
     def __init__(self, prefix: str, defaults: Mapping[str, object] | None = None,
-                 values: Mapping[str, object] | None = None):
+                 values: Mapping[str, object] | None = None) -> None:
         self.prefix = prefix
         self.defaults = dict(defaults or {})
         self.values = dict(values or {})

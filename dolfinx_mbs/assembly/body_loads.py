@@ -49,7 +49,7 @@ class BodyLoads:
             state), or None.
     """
 
-    def __init__(self, body, basis=None, user_load=None):
+    def __init__(self, body, basis=None, user_load=None) -> None:
         self.body = body
         ext = body.external_load_form(varying=False)
         # [form, vector, key of the last assembly]

@@ -97,7 +97,7 @@ class BodyOperators(ReleasableMatrices):
             :meth:`update` ``update_matrices`` and ``update_load``.
     """
 
-    def __init__(self, body: Body, strategy: str | None = None):
+    def __init__(self, body: Body, strategy: str | None = None) -> None:
         #: the stationary frame's spin terms and the bearings and disks (None without)
         self.rotor = RotorTerms.make(body)
         if strategy is None:  # a stationary frame's W are zero: no basis to combine

@@ -126,7 +126,7 @@ class JournalMap:
         ValueError: a journal whose rigid fit is singular (e.g. its facets lie on a line).
     """
 
-    def __init__(self, body, ds, basis: np.ndarray, name: str):
+    def __init__(self, body, ds, basis: np.ndarray, name: str) -> None:
         comm, mesh = body.comm, body.mesh
         x = ufl.SpatialCoordinate(mesh)
         c, d, P = _const(mesh, np.zeros(3)), _const(mesh, np.zeros(3)), _const(mesh,
@@ -236,7 +236,7 @@ class RotorTerms:
     """The rotor terms of one body (module docstring). Use :meth:`make` (None for a body with
     neither a stationary frame nor attachments)."""
 
-    def __init__(self, body):
+    def __init__(self, body) -> None:
         self.body = body
         frame = body.frame
         self.stationary = isinstance(frame, Stationary)

@@ -54,7 +54,7 @@ class FullSpace:
         bodies: the model's bodies (same communicator).
     """
 
-    def __init__(self, bodies: Sequence):
+    def __init__(self, bodies: Sequence) -> None:
         self.bodies = list(bodies)
         comm = self.bodies[0].comm
         for b in self.bodies[1:]:

@@ -34,7 +34,7 @@ class _Attachment:
 
     kind = "attachment"
 
-    def __init__(self, body, facets, where, name: str | None):
+    def __init__(self, body, facets, where, name: str | None) -> None:
         self.body = body
         self.name = name or f"{self.kind}{next(_ids)}"
         #: the journal's facet measure (raises on every rank when it holds no facet)
@@ -68,7 +68,7 @@ class Bearing(_Attachment):
     kind = "bearing"
 
     def __init__(self, body, facets=None, where=None, speeds=None, extrapolate: bool = False,
-                 name: str | None = None, **coefficients):
+                 name: str | None = None, **coefficients) -> None:
         unknown = set(coefficients) - set(COEFFICIENTS) - set(EXTRA)
         if unknown:
             raise TypeError(f"bearing: unknown coefficient(s) {sorted(unknown)}; expected "
@@ -190,7 +190,7 @@ class Disk(_Attachment):
     kind = "disk"
 
     def __init__(self, body, facets=None, where=None, mass: float = 0.0, polar: float = 0.0,
-                 diametral: float = 0.0, name: str | None = None):
+                 diametral: float = 0.0, name: str | None = None) -> None:
         for key, v in (("mass", mass), ("polar", polar), ("diametral", diametral)):
             if checks.real(v, f"disk {key}") < 0.0:
                 raise ValueError(f"disk {key} must be >= 0, got {v!r}")
@@ -217,7 +217,7 @@ class Unbalance:
 
     kind = "unbalance"
 
-    def __init__(self, on, m_e: float, phase: float = 0.0):
+    def __init__(self, on, m_e: float, phase: float = 0.0) -> None:
         if not isinstance(on, (Disk, Bearing)):
             raise TypeError(f"an unbalance acts on a disk or a bearing's journal, got {on!r}")
         self.on, self.body = on, on.body

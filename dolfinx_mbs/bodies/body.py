@@ -98,7 +98,7 @@ class Body:
     """
 
     def __init__(self, mesh, material: Material, frame: Frame, degree: int | None = None,
-                 name: str | None = None, stiffening: str | None = None):
+                 name: str | None = None, stiffening: str | None = None) -> None:
         if not isinstance(material, Material):
             raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
         if not isinstance(frame, Frame):

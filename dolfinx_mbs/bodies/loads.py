@@ -39,7 +39,7 @@ class Load:
         local: True when ``value`` is in the frame's local components, False for global ones.
     """
 
-    def __init__(self, value: TimeVector, gdim: int, mesh, name: str, local: bool):
+    def __init__(self, value: TimeVector, gdim: int, mesh, name: str, local: bool) -> None:
         self.name = name
         self.gdim = gdim
         self.local = local
@@ -153,7 +153,7 @@ class AppliedLoads:
         name: the body's name (for messages).
     """
 
-    def __init__(self, mesh, gdim: int, name: str):
+    def __init__(self, mesh, gdim: int, name: str) -> None:
         self.mesh, self.gdim, self.name = mesh, gdim, name
         #: (load, measure): ``ufl.dx`` for a body force, a ``ds`` for a traction
         self.distributed: list = []

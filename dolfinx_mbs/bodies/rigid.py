@@ -66,7 +66,7 @@ class RigidBody:
     """
 
     def __init__(self, mass: float, inertia, frame: Frame, centre=(0.0, 0.0, 0.0),
-                 name: str = "rigid"):
+                 name: str = "rigid") -> None:
         self.mass = checks.positive(mass, "mass")
         self.inertia = _inertia(inertia, "inertia")
         if not isinstance(frame, Frame):

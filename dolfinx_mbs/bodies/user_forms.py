@@ -32,7 +32,7 @@ class UserForms:
         name: the body's name, for messages.
     """
 
-    def __init__(self, V, name: str):
+    def __init__(self, V, name: str) -> None:
         self.V = V
         self.name = name
         self.by_kind = {k: [] for k in FORM_KINDS}

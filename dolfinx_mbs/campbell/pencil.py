@@ -50,7 +50,7 @@ class SweepPencil:
             caller).
     """
 
-    def __init__(self, pencil, speeds: np.ndarray, extra=None):
+    def __init__(self, pencil, speeds: np.ndarray, extra=None) -> None:
         self.pencil = pencil
         self.extra = list(extra or [])
         self.combined = False

@@ -101,7 +101,7 @@ class ShiftedFactor:
     made once, each later :meth:`update` is a numeric refactorization (the pattern's nonzero
     state is kept: K, G and M are added on the same pattern, or as subsets of the union)."""
 
-    def __init__(self, comm, shift: float):
+    def __init__(self, comm, shift: float) -> None:
         self.comm, self.shift = comm, float(shift)
         self.P: PETSc.Mat | None = None
         self.ksp: PETSc.KSP | None = None
@@ -181,7 +181,7 @@ class SubspaceSolver:
 
     def __init__(self, comm, m: int, shift: float, tol: float, extra: int = 4,
                  max_iter: int = 6, max_dim: int | None = None, keep: int = 3,
-                 reuse: int = 2):
+                 reuse: int = 2) -> None:
         self.comm, self.m, self.shift, self.tol = comm, m, float(shift), tol
         self.extra, self.max_iter, self.keep, self.reuse = extra, max_iter, keep, reuse
         self.max_dim = max_dim or 10 * (m + extra)

@@ -131,7 +131,7 @@ def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
 class _Whirl:
     """The mass-weighted orbit sense h of full displacement vectors (module docstring)."""
 
-    def __init__(self, system):
+    def __init__(self, system) -> None:
         space = system.space
         self.blocks = []
         for ib, body in enumerate(system.bodies):
@@ -177,7 +177,7 @@ class _Whirl:
 class _Tracker:
     """Follows ``m`` branches across the speeds by MAC and eigenvalue continuity."""
 
-    def __init__(self, comm: MPI.Comm, m: int):
+    def __init__(self, comm: MPI.Comm, m: int) -> None:
         self.comm = comm
         self.m = m
         self.speeds: List[float] = []
@@ -235,7 +235,7 @@ class _BorderedTerms:
     motions (a rotor on radial bearings: its torsion and axial motion) keep the sweep's one
     factorization and carried products."""
 
-    def __init__(self, rigid, sp: SweepPencil):
+    def __init__(self, rigid, sp: SweepPencil) -> None:
         self.K0b = rigid.padded(sp.K0, sp.M, border=True)
         self.G0b, self.Mb = rigid.padded(sp.G0, sp.M), rigid.padded(sp.M, sp.M)
         self.K2b, self.G1b = rigid.padded(sp.K2, sp.M), rigid.padded(sp.G1, sp.M)

@@ -104,7 +104,7 @@ class Case:
             parse or names an unknown parameter; the message names file, line and key.
     """
 
-    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()):
+    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()) -> None:
         self.text = CaseText(path, overrides)
         self.path = self.text.path
         self.data = self.text.data

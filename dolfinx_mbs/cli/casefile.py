@@ -273,7 +273,7 @@ class CaseText:
         FileNotFoundError: no such file.
     """
 
-    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()):
+    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()) -> None:
         self.path = Path(path)
         self.text = self.path.read_text()
         try:

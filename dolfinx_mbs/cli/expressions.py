@@ -67,7 +67,7 @@ class Expression:
         ExpressionError: a syntax error or a construct that is not allowed.
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         self.text = str(text)
         try:
             tree = ast.parse(self.text.strip(), mode="eval")

@@ -79,7 +79,7 @@ class Sweep:
     def __init__(self, case, sets: Sequence[Tuple[str, Sequence]], out,
                  ranks: int = 1, jobs: int = 1, timeout: float | None = None,
                  fixed: Sequence[Tuple[str, object]] = (), comm=MPI.COMM_WORLD,
-                 echo: bool = True, show: str | None = None):
+                 echo: bool = True, show: str | None = None) -> None:
         self.case = Path(case)
         self.sets = [(k, list(v)) for k, v in sets]
         if not self.sets or any(not v for _, v in self.sets):

@@ -201,7 +201,7 @@ class Prescribed(Constraint):
     """
 
     def __init__(self, body, where=None, facets=None, components=None, value=None,
-                 time_scale: float = 1.0, name: str | None = None):
+                 time_scale: float = 1.0, name: str | None = None) -> None:
         self.name = name or f"prescribed({body.name})"
         gdim = body.gdim
         self.body = body
@@ -262,7 +262,7 @@ class Clamp(Prescribed):
     (a :class:`Prescribed` displacement of zero)."""
 
     def __init__(self, body, where=None, facets=None, components=None,
-                 name: str | None = None):
+                 name: str | None = None) -> None:
         super().__init__(body, where=where, facets=facets, components=components,
                          name=name or f"clamp({body.name})")
 
@@ -277,7 +277,7 @@ class BCConstraint(Constraint):
         name: label for messages.
     """
 
-    def __init__(self, body, bc, name: str | None = None):
+    def __init__(self, body, bc, name: str | None = None) -> None:
         self.name = name or f"dirichletbc({body.name})"
         self.body = body
         try:

@@ -55,7 +55,7 @@ class _Expr:
 
     __slots__ = ("terms", "g", "rheo", "names")
 
-    def __init__(self, terms, g, rheo, names):
+    def __init__(self, terms, g, rheo, names) -> None:
         self.terms, self.g, self.rheo, self.names = terms, g, rheo, names
 
 
@@ -109,7 +109,7 @@ class Elimination:
             index), ``where`` (body name and local dof), ``row`` (its number over all rows).
     """
 
-    def __init__(self, space, constraints: Sequence[Constraint]):
+    def __init__(self, space, constraints: Sequence[Constraint]) -> None:
         self.space = space
         self.comm = comm = space.comm
         self.constraints = constraints

@@ -127,7 +127,7 @@ class FrameJoint:
 
     def __init__(self, kind: str, a: JointPoint, b: JointPoint, gdim: int, axis=None,
                  name: str = "joint", stiffness: float = 0.0, damping: float = 0.0,
-                 length: float | None = None):
+                 length: float | None = None) -> None:
         if kind not in ("revolute", "prismatic", "spring"):
             raise ValueError(f"kind must be 'revolute', 'prismatic' or 'spring', got {kind!r}")
         self.kind, self.a, self.b, self.gdim, self.name = kind, a, b, gdim, name
@@ -212,7 +212,7 @@ class Motor:
     """
 
     def __init__(self, target, angle: Callable | None = None, speed: Callable | None = None,
-                 torque: Callable | None = None, name: str = "motor"):
+                 torque: Callable | None = None, name: str = "motor") -> None:
         given = [k for k, v in (("angle", angle), ("speed", speed), ("torque", torque))
                  if v is not None]
         if len(given) != 1:

@@ -115,7 +115,7 @@ class Joint(Constraint):
     """
 
     def __init__(self, space, body_a, body_b, nodes_b, full_a, X_a, name: str,
-                 same_motion: bool = False):
+                 same_motion: bool = False) -> None:
         self.name = name
         self.body_a, self.body_b = body_a, body_b
         self.nodes_b = np.asarray(nodes_b, np.int64)
@@ -324,7 +324,7 @@ class Slider(Constraint):
     Rheonomic when the body's frame rotates."""
 
     def __init__(self, space, body, point, axis, tol: float = 1e-8,
-                 name: str | None = None):
+                 name: str | None = None) -> None:
         self.name = name or f"slider({body.name})"
         self.body = body
         gdim = body.gdim
@@ -380,7 +380,7 @@ class RigidRegion(Constraint):
     region depends on them.
     """
 
-    def __init__(self, space, body, where=None, facets=None, name: str | None = None):
+    def __init__(self, space, body, where=None, facets=None, name: str | None = None) -> None:
         self.name = name or f"rigid({body.name})"
         self.body = body
         nodes = select_nodes(body, where, facets, self.name)

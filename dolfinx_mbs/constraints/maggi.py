@@ -67,7 +67,7 @@ class MaggiReducer:
     _blocks: List[Tuple[int, int]] | None  # node_blocks' answer, set on first use
 
     def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0,
-                 order: int = 2):
+                 order: int = 2) -> None:
         if order not in (1, 2):
             raise ValueError(f"order must be 1 or 2, got {order!r}")
         self.order = order

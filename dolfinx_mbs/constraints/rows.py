@@ -96,7 +96,7 @@ class LinearRows(Constraint):
     """
 
     def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: str | None = None):
+                 name: str | None = None) -> None:
         self.name = name or "rows"
         self.indptr, self.cols, vals = _parse_rows(self.name, rows, space.n_global, False)
         self.vals = np.array(vals)
@@ -154,7 +154,7 @@ class VelocityRows(Constraint):
     """
 
     def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: str | None = None):
+                 name: str | None = None) -> None:
         self.name = name or "velocity rows"
         self.comm = space.comm
         if not (isinstance(time_scale, (int, float)) and np.isfinite(time_scale)

@@ -29,6 +29,7 @@ import ufl
 from ufl.algorithms import expand_derivatives
 from ufl.algorithms.apply_algebra_lowering import apply_algebra_lowering
 from ufl.algorithms.apply_derivatives import apply_derivatives as _apply_derivatives
+from ufl.core.expr import Expr
 
 from dolfinx_mbs.materials.base import Material, strain
 
@@ -46,23 +47,23 @@ __all__ = [
 ]
 
 
-def apply_derivatives(expr):
+def apply_derivatives(expr: Expr) -> Expr:
     """Evaluate derivative nodes of an expression (compound operators lowered first)."""
     return _apply_derivatives(apply_algebra_lowering(expr))
 
 
-def _gdim(u) -> int:
+def _gdim(u: Expr) -> int:
     return ufl.shape(u)[0]
 
 
-def planar(w, gdim: int):
+def planar(w: Expr, gdim: int) -> Expr:
     """The components of a 3-vector constant that act on a ``gdim``-dimensional body."""
     if gdim == 3:
         return w
     return ufl.as_vector([w[i] for i in range(gdim)])
 
 
-def cross(w, u):
+def cross(w: Expr, u: Expr) -> Expr:
     """W x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
 
     For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
@@ -77,25 +78,28 @@ def cross(w, u):
 
 # --- kinematics ----------------------------------------------------------------------------
 
-def velocity(omega, v_O, X, u, udot):
+def velocity(omega: Expr, v_O: Expr, X: Expr, u: Expr, udot: Expr) -> Expr:
     """Absolute velocity of a material point in local components: v_O + omega x (X+u) + udot."""
     return planar(v_O, _gdim(u)) + cross(omega, X + u) + udot
 
 
-def acceleration(omega, alpha, a_O, X, u, udot, uddot):
+def acceleration(omega: Expr, alpha: Expr, a_O: Expr, X: Expr, u: Expr, udot: Expr,
+                 uddot: Expr) -> Expr:
     """Absolute acceleration in local components (docs/theory.md section 1)."""
     r = X + u
     return (planar(a_O, _gdim(u)) + cross(alpha, r) + cross(omega, cross(omega, r))
             + 2.0 * cross(omega, udot) + uddot)
 
 
-def kinetic_energy_density(rho, omega, v_O, X, u, udot):
+def kinetic_energy_density(rho: Expr | float, omega: Expr, v_O: Expr, X: Expr, u: Expr,
+                           udot: Expr) -> Expr:
     """T density: ``rho/2 |v|^2``."""
     vel = velocity(omega, v_O, X, u, udot)
     return 0.5 * rho * ufl.inner(vel, vel)
 
 
-def acceleration_energy_density(rho, omega, alpha, a_O, X, u, udot, uddot):
+def acceleration_energy_density(rho: Expr | float, omega: Expr, alpha: Expr, a_O: Expr, X: Expr,
+                                u: Expr, udot: Expr, uddot: Expr) -> Expr:
     """Gibbs-Appell S density: ``rho/2 |a|^2``."""
     acc = acceleration(omega, alpha, a_O, X, u, udot, uddot)
     return 0.5 * rho * ufl.inner(acc, acc)
@@ -103,11 +107,12 @@ def acceleration_energy_density(rho, omega, alpha, a_O, X, u, udot, uddot):
 
 # --- the routes ----------------------------------------------------------------------------
 
-def _zero_like(u):
+def _zero_like(u: Expr) -> Expr:
     return ufl.as_vector([0.0] * _gdim(u))
 
 
-def _linear_parts(E, u, ud, udd, trial, dx) -> Dict[str, ufl.Form]:
+def _linear_parts(E: Expr, u: Expr, ud: Expr, udd: Expr, trial: ufl.Argument,
+                  dx: ufl.Measure) -> Dict[str, ufl.Form]:
     """Split a residual E (linear in u, ud, udd) into its operators and its constant part."""
     form = E * dx
     z = _zero_like(u)
@@ -121,11 +126,12 @@ def _linear_parts(E, u, ud, udd, trial, dx) -> Dict[str, ufl.Form]:
     }
 
 
-def _potential_residual(material, u, test):
+def _potential_residual(material: Material, u: Expr, test: ufl.Argument) -> Expr:
     return material.thickness * ufl.inner(material.stress(strain(u)), strain(test))
 
 
-def _time_derivative(expr, omega, alpha, v_O, a_O, u, ud, udd):
+def _time_derivative(expr: Expr, omega: Expr, alpha: Expr, v_O: Expr, a_O: Expr, u: Expr, ud: Expr,
+                     udd: Expr) -> Expr:
     """d/dt of an expression of (u, udot) and of the frame's omega(t), v_O(t) (``ufl.variable``
     s), with d omega/dt = alpha and d v_O/dt = a_O - omega x v_O (local components of a moving
     frame: v_O = R^T r_O' gives (v_O)' = R^T r_O'' - omega x v_O)."""
@@ -134,8 +140,9 @@ def _time_derivative(expr, omega, alpha, v_O, a_O, u, ud, udd):
             + ufl.dot(ufl.diff(expr, omega), alpha) + ufl.dot(ufl.diff(expr, v_O), dvO_dt))
 
 
-def lagrange_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, udd, test, trial,
-                   dx=ufl.dx) -> Dict[str, ufl.Form]:
+def lagrange_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, v_O: Expr,
+                   a_O: Expr, X: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument,
+                   trial: ufl.Argument, dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
     """Operators from Lagrange's equations d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
 
     ``u``, ``ud``, ``udd`` are Functions (their values do not matter: the residual is linear in
@@ -154,8 +161,9 @@ def lagrange_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, ud
     return _linear_parts(E, u, ud, udd, trial, dx)
 
 
-def gibbs_appell_route(rho, material: Material, omega, alpha, a_O, X, u, ud, udd, test, trial,
-                       dx=ufl.dx) -> Dict[str, ufl.Form]:
+def gibbs_appell_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, a_O: Expr,
+                       X: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument,
+                       trial: ufl.Argument, dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
     """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0.
 
     ``S = int rho/2 |a|^2``, the acceleration energy.
@@ -166,8 +174,9 @@ def gibbs_appell_route(rho, material: Material, omega, alpha, a_O, X, u, ud, udd
     return _linear_parts(E, u, ud, udd, trial, dx)
 
 
-def hamilton_route(rho, material: Material, omega, v_O, X, u, ud, test, trial,
-                   dx=ufl.dx) -> Dict[str, ufl.Form]:
+def hamilton_route(rho: Expr | float, material: Material, omega: Expr, v_O: Expr, X: Expr, u: Expr,
+                   ud: Expr, test: ufl.Argument, trial: ufl.Argument,
+                   dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
     """Operators of Hamilton's form from T and V by UFL (docs/theory.md section 4).
 
     p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
@@ -189,8 +198,10 @@ def hamilton_route(rho, material: Material, omega, v_O, X, u, ud, test, trial,
     }
 
 
-def kane_route(rho, material: Material, omega, alpha, v_O, a_O, X, u, ud, udd, test, trial,
-               body_force=None, dx=ufl.dx) -> Dict[str, ufl.Form]:
+def kane_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, v_O: Expr,
+               a_O: Expr, X: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument,
+               trial: ufl.Argument, body_force: Expr | None = None,
+               dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
     """Operators from Kane's equations F_r + F*_r = 0 (seed 004, section 4.5), by UFL.
 
     The generalized speeds are the nodal velocities udot in the frame. For the speed r (the

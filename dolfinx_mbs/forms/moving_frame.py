@@ -36,7 +36,7 @@ operators as the direct forms; the test-suite checks that to round-off.
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -44,6 +44,9 @@ from ufl.core.expr import Expr
 
 from dolfinx_mbs.forms.energy_routes import cross, planar
 from dolfinx_mbs.materials.base import Material, strain
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "small_rotation",
@@ -71,13 +74,13 @@ __all__ = [
 ]
 
 
-def _gdim(u) -> int:
+def _gdim(u: Expr) -> int:
     return ufl.shape(u)[0]
 
 
 # --- the frame-coupling matrices W ---------------------------------------------------------
 
-def _vector3(w, name):
+def _vector3(w: Expr | ArrayLike | None, name: str) -> Tuple[list, bool]:
     """The three components of ``w`` and whether they are UFL expressions (else numbers)."""
     if w is None:
         return [0.0, 0.0, 0.0], False
@@ -92,16 +95,17 @@ def _vector3(w, name):
     return [float(x) for x in a], False
 
 
-def _matrix(rows, symbolic: bool):
+def _matrix(rows: list, symbolic: bool) -> Expr | np.ndarray:
     return ufl.as_matrix(rows) if symbolic else np.array(rows, dtype=float)
 
 
-def _skew(w):
+def _skew(w: Sequence) -> List[list]:
     """The rows of the matrix of y -> w x y."""
     return [[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]]
 
 
-def frame_coupling(omega=None, alpha=None) -> dict:
+def frame_coupling(omega: Expr | ArrayLike | None = None,
+                   alpha: Expr | ArrayLike | None = None) -> dict:
     """The matrices W(omega, alpha) of the frame-dependent inertia couplings (3x3, local
     components): every frame matrix is c_W(u, v) = int rho (W u).v (:func:`inertia_coupling`),
     and the centrifugal and Euler loads are -c_W(X, v) of the same W.
@@ -173,7 +177,7 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
         raise ValueError(f"unit_spin_cases: gdim must be 2 or 3, got {gdim!r}")
     eye = np.eye(3)
 
-    def W(w):
+    def W(w: ArrayLike) -> np.ndarray:
         return frame_coupling(w)["spin_softening"]
 
     pairs = [(2, 2)] if gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
@@ -183,12 +187,13 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
 
 # --- direct forms --------------------------------------------------------------------------
 
-def mass(rho, u, v, dx=ufl.dx):
+def mass(rho: Expr | float, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """m(u, v) = int rho u.v."""
     return rho * ufl.inner(u, v) * dx
 
 
-def inertia_coupling(rho, W, u, v, dx=ufl.dx):
+def inertia_coupling(rho: Expr | float, W: Expr | np.ndarray, u: Expr, v: Expr,
+                     dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """c_W(u, v) = int rho (W u).v for a constant 3x3 matrix W (its leading gdim x gdim block).
 
     Every frame-dependent matrix is one of these, with W from :func:`frame_coupling`; the
@@ -201,71 +206,82 @@ def inertia_coupling(rho, W, u, v, dx=ufl.dx):
     return rho * ufl.inner(Wd * u, v) * dx
 
 
-def gyroscopic(rho, omega, u, v, dx=ufl.dx):
+def gyroscopic(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,
+               dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """g(u, v) = int 2 rho (omega x u).v: Coriolis, skew-symmetric."""
     return inertia_coupling(rho, frame_coupling(omega)["gyroscopic"], u, v, dx)
 
 
-def stiffness(material: Material, u, v, dx=ufl.dx):
+def stiffness(material: Material, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """k(u, v) = int t sigma(eps(u)) : eps(v), t the thickness of a 2D body."""
     return material.thickness * ufl.inner(material.stress(strain(u)), strain(v)) * dx
 
 
-def angular_acceleration(rho, alpha, u, v, dx=ufl.dx):
+def angular_acceleration(rho: Expr | float, alpha: Expr | ArrayLike, u: Expr, v: Expr,
+                         dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """k_alpha(u, v) = int rho (alpha x u).v: skew-symmetric."""
     return inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], u, v, dx)
 
 
-def spin_softening(rho, omega, u, v, dx=ufl.dx):
+def spin_softening(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,
+                   dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """k_omega(u, v) = int rho (omega x (omega x u)).v: symmetric negative semidefinite."""
     return inertia_coupling(rho, frame_coupling(omega)["spin_softening"], u, v, dx)
 
 
-def centrifugal_unit_load(rho, W, X, v, dx=ufl.dx):
+def centrifugal_unit_load(rho: Expr | float, W: Expr | np.ndarray, X: Expr, v: Expr,
+                          dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """-c_W(X, v) = -int rho (W X).v: the centrifugal load of a spin-softening W, for a given W
     (a unit case of :func:`unit_spin_cases` in prestress stiffening)."""
     return -inertia_coupling(rho, W, X, v, dx)
 
 
-def centrifugal_load(rho, omega, X, v, dx=ufl.dx):
+def centrifugal_load(rho: Expr | float, omega: Expr | ArrayLike, X: Expr, v: Expr,
+                     dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q_omega(v) = -int rho (omega x (omega x X)).v."""
     return centrifugal_unit_load(rho, frame_coupling(omega)["spin_softening"], X, v, dx)
 
 
-def euler_load(rho, alpha, X, v, dx=ufl.dx):
+def euler_load(rho: Expr | float, alpha: Expr | ArrayLike, X: Expr, v: Expr,
+               dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q_alpha(v) = -int rho (alpha x X).v."""
     return -inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], X, v, dx)
 
 
-def base_acceleration_load(rho, a_O, v, dx=ufl.dx):
+def base_acceleration_load(rho: Expr | float, a_O: Expr | ArrayLike, v: Expr,
+                           dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q_O(v) = -int rho a_O.v."""
     return -rho * ufl.inner(planar(a_O, _gdim(v)), v) * dx
 
 
-def gravity_load(rho, g_local, v, dx=ufl.dx):
+def gravity_load(rho: Expr | float, g_local: Expr | ArrayLike, v: Expr,
+                 dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q_g(v) = int rho (R^T g).v, gravity fixed in the global frame, given in local components."""
     return rho * ufl.inner(planar(g_local, _gdim(v)), v) * dx
 
 
-def frame_inertia_load(rho, omega, alpha, a_O, X, v, dx=ufl.dx):
+def frame_inertia_load(rho: Expr | float, omega: Expr | ArrayLike, alpha: Expr | ArrayLike,
+                       a_O: Expr | ArrayLike, X: Expr, v: Expr,
+                       dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q_omega + q_alpha + q_O: the whole load of the frame's motion on the undeformed body."""
     return (centrifugal_load(rho, omega, X, v, dx) + euler_load(rho, alpha, X, v, dx)
             + base_acceleration_load(rho, a_O, v, dx))
 
 
-def geometric_stiffness(material: Material, sigma0, u, v, dx=ufl.dx):
+def geometric_stiffness(material: Material, sigma0: Expr, u: Expr, v: Expr,
+                        dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """k_sigma(u, v) = int sigma0_ij u_k,i v_k,j (docs/theory.md section 3): the stiffness a
     prestress sigma0 gives (times the thickness of a 2D body)."""
     return material.thickness * ufl.inner(ufl.grad(u) * sigma0, ufl.grad(v)) * dx
 
 
-def green_strain(u):
+def green_strain(u: Expr) -> Expr:
     """Green-Lagrange strain E = 1/2 (F^T F - I), F = I + grad u."""
     G = ufl.grad(u)
     return 0.5 * (G + G.T + G.T * G)
 
 
-def small_rotation(u):
+def small_rotation(u: Expr) -> Expr:
     """The rotation of a small displacement ``u``: 1/2 curl u.
 
     The axial vector of the skew part of grad u (the rotation angle, rad, of the material
@@ -284,7 +300,7 @@ def small_rotation(u):
     return 0.5 * ufl.as_vector((G[2, 1] - G[1, 2], G[0, 2] - G[2, 0], G[1, 0] - G[0, 1]))
 
 
-def svk_remainder(material: Material, u, v, dx=ufl.dx):
+def svk_remainder(material: Material, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """n(u; v) = int (F S(E)) : grad v - k(u, v): what the St Venant-Kirchhoff internal force
     (S = C : E, E the Green strain, the material's law applied to E) adds to the linear one
     (docs/theory.md section 3). Quadratic and cubic in u; zero, with zero derivative, at u = 0.
@@ -296,7 +312,7 @@ def svk_remainder(material: Material, u, v, dx=ufl.dx):
     return material.thickness * (ufl.inner(P, ufl.grad(v)) * dx) - stiffness(material, u, v, dx)
 
 
-def svk_remainder_energy(material: Material, u, dx=ufl.dx):
+def svk_remainder_energy(material: Material, u: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """Int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
     linear one (n(u; v) is its derivative)."""
     E = green_strain(u)
@@ -305,18 +321,21 @@ def svk_remainder_energy(material: Material, u, dx=ufl.dx):
                                        - ufl.inner(material.stress(eps), eps)) * dx
 
 
-def momentum_coupling(rho, omega, u, v, dx=ufl.dx):
+def momentum_coupling(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,
+                      dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """g_p(u, v) = int rho (omega x u).v = g/2: the u-part of the generalized momentum."""
     return inertia_coupling(rho, 0.5 * frame_coupling(omega)["gyroscopic"], u, v, dx)
 
 
-def momentum_offset(rho, omega, v_O, X, v, dx=ufl.dx):
+def momentum_offset(rho: Expr | float, omega: Expr | ArrayLike, v_O: Expr | ArrayLike, X: Expr,
+                    v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """pi_0(v) = int rho (v_O + omega x X).v: the momentum of the undeformed body's frame motion."""
     d = _gdim(v)
     return rho * ufl.inner(planar(v_O, d) + cross(omega, X), v) * dx
 
 
-def momentum_load(rho, omega, v_O, X, v, dx=ufl.dx):
+def momentum_load(rho: Expr | float, omega: Expr | ArrayLike, v_O: Expr | ArrayLike, X: Expr,
+                  v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """h(v) = int rho (omega x (v_O + omega x X)).v: enters dp/dt = ... - h."""
     d = _gdim(v)
     return rho * ufl.inner(cross(omega, planar(v_O, d) + cross(omega, X)), v) * dx

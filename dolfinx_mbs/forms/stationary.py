@@ -39,13 +39,17 @@ plane across the axis (:func:`bearing_matrices`; seen from a rotating frame,
 
 from __future__ import annotations
 
-from typing import Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Sequence, Tuple
 
 import numpy as np
 import ufl
+from ufl.core.expr import Expr
 
 from dolfinx_mbs.forms.energy_routes import apply_derivatives
 from dolfinx_mbs.materials.base import Material, strain
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "axisymmetry_boundary_term",
@@ -68,22 +72,23 @@ __all__ = [
 ]
 
 
-def _vec(a) -> ufl.core.expr.Expr:
+def _vec(a: Expr | ArrayLike) -> ufl.core.expr.Expr:
     return a if isinstance(a, ufl.core.expr.Expr) else ufl.as_vector([float(c) for c in a])
 
 
-def circumferential(axis, center, x):
+def circumferential(axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr) -> Expr:
     """W = a x (x - c): the velocity field of a unit spin (m/s per rad/s)."""
     return ufl.cross(_vec(axis), x - _vec(center))
 
 
-def circumferential_derivative(u, axis, center, x):
+def circumferential_derivative(u: Expr, axis: Expr | ArrayLike, center: Expr | ArrayLike,
+                               x: Expr) -> Expr:
     """d_theta u = grad(u) (a x (x - c)): the derivative of u along the circles about the axis
     (per radian)."""
     return ufl.grad(u) * circumferential(axis, center, x)
 
 
-def _perp(axis, center, x):
+def _perp(axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr) -> Expr:
     a = _vec(axis)
     r = x - _vec(center)
     return r - ufl.dot(r, a) * a
@@ -91,14 +96,16 @@ def _perp(axis, center, x):
 
 # --- kinematics and energy ------------------------------------------------------------------
 
-def velocity(spin, axis, center, x, u, ud):
+def velocity(spin: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr, u: Expr,
+             ud: Expr) -> Expr:
     """V = Omega w + udot + Omega d_theta u: the ground velocity of the material point that
     passes x (``spin`` Omega a UFL scalar or number)."""
     w = circumferential(axis, center, x)
     return spin * w + ud + spin * circumferential_derivative(u, axis, center, x)
 
 
-def kinetic_energy_density(rho, spin, axis, center, x, u, ud):
+def kinetic_energy_density(rho: Expr | float, spin: Expr | float, axis: Expr | ArrayLike,
+                           center: Expr | ArrayLike, x: Expr, u: Expr, ud: Expr) -> Expr:
     """T density: rho/2 |v|^2 with :func:`velocity`."""
     vel = velocity(spin, axis, center, x, u, ud)
     return 0.5 * rho * ufl.inner(vel, vel)
@@ -106,7 +113,8 @@ def kinetic_energy_density(rho, spin, axis, center, x, u, ud):
 
 # --- direct (unit) forms --------------------------------------------------------------------
 
-def gyroscopic(rho, axis, center, x, u, v, dx=ufl.dx):
+def gyroscopic(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
+               u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """g_s(u, v) = int rho (d_theta u.v - u.d_theta v): skew; the gyroscopic matrix of the
     stationary frame is Omega g_s."""
     du = circumferential_derivative(u, axis, center, x)
@@ -114,7 +122,8 @@ def gyroscopic(rho, axis, center, x, u, v, dx=ufl.dx):
     return rho * (ufl.inner(du, v) - ufl.inner(u, dv)) * dx
 
 
-def circumferential_softening(rho, axis, center, x, u, v, dx=ufl.dx):
+def circumferential_softening(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike,
+                              x: Expr, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """-k_theta(u, v) = -int rho d_theta u.d_theta v: the spin softening of the stationary
     frame per Omega^2 (symmetric, negative semidefinite)."""
     du = circumferential_derivative(u, axis, center, x)
@@ -122,24 +131,28 @@ def circumferential_softening(rho, axis, center, x, u, v, dx=ufl.dx):
     return -rho * ufl.inner(du, dv) * dx
 
 
-def spin_acceleration(rho, axis, center, x, u, v, dx=ufl.dx):
+def spin_acceleration(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
+                      u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """c_theta(u, v) = int rho d_theta u.v: the stiffness a changing spin adds, per
     dOmega/dt (skew on a body of revolution)."""
     return rho * ufl.inner(circumferential_derivative(u, axis, center, x), v) * dx
 
 
-def centrifugal_load(rho, axis, center, x, v, dx=ufl.dx):
+def centrifugal_load(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
+                     v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q(v) = int rho x_perp.v: the centrifugal load per Omega^2 (x_perp the distance vector
     from the axis)."""
     return rho * ufl.inner(_perp(axis, center, x), v) * dx
 
 
-def torque_load(rho, axis, center, x, v, dx=ufl.dx):
+def torque_load(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
+                v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q_a(v) = -int rho w.v: the inertia load of a spin acceleration, per dOmega/dt."""
     return -rho * ufl.inner(circumferential(axis, center, x), v) * dx
 
 
-def axisymmetry_boundary_term(rho, axis, center, x, v, n, ds=ufl.ds):
+def axisymmetry_boundary_term(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike,
+                              x: Expr, v: Expr, n: Expr, ds: ufl.Measure = ufl.ds) -> ufl.Form:
     """int_boundary rho (w.n)(w.v): what the route's centrifugal load int rho w.d_theta v
     adds to :func:`centrifugal_load` (integration by parts along the circles; div w = 0). Zero
     on a body of revolution, where the boundary's normal n is across w."""
@@ -149,8 +162,10 @@ def axisymmetry_boundary_term(rho, axis, center, x, v, n, ds=ufl.ds):
 
 # --- Lagrange's equations from T ------------------------------------------------------------
 
-def lagrange_route(rho, material: Material, spin, spin_rate, axis, center, x, u, ud, udd,
-                   test, trial, dx=ufl.dx) -> Dict[str, ufl.Form]:
+def lagrange_route(rho: Expr | float, material: Material, spin: Expr | float,
+                   spin_rate: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike,
+                   x: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument, trial: ufl.Argument,
+                   dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
     """The operators of the stationary frame from d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
 
     Args:
@@ -192,9 +207,11 @@ def lagrange_route(rho, material: Material, spin, spin_rate, axis, center, x, u,
 
 # --- axisymmetry ----------------------------------------------------------------------------
 
-def axisymmetry_moments(rho, axis, center, x, weights_m, weights_im, weights_p, reference,
+def axisymmetry_moments(rho: Expr | float, axis: ArrayLike, center: Expr | ArrayLike, x: Expr,
+                        weights_m: Sequence[Expr], weights_im: Sequence[Expr],
+                        weights_p: Sequence[Expr], reference: Expr | float,
                         orders: Sequence[int] = (1, 2, 3, 4), powers: Sequence[int] = (0, 1, 2),
-                        dx=ufl.dx) -> ufl.Form:
+                        dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """The circumferential mass moments of a body about the axis.
 
     One form whose constant weights pick a moment: with (xi, eta, zeta) the coordinates of x - c
@@ -233,8 +250,8 @@ def axisymmetry_moments(rho, axis, center, x, weights_m, weights_im, weights_p, 
 
 # --- journals, bearings, disks, unbalance ----------------------------------------------------
 
-def journal_forms(x, v, ds, center, direction, moment, translation, rotation
-                  ) -> Dict[str, ufl.Form]:
+def journal_forms(x: Expr, v: Expr, ds: ufl.Measure, center: Expr, direction: Expr, moment: Expr,
+                  translation: Expr, rotation: Expr) -> Dict[str, ufl.Form]:
     """The forms of the least-squares rigid fit of a surface Gamma's displacement.
 
     The journal's mean motion, a distributing coupling, each form with constants that pick an

@@ -21,7 +21,7 @@ class _AxisRotation(Frame):
 
     calls_user_code = False  # closed forms
 
-    def __init__(self, axis, pivot):
+    def __init__(self, axis, pivot) -> None:
         self.axis = checks.unit_axis(axis)
         self.pivot = checks.point3(pivot, "origin")
 
@@ -90,7 +90,7 @@ class ConstantSpin(_AxisRotation):
 
     time_invariant = True
 
-    def __init__(self, axis=(0.0, 0.0, 1.0), rate: float = 0.0, origin=(0.0, 0.0, 0.0)):
+    def __init__(self, axis=(0.0, 0.0, 1.0), rate: float = 0.0, origin=(0.0, 0.0, 0.0)) -> None:
         super().__init__(axis, origin)
         self.rate = checks.real(rate, "rate")
 
@@ -131,7 +131,7 @@ class SpinUp(_AxisRotation):
     """
 
     def __init__(self, axis=(0.0, 0.0, 1.0), final_rate: float = 1.0, ramp_time: float = 1.0,
-                 origin=(0.0, 0.0, 0.0)):
+                 origin=(0.0, 0.0, 0.0)) -> None:
         super().__init__(axis, origin)
         self.final_rate = checks.real(final_rate, "final_rate")
         self.ramp_time = checks.real(ramp_time, "ramp_time")

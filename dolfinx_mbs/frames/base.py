@@ -264,7 +264,7 @@ class FrameConstants:
     All constants are zero until :meth:`update` or :meth:`set` fills them.
     """
 
-    def __init__(self, frame: Frame | None, mesh):
+    def __init__(self, frame: Frame | None, mesh) -> None:
         self.frame = frame
         st = compat.scalar_type
         self.omega = fem.Constant(mesh, np.zeros(3, dtype=st))

@@ -42,7 +42,7 @@ class Composed(Frame):
     #: a rotating parent turns any offset or motion of the child's origin into an acceleration
     origin_accelerates = True
 
-    def __init__(self, parent: Frame, child: Frame):
+    def __init__(self, parent: Frame, child: Frame) -> None:
         for name, f in (("parent", parent), ("child", child)):
             if not isinstance(f, Frame):
                 raise TypeError(f"{name} must be a dolfinx_mbs.frames.Frame, got {f!r}")

@@ -145,7 +145,7 @@ class ComputedFrame(Frame):
     #: set by :meth:`bind` (the model): the dimension of the bodies the frame carries
     gdim: int = 3
 
-    def __init__(self, name: str):
+    def __init__(self, name: str) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
@@ -243,7 +243,7 @@ class Hinge(ComputedFrame):
     """
 
     def __init__(self, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), angle: float = 0.0,
-                 rate: float = 0.0, parent: Frame | None = None, name: str = "hinge"):
+                 rate: float = 0.0, parent: Frame | None = None, name: str = "hinge") -> None:
         super().__init__(name)
         self.axis = checks.unit_axis(axis, "axis")
         self.pivot = checks.point3(origin, "origin")
@@ -447,7 +447,7 @@ class Free(ComputedFrame):
     momentum_balance = True
 
     def __init__(self, position=(0.0, 0.0, 0.0), orientation=None, velocity=(0.0, 0.0, 0.0),
-                 angular_velocity=(0.0, 0.0, 0.0), name: str = "free", dim: int | None = None):
+                 angular_velocity=(0.0, 0.0, 0.0), name: str = "free", dim: int | None = None) -> None:
         super().__init__(name)
         if dim not in (None, 2, 3):
             raise ValueError(f"dim must be 2, 3 or None (by the bodies), got {dim!r}")

@@ -95,7 +95,7 @@ class MarkerFrame(Sampled):
         markers, body_points: the data fitted.
     """
 
-    def __init__(self, times, markers, body_points, smoothing: float = 0.0):
+    def __init__(self, times, markers, body_points, smoothing: float = 0.0) -> None:
         t, m, b = _marker_arrays(times, markers, body_points)
         rotations, origins, residual = fit_rigid(m, b)
         super().__init__(t, rotations=rotations, origins=origins, smoothing=smoothing)

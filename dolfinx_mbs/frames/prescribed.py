@@ -382,7 +382,7 @@ class Prescribed(Frame):
     def __init__(self, rotation: Callable[[float], np.ndarray],
                  origin: Callable[[float], ArrayLike] | None = None,
                  time_scale: float | None = None, orthonormality_tol: float = 1e-10, *,
-                 omega=None, alpha=None, origin_velocity=None, origin_acceleration=None):
+                 omega=None, alpha=None, origin_velocity=None, origin_acceleration=None) -> None:
         """Check the motion's functions and R(0) (the class's docstring)."""
         if not callable(rotation):
             raise TypeError(f"rotation must be a callable t -> 3x3 matrix, got {rotation!r}")
@@ -537,7 +537,7 @@ class Planar(Prescribed):
     def __init__(self, theta: Callable[[float], float] | float = 0.0,
                  origin: Callable[[float], ArrayLike] | ArrayLike | None = None,
                  time_scale: float | None = None, *, omega=None, alpha=None,
-                 origin_velocity=None, origin_acceleration=None):
+                 origin_velocity=None, origin_acceleration=None) -> None:
         """Check the angle, the origin and their derivatives (the class's docstring)."""
         given = {n for n, x in (("omega", omega), ("alpha", alpha)) if x is not None}
         if callable(theta):

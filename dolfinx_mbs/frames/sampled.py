@@ -65,7 +65,7 @@ class _Splines:
     low-pass 1 / (1 + (omega tau)^4) explained in :class:`Sampled`.
     """
 
-    def __init__(self, t: np.ndarray, y: np.ndarray, smoothing: float):
+    def __init__(self, t: np.ndarray, y: np.ndarray, smoothing: float) -> None:
         from scipy.interpolate import make_interp_spline, make_smoothing_spline
 
         self.joint = smoothing == 0.0     # one spline of all columns, or one per column
@@ -192,7 +192,7 @@ class Sampled(Frame):
     calls_user_code = False  # splines of given samples
     time_invariant = False
 
-    def __init__(self, times, rotations=None, origins=None, smoothing: float = 0.0):
+    def __init__(self, times, rotations=None, origins=None, smoothing: float = 0.0) -> None:
         self.times = sample_times(times)
         n = self.times.size
         self.smoothing = checks.real(smoothing, "smoothing")

@@ -106,7 +106,7 @@ class Stationary(Frame):
                  origin: ArrayLike = (0.0, 0.0, 0.0),
                  acceleration: Callable[[float], float] | None = None,
                  angle: Callable[[float], float] | None = None, check: str = "error",
-                 axisymmetry_tol: float = 1e-2):
+                 axisymmetry_tol: float = 1e-2) -> None:
         self.axis = checks.unit_axis(spin_axis, "spin_axis")
         self.pivot = checks.point3(origin, "origin")
         if check not in CHECKS:

@@ -34,7 +34,7 @@ class Probes:
         ValueError: on every rank, if a point lies in no cell of its body.
     """
 
-    def __init__(self, bodies: Sequence, probes: Sequence):
+    def __init__(self, bodies: Sequence, probes: Sequence) -> None:
         self.items: List[tuple] = []
         for p in probes:
             if isinstance(p, tuple) and len(p) == 2 and hasattr(p[0], "V"):
@@ -83,7 +83,7 @@ class TimeSeriesWriter:
     """
 
     def __init__(self, path: str, columns: Sequence[str], comm=MPI.COMM_WORLD,
-                 append: bool = False):
+                 append: bool = False) -> None:
         self.rank = comm.rank
         self.path = path
         self._f = None
@@ -113,7 +113,7 @@ class TimeSeriesWriter:
             self._f.close()
             self._f = None
 
-    def __del__(self):  # pragma: no cover
+    def __del__(self) -> None:  # pragma: no cover
         self.close()
 
 
@@ -153,7 +153,7 @@ class FieldFile:
     """
 
     def __init__(self, comm, stem: str, V, names: Sequence[str],
-                 keep_until: float | None = None):
+                 keep_until: float | None = None) -> None:
         from dolfinx import fem
 
         self.vtx = compat.has_vtx
@@ -228,7 +228,7 @@ class MotionWriter:
         keep_until: continue existing files, keeping their times up to this one (a restart).
     """
 
-    def __init__(self, bodies: Sequence, stem: str, keep_until: float | None = None):
+    def __init__(self, bodies: Sequence, stem: str, keep_until: float | None = None) -> None:
         self.items = []
         for body in bodies:
             f = FieldFile(body.comm, f"{stem}_{body.name}", body.V, ["u", "motion"],

@@ -175,7 +175,7 @@ class Anisotropic(Material):
     """
 
     def __init__(self, C, density: float, axes=None, plane: str | None = None,
-                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None):
+                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None) -> None:
         if plane not in (None, "strain", "stress"):
             raise ValueError(f"plane must be None (3D), 'strain' or 'stress', got {plane!r}")
         self.plane = plane
@@ -306,7 +306,7 @@ class Orthotropic(Anisotropic):
 
     def __init__(self, E: Sequence[float], nu: Sequence[float], G: Sequence[float],
                  density: float, axes=None, plane: str | None = None,
-                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None):
+                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None) -> None:
         S = _orthotropic_compliance(E, nu, G)
         self.E = tuple(1.0 / S[k, k] for k in range(3))
         self.nu = (-S[0, 1] * self.E[0], -S[0, 2] * self.E[0], -S[1, 2] * self.E[1])

@@ -62,7 +62,7 @@ class Material:
     kind = "3D"
 
     def __init__(self, density: float, thickness: float = 1.0,
-                 rayleigh: Tuple[float, float] | None = None):
+                 rayleigh: Tuple[float, float] | None = None) -> None:
         self.density = checks.positive(density, "density")
         self.thickness = checks.positive(thickness, "thickness")
         self.rayleigh = rayleigh_pair(rayleigh)

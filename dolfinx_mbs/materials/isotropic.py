@@ -31,7 +31,7 @@ class Isotropic(Material):
     """
 
     def __init__(self, E: float, nu: float, density: float,
-                 rayleigh: Tuple[float, float] | None = None, thickness: float = 1.0):
+                 rayleigh: Tuple[float, float] | None = None, thickness: float = 1.0) -> None:
         self.E = checks.positive(E, "E")
         self.nu = _poisson(nu)
         super().__init__(density, thickness, rayleigh)
@@ -61,7 +61,7 @@ class LinearElastic(Isotropic):
     without ``thickness``."""
 
     def __init__(self, E: float, nu: float, density: float,
-                 rayleigh: Tuple[float, float] | None = None):
+                 rayleigh: Tuple[float, float] | None = None) -> None:
         super().__init__(E, nu, density, rayleigh)
 
 
@@ -70,7 +70,7 @@ class _Planar(Isotropic):
 
     gdim = 2
 
-    def __init__(self, E, nu, density, thickness: float = 1.0, rayleigh=None):
+    def __init__(self, E, nu, density, thickness: float = 1.0, rayleigh=None) -> None:
         super().__init__(E, nu, density, rayleigh, thickness)
 
 
@@ -125,7 +125,7 @@ class UserLaw(Material):
     def __init__(self, stress: Callable | None = None, density: float = None,
                  gdim: int | None = None, thickness: float = 1.0,
                  rayleigh: Tuple[float, float] | None = None,
-                 energy: Callable | None = None):
+                 energy: Callable | None = None) -> None:
         if stress is None and energy is None:
             raise TypeError("UserLaw: give stress=(eps -> sigma) or energy=(eps -> psi)")
         if stress is not None and not callable(stress):

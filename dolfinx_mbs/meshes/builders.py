@@ -328,7 +328,7 @@ def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,
     if isinstance(path, FileNotFoundError):
         raise FileNotFoundError(str(path))
 
-    def merge():
+    def merge() -> None:
         import gmsh
 
         gmsh.merge(path)

@@ -42,7 +42,7 @@ class Recorder:
         ValueError: ``every`` is not a positive integer.
     """
 
-    def __init__(self, model, every: int = 1):
+    def __init__(self, model, every: int = 1) -> None:
         """Watch ``model``'s runs, keeping one call in ``every``."""
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
@@ -140,7 +140,7 @@ def animate(recorder: Recorder, path: str, *, global_frame: bool = True,
     states = [[b.frame.state(t) if global_frame else None for b in recorder.bodies]
               for t in recorder.times]
 
-    def draw():
+    def draw() -> None:
         amp = max(np.linalg.norm(g.values[0], axis=1).max(initial=0.0)
                   for bodies in frames for g in bodies)
         s = _scale(scale, amp, _extent([g.points for g in frames[0]]))

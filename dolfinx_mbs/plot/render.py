@@ -62,7 +62,7 @@ def _scale(scale, amplitude: float, extent: float) -> float:
     return float(scale) * extent / amplitude if amplitude > 0 else 0.0
 
 
-def _check_scale(scale, comm):
+def _check_scale(scale, comm) -> None:
     """``scale``: a fraction (number > 0) of the extent, or ``("factor", f)``."""
     msg = None
     if isinstance(scale, tuple):
@@ -149,7 +149,7 @@ def deformed(u, path: str, *, states=None, scale=0.1, title: str | None = None,
     pv = pyvista()
     gathered = [gather([f]) for f in funcs]
 
-    def draw():
+    def draw() -> None:
         amp = max(np.linalg.norm(g.values[0], axis=1).max(initial=0.0) for g in gathered)
         s = _scale(scale, amp, _extent([g.points for g in gathered]))
         top = amp if amp > 0 else 1.0
@@ -271,7 +271,7 @@ def mode_shapes(shapes, path: str, *, labels: Sequence[str] | None = None, colum
     phases = [largest_phase(m, comm) for m in modes]
     gathered = [[gather([re] if im is None else [re, im]) for re, im in m] for m in modes]
 
-    def draw():
+    def draw() -> None:
         plotter = pv.Plotter(off_screen=True, shape=(rows, cols), window_size=size,
                              border=False)
         for k, (bodies, phi) in enumerate(zip(gathered, phases)):
@@ -365,7 +365,7 @@ def whirl(shape, path: str, *, axis=(0.0, 0.0, 1.0), center=(0.0, 0.0, 0.0),
     phi0 = largest_phase(pairs, comm)
     g = gather([re, im])
 
-    def draw():
+    def draw() -> None:
         r, i = g.values
         amp = float(np.sqrt((r * r).sum(axis=1) + (i * i).sum(axis=1)).max(initial=0.0)) or 1.0
         s = _scale(scale, amp, _extent([g.points]))

@@ -54,7 +54,7 @@ class BasisSpace:
     body's owned interface dofs followed by its share of the modal coordinates. Has what the
     Maggi reducer and the elimination ask of a space."""
 
-    def __init__(self, space, shapes: Dict[int, Shapes]):
+    def __init__(self, space, shapes: Dict[int, Shapes]) -> None:
         self.full, self.comm, self.bodies = space, space.comm, space.bodies
         self.shapes = shapes
         rank, size = self.comm.rank, self.comm.size
@@ -101,7 +101,7 @@ class RowMap:
     """Rows over full indices as rows over xi: B T (collective; T's rows of other ranks are
     fetched once and kept)."""
 
-    def __init__(self, xi: BasisSpace):
+    def __init__(self, xi: BasisSpace) -> None:
         self.xi, self.comm = xi, xi.comm
         self.full_flat = xi.full_starts.ravel()
         self.xi_flat = xi.starts.ravel()
@@ -183,7 +183,7 @@ class RowMap:
 class OnBasis(Constraint):
     """A constraint's rows B Delta = c as rows (B T) xi = c."""
 
-    def __init__(self, inner: Constraint, rowmap: RowMap):
+    def __init__(self, inner: Constraint, rowmap: RowMap) -> None:
         self.inner, self.rowmap = inner, rowmap
         self.name, self.time_dependent = inner.name, inner.time_dependent
 
@@ -245,7 +245,7 @@ class BasisReducer(MaggiReducer):
     over xi), ``xi`` (:class:`BasisSpace`).
     """
 
-    def __init__(self, assembly, constraints: Sequence[Constraint], reduced: Dict, t=0.0):
+    def __init__(self, assembly, constraints: Sequence[Constraint], reduced: Dict, t=0.0) -> None:
         space = assembly.space
         self.order, self.space, self.comm = 2, space, space.comm
         self.constraints = list(constraints)
@@ -365,7 +365,7 @@ class BasisReducer(MaggiReducer):
         self.t = t
         return True
 
-    def node_blocks(self):
+    def node_blocks(self) -> None:
         """None: the shapes mix the nodes."""
         return None
 

@@ -56,7 +56,7 @@ class ReducedBody:
     """
 
     def __init__(self, body, modes: int | None = 20, method: str = "craig-bampton",
-                 cutoff: float | None = None, t: float = 0.0, residual=False):
+                 cutoff: float | None = None, t: float = 0.0, residual=False) -> None:
         if method not in METHODS:
             raise ValueError(f"reduce: method must be one of {METHODS}, got {method!r}")
         if cutoff is None:

@@ -200,7 +200,7 @@ class _Sites:
     """The unbalances' load vector (complex, per Omega^2) and the probes' functionals, as full
     vectors (real and imaginary parts), on a system of stationary-frame bodies."""
 
-    def __init__(self, system, unbalances, probes):
+    def __init__(self, system, unbalances, probes) -> None:
         self.system = system
         space = system.space
         self.f = [space.create_vec(), space.create_vec()]   # Re, Im of f (per Omega^2)
@@ -292,7 +292,7 @@ class _Sites:
 class _Space:
     """The response's space X with the constant matrices' products and projections."""
 
-    def __init__(self, comm):
+    def __init__(self, comm) -> None:
         self.mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
         self.X: np.ndarray | None = None
         self.prods, self.proj = {}, {}
@@ -341,7 +341,7 @@ class _Solver:
     """The frequency-domain solves at any speed (module docstring)."""
 
     def __init__(self, sweep: SweepPencil, f: np.ndarray, probes: np.ndarray, comm,
-                 shift: float, tol: float, speed: float, max_iter: int = 40):
+                 shift: float, tol: float, speed: float, max_iter: int = 40) -> None:
         self.sweep, self.comm, self.tol, self.max_iter = sweep, comm, tol, max_iter
         self.f = f                    # local rows of (Re f, Im f), per Omega^2
         self.P = probes               # local rows of the probes' functionals (n, 2 probes)

@@ -84,7 +84,7 @@ class StaticSolver:
         comm: the model's communicator.
     """
 
-    def __init__(self, comm):
+    def __init__(self, comm) -> None:
         self.comm = comm
         self.ksp: PETSc.KSP | None = None
         self._ksp_sizes = None
@@ -192,12 +192,12 @@ class StaticSolver:
         for these operators."""
         if self._snes is None or self._snes_for[0] is not Kr or self._snes_for[1] is not br:
 
-            def residual(snes, x, F):
+            def residual(snes, x, F) -> None:
                 Kr.mult(x, F)
                 F.axpy(-1.0, br)
                 F.axpy(1.0, system.nonlinear_reduced(t, x, tangent=False)[0])
 
-            def jacobian(snes, x, A, P):
+            def jacobian(snes, x, A, P) -> None:
                 Kr.copy(A, structure=SAME)
                 A.axpy(1.0, system.nonlinear_reduced(t, x, force=False)[1],
                        structure=SUBSET)
@@ -534,7 +534,7 @@ class Prestress:
     assembly: a strong reference back would make the model a reference cycle, freed only when
     Python's garbage collector runs (at different times on different ranks)."""
 
-    def __init__(self, owner):
+    def __init__(self, owner) -> None:
         self.owner = weakref.ref(owner)
 
     def __call__(self, assembly) -> List[FrameLink]:

@@ -50,7 +50,7 @@ class _Side:
     """A point's frame as the rows see it: its index among the computed frames (or None), and
     the kinematics at given frame unknowns."""
 
-    def __init__(self, system, point: JointPoint):
+    def __init__(self, system, point: JointPoint) -> None:
         self.point = point
         self.index = None
         if isinstance(point.frame, ComputedFrame):
@@ -105,7 +105,7 @@ class _Relative:
     """What a torque motor's function sees: the driven ``angle`` (from its value at t = 0)
     and its ``rate``."""
 
-    def __init__(self, angle: float, rate: float):
+    def __init__(self, angle: float, rate: float) -> None:
         self.angle, self.rate = angle, rate
 
 
@@ -120,7 +120,7 @@ class JointSet:
             speed; torque motors are applied loads).
     """
 
-    def __init__(self, system, joints, motors):
+    def __init__(self, system, joints, motors) -> None:
         self.system = system
         self.joints = list(joints)
         self.motors = [m for m in motors if m.n_rows]

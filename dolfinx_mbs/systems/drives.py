@@ -65,7 +65,7 @@ class Drives:
         gravity: the model's gravity (global components) or None.
     """
 
-    def __init__(self, system, rigid=(), gravity=None):
+    def __init__(self, system, rigid=(), gravity=None) -> None:
         self.system = system
         self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
         frames: list = []

@@ -63,7 +63,7 @@ class SaddlePoint:
     nonlinear = False
     has_multipliers = True
 
-    def __init__(self, assembly, reducer, constraints):
+    def __init__(self, assembly, reducer, constraints) -> None:
         self.assembly = assembly
         self.constraints = list(constraints)
         self.space = sp = assembly.space

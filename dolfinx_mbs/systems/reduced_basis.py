@@ -52,7 +52,7 @@ class ReducedBasis:
     ``D`` (None without damping) are the constant reduced matrices.
     """
 
-    def __init__(self, assembly, reducer):
+    def __init__(self, assembly, reducer) -> None:
         self.assembly, self.reducer = assembly, reducer
         self.ops = assembly.body_operators
         self.comm = assembly.comm

@@ -132,7 +132,7 @@ class RigidSubspace:
         dim: its dimension (at least 1).
     """
 
-    def __init__(self, Q: List[PETSc.Vec], MQ: List[PETSc.Vec], comm):
+    def __init__(self, Q: List[PETSc.Vec], MQ: List[PETSc.Vec], comm) -> None:
         self.Q, self.comm = Q, comm
         self.dim = len(Q)
         #: the bodies' single rigid fields that are free on their own, e.g.

@@ -53,7 +53,7 @@ class SecondOrderSystem:
     #: coordinates with Lagrange multipliers (the comparison form) or not
     has_multipliers = False
 
-    def __init__(self, assembly, reducer, constraints: Sequence, static):
+    def __init__(self, assembly, reducer, constraints: Sequence, static) -> None:
         self.assembly = asm = assembly
         self.reducer = reducer
         self.constraints = list(constraints)

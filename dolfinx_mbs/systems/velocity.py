@@ -46,7 +46,7 @@ class ReducedSpace:
     """The space of q (the holonomic reducer's independent coordinates), as the numbering a
     :class:`MaggiReducer` works on: each rank owns its independent dofs, in full order."""
 
-    def __init__(self, holonomic: MaggiReducer):
+    def __init__(self, holonomic: MaggiReducer) -> None:
         self.holonomic = holonomic
         self.comm = comm = holonomic.comm
         self.n_local = len(holonomic.independent)
@@ -69,7 +69,7 @@ class ReducedSpace:
 class _OnReducedSpace(Constraint):
     """A :class:`VelocityRows` seen on the space of q: rows (B A) v = c - B a0'."""
 
-    def __init__(self, rows: VelocityRows, holonomic: MaggiReducer, full_space):
+    def __init__(self, rows: VelocityRows, holonomic: MaggiReducer, full_space) -> None:
         self.inner, self.holonomic, self.full_space = rows, holonomic, full_space
         self.name = rows.name
         self.time_dependent = rows.time_dependent or holonomic.time_dependent
@@ -91,7 +91,7 @@ class VelocityBasis(MaggiReducer):
         space: the full space.
     """
 
-    def __init__(self, holonomic: MaggiReducer, rows, space, t: float = 0.0):
+    def __init__(self, holonomic: MaggiReducer, rows, space, t: float = 0.0) -> None:
         self.holonomic = holonomic
         on_q = [_OnReducedSpace(c, holonomic, space) for c in rows]
         holonomic.update(t)
@@ -140,7 +140,7 @@ class VelocitySystem:
     formulations = ("first-order",)
     has_multipliers = False
 
-    def __init__(self, base, rows):
+    def __init__(self, base, rows) -> None:
         self.base = base
         self.assembly, self.reducer = base.assembly, base.reducer
         self.space, self.bodies, self.comm = base.space, base.bodies, base.comm
