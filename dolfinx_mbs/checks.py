@@ -11,11 +11,14 @@ from __future__ import annotations
 import builtins
 import math
 import traceback
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Type
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
+    from mpi4py import MPI
     from numpy.typing import ArrayLike
 
 __all__ = ["shown", "real", "positive", "vector", "point3", "unit_axis", "raise_everywhere",
@@ -25,7 +28,7 @@ __all__ = ["shown", "real", "positive", "vector", "point3", "unit_axis", "raise_
 SHOWN_ENTRIES = 12
 
 
-def shown(value) -> str:
+def shown(value: object) -> str:
     """``value`` as an error message shows it to the user.
 
     Numbers as numbers (``nan``, ``0.5``), arrays and numpy scalars as plain lists and numbers
@@ -53,7 +56,7 @@ def shown(value) -> str:
     return repr(value)
 
 
-def real(x, name: str) -> float:
+def real(x: object, name: str) -> float:
     """A finite real number (Python or numpy scalar, or a 0-d array)."""
     try:
         v = float(x)
@@ -64,7 +67,7 @@ def real(x, name: str) -> float:
     return v
 
 
-def positive(x, name: str) -> float:
+def positive(x: object, name: str) -> float:
     """A finite real number > 0."""
     v = real(x, name)
     if v <= 0.0:
@@ -72,7 +75,7 @@ def positive(x, name: str) -> float:
     return v
 
 
-def vector(value, n: int, name: str) -> np.ndarray:
+def vector(value: ArrayLike, n: int, name: str) -> np.ndarray:
     """A finite vector of exactly ``n`` components."""
     try:
         v = np.asarray(value, dtype=float).reshape(-1)
@@ -106,7 +109,7 @@ def unit_axis(value: ArrayLike, name: str = "axis") -> np.ndarray:
     return a / norm
 
 
-def raise_everywhere(comm, msg, exc=ValueError) -> None:
+def raise_everywhere(comm: MPI.Comm, msg: str, exc: Type[Exception] = ValueError) -> None:
     """Raise ``exc(msg)`` on every rank of ``comm`` if any rank has a message (a ``str``; ``None``
     or ``""`` for none): a check whose outcome differs between ranks (it looked at owned data)
     still leaves no rank waiting in a collective. The first rank's message is raised."""
@@ -139,14 +142,15 @@ class collective:
     destruction of those objects would then find the other ranks elsewhere.
     """
 
-    def __init__(self, comm, what: str) -> None:
+    def __init__(self, comm: MPI.Comm, what: str) -> None:
         #: what the block does, in the error's words (the block may change it as it goes)
         self.comm, self.what = comm, what
 
-    def __enter__(self):
+    def __enter__(self) -> collective:
         return self
 
-    def __exit__(self, typ, value, tb):
+    def __exit__(self, typ: Type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> bool:
         if value is not None and not isinstance(value, Exception):
             return False  # KeyboardInterrupt, SystemExit: not the user's error
         err = trace = None

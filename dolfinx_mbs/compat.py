@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+from typing import TYPE_CHECKING, Iterable, Tuple
 
 import dolfinx
 import dolfinx.fem
@@ -22,6 +23,12 @@ import numpy as np
 import ufl
 from mpi4py import MPI
 from petsc4py import PETSc
+
+if TYPE_CHECKING:
+    from dolfinx.common import IndexMap
+    from dolfinx.fem import FunctionSpace
+    from dolfinx.graph import AdjacencyList
+    from dolfinx.mesh import Mesh, MeshTags
 
 __all__ = [
     "scalar_type",
@@ -61,7 +68,7 @@ if not any(isinstance(f, _CompilerChatter) for f in logging.getLogger().filters)
 scalar_type = getattr(dolfinx, "default_scalar_type", PETSc.ScalarType)
 
 
-def vector_space(mesh, degree: int, family: str = "Lagrange"):
+def vector_space(mesh: Mesh, degree: int, family: str = "Lagrange") -> FunctionSpace:
     """A vector-valued Lagrange space with ``gdim`` components."""
     gdim = mesh.geometry.dim
     if hasattr(dolfinx.fem, "functionspace"):
@@ -69,19 +76,19 @@ def vector_space(mesh, degree: int, family: str = "Lagrange"):
     return dolfinx.fem.VectorFunctionSpace(mesh, (family, degree))
 
 
-def scalar_space(mesh, degree: int, family: str = "Lagrange"):
+def scalar_space(mesh: Mesh, degree: int, family: str = "Lagrange") -> FunctionSpace:
     """A scalar space of ``family`` and ``degree`` on ``mesh``."""
     if hasattr(dolfinx.fem, "functionspace"):
         return dolfinx.fem.functionspace(mesh, (family, degree))
     return dolfinx.fem.FunctionSpace(mesh, (family, degree))
 
 
-def value_shape(V) -> tuple:
+def value_shape(V: FunctionSpace) -> tuple:
     """The value shape of a function space's functions."""
     return tuple(ufl.shape(dolfinx.fem.Function(V)))
 
 
-def same_space(V, W) -> bool:
+def same_space(V: FunctionSpace, W: FunctionSpace) -> bool:
     """Whether two function spaces are the same space: one mesh, one element, one dofmap."""
     if V is W:
         return True
@@ -95,7 +102,7 @@ def same_space(V, W) -> bool:
         V.dofmap.index_map.size_local == W.dofmap.index_map.size_local
 
 
-def vtk_mesh(V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def vtk_mesh(V: FunctionSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """VTK cells, cell types and node coordinates of a Lagrange space's owned cells.
 
     DOLFINx's ``dolfinx.plot.vtk_mesh(V)`` (``create_vtk_mesh`` before 0.7): the nodes are the
@@ -107,13 +114,13 @@ def vtk_mesh(V) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return make(V)
 
 
-def same_mesh(V, W) -> bool:
+def same_mesh(V: FunctionSpace, W: FunctionSpace) -> bool:
     """Whether two function spaces are on the same mesh object."""
     mv, mw = V.mesh, W.mesh
     return mv is mw or getattr(mv, "_cpp_object", mv) is getattr(mw, "_cpp_object", mw)
 
 
-def space_degree(V) -> int:
+def space_degree(V: FunctionSpace) -> int:
     """The polynomial degree of a Lagrange-type space (its element's embedded superdegree)."""
     e = V.ufl_element()
     d = getattr(e, "embedded_superdegree", None)
@@ -126,7 +133,7 @@ def space_degree(V) -> int:
 _COMPILED: dict = {}
 
 
-def form(a) -> "dolfinx.fem.Form":
+def form(a: ufl.Form) -> "dolfinx.fem.Form":
     """``fem.form(a)``, the compiled code looked up in this process first (DOLFINx >= 0.8:
     ``compile_form`` once per signature, ``create_form`` with this form's mesh, spaces,
     coefficients and constants). FFCx's own lookup lists its cache directory for every form
@@ -163,7 +170,7 @@ def form(a) -> "dolfinx.fem.Form":
     return fem.create_form(compiled, spaces, msh, domains, coeffs, consts)
 
 
-def petsc_vec(u) -> PETSc.Vec:
+def petsc_vec(u: dolfinx.fem.Function) -> PETSc.Vec:
     """The PETSc vector (ghosted) that wraps a Function's dof array."""
     x = u.x
     if hasattr(x, "petsc_vec"):
@@ -173,7 +180,7 @@ def petsc_vec(u) -> PETSc.Vec:
 
 
 
-def create_vector(form) -> PETSc.Vec:
+def create_vector(form: dolfinx.fem.Form) -> PETSc.Vec:
     """A PETSc vector for assembling the linear form ``form`` (a compiled ``fem.Form``).
 
     DOLFINx >= 0.10 builds it from the form's function space; 0.5 to 0.9 from the form.
@@ -184,13 +191,13 @@ def create_vector(form) -> PETSc.Vec:
     return _fpetsc.create_vector(form)
 
 
-def ghost_owners(index_map) -> np.ndarray:
+def ghost_owners(index_map: IndexMap) -> np.ndarray:
     """Owning rank of each ghost of an IndexMap."""
     o = index_map.owners
     return np.asarray(o() if callable(o) else o)
 
 
-def cell_table(table) -> np.ndarray:
+def cell_table(table: object) -> np.ndarray:
     """A per-cell table as an (n_cells, k) array.
 
     A mesh's geometry dofmap or a dofmap's ``list``, a row per local cell (ghosts included):
@@ -202,7 +209,7 @@ def cell_table(table) -> np.ndarray:
     return np.asarray(table.array).reshape(n, -1) if n else np.zeros((0, 0), np.int32)
 
 
-def geometry_dofmap(mesh) -> np.ndarray:
+def geometry_dofmap(mesh: Mesh) -> np.ndarray:
     """The nodes of each local cell of a mesh's geometry, (n_cells, nodes per cell)."""
     g = mesh.geometry
     if not hasattr(g, "dofmaps"):
@@ -211,7 +218,7 @@ def geometry_dofmap(mesh) -> np.ndarray:
     return cell_table(maps(0) if callable(maps) else maps[0])
 
 
-def cell_type_name(mesh) -> str:
+def cell_type_name(mesh: Mesh) -> str:
     """The name of a mesh's cell type (``"triangle"``, ``"hexahedron"``...) as basix has it."""
     return mesh.topology.cell_type.name
 
@@ -229,7 +236,7 @@ MUMPS_NULL_PIVOT_OPTIONS = {"mat_mumps_icntl_24": 1,
                             "mat_mumps_cntl_3": MUMPS_NULL_PIVOT_THRESHOLD}
 
 
-def colliding_cells(mesh, points: np.ndarray):
+def colliding_cells(mesh: Mesh, points: np.ndarray) -> AdjacencyList:
     """For each point (shape (n, 3)), the local cells that contain it (an AdjacencyList)."""
     from dolfinx import geometry
 
@@ -243,7 +250,7 @@ def colliding_cells(mesh, points: np.ndarray):
     return geometry.compute_colliding_cells(mesh, cand, points)
 
 
-def point_ownership(mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def point_ownership(mesh: Mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Which rank owns each point and in which of its cells the point lies (collective).
 
     Args:
@@ -273,7 +280,7 @@ def point_ownership(mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sent = points if comm.rank == 0 else points[:0]
         data = geometry.determine_point_ownership(mesh, sent, **kwargs)
 
-        def get(name):  # properties since 0.10, methods in 0.9
+        def get(name: str) -> np.ndarray:  # properties since 0.10, methods in 0.9
             v = getattr(data, name)
             return np.asarray(v() if callable(v) else v)
 
@@ -304,7 +311,8 @@ has_vtx = (hasattr(dolfinx.io, "VTXWriter") and hasattr(dolfinx.io, "VTXMeshPoli
            and bool(getattr(dolfinx.io, "has_adios2", True)))
 
 
-def vtx_writer(comm, path: str, functions):
+def vtx_writer(comm: MPI.Comm, path: str,
+               functions: Iterable[dolfinx.fem.Function]) -> dolfinx.io.VTXWriter:
     """A VTX writer of ``functions`` (all in one space) that writes the mesh once; only where
     :data:`has_vtx`. ParaView reads the file with its ADIOS2 VTX reader (5.12 or later for a
     mesh written once)."""
@@ -312,7 +320,8 @@ def vtx_writer(comm, path: str, functions):
                                 mesh_policy=dolfinx.io.VTXMeshPolicy.reuse)
 
 
-def gmsh_model_to_mesh(model, comm, rank: int, gdim: int):
+def gmsh_model_to_mesh(model: object, comm: MPI.Comm, rank: int,
+                       gdim: int) -> Tuple[Mesh, MeshTags, MeshTags]:
     """(mesh, cell_tags, facet_tags) of a gmsh model held on ``rank``, distributed over ``comm``.
 
     DOLFINx >= 0.10 has ``dolfinx.io.gmsh`` returning a ``MeshData``; earlier ``dolfinx.io.gmshio``
@@ -348,11 +357,13 @@ def alpha2_restart_step() -> float:
         J.setUp()
         F = PETSc.Vec().createSeq(1)
 
-        def res(ts_, t, U, V, A, out) -> None:
+        def res(ts_: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec,
+                out: PETSc.Vec) -> None:
             out.setValue(0, A.getValue(0) - t)
             out.assemble()
 
-        def jac(ts_, t, U, V, A, sv, sa, J_, P_) -> None:
+        def jac(ts_: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec, sv: float,
+                sa: float, J_: PETSc.Mat, P_: PETSc.Mat) -> None:
             J_.setValue(0, 0, sa)
             J_.assemble()
 
@@ -412,7 +423,7 @@ def mpiexec_command(n: int, python: str | None = None) -> list:
     return [exe, "-n", str(n)] + (["--oversubscribe"] if open_mpi else [])
 
 
-def mat_solve(ksp, B, X) -> None:
+def mat_solve(ksp: PETSc.KSP, B: PETSc.Mat, X: PETSc.Mat) -> None:
     """X = A^-1 B for the dense blocks B, X with a direct ``ksp`` (set up): ``KSP.matSolve``
     (petsc4py >= 3.19), else the factor matrix's ``matSolve`` (MatMatSolve; PETSc 3.18 of
     DOLFINx 0.5)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from typing import List, Sequence
+from typing import List, Protocol, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -42,10 +42,17 @@ __all__ = ["adopt", "collect", "registered", "LIVE_MAX"]
 LIVE_MAX = 8
 
 
+class _Model(Protocol):
+    """What is registered: a model (a later part: not named here), by its communicator."""
+
+    @property
+    def comm(self) -> MPI.Comm: ...
+
+
 class _Entry:
     """A registered model: its PETSc communicators and weak references to what uses them."""
 
-    def __init__(self, model, bodies: Sequence[object], comms: List[PETSc.Comm]) -> None:
+    def __init__(self, model: _Model, bodies: Sequence[object], comms: List[PETSc.Comm]) -> None:
         self.model = weakref.ref(model)
         self.bodies = [weakref.ref(b) for b in bodies]
         self.comms = comms
@@ -71,13 +78,13 @@ _ENTRIES: List[_Entry] = []
 _live_max = LIVE_MAX
 
 
-def _petsc_comm(comm) -> PETSc.Comm:
+def _petsc_comm(comm: MPI.Comm) -> PETSc.Comm:
     """A counted reference to the PETSc communicator of ``comm`` (an MPI communicator, or a
     PETSc object's communicator): alive until destroyed, whatever frees ``comm``."""
     return PETSc.Comm(comm).duplicate()
 
 
-def adopt(model, bodies: Sequence) -> None:
+def adopt(model: _Model, bodies: Sequence) -> None:
     """Register ``model`` (collective on its communicator ``model.comm``), after
     :func:`collect` there: the PETSc communicators of its bodies' meshes and displacement
     spaces are held until the model and its bodies are gone on every rank and their garbage
@@ -94,7 +101,7 @@ def _same_processes(group: MPI.Comm, comm: MPI.Comm) -> bool:
     return MPI.Comm.Compare(group, comm) in (MPI.IDENT, MPI.CONGRUENT)
 
 
-def collect(comm, bodies: Sequence = ()) -> int:
+def collect(comm: MPI.Comm, bodies: Sequence = ()) -> int:
     """Destroy the PETSc garbage of the models registered on the processes of ``comm``
     (collective on ``comm``) and release the communicators of those gone on every rank, with
     their bodies (or whose bodies are all among ``bodies``, a new model's, which holds them).

@@ -76,7 +76,7 @@ class SolverOptions:
                 else:
                     db[key] = old
 
-    def set_from_options(self, obj) -> None:
+    def set_from_options(self, obj: object) -> None:
         """``obj.setFromOptions()`` with these options in the database."""
         with self.inserted():
             obj.setFromOptions()
@@ -119,7 +119,7 @@ def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:
         pass
 
 
-def reason_name(enum, value: int) -> str:
+def reason_name(enum: type, value: int) -> str:
     """The name of a PETSc converged reason (e.g. ``DIVERGED_ITS``), or its number."""
     names = [k for k, v in vars(enum).items() if v == value and k.isupper()]
     return names[0] if names else str(value)
@@ -172,7 +172,7 @@ def error_words(e: BaseException) -> str:
     return f"{': '.join(words)} ({tail})" if words else f"PETSc {tail}"
 
 
-def solve_in_words(solver, what: str) -> None:
+def solve_in_words(solver: object, what: str) -> None:
     """``solver.solve()`` (an EPS, PEP, ...), a PETSc error raised as RuntimeError in words."""
     try:
         solver.solve()

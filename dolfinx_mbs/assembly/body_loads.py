@@ -14,7 +14,7 @@ assembled when omega, alpha or a_O changed.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import TYPE_CHECKING, Dict, Hashable, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -26,10 +26,13 @@ from dolfinx_mbs import compat
 from dolfinx_mbs import forms as F
 from dolfinx_mbs.frames.base import FrameState
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.bodies.body import Body
+
 __all__ = ["BodyLoads"]
 
 
-def assembled(vec: PETSc.Vec, form) -> PETSc.Vec:
+def assembled(vec: PETSc.Vec, form: fem.Form) -> PETSc.Vec:
     """``form`` assembled into ``vec`` (zeroed first), owned values complete."""
     with vec.localForm() as vl:
         vl.set(0.0)
@@ -49,7 +52,8 @@ class BodyLoads:
             state), or None.
     """
 
-    def __init__(self, body, basis=None, user_load=None) -> None:
+    def __init__(self, body: Body, basis: Sequence[Tuple[np.ndarray, np.ndarray]] | None = None,
+                 user_load: fem.Form | None = None) -> None:
         self.body = body
         ext = body.external_load_form(varying=False)
         # [form, vector, key of the last assembly]
@@ -79,7 +83,7 @@ class BodyLoads:
         (also the unit gravity: the gravity load is their combination with R^T g)."""
         return self._frame
 
-    def _unit_loads(self, basis) -> dict:
+    def _unit_loads(self, basis: Sequence[Tuple[np.ndarray, np.ndarray]]) -> dict:
         """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
         body = self.body
         v = ufl.TestFunction(body.V)
@@ -178,7 +182,7 @@ class BodyLoads:
                     alphas.append(float(x))
                     vecs.append(b)
 
-    def _part(self, name: str, key) -> PETSc.Vec | None:
+    def _part(self, name: str, key: Hashable) -> PETSc.Vec | None:
         """The assembled load part ``name`` (owned values complete), re-assembled if ``key``
         differs from the last one."""
         part = self._parts.get(name)
@@ -189,7 +193,7 @@ class BodyLoads:
             part[2] = key
         return part[1]
 
-    def _gravity_key(self):
+    def _gravity_key(self) -> tuple:
         return tuple(self.body.gravity_local.value)
 
     def update(self, state: FrameState, W: Dict[str, np.ndarray] | None = None

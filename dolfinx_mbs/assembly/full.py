@@ -14,7 +14,7 @@ matrices changed (their ``version``). The objects returned are kept and refilled
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Tuple
 
 from dolfinx import fem
 from petsc4py import PETSc
@@ -24,10 +24,13 @@ from dolfinx_mbs.assembly.operators import BodyOperators, combine
 from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.frames.base import FrameState
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.bodies.body import Body
+
 __all__ = ["Assembly"]
 
 
-def _state_key(body, st: FrameState) -> tuple:
+def _state_key(body: Body, st: FrameState) -> tuple:
     return (st.t, st.R.tobytes(), st.r_O.tobytes(), st.omega.tobytes(), st.alpha.tobytes(),
             st.v_O.tobytes(), st.a_O.tobytes(), tuple(body.gravity),
             getattr(st, "spin", None), getattr(st, "spin_acceleration", None))
@@ -251,18 +254,20 @@ class Assembly:
         """The elastic stiffness K (constant)."""
         return self._full("Kel", lambda o, w: o.K)
 
-    def stiffness(self, t: float, angular_acceleration: bool = True, states=None) -> PETSc.Mat:
+    def stiffness(self, t: float, angular_acceleration: bool = True,
+                  states: Sequence[FrameState] | None = None) -> PETSc.Mat:
         """K + K_omega (+ K_alpha) (+ K_sigma with prestress) at ``t``."""
         self.at(t, states)
         return self._full("Keff" if angular_acceleration else "Kw",
                           lambda o, w: o.dynamic_stiffness(w, angular_acceleration))
 
-    def damping(self, t: float, gyroscopic: bool = True, states=None) -> PETSc.Mat:
+    def damping(self, t: float, gyroscopic: bool = True,
+                states: Sequence[FrameState] | None = None) -> PETSc.Mat:
         """G + D (or D alone) at ``t``."""
         self.at(t, states)
         return self._full("G" if gyroscopic else "D", lambda o, w: o.damping(w, gyroscopic))
 
-    def gyroscopic(self, t: float, states=None) -> PETSc.Mat:
+    def gyroscopic(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Mat:
         """The Coriolis matrix G at ``t``, without damping."""
         self.at(t, states)
         return self._full("Gyro", lambda o, w: o.matrix("gyroscopic"))
@@ -287,7 +292,7 @@ class Assembly:
             [(1.0, o.K)] + ([(1.0, o.rotor.support)] if o.rotor is not None and
                             o.rotor.support is not None else [])))
 
-    def structural(self, t: float, states=None) -> PETSc.Mat:
+    def structural(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Mat:
         """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``."""
         ops = self.at(t, states)
         if not any(o.matrix("geometric") is not None for o in ops):
@@ -306,7 +311,7 @@ class Assembly:
             v = self._work["vec/" + key] = self.space.create_vec()
         return v
 
-    def load(self, t: float, states=None) -> PETSc.Vec:
+    def load(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Vec:
         """Q: all loads of the second-order form at ``t`` (the body's own vector for one body,
         one kept work vector for several)."""
         ops = self.loads_at(t, states)
@@ -315,7 +320,8 @@ class Assembly:
             self._work["Q"] = Q
         return Q
 
-    def hamilton_vectors(self, t: float, states=None) -> Dict[str, PETSc.Vec]:
+    def hamilton_vectors(self, t: float,
+                         states: Sequence[FrameState] | None = None) -> Dict[str, PETSc.Vec]:
         """Hamilton's form's vectors at ``t`` as full vectors (copies, kept): ``pi0`` (the
         momentum offset), ``h`` (the momentum load) and ``fa`` (applied loads)."""
         sts = self.states(t, states)
@@ -332,7 +338,8 @@ class Assembly:
         self.space.scatter(u, [b.u_state if b.u_state is not None else tmp
                                for b, tmp in zip(self.bodies, self._work["nl_tmp"])])
 
-    def nonlinear_terms(self, u: PETSc.Vec, force: bool = True, tangent: bool = True):
+    def nonlinear_terms(self, u: PETSc.Vec, force: bool = True,
+                        tangent: bool = True) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """At the full displacement ``u``: with ``force``, the internal force's excess over
         K u (full vector); with ``tangent``, the tangent stiffness's excess over K
         (block-diagonal); zero blocks for linear bodies, None for what is not asked."""

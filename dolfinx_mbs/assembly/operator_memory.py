@@ -6,23 +6,26 @@ helpers of the operators.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import TYPE_CHECKING, Dict, Iterable
 
 import numpy as np
 from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
 
+if TYPE_CHECKING:
+    from dolfinx import fem
+
 __all__ = ["ReleasableMatrices", "assemble_into", "create_filled"]
 
 
-def assemble_into(A: PETSc.Mat, a) -> None:
+def assemble_into(A: PETSc.Mat, a: fem.Form) -> None:
     """Assemble form ``a`` into ``A`` (zeroed first)."""
     A.zeroEntries()
     fpetsc.assemble_matrix(A, a)
     A.assemble()
 
 
-def create_filled(a) -> PETSc.Mat:
+def create_filled(a: fem.Form) -> PETSc.Mat:
     """A matrix with the sparsity of form ``a``, its whole pattern filled by one assembly.
 
     (Assembling a freshly created matrix without inserting anything would squeeze its
@@ -49,7 +52,7 @@ class ReleasableMatrices:
                 and not self._prestress and not self._user and self.body.u_state is None
                 and getattr(self, "rotor", None) is None)
 
-    def release(self, names) -> None:
+    def release(self, names: Iterable[str]) -> None:
         """Destroy the full matrices ``names`` (of :attr:`mats`, or ``"damping"``; collective)
         to save memory; each is assembled again, at the frame state it had, when next read.
         Their values, ``version`` and the state's keys are unchanged. Only where

@@ -26,7 +26,7 @@ combination of unit loads too); :meth:`BodyOperators.update_matrices` and
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, Iterable, List, Tuple
 
 import numpy as np
 from dolfinx import fem
@@ -45,7 +45,7 @@ __all__ = ["BodyOperators", "combine", "coupling_basis"]
 
 
 
-def combine(out: PETSc.Mat, terms) -> PETSc.Mat:
+def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> PETSc.Mat:
     """Out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity."""
     terms = [(c, X) for c, X in terms if X is not None and c != 0.0]
     if not terms:
@@ -159,7 +159,7 @@ class BodyOperators(ReleasableMatrices):
         if self.rotor is not None:
             self.rotor.setup(self)
 
-    def _filled(self, form) -> PETSc.Mat:
+    def _filled(self, form: fem.Form) -> PETSc.Mat:
         """The form's matrix, its pattern widened by the journal blocks of the rotor terms."""
         A = create_filled(form)
         return self.rotor.created(A, form) if self.rotor is not None else A
@@ -171,7 +171,7 @@ class BodyOperators(ReleasableMatrices):
                             for k, a in self.body.prestress_load_forms().items()}
         return self._pforms
 
-    def unit_prestress_load(self, case) -> PETSc.Vec:
+    def unit_prestress_load(self, case: tuple) -> PETSc.Vec:
         """The assembled load of prestress case ``case`` (see ``Body.prestress_cases``; owned
         values complete)."""
         body = self.body

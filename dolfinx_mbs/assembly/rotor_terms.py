@@ -24,7 +24,7 @@ nodes (bench/results/rotors.md has the numbers at 1e5 dofs).
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 import ufl
@@ -42,6 +42,13 @@ from dolfinx_mbs.frames.base import FrameState
 from dolfinx_mbs.frames.stationary import Stationary, transverse_basis
 from dolfinx_mbs.materials.isotropic import Isotropic
 
+if TYPE_CHECKING:
+    from dolfinx.mesh import Mesh
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.assembly.operators import BodyOperators
+    from dolfinx_mbs.bodies.body import Body
+
 __all__ = ["JournalMap", "RotorTerms", "check_axisymmetric", "widened"]
 
 log = logging.getLogger(__name__)
@@ -49,15 +56,15 @@ log = logging.getLogger(__name__)
 _ADD = PETSc.InsertMode.ADD_VALUES
 
 
-def _sum(comm, x):
+def _sum(comm: MPI.Comm, x: float) -> float:
     return comm.allreduce(x, op=MPI.SUM)
 
 
-def _const(mesh, value):
+def _const(mesh: Mesh, value: ArrayLike) -> fem.Constant:
     return fem.Constant(mesh, np.asarray(value, dtype=compat.scalar_type))
 
 
-def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
+def check_axisymmetric(body: Body, axis: np.ndarray, center: np.ndarray, tol: float,
                        mode: str) -> Tuple[float, tuple]:
     """The largest relative circumferential mass moment of ``body`` about the axis
     (:func:`dolfinx_mbs.forms.stationary.axisymmetry_moments`: orders m = 1..4, powers of the
@@ -80,7 +87,7 @@ def check_axisymmetric(body, axis: np.ndarray, center: np.ndarray, tol: float,
     form = fem.form(S.axisymmetry_moments(body.rho, axis, center, ufl.SpatialCoordinate(mesh),
                                           wm, wi, wp, ref, orders, powers))
 
-    def moment(j, p, which):
+    def moment(j: int, p: int, which: int) -> float:
         wm.value, wi.value, wp.value = np.zeros(4), np.zeros(4), np.zeros(3)
         wp.value[p] = 1.0
         if which == "im":
@@ -126,7 +133,7 @@ class JournalMap:
         ValueError: a journal whose rigid fit is singular (e.g. its facets lie on a line).
     """
 
-    def __init__(self, body, ds, basis: np.ndarray, name: str) -> None:
+    def __init__(self, body: Body, ds: ufl.Measure, basis: np.ndarray, name: str) -> None:
         comm, mesh = body.comm, body.mesh
         x = ufl.SpatialCoordinate(mesh)
         c, d, P = _const(mesh, np.zeros(3)), _const(mesh, np.zeros(3)), _const(mesh,
@@ -135,7 +142,7 @@ class JournalMap:
         forms = {k: fem.form(f) for k, f in S.journal_forms(x, ufl.TestFunction(body.V), ds,
                                                              c, d, P, t, w).items()}
 
-        def scalar(key):
+        def scalar(key: str) -> float:
             return _sum(comm, fem.assemble_scalar(forms[key]))
 
         area = scalar("area")
@@ -236,7 +243,7 @@ class RotorTerms:
     """The rotor terms of one body (module docstring). Use :meth:`make` (None for a body with
     neither a stationary frame nor attachments)."""
 
-    def __init__(self, body) -> None:
+    def __init__(self, body: Body) -> None:
         self.body = body
         frame = body.frame
         self.stationary = isinstance(frame, Stationary)
@@ -277,7 +284,7 @@ class RotorTerms:
         self.support: PETSc.Mat | None = None
 
     @classmethod
-    def make(cls, body) -> "RotorTerms" | None:
+    def make(cls, body: Body) -> "RotorTerms" | None:
         """The rotor terms of ``body``, or None for a body with neither a stationary frame
         nor attachments."""
         if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):
@@ -291,7 +298,7 @@ class RotorTerms:
         return self.stationary and (not self.body.frame.time_invariant or bool(self.unbalances))
 
     # -- set-up ---------------------------------------------------------------------------
-    def created(self, A: PETSc.Mat, form) -> PETSc.Mat:
+    def created(self, A: PETSc.Mat, form: fem.Form) -> PETSc.Mat:
         """``A`` (the form's matrix) with the journal blocks in its pattern, the form
         assembled into it (``A`` destroyed), or ``A`` itself without journals."""
         if self.block.size == 0:
@@ -301,7 +308,7 @@ class RotorTerms:
         assemble_into(B, form)
         return B
 
-    def _dense(self, out: PETSc.Mat, att, X: np.ndarray, rows) -> None:
+    def _dense(self, out: PETSc.Mat, att: Bearing | Disk, X: np.ndarray, rows: np.ndarray) -> None:
         """Add L_r^T X L_r of attachment ``att`` (rows ``rows`` of its map) to ``out``'s owned
         rows (``out`` not assembled after)."""
         jm = self.maps[id(att)]
@@ -313,7 +320,7 @@ class RotorTerms:
         B = Lr[:, own].T @ X @ Lr
         out.setValues(jm.index[own], jm.index, B, addv=_ADD)
 
-    def setup(self, ops) -> None:
+    def setup(self, ops: BodyOperators) -> None:
         """Assemble the unit matrices and loads, add the disks' mass to M and make the
         bearings' matrices (``ops``: the body's operators, their matrices made)."""
         body = self.body
@@ -358,7 +365,7 @@ class RotorTerms:
         return float(np.dot(state.omega, self.axis))
 
     # -- at a state -----------------------------------------------------------------------
-    def update(self, ops, state: FrameState) -> bool:
+    def update(self, ops: BodyOperators, state: FrameState) -> bool:
         """Bring the rotor terms of ``ops``' matrices to ``state``; True when one changed."""
         w = self._rate(state)
         wd = float(getattr(state, "spin_acceleration", 0.0)) if self.stationary else 0.0
@@ -396,7 +403,7 @@ class RotorTerms:
         self._key = key
         return True
 
-    def speed_terms(self, ops) -> list:
+    def speed_terms(self, ops: BodyOperators) -> list:
         """The bearings' coefficients that change with the speed, as terms of the pencil:
         ``(which, name, E, f)`` with ``which`` "K" or "C", E = L_a^T L_b (a, b across the
         axis) on the journal block alone and f(Omega) the coefficient k_ab or c_ab (a

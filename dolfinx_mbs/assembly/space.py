@@ -7,7 +7,7 @@ renumbering. With a single body the full space *is* the body's space and nothing
 
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import TYPE_CHECKING, List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -15,10 +15,15 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat
 
+if TYPE_CHECKING:
+    from dolfinx import fem
+    from dolfinx.fem import FunctionSpace
+    from numpy.typing import ArrayLike
+
 __all__ = ["FullSpace", "rigid_body_modes", "orthonormal_nullspace"]
 
 
-def rigid_body_modes(V) -> List[np.ndarray]:
+def rigid_body_modes(V: FunctionSpace) -> List[np.ndarray]:
     """The rigid-body motions of a 2D or 3D vector space at its owned dofs (node-major,
     ``index_map_bs`` components): translations, then rotations about the origin (6 in 3D,
     3 in 2D)."""
@@ -33,7 +38,7 @@ def rigid_body_modes(V) -> List[np.ndarray]:
     return [m.reshape(-1) for m in modes]
 
 
-def orthonormal_nullspace(vecs: Sequence[PETSc.Vec], comm) -> PETSc.NullSpace:
+def orthonormal_nullspace(vecs: Sequence[PETSc.Vec], comm: MPI.Comm) -> PETSc.NullSpace:
     """A PETSc null space of the span of ``vecs`` (orthonormalized in place by modified
     Gram-Schmidt; vectors that depend on the previous ones are dropped)."""
     basis = []
@@ -101,7 +106,7 @@ class FullSpace:
         s = self.rstart + int(self.offsets[ib])
         return s, s + self.sizes[ib]
 
-    def dof(self, ib: int, point, component: int, tol: float = 1e-8) -> int:
+    def dof(self, ib: int, point: ArrayLike, component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
         node of body ``ib`` at ``point`` (body-frame coordinates; -1 when there is none)."""
         body = self.bodies[ib]
@@ -142,7 +147,7 @@ class FullSpace:
             arr[self.offsets[i]: self.offsets[i + 1]] = v.getArray(readonly=True)[: self.sizes[i]]
         return out
 
-    def scatter(self, x: PETSc.Vec, funcs) -> None:
+    def scatter(self, x: PETSc.Vec, funcs: Sequence[fem.Function]) -> None:
         """Set the bodies' Functions from a full vector (ghosts updated)."""
         arr = x.getArray(readonly=True)
         for i, f in enumerate(funcs):

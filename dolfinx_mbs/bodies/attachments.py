@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Sequence, Tuple
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.bodies.loads import facet_measure
+
+if TYPE_CHECKING:
+    from dolfinx.mesh import MeshTags
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.bodies.body import Body
 
 __all__ = ["Bearing", "Disk", "Unbalance", "COEFFICIENTS"]
 
@@ -34,7 +40,8 @@ class _Attachment:
 
     kind = "attachment"
 
-    def __init__(self, body, facets, where, name: str | None) -> None:
+    def __init__(self, body: Body, facets: Tuple[MeshTags, int] | None,
+                 where: Callable[[np.ndarray], np.ndarray] | None, name: str | None) -> None:
         self.body = body
         self.name = name or f"{self.kind}{next(_ids)}"
         #: the journal's facet measure (raises on every rank when it holds no facet)
@@ -67,8 +74,10 @@ class Bearing(_Attachment):
 
     kind = "bearing"
 
-    def __init__(self, body, facets=None, where=None, speeds=None, extrapolate: bool = False,
-                 name: str | None = None, **coefficients) -> None:
+    def __init__(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
+                 where: Callable[[np.ndarray], np.ndarray] | None = None,
+                 speeds: ArrayLike | None = None, extrapolate: bool = False,
+                 name: str | None = None, **coefficients: ArrayLike) -> None:
         unknown = set(coefficients) - set(COEFFICIENTS) - set(EXTRA)
         if unknown:
             raise TypeError(f"bearing: unknown coefficient(s) {sorted(unknown)}; expected "
@@ -87,7 +96,7 @@ class Bearing(_Attachment):
         self.extrapolate = bool(extrapolate)
         super().__init__(body, facets, where, name)
 
-    def _coefficient(self, key: str, value) -> np.ndarray:
+    def _coefficient(self, key: str, value: ArrayLike) -> np.ndarray:
         a = np.asarray(value, dtype=float)
         if a.ndim == 0:
             if not math.isfinite(float(a)):
@@ -149,7 +158,7 @@ class Bearing(_Attachment):
         C[3, 3] = C[4, 4] = self.extra["ctilt"]
         return K, C
 
-    def override(self, **coefficients) -> Dict[str, Any]:
+    def override(self, **coefficients: ArrayLike) -> Dict[str, Any]:
         """Set coefficients (numbers) and return the old table, for :meth:`restore` (the
         critical speed map sets the bearings to one isotropic stiffness at a time)."""
         old: Dict[str, Any] = {k: v.copy() for k, v in self.table.items()}
@@ -189,8 +198,9 @@ class Disk(_Attachment):
 
     kind = "disk"
 
-    def __init__(self, body, facets=None, where=None, mass: float = 0.0, polar: float = 0.0,
-                 diametral: float = 0.0, name: str | None = None) -> None:
+    def __init__(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
+                 where: Callable[[np.ndarray], np.ndarray] | None = None, mass: float = 0.0,
+                 polar: float = 0.0, diametral: float = 0.0, name: str | None = None) -> None:
         for key, v in (("mass", mass), ("polar", polar), ("diametral", diametral)):
             if checks.real(v, f"disk {key}") < 0.0:
                 raise ValueError(f"disk {key} must be >= 0, got {v!r}")
@@ -217,7 +227,7 @@ class Unbalance:
 
     kind = "unbalance"
 
-    def __init__(self, on, m_e: float, phase: float = 0.0) -> None:
+    def __init__(self, on: Disk, m_e: float, phase: float = 0.0) -> None:
         if not isinstance(on, (Disk, Bearing)):
             raise TypeError(f"an unbalance acts on a disk or a bearing's journal, got {on!r}")
         self.on, self.body = on, on.body

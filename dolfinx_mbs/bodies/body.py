@@ -8,7 +8,7 @@ physics of its own.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -30,13 +30,18 @@ from dolfinx_mbs.frames.base import Frame, FrameState
 from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.materials.base import Material
 
+if TYPE_CHECKING:
+    from dolfinx.mesh import Mesh, MeshTags
+    from numpy.typing import ArrayLike
+    from petsc4py import PETSc
+
 __all__ = ["Body", "FORM_KINDS", "name_bodies", "UNNAMED"]
 
 #: the name of a body created without one, until a model names it (:func:`name_bodies`)
 UNNAMED = "body"
 
 
-def name_bodies(bodies) -> None:
+def name_bodies(bodies: Sequence[Body]) -> None:
     """Name the bodies created without a name by their place in a model's list.
 
     The body at ``model.bodies[i]`` becomes ``"body<i>"`` (``body0``, ``body1``, ...): the
@@ -97,7 +102,7 @@ class Body:
             vector space of gdim components, or the mesh has no cells.
     """
 
-    def __init__(self, mesh, material: Material, frame: Frame, degree: int | None = None,
+    def __init__(self, mesh: Mesh, material: Material, frame: Frame, degree: int | None = None,
                  name: str | None = None, stiffening: str | None = None) -> None:
         if not isinstance(material, Material):
             raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
@@ -206,7 +211,7 @@ class Body:
             cases.append(("applied",))
         return cases
 
-    def prestress_coefficient(self, case, state: FrameState) -> float:
+    def prestress_coefficient(self, case: tuple, state: FrameState) -> float:
         """The factor of unit case ``case`` at ``state``: omega_i omega_j (the weight of the
         unit spin case W_ij of ``forms.unit_spin_cases``), the local component k of gravity
         less the origin's acceleration, (R^T g - a_O)_k, or 1 for the constant applied
@@ -242,7 +247,7 @@ class Body:
                                            self.user_forms.total("load", False),
                                            steady_only=True)}
 
-    def prestress_stiffness_form(self, field: fem.Function):
+    def prestress_stiffness_form(self, field: fem.Function) -> ufl.Form:
         """The geometric stiffness form of the stress of the displacement ``field``.
 
         Args:
@@ -255,7 +260,7 @@ class Body:
         sigma0 = self.material.stress(F.strain(field))
         return F.geometric_stiffness(self.material, sigma0, u, v)
 
-    def add_steady_point_loads(self, b) -> None:
+    def add_steady_point_loads(self, b: PETSc.Vec) -> None:
         """Add the constant local point loads to the assembled vector ``b`` (owned part)."""
         self.loads.add_steady_points(b)
 
@@ -288,7 +293,7 @@ class Body:
             update(state)
 
     # -- the user's forms ---------------------------------------------------------------------
-    def add_form(self, kind: str, form, update: Callable[[FrameState], None] | None = None
+    def add_form(self, kind: str, form: ufl.Form, update: Callable[[FrameState], None] | None = None
                  ) -> None:
         """Add a UFL term of the user's to the body's operators.
 
@@ -325,7 +330,7 @@ class Body:
                                "assembled (a solve ran): add forms before the first solve")
         self.user_forms.add(kind, form, update)
 
-    def sparsity_padding(self):
+    def sparsity_padding(self) -> ufl.Form | None:
         """See :meth:`UserForms.padding`: zero times the user's interior-facet terms, or
         None."""
         return self.user_forms.padding(self.mesh)
@@ -351,7 +356,9 @@ class Body:
         ``local=False``."""
         self.loads.add(f, "body force", local)
 
-    def add_traction(self, t: TimeVector, facets=None, where=None, local: bool = True) -> None:
+    def add_traction(self, t: TimeVector, facets: Tuple[MeshTags, int] | None = None,
+                     where: Callable[[np.ndarray], np.ndarray] | None = None,
+                     local: bool = True) -> None:
         """A traction (N/m^2) on boundary facets given by ``facets=(meshtags, tag)`` or by a
         predicate ``where(x) -> bool array`` on facet midpoints (x of shape (3, n)).
 
@@ -370,8 +377,10 @@ class Body:
         node = self.locate_node(p, tol)
         self.loads.add(f, "point load", local, node=node)
 
-    def apply_load(self, body_force=None, traction=None, where=None, facets=None,
-                   point=None, force=None, local: bool = True) -> None:
+    def apply_load(self, body_force: TimeVector | None = None, traction: TimeVector | None = None,
+                   where: Callable[[np.ndarray], np.ndarray] | None = None,
+                   facets: Tuple[MeshTags, int] | None = None, point: ArrayLike | None = None,
+                   force: TimeVector | None = None, local: bool = True) -> None:
         """One of :meth:`add_body_force`, :meth:`add_traction` or :meth:`add_point_load`, by
         the argument given (:meth:`dolfinx_mbs.Model.apply_load`)."""
         given = [x is not None for x in (body_force, traction, point)]
@@ -399,7 +408,7 @@ class Body:
         return diameter(self.mesh)
 
     # -- forms (all built from dolfinx_mbs.forms) -------------------------------------------
-    def trial_test(self):
+    def trial_test(self) -> Tuple[ufl.Argument, ufl.Argument]:
         """The trial and test functions of the body's space ``V``, for its forms."""
         return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
 
@@ -422,16 +431,16 @@ class Body:
             out = {k: a + pad for k, a in out.items()}
         return out
 
-    def frame_load_form(self):
+    def frame_load_form(self) -> ufl.Form:
         """q_omega + q_alpha + q_O: the load of the frame's motion on the undeformed body."""
         v = ufl.TestFunction(self.V)
         return F.frame_inertia_load(self.rho, self.omega, self.alpha, self.a_O, self.X, v)
 
-    def gravity_form(self):
+    def gravity_form(self) -> ufl.Form:
         """Gravity, fixed in the global frame (its local components turn with the frame)."""
         return F.gravity_load(self.rho, self.gravity_local, ufl.TestFunction(self.V))
 
-    def external_load_form(self, varying: bool = True):
+    def external_load_form(self, varying: bool = True) -> ufl.Form | None:
         """Body forces, tractions and the user's constant load forms, or None when the body has
         none (point loads are added to the assembled vector separately); with ``varying=False``
         without the loads of :meth:`varying_loads`."""
@@ -449,12 +458,12 @@ class Body:
         """True when a body force or traction changes in time (:meth:`varying_loads`)."""
         return bool(self.loads.varying())
 
-    def applied_load_form(self):
+    def applied_load_form(self) -> ufl.Form:
         """Gravity, body forces and tractions (point loads are added separately)."""
         ext = self.external_load_form()
         return self.gravity_form() + ext if ext is not None else self.gravity_form()
 
-    def load_form(self):
+    def load_form(self) -> ufl.Form:
         """Every load of the second-order form: frame inertia plus the applied loads."""
         return self.frame_load_form() + self.applied_load_form()
 
@@ -475,7 +484,7 @@ class Body:
         """
         self.name = self.loads.name = self.user_forms.name = name
 
-    def add_point_loads(self, b, state: FrameState) -> None:
+    def add_point_loads(self, b: PETSc.Vec, state: FrameState) -> None:
         """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""
         self.loads.add_points(b, state, self.comm)
 

@@ -8,7 +8,7 @@ a predicate; :func:`locate_node` finds the owned node at a point on exactly one 
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, Tuple, Union
 
 import numpy as np
 import ufl
@@ -17,6 +17,11 @@ from mpi4py import MPI
 
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.frames.base import FrameState
+
+if TYPE_CHECKING:
+    from dolfinx.fem import FunctionSpace
+    from dolfinx.mesh import Mesh, MeshTags
+    from petsc4py import PETSc
 
 __all__ = ["Load", "AppliedLoads", "VectorLike", "TimeVector", "facet_measure", "locate_node",
            "diameter"]
@@ -39,7 +44,7 @@ class Load:
         local: True when ``value`` is in the frame's local components, False for global ones.
     """
 
-    def __init__(self, value: TimeVector, gdim: int, mesh, name: str, local: bool) -> None:
+    def __init__(self, value: TimeVector, gdim: int, mesh: Mesh, name: str, local: bool) -> None:
         self.name = name
         self.gdim = gdim
         self.local = local
@@ -83,7 +88,9 @@ class Load:
         self.const.value = self.value(state)
 
 
-def facet_measure(mesh, facets=None, where=None, what: str = "add_traction"):
+def facet_measure(mesh: Mesh, facets: Tuple[MeshTags, int] | None = None,
+                  where: Callable[[np.ndarray], np.ndarray] | None = None,
+                  what: str = "add_traction") -> ufl.Measure:
     """The ``ds`` of the boundary facets given by ``facets=(meshtags, tag)`` or by a predicate
     ``where(x) -> bool array`` on facet midpoints (x of shape (3, n)).
 
@@ -110,7 +117,7 @@ def facet_measure(mesh, facets=None, where=None, what: str = "add_traction"):
     return ufl.Measure("ds", domain=mesh, subdomain_data=mt, subdomain_id=1)
 
 
-def diameter(mesh) -> float:
+def diameter(mesh: Mesh) -> float:
     """Diameter of the mesh's bounding box (m), the same on every rank."""
     x = mesh.geometry.x
     lo = x.min(axis=0) if len(x) else np.full(3, np.inf)
@@ -121,7 +128,7 @@ def diameter(mesh) -> float:
     return float(np.linalg.norm(ghi - glo))
 
 
-def locate_node(V, p: np.ndarray, tol: float, name: str) -> int | None:
+def locate_node(V: FunctionSpace, p: np.ndarray, tol: float, name: str) -> int | None:
     """Local index of the owned dof node of ``V`` at point ``p``, on the one rank that owns the
     nearest node (None on the others).
 
@@ -153,14 +160,15 @@ class AppliedLoads:
         name: the body's name (for messages).
     """
 
-    def __init__(self, mesh, gdim: int, name: str) -> None:
+    def __init__(self, mesh: Mesh, gdim: int, name: str) -> None:
         self.mesh, self.gdim, self.name = mesh, gdim, name
         #: (load, measure): ``ufl.dx`` for a body force, a ``ds`` for a traction
         self.distributed: list = []
         #: (load, owned node or None)
         self.points: list = []
 
-    def add(self, value: TimeVector, what: str, local: bool, measure=None, node=None) -> None:
+    def add(self, value: TimeVector, what: str, local: bool, measure: ufl.Measure | None = None,
+            node: int | None = None) -> None:
         """A body force (``measure`` None: ``ufl.dx``), a traction (``measure``: its ``ds``)
         or a point load (``what == "point load"``, at ``node``)."""
         ld = Load(value, self.gdim, self.mesh, what, local)
@@ -184,7 +192,8 @@ class AppliedLoads:
         return [(ld, dm) for ld, dm in self.distributed if ld.steady] + \
             [(ld, ("node", node)) for ld, node in self.points if ld.steady]
 
-    def form(self, v, thickness, user=None, varying: bool = True, steady_only: bool = False):
+    def form(self, v: ufl.Argument, thickness: float, user: ufl.Form | None = None,
+             varying: bool = True, steady_only: bool = False) -> ufl.Form | None:
         """Thickness * load.v over each body force's and traction's measure, plus ``user`` (a
         load form or None); without the varying ones when ``varying`` is False; with
         ``steady_only``, of the loads constant in local components alone. None when empty."""
@@ -202,7 +211,7 @@ class AppliedLoads:
         for ld, _ in self.distributed:
             ld.update(state)
 
-    def add_points(self, b, state: FrameState, comm) -> None:
+    def add_points(self, b: PETSc.Vec, state: FrameState, comm: MPI.Comm) -> None:
         """Add the point loads at ``state`` to the owned part of the assembled vector ``b``."""
         if not self.points:
             return
@@ -217,11 +226,11 @@ class AppliedLoads:
             values = [ld.value(state) if node is not None else None for ld, node in self.points]
         self._add_at_nodes(b, [(node, val) for (_, node), val in zip(self.points, values)])
 
-    def add_steady_points(self, b) -> None:
+    def add_steady_points(self, b: PETSc.Vec) -> None:
         """Add the point loads constant in local components to the owned part of ``b``."""
         self._add_at_nodes(b, [(node, ld.fixed) for ld, node in self.points if ld.steady])
 
-    def _add_at_nodes(self, b, pairs) -> None:
+    def _add_at_nodes(self, b: PETSc.Vec, pairs: Iterable[Tuple[int, np.ndarray]]) -> None:
         bs = self.gdim
         for node, val in pairs:
             if node is not None:

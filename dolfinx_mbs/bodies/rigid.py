@@ -16,15 +16,20 @@ it contributes to the force and torque that drive the frame (inverse dynamics). 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, cross3, skew
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["RigidBody", "rigid_inertia_forces"]
 
 
-def _inertia(value, name: str) -> np.ndarray:
+def _inertia(value: ArrayLike, name: str) -> np.ndarray:
     """A symmetric positive definite 3x3 inertia tensor whose principal moments satisfy the
     triangle inequality (a scalar: the moment about z, for planar bodies)."""
     try:
@@ -65,8 +70,8 @@ class RigidBody:
         name: its name (unique among the model's bodies).
     """
 
-    def __init__(self, mass: float, inertia, frame: Frame, centre=(0.0, 0.0, 0.0),
-                 name: str = "rigid") -> None:
+    def __init__(self, mass: float, inertia: ArrayLike, frame: Frame,
+                 centre: ArrayLike = (0.0, 0.0, 0.0), name: str = "rigid") -> None:
         self.mass = checks.positive(mass, "mass")
         self.inertia = _inertia(inertia, "inertia")
         if not isinstance(frame, Frame):
@@ -132,7 +137,8 @@ class RigidBody:
         return P, H
 
 
-def rigid_inertia_forces(bodies, state: FrameState, gravity=None) -> tuple[np.ndarray, np.ndarray]:
+def rigid_inertia_forces(bodies: Sequence[RigidBody], state: FrameState,
+                         gravity: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The sum of :meth:`RigidBody.forces` over ``bodies`` at ``state``."""
     F, M = np.zeros(3), np.zeros(3)
     for b in bodies:

@@ -11,12 +11,16 @@ term has interior-facet integrals.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, ValuesView
 
 import ufl
 from dolfinx import fem
 
 from dolfinx_mbs import compat
+
+if TYPE_CHECKING:
+    from dolfinx.fem import FunctionSpace
+    from dolfinx.mesh import Mesh
 
 __all__ = ["FORM_KINDS", "UserForms"]
 
@@ -32,7 +36,7 @@ class UserForms:
         name: the body's name, for messages.
     """
 
-    def __init__(self, V, name: str) -> None:
+    def __init__(self, V: FunctionSpace, name: str) -> None:
         self.V = V
         self.name = name
         self.by_kind = {k: [] for k in FORM_KINDS}
@@ -40,11 +44,11 @@ class UserForms:
     def __getitem__(self, kind: str) -> list:
         return self.by_kind[kind]
 
-    def values(self):
+    def values(self) -> ValuesView:
         """The terms kept, by kind."""
         return self.by_kind.values()
 
-    def add(self, kind: str, form, update: Callable | None = None) -> None:
+    def add(self, kind: str, form: ufl.Form, update: Callable | None = None) -> None:
         """Check a term (see ``Body.add_form`` for the rules) and keep it."""
         if kind not in FORM_KINDS:
             raise ValueError(f"add_form: kind must be one of {FORM_KINDS}, got {kind!r}")
@@ -69,7 +73,7 @@ class UserForms:
                                  f"{arg.ufl_function_space()}")
         self.by_kind[kind].append((form, update))
 
-    def total(self, kind: str, varying: bool):
+    def total(self, kind: str, varying: bool) -> ufl.Form | None:
         """The sum of the ``kind`` terms with (``varying``) or without an update, or None."""
         out = None
         for form, update in self.by_kind[kind]:
@@ -82,7 +86,7 @@ class UserForms:
         return list({id(u): u for forms in self.by_kind.values()
                      for _, u in forms if u is not None}.values())
 
-    def padding(self, mesh):
+    def padding(self, mesh: Mesh) -> ufl.Form | None:
         """Zero times the bilinear terms with interior-facet integrals (None when there are
         none): added to every form that makes a matrix pattern so that all the body's matrices
         share one sparsity."""

@@ -16,7 +16,7 @@ user's form with an update) it asks the system at every speed.
 from __future__ import annotations
 
 import logging
-from typing import Tuple
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -24,6 +24,9 @@ from petsc4py import PETSc
 
 from dolfinx_mbs.campbell.subspace import Terms
 from dolfinx_mbs.petsc_options import DIFFERENT, SAME, SUBSET
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +53,8 @@ class SweepPencil:
             caller).
     """
 
-    def __init__(self, pencil, speeds: np.ndarray, extra=None) -> None:
+    def __init__(self, pencil: Callable[[float], Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]],
+                 speeds: np.ndarray, extra: Sequence[tuple] | None = None) -> None:
         self.pencil = pencil
         self.extra = list(extra or [])
         self.combined = False
@@ -140,7 +144,7 @@ class SweepPencil:
         self.combined = False
 
 
-def speed_terms(system, damping: bool) -> list:
+def speed_terms(system: SecondOrderSystem, damping: bool) -> list:
     """The known speed-dependent terms of ``system``'s pencil (bearing coefficients tabulated
     over the speed, :meth:`dolfinx_mbs.assembly.rotor_terms.RotorTerms.speed_terms`), reduced:
     ``(which, name, B, f)`` for :class:`SweepPencil`; damping terms only with ``damping``.

@@ -44,7 +44,7 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -53,6 +53,9 @@ from petsc4py import PETSc
 from dolfinx_mbs import compat
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.petsc_options import DIFFERENT, SAME, SUBSET, direct_lu
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.campbell.pencil import SweepPencil
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +72,7 @@ RESIDUAL_FACTOR = 100.0
 Terms = Dict[str, List[Tuple[str, PETSc.Mat, float]]]
 
 
-def _dense(comm, arr: np.ndarray, N: int) -> PETSc.Mat:
+def _dense(comm: MPI.Comm, arr: np.ndarray, N: int) -> PETSc.Mat:
     """An MPI dense matrix with the local rows ``arr`` (n_local x k)."""
     arr = np.asfortranarray(arr, dtype=PETSc.ScalarType)
     return PETSc.Mat().createDense(((arr.shape[0], N), (PETSc.DECIDE, arr.shape[1])),
@@ -101,7 +104,7 @@ class ShiftedFactor:
     made once, each later :meth:`update` is a numeric refactorization (the pattern's nonzero
     state is kept: K, G and M are added on the same pattern, or as subsets of the union)."""
 
-    def __init__(self, comm, shift: float) -> None:
+    def __init__(self, comm: MPI.Comm, shift: float) -> None:
         self.comm, self.shift = comm, float(shift)
         self.P: PETSc.Mat | None = None
         self.ksp: PETSc.KSP | None = None
@@ -179,7 +182,7 @@ class SubspaceSolver:
         keep: speeds whose Ritz vectors a compressed space holds.
     """
 
-    def __init__(self, comm, m: int, shift: float, tol: float, extra: int = 4,
+    def __init__(self, comm: MPI.Comm, m: int, shift: float, tol: float, extra: int = 4,
                  max_iter: int = 6, max_dim: int | None = None, keep: int = 3,
                  reuse: int = 2) -> None:
         self.comm, self.m, self.shift, self.tol = comm, m, float(shift), tol
@@ -335,7 +338,8 @@ class SubspaceSolver:
             c = max(1.0, float(np.linalg.norm(np.linalg.solve(Pi, Pj), 2)))
         return self.mpi.bcast(c, root=0)
 
-    def _iterate(self, terms: Terms, pencil, reuse: int):
+    def _iterate(self, terms: Terms, pencil: SweepPencil | None,
+                 reuse: int) -> Tuple[np.ndarray, List[PETSc.Vec]] | None:
         """Projection, check and correction until the wanted pairs converge (or None); the
         first ``reuse`` solves with the last factorization, if any, their residuals scaled by
         :meth:`_norm_ratio`."""
@@ -377,7 +381,7 @@ class SubspaceSolver:
             self._extend(np.hstack([W[:, bad], W[:, m + bad]]), terms)
         return None
 
-    def _vectors(self, lam: np.ndarray, s: np.ndarray):
+    def _vectors(self, lam: np.ndarray, s: np.ndarray) -> Tuple[np.ndarray, List[PETSc.Vec]]:
         """The pairs as PETSc vectors (real and imaginary part of X s), ascending signed
         frequency."""
         order = np.argsort(modal.signed_frequencies(lam), kind="stable")

@@ -78,7 +78,7 @@ speeds) is :class:`~dolfinx_mbs.campbell.table.CampbellTable`.
 from __future__ import annotations
 
 import logging
-from typing import List, Sequence
+from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -94,6 +94,13 @@ from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.systems.records import Reducer
+    from dolfinx_mbs.systems.rigid_modes import RigidSubspace
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+
 __all__ = ["campbell"]
 
 log = logging.getLogger(__name__)
@@ -107,7 +114,7 @@ _STEP_WEIGHT = 0.1
 
 
 # -- the sweep --------------------------------------------------------------------------------
-def _check_speeds(speeds) -> np.ndarray:
+def _check_speeds(speeds: ArrayLike) -> np.ndarray:
     W = np.asarray(speeds, dtype=float).reshape(-1)
     if W.size == 0 or not np.all(np.isfinite(W)):
         raise ValueError(f"speeds must be a non-empty sequence of finite numbers, got {speeds!r}")
@@ -117,7 +124,7 @@ def _check_speeds(speeds) -> np.ndarray:
     return W
 
 
-def _states(system, spinning: Sequence[bool], speed: float, t: float) -> list:
+def _states(system: SecondOrderSystem, spinning: Sequence[bool], speed: float, t: float) -> list:
     """The bodies' frame states at ``speed`` (those in ConstantSpin frames) and ``t``."""
     return [b.frame.at_rate(speed).state(t) if spin else b.frame.state(t)
             for b, spin in zip(system.bodies, spinning)]
@@ -131,7 +138,7 @@ def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
 class _Whirl:
     """The mass-weighted orbit sense h of full displacement vectors (module docstring)."""
 
-    def __init__(self, system) -> None:
+    def __init__(self, system: SecondOrderSystem) -> None:
         space = system.space
         self.blocks = []
         for ib, body in enumerate(system.bodies):
@@ -153,7 +160,7 @@ class _Whirl:
             dst[sl] = (src[sl].reshape(-1, g) @ T.T).reshape(-1)
         return out
 
-    def local_terms(self, red, M: PETSc.Mat, xr: PETSc.Vec, xi: PETSc.Vec) -> np.ndarray:
+    def local_terms(self, red: Reducer, M: PETSc.Mat, xr: PETSc.Vec, xi: PETSc.Vec) -> np.ndarray:
         """This rank's parts of (2 a^T M J b, a^T M P a + b^T M P b, a^T M a + b^T M b), with
         M symmetric: two products M a, M b."""
         a, b, w, Ma, Mb = self.vecs
@@ -235,7 +242,7 @@ class _BorderedTerms:
     motions (a rotor on radial bearings: its torsion and axial motion) keep the sweep's one
     factorization and carried products."""
 
-    def __init__(self, rigid, sp: SweepPencil) -> None:
+    def __init__(self, rigid: RigidSubspace, sp: SweepPencil) -> None:
         self.K0b = rigid.padded(sp.K0, sp.M, border=True)
         self.G0b, self.Mb = rigid.padded(sp.G0, sp.M), rigid.padded(sp.M, sp.M)
         self.K2b, self.G1b = rigid.padded(sp.K2, sp.M), rigid.padded(sp.G1, sp.M)
@@ -243,7 +250,7 @@ class _BorderedTerms:
                       sp.extra]
         self.K, self.G = self.K0b.duplicate(), self.G0b.duplicate()
 
-    def __call__(self, speed: float):
+    def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat, float]:
         """(K, G, M, terms) of the bordered pencil at ``speed``."""
         from petsc4py import PETSc as _P
 
@@ -266,9 +273,9 @@ class _BorderedTerms:
             X.destroy()
 
 
-def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequence[int] = (1, 2),
-             t: float = 0.0, shift: float = 0.0, n_extra: int | None = None,
-             damping: bool | None = None, whirl_tol: float = 0.25,
+def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
+             engine_orders: Sequence[int] = (1, 2), t: float = 0.0, shift: float = 0.0,
+             n_extra: int | None = None, damping: bool | None = None, whirl_tol: float = 0.25,
              stability_tol: float = 1e-6, tol: float = 1e-10) -> CampbellTable:
     """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
 
@@ -351,7 +358,7 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     whirl = _Whirl(system)
     coupling = "damping" if damping else "gyroscopic"
 
-    def pencil(speed: float):
+    def pencil(speed: float) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
         return system.pencil(t, m, coupling, _states(system, spinning, speed, t))
 
     free = red.n_reduced - (rigid.dim if rigid is not None else 0)
@@ -415,8 +422,8 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
     return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm, stationary)
 
 
-def _table(tr: _Tracker, W: np.ndarray, n: int, orders, whirl_tol: float,
-           stability_tol: float, comm, stationary: bool = False) -> CampbellTable:
+def _table(tr: _Tracker, W: np.ndarray, n: int, orders: Sequence[int], whirl_tol: float,
+           stability_tol: float, comm: MPI.Comm, stationary: bool = False) -> CampbellTable:
     lam = np.array(tr.lam)[:, :n]
     h = np.array(tr.h)[:, :n]
     mac = np.array(tr.mac)[:, :n]

@@ -14,9 +14,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import os
 
 __all__ = ["CampbellTable", "CriticalSpeed"]
 
@@ -130,7 +133,7 @@ class CampbellTable:
         return sorted(out, key=lambda c: (abs(c.speed), c.order, c.mode))
 
     # -- output -------------------------------------------------------------------------------
-    def to_csv(self, path) -> None:
+    def to_csv(self, path: str | os.PathLike) -> None:
         """Write the table, one row per speed and branch. Rank 0 of the model's communicator
         writes; the call is not collective (other ranks return at once).
 
@@ -159,7 +162,8 @@ class CampbellTable:
                                     int(bool(self.stable[i, j])),
                                     repr(float(self.mac[i, j])), repr(float(ld[i, j]))])
 
-    def plot(self, path, frame: str = "stationary", title: str | None = None) -> None:
+    def plot(self, path: str | os.PathLike, frame: str = "stationary",
+             title: str | None = None) -> None:
         """Draw the Campbell diagram to ``path`` (matplotlib, Agg; rank 0 draws, as for
         :meth:`to_csv`):
         frequencies in Hz against speed in rpm, in the ``frame`` "stationary" (default) or

@@ -22,7 +22,7 @@ Results, by analysis (``u`` the displacement in the body frame, m; frequencies i
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -30,12 +30,18 @@ from mpi4py import MPI
 from dolfinx_mbs.cli.casefile import sweep_values
 from dolfinx_mbs.io import output as io
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.cli.case import Case
+    from dolfinx_mbs.cli.casefile import Path_
+    from dolfinx_mbs.model import Model
+
 __all__ = ["run", "flatten", "imaginary"]
 
 _COMPONENTS = "xyz"
 
 
-def run(case, comm, progress: bool = False) -> Dict:
+def run(case: Case, comm: MPI.Comm, progress: bool = False) -> Dict:
     """Build ``case`` (a :class:`dolfinx_mbs.cli.case.Case`) on ``comm`` and run its analyses in
     the order static, frequencies, campbell, transient (collective). Returns the results."""
     model, body, _, _ = case.build(comm)
@@ -59,7 +65,7 @@ def run(case, comm, progress: bool = False) -> Dict:
     return out
 
 
-def _probes(case, path, body) -> Tuple[List[str], List[np.ndarray]]:
+def _probes(case: Case, path: Path_, body: Body) -> Tuple[List[str], List[np.ndarray]]:
     raw = case.get(path)
     if raw is None:
         return [], []
@@ -90,7 +96,7 @@ def _components(values: np.ndarray, gdim: int) -> Dict[str, float]:
     return {_COMPONENTS[c]: float(values[c]) for c in range(gdim)}
 
 
-def _static(case, model, body) -> Dict:
+def _static(case: Case, model: Model, body: Body) -> Dict:
     p = ("analysis", "static")
     names, points = _probes(case, p + ("probes",), body)
     case.call(p, model.solve_static, case.value(p + ("t",), 0.0))
@@ -105,7 +111,7 @@ def _static(case, model, body) -> Dict:
     return out
 
 
-def _campbell(case, model) -> Dict:
+def _campbell(case: Case, model: Model) -> Dict:
     p = ("analysis", "campbell")
     raw = case.get(p + ("speeds",))
     if raw is None:
@@ -131,7 +137,7 @@ def _campbell(case, model) -> Dict:
                        "log_dec": table.log_dec.tolist()}}
 
 
-def _site(case, path, body):
+def _site(case: Case, path: Path_, body: Body) -> Any:
     """An unbalance's or probe's place: a disk or bearing by name, or a point."""
     raw = case.get(path)
     if isinstance(raw, str):
@@ -143,7 +149,7 @@ def _site(case, path, body):
     return case.value(path)
 
 
-def _unbalance(case, model, body) -> Dict:
+def _unbalance(case: Case, model: Model, body: Body) -> Dict:
     p = ("analysis", "unbalance")
     raw = case.get(p + ("speeds",))
     if raw is None:
@@ -178,7 +184,7 @@ def _unbalance(case, model, body) -> Dict:
                        "phase": resp.phase.tolist()}}
 
 
-def _transient(case, model, body, progress: bool) -> Dict:
+def _transient(case: Case, model: Model, body: Body, progress: bool) -> Dict:
     p = ("analysis", "transient")
     for key in ("t_end", "dt"):
         if case.get(p + (key,)) is None:

@@ -7,12 +7,24 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Dict
+from typing import TYPE_CHECKING, Dict, Tuple
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.cli.casefile import WORD_ARGUMENTS, CaseError, dotted
+
+if TYPE_CHECKING:
+    from dolfinx.mesh import Mesh, MeshTags
+    from mpi4py import MPI
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.cli.case import Case
+    from dolfinx_mbs.cli.casefile import Path_
+    from dolfinx_mbs.frames.base import Frame
+    from dolfinx_mbs.materials.base import Material
+    from dolfinx_mbs.model import Model
 
 __all__ = ["build"]
 
@@ -21,7 +33,7 @@ _CELLS = {"box": ("hexahedron", "tetrahedron"), "rectangle": ("quadrilateral", "
 _CALLABLE = {"Prescribed": {"rotation", "origin"}}
 
 
-def build(case, comm):
+def build(case: Case, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dict]:
     """The model of the case on ``comm``: ``(model, body, facet_tags, groups)``, groups the
     mesh file's physical groups (name -> (dim, tag); empty for built-in meshes)."""
     from dolfinx_mbs.bodies.body import Body
@@ -65,7 +77,7 @@ def build(case, comm):
     return model, body, facet_tags, groups
 
 
-def _components(case, path):
+def _components(case: Case, path: Path_) -> np.ndarray | None:
     v = case.get(path)
     if v is None:
         return None
@@ -74,7 +86,7 @@ def _components(case, path):
     return v
 
 
-def _selection(case, path, facet_tags, groups) -> Dict:
+def _selection(case: Case, path: Path_, facet_tags: MeshTags | None, groups: Dict) -> Dict:
     where, facets = case.get(path + ("where",)), case.get(path + ("facets",))
     if (where is None) == (facets is None):
         raise case.error(path, "give exactly one of where = \"<expression of x, y, z>\" "
@@ -99,7 +111,8 @@ def _selection(case, path, facet_tags, groups) -> Dict:
     return {"facets": (facet_tags, tag)}
 
 
-def _load(case, model, body, path, facet_tags, groups) -> None:
+def _load(case: Case, model: Model, body: Body, path: Path_, facet_tags: MeshTags | None,
+          groups: Dict) -> None:
     kinds = [k for k in ("body_force", "traction", "point") if case.get(path + (k,))
              is not None]
     if len(kinds) != 1:
@@ -124,7 +137,7 @@ def _load(case, model, body, path, facet_tags, groups) -> None:
                    force=case.value(path + ("force",), time=True), local=local)
 
 
-def _mesh(case, comm):
+def _mesh(case: Case, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Dict]:
     from dolfinx import mesh as dmesh
 
     kind = case.get(("mesh", "type"))
@@ -154,7 +167,7 @@ def _mesh(case, comm):
     return _gmsh(case, comm, gdim)
 
 
-def _point(case, path, d, default=None) -> np.ndarray:
+def _point(case: Case, path: Path_, d: int, default: ArrayLike | None = None) -> np.ndarray:
     v = case.value(path, default)
     try:
         return checks.vector(v, d, dotted(path))
@@ -162,7 +175,7 @@ def _point(case, path, d, default=None) -> np.ndarray:
         raise case.error(path, str(e)) from None
 
 
-def _file(case, path) -> str:
+def _file(case: Case, path: Path_) -> str:
     v = case.get(path)
     if not isinstance(v, str):
         raise case.error(path, f"must be a file name, got {v!r}")
@@ -170,7 +183,8 @@ def _file(case, path) -> str:
     return str(near) if near.is_file() else v  # else a committed mesh's name
 
 
-def _read(case, comm, path: str, gdim, where):
+def _read(case: Case, comm: MPI.Comm, path: str, gdim: int | None,
+          where: Path_) -> Tuple[Mesh, MeshTags | None, Dict]:
     from dolfinx_mbs import meshes
 
     try:
@@ -181,7 +195,7 @@ def _read(case, comm, path: str, gdim, where):
     return mesh, facet_tags, groups
 
 
-def _gmsh(case, comm, gdim):
+def _gmsh(case: Case, comm: MPI.Comm, gdim: int | None) -> Tuple[Mesh, MeshTags | None, Dict]:
     """Run a gmsh script (.geo) on rank 0, mesh it (unless it meshes itself) to a
     temporary .msh file and read that on every rank."""
     script = _file(case, ("mesh", "script"))
@@ -208,7 +222,7 @@ def _gmsh(case, comm, gdim):
             os.unlink(tmp)
 
 
-def _material(case):
+def _material(case: Case) -> Material:
     from dolfinx_mbs import materials
 
     law = case.get(("material", "law"))
@@ -219,7 +233,7 @@ def _material(case):
     return case.call(("material",), getattr(materials, law), **kwargs)
 
 
-def _frame(case):
+def _frame(case: Case) -> Frame:
     from dolfinx_mbs import frames
 
     kind = case.get(("frame", "type"), "ConstantSpin")

@@ -46,13 +46,31 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Dict, Iterable, Tuple
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    Iterator,
+    List,
+    Mapping,
+    Sequence,
+    Tuple,
+)
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.cli.casefile import WORD_ARGUMENTS, CaseError, CaseText, dotted
 from dolfinx_mbs.cli.expressions import RESERVED, Expression, ExpressionError
+
+if TYPE_CHECKING:
+    import os
+
+    from mpi4py import MPI
+
+    from dolfinx_mbs.cli.casefile import Path_
 
 __all__ = ["Case", "CaseError", "MATERIALS", "FRAMES", "ANALYSES"]
 
@@ -83,7 +101,7 @@ _ANALYSIS = {"static": {"t", "probes"},
                            "spectral_radius", "options", "energy", "output", "output_every"}}
 
 
-def _signature(cls) -> Tuple[str, ...]:
+def _signature(cls: type) -> Tuple[str, ...]:
     return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
 
 
@@ -104,7 +122,8 @@ class Case:
             parse or names an unknown parameter; the message names file, line and key.
     """
 
-    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()) -> None:
+    def __init__(self, path: str | os.PathLike,
+                 overrides: Iterable[Tuple[str, object]] = ()) -> None:
         self.text = CaseText(path, overrides)
         self.path = self.text.path
         self.data = self.text.data
@@ -113,11 +132,11 @@ class Case:
         self._check_set_parameters()
 
     # -- errors and values ------------------------------------------------------------------
-    def error(self, path, message: str) -> CaseError:
+    def error(self, path: Path_, message: str) -> CaseError:
         """A :class:`CaseError` for the key at ``path``."""
         return self.text.error(tuple(path), message)
 
-    def get(self, path, default=None):
+    def get(self, path: Path_, default: Any = None) -> Any:
         """The raw value at ``path`` (a tuple of keys and indices), or ``default``."""
         node = self.data
         for p in path:
@@ -127,7 +146,7 @@ class Case:
                 return default
         return node
 
-    def keys(self, path, allowed, what: str = "key") -> Dict:
+    def keys(self, path: Path_, allowed: Iterable[str], what: str = "key") -> Dict:
         """The table at ``path``, checked to hold only ``allowed`` keys."""
         table = self.get(path, {})
         if not isinstance(table, dict):
@@ -165,26 +184,26 @@ class Case:
                              if isinstance(e, Expression) else e)
         return values
 
-    def _expression(self, path, text: str) -> Expression:
+    def _expression(self, path: Path_, text: str) -> Expression:
         try:
             return Expression(text)
         except ExpressionError as e:
             raise self.error(path, str(e)) from None
 
-    def _scalar(self, path, v) -> float:
+    def _scalar(self, path: Path_, v: Any) -> float:
         try:
             return checks.real(np.asarray(v, dtype=float).reshape(()), dotted(path))
         except (TypeError, ValueError):
             raise self.error(path, f"must be a finite number, got {checks.shown(v)}") from None
 
-    def _strings(self, raw):
+    def _strings(self, raw: Any) -> List[str]:
         if isinstance(raw, str):
             yield raw
         elif isinstance(raw, (list, tuple)):
             for r in raw:
                 yield from self._strings(r)
 
-    def numbers(self, path, raw, env):
+    def numbers(self, path: Path_, raw: Any, env: Mapping[str, object]) -> Any:
         """``raw`` (a number, an expression or nested lists of them) evaluated with the names of
         ``env``; errors name ``path``."""
         if isinstance(raw, (list, tuple)):
@@ -200,7 +219,7 @@ class Case:
                 raise self.error(path, str(e)) from None
         raise self.error(path, f"must be a number, an expression or a list of them, got {raw!r}")
 
-    def value(self, path, default=None, time: bool = False):
+    def value(self, path: Path_, default: Any = None, time: bool = False) -> Any:
         """The value at ``path`` with its expressions evaluated: numbers, or (nested) lists of
         numbers. With ``time=True`` a value whose expressions use ``t`` becomes a function of
         time (returning a float or a numpy array); otherwise ``t`` is an unknown name."""
@@ -212,33 +231,33 @@ class Case:
             v = self.numbers(path, raw, self.parameters)
             return np.asarray(v, dtype=float) if isinstance(v, list) else v
 
-        def f(t):
+        def f(t: float) -> Any:
             v = self.numbers(path, raw, dict(self.parameters, t=float(t)))
             return np.asarray(v, dtype=float) if isinstance(v, list) else v
         return f
 
-    def word(self, path, choices, default=None) -> str | None:
+    def word(self, path: Path_, choices: Sequence[str], default: str | None = None) -> str | None:
         """A string value that must be one of ``choices``."""
         v = self.get(path, default)
         if v is not None and v not in choices:
             raise self.text.unknown(tuple(path), choices, str(path[-1]), name=v)
         return v
 
-    def integer(self, path, default=None, minimum: int = 0) -> int | None:
+    def integer(self, path: Path_, default: int | None = None, minimum: int = 0) -> int | None:
         """An integer value >= ``minimum``."""
         v = self.get(path, default)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < minimum):
             raise self.error(path, f"must be an integer >= {minimum}, got {v!r}")
         return v
 
-    def flag(self, path, default: bool) -> bool:
+    def flag(self, path: Path_, default: bool) -> bool:
         """A true/false value."""
         v = self.get(path, default)
         if not isinstance(v, bool):
             raise self.error(path, f"must be true or false, got {v!r}")
         return v
 
-    def where(self, path):
+    def where(self, path: Path_) -> Callable[[np.ndarray], np.ndarray] | None:
         """A selection predicate ``x -> bool array`` from the expression (of x, y, z and the
         parameters) at ``path``."""
         raw = self.get(path)
@@ -251,7 +270,7 @@ class Case:
         if bad:
             raise self.error(path, f"unknown name {bad[0]!r} in {raw!r}")
 
-        def predicate(x):
+        def predicate(x: np.ndarray) -> np.ndarray:
             env = dict(self.parameters, x=x[0], y=x[1], z=x[2])
             try:
                 v = expr.evaluate(env)
@@ -296,7 +315,7 @@ class Case:
         # every expression parses and names only parameters (t, x, y, z where they apply)
         self._check_names(self.data, ())
 
-    def _check_names(self, node, path) -> None:
+    def _check_names(self, node: Any, path: Path_) -> None:
         if isinstance(node, dict):
             for k, v in node.items():
                 if path + (k,) not in {("parameters",), ("analysis", "transient", "options")}:
@@ -317,7 +336,7 @@ class Case:
             raise self.error(path, f"unknown name {bad[0]!r} in {node!r} (parameters: "
                                    f"{', '.join(sorted(self.parameters)) or 'none'})")
 
-    def _expressions(self, node, path):
+    def _expressions(self, node: Any, path: Path_) -> Iterator[Tuple[Path_, Expression]]:
         """``(path, Expression)`` of every expression of the case (parameters included)."""
         if isinstance(node, dict):
             for k, v in node.items():
@@ -346,7 +365,7 @@ class Case:
                                         "expressions uses it)")
 
     @staticmethod
-    def _is_word(path) -> bool:
+    def _is_word(path: Path_) -> bool:
         key = path[-1]
         return (path[:1] in {("title",), ("description",)} or key in WORD_ARGUMENTS
                 or path in {("mesh", "type"), ("mesh", "cell"), ("mesh", "path"),
@@ -359,7 +378,7 @@ class Case:
                 or path in {("analysis", "campbell", "speeds"), ("analysis", "unbalance", "speeds"),
                             ("analysis", "unbalance", "probes")})
 
-    def call(self, path, fn, *args, **kwargs):
+    def call(self, path: Path_, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """``fn(*args, **kwargs)``, its TypeError or ValueError raised as a :class:`CaseError`.
 
         The package's own message is kept. The error is placed at the key of the table at
@@ -375,7 +394,7 @@ class Case:
                 raise
             raise self._placed(tuple(path), str(e)) from None
 
-    def _placed(self, path, message: str) -> CaseError:
+    def _placed(self, path: Path_, message: str) -> CaseError:
         table = self.get(path)
         if isinstance(table, dict):
             for k in table:
@@ -387,14 +406,14 @@ class Case:
             message += f" (values set with --set: {', '.join(under)})"
         return self.error(path, message)
 
-    def build(self, comm):
+    def build(self, comm: MPI.Comm) -> tuple:
         """The model of the case on ``comm``: ``(model, body, facet_tags, groups)`` (see
         :func:`dolfinx_mbs.cli.build.build`)."""
         from dolfinx_mbs.cli import build as case_build
 
         return case_build.build(self, comm)
 
-    def run(self, comm, progress: bool = False) -> Dict:
+    def run(self, comm: MPI.Comm, progress: bool = False) -> Dict:
         """Build the case on ``comm`` and run its analyses (collective): the results, the same
         on every rank (see :func:`dolfinx_mbs.cli.analyses.run`)."""
         from dolfinx_mbs.cli import analyses as case_analyses

@@ -8,9 +8,13 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Sequence, Tuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import os
+    from types import ModuleType
 
 __all__ = ["CaseError", "CaseText", "describe", "parse_assignment", "parse_value", "sweep_values",
            "is_range", "key_lines"]
@@ -18,7 +22,7 @@ __all__ = ["CaseError", "CaseText", "describe", "parse_assignment", "parse_value
 Path_ = Tuple[object, ...]  # a key's path: table names, array indices, the key
 
 
-def _toml():
+def _toml() -> ModuleType:
     try:
         import tomllib
     except ImportError:  # Python < 3.11
@@ -159,7 +163,7 @@ def key_lines(text: str) -> Dict[Path_, int]:
 
 # --- values from the command line ----------------------------------------------------------
 
-def parse_value(text: str):
+def parse_value(text: str) -> Any:
     """A command-line value: a TOML value (``1e-5``, ``[10, 1, 1]``, ``"hex"``, ``true``) or,
     when it is none, the text itself (an expression or a name: ``SpinUp``, ``2*pi``)."""
     try:
@@ -189,7 +193,7 @@ def _split_top(text: str) -> List[str]:
 _RANGE = "a range is start:stop:count (count evenly spaced values, both ends included)"
 
 
-def _range(text: str):
+def _range(text: str) -> List[float] | None:
     """The values of ``start:stop:count``, or None for a text that is no range.
 
     A text is no range when its first part is not a number (a file name with a colon stays a
@@ -273,7 +277,8 @@ class CaseText:
         FileNotFoundError: no such file.
     """
 
-    def __init__(self, path, overrides: Iterable[Tuple[str, object]] = ()) -> None:
+    def __init__(self, path: str | os.PathLike,
+                 overrides: Iterable[Tuple[str, object]] = ()) -> None:
         self.path = Path(path)
         self.text = self.path.read_text()
         try:
@@ -287,7 +292,7 @@ class CaseText:
         for key, value in overrides:
             self.set(split_path(key), value, key)
 
-    def set(self, path: Path_, value, label: str) -> None:
+    def set(self, path: Path_, value: Any, label: str) -> None:
         """Set the value at ``path`` (made by ``--set label=...``)."""
         node = self.data
         for i, p in enumerate(path[:-1]):
@@ -336,7 +341,7 @@ class CaseText:
         return CaseError(f"{where} {dotted(path)}: {message}")
 
     def unknown(self, path: Path_, known: Iterable[str], what: str = "key",
-                name=None) -> CaseError:
+                name: str | None = None) -> CaseError:
         """The error for an unknown key (the last part of ``path``) or an unknown value
         ``name`` at ``path``, with the close match and what is known."""
         known = sorted(known)

@@ -15,14 +15,17 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from typing import Dict, FrozenSet, Mapping
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Expression", "ExpressionError", "FUNCTIONS", "CONSTANTS", "RESERVED"]
 
 
-def _near(a, b, tol=1e-8):
+def _near(a: ArrayLike, b: ArrayLike, tol: float = 1e-8) -> np.ndarray:
     """A == b within tol (absolute, scaled by max(1, |b|))."""
     return np.abs(np.asarray(a) - b) <= tol * max(1.0, float(np.max(np.abs(b))))
 
@@ -78,7 +81,7 @@ class Expression:
         self._check(self._tree, names)
         self.names: FrozenSet[str] = frozenset(names)
 
-    def _check(self, node, names) -> None:
+    def _check(self, node: ast.AST, names: FrozenSet[str]) -> None:
         ok = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
               ast.Call, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
         if not isinstance(node, ok) or isinstance(node, (ast.MatMult, ast.BitAnd, ast.BitOr,
@@ -105,7 +108,7 @@ class Expression:
         for child in ast.iter_child_nodes(node):
             self._check(child, names)
 
-    def evaluate(self, env: Mapping[str, object]):
+    def evaluate(self, env: Mapping[str, object]) -> Any:
         """The value with the names bound by ``env`` (numbers or numpy arrays).
 
         Raises:
@@ -121,7 +124,7 @@ class Expression:
         except (ArithmeticError, FloatingPointError, TypeError, ValueError) as e:
             raise ExpressionError(f"expression {self.text!r}: {e}") from None
 
-    def _eval(self, node, env: Dict):
+    def _eval(self, node: ast.AST, env: Dict) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):

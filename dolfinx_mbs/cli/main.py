@@ -21,7 +21,10 @@ import json
 import os
 import sys
 import time
-from typing import List
+from typing import TYPE_CHECKING, List, Tuple
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
 
 __all__ = ["main", "parser", "UNSTABLE"]
 
@@ -75,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _assignments(texts: List[str], what: str, sweep: bool = False):
+def _assignments(texts: List[str], what: str, sweep: bool = False) -> List[Tuple[str, object]]:
     from dolfinx_mbs.cli.casefile import is_range, parse_assignment, parse_value, sweep_values
 
     out = []
@@ -95,7 +98,7 @@ def _assignments(texts: List[str], what: str, sweep: bool = False):
     return out
 
 
-def _writable(comm, path: str) -> bool:
+def _writable(comm: MPI.Comm, path: str) -> bool:
     """True (on every rank) when rank 0 can write the file ``path``; else says why on stderr.
 
     Checked before the case runs, so that a run is not lost for want of its JSON file (a file
@@ -118,7 +121,7 @@ def _writable(comm, path: str) -> bool:
     return why is None
 
 
-def _run(args) -> int:
+def _run(args: argparse.Namespace) -> int:
     from mpi4py import MPI
 
     from dolfinx_mbs.cli.analyses import flatten, imaginary
@@ -165,7 +168,7 @@ def _run(args) -> int:
     return comm.bcast(status, root=0)  # rank 0's: it alone writes the JSON file
 
 
-def _sweep(args) -> int:
+def _sweep(args: argparse.Namespace) -> int:
     from mpi4py import MPI
 
     from dolfinx_mbs.cli.analyses import flatten

@@ -50,12 +50,12 @@ __all__ = ["Sweep", "value_text", "plot"]
 _OUTPUT = ("analysis", "transient", "output")
 
 
-def value_text(v) -> str:
+def value_text(v: object) -> str:
     """A value as ``--set`` text that :func:`dolfinx_mbs.cli.casefile.parse_value` reads back."""
     return v if isinstance(v, str) else json.dumps(v)
 
 
-def _cell(v):
+def _cell(v: object) -> int | float | str:
     return v if isinstance(v, (int, float, str)) else value_text(v)
 
 
@@ -76,10 +76,11 @@ class Sweep:
         show: the result printed in that line (a flattened key; default the first three).
     """
 
-    def __init__(self, case, sets: Sequence[Tuple[str, Sequence]], out,
-                 ranks: int = 1, jobs: int = 1, timeout: float | None = None,
-                 fixed: Sequence[Tuple[str, object]] = (), comm=MPI.COMM_WORLD,
-                 echo: bool = True, show: str | None = None) -> None:
+    def __init__(self, case: str | os.PathLike, sets: Sequence[Tuple[str, Sequence]],
+                 out: str | os.PathLike, ranks: int = 1, jobs: int = 1,
+                 timeout: float | None = None, fixed: Sequence[Tuple[str, object]] = (),
+                 comm: MPI.Comm = MPI.COMM_WORLD, echo: bool = True,
+                 show: str | None = None) -> None:
         self.case = Path(case)
         self.sets = [(k, list(v)) for k, v in sets]
         if not self.sets or any(not v for _, v in self.sets):
@@ -255,7 +256,8 @@ class Sweep:
         os.replace(tmp, self.out / "results.csv")
 
 
-def plot(records: Sequence[Dict], x: str, y: str, path, swept: Sequence[str]) -> str | None:
+def plot(records: Sequence[Dict], x: str, y: str, path: str | os.PathLike,
+         swept: Sequence[str]) -> str | None:
     """A plot of the result ``y`` (a flattened key, e.g. ``frequencies.w1``) against the swept
     parameter ``x``, one line per combination of the other swept keys, failed cases left out;
     saved to ``path``. Returns None, or why there is no plot."""

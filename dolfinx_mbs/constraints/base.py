@@ -25,7 +25,7 @@ Joints between bodies or to the ground, and rigid regions, are in
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple
 
 import numpy as np
 from dolfinx import fem
@@ -33,6 +33,13 @@ from mpi4py import MPI
 
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.frames.prescribed import differentiate
+
+if TYPE_CHECKING:
+    from dolfinx.mesh import MeshTags
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.bodies.body import Body
 
 __all__ = ["Rows", "Constraint", "Clamp", "Prescribed", "BCConstraint", "nodes_where",
            "select_nodes", "time_jets"]
@@ -102,7 +109,7 @@ class Constraint:
     #: True when the rows' coefficients or right-hand sides change with time.
     time_dependent: bool = False
 
-    def rows(self, space, t: float) -> Rows:  # pragma: no cover - abstract
+    def rows(self, space: FullSpace, t: float) -> Rows:  # pragma: no cover - abstract
         """The constraint's rows B(t) Delta = c(t) at time ``t``.
 
         Coefficients and right-hand sides are jets ``[value, d/dt, d2/dt2]``.
@@ -117,7 +124,8 @@ class Constraint:
         raise NotImplementedError
 
 
-def time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, what: str):
+def time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float,
+              what: str) -> np.ndarray:
     """Value and two derivatives of a vector function of time, shape (3, k)."""
     v = np.asarray(fn(t), dtype=float).reshape(-1)
     if not np.all(np.isfinite(v)):
@@ -127,7 +135,8 @@ def time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float, wh
     return np.stack([v, d1, d2])
 
 
-def nodes_where(body, where, name) -> np.ndarray:
+def nodes_where(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
+                name: str) -> np.ndarray:
     """Owned dof nodes of ``body`` where ``where(x)`` holds (x: (3, n) local coordinates);
     a wrong-shaped answer raises on every rank."""
     n_owned = body.V.dofmap.index_map.size_local
@@ -143,7 +152,8 @@ def nodes_where(body, where, name) -> np.ndarray:
     return np.flatnonzero(sel)
 
 
-def select_nodes(body, where, facets, name) -> np.ndarray:
+def select_nodes(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
+                 facets: Tuple[MeshTags, int] | None, name: str) -> np.ndarray:
     """Owned dof nodes of ``body`` where a predicate holds or on tagged facets (non-empty
     overall, else ValueError on every rank)."""
     if (where is None) == (facets is None):
@@ -171,7 +181,7 @@ def select_nodes(body, where, facets, name) -> np.ndarray:
     return np.asarray(nodes, dtype=np.int64)
 
 
-def _components(components, gdim: int, name: str) -> np.ndarray:
+def _components(components: Sequence[int] | None, gdim: int, name: str) -> np.ndarray:
     if components is None:
         return np.arange(gdim)
     comps = np.unique(np.asarray(list(components), dtype=np.int64))
@@ -200,7 +210,10 @@ class Prescribed(Constraint):
             of the wrong length.
     """
 
-    def __init__(self, body, where=None, facets=None, components=None, value=None,
+    def __init__(self, body: Body, where: Callable[[np.ndarray], np.ndarray] | None = None,
+                 facets: Tuple[MeshTags, int] | None = None,
+                 components: Sequence[int] | None = None,
+                 value: ArrayLike | Callable[[float], ArrayLike] | None = None,
                  time_scale: float = 1.0, name: str | None = None) -> None:
         self.name = name or f"prescribed({body.name})"
         gdim = body.gdim
@@ -232,7 +245,7 @@ class Prescribed(Constraint):
         bs = self.body.V.dofmap.index_map_bs
         return (self.nodes[:, None] * bs + self.components[None, :]).reshape(-1)
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """Rows Delta[d] = g(t) for the prescribed nodes' components, with g's time jets.
 
         Args:
@@ -261,8 +274,9 @@ class Clamp(Prescribed):
     """Fix all or some displacement components of a body where a predicate holds or on facets
     (a :class:`Prescribed` displacement of zero)."""
 
-    def __init__(self, body, where=None, facets=None, components=None,
-                 name: str | None = None) -> None:
+    def __init__(self, body: Body, where: Callable[[np.ndarray], np.ndarray] | None = None,
+                 facets: Tuple[MeshTags, int] | None = None,
+                 components: Sequence[int] | None = None, name: str | None = None) -> None:
         super().__init__(body, where=where, facets=facets, components=components,
                          name=name or f"clamp({body.name})")
 
@@ -277,7 +291,7 @@ class BCConstraint(Constraint):
         name: label for messages.
     """
 
-    def __init__(self, body, bc, name: str | None = None) -> None:
+    def __init__(self, body: Body, bc: fem.DirichletBC, name: str | None = None) -> None:
         self.name = name or f"dirichletbc({body.name})"
         self.body = body
         try:
@@ -303,7 +317,7 @@ class BCConstraint(Constraint):
         self.dofs = dofs
         self.values = vec.getArray(readonly=True)[dofs].copy()
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """Rows Delta[d] = value for the DirichletBC's owned dofs (time-invariant).
 
         Args:

@@ -25,12 +25,17 @@ A and a0 of the result.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import TYPE_CHECKING, Dict, List, Sequence, Set, Tuple
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.base import Constraint, Rows
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from dolfinx_mbs.assembly.space import FullSpace
 
 __all__ = ["Elimination", "rate_rows_on_independent"]
 
@@ -55,11 +60,13 @@ class _Expr:
 
     __slots__ = ("terms", "g", "rheo", "names")
 
-    def __init__(self, terms, g, rheo, names) -> None:
+    def __init__(self, terms: Dict[int, np.ndarray], g: np.ndarray, rheo: bool,
+                 names: Set[str]) -> None:
         self.terms, self.g, self.rheo, self.names = terms, g, rheo, names
 
 
-def _substitute(cols, coefs, exprs):
+def _substitute(cols: Sequence[int], coefs: Sequence[np.ndarray],
+                exprs: Dict[int, _Expr]) -> Tuple[Dict[int, np.ndarray], list]:
     """The terms {dof: jet} of a row sum_k coef_k Delta_k with the eliminated dofs replaced by
     their expressions, and the (coef, expression) pairs so replaced."""
     terms: Dict[int, np.ndarray] = {}
@@ -76,7 +83,7 @@ def _substitute(cols, coefs, exprs):
     return terms, hits
 
 
-def _gather_rows(comm, rows: Rows) -> Rows:
+def _gather_rows(comm: MPI.Comm, rows: Rows) -> Rows:
     """The rows of every rank, concatenated in rank order, on every rank (rheonomic when
     any rank's are: a rank without rows must not decide)."""
     if comm.size == 1:
@@ -109,7 +116,7 @@ class Elimination:
             index), ``where`` (body name and local dof), ``row`` (its number over all rows).
     """
 
-    def __init__(self, space, constraints: Sequence[Constraint]) -> None:
+    def __init__(self, space: FullSpace, constraints: Sequence[Constraint]) -> None:
         self.space = space
         self.comm = comm = space.comm
         self.constraints = constraints
@@ -118,7 +125,7 @@ class Elimination:
         self._starts = np.array(comm.allgather(space.rstart), dtype=np.int64)
         self._all_offsets = comm.allgather(space.offsets)
 
-    def resolve(self, t: float, first: bool = False):
+    def resolve(self, t: float, first: bool = False) -> Tuple[Dict[int, _Expr], np.ndarray]:
         """Eliminate the rows at time ``t``; returns {dependent: _Expr} and the sorted
         dependents (identical on every rank). ``first``: the first evaluation (records the
         redundant rows). Raises ValueError on every rank for inconsistent rows."""
@@ -195,7 +202,8 @@ class Elimination:
         deps = np.array(sorted(exprs), dtype=np.int64)
         return exprs, deps
 
-    def _pivot(self, rid: int, preferred: int, terms, name: str, t: float) -> int:
+    def _pivot(self, rid: int, preferred: int, terms: Dict[int, np.ndarray], name: str,
+               t: float) -> int:
         """The dependent dof of row ``rid``: planned at the first evaluation, kept after."""
         p = self._plan.get(rid)
         big = max(abs(v[0]) for v in terms.values())
@@ -211,7 +219,7 @@ class Elimination:
                              f"dof {p} (the joint geometry became singular)")
         return p
 
-    def where(self, dof: int):
+    def where(self, dof: int) -> Tuple[str, int]:
         """(body name, local unblocked dof on its owner) of a full index (of the space's own
         numbering when it defines ``where``)."""
         if hasattr(self.space, "where"):

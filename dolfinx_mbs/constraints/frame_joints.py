@@ -23,14 +23,30 @@ are built in ``systems``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame
 
+if TYPE_CHECKING:
+    from mpi4py import MPI
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    from dolfinx_mbs.frames.base import FrameState
+    from dolfinx_mbs.frames.computed import ComputedFrame
+
 __all__ = ["JointPoint", "FrameJoint", "Motor", "joint_point", "planar_angle"]
+
+
+class _HasBodies(Protocol):
+    """What :func:`joint_point` reads of a model (a later part: not named here)."""
+
+    @property
+    def bodies(self) -> Sequence[object]: ...
 
 
 @dataclasses.dataclass
@@ -59,7 +75,8 @@ class JointPoint:
         return self.body is not None
 
 
-def joint_point(model, body, point: np.ndarray, name: str, tol: float = 1e-8) -> JointPoint:
+def joint_point(model: _HasBodies, body: Body | RigidBody | None, point: np.ndarray, name: str,
+                tol: float = 1e-8) -> JointPoint:
     """The point of ``body`` (an elastic Body: its node there; a RigidBody: the point in its
     frame; None: the ground) at the global ``point`` at t = 0."""
     from dolfinx_mbs.bodies.body import Body
@@ -86,7 +103,7 @@ def joint_point(model, body, point: np.ndarray, name: str, tol: float = 1e-8) ->
                       body_index=model.bodies.index(body), node=node, owner=owner)
 
 
-def start_state(frame):
+def start_state(frame: Frame) -> FrameState:
     """A frame's state at t = 0: a computed frame's from its initial coordinates (not the
     state a run left it in), a prescribed frame's at t = 0."""
     from dolfinx_mbs.frames.computed import ComputedFrame
@@ -96,7 +113,7 @@ def start_state(frame):
     return frame.state(0.0)
 
 
-def _min_op():
+def _min_op() -> MPI.Op:
     from mpi4py import MPI
     return MPI.MIN
 
@@ -125,9 +142,9 @@ class FrameJoint:
             the points' distance at t = 0).
     """
 
-    def __init__(self, kind: str, a: JointPoint, b: JointPoint, gdim: int, axis=None,
-                 name: str = "joint", stiffness: float = 0.0, damping: float = 0.0,
-                 length: float | None = None) -> None:
+    def __init__(self, kind: str, a: JointPoint, b: JointPoint, gdim: int,
+                 axis: ArrayLike | None = None, name: str = "joint", stiffness: float = 0.0,
+                 damping: float = 0.0, length: float | None = None) -> None:
         if kind not in ("revolute", "prismatic", "spring"):
             raise ValueError(f"kind must be 'revolute', 'prismatic' or 'spring', got {kind!r}")
         self.kind, self.a, self.b, self.gdim, self.name = kind, a, b, gdim, name
@@ -169,7 +186,7 @@ class FrameJoint:
         self.n_position = (gdim if kind == "revolute" else 1) + (
             2 if (kind == "revolute" and gdim == 3) else 0) + (1 if kind == "prismatic" else 0)
 
-    def _spring(self, stiffness, damping, length) -> None:
+    def _spring(self, stiffness: float, damping: float, length: float | None) -> None:
         """A spring's constants, checked, and its length at t = 0."""
         self.stiffness = checks.real(stiffness, f"{self.name}: stiffness")
         self.damping = checks.real(damping, f"{self.name}: damping")
@@ -211,8 +228,9 @@ class Motor:
         name: the motor's name.
     """
 
-    def __init__(self, target, angle: Callable | None = None, speed: Callable | None = None,
-                 torque: Callable | None = None, name: str = "motor") -> None:
+    def __init__(self, target: FrameJoint | ComputedFrame, angle: Callable | None = None,
+                 speed: Callable | None = None, torque: Callable | None = None,
+                 name: str = "motor") -> None:
         given = [k for k, v in (("angle", angle), ("speed", speed), ("torque", torque))
                  if v is not None]
         if len(given) != 1:

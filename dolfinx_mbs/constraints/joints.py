@@ -19,7 +19,7 @@ parts, each meshed in its own frame) give constant rows, C = R_b^T R_a and z = 0
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -27,6 +27,13 @@ from mpi4py import MPI
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.base import Constraint, Rows, nodes_where, select_nodes
 from dolfinx_mbs.frames.base import FrameState, equal_motion, skew
+
+if TYPE_CHECKING:
+    from dolfinx.mesh import MeshTags
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.bodies.body import Body
 
 __all__ = ["Joint", "Slider", "RigidRegion", "tie", "pin", "relative_motion", "GROUND"]
 
@@ -37,11 +44,12 @@ GROUND = FrameState(t=0.0, R=np.eye(3), r_O=np.zeros(3), omega=np.zeros(3), alph
                     v_O=np.zeros(3), a_O=np.zeros(3))
 
 
-def _state(body, t: float) -> FrameState:
+def _state(body: Body, t: float) -> FrameState:
     return GROUND if body is None else body.frame.state(t)
 
 
-def relative_motion(src: FrameState, dst: FrameState, X_src: np.ndarray, X_dst: np.ndarray):
+def relative_motion(src: FrameState, dst: FrameState, X_src: np.ndarray,
+                    X_dst: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     """Jets of C = R_dst^T R_src and z = R_dst^T (r_src + R_src X_src - r_dst) - X_dst.
 
     A point X_src of the source body and X_dst of the destination body coincide when
@@ -80,13 +88,13 @@ def relative_motion(src: FrameState, dst: FrameState, X_src: np.ndarray, X_dst: 
 
 
 # -- joints --------------------------------------------------------------------------------
-def _node_positions(body, nodes: np.ndarray) -> np.ndarray:
+def _node_positions(body: Body, nodes: np.ndarray) -> np.ndarray:
     """Local (reference) positions of owned dof nodes, shape (n, 3)."""
     x = body.V.tabulate_dof_coordinates()
     return np.asarray(x[nodes], dtype=float).reshape(-1, 3)
 
 
-def _full_indices(space, body, nodes: np.ndarray) -> np.ndarray:
+def _full_indices(space: FullSpace, body: Body, nodes: np.ndarray) -> np.ndarray:
     """Full global indices, shape (n, gdim), of the components of owned nodes."""
     ib = space.bodies.index(body)
     bs = body.V.dofmap.index_map_bs
@@ -114,8 +122,8 @@ class Joint(Constraint):
             at t = 0; a relative motion of the frames at t = 0 raises a ValueError.
     """
 
-    def __init__(self, space, body_a, body_b, nodes_b, full_a, X_a, name: str,
-                 same_motion: bool = False) -> None:
+    def __init__(self, space: FullSpace, body_a: Body, body_b: Body, nodes_b: np.ndarray,
+                 full_a: np.ndarray, X_a: np.ndarray, name: str, same_motion: bool = False) -> None:
         self.name = name
         self.body_a, self.body_b = body_a, body_b
         self.nodes_b = np.asarray(nodes_b, np.int64)
@@ -132,7 +140,7 @@ class Joint(Constraint):
         self.time_dependent = not (same or steady or same_motion)
         self.n_pairs = body_b.comm.allreduce(len(self.nodes_b), op=MPI.SUM)
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """Rows u_b = C u_a + z tying the matched nodes at time ``t``.
 
         C and z are the relative rotation and offset of the two frames
@@ -181,7 +189,7 @@ class Joint(Constraint):
                     rheonomic=self.time_dependent)
 
 
-def _constant_relative_rotation(joint, comm, rtol: float = 1e-6) -> np.ndarray:
+def _constant_relative_rotation(joint: Joint, comm: MPI.Comm, rtol: float = 1e-6) -> np.ndarray:
     """The jets (C, 0, 0) of C = R_b^T R_a at t = 0 for frames that describe the same rigid
     motion, after checking at t = 0 that they do: no relative rotation rate or acceleration,
     and the joined points' relative velocity and acceleration (z' and z'') vanish, to ``rtol``
@@ -207,7 +215,9 @@ def _constant_relative_rotation(joint, comm, rtol: float = 1e-6) -> np.ndarray:
     return out
 
 
-def _gather_candidates(space, body, where, facets, name):
+def _gather_candidates(space: FullSpace, body: Body,
+                       where: Callable[[np.ndarray], np.ndarray] | None,
+                       facets: Tuple[MeshTags, int] | None, name: str) -> Tuple[np.ndarray, ...]:
     """Owned nodes of ``body`` where ``where`` holds or on ``facets`` (may be empty here),
     their local positions, global positions at t=0 and full indices, gathered on every rank."""
     if facets is None:
@@ -227,9 +237,9 @@ def _gather_candidates(space, body, where, facets, name):
     return nodes, X, G, allX, allG, allF
 
 
-def tie(space, body_a, body_b, where: Callable | None = None, tol: float = 1e-8,
-        name: str | None = None, facets=None, where_b: Callable | None = None,
-        same_motion: bool = False) -> Joint:
+def tie(space: FullSpace, body_a: Body, body_b: Body, where: Callable | None = None,
+        tol: float = 1e-8, name: str | None = None, facets: Tuple[MeshTags, int] | None = None,
+        where_b: Callable | None = None, same_motion: bool = False) -> Joint:
     """Tie the nodes of ``body_b`` on the interface to the nodes of ``body_a`` at the same
     global position at t = 0. The interface is given by ``where`` (a predicate on a's local
     coordinates, and on b's unless ``where_b`` is given) or by
@@ -287,7 +297,7 @@ def tie(space, body_a, body_b, where: Callable | None = None, tol: float = 1e-8,
                  same_motion=same_motion)
 
 
-def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
+def pin(space: FullSpace, body_a: Body, body_b: Body, point: Sequence[float], tol: float = 1e-8,
         name: str | None = None) -> Joint:
     """Join the node of ``body_b`` and the node of ``body_a`` (or the ground, for None) that
     sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D."""
@@ -296,7 +306,7 @@ def pin(space, body_a, body_b, point: Sequence[float], tol: float = 1e-8,
     p = checks.point3(point, f"{name}: point")
     comm = space.comm
 
-    def local_node(body):
+    def local_node(body: Body) -> Tuple[int | None, np.ndarray]:
         s0 = body.frame.state(0.0)
         X = s0.R.T @ (p - s0.r_O)
         return body.locate_node(X, tol), X
@@ -323,8 +333,8 @@ class Slider(Constraint):
     motion's mismatch (zero when the frame's motion already keeps the point on the line).
     Rheonomic when the body's frame rotates."""
 
-    def __init__(self, space, body, point, axis, tol: float = 1e-8,
-                 name: str | None = None) -> None:
+    def __init__(self, space: FullSpace, body: Body, point: ArrayLike, axis: ArrayLike,
+                 tol: float = 1e-8, name: str | None = None) -> None:
         self.name = name or f"slider({body.name})"
         self.body = body
         gdim = body.gdim
@@ -344,7 +354,7 @@ class Slider(Constraint):
         self.X = _node_positions(body, self.nodes)
         self.time_dependent = not body.frame.time_invariant
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """Rows n^T (R_b (X + u) + r_b - P) = 0 for each normal n of the sliding axis.
 
         Args:
@@ -380,7 +390,9 @@ class RigidRegion(Constraint):
     region depends on them.
     """
 
-    def __init__(self, space, body, where=None, facets=None, name: str | None = None) -> None:
+    def __init__(self, space: FullSpace, body: Body,
+                 where: Callable[[np.ndarray], np.ndarray] | None = None,
+                 facets: Tuple[MeshTags, int] | None = None, name: str | None = None) -> None:
         self.name = name or f"rigid({body.name})"
         self.body = body
         nodes = select_nodes(body, where, facets, self.name)
@@ -420,7 +432,7 @@ class RigidRegion(Constraint):
         self.rank = comm.rank
         self.n_nodes = len(X)
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """Rows u_dep = W u_masters that move the region's dependent dofs with its masters.
 
         Args:

@@ -22,7 +22,7 @@ reducer owns it, its derivatives and a0 (refilled at each time, same pattern), t
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -31,6 +31,10 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.base import Constraint, Rows
 from dolfinx_mbs.constraints.elimination import Elimination, rate_rows_on_independent
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.constraints.elimination import _Expr
 
 __all__ = ["MaggiReducer"]
 
@@ -66,7 +70,7 @@ class MaggiReducer:
 
     _blocks: List[Tuple[int, int]] | None  # node_blocks' answer, set on first use
 
-    def __init__(self, space, constraints: Sequence[Constraint], t: float = 0.0,
+    def __init__(self, space: FullSpace, constraints: Sequence[Constraint], t: float = 0.0,
                  order: int = 2) -> None:
         if order not in (1, 2):
             raise ValueError(f"order must be 1 or 2, got {order!r}")
@@ -132,7 +136,7 @@ class MaggiReducer:
         self.t = t
 
     # -- elimination (dolfinx_mbs.constraints.elimination) -------------------------------------
-    def where(self, dof: int):
+    def where(self, dof: int) -> Tuple[str, int]:
         """(body name, local unblocked dof on its owner) of a full index."""
         return self._elimination.where(dof)
 
@@ -153,7 +157,7 @@ class MaggiReducer:
         """Reduced index of independent full indices: their rank among independent dofs."""
         return np.asarray(k, np.int64) - np.searchsorted(self.dependent_global, k)
 
-    def _values(self, exprs, order: int) -> np.ndarray:
+    def _values(self, exprs: Dict[int, _Expr], order: int) -> np.ndarray:
         vals = np.zeros(len(self._cols))
         if order == 0:
             start = self.space.rstart
@@ -169,7 +173,7 @@ class MaggiReducer:
                        vals)
         M.assemble()
 
-    def _set_a0(self, exprs) -> None:
+    def _set_a0(self, exprs: Dict[int, _Expr]) -> None:
         own = self._own_dep.astype(PETSc.IntType)
         for order, v in enumerate((self.a0, self.a0_dot, self.a0_ddot)):
             if v is None:

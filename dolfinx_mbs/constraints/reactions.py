@@ -7,16 +7,19 @@ resultants(space, forces, t, constraints, frame=True)  # in the body frame's com
 
 from __future__ import annotations
 
-from typing import Dict, Sequence
+from typing import TYPE_CHECKING, Dict, Sequence
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.space import FullSpace
+
 __all__ = ["resultants", "frame_resultants"]
 
 
-def resultants(space, forces: PETSc.Vec, t: float, constraints: Sequence,
+def resultants(space: FullSpace, forces: PETSc.Vec, t: float, constraints: Sequence,
                frame: bool = False) -> Dict[str, np.ndarray]:
     """Resultant force of each constraint on its (dependent) body.
 
@@ -39,7 +42,8 @@ def resultants(space, forces: PETSc.Vec, t: float, constraints: Sequence,
             for name, (body, tot) in sums.items()}
 
 
-def frame_resultants(space, forces: PETSc.Vec, constraints: Sequence) -> Dict[str, tuple]:
+def frame_resultants(space: FullSpace, forces: PETSc.Vec, constraints: Sequence
+                     ) -> Dict[str, tuple]:
     """Resultant force of each constraint on its body in the body frame's components.
 
     Args:

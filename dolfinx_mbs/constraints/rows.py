@@ -6,15 +6,23 @@ velocity rows ``B_n(t) Delta' = c_n(t)`` (:class:`VelocityRows`, eliminated by
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Tuple
+
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.base import Constraint, Rows, time_jets
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.assembly.space import FullSpace
+
 __all__ = ["LinearRows", "VelocityRows"]
 
 
-def _parse_rows(name: str, rows, N: int, callables: bool):
+def _parse_rows(name: str, rows: object, N: int,
+                callables: bool) -> Tuple[np.ndarray, np.ndarray, list]:
     """CSR of ``{full_index: coefficient}`` dicts, checked (identically on every rank, as the
     rows are given identically): (indptr, cols, coefficients), a coefficient being a float or,
     when ``callables``, possibly a callable ``t -> float``."""
@@ -59,7 +67,8 @@ def _parse_rows(name: str, rows, N: int, callables: bool):
     return np.array(indptr, np.int64), np.array(cols, np.int64), vals
 
 
-def _parse_rhs(name: str, rhs, m: int, arg: str = "rhs"):
+def _parse_rhs(name: str, rhs: ArrayLike | Callable[[float], ArrayLike] | None, m: int,
+               arg: str = "rhs") -> Tuple[np.ndarray, Callable[[float], ArrayLike] | None]:
     """(fixed values (m,), callable or None) of a right-hand side given as None, numbers or
     ``t -> numbers``."""
     if rhs is None:
@@ -95,8 +104,9 @@ class LinearRows(Constraint):
         name: label.
     """
 
-    def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: str | None = None) -> None:
+    def __init__(self, space: FullSpace, rows: object,
+                 rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
+                 time_scale: float = 1.0, name: str | None = None) -> None:
         self.name = name or "rows"
         self.indptr, self.cols, vals = _parse_rows(self.name, rows, space.n_global, False)
         self.vals = np.array(vals)
@@ -106,7 +116,7 @@ class LinearRows(Constraint):
         self.time_dependent = self._fn is not None
         self.rank = space.comm.rank
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """The given rows B Delta = c(t), with c's time jets.
 
         Args:
@@ -153,8 +163,9 @@ class VelocityRows(Constraint):
     side jets ``[value, d/dt, d2/dt2]`` (here of B and c, the velocity-level quantities).
     """
 
-    def __init__(self, space, rows, rhs=None, time_scale: float = 1.0,
-                 name: str | None = None) -> None:
+    def __init__(self, space: FullSpace, rows: object,
+                 rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
+                 time_scale: float = 1.0, name: str | None = None) -> None:
         self.name = name or "velocity rows"
         self.comm = space.comm
         if not (isinstance(time_scale, (int, float)) and np.isfinite(time_scale)
@@ -183,7 +194,7 @@ class VelocityRows(Constraint):
     def _coefficients(self, t: float) -> np.ndarray:
         return np.array([float(f(t)) for f in self._fns])
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         # evaluated on every rank (small), kept on rank 0: a failing callable raises everywhere
         """The velocity rows B(t) Delta' = c(t) at ``t``, with the jets of B and c.
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import AT_REST, Frame, FrameState, FrameStates, key_floats, skew
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["ConstantSpin", "SpinUp"]
 
@@ -21,7 +25,7 @@ class _AxisRotation(Frame):
 
     calls_user_code = False  # closed forms
 
-    def __init__(self, axis, pivot) -> None:
+    def __init__(self, axis: ArrayLike, pivot: ArrayLike) -> None:
         self.axis = checks.unit_axis(axis)
         self.pivot = checks.point3(pivot, "origin")
 
@@ -63,7 +67,7 @@ class _AxisRotation(Frame):
             a_O=-thdd * nc - thd * thd * (K @ nc),
         )
 
-    def states(self, times) -> FrameStates:
+    def states(self, times: ArrayLike) -> FrameStates:
         """The states at all ``times``: :meth:`state`'s closed form on arrays (the scalar
         one is kept for the TS path's single states, three times cheaper)."""
         t = np.asarray(times, dtype=float).reshape(-1)
@@ -90,11 +94,12 @@ class ConstantSpin(_AxisRotation):
 
     time_invariant = True
 
-    def __init__(self, axis=(0.0, 0.0, 1.0), rate: float = 0.0, origin=(0.0, 0.0, 0.0)) -> None:
+    def __init__(self, axis: ArrayLike = (0.0, 0.0, 1.0), rate: float = 0.0,
+                 origin: ArrayLike = (0.0, 0.0, 0.0)) -> None:
         super().__init__(axis, origin)
         self.rate = checks.real(rate, "rate")
 
-    def _angle(self, t):
+    def _angle(self, t: float) -> Tuple[float, float, float]:
         return self.rate * t, self.rate, 0.0
 
     _angles = _angle
@@ -130,15 +135,15 @@ class SpinUp(_AxisRotation):
         origin: a point of the spin axis.
     """
 
-    def __init__(self, axis=(0.0, 0.0, 1.0), final_rate: float = 1.0, ramp_time: float = 1.0,
-                 origin=(0.0, 0.0, 0.0)) -> None:
+    def __init__(self, axis: ArrayLike = (0.0, 0.0, 1.0), final_rate: float = 1.0,
+                 ramp_time: float = 1.0, origin: ArrayLike = (0.0, 0.0, 0.0)) -> None:
         super().__init__(axis, origin)
         self.final_rate = checks.real(final_rate, "final_rate")
         self.ramp_time = checks.real(ramp_time, "ramp_time")
         if self.ramp_time <= 0.0:
             raise ValueError(f"ramp_time must be positive, got {checks.shown(ramp_time)}")
 
-    def _angle(self, t):
+    def _angle(self, t: float) -> Tuple[float, float, float]:
         W, T = self.final_rate, self.ramp_time
         if t <= 0.0:
             return 0.0, 0.0, 0.0
@@ -159,7 +164,7 @@ class SpinUp(_AxisRotation):
             return AT_REST
         return ("SpinUp", float(self.ramp_time)) + self._axis_key(self.final_rate)
 
-    def _angles(self, t):
+    def _angles(self, t: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         W, T = self.final_rate, self.ramp_time
         s = 2.0 * math.pi / T
         r = np.clip(t, 0.0, T)  # the ramp's part of t

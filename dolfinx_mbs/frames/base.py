@@ -18,6 +18,7 @@ from dolfinx import fem
 from dolfinx_mbs import checks, compat
 
 if TYPE_CHECKING:
+    from dolfinx.mesh import Mesh
     from numpy.typing import ArrayLike
 
 
@@ -27,7 +28,7 @@ def skew(w: ArrayLike) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def cross3(a, b) -> np.ndarray:
+def cross3(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """A x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
     this is for the many small products of a step)."""
     a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
@@ -136,7 +137,7 @@ class FrameStates:
 
     def planar(self, tol: float = 1e-12) -> np.ndarray:
         """:meth:`FrameState.is_planar` at every time (a boolean array)."""
-        def top(x):
+        def top(x: np.ndarray) -> np.ndarray:
             return np.abs(x).max(axis=1)
         scale = 1.0 + top(self.omega) + top(self.alpha)
         lin = 1.0 + top(self.v_O) + top(self.a_O)
@@ -202,7 +203,7 @@ class Frame:
         """Origin r_O(t) in global components."""
         return self.state(t).r_O
 
-    def constants(self, mesh) -> "FrameConstants":
+    def constants(self, mesh: Mesh) -> "FrameConstants":
         """The frame state as UFL constants on ``mesh``.
 
         For the forms of :mod:`dolfinx_mbs.forms` in a user's own solver loop::
@@ -242,7 +243,7 @@ def equal_motion(a: Frame, b: Frame) -> bool:
     return a is b or a.motion_key() == b.motion_key()
 
 
-def key_floats(x) -> tuple:
+def key_floats(x: ArrayLike) -> tuple:
     """A vector as a tuple of Python floats (-0.0 made 0.0): a part of a motion key."""
     return tuple(float(v) + 0.0 for v in np.asarray(x, dtype=float).ravel())
 
@@ -264,7 +265,7 @@ class FrameConstants:
     All constants are zero until :meth:`update` or :meth:`set` fills them.
     """
 
-    def __init__(self, frame: Frame | None, mesh) -> None:
+    def __init__(self, frame: Frame | None, mesh: Mesh) -> None:
         self.frame = frame
         st = compat.scalar_type
         self.omega = fem.Constant(mesh, np.zeros(3, dtype=st))

@@ -5,6 +5,8 @@ Import :class:`Composed` from :mod:`dolfinx_mbs.frames`.
 
 from __future__ import annotations
 
+from typing import Hashable
+
 import numpy as np
 
 from dolfinx_mbs import checks
@@ -49,7 +51,7 @@ class Composed(Frame):
         self.parent, self.child = parent, child
         self.calls_user_code = parent.calls_user_code or child.calls_user_code
 
-    def motion_key(self):
+    def motion_key(self) -> Hashable:
         """Equal for parts of equal motions (see ``frames.equal_motion``).
 
         A part at rest leaves the other's motion.

@@ -38,11 +38,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, cross3, rotation_about, skew
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 _I3 = np.eye(3)   # read only: sums with it make new arrays
 _I3.flags.writeable = False
@@ -113,7 +117,7 @@ def _quat_G(q: np.ndarray) -> np.ndarray:
     return np.array([[-x, w, z, -y], [-y, -z, w, x], [-z, y, -x, w]])
 
 
-def _rotation_check(R, name: str, tol: float = 1e-8) -> np.ndarray:
+def _rotation_check(R: ArrayLike, name: str, tol: float = 1e-8) -> np.ndarray:
     """A 3x3 proper rotation (orthonormal, det +1, to ``tol``), as given."""
     try:
         R = np.asarray(R, dtype=float)
@@ -242,8 +246,9 @@ class Hinge(ComputedFrame):
         name: the frame's name.
     """
 
-    def __init__(self, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), angle: float = 0.0,
-                 rate: float = 0.0, parent: Frame | None = None, name: str = "hinge") -> None:
+    def __init__(self, axis: ArrayLike = (0.0, 0.0, 1.0), origin: ArrayLike = (0.0, 0.0, 0.0),
+                 angle: float = 0.0, rate: float = 0.0, parent: Frame | None = None,
+                 name: str = "hinge") -> None:
         super().__init__(name)
         self.axis = checks.unit_axis(axis, "axis")
         self.pivot = checks.point3(origin, "origin")
@@ -285,7 +290,7 @@ class Hinge(ComputedFrame):
         """
         return np.array([self.angle0]), np.array([self.rate0])
 
-    def rates(self, z, w):
+    def rates(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The coordinates' rates z' from the speeds (the kinematic relation).
 
         Args:
@@ -297,7 +302,7 @@ class Hinge(ComputedFrame):
         """
         return np.array([w[0]])
 
-    def rates_jacobian(self, z, w):
+    def rates_jacobian(self, z: np.ndarray, w: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """The derivatives of :meth:`rates`.
 
         Args:
@@ -309,7 +314,7 @@ class Hinge(ComputedFrame):
         """
         return np.zeros((1, 1)), np.ones((1, 1))
 
-    def describe(self, z, w) -> dict:
+    def describe(self, z: np.ndarray, w: np.ndarray) -> dict:
         """The hinge's named outputs.
 
         Args:
@@ -364,7 +369,7 @@ class Hinge(ComputedFrame):
                           v_O=Rc_T @ (p.v_O + cross3(p.omega, c.r_O)) + c.v_O,
                           a_O=Rc_T @ a_par + c.a_O)
 
-    def jet(self, t, z, w, wd) -> FrameJet:
+    def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray) -> FrameJet:
         """The state at (t, z, w, w') with its derivatives in the frame's speeds.
 
         Args:
@@ -390,7 +395,7 @@ class Hinge(ComputedFrame):
             # the state is quadratic in thd and linear in thdd: central differences are exact
             # (to round-off); in theta it is smooth (a trigonometric function), differenced
             # with a step whose truncation error is below 1e-10 of the state's scale
-            def vecs(s):
+            def vecs(s: FrameState) -> dict:
                 return {k: getattr(s, k) for k in names}
             h = max(1.0, abs(thd))
             up, dn = vecs(self._compose(t, th, thd + h, thdd)), vecs(
@@ -446,8 +451,10 @@ class Free(ComputedFrame):
     #: the auxiliary unknowns pi (the carried bodies' relative linear momentum, global)
     momentum_balance = True
 
-    def __init__(self, position=(0.0, 0.0, 0.0), orientation=None, velocity=(0.0, 0.0, 0.0),
-                 angular_velocity=(0.0, 0.0, 0.0), name: str = "free", dim: int | None = None) -> None:
+    def __init__(self, position: ArrayLike = (0.0, 0.0, 0.0), orientation: ArrayLike | None = None,
+                 velocity: ArrayLike = (0.0, 0.0, 0.0),
+                 angular_velocity: ArrayLike = (0.0, 0.0, 0.0), name: str = "free",
+                 dim: int | None = None) -> None:
         super().__init__(name)
         if dim not in (None, 2, 3):
             raise ValueError(f"dim must be 2, 3 or None (by the bodies), got {dim!r}")
@@ -483,7 +490,7 @@ class Free(ComputedFrame):
             self.n_coordinates, self.n_speeds, self.n_translations = 7, 6, 3
         self.n_aux = self.n_translations
 
-    def initial(self):
+    def initial(self) -> Tuple[np.ndarray, np.ndarray]:
         """The initial coordinates and speeds.
 
         Returns:
@@ -498,13 +505,13 @@ class Free(ComputedFrame):
         return (np.concatenate([self.r0, rotation_to_quaternion(R)]),
                 np.concatenate([self.v0, R.T @ self.w0]))
 
-    def _rotation(self, z) -> np.ndarray:
+    def _rotation(self, z: np.ndarray) -> np.ndarray:
         """R of the coordinates ``z``."""
         if self.gdim == 2:
             return rotation_about((0.0, 0.0, 1.0), float(z[2]), unit=True)
         return quaternion_to_rotation(z[3:])
 
-    def normalize(self, z):
+    def normalize(self, z: np.ndarray) -> np.ndarray:
         """The coordinates with the quaternion brought back to unit length (3D; as given in 2D).
 
         Args:
@@ -518,7 +525,7 @@ class Free(ComputedFrame):
             z[3:] /= np.linalg.norm(z[3:])
         return z
 
-    def rates(self, z, w):
+    def rates(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The coordinates' rates z' from the speeds (the kinematic relation).
 
         Args:
@@ -533,7 +540,7 @@ class Free(ComputedFrame):
         # q' = q (0, omega) / 2: linear in q, so |q| is kept by the exact flow
         return np.concatenate([w[:3], 0.5 * _quat_G(z[3:]).T @ w[3:]])
 
-    def rates_jacobian(self, z, w):
+    def rates_jacobian(self, z: np.ndarray, w: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """The derivatives of :meth:`rates`.
 
         Args:
@@ -554,7 +561,7 @@ class Free(ComputedFrame):
         Jw[3:, 3:] = 0.5 * _quat_G(z[3:]).T
         return Jz, Jw
 
-    def describe(self, z, w) -> dict:
+    def describe(self, z: np.ndarray, w: np.ndarray) -> dict:
         """The frame's named outputs.
 
         Args:
@@ -573,7 +580,7 @@ class Free(ComputedFrame):
         return {"R": R, "r_O": np.array(z[:3]), "omega": np.array(w[3:]),
                 "v_O": R.T @ np.asarray(w[:3])}
 
-    def jet(self, t, z, w, wd) -> FrameJet:
+    def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray) -> FrameJet:
         """The state at (t, z, w, w') with its derivatives in the frame's speeds.
 
         Args:

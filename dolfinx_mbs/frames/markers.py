@@ -11,15 +11,20 @@ the names from :mod:`dolfinx_mbs.frames`.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 
 from dolfinx_mbs.frames.sampled import Sampled, sample_times
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["MarkerFrame", "from_markers", "fit_rigid", "read_markers"]
 
 
-def _marker_arrays(times, markers, body_points):
+def _marker_arrays(times: ArrayLike, markers: ArrayLike,
+                   body_points: ArrayLike) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = sample_times(times)
     try:
         m = np.asarray(markers, dtype=float)
@@ -48,7 +53,8 @@ def _marker_arrays(times, markers, body_points):
     return t, m, b
 
 
-def fit_rigid(markers, body_points):
+def fit_rigid(markers: ArrayLike,
+              body_points: ArrayLike) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The least-squares rigid motion of each sample: ``markers[s, i] ~ r_O[s] + R[s] X_i``.
 
     Args:
@@ -95,7 +101,8 @@ class MarkerFrame(Sampled):
         markers, body_points: the data fitted.
     """
 
-    def __init__(self, times, markers, body_points, smoothing: float = 0.0) -> None:
+    def __init__(self, times: ArrayLike, markers: ArrayLike, body_points: ArrayLike,
+                 smoothing: float = 0.0) -> None:
         t, m, b = _marker_arrays(times, markers, body_points)
         rotations, origins, residual = fit_rigid(m, b)
         super().__init__(t, rotations=rotations, origins=origins, smoothing=smoothing)
@@ -117,7 +124,8 @@ class MarkerFrame(Sampled):
         return out
 
 
-def from_markers(times, markers, body_points, smoothing: float = 0.0) -> MarkerFrame:
+def from_markers(times: ArrayLike, markers: ArrayLike, body_points: ArrayLike,
+                 smoothing: float = 0.0) -> MarkerFrame:
     """The frame of a body from the recorded positions of markers fixed on it.
 
     At each sample the rotation and origin best fitting the markers (least squares) are found,
@@ -145,7 +153,8 @@ def from_markers(times, markers, body_points, smoothing: float = 0.0) -> MarkerF
     return MarkerFrame(times, markers, body_points, smoothing=smoothing)
 
 
-def read_markers(path, dim: int = 3, scale: float = 1.0, delimiter: str = ","):
+def read_markers(path: str | os.PathLike, dim: int = 3, scale: float = 1.0,
+                 delimiter: str = ",") -> Tuple[np.ndarray, np.ndarray]:
     """Read marker trajectories from a CSV file.
 
     Layout: one row per sample, the time first, then each marker's coordinates in turn::

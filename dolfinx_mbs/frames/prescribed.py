@@ -36,7 +36,7 @@ the run (the differences sample t +/- h0).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterable, Tuple
 
 import numpy as np
 
@@ -83,7 +83,7 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
     """
     f0 = np.asarray(f(t), dtype=float) if order == 2 else None
 
-    def diff(h):
+    def diff(h: float) -> np.ndarray:
         fp = np.asarray(f(t + h), dtype=float)
         fm = np.asarray(f(t - h), dtype=float)
         if order == 1:
@@ -113,8 +113,9 @@ def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: in
     return best, err
 
 
-def _at_step(f, t: float, h0: float, what: str, rtol: float, second: bool, h_ref: float,
-             size: float | None = None):
+def _at_step(f: Callable[[float], ArrayLike], t: float, h0: float, what: str, rtol: float,
+             second: bool, h_ref: float,
+             size: float | None = None) -> Tuple[np.ndarray, np.ndarray | None]:
     """The derivatives of ``f`` at ``t`` from the first step ``h0``.
 
     Returns ``(d1, d2)`` (``d2`` None unless ``second``) or raises :class:`_Unresolved`. A
@@ -134,7 +135,8 @@ def _at_step(f, t: float, h0: float, what: str, rtol: float, second: bool, h_ref
     return d1, d2
 
 
-def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndarray]:
+def differentiate(f: Callable[[float], ArrayLike], t: float, h0: float, what: str,
+                  rtol: float) -> tuple[np.ndarray, np.ndarray]:
     """First and second derivatives of ``f`` at ``t`` from the one first step ``h0``.
 
     Extrapolated central differences (the module's docstring) without the choice of step.
@@ -165,8 +167,9 @@ def differentiate(f, t, h0, what: str, rtol: float) -> tuple[np.ndarray, np.ndar
             "motion changes) or give the derivatives explicitly") from None
 
 
-def derivatives(f, t: float, what: str, time_scale: float | None = None,
-                second: bool = True, given: str = "the derivatives",
+def derivatives(f: Callable[[float], ArrayLike], t: float, what: str,
+                time_scale: float | None = None, second: bool = True,
+                given: str = "the derivatives",
                 rtol: float = RTOL) -> tuple[np.ndarray, np.ndarray | None, float]:
     """First (and second) derivative of ``f`` at ``t``, the step chosen from the profile.
 
@@ -213,7 +216,7 @@ def derivatives(f, t: float, what: str, time_scale: float | None = None,
         f"({last}): is the motion smooth near t? Give {given} explicitly")
 
 
-def _size(f, t: float, h: float) -> float:
+def _size(f: Callable[[float], ArrayLike], t: float, h: float) -> float:
     """The largest magnitude of ``f`` at ``t`` and ``t +/- h`` (where it is defined).
 
     A derivative that vanishes at ``t`` is judged against it: where ``f`` itself vanishes at
@@ -228,12 +231,13 @@ def _size(f, t: float, h: float) -> float:
     return size if np.isfinite(size) else 0.0
 
 
-def _sampled_for(f, t, h0, what: str):
+def _sampled_for(f: Callable[[float], ArrayLike], t: float, h0: float,
+                 what: str) -> Callable[[float], ArrayLike]:
     """``f`` whose errors at other times than ``t`` name the derivatives they served.
 
     Central differences sample up to ``t +/- h0``.
     """
-    def g(s):
+    def g(s: float) -> ArrayLike:
         try:
             return f(s)
         except ValueError as e:
@@ -246,7 +250,8 @@ def _sampled_for(f, t, h0, what: str):
     return g
 
 
-def cached_state(state_fn):
+def cached_state(state_fn: Callable[[Frame, float], FrameState]
+                 ) -> Callable[[Frame, float], FrameState]:
     """Memoize ``state(t)`` of frames whose derivatives are computed numerically.
 
     A time step asks for the same few times many times (FrameState is immutable, so sharing
@@ -255,7 +260,7 @@ def cached_state(state_fn):
     import functools
 
     @functools.wraps(state_fn)
-    def state(self, t):
+    def state(self: Frame, t: float) -> FrameState:
         cache = self.__dict__.setdefault("_state_cache", {})
         key = float(t)
         hit = cache.get(key)
@@ -291,7 +296,7 @@ def _check_rotation(R: np.ndarray, t: float, tol: float) -> np.ndarray:
 
 # --- the user's derivatives ----------------------------------------------------------------
 
-def _spline_derivative(fn, n: int):
+def _spline_derivative(fn: object, n: int) -> Callable | None:
     """The ``n``-th derivative of a spline or polynomial object, None for a plain function.
 
     Splines have ``derivative(n)`` (scipy), polynomials ``deriv(n)`` (numpy).
@@ -307,7 +312,7 @@ def _spline_derivative(fn, n: int):
     return None
 
 
-def _function(value, name: str) -> Callable[[float], object] | None:
+def _function(value: object, name: str) -> Callable[[float], object] | None:
     """None, a function of time, or a constant made one (checked where it is called)."""
     if value is None or callable(value):
         return value
@@ -321,7 +326,9 @@ def _function(value, name: str) -> Callable[[float], object] | None:
     return lambda t: arr
 
 
-def _pair(first, second, names: tuple[str, str]):
+def _pair(first: object, second: object,
+          names: tuple[str, str]
+          ) -> Tuple[Callable[[float], object] | None, Callable[[float], object] | None]:
     f1, f2 = _function(first, names[0]), _function(second, names[1])
     if f2 is not None and f1 is None:
         raise ValueError(f"{names[1]}= needs {names[0]}= as well (the state needs both; "
@@ -339,7 +346,7 @@ def _mismatch(label: str, t: float, given: np.ndarray, numeric: np.ndarray) -> s
     if np.abs(given - numeric).max() <= tol:
         return None
 
-    def text(x):
+    def text(x: Iterable[float]) -> str:
         return "[" + ", ".join(f"{v:.7g}" for v in x) + "]"
     return (f"{label}(t={t:g}) = {text(given)} does not match the derivative of the motion, "
             f"{text(numeric)} (differences)")
@@ -382,7 +389,11 @@ class Prescribed(Frame):
     def __init__(self, rotation: Callable[[float], np.ndarray],
                  origin: Callable[[float], ArrayLike] | None = None,
                  time_scale: float | None = None, orthonormality_tol: float = 1e-10, *,
-                 omega=None, alpha=None, origin_velocity=None, origin_acceleration=None) -> None:
+                 omega: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 alpha: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 origin_velocity: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 origin_acceleration: Callable[[float], ArrayLike] | ArrayLike | None = None
+                 ) -> None:
         """Check the motion's functions and R(0) (the class's docstring)."""
         if not callable(rotation):
             raise TypeError(f"rotation must be a callable t -> 3x3 matrix, got {rotation!r}")
@@ -394,13 +405,15 @@ class Prescribed(Frame):
         self._pending |= {n for n, x in (("omega", omega), ("alpha", alpha)) if x is not None}
         _check_rotation(rotation(0.0), 0.0, self.tol)
 
-    def _set_time_scale(self, time_scale) -> None:
+    def _set_time_scale(self, time_scale: float | None) -> None:
         self.time_scale = None if time_scale is None else checks.real(time_scale, "time_scale")
         if self.time_scale is not None and self.time_scale <= 0.0:
             raise ValueError(f"time_scale must be positive (s) or None, got "
                              f"{checks.shown(time_scale)}")
 
-    def _set_origin(self, origin, velocity, acceleration) -> None:
+    def _set_origin(self, origin: Callable[[float], ArrayLike] | ArrayLike | None,
+                    velocity: Callable[[float], ArrayLike] | ArrayLike | None,
+                    acceleration: Callable[[float], ArrayLike] | ArrayLike | None) -> None:
         if origin is not None and not callable(origin):
             raise TypeError(f"origin must be a callable t -> vector or None, got {origin!r}")
         self._origin = origin
@@ -417,15 +430,16 @@ class Prescribed(Frame):
             raise ValueError("origin_velocity= and origin_acceleration= need a moving origin= "
                              "(t -> r_O)")
 
-    def _R(self, t):
+    def _R(self, t: float) -> np.ndarray:
         return _check_rotation(self._rotation(t), t, self.tol)
 
-    def _r(self, t):
+    def _r(self, t: float) -> np.ndarray:
         if self._origin is None:
             return np.zeros(3)
         return checks.point3(self._origin(t), f"origin(t={t:g})")
 
-    def _given_vector(self, fn, name: str, t: float, planar: bool = False) -> np.ndarray:
+    def _given_vector(self, fn: Callable[[float], object] | None, name: str, t: float,
+                      planar: bool = False) -> np.ndarray:
         if planar:
             return checks.point3(fn(t), f"{name}(t={t:g})")
         return checks.vector(fn(t), 3, f"{name}(t={t:g})")
@@ -441,7 +455,8 @@ class Prescribed(Frame):
                                "omega", self.time_scale, second=False, given="alpha=")
         return w, d1
 
-    def _rotation_rates_from_positions(self, t: float, R: np.ndarray):
+    def _rotation_rates_from_positions(self, t: float,
+                                       R: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         dR, ddR, h0 = derivatives(lambda s: self._R(s).reshape(-1), t, "rotation",
                                   self.time_scale, given="omega= and alpha=")
         dR, ddR = dR.reshape(3, 3), ddR.reshape(3, 3)
@@ -536,8 +551,12 @@ class Planar(Prescribed):
 
     def __init__(self, theta: Callable[[float], float] | float = 0.0,
                  origin: Callable[[float], ArrayLike] | ArrayLike | None = None,
-                 time_scale: float | None = None, *, omega=None, alpha=None,
-                 origin_velocity=None, origin_acceleration=None) -> None:
+                 time_scale: float | None = None, *,
+                 omega: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 alpha: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 origin_velocity: Callable[[float], ArrayLike] | ArrayLike | None = None,
+                 origin_acceleration: Callable[[float], ArrayLike] | ArrayLike | None = None
+                 ) -> None:
         """Check the angle, the origin and their derivatives (the class's docstring)."""
         given = {n for n, x in (("omega", omega), ("alpha", alpha)) if x is not None}
         if callable(theta):
@@ -568,7 +587,7 @@ class Planar(Prescribed):
         self._pending |= given
         self.time_invariant = (not callable(theta)) and (origin is None or not callable(origin))
 
-    def _rot(self, t):
+    def _rot(self, t: float) -> np.ndarray:
         th = checks.real(self.theta(t), f"theta(t={t:g})")
         return rotation_about((0.0, 0.0, 1.0), th)
 

@@ -22,11 +22,16 @@ as its angle instead, so that the state stays exactly planar for a 2D body.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Tuple
+
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState
 from dolfinx_mbs.frames.prescribed import cached_state
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Sampled"]
 
@@ -36,7 +41,7 @@ MIN_SAMPLES = DEGREE + 1
 _EZ = np.array([0.0, 0.0, 1.0])
 
 
-def sample_times(times) -> np.ndarray:
+def sample_times(times: ArrayLike) -> np.ndarray:
     """The sample times as a finite, strictly increasing float array of at least
     :data:`MIN_SAMPLES` entries (``ValueError`` naming ``times`` otherwise)."""
     try:
@@ -97,7 +102,7 @@ def _quat_matrix(q: np.ndarray) -> np.ndarray:
     ])
 
 
-def _as_rotations(rotations, n: int):
+def _as_rotations(rotations: ArrayLike, n: int) -> Tuple[str, np.ndarray]:
     """``("angle", theta (n,))`` for rotations about z, else ``("quat", q (n, 4))``."""
     try:
         a = np.asarray(rotations, dtype=float)
@@ -140,7 +145,7 @@ def _as_rotations(rotations, n: int):
     return _aligned("quat", Rotation.from_matrix(a).as_quat())
 
 
-def _aligned(kind: str, v: np.ndarray):
+def _aligned(kind: str, v: np.ndarray) -> Tuple[str, np.ndarray]:
     """Angles unwrapped, quaternion signs made consistent; neighbours farther apart than
     90 degrees are refused (the sampling cannot tell which way the body turned)."""
     if kind == "angle":
@@ -192,7 +197,8 @@ class Sampled(Frame):
     calls_user_code = False  # splines of given samples
     time_invariant = False
 
-    def __init__(self, times, rotations=None, origins=None, smoothing: float = 0.0) -> None:
+    def __init__(self, times: ArrayLike, rotations: ArrayLike | None = None,
+                 origins: ArrayLike | None = None, smoothing: float = 0.0) -> None:
         self.times = sample_times(times)
         n = self.times.size
         self.smoothing = checks.real(smoothing, "smoothing")
@@ -210,7 +216,7 @@ class Sampled(Frame):
         self.origin_accelerates = bool(np.ptp(self.origins, axis=0).max() > 0.0)
 
     @staticmethod
-    def _as_origins(origins, n: int) -> np.ndarray:
+    def _as_origins(origins: ArrayLike | None, n: int) -> np.ndarray:
         if origins is None:
             return np.zeros((n, 3))
         try:
@@ -231,7 +237,7 @@ class Sampled(Frame):
         """The first and last sample times (s)."""
         return float(self.times[0]), float(self.times[-1])
 
-    def _check_time(self, t) -> float:
+    def _check_time(self, t: float) -> float:
         t = checks.real(t, "t")
         t0, t1 = self.t_range
         slack = 1e-9 * (t1 - t0)
@@ -240,7 +246,7 @@ class Sampled(Frame):
                              "frame: a sampled motion is not extrapolated")
         return min(max(t, t0), t1)
 
-    def _rotation_jet(self, t: float):
+    def _rotation_jet(self, t: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self.kind == "angle":
             th, thd, thdd = (float(self._rot(t, nu)[0]) for nu in range(3))
             c, s = np.cos(th), np.sin(th)
@@ -255,7 +261,7 @@ class Sampled(Frame):
 
     def motion_key(self) -> tuple:
         """Equal for equal samples and smoothing (see ``frames.equal_motion``)."""
-        def data(a):
+        def data(a: np.ndarray) -> bytes:
             return np.ascontiguousarray(a, dtype=float).tobytes() + bytes(str(a.shape), "ascii")
         return ("Sampled", self.kind, self.smoothing, data(self.times),
                 data(self._samples + 0.0), data(self.origins + 0.0))

@@ -17,14 +17,19 @@ Matching names is a sort: :func:`locate` finds a set of names in a table of them
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from dolfinx_mbs import compat
 
+if TYPE_CHECKING:
+    from dolfinx.fem import FunctionSpace
+
 __all__ = ["node_keys", "dof_keys", "locate"]
 
 
-def node_keys(V) -> np.ndarray:
+def node_keys(V: FunctionSpace) -> np.ndarray:
     """The partition-free names of the owned nodes of a space.
 
     Args:
@@ -72,7 +77,7 @@ def node_keys(V) -> np.ndarray:
     return owned
 
 
-def dof_keys(V, width: int | None = None) -> np.ndarray:
+def dof_keys(V: FunctionSpace, width: int | None = None) -> np.ndarray:
     """The partition-free names of the owned (unblocked) dofs of a space.
 
     Args:

@@ -29,11 +29,16 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
 from dolfinx_mbs import checks
+
+if TYPE_CHECKING:
+    from dolfinx.fem import Function, FunctionSpace
+    from mpi4py import MPI
+    from numpy.typing import ArrayLike
 
 __all__ = ["set_aside", "copy_vtx_steps", "drop_previous", "vtx_times", "keep_xdmf_times"]
 
@@ -45,7 +50,7 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def set_aside(comm, paths) -> Optional[list]:
+def set_aside(comm: MPI.Comm, paths: Sequence[str]) -> list | None:
     """Before a restart writes ``paths`` (the files of one field file: ``x.bp``, or
     ``x.xdmf`` and ``x.h5``) again: the complete ones to copy from, renamed ``<path>.prev``.
     Where ``.prev`` files exist already (a restart killed during its copy) they are the
@@ -69,7 +74,7 @@ def set_aside(comm, paths) -> Optional[list]:
     return prev if comm.bcast(found, root=0) else None
 
 
-def drop_previous(comm, prev) -> None:
+def drop_previous(comm: MPI.Comm, prev: Sequence[str]) -> None:
     """Remove the ``.prev`` files once their steps are copied (collective)."""
     with checks.collective(comm, f"restart: field file {prev[0]!r}"):
         if comm.rank == 0:
@@ -86,13 +91,13 @@ def vtx_times(path: str) -> np.ndarray:
         return np.atleast_1d(f.read("step", step_selection=[0, n]))
 
 
-def _table(block) -> np.ndarray:
+def _table(block: ArrayLike) -> np.ndarray:
     """A block of a VTX variable as (nodes, components)."""
     a = np.asarray(block)
     return a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
 
 
-def _node_map(comm, f, source: str, V) -> np.ndarray:
+def _node_map(comm: MPI.Comm, f: object, source: str, V: FunctionSpace) -> np.ndarray:
     """For each local node of ``V``, its row in the concatenated blocks of the VTX file ``f``.
 
     Every block is read (the file was written on another number of ranks) and the nodes
@@ -118,7 +123,8 @@ def _node_map(comm, f, source: str, V) -> np.ndarray:
     return np.asarray(rows, dtype=np.int64)
 
 
-def copy_vtx_steps(comm, source: str, t_max: float, fields, write) -> int:
+def copy_vtx_steps(comm: MPI.Comm, source: str, t_max: float, fields: Mapping[str, Function],
+                   write: Callable[[float], None]) -> int:
     """Copy the steps of the VTX file ``source`` whose time is at most ``t_max``.
 
     For each kept step, every one of ``fields`` is set from the file's values and ``write(t)``
@@ -143,7 +149,7 @@ def copy_vtx_steps(comm, source: str, t_max: float, fields, write) -> int:
     msg, times = None, np.zeros(0)
     try:
         times = vtx_times(source)
-    except Exception as e:  # noqa: BLE001: a file that cannot be read is named
+    except Exception as e:  # noqa: BLE001 (a file that cannot be read is named)
         msg = f"restart: cannot read the field file {source!r} ({e})"
     checks.raise_everywhere(comm, msg)
     keep = [i for i, t in enumerate(times) if t <= t_max]
@@ -172,7 +178,8 @@ def copy_vtx_steps(comm, source: str, t_max: float, fields, write) -> int:
     return len(keep)
 
 
-def keep_xdmf_times(comm, prev, paths, t_max: float) -> None:
+def keep_xdmf_times(comm: MPI.Comm, prev: Sequence[str], paths: Sequence[str], t_max: float
+                    ) -> None:
     """XDMF (DOLFINx 0.5): ``paths`` (``x.xdmf``, ``x.h5``) made from the complete ``prev``
     files with the times after ``t_max`` dropped (their grids from the XML, their datasets
     from the HDF5 file, so that the restart writes them again), then ``prev`` removed; the

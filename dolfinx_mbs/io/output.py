@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import os
-from typing import List, Sequence
+from typing import TYPE_CHECKING, Any, List, Protocol, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -20,7 +20,29 @@ from mpi4py import MPI
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.io import field_restart
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from dolfinx.fem import Function, FunctionSpace
+    from petsc4py import PETSc
+
 __all__ = ["Probes", "TimeSeriesWriter", "FieldFile", "MotionWriter", "pyplot", "write_modes"]
+
+
+class _ModeSystem(Protocol):
+    """What the mode writers read of a typed system (:mod:`dolfinx_mbs.systems`, a later part:
+    not named here)."""
+
+    @property
+    def comm(self) -> MPI.Comm: ...
+
+    @property
+    def bodies(self) -> Sequence[Any]: ...
+
+    @property
+    def space(self) -> Any: ...
+
+    def expand_mode(self, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec: ...
 
 
 class Probes:
@@ -82,7 +104,7 @@ class TimeSeriesWriter:
         append: continue an existing file (its header already written), as a restart does.
     """
 
-    def __init__(self, path: str, columns: Sequence[str], comm=MPI.COMM_WORLD,
+    def __init__(self, path: str, columns: Sequence[str], comm: MPI.Comm = MPI.COMM_WORLD,
                  append: bool = False) -> None:
         self.rank = comm.rank
         self.path = path
@@ -152,7 +174,7 @@ class FieldFile:
             each format keeps after a kill).
     """
 
-    def __init__(self, comm, stem: str, V, names: Sequence[str],
+    def __init__(self, comm: MPI.Comm, stem: str, V: FunctionSpace, names: Sequence[str],
                  keep_until: float | None = None) -> None:
         from dolfinx import fem
 
@@ -184,7 +206,7 @@ class FieldFile:
             field_restart.copy_vtx_steps(comm, prev[0], keep_until, self.fields, self.write)
             field_restart.drop_previous(comm, prev)
 
-    def assign(self, name: str, g) -> None:
+    def assign(self, name: str, g: Function) -> None:
         """Set field ``name`` from ``g``, a Function of the space ``V`` given at creation."""
         f = self.fields[name]
         if self.vtx:
@@ -209,10 +231,10 @@ class FieldFile:
             self._file.close()
             self._file = None
 
-    def __enter__(self):
+    def __enter__(self) -> FieldFile:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -254,7 +276,7 @@ class MotionWriter:
         self.items = []
 
 
-def pyplot():
+def pyplot() -> ModuleType | None:
     """``matplotlib.pyplot`` with the non-interactive Agg backend (files only, no display),
     or None when matplotlib is not installed."""
     try:
@@ -267,7 +289,7 @@ def pyplot():
     return plt
 
 
-def mode_functions(system, vecs) -> list:
+def mode_functions(system: _ModeSystem, vecs: Sequence[Tuple[PETSc.Vec, PETSc.Vec]]) -> list:
     """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem as DOLFINx Functions.
 
     The system's ``expand_mode`` gives the full shape; each mode is scaled to a unit largest
@@ -304,7 +326,8 @@ def mode_functions(system, vecs) -> list:
     return out
 
 
-def write_modes(system, stem: str, vecs) -> None:
+def write_modes(system: _ModeSystem, stem: str, vecs: Sequence[Tuple[PETSc.Vec, PETSc.Vec]]
+                ) -> None:
     """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem to field files.
 
     ``<stem>_<body>``, each mode normalized to a unit largest displacement, at time 0.
@@ -312,7 +335,8 @@ def write_modes(system, stem: str, vecs) -> None:
     write_mode_functions(system, stem, mode_functions(system, vecs))
 
 
-def write_mode_functions(system, stem: str, shapes) -> None:
+def write_mode_functions(system: _ModeSystem, stem: str,
+                         shapes: Sequence[Sequence[Tuple[Function, Function]]]) -> None:
     """The shapes of :func:`mode_functions` to ``<stem>_<body>`` field files.
 
     Fields ``mode<k>_re`` and ``mode<k>_im``, at time 0.

@@ -10,7 +10,7 @@ field's mesh: a body's local coordinates (m), not global positions.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 import ufl
@@ -18,10 +18,15 @@ from mpi4py import MPI
 
 from dolfinx_mbs import checks, compat
 
+if TYPE_CHECKING:
+    from dolfinx.fem import Function
+    from dolfinx.mesh import Mesh
+
 __all__ = ["evaluate"]
 
 
-def _points(points, gdim: int) -> tuple[np.ndarray, bool]:
+def _points(points: Sequence[float] | Sequence[Sequence[float]] | np.ndarray,
+            gdim: int) -> tuple[np.ndarray, bool]:
     """The points as an (n, 3) array, and whether one point (not a list of them) was given."""
     try:
         p = np.asarray(points, dtype=float)
@@ -41,7 +46,7 @@ def _points(points, gdim: int) -> tuple[np.ndarray, bool]:
     return p, single
 
 
-def _extent(mesh) -> str:
+def _extent(mesh: Mesh) -> str:
     """The mesh's bounding box in words, for the error of a point outside."""
     x = np.asarray(mesh.geometry.x[:, : mesh.geometry.dim], dtype=float)
     lo, hi = np.empty(x.shape[1]), np.empty(x.shape[1])
@@ -50,7 +55,8 @@ def _extent(mesh) -> str:
     return " x ".join(f"[{a:g}, {b:g}]" for a, b in zip(lo, hi))
 
 
-def evaluate(u, points: Sequence[float] | Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
+def evaluate(u: Function,
+             points: Sequence[float] | Sequence[Sequence[float]] | np.ndarray) -> np.ndarray:
     r"""The values of the DOLFINx Function ``u`` at ``points``, the same on every rank.
 
     Collective: every rank calls it with the same points.

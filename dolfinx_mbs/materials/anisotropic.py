@@ -10,7 +10,7 @@ strains, gamma_ij = 2 eps_ij, so that sigma = C @ [eps_xx, eps_yy, eps_zz, 2 eps
 from __future__ import annotations
 
 import math
-from typing import Sequence, Tuple
+from typing import TYPE_CHECKING, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -18,6 +18,9 @@ from ufl.core.expr import Expr
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.materials.base import Material
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Anisotropic", "Orthotropic", "rotate_voigt", "VOIGT"]
 
@@ -27,7 +30,7 @@ VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
 _PLANE = (0, 1, 5)
 
 
-def _voigt_strain(eps, d: int):
+def _voigt_strain(eps: Expr, d: int) -> Expr:
     """The engineering Voigt vector of a symmetric UFL strain tensor: 6 components in 3D,
     (xx, yy, xy) in 2D."""
     if d == 3:
@@ -35,14 +38,14 @@ def _voigt_strain(eps, d: int):
     return ufl.as_vector([eps[0, 0], eps[1, 1], 2.0 * eps[0, 1]])
 
 
-def _voigt_stress_tensor(s, d: int):
+def _voigt_stress_tensor(s: Expr, d: int) -> Expr:
     """The symmetric stress tensor of a Voigt stress vector (6 components, or 3 in 2D)."""
     if d == 3:
         return ufl.as_matrix([[s[0], s[5], s[4]], [s[5], s[1], s[3]], [s[4], s[3], s[2]]])
     return ufl.as_matrix([[s[0], s[2]], [s[2], s[1]]])
 
 
-def _voigt_law(C: np.ndarray, eps):
+def _voigt_law(C: np.ndarray, eps: Expr) -> Expr:
     """sigma(eps) of a constant Voigt stiffness matrix C (6x6 in 3D, 3x3 (xx, yy, xy) in 2D)."""
     d = ufl.shape(eps)[0]
     Cu = ufl.as_matrix(C.tolist())
@@ -64,7 +67,7 @@ def rotate_voigt(C: np.ndarray, R: np.ndarray) -> np.ndarray:
     return np.array([[C4[i, j, k, m] for k, m in VOIGT] for i, j in VOIGT])
 
 
-def _check_stiffness(C, name: str = "C") -> np.ndarray:
+def _check_stiffness(C: ArrayLike, name: str = "C") -> np.ndarray:
     """A symmetric positive definite 6x6 matrix (symmetrized), or ValueError naming ``name``."""
     try:
         a = np.array(C, dtype=float)
@@ -102,7 +105,8 @@ def _check_rotation(R: np.ndarray, name: str) -> None:
                          "reflection; reverse one axis")
 
 
-def _axes(axes, plane: str | None):
+def _axes(axes: ArrayLike | Expr | None, plane: str | None
+          ) -> Tuple[np.ndarray | None, Expr | None]:
     """(numeric 3x3 or 2x2 rotation or None, UFL rotation or None)."""
     d = 3 if plane is None else 2
     if axes is None:
@@ -174,8 +178,9 @@ class Anisotropic(Material):
             arguments (no communication), so they raise on every rank alike.
     """
 
-    def __init__(self, C, density: float, axes=None, plane: str | None = None,
-                 thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None) -> None:
+    def __init__(self, C: ArrayLike, density: float, axes: ArrayLike | Expr | None = None,
+                 plane: str | None = None, thickness: float = 1.0,
+                 rayleigh: Tuple[float, float] | None = None) -> None:
         if plane not in (None, "strain", "stress"):
             raise ValueError(f"plane must be None (3D), 'strain' or 'stress', got {plane!r}")
         self.plane = plane
@@ -214,7 +219,7 @@ class Anisotropic(Material):
         full[np.ix_(idx, idx)] = law
         return rotate_voigt(full, R3)[np.ix_(idx, idx)]
 
-    def stress(self, eps):
+    def stress(self, eps: Expr) -> Expr:
         """Sigma = R sigma_m(R^T eps R) R^T (per unit thickness for a plane law)."""
         if not self._symbolic:
             return _voigt_law(self._law, eps)
@@ -235,7 +240,8 @@ class Anisotropic(Material):
                 + self._axes_repr() + (f", plane={self.plane!r}" if self.plane else "") + ")")
 
 
-def _orthotropic_compliance(E, nu, G) -> np.ndarray:
+def _orthotropic_compliance(E: Sequence[float], nu: Sequence[float],
+                            G: Sequence[float]) -> np.ndarray:
     """The 6x6 compliance of nine engineering constants, after checks that name them."""
     E1, E2, E3 = (checks.positive(x, f"E{k}") for x, k in zip(_triple(E, "E"), (1, 2, 3)))
     G12, G13, G23 = (checks.positive(x, f"G{k}") for x, k in zip(_triple(G, "G"), (12, 13, 23)))
@@ -267,7 +273,7 @@ def _orthotropic_compliance(E, nu, G) -> np.ndarray:
     return S
 
 
-def _triple(x, name: str) -> Sequence:
+def _triple(x: object, name: str) -> Sequence:
     try:
         t = list(x)
     except TypeError:
@@ -305,7 +311,7 @@ class Orthotropic(Anisotropic):
     """
 
     def __init__(self, E: Sequence[float], nu: Sequence[float], G: Sequence[float],
-                 density: float, axes=None, plane: str | None = None,
+                 density: float, axes: ArrayLike | Expr | None = None, plane: str | None = None,
                  thickness: float = 1.0, rayleigh: Tuple[float, float] | None = None) -> None:
         S = _orthotropic_compliance(E, nu, G)
         self.E = tuple(1.0 / S[k, k] for k in range(3))
@@ -316,7 +322,7 @@ class Orthotropic(Anisotropic):
                          thickness=thickness, rayleigh=rayleigh)
 
     def __repr__(self) -> str:
-        def t(v):
+        def t(v: Sequence[float]) -> str:
             return "(" + ", ".join(f"{x:g}" for x in v) + ")"
         return (f"Orthotropic(E={t(self.E)}, nu={t(self.nu)}, G={t(self.G)}, "
                 f"{self._common_repr()}" + self._axes_repr()

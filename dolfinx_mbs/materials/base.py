@@ -5,16 +5,19 @@ asks of a material (:class:`Material`), the small strain, and the check of a Ray
 from __future__ import annotations
 
 import math
-from typing import Tuple
+from typing import TYPE_CHECKING, Tuple
 
 import ufl
 
 from dolfinx_mbs import checks
 
+if TYPE_CHECKING:
+    from ufl.core.expr import Expr
+
 __all__ = ["Material", "strain", "rayleigh_pair"]
 
 
-def rayleigh_pair(rayleigh) -> Tuple[float, float]:
+def rayleigh_pair(rayleigh: Tuple[float, float] | None) -> Tuple[float, float]:
     """Rayleigh damping coefficients checked: D = a M + b K.
 
     Args:
@@ -40,7 +43,7 @@ def rayleigh_pair(rayleigh) -> Tuple[float, float]:
     return (a, b)
 
 
-def strain(u):
+def strain(u: Expr) -> Expr:
     """Small strain, sym(grad u)."""
     return ufl.sym(ufl.grad(u))
 
@@ -67,7 +70,7 @@ class Material:
         self.thickness = checks.positive(thickness, "thickness")
         self.rayleigh = rayleigh_pair(rayleigh)
 
-    def stress(self, eps):
+    def stress(self, eps: Expr) -> Expr:
         """Cauchy stress (Pa; a UFL tensor of the shape of ``eps``) of the small-strain tensor
         ``eps`` (a symmetric gdim x gdim UFL tensor). For a 2D law this is the in-plane stress;
         the forms multiply it by :attr:`thickness`."""

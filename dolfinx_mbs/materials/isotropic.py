@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Callable, Tuple
+from typing import TYPE_CHECKING, Callable, Tuple
 
 import ufl
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.materials.base import Material
 
+if TYPE_CHECKING:
+    from ufl.core.expr import Expr
+
 __all__ = ["Isotropic", "LinearElastic", "PlaneStress", "PlaneStrain", "UserLaw"]
 
 
-def _poisson(nu) -> float:
+def _poisson(nu: float) -> float:
     v = checks.real(nu, "nu")
     if not (-1.0 < v < 0.5):
         raise ValueError(f"nu (Poisson's ratio) must lie in (-1, 0.5), got {checks.shown(nu)}")
@@ -46,7 +49,7 @@ class Isotropic(Material):
         """First Lame parameter of the stress law actually used (plane-stress corrected there)."""
         return self.E * self.nu / ((1.0 + self.nu) * (1.0 - 2.0 * self.nu))
 
-    def stress(self, eps):
+    def stress(self, eps: Expr) -> Expr:
         """Cauchy stress (per unit thickness for 2D laws) of a strain tensor."""
         d = ufl.shape(eps)[0]
         return 2.0 * self.mu * eps + self.lmbda * ufl.tr(eps) * ufl.Identity(d)
@@ -70,7 +73,8 @@ class _Planar(Isotropic):
 
     gdim = 2
 
-    def __init__(self, E, nu, density, thickness: float = 1.0, rayleigh=None) -> None:
+    def __init__(self, E: float, nu: float, density: float, thickness: float = 1.0,
+                 rayleigh: Tuple[float, float] | None = None) -> None:
         super().__init__(E, nu, density, rayleigh, thickness)
 
 
@@ -147,7 +151,7 @@ class UserLaw(Material):
         self._stress = stress
         self.energy = energy
 
-    def stress(self, eps):
+    def stress(self, eps: Expr) -> Expr:
         """The stress at strain ``eps``: the user's law, or d(energy)/d(eps).
 
         Args:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Callable, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Iterator, Sequence, Tuple
 
 from mpi4py import MPI
 
@@ -52,6 +52,9 @@ from dolfinx_mbs.meshes.geometries import (
     strip_model,
     twisted_blade_model,
 )
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 __all__ = ["rotor", "shaft", "SHAFT_SEGMENT",
            "twisted_blade", "strip", "links", "read", "write", "physical_groups",
@@ -81,7 +84,7 @@ Meshes = Tuple[object, object, object]
 # --- gmsh on rank 0, DOLFINx on all ranks
 
 @contextlib.contextmanager
-def gmsh_session(name: str):
+def gmsh_session(name: str) -> Iterator[ModuleType]:
     """A new current gmsh model ``name`` in a running gmsh (started here if it was not, and then
     finalized afterwards); the model is removed on leaving."""
     import gmsh
@@ -353,7 +356,7 @@ def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
     return groups
 
 
-def write(model: str | Callable[..., None], path: str | Path, **kwargs) -> Path:
+def write(model: str | Callable[..., None], path: str | Path, **kwargs: object) -> Path:
     """Build a geometry (a ``*_model`` function or its name: ``"rotor"``, ``"twisted_blade"``,
     ``"strip"``) with ``kwargs`` in gmsh and write its mesh and physical groups to ``path``
     (MSH 4.1, ASCII). Serial: run it on one process."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Sequence, Tuple
+from typing import Iterator, Sequence, Tuple
 
 import numpy as np
 
@@ -34,7 +34,7 @@ KRB_HEIGHT = math.sqrt(12.0 * 14000.0 / 2.8e7)
 
 
 @contextlib.contextmanager
-def gmsh_options(**values):
+def gmsh_options(**values: float) -> Iterator[None]:
     """Set gmsh number options for the block, then restore them (a session outlives a model)."""
     import gmsh
 
@@ -48,7 +48,7 @@ def gmsh_options(**values):
             gmsh.option.setNumber(k, v)
 
 
-def check_sizes(**values) -> None:
+def check_sizes(**values: float) -> None:
     """Check that every keyword's value is a positive number.
 
     Args:
@@ -61,7 +61,7 @@ def check_sizes(**values) -> None:
         checks.positive(v, name)
 
 
-def cell_counts(cells, n: int, name: str) -> Tuple[int, ...]:
+def cell_counts(cells: Sequence[int] | int, n: int, name: str) -> Tuple[int, ...]:
     """``n`` numbers of cells, checked.
 
     Args:
@@ -84,8 +84,9 @@ def cell_counts(cells, n: int, name: str) -> Tuple[int, ...]:
     return c
 
 
-def check_rotor(shaft_length, shaft_radius, disk_radius, disk_thickness, disk_position, size,
-                 blades, blade_length, blade_width, blade_thickness) -> None:
+def check_rotor(shaft_length: float, shaft_radius: float, disk_radius: float, disk_thickness: float,
+                disk_position: float, size: float, blades: int, blade_length: float,
+                blade_width: float, blade_thickness: float) -> None:
     """Check the rotor geometry's arguments (see :func:`rotor_model`).
 
     Raises:
@@ -201,7 +202,8 @@ def strip_model(length: float = 10.0, height: float = KRB_HEIGHT,
     gmsh.model.mesh.generate(2)
 
 
-def check_shaft(length, radius, size, cuts) -> Tuple[float, ...]:
+def check_shaft(length: float, radius: float, size: float,
+                cuts: Sequence[float]) -> Tuple[float, ...]:
     """Check the shaft geometry's arguments (see :func:`shaft_model`).
 
     Args:

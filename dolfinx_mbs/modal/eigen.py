@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping
-from typing import List, Tuple
+from typing import TYPE_CHECKING, Iterator, List, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -44,6 +44,9 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.petsc_options import DIFFERENT, EIGEN_PREFIX, direct_lu, solve_in_words
 from dolfinx_mbs.static.solver import negative_eigenvalues
 from dolfinx_mbs.systems.rigid_modes import RigidSubspace, rigid_subspace
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["ModalResult", "generalized_frequencies", "gyroscopic_frequencies",
            "gyroscopic_modes", "natural_frequencies", "modes", "negative_count", "pencil_modes",
@@ -366,8 +369,8 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     return lam[keep], [vecs[i] for i in keep]
 
 
-def _with_unstable(K, G, M, n: int, lam: np.ndarray, vecs: list, negative: int, tol: float,
-                   border: int):
+def _with_unstable(K: PETSc.Mat, G: PETSc.Mat | None, M: PETSc.Mat, n: int, lam: np.ndarray,
+                   vecs: list, negative: int, tol: float, border: int) -> Tuple[np.ndarray, list]:
     """``lam``, ``vecs`` and the unstable roots about s_max (module docstring) not among
     them."""
     hint = -float(np.abs(lam).max()) ** 2
@@ -419,7 +422,7 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     return lam, vecs, pep
 
 
-def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float):
+def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarray, list]:
     """The ``n`` representatives nearest ``shift`` of a solved PEP's eigenpairs."""
     nconv = pep.getConverged()
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
@@ -453,8 +456,8 @@ def _log_rigid(rigid: RigidSubspace, Kr: PETSc.Mat, Gr: PETSc.Mat | None) -> np.
     return lam
 
 
-def natural_frequencies(system, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
-                        shift: float = 0.0) -> np.ndarray:
+def natural_frequencies(system: SecondOrderSystem, t: float = 0.0, n: int = 4,
+                        gyroscopic: bool = False, shift: float = 0.0) -> np.ndarray:
     """The ``n`` lowest natural frequencies (rad/s) of ``system`` (a typed system with
     ``pencil``, :mod:`dolfinx_mbs.systems`), constrained and undamped, about the frame state at
     ``t``, spin softening included.
@@ -572,12 +575,12 @@ class ModalResult(Mapping):
     rigid_eigenvalues: np.ndarray
     shapes: list | None = None
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> object:
         if key not in self._keys():
             raise KeyError(key)
         return getattr(self, key)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._keys())
 
     def __len__(self) -> int:
@@ -588,8 +591,8 @@ class ModalResult(Mapping):
         return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def modes(system, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-          output: str | None = None, shapes: bool = False) -> ModalResult:
+def modes(system: SecondOrderSystem, t: float = 0.0, n: int = 6, damping: bool = True,
+          shift: float = 0.0, output: str | None = None, shapes: bool = False) -> ModalResult:
     """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
     state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
     softening, stiffening): the unstable ones, fastest growth first, then the ``n`` (in all)

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+from typing import TYPE_CHECKING, Iterator
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from mpi4py import MPI
 
 
-def pyvista():
+def pyvista() -> ModuleType:
     """The ``pyvista`` module, set for off-screen rendering.
 
     Returns:
@@ -31,7 +37,7 @@ def pyvista():
     return pv
 
 
-def pyplot():
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` with the file-only Agg backend (inside Jupyter: its own backend).
 
     Returns:
@@ -53,7 +59,7 @@ def pyplot():
 
 
 @contextlib.contextmanager
-def quiet_vtk():
+def quiet_vtk() -> Iterator[None]:
     """VTK's warnings held back while a picture renders.
 
     Without a display VTK first tries X and logs a warning before it takes EGL or OSMesa; the
@@ -82,7 +88,7 @@ def in_jupyter() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def show(path: str, comm=None) -> str:
+def show(path: str, comm: MPI.Comm | None = None) -> str:
     """Show the picture ``path`` (PNG, GIF) in a Jupyter page; do nothing in a script.
 
     The demos call it after writing a figure, so that their pages show it; a script leaves

@@ -12,11 +12,15 @@ Lengths in the mesh's units (m), displacements as given.
 from __future__ import annotations
 
 import dataclasses
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from dolfinx_mbs import checks, compat
+
+if TYPE_CHECKING:
+    from dolfinx.fem import Function
+    from mpi4py import MPI
 
 
 @dataclasses.dataclass
@@ -42,7 +46,7 @@ class Gathered:
         return int(self.points.shape[0])
 
 
-def _node_values(u) -> np.ndarray:
+def _node_values(u: Function) -> np.ndarray:
     """``u``'s values at its space's local nodes (owned and ghost), vectors padded to 3."""
     bs = u.function_space.dofmap.index_map_bs
     arr = np.asarray(u.x.array).real.reshape(-1, bs)
@@ -55,7 +59,7 @@ def _node_values(u) -> np.ndarray:
     return out
 
 
-def gather(functions: Sequence, comm=None) -> Gathered | None:
+def gather(functions: Sequence, comm: MPI.Comm | None = None) -> Gathered | None:
     """Gather the space of ``functions`` (all on one Lagrange space) and their values on rank 0.
 
     Collective: every rank of the space's communicator calls it. The ghost values are

@@ -8,6 +8,8 @@ each body in its own frame, with PyVista off-screen, one picture per kept time.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence, Tuple
+
 import numpy as np
 
 from dolfinx_mbs import checks
@@ -24,6 +26,11 @@ from dolfinx_mbs.plot.render import (
     _render,
     _scale,
 )
+
+if TYPE_CHECKING:
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.model import Model
 
 
 class Recorder:
@@ -42,7 +49,7 @@ class Recorder:
         ValueError: ``every`` is not a positive integer.
     """
 
-    def __init__(self, model, every: int = 1) -> None:
+    def __init__(self, model: Model, every: int = 1) -> None:
         """Watch ``model``'s runs, keeping one call in ``every``."""
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every must be a positive integer, got {every!r}")
@@ -58,7 +65,7 @@ class Recorder:
         self._funcs = [fem.Function(b.V) for b in self.bodies]
         self._calls = 0
 
-    def __call__(self, t: float, u, v) -> None:
+    def __call__(self, t: float, u: PETSc.Vec, v: PETSc.Vec) -> None:
         """Keep the displacement ``u`` (the full layout's PETSc Vec) when this call is due.
 
         Args:
@@ -92,8 +99,9 @@ class Recorder:
 
 
 def animate(recorder: Recorder, path: str, *, global_frame: bool = True,
-            scale=("factor", 1.0), title: str | None = None, label: str = "displacement [m]",
-            view="xy", window_size=(800, 600), fps: int = 12, edges: float = 0.0) -> str:
+            scale: Tuple[str, float] | float = ("factor", 1.0), title: str | None = None,
+            label: str = "displacement [m]", view: str | Sequence = "xy",
+            window_size: Tuple[int, int] = (800, 600), fps: int = 12, edges: float = 0.0) -> str:
     """An animated GIF of a recorded run, one picture per kept time.
 
     Args:

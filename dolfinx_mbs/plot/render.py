@@ -14,7 +14,7 @@ A displacement in a body frame is drawn in that frame; with the frames' states
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple
 
 import numpy as np
 
@@ -22,24 +22,35 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.plot.display import pyvista, quiet_vtk
 from dolfinx_mbs.plot.gather import Gathered, gather
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from dolfinx.fem import Function
+    from mpi4py import MPI
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.frames.base import FrameState
+    from dolfinx_mbs.modal.eigen import ModalResult
+
 #: the camera directions ``view`` names (pyvista's ``view_*`` methods)
 VIEWS = ("iso", "xy", "xz", "yz")
 
 _COLORMAP = "viridis"
 
 
-def _functions(u) -> list:
+def _functions(u: Function | Sequence[Function]) -> list:
     """A Function or a sequence of Functions (one per body) as a list."""
     if isinstance(u, (list, tuple)):
         return list(u)
     return [u]
 
 
-def _comm(functions):
+def _comm(functions: Sequence[Function]) -> MPI.Comm:
     return functions[0].function_space.mesh.comm
 
 
-def _check_common(path: str, view, window_size, comm) -> tuple:
+def _check_common(path: str, view: str | Sequence, window_size: Tuple[int, int] | None,
+                  comm: MPI.Comm) -> tuple:
     msg = None
     if not isinstance(path, str) or not path.lower().endswith((".png", ".gif")):
         msg = f"path must be a .png or .gif file name, got {path!r}"
@@ -52,7 +63,7 @@ def _check_common(path: str, view, window_size, comm) -> tuple:
     return tuple(int(s) for s in window_size)
 
 
-def _scale(scale, amplitude: float, extent: float) -> float:
+def _scale(scale: float | Tuple[str, float], amplitude: float, extent: float) -> float:
     """The factor that draws ``amplitude`` as ``scale`` times ``extent``.
 
     ``scale`` is a number, or a factor given as ``("factor", f)``.
@@ -62,7 +73,7 @@ def _scale(scale, amplitude: float, extent: float) -> float:
     return float(scale) * extent / amplitude if amplitude > 0 else 0.0
 
 
-def _check_scale(scale, comm) -> None:
+def _check_scale(scale: float | Tuple[str, float], comm: MPI.Comm) -> None:
     """``scale``: a fraction (number > 0) of the extent, or ``("factor", f)``."""
     msg = None
     if isinstance(scale, tuple):
@@ -79,23 +90,23 @@ def _extent(points: Sequence[np.ndarray]) -> float:
     return float(np.linalg.norm(allp.max(axis=0) - allp.min(axis=0))) or 1.0
 
 
-def _place(points: np.ndarray, state) -> np.ndarray:
+def _place(points: np.ndarray, state: FrameState | None) -> np.ndarray:
     """Body-frame positions in the global frame of ``state`` (None: left in the body frame)."""
     return points if state is None else state.r_O + points @ np.asarray(state.R).T
 
 
-def _camera(plotter, view) -> None:
+def _camera(plotter: object, view: str | Sequence) -> None:
     if isinstance(view, str):
         getattr(plotter, "view_isometric" if view == "iso" else f"view_{view}")()
     else:
         plotter.camera_position = [tuple(map(float, p)) for p in view]
 
 
-def _grid(pv, g: Gathered, points: np.ndarray):
+def _grid(pv: ModuleType, g: Gathered, points: np.ndarray) -> object:
     return pv.UnstructuredGrid(g.cells, g.types, points)
 
 
-def _render(comm, what: str, draw) -> None:
+def _render(comm: MPI.Comm, what: str, draw: Callable[[], None]) -> None:
     """Run ``draw()`` on rank 0 with VTK's warnings held back; its error on every rank."""
     with checks.collective(comm, what):
         if comm.rank == 0:
@@ -103,7 +114,8 @@ def _render(comm, what: str, draw) -> None:
                 draw()
 
 
-def _states(states, n: int, comm):
+def _states(states: FrameState | Sequence[FrameState | None] | None, n: int,
+            comm: MPI.Comm) -> Sequence[FrameState | None]:
     if states is None:
         return [None] * n
     states = list(states) if isinstance(states, (list, tuple)) else [states]
@@ -113,9 +125,11 @@ def _states(states, n: int, comm):
     return states
 
 
-def deformed(u, path: str, *, states=None, scale=0.1, title: str | None = None,
-             label: str = "displacement [m]", view="iso", window_size=(900, 600),
-             undeformed: bool = True) -> str:
+def deformed(u: Function | Sequence[Function], path: str, *,
+             states: FrameState | Sequence[FrameState | None] | None = None,
+             scale: float | Tuple[str, float] = 0.1, title: str | None = None,
+             label: str = "displacement [m]", view: str | Sequence = "iso",
+             window_size: Tuple[int, int] | None = (900, 600), undeformed: bool = True) -> str:
     """Draw bodies deformed by their displacement, colored by its magnitude.
 
     Args:
@@ -172,7 +186,7 @@ def deformed(u, path: str, *, states=None, scale=0.1, title: str | None = None,
     return path
 
 
-def _pairs(shape) -> list:
+def _pairs(shape: object) -> list:
     """A mode as a list of (re, im-or-None) pairs, one per body.
 
     The mode is a Function, a (re, im) pair, or a list of those (one per body).
@@ -184,12 +198,12 @@ def _pairs(shape) -> list:
     return [(shape, None)]
 
 
-def _owned(f) -> np.ndarray:
+def _owned(f: Function) -> np.ndarray:
     n = f.function_space.dofmap.index_map.size_local * f.function_space.dofmap.index_map_bs
     return np.asarray(f.x.array[:n]).real
 
 
-def largest_phase(pairs, comm) -> float:
+def largest_phase(pairs: Sequence[Tuple[Function, Function | None]], comm: MPI.Comm) -> float:
     """The phase phi at which a complex mode's motion ``re cos(phi) - im sin(phi)`` is largest.
 
     Largest in the sum of squares over every body's owned dofs: the same on every rank.
@@ -216,8 +230,10 @@ def largest_phase(pairs, comm) -> float:
     return 0.5 * math.atan2(-2.0 * c, a - b)
 
 
-def mode_shapes(shapes, path: str, *, labels: Sequence[str] | None = None, columns: int = 3,
-                scale=0.1, view="iso", window_size=None, undeformed: bool = True) -> str:
+def mode_shapes(shapes: ModalResult | Sequence, path: str, *, labels: Sequence[str] | None = None,
+                columns: int = 3, scale: float | Tuple[str, float] = 0.1,
+                view: str | Sequence = "iso", window_size: Tuple[int, int] | None = None,
+                undeformed: bool = True) -> str:
     """Draw mode shapes side by side, each at the phase of its largest motion.
 
     Each is colored by the displacement relative to its largest.
@@ -315,9 +331,11 @@ def _axis_stations(points: np.ndarray, axis: np.ndarray, center: np.ndarray,
     return np.unique(np.array(chosen, dtype=int))
 
 
-def whirl(shape, path: str, *, axis=(0.0, 0.0, 1.0), center=(0.0, 0.0, 0.0),
-          stations: int = 24, scale=0.1, title: str | None = None, view="iso",
-          window_size=(900, 600), frames: int = 24, fps: int = 12) -> str:
+def whirl(shape: object, path: str, *, axis: ArrayLike = (0.0, 0.0, 1.0),
+          center: ArrayLike = (0.0, 0.0, 0.0), stations: int = 24,
+          scale: float | Tuple[str, float] = 0.1, title: str | None = None,
+          view: str | Sequence = "iso", window_size: Tuple[int, int] | None = (900, 600),
+          frames: int = 24, fps: int = 12) -> str:
     """Draw a complex mode of a spinning body as the orbits its axis' nodes run through.
 
     The motion is ``Re((re + i im) e^(i w t)) = re cos(w t) - im sin(w t)``: every node runs

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Dict, Sequence
+from typing import TYPE_CHECKING, Dict, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -29,6 +29,10 @@ from dolfinx_mbs.constraints.base import Constraint, Rows
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.petsc_options import direct_lu
 from dolfinx_mbs.reduction.reduced_body import body_shapes
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.assembly.space import FullSpace
 
 __all__ = ["BasisReducer", "BasisSpace", "OnBasis", "classify"]
 
@@ -54,7 +58,7 @@ class BasisSpace:
     body's owned interface dofs followed by its share of the modal coordinates. Has what the
     Maggi reducer and the elimination ask of a space."""
 
-    def __init__(self, space, shapes: Dict[int, Shapes]) -> None:
+    def __init__(self, space: FullSpace, shapes: Dict[int, Shapes]) -> None:
         self.full, self.comm, self.bodies = space, space.comm, space.bodies
         self.shapes = shapes
         rank, size = self.comm.rank, self.comm.size
@@ -89,7 +93,7 @@ class BasisSpace:
         v.set(0.0)
         return v
 
-    def where(self, dof: int):
+    def where(self, dof: int) -> Tuple[str, int]:
         """(body name, index within the body's coordinates on their owner) of a xi index."""
         flat = self.starts.ravel()
         blk = int(np.searchsorted(flat, dof, side="right") - 1)
@@ -108,7 +112,7 @@ class RowMap:
         self.nb = len(xi.bodies)
         self._rows: Dict[int, tuple] = {}
 
-    def _locate(self, cols: np.ndarray):
+    def _locate(self, cols: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         blk = np.searchsorted(self.full_flat, cols, side="right") - 1
         return blk, blk % self.nb
 
@@ -187,7 +191,7 @@ class OnBasis(Constraint):
         self.inner, self.rowmap = inner, rowmap
         self.name, self.time_dependent = inner.name, inner.time_dependent
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         """The inner constraint's rows over xi: its full rows translated through the shapes.
 
         Args:
@@ -200,7 +204,8 @@ class OnBasis(Constraint):
         return self.rowmap.translate(self.inner.rows(self.rowmap.xi.full, t))
 
 
-def classify(space, constraints: Sequence[Constraint], reduced: Sequence[int]):
+def classify(space: FullSpace, constraints: Sequence[Constraint],
+             reduced: Sequence[int]) -> Tuple[list, Dict[int, np.ndarray], Dict[int, np.ndarray]]:
     """Which constraints the reduced bodies' shapes absorb (constant rows each fixing one dof
     of one reduced body to zero), the dofs they fix, and each reduced body's interface (the
     dofs other constraints touch). Returns (absorbed constraint indices, {body: fixed full
@@ -245,7 +250,8 @@ class BasisReducer(MaggiReducer):
     over xi), ``xi`` (:class:`BasisSpace`).
     """
 
-    def __init__(self, assembly, constraints: Sequence[Constraint], reduced: Dict, t=0.0) -> None:
+    def __init__(self, assembly: Assembly, constraints: Sequence[Constraint], reduced: Dict,
+                 t: float = 0.0) -> None:
         space = assembly.space
         self.order, self.space, self.comm = 2, space, space.comm
         self.constraints = list(constraints)
@@ -329,7 +335,7 @@ class BasisReducer(MaggiReducer):
         T.assemble()
         return T
 
-    def _identity_positions(self):
+    def _identity_positions(self) -> Tuple[np.ndarray, np.ndarray]:
         """Local positions (full, xi) of the coordinates that are dofs themselves."""
         sp, xi, f, x = self.space, self.xi, [], []
         for ib in range(len(sp.bodies)):
@@ -369,7 +375,7 @@ class BasisReducer(MaggiReducer):
         """None: the shapes mix the nodes."""
         return None
 
-    def where(self, dof: int):
+    def where(self, dof: int) -> Tuple[str, int]:
         """(body name, index within the body's coordinates on their owner) of a reduced index.
 
         Args:
@@ -380,7 +386,7 @@ class BasisReducer(MaggiReducer):
         """
         return self.inner.where(dof)
 
-    def redundancy(self):
+    def redundancy(self) -> Dict[tuple, int]:
         """The inner reducer's redundant rows by constraint (:meth:`MaggiReducer.redundancy`)."""
         return self.inner.redundancy()
 
@@ -407,7 +413,7 @@ class BasisReducer(MaggiReducer):
         raise ValueError(f"{rows.name}: velocity constraints do not take reduced bodies "
                          "(Model.reduce)")
 
-    def restrict(self, x: PETSc.Vec, out=None) -> PETSc.Vec:
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """Q of a full vector: xi by least squares (T^T T xi = T^T x: exact for a full
         vector in the shapes' span), then its independent entries."""
         if self._gram is None:

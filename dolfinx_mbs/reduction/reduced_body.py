@@ -20,7 +20,7 @@ modes. :mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the M
 
 from __future__ import annotations
 
-from typing import List
+from typing import TYPE_CHECKING, List, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -29,6 +29,10 @@ from slepc4py import SLEPc
 from dolfinx_mbs import checks
 from dolfinx_mbs.petsc_options import EIGEN_PREFIX as PREFIX
 from dolfinx_mbs.petsc_options import direct_lu
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.bodies.body import Body
 
 __all__ = ["METHODS", "ReducedBody", "body_shapes"]
 
@@ -55,8 +59,8 @@ class ReducedBody:
         n_interface: its interface dofs (Craig-Bampton).
     """
 
-    def __init__(self, body, modes: int | None = 20, method: str = "craig-bampton",
-                 cutoff: float | None = None, t: float = 0.0, residual=False) -> None:
+    def __init__(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
+                 cutoff: float | None = None, t: float = 0.0, residual: bool = False) -> None:
         if method not in METHODS:
             raise ValueError(f"reduce: method must be one of {METHODS}, got {method!r}")
         if cutoff is None:
@@ -88,7 +92,8 @@ class ReducedBody:
                 f"coordinates={self.n_coordinates})")
 
 
-def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: float | None):
+def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int,
+                  cutoff: float | None) -> Tuple[np.ndarray, List[PETSc.Vec]]:
     """The lowest eigenpairs of K x = w^2 M x (shift-and-invert below zero: rigid-body modes
     and the elastic ones in ascending order); with ``cutoff`` all below it."""
     n_free = K.getSize()[0]
@@ -134,7 +139,7 @@ def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: float | None):
         return w, vecs
 
 
-def body_shapes(assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
+def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
                 interface: np.ndarray) -> np.ndarray:
     """The shapes of body ``ib`` as columns on this rank's owned dofs of the body.
 

@@ -19,13 +19,18 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import List, Sequence
+from typing import TYPE_CHECKING, Callable, List, Sequence
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.bodies.attachments import Bearing
 from dolfinx_mbs.campbell.sweep import campbell
+
+if TYPE_CHECKING:
+    import os
+
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["critical_speed_map", "CriticalSpeedMap"]
 
@@ -46,7 +51,7 @@ class CriticalSpeedMap:
     speeds: np.ndarray
     rank: int = dataclasses.field(default=0, repr=False, compare=False)
 
-    def to_csv(self, path) -> None:
+    def to_csv(self, path: str | os.PathLike) -> None:
         """One row per stiffness: k, then each critical speed in rad/s and rpm (rank 0)."""
         if self.rank != 0:
             return
@@ -59,7 +64,7 @@ class CriticalSpeedMap:
                 w.writerow([repr(float(k))] + [repr(float(v * f)) for v in row
                                                for f in (1.0, RPM)])
 
-    def plot(self, path, title: str = "Critical speed map") -> None:
+    def plot(self, path: str | os.PathLike, title: str = "Critical speed map") -> None:
         """Critical speeds (rpm) against the bearing stiffness, log-log (rank 0 draws)."""
         if self.rank != 0:
             return
@@ -80,12 +85,12 @@ class CriticalSpeedMap:
         fig.savefig(path, dpi=120)
 
 
-def _bearings(system) -> List[Bearing]:
+def _bearings(system: SecondOrderSystem) -> List[Bearing]:
     return [a for b in system.bodies for a in getattr(b, "attachments", ())
             if isinstance(a, Bearing)]
 
 
-def _forward(system, speed: float, n: int, t: float) -> np.ndarray:
+def _forward(system: SecondOrderSystem, speed: float, n: int, t: float) -> np.ndarray:
     """The frequencies at ``speed`` (undamped) of the modes that do not whirl backward,
     ascending (a pair that the gyroscopic moments leave degenerate, e.g. a disk's
     translation at mid-span, has no definite whirl: both senses are modes); at rest the
@@ -100,8 +105,8 @@ def _forward(system, speed: float, n: int, t: float) -> np.ndarray:
     return f[keep]
 
 
-def critical_speed_map(system, stiffnesses: Sequence[float], n: int = 4, t: float = 0.0,
-                       tol: float = 1e-6, max_iter: int = 30) -> CriticalSpeedMap:
+def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], n: int = 4,
+                       t: float = 0.0, tol: float = 1e-6, max_iter: int = 30) -> CriticalSpeedMap:
     """The first ``n`` undamped forward critical speeds at each bearing stiffness (module
     docstring). Collective.
 
@@ -159,7 +164,7 @@ def _pick(f: np.ndarray, j: int) -> float:
     return float(f[j]) if j < len(f) else math.nan
 
 
-def _secant(g, w0: float, tol: float, max_iter: int) -> float:
+def _secant(g: Callable[[float], float], w0: float, tol: float, max_iter: int) -> float:
     """A root of g near w0 by the secant method (NaN if none is found)."""
     a, ga = w0, g(w0)
     b = a + ga if math.isfinite(ga) else math.nan

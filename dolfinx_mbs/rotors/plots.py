@@ -6,16 +6,22 @@ and polar plots are :meth:`dolfinx_mbs.rotors.UnbalanceResponse.plot`, the criti
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import os
+
+    from dolfinx_mbs.campbell.table import CampbellTable
 
 __all__ = ["campbell_log_dec"]
 
 RPM = 30.0 / math.pi
 
 
-def campbell_log_dec(table, path, title: str | None = None, vmax: float | None = None
-                     ) -> None:
+def campbell_log_dec(table: CampbellTable, path: str | os.PathLike, title: str | None = None,
+                     vmax: float | None = None) -> None:
     """The stationary-frame Campbell diagram of ``table`` (a
     :class:`dolfinx_mbs.campbell.CampbellTable`) with the points of each branch coloured by
     their log dec (colour bar; the scale tops at ``vmax``, default the largest finite log dec),

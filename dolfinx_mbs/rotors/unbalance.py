@@ -37,7 +37,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import List, Sequence
+from typing import TYPE_CHECKING, Callable, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -48,6 +48,12 @@ from dolfinx_mbs.bodies.attachments import Bearing, Disk
 from dolfinx_mbs.campbell.pencil import SweepPencil, speed_terms
 from dolfinx_mbs.campbell.subspace import ShiftedFactor
 from dolfinx_mbs.frames.stationary import Stationary
+
+if TYPE_CHECKING:
+    import os
+
+    from dolfinx_mbs.campbell.subspace import Terms
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["unbalance_response", "UnbalanceResponse", "Peak"]
 
@@ -116,7 +122,7 @@ class UnbalanceResponse:
         """The orbit's major semi-axis at each speed and probe (m)."""
         return _major(self.response)
 
-    def to_csv(self, path) -> None:
+    def to_csv(self, path: str | os.PathLike) -> None:
         """One row per speed and probe: speed (rad/s, rpm), probe, the real and imaginary
         parts, amplitudes and phases (degrees) along x and y, the orbit's major semi-axis.
         Rank 0 writes."""
@@ -135,7 +141,7 @@ class UnbalanceResponse:
                     w.writerow([repr(float(s)), repr(float(s * RPM)), name]
                                + [repr(float(v)) for v in vals])
 
-    def peaks_to_csv(self, path) -> None:
+    def peaks_to_csv(self, path: str | os.PathLike) -> None:
         """The critical speeds and amplification factors, one row each (rank 0 writes)."""
         if self.rank != 0:
             return
@@ -148,7 +154,7 @@ class UnbalanceResponse:
                            + [repr(float(v)) for v in (p.speed, p.speed * RPM, p.amplitude,
                                                        p.lower, p.upper, p.amplification)])
 
-    def plot(self, path, probe: int = 0, title: str | None = None) -> None:
+    def plot(self, path: str | os.PathLike, probe: int = 0, title: str | None = None) -> None:
         """The Bode plot (amplitude and phase against speed) and the polar plot of ``probe``
         (matplotlib, Agg; rank 0 draws)."""
         if self.rank != 0:
@@ -200,7 +206,8 @@ class _Sites:
     """The unbalances' load vector (complex, per Omega^2) and the probes' functionals, as full
     vectors (real and imaginary parts), on a system of stationary-frame bodies."""
 
-    def __init__(self, system, unbalances, probes) -> None:
+    def __init__(self, system: SecondOrderSystem, unbalances: Sequence[tuple],
+                 probes: Sequence) -> None:
         self.system = system
         space = system.space
         self.f = [space.create_vec(), space.create_vec()]   # Re, Im of f (per Omega^2)
@@ -233,7 +240,7 @@ class _Sites:
                                "point " + np.array2string(np.asarray(p, dtype=float),
                                                           precision=4, separator=", "))
 
-    def _body(self, where):
+    def _body(self, where: object) -> int | None:
         bodies = self.system.bodies
         if isinstance(where, (Disk, Bearing)):
             if not any(where.body is b for b in bodies):
@@ -241,7 +248,7 @@ class _Sites:
             return bodies.index(where.body)
         return None
 
-    def _add(self, where, F: np.ndarray, what: str, out=None) -> None:
+    def _add(self, where: object, F: np.ndarray, what: str, out: PETSc.Vec | None = None) -> None:
         """Add the complex (e1, e2) force F at ``where`` to ``self.f`` (or, real, to ``out``:
         a probe's functional of the mean motion or the node's displacement)."""
         space = self.system.space
@@ -292,15 +299,15 @@ class _Sites:
 class _Space:
     """The response's space X with the constant matrices' products and projections."""
 
-    def __init__(self, comm) -> None:
+    def __init__(self, comm: MPI.Comm) -> None:
         self.mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
         self.X: np.ndarray | None = None
         self.prods, self.proj = {}, {}
 
-    def dots(self, A, B):
+    def dots(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return self.mpi.allreduce(A.T @ B, op=MPI.SUM)
 
-    def extend(self, W: np.ndarray, mats) -> int:
+    def extend(self, W: np.ndarray, mats: Sequence[PETSc.Mat]) -> int:
         scale = max(float(np.max(np.diag(self.dots(W, W)))), 1e-300)
         for _ in range(2):
             if self.X is not None:
@@ -340,7 +347,7 @@ def _mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
 class _Solver:
     """The frequency-domain solves at any speed (module docstring)."""
 
-    def __init__(self, sweep: SweepPencil, f: np.ndarray, probes: np.ndarray, comm,
+    def __init__(self, sweep: SweepPencil, f: np.ndarray, probes: np.ndarray, comm: MPI.Comm,
                  shift: float, tol: float, speed: float, max_iter: int = 40) -> None:
         self.sweep, self.comm, self.tol, self.max_iter = sweep, comm, tol, max_iter
         self.f = f                    # local rows of (Re f, Im f), per Omega^2
@@ -354,7 +361,7 @@ class _Solver:
         self._fp = None
         self._grow(self.factor.solve(np.column_stack(f)), speed)
 
-    def _terms(self, speed):
+    def _terms(self, speed: float) -> Terms:
         t = self.sweep.terms(speed)
         if t is None:   # the pencil at this speed, its products made anew
             K, G, M = self.sweep(speed)
@@ -424,10 +431,10 @@ class _Solver:
         self.factor.destroy()
 
 
-def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: float = 0.0,
-                       tol: float = 1e-9, shift: float | None = None,
-                       refine: bool = True, directions: Sequence[str] = ("x", "y", "major")
-                       ) -> UnbalanceResponse:
+def unbalance_response(system: SecondOrderSystem, speeds: Sequence[float],
+                       unbalances: Sequence[tuple], probes: Sequence, t: float = 0.0,
+                       tol: float = 1e-9, shift: float | None = None, refine: bool = True,
+                       directions: Sequence[str] = ("x", "y", "major")) -> UnbalanceResponse:
     """The synchronous response to ``unbalances`` at ``probes`` over ``speeds`` (module
     docstring). Collective; the results are the same on every rank.
 
@@ -470,7 +477,7 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
     sites = _Sites(system, unbalances, probes)
     spinning = [isinstance(b.frame, Stationary) for b in system.bodies]
 
-    def pencil(speed: float):
+    def pencil(speed: float) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
         states = [b.frame.at_rate(speed).state(t) if s else b.frame.state(t)
                   for b, s in zip(system.bodies, spinning)]
         return system.pencil(t, 1, "damping", states)
@@ -479,7 +486,7 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
     extra = speed_terms(system, True)
     sweep = SweepPencil(pencil, fit, extra)
 
-    def reduced(v):
+    def reduced(v: PETSc.Vec) -> PETSc.Vec:
         r = red.project(v)
         out = r.getArray(readonly=True).copy()
         r.destroy()
@@ -507,12 +514,12 @@ def unbalance_response(system, speeds: Sequence[float], unbalances, probes, t: f
                              critical_speeds=peaks, stats=stats, rank=comm.rank)
 
 
-def _peaks(W: np.ndarray, R: np.ndarray, evaluate, directions=("x", "y", "major")
-           ) -> List[Peak]:
+def _peaks(W: np.ndarray, R: np.ndarray, evaluate: Callable[[float], np.ndarray],
+           directions: Sequence[str] = ("x", "y", "major")) -> List[Peak]:
     """The local maxima of each probe's amplitudes, refined, with their half-power speeds."""
     from scipy.optimize import brentq, minimize_scalar
 
-    def amp(w, j, d):
+    def amp(w: float, j: int, d: int) -> float:
         X = evaluate(w)[j]
         return float(_major(X[None, :])[0]) if d == 2 else float(abs(X[d]))
 
@@ -535,7 +542,7 @@ def _peaks(W: np.ndarray, R: np.ndarray, evaluate, directions=("x", "y", "major"
                 peak = float(_major(X[None, :])[0]) if d == 2 else float(abs(X[d]))
                 half = peak / math.sqrt(2.0)
 
-                def f(w):
+                def f(w: float) -> float:
                     return amp(w, j, d) - half
 
                 lo = hi = math.nan

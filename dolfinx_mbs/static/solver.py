@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from types import SimpleNamespace
-from typing import Dict, List
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 from dolfinx import fem
@@ -24,6 +24,15 @@ from dolfinx_mbs import checks, compat
 from dolfinx_mbs.frames.base import FrameState, equal_motion, key_floats
 from dolfinx_mbs.petsc_options import SAME, SUBSET, SolverOptions, direct_lu
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["StaticSolver", "null_pivots", "negative_eigenvalues", "prestress", "Prestress",
            "joined_bodies", "FrameLink"]
@@ -60,7 +69,7 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
     return int(pc.getFactorMatrix().getMumpsInfog(12))
 
 
-def free_motions(system, t: float) -> str:
+def free_motions(system: SecondOrderSystem, t: float) -> str:
     """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
     message)."""
     rigid = rigid_subspace(system, t, frames=False)  # what the constraints leave free
@@ -84,7 +93,7 @@ class StaticSolver:
         comm: the model's communicator.
     """
 
-    def __init__(self, comm) -> None:
+    def __init__(self, comm: MPI.Comm) -> None:
         self.comm = comm
         self.ksp: PETSc.KSP | None = None
         self._ksp_sizes = None
@@ -141,7 +150,8 @@ class StaticSolver:
         finally:
             S.destroy()
 
-    def solve(self, system, t: float, states=None) -> PETSc.Vec:
+    def solve(self, system: SecondOrderSystem, t: float,
+              states: Sequence[FrameState] | None = None) -> PETSc.Vec:
         """The static equilibrium of ``system`` (a :class:`dolfinx_mbs.systems.SecondOrderSystem`)
         at ``t`` in reduced coordinates (a Vec kept by this solver): one linear solve, or
         Newton's method from the last equilibrium with nonlinear strain.
@@ -186,18 +196,19 @@ class StaticSolver:
                 "can swing about it), or the spin is above a divergence speed.")
         return q
 
-    def _newton(self, system, t: float, Kr: PETSc.Mat, br: PETSc.Vec, q: PETSc.Vec) -> None:
+    def _newton(self, system: SecondOrderSystem, t: float, Kr: PETSc.Mat, br: PETSc.Vec,
+                q: PETSc.Vec) -> None:
         """K_r q + A^T n(A q + a0) = b_r by SNES (newtonls, backtracking line search unless
         the options database says otherwise), from the guess in ``q``; the SNES is made once
         for these operators."""
         if self._snes is None or self._snes_for[0] is not Kr or self._snes_for[1] is not br:
 
-            def residual(snes, x, F) -> None:
+            def residual(snes: PETSc.SNES, x: PETSc.Vec, F: PETSc.Vec) -> None:
                 Kr.mult(x, F)
                 F.axpy(-1.0, br)
                 F.axpy(1.0, system.nonlinear_reduced(t, x, tangent=False)[0])
 
-            def jacobian(snes, x, A, P) -> None:
+            def jacobian(snes: PETSc.SNES, x: PETSc.Vec, A: PETSc.Mat, P: PETSc.Mat) -> None:
                 Kr.copy(A, structure=SAME)
                 A.axpy(1.0, system.nonlinear_reduced(t, x, force=False)[1],
                        structure=SUBSET)
@@ -225,7 +236,7 @@ class StaticSolver:
         self.newton_iterations = its
 
 
-def joined_bodies(reducer, space) -> List[List[int]]:
+def joined_bodies(reducer: MaggiReducer, space: FullSpace) -> List[List[int]]:
     """The groups of bodies that the constraints of ``reducer`` join into one elastic system.
 
     The connected groups of the graph whose edges are the reduced coordinates shared by
@@ -308,7 +319,7 @@ class FrameLink:
         return True
 
 
-def _link(bodies, i: int, j: int) -> FrameLink:
+def _link(bodies: Sequence[Body], i: int, j: int) -> FrameLink:
     """The link of body j's frame to body i's.
 
     Equal motion, else the constant axes and origin of j's frame in i's at t = 0 (where the
@@ -320,7 +331,7 @@ def _link(bodies, i: int, j: int) -> FrameLink:
     return FrameLink(i, j, si.R.T @ sj.R, si.R.T @ (sj.r_O - si.r_O), CARRIED_RTOL)
 
 
-def _classes(bodies, group: List[int]) -> List[List[int]]:
+def _classes(bodies: Sequence[Body], group: List[int]) -> List[List[int]]:
     """The bodies of ``group`` by the motion of their frames (``frames.equal_motion``)."""
     out: List[List[int]] = []
     for i in group:
@@ -333,7 +344,7 @@ def _classes(bodies, group: List[int]) -> List[List[int]]:
     return out
 
 
-def _refusal(bodies, groups, reducer) -> str | None:
+def _refusal(bodies: Sequence[Body], groups: List[List[int]], reducer: MaggiReducer) -> str | None:
     """Why the unit prestress fields cannot represent this model's steady stress, or None.
 
     Joined bodies whose frames move relative to each other, or constraint coefficients that
@@ -366,7 +377,8 @@ def _refusal(bodies, groups, reducer) -> str | None:
     return None
 
 
-def _plan(bodies, own, groups, stiffened):
+def _plan(bodies: Sequence[Body], own: Sequence[bool], groups: List[List[int]],
+          stiffened: Sequence[bool]) -> Tuple[list, list, List[FrameLink]]:
     """The unit solves and the links between the frames of the ``stiffened`` groups.
 
     Solve s loads class s (of equal motion) of every joined group: the whole group when its
@@ -400,13 +412,13 @@ def _plan(bodies, own, groups, stiffened):
     return plan, loaded, links
 
 
-def _field_name(case) -> str:
+def _field_name(case: tuple) -> str:
     if case[0] == "carried":
         return "u_prestress_carried_" + "".join(str(k) for k in case[3])
     return "u_prestress_" + "".join(str(k) for k in case)
 
 
-def prestress(assembly, reducer, solver: StaticSolver) -> List[FrameLink]:
+def prestress(assembly: Assembly, reducer: MaggiReducer, solver: StaticSolver) -> List[FrameLink]:
     """Unit prestress fields of the bodies with ``stiffening="prestress"``.
 
     K u_c = q_c (elastic stiffness, the constraints of ``reducer``) for each unit case c of
@@ -534,10 +546,10 @@ class Prestress:
     assembly: a strong reference back would make the model a reference cycle, freed only when
     Python's garbage collector runs (at different times on different ranks)."""
 
-    def __init__(self, owner) -> None:
+    def __init__(self, owner: object) -> None:
         self.owner = weakref.ref(owner)
 
-    def __call__(self, assembly) -> List[FrameLink]:
+    def __call__(self, assembly: Assembly) -> List[FrameLink]:
         """The prestress of ``assembly`` from the owner's static solve.
 
         Args:

@@ -31,12 +31,18 @@ the bodies and frames as a revolute joint's force does.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Callable, Dict, Sequence, Tuple
 
 import numpy as np
 
 from dolfinx_mbs.constraints.frame_joints import FrameJoint, JointPoint, Motor, planar_angle
 from dolfinx_mbs.frames.base import cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame
+
+if TYPE_CHECKING:
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["JointSet"]
 
@@ -50,7 +56,7 @@ class _Side:
     """A point's frame as the rows see it: its index among the computed frames (or None), and
     the kinematics at given frame unknowns."""
 
-    def __init__(self, system, point: JointPoint) -> None:
+    def __init__(self, system: CoupledSystem, point: JointPoint) -> None:
         self.point = point
         self.index = None
         if isinstance(point.frame, ComputedFrame):
@@ -58,12 +64,12 @@ class _Side:
         self.system = system
         self._last = None
 
-    def state(self, t, f):
+    def state(self, t: float, f: np.ndarray) -> tuple:
         """(R, r_O, v_O, omega, dv/dw (3 x k), domega/dw) at the unknowns ``f`` (the speeds'
         rates are not needed: the rows have none)."""
         return self.parts(t, f)[:6]
 
-    def parts(self, t, f):
+    def parts(self, t: float, f: np.ndarray) -> tuple:
         """:meth:`state` and (d phi/dz, d r_O/dz) of a computed frame (None otherwise); the
         last evaluation is kept (the rows ask for a side's state many times at one ``f``)."""
         s = self.system
@@ -120,7 +126,8 @@ class JointSet:
             speed; torque motors are applied loads).
     """
 
-    def __init__(self, system, joints, motors) -> None:
+    def __init__(self, system: CoupledSystem, joints: Sequence[FrameJoint],
+                 motors: Sequence[Motor]) -> None:
         self.system = system
         self.joints = list(joints)
         self.motors = [m for m in motors if m.n_rows]
@@ -143,7 +150,7 @@ class JointSet:
         self._nodes = None
 
     # -- the nodes' values --------------------------------------------------------------------
-    def node_values(self, u, ud) -> dict:
+    def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> dict:
         """{(joint, side): (u, u') at its node in local components (3,)}, on every rank."""
         s = self.system
         local = {}
@@ -162,7 +169,7 @@ class JointSet:
         return out
 
     # -- the rows in closed form ------------------------------------------------------------
-    def _point(self, ij: int, k: int, t, f, nodes):
+    def _point(self, ij: int, k: int, t: float, f: np.ndarray, nodes: dict) -> tuple:
         """A joint point's r, r' (global), the partial velocities dr'/dw (3 x k_frame), R and
         the local position x = X + u, at the unknowns ``f``."""
         j = self.joints[ij]
@@ -178,7 +185,7 @@ class JointSet:
         Pw = None if dv is None else R @ (dv - skew(x) @ dom)
         return r, rd, Pw, R, x
 
-    def _values(self, t, f, nodes) -> tuple:
+    def _values(self, t: float, f: np.ndarray, nodes: dict) -> tuple:
         """(g, h, G) of every row at ``f``: g the position values (None for velocity rows), h
         the velocity values, G {row: {frame index: dh/dw (k,)}} (the speeds' coefficients)."""
         g = np.zeros(self.n_rows)
@@ -266,13 +273,13 @@ class JointSet:
         Jdd = j.damping * np.outer(e, e)
         return sT * e, Jd, Jdd, sT, L
 
-    def _angle(self, side: _Side, t, f):
+    def _angle(self, side: _Side, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         """A 2D frame's angle about z, its rate and d(rate)/dw {index: (k,)}."""
         R, _, _, om, _, dom = side.state(t, f)
         G = {} if side.index is None else {side.index: dom[2]}
         return planar_angle(R), float(om[2]), G
 
-    def _relative_angle(self, ij, t, f):
+    def _relative_angle(self, ij: int, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         a, b = self.sides[ij]
         tha, wa, Ga = self._angle(a, t, f)
         thb, wb, Gb = self._angle(b, t, f)
@@ -283,7 +290,7 @@ class JointSet:
         d = (thb - tha - self.joints[ij].angle0 + np.pi) % (2 * np.pi) - np.pi
         return d + self.joints[ij].angle0, wb - wa, G
 
-    def _driven(self, m: Motor, t, f):
+    def _driven(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         """(angle, rate, d rate/dw) of what motor ``m`` drives."""
         target = m.target
         if isinstance(target, FrameJoint):
@@ -293,7 +300,7 @@ class JointSet:
         return float(s.frames[i].describe(f[s.zslice[i]], f[s.wslice[i]])["angle"]), float(
             f[s.wslice[i]][0]), {i: np.array([1.0])}
 
-    def motor_torques(self, t, f) -> np.ndarray:
+    def motor_torques(self, t: float, f: np.ndarray) -> np.ndarray:
         """The torque motors' generalized force on the frames' speeds (an m-vector; the user's
         functions under a collective guard)."""
         s = self.system
@@ -312,7 +319,7 @@ class JointSet:
                     out[s.wslice[i]] += tau * v
         return out
 
-    def _motor(self, m: Motor, t, f):
+    def _motor(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         """A driven motor's row: angle (position) or speed (velocity), relative to its joint's
         (2D revolute) or its hinge's angle."""
         th, thd, G = self._driven(m, t, f)
@@ -320,7 +327,8 @@ class JointSet:
             return th - m.angle0 - float(m.fn(t)), thd - _rate(m.fn, t), G
         return 0.0, thd - float(m.fn(t)), G
 
-    def consistent_speeds(self, t, f: np.ndarray, u=None, ud=None) -> None:
+    def consistent_speeds(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
+                          ud: PETSc.Vec | None = None) -> None:
         """Make the frames' speeds in ``f`` (in place) satisfy the joints' velocity rows h = 0
         at ``t``: the least change of the speeds (Euclidean), one linear solve as the rows are
         linear in the speeds. A change beyond 1e-8 of the speeds is logged (the given speeds
@@ -346,7 +354,8 @@ class JointSet:
             log.info("the initial speeds were changed by up to %.3g to fit the joints' "
                      "velocity rows", change)
 
-    def spring_forces(self, t, f: np.ndarray, u=None, ud=None) -> None:
+    def spring_forces(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
+                      ud: PETSc.Vec | None = None) -> None:
         """Set the springs' force unknowns in ``f`` (in place) to their values at the state
         (the rows F - s e = 0 met at ``t``). Collective (the nodes' values)."""
         if not any(j.kind == "spring" for j in self.joints):
@@ -369,7 +378,9 @@ class JointSet:
         mu = f[base + self.n_rows: base + self.n_unknowns]
         return lam, mu
 
-    def residual(self, t, f, fd, terms, u, ud, Ff) -> None:
+    def residual(self, t: float, f: np.ndarray, fd: np.ndarray,
+                 terms: Sequence[Dict[str, PETSc.Vec]], u: PETSc.Vec | None, ud: PETSc.Vec | None,
+                 Ff: np.ndarray) -> None:
         """Add the joints to a residual: the forces lam into the bodies' inertia residuals at
         their nodes (``terms``, before the frames' rows are formed from them) and into the
         frames' rows at rigid points and axes, mu into the kinematic rows, and the joints' own
@@ -425,7 +436,7 @@ class JointSet:
         return any(pt.elastic and self.sides[ij][k].index == i
                    for k, pt in enumerate((j.a, j.b)))
 
-    def _node_forces(self, lam, terms) -> None:
+    def _node_forces(self, lam: np.ndarray, terms: Sequence[Dict[str, PETSc.Vec]]) -> None:
         """Lam into the inertia residual e and the elastic rows' residual r at the nodes."""
         s = self.system
         for r, (ij, kind, data, pos) in enumerate(self.rows):
@@ -444,17 +455,17 @@ class JointSet:
                     a = bt[key].getArray()
                     a[lo:lo + g] += f_loc[:g]
 
-    def _R(self, ij, k):
+    def _R(self, ij: int, k: int) -> np.ndarray:
         return self._last_R[(ij, k)]
 
-    def prepare(self, t, f) -> None:
+    def prepare(self, t: float, f: np.ndarray) -> None:
         """The points' rotations at ``f`` (for the node forces)."""
         self._last_R = {}
         for ij, (a, b) in enumerate(self.sides):
             for k, side in enumerate((a, b)):
                 self._last_R[(ij, k)] = side.state(t, f)[0]
 
-    def _gz(self, t, f) -> np.ndarray:
+    def _gz(self, t: float, f: np.ndarray) -> np.ndarray:
         """dg/dz of the position rows (n_position x m) in closed form, the nodes held: a
         point's d r/dz = d r_O/dz - R skew(x) d phi/dz, a direction's d(R e)/dz = -R skew(e)
         d phi/dz, a planar angle's d phi_z/dz."""
@@ -513,7 +524,7 @@ class JointSet:
                 self._angle_gz(ij, t, f, row)
         return out
 
-    def _angle_gz(self, ij: int, t, f, row: np.ndarray) -> None:
+    def _angle_gz(self, ij: int, t: float, f: np.ndarray, row: np.ndarray) -> None:
         """Add d(relative angle)/dz of 2D joint ``ij`` to ``row``."""
         s = self.system
         for k, sign in ((0, -1.0), (1, 1.0)):
@@ -530,7 +541,7 @@ class JointSet:
         return any(not isinstance(m.target, FrameJoint) and m.target is s.frames[i]
                    for m in self.motors + self.torque_motors)
 
-    def q_correction(self, f: np.ndarray, out) -> None:
+    def q_correction(self, f: np.ndarray, out: PETSc.Vec) -> None:
         """Add g_q^T mu to the elastic kinematic rows (reduced vector ``out``)."""
         s = self.system
         if not self.n_position or not s.parts:
@@ -559,7 +570,9 @@ class JointSet:
             out.axpy(1.0, s.reducer.project(full, s._red_tmp(out)))
 
     # -- contributions to the Jacobian -----------------------------------------------------------
-    def derivatives(self, t, f, shift, D, B, C, Cv, H, Bfull_work) -> None:
+    def derivatives(self, t: float, f: np.ndarray, shift: float, D: np.ndarray,
+                    B: Sequence[PETSc.Vec], C: Sequence[PETSc.Vec], Cv: Sequence[PETSc.Vec],
+                    H: Sequence[PETSc.Vec], Bfull_work: PETSc.Vec) -> None:
         """Add the joints' entries to the bordered Jacobian (see the module docstring): D (the
         frames' and joints' block), B (elastic rows by the joint unknowns), C and Cv (joint
         rows by the elastic unknowns), H (the elastic kinematic rows by mu)."""
@@ -587,7 +600,7 @@ class JointSet:
                     for i, v in G[r0 + c].items():
                         D[base + r, s.wslice[i]] -= Jdd[k, c] * v
         # everything else that depends on the frames' coordinates: by central differences
-        def frame_terms(ff):
+        def frame_terms(ff: np.ndarray) -> np.ndarray:
             gg, hh, GG = self._values(t, ff, nodes)
             out = np.zeros(m)
             out[base: base + self.n_rows] = hh
@@ -617,7 +630,7 @@ class JointSet:
         if s.parts:
             self._node_derivatives(t, f, shift, lam, mu, D, B, C, Cv, H, Bfull_work, springs)
 
-    def _spring_jacobians(self, t, f, nodes) -> dict:
+    def _spring_jacobians(self, t: float, f: np.ndarray, nodes: dict) -> dict:
         """{joint index: (d(s e)/dd, d(s e)/dd')} of the springs at ``f``."""
         out = {}
         for ij, j in enumerate(self.joints):
@@ -628,7 +641,11 @@ class JointSet:
                 out[ij] = (Jd, Jdd)
         return out
 
-    def _node_derivatives(self, t, f, shift, lam, mu, D, B, C, Cv, H, work, springs) -> None:
+    def _node_derivatives(self, t: float, f: np.ndarray, shift: float, lam: np.ndarray,
+                          mu: np.ndarray, D: np.ndarray, B: Sequence[PETSc.Vec],
+                          C: Sequence[PETSc.Vec], Cv: Sequence[PETSc.Vec], H: Sequence[PETSc.Vec],
+                          work: PETSc.Vec,
+                          springs: Dict[int, Tuple[np.ndarray, np.ndarray]]) -> None:
         """The entries of the joints at elastic nodes: the node forces by lam and by the frames'
         coordinates, the frames' rows by lam through the node, the joint rows by the node's
         displacement and rate, and the kinematic rows by mu."""
@@ -711,8 +728,10 @@ class JointSet:
                             wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
                             D[s.wslice[i].start + jl, zc] += float(wj @ df[:, c])
 
-    def _spring_node_rows(self, r, k, j, side, sign, R, jac, lo, gd, shift, t, f, C, Cv,
-                          full, tmp) -> None:
+    def _spring_node_rows(self, r: int, k: int, j: FrameJoint, side: _Side, sign: float,
+                          R: np.ndarray, jac: Tuple[np.ndarray, np.ndarray], lo: int | None,
+                          gd: int, shift: float, t: float, f: np.ndarray, C: Sequence[PETSc.Vec],
+                          Cv: Sequence[PETSc.Vec], full: PETSc.Vec, tmp: PETSc.Vec) -> None:
         """A spring row F_k - s e_k by its node's displacement and rate: -J_d . (+-R) -
         J_d' . (+-R skew(omega)) and -J_d' . (+-R) (d = r_a - r_b moves with the node)."""
         base = self.system.m - self.n_unknowns
@@ -729,14 +748,15 @@ class JointSet:
             for M, a in targets:
                 M[base + r].axpy(a, tmp)
 
-    def _partials(self, i, t, f):
+    def _partials(self, i: int, t: float, f: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         s = self.system
         fr = s.frames[i]
         jet = fr.jet(t, f[s.zslice[i]], f[s.wslice[i]], np.zeros(fr.n_speeds))
         return jet.T, jet.Om
 
     # -- outputs ----------------------------------------------------------------------------------
-    def outputs(self, t, f, u=None, ud=None) -> dict:
+    def outputs(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
+                ud: PETSc.Vec | None = None) -> dict:
         """{name: {force, torque, drift}} of the joints and motors at the unknowns ``f`` and
         the full displacement and velocity ``u``, ``ud`` (None without elastic bodies;
         collective): a revolute joint's force on its second body (global), a motor's torque,
@@ -765,13 +785,13 @@ class JointSet:
         return out
 
 
-def _zero(v) -> None:
+def _zero(v: PETSc.Vec) -> None:
     """Zero a work vector through its array: the assembly's code writes these vectors through
     their arrays, which PETSc's own zeroEntries does not see (it keeps a cached state)."""
     v.array[:] = 0.0
 
 
-def _central(fn, f: np.ndarray, c: int) -> np.ndarray:
+def _central(fn: Callable[[np.ndarray], np.ndarray], f: np.ndarray, c: int) -> np.ndarray:
     """D fn / d f_c by central differences, step FD_STEP (scaled by f_c): errors ~ 1e-10 of
     the scale, ample for Newton's direction (the residual is exact)."""
     hh = FD_STEP * max(1.0, abs(float(f[c])))
@@ -781,7 +801,7 @@ def _central(fn, f: np.ndarray, c: int) -> np.ndarray:
     return (fn(hi) - fn(lo)) / (2 * hh)
 
 
-def _rate(fn, t: float) -> float:
+def _rate(fn: Callable[[float], float], t: float) -> float:
     """D fn / dt by central differences (a driven angle's rate)."""
     h = 1e-6 * max(1.0, abs(t))
     return (float(fn(t + h)) - float(fn(t - h))) / (2 * h)

@@ -18,21 +18,30 @@ motion back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs.frames.computed import ComputedFrame
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    from dolfinx_mbs.frames.base import Frame
+    from dolfinx_mbs.systems.coupled import CoupledSystem
+
 __all__ = ["Drives", "rigid_resultants", "frame_label"]
 
 
-def rigid_resultants(e: np.ndarray, X: np.ndarray, u: np.ndarray, gdim: int, comm
+def rigid_resultants(e: np.ndarray, X: np.ndarray, u: np.ndarray, gdim: int, comm: MPI.Comm
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The resultant force sum_n e_n and moment sum_n (X_n + u_n) x e_n about the frame's
     origin (local components, summed over ranks) of nodal vectors ``e`` (owned, flat, ``gdim``
     components a node); ``X`` (n, 3) the nodes, ``u`` flat like ``e``."""
-    def as3(a):
+    def as3(a: np.ndarray) -> np.ndarray:
         a = a.reshape(-1, gdim)
         if gdim == 3:
             return a
@@ -47,7 +56,7 @@ def rigid_resultants(e: np.ndarray, X: np.ndarray, u: np.ndarray, gdim: int, com
     return out[:3], out[3:]
 
 
-def frame_label(frame, carried) -> str:
+def frame_label(frame: Frame, carried: Sequence[str]) -> str:
     """A prescribed frame's key in the results: its ``name`` if it has one, else
     ``"frame:"`` and the names of what it carries."""
     name = getattr(frame, "name", None)
@@ -65,7 +74,8 @@ class Drives:
         gravity: the model's gravity (global components) or None.
     """
 
-    def __init__(self, system, rigid=(), gravity=None) -> None:
+    def __init__(self, system: CoupledSystem, rigid: Sequence[RigidBody] = (),
+                 gravity: ArrayLike | None = None) -> None:
         self.system = system
         self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)
         frames: list = []

@@ -6,12 +6,18 @@ from :mod:`dolfinx_mbs.systems`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Sequence
+
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SAME, SUBSET
 from dolfinx_mbs.systems.records import Hamiltonian
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.frames.base import FrameState
+    from dolfinx_mbs.systems.reduced_basis import ReducedBasis
 
 __all__ = ["HamiltonSystem"]
 
@@ -24,7 +30,8 @@ class HamiltonSystem(SecondOrderSystem):
     formulations = ("hamiltonian",)
     formed_on_read = {"C": "C", "K": "K", "Kpot": "K", "Gp": "Gp", "Kh": "Kw"}
 
-    def _further(self, t: float, states, rb, K) -> dict:
+    def _further(self, t: float, states: Sequence[FrameState] | None, rb: ReducedBasis | None,
+                 K: PETSc.Mat) -> dict:
         """G_p, D, K_h: G / 2 in its own product; K_h is K itself where alpha = 0."""
         if rb is not None:
             return dict(Gp=rb.out("Gp"), D=rb.D, Kh=rb.out("Kw"))
@@ -38,7 +45,8 @@ class HamiltonSystem(SecondOrderSystem):
         return dict(Gp=Gp, D=D, Kh=red.reduce(
             asm.stiffness(t, angular_acceleration=False, states=states), key="Kw"))
 
-    def _form(self, t, states, rb, version) -> Hamiltonian:
+    def _form(self, t: float, states: Sequence[FrameState] | None, rb: ReducedBasis | None,
+              version: tuple) -> Hamiltonian:
         M, C, K, Kel, more = self._matrices(t, states, rb)
         old, red = self._ops, self.reducer
         Gp, D, Kh = more["Gp"], more["D"], more["Kh"]
@@ -52,7 +60,7 @@ class HamiltonSystem(SecondOrderSystem):
             self._rheonomic(t, s, states)
         return s
 
-    def _rheonomic(self, t: float, s: Hamiltonian, states) -> None:
+    def _rheonomic(self, t: float, s: Hamiltonian, states: Sequence[FrameState] | None) -> None:
         """The A-dot terms of a rheonomic reducer.
 
         With Delta = A(t) q + a0(t): the momentum P = A^T p,
@@ -81,7 +89,7 @@ class HamiltonSystem(SecondOrderSystem):
         s.Kh.axpy(-1.0, AdMAd, structure=SUBSET)
         s.Kh.axpy(0.5, GAdT, structure=SUBSET)   # - A'^T G_p A = + (A^T G_p A')^T
 
-    def _vectors(self, t: float, s: Hamiltonian, states) -> None:
+    def _vectors(self, t: float, s: Hamiltonian, states: Sequence[FrameState] | None) -> None:
         """pi0, h, fa with the prescribed part a0(t) folded in: pi0 = A^T w,
         h = A^T (h + K_h a0 + (G_p + D) a0') - A'^T w, fa = A^T f_a."""
         asm, red = self.assembly, self.reducer

@@ -13,13 +13,20 @@ operators share one sparsity pattern, so the integrators treat them like the red
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import TYPE_CHECKING, Dict, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SAME, SolverOptions, direct_lu, reason_name
 from dolfinx_mbs.systems.records import SecondOrder
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.constraints.base import Constraint
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
 
 __all__ = ["SaddlePoint"]
 
@@ -30,7 +37,7 @@ __all__ = ["SaddlePoint"]
 SADDLE_OPTIONS = SolverOptions("mbs_saddle_", {"mat_mumps_icntl_14": 200})
 
 
-def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm) -> int:
+def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm: MPI.Comm) -> int:
     """X = J^-1 rhs by MUMPS LU (options prefix ``mbs_saddle_``); returns the KSP's reason."""
     ksp = PETSc.KSP().create(comm)
     try:
@@ -63,7 +70,8 @@ class SaddlePoint:
     nonlinear = False
     has_multipliers = True
 
-    def __init__(self, assembly, reducer, constraints) -> None:
+    def __init__(self, assembly: Assembly, reducer: MaggiReducer,
+                 constraints: Sequence[Constraint]) -> None:
         self.assembly = assembly
         self.constraints = list(constraints)
         self.space = sp = assembly.space
@@ -94,7 +102,7 @@ class SaddlePoint:
         self.sizes = (n + self.m_local, sp.n_global + self.m)
         self.n_reduced = self.sizes[1]
 
-    def _rows(self, t: float):
+    def _rows(self, t: float) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """This rank's kept rows at ``t`` as CSR (indptr, cols, vals) and the right-hand
         sides."""
         comm = self.comm
@@ -116,7 +124,7 @@ class SaddlePoint:
         return (np.array(indptr, dtype=PETSc.IntType), np.array(cols, dtype=PETSc.IntType),
                 np.array(vals, dtype=float), np.array(rhs, dtype=float))
 
-    def _fill_c(self, rhs) -> None:
+    def _fill_c(self, rhs: PETSc.Vec) -> None:
         self.c.array[:] = rhs
 
     def update(self, t: float) -> bool:
@@ -159,7 +167,8 @@ class SaddlePoint:
         """Delta' from the augmented rate ``v``."""
         return self.expand(v, out)
 
-    def expand_acceleration(self, q, v, a, out=None) -> PETSc.Vec:
+    def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec | None, a: PETSc.Vec | None,
+                            out: PETSc.Vec | None = None) -> PETSc.Vec:
         """Delta'' from the augmented acceleration ``a``."""
         return self.expand(a, out)
 
@@ -167,8 +176,8 @@ class SaddlePoint:
         """This rank's multipliers (of the unscaled rows) from an augmented vector."""
         return self.scale * q.getArray(readonly=True)[self.n_local:]
 
-    def constraint_forces(self, t: float, q: PETSc.Vec, v=None, a=None,
-                          out: PETSc.Vec | None = None) -> PETSc.Vec:
+    def constraint_forces(self, t: float, q: PETSc.Vec, v: PETSc.Vec | None = None,
+                          a: PETSc.Vec | None = None, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """-B^T lambda (full vector) of the augmented state ``q`` at ``t``: the forces the
         constraints exert on the dofs."""
         self.update(t)
@@ -265,7 +274,7 @@ class SaddlePoint:
                                f"(KSP {reason_name(PETSc.KSP.ConvergedReason, reason)})")
         q.array[self.n_local:] = x.getArray(readonly=True)[self.n_local:]
 
-    def solve_static(self, t: float = 0.0):
+    def solve_static(self, t: float = 0.0) -> Tuple[PETSc.Vec, np.ndarray]:
         """K_eff Delta + B^T lambda = Q, B Delta = c: returns (full Delta, this rank's
         multipliers); also sets the bodies' ``u`` and keeps the augmented solution in
         ``solution`` (for :meth:`constraint_forces`)."""

@@ -6,9 +6,12 @@ coordinate vector. Import them from :mod:`dolfinx_mbs.systems`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, List, Protocol
+from typing import TYPE_CHECKING, Callable, List, Protocol, Sequence
 
 from petsc4py import PETSc
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ",
            "check_choice", "constant_frame"]
@@ -145,7 +148,7 @@ class SecondOrder:
     version: int
     formed: Callable[[str], None] | None = None
 
-    def __getattribute__(self, name: str):
+    def __getattribute__(self, name: str) -> object:
         if name in FORMED_ON_READ:
             formed = object.__getattribute__(self, "formed")
             if formed is not None:
@@ -172,8 +175,8 @@ class Hamiltonian(SecondOrder):
     fa: PETSc.Vec | None = None
 
 
-def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: bool,
-                 reduced: bool, formulations=("second-order", "first-order", "hamiltonian")
+def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: bool, reduced: bool,
+                 formulations: Sequence[str] = ("second-order", "first-order", "hamiltonian")
                  ) -> None:
     """Raise ValueError (the same on every rank) for a formulation (one of
     ``formulations``) and constraint handling that a model with ``velocity`` constraints,
@@ -200,7 +203,7 @@ def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: 
                          "without velocity constraints (constrain_velocity)")
 
 
-def constant_frame(system) -> bool:
+def constant_frame(system: SecondOrderSystem) -> bool:
     """True when the operators of ``system`` cannot change in time: every body's frame is
     time invariant (its state in local components constant), the constraints do not move,
     and the strain is linear."""

@@ -24,7 +24,7 @@ pattern.
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -33,6 +33,10 @@ from petsc4py import PETSc
 from dolfinx_mbs.assembly.operators import combine
 from dolfinx_mbs.forms.moving_frame import unit_spin_cases
 from dolfinx_mbs.petsc_options import SAME
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
 
 __all__ = ["ReducedBasis"]
 
@@ -52,7 +56,7 @@ class ReducedBasis:
     ``D`` (None without damping) are the constant reduced matrices.
     """
 
-    def __init__(self, assembly, reducer) -> None:
+    def __init__(self, assembly: Assembly, reducer: MaggiReducer) -> None:
         self.assembly, self.reducer = assembly, reducer
         self.ops = assembly.body_operators
         self.comm = assembly.comm
@@ -76,7 +80,7 @@ class ReducedBasis:
                                         for coeff, _ in o.coupling_matrices]) for o in self.ops]
 
     @classmethod
-    def make(cls, assembly, reducer) -> "ReducedBasis" | None:
+    def make(cls, assembly: Assembly, reducer: MaggiReducer) -> "ReducedBasis" | None:
         """A ReducedBasis of the assembly's bodies under ``reducer``, or None when the reduced
         operators are not combinations of constant matrices (see the module docstring; the
         same answer on every rank)."""

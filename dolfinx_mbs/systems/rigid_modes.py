@@ -83,13 +83,19 @@ model gives them, for information, not as physical results.
 from __future__ import annotations
 
 import logging
-from typing import Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.assembly.space import rigid_body_modes
 from dolfinx_mbs.frames.base import skew
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from dolfinx_mbs.frames.base import FrameState
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["RigidSubspace", "rigid_subspace"]
 
@@ -108,7 +114,7 @@ ENERGY_TOL = 1e-13
 INVARIANCE_TOL = 1e-8
 
 
-def _sum(comm, local: np.ndarray) -> np.ndarray:
+def _sum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
     """Sum over ranks, rank 0's result on every rank (the decisions are the same)."""
     mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
     from mpi4py import MPI
@@ -132,7 +138,7 @@ class RigidSubspace:
         dim: its dimension (at least 1).
     """
 
-    def __init__(self, Q: List[PETSc.Vec], MQ: List[PETSc.Vec], comm) -> None:
+    def __init__(self, Q: List[PETSc.Vec], MQ: List[PETSc.Vec], comm: MPI.Comm) -> None:
         self.Q, self.comm = Q, comm
         self.dim = len(Q)
         #: the bodies' single rigid fields that are free on their own, e.g.
@@ -245,7 +251,7 @@ class RigidSubspace:
         self.Q, self._out, self._blocks = [], {}, None
 
 
-def _fields(system) -> Tuple[List[np.ndarray], List[str], List[tuple]]:
+def _fields(system: SecondOrderSystem) -> Tuple[List[np.ndarray], List[str], List[tuple]]:
     """Every body's rigid fields: translations, then rotations about the body's centroid (of
     its dof points: small coordinates keep the round-off of K r small), as full local arrays,
     their labels, and per body ``(body index, first field, gdim, centroid)``."""
@@ -278,7 +284,8 @@ def _fields(system) -> Tuple[List[np.ndarray], List[str], List[tuple]]:
     return fields, labels, blocks
 
 
-def _turning(blocks, k: int, states) -> Tuple[np.ndarray, float]:
+def _turning(blocks: Sequence[np.ndarray], k: int,
+             states: Sequence[Sequence[FrameState]]) -> Tuple[np.ndarray, float]:
     """J (k x k) on the rigid fields' coefficients: the rate at which the frames' turning
     changes a motion at rest in the inertial frame, d/dt (a, psi) = -J (a, psi) (module
     docstring), and the largest abs(omega)^2 of the bodies (0: no frame turns)."""
@@ -306,7 +313,8 @@ def _null_symmetric(A: np.ndarray, B: np.ndarray, tol: float) -> np.ndarray:
     return C[:, np.abs(mu) <= tol]
 
 
-def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
+def rigid_subspace(system: SecondOrderSystem, t: float = 0.0,
+                   states: Sequence[Sequence[FrameState]] | None = None, at_time: bool = False,
                    frames: bool = True) -> RigidSubspace | None:
     """The free motions of ``system``'s bodies (module docstring): the rigid motions that its
     constraints at ``t`` leave free, on which its stiffness does no work and which the frames'
@@ -426,7 +434,7 @@ def rigid_subspace(system, t: float = 0.0, states=None, at_time: bool = False,
     return out
 
 
-def _invariant(C: np.ndarray, Gm: np.ndarray, turning) -> np.ndarray:
+def _invariant(C: np.ndarray, Gm: np.ndarray, turning: np.ndarray) -> np.ndarray:
     """The largest part of span ``C`` (M-orthonormal columns) that each J of ``turning``
     maps into itself (J C y in span C, to ``INVARIANCE_TOL`` relative to abs(omega)^2)."""
     while C.shape[1]:

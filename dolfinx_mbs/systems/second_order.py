@@ -20,7 +20,7 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Protocol, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -30,12 +30,25 @@ from dolfinx_mbs.petsc_options import SAME, SUBSET
 from dolfinx_mbs.systems.records import InertiaBlocks, SecondOrder
 from dolfinx_mbs.systems.reduced_basis import ReducedBasis
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
+    from dolfinx_mbs.frames.base import FrameState
+
 __all__ = ["SecondOrderSystem"]
 
 #: what a lean system frees once reduced (``Assembly.release``)
 BODY_MATRICES = ("mass", "stiffness", "gyroscopic", "spin_softening", "angular_acceleration",
                  "damping")
 FORMED = ("mass", "elastic", "stiffness", "damping", "gyroscopic")
+
+
+class Equilibrium(Protocol):
+    """The static solver a system hands its nonlinear tangents to
+    (:class:`dolfinx_mbs.static.StaticSolver`, a later part: not named here)."""
+
+    def solve(self, system: SecondOrderSystem, t: float,
+              states: Sequence[FrameState] | None = None) -> PETSc.Vec: ...
 
 
 class SecondOrderSystem:
@@ -53,7 +66,8 @@ class SecondOrderSystem:
     #: coordinates with Lagrange multipliers (the comparison form) or not
     has_multipliers = False
 
-    def __init__(self, assembly, reducer, constraints: Sequence, static) -> None:
+    def __init__(self, assembly: Assembly, reducer: MaggiReducer, constraints: Sequence,
+                 static: Equilibrium) -> None:
         self.assembly = asm = assembly
         self.reducer = reducer
         self.constraints = list(constraints)
@@ -91,7 +105,7 @@ class SecondOrderSystem:
         """A vector of the reduced coordinates q."""
         return self.reducer.create_reduced_vec()
 
-    def restrict(self, x, out=None):
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """q: the reduced coordinates of a full vector (the reducer's).
 
         Args:
@@ -103,7 +117,7 @@ class SecondOrderSystem:
         """
         return self.reducer.restrict(x, out)
 
-    def project(self, b, out=None):
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """A^T b: a full load vector in the reduced coordinates.
 
         Args:
@@ -115,7 +129,8 @@ class SecondOrderSystem:
         """
         return self.reducer.project(b, out)
 
-    def expand(self, q, out=None, homogeneous=False):
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
         """Delta = A q + a0 (A q when ``homogeneous``).
 
         Args:
@@ -128,7 +143,7 @@ class SecondOrderSystem:
         """
         return self.reducer.expand(q, out, homogeneous)
 
-    def expand_rate(self, q, v, out=None):
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """Delta' = A q' + A' q + a0'.
 
         Args:
@@ -141,7 +156,8 @@ class SecondOrderSystem:
         """
         return self.reducer.expand_rate(q, v, out)
 
-    def expand_acceleration(self, q, v, a, out=None):
+    def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
+                            out: PETSc.Vec | None = None) -> PETSc.Vec:
         """Delta'' = A q'' + 2 A' q' + A'' q + a0''.
 
         Args:
@@ -185,7 +201,7 @@ class SecondOrderSystem:
             self._rb = ReducedBasis.make(self.assembly, self.reducer)
         return self._rb  # type: ignore[return-value]
 
-    def at(self, t: float, states=None) -> SecondOrder:
+    def at(self, t: float, states: Sequence[FrameState] | None = None) -> SecondOrder:
         """The reduced operators at ``t``.
 
         With Delta = A(t) q + a0(t):
@@ -240,7 +256,7 @@ class SecondOrderSystem:
     #: the record's matrices that a reduced basis forms when read: its combination of each
     formed_on_read: Dict[str, str] = {"C": "C", "K": "K", "Kpot": "K"}
 
-    def _formed(self, rb) -> Callable[[str], None] | None:
+    def _formed(self, rb: ReducedBasis | None) -> Callable[[str], None] | None:
         """The record's ``formed`` (:class:`~dolfinx_mbs.systems.SecondOrder`) for ``rb``."""
         if rb is None:
             return None
@@ -251,7 +267,8 @@ class SecondOrderSystem:
                 rb.form(names[field])
         return formed
 
-    def _matrices(self, t: float, states, rb) -> tuple:
+    def _matrices(self, t: float, states: Sequence[FrameState] | None,
+                  rb: ReducedBasis | None) -> tuple:
         """M, C, K, K_el reduced at ``states`` (combined by ``rb`` when read, or reduced), and
         the formulation's further ones (:meth:`_further`). A :attr:`lean` system frees each
         full matrix once its last reduced copy is made (the set-up's peak: one full matrix
@@ -279,21 +296,23 @@ class SecondOrderSystem:
         return (red.reduce(M, key="M"), C, K, red.reduce(asm.elastic(), key="Kel"),
                 self._further(t, states, None, K))
 
-    def _further(self, t: float, states, rb, K) -> dict:
+    def _further(self, t: float, states: Sequence[FrameState] | None, rb: ReducedBasis | None,
+                 K: PETSc.Mat) -> dict:
         """The formulation's reduced matrices beside M, C, K, K_el (none here); ``K`` the
         reduced K just formed (None with ``rb``)."""
         return {}
 
-    def _form(self, t, states, rb, version) -> SecondOrder:
+    def _form(self, t: float, states: Sequence[FrameState] | None, rb: ReducedBasis | None,
+              version: tuple) -> SecondOrder:
         M, C, K, Kel, _ = self._matrices(t, states, rb)
         return SecondOrder(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
                            blocks=self._inertia_blocks(t, states, rb, Kel), version=version,
                            formed=self._formed(rb))
 
-    def _vectors(self, t: float, s, states) -> None:
+    def _vectors(self, t: float, s: SecondOrder, states: Sequence[FrameState] | None) -> None:
         """Further vectors of the formulation (none for the second-order form)."""
 
-    def _load(self, t: float, states) -> PETSc.Vec:
+    def _load(self, t: float, states: Sequence[FrameState] | None) -> PETSc.Vec:
         """Q - K a0 - C a0' - M a0'' (Q itself without prescribed motion)."""
         asm, red = self.assembly, self.reducer
         Q = asm.load(t, states)
@@ -324,7 +343,8 @@ class SecondOrderSystem:
             self._plan = plan
         return self._plan  # type: ignore[return-value]
 
-    def _inertia_blocks(self, t: float, states, rb, Kel) -> InertiaBlocks | None:
+    def _inertia_blocks(self, t: float, states: Sequence[FrameState] | None,
+                        rb: ReducedBasis | None, Kel: PETSc.Mat) -> InertiaBlocks | None:
         """The node-block form (:class:`InertiaBlocks`) when the constraints fix whole nodes
         only (``MaggiReducer.node_blocks``): every inertia-type matrix is then the scalar mass
         times a gdim x gdim matrix per node (``forms.inertia_coupling``), two matrix products
@@ -355,7 +375,7 @@ class SecondOrderSystem:
 
     # -- nonlinear strain ---------------------------------------------------------------------
     def nonlinear_reduced(self, t: float, q: PETSc.Vec, force: bool = True,
-                          tangent: bool = True):
+                          tangent: bool = True) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """A^T n(A q + a0) with ``force``, A^T K_n A with ``tangent`` (the reducer at ``t``;
         objects reused; None for what is not asked)."""
         red = self.reducer
@@ -401,7 +421,8 @@ class SecondOrderSystem:
         return self._nns
 
     # -- eigenproblems ------------------------------------------------------------------------
-    def pencil(self, t: float, n: int, coupling: str | None = None, states=None
+    def pencil(self, t: float, n: int, coupling: str | None = None,
+               states: Sequence[FrameState] | None = None
                ) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
         """(K_r, G_r, M_r) of the eigenproblems about the frame state at ``t`` (``states``:
         one FrameState per body instead of ``frame.state(t)``): K + K_omega (+ K_sigma; with

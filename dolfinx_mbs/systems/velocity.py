@@ -28,6 +28,7 @@ No multiplier is formed; the constraint forces of the velocity rows are in the f
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -37,6 +38,11 @@ from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import VelocityRows
 from dolfinx_mbs.petsc_options import SUBSET
 from dolfinx_mbs.systems.records import SecondOrder
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.frames.base import FrameState
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["ReducedSpace", "VelocityBasis", "VelocityOperators", "VelocitySystem"]
 
@@ -60,7 +66,7 @@ class ReducedSpace:
         v.set(0.0)
         return v
 
-    def where(self, k: int):
+    def where(self, k: int) -> Tuple[str, int]:
         """(body name, local dof) of reduced index ``k``, for messages."""
         h = self.holonomic
         return h.where(h.full_index(k))
@@ -69,12 +75,12 @@ class ReducedSpace:
 class _OnReducedSpace(Constraint):
     """A :class:`VelocityRows` seen on the space of q: rows (B A) v = c - B a0'."""
 
-    def __init__(self, rows: VelocityRows, holonomic: MaggiReducer, full_space) -> None:
+    def __init__(self, rows: VelocityRows, holonomic: MaggiReducer, full_space: FullSpace) -> None:
         self.inner, self.holonomic, self.full_space = rows, holonomic, full_space
         self.name = rows.name
         self.time_dependent = rows.time_dependent or holonomic.time_dependent
 
-    def rows(self, space, t: float) -> Rows:
+    def rows(self, space: FullSpace, t: float) -> Rows:
         self.holonomic.update(t)
         return self.holonomic.substitute_rates(self.inner.rows(self.full_space, t))
 
@@ -91,7 +97,8 @@ class VelocityBasis(MaggiReducer):
         space: the full space.
     """
 
-    def __init__(self, holonomic: MaggiReducer, rows, space, t: float = 0.0) -> None:
+    def __init__(self, holonomic: MaggiReducer, rows: Sequence[VelocityRows], space: FullSpace,
+                 t: float = 0.0) -> None:
         self.holonomic = holonomic
         on_q = [_OnReducedSpace(c, holonomic, space) for c in rows]
         holonomic.update(t)
@@ -117,7 +124,7 @@ class VelocityOperators:
     fw: PETSc.Vec
     version: int
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> object:
         # the second-order operators of q (M, C, K, Kel, Kpot, f), for the energies
         if name in _BASE:
             return getattr(self.base, name)
@@ -140,7 +147,7 @@ class VelocitySystem:
     formulations = ("first-order",)
     has_multipliers = False
 
-    def __init__(self, base, rows) -> None:
+    def __init__(self, base: SecondOrderSystem, rows: Sequence[VelocityRows]) -> None:
         self.base = base
         self.assembly, self.reducer = base.assembly, base.reducer
         self.space, self.bodies, self.comm = base.space, base.bodies, base.comm
@@ -215,7 +222,8 @@ class VelocitySystem:
             out.axpy(1.0, s.an_dot)
         return out
 
-    def constraint_forces(self, t, q, v, a, out):
+    def constraint_forces(self, t: float, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
+                          out: PETSc.Vec) -> PETSc.Vec:
         """The full constraint-force vector at (q, q', q'') and ``t`` (the holonomic system's).
 
         Args:
@@ -230,7 +238,9 @@ class VelocitySystem:
         """
         return self.base.constraint_forces(t, q, v, a, out)
 
-    def pencil(self, t: float, n: int, coupling: str | None = None, states=None):
+    def pencil(self, t: float, n: int, coupling: str | None = None,
+               states: Sequence[FrameState] | None = None
+               ) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
         """The holonomic pencil reduced once more by the constant rows B_n: the nonzero
         eigenvalues s of q' = A_n w, M_w w' + C_w w + K_w q = 0 solve
         (s^2 A_n^T M A_n + s A_n^T C A_n + A_n^T K A_n) w = 0 (q = A_n w / s); the m_n others
