@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import math
 import traceback
-from typing import TYPE_CHECKING, Type
+from typing import TYPE_CHECKING, Any, Literal, Type
 
 import numpy as np
 
@@ -56,7 +56,7 @@ def shown(value: object) -> str:
     return repr(value)
 
 
-def real(x: object, name: str) -> float:
+def real(x: Any, name: str) -> float:
     """A finite real number (Python or numpy scalar, or a 0-d array)."""
     try:
         v = float(x)
@@ -67,7 +67,7 @@ def real(x: object, name: str) -> float:
     return v
 
 
-def positive(x: object, name: str) -> float:
+def positive(x: Any, name: str) -> float:
     """A finite real number > 0."""
     v = real(x, name)
     if v <= 0.0:
@@ -109,7 +109,7 @@ def unit_axis(value: ArrayLike, name: str = "axis") -> np.ndarray:
     return a / norm
 
 
-def raise_everywhere(comm: MPI.Comm, msg: str, exc: Type[Exception] = ValueError) -> None:
+def raise_everywhere(comm: MPI.Comm, msg: str | None, exc: Type[Exception] = ValueError) -> None:
     """Raise ``exc(msg)`` on every rank of ``comm`` if any rank has a message (a ``str``; ``None``
     or ``""`` for none): a check whose outcome differs between ranks (it looked at owned data)
     still leaves no rank waiting in a collective. The first rank's message is raised."""
@@ -150,7 +150,7 @@ class collective:
         return self
 
     def __exit__(self, typ: Type[BaseException] | None, value: BaseException | None,
-                 tb: TracebackType | None) -> bool:
+                 tb: TracebackType | None) -> Literal[False]:
         if value is not None and not isinstance(value, Exception):
             return False  # KeyboardInterrupt, SystemExit: not the user's error
         err = trace = None

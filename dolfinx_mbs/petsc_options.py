@@ -76,7 +76,7 @@ class SolverOptions:
                 else:
                     db[key] = old
 
-    def set_from_options(self, obj: object) -> None:
+    def set_from_options(self, obj: PETSc.Object) -> None:
         """``obj.setFromOptions()`` with these options in the database."""
         with self.inserted():
             obj.setFromOptions()
@@ -172,7 +172,7 @@ def error_words(e: BaseException) -> str:
     return f"{': '.join(words)} ({tail})" if words else f"PETSc {tail}"
 
 
-def solve_in_words(solver: object, what: str) -> None:
+def solve_in_words(solver: PETSc.Object, what: str) -> None:
     """``solver.solve()`` (an EPS, PEP, ...), a PETSc error raised as RuntimeError in words."""
     try:
         solver.solve()

@@ -73,7 +73,7 @@ class BodyLoads:
         if basis is not None:
             self._frame = self._unit_loads(basis)
         self._varying = self._unit_varying()
-        self._applied = None
+        self._applied: PETSc.Vec | None = None
         self._momentum: Dict[str, PETSc.Vec] = {}
 
     @property

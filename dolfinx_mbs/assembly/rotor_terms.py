@@ -24,7 +24,7 @@ nodes (bench/results/rotors.md has the numbers at 1e5 dofs).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple, cast
 
 import numpy as np
 import ufl
@@ -87,7 +87,7 @@ def check_axisymmetric(body: Body, axis: np.ndarray, center: np.ndarray, tol: fl
     form = fem.form(S.axisymmetry_moments(body.rho, axis, center, ufl.SpatialCoordinate(mesh),
                                           wm, wi, wp, ref, orders, powers))
 
-    def moment(j: int, p: int, which: int) -> float:
+    def moment(j: int, p: int, which: str) -> float:
         wm.value, wi.value, wp.value = np.zeros(4), np.zeros(4), np.zeros(3)
         wp.value[p] = 1.0
         if which == "im":
@@ -245,7 +245,8 @@ class RotorTerms:
 
     def __init__(self, body: Body) -> None:
         self.body = body
-        frame = body.frame
+        # a spin axis: the checks below refuse other frames
+        frame = cast("Stationary | ConstantSpin", body.frame)
         self.stationary = isinstance(frame, Stationary)
         every = list(getattr(body, "attachments", ()))
         #: time-domain unbalances (on journals of this body's attachments)
@@ -263,7 +264,7 @@ class RotorTerms:
                              "unbalances need the body in a frames.Stationary frame")
         self.axis, self.center = frame.axis.copy(), frame.pivot.copy()
         self.basis = np.vstack([transverse_basis(self.axis), self.axis[None, :]])
-        if self.stationary:
+        if isinstance(frame, Stationary):  # self.stationary
             check_axisymmetric(body, self.axis, self.center, frame.axisymmetry_tol,
                                frame.check)
         self.bearings: List[Bearing] = [a for a in atts if isinstance(a, Bearing)]
@@ -278,7 +279,7 @@ class RotorTerms:
             np.zeros(0, PETSc.IntType)
         self._units: Dict[str, PETSc.Mat] = {}
         self._loads: Dict[str, PETSc.Vec] = {}
-        self._key = None
+        self._key: tuple | None = None
         self.Kb: PETSc.Mat | None = None
         self.Cb: PETSc.Mat | None = None
         self.support: PETSc.Mat | None = None
@@ -308,7 +309,8 @@ class RotorTerms:
         assemble_into(B, form)
         return B
 
-    def _dense(self, out: PETSc.Mat, att: Bearing | Disk, X: np.ndarray, rows: np.ndarray) -> None:
+    def _dense(self, out: PETSc.Mat, att: Bearing | Disk, X: np.ndarray,
+               rows: Sequence[int]) -> None:
         """Add L_r^T X L_r of attachment ``att`` (rows ``rows`` of its map) to ``out``'s owned
         rows (``out`` not assembled after)."""
         jm = self.maps[id(att)]

@@ -32,7 +32,6 @@ from dolfinx_mbs.materials.base import Material
 
 if TYPE_CHECKING:
     from dolfinx.mesh import Mesh, MeshTags
-    from numpy.typing import ArrayLike
     from petsc4py import PETSc
 
 __all__ = ["Body", "FORM_KINDS", "name_bodies", "UNNAMED"]
@@ -379,7 +378,8 @@ class Body:
 
     def apply_load(self, body_force: TimeVector | None = None, traction: TimeVector | None = None,
                    where: Callable[[np.ndarray], np.ndarray] | None = None,
-                   facets: Tuple[MeshTags, int] | None = None, point: ArrayLike | None = None,
+                   facets: Tuple[MeshTags, int] | None = None,
+                   point: Sequence[float] | np.ndarray | None = None,
                    force: TimeVector | None = None, local: bool = True) -> None:
         """One of :meth:`add_body_force`, :meth:`add_traction` or :meth:`add_point_load`, by
         the argument given (:meth:`dolfinx_mbs.Model.apply_load`)."""

@@ -138,7 +138,7 @@ class RigidBody:
 
 
 def rigid_inertia_forces(bodies: Sequence[RigidBody], state: FrameState,
-                         gravity: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+                         gravity: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The sum of :meth:`RigidBody.forces` over ``bodies`` at ``state``."""
     F, M = np.zeros(3), np.zeros(3)
     for b in bodies:

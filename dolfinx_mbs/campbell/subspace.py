@@ -55,7 +55,7 @@ from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.petsc_options import DIFFERENT, SAME, SUBSET, direct_lu
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.campbell.pencil import SweepPencil
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -338,7 +338,7 @@ class SubspaceSolver:
             c = max(1.0, float(np.linalg.norm(np.linalg.solve(Pi, Pj), 2)))
         return self.mpi.bcast(c, root=0)
 
-    def _iterate(self, terms: Terms, pencil: SweepPencil | None,
+    def _iterate(self, terms: Terms, pencil: Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat],
                  reuse: int) -> Tuple[np.ndarray, List[PETSc.Vec]] | None:
         """Projection, check and correction until the wanted pairs converge (or None); the
         first ``reuse`` solves with the last factorization, if any, their residuals scaled by

@@ -250,7 +250,7 @@ class _BorderedTerms:
                       sp.extra]
         self.K, self.G = self.K0b.duplicate(), self.G0b.duplicate()
 
-    def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat, float]:
+    def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat, dict]:
         """(K, G, M, terms) of the bordered pencil at ``speed``."""
         from petsc4py import PETSc as _P
 
@@ -422,7 +422,7 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
     return _table(tracker, W, n, orders, whirl_tol, stability_tol, comm, stationary)
 
 
-def _table(tr: _Tracker, W: np.ndarray, n: int, orders: Sequence[int], whirl_tol: float,
+def _table(tr: _Tracker, W: np.ndarray, n: int, orders: Tuple[int, ...], whirl_tol: float,
            stability_tol: float, comm: MPI.Comm, stationary: bool = False) -> CampbellTable:
     lam = np.array(tr.lam)[:, :n]
     h = np.array(tr.h)[:, :n]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, Tuple
+from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
 
@@ -77,7 +77,7 @@ def build(case: Case, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dic
     return model, body, facet_tags, groups
 
 
-def _components(case: Case, path: Path_) -> np.ndarray | None:
+def _components(case: Case, path: Path_) -> List[int] | None:
     v = case.get(path)
     if v is None:
         return None

@@ -27,7 +27,7 @@ def _toml() -> ModuleType:
         import tomllib
     except ImportError:  # Python < 3.11
         try:
-            import tomli as tomllib
+            import tomli as tomllib  # type: ignore[no-redef]
         except ImportError:
             raise ImportError("reading a case file needs Python >= 3.11 (tomllib) or the "
                               "tomli package (pip install tomli)") from None
@@ -341,7 +341,7 @@ class CaseText:
         return CaseError(f"{where} {dotted(path)}: {message}")
 
     def unknown(self, path: Path_, known: Iterable[str], what: str = "key",
-                name: str | None = None) -> CaseError:
+                name: object = None) -> CaseError:
         """The error for an unknown key (the last part of ``path``) or an unknown value
         ``name`` at ``path``, with the close match and what is known."""
         known = sorted(known)

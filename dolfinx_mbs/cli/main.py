@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Tuple
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -78,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _assignments(texts: List[str], what: str, sweep: bool = False) -> List[Tuple[str, object]]:
+def _assignments(texts: List[str], what: str, sweep: bool = False) -> List[Tuple[str, Any]]:
     from dolfinx_mbs.cli.casefile import is_range, parse_assignment, parse_value, sweep_values
 
     out = []

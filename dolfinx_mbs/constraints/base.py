@@ -124,7 +124,7 @@ class Constraint:
         raise NotImplementedError
 
 
-def time_jets(fn: Callable[[float], np.ndarray], t: float, time_scale: float,
+def time_jets(fn: Callable[[float], ArrayLike], t: float, time_scale: float,
               what: str) -> np.ndarray:
     """Value and two derivatives of a vector function of time, shape (3, k)."""
     v = np.asarray(fn(t), dtype=float).reshape(-1)

@@ -65,7 +65,7 @@ class _Expr:
         self.terms, self.g, self.rheo, self.names = terms, g, rheo, names
 
 
-def _substitute(cols: Sequence[int], coefs: Sequence[np.ndarray],
+def _substitute(cols: Sequence[int], coefs: np.ndarray,
                 exprs: Dict[int, _Expr]) -> Tuple[Dict[int, np.ndarray], list]:
     """The terms {dof: jet} of a row sum_k coef_k Delta_k with the eliminated dofs replaced by
     their expressions, and the (coef, expression) pairs so replaced."""

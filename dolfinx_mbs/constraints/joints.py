@@ -238,7 +238,8 @@ def _gather_candidates(space: FullSpace, body: Body,
 
 
 def tie(space: FullSpace, body_a: Body, body_b: Body, where: Callable | None = None,
-        tol: float = 1e-8, name: str | None = None, facets: Tuple[MeshTags, int] | None = None,
+        tol: float = 1e-8, name: str | None = None,
+        facets: Tuple[Tuple[MeshTags, int], Tuple[MeshTags, int]] | None = None,
         where_b: Callable | None = None, same_motion: bool = False) -> Joint:
     """Tie the nodes of ``body_b`` on the interface to the nodes of ``body_a`` at the same
     global position at t = 0. The interface is given by ``where`` (a predicate on a's local

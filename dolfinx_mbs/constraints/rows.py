@@ -6,7 +6,7 @@ velocity rows ``B_n(t) Delta' = c_n(t)`` (:class:`VelocityRows`, eliminated by
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Tuple
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["LinearRows", "VelocityRows"]
 
 
-def _parse_rows(name: str, rows: object, N: int,
+def _parse_rows(name: str, rows: Sequence[Mapping[int, float | Callable[[float], float]]], N: int,
                 callables: bool) -> Tuple[np.ndarray, np.ndarray, list]:
     """CSR of ``{full_index: coefficient}`` dicts, checked (identically on every rank, as the
     rows are given identically): (indptr, cols, coefficients), a coefficient being a float or,
@@ -104,7 +104,8 @@ class LinearRows(Constraint):
         name: label.
     """
 
-    def __init__(self, space: FullSpace, rows: object,
+    def __init__(self, space: FullSpace,
+                 rows: Sequence[Mapping[int, float | Callable[[float], float]]],
                  rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
                  time_scale: float = 1.0, name: str | None = None) -> None:
         self.name = name or "rows"
@@ -163,7 +164,8 @@ class VelocityRows(Constraint):
     side jets ``[value, d/dt, d2/dt2]`` (here of B and c, the velocity-level quantities).
     """
 
-    def __init__(self, space: FullSpace, rows: object,
+    def __init__(self, space: FullSpace,
+                 rows: Sequence[Mapping[int, float | Callable[[float], float]]],
                  rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
                  time_scale: float = 1.0, name: str | None = None) -> None:
         self.name = name or "velocity rows"

@@ -72,7 +72,7 @@ __all__ = [
 ]
 
 
-def _vec(a: Expr | ArrayLike) -> ufl.core.expr.Expr:
+def _vec(a: Expr | Sequence[float] | np.ndarray) -> ufl.core.expr.Expr:
     return a if isinstance(a, ufl.core.expr.Expr) else ufl.as_vector([float(c) for c in a])
 
 

@@ -102,7 +102,7 @@ class ConstantSpin(_AxisRotation):
     def _angle(self, t: float) -> Tuple[float, float, float]:
         return self.rate * t, self.rate, 0.0
 
-    _angles = _angle
+    _angles = _angle  # type: ignore[assignment]  # the closed form holds on arrays too
 
     def motion_key(self) -> tuple:
         """Equal for the same spin vector and axis line (see ``frames.equal_motion``).

@@ -28,7 +28,7 @@ def skew(w: ArrayLike) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def cross3(a: ArrayLike, b: ArrayLike) -> np.ndarray:
+def cross3(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
     """A x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
     this is for the many small products of a step)."""
     a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])

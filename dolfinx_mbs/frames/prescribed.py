@@ -36,7 +36,7 @@ the run (the differences sample t +/- h0).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Tuple, TypeVar
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class _SampleError(ValueError):
     """The function failed at a time sampled for the differences (not at t itself)."""
 
 
-def _richardson(f: Callable[[float], np.ndarray], t: float, h0: float, order: int,
+def _richardson(f: Callable[[float], ArrayLike], t: float, h0: float, order: int,
                 levels: int = 8, ratio: float = 1.6) -> tuple[np.ndarray, np.ndarray]:
     """First or second derivative of a vector function by extrapolated central differences.
 
@@ -250,8 +250,12 @@ def _sampled_for(f: Callable[[float], ArrayLike], t: float, h0: float,
     return g
 
 
-def cached_state(state_fn: Callable[[Frame, float], FrameState]
-                 ) -> Callable[[Frame, float], FrameState]:
+#: a frame class whose ``state`` :func:`cached_state` memoizes
+_F = TypeVar("_F", bound=Frame)
+
+
+def cached_state(state_fn: Callable[[_F, float], FrameState]
+                 ) -> Callable[[_F, float], FrameState]:
     """Memoize ``state(t)`` of frames whose derivatives are computed numerically.
 
     A time step asks for the same few times many times (FrameState is immutable, so sharing
@@ -260,7 +264,7 @@ def cached_state(state_fn: Callable[[Frame, float], FrameState]
     import functools
 
     @functools.wraps(state_fn)
-    def state(self: Frame, t: float) -> FrameState:
+    def state(self: _F, t: float) -> FrameState:
         cache = self.__dict__.setdefault("_state_cache", {})
         key = float(t)
         hit = cache.get(key)
@@ -312,7 +316,7 @@ def _spline_derivative(fn: object, n: int) -> Callable | None:
     return None
 
 
-def _function(value: object, name: str) -> Callable[[float], object] | None:
+def _function(value: Any, name: str) -> Callable[[float], Any] | None:
     """None, a function of time, or a constant made one (checked where it is called)."""
     if value is None or callable(value):
         return value
@@ -326,9 +330,9 @@ def _function(value: object, name: str) -> Callable[[float], object] | None:
     return lambda t: arr
 
 
-def _pair(first: object, second: object,
+def _pair(first: Any, second: Any,
           names: tuple[str, str]
-          ) -> Tuple[Callable[[float], object] | None, Callable[[float], object] | None]:
+          ) -> Tuple[Callable[[float], Any] | None, Callable[[float], Any] | None]:
     f1, f2 = _function(first, names[0]), _function(second, names[1])
     if f2 is not None and f1 is None:
         raise ValueError(f"{names[1]}= needs {names[0]}= as well (the state needs both; "
@@ -438,7 +442,7 @@ class Prescribed(Frame):
             return np.zeros(3)
         return checks.point3(self._origin(t), f"origin(t={t:g})")
 
-    def _given_vector(self, fn: Callable[[float], object] | None, name: str, t: float,
+    def _given_vector(self, fn: Callable[[float], Any] | None, name: str, t: float,
                       planar: bool = False) -> np.ndarray:
         if planar:
             return checks.point3(fn(t), f"{name}(t={t:g})")

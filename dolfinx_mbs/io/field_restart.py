@@ -36,6 +36,7 @@ import numpy as np
 from dolfinx_mbs import checks
 
 if TYPE_CHECKING:
+    import adios2
     from dolfinx.fem import Function, FunctionSpace
     from mpi4py import MPI
     from numpy.typing import ArrayLike
@@ -97,7 +98,8 @@ def _table(block: ArrayLike) -> np.ndarray:
     return a.reshape(a.shape[0], -1) if a.ndim > 1 else a.reshape(-1, 1)
 
 
-def _node_map(comm: MPI.Comm, f: object, source: str, V: FunctionSpace) -> np.ndarray:
+def _node_map(comm: MPI.Comm, f: adios2.FileReader, source: str,
+              V: FunctionSpace) -> np.ndarray:
     """For each local node of ``V``, its row in the concatenated blocks of the VTX file ``f``.
 
     Every block is read (the file was written on another number of ranks) and the nodes

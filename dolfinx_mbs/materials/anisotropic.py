@@ -10,7 +10,7 @@ strains, gamma_ij = 2 eps_ij, so that sigma = C @ [eps_xx, eps_yy, eps_zz, 2 eps
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence, Tuple
+from typing import TYPE_CHECKING, Iterable, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -273,7 +273,7 @@ def _orthotropic_compliance(E: Sequence[float], nu: Sequence[float],
     return S
 
 
-def _triple(x: object, name: str) -> Sequence:
+def _triple(x: Iterable[float], name: str) -> Sequence:
     try:
         t = list(x)
     except TypeError:

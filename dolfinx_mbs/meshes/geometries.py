@@ -61,7 +61,7 @@ def check_sizes(**values: float) -> None:
         checks.positive(v, name)
 
 
-def cell_counts(cells: Sequence[int] | int, n: int, name: str) -> Tuple[int, ...]:
+def cell_counts(cells: Sequence[int], n: int, name: str) -> Tuple[int, ...]:
     """``n`` numbers of cells, checked.
 
     Args:

@@ -83,9 +83,9 @@ def gather(functions: Sequence, comm: MPI.Comm | None = None) -> Gathered | None
     V = functions[0].function_space
     comm = V.mesh.comm if comm is None else comm
     other = [k for k, f in enumerate(functions) if not compat.same_space(f.function_space, V)]
-    checks.raise_everywhere(comm, other and (
+    checks.raise_everywhere(comm, (
         f"functions[{other[0]}] is on another space than functions[0]: gather the Functions "
-        "of one space at a time"))
+        "of one space at a time") if other else None)
     for f in functions:
         f.x.scatter_forward()
     topology, types, x = compat.vtk_mesh(V)

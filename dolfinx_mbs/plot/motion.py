@@ -8,7 +8,7 @@ each body in its own frame, with PyVista off-screen, one picture per kept time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from dolfinx_mbs.plot.render import (
 if TYPE_CHECKING:
     from petsc4py import PETSc
 
+    from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.model import Model
 
 
@@ -56,7 +57,8 @@ class Recorder:
         from dolfinx import fem
 
         self.space = model.space
-        self.bodies = list(model.bodies)
+        # a model's bodies are its elastic ones (the rigid ones are ``model.rigid_bodies``)
+        self.bodies = cast("List[Body]", list(model.bodies))
         self.every = every
         #: the times kept (s)
         self.times: list[float] = []

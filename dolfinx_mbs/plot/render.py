@@ -14,7 +14,7 @@ A displacement in a body frame is drawn in that frame; with the frames' states
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -95,14 +95,14 @@ def _place(points: np.ndarray, state: FrameState | None) -> np.ndarray:
     return points if state is None else state.r_O + points @ np.asarray(state.R).T
 
 
-def _camera(plotter: object, view: str | Sequence) -> None:
+def _camera(plotter: Any, view: str | Sequence) -> None:
     if isinstance(view, str):
         getattr(plotter, "view_isometric" if view == "iso" else f"view_{view}")()
     else:
         plotter.camera_position = [tuple(map(float, p)) for p in view]
 
 
-def _grid(pv: ModuleType, g: Gathered, points: np.ndarray) -> object:
+def _grid(pv: ModuleType, g: Gathered, points: np.ndarray) -> Any:
     return pv.UnstructuredGrid(g.cells, g.types, points)
 
 
@@ -118,7 +118,7 @@ def _states(states: FrameState | Sequence[FrameState | None] | None, n: int,
             comm: MPI.Comm) -> Sequence[FrameState | None]:
     if states is None:
         return [None] * n
-    states = list(states) if isinstance(states, (list, tuple)) else [states]
+    states = list(states) if isinstance(states, (list, tuple)) else [states]  # type: ignore[list-item]
     checks.raise_everywhere(comm, None if len(states) == n else
                             f"states must hold one frame state per body ({n}), got "
                             f"{len(states)}")
@@ -259,7 +259,7 @@ def mode_shapes(shapes: ModalResult | Sequence, path: str, *, labels: Sequence[s
         ImportError: PyVista is missing.
         RuntimeError: the rendering failed (on every rank).
     """
-    result = shapes if hasattr(shapes, "eigenvalues") else None
+    result = cast("ModalResult", shapes) if hasattr(shapes, "eigenvalues") else None
     if result is not None:
         if getattr(result, "shapes", None) is None:
             raise ValueError("shapes: this ModalResult holds no shapes; compute it with "

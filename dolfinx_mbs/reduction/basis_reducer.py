@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Sequence, Set, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -205,7 +205,8 @@ class OnBasis(Constraint):
 
 
 def classify(space: FullSpace, constraints: Sequence[Constraint],
-             reduced: Sequence[int]) -> Tuple[list, Dict[int, np.ndarray], Dict[int, np.ndarray]]:
+             reduced: Sequence[int]
+             ) -> Tuple[Set[int], Dict[int, np.ndarray], Dict[int, np.ndarray]]:
     """Which constraints the reduced bodies' shapes absorb (constant rows each fixing one dof
     of one reduced body to zero), the dofs they fix, and each reduced body's interface (the
     dofs other constraints touch). Returns (absorbed constraint indices, {body: fixed full
@@ -278,7 +279,8 @@ class BasisReducer(MaggiReducer):
         self.T = self._basis_matrix()
         rowmap = RowMap(self.xi)
         kept = [OnBasis(c, rowmap) for i, c in enumerate(self.constraints) if i not in absorbed]
-        self.inner = inner = MaggiReducer(self.xi, kept, t)
+        # the shapes' coefficients are numbered as a FullSpace numbers the full dofs
+        self.inner = inner = MaggiReducer(self.xi, kept, t)  # type: ignore[arg-type]
         self.time_dependent, self.rheonomic = inner.time_dependent, inner.rheonomic
         self.redundant, self.n_dependent = inner.redundant, inner.n_dependent
         self.n_reduced = inner.n_reduced

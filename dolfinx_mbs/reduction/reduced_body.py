@@ -20,7 +20,7 @@ modes. :mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the M
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -60,7 +60,8 @@ class ReducedBody:
     """
 
     def __init__(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
-                 cutoff: float | None = None, t: float = 0.0, residual: bool = False) -> None:
+                 cutoff: float | None = None, t: float = 0.0,
+                 residual: bool | Sequence[float] = False) -> None:
         if method not in METHODS:
             raise ValueError(f"reduce: method must be one of {METHODS}, got {method!r}")
         if cutoff is None:

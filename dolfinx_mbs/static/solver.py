@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple
 
 import numpy as np
 from dolfinx import fem
@@ -97,11 +97,11 @@ class StaticSolver:
         self.comm = comm
         self.ksp: PETSc.KSP | None = None
         self._ksp_sizes = None
-        self._snes = None
+        self._snes: PETSc.SNES | None = None
         self._snes_for = (None, None)
         self._q: PETSc.Vec | None = None
         self._br: PETSc.Vec | None = None
-        self._for = None  # the reducer the reduced vectors belong to
+        self._for: MaggiReducer | None = None  # the reducer the reduced vectors belong to
         self._inertia_ksp: PETSc.KSP | None = None
         #: Newton iterations of the last nonlinear solve
         self.newton_iterations = 0
@@ -377,8 +377,8 @@ def _refusal(bodies: Sequence[Body], groups: List[List[int]], reducer: MaggiRedu
     return None
 
 
-def _plan(bodies: Sequence[Body], own: Sequence[bool], groups: List[List[int]],
-          stiffened: Sequence[bool]) -> Tuple[list, list, List[FrameLink]]:
+def _plan(bodies: Sequence[Body], own: Sequence[Sequence[tuple]], groups: List[List[int]],
+          stiffened: List[List[int]]) -> Tuple[list, list, List[FrameLink]]:
     """The unit solves and the links between the frames of the ``stiffened`` groups.
 
     Solve s loads class s (of equal motion) of every joined group: the whole group when its
@@ -540,13 +540,23 @@ def prestress(assembly: Assembly, reducer: MaggiReducer, solver: StaticSolver) -
     return links
 
 
+class _Owner(Protocol):
+    """What :class:`Prestress` reads of its owner (a model, a later part: not named here)."""
+
+    @property
+    def reducer(self) -> MaggiReducer: ...
+
+    @property
+    def static(self) -> StaticSolver: ...
+
+
 class Prestress:
     """:func:`prestress` as an assembly's call: ``prestress(assembly, owner.reducer,
     owner.static)``, the owner (a model) held by a weak reference. The model owns its
     assembly: a strong reference back would make the model a reference cycle, freed only when
     Python's garbage collector runs (at different times on different ranks)."""
 
-    def __init__(self, owner: object) -> None:
+    def __init__(self, owner: _Owner) -> None:
         self.owner = weakref.ref(owner)
 
     def __call__(self, assembly: Assembly) -> List[FrameLink]:

@@ -62,7 +62,7 @@ class _Side:
         if isinstance(point.frame, ComputedFrame):
             self.index = next(i for i, f in enumerate(system.frames) if f is point.frame)
         self.system = system
-        self._last = None
+        self._last: tuple | None = None
 
     def state(self, t: float, f: np.ndarray) -> tuple:
         """(R, r_O, v_O, omega, dv/dw (3 x k), domega/dw) at the unknowns ``f`` (the speeds'
@@ -147,7 +147,7 @@ class JointSet:
         self.n_position = sum(1 for r in self.rows if r[3])
         #: unknowns: the multipliers lam (one per row), then mu (one per position row)
         self.n_unknowns = self.n_rows + self.n_position
-        self._nodes = None
+        self._nodes: dict | None = None
 
     # -- the nodes' values --------------------------------------------------------------------
     def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> dict:

@@ -18,7 +18,7 @@ motion back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -29,6 +29,7 @@ from dolfinx_mbs.frames.computed import ComputedFrame
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+    from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.bodies.rigid import RigidBody
     from dolfinx_mbs.frames.base import Frame
     from dolfinx_mbs.systems.coupled import CoupledSystem
@@ -56,7 +57,7 @@ def rigid_resultants(e: np.ndarray, X: np.ndarray, u: np.ndarray, gdim: int, com
     return out[:3], out[3:]
 
 
-def frame_label(frame: Frame, carried: Sequence[str]) -> str:
+def frame_label(frame: Frame, carried: Sequence[Body | RigidBody]) -> str:
     """A prescribed frame's key in the results: its ``name`` if it has one, else
     ``"frame:"`` and the names of what it carries."""
     name = getattr(frame, "name", None)
@@ -95,7 +96,7 @@ class Drives:
             X = np.zeros((n, 3))
             X[:, :g] = b.V.tabulate_dof_coordinates()[:n, :g]
             self._X[i] = X
-        self._work = None
+        self._work: Tuple[int, List[PETSc.Vec]] | None = None
 
     def at(self, t: float, u: PETSc.Vec, ud: PETSc.Vec, udd: PETSc.Vec) -> dict:
         """{label: (force, torque about the frame's origin)} in global components at ``t``

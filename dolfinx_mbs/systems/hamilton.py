@@ -46,7 +46,7 @@ class HamiltonSystem(SecondOrderSystem):
             asm.stiffness(t, angular_acceleration=False, states=states), key="Kw"))
 
     def _form(self, t: float, states: Sequence[FrameState] | None, rb: ReducedBasis | None,
-              version: tuple) -> Hamiltonian:
+              version: int) -> Hamiltonian:
         M, C, K, Kel, more = self._matrices(t, states, rb)
         old, red = self._ops, self.reducer
         Gp, D, Kh = more["Gp"], more["D"], more["Kh"]
@@ -89,7 +89,9 @@ class HamiltonSystem(SecondOrderSystem):
         s.Kh.axpy(-1.0, AdMAd, structure=SUBSET)
         s.Kh.axpy(0.5, GAdT, structure=SUBSET)   # - A'^T G_p A = + (A^T G_p A')^T
 
-    def _vectors(self, t: float, s: Hamiltonian, states: Sequence[FrameState] | None) -> None:
+    # a Hamiltonian system's records are Hamiltonian
+    def _vectors(self, t: float, s: Hamiltonian,  # type: ignore[override]
+                 states: Sequence[FrameState] | None) -> None:
         """pi0, h, fa with the prescribed part a0(t) folded in: pi0 = A^T w,
         h = A^T (h + K_h a0 + (G_p + D) a0') - A'^T w, fa = A^T f_a."""
         asm, red = self.assembly, self.reducer

@@ -95,8 +95,8 @@ class SaddlePoint:
         self._fill_c(rows[3])
         self._t = 0.0
         self._ops: SecondOrder | None = None
-        self._key = None
-        self._stamp = None
+        self._key: tuple | None = None
+        self._stamp: object = None
         self._nests: Dict[str, PETSc.Mat] = {}
         # layout of the augmented vectors: rank r owns its n full dofs, then its m multipliers
         self.sizes = (n + self.m_local, sp.n_global + self.m)

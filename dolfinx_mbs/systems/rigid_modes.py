@@ -83,7 +83,7 @@ model gives them, for information, not as physical results.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -94,10 +94,29 @@ from dolfinx_mbs.frames.base import skew
 if TYPE_CHECKING:
     from mpi4py import MPI
 
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.frames.base import FrameState
-    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["RigidSubspace", "rigid_subspace"]
+
+
+class ModelParts(Protocol):
+    """What :func:`rigid_subspace` reads of a system: a typed system, or the parts of a model
+    before its systems exist (the static prestress)."""
+
+    @property
+    def assembly(self) -> Assembly: ...
+
+    @property
+    def space(self) -> FullSpace: ...
+
+    @property
+    def bodies(self) -> Sequence[Body]: ...
+
+    @property
+    def comm(self) -> MPI.Comm: ...
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +270,7 @@ class RigidSubspace:
         self.Q, self._out, self._blocks = [], {}, None
 
 
-def _fields(system: SecondOrderSystem) -> Tuple[List[np.ndarray], List[str], List[tuple]]:
+def _fields(system: ModelParts) -> Tuple[List[np.ndarray], List[str], List[tuple]]:
     """Every body's rigid fields: translations, then rotations about the body's centroid (of
     its dof points: small coordinates keep the round-off of K r small), as full local arrays,
     their labels, and per body ``(body index, first field, gdim, centroid)``."""
@@ -284,8 +303,8 @@ def _fields(system: SecondOrderSystem) -> Tuple[List[np.ndarray], List[str], Lis
     return fields, labels, blocks
 
 
-def _turning(blocks: Sequence[np.ndarray], k: int,
-             states: Sequence[Sequence[FrameState]]) -> Tuple[np.ndarray, float]:
+def _turning(blocks: Sequence[tuple], k: int,
+             states: Sequence[FrameState]) -> Tuple[np.ndarray, float]:
     """J (k x k) on the rigid fields' coefficients: the rate at which the frames' turning
     changes a motion at rest in the inertial frame, d/dt (a, psi) = -J (a, psi) (module
     docstring), and the largest abs(omega)^2 of the bodies (0: no frame turns)."""
@@ -313,7 +332,7 @@ def _null_symmetric(A: np.ndarray, B: np.ndarray, tol: float) -> np.ndarray:
     return C[:, np.abs(mu) <= tol]
 
 
-def rigid_subspace(system: SecondOrderSystem, t: float = 0.0,
+def rigid_subspace(system: ModelParts, t: float = 0.0,
                    states: Sequence[Sequence[FrameState]] | None = None, at_time: bool = False,
                    frames: bool = True) -> RigidSubspace | None:
     """The free motions of ``system``'s bodies (module docstring): the rigid motions that its
@@ -434,7 +453,8 @@ def rigid_subspace(system: SecondOrderSystem, t: float = 0.0,
     return out
 
 
-def _invariant(C: np.ndarray, Gm: np.ndarray, turning: np.ndarray) -> np.ndarray:
+def _invariant(C: np.ndarray, Gm: np.ndarray,
+               turning: Sequence[Tuple[np.ndarray, float]]) -> np.ndarray:
     """The largest part of span ``C`` (M-orthonormal columns) that each J of ``turning``
     maps into itself (J C y in span C, to ``INVARIANCE_TOL`` relative to abs(omega)^2)."""
     while C.shape[1]:

@@ -76,7 +76,7 @@ class SecondOrderSystem:
         self.nonlinear = asm.nonlinear
         self._ops: SecondOrder | None = None
         self._key: Any = None
-        self._mkey = None
+        self._mkey: tuple | None = None
         self._work = {}
         self._nns = None
         # decided on first use
@@ -303,7 +303,7 @@ class SecondOrderSystem:
         return {}
 
     def _form(self, t: float, states: Sequence[FrameState] | None, rb: ReducedBasis | None,
-              version: tuple) -> SecondOrder:
+              version: int) -> SecondOrder:
         M, C, K, Kel, _ = self._matrices(t, states, rb)
         return SecondOrder(t=t, M=M, C=C, K=K, Kel=Kel, Kpot=K, f=None,
                            blocks=self._inertia_blocks(t, states, rb, Kel), version=version,

@@ -102,7 +102,8 @@ class VelocityBasis(MaggiReducer):
         self.holonomic = holonomic
         on_q = [_OnReducedSpace(c, holonomic, space) for c in rows]
         holonomic.update(t)
-        super().__init__(ReducedSpace(holonomic), on_q, t=t, order=1)
+        # the reduced coordinates are numbered as a FullSpace numbers the full ones
+        super().__init__(ReducedSpace(holonomic), on_q, t=t, order=1)  # type: ignore[arg-type]
 
 
 @dataclasses.dataclass
@@ -155,8 +156,8 @@ class VelocitySystem:
         self.nonlinear = base.nonlinear
         self.basis = VelocityBasis(base.reducer, rows, base.space)
         self._ops: VelocityOperators | None = None
-        self._key = None
-        self._stamp = None
+        self._key: tuple | None = None
+        self._stamp: object = None
         self._tmp: PETSc.Vec | None = None
         for name in ("n_reduced", "update", "create_reduced_vec", "restrict", "project",
                      "expand", "expand_rate", "expand_acceleration", "near_nullspace",
