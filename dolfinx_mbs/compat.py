@@ -197,7 +197,7 @@ def ghost_owners(index_map: IndexMap) -> np.ndarray:
     return np.asarray(o() if callable(o) else o)
 
 
-def cell_table(table: object) -> np.ndarray:
+def cell_table(table: np.ndarray | AdjacencyList) -> np.ndarray:
     """A per-cell table as an (n_cells, k) array.
 
     A mesh's geometry dofmap or a dofmap's ``list``, a row per local cell (ghosts included):
@@ -293,10 +293,10 @@ def point_ownership(mesh: Mesh, points: np.ndarray) -> tuple[np.ndarray, np.ndar
     # DOLFINx 0.5: the lowest rank with an owned cell containing the point
     hits = colliding_cells(mesh, points)
     mine = np.full(n, comm.size, dtype=np.int32)
-    for i in range(n):
-        local = [c for c in hits.links(i) if c < len(owned)]
+    for k in range(n):
+        local = [c for c in hits.links(k) if c < len(owned)]
         if local:
-            mine[i], cells[i] = comm.rank, local[0]
+            mine[k], cells[k] = comm.rank, local[0]
     owners = np.empty_like(mine)
     comm.Allreduce(mine, owners, op=MPI.MIN)
     owners[owners == comm.size] = -1

@@ -14,7 +14,7 @@ assembled when omega, alpha or a_O changed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Hashable, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -52,7 +52,8 @@ class BodyLoads:
             state), or None.
     """
 
-    def __init__(self, body: Body, basis: Sequence[Tuple[np.ndarray, np.ndarray]] | None = None,
+    def __init__(self, body: Body,
+                 basis: Sequence[Tuple[Callable[[np.ndarray], float], np.ndarray]] | None = None,
                  user_load: fem.Form | None = None) -> None:
         self.body = body
         ext = body.external_load_form(varying=False)
@@ -83,7 +84,8 @@ class BodyLoads:
         (also the unit gravity: the gravity load is their combination with R^T g)."""
         return self._frame
 
-    def _unit_loads(self, basis: Sequence[Tuple[np.ndarray, np.ndarray]]) -> dict:
+    def _unit_loads(self, basis: Sequence[Tuple[Callable[[np.ndarray], float], np.ndarray]]
+                    ) -> dict:
         """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
         body = self.body
         v = ufl.TestFunction(body.V)

@@ -15,6 +15,8 @@ from petsc4py import PETSc
 if TYPE_CHECKING:
     from dolfinx import fem
 
+    from dolfinx_mbs.bodies.body import Body
+
 __all__ = ["ReleasableMatrices", "assemble_into", "create_filled"]
 
 
@@ -42,6 +44,17 @@ class ReleasableMatrices:
     the same values) when it is next read. The operators hold ``_mats`` (name: matrix),
     ``_released`` (names), ``_keys`` (the frame-coupling W of each at its state), ``_D``,
     ``_prestress``, ``_user``, ``forms``, ``strategy`` and ``body``."""
+
+    # set by the operators (``BodyOperators.__init__``)
+    strategy: str
+    body: Body
+    forms: Dict[str, fem.Form]
+    _mats: Dict[str, PETSc.Mat | None]
+    _released: set
+    _keys: Dict[str, tuple | None]
+    _D: PETSc.Mat | None
+    _prestress: list
+    _user: Dict[str, list]
 
     @property
     def releasable(self) -> bool:

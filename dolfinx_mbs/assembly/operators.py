@@ -64,7 +64,7 @@ def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> 
 def coupling_basis(gdim: int) -> List[Tuple[Callable[[np.ndarray], float], np.ndarray]]:
     """A basis of gdim x gdim matrices (as 3x3), each with the functional giving its
     coefficient in a 3x3 W: the skew ones first (3 in 3D, 1 in 2D), then the symmetric ones."""
-    out = []
+    out: list = []
     if gdim == 3:
         for k in range(3):
             e = np.zeros(3)
@@ -152,9 +152,10 @@ class BodyOperators(ReleasableMatrices):
         self.timings = {"compile": t1 - t0, "first_assembly": t2 - t1}
         self._D: PETSc.Mat | None = None
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
-        self._pforms = None   # the unit load forms of the prestress cases
+        # the unit load forms of the prestress cases
+        self._pforms: Dict[str, fem.Form | None] | None = None
         self._geo: Dict[tuple, tuple] = {}   # case: (its field, its geometric stiffness form)
-        self._nl = None
+        self._nl: dict | None = None
         self._coupling: tuple = (None, None)
         if self.rotor is not None:
             self.rotor.setup(self)

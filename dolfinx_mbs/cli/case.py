@@ -53,10 +53,10 @@ from typing import (
     Dict,
     Iterable,
     Iterator,
-    List,
     Mapping,
     Sequence,
     Tuple,
+    cast,
 )
 
 import numpy as np
@@ -102,7 +102,8 @@ _ANALYSIS = {"static": {"t", "probes"},
 
 
 def _signature(cls: type) -> Tuple[str, ...]:
-    return tuple(p for p in inspect.signature(cls.__init__).parameters if p != "self")
+    return tuple(p for p in inspect.signature(cls.__init__).parameters  # type: ignore[misc]
+                 if p != "self")
 
 
 class Case:
@@ -175,9 +176,10 @@ class Case:
                      (not isinstance(e, Expression) or e.names <= set(values))]
             if not ready:
                 n = next(n for n in exprs if n not in values)
-                bad = sorted(exprs[n].names - set(exprs))
-                raise self.error(("parameters", n), f"unknown name {bad[0]!r} in {exprs[n].text!r}"
-                                 if bad else f"{exprs[n].text!r} depends on itself (a cycle)")
+                expr = cast(Expression, exprs[n])  # a number is always ready
+                bad = sorted(expr.names - set(exprs))
+                raise self.error(("parameters", n), f"unknown name {bad[0]!r} in {expr.text!r}"
+                                 if bad else f"{expr.text!r} depends on itself (a cycle)")
             for n in ready:
                 e = exprs[n]
                 values[n] = (self._scalar(("parameters", n), e.evaluate(values))
@@ -196,7 +198,7 @@ class Case:
         except (TypeError, ValueError):
             raise self.error(path, f"must be a finite number, got {checks.shown(v)}") from None
 
-    def _strings(self, raw: Any) -> List[str]:
+    def _strings(self, raw: Any) -> Iterator[str]:
         if isinstance(raw, str):
             yield raw
         elif isinstance(raw, (list, tuple)):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Mapping, Set, cast
 
 import numpy as np
 
@@ -31,7 +31,7 @@ def _near(a: ArrayLike, b: ArrayLike, tol: float = 1e-8) -> np.ndarray:
 
 
 #: the functions an expression may call
-FUNCTIONS = {
+FUNCTIONS: Dict[str, Callable[..., Any]] = {
     "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "log10": np.log10,
     "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
     "atan": np.arctan, "atan2": np.arctan2, "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh,
@@ -44,10 +44,11 @@ CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "true": True, "false":
 #: names a case cannot give a parameter: functions, constants, time and coordinates
 RESERVED = frozenset(FUNCTIONS) | frozenset(CONSTANTS) | {"t", "x", "y", "z"}
 
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+_BIN: Dict[type, Callable[[Any, Any], Any]] = {
+        ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
         ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
         ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_UNARY: Dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
         ast.Eq: operator.eq, ast.NotEq: operator.ne}
 
@@ -77,11 +78,11 @@ class Expression:
         except SyntaxError as e:
             raise ExpressionError(f"cannot parse expression {self.text!r}: {e.msg}") from None
         self._tree = tree.body
-        names = set()
+        names: Set[str] = set()
         self._check(self._tree, names)
         self.names: FrozenSet[str] = frozenset(names)
 
-    def _check(self, node: ast.AST, names: FrozenSet[str]) -> None:
+    def _check(self, node: ast.AST, names: Set[str]) -> None:
         ok = (ast.Constant, ast.Name, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
               ast.Call, ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
         if not isinstance(node, ok) or isinstance(node, (ast.MatMult, ast.BitAnd, ast.BitOr,
@@ -124,7 +125,7 @@ class Expression:
         except (ArithmeticError, FloatingPointError, TypeError, ValueError) as e:
             raise ExpressionError(f"expression {self.text!r}: {e}") from None
 
-    def _eval(self, node: ast.AST, env: Dict) -> Any:
+    def _eval(self, node: ast.AST, env: Mapping[str, object]) -> Any:
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
@@ -151,8 +152,8 @@ class Expression:
         if isinstance(node, ast.IfExp):
             return np.where(self._eval(node.test, env), self._eval(node.body, env),
                             self._eval(node.orelse, env))
-        # ast.Call (checked in _check)
-        return FUNCTIONS[node.func.id](*(self._eval(a, env) for a in node.args))
+        call = cast(ast.Call, node)  # the one kind left (checked in _check)
+        return FUNCTIONS[cast(ast.Name, call.func).id](*(self._eval(a, env) for a in call.args))
 
     def __repr__(self) -> str:
         return f"Expression({self.text!r})"

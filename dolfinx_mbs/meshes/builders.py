@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Dict, Iterator, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Sequence, Tuple
 
 from mpi4py import MPI
 
@@ -183,7 +183,8 @@ def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
     """
-    args = dict(shaft_length=shaft_length, shaft_radius=shaft_radius, disk_radius=disk_radius,
+    args: Dict[str, Any] = dict(
+                shaft_length=shaft_length, shaft_radius=shaft_radius, disk_radius=disk_radius,
                 disk_thickness=disk_thickness, disk_position=disk_position, size=size,
                 blades=blades, blade_length=blade_length, blade_width=blade_width,
                 blade_thickness=blade_thickness)
@@ -321,7 +322,7 @@ def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,
     Raises:
         FileNotFoundError: on every rank, naming what was looked for and the committed meshes.
     """
-    path = None
+    path: str | FileNotFoundError | None = None
     if comm.rank == 0:
         try:
             path = str(_locate(path_or_name))
@@ -363,7 +364,7 @@ def write(model: str | Callable[..., None], path: str | Path, **kwargs: object) 
     import gmsh
 
     if isinstance(model, str):
-        models = {"rotor": rotor_model, "shaft": shaft_model,
+        models: Dict[str, Callable[..., None]] = {"rotor": rotor_model, "shaft": shaft_model,
                   "twisted_blade": twisted_blade_model, "strip": strip_model}
         if model not in models:
             raise ValueError(f"model must be one of {sorted(models)} or a function, "

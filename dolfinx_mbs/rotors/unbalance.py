@@ -37,7 +37,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Callable, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, List, Mapping, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -51,6 +51,8 @@ from dolfinx_mbs.frames.stationary import Stationary
 
 if TYPE_CHECKING:
     import os
+
+    from numpy.typing import ArrayLike
 
     from dolfinx_mbs.campbell.subspace import Terms
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
@@ -240,7 +242,7 @@ class _Sites:
                                "point " + np.array2string(np.asarray(p, dtype=float),
                                                           precision=4, separator=", "))
 
-    def _body(self, where: object) -> int | None:
+    def _body(self, where: Disk | Bearing | ArrayLike) -> int | None:
         bodies = self.system.bodies
         if isinstance(where, (Disk, Bearing)):
             if not any(where.body is b for b in bodies):
@@ -248,15 +250,16 @@ class _Sites:
             return bodies.index(where.body)
         return None
 
-    def _add(self, where: object, F: np.ndarray, what: str, out: PETSc.Vec | None = None) -> None:
+    def _add(self, where: Disk | Bearing | ArrayLike, F: np.ndarray, what: str,
+             out: PETSc.Vec | None = None) -> None:
         """Add the complex (e1, e2) force F at ``where`` to ``self.f`` (or, real, to ``out``:
         a probe's functional of the mean motion or the node's displacement)."""
         space = self.system.space
         ib = self._body(where)
         targets = self.f if out is None else [out]
         parts = [F.real, F.imag] if out is None else [np.asarray(F, dtype=float)]
-        if ib is not None:
-            body = where.body
+        if ib is not None:  # a disk or a bearing
+            body = cast("Disk | Bearing", where).body
             ops = self.system.assembly.body_operators[ib]
             jm = ops.rotor.maps[id(where)]
             lo = space.offsets[ib]
@@ -269,7 +272,7 @@ class _Sites:
                 vals = Fp[0] * jm.L[0, own] + Fp[1] * jm.L[1, own]
                 vec.array[loc] += vals
             return
-        p = checks.point3(where, what)
+        p = checks.point3(cast("ArrayLike", where), what)
         found = None
         for jb, body in enumerate(self.system.bodies):
             if not isinstance(body.frame, Stationary):
@@ -307,7 +310,7 @@ class _Space:
     def dots(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         return self.mpi.allreduce(A.T @ B, op=MPI.SUM)
 
-    def extend(self, W: np.ndarray, mats: Sequence[PETSc.Mat]) -> int:
+    def extend(self, W: np.ndarray, mats: Mapping[str, PETSc.Mat]) -> int:
         scale = max(float(np.max(np.diag(self.dots(W, W)))), 1e-300)
         for _ in range(2):
             if self.X is not None:
@@ -347,18 +350,19 @@ def _mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
 class _Solver:
     """The frequency-domain solves at any speed (module docstring)."""
 
-    def __init__(self, sweep: SweepPencil, f: np.ndarray, probes: np.ndarray, comm: MPI.Comm,
-                 shift: float, tol: float, speed: float, max_iter: int = 40) -> None:
+    def __init__(self, sweep: SweepPencil, f: Sequence[np.ndarray], probes: np.ndarray,
+                 comm: MPI.Comm, shift: float, tol: float, speed: float, max_iter: int = 40
+                 ) -> None:
         self.sweep, self.comm, self.tol, self.max_iter = sweep, comm, tol, max_iter
         self.f = f                    # local rows of (Re f, Im f), per Omega^2
         self.P = probes               # local rows of the probes' functionals (n, 2 probes)
-        self._px = None
+        self._px: np.ndarray | None = None
         self.space = _Space(comm)
         self.factor = ShiftedFactor(comm, shift)
         K, G, M = sweep(speed)        # P = K + s G + s^2 M of the pencil at ``speed``
         self.factor.update(K, G, M)
         self.stats = {"solves": 1, "columns": 0, "evaluations": 0}
-        self._fp = None
+        self._fp: np.ndarray | None = None
         self._grow(self.factor.solve(np.column_stack(f)), speed)
 
     def _terms(self, speed: float) -> Terms:
@@ -514,7 +518,7 @@ def unbalance_response(system: SecondOrderSystem, speeds: Sequence[float],
                              critical_speeds=peaks, stats=stats, rank=comm.rank)
 
 
-def _peaks(W: np.ndarray, R: np.ndarray, evaluate: Callable[[float], np.ndarray],
+def _peaks(W: np.ndarray, R: np.ndarray, evaluate: Callable[..., np.ndarray],
            directions: Sequence[str] = ("x", "y", "major")) -> List[Peak]:
     """The local maxima of each probe's amplitudes, refined, with their half-power speeds."""
     from scipy.optimize import brentq, minimize_scalar
