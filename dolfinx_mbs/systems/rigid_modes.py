@@ -107,16 +107,21 @@ class ModelParts(Protocol):
     before its systems exist (the static prestress)."""
 
     @property
-    def assembly(self) -> Assembly: ...
+    def assembly(self) -> Assembly:
+        """The bodies' full operators."""
 
     @property
-    def space(self) -> FullSpace: ...
+    def space(self) -> FullSpace:
+        """The numbering of the bodies' dofs in the full vector."""
 
     @property
-    def bodies(self) -> Sequence[Body]: ...
+    def bodies(self) -> Sequence[Body]:
+        """The elastic bodies, in the model's order."""
 
     @property
-    def comm(self) -> MPI.Comm: ...
+    def comm(self) -> MPI.Comm:
+        """The bodies' communicator."""
+
 
 log = logging.getLogger(__name__)
 

@@ -48,7 +48,17 @@ class Equilibrium(Protocol):
     (:class:`dolfinx_mbs.static.StaticSolver`, a later part: not named here)."""
 
     def solve(self, system: SecondOrderSystem, t: float,
-              states: Sequence[FrameState] | None = None) -> PETSc.Vec: ...
+              states: Sequence[FrameState] | None = None) -> PETSc.Vec:
+        """The static equilibrium of ``system`` at ``t``.
+
+        Args:
+            system: the system whose equilibrium is wanted.
+            t: time (s) of the frame states and constraints.
+            states: one frame state per body instead of ``frame.state(t)``.
+
+        Returns:
+            The reduced coordinates of the equilibrium.
+        """
 
 
 class SecondOrderSystem:
