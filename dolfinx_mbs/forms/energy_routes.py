@@ -48,7 +48,14 @@ __all__ = [
 
 
 def apply_derivatives(expr: Expr) -> Expr:
-    """Evaluate derivative nodes of an expression (compound operators lowered first)."""
+    """Evaluate derivative nodes of an expression (compound operators lowered first).
+
+    Args:
+        expr: a UFL expression.
+
+    Returns:
+        The UFL expression.
+    """
     return _apply_derivatives(apply_algebra_lowering(expr))
 
 
@@ -57,7 +64,15 @@ def _gdim(u: Expr) -> int:
 
 
 def planar(w: Expr, gdim: int) -> Expr:
-    """The components of a 3-vector constant that act on a ``gdim``-dimensional body."""
+    """The components of a 3-vector constant that act on a ``gdim``-dimensional body.
+
+    Args:
+        w: a 3-vector (UFL).
+        gdim: the body's geometric dimension (2 or 3).
+
+    Returns:
+        The UFL expression.
+    """
     if gdim == 3:
         return w
     return ufl.as_vector([w[i] for i in range(gdim)])
@@ -67,6 +82,13 @@ def cross(w: Expr, u: Expr) -> Expr:
     """W x u for a 3-vector ``w`` and a 2- or 3-vector ``u``.
 
     For a 2D body only the z-component of ``w`` acts (planar motion): w x u = w_z (-u_y, u_x).
+
+    Args:
+        w: a 3-vector (UFL).
+        u: the displacement (a trial function or Function).
+
+    Returns:
+        The UFL expression.
     """
     d = _gdim(u)
     if d == 3:
@@ -79,13 +101,39 @@ def cross(w: Expr, u: Expr) -> Expr:
 # --- kinematics ----------------------------------------------------------------------------
 
 def velocity(omega: Expr, v_O: Expr, X: Expr, u: Expr, udot: Expr) -> Expr:
-    """Absolute velocity of a material point in local components: v_O + omega x (X+u) + udot."""
+    """Absolute velocity of a material point in local components: v_O + omega x (X+u) + udot.
+
+    Args:
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        v_O: the frame origin's velocity, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        udot: the velocity (a Function or UFL expression).
+
+    Returns:
+        The UFL expression.
+    """
     return planar(v_O, _gdim(u)) + cross(omega, X + u) + udot
 
 
 def acceleration(omega: Expr, alpha: Expr, a_O: Expr, X: Expr, u: Expr, udot: Expr,
                  uddot: Expr) -> Expr:
-    """Absolute acceleration in local components (docs/theory.md section 1)."""
+    """Absolute acceleration in local components (docs/theory.md section 1).
+
+    Args:
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        alpha: the frame's angular acceleration, as ``omega``.
+        a_O: the frame origin's acceleration, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        udot: the velocity (a Function or UFL expression).
+        uddot: the acceleration (a Function or UFL expression).
+
+    Returns:
+        The UFL expression.
+    """
     r = X + u
     return (planar(a_O, _gdim(u)) + cross(alpha, r) + cross(omega, cross(omega, r))
             + 2.0 * cross(omega, udot) + uddot)
@@ -93,14 +141,44 @@ def acceleration(omega: Expr, alpha: Expr, a_O: Expr, X: Expr, u: Expr, udot: Ex
 
 def kinetic_energy_density(rho: Expr | float, omega: Expr, v_O: Expr, X: Expr, u: Expr,
                            udot: Expr) -> Expr:
-    """T density: ``rho/2 |v|^2``."""
+    """T density: ``rho/2 |v|^2``.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        v_O: the frame origin's velocity, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        udot: the velocity (a Function or UFL expression).
+
+    Returns:
+        The UFL expression.
+    """
     vel = velocity(omega, v_O, X, u, udot)
     return 0.5 * rho * ufl.inner(vel, vel)
 
 
 def acceleration_energy_density(rho: Expr | float, omega: Expr, alpha: Expr, a_O: Expr, X: Expr,
                                 u: Expr, udot: Expr, uddot: Expr) -> Expr:
-    """Gibbs-Appell S density: ``rho/2 |a|^2``."""
+    """Gibbs-Appell S density: ``rho/2 |a|^2``.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        alpha: the frame's angular acceleration, as ``omega``.
+        a_O: the frame origin's acceleration, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        udot: the velocity (a Function or UFL expression).
+        uddot: the acceleration (a Function or UFL expression).
+
+    Returns:
+        The UFL expression.
+    """
     acc = acceleration(omega, alpha, a_O, X, u, udot, uddot)
     return 0.5 * rho * ufl.inner(acc, acc)
 
@@ -150,6 +228,23 @@ def lagrange_route(rho: Expr | float, material: Material, omega: Expr, alpha: Ex
     ``d omega/dt = alpha`` and ``d v_O/dt = a_O - omega x v_O`` (local components of a moving
     frame). Returns forms ``mass``, ``gyroscopic``, ``stiffness`` (k + k_omega + k_alpha) and
     ``load`` (q_omega + q_alpha + q_O).
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        material: the elastic law.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        alpha: the frame's angular acceleration, as ``omega``.
+        v_O: the frame origin's velocity, local components (3-vector).
+        a_O: the frame origin's acceleration, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        ud: the velocity Function (its values do not matter).
+        udd: the acceleration Function (its values do not matter).
+        test: the body's test function.
+        trial: the body's trial function.
+        dx: the cell measure to integrate over.
     """
     W = ufl.variable(omega)
     VO = ufl.variable(v_O)
@@ -167,6 +262,22 @@ def gibbs_appell_route(rho: Expr | float, material: Material, omega: Expr, alpha
     """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0.
 
     ``S = int rho/2 |a|^2``, the acceleration energy.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        material: the elastic law.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        alpha: the frame's angular acceleration, as ``omega``.
+        a_O: the frame origin's acceleration, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        ud: the velocity Function (its values do not matter).
+        udd: the acceleration Function (its values do not matter).
+        test: the body's test function.
+        trial: the body's trial function.
+        dx: the cell measure to integrate over.
     """
     S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
     E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
@@ -182,6 +293,20 @@ def hamilton_route(rho: Expr | float, material: Material, omega: Expr, v_O: Expr
     p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
     dp/dt = -(dV/du - dT_0/du) - G_p udot: returns ``mass`` (M), ``momentum_coupling`` (G_p),
     ``momentum_offset`` (pi_0), ``stiffness`` (K + K_omega) and ``momentum_load`` (h).
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        material: the elastic law.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        v_O: the frame origin's velocity, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        ud: the velocity Function (its values do not matter).
+        test: the body's test function.
+        trial: the body's trial function.
+        dx: the cell measure to integrate over.
     """
     z = _zero_like(u)
     T = kinetic_energy_density(rho, omega, v_O, X, u, ud)

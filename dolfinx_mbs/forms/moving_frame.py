@@ -172,6 +172,9 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
     W_ii = W(e_i) and W_ij = W(e_i + e_j) - W(e_i) - W(e_j) for i < j (exact in floating point).
     They give the unit centrifugal loads -c_W_ij(X, v) of prestress stiffening (docs/theory.md
     section 3), whose steady stresses scale with omega_i omega_j.
+
+    Args:
+        gdim: the body's geometric dimension (2 or 3).
     """
     if gdim not in (2, 3):
         raise ValueError(f"unit_spin_cases: gdim must be 2 or 3, got {gdim!r}")
@@ -188,7 +191,18 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
 # --- direct forms --------------------------------------------------------------------------
 
 def mass(rho: Expr | float, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """m(u, v) = int rho u.v."""
+    """m(u, v) = int rho u.v.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return rho * ufl.inner(u, v) * dx
 
 
@@ -200,6 +214,17 @@ def inertia_coupling(rho: Expr | float, W: Expr | np.ndarray, u: Expr, v: Expr,
     centrifugal and Euler loads are -c_W(X, v). As W is constant, c_W is the scalar mass matrix
     times W (a Kronecker product), which :mod:`dolfinx_mbs.assembly.operators` uses to form frame
     matrices from a precomputed basis instead of by quadrature.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        W: a constant 3x3 coupling matrix (numbers or UFL; its leading gdim x gdim block acts).
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
     """
     d = _gdim(u)
     Wd = W if d == 3 else ufl.as_matrix([[W[i, j] for j in range(d)] for i in range(d)])
@@ -208,62 +233,184 @@ def inertia_coupling(rho: Expr | float, W: Expr | np.ndarray, u: Expr, v: Expr,
 
 def gyroscopic(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,
                dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """g(u, v) = int 2 rho (omega x u).v: Coriolis, skew-symmetric."""
+    """g(u, v) = int 2 rho (omega x u).v: Coriolis, skew-symmetric.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        u: the trial function.
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return inertia_coupling(rho, frame_coupling(omega)["gyroscopic"], u, v, dx)
 
 
 def stiffness(material: Material, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """k(u, v) = int t sigma(eps(u)) : eps(v), t the thickness of a 2D body."""
+    """k(u, v) = int t sigma(eps(u)) : eps(v), t the thickness of a 2D body.
+
+    Args:
+        material: the elastic law.
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return material.thickness * ufl.inner(material.stress(strain(u)), strain(v)) * dx
 
 
 def angular_acceleration(rho: Expr | float, alpha: Expr | ArrayLike, u: Expr, v: Expr,
                          dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """k_alpha(u, v) = int rho (alpha x u).v: skew-symmetric."""
+    """k_alpha(u, v) = int rho (alpha x u).v: skew-symmetric.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        alpha: the frame's angular acceleration, as ``omega``.
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], u, v, dx)
 
 
 def spin_softening(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,
                    dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """k_omega(u, v) = int rho (omega x (omega x u)).v: symmetric negative semidefinite."""
+    """k_omega(u, v) = int rho (omega x (omega x u)).v: symmetric negative semidefinite.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        u: the trial function.
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return inertia_coupling(rho, frame_coupling(omega)["spin_softening"], u, v, dx)
 
 
 def centrifugal_unit_load(rho: Expr | float, W: Expr | np.ndarray, X: Expr, v: Expr,
                           dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """-c_W(X, v) = -int rho (W X).v: the centrifugal load of a spin-softening W, for a given W
-    (a unit case of :func:`unit_spin_cases` in prestress stiffening)."""
+    (a unit case of :func:`unit_spin_cases` in prestress stiffening).
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        W: a constant 3x3 coupling matrix (numbers or UFL; its leading gdim x gdim block acts).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return -inertia_coupling(rho, W, X, v, dx)
 
 
 def centrifugal_load(rho: Expr | float, omega: Expr | ArrayLike, X: Expr, v: Expr,
                      dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """q_omega(v) = -int rho (omega x (omega x X)).v."""
+    """q_omega(v) = -int rho (omega x (omega x X)).v.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return centrifugal_unit_load(rho, frame_coupling(omega)["spin_softening"], X, v, dx)
 
 
 def euler_load(rho: Expr | float, alpha: Expr | ArrayLike, X: Expr, v: Expr,
                dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """q_alpha(v) = -int rho (alpha x X).v."""
+    """q_alpha(v) = -int rho (alpha x X).v.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        alpha: the frame's angular acceleration, as ``omega``.
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return -inertia_coupling(rho, frame_coupling(alpha=alpha)["angular_acceleration"], X, v, dx)
 
 
 def base_acceleration_load(rho: Expr | float, a_O: Expr | ArrayLike, v: Expr,
                            dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """q_O(v) = -int rho a_O.v."""
+    """q_O(v) = -int rho a_O.v.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        a_O: the frame origin's acceleration, local components (3-vector).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return -rho * ufl.inner(planar(a_O, _gdim(v)), v) * dx
 
 
 def gravity_load(rho: Expr | float, g_local: Expr | ArrayLike, v: Expr,
                  dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """q_g(v) = int rho (R^T g).v, gravity fixed in the global frame, given in local components."""
+    """q_g(v) = int rho (R^T g).v, gravity fixed in the global frame, given in local components.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        g_local: the gravitational acceleration, local components (3-vector).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return rho * ufl.inner(planar(g_local, _gdim(v)), v) * dx
 
 
 def frame_inertia_load(rho: Expr | float, omega: Expr | ArrayLike, alpha: Expr | ArrayLike,
                        a_O: Expr | ArrayLike, X: Expr, v: Expr,
                        dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """q_omega + q_alpha + q_O: the whole load of the frame's motion on the undeformed body."""
+    """q_omega + q_alpha + q_O: the whole load of the frame's motion on the undeformed body.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        alpha: the frame's angular acceleration, as ``omega``.
+        a_O: the frame origin's acceleration, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return (centrifugal_load(rho, omega, X, v, dx) + euler_load(rho, alpha, X, v, dx)
             + base_acceleration_load(rho, a_O, v, dx))
 
@@ -271,12 +418,30 @@ def frame_inertia_load(rho: Expr | float, omega: Expr | ArrayLike, alpha: Expr |
 def geometric_stiffness(material: Material, sigma0: Expr, u: Expr, v: Expr,
                         dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """k_sigma(u, v) = int sigma0_ij u_k,i v_k,j (docs/theory.md section 3): the stiffness a
-    prestress sigma0 gives (times the thickness of a 2D body)."""
+    prestress sigma0 gives (times the thickness of a 2D body).
+
+    Args:
+        material: the elastic law.
+        sigma0: the prestress (a UFL tensor).
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return material.thickness * ufl.inner(ufl.grad(u) * sigma0, ufl.grad(v)) * dx
 
 
 def green_strain(u: Expr) -> Expr:
-    """Green-Lagrange strain E = 1/2 (F^T F - I), F = I + grad u."""
+    """Green-Lagrange strain E = 1/2 (F^T F - I), F = I + grad u.
+
+    Args:
+        u: the displacement (a trial function or Function).
+
+    Returns:
+        The UFL expression.
+    """
     G = ufl.grad(u)
     return 0.5 * (G + G.T + G.T * G)
 
@@ -305,7 +470,17 @@ def svk_remainder(material: Material, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx
     (S = C : E, E the Green strain, the material's law applied to E) adds to the linear one
     (docs/theory.md section 3). Quadratic and cubic in u; zero, with zero derivative, at u = 0.
     Its derivative in u is the tangent's excess over K: geometric stiffness of the current
-    stress plus the initial-displacement terms."""
+    stress plus the initial-displacement terms.
+
+    Args:
+        material: the elastic law.
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     E = green_strain(u)
     Fd = ufl.Identity(_gdim(u)) + ufl.grad(u)
     P = Fd * material.stress(E)
@@ -314,7 +489,16 @@ def svk_remainder(material: Material, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx
 
 def svk_remainder_energy(material: Material, u: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """Int 1/2 S(E) : E - 1/2 k(u, u): the St Venant-Kirchhoff strain energy's excess over the
-    linear one (n(u; v) is its derivative)."""
+    linear one (n(u; v) is its derivative).
+
+    Args:
+        material: the elastic law.
+        u: the displacement (a trial function or Function).
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The form (UFL).
+    """
     E = green_strain(u)
     eps = strain(u)
     return 0.5 * material.thickness * (ufl.inner(material.stress(E), E)
@@ -323,19 +507,60 @@ def svk_remainder_energy(material: Material, u: Expr, dx: ufl.Measure = ufl.dx) 
 
 def momentum_coupling(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,
                       dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """g_p(u, v) = int rho (omega x u).v = g/2: the u-part of the generalized momentum."""
+    """g_p(u, v) = int rho (omega x u).v = g/2: the u-part of the generalized momentum.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return inertia_coupling(rho, 0.5 * frame_coupling(omega)["gyroscopic"], u, v, dx)
 
 
 def momentum_offset(rho: Expr | float, omega: Expr | ArrayLike, v_O: Expr | ArrayLike, X: Expr,
                     v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """pi_0(v) = int rho (v_O + omega x X).v: the momentum of the undeformed body's frame motion."""
+    """pi_0(v) = int rho (v_O + omega x X).v: the momentum of the undeformed body's frame motion.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        v_O: the frame origin's velocity, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     d = _gdim(v)
     return rho * ufl.inner(planar(v_O, d) + cross(omega, X), v) * dx
 
 
 def momentum_load(rho: Expr | float, omega: Expr | ArrayLike, v_O: Expr | ArrayLike, X: Expr,
                   v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """h(v) = int rho (omega x (v_O + omega x X)).v: enters dp/dt = ... - h."""
+    """h(v) = int rho (omega x (v_O + omega x X)).v: enters dp/dt = ... - h.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
+            3-vector UFL expression.
+        v_O: the frame origin's velocity, local components (3-vector).
+        X: the body's local coordinates (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     d = _gdim(v)
     return rho * ufl.inner(cross(omega, planar(v_O, d) + cross(omega, X)), v) * dx

@@ -77,14 +77,33 @@ def _vec(a: Expr | Sequence[float] | np.ndarray) -> ufl.core.expr.Expr:
 
 
 def circumferential(axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr) -> Expr:
-    """W = a x (x - c): the velocity field of a unit spin (m/s per rad/s)."""
+    """W = a x (x - c): the velocity field of a unit spin (m/s per rad/s).
+
+    Args:
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+
+    Returns:
+        The UFL expression.
+    """
     return ufl.cross(_vec(axis), x - _vec(center))
 
 
 def circumferential_derivative(u: Expr, axis: Expr | ArrayLike, center: Expr | ArrayLike,
                                x: Expr) -> Expr:
     """d_theta u = grad(u) (a x (x - c)): the derivative of u along the circles about the axis
-    (per radian)."""
+    (per radian).
+
+    Args:
+        u: the displacement (a trial function or Function).
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+
+    Returns:
+        The UFL expression.
+    """
     return ufl.grad(u) * circumferential(axis, center, x)
 
 
@@ -99,14 +118,40 @@ def _perp(axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr) -> Expr:
 def velocity(spin: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr, u: Expr,
              ud: Expr) -> Expr:
     """V = Omega w + udot + Omega d_theta u: the ground velocity of the material point that
-    passes x (``spin`` Omega a UFL scalar or number)."""
+    passes x (``spin`` Omega a UFL scalar or number).
+
+    Args:
+        spin: the spin speed Omega (rad/s), a number or a UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        ud: the velocity (a Function or UFL expression).
+
+    Returns:
+        The UFL expression.
+    """
     w = circumferential(axis, center, x)
     return spin * w + ud + spin * circumferential_derivative(u, axis, center, x)
 
 
 def kinetic_energy_density(rho: Expr | float, spin: Expr | float, axis: Expr | ArrayLike,
                            center: Expr | ArrayLike, x: Expr, u: Expr, ud: Expr) -> Expr:
-    """T density: rho/2 |v|^2 with :func:`velocity`."""
+    """T density: rho/2 |v|^2 with :func:`velocity`.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        spin: the spin speed Omega (rad/s), a number or a UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        ud: the velocity (a Function or UFL expression).
+
+    Returns:
+        The UFL expression.
+    """
     vel = velocity(spin, axis, center, x, u, ud)
     return 0.5 * rho * ufl.inner(vel, vel)
 
@@ -116,7 +161,21 @@ def kinetic_energy_density(rho: Expr | float, spin: Expr | float, axis: Expr | A
 def gyroscopic(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
                u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """g_s(u, v) = int rho (d_theta u.v - u.d_theta v): skew; the gyroscopic matrix of the
-    stationary frame is Omega g_s."""
+    stationary frame is Omega g_s.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        u: the trial function.
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     du = circumferential_derivative(u, axis, center, x)
     dv = circumferential_derivative(v, axis, center, x)
     return rho * (ufl.inner(du, v) - ufl.inner(u, dv)) * dx
@@ -125,7 +184,21 @@ def gyroscopic(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLi
 def circumferential_softening(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike,
                               x: Expr, u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """-k_theta(u, v) = -int rho d_theta u.d_theta v: the spin softening of the stationary
-    frame per Omega^2 (symmetric, negative semidefinite)."""
+    frame per Omega^2 (symmetric, negative semidefinite).
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     du = circumferential_derivative(u, axis, center, x)
     dv = circumferential_derivative(v, axis, center, x)
     return -rho * ufl.inner(du, dv) * dx
@@ -134,20 +207,60 @@ def circumferential_softening(rho: Expr | float, axis: Expr | ArrayLike, center:
 def spin_acceleration(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
                       u: Expr, v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """c_theta(u, v) = int rho d_theta u.v: the stiffness a changing spin adds, per
-    dOmega/dt (skew on a body of revolution)."""
+    dOmega/dt (skew on a body of revolution).
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        u: the displacement (a trial function or Function).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The bilinear form (UFL).
+    """
     return rho * ufl.inner(circumferential_derivative(u, axis, center, x), v) * dx
 
 
 def centrifugal_load(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
                      v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
     """q(v) = int rho x_perp.v: the centrifugal load per Omega^2 (x_perp the distance vector
-    from the axis)."""
+    from the axis).
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return rho * ufl.inner(_perp(axis, center, x), v) * dx
 
 
 def torque_load(rho: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike, x: Expr,
                 v: Expr, dx: ufl.Measure = ufl.dx) -> ufl.Form:
-    """q_a(v) = -int rho w.v: the inertia load of a spin acceleration, per dOmega/dt."""
+    """q_a(v) = -int rho w.v: the inertia load of a spin acceleration, per dOmega/dt.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        v: the test function.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     return -rho * ufl.inner(circumferential(axis, center, x), v) * dx
 
 
@@ -155,7 +268,21 @@ def axisymmetry_boundary_term(rho: Expr | float, axis: Expr | ArrayLike, center:
                               x: Expr, v: Expr, n: Expr, ds: ufl.Measure = ufl.ds) -> ufl.Form:
     """int_boundary rho (w.n)(w.v): what the route's centrifugal load int rho w.d_theta v
     adds to :func:`centrifugal_load` (integration by parts along the circles; div w = 0). Zero
-    on a body of revolution, where the boundary's normal n is across w."""
+    on a body of revolution, where the boundary's normal n is across w.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector, numbers or UFL).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        v: the test function.
+        n: the outward unit normal (``ufl.FacetNormal``).
+        ds: the exterior facet measure to integrate over.
+
+    Returns:
+        The linear form (UFL).
+    """
     w = circumferential(axis, center, x)
     return rho * ufl.dot(w, n) * ufl.inner(w, v) * ds
 
