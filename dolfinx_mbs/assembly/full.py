@@ -121,7 +121,16 @@ class Assembly:
 
     def states(self, t: float, states: Sequence[FrameState] | None = None
                ) -> List[FrameState]:
-        """The frame state of each body at ``t`` (``states`` as given when not None)."""
+        """The frame state of each body at ``t`` (``states`` as given when not None).
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The frame states, one per body.
+        """
         if states is not None:
             if len(states) != len(self.bodies):
                 raise ValueError(f"states: give one FrameState per body ({len(self.bodies)}), "
@@ -134,7 +143,16 @@ class Assembly:
             return [b.frame.state(t) for b in self.bodies]
 
     def at(self, t: float, states: Sequence[FrameState] | None = None) -> List[BodyOperators]:
-        """The bodies' operators brought to the frame states at ``t`` (or ``states``)."""
+        """The bodies' operators brought to the frame states at ``t`` (or ``states``).
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The bodies' operators, one per body.
+        """
         ops = self.body_operators
         sts = self.states(t, states)
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
@@ -156,7 +174,16 @@ class Assembly:
                  ) -> List[BodyOperators]:
         """The bodies' operators with their load vectors (only) brought to the frame states at
         ``t`` (or ``states``): what a reduced system whose matrices are combined elsewhere
-        (:mod:`dolfinx_mbs.systems.reduced_basis`) needs of them."""
+        (:mod:`dolfinx_mbs.systems.reduced_basis`) needs of them.
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The bodies' operators, one per body.
+        """
         ops = self.body_operators
         sts = self.states(t, states)
         keys = [_state_key(b, s) for b, s in zip(self.bodies, sts)]
@@ -202,7 +229,15 @@ class Assembly:
     def body_block(self, ib: int, X: PETSc.Mat) -> PETSc.Mat:
         """A full matrix with body ``ib``'s matrix ``X`` (its operators' pattern) on the
         diagonal and the other bodies' blocks zero with their patterns (``X`` itself for one
-        body): full matrices of one pattern, whatever body they belong to. A new matrix."""
+        body): full matrices of one pattern, whatever body they belong to. A new matrix.
+
+        Args:
+            ib: the body's index.
+            X: the body's matrix (of its operators' pattern).
+
+        Returns:
+            The new full matrix.
+        """
         if self.space.single:
             return X
         zeros = []
@@ -228,7 +263,12 @@ class Assembly:
         bodies' matrices ``body`` (``BodyOperators.release``) and the full objects formed
         here by the methods ``formed`` (``"mass"``, ``"elastic"``, ``"stiffness"``,
         ``"damping"``, ``"gyroscopic"``). Each is made again, with the same values, when next
-        asked for (:attr:`releasable` must hold)."""
+        asked for (:attr:`releasable` must hold).
+
+        Args:
+            body: names of the bodies' matrices to free (``BodyOperators.release``).
+            formed: names of the full objects formed here to free.
+        """
         ops = self.body_operators
         work = {"mass": ("M",), "elastic": ("Kel",), "stiffness": ("Keff", "Kw"),
                 "damping": ("G", "D", "Dmp"), "gyroscopic": ("Gyro",)}
@@ -256,19 +296,48 @@ class Assembly:
 
     def stiffness(self, t: float, angular_acceleration: bool = True,
                   states: Sequence[FrameState] | None = None) -> PETSc.Mat:
-        """K + K_omega (+ K_alpha) (+ K_sigma with prestress) at ``t``."""
+        """K + K_omega (+ K_alpha) (+ K_sigma with prestress) at ``t``.
+
+        Args:
+            t: time (s).
+            angular_acceleration: include K_alpha.
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The full matrix (kept: refilled by later calls).
+        """
         self.at(t, states)
         return self._full("Keff" if angular_acceleration else "Kw",
                           lambda o, w: o.dynamic_stiffness(w, angular_acceleration))
 
     def damping(self, t: float, gyroscopic: bool = True,
                 states: Sequence[FrameState] | None = None) -> PETSc.Mat:
-        """G + D (or D alone) at ``t``."""
+        """G + D (or D alone) at ``t``.
+
+        Args:
+            t: time (s).
+            gyroscopic: include G (else D alone).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The full matrix (kept: refilled by later calls).
+        """
         self.at(t, states)
         return self._full("G" if gyroscopic else "D", lambda o, w: o.damping(w, gyroscopic))
 
     def gyroscopic(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Mat:
-        """The Coriolis matrix G at ``t``, without damping."""
+        """The Coriolis matrix G at ``t``, without damping.
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The full matrix (kept: refilled by later calls).
+        """
         self.at(t, states)
         return self._full("Gyro", lambda o, w: o.matrix("gyroscopic"))
 
@@ -293,7 +362,16 @@ class Assembly:
                             o.rotor.support is not None else [])))
 
     def structural(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Mat:
-        """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``."""
+        """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``.
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The full matrix (kept: refilled by later calls).
+        """
         ops = self.at(t, states)
         if not any(o.matrix("geometric") is not None for o in ops):
             return self.elastic()
@@ -303,7 +381,14 @@ class Assembly:
 
     # -- vectors ------------------------------------------------------------------------------
     def create_vec(self, key: str | None = None) -> PETSc.Vec:
-        """A full-layout vector; with ``key`` one work vector kept under that name."""
+        """A full-layout vector; with ``key`` one work vector kept under that name.
+
+        Args:
+            key: the name of a kept work vector (None: a new vector).
+
+        Returns:
+            The vector.
+        """
         if key is None:
             return self.space.create_vec()
         v = self._work.get("vec/" + key)
@@ -313,7 +398,16 @@ class Assembly:
 
     def load(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Vec:
         """Q: all loads of the second-order form at ``t`` (the body's own vector for one body,
-        one kept work vector for several)."""
+        one kept work vector for several).
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            The full load vector.
+        """
         ops = self.loads_at(t, states)
         Q = self.space.gather([o.Q for o in ops], self._work.get("Q"))
         if not self.space.single:
@@ -323,7 +417,16 @@ class Assembly:
     def hamilton_vectors(self, t: float,
                          states: Sequence[FrameState] | None = None) -> Dict[str, PETSc.Vec]:
         """Hamilton's form's vectors at ``t`` as full vectors (copies, kept): ``pi0`` (the
-        momentum offset), ``h`` (the momentum load) and ``fa`` (applied loads)."""
+        momentum offset), ``h`` (the momentum load) and ``fa`` (applied loads).
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)`` (None: the frames'
+                states).
+
+        Returns:
+            ``{"pi0": ..., "h": ..., "fa": ...}``.
+        """
         sts = self.states(t, states)
         ops = self.loads_at(t, sts)
         vecs = [o.hamilton_vectors(s) for o, s in zip(ops, sts)]
@@ -342,7 +445,16 @@ class Assembly:
                         tangent: bool = True) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """At the full displacement ``u``: with ``force``, the internal force's excess over
         K u (full vector); with ``tangent``, the tangent stiffness's excess over K
-        (block-diagonal); zero blocks for linear bodies, None for what is not asked."""
+        (block-diagonal); zero blocks for linear bodies, None for what is not asked.
+
+        Args:
+            u: the full displacement.
+            force: compute the internal force's excess.
+            tangent: compute the tangent's excess.
+
+        Returns:
+            ``(force, tangent)``, each None when not asked.
+        """
         self._set_state_displacement(u)
         ops = self.body_operators
         terms = [o.nonlinear_terms(force, tangent) if o.body.u_state is not None
@@ -370,7 +482,14 @@ class Assembly:
         return N, KN
 
     def nonlinear_energy(self, u: PETSc.Vec) -> float:
-        """The strain energy's excess over 1/2 u.K u at the full displacement ``u``."""
+        """The strain energy's excess over 1/2 u.K u at the full displacement ``u``.
+
+        Args:
+            u: the full displacement.
+
+        Returns:
+            The energy (J), on every rank.
+        """
         self._set_state_displacement(u)
         return sum(o.nonlinear_energy() for o in self.body_operators
                    if o.body.u_state is not None)
@@ -379,7 +498,18 @@ class Assembly:
     def residual(self, t: float, u: PETSc.Vec, v: PETSc.Vec | None = None,
                  a: PETSc.Vec | None = None, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """F_c = M a + (G + D) v + K_eff u (+ n(u)) - Q at ``t`` (full vectors; v, a None:
-        zero): the forces the constraints exert on each dof, body-frame components (N)."""
+        zero): the forces the constraints exert on each dof, body-frame components (N).
+
+        Args:
+            t: time (s).
+            u: the full displacement.
+            v: the full velocity (None: zero).
+            a: the full acceleration (None: zero).
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         Q = self.load(t)
         out = out if out is not None else Q.duplicate()
         self.stiffness(t).mult(u, out)

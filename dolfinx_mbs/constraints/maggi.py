@@ -137,7 +137,14 @@ class MaggiReducer:
 
     # -- elimination (dolfinx_mbs.constraints.elimination) -------------------------------------
     def where(self, dof: int) -> Tuple[str, int]:
-        """(body name, local unblocked dof on its owner) of a full index."""
+        """(body name, local unblocked dof on its owner) of a full index.
+
+        Args:
+            dof: a full index.
+
+        Returns:
+            ``(body name, local unblocked dof)``, for messages.
+        """
         return self._elimination.where(dof)
 
     def _report(self) -> None:
@@ -185,7 +192,14 @@ class MaggiReducer:
 
     def update(self, t: float) -> bool:
         """Re-evaluate A, its derivatives and a0 at time ``t`` (same pattern, same dependent
-        dofs). Returns True when anything changed (False for time-invariant constraints)."""
+        dofs). Returns True when anything changed (False for time-invariant constraints).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when anything changed.
+        """
         if not self.time_dependent or t == self.t:
             return False
         exprs, deps = self._elimination.resolve(t)
@@ -230,7 +244,14 @@ class MaggiReducer:
         the result's second-derivative jets are NaN (they would need the third derivative of
         a0, never formed): use them to first order only. Call it identically on every rank (the
         eliminated dofs are known everywhere), with the reducer at the rows' time
-        (:meth:`update`)."""
+        (:meth:`update`).
+
+        Args:
+            rows: velocity rows over full indices.
+
+        Returns:
+            The rows over reduced indices.
+        """
         if self.rheonomic:
             raise ValueError(f"{rows.name}: velocity rows with moving joints (a time-dependent "
                              "basis A of the holonomic constraints) are not supported")
@@ -240,7 +261,14 @@ class MaggiReducer:
         return out
 
     def full_index(self, k: int) -> int:
-        """The full index of reduced index ``k`` (every rank)."""
+        """The full index of reduced index ``k`` (every rank).
+
+        Args:
+            k: a reduced index.
+
+        Returns:
+            The full index.
+        """
         deps = self.dependent_global
         f = int(k)
         while True:  # f = k + (number of dependents <= f), a monotone fixed point
@@ -287,7 +315,15 @@ class MaggiReducer:
     def reduce(self, X: PETSc.Mat, key: str | None = None) -> PETSc.Mat:
         """A^T X A. With a ``key``, the product matrix is kept and refilled on later calls
         (the symbolic part of PtAP is done once per key). For an injection A (clamps only) the
-        submatrix on the independent dofs, without PtAP's intermediate products."""
+        submatrix on the independent dofs, without PtAP's intermediate products.
+
+        Args:
+            X: a full matrix.
+            key: the name under which the product is kept (None: a new matrix).
+
+        Returns:
+            The reduced matrix.
+        """
         if self.injection:
             R = self._products.get(key) if key is not None else None
             R = X.createSubMatrix(self._is_indep, self._is_indep, submat=R)
@@ -302,7 +338,16 @@ class MaggiReducer:
         return R
 
     def reduce_with(self, X: PETSc.Mat, Q: PETSc.Mat, key: str) -> PETSc.Mat:
-        """A^T X Q for Q of A's pattern (A-dot, A-ddot), product objects kept under ``key``."""
+        """A^T X Q for Q of A's pattern (A-dot, A-ddot), product objects kept under ``key``.
+
+        Args:
+            X: a full matrix.
+            Q: a matrix of A's pattern (A' or A'').
+            key: the name under which the product objects are kept.
+
+        Returns:
+            The product matrix.
+        """
         XQ = self._products.get(key + "/XQ")
         XQ = X.matMult(Q, result=XQ)
         self._products[key + "/XQ"] = XQ
@@ -312,7 +357,15 @@ class MaggiReducer:
         return R
 
     def reduce_dot(self, X: PETSc.Mat, key: str) -> PETSc.Mat:
-        """A'^T X A' (PtAP with A-dot), product kept under ``key``."""
+        """A'^T X A' (PtAP with A-dot), product kept under ``key``.
+
+        Args:
+            X: a full matrix.
+            key: the name under which the product is kept.
+
+        Returns:
+            The product matrix.
+        """
         R = self._products.get(key)
         R = X.PtAP(self.A_dot, result=R)
         self._products[key] = R
@@ -324,25 +377,57 @@ class MaggiReducer:
 
     def consistent_forces(self, r: PETSc.Vec) -> PETSc.Vec:
         """The constraint forces of a full residual ``r``: ``r`` itself (a reducer of reduced
-        bodies keeps what the constraints carry, :mod:`dolfinx_mbs.reduction.basis_reducer`)."""
+        bodies keeps what the constraints carry, :mod:`dolfinx_mbs.reduction.basis_reducer`).
+
+        Args:
+            r: a full residual.
+
+        Returns:
+            The constraint forces (``r``).
+        """
         return r
 
     def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """q: the independent entries of a full vector (local: the reduced numbering follows
-        the full one's ownership)."""
+        the full one's ownership).
+
+        Args:
+            x: a full vector Delta.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.create_reduced_vec()
         out.array[:] = x.getArray(readonly=True)[self.independent - self.space.rstart]
         return out
 
     def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """A^T b."""
+        """A^T b.
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.create_reduced_vec()
         self.A.multTranspose(b, out)
         return out
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
-        """Delta = A q + a0 (or A q when ``homogeneous``)."""
+        """Delta = A q + a0 (or A q when ``homogeneous``).
+
+        Args:
+            q: the reduced coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out a0.
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.space.create_vec()
         if homogeneous:
             self.A.mult(q, out)
@@ -352,7 +437,17 @@ class MaggiReducer:
 
     def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
                             out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """Delta'' = A q'' + 2 A' q' + A'' q + a0'' (``v`` = q', ``a`` = q'')."""
+        """Delta'' = A q'' + 2 A' q' + A'' q + a0'' (``v`` = q', ``a`` = q'').
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.space.create_vec()
         self.A.mult(a, out)
         if self.A_dot is not None:
@@ -365,7 +460,16 @@ class MaggiReducer:
 
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
                     ) -> PETSc.Vec:
-        """Delta' = A q' + A' q + a0'."""
+        """Delta' = A q' + A' q + a0'.
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates q'.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.space.create_vec()
         self.A.mult(v, out)
         if self.A_dot is not None:

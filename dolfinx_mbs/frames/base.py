@@ -23,27 +23,58 @@ if TYPE_CHECKING:
 
 
 def skew(w: ArrayLike) -> np.ndarray:
-    """The matrix of ``y -> w x y``."""
+    """The matrix of ``y -> w x y``.
+
+    Args:
+        w: a 3-vector.
+
+    Returns:
+        The 3x3 matrix.
+    """
     w = np.asarray(w, dtype=float)
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
 def cross3(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> np.ndarray:
     """A x b of two 3-vectors (numpy's ``cross`` costs microseconds of argument handling:
-    this is for the many small products of a step)."""
+    this is for the many small products of a step).
+
+    Args:
+        a: a 3-vector.
+        b: a 3-vector.
+
+    Returns:
+        The product (3,).
+    """
     a0, a1, a2 = float(a[0]), float(a[1]), float(a[2])
     b0, b1, b2 = float(b[0]), float(b[1]), float(b[2])
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
 def vee(W: np.ndarray) -> np.ndarray:
-    """Axial vector of the skew part of a 3x3 matrix (inverse of :func:`skew`)."""
+    """Axial vector of the skew part of a 3x3 matrix (inverse of :func:`skew`).
+
+    Args:
+        W: a 3x3 matrix.
+
+    Returns:
+        The axial vector (3,).
+    """
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
 def rotation_about(axis: ArrayLike, angle: float, unit: bool = False) -> np.ndarray:
     """Rotation matrix by ``angle`` (rad) about ``axis`` (normalised, unless ``unit`` says it
-    is a unit vector already; Rodrigues' formula)."""
+    is a unit vector already; Rodrigues' formula).
+
+    Args:
+        axis: the rotation axis.
+        angle: the angle (rad).
+        unit: ``axis`` is a unit vector already (not normalised again).
+
+    Returns:
+        The 3x3 rotation matrix.
+    """
     n = np.asarray(axis, dtype=float) if unit else checks.unit_axis(axis)
     K = skew(n)
     return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
@@ -72,7 +103,14 @@ class FrameState:
     a_O: np.ndarray
 
     def is_planar(self, tol: float = 1e-12) -> bool:
-        """True when the motion keeps the xy-plane: rotation about z, in-plane origin motion."""
+        """True when the motion keeps the xy-plane: rotation about z, in-plane origin motion.
+
+        Args:
+            tol: relative tolerance on the out-of-plane components of the rates.
+
+        Returns:
+            Whether the motion is planar.
+        """
         scale = 1.0 + np.abs(self.omega).max() + np.abs(self.alpha).max()
         lin = 1.0 + np.abs(self.v_O).max() + np.abs(self.a_O).max()
         return bool(
@@ -82,7 +120,14 @@ class FrameState:
         )
 
     def to_global(self, X: np.ndarray) -> np.ndarray:
-        """Global positions ``r_O + R X`` of local points ``X`` (shape (n, 3) or (3,))."""
+        """Global positions ``r_O + R X`` of local points ``X`` (shape (n, 3) or (3,)).
+
+        Args:
+            X: local positions, (n, 3) or (3,).
+
+        Returns:
+            The global positions, of ``X``'s shape.
+        """
         X = np.asarray(X, dtype=float)
         return self.r_O + X @ self.R.T
 
@@ -124,19 +169,40 @@ class FrameStates:
 
     @classmethod
     def stack(cls, states: Sequence[FrameState]) -> "FrameStates":
-        """The states of a list of :class:`FrameState` s."""
+        """The states of a list of :class:`FrameState` s.
+
+        Args:
+            states: the states, one per time.
+
+        Returns:
+            The stacked states.
+        """
         names = [f.name for f in dataclasses.fields(FrameState)]
         return cls(**{k: np.array([getattr(s, k) for s in states], dtype=float)
                       for k in names})
 
     def at(self, k: int) -> FrameState:
-        """The state of the k-th time."""
+        """The state of the k-th time.
+
+        Args:
+            k: the time's index.
+
+        Returns:
+            The state.
+        """
         return FrameState(**{f.name: (float(self.t[k]) if f.name == "t" else  # type: ignore[arg-type]
                                       getattr(self, f.name)[k])
                              for f in dataclasses.fields(FrameState)})
 
     def planar(self, tol: float = 1e-12) -> np.ndarray:
-        """:meth:`FrameState.is_planar` at every time (a boolean array)."""
+        """:meth:`FrameState.is_planar` at every time (a boolean array).
+
+        Args:
+            tol: relative tolerance on the out-of-plane components of the rates.
+
+        Returns:
+            One boolean per time.
+        """
         def top(x: np.ndarray) -> np.ndarray:
             return np.abs(x).max(axis=1)
         scale = 1.0 + top(self.omega) + top(self.alpha)
@@ -184,23 +250,58 @@ class Frame:
 
     def states(self, times: Sequence[float]) -> FrameStates:
         """The states at all ``times`` at once (:class:`FrameStates`); by :meth:`state` at each
-        unless a frame has a closed form for arrays of times."""
+        unless a frame has a closed form for arrays of times.
+
+        Args:
+            times: the times (s).
+
+        Returns:
+            The states.
+        """
         return FrameStates.stack([self.state(float(t)) for t in times])
 
     def omega(self, t: float) -> np.ndarray:
-        """Angular velocity (rad/s) in local components."""
+        """Angular velocity (rad/s) in local components.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The angular velocity (3,).
+        """
         return self.state(t).omega
 
     def alpha(self, t: float) -> np.ndarray:
-        """Angular acceleration (rad/s^2) in local components."""
+        """Angular acceleration (rad/s^2) in local components.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The angular acceleration (3,).
+        """
         return self.state(t).alpha
 
     def rotation(self, t: float) -> np.ndarray:
-        """Rotation matrix R(t)."""
+        """Rotation matrix R(t).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The 3x3 rotation matrix.
+        """
         return self.state(t).R
 
     def origin(self, t: float) -> np.ndarray:
-        """Origin r_O(t) in global components."""
+        """Origin r_O(t) in global components.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The origin (3,).
+        """
         return self.state(t).r_O
 
     def constants(self, mesh: Mesh) -> "FrameConstants":
@@ -213,7 +314,14 @@ class Frame:
             ...
             consts.update(t)        # before assembling at time t
 
-        See :class:`FrameConstants`."""
+        See :class:`FrameConstants`.
+
+        Args:
+            mesh: the mesh the constants live on.
+
+        Returns:
+            The constants (:class:`FrameConstants`).
+        """
         return FrameConstants(self, mesh)
 
 
@@ -244,7 +352,14 @@ def equal_motion(a: Frame, b: Frame) -> bool:
 
 
 def key_floats(x: ArrayLike) -> tuple:
-    """A vector as a tuple of Python floats (-0.0 made 0.0): a part of a motion key."""
+    """A vector as a tuple of Python floats (-0.0 made 0.0): a part of a motion key.
+
+    Args:
+        x: the vector.
+
+    Returns:
+        The tuple.
+    """
     return tuple(float(v) + 0.0 for v in np.asarray(x, dtype=float).ravel())
 
 
@@ -276,7 +391,14 @@ class FrameConstants:
         self.state: FrameState | None = None
 
     def set(self, state: FrameState) -> FrameState:
-        """Fill the constants with ``state``; returns it."""
+        """Fill the constants with ``state``; returns it.
+
+        Args:
+            state: the frame state.
+
+        Returns:
+            ``state``.
+        """
         if not isinstance(state, FrameState):
             raise TypeError(f"state must be a dolfinx_mbs.frames.FrameState, got {state!r}")
         self.omega.value = state.omega
@@ -288,7 +410,14 @@ class FrameConstants:
         return state
 
     def update(self, t: float) -> FrameState:
-        """Fill the constants with the frame's state at time ``t`` (s); returns that state."""
+        """Fill the constants with the frame's state at time ``t`` (s); returns that state.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The frame state at ``t``.
+        """
         if self.frame is None:
             raise ValueError("these constants belong to no frame: use set(state)")
         return self.set(self.frame.state(checks.real(t, "t")))
