@@ -46,7 +46,15 @@ __all__ = ["BodyOperators", "combine", "coupling_basis"]
 
 
 def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> PETSc.Mat:
-    """Out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity."""
+    """Out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity.
+
+    Args:
+        out: the matrix to fill (of the terms' sparsity).
+        terms: ``(c, X)`` pairs (X None: skipped).
+
+    Returns:
+        ``out``.
+    """
     terms = [(c, X) for c, X in terms if X is not None and c != 0.0]
     if not terms:
         out.zeroEntries()
@@ -63,7 +71,14 @@ def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> 
 
 def coupling_basis(gdim: int) -> List[Tuple[Callable[[np.ndarray], float], np.ndarray]]:
     """A basis of gdim x gdim matrices (as 3x3), each with the functional giving its
-    coefficient in a 3x3 W: the skew ones first (3 in 3D, 1 in 2D), then the symmetric ones."""
+    coefficient in a 3x3 W: the skew ones first (3 in 3D, 1 in 2D), then the symmetric ones.
+
+    Args:
+        gdim: the body's geometric dimension (2 or 3).
+
+    Returns:
+        ``[(functional, matrix), ...]``.
+    """
     out: list = []
     if gdim == 3:
         for k in range(3):
@@ -174,7 +189,14 @@ class BodyOperators(ReleasableMatrices):
 
     def unit_prestress_load(self, case: tuple) -> PETSc.Vec:
         """The assembled load of prestress case ``case`` (see ``Body.prestress_cases``; owned
-        values complete)."""
+        values complete).
+
+        Args:
+            case: a unit case of ``Body.prestress_cases``.
+
+        Returns:
+            The load vector.
+        """
         body = self.body
         forms = self._prestress_forms()
         if case[0] == "g":
@@ -232,7 +254,15 @@ class BodyOperators(ReleasableMatrices):
         """At the body's ``u_state``: with ``force``, the internal force's excess over K u
         (owned values complete); with ``tangent``, the tangent stiffness's excess over K (K's
         sparsity); None for what is not asked. Forms compiled and objects created on first
-        use, then refilled."""
+        use, then refilled.
+
+        Args:
+            force: compute the internal force's excess.
+            tangent: compute the tangent's excess.
+
+        Returns:
+            ``(force, tangent)``, each None when not asked.
+        """
         if self._nl is None:
             f = {k: fem.form(a) for k, a in self.body.nonlinear_forms().items()}
             self._nl = {"forms": f, "vec": compat.create_vector(f["force"]),
@@ -254,7 +284,15 @@ class BodyOperators(ReleasableMatrices):
         return self.body.comm.allreduce(local)
 
     def coupling_matrix(self, W: np.ndarray, out: PETSc.Mat | None = None) -> PETSc.Mat:
-        """The matrix of int rho (W u).v for a 3x3 ``W`` (into ``out`` if given)."""
+        """The matrix of int rho (W u).v for a 3x3 ``W`` (into ``out`` if given).
+
+        Args:
+            W: a 3x3 matrix.
+            out: the matrix to fill (new if None).
+
+        Returns:
+            The matrix.
+        """
         W = np.asarray(W, dtype=float)
         if out is None:
             out = self.matrix("gyroscopic").duplicate()
@@ -298,24 +336,43 @@ class BodyOperators(ReleasableMatrices):
 
     def coupling(self, state: FrameState) -> Dict[str, np.ndarray]:
         """``forms.frame_coupling`` of ``state`` (omega, alpha), computed once per state
-        object: the matrices, the load and the reduced operators of one state share it."""
+        object: the matrices, the load and the reduced operators of one state share it.
+
+        Args:
+            state: the frame state.
+
+        Returns:
+            ``forms.frame_coupling``'s matrices.
+        """
         if self._coupling[0] is not state:
             self._coupling = (state, F.frame_coupling(state.omega, state.alpha))
         return self._coupling[1]
 
     def update(self, state: FrameState) -> None:
-        """Bring the frame-dependent matrices and Q to ``state``."""
+        """Bring the frame-dependent matrices and Q to ``state``.
+
+        Args:
+            state: the frame state.
+        """
         self.body.set_state(state)
         self._update_matrices(state)
         self._update_load(state)
 
     def update_matrices(self, state: FrameState) -> None:
-        """Bring the frame-dependent matrices (not Q) to ``state``."""
+        """Bring the frame-dependent matrices (not Q) to ``state``.
+
+        Args:
+            state: the frame state.
+        """
         self.body.set_state(state)
         self._update_matrices(state)
 
     def update_load(self, state: FrameState) -> None:
-        """Bring Q (not the matrices) to ``state``."""
+        """Bring Q (not the matrices) to ``state``.
+
+        Args:
+            state: the frame state.
+        """
         self.body.set_state(state)
         self._update_load(state)
 
@@ -354,6 +411,12 @@ class BodyOperators(ReleasableMatrices):
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
         point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
 
+        Args:
+            state: the frame state.
+
+        Returns:
+            The vectors by name.
+
         Raises:
             NotImplementedError: a body in a stationary frame (its momenta are not the
                 moving frame's: use the second-order formulation).
@@ -386,7 +449,15 @@ class BodyOperators(ReleasableMatrices):
     def dynamic_stiffness(self, out: PETSc.Mat | None = None,
                           angular_acceleration: bool = True) -> PETSc.Mat:
         """K + K_omega (+ K_alpha) (+ K_sigma with prestress stiffening): the stiffness of the
-        equations of motion at the state."""
+        equations of motion at the state.
+
+        Args:
+            out: the matrix to fill (new if None).
+            angular_acceleration: include K_alpha.
+
+        Returns:
+            The matrix.
+        """
         out = out if out is not None else self.K.duplicate()
         terms = [(1.0, self.K), (1.0, self.matrix("spin_softening")),
                  (1.0, self.matrix("geometric"))]
@@ -400,7 +471,15 @@ class BodyOperators(ReleasableMatrices):
 
     def damping(self, out: PETSc.Mat | None = None, gyroscopic: bool = True) -> PETSc.Mat:
         """G (+ D): the velocity operator of the equations of motion at the state (without
-        damping, the gyroscopic matrix itself, not a copy)."""
+        damping, the gyroscopic matrix itself, not a copy).
+
+        Args:
+            out: the matrix to fill (new if None).
+            gyroscopic: include G (else D alone).
+
+        Returns:
+            The matrix.
+        """
         G = self.matrix("gyroscopic")
         Cb = self.rotor.Cb if self.rotor is not None else None
         if self.D is None and Cb is None and gyroscopic:

@@ -219,7 +219,15 @@ class Body:
         A case ``("carried", Q, d, c)`` is the unit case c of the bodies joined to this one
         whose frame is this frame carried by the constant axes Q and origin d (an element
         frame, :meth:`FrameState.carried`): the factor of c at that frame's state (gravity
-        as this body's, the model's)."""
+        as this body's, the model's).
+
+        Args:
+            case: a unit case of :meth:`prestress_cases`.
+            state: the frame state.
+
+        Returns:
+            The factor.
+        """
         if case[0] == "carried":
             _, Q, d, inner = case
             return self.prestress_coefficient(
@@ -260,7 +268,11 @@ class Body:
         return F.geometric_stiffness(self.material, sigma0, u, v)
 
     def add_steady_point_loads(self, b: PETSc.Vec) -> None:
-        """Add the constant local point loads to the assembled vector ``b`` (owned part)."""
+        """Add the constant local point loads to the assembled vector ``b`` (owned part).
+
+        Args:
+            b: the assembled load vector.
+        """
         self.loads.add_steady_points(b)
 
     def nonlinear_forms(self) -> dict:
@@ -279,7 +291,11 @@ class Body:
 
     # -- frame state ----------------------------------------------------------------------
     def set_state(self, state: FrameState) -> None:
-        """Fill the frame constants and the time-dependent loads for ``state``."""
+        """Fill the frame constants and the time-dependent loads for ``state``.
+
+        Args:
+            state: the frame state.
+        """
         if self.gdim == 2 and not state.is_planar():
             raise ValueError(
                 f"body {self.name!r} is 2D, but its frame does not move in the xy-plane at "
@@ -347,12 +363,21 @@ class Body:
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:
-        """Gravity acceleration (m/s^2), fixed in the global frame (3 components)."""
+        """Gravity acceleration (m/s^2), fixed in the global frame (3 components).
+
+        Args:
+            g: the gravitational acceleration (m/s^2), 3 global components.
+        """
         self.gravity = checks.point3(g, "gravity")
 
     def add_body_force(self, f: TimeVector, local: bool = True) -> None:
         """A force per unit volume (N/m^3), constant or ``t -> vector``; local components unless
-        ``local=False``."""
+        ``local=False``.
+
+        Args:
+            f: the force per unit volume (N/m^3): a vector or ``t -> vector``.
+            local: components in the body frame (False: global components).
+        """
         self.loads.add(f, "body force", local)
 
     def add_traction(self, t: TimeVector, facets: Tuple[MeshTags, int] | None = None,
@@ -360,6 +385,12 @@ class Body:
                      local: bool = True) -> None:
         """A traction (N/m^2) on boundary facets given by ``facets=(meshtags, tag)`` or by a
         predicate ``where(x) -> bool array`` on facet midpoints (x of shape (3, n)).
+
+        Args:
+            t: the traction (N/m^2): a vector or ``t -> vector``.
+            facets: ``(meshtags, tag)`` of the facets, or None.
+            where: a predicate ``x -> bool array`` on facet midpoints (x of shape (3, n)), or None.
+            local: components in the body frame (False: global components).
 
         Raises:
             ValueError: no facet is selected on any rank.
@@ -370,7 +401,14 @@ class Body:
     def add_point_load(self, point: VectorLike, f: TimeVector, local: bool = True,
                        tol: float = 1e-8) -> None:
         """A concentrated force (N) at the mesh node nearest ``point`` (which must lie within
-        ``tol`` of a node, relative to the mesh size)."""
+        ``tol`` of a node, relative to the mesh size).
+
+        Args:
+            point: the point (local coordinates, m).
+            f: the force (N): a vector or ``t -> vector``.
+            local: components in the body frame (False: global components).
+            tol: the largest distance to a node, relative to the mesh size.
+        """
         p = checks.point3(point, "point")
         p[self.gdim:] = 0.0  # a 2D body's point in its plane
         node = self.locate_node(p, tol)
@@ -382,7 +420,17 @@ class Body:
                    point: Sequence[float] | np.ndarray | None = None,
                    force: TimeVector | None = None, local: bool = True) -> None:
         """One of :meth:`add_body_force`, :meth:`add_traction` or :meth:`add_point_load`, by
-        the argument given (:meth:`dolfinx_mbs.Model.apply_load`)."""
+        the argument given (:meth:`dolfinx_mbs.Model.apply_load`).
+
+        Args:
+            body_force: a force per unit volume, as :meth:`add_body_force` takes it.
+            traction: a traction, as :meth:`add_traction` takes it (with ``where`` or ``facets``).
+            where: a predicate ``x -> bool array`` on facet midpoints (x of shape (3, n)), or None.
+            facets: ``(meshtags, tag)`` of the facets, or None.
+            point: the point of a point load (with ``force``).
+            force: a point force, as :meth:`add_point_load` takes it.
+            local: components in the body frame (False: global components).
+        """
         given = [x is not None for x in (body_force, traction, point)]
         if sum(given) != 1:
             raise ValueError("apply_load: give exactly one of body_force=, traction= or point=")
@@ -397,6 +445,13 @@ class Body:
 
     def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> int | None:
         """Local index of the owned dof node at point ``p`` (None on ranks that do not own it).
+
+        Args:
+            p: the point (local coordinates, m).
+            tol: the largest distance to a node, relative to the mesh size.
+
+        Returns:
+            The local node index, or None on the other ranks.
 
         Raises:
             ValueError: on every rank, if no node lies within ``tol`` x mesh extent of ``p``.
@@ -443,7 +498,14 @@ class Body:
     def external_load_form(self, varying: bool = True) -> ufl.Form | None:
         """Body forces, tractions and the user's constant load forms, or None when the body has
         none (point loads are added to the assembled vector separately); with ``varying=False``
-        without the loads of :meth:`varying_loads`."""
+        without the loads of :meth:`varying_loads`.
+
+        Args:
+            varying: include the loads of :meth:`varying_loads`.
+
+        Returns:
+            The linear form, or None.
+        """
         return self.loads.form(ufl.TestFunction(self.V), self.material.thickness,
                                self.user_forms.total("load", False), varying=varying)
 
@@ -485,7 +547,12 @@ class Body:
         self.name = self.loads.name = self.user_forms.name = name
 
     def add_point_loads(self, b: PETSc.Vec, state: FrameState) -> None:
-        """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``."""
+        """Add the point loads at ``state`` to the assembled (owned part of the) vector ``b``.
+
+        Args:
+            b: the assembled load vector.
+            state: the frame state.
+        """
         self.loads.add_points(b, state, self.comm)
 
     def __repr__(self) -> str:

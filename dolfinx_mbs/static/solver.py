@@ -47,7 +47,14 @@ def null_pivots(ksp: PETSc.KSP) -> int:
 
     0 when the preconditioner is not a factorization by MUMPS (other solvers report a
     singular matrix through the KSP's reason). With MUMPS, a failure to read its count is an
-    error, not a silent 0: the singularity check would be off."""
+    error, not a silent 0: the singularity check would be off.
+
+    Args:
+        ksp: the KSP whose factorization is read.
+
+    Returns:
+        The number of null pivots.
+    """
     pc = ksp.getPC()
     if pc.getType() not in (PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
         return 0
@@ -60,7 +67,15 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
     """The number of negative eigenvalues of the symmetric matrix ``S``: the negative pivots of
     its LDL^T factorization by MUMPS (Sylvester's law of inertia), made with ``ksp`` (a KSP
     set up for it by :meth:`StaticSolver.inertia`). -1 when the factorization is not by MUMPS
-    (no count is then known)."""
+    (no count is then known).
+
+    Args:
+        ksp: a KSP set up by :meth:`StaticSolver.inertia`.
+        S: the symmetric matrix.
+
+    Returns:
+        The count, or -1.
+    """
     ksp.setOperators(S)
     ksp.setUp()
     pc = ksp.getPC()
@@ -71,7 +86,15 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
 
 def free_motions(system: SecondOrderSystem, t: float) -> str:
     """The rigid motions ``system``'s constraints leave free at ``t``, in words (for an error
-    message)."""
+    message).
+
+    Args:
+        system: the typed system.
+        t: time (s).
+
+    Returns:
+        The text.
+    """
     rigid = rigid_subspace(system, t, frames=False)  # what the constraints leave free
     if rigid is None:
         return ("No rigid motion is left free: is the spin at a divergence speed (spin "
@@ -119,7 +142,14 @@ class StaticSolver:
     def linear(self, A: PETSc.Mat) -> PETSc.KSP:
         """The KSP with operator ``A``, set up (factorized if ``A`` changed; a new KSP when
         the size changed: the prestress of a model with reduced bodies is solved on the full
-        reducer, its static states on the reduced one)."""
+        reducer, its static states on the reduced one).
+
+        Args:
+            A: the operator.
+
+        Returns:
+            The KSP.
+        """
         if self.ksp is not None and self._ksp_sizes != A.getSizes():
             self.ksp.destroy()
             self.ksp = None
@@ -137,7 +167,14 @@ class StaticSolver:
     def inertia(self, Kr: PETSc.Mat) -> int:
         """The number of negative eigenvalues of the symmetric part of ``Kr`` (a second
         factorization: Cholesky (LDL^T) by MUMPS, about half the cost of the LU of the
-        solve); -1 when MUMPS is not available."""
+        solve); -1 when MUMPS is not available.
+
+        Args:
+            Kr: the reduced stiffness.
+
+        Returns:
+            The count, or -1.
+        """
         if self._inertia_ksp is None:
             ksp = PETSc.KSP().create(self.comm)
             direct_lu(ksp, PETSc.PC.Type.CHOLESKY)
@@ -155,6 +192,14 @@ class StaticSolver:
         """The static equilibrium of ``system`` (a :class:`dolfinx_mbs.systems.SecondOrderSystem`)
         at ``t`` in reduced coordinates (a Vec kept by this solver): one linear solve, or
         Newton's method from the last equilibrium with nonlinear strain.
+
+        Args:
+            system: the typed system.
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)``.
+
+        Returns:
+            The reduced coordinates of the equilibrium.
 
         Raises:
             RuntimeError: the reduced stiffness is singular or Newton's method failed.
@@ -309,7 +354,15 @@ class FrameLink:
     rtol: float
 
     def holds(self, si: FrameState, sj: FrameState) -> bool:
-        """True when the states ``si`` of body i and ``sj`` of body j keep the link."""
+        """True when the states ``si`` of body i and ``sj`` of body j keep the link.
+
+        Args:
+            si: the frame state of body i.
+            sj: the frame state of body j.
+
+        Returns:
+            Whether the link holds.
+        """
         c = si.carried(self.Q, self.d)
         for name in ("R", "r_O", "omega", "alpha", "v_O", "a_O"):
             x, y = getattr(c, name), getattr(sj, name)

@@ -182,7 +182,15 @@ class SecondOrderSystem:
         return self.reducer.expand_acceleration(q, v, a, out)
 
     def expand_mode(self, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """The full shape A x of an eigenvector ``x`` of :meth:`pencil`."""
+        """The full shape A x of an eigenvector ``x`` of :meth:`pencil`.
+
+        Args:
+            x: an eigenvector of :meth:`pencil`.
+            out: the full vector to fill.
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand(x, out=out, homogeneous=True)
 
     # -- operators ----------------------------------------------------------------------------
@@ -225,6 +233,13 @@ class SecondOrderSystem:
         (:class:`~dolfinx_mbs.systems.reduced_basis.ReducedBasis`), they are combined, not reduced.
         ``states`` (one FrameState per body) replaces the frames' states at ``t``: the
         operators at a state computed elsewhere (frames whose motion is an unknown).
+
+        Args:
+            t: time (s).
+            states: one frame state per body instead of ``frame.state(t)``.
+
+        Returns:
+            The reduced operators (a record kept and refilled).
         """
         asm, red = self.assembly, self.reducer
         given = states is not None
@@ -387,7 +402,17 @@ class SecondOrderSystem:
     def nonlinear_reduced(self, t: float, q: PETSc.Vec, force: bool = True,
                           tangent: bool = True) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """A^T n(A q + a0) with ``force``, A^T K_n A with ``tangent`` (the reducer at ``t``;
-        objects reused; None for what is not asked)."""
+        objects reused; None for what is not asked).
+
+        Args:
+            t: time (s).
+            q: the reduced coordinates.
+            force: compute A^T n(A q + a0).
+            tangent: compute A^T K_n A.
+
+        Returns:
+            ``(force, tangent)``, each None when not asked.
+        """
         red = self.reducer
         red.update(t)
         u = red.expand(q, out=self._vec("nl_u"))
@@ -398,14 +423,33 @@ class SecondOrderSystem:
         return r, (red.reduce(KN, key="KN") if tangent else None)
 
     def nonlinear_energy(self, t: float, q: PETSc.Vec) -> float:
-        """The strain energy's excess over 1/2 Delta.K Delta at the reduced ``q``."""
+        """The strain energy's excess over 1/2 Delta.K Delta at the reduced ``q``.
+
+        Args:
+            t: time (s).
+            q: the reduced coordinates.
+
+        Returns:
+            The energy (J).
+        """
         self.reducer.update(t)
         return self.assembly.nonlinear_energy(self.reducer.expand(q, out=self._vec("nl_u")))
 
     # -- constraint forces --------------------------------------------------------------------
     def constraint_forces(self, t: float, q: PETSc.Vec, v: PETSc.Vec, a: PETSc.Vec,
                           out: PETSc.Vec) -> PETSc.Vec:
-        """The full constraint-force vector at the reduced state (q, q', q'') and ``t``."""
+        """The full constraint-force vector at the reduced state (q, q', q'') and ``t``.
+
+        Args:
+            t: time (s).
+            q: the reduced coordinates.
+            v: their rates q'.
+            a: their second rates q''.
+            out: the full vector to fill.
+
+        Returns:
+            ``out``.
+        """
         red = self.reducer
         red.update(t)
         fu, fv, fa = self._vec("fu"), self._vec("fv"), self._vec("fa")
@@ -438,7 +482,14 @@ class SecondOrderSystem:
         one FrameState per body instead of ``frame.state(t)``): K + K_omega (+ K_sigma; with
         nonlinear strain the tangent about the static equilibrium, found by Newton's method),
         the velocity coupling (``"gyroscopic"``: G, ``"damping"``: G + D, None: none) and M,
-        for ``n`` wanted modes (checked against the free dofs)."""
+        for ``n`` wanted modes (checked against the free dofs).
+
+        Args:
+            t: time (s).
+            n: the number of wanted modes.
+            coupling: ``"gyroscopic"`` (G), ``"damping"`` (G + D) or None (no velocity coupling).
+            states: one frame state per body instead of ``frame.state(t)``.
+        """
         asm, red = self.assembly, self.reducer
         red.update(t)
         if n > red.n_reduced:
