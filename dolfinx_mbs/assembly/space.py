@@ -26,7 +26,14 @@ __all__ = ["FullSpace", "rigid_body_modes", "orthonormal_nullspace"]
 def rigid_body_modes(V: FunctionSpace) -> List[np.ndarray]:
     """The rigid-body motions of a 2D or 3D vector space at its owned dofs (node-major,
     ``index_map_bs`` components): translations, then rotations about the origin (6 in 3D,
-    3 in 2D)."""
+    3 in 2D).
+
+    Args:
+        V: the vector function space.
+
+    Returns:
+        The modes, one array each.
+    """
     g = V.dofmap.index_map_bs
     n = V.dofmap.index_map.size_local
     x = V.tabulate_dof_coordinates()[:n]
@@ -40,7 +47,15 @@ def rigid_body_modes(V: FunctionSpace) -> List[np.ndarray]:
 
 def orthonormal_nullspace(vecs: Sequence[PETSc.Vec], comm: MPI.Comm) -> PETSc.NullSpace:
     """A PETSc null space of the span of ``vecs`` (orthonormalized in place by modified
-    Gram-Schmidt; vectors that depend on the previous ones are dropped)."""
+    Gram-Schmidt; vectors that depend on the previous ones are dropped).
+
+    Args:
+        vecs: the vectors.
+        comm: their communicator.
+
+    Returns:
+        The null space.
+    """
     basis = []
     for v in vecs:
         for u in basis:
@@ -87,7 +102,15 @@ class FullSpace:
         return len(self.bodies) == 1
 
     def global_indices(self, ib: int, dofs: np.ndarray) -> np.ndarray:
-        """Full global indices of local (owned or ghost, unblocked) dofs of body ``ib``."""
+        """Full global indices of local (owned or ghost, unblocked) dofs of body ``ib``.
+
+        Args:
+            ib: the body's index.
+            dofs: local unblocked dofs of the body (owned or ghost).
+
+        Returns:
+            The full global indices.
+        """
         dofs = np.asarray(dofs, dtype=np.int64)
         V = self.bodies[ib].V
         bs = self.bs[ib]
@@ -102,13 +125,30 @@ class FullSpace:
                 + (gnodes * bs + comps - self._body_start[ib][owners])).astype(np.int64)
 
     def owned_range(self, ib: int) -> tuple:
-        """Full global range [start, stop) of this rank's owned dofs of body ``ib``."""
+        """Full global range [start, stop) of this rank's owned dofs of body ``ib``.
+
+        Args:
+            ib: the body's index.
+
+        Returns:
+            ``(start, stop)``.
+        """
         s = self.rstart + int(self.offsets[ib])
         return s, s + self.sizes[ib]
 
     def dof(self, ib: int, point: ArrayLike, component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
-        node of body ``ib`` at ``point`` (body-frame coordinates; -1 when there is none)."""
+        node of body ``ib`` at ``point`` (body-frame coordinates; -1 when there is none).
+
+        Args:
+            ib: the body's index.
+            point: the node's position (body-frame coordinates).
+            component: the displacement component.
+            tol: the largest distance to the node (m).
+
+        Returns:
+            The full index, or -1.
+        """
         body = self.bodies[ib]
         if not 0 <= int(component) < body.gdim:
             raise ValueError(f"component must lie in 0..{body.gdim - 1}, got {component!r}")
@@ -126,7 +166,15 @@ class FullSpace:
 
     def block_diagonal(self, mats: List[PETSc.Mat], out: PETSc.Mat = None) -> PETSc.Mat:
         """One AIJ matrix with the bodies' matrices on the diagonal (the matrix itself when
-        there is one body). ``out``, if given, is refilled (same pattern)."""
+        there is one body). ``out``, if given, is refilled (same pattern).
+
+        Args:
+            mats: the bodies' matrices.
+            out: the object to refill (None: a new one).
+
+        Returns:
+            The matrix.
+        """
         if self.single:
             return mats[0]
         n = len(mats)
@@ -138,7 +186,15 @@ class FullSpace:
         return out
 
     def gather(self, vecs: List[PETSc.Vec], out: PETSc.Vec = None) -> PETSc.Vec:
-        """Owned values of the bodies' vectors, concatenated into a full vector."""
+        """Owned values of the bodies' vectors, concatenated into a full vector.
+
+        Args:
+            vecs: the bodies' vectors.
+            out: the object to refill (None: a new one).
+
+        Returns:
+            The full vector.
+        """
         if self.single and out is None:
             return vecs[0]
         out = out if out is not None else self.create_vec()
@@ -148,7 +204,12 @@ class FullSpace:
         return out
 
     def scatter(self, x: PETSc.Vec, funcs: Sequence[fem.Function]) -> None:
-        """Set the bodies' Functions from a full vector (ghosts updated)."""
+        """Set the bodies' Functions from a full vector (ghosts updated).
+
+        Args:
+            x: a full vector.
+            funcs: the bodies' Functions.
+        """
         arr = x.getArray(readonly=True)
         for i, f in enumerate(funcs):
             f.x.array[: self.sizes[i]] = arr[self.offsets[i]: self.offsets[i + 1]]

@@ -94,6 +94,15 @@ def facet_measure(mesh: Mesh, facets: Tuple[MeshTags, int] | None = None,
     """The ``ds`` of the boundary facets given by ``facets=(meshtags, tag)`` or by a predicate
     ``where(x) -> bool array`` on facet midpoints (x of shape (3, n)).
 
+    Args:
+        mesh: the mesh.
+        facets: ``(meshtags, tag)`` of the facets, or None.
+        where: a predicate ``x -> bool array`` on facet midpoints (x of shape (3, n)), or None.
+        what: the caller, named in messages.
+
+    Returns:
+        The measure.
+
     Raises:
         ValueError: both or neither given, or no facet selected on any rank (every rank).
     """
@@ -118,7 +127,14 @@ def facet_measure(mesh: Mesh, facets: Tuple[MeshTags, int] | None = None,
 
 
 def diameter(mesh: Mesh) -> float:
-    """Diameter of the mesh's bounding box (m), the same on every rank."""
+    """Diameter of the mesh's bounding box (m), the same on every rank.
+
+    Args:
+        mesh: the mesh.
+
+    Returns:
+        The diameter (m).
+    """
     x = mesh.geometry.x
     lo = x.min(axis=0) if len(x) else np.full(3, np.inf)
     hi = x.max(axis=0) if len(x) else np.full(3, -np.inf)
@@ -131,6 +147,15 @@ def diameter(mesh: Mesh) -> float:
 def locate_node(V: FunctionSpace, p: np.ndarray, tol: float, name: str) -> int | None:
     """Local index of the owned dof node of ``V`` at point ``p``, on the one rank that owns the
     nearest node (None on the others).
+
+    Args:
+        V: the function space.
+        p: the point (local coordinates, m).
+        tol: the largest distance to a node, relative to the mesh diameter.
+        name: the caller, named in messages.
+
+    Returns:
+        The local node index, or None on the other ranks.
 
     Raises:
         ValueError: on every rank, if no node lies within ``tol`` x mesh diameter of ``p``.
@@ -170,7 +195,15 @@ class AppliedLoads:
     def add(self, value: TimeVector, what: str, local: bool, measure: ufl.Measure | None = None,
             node: int | None = None) -> None:
         """A body force (``measure`` None: ``ufl.dx``), a traction (``measure``: its ``ds``)
-        or a point load (``what == "point load"``, at ``node``)."""
+        or a point load (``what == "point load"``, at ``node``).
+
+        Args:
+            value: the load: a vector or ``t -> vector``.
+            what: ``"body force"``, ``"traction"`` or ``"point load"``.
+            local: components in the body frame (False: global components).
+            measure: the traction's ``ds`` (None: a body force).
+            node: the point load's node (local index), or None.
+        """
         ld = Load(value, self.gdim, self.mesh, what, local)
         if what == "point load":
             self.points.append((ld, node))
@@ -196,7 +229,18 @@ class AppliedLoads:
              varying: bool = True, steady_only: bool = False) -> ufl.Form | None:
         """Thickness * load.v over each body force's and traction's measure, plus ``user`` (a
         load form or None); without the varying ones when ``varying`` is False; with
-        ``steady_only``, of the loads constant in local components alone. None when empty."""
+        ``steady_only``, of the loads constant in local components alone. None when empty.
+
+        Args:
+            v: the test function.
+            thickness: the thickness of a 2D body (1 in 3D).
+            user: the user's load form, or None.
+            varying: include the loads that vary in time.
+            steady_only: only the loads constant in local components.
+
+        Returns:
+            The linear form, or None.
+        """
         L = None
         for ld, dm in self.distributed:
             if (steady_only and not ld.steady) or (not varying and self._varies(ld)):
@@ -207,12 +251,22 @@ class AppliedLoads:
         return L
 
     def update(self, state: FrameState) -> None:
-        """Fill the constants of the body forces and tractions for ``state``."""
+        """Fill the constants of the body forces and tractions for ``state``.
+
+        Args:
+            state: the frame state.
+        """
         for ld, _ in self.distributed:
             ld.update(state)
 
     def add_points(self, b: PETSc.Vec, state: FrameState, comm: MPI.Comm) -> None:
-        """Add the point loads at ``state`` to the owned part of the assembled vector ``b``."""
+        """Add the point loads at ``state`` to the owned part of the assembled vector ``b``.
+
+        Args:
+            b: the assembled vector.
+            state: the frame state.
+            comm: the body's communicator.
+        """
         if not self.points:
             return
         # the user's functions are evaluated on every rank (not only the owner's), under one
@@ -227,7 +281,11 @@ class AppliedLoads:
         self._add_at_nodes(b, [(node, val) for (_, node), val in zip(self.points, values)])
 
     def add_steady_points(self, b: PETSc.Vec) -> None:
-        """Add the point loads constant in local components to the owned part of ``b``."""
+        """Add the point loads constant in local components to the owned part of ``b``.
+
+        Args:
+            b: the assembled vector.
+        """
         self._add_at_nodes(b, [(node, ld.fixed) for ld, node in self.points if ld.steady])
 
     def _add_at_nodes(self, b: PETSc.Vec, pairs: Iterable[Tuple[int, np.ndarray]]) -> None:

@@ -134,11 +134,27 @@ class Case:
 
     # -- errors and values ------------------------------------------------------------------
     def error(self, path: Path_, message: str) -> CaseError:
-        """A :class:`CaseError` for the key at ``path``."""
+        """A :class:`CaseError` for the key at ``path``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            message: what is wrong.
+
+        Returns:
+            The error.
+        """
         return self.text.error(tuple(path), message)
 
     def get(self, path: Path_, default: Any = None) -> Any:
-        """The raw value at ``path`` (a tuple of keys and indices), or ``default``."""
+        """The raw value at ``path`` (a tuple of keys and indices), or ``default``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            default: the value when the key is absent.
+
+        Returns:
+            The raw value, or ``default``.
+        """
         node = self.data
         for p in path:
             try:
@@ -148,7 +164,16 @@ class Case:
         return node
 
     def keys(self, path: Path_, allowed: Iterable[str], what: str = "key") -> Dict:
-        """The table at ``path``, checked to hold only ``allowed`` keys."""
+        """The table at ``path``, checked to hold only ``allowed`` keys.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            allowed: the keys the table may hold.
+            what: what the keys are, in the message.
+
+        Returns:
+            The table.
+        """
         table = self.get(path, {})
         if not isinstance(table, dict):
             raise self.error(path, f"must be a table, got {table!r}")
@@ -207,7 +232,16 @@ class Case:
 
     def numbers(self, path: Path_, raw: Any, env: Mapping[str, object]) -> Any:
         """``raw`` (a number, an expression or nested lists of them) evaluated with the names of
-        ``env``; errors name ``path``."""
+        ``env``; errors name ``path``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            raw: the value as read.
+            env: the names an expression may use, with their values.
+
+        Returns:
+            The numbers.
+        """
         if isinstance(raw, (list, tuple)):
             return [self.numbers(path, r, env) for r in raw]
         if isinstance(raw, (bool, int, float)) or raw is None:
@@ -224,7 +258,16 @@ class Case:
     def value(self, path: Path_, default: Any = None, time: bool = False) -> Any:
         """The value at ``path`` with its expressions evaluated: numbers, or (nested) lists of
         numbers. With ``time=True`` a value whose expressions use ``t`` becomes a function of
-        time (returning a float or a numpy array); otherwise ``t`` is an unknown name."""
+        time (returning a float or a numpy array); otherwise ``t`` is an unknown name.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            default: the value when the key is absent.
+            time: a value whose expressions use ``t`` becomes a function of time.
+
+        Returns:
+            The value, or ``default``.
+        """
         raw = self.get(path, default)
         if raw is None:
             return None
@@ -239,21 +282,47 @@ class Case:
         return f
 
     def word(self, path: Path_, choices: Sequence[str], default: str | None = None) -> str | None:
-        """A string value that must be one of ``choices``."""
+        """A string value that must be one of ``choices``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            choices: the allowed values.
+            default: the value when the key is absent.
+
+        Returns:
+            The string, or ``default``.
+        """
         v = self.get(path, default)
         if v is not None and v not in choices:
             raise self.text.unknown(tuple(path), choices, str(path[-1]), name=v)
         return v
 
     def integer(self, path: Path_, default: int | None = None, minimum: int = 0) -> int | None:
-        """An integer value >= ``minimum``."""
+        """An integer value >= ``minimum``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            default: the value when the key is absent.
+            minimum: the smallest allowed value.
+
+        Returns:
+            The integer, or ``default``.
+        """
         v = self.get(path, default)
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < minimum):
             raise self.error(path, f"must be an integer >= {minimum}, got {v!r}")
         return v
 
     def flag(self, path: Path_, default: bool) -> bool:
-        """A true/false value."""
+        """A true/false value.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            default: the value when the key is absent.
+
+        Returns:
+            The value, or ``default``.
+        """
         v = self.get(path, default)
         if not isinstance(v, bool):
             raise self.error(path, f"must be true or false, got {v!r}")
@@ -261,7 +330,14 @@ class Case:
 
     def where(self, path: Path_) -> Callable[[np.ndarray], np.ndarray] | None:
         """A selection predicate ``x -> bool array`` from the expression (of x, y, z and the
-        parameters) at ``path``."""
+        parameters) at ``path``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+
+        Returns:
+            The predicate, or None when the key is absent.
+        """
         raw = self.get(path)
         if isinstance(raw, bool):
             raw = "true" if raw else "false"
@@ -388,6 +464,15 @@ class Case:
         be positive``), so that a value given with ``--set`` is blamed on the command line and
         one in the file on its own line; else at ``path``, naming the values set under it with
         ``--set``.
+
+        Args:
+            path: the key's path (a tuple of keys and indices).
+            fn: the function.
+            *args: its positional arguments.
+            **kwargs: its keyword arguments.
+
+        Returns:
+            What ``fn`` returns.
         """
         try:
             return fn(*args, **kwargs)
@@ -410,14 +495,29 @@ class Case:
 
     def build(self, comm: MPI.Comm) -> tuple:
         """The model of the case on ``comm``: ``(model, body, facet_tags, groups)`` (see
-        :func:`dolfinx_mbs.cli.build.build`)."""
+        :func:`dolfinx_mbs.cli.build.build`).
+
+        Args:
+            comm: the communicator.
+
+        Returns:
+            ``(model, body, facet_tags, groups)``.
+        """
         from dolfinx_mbs.cli import build as case_build
 
         return case_build.build(self, comm)
 
     def run(self, comm: MPI.Comm, progress: bool = False) -> Dict:
         """Build the case on ``comm`` and run its analyses (collective): the results, the same
-        on every rank (see :func:`dolfinx_mbs.cli.analyses.run`)."""
+        on every rank (see :func:`dolfinx_mbs.cli.analyses.run`).
+
+        Args:
+            comm: the communicator.
+            progress: show a progress bar.
+
+        Returns:
+            The results.
+        """
         from dolfinx_mbs.cli import analyses as case_analyses
 
         return case_analyses.run(self, comm, progress=progress)

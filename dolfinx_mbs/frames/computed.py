@@ -80,7 +80,14 @@ class FrameJet:
 
 
 def quaternion_to_rotation(q: np.ndarray) -> np.ndarray:
-    """The rotation matrix of a quaternion (w, x, y, z), normalized first."""
+    """The rotation matrix of a quaternion (w, x, y, z), normalized first.
+
+    Args:
+        q: a quaternion (w, x, y, z).
+
+    Returns:
+        The 3x3 rotation matrix.
+    """
     q = np.asarray(q, dtype=float)
     w, x, y, z = q / np.linalg.norm(q)
     return np.array([
@@ -90,7 +97,14 @@ def quaternion_to_rotation(q: np.ndarray) -> np.ndarray:
 
 
 def rotation_to_quaternion(R: np.ndarray) -> np.ndarray:
-    """A unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (Shepperd's method)."""
+    """A unit quaternion (w, x, y, z), w >= 0, of a rotation matrix (Shepperd's method).
+
+    Args:
+        R: a 3x3 rotation matrix.
+
+    Returns:
+        The unit quaternion.
+    """
     R = np.asarray(R, dtype=float)
     tr = np.trace(R)
     k = int(np.argmax([tr, R[0, 0], R[1, 1], R[2, 2]]))
@@ -167,7 +181,11 @@ class ComputedFrame(Frame):
     n_translations: int = 0
 
     def bind(self, gdim: int) -> None:
-        """Fix the dimension of the bodies the frame carries (2 or 3); called by the model."""
+        """Fix the dimension of the bodies the frame carries (2 or 3); called by the model.
+
+        Args:
+            gdim: the bodies' geometric dimension (2 or 3).
+        """
         if gdim not in (2, 3):
             raise ValueError(f"gdim must be 2 or 3, got {gdim!r}")
         self.gdim = gdim
@@ -178,32 +196,83 @@ class ComputedFrame(Frame):
         raise NotImplementedError
 
     def rates(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """Z' from the speeds (the kinematic relation)."""
+        """Z' from the speeds (the kinematic relation).
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            z'.
+        """
         raise NotImplementedError
 
     def rates_jacobian(self, z: np.ndarray, w: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
-        """D z'/dz (nz x nz) and d z'/dw (nz x k)."""
+        """D z'/dz (nz x nz) and d z'/dw (nz x k).
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            ``(dz'/dz, dz'/dw)``.
+        """
         raise NotImplementedError
 
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray
             ) -> FrameJet:  # pragma: no cover - abstract
-        """The state at (t, z, w, w') with its derivatives (:class:`FrameJet`)."""
+        """The state at (t, z, w, w') with its derivatives (:class:`FrameJet`).
+
+        Args:
+            t: time (s).
+            z: the frame's coordinates.
+            w: the frame's speeds.
+            wd: the speeds' rates.
+
+        Returns:
+            The jet.
+        """
         raise NotImplementedError
 
     def normalize(self, z: np.ndarray) -> np.ndarray:
         """The coordinates brought back onto their manifold (a unit quaternion); as given for
-        coordinates without a constraint."""
+        coordinates without a constraint.
+
+        Args:
+            z: the frame's coordinates.
+
+        Returns:
+            The normalized coordinates.
+        """
         return z
 
     def describe(self, z: np.ndarray, w: np.ndarray) -> dict:
-        """Named outputs of the frame at (z, w) (e.g. ``angle``, ``rate``), numpy arrays."""
+        """Named outputs of the frame at (z, w) (e.g. ``angle``, ``rate``), numpy arrays.
+
+        Args:
+            z: the frame's coordinates.
+            w: the frame's speeds.
+
+        Returns:
+            The outputs by name.
+        """
         return {}
 
     # -- the state as a Frame ----------------------------------------------------------------
     def state_at(self, t: float, z: np.ndarray, w: np.ndarray,
                  wd: np.ndarray | None = None) -> FrameState:
-        """The frame's state at (t, z, w, w') (w' = 0 when not given)."""
+        """The frame's state at (t, z, w, w') (w' = 0 when not given).
+
+        Args:
+            t: time (s).
+            z: the frame's coordinates.
+            w: the frame's speeds.
+            wd: the speeds' rates (None: zero).
+
+        Returns:
+            The frame state.
+        """
         wd = np.zeros(self.n_speeds) if wd is None else wd
         return self.jet(t, np.asarray(z, float), np.asarray(w, float),
                         np.asarray(wd, float)).state
@@ -211,7 +280,17 @@ class ComputedFrame(Frame):
     def set_state(self, t: float, z: np.ndarray, w: np.ndarray,
                   wd: np.ndarray | None = None) -> FrameState:
         """Make (z, w, w') the state that :meth:`state` returns (a run does this at its end):
-        eigenproblems and Campbell diagrams are then taken about it."""
+        eigenproblems and Campbell diagrams are then taken about it.
+
+        Args:
+            t: time (s).
+            z: the frame's coordinates.
+            w: the frame's speeds.
+            wd: the speeds' rates (None: zero).
+
+        Returns:
+            The frame state.
+        """
         self._last = self.state_at(t, z, w, wd)
         return self._last
 
@@ -221,7 +300,14 @@ class ComputedFrame(Frame):
 
     def state(self, t: float) -> FrameState:
         """The state last set by :meth:`set_state` (its time replaced by ``t``), else the
-        initial state at ``t`` (speeds as given, zero accelerations)."""
+        initial state at ``t`` (speeds as given, zero accelerations).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The frame state.
+        """
         t = checks.real(t, "t")
         if self._last is not None:
             return dataclasses.replace(self._last, t=t)

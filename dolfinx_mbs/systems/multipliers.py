@@ -128,7 +128,14 @@ class SaddlePoint:
         self.c.array[:] = rhs
 
     def update(self, t: float) -> bool:
-        """Re-evaluate B and c at ``t`` (time-dependent constraints only)."""
+        """Re-evaluate B and c at ``t`` (time-dependent constraints only).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when anything changed.
+        """
         if not self.time_dependent or t == self._t:
             return False
         indptr, cols, vals, rhs = self._rows(t)
@@ -148,7 +155,15 @@ class SaddlePoint:
         return v
 
     def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """[Delta; 0] from a full vector."""
+        """[Delta; 0] from a full vector.
+
+        Args:
+            x: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.create_reduced_vec()
         a = out.getArray()
         a[:] = 0.0
@@ -157,29 +172,75 @@ class SaddlePoint:
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
-        """Delta from an augmented vector."""
+        """Delta from an augmented vector.
+
+        Args:
+            q: the augmented coordinates [Delta; lambda].
+            out: the vector to fill (new if None).
+            homogeneous: unused (the multiplier form has no a0).
+
+        Returns:
+            ``out``.
+        """
         out = out if out is not None else self.space.create_vec()
         out.array[:] = q.getArray(readonly=True)[: self.n_local]
         return out
 
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
                     ) -> PETSc.Vec:
-        """Delta' from the augmented rate ``v``."""
+        """Delta' from the augmented rate ``v``.
+
+        Args:
+            q: the augmented coordinates [Delta; lambda].
+            v: the augmented rate.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.expand(v, out)
 
     def expand_acceleration(self, q: PETSc.Vec, v: PETSc.Vec | None, a: PETSc.Vec | None,
                             out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """Delta'' from the augmented acceleration ``a``."""
+        """Delta'' from the augmented acceleration ``a``.
+
+        Args:
+            q: the augmented coordinates [Delta; lambda].
+            v: unused.
+            a: the augmented acceleration.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.expand(a, out)
 
     def multipliers(self, q: PETSc.Vec) -> np.ndarray:
-        """This rank's multipliers (of the unscaled rows) from an augmented vector."""
+        """This rank's multipliers (of the unscaled rows) from an augmented vector.
+
+        Args:
+            q: the augmented coordinates [Delta; lambda].
+
+        Returns:
+            The multipliers.
+        """
         return self.scale * q.getArray(readonly=True)[self.n_local:]
 
     def constraint_forces(self, t: float, q: PETSc.Vec, v: PETSc.Vec | None = None,
                           a: PETSc.Vec | None = None, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """-B^T lambda (full vector) of the augmented state ``q`` at ``t``: the forces the
-        constraints exert on the dofs."""
+        constraints exert on the dofs.
+
+        Args:
+            t: time (s).
+            q: the augmented coordinates [Delta; lambda].
+            v: unused.
+            a: unused.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         self.update(t)
         lam = self.B.createVecLeft()
         lam.array[:] = q.getArray(readonly=True)[self.n_local:]
@@ -229,7 +290,14 @@ class SaddlePoint:
 
     def at(self, t: float) -> SecondOrder:
         """The augmented operators at ``t`` (``Kel``, ``Kpot`` without the constraint rows, for
-        energies)."""
+        energies).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The augmented operators.
+        """
         asm = self.assembly
         asm.at(t)
         key = (float(t), asm.generation)
@@ -255,7 +323,13 @@ class SaddlePoint:
     def initial_multipliers(self, t: float, q: PETSc.Vec, v: PETSc.Vec) -> None:
         """Set the multiplier part of ``q`` consistent with the state (Delta, Delta') in ``q``
         and ``v``: [[M, B^T], [B, 0]] [Delta''; lambda] = [Q - C Delta' - K Delta; 0] (the
-        acceleration-level constraint with c'' = 0, exact for time-invariant constraints)."""
+        acceleration-level constraint with c'' = 0, exact for time-invariant constraints).
+
+        Args:
+            t: time (s).
+            q: the augmented coordinates [Delta; lambda].
+            v: the augmented rate (Delta' in its first part).
+        """
         s = self.at(t)
         J = s.M.copy()
         J.axpy(1.0, s.K, structure=SAME)
@@ -277,7 +351,14 @@ class SaddlePoint:
     def solve_static(self, t: float = 0.0) -> Tuple[PETSc.Vec, np.ndarray]:
         """K_eff Delta + B^T lambda = Q, B Delta = c: returns (full Delta, this rank's
         multipliers); also sets the bodies' ``u`` and keeps the augmented solution in
-        ``solution`` (for :meth:`constraint_forces`)."""
+        ``solution`` (for :meth:`constraint_forces`).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            ``(Delta, multipliers)``.
+        """
         s = self.at(t)
         x = s.K.createVecRight()
         reason = _saddle_solve(s.K, s.f, x, self.comm)
