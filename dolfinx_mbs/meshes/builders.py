@@ -86,7 +86,14 @@ Meshes = Tuple[object, object, object]
 @contextlib.contextmanager
 def gmsh_session(name: str) -> Iterator[ModuleType]:
     """A new current gmsh model ``name`` in a running gmsh (started here if it was not, and then
-    finalized afterwards); the model is removed on leaving."""
+    finalized afterwards); the model is removed on leaving.
+
+    Args:
+        name: the model's name.
+
+    Returns:
+        The ``gmsh`` module.
+    """
     import gmsh
 
     global _STARTED
@@ -180,6 +187,19 @@ def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
     OpenCASCADE kernel. Cell tag :data:`BODY`, facet tags :data:`BEARING_A` (z = 0) and
     :data:`BEARING_B` (z = shaft_length).
 
+    Args:
+        comm: the communicator the mesh is distributed over.
+        shaft_length: the shaft's length (m).
+        shaft_radius: the shaft's radius (m).
+        disk_radius: the disk's radius (m).
+        disk_thickness: the disk's thickness along z (m).
+        disk_position: the axial position of the disk's centre (m).
+        size: the characteristic cell size (m).
+        blades: the number of blades (0: none).
+        blade_length: the blades' radial length (m).
+        blade_width: the blades' width (m).
+        blade_thickness: the blades' thickness (m).
+
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
     """
@@ -199,6 +219,13 @@ def shaft(comm: MPI.Comm = MPI.COMM_WORLD, length: float = 1.0, radius: float = 
     (journals and disk seats). Cell tag :data:`BODY`; facet tags :data:`BEARING_A` (z = 0),
     :data:`BEARING_B` (z = length) and :data:`SHAFT_SEGMENT` + k for the lateral surface of
     the k-th segment (k = 0 from z = 0).
+
+    Args:
+        comm: the communicator the mesh is distributed over.
+        length: the length (m).
+        radius: the radius (m).
+        size: the characteristic cell size (m).
+        cuts: axial positions (m) of the cross-sections the mesh contains.
 
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
@@ -221,6 +248,15 @@ def twisted_blade(comm: MPI.Comm = MPI.COMM_WORLD, span: float = 0.3, chord: flo
     layer's trilinear sections shrink between its ends). Cell tag :data:`BODY`, facet tags
     :data:`ROOT` and :data:`TIP` (both faces exact rectangles chord x thickness).
 
+    Args:
+        comm: the communicator the mesh is distributed over.
+        span: the blade's span along x (m).
+        chord: the section's chord along y (m).
+        thickness: the section's thickness along z at the root (m).
+        twist_degrees: the twist of the tip against the root (degrees).
+        hub_radius: the x of the root (m).
+        cells: cells along the span, the chord and the thickness.
+
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
     """
@@ -236,6 +272,13 @@ def strip(comm: MPI.Comm = MPI.COMM_WORLD, length: float = 10.0, height: float =
     across)``. The defaults are Kane, Ryan & Banerjee's spin-up beam (demos/spin_up_beam.py:
     L = 10 m, h = :data:`KRB_HEIGHT`). Cell tag :data:`BODY`, facet tags :data:`ROOT` (x = 0)
     and :data:`TIP` (x = length).
+
+    Args:
+        comm: the communicator the mesh is distributed over.
+        length: the length (m).
+        height: the strip's height (m).
+        cells: ``(along, across)``.
+        name: the model's name in gmsh.
 
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
@@ -253,6 +296,13 @@ def links(comm: MPI.Comm = MPI.COMM_WORLD, crank: float = 0.1, coupler: float = 
     ``cells`` = ((along, across) of the crank, (along, across) of the coupler). Facet tags
     :data:`ROOT` (x = 0: the crank's motor pivot, the coupler's crank pin) and :data:`TIP`
     (x = length: the crank pin, the coupler's slider pin).
+
+    Args:
+        comm: the communicator the mesh is distributed over.
+        crank: the crank's length (m).
+        coupler: the coupler's length (m).
+        side: the links' width (m).
+        cells: ``(along, across)`` of the crank, then of the coupler.
 
     Returns:
         ((mesh, cell_tags, facet_tags) of the crank, the same of the coupler).
@@ -342,7 +392,14 @@ def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,
 
 def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
     """The named physical groups of a ``.msh`` file (its ``$PhysicalNames`` section):
-    name -> (dimension, tag). Local (no communication); reads the text, not the mesh."""
+    name -> (dimension, tag). Local (no communication); reads the text, not the mesh.
+
+    Args:
+        path_or_name: a ``.msh`` file, or the name of a committed mesh.
+
+    Returns:
+        ``{name: (dimension, tag)}``.
+    """
     groups = {}
     with open(_locate(path_or_name), "rb") as f:
         for line in f:
@@ -360,7 +417,16 @@ def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
 def write(model: str | Callable[..., None], path: str | Path, **kwargs: object) -> Path:
     """Build a geometry (a ``*_model`` function or its name: ``"rotor"``, ``"twisted_blade"``,
     ``"strip"``) with ``kwargs`` in gmsh and write its mesh and physical groups to ``path``
-    (MSH 4.1, ASCII). Serial: run it on one process."""
+    (MSH 4.1, ASCII). Serial: run it on one process.
+
+    Args:
+        model: a ``*_model`` function or its name.
+        path: the file to write.
+        **kwargs: the geometry's arguments.
+
+    Returns:
+        The path written.
+    """
     import gmsh
 
     if isinstance(model, str):

@@ -102,7 +102,17 @@ def negative_count(K: PETSc.Mat, M: PETSc.Mat | None = None, sigma: float = 0.0,
     without M): the negative pivots of an LDL^T factorization of K_s - sigma M by MUMPS
     (Sylvester's law of inertia), less ``border`` (the negative directions of a border,
     :meth:`dolfinx_mbs.systems.rigid_modes.RigidSubspace.border`); -1 when MUMPS is not
-    there to count them. Collective."""
+    there to count them. Collective.
+
+    Args:
+        K: the stiffness.
+        M: the mass (None: K alone).
+        sigma: the shift.
+        border: the negative directions of a border.
+
+    Returns:
+        The count.
+    """
     S = K.transpose(PETSc.Mat())
     S.axpy(1.0, K)   # K + K^T: the inertia of the symmetric part
     if sigma != 0.0:
@@ -265,7 +275,15 @@ def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
 def signed_frequencies(lam: np.ndarray, rel: float = 1e-8) -> np.ndarray:
     """Signed frequencies of eigenvalues given one per conjugate pair (Im >= 0), as
     :func:`gyroscopic_modes` returns them: Im(lambda), or -Re(lambda) for a real root (a
-    divergent mode). ``lam`` may be 1D or 2D (rows scaled separately)."""
+    divergent mode). ``lam`` may be 1D or 2D (rows scaled separately).
+
+    Args:
+        lam: the eigenvalues.
+        rel: the relative tolerance.
+
+    Returns:
+        The signed frequencies (rad/s), of ``lam``'s shape.
+    """
     lam = np.asarray(lam, dtype=complex)
     scale = np.abs(lam).max(axis=-1, keepdims=True)
     real = np.abs(lam.imag) <= rel * np.maximum(scale, np.finfo(float).tiny)
@@ -275,7 +293,16 @@ def signed_frequencies(lam: np.ndarray, rel: float = 1e-8) -> np.ndarray:
 def representatives(lam: np.ndarray, scale: float, rel: float = 1e-8) -> np.ndarray:
     """Which of the eigenvalues ``lam`` of a real pencil represent their conjugate pair (the
     convention of :func:`gyroscopic_modes`): Im(lambda) > rel ``scale``, or, for a real pair
-    +/- s (Im within rel ``scale`` of 0), the member with Re > 0 and Im >= 0. Boolean mask."""
+    +/- s (Im within rel ``scale`` of 0), the member with Re > 0 and Im >= 0. Boolean mask.
+
+    Args:
+        lam: the eigenvalues.
+        scale: the eigenvalues' scale.
+        rel: the relative tolerance.
+
+    Returns:
+        The boolean mask.
+    """
     lam = np.asarray(lam, dtype=complex)
     small = rel * scale
     return (lam.imag > small) | ((np.abs(lam.imag) <= small) & (lam.imag >= 0.0)
@@ -283,7 +310,15 @@ def representatives(lam: np.ndarray, scale: float, rel: float = 1e-8) -> np.ndar
 
 
 def unstable(lam: np.ndarray, rel: float = UNSTABLE) -> np.ndarray:
-    """Which eigenvalues grow: Re(lambda) > ``rel`` abs(lambda) (boolean mask)."""
+    """Which eigenvalues grow: Re(lambda) > ``rel`` abs(lambda) (boolean mask).
+
+    Args:
+        lam: the eigenvalues.
+        rel: the relative tolerance.
+
+    Returns:
+        The boolean mask.
+    """
     lam = np.asarray(lam, dtype=complex)
     return lam.real > rel * np.abs(lam)
 
@@ -291,7 +326,16 @@ def unstable(lam: np.ndarray, rel: float = UNSTABLE) -> np.ndarray:
 def spectrum_order(lam: np.ndarray, n: int, shift: float = 0.0) -> np.ndarray:
     """Indices of the ``n`` of the representatives ``lam`` (one per conjugate pair) that a
     spectrum reports, in its order (module docstring): the unstable ones by growth rate,
-    fastest first, then the stable ones nearest ``shift``, by signed frequency."""
+    fastest first, then the stable ones nearest ``shift``, by signed frequency.
+
+    Args:
+        lam: the representatives, one per conjugate pair.
+        n: how many.
+        shift: the target of the stable modes.
+
+    Returns:
+        The indices.
+    """
     lam = np.asarray(lam, dtype=complex)
     up = np.flatnonzero(unstable(lam))
     up = up[np.argsort(-lam[up].real, kind="stable")][:n]
@@ -400,7 +444,20 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
                             ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], SLEPc.PEP]:
     """:func:`gyroscopic_modes` with a PEP kept from an earlier call on matrices of the same
     objects and patterns (None: a new one): its ST keeps the symbolic factorization and only
-    refactorizes numerically. Returns ``(lam, vecs, pep)``; the caller destroys ``pep``."""
+    refactorizes numerically. Returns ``(lam, vecs, pep)``; the caller destroys ``pep``.
+
+    Args:
+        K: the stiffness.
+        G: the gyroscopic matrix.
+        M: the mass.
+        n: how many.
+        pep: a PEP of an earlier call (None: a new one).
+        shift: the target of the stable modes.
+        tol: the solver's tolerance.
+
+    Returns:
+        ``(lam, vecs, pep)``.
+    """
     n = _check(n)
     if pep is None:
         pep = _solve_pep(K, G, M, 2 * n, shift, tol)
@@ -521,6 +578,15 @@ def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
                  ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], dict]:
     """:func:`gyroscopic_modes` of a system's pencil with the free rigid motions ``rigid``
     (:func:`dolfinx_mbs.systems.rigid_modes.rigid_subspace`, None: none) left out.
+
+    Args:
+        Kr: the reduced stiffness.
+        Gr: the reduced velocity coupling.
+        Mr: the reduced mass.
+        n: how many.
+        rigid: the free rigid motions (None: none).
+        shift: the target of the stable modes.
+        tol: the solver's tolerance.
 
     Returns:
         ``(lam, vecs, info)``: as :func:`gyroscopic_modes` (vectors in the pencil's

@@ -94,7 +94,14 @@ class BasisSpace:
         return v
 
     def where(self, dof: int) -> Tuple[str, int]:
-        """(body name, index within the body's coordinates on their owner) of a xi index."""
+        """(body name, index within the body's coordinates on their owner) of a xi index.
+
+        Args:
+            dof: an index of the xi coordinates.
+
+        Returns:
+            ``(body name, index)``, for messages.
+        """
         flat = self.starts.ravel()
         blk = int(np.searchsorted(flat, dof, side="right") - 1)
         ib = blk % len(self.bodies)
@@ -210,7 +217,13 @@ def classify(space: FullSpace, constraints: Sequence[Constraint],
     """Which constraints the reduced bodies' shapes absorb (constant rows each fixing one dof
     of one reduced body to zero), the dofs they fix, and each reduced body's interface (the
     dofs other constraints touch). Returns (absorbed constraint indices, {body: fixed full
-    indices}, {body: interface full indices}), sorted, the same on every rank."""
+    indices}, {body: interface full indices}), sorted, the same on every rank.
+
+    Args:
+        space: the model's full space.
+        constraints: the model's constraints.
+        reduced: the indices of the reduced bodies.
+    """
     comm = space.comm
     flat = np.array(comm.allgather(space.rstart + space.offsets[:-1])).ravel()
     nb = len(space.bodies)
@@ -366,7 +379,14 @@ class BasisReducer(MaggiReducer):
 
     def update(self, t: float) -> bool:
         """The constraints at ``t`` (A, its derivatives and a0 composed again when they
-        changed)."""
+        changed).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when anything changed.
+        """
         if not self.inner.update(t):
             return False
         self._compose()
@@ -417,7 +437,15 @@ class BasisReducer(MaggiReducer):
 
     def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """Q of a full vector: xi by least squares (T^T T xi = T^T x: exact for a full
-        vector in the shapes' span), then its independent entries."""
+        vector in the shapes' span), then its independent entries.
+
+        Args:
+            x: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         if self._gram is None:
             G = self.T.transposeMatMult(self.T)
             ksp = PETSc.KSP().create(self.comm)
@@ -434,7 +462,14 @@ class BasisReducer(MaggiReducer):
         coordinates that are dofs (full bodies, Craig-Bampton interfaces), r at the dofs the
         shapes hold (absorbed clamps), zero elsewhere.
         A reduced body's residual does not vanish inside it: the reduced equations hold
-        only in the shapes' span, and T^T r is what the constraints carry."""
+        only in the shapes' span, and T^T r is what the constraints carry.
+
+        Args:
+            r: a full residual.
+
+        Returns:
+            ``r``.
+        """
         y = self._work_xi()
         self.T.multTranspose(r, y)
         f, x = self._identity

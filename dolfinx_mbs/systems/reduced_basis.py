@@ -83,7 +83,15 @@ class ReducedBasis:
     def make(cls, assembly: Assembly, reducer: MaggiReducer) -> "ReducedBasis" | None:
         """A ReducedBasis of the assembly's bodies under ``reducer``, or None when the reduced
         operators are not combinations of constant matrices (see the module docstring; the
-        same answer on every rank)."""
+        same answer on every rank).
+
+        Args:
+            assembly: the model's assembly.
+            reducer: the Maggi reducer.
+
+        Returns:
+            The basis, or None.
+        """
         if reducer.rheonomic:
             return None
         ops = assembly.body_operators
@@ -110,7 +118,14 @@ class ReducedBasis:
     def ingredient(self, key: tuple) -> PETSc.Mat:
         """The reduced constant matrix ``key`` (reduced on first use): ("E", body, i) the i-th
         coupling basis matrix, ("S", body, (i, j)) the spin case's c_W_ij + P_ij, ("P", body,
-        case) another prestress case's geometric stiffness."""
+        case) another prestress case's geometric stiffness.
+
+        Args:
+            key: the matrix's key.
+
+        Returns:
+            The reduced matrix.
+        """
         R = self._ingredients.get(key)
         if R is not None or len(key) == 1:  # M, Kel, D: reduced at set-up
             return R
@@ -169,7 +184,14 @@ class ReducedBasis:
 
     def update(self, states: Sequence) -> bool:
         """Take the bodies' frame ``states`` (nothing is formed yet); True when a
-        combination's terms differ from those of the last state."""
+        combination's terms differ from those of the last state.
+
+        Args:
+            states: the bodies' frame states.
+
+        Returns:
+            True when the terms changed.
+        """
         parts = self._parts(states)
         changed = False
         for name, (names, factor) in COMBINATIONS.items():
@@ -179,14 +201,28 @@ class ReducedBasis:
         return changed
 
     def out(self, name: str) -> PETSc.Mat:
-        """The matrix object of the combination ``name`` (its values: :meth:`form`)."""
+        """The matrix object of the combination ``name`` (its values: :meth:`form`).
+
+        Args:
+            name: the combination's name.
+
+        Returns:
+            The matrix.
+        """
         if name not in self._out:
             self._out[name] = self.M.duplicate()
         return self._out[name]
 
     def form(self, name: str) -> PETSc.Mat:
         """The combination ``name`` at the last :meth:`update`'s states, formed unless it
-        holds them already."""
+        holds them already.
+
+        Args:
+            name: the combination's name.
+
+        Returns:
+            The matrix.
+        """
         out, terms = self.out(name), self._terms[name]
         if self._formed.get(name) != terms:
             combine(out, [(c, self.ingredient(k)) for c, k in terms])

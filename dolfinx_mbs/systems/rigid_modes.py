@@ -210,7 +210,16 @@ class RigidSubspace:
         """The pencil of the elastic modes: (K_b, G_b, M_b) = ([[K, M Q], [Q^T M, 0]],
         [[G, 0], [0, 0]], [[M, 0], [0, 0]]) (G_b None when ``Gr`` is), as AIJ matrices kept
         and refilled by later calls. An eigenvector's first part (:meth:`elastic_part`) is
-        the mode, M-orthogonal to the rigid motions."""
+        the mode, M-orthogonal to the rigid motions.
+
+        Args:
+            Kr: the reduced stiffness.
+            Gr: the reduced velocity coupling (or None).
+            Mr: the reduced mass.
+
+        Returns:
+            ``(K_b, G_b, M_b)``.
+        """
         B, BT, Z, zero = self._border_blocks(Kr, Mr)
         out = []
         for key, X in (("K", Kr), ("G", Gr), ("M", Mr)):
@@ -231,7 +240,16 @@ class RigidSubspace:
     def padded(self, X: PETSc.Mat, Mr: PETSc.Mat, border: bool = False) -> PETSc.Mat:
         """A new AIJ matrix of the bordered pencil's layout: [[X, M Q], [Q^T M, 0]] with
         ``border`` (as :meth:`border`'s K), [[X, 0], [0, 0]] without (its G and M); not kept
-        (for pencils combined from several matrices of different patterns)."""
+        (for pencils combined from several matrices of different patterns).
+
+        Args:
+            X: a reduced matrix.
+            Mr: the reduced mass.
+            border: add the border M Q.
+
+        Returns:
+            The new matrix.
+        """
         B, BT, Z, zero = self._border_blocks(X, Mr)
         blocks = [[X, B], [BT, Z]] if border else [[X, None], [None, zero]]
         nest = PETSc.Mat().createNest(blocks, comm=X.getComm())
@@ -239,7 +257,15 @@ class RigidSubspace:
 
     def elastic_part(self, xb: PETSc.Vec, like: PETSc.Mat) -> PETSc.Vec:
         """The reduced-coordinate part of a bordered vector, as a new vector of ``like``'s
-        layout."""
+        layout.
+
+        Args:
+            xb: a bordered vector.
+            like: a matrix of the reduced layout.
+
+        Returns:
+            The new vector.
+        """
         x = like.createVecRight()
         n = x.getLocalSize()
         x.array[:] = xb.getArray(readonly=True)[:n]
@@ -248,7 +274,15 @@ class RigidSubspace:
     def eigenvalues(self, Kr: PETSc.Mat, Gr: PETSc.Mat | None) -> np.ndarray:
         """The eigenvalues of the rigid motions alone, lambda^2 I + lambda Q^T G Q + Q^T K Q
         (one per conjugate pair: the ``dim`` with the largest imaginary, then real part;
-        without ``Gr`` the w^2 of Q^T K Q), the same on every rank (module docstring)."""
+        without ``Gr`` the w^2 of Q^T K Q), the same on every rank (module docstring).
+
+        Args:
+            Kr: the reduced stiffness.
+            Gr: the reduced velocity coupling (or None).
+
+        Returns:
+            The eigenvalues.
+        """
         r = self.dim
         local = np.zeros((2, r, r))
         y = Kr.createVecLeft()
@@ -478,7 +512,15 @@ def _invariant(C: np.ndarray, Gm: np.ndarray,
 
 
 def stiffness_scale(K: PETSc.Mat, M: PETSc.Mat) -> float:
-    """Max K_ii / max M_ii: the stiffness scale that the tolerances on energy refer to."""
+    """Max K_ii / max M_ii: the stiffness scale that the tolerances on energy refer to.
+
+    Args:
+        K: the stiffness.
+        M: the mass.
+
+    Returns:
+        The scale.
+    """
     Kd, Md = K.getDiagonal(), M.getDiagonal()
     scale = Kd.norm(PETSc.NormType.INFINITY) / Md.norm(PETSc.NormType.INFINITY)
     Kd.destroy()

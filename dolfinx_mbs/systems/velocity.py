@@ -67,7 +67,14 @@ class ReducedSpace:
         return v
 
     def where(self, k: int) -> Tuple[str, int]:
-        """(body name, local dof) of reduced index ``k``, for messages."""
+        """(body name, local dof) of reduced index ``k``, for messages.
+
+        Args:
+            k: a reduced index.
+
+        Returns:
+            ``(body name, local dof)``.
+        """
         h = self.holonomic
         return h.where(h.full_index(k))
 
@@ -165,7 +172,14 @@ class VelocitySystem:
             setattr(self, name, getattr(base, name))
 
     def at(self, t: float) -> VelocityOperators:
-        """The operators at ``t`` (objects reused)."""
+        """The operators at ``t`` (objects reused).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The operators.
+        """
         s = self.base.at(t)
         key = (float(t), s.version, self.assembly.generation)
         if self._key == key:
@@ -207,14 +221,33 @@ class VelocitySystem:
         return store[name]
 
     def velocity(self, t: float, w: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """V = A_n w + a_n at ``t``."""
+        """V = A_n w + a_n at ``t``.
+
+        Args:
+            t: time (s).
+            w: the speeds.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         s = self.at(t)
         s.An.multAdd(w, s.an, out)
         return out
 
     def acceleration(self, t: float, w: PETSc.Vec, w_dot: PETSc.Vec, out: PETSc.Vec
                      ) -> PETSc.Vec:
-        """V' = A_n w' + A_n' w + a_n' at ``t``."""
+        """V' = A_n w' + A_n' w + a_n' at ``t``.
+
+        Args:
+            t: time (s).
+            w: the speeds.
+            w_dot: their rates.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         s = self.at(t)
         s.An.mult(w_dot, out)
         if s.An_dot is not None:
@@ -245,7 +278,17 @@ class VelocitySystem:
         """The holonomic pencil reduced once more by the constant rows B_n: the nonzero
         eigenvalues s of q' = A_n w, M_w w' + C_w w + K_w q = 0 solve
         (s^2 A_n^T M A_n + s A_n^T C A_n + A_n^T K A_n) w = 0 (q = A_n w / s); the m_n others
-        are zero (the equilibria the rows leave free)."""
+        are zero (the equilibria the rows leave free).
+
+        Args:
+            t: time (s).
+            n: the number of wanted modes.
+            coupling: ``"gyroscopic"`` (G), ``"damping"`` (G + D) or None.
+            states: one frame state per body instead of ``frame.state(t)``.
+
+        Returns:
+            ``(K, G, M)`` (G None without coupling).
+        """
         nb = self.basis
         nb.update(t)
         if n > nb.n_reduced:
@@ -260,5 +303,13 @@ class VelocitySystem:
         return Kr, Gr, Mr
 
     def expand_mode(self, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """The full shape of a pencil eigenvector (q = A_n w, up to 1/s)."""
+        """The full shape of a pencil eigenvector (q = A_n w, up to 1/s).
+
+        Args:
+            x: a pencil eigenvector.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         return self.base.expand_mode(self.basis.expand(x, homogeneous=True), out)
