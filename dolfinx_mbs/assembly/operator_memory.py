@@ -21,7 +21,12 @@ __all__ = ["ReleasableMatrices", "assemble_into", "create_filled"]
 
 
 def assemble_into(A: PETSc.Mat, a: fem.Form) -> None:
-    """Assemble form ``a`` into ``A`` (zeroed first)."""
+    """Assemble form ``a`` into ``A`` (zeroed first).
+
+    Args:
+        A: the matrix.
+        a: the compiled bilinear form.
+    """
     A.zeroEntries()
     fpetsc.assemble_matrix(A, a)
     A.assemble()
@@ -32,6 +37,12 @@ def create_filled(a: fem.Form) -> PETSc.Mat:
 
     (Assembling a freshly created matrix without inserting anything would squeeze its
     preallocated pattern away; later MatCopy/MatAXPY on the shared pattern need it intact.)
+
+    Args:
+        a: the compiled bilinear form.
+
+    Returns:
+        The matrix.
     """
     A = fpetsc.create_matrix(a)
     assemble_into(A, a)
@@ -69,7 +80,11 @@ class ReleasableMatrices:
         """Destroy the full matrices ``names`` (of :attr:`mats`, or ``"damping"``; collective)
         to save memory; each is assembled again, at the frame state it had, when next read.
         Their values, ``version`` and the state's keys are unchanged. Only where
-        :attr:`releasable`."""
+        :attr:`releasable`.
+
+        Args:
+            names: the names (of :attr:`mats`, or ``"damping"``).
+        """
         if not self.releasable:
             raise ValueError("release: this body's matrices cannot be made again from its "
                              "forms alone (prestress, user forms, nonlinear strain or a frame "
@@ -96,7 +111,14 @@ class ReleasableMatrices:
 
     def matrix(self, name: str) -> PETSc.Mat | None:
         """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
-        that does not exist)."""
+        that does not exist).
+
+        Args:
+            name: the name (of :attr:`mats`).
+
+        Returns:
+            The matrix, or None.
+        """
         if name in self._released:
             self._released.discard(name)
             if name in ("mass", "stiffness"):

@@ -131,6 +131,13 @@ class Bearing(_Attachment):
     def value(self, key: str, speed: float) -> float:
         """The coefficient ``key`` at ``speed`` (rad/s), interpolated in the table.
 
+        Args:
+            key: the coefficient's name (``kxx``, ``cxy``, ...).
+            speed: the spin speed (rad/s).
+
+        Returns:
+            The coefficient.
+
         Raises:
             ValueError: a speed outside the table without ``extrapolate``.
         """
@@ -147,7 +154,14 @@ class Bearing(_Attachment):
 
     def matrices(self, speed: float) -> Tuple[np.ndarray, np.ndarray]:
         """(K_b, C_b) at ``speed``: 5 x 5 on (t_x, t_y, t_z, theta_x, theta_y) of the
-        journal's mean motion (the transverse axes first)."""
+        journal's mean motion (the transverse axes first).
+
+        Args:
+            speed: the spin speed (rad/s).
+
+        Returns:
+            ``(K_b, C_b)``.
+        """
         from dolfinx_mbs.forms.stationary import bearing_matrices
 
         K2, C2 = bearing_matrices(*(self.value(k, speed) for k in COEFFICIENTS))
@@ -160,7 +174,14 @@ class Bearing(_Attachment):
 
     def override(self, **coefficients: ArrayLike) -> Dict[str, Any]:
         """Set coefficients (numbers) and return the old table, for :meth:`restore` (the
-        critical speed map sets the bearings to one isotropic stiffness at a time)."""
+        critical speed map sets the bearings to one isotropic stiffness at a time).
+
+        Args:
+            **coefficients: the coefficients to set, by name (``kxx=1e6``, ...).
+
+        Returns:
+            The old table.
+        """
         old: Dict[str, Any] = {k: v.copy() for k, v in self.table.items()}
         old["__extra__"] = dict(self.extra)
         for k, v in coefficients.items():
@@ -171,7 +192,11 @@ class Bearing(_Attachment):
         return old
 
     def restore(self, old: Dict[str, Any]) -> None:
-        """Put back the table :meth:`override` returned."""
+        """Put back the table :meth:`override` returned.
+
+        Args:
+            old: what :meth:`override` returned.
+        """
         old = dict(old)
         self.extra = old.pop("__extra__")
         self.table = old

@@ -89,7 +89,15 @@ class RigidBody:
     def forces(self, state: FrameState, gravity: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
         """The generalized inertia force minus gravity, as a force F and a moment M_O about
-        the frame's origin (local components) at ``state``."""
+        the frame's origin (local components) at ``state``.
+
+        Args:
+            state: the frame state.
+            gravity: the gravitational acceleration, global components (None: none).
+
+        Returns:
+            ``(F, M_O)``.
+        """
         m, c, J = self.mass, self.centre, self.inertia
         w, a = state.omega, state.alpha
         acc = state.a_O + cross3(a, c) + cross3(w, cross3(w, c))
@@ -101,7 +109,14 @@ class RigidBody:
 
     def force_derivatives(self, state: FrameState) -> dict:
         """d(F, M_O)/d(omega, alpha, a_O) (each a (6, 3) array: rows F then M_O) and
-        d(F, M_O)/d g_loc (the local gravity, which turns with the frame)."""
+        d(F, M_O)/d g_loc (the local gravity, which turns with the frame).
+
+        Args:
+            state: the frame state.
+
+        Returns:
+            The derivatives by name.
+        """
         m, c, J = self.mass, self.centre, self.inertia
         w = state.omega
         C = skew(c)
@@ -119,7 +134,15 @@ class RigidBody:
         return out
 
     def energy(self, state: FrameState, gravity: np.ndarray | None = None) -> tuple[float, float]:
-        """Kinetic energy and gravity's potential energy (J) at ``state``."""
+        """Kinetic energy and gravity's potential energy (J) at ``state``.
+
+        Args:
+            state: the frame state.
+            gravity: the gravitational acceleration, global components (None: none).
+
+        Returns:
+            ``(kinetic, potential)``.
+        """
         vc = state.v_O + cross3(state.omega, self.centre)
         T = 0.5 * self.mass * float(vc @ vc) + 0.5 * float(state.omega @ self.inertia
                                                           @ state.omega)
@@ -129,7 +152,14 @@ class RigidBody:
         return T, V
 
     def momenta(self, state: FrameState) -> tuple[np.ndarray, np.ndarray]:
-        """Linear momentum and angular momentum about the global origin, global components."""
+        """Linear momentum and angular momentum about the global origin, global components.
+
+        Args:
+            state: the frame state.
+
+        Returns:
+            ``(linear, angular)``.
+        """
         vc = state.v_O + cross3(state.omega, self.centre)
         P = self.mass * (state.R @ vc)
         rc = state.to_global(self.centre)
@@ -139,7 +169,16 @@ class RigidBody:
 
 def rigid_inertia_forces(bodies: Sequence[RigidBody], state: FrameState,
                          gravity: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The sum of :meth:`RigidBody.forces` over ``bodies`` at ``state``."""
+    """The sum of :meth:`RigidBody.forces` over ``bodies`` at ``state``.
+
+    Args:
+        bodies: the rigid bodies.
+        state: the frame state.
+        gravity: the gravitational acceleration, global components (None: none).
+
+    Returns:
+        ``(F, M_O)``.
+    """
     F, M = np.zeros(3), np.zeros(3)
     for b in bodies:
         f, m = b.forces(state, gravity)

@@ -88,7 +88,16 @@ class Rows:
 
     @staticmethod
     def fixed(name: str, dofs: np.ndarray, values: np.ndarray) -> "Rows":
-        """Rows Delta[d] = value (jets (m, 3) or values (m,))."""
+        """Rows Delta[d] = value (jets (m, 3) or values (m,)).
+
+        Args:
+            name: the constraint's name, in messages.
+            dofs: the full indices.
+            values: jets (m, 3) or values (m,).
+
+        Returns:
+            The rows.
+        """
         dofs = np.asarray(dofs, dtype=np.int64)
         m = len(dofs)
         vals = np.asarray(values, dtype=float)
@@ -126,7 +135,17 @@ class Constraint:
 
 def time_jets(fn: Callable[[float], ArrayLike], t: float, time_scale: float,
               what: str) -> np.ndarray:
-    """Value and two derivatives of a vector function of time, shape (3, k)."""
+    """Value and two derivatives of a vector function of time, shape (3, k).
+
+    Args:
+        fn: ``t -> vector``.
+        t: time (s).
+        time_scale: the motion's time scale (s): the differences' first step is a tenth of it.
+        what: the function's name, in messages.
+
+    Returns:
+        The value and the two derivatives, shape (3, k).
+    """
     v = np.asarray(fn(t), dtype=float).reshape(-1)
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{what}(t={t:g}) must be finite, got {checks.shown(v)}")
@@ -138,7 +157,16 @@ def time_jets(fn: Callable[[float], ArrayLike], t: float, time_scale: float,
 def nodes_where(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
                 name: str) -> np.ndarray:
     """Owned dof nodes of ``body`` where ``where(x)`` holds (x: (3, n) local coordinates);
-    a wrong-shaped answer raises on every rank."""
+    a wrong-shaped answer raises on every rank.
+
+    Args:
+        body: the body.
+        where: a predicate ``x -> bool array`` on local coordinates (3, n), or None.
+        name: the constraint's name, in messages.
+
+    Returns:
+        The local node indices.
+    """
     n_owned = body.V.dofmap.index_map.size_local
     x = body.V.tabulate_dof_coordinates()[:n_owned].T
     with checks.collective(body.comm, f"{name}: `where`"):
@@ -155,7 +183,17 @@ def nodes_where(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
 def select_nodes(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
                  facets: Tuple[MeshTags, int] | None, name: str) -> np.ndarray:
     """Owned dof nodes of ``body`` where a predicate holds or on tagged facets (non-empty
-    overall, else ValueError on every rank)."""
+    overall, else ValueError on every rank).
+
+    Args:
+        body: the body.
+        where: a predicate ``x -> bool array`` on local coordinates (3, n), or None.
+        facets: ``(meshtags, tag)`` of the facets, or None.
+        name: the constraint's name, in messages.
+
+    Returns:
+        The local node indices.
+    """
     if (where is None) == (facets is None):
         raise ValueError(f"{name}: give exactly one of a predicate `where` or "
                          "facets=(meshtags, tag)")

@@ -122,7 +122,7 @@ class Joint(Constraint):
             at t = 0; a relative motion of the frames at t = 0 raises a ValueError.
     """
 
-    def __init__(self, space: FullSpace, body_a: Body, body_b: Body, nodes_b: np.ndarray,
+    def __init__(self, space: FullSpace, body_a: Body | None, body_b: Body, nodes_b: np.ndarray,
                  full_a: np.ndarray, X_a: np.ndarray, name: str, same_motion: bool = False) -> None:
         self.name = name
         self.body_a, self.body_b = body_a, body_b
@@ -250,6 +250,21 @@ def tie(space: FullSpace, body_a: Body, body_b: Body, where: Callable | None = N
     the two frames describe the same rigid motion with different constant axes and origins
     (see :class:`Joint`): constant rows instead of rheonomic ones.
 
+    Args:
+        space: the model's full space.
+        body_a: the first body.
+        body_b: the second body.
+        where: a predicate ``x -> bool array`` on a's local coordinates (and b's without
+            ``where_b``), or None.
+        tol: the largest distance between tied nodes, relative to the larger body extent.
+        name: the joint's name (None: a default).
+        facets: ``((tags_a, tag_a), (tags_b, tag_b))``, or None.
+        where_b: the predicate on b's local coordinates, or None.
+        same_motion: the two frames describe the same rigid motion (constant rows).
+
+    Returns:
+        The joint.
+
     Raises:
         ValueError: on every rank, listing (up to ten) unmatched points, for an empty
             selection, for both or neither of ``where`` and ``facets``, or for frames in
@@ -298,10 +313,22 @@ def tie(space: FullSpace, body_a: Body, body_b: Body, where: Callable | None = N
                  same_motion=same_motion)
 
 
-def pin(space: FullSpace, body_a: Body, body_b: Body, point: Sequence[float], tol: float = 1e-8,
-        name: str | None = None) -> Joint:
+def pin(space: FullSpace, body_a: Body | None, body_b: Body, point: Sequence[float],
+        tol: float = 1e-8, name: str | None = None) -> Joint:
     """Join the node of ``body_b`` and the node of ``body_a`` (or the ground, for None) that
-    sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D."""
+    sit at the global ``point`` at t = 0: a revolute joint in 2D, a spherical one in 3D.
+
+    Args:
+        space: the model's full space.
+        body_a: the first body, or None for the ground.
+        body_b: the second body.
+        point: the joint's global position at t = 0.
+        tol: the largest distance of the nodes from ``point``, relative to the mesh size.
+        name: the joint's name (None: a default).
+
+    Returns:
+        The joint.
+    """
     label = "ground" if body_a is None else body_a.name
     name = name or f"pin({label},{body_b.name})"
     p = checks.point3(point, f"{name}: point")

@@ -260,6 +260,12 @@ def cached_state(state_fn: Callable[[_F, float], FrameState]
 
     A time step asks for the same few times many times (FrameState is immutable, so sharing
     is safe).
+
+    Args:
+        state_fn: the frame class's ``state(self, t)``.
+
+    Returns:
+        The memoizing ``state``.
     """
     import functools
 
@@ -519,7 +525,11 @@ class Prescribed(Frame):
 
     @cached_state
     def state(self, t: float) -> FrameState:
-        """The frame's state at ``t`` (s)."""
+        """The frame's state at ``t`` (s).
+
+        Args:
+            t: time (s).
+        """
         t = checks.real(t, "t")
         R = self._R(t)
         omega, alpha = self._rotation_rates(t, R)
@@ -612,7 +622,11 @@ class Planar(Prescribed):
 
     @cached_state
     def state(self, t: float) -> FrameState:
-        """The frame's state at ``t`` (s)."""
+        """The frame's state at ``t`` (s).
+
+        Args:
+            t: time (s).
+        """
         t = checks.real(t, "t")
         w, al = self._theta_rates(t)
         th = float(self._angle(t)[0])

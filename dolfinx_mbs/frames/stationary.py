@@ -37,7 +37,14 @@ def transverse_basis(axis: ArrayLike) -> np.ndarray:
     """Two unit vectors (e1, e2) across the unit ``axis`` a with e1 x e2 = a: the directions
     of a bearing's x and y coefficients. For the coordinate axes the cyclic successors
     (a = z: x, y; a = x: y, z; a = y: z, x); otherwise e1 is the global axis most across a,
-    made orthogonal to it. Returns a (2, 3) array."""
+    made orthogonal to it. Returns a (2, 3) array.
+
+    Args:
+        axis: the spin axis.
+
+    Returns:
+        ``(e1, e2)`` as a 2 x 3 array.
+    """
     a = checks.unit_axis(axis, "spin_axis")
     k = int(np.argmax(np.abs(a)))
     if abs(abs(a[k]) - 1.0) < 1e-14:
@@ -139,7 +146,14 @@ class Stationary(Frame):
         return transverse_basis(self.axis)
 
     def spin(self, t: float) -> tuple:
-        """(angle, Omega, dOmega/dt) at ``t``."""
+        """(angle, Omega, dOmega/dt) at ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            ``(angle, rate, acceleration)``.
+        """
         t = checks.real(t, "t")
         if self._rate_fn is None:
             return self.rate * t, self.rate, 0.0
@@ -160,7 +174,11 @@ class Stationary(Frame):
 
     def state(self, t: float) -> StationaryState:
         """The frame's (trivial) motion at ``t`` with the spin's angle, rate and
-        acceleration."""
+        acceleration.
+
+        Args:
+            t: time (s).
+        """
         th, w, a = self.spin(t)
         z = np.zeros(3)
         return StationaryState(t=float(t), R=np.eye(3), r_O=z.copy(), omega=z.copy(),
@@ -169,7 +187,14 @@ class Stationary(Frame):
                                center=self.pivot.copy())
 
     def at_rate(self, rate: float) -> "Stationary":
-        """The same axis and checks at a constant ``rate`` (a new frame)."""
+        """The same axis and checks at a constant ``rate`` (a new frame).
+
+        Args:
+            rate: the spin speed (rad/s).
+
+        Returns:
+            The new frame.
+        """
         return Stationary(self.axis, rate, self.pivot, check=self.check,
                           axisymmetry_tol=self.axisymmetry_tol)
 

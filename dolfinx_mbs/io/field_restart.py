@@ -56,7 +56,15 @@ def set_aside(comm: MPI.Comm, paths: Sequence[str]) -> list | None:
     ``x.xdmf`` and ``x.h5``) again: the complete ones to copy from, renamed ``<path>.prev``.
     Where ``.prev`` files exist already (a restart killed during its copy) they are the
     complete ones and the partial new files go. None when there is nothing to continue.
-    Collective (rank 0 renames)."""
+    Collective (rank 0 renames).
+
+    Args:
+        comm: the run's communicator (collective).
+        paths: the files of one field file.
+
+    Returns:
+        The ``.prev`` files to copy from, or None.
+    """
     prev = [p + ".prev" for p in paths]
     found = None
     with checks.collective(comm, f"restart: field file {paths[0]!r}"):
@@ -76,7 +84,12 @@ def set_aside(comm: MPI.Comm, paths: Sequence[str]) -> list | None:
 
 
 def drop_previous(comm: MPI.Comm, prev: Sequence[str]) -> None:
-    """Remove the ``.prev`` files once their steps are copied (collective)."""
+    """Remove the ``.prev`` files once their steps are copied (collective).
+
+    Args:
+        comm: the run's communicator (collective).
+        prev: the ``.prev`` files.
+    """
     with checks.collective(comm, f"restart: field file {prev[0]!r}"):
         if comm.rank == 0:
             for p in prev:
@@ -84,7 +97,14 @@ def drop_previous(comm: MPI.Comm, prev: Sequence[str]) -> None:
 
 
 def vtx_times(path: str) -> np.ndarray:
-    """The times of the steps of the VTX file ``path`` (its ``step`` variable)."""
+    """The times of the steps of the VTX file ``path`` (its ``step`` variable).
+
+    Args:
+        path: the VTX file (``.bp``).
+
+    Returns:
+        The times.
+    """
     import adios2
 
     with adios2.FileReader(path) as f:
@@ -185,7 +205,14 @@ def keep_xdmf_times(comm: MPI.Comm, prev: Sequence[str], paths: Sequence[str], t
     """XDMF (DOLFINx 0.5): ``paths`` (``x.xdmf``, ``x.h5``) made from the complete ``prev``
     files with the times after ``t_max`` dropped (their grids from the XML, their datasets
     from the HDF5 file, so that the restart writes them again), then ``prev`` removed; the
-    run appends to them. Collective (rank 0 edits)."""
+    run appends to them. Collective (rank 0 edits).
+
+    Args:
+        comm: the run's communicator (collective).
+        prev: the ``.prev`` files.
+        paths: the files of one field file.
+        t_max: the last time kept (s).
+    """
     import xml.etree.ElementTree as ET
 
     with checks.collective(comm, f"restart: field file {paths[0]!r}"):

@@ -207,7 +207,12 @@ class FieldFile:
             field_restart.drop_previous(comm, prev)
 
     def assign(self, name: str, g: Function) -> None:
-        """Set field ``name`` from ``g``, a Function of the space ``V`` given at creation."""
+        """Set field ``name`` from ``g``, a Function of the space ``V`` given at creation.
+
+        Args:
+            name: the field's name.
+            g: a Function of the space given at creation.
+        """
         f = self.fields[name]
         if self.vtx:
             f.x.array[:] = g.x.array
@@ -215,7 +220,11 @@ class FieldFile:
             f.interpolate(g)
 
     def write(self, t: float) -> None:
-        """Append the fields' current values at time ``t``."""
+        """Append the fields' current values at time ``t``.
+
+        Args:
+            t: time (s).
+        """
         if self.vtx:
             self._file.write(t)
             return
@@ -259,7 +268,11 @@ class MotionWriter:
             self.items.append((body, f, X))
 
     def write(self, t: float) -> None:
-        """Write the bodies' current ``u`` and their motion with the frames' state at ``t``."""
+        """Write the bodies' current ``u`` and their motion with the frames' state at ``t``.
+
+        Args:
+            t: time (s).
+        """
         for body, f, X in self.items:
             f.assign("u", body.u)
             d = body.gdim
@@ -331,6 +344,11 @@ def write_modes(system: _ModeSystem, stem: str, vecs: Sequence[Tuple[PETSc.Vec, 
     """Mode shapes ``vecs`` [(re, im), ...] of ``system``'s eigenproblem to field files.
 
     ``<stem>_<body>``, each mode normalized to a unit largest displacement, at time 0.
+
+    Args:
+        system: the typed system whose eigenproblem gave the shapes.
+        stem: the file stem.
+        vecs: (re, im) PETSc Vecs in its coordinates, one pair per mode.
     """
     write_mode_functions(system, stem, mode_functions(system, vecs))
 
@@ -340,6 +358,11 @@ def write_mode_functions(system: _ModeSystem, stem: str,
     """The shapes of :func:`mode_functions` to ``<stem>_<body>`` field files.
 
     Fields ``mode<k>_re`` and ``mode<k>_im``, at time 0.
+
+    Args:
+        system: the typed system whose eigenproblem gave the shapes.
+        stem: the file stem.
+        shapes: as :func:`mode_functions` returns them.
     """
     for ib, body in enumerate(system.bodies):
         names = [f"mode{k}_{part}" for k in range(len(shapes)) for part in ("re", "im")]
