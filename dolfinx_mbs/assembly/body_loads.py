@@ -33,7 +33,15 @@ __all__ = ["BodyLoads"]
 
 
 def assembled(vec: PETSc.Vec, form: fem.Form) -> PETSc.Vec:
-    """``form`` assembled into ``vec`` (zeroed first), owned values complete."""
+    """``form`` assembled into ``vec`` (zeroed first), owned values complete.
+
+    Args:
+        vec: the vector to fill.
+        form: the compiled linear form.
+
+    Returns:
+        ``vec``.
+    """
     with vec.localForm() as vl:
         vl.set(0.0)
     fpetsc.assemble_vector(vec, form)
@@ -201,7 +209,15 @@ class BodyLoads:
     def update(self, state: FrameState, W: Dict[str, np.ndarray] | None = None
                ) -> PETSc.Vec:
         """Q at ``state`` (the body's constants already set to it, ``Body.set_state``); ``W``:
-        its ``forms.frame_coupling`` if known."""
+        its ``forms.frame_coupling`` if known.
+
+        Args:
+            state: the frame state.
+            W: the state's ``forms.frame_coupling``, if known (None: computed).
+
+        Returns:
+            Q (a vector kept and refilled).
+        """
         s = state
         alphas, vecs = [], []
         if self._frame is None:
@@ -229,7 +245,14 @@ class BodyLoads:
     def applied_at(self, state: FrameState) -> PETSc.Vec:
         """The applied loads at ``state`` without the frame's inertia (gravity, body forces,
         tractions, the user's loads, point loads; the body's constants already set to it,
-        ``Body.set_state``): a vector kept and refilled."""
+        ``Body.set_state``): a vector kept and refilled.
+
+        Args:
+            state: the frame state.
+
+        Returns:
+            The vector (kept and refilled).
+        """
         if self._applied is None:
             self._applied = self.Q.duplicate()
         applied = self._applied
@@ -253,7 +276,15 @@ class BodyLoads:
         the state's ``forms.frame_coupling`` if known. With unit loads (``basis``) pi_0 and h
         are their combinations, pi_0 = rho v_O.v + c_skew(omega)(X, v) and h = rho (omega x
         v_O).v + c_Ww(X, v); otherwise their forms are compiled on first use and assembled
-        at each new omega or v_O."""
+        at each new omega or v_O.
+
+        Args:
+            state: the frame state.
+            W: the state's ``forms.frame_coupling``, if known (None: computed).
+
+        Returns:
+            The vectors by name.
+        """
         s = state
         if self._applied is None:
             self._applied = self.Q.duplicate()

@@ -49,7 +49,13 @@ class UserForms:
         return self.by_kind.values()
 
     def add(self, kind: str, form: ufl.Form, update: Callable | None = None) -> None:
-        """Check a term (see ``Body.add_form`` for the rules) and keep it."""
+        """Check a term (see ``Body.add_form`` for the rules) and keep it.
+
+        Args:
+            kind: ``"mass"``, ``"damping"``, ``"stiffness"`` or ``"load"``.
+            form: the UFL form.
+            update: a callable run at each new frame state (the term varies), or None.
+        """
         if kind not in FORM_KINDS:
             raise ValueError(f"add_form: kind must be one of {FORM_KINDS}, got {kind!r}")
         if not isinstance(form, ufl.Form):
@@ -74,7 +80,15 @@ class UserForms:
         self.by_kind[kind].append((form, update))
 
     def total(self, kind: str, varying: bool) -> ufl.Form | None:
-        """The sum of the ``kind`` terms with (``varying``) or without an update, or None."""
+        """The sum of the ``kind`` terms with (``varying``) or without an update, or None.
+
+        Args:
+            kind: ``"mass"``, ``"damping"``, ``"stiffness"`` or ``"load"``.
+            varying: the terms with an update (else those without).
+
+        Returns:
+            The sum, or None.
+        """
         out = None
         for form, update in self.by_kind[kind]:
             if (update is not None) == varying:
@@ -89,7 +103,14 @@ class UserForms:
     def padding(self, mesh: Mesh) -> ufl.Form | None:
         """Zero times the bilinear terms with interior-facet integrals (None when there are
         none): added to every form that makes a matrix pattern so that all the body's matrices
-        share one sparsity."""
+        share one sparsity.
+
+        Args:
+            mesh: the body's mesh.
+
+        Returns:
+            The zero form, or None.
+        """
         wide = [f for k in ("mass", "damping", "stiffness") for f, _ in self.by_kind[k]
                 if f.integrals_by_type("interior_facet")]
         if not wide:

@@ -148,7 +148,14 @@ class ShiftedFactor:
         self.ksp.setUp()
 
     def solve(self, B: np.ndarray) -> np.ndarray:
-        """P^-1 B for the local rows of a block B."""
+        """P^-1 B for the local rows of a block B.
+
+        Args:
+            B: a block of vectors (local rows).
+
+        Returns:
+            P^-1 B (local rows).
+        """
         N = self.P.getSize()[0]
         R = _dense(self.comm, B, N)
         X = R.duplicate()
@@ -264,7 +271,17 @@ class SubspaceSolver:
 
         ``terms``: the pencil as constant matrices with this speed's coefficients, the same
         matrix objects at every speed (:meth:`SweepPencil.terms`); None: K, G, M are this
-        speed's own (the products are formed anew)."""
+        speed's own (the products are formed anew).
+
+        Args:
+            K: the stiffness at the speed.
+            G: the velocity coupling at the speed.
+            M: the mass.
+            terms: the pencil as constant matrices with this speed's coefficients, or None.
+
+        Returns:
+            ``(lam, vecs)``.
+        """
         fresh = terms is None
         if fresh:
             terms = {"K": [("K", K, 1.0)], "G": [("G", G, 1.0)], "M": [("M", M, 1.0)]}

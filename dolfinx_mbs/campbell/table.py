@@ -109,6 +109,13 @@ class CampbellTable:
         In the stationary frame these are the critical speeds; in the rotating frame the
         resonances of rotating-frame excitation at k Omega (e.g. blades passing stator vanes).
         Divergent samples (negative frequency) are skipped.
+
+        Args:
+            frame: ``"stationary"`` or ``"rotating"``.
+            orders: the engine orders (None: the table's).
+
+        Returns:
+            The crossings.
         """
         if frame not in ("stationary", "rotating"):
             raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
@@ -140,6 +147,9 @@ class CampbellTable:
         Columns: speed_rad_s, speed_rpm, mode, frequency_rad_s, frequency_hz, growth_1_s,
         whirl, whirl_index, stationary_rad_s, stationary_hz, whirl_stationary, stable, mac,
         log_dec.
+
+        Args:
+            path: the file to write.
         """
         if self.rank == 0:
             with open(path, "w", newline="") as fh:
@@ -168,7 +178,13 @@ class CampbellTable:
         :meth:`to_csv`):
         frequencies in Hz against speed in rpm, in the ``frame`` "stationary" (default) or
         "rotating", with the engine-order lines, forward (^) and backward (v) whirl markers,
-        unstable points (red x) and, in the stationary frame, the critical speeds (o)."""
+        unstable points (red x) and, in the stationary frame, the critical speeds (o).
+
+        Args:
+            path: the file to write.
+            frame: ``"stationary"`` or ``"rotating"``.
+            title: the plot's title (None: a default).
+        """
         if frame not in ("stationary", "rotating"):
             raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
         if self.rank == 0:

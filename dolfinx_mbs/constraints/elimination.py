@@ -128,7 +128,15 @@ class Elimination:
     def resolve(self, t: float, first: bool = False) -> Tuple[Dict[int, _Expr], np.ndarray]:
         """Eliminate the rows at time ``t``; returns {dependent: _Expr} and the sorted
         dependents (identical on every rank). ``first``: the first evaluation (records the
-        redundant rows). Raises ValueError on every rank for inconsistent rows."""
+        redundant rows). Raises ValueError on every rank for inconsistent rows.
+
+        Args:
+            t: time (s).
+            first: the first evaluation (records the redundant rows).
+
+        Returns:
+            ``({dependent: expression}, sorted dependents)``.
+        """
         comm = self.comm
         exprs: Dict[int, _Expr] = {}
         users: Dict[int, set] = {}
@@ -221,7 +229,14 @@ class Elimination:
 
     def where(self, dof: int) -> Tuple[str, int]:
         """(body name, local unblocked dof on its owner) of a full index (of the space's own
-        numbering when it defines ``where``)."""
+        numbering when it defines ``where``).
+
+        Args:
+            dof: a full index.
+
+        Returns:
+            ``(body name, local dof)``, for messages.
+        """
         if hasattr(self.space, "where"):
             return self.space.where(dof)
         starts = self._starts
@@ -244,7 +259,16 @@ def rate_rows_on_independent(rows: Rows, exprs: Dict[int, _Expr], timed: set) ->
     with Delta' = A q' + a0' (a time-invariant A), ``(B A) q' = c - B a0'``, the columns still
     full indices. ``exprs``: the dependents' expressions (:meth:`Elimination.resolve`);
     ``timed``: names of the time-dependent constraints (where a0 moves the second-derivative
-    jets are NaN: they would need the third derivative of a0, never formed)."""
+    jets are NaN: they would need the third derivative of a0, never formed).
+
+    Args:
+        rows: velocity rows over full indices.
+        exprs: the dependents' expressions.
+        timed: the dependents whose a0 moves.
+
+    Returns:
+        The rows over the independent dofs.
+    """
     indptr, cols, coef, rhs = [0], [], [], rows.rhs.copy()
     for i in range(rows.n_rows):
         sl = slice(rows.indptr[i], rows.indptr[i + 1])

@@ -166,6 +166,12 @@ def read_markers(path: str | os.PathLike, dim: int = 3, scale: float = 1.0,
     skipped. ``scale`` multiplies the coordinates (e.g. 1e-3 for millimetres); times stay as
     they are (s).
 
+    Args:
+        path: the CSV file.
+        dim: 2 or 3 coordinates per marker.
+        scale: a factor on the coordinates (e.g. 1e-3 for mm).
+        delimiter: the CSV delimiter.
+
     Returns:
         ``(times, markers)``: (n,) and (n, k, dim), ready for :func:`from_markers`.
     """

@@ -62,7 +62,15 @@ def _fourth_order(C: np.ndarray) -> np.ndarray:
 
 def rotate_voigt(C: np.ndarray, R: np.ndarray) -> np.ndarray:
     """The 6x6 Voigt stiffness in body axes of ``C`` (material axes), R the 3x3 rotation whose
-    columns are the material axes in body coordinates: C'_ijkl = R_ia R_jb R_kc R_ld C_abcd."""
+    columns are the material axes in body coordinates: C'_ijkl = R_ia R_jb R_kc R_ld C_abcd.
+
+    Args:
+        C: the 6x6 Voigt stiffness in material axes.
+        R: the rotation whose columns are the material axes in body coordinates.
+
+    Returns:
+        The 6x6 Voigt stiffness in body axes.
+    """
     C4 = np.einsum("ia,jb,kc,ld,abcd->ijkl", R, R, R, R, _fourth_order(C))
     return np.array([[C4[i, j, k, m] for k, m in VOIGT] for i, j in VOIGT])
 
@@ -220,7 +228,14 @@ class Anisotropic(Material):
         return rotate_voigt(full, R3)[np.ix_(idx, idx)]
 
     def stress(self, eps: Expr) -> Expr:
-        """Sigma = R sigma_m(R^T eps R) R^T (per unit thickness for a plane law)."""
+        """Sigma = R sigma_m(R^T eps R) R^T (per unit thickness for a plane law).
+
+        Args:
+            eps: the small-strain tensor (a symmetric gdim x gdim UFL tensor).
+
+        Returns:
+            The stress (UFL).
+        """
         if not self._symbolic:
             return _voigt_law(self._law, eps)
         R = self.axes

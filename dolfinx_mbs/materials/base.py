@@ -44,7 +44,14 @@ def rayleigh_pair(rayleigh: Tuple[float, float] | None) -> Tuple[float, float]:
 
 
 def strain(u: Expr) -> Expr:
-    """Small strain, sym(grad u)."""
+    """Small strain, sym(grad u).
+
+    Args:
+        u: the displacement.
+
+    Returns:
+        The strain (UFL).
+    """
     return ufl.sym(ufl.grad(u))
 
 
@@ -73,11 +80,22 @@ class Material:
     def stress(self, eps: Expr) -> Expr:
         """Cauchy stress (Pa; a UFL tensor of the shape of ``eps``) of the small-strain tensor
         ``eps`` (a symmetric gdim x gdim UFL tensor). For a 2D law this is the in-plane stress;
-        the forms multiply it by :attr:`thickness`."""
+        the forms multiply it by :attr:`thickness`.
+
+        Args:
+            eps: the small-strain tensor (a symmetric gdim x gdim UFL tensor).
+
+        Returns:
+            The stress (UFL).
+        """
         raise NotImplementedError(f"{type(self).__name__} does not define stress()")
 
     def check_mesh(self, gdim: int) -> None:
-        """Raise ValueError if this law does not fit a mesh of geometric dimension ``gdim``."""
+        """Raise ValueError if this law does not fit a mesh of geometric dimension ``gdim``.
+
+        Args:
+            gdim: the mesh's geometric dimension.
+        """
         if self.gdim is not None and gdim != self.gdim:
             raise ValueError(
                 f"material {type(self).__name__} is a {self.kind} law for {self.gdim}D meshes, "

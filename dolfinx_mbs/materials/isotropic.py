@@ -50,7 +50,14 @@ class Isotropic(Material):
         return self.E * self.nu / ((1.0 + self.nu) * (1.0 - 2.0 * self.nu))
 
     def stress(self, eps: Expr) -> Expr:
-        """Cauchy stress (per unit thickness for 2D laws) of a strain tensor."""
+        """Cauchy stress (per unit thickness for 2D laws) of a strain tensor.
+
+        Args:
+            eps: the small-strain tensor (a symmetric gdim x gdim UFL tensor).
+
+        Returns:
+            The stress (UFL).
+        """
         d = ufl.shape(eps)[0]
         return 2.0 * self.mu * eps + self.lmbda * ufl.tr(eps) * ufl.Identity(d)
 

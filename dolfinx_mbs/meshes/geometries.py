@@ -35,7 +35,14 @@ KRB_HEIGHT = math.sqrt(12.0 * 14000.0 / 2.8e7)
 
 @contextlib.contextmanager
 def gmsh_options(**values: float) -> Iterator[None]:
-    """Set gmsh number options for the block, then restore them (a session outlives a model)."""
+    """Set gmsh number options for the block, then restore them (a session outlives a model).
+
+    Args:
+        **values: the options' values by name (``"Mesh.MshFileVersion"``, ...).
+
+    Yields:
+        None, with the options set.
+    """
     import gmsh
 
     old = {k: gmsh.option.getNumber(k) for k in values}
@@ -89,6 +96,18 @@ def check_rotor(shaft_length: float, shaft_radius: float, disk_radius: float, di
                 blade_width: float, blade_thickness: float) -> None:
     """Check the rotor geometry's arguments (see :func:`rotor_model`).
 
+    Args:
+        shaft_length: the shaft's length (m).
+        shaft_radius: the shaft's radius (m).
+        disk_radius: the disk's radius (m).
+        disk_thickness: the disk's thickness along z (m).
+        disk_position: the axial position of the disk's centre (m).
+        size: the characteristic cell size (m).
+        blades: the number of blades (0: none).
+        blade_length: the blades' radial length (m).
+        blade_width: the blades' width (m).
+        blade_thickness: the blades' thickness (m).
+
     Raises:
         ValueError: a size not positive, a disk not larger than the shaft or not within
             it, a negative or non-integer number of blades.
@@ -111,7 +130,20 @@ def rotor_model(shaft_length: float = 0.6, shaft_radius: float = 0.02, disk_radi
                 disk_thickness: float = 0.02, disk_position: float = 0.4, size: float = 0.015,
                 blades: int = 0, blade_length: float = 0.08, blade_width: float = 0.03,
                 blade_thickness: float = 0.004) -> None:
-    """The rotor of :func:`rotor` (same arguments), meshed in gmsh's current model."""
+    """The rotor of :func:`rotor` (same arguments), meshed in gmsh's current model.
+
+    Args:
+        shaft_length: the shaft's length (m).
+        shaft_radius: the shaft's radius (m).
+        disk_radius: the disk's radius (m).
+        disk_thickness: the disk's thickness along z (m).
+        disk_position: the axial position of the disk's centre (m).
+        size: the characteristic cell size (m).
+        blades: the number of blades (0: none).
+        blade_length: the blades' radial length (m).
+        blade_width: the blades' width (m).
+        blade_thickness: the blades' thickness (m).
+    """
     import gmsh
     import numpy as np
 
@@ -152,7 +184,16 @@ def rotor_model(shaft_length: float = 0.6, shaft_radius: float = 0.02, disk_radi
 def twisted_blade_model(span: float = 0.3, chord: float = 0.05, thickness: float = 0.004,
                         twist_degrees: float = 30.0, hub_radius: float = 0.0,
                         cells: Sequence[int] = (30, 5, 1)) -> None:
-    """The blade of :func:`twisted_blade` (same arguments), meshed in gmsh's current model."""
+    """The blade of :func:`twisted_blade` (same arguments), meshed in gmsh's current model.
+
+    Args:
+        span: the blade's span along x (m).
+        chord: the section's chord along y (m).
+        thickness: the section's thickness along z at the root (m).
+        twist_degrees: the twist of the tip against the root (degrees).
+        hub_radius: the x of the root (m).
+        cells: cells along the span, the chord and the thickness.
+    """
     import gmsh
 
     check_sizes(span=span, chord=chord, thickness=thickness)
@@ -184,7 +225,14 @@ def twisted_blade_model(span: float = 0.3, chord: float = 0.05, thickness: float
 def strip_model(length: float = 10.0, height: float = KRB_HEIGHT,
                 cells: Sequence[int] = (40, 1), name: str = "strip") -> None:
     """The strip of :func:`strip` (same arguments; ``name``: the cells' physical name), meshed
-    in gmsh's current model."""
+    in gmsh's current model.
+
+    Args:
+        length: the length (m).
+        height: the strip's height (m).
+        cells: ``(along, across)``.
+        name: the cells' physical name.
+    """
     import gmsh
 
     check_sizes(length=length, height=height)
@@ -231,7 +279,14 @@ def check_shaft(length: float, radius: float, size: float,
 
 def shaft_model(length: float = 1.0, radius: float = 0.02, size: float = 0.01,
                 cuts: Sequence[float] = ()) -> None:
-    """The shaft of :func:`dolfinx_mbs.meshes.shaft`, meshed in gmsh's current model."""
+    """The shaft of :func:`dolfinx_mbs.meshes.shaft`, meshed in gmsh's current model.
+
+    Args:
+        length: the length (m).
+        radius: the radius (m).
+        size: the characteristic cell size (m).
+        cuts: axial positions (m) of the cross-sections the mesh contains.
+    """
     import gmsh
 
     c = check_shaft(length, radius, size, cuts)

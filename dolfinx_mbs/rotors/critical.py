@@ -52,7 +52,11 @@ class CriticalSpeedMap:
     rank: int = dataclasses.field(default=0, repr=False, compare=False)
 
     def to_csv(self, path: str | os.PathLike) -> None:
-        """One row per stiffness: k, then each critical speed in rad/s and rpm (rank 0)."""
+        """One row per stiffness: k, then each critical speed in rad/s and rpm (rank 0).
+
+        Args:
+            path: the file to write.
+        """
         if self.rank != 0:
             return
         n = self.speeds.shape[1]
@@ -65,7 +69,12 @@ class CriticalSpeedMap:
                                                for f in (1.0, RPM)])
 
     def plot(self, path: str | os.PathLike, title: str = "Critical speed map") -> None:
-        """Critical speeds (rpm) against the bearing stiffness, log-log (rank 0 draws)."""
+        """Critical speeds (rpm) against the bearing stiffness, log-log (rank 0 draws).
+
+        Args:
+            path: the file to write.
+            title: the plot's title.
+        """
         if self.rank != 0:
             return
         from matplotlib.backends.backend_agg import FigureCanvasAgg

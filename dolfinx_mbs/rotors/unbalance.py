@@ -127,7 +127,11 @@ class UnbalanceResponse:
     def to_csv(self, path: str | os.PathLike) -> None:
         """One row per speed and probe: speed (rad/s, rpm), probe, the real and imaginary
         parts, amplitudes and phases (degrees) along x and y, the orbit's major semi-axis.
-        Rank 0 writes."""
+        Rank 0 writes.
+
+        Args:
+            path: the file to write.
+        """
         if self.rank != 0:
             return
         with open(path, "w", newline="") as fh:
@@ -144,7 +148,11 @@ class UnbalanceResponse:
                                + [repr(float(v)) for v in vals])
 
     def peaks_to_csv(self, path: str | os.PathLike) -> None:
-        """The critical speeds and amplification factors, one row each (rank 0 writes)."""
+        """The critical speeds and amplification factors, one row each (rank 0 writes).
+
+        Args:
+            path: the file to write.
+        """
         if self.rank != 0:
             return
         with open(path, "w", newline="") as fh:
@@ -158,7 +166,13 @@ class UnbalanceResponse:
 
     def plot(self, path: str | os.PathLike, probe: int = 0, title: str | None = None) -> None:
         """The Bode plot (amplitude and phase against speed) and the polar plot of ``probe``
-        (matplotlib, Agg; rank 0 draws)."""
+        (matplotlib, Agg; rank 0 draws).
+
+        Args:
+            path: the file to write.
+            probe: the probe's index.
+            title: the plot's title.
+        """
         if self.rank != 0:
             return
         from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -385,7 +399,15 @@ class _Solver:
         """The probes' complex values (probes, 2) at ``speed``: with ``check``, the speed's
         solve checked and corrected (:meth:`solve`); without, the projected solve in the
         space as it is (small dense algebra only: the refinement of a peak between speeds
-        the space has converged at)."""
+        the space has converged at).
+
+        Args:
+            speed: the spin speed (rad/s).
+            check: check and correct the speed's solve.
+
+        Returns:
+            The complex values, (probes, 2).
+        """
         self.stats["evaluations"] += 1
         if speed == 0.0:
             return np.zeros(self.P.shape[0] // 2 * 2, dtype=complex).reshape(-1, 2)
