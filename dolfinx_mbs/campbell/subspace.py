@@ -102,7 +102,12 @@ class ShiftedFactor:
     """P(sigma) = K + sigma G + sigma^2 M on one pattern for the whole sweep, and its direct
     solver (MUMPS; LDL^T when sigma = 0 and K is symmetric): the symbolic factorization is
     made once, each later :meth:`update` is a numeric refactorization (the pattern's nonzero
-    state is kept: K, G and M are added on the same pattern, or as subsets of the union)."""
+    state is kept: K, G and M are added on the same pattern, or as subsets of the union).
+
+    Args:
+        comm: the communicator.
+        shift: the shift sigma.
+    """
 
     def __init__(self, comm: MPI.Comm, shift: float) -> None:
         self.comm, self.shift = comm, float(shift)

@@ -310,7 +310,15 @@ class Prescribed(Constraint):
 
 class Clamp(Prescribed):
     """Fix all or some displacement components of a body where a predicate holds or on facets
-    (a :class:`Prescribed` displacement of zero)."""
+    (a :class:`Prescribed` displacement of zero).
+
+    Args:
+        body: the body.
+        where: a predicate ``x -> bool array`` on local coordinates (3, n), or None.
+        facets: ``(meshtags, tag)`` of the facets, or None.
+        components: the fixed components (None: all).
+        name: the constraint's name (None: a default).
+    """
 
     def __init__(self, body: Body, where: Callable[[np.ndarray], np.ndarray] | None = None,
                  facets: Tuple[MeshTags, int] | None = None,

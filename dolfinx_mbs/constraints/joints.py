@@ -359,7 +359,16 @@ class Slider(Constraint):
     """The node of ``body`` at ``point`` (global, at t = 0) slides along a fixed global
     ``axis``: its displacement normal to the axis, in the global frame, follows the rigid
     motion's mismatch (zero when the frame's motion already keeps the point on the line).
-    Rheonomic when the body's frame rotates."""
+    Rheonomic when the body's frame rotates.
+
+    Args:
+        space: the model's full space.
+        body: the body.
+        point: the node's global position at t = 0.
+        axis: the slide's global direction.
+        tol: the largest distance to the node, relative to the mesh size.
+        name: the constraint's name (None: a default).
+    """
 
     def __init__(self, space: FullSpace, body: Body, point: ArrayLike, axis: ArrayLike,
                  tol: float = 1e-8, name: str | None = None) -> None:
@@ -416,6 +425,13 @@ class RigidRegion(Constraint):
     u(x) = u_m + theta x (x - x_m), an RBE2-like constraint. The 6 (3 in 2D) rigid parameters
     are carried by the best-conditioned choice of the region's own dofs, every other dof of the
     region depends on them.
+
+    Args:
+        space: the model's full space.
+        body: the body.
+        where: a predicate ``x -> bool array`` on local coordinates (3, n), or None.
+        facets: ``(meshtags, tag)`` of the facets, or None.
+        name: the constraint's name (None: a default).
     """
 
     def __init__(self, space: FullSpace, body: Body,

@@ -370,6 +370,10 @@ AT_REST = ("at rest",)
 class FrameConstants:
     """A frame's state at one time as ``dolfinx.fem.Constant`` s on a mesh, in local components.
 
+    Args:
+        frame: the frame (None: at rest).
+        mesh: the mesh.
+
     Attributes:
         omega, alpha, v_O, a_O: 3-vector constants (rad/s, rad/s^2, m/s, m/s^2); for a 2D mesh
             only the planar parts act in the forms (rotation about z, in-plane translation).

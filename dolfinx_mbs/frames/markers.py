@@ -94,6 +94,12 @@ def fit_rigid(markers: ArrayLike,
 class MarkerFrame(Sampled):
     """A :class:`Sampled` frame fitted to markers (made by :func:`from_markers`).
 
+    Args:
+        times: (n,) strictly increasing sample times (s).
+        markers: (n, k, 3) or (n, k, 2) global marker positions (m).
+        body_points: (k, 3) or (k, 2) the same points in the body's axes.
+        smoothing: as :class:`Sampled` takes it.
+
     Attributes:
         residual: (n,) root-mean-square distance (m) of the markers from the rigid fit at each
             sample, before smoothing: measurement noise and any deformation of the marker set.

@@ -31,6 +31,7 @@ class Isotropic(Material):
         nu: Poisson's ratio in (-1, 0.5).
         density: mass density (kg/m^3), positive.
         rayleigh: optional (a, b): damping matrix D = a M + b K.
+        thickness: the thickness of a 2D body (m; 1 for 3D).
     """
 
     def __init__(self, E: float, nu: float, density: float,
@@ -68,7 +69,14 @@ class Isotropic(Material):
 
 class LinearElastic(Isotropic):
     """3D isotropic linear elasticity (for 3D meshes): the arguments of :class:`Isotropic`
-    without ``thickness``."""
+    without ``thickness``.
+
+    Args:
+        E: Young's modulus (Pa).
+        nu: Poisson's ratio.
+        density: the density (kg/m^3).
+        rayleigh: ``(a_mass, b_stiffness)`` Rayleigh damping, or None.
+    """
 
     def __init__(self, E: float, nu: float, density: float,
                  rayleigh: Tuple[float, float] | None = None) -> None:

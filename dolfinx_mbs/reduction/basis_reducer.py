@@ -56,7 +56,12 @@ class Shapes:
 class BasisSpace:
     """The coordinates xi: per rank and body in order, a full body's owned dofs, or a reduced
     body's owned interface dofs followed by its share of the modal coordinates. Has what the
-    Maggi reducer and the elimination ask of a space."""
+    Maggi reducer and the elimination ask of a space.
+
+    Args:
+        space: the model's full space.
+        shapes: the reduced bodies' shapes, by body index.
+    """
 
     def __init__(self, space: FullSpace, shapes: Dict[int, Shapes]) -> None:
         self.full, self.comm, self.bodies = space, space.comm, space.bodies
@@ -192,7 +197,12 @@ class RowMap:
 
 
 class OnBasis(Constraint):
-    """A constraint's rows B Delta = c as rows (B T) xi = c."""
+    """A constraint's rows B Delta = c as rows (B T) xi = c.
+
+    Args:
+        inner: the constraint on the full dofs.
+        rowmap: the map of full indices to xi.
+    """
 
     def __init__(self, inner: Constraint, rowmap: RowMap) -> None:
         self.inner, self.rowmap = inner, rowmap

@@ -607,7 +607,11 @@ class Prestress:
     """:func:`prestress` as an assembly's call: ``prestress(assembly, owner.reducer,
     owner.static)``, the owner (a model) held by a weak reference. The model owns its
     assembly: a strong reference back would make the model a reference cycle, freed only when
-    Python's garbage collector runs (at different times on different ranks)."""
+    Python's garbage collector runs (at different times on different ranks).
+
+    Args:
+        owner: the model.
+    """
 
     def __init__(self, owner: _Owner) -> None:
         self.owner = weakref.ref(owner)

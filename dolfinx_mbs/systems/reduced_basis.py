@@ -54,6 +54,10 @@ class ReducedBasis:
     ``"Gp"``: C, K, K_w and G/2, one object each, refilled), which :meth:`form` brings to the
     last state (only when read: a combination nobody reads is not formed). ``M``, ``Kel`` and
     ``D`` (None without damping) are the constant reduced matrices.
+
+    Args:
+        assembly: the model's assembly.
+        reducer: the Maggi reducer.
     """
 
     def __init__(self, assembly: Assembly, reducer: MaggiReducer) -> None:

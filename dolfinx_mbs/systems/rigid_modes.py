@@ -158,6 +158,11 @@ class RigidSubspace:
     """An M-orthonormal basis Q of the free rigid motions in the reduced coordinates, and the
     bordered pencils of the elastic modes (module docstring).
 
+    Args:
+        Q: the M-orthonormal basis vectors.
+        MQ: M times each of them.
+        comm: the communicator.
+
     Attributes:
         dim: its dimension (at least 1).
     """

@@ -50,7 +50,11 @@ __all__ = ["ReducedSpace", "VelocityBasis", "VelocityOperators", "VelocitySystem
 
 class ReducedSpace:
     """The space of q (the holonomic reducer's independent coordinates), as the numbering a
-    :class:`MaggiReducer` works on: each rank owns its independent dofs, in full order."""
+    :class:`MaggiReducer` works on: each rank owns its independent dofs, in full order.
+
+    Args:
+        holonomic: the holonomic reducer.
+    """
 
     def __init__(self, holonomic: MaggiReducer) -> None:
         self.holonomic = holonomic
