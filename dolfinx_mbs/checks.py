@@ -57,7 +57,15 @@ def shown(value: object) -> str:
 
 
 def real(x: Any, name: str) -> float:
-    """A finite real number (Python or numpy scalar, or a 0-d array)."""
+    """A finite real number (Python or numpy scalar, or a 0-d array).
+
+    Args:
+        x: the value.
+        name: the argument's name, for the error.
+
+    Returns:
+        The number.
+    """
     try:
         v = float(x)
     except (TypeError, ValueError):
@@ -68,7 +76,15 @@ def real(x: Any, name: str) -> float:
 
 
 def positive(x: Any, name: str) -> float:
-    """A finite real number > 0."""
+    """A finite real number > 0.
+
+    Args:
+        x: the value.
+        name: the argument's name, for the error.
+
+    Returns:
+        The number.
+    """
     v = real(x, name)
     if v <= 0.0:
         raise ValueError(f"{name} must be positive and finite, got {shown(x)}")
@@ -76,7 +92,16 @@ def positive(x: Any, name: str) -> float:
 
 
 def vector(value: ArrayLike, n: int, name: str) -> np.ndarray:
-    """A finite vector of exactly ``n`` components."""
+    """A finite vector of exactly ``n`` components.
+
+    Args:
+        value: the value.
+        n: the number of components.
+        name: the argument's name, for the error.
+
+    Returns:
+        The vector.
+    """
     try:
         v = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -88,7 +113,15 @@ def vector(value: ArrayLike, n: int, name: str) -> np.ndarray:
 
 
 def point3(value: ArrayLike, name: str) -> np.ndarray:
-    """A finite point (or vector) of 2 or 3 coordinates, as 3 (z = 0 for 2)."""
+    """A finite point (or vector) of 2 or 3 coordinates, as 3 (z = 0 for 2).
+
+    Args:
+        value: the value.
+        name: the argument's name, for the error.
+
+    Returns:
+        The 3-vector.
+    """
     try:
         a = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
@@ -101,7 +134,15 @@ def point3(value: ArrayLike, name: str) -> np.ndarray:
 
 
 def unit_axis(value: ArrayLike, name: str = "axis") -> np.ndarray:
-    """A direction of 2 or 3 finite components and nonzero length, normalized, as 3."""
+    """A direction of 2 or 3 finite components and nonzero length, normalized, as 3.
+
+    Args:
+        value: the value.
+        name: the argument's name, for the error.
+
+    Returns:
+        The unit 3-vector.
+    """
     a = point3(value, name)
     norm = float(np.linalg.norm(a))
     if norm < 1e-14:
@@ -112,7 +153,13 @@ def unit_axis(value: ArrayLike, name: str = "axis") -> np.ndarray:
 def raise_everywhere(comm: MPI.Comm, msg: str | None, exc: Type[Exception] = ValueError) -> None:
     """Raise ``exc(msg)`` on every rank of ``comm`` if any rank has a message (a ``str``; ``None``
     or ``""`` for none): a check whose outcome differs between ranks (it looked at owned data)
-    still leaves no rank waiting in a collective. The first rank's message is raised."""
+    still leaves no rank waiting in a collective. The first rank's message is raised.
+
+    Args:
+        comm: the communicator (collective).
+        msg: this rank's message, or None (or ``""``).
+        exc: the exception type.
+    """
     msgs = [m for m in comm.allgather(msg) if m]
     if msgs:
         raise exc(msgs[0])
@@ -140,6 +187,10 @@ class collective:
     The original error is kept as text only: its frames would keep the caller's objects
     (PETSc objects among them) alive on the failing ranks alone, and a later collective
     destruction of those objects would then find the other ranks elsewhere.
+
+    Args:
+        comm: the communicator (collective).
+        what: what the block does, in the error's words.
     """
 
     def __init__(self, comm: MPI.Comm, what: str) -> None:

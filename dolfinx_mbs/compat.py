@@ -69,7 +69,16 @@ scalar_type = getattr(dolfinx, "default_scalar_type", PETSc.ScalarType)
 
 
 def vector_space(mesh: Mesh, degree: int, family: str = "Lagrange") -> FunctionSpace:
-    """A vector-valued Lagrange space with ``gdim`` components."""
+    """A vector-valued Lagrange space with ``gdim`` components.
+
+    Args:
+        mesh: the mesh.
+        degree: the polynomial degree.
+        family: the element family.
+
+    Returns:
+        The space.
+    """
     gdim = mesh.geometry.dim
     if hasattr(dolfinx.fem, "functionspace"):
         return dolfinx.fem.functionspace(mesh, (family, degree, (gdim,)))
@@ -77,19 +86,43 @@ def vector_space(mesh: Mesh, degree: int, family: str = "Lagrange") -> FunctionS
 
 
 def scalar_space(mesh: Mesh, degree: int, family: str = "Lagrange") -> FunctionSpace:
-    """A scalar space of ``family`` and ``degree`` on ``mesh``."""
+    """A scalar space of ``family`` and ``degree`` on ``mesh``.
+
+    Args:
+        mesh: the mesh.
+        degree: the polynomial degree.
+        family: the element family.
+
+    Returns:
+        The space.
+    """
     if hasattr(dolfinx.fem, "functionspace"):
         return dolfinx.fem.functionspace(mesh, (family, degree))
     return dolfinx.fem.FunctionSpace(mesh, (family, degree))
 
 
 def value_shape(V: FunctionSpace) -> tuple:
-    """The value shape of a function space's functions."""
+    """The value shape of a function space's functions.
+
+    Args:
+        V: a function space.
+
+    Returns:
+        The shape.
+    """
     return tuple(ufl.shape(dolfinx.fem.Function(V)))
 
 
 def same_space(V: FunctionSpace, W: FunctionSpace) -> bool:
-    """Whether two function spaces are the same space: one mesh, one element, one dofmap."""
+    """Whether two function spaces are the same space: one mesh, one element, one dofmap.
+
+    Args:
+        V: a function space.
+        W: another function space.
+
+    Returns:
+        Whether they are the same.
+    """
     if V is W:
         return True
     cv, cw = getattr(V, "_cpp_object", V), getattr(W, "_cpp_object", W)
@@ -107,6 +140,12 @@ def vtk_mesh(V: FunctionSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
     DOLFINx's ``dolfinx.plot.vtk_mesh(V)`` (``create_vtk_mesh`` before 0.7): the nodes are the
     space's local dof coordinates (owned and ghost), numbered as its dofmap's blocks.
+
+    Args:
+        V: a function space.
+
+    Returns:
+        ``(cells, types, coordinates)``.
     """
     import dolfinx.plot
 
@@ -115,13 +154,28 @@ def vtk_mesh(V: FunctionSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def same_mesh(V: FunctionSpace, W: FunctionSpace) -> bool:
-    """Whether two function spaces are on the same mesh object."""
+    """Whether two function spaces are on the same mesh object.
+
+    Args:
+        V: a function space.
+        W: another function space.
+
+    Returns:
+        Whether they share the mesh.
+    """
     mv, mw = V.mesh, W.mesh
     return mv is mw or getattr(mv, "_cpp_object", mv) is getattr(mw, "_cpp_object", mw)
 
 
 def space_degree(V: FunctionSpace) -> int:
-    """The polynomial degree of a Lagrange-type space (its element's embedded superdegree)."""
+    """The polynomial degree of a Lagrange-type space (its element's embedded superdegree).
+
+    Args:
+        V: a function space.
+
+    Returns:
+        The degree.
+    """
     e = V.ufl_element()
     d = getattr(e, "embedded_superdegree", None)
     if d is None:  # UFL of DOLFINx 0.5
@@ -141,7 +195,14 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
     form. Forms with subdomain data, several domains, no argument or no integral go to
     ``fem.form``.
 
-    The first form of a signature (its mesh and coefficients) is kept for the process."""
+    The first form of a signature (its mesh and coefficients) is kept for the process.
+
+    Args:
+        a: the UFL form.
+
+    Returns:
+        The compiled form.
+    """
     fem = dolfinx.fem
     if not (hasattr(fem, "compile_form") and hasattr(fem, "create_form")) or \
             not isinstance(a, ufl.Form) or not a.integrals():
@@ -171,7 +232,14 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
 
 
 def petsc_vec(u: dolfinx.fem.Function) -> PETSc.Vec:
-    """The PETSc vector (ghosted) that wraps a Function's dof array."""
+    """The PETSc vector (ghosted) that wraps a Function's dof array.
+
+    Args:
+        u: the Function.
+
+    Returns:
+        The vector.
+    """
     x = u.x
     if hasattr(x, "petsc_vec"):
         return x.petsc_vec
@@ -184,6 +252,12 @@ def create_vector(form: dolfinx.fem.Form) -> PETSc.Vec:
     """A PETSc vector for assembling the linear form ``form`` (a compiled ``fem.Form``).
 
     DOLFINx >= 0.10 builds it from the form's function space; 0.5 to 0.9 from the form.
+
+    Args:
+        form: the compiled linear form.
+
+    Returns:
+        The vector.
     """
     params = inspect.signature(_fpetsc.create_vector).parameters
     if "V" in params:
@@ -192,7 +266,14 @@ def create_vector(form: dolfinx.fem.Form) -> PETSc.Vec:
 
 
 def ghost_owners(index_map: IndexMap) -> np.ndarray:
-    """Owning rank of each ghost of an IndexMap."""
+    """Owning rank of each ghost of an IndexMap.
+
+    Args:
+        index_map: the IndexMap.
+
+    Returns:
+        The owners' ranks.
+    """
     o = index_map.owners
     return np.asarray(o() if callable(o) else o)
 
@@ -202,6 +283,12 @@ def cell_table(table: np.ndarray | AdjacencyList) -> np.ndarray:
 
     A mesh's geometry dofmap or a dofmap's ``list``, a row per local cell (ghosts included):
     an ndarray from 0.7 on, an AdjacencyList of fixed degree in 0.5.
+
+    Args:
+        table: the table (ndarray, or AdjacencyList in 0.5).
+
+    Returns:
+        The array.
     """
     if isinstance(table, np.ndarray):
         return table
@@ -210,7 +297,14 @@ def cell_table(table: np.ndarray | AdjacencyList) -> np.ndarray:
 
 
 def geometry_dofmap(mesh: Mesh) -> np.ndarray:
-    """The nodes of each local cell of a mesh's geometry, (n_cells, nodes per cell)."""
+    """The nodes of each local cell of a mesh's geometry, (n_cells, nodes per cell).
+
+    Args:
+        mesh: the mesh.
+
+    Returns:
+        The array.
+    """
     g = mesh.geometry
     if not hasattr(g, "dofmaps"):
         return cell_table(g.dofmap)
@@ -219,7 +313,14 @@ def geometry_dofmap(mesh: Mesh) -> np.ndarray:
 
 
 def cell_type_name(mesh: Mesh) -> str:
-    """The name of a mesh's cell type (``"triangle"``, ``"hexahedron"``...) as basix has it."""
+    """The name of a mesh's cell type (``"triangle"``, ``"hexahedron"``...) as basix has it.
+
+    Args:
+        mesh: the mesh.
+
+    Returns:
+        The name.
+    """
     return mesh.topology.cell_type.name
 
 
@@ -237,7 +338,15 @@ MUMPS_NULL_PIVOT_OPTIONS = {"mat_mumps_icntl_24": 1,
 
 
 def colliding_cells(mesh: Mesh, points: np.ndarray) -> AdjacencyList:
-    """For each point (shape (n, 3)), the local cells that contain it (an AdjacencyList)."""
+    """For each point (shape (n, 3)), the local cells that contain it (an AdjacencyList).
+
+    Args:
+        mesh: the mesh.
+        points: the points, shape (n, 3).
+
+    Returns:
+        The cells of each point.
+    """
     from dolfinx import geometry
 
     tdim = mesh.topology.dim
@@ -315,7 +424,16 @@ def vtx_writer(comm: MPI.Comm, path: str,
                functions: Iterable[dolfinx.fem.Function]) -> dolfinx.io.VTXWriter:
     """A VTX writer of ``functions`` (all in one space) that writes the mesh once; only where
     :data:`has_vtx`. ParaView reads the file with its ADIOS2 VTX reader (5.12 or later for a
-    mesh written once)."""
+    mesh written once).
+
+    Args:
+        comm: the communicator.
+        path: the file (``.bp``).
+        functions: the Functions, all in one space.
+
+    Returns:
+        The writer.
+    """
     return dolfinx.io.VTXWriter(comm, path, list(functions), engine="BPFile",
                                 mesh_policy=dolfinx.io.VTXMeshPolicy.reuse)
 
@@ -326,6 +444,15 @@ def gmsh_model_to_mesh(model: object, comm: MPI.Comm, rank: int,
 
     DOLFINx >= 0.10 has ``dolfinx.io.gmsh`` returning a ``MeshData``; earlier ``dolfinx.io.gmshio``
     returns a tuple.
+
+    Args:
+        model: the gmsh model (the ``gmsh.model`` module).
+        comm: the communicator.
+        rank: the rank that holds the model.
+        gdim: the geometric dimension.
+
+    Returns:
+        ``(mesh, cell_tags, facet_tags)``.
     """
     try:
         from dolfinx.io import gmsh as reader
@@ -426,7 +553,13 @@ def mpiexec_command(n: int, python: str | None = None) -> list:
 def mat_solve(ksp: PETSc.KSP, B: PETSc.Mat, X: PETSc.Mat) -> None:
     """X = A^-1 B for the dense blocks B, X with a direct ``ksp`` (set up): ``KSP.matSolve``
     (petsc4py >= 3.19), else the factor matrix's ``matSolve`` (MatMatSolve; PETSc 3.18 of
-    DOLFINx 0.5)."""
+    DOLFINx 0.5).
+
+    Args:
+        ksp: the direct solver, set up.
+        B: the dense right-hand sides.
+        X: the dense matrix to fill.
+    """
     solve = getattr(ksp, "matSolve", None)
     if solve is not None:
         solve(B, X)

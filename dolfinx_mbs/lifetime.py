@@ -65,7 +65,14 @@ class _Entry:
         return self.model_alive() or any(r() is not None for r in self.bodies)
 
     def covered_by(self, bodies: Sequence[object]) -> bool:
-        """Whether each of this model's bodies is one of ``bodies`` (a new model's)."""
+        """Whether each of this model's bodies is one of ``bodies`` (a new model's).
+
+        Args:
+            bodies: its bodies.
+
+        Returns:
+            Whether they are.
+        """
         return all(any(r() is b for b in bodies) for r in self.bodies)
 
     def release(self) -> None:
@@ -88,7 +95,12 @@ def adopt(model: _Model, bodies: Sequence) -> None:
     """Register ``model`` (collective on its communicator ``model.comm``), after
     :func:`collect` there: the PETSc communicators of its bodies' meshes and displacement
     spaces are held until the model and its bodies are gone on every rank and their garbage
-    destroyed."""
+    destroyed.
+
+    Args:
+        model: the model.
+        bodies: its bodies.
+    """
     collect(model.comm, bodies)
     comms = []
     for b in bodies:
@@ -105,6 +117,10 @@ def collect(comm: MPI.Comm, bodies: Sequence = ()) -> int:
     """Destroy the PETSc garbage of the models registered on the processes of ``comm``
     (collective on ``comm``) and release the communicators of those gone on every rank, with
     their bodies (or whose bodies are all among ``bodies``, a new model's, which holds them).
+
+    Args:
+        comm: the communicator (collective).
+        bodies: a new model's bodies.
 
     Returns:
         The number of models released.

@@ -77,7 +77,11 @@ class SolverOptions:
                     db[key] = old
 
     def set_from_options(self, obj: PETSc.Object) -> None:
-        """``obj.setFromOptions()`` with these options in the database."""
+        """``obj.setFromOptions()`` with these options in the database.
+
+        Args:
+            obj: the PETSc object.
+        """
         with self.inserted():
             obj.setFromOptions()
 
@@ -85,6 +89,9 @@ class SolverOptions:
         """``ksp.setUp()`` with these options in the database, PCFIELDSPLIT's sub-solvers
         included. Call it once the operators are set, before each solve that may set the
         solver up again (new operator values or pattern): PETSc reads some options only then.
+
+        Args:
+            ksp: the KSP.
         """
         with self.inserted():
             ksp.setUp()
@@ -99,6 +106,14 @@ def given_options(prefix: str, options: Mapping[str, object] | None = None,
                   start: str = "") -> dict:
     """The options given for a run, by name without ``prefix``: the database's entries under
     ``prefix``, overridden by the run's ``options``; only the names that begin with ``start``.
+
+    Args:
+        prefix: the options' prefix.
+        options: the run's options (None: none).
+        start: the names' beginning.
+
+    Returns:
+        The options by name.
     """
     given = {k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
              if k.startswith(prefix + start)}
@@ -109,7 +124,12 @@ def given_options(prefix: str, options: Mapping[str, object] | None = None,
 def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:
     """Make ``ksp`` a direct solve: LU factorization (or ``factorization``, e.g. Cholesky), by
     MUMPS where PETSc has it (the package's one default solver; the options database may
-    change it)."""
+    change it).
+
+    Args:
+        ksp: the KSP.
+        factorization: the factorization (``PETSc.PC.Type``).
+    """
     ksp.setType(PETSc.KSP.Type.PREONLY)
     pc = ksp.getPC()
     pc.setType(factorization)
@@ -120,7 +140,15 @@ def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:
 
 
 def reason_name(enum: type, value: int) -> str:
-    """The name of a PETSc converged reason (e.g. ``DIVERGED_ITS``), or its number."""
+    """The name of a PETSc converged reason (e.g. ``DIVERGED_ITS``), or its number.
+
+    Args:
+        enum: the reason's class (e.g. ``PETSc.KSP.ConvergedReason``).
+        value: the reason's value.
+
+    Returns:
+        The name.
+    """
     names = [k for k, v in vars(enum).items() if v == value and k.isupper()]
     return names[0] if names else str(value)
 
@@ -143,14 +171,28 @@ def converged(ksp: PETSc.KSP) -> bool:
     """True when ``ksp``'s last solve converged, and so did its PCFIELDSPLIT (or Python PC's)
     sub-solvers:
     PETSc lets an inner solver stop at its iteration limit (DIVERGED_ITS) without failing
-    the outer one, which would leave a Krylov Schur solve inexact without a word."""
+    the outer one, which would leave a Krylov Schur solve inexact without a word.
+
+    Args:
+        ksp: the KSP.
+
+    Returns:
+        Whether every solver converged.
+    """
     return ksp.getConvergedReason() >= 0 and \
         all(sub.getConvergedReason() >= 0 for sub in _split_ksps(ksp))
 
 
 def solver_reasons(ts: PETSc.TS) -> str:
     """The converged reasons of a TS's nonlinear and linear solvers (and of the linear
-    solver's PCFIELDSPLIT sub-solvers that failed), in words."""
+    solver's PCFIELDSPLIT sub-solvers that failed), in words.
+
+    Args:
+        ts: the TS.
+
+    Returns:
+        The reasons in words.
+    """
     snes = ts.getSNES()
     ksp = snes.getKSP()
     subs = [f"{sub.getOptionsPrefix()}: "
@@ -164,7 +206,14 @@ def solver_reasons(ts: PETSc.TS) -> str:
 
 def error_words(e: BaseException) -> str:
     """A PETSc error in words: its messages without the call stack, e.g. "PETSc has generated
-    inconsistent data: Initial vector is zero or belongs to the deflation space (error 77)"."""
+    inconsistent data: Initial vector is zero or belongs to the deflation space (error 77)".
+
+    Args:
+        e: the error.
+
+    Returns:
+        The words.
+    """
     lines = [ln.split("] ", 1)[-1].strip() for ln in str(e).splitlines()[1:]]
     words = [ln for ln in lines if ln and "() at " not in ln and not ln.startswith("See ")]
     code = getattr(e, "ierr", None)
@@ -173,7 +222,12 @@ def error_words(e: BaseException) -> str:
 
 
 def solve_in_words(solver: PETSc.Object, what: str) -> None:
-    """``solver.solve()`` (an EPS, PEP, ...), a PETSc error raised as RuntimeError in words."""
+    """``solver.solve()`` (an EPS, PEP, ...), a PETSc error raised as RuntimeError in words.
+
+    Args:
+        solver: the solver (an EPS, PEP, ...).
+        what: what is solved, in the message.
+    """
     try:
         solver.solve()
     except (PETSc.Error, SystemError) as e:

@@ -78,7 +78,18 @@ class JointPoint:
 def joint_point(model: _HasBodies, body: Body | RigidBody | None, point: np.ndarray, name: str,
                 tol: float = 1e-8) -> JointPoint:
     """The point of ``body`` (an elastic Body: its node there; a RigidBody: the point in its
-    frame; None: the ground) at the global ``point`` at t = 0."""
+    frame; None: the ground) at the global ``point`` at t = 0.
+
+    Args:
+        model: the model (its bodies, for the body's index).
+        body: an elastic Body, a RigidBody or None (the ground).
+        point: the global point at t = 0.
+        name: the joint's name, in messages.
+        tol: the largest distance to a node, relative to the mesh size.
+
+    Returns:
+        The joint point.
+    """
     from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.bodies.rigid import RigidBody
     if body is None:
@@ -105,7 +116,14 @@ def joint_point(model: _HasBodies, body: Body | RigidBody | None, point: np.ndar
 
 def start_state(frame: Frame) -> FrameState:
     """A frame's state at t = 0: a computed frame's from its initial coordinates (not the
-    state a run left it in), a prescribed frame's at t = 0."""
+    state a run left it in), a prescribed frame's at t = 0.
+
+    Args:
+        frame: the frame.
+
+    Returns:
+        The state.
+    """
     from dolfinx_mbs.frames.computed import ComputedFrame
     if isinstance(frame, ComputedFrame):
         z, w = frame.initial()
@@ -119,7 +137,14 @@ def _min_op() -> MPI.Op:
 
 
 def planar_angle(R: np.ndarray) -> float:
-    """The angle about z of a rotation matrix (planar motion)."""
+    """The angle about z of a rotation matrix (planar motion).
+
+    Args:
+        R: the rotation matrix.
+
+    Returns:
+        The angle (rad).
+    """
     return float(np.arctan2(R[1, 0], R[0, 0]))
 
 

@@ -41,7 +41,18 @@ def rigid_resultants(e: np.ndarray, X: np.ndarray, u: np.ndarray, gdim: int, com
                      ) -> tuple[np.ndarray, np.ndarray]:
     """The resultant force sum_n e_n and moment sum_n (X_n + u_n) x e_n about the frame's
     origin (local components, summed over ranks) of nodal vectors ``e`` (owned, flat, ``gdim``
-    components a node); ``X`` (n, 3) the nodes, ``u`` flat like ``e``."""
+    components a node); ``X`` (n, 3) the nodes, ``u`` flat like ``e``.
+
+    Args:
+        e: nodal vectors (owned, flat, ``gdim`` components a node).
+        X: (n, 3) the nodes' positions.
+        u: the displacement (flat, like ``e``).
+        gdim: the geometric dimension.
+        comm: the communicator.
+
+    Returns:
+        ``(force, moment)``.
+    """
     def as3(a: np.ndarray) -> np.ndarray:
         a = a.reshape(-1, gdim)
         if gdim == 3:
@@ -59,7 +70,15 @@ def rigid_resultants(e: np.ndarray, X: np.ndarray, u: np.ndarray, gdim: int, com
 
 def frame_label(frame: Frame, carried: Sequence[Body | RigidBody]) -> str:
     """A prescribed frame's key in the results: its ``name`` if it has one, else
-    ``"frame:"`` and the names of what it carries."""
+    ``"frame:"`` and the names of what it carries.
+
+    Args:
+        frame: the frame.
+        carried: the bodies it carries.
+
+    Returns:
+        The label.
+    """
     name = getattr(frame, "name", None)
     if isinstance(name, str) and name:
         return name
@@ -100,7 +119,17 @@ class Drives:
 
     def at(self, t: float, u: PETSc.Vec, ud: PETSc.Vec, udd: PETSc.Vec) -> dict:
         """{label: (force, torque about the frame's origin)} in global components at ``t``
-        for the full displacement, velocity and acceleration ``u``, ``ud``, ``udd``."""
+        for the full displacement, velocity and acceleration ``u``, ``ud``, ``udd``.
+
+        Args:
+            t: time (s).
+            u: the full displacement.
+            ud: the full velocity.
+            udd: the full acceleration.
+
+        Returns:
+            The forces and torques by label.
+        """
         s = self.system
         asm, space = s.assembly, s.space
         states = asm.states(t)
