@@ -70,7 +70,18 @@ def check_axisymmetric(body: Body, axis: np.ndarray, center: np.ndarray, tol: fl
     (:func:`dolfinx_mbs.forms.stationary.axisymmetry_moments`: orders m = 1..4, powers of the
     axial coordinate 0..2) and where it is; above ``tol`` an error (``mode="error"``) or a
     warning (``"warn"``), the same on every rank. Also refuses a material that is not
-    isotropic (its stiffness would change along the circles)."""
+    isotropic (its stiffness would change along the circles).
+
+    Args:
+        body: the body.
+        axis: the spin axis.
+        center: a point of the axis.
+        tol: the largest allowed relative moment.
+        mode: ``"error"`` or ``"warn"`` above ``tol``.
+
+    Returns:
+        ``(largest moment, where)``.
+    """
     if mode == "off":
         return 0.0, ()
     if not isinstance(body.material, Isotropic):
@@ -193,7 +204,15 @@ class JournalMap:
 def widened(A: PETSc.Mat, blocks: List[np.ndarray]) -> PETSc.Mat:
     """A new matrix of ``A``'s layout, block sizes and local-to-global map whose pattern is
     ``A``'s with the dense blocks ``b`` x ``b`` of ``blocks`` (global indices) added, values
-    zero."""
+    zero.
+
+    Args:
+        A: the matrix.
+        blocks: the blocks' global indices.
+
+    Returns:
+        The new matrix.
+    """
     ai, aj, _ = A.getValuesCSR()
     r0, r1 = A.getOwnershipRange()
     cols: Dict[int, list] = {}
@@ -223,7 +242,15 @@ def widened(A: PETSc.Mat, blocks: List[np.ndarray]) -> PETSc.Mat:
 
 def block_matrix(like: PETSc.Mat, index: np.ndarray) -> PETSc.Mat:
     """A matrix of ``like``'s layout and local-to-global map whose pattern is the dense block
-    ``index`` x ``index`` alone (global indices), values zero."""
+    ``index`` x ``index`` alone (global indices), values zero.
+
+    Args:
+        like: a matrix of the wanted layout.
+        index: the block's global indices.
+
+    Returns:
+        The new matrix.
+    """
     r0, r1 = like.getOwnershipRange()
     own = np.sort(index[(index >= r0) & (index < r1)])
     counts = np.zeros(r1 - r0, dtype=np.int64)
@@ -241,7 +268,11 @@ def block_matrix(like: PETSc.Mat, index: np.ndarray) -> PETSc.Mat:
 
 class RotorTerms:
     """The rotor terms of one body (module docstring). Use :meth:`make` (None for a body with
-    neither a stationary frame nor attachments)."""
+    neither a stationary frame nor attachments).
+
+    Args:
+        body: the body.
+    """
 
     def __init__(self, body: Body) -> None:
         self.body = body
@@ -287,7 +318,14 @@ class RotorTerms:
     @classmethod
     def make(cls, body: Body) -> "RotorTerms" | None:
         """The rotor terms of ``body``, or None for a body with neither a stationary frame
-        nor attachments."""
+        nor attachments.
+
+        Args:
+            body: the body.
+
+        Returns:
+            The rotor terms, or None.
+        """
         if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):
             return None
         return cls(body)
@@ -301,7 +339,15 @@ class RotorTerms:
     # -- set-up ---------------------------------------------------------------------------
     def created(self, A: PETSc.Mat, form: fem.Form) -> PETSc.Mat:
         """``A`` (the form's matrix) with the journal blocks in its pattern, the form
-        assembled into it (``A`` destroyed), or ``A`` itself without journals."""
+        assembled into it (``A`` destroyed), or ``A`` itself without journals.
+
+        Args:
+            A: the matrix.
+            form: the compiled form of ``A``.
+
+        Returns:
+            The matrix.
+        """
         if self.block.size == 0:
             return A
         B = widened(A, self.blocks)
@@ -324,7 +370,11 @@ class RotorTerms:
 
     def setup(self, ops: BodyOperators) -> None:
         """Assemble the unit matrices and loads, add the disks' mass to M and make the
-        bearings' matrices (``ops``: the body's operators, their matrices made)."""
+        bearings' matrices (``ops``: the body's operators, their matrices made).
+
+        Args:
+            ops: the body's operators.
+        """
         body = self.body
         K = ops.K
         if self.stationary:
@@ -368,7 +418,15 @@ class RotorTerms:
 
     # -- at a state -----------------------------------------------------------------------
     def update(self, ops: BodyOperators, state: FrameState) -> bool:
-        """Bring the rotor terms of ``ops``' matrices to ``state``; True when one changed."""
+        """Bring the rotor terms of ``ops``' matrices to ``state``; True when one changed.
+
+        Args:
+            ops: the body's operators.
+            state: the frame state.
+
+        Returns:
+            True when a term changed.
+        """
         w = self._rate(state)
         wd = float(getattr(state, "spin_acceleration", 0.0)) if self.stationary else 0.0
         mats = [b.matrices(w) for b in self.bearings]
@@ -410,7 +468,14 @@ class RotorTerms:
         ``(which, name, E, f)`` with ``which`` "K" or "C", E = L_a^T L_b (a, b across the
         axis) on the journal block alone and f(Omega) the coefficient k_ab or c_ab (a
         stationary frame's bearing adds sum f E). Empty in a rotating frame (its bearings
-        there are isotropic and constant) or when no coefficient changes."""
+        there are isotropic and constant) or when no coefficient changes.
+
+        Args:
+            ops: the body's operators.
+
+        Returns:
+            The terms.
+        """
         if not self.stationary:
             return []
         out = []
@@ -436,7 +501,12 @@ class RotorTerms:
 
     def add_loads(self, Q: PETSc.Vec, state: FrameState) -> None:
         """Add the centrifugal load Omega^2 q of a stationary frame and the unbalances'
-        forces at ``state`` to ``Q`` (owned values)."""
+        forces at ``state`` to ``Q`` (owned values).
+
+        Args:
+            Q: the load vector.
+            state: the frame state.
+        """
         if not self.stationary:
             return
         w = self._rate(state)

@@ -125,7 +125,14 @@ class SweepPencil:
 
     def terms(self, speed: float) -> Terms | None:
         """The pencil at ``speed`` as its constant matrices with their coefficients (the same
-        objects at every speed), or None when it is not the combination."""
+        objects at every speed), or None when it is not the combination.
+
+        Args:
+            speed: the spin speed (rad/s).
+
+        Returns:
+            The terms, or None.
+        """
         if not self.combined:
             return None
         out = {"K": [("K0", self.K0, 1.0), ("K2", self.K2, speed ** 2)],
@@ -148,7 +155,15 @@ def speed_terms(system: SecondOrderSystem, damping: bool) -> list:
     """The known speed-dependent terms of ``system``'s pencil (bearing coefficients tabulated
     over the speed, :meth:`dolfinx_mbs.assembly.rotor_terms.RotorTerms.speed_terms`), reduced:
     ``(which, name, B, f)`` for :class:`SweepPencil`; damping terms only with ``damping``.
-    The caller destroys the matrices."""
+    The caller destroys the matrices.
+
+    Args:
+        system: the typed system.
+        damping: include the damping terms.
+
+    Returns:
+        The terms.
+    """
     asm, red = system.assembly, system.reducer
     out = []
     for ib, o in enumerate(asm.body_operators):

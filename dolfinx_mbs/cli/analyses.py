@@ -43,7 +43,16 @@ _COMPONENTS = "xyz"
 
 def run(case: Case, comm: MPI.Comm, progress: bool = False) -> Dict:
     """Build ``case`` (a :class:`dolfinx_mbs.cli.case.Case`) on ``comm`` and run its analyses in
-    the order static, frequencies, campbell, transient (collective). Returns the results."""
+    the order static, frequencies, campbell, transient (collective). Returns the results.
+
+    Args:
+        case: the case.
+        comm: the communicator (collective).
+        progress: show a progress bar.
+
+    Returns:
+        The results.
+    """
     model, body, _, _ = case.build(comm)
     asked = case.get(("analysis",))
     out: Dict = {}
@@ -236,7 +245,15 @@ def imaginary(results: Dict) -> Dict[str, float]:
 
 def flatten(results: Dict | list, prefix: str = "") -> Dict[str, object]:
     """The scalars of nested results as ``{"static.tip.x": ..., "frequencies.w1": ...}``
-    (lists by index: ``campbell.critical.0.speed``), ``series`` left out: a sweep's CSV row."""
+    (lists by index: ``campbell.critical.0.speed``), ``series`` left out: a sweep's CSV row.
+
+    Args:
+        results: the results.
+        prefix: the keys' prefix.
+
+    Returns:
+        The scalars by key.
+    """
     flat: Dict[str, object] = {}
     items = results.items() if isinstance(results, dict) else enumerate(results)
     for k, v in items:

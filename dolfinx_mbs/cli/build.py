@@ -35,7 +35,15 @@ _CALLABLE = {"Prescribed": {"rotation", "origin"}}
 
 def build(case: Case, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dict]:
     """The model of the case on ``comm``: ``(model, body, facet_tags, groups)``, groups the
-    mesh file's physical groups (name -> (dim, tag); empty for built-in meshes)."""
+    mesh file's physical groups (name -> (dim, tag); empty for built-in meshes).
+
+    Args:
+        case: the case.
+        comm: the communicator (collective).
+
+    Returns:
+        ``(model, body, facet_tags, groups)``.
+    """
     from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.model import Model  # the case is a user of the public API, like a script
 

@@ -44,12 +44,26 @@ class CaseError(ValueError):
 
 def describe(e: BaseException) -> str:
     """An exception as one line: a :class:`CaseError`'s message as it is, others prefixed by
-    their type."""
+    their type.
+
+    Args:
+        e: the exception.
+
+    Returns:
+        The line.
+    """
     return str(e) if isinstance(e, CaseError) else f"{type(e).__name__}: {e}"
 
 
 def dotted(path: Sequence) -> str:
-    """``("analysis", "static", "t")`` -> ``"analysis.static.t"``, indices as ``clamp[1]``."""
+    """``("analysis", "static", "t")`` -> ``"analysis.static.t"``, indices as ``clamp[1]``.
+
+    Args:
+        path: a key's path.
+
+    Returns:
+        The dotted text.
+    """
     out = ""
     for p in path:
         out += f"[{p}]" if isinstance(p, int) else (("." if out else "") + str(p))
@@ -126,7 +140,14 @@ def _inline_keys(value: str, base: Path_, lineno: int, out: Dict[Path_, int]) ->
 def key_lines(text: str) -> Dict[Path_, int]:
     """The line (1-based) of every table header and key of a TOML text, by path: a table
     ``[a.b]`` is ``("a", "b")``, the second ``[[c]]`` is ``("c", 1)``, a key ``k`` in it is
-    ``("c", 1, "k")``, a key of an inline table ``p = {q = 1}`` is ``(..., "p", "q")``."""
+    ``("c", 1, "k")``, a key of an inline table ``p = {q = 1}`` is ``(..., "p", "q")``.
+
+    Args:
+        text: the text.
+
+    Returns:
+        The lines by path.
+    """
     out: Dict[Path_, int] = {}
     table: Path_ = ()
     key: Path_ = ()
@@ -165,7 +186,14 @@ def key_lines(text: str) -> Dict[Path_, int]:
 
 def parse_value(text: str) -> Any:
     """A command-line value: a TOML value (``1e-5``, ``[10, 1, 1]``, ``"hex"``, ``true``) or,
-    when it is none, the text itself (an expression or a name: ``SpinUp``, ``2*pi``)."""
+    when it is none, the text itself (an expression or a name: ``SpinUp``, ``2*pi``).
+
+    Args:
+        text: the text.
+
+    Returns:
+        The value.
+    """
     try:
         return _toml().loads(f"v = {text}")["v"]
     except Exception:  # noqa: BLE001 - anything tomllib refuses is taken as text
@@ -221,7 +249,14 @@ def _range(text: str) -> List[float] | None:
 
 
 def is_range(text: str) -> bool:
-    """True when ``text`` is written as a range ``start:stop[:count]`` (right or wrong)."""
+    """True when ``text`` is written as a range ``start:stop[:count]`` (right or wrong).
+
+    Args:
+        text: the text.
+
+    Returns:
+        Whether it is a range.
+    """
     try:
         return _range(text.strip()) is not None
     except ValueError:
@@ -233,6 +268,12 @@ def sweep_values(text: str) -> list:
 
     ``a,b,c`` (each a :func:`parse_value`) or ``start:stop:count`` (``count`` evenly spaced
     numbers, both ends included).
+
+    Args:
+        text: the text.
+
+    Returns:
+        The values.
 
     Raises:
         ValueError: a range without its count or with a count that is not a positive
@@ -248,7 +289,14 @@ def sweep_values(text: str) -> list:
 
 
 def parse_assignment(text: str) -> Tuple[str, str]:
-    """``"material.density=1000"`` -> ``("material.density", "1000")``."""
+    """``"material.density=1000"`` -> ``("material.density", "1000")``.
+
+    Args:
+        text: the text.
+
+    Returns:
+        ``(key, value)``.
+    """
     key, eq, value = text.partition("=")
     if not eq or not key.strip() or not value.strip():
         raise ValueError(f"--set takes key=value (e.g. material.density=7800), got {text!r}")
@@ -256,7 +304,14 @@ def parse_assignment(text: str) -> Tuple[str, str]:
 
 
 def split_path(key: str) -> Path_:
-    """``"clamp.1.where"`` -> ``("clamp", 1, "where")``; quoted parts keep their dots."""
+    """``"clamp.1.where"`` -> ``("clamp", 1, "where")``; quoted parts keep their dots.
+
+    Args:
+        key: the dotted key.
+
+    Returns:
+        The path.
+    """
     return tuple(int(p) if p.isdigit() else p for p in _split_key(key))
 
 
@@ -293,7 +348,13 @@ class CaseText:
             self.set(split_path(key), value, key)
 
     def set(self, path: Path_, value: Any, label: str) -> None:
-        """Set the value at ``path`` (made by ``--set label=...``)."""
+        """Set the value at ``path`` (made by ``--set label=...``).
+
+        Args:
+            path: a key's path.
+            value: the value.
+            label: the ``--set`` key, in messages.
+        """
         node = self.data
         for i, p in enumerate(path[:-1]):
             if isinstance(node, list):
@@ -317,7 +378,14 @@ class CaseText:
     def where(self, path: Path_) -> str:
         """``"file:line:"`` of the key at ``path`` (the nearest enclosing table's line when the
         key is not written in the file), or ``"--set key:"`` for a value from the command
-        line (at ``path``, around it, or under it)."""
+        line (at ``path``, around it, or under it).
+
+        Args:
+            path: a key's path.
+
+        Returns:
+            The place, for messages.
+        """
         path = tuple(path)
         for k in range(len(path), 0, -1):
             if path[:k] in self.overridden:
@@ -334,6 +402,13 @@ class CaseText:
         """A :class:`CaseError` at ``path``: ``file:line: table.key: message``.
 
         For a value given on the command line: ``--set table.key: message``.
+
+        Args:
+            path: a key's path.
+            message: what is wrong.
+
+        Returns:
+            The error.
         """
         where = self.where(path)
         if where == f"--set {self.overridden.get(tuple(path))}:":
@@ -343,7 +418,17 @@ class CaseText:
     def unknown(self, path: Path_, known: Iterable[str], what: str = "key",
                 name: object = None) -> CaseError:
         """The error for an unknown key (the last part of ``path``) or an unknown value
-        ``name`` at ``path``, with the close match and what is known."""
+        ``name`` at ``path``, with the close match and what is known.
+
+        Args:
+            path: a key's path.
+            known: the known names.
+            what: what the names are, in the message.
+            name: the unknown value (None: the key itself).
+
+        Returns:
+            The error.
+        """
         known = sorted(known)
         name = path[-1] if name is None else name
         near = difflib.get_close_matches(str(name), known, n=1)

@@ -112,6 +112,12 @@ class Expression:
     def evaluate(self, env: Mapping[str, object]) -> Any:
         """The value with the names bound by ``env`` (numbers or numpy arrays).
 
+        Args:
+            env: the names' values.
+
+        Returns:
+            The value.
+
         Raises:
             ExpressionError: a name not in ``env``, or a failing operation (e.g. 1/0).
         """

@@ -206,7 +206,11 @@ def _sweep(args: argparse.Namespace) -> int:
 
 
 def main(argv: List[str] | None = None) -> int:
-    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    Args:
+        argv: the arguments (None: ``sys.argv[1:]``).
+    """
     args = parser().parse_args(argv)
     return _run(args) if args.command == "run" else _sweep(args)
 

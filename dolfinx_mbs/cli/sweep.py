@@ -51,7 +51,14 @@ _OUTPUT = ("analysis", "transient", "output")
 
 
 def value_text(v: object) -> str:
-    """A value as ``--set`` text that :func:`dolfinx_mbs.cli.casefile.parse_value` reads back."""
+    """A value as ``--set`` text that :func:`dolfinx_mbs.cli.casefile.parse_value` reads back.
+
+    Args:
+        v: the value.
+
+    Returns:
+        The text.
+    """
     return v if isinstance(v, str) else json.dumps(v)
 
 
@@ -122,6 +129,13 @@ class Sweep:
         """The ``--set`` values of case ``i``.
 
         The fixed ones, the swept ones and, for a case that writes fields, its own output stem.
+
+        Args:
+            i: the case's index.
+            values: the case's swept values.
+
+        Returns:
+            ``[(key, value), ...]``.
         """
         own = [(".".join(_OUTPUT), str(self._case_file(i, "")))] if self._outputs else []
         return self.fixed + list(values.items()) + own
@@ -155,7 +169,15 @@ class Sweep:
         return record
 
     def command(self, i: int, values: Dict) -> List[str]:
-        """The command that runs case ``i`` as a process."""
+        """The command that runs case ``i`` as a process.
+
+        Args:
+            i: the case's index.
+            values: the case's swept values.
+
+        Returns:
+            The command's words.
+        """
         launcher = compat.mpiexec_command(self.ranks) if self.ranks > 1 else []
         sets = []
         for k, v in self.overrides(i, values):
@@ -260,7 +282,15 @@ def plot(records: Sequence[Dict], x: str, y: str, path: str | os.PathLike,
          swept: Sequence[str]) -> str | None:
     """A plot of the result ``y`` (a flattened key, e.g. ``frequencies.w1``) against the swept
     parameter ``x``, one line per combination of the other swept keys, failed cases left out;
-    saved to ``path``. Returns None, or why there is no plot."""
+    saved to ``path``. Returns None, or why there is no plot.
+
+    Args:
+        records: the sweep's records.
+        x: the swept parameter.
+        y: the result's flattened key.
+        path: the image file.
+        swept: the swept parameters.
+    """
     from dolfinx_mbs.io.output import pyplot
 
     plt = pyplot()

@@ -350,7 +350,25 @@ def axisymmetry_moments(rho: Expr | float, axis: ArrayLike, center: Expr | Array
     (``weights_m``, ``weights_im``: one weight per order of ``orders``; ``weights_p`` per
     power of ``powers``; all UFL constants). A body of revolution has every moment of order
     m >= 1 zero (its mass is the same along every circle); a body with an N-fold symmetry
-    about the axis those with m < N. The deviation is the ratio of the two."""
+    about the axis those with m < N. The deviation is the ratio of the two.
+
+    Args:
+        rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
+            UFL scalar.
+        axis: the spin axis (unit 3-vector).
+        center: a point of the axis (3-vector, numbers or UFL).
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        weights_m: one weight (UFL constant) per order of ``orders``, on the real parts.
+        weights_im: one weight per order, on the imaginary parts.
+        weights_p: one weight per power of ``powers``.
+        reference: 0: the moments, 1: their reference (a UFL constant or number).
+        orders: the orders m of the moments.
+        powers: the powers p of the axial coordinate.
+        dx: the cell measure to integrate over.
+
+    Returns:
+        The form (UFL).
+    """
     from dolfinx_mbs.frames.stationary import transverse_basis
 
     a = np.asarray(axis, dtype=float)
@@ -392,7 +410,21 @@ def journal_forms(x: Expr, v: Expr, ds: ufl.Measure, center: Expr, direction: Ex
     ``second`` (int r.moment r ds, ``moment`` a 3 x 3 constant: A's rotational block entry by
     entry) and ``row`` (int (translation + rotation x r).v ds: a row of int B^T v, with unit
     ``translation`` or ``rotation``). ``center``, ``direction``, ``translation``, ``rotation``
-    are 3-vector constants, ``x`` the spatial coordinate, ``v`` a test function."""
+    are 3-vector constants, ``x`` the spatial coordinate, ``v`` a test function.
+
+    Args:
+        x: the spatial coordinate (``ufl.SpatialCoordinate``).
+        v: the test function.
+        ds: the measure of the surface Gamma.
+        center: the centroid c (3-vector constant).
+        direction: a 3-vector constant.
+        moment: a 3 x 3 constant.
+        translation: a 3-vector constant.
+        rotation: a 3-vector constant.
+
+    Returns:
+        The forms by name.
+    """
     r = x - center
     return {"area": 1.0 * ds, "first": ufl.dot(direction, x) * ds,
             "second": ufl.dot(r, moment * r) * ds,
@@ -404,7 +436,21 @@ def bearing_matrices(kxx: float, kxy: float, kyx: float, kyy: float, cxx: float,
     """K_b and C_b (2 x 2, the axes e1, e2 across the spin axis): the bearing's force on the
     journal's mean motion ubar is -K_b ubar - C_b ubar' (N), its virtual work
     -(K_b ubar + C_b ubar').vbar; the stiffness and damping it adds are L^T K_b L and
-    L^T C_b L, L the mean motion's map (:func:`journal_forms`)."""
+    L^T C_b L, L the mean motion's map (:func:`journal_forms`).
+
+    Args:
+        kxx: stiffness k_xx (N/m).
+        kxy: stiffness k_xy (N/m).
+        kyx: stiffness k_yx (N/m).
+        kyy: stiffness k_yy (N/m).
+        cxx: damping c_xx (N s/m).
+        cxy: damping c_xy (N s/m).
+        cyx: damping c_yx (N s/m).
+        cyy: damping c_yy (N s/m).
+
+    Returns:
+        ``(K_b, C_b)``.
+    """
     return (np.array([[kxx, kxy], [kyx, kyy]], dtype=float),
             np.array([[cxx, cxy], [cyx, cyy]], dtype=float))
 
@@ -417,6 +463,15 @@ def bearing_in_rotating_frame(K: np.ndarray, C: np.ndarray, spin: float,
     components is -R^T K R ubar - R^T C R (ubar' + Omega J ubar). Constant in time only when
     K and C commute with the rotation R, i.e. are a I + b J (isotropic, with skew
     cross-coupling); then K_rot = K + Omega C J and C_rot = C.
+
+    Args:
+        K: the bearing's 2 x 2 stiffness.
+        C: the bearing's 2 x 2 damping.
+        spin: the frame's spin speed (rad/s).
+        tol: the tolerance of the check that K and C are a I + b J.
+
+    Returns:
+        ``(K_rot, C_rot)``.
 
     Raises:
         ValueError: K or C not of the form a I + b J (an anisotropic bearing has
@@ -452,6 +507,14 @@ def disk_matrices(mass: float, polar: float, diametral: float
     (I_d w^2 -/+ I_p Omega w = k_theta). No Omega^2 term remains: a rigid disk carries its
     centrifugal stress itself (a disk of elastic material needs ``stiffening="prestress"``
     for the same).
+
+    Args:
+        mass: the disk's mass (kg).
+        polar: its polar moment I_p (kg m^2).
+        diametral: its diametral moment I_d (kg m^2).
+
+    Returns:
+        ``(M_d, G_d)``.
     """
     Md = np.diag([mass, mass, mass, diametral, diametral, polar]).astype(float)
     Gd = np.zeros((6, 6))
@@ -471,7 +534,18 @@ def unbalance_force(m_e: float, phase: float, angle: float, rate: float,
         phi = angle + phase.
 
     In the frequency domain (constant Omega) it is Re(F e^{i Omega t}) with the complex
-    amplitude F = m_e Omega^2 e^{i phase} (1, -i)."""
+    amplitude F = m_e Omega^2 e^{i phase} (1, -i).
+
+    Args:
+        m_e: the unbalance (kg m).
+        phase: its angular position (rad, from e1 at spin angle 0).
+        angle: the spin angle (rad).
+        rate: the spin speed Omega (rad/s).
+        acceleration: the spin's rate dOmega/dt (rad/s^2).
+
+    Returns:
+        The force (2,).
+    """
     phi = angle + phase
     c, s = np.cos(phi), np.sin(phi)
     w2 = rate * rate

@@ -69,7 +69,14 @@ class _AxisRotation(Frame):
 
     def states(self, times: ArrayLike) -> FrameStates:
         """The states at all ``times``: :meth:`state`'s closed form on arrays (the scalar
-        one is kept for the TS path's single states, three times cheaper)."""
+        one is kept for the TS path's single states, three times cheaper).
+
+        Args:
+            times: the times (s).
+
+        Returns:
+            The states.
+        """
         t = np.asarray(times, dtype=float).reshape(-1)
         th, thd, thdd = (np.broadcast_to(np.asarray(x, dtype=float), t.shape)
                          for x in self._angles(t))
@@ -114,7 +121,14 @@ class ConstantSpin(_AxisRotation):
         return ("ConstantSpin",) + self._axis_key(self.rate)
 
     def at_rate(self, rate: float) -> "ConstantSpin":
-        """The same spin axis and origin at another ``rate`` (a new frame)."""
+        """The same spin axis and origin at another ``rate`` (a new frame).
+
+        Args:
+            rate: the spin speed (rad/s).
+
+        Returns:
+            The new frame.
+        """
         return ConstantSpin(self.axis, rate, self.pivot)
 
     def __repr__(self) -> str:

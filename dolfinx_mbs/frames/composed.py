@@ -64,7 +64,14 @@ class Composed(Frame):
         return ("Composed", parent, child)
 
     def state(self, t: float) -> FrameState:
-        """The composed frame's state at ``t`` (s)."""
+        """The composed frame's state at ``t`` (s).
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The state.
+        """
         t = checks.real(t, "t")
         p = self.parent.state(t)
         c = self.child.state(t)

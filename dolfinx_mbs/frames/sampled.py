@@ -43,7 +43,14 @@ _EZ = np.array([0.0, 0.0, 1.0])
 
 def sample_times(times: ArrayLike) -> np.ndarray:
     """The sample times as a finite, strictly increasing float array of at least
-    :data:`MIN_SAMPLES` entries (``ValueError`` naming ``times`` otherwise)."""
+    :data:`MIN_SAMPLES` entries (``ValueError`` naming ``times`` otherwise).
+
+    Args:
+        times: the times (s).
+
+    Returns:
+        The times.
+    """
     try:
         t = np.asarray(times, dtype=float)
     except (TypeError, ValueError):
@@ -268,7 +275,14 @@ class Sampled(Frame):
 
     @cached_state
     def state(self, t: float) -> FrameState:
-        """The frame's state at ``t`` (s), within the sampled times."""
+        """The frame's state at ``t`` (s), within the sampled times.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The state.
+        """
         tc = self._check_time(t)
         R, omega, alpha = self._rotation_jet(tc)
         r, dr, ddr = (self._org(tc, nu) for nu in range(3))

@@ -25,7 +25,14 @@ def campbell_log_dec(table: CampbellTable, path: str | os.PathLike, title: str |
     """The stationary-frame Campbell diagram of ``table`` (a
     :class:`dolfinx_mbs.campbell.CampbellTable`) with the points of each branch coloured by
     their log dec (colour bar; the scale tops at ``vmax``, default the largest finite log dec),
-    forward (^) and backward (v) whirl, unstable points ringed in red, and the 1x line."""
+    forward (^) and backward (v) whirl, unstable points ringed in red, and the 1x line.
+
+    Args:
+        table: the Campbell table.
+        path: the image file.
+        title: the title (None: a default).
+        vmax: the colour scale's top (None: the largest finite log dec).
+    """
     if table.rank != 0:
         return
     from matplotlib.backends.backend_agg import FigureCanvasAgg

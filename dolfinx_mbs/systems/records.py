@@ -180,7 +180,16 @@ def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: 
                  ) -> None:
     """Raise ValueError (the same on every rank) for a formulation (one of
     ``formulations``) and constraint handling that a model with ``velocity`` constraints,
-    ``nonlinear`` strain or ``reduced`` bodies cannot take together."""
+    ``nonlinear`` strain or ``reduced`` bodies cannot take together.
+
+    Args:
+        formulation: the formulation.
+        constraints: the constraint handling.
+        velocity: the model has velocity constraints.
+        nonlinear: the strain is nonlinear.
+        reduced: the model has reduced bodies.
+        formulations: the known formulations.
+    """
     if formulation not in formulations:
         raise ValueError(f"formulation must be one of {formulations}, got {formulation!r}")
     if constraints not in ("maggi", "multipliers"):
@@ -206,7 +215,14 @@ def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: 
 def constant_frame(system: SecondOrderSystem) -> bool:
     """True when the operators of ``system`` cannot change in time: every body's frame is
     time invariant (its state in local components constant), the constraints do not move,
-    and the strain is linear."""
+    and the strain is linear.
+
+    Args:
+        system: the typed system.
+
+    Returns:
+        Whether they cannot change.
+    """
     red = getattr(system, "reducer", None)
     return (all(b.frame.time_invariant for b in system.bodies) and red is not None
             and not getattr(red, "rheonomic", False) and not system.nonlinear)
