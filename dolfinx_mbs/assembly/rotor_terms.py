@@ -77,7 +77,7 @@ def check_axisymmetric(body: Body, axis: np.ndarray, center: np.ndarray, tol: fl
         axis: the spin axis.
         center: a point of the axis.
         tol: the largest allowed relative moment.
-        mode: ``"error"`` or ``"warn"`` above ``tol``.
+        mode: ``"error"`` or ``"warn"`` above ``tol`` (``"off"``: no check).
 
     Returns:
         ``(largest moment, where)``.
