@@ -66,12 +66,28 @@ class _Side:
 
     def state(self, t: float, f: np.ndarray) -> tuple:
         """(R, r_O, v_O, omega, dv/dw (3 x k), domega/dw) at the unknowns ``f`` (the speeds'
-        rates are not needed: the rows have none)."""
+        rates are not needed: the rows have none).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+
+        Returns:
+            ``(R, r_O, v_O, omega, dv/dw, domega/dw)``.
+        """
         return self.parts(t, f)[:6]
 
     def parts(self, t: float, f: np.ndarray) -> tuple:
         """:meth:`state` and (d phi/dz, d r_O/dz) of a computed frame (None otherwise); the
-        last evaluation is kept (the rows ask for a side's state many times at one ``f``)."""
+        last evaluation is kept (the rows ask for a side's state many times at one ``f``).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+
+        Returns:
+            The state's parts and the two derivatives.
+        """
         s = self.system
         if self.index is None:
             if self.point.frame is None:   # the ground
@@ -151,7 +167,15 @@ class JointSet:
 
     # -- the nodes' values --------------------------------------------------------------------
     def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> dict:
-        """{(joint, side): (u, u') at its node in local components (3,)}, on every rank."""
+        """{(joint, side): (u, u') at its node in local components (3,)}, on every rank.
+
+        Args:
+            u: the full displacement.
+            ud: the full velocity.
+
+        Returns:
+            The nodes' values by ``(joint, side)``.
+        """
         s = self.system
         local = {}
         for ij, j in enumerate(self.joints):
@@ -302,7 +326,15 @@ class JointSet:
 
     def motor_torques(self, t: float, f: np.ndarray) -> np.ndarray:
         """The torque motors' generalized force on the frames' speeds (an m-vector; the user's
-        functions under a collective guard)."""
+        functions under a collective guard).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+
+        Returns:
+            The generalized forces.
+        """
         s = self.system
         out = np.zeros(s.m)
         if not self.torque_motors:
@@ -332,7 +364,14 @@ class JointSet:
         """Make the frames' speeds in ``f`` (in place) satisfy the joints' velocity rows h = 0
         at ``t``: the least change of the speeds (Euclidean), one linear solve as the rows are
         linear in the speeds. A change beyond 1e-8 of the speeds is logged (the given speeds
-        did not fit the joints). Collective (the nodes' values)."""
+        did not fit the joints). Collective (the nodes' values).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            u: the full displacement (None without elastic bodies).
+            ud: the full velocity (None without elastic bodies).
+        """
         s = self.system
         nodes = self.node_values(u, ud) if u is not None else {}
         _, h, G = self._values(t, f, nodes)
@@ -357,7 +396,14 @@ class JointSet:
     def spring_forces(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
                       ud: PETSc.Vec | None = None) -> None:
         """Set the springs' force unknowns in ``f`` (in place) to their values at the state
-        (the rows F - s e = 0 met at ``t``). Collective (the nodes' values)."""
+        (the rows F - s e = 0 met at ``t``). Collective (the nodes' values).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            u: the full displacement (None without elastic bodies).
+            ud: the full velocity (None without elastic bodies).
+        """
         if not any(j.kind == "spring" for j in self.joints):
             return
         nodes = self.node_values(u, ud) if u is not None else {}
@@ -372,7 +418,14 @@ class JointSet:
 
     # -- contributions to the residual -----------------------------------------------------------
     def split(self, f: np.ndarray) -> tuple:
-        """(lam, mu) from the unknowns ``f`` (the joints' block is last)."""
+        """(lam, mu) from the unknowns ``f`` (the joints' block is last).
+
+        Args:
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+
+        Returns:
+            ``(lam, mu)``.
+        """
         base = self.system.m - self.n_unknowns
         lam = f[base: base + self.n_rows]
         mu = f[base + self.n_rows: base + self.n_unknowns]
@@ -384,7 +437,18 @@ class JointSet:
         """Add the joints to a residual: the forces lam into the bodies' inertia residuals at
         their nodes (``terms``, before the frames' rows are formed from them) and into the
         frames' rows at rigid points and axes, mu into the kinematic rows, and the joints' own
-        rows g = 0 (position) and h = 0 (velocity) into ``Ff``."""
+        rows g = 0 (position) and h = 0 (velocity) into ``Ff``.
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            fd: the unknowns' rates.
+            terms: the bodies' inertia residual vectors by name (``"e"``, ``"r"``), one dict per
+                body.
+            u: the full displacement (None without elastic bodies).
+            ud: the full velocity (None without elastic bodies).
+            Ff: the frames' and joints' residual rows (added to).
+        """
         s = self.system
         self.prepare(t, f)
         nodes = self.node_values(u, ud) if s.parts else {}
@@ -459,7 +523,12 @@ class JointSet:
         return self._last_R[(ij, k)]
 
     def prepare(self, t: float, f: np.ndarray) -> None:
-        """The points' rotations at ``f`` (for the node forces)."""
+        """The points' rotations at ``f`` (for the node forces).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+        """
         self._last_R = {}
         for ij, (a, b) in enumerate(self.sides):
             for k, side in enumerate((a, b)):
@@ -542,7 +611,12 @@ class JointSet:
                    for m in self.motors + self.torque_motors)
 
     def q_correction(self, f: np.ndarray, out: PETSc.Vec) -> None:
-        """Add g_q^T mu to the elastic kinematic rows (reduced vector ``out``)."""
+        """Add g_q^T mu to the elastic kinematic rows (reduced vector ``out``).
+
+        Args:
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            out: the reduced vector (added to).
+        """
         s = self.system
         if not self.n_position or not s.parts:
             return
@@ -575,7 +649,19 @@ class JointSet:
                     H: Sequence[PETSc.Vec], Bfull_work: PETSc.Vec) -> None:
         """Add the joints' entries to the bordered Jacobian (see the module docstring): D (the
         frames' and joints' block), B (elastic rows by the joint unknowns), C and Cv (joint
-        rows by the elastic unknowns), H (the elastic kinematic rows by mu)."""
+        rows by the elastic unknowns), H (the elastic kinematic rows by mu).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            shift: the Jacobian's shift: d(rate)/d(unknown) of the time stepper.
+            D: the frames' and joints' dense block (added to).
+            B: the elastic rows by the joint unknowns, one vector per unknown (added to).
+            C: the joint rows by the elastic unknowns, one vector per row (added to).
+            Cv: the joint rows by the elastic rates, one vector per row (added to).
+            H: the elastic kinematic rows by mu, one vector per unknown (added to).
+            Bfull_work: a full work vector.
+        """
         s = self.system
         m = s.m
         base = m - self.n_unknowns
@@ -760,7 +846,17 @@ class JointSet:
         """{name: {force, torque, drift}} of the joints and motors at the unknowns ``f`` and
         the full displacement and velocity ``u``, ``ud`` (None without elastic bodies;
         collective): a revolute joint's force on its second body (global), a motor's torque,
-        the largest of its position rows (the drift)."""
+        the largest of its position rows (the drift).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            u: the full displacement (None without elastic bodies).
+            ud: the full velocity (None without elastic bodies).
+
+        Returns:
+            The outputs by joint or motor name.
+        """
         lam, _ = self.split(f)
         nodes = self.node_values(u, ud) if u is not None else {}
         g, _, _ = self._values(t, f, nodes)
