@@ -884,7 +884,9 @@ class Model:
 
     def campbell(self, speeds, n: int = 6, **kwargs):
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
-        frames: see :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
+        or Stationary frames, or on a computed Hinge on the ground (held at the angle a run
+        left it at, turning steadily at each speed): see
+        :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
         :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "

@@ -90,6 +90,7 @@ from dolfinx_mbs.campbell.subspace import SubspaceSolver
 from dolfinx_mbs.campbell.table import CampbellTable
 from dolfinx_mbs.frames.axis import ConstantSpin
 from dolfinx_mbs.frames.base import skew
+from dolfinx_mbs.frames.computed import Hinge
 from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
@@ -99,8 +100,15 @@ __all__ = ["campbell"]
 log = logging.getLogger(__name__)
 
 #: the frames whose spin rate a sweep sets: rotating (the body turns with the frame) and
-#: stationary (the body spins through the ground, docs/theory.md section 9)
+#: stationary (the body spins through the ground, docs/theory.md section 9); a computed
+#: :class:`~dolfinx_mbs.frames.Hinge` on the ground as well (held at its angle, turning
+#: steadily: :meth:`~dolfinx_mbs.frames.Hinge.at_rate`)
 SPINNING = (ConstantSpin, Stationary)
+
+
+def _spins(frame) -> bool:
+    """Whether a sweep sets ``frame``'s spin rate (see :data:`SPINNING`)."""
+    return isinstance(frame, SPINNING) or (isinstance(frame, Hinge) and frame.parent is None)
 
 # weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
 _STEP_WEIGHT = 0.1
@@ -135,7 +143,7 @@ class _Whirl:
         space = system.space
         self.blocks = []
         for ib, body in enumerate(system.bodies):
-            if isinstance(body.frame, SPINNING):
+            if _spins(body.frame):
                 g = body.gdim
                 e = body.frame.axis  # invariant under the spin: also its local components
                 J = skew(e)[:g, :g]
@@ -276,8 +284,10 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
 
     Args:
         system: a :class:`dolfinx_mbs.systems.SecondOrderSystem` (``model.system()``) with at
-            least one body in a :class:`~dolfinx_mbs.frames.ConstantSpin` frame; each such
-            body is taken at each speed (the frame itself is not changed; other frames keep
+            least one body in a :class:`~dolfinx_mbs.frames.ConstantSpin` frame (or a
+            ``Stationary`` frame, or a computed ``Hinge`` on the ground: held at its last
+            angle, :meth:`~dolfinx_mbs.frames.Hinge.at_rate`); each such body is taken at
+            each speed (the frame itself is not changed; other frames keep
             their state at ``t``). Constraints must not be rheonomic.
         speeds: spin speeds Omega (rad/s), strictly monotonic; signed about each frame's axis.
         n: number of branches reported.
@@ -314,10 +324,10 @@ def campbell(system, speeds: Sequence[float], n: int = 6, engine_orders: Sequenc
         n_extra = max(4, n // 2)
     if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
         raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
-    spinning = [isinstance(b.frame, SPINNING) for b in system.bodies]
+    spinning = [_spins(b.frame) for b in system.bodies]
     if not any(spinning):
-        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin or "
-                         "frames.Stationary frame")
+        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin, "
+                         "frames.Stationary or ground frames.Hinge frame")
     still = [isinstance(b.frame, Stationary) for b, s in zip(system.bodies, spinning) if s]
     if any(still) and not all(still):
         raise ValueError("campbell: spinning bodies in rotating (ConstantSpin) and stationary "
