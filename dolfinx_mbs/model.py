@@ -273,9 +273,10 @@ class Model:
 
     def prismatic(self, body_a, body_b, point, axis, name: str | None = None,
                   tol: float = 1e-8) -> FrameJoint:
-        """A prismatic joint (2D): ``body_b``'s point at ``point`` slides along ``axis``
-        (global at t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two
-        frames keep their relative orientation.
+        """A prismatic joint: ``body_b``'s point at ``point`` slides along ``axis`` (global at
+        t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two frames
+        keep their relative orientation (2D: 2 rows; 3D: 2 across the axis and 3 of the
+        orientation).
 
         Args:
             body_a: as for :meth:`revolute` (None: a guide fixed in the ground).
@@ -289,7 +290,7 @@ class Model:
             The joint; ``Result.joints[name].drift`` is its position rows' largest value.
 
         Raises:
-            ValueError: as :meth:`revolute`; a 3D model (prismatic joints are 2D).
+            ValueError: as :meth:`revolute` (a 3D joint without ``axis``).
         """
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
@@ -884,7 +885,9 @@ class Model:
 
     def campbell(self, speeds, n: int = 6, **kwargs):
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
-        frames: see :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
+        or Stationary frames, or on a computed Hinge on the ground (held at the angle a run
+        left it at, turning steadily at each speed): see
+        :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
         :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "

@@ -44,7 +44,7 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ShiftedFactor", "SubspaceSolver", "RESIDUAL_FACTOR"]
+__all__ = ["ShiftedFactor", "SubspaceSolver", "RESIDUAL_FACTOR", "block_mult"]
 
 #: a pair is converged at a shift-and-invert residual of this times ``tol``: SLEPc's ``tol``
 #: bounds its Krylov estimate, which the solves' round-off (condition of P(sigma) times machine
@@ -79,8 +79,17 @@ def _dense(comm: MPI.Comm, arr: np.ndarray, N: int) -> PETSc.Mat:
                                    array=arr, comm=comm)
 
 
-def _mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
-    """A W for the local rows W of a block of columns (local rows of the result)."""
+def block_mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
+    """A W for the local rows W of a block of columns (local rows of the result): one
+    pass over A for all the columns.
+
+    Args:
+        A: a parallel matrix.
+        W: this rank's rows of the columns, in A's column layout.
+
+    Returns:
+        This rank's rows of A W (A's row layout).
+    """
     X = _dense(A.getComm(), W, A.getSize()[1])
     Y = A.matMult(X)
     out = Y.getDenseArray().copy()
@@ -238,7 +247,7 @@ class SubspaceSolver:
         if c == 0:
             return
         for name, A, _ in (t for key in "KGM" for t in terms[key]):
-            AW = _mult(A, W)
+            AW = block_mult(A, W)
             if self.X is None:
                 self.prods[name], self.proj[name] = AW, self._dots(W, AW)
                 continue
@@ -253,7 +262,7 @@ class SubspaceSolver:
     def _products(self, terms: Terms) -> None:
         """All products and projections anew (matrices that are not the constant terms)."""
         for name, A, _ in (t for key in "KGM" for t in terms[key]):
-            self.prods[name] = _mult(A, self.X)
+            self.prods[name] = block_mult(A, self.X)
             self.proj[name] = self._dots(self.X, self.prods[name])
 
     def _compress(self) -> None:
@@ -269,24 +278,30 @@ class SubspaceSolver:
         self.stats["compressions"] += 1
 
     # -- one speed -----------------------------------------------------------------------
-    def solve(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, terms: Terms | None = None
+    def solve(self, K: PETSc.Mat | None, G: PETSc.Mat | None, M: PETSc.Mat | None,
+              terms: Terms | None = None,
+              pencil: Callable[[], Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]] | None = None
               ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]]]:
         """The ``m`` pairs nearest the shift (as :func:`dolfinx_mbs.modal.gyroscopic_modes`
         returns them: one per conjugate pair, ascending signed frequency, new vectors).
 
-        ``terms``: the pencil as constant matrices with this speed's coefficients, the same
-        matrix objects at every speed (:meth:`SweepPencil.terms`); None: K, G, M are this
-        speed's own (the products are formed anew).
-
         Args:
-            K: the stiffness at the speed.
-            G: the velocity coupling at the speed.
-            M: the mass.
-            terms: the pencil as constant matrices with this speed's coefficients, or None.
+            K: the stiffness at this speed (None with ``pencil`` and ``terms``).
+            G: the gyroscopic (and damping) matrix at this speed (or None, as K).
+            M: the mass matrix (or None, as K).
+            terms: the pencil as constant matrices with this speed's coefficients, the same
+                matrix objects at every speed (:meth:`SweepPencil.terms`); None: K, G, M are
+                this speed's own (the products are formed anew).
+            pencil: ``pencil() -> (K, G, M)``, called only when the assembled pencil is
+                needed (a factorization at this speed, or SLEPc): forming it from the terms
+                costs a sum of large matrices, and most speeds need none.
 
         Returns:
-            ``(lam, vecs)``.
+            The eigenvalues and the (real, imaginary) vector pairs.
         """
+        if pencil is None:
+            def pencil() -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]:
+                return K, G, M
         fresh = terms is None
         if fresh:
             terms = {"K": [("K", K, 1.0)], "G": [("G", G, 1.0)], "M": [("M", M, 1.0)]}
@@ -295,7 +310,7 @@ class SubspaceSolver:
                 self._products(terms)
             if self.X.shape[1] > self.max_dim and len(self.history) >= self.keep:
                 self._compress()
-            out = self._iterate(terms, (K, G, M), 0 if fresh else self.reuse)
+            out = self._iterate(terms, pencil, 0 if fresh else self.reuse)
             if out is not None:
                 self.stats["block"] += 1
                 return out
@@ -303,7 +318,7 @@ class SubspaceSolver:
                      self.max_iter)
         self.stats["slepc"] += 1
         lam, vecs, self.pep = modal.reused_gyroscopic_modes(
-            K, G, M, self.m + self.extra, self.pep, shift=self.shift, tol=self.tol)
+            *pencil(), self.m + self.extra, self.pep, shift=self.shift, tol=self.tol)
         cols = [v.getArray(readonly=True) for pair in vecs for v in pair]
         if fresh and self.X is not None:  # products of the old space with these matrices
             self._products(terms)
@@ -360,7 +375,7 @@ class SubspaceSolver:
             c = max(1.0, float(np.linalg.norm(np.linalg.solve(Pi, Pj), 2)))
         return self.mpi.bcast(c, root=0)
 
-    def _iterate(self, terms: Terms, pencil: Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat],
+    def _iterate(self, terms: Terms, pencil: Callable[[], Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]],
                  reuse: int) -> Tuple[np.ndarray, List[PETSc.Vec]] | None:
         """Projection, check and correction until the wanted pairs converge (or None); the
         first ``reuse`` solves with the last factorization, if any, their residuals scaled by
@@ -369,7 +384,7 @@ class SubspaceSolver:
         own = False
         for it in range(self.max_iter):
             if not own and (self.factor.P is None or it >= reuse):
-                self.factor.update(*pencil)
+                self.factor.update(*pencil())
                 self.made = {key: [(name, c) for name, _, c in terms[key]] for key in "KGM"}
                 self.stats["factorizations"] += 1
                 own = True

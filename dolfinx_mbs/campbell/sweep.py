@@ -86,10 +86,11 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.campbell.pencil import SweepPencil, speed_terms
-from dolfinx_mbs.campbell.subspace import SubspaceSolver
+from dolfinx_mbs.campbell.subspace import SubspaceSolver, block_mult
 from dolfinx_mbs.campbell.table import CampbellTable
 from dolfinx_mbs.frames.axis import ConstantSpin
 from dolfinx_mbs.frames.base import skew
+from dolfinx_mbs.frames.computed import Hinge
 from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
@@ -97,7 +98,8 @@ from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from dolfinx_mbs.systems.records import Reducer
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
+    from dolfinx_mbs.frames.base import Frame
     from dolfinx_mbs.systems.rigid_modes import RigidSubspace
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
@@ -106,8 +108,15 @@ __all__ = ["campbell"]
 log = logging.getLogger(__name__)
 
 #: the frames whose spin rate a sweep sets: rotating (the body turns with the frame) and
-#: stationary (the body spins through the ground, docs/theory.md section 9)
+#: stationary (the body spins through the ground, docs/theory.md section 9); a computed
+#: :class:`~dolfinx_mbs.frames.Hinge` on the ground as well (held at its angle, turning
+#: steadily: :meth:`~dolfinx_mbs.frames.Hinge.at_rate`)
 SPINNING = (ConstantSpin, Stationary)
+
+
+def _spins(frame: Frame) -> bool:
+    """Whether a sweep sets ``frame``'s spin rate (see :data:`SPINNING`)."""
+    return isinstance(frame, SPINNING) or (isinstance(frame, Hinge) and frame.parent is None)
 
 # weight of an eigenvalue mismatch of one speed step against a MAC of 1 in the tracking cost
 _STEP_WEIGHT = 0.1
@@ -142,43 +151,41 @@ class _Whirl:
         space = system.space
         self.blocks = []
         for ib, body in enumerate(system.bodies):
-            if isinstance(body.frame, SPINNING):
+            if _spins(body.frame):
                 g = body.gdim
                 e = body.frame.axis  # invariant under the spin: also its local components
                 J = skew(e)[:g, :g]
                 P = (np.eye(3) - np.outer(e, e))[:g, :g]
                 self.blocks.append((slice(space.offsets[ib], space.offsets[ib + 1]), g, J, P))
-        self.vecs = [space.create_vec() for _ in range(5)]
 
-    def _apply(self, x: PETSc.Vec, out: PETSc.Vec, which: int) -> PETSc.Vec:
-        """Out = J x or P x on the spinning bodies' blocks, zero elsewhere."""
-        src = x.getArray(readonly=True)
-        dst = out.getArray()
-        dst[:] = 0.0
+    def local_terms(self, red: MaggiReducer, M: PETSc.Mat, Z: np.ndarray) -> np.ndarray:
+        """This rank's parts of (2 a^T M J b, a^T M P a + b^T M P b, a^T M a + b^T M b) of
+        each mode, with M symmetric (the full space's mass).
+
+        Args:
+            red: the system's reducer (full = A reduced).
+            M: the full space's mass matrix.
+            Z: this rank's rows of the reduced vectors: the k real parts a, then the k
+                imaginary parts b.
+
+        Returns:
+            (k, 3): this rank's parts of the three sums of each mode.
+        """
+        k = Z.shape[1] // 2
+        F = block_mult(red.A, Z)        # the full vectors (homogeneous: A q)
+        MF = block_mult(M, F)
+        a, b, Ma, Mb = F[:, :k], F[:, k:], MF[:, :k], MF[:, k:]
+        out = np.zeros((k, 3))
         for sl, g, J, P in self.blocks:
-            T = J if which == 0 else P
-            dst[sl] = (src[sl].reshape(-1, g) @ T.T).reshape(-1)
+            # the blocks' nodes: rows (node, component) of each column
+            bs = b[sl].reshape(-1, g, k)
+            Jb = np.einsum("ij,njk->nik", J, bs).reshape(-1, k)
+            Pa = np.einsum("ij,njk->nik", P, a[sl].reshape(-1, g, k)).reshape(-1, k)
+            Pb = np.einsum("ij,njk->nik", P, bs).reshape(-1, k)
+            out[:, 0] += 2.0 * np.sum(Ma[sl] * Jb, axis=0)
+            out[:, 1] += np.sum(Ma[sl] * Pa, axis=0) + np.sum(Mb[sl] * Pb, axis=0)
+        out[:, 2] = np.sum(Ma * a, axis=0) + np.sum(Mb * b, axis=0)
         return out
-
-    def local_terms(self, red: Reducer, M: PETSc.Mat, xr: PETSc.Vec, xi: PETSc.Vec) -> np.ndarray:
-        """This rank's parts of (2 a^T M J b, a^T M P a + b^T M P b, a^T M a + b^T M b), with
-        M symmetric: two products M a, M b."""
-        a, b, w, Ma, Mb = self.vecs
-        red.expand(xr, a, homogeneous=True)
-        red.expand(xi, b, homogeneous=True)
-        M.mult(a, Ma)
-        M.mult(b, Mb)
-        arr = [v.getArray(readonly=True) for v in (a, b, Ma, Mb)]
-        out = np.zeros(3)
-        out[0] = 2.0 * np.dot(arr[2], self._apply(b, w, 0).getArray(readonly=True))
-        out[1] = np.dot(arr[2], self._apply(a, w, 1).getArray(readonly=True))
-        out[1] += np.dot(arr[3], self._apply(b, w, 1).getArray(readonly=True))
-        out[2] = np.dot(arr[2], arr[0]) + np.dot(arr[3], arr[1])
-        return out
-
-    def destroy(self) -> None:
-        for v in self.vecs:
-            v.destroy()
 
 
 class _Tracker:
@@ -250,16 +257,20 @@ class _BorderedTerms:
                       sp.extra]
         self.K, self.G = self.K0b.duplicate(), self.G0b.duplicate()
 
-    def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat, dict]:
-        """(K, G, M, terms) of the bordered pencil at ``speed``."""
-        from petsc4py import PETSc as _P
-
-        sub = _P.Mat.Structure.SUBSET_NONZERO_PATTERN
+    def terms(self, speed: float) -> dict:
+        """The bordered pencil's constant matrices with the coefficients of ``speed``."""
         t = {"K": [("K0", self.K0b, 1.0), ("K2", self.K2b, speed * speed)],
              "G": [("G0", self.G0b, 1.0), ("G1", self.G1b, speed)],
              "M": [("M", self.Mb, 1.0)]}
         for which, name, B, f in self.extra:
             t[which].append((name, B, f(speed)))
+        return t
+
+    def __call__(self, speed: float) -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat, dict]:
+        """(K, G, M, terms) of the bordered pencil at ``speed`` (K and G summed: the
+        padded matrices' patterns differ, so each sum is a sparse merge)."""
+        sub = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
+        t = self.terms(speed)
         for out, key in ((self.K, "K"), (self.G, "G")):
             out.zeroEntries()
             for _, X, c in t[key]:
@@ -283,8 +294,10 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
 
     Args:
         system: a :class:`dolfinx_mbs.systems.SecondOrderSystem` (``model.system()``) with at
-            least one body in a :class:`~dolfinx_mbs.frames.ConstantSpin` frame; each such
-            body is taken at each speed (the frame itself is not changed; other frames keep
+            least one body in a :class:`~dolfinx_mbs.frames.ConstantSpin` frame (or a
+            ``Stationary`` frame, or a computed ``Hinge`` on the ground: held at its last
+            angle, :meth:`~dolfinx_mbs.frames.Hinge.at_rate`); each such body is taken at
+            each speed (the frame itself is not changed; other frames keep
             their state at ``t``). Constraints must not be rheonomic.
         speeds: spin speeds Omega (rad/s), strictly monotonic; signed about each frame's axis.
         n: number of branches reported.
@@ -321,10 +334,10 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
         n_extra = max(4, n // 2)
     if not isinstance(n_extra, (int, np.integer)) or n_extra < 0:
         raise ValueError(f"n_extra must be a non-negative integer, got {n_extra!r}")
-    spinning = [isinstance(b.frame, SPINNING) for b in system.bodies]
+    spinning = [_spins(b.frame) for b in system.bodies]
     if not any(spinning):
-        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin or "
-                         "frames.Stationary frame")
+        raise ValueError("campbell: no body of the model is in a frames.ConstantSpin, "
+                         "frames.Stationary or ground frames.Hinge frame")
     still = [isinstance(b.frame, Stationary) for b, s in zip(system.bodies, spinning) if s]
     if any(still) and not all(still):
         raise ValueError("campbell: spinning bodies in rotating (ConstantSpin) and stationary "
@@ -379,8 +392,10 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
                              rigid.dim)
                 if bordered is None and sweep_pencil.combined:
                     bordered = _BorderedTerms(rigid, sweep_pencil)
-                if bordered is not None:
-                    lam, bvecs = solver.solve(*bordered(float(speed)))
+                if bordered is not None:   # the sum formed only when a solve needs it
+                    lam, bvecs = solver.solve(
+                        None, None, None, bordered.terms(float(speed)),
+                        pencil=lambda s=float(speed): bordered(s)[:3])  # type: ignore[misc]
                 else:
                     lam, bvecs = solver.solve(*rigid.border(Kr, Gr, Mr))
                 vecs = [(rigid.elastic_part(xr, Kr), rigid.elastic_part(xi, Kr))
@@ -388,21 +403,16 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
                 for xr, xi in bvecs:
                     xr.destroy()
                     xi.destroy()
-            Y = np.column_stack([xr.getArray(readonly=True) + 1j * xi.getArray(readonly=True)
-                                 for xr, xi in vecs])
-            MY = np.empty_like(Y)
-            tmp = Mr.createVecLeft()
-            terms = np.zeros((m, 3))
-            for k, (xr, xi) in enumerate(vecs):
-                Mr.mult(xr, tmp)
-                MY[:, k] = tmp.getArray(readonly=True)
-                Mr.mult(xi, tmp)
-                MY[:, k] += 1j * tmp.getArray(readonly=True)
-                terms[k] = whirl.local_terms(red, Mf, xr, xi)
+            Z = np.column_stack([xr.getArray(readonly=True) for xr, _ in vecs]
+                                + [xi.getArray(readonly=True) for _, xi in vecs])
+            for xr, xi in vecs:
                 xr.destroy()
                 xi.destroy()
-            tmp.destroy()
-            terms = _allsum(comm, terms)
+            k = len(vecs)
+            Y = Z[:, :k] + 1j * Z[:, k:]
+            MZ = block_mult(Mr, Z)   # one pass over M for all the vectors
+            MY = MZ[:, :k] + 1j * MZ[:, k:]
+            terms = _allsum(comm, whirl.local_terms(red, Mf, Z))
             moving = terms[:, 1] > 1e-12 * terms[:, 2]
             h = np.where(moving, terms[:, 0] / np.where(moving, terms[:, 1], 1.0), 0.0)
             tracker.add(speed, lam, Y, MY, h)
@@ -410,7 +420,6 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
                  "factorizations), %d by SLEPc PEP", len(W), solver.stats["block"],
                  solver.stats["blocks"], solver.stats["factorizations"], solver.stats["slepc"])
     finally:
-        whirl.destroy()
         solver.destroy()
         sweep_pencil.destroy()
         for _, _, B, _ in extra:

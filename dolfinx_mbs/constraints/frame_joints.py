@@ -23,7 +23,7 @@ are built in ``systems``.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, Tuple
 
 import numpy as np
 
@@ -155,13 +155,14 @@ class FrameJoint:
         kind: ``"revolute"`` (the points coincide; in 3D the joint's axis, fixed in both frames,
             stays aligned: 3 + 2 rows; in 2D 2 rows), ``"prismatic"`` (``b`` moves along the
             axis fixed in ``a``'s frame and the two frames keep their relative orientation; 2D:
-            2 rows) or ``"spring"`` (a linear spring and damper between the points: the force
-            on ``b`` is s e, e the unit vector from ``b``'s point to ``a``'s, s = k (L - L0) +
+            2 rows, 3D: 2 + 3) or ``"spring"`` (a linear spring and damper between the
+            points: the force on ``b`` is s e, e the unit vector from ``b``'s point to ``a``'s,
+            s = k (L - L0) +
             c L' the tension; its components are unknowns with a row each, F - s e = 0, so that
             the force enters the bodies as a joint's does; no position rows).
         a, b: the :class:`JointPoint` s.
         gdim: 2 or 3.
-        axis: the joint's axis at t = 0, global components (3D revolute, prismatic).
+        axis: the joint's axis at t = 0, global components (3D joints, prismatic).
         name: its name.
         stiffness, damping, length: a spring's k (N/m), c (N s/m) and rest length L0 (None:
             the points' distance at t = 0).
@@ -177,11 +178,8 @@ class FrameJoint:
         if kind == "spring":
             self._spring(stiffness, damping, length)
             return
-        if kind == "prismatic" and gdim != 2:
-            raise ValueError(f"{name}: a prismatic joint is supported in 2D (gdim 2), got "
-                             f"{gdim}")
-        if kind == "revolute" and gdim == 3 and axis is None:
-            raise ValueError(f"{name}: a revolute joint in 3D needs its axis (axis=)")
+        if gdim == 3 and axis is None:
+            raise ValueError(f"{name}: a {kind} joint in 3D needs its axis (axis=)")
         axis = np.array([0.0, 0.0, 1.0]) if axis is None else checks.unit_axis(axis, "axis")
         if gdim == 2 and kind == "revolute" and np.abs(axis[:2]).max() > 1e-12:
             raise ValueError(f"{name}: in 2D a revolute joint turns about z, got axis "
@@ -193,23 +191,36 @@ class FrameJoint:
         Rb = sb.R if sb is not None else np.eye(3)
         #: the relative angle at t = 0 (2D: a motor's angle counts from it)
         self.angle0 = planar_angle(Rb) - planar_angle(Ra)
-        #: the axis in a's frame; for a 3D revolute two directions across it in b's frame
+        #: the axis in a's frame
         self.axis_a = Ra.T @ axis
-        if kind == "revolute" and gdim == 3:
+        #: 3D: pairs (p in a's frame, q in b's frame) of directions that stay at right angles,
+        #: (R_a p) . (R_b q) = 0: a revolute joint's axis against two directions across it; a
+        #: prismatic joint's also one direction across against the other (no turn about it)
+        self.lock: list = []
+        #: a prismatic joint's directions across its axis (in a's frame) and b's point's
+        #: offsets along them at t = 0: b's point stays on the line
+        self.normals_a: list = []
+        self.offsets: list = []
+        if gdim == 3 and kind in ("revolute", "prismatic"):
             t1 = np.cross(axis, [1.0, 0.0, 0.0])
             if np.linalg.norm(t1) < 0.5:
                 t1 = np.cross(axis, [0.0, 1.0, 0.0])
             t1 /= np.linalg.norm(t1)
             t2 = np.cross(axis, t1)
-            self.across_b = (Rb.T @ t1, Rb.T @ t2)
+            self.lock = [(self.axis_a, Rb.T @ t1), (self.axis_a, Rb.T @ t2)]
+            if kind == "prismatic":
+                self.lock.append((Ra.T @ t1, Rb.T @ t2))
+            across: Tuple[np.ndarray, ...] = (t1, t2)
+        else:
+            across = (np.array([-axis[1], axis[0], 0.0]),)
         if kind == "prismatic":
-            n = np.array([-axis[1], axis[0], 0.0])
-            self.normal_a = Ra.T @ n
             pa = sa.to_global(a.X) if sa is not None else a.X
             pb = sb.to_global(b.X) if sb is not None else b.X
-            self.offset = float(n @ (pb - pa))
-        self.n_position = (gdim if kind == "revolute" else 1) + (
-            2 if (kind == "revolute" and gdim == 3) else 0) + (1 if kind == "prismatic" else 0)
+            self.normals_a = [Ra.T @ n for n in across]
+            self.offsets = [float(n @ (pb - pa)) for n in across]
+        # position rows: revolute 2 (2D) or 3 + 2 (3D); prismatic 1 + 1 (2D) or 2 + 3 (3D)
+        self.n_position = (gdim if kind == "revolute" else len(across)) + len(self.lock) + (
+            1 if (kind == "prismatic" and gdim == 2) else 0)
 
     def _spring(self, stiffness: float, damping: float, length: float | None) -> None:
         """A spring's constants, checked, and its length at t = 0."""

@@ -168,6 +168,7 @@ class ComputedFrame(Frame):
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         self.name = name
         self._last: FrameState | None = None
+        self._last_zw: tuple[np.ndarray, np.ndarray] | None = None
         self._bound = False
 
     # -- sizes and the unknowns ------------------------------------------------------------
@@ -292,11 +293,13 @@ class ComputedFrame(Frame):
             The frame state.
         """
         self._last = self.state_at(t, z, w, wd)
+        self._last_zw = (np.array(z, dtype=float), np.array(w, dtype=float))
         return self._last
 
     def reset(self) -> None:
         """Forget the state set by :meth:`set_state`: :meth:`state` is the initial one again."""
         self._last = None
+        self._last_zw = None
 
     def state(self, t: float) -> FrameState:
         """The state last set by :meth:`set_state` (its time replaced by ``t``), else the
@@ -455,6 +458,28 @@ class Hinge(ComputedFrame):
                           v_O=Rc_T @ (p.v_O + cross3(p.omega, c.r_O)) + c.v_O,
                           a_O=Rc_T @ a_par + c.a_O)
 
+    def at_rate(self, rate: float) -> Frame:
+        """The hinge held at its angle and turning steadily at ``rate`` (a new, prescribed
+        frame): what a Campbell sweep takes at each speed. The angle is the one last set
+        (:meth:`set_state`, by a run at its end), else the initial one.
+
+        Args:
+            rate: theta' (rad/s), about :attr:`axis`.
+
+        Returns:
+            A time-invariant :class:`~dolfinx_mbs.frames.Frame` with omega = rate n, alpha = 0
+            and the origin's motion of a steady spin about the axis through :attr:`pivot`.
+
+        Raises:
+            ValueError: a hinge on a prescribed parent frame (its state changes with the
+                parent's motion: there is no steady spin to sweep).
+        """
+        if self.parent is not None:
+            raise ValueError(f"hinge {self.name!r} turns in a prescribed parent frame: a "
+                             f"Campbell sweep needs a hinge on the ground")
+        angle = self.angle0 if self._last_zw is None else float(self._last_zw[0][0])
+        return _SteadyHinge(self, angle, checks.real(rate, "rate"))
+
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray) -> FrameJet:
         """The state at (t, z, w, w') with its derivatives in the frame's speeds.
 
@@ -502,6 +527,31 @@ class Hinge(ComputedFrame):
             drO = (-self.parent.state(t).R @ self._rotation(th) @ nc)[:, None]
         return FrameJet(state=st, Om=n[:, None].copy(), T=-nc[:, None].copy(), dw=dw, dz=dz,
                         dphi_dz=n[:, None].copy(), drO_dz=drO)
+
+
+class _SteadyHinge(Frame):
+    """A ground hinge held at ``angle`` turning steadily at ``rate`` (:meth:`Hinge.at_rate`)."""
+
+    time_invariant = True
+    calls_user_code = False
+
+    def __init__(self, hinge: Hinge, angle: float, rate: float) -> None:
+        self.hinge, self.angle, self.rate = hinge, angle, rate
+        self.axis, self.pivot = hinge.axis, hinge.pivot
+
+    def state(self, t: float) -> FrameState:
+        """The state at ``t``: the hinge's at (angle, rate, 0), the same at every time.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The :class:`~dolfinx_mbs.frames.FrameState`.
+        """
+        return self.hinge._compose(checks.real(t, "t"), self.angle, self.rate, 0.0)
+
+    def __repr__(self) -> str:
+        return f"Hinge({self.hinge.name!r}).at_rate({self.rate}) at angle {self.angle}"
 
 
 class Free(ComputedFrame):

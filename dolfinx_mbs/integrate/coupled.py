@@ -20,6 +20,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
 from dolfinx_mbs.io.output import Probes, TimeSeriesWriter, probe_columns
@@ -79,7 +80,10 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         A :class:`~dolfinx_mbs.integrate.Result` with ``frames`` ({name:
         :class:`FrameHistory`}) and, with ``energy``, ``energy`` (``kinetic``, ``elastic``,
         ``gravity``, ``total``, ``work``: the applied frame loads' work) and ``momentum``
-        (``linear``, ``angular``: (n, 3), global components).
+        (``linear``, ``angular``: (n, 3), global components); ``rotation``: each elastic
+        body's largest rotation relative to its frame (rad), with a
+        :class:`~dolfinx_mbs.integrate.motion_range.SmallDisplacementWarning` past 0.1 rad for
+        a body of linear strain (:mod:`dolfinx_mbs.integrate.motion_range`).
 
     Raises:
         ValueError: bad arguments (on every rank).
@@ -142,6 +146,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         prob.destroy()
         ts.destroy()
         raise
+    # the elastic bodies' rotation relative to their frames (docs: the small-displacement range)
+    rot = RotationRange(system, n_steps) if system.parts and any(
+        checked(b) for b in system.bodies) else None
     times, frames_rec = [], [[] for _ in system.frames]
     joints_rec: dict = {}
     probe_rec, energy_rec, mom_rec = [], [], []
@@ -169,6 +176,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                     rec.update({k: np.full_like(np.asarray(v, float), np.nan)
                                 for k, v in rec.items() if k in ("force", "torque")})
                 joints_rec.setdefault(name, []).append(rec)
+        if rot is not None and index % rot.every == 0:
+            system.reducer.expand(q, out=full)
+            rot.measure(full, t)
         if pr is not None:
             system.reducer.expand(q, out=full)
             system.space.scatter(full, [b.u for b in system.bodies])
@@ -216,6 +226,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             system.reducer.expand(q, out=full)
             system.space.scatter(full, [b.u for b in system.bodies])
             q.destroy()
+        if rot is not None:   # the bodies' u hold the last state
+            rot.report(ts.getTime())
     except (PETSc.Error, FloatingPointError) as e:
         user = e.__cause__
         while isinstance(user, PETSc.Error):  # through the SNES's own Python callback
@@ -238,6 +250,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         ts.destroy()
         if full is not None:
             full.destroy()
+        if rot is not None:
+            rot.close()
     if reason < 0:
         raise RuntimeError(f"time integration diverged at t={t_fail:g} (TS reason {reason})")
     dim = pr.dim if pr is not None else 3
@@ -251,6 +265,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                          for fr, rec in zip(system.frames, frames_rec)},
                  momentum=({"linear": np.array([m[0] for m in mom_rec]),
                             "angular": np.array([m[1] for m in mom_rec])} if energy else {}),
-                 joints={k: FrameHistory(v) for k, v in joints_rec.items()})
+                 joints={k: FrameHistory(v) for k, v in joints_rec.items()},
+                 rotation=rot.reported if rot is not None else {})
     return res
 

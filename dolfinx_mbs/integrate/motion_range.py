@@ -131,6 +131,17 @@ class RotationRange(Observer):
             if value > self.largest[k] or not math.isfinite(value):
                 self.largest[k], self.when[k] = value, t
 
+    def measure(self, full: PETSc.Vec, t: float) -> None:
+        """Measure the state ``full`` (the full layout of the system's space) at ``t``: for a
+        run that steps outside the driver (the coupled one), at its sample steps
+        (``index % every == 0``).
+
+        Args:
+            full: the bodies' displacements, the space's layout.
+            t: its time (s).
+        """
+        self._measure(full, t)
+
     def _from_reduced(self, q: PETSc.Vec, t: float) -> None:
         self.system.expand(q, out=self._full)
         self._measure(self._full, t)

@@ -41,18 +41,18 @@ from typing import TYPE_CHECKING, Callable, List, Mapping, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
-from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.bodies.attachments import Bearing, Disk
 from dolfinx_mbs.campbell.pencil import SweepPencil, speed_terms
-from dolfinx_mbs.campbell.subspace import ShiftedFactor
+from dolfinx_mbs.campbell.subspace import ShiftedFactor, block_mult
 from dolfinx_mbs.frames.stationary import Stationary
 
 if TYPE_CHECKING:
     import os
 
     from numpy.typing import ArrayLike
+    from petsc4py import PETSc
 
     from dolfinx_mbs.campbell.subspace import Terms
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
@@ -338,7 +338,7 @@ class _Space:
         if c == 0:
             return 0
         for name, A in mats.items():
-            AW = _mult(A, W)
+            AW = block_mult(A, W)
             if self.X is None:
                 self.prods[name], self.proj[name] = AW, self.dots(W, AW)
                 continue
@@ -348,17 +348,6 @@ class _Space:
             self.prods[name] = np.hstack([AX, AW])
         self.X = W if self.X is None else np.hstack([self.X, W])
         return c
-
-
-def _mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
-    arr = np.asfortranarray(W, dtype=PETSc.ScalarType)
-    X = PETSc.Mat().createDense(((arr.shape[0], A.getSize()[1]), (PETSc.DECIDE, arr.shape[1])),
-                                array=arr, comm=A.getComm())
-    Y = A.matMult(X)
-    out = Y.getDenseArray().copy()
-    X.destroy()
-    Y.destroy()
-    return out
 
 
 class _Solver:

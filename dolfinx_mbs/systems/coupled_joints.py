@@ -1,8 +1,8 @@
 """The rows of joints and motors between computed frames in the coupled equations.
 
 Each joint row has a position value g(z, u) (a revolute joint: the components of r_a - r_b; the
-alignment of a 3D revolute joint's axis; a prismatic joint's offset across its axis and the
-relative angle; a driven motor angle) or only a velocity value (a driven motor speed), and a
+alignment of a 3D joint's directions; a prismatic joint's offsets across its axis and, in 2D,
+the relative angle; a driven motor angle) or only a velocity value (a driven motor speed), and a
 velocity value h = dg/dt, linear in the speeds w and the nodes' rates u'. The rows enter the
 coupled equations (docs/theory.md section 8) with two multipliers each (Gear, Gupta and
 Leimkuhler's stabilization):
@@ -114,13 +114,12 @@ def _row_groups(joint: FrameJoint) -> list:
     if joint.kind == "spring":
         return [("spring", k) for k in range(joint.gdim)]
     if joint.kind == "revolute":
-        for k in range(joint.gdim):
-            out.append(("coincide", k))
-        if joint.gdim == 3:
-            out += [("align", 0), ("align", 1)]
+        out += [("coincide", k) for k in range(joint.gdim)]
     else:
-        out += [("across", None), ("relative_angle", None)]
-    return out
+        out += [("across", k) for k in range(len(joint.normals_a))]
+        if joint.gdim == 2:
+            out.append(("relative_angle", None))
+    return out + [("align", k) for k in range(len(joint.lock))]
 
 
 class _Relative:
@@ -233,8 +232,9 @@ class JointSet:
                 if ib is not None:
                     G[r][ib] = G[r].get(ib, 0.0) - Pb[k]
             elif kind == "align":
-                # (R_a e_a) . (R_b p): its rate omega_a,G . c - omega_b,G . c, c = a_G x b_G
-                aG, bG = Ra @ j.axis_a, Rb @ j.across_b[data]
+                # (R_a p) . (R_b q): its rate omega_a,G . c - omega_b,G . c, c = a_G x b_G
+                pa_, qb_ = j.lock[data]
+                aG, bG = Ra @ pa_, Rb @ qb_
                 c = np.cross(aG, bG)
                 g[r] = float(aG @ bG)
                 _, _, _, oma, _, doma = self.sides[ij][0].state(t, f)
@@ -246,16 +246,17 @@ class JointSet:
                     G[r][ib] = G[r].get(ib, 0.0) - (Rb.T @ c) @ domb
             elif kind == "across":
                 # n_a . (r_b - r_a) - d0, n_a = R_a n0 turning with a
-                n = Ra @ j.normal_a
+                n0 = j.normals_a[data]
+                n = Ra @ n0
                 _, _, _, oma, _, doma = self.sides[ij][0].state(t, f)
-                nd = Ra @ cross3(oma, j.normal_a)
+                nd = Ra @ cross3(oma, n0)
                 d = rb - ra
-                g[r] = float(n @ d) - j.offset
+                g[r] = float(n @ d) - j.offsets[data]
                 h[r] = float(nd @ d + n @ (rdb - rda))
                 if ia is not None:
                     # d(nd . d)/dw_a = d/dw_a [(R_a (om_a x n0)) . d] = (R_a^T d) . (dom x n0)
                     G[r][ia] = (G[r].get(ia, 0.0) - n @ Pa
-                                - (skew(j.normal_a) @ doma).T @ (Ra.T @ d))
+                                - (skew(n0) @ doma).T @ (Ra.T @ d))
                 if ib is not None:
                     G[r][ib] = G[r].get(ib, 0.0) + n @ Pb
             elif kind == "spring":
@@ -567,18 +568,20 @@ class JointSet:
                     row[s.zslice[side.index]] += sign * (drO[data] - (R[data] @ skew(x)) @ dphi)
             elif kind == "align":
                 Ra, Rb = sides[0].parts(t, f)[0], sides[1].parts(t, f)[0]
-                aG, bG = Ra @ j.axis_a, Rb @ j.across_b[data]
+                pa_, qb_ = j.lock[data]
+                aG, bG = Ra @ pa_, Rb @ qb_
                 if sides[0].index is not None:
                     dphi = sides[0].parts(t, f)[6]
-                    row[s.zslice[sides[0].index]] -= bG @ (Ra @ skew(j.axis_a) @ dphi)
+                    row[s.zslice[sides[0].index]] -= bG @ (Ra @ skew(pa_) @ dphi)
                 if sides[1].index is not None:
                     dphi = sides[1].parts(t, f)[6]
-                    row[s.zslice[sides[1].index]] -= aG @ (Rb @ skew(j.across_b[data]) @ dphi)
+                    row[s.zslice[sides[1].index]] -= aG @ (Rb @ skew(qb_) @ dphi)
             elif kind == "across":
                 pa = self._point(ij, 0, t, f, nodes)
                 pb = self._point(ij, 1, t, f, nodes)
                 Ra = pa[3]
-                n = Ra @ j.normal_a
+                n0 = j.normals_a[data]
+                n = Ra @ n0
                 d = pb[0] - pa[0]
                 for k, sign in ((0, -1.0), (1, 1.0)):
                     side = sides[k]
@@ -588,7 +591,7 @@ class JointSet:
                     x = (j.a, j.b)[k].X + nodes.get((ij, k), (np.zeros(3), None))[0]
                     row[s.zslice[side.index]] += sign * (n @ (drO - R @ skew(x) @ dphi))
                     if k == 0:   # n turns with a
-                        row[s.zslice[side.index]] -= d @ (R @ skew(j.normal_a) @ dphi)
+                        row[s.zslice[side.index]] -= d @ (R @ skew(n0) @ dphi)
             elif kind == "relative_angle":
                 self._angle_gz(ij, t, f, row)
         return out
