@@ -115,7 +115,11 @@ class BasisSpace:
 
 class RowMap:
     """Rows over full indices as rows over xi: B T (collective; T's rows of other ranks are
-    fetched once and kept)."""
+    fetched once and kept).
+
+    Args:
+        xi: the coordinates xi of the shapes.
+    """
 
     def __init__(self, xi: BasisSpace) -> None:
         self.xi, self.comm = xi, xi.comm
