@@ -23,7 +23,7 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
-from dolfinx_mbs.io.output import Probes, TimeSeriesWriter, probe_columns
+from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, solver_reasons
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
 
@@ -53,7 +53,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                       probes: Sequence = (), output: str | None = None,
                       spectral_radius: float | None = None, progress: bool = True,
                       options: dict | None = None, prefix: str = "mbs_", energy: bool = True,
-                      callback=None):
+                      callback=None, output_every: int = 1):
     """Integrate a coupled system from ``t0`` to ``t_end`` with steps ``dt``.
 
     Args:
@@ -68,13 +68,17 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         u0, v0: initial elastic displacement and velocity (None: zero; a PETSc Vec in the
             reduced or full layout, or a Function per body).
         probes: points of the first body, or (body, point) pairs (body coordinates).
-        output: file stem: ``<output>.csv`` gets a row per step as it is computed.
+        output: file stem: ``<output>.csv`` gets a row per step as it is computed, and
+            ``<output>_<body>.bp`` (``.xdmf`` on DOLFINx 0.5) each elastic body's displacement
+            ``u`` (frame components) and its global ``motion`` every ``output_every`` steps
+            (:class:`~dolfinx_mbs.io.MotionWriter`).
         spectral_radius: generalized-alpha's high-frequency spectral radius in [0, 1].
         progress: a progress bar on rank 0 (tqdm, when installed).
         options: PETSc options for the run (without the prefix).
         prefix: the TS's options prefix.
         energy: record energies and momenta.
         callback: ``callback(t, frames)`` at every step (``frames``: the frames' outputs).
+        output_every: the steps between two field outputs (with ``output``).
 
     Returns:
         A :class:`~dolfinx_mbs.integrate.Result` with ``frames`` ({name:
@@ -106,6 +110,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable (t, frames) or None, got {callback!r}")
+    if not isinstance(output_every, (int, np.integer)) or output_every < 1:
+        raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
     comm = system.comm
     # fixed steps unless the options say otherwise (TSBDF would adapt its step by default)
     opts = SolverOptions(prefix, {"ts_adapt_type": "none"}, options)
@@ -135,6 +141,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         csv = TimeSeriesWriter(output + ".csv", ["t"] + cols + ecols, comm) if output else None
         if csv is not None:
             files.append(csv)
+        fields = MotionWriter(system.bodies, output) if output and system.parts else None
+        if fields is not None:
+            files.append(fields)
         bar = None
         if progress and comm.rank == 0:
             try:
@@ -143,6 +152,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             except ImportError:
                 bar = None
     except BaseException:
+        for fh in files:
+            fh.close()
         prob.destroy()
         ts.destroy()
         raise
@@ -179,9 +190,16 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         if rot is not None and index % rot.every == 0:
             system.reducer.expand(q, out=full)
             rot.measure(full, t)
-        if pr is not None:
+        write_fields = fields is not None and index % output_every == 0
+        if pr is not None or write_fields:
             system.reducer.expand(q, out=full)
             system.space.scatter(full, [b.u for b in system.bodies])
+        if write_fields:
+            states = {id(fr): fr.state_at(t, f[zs], f[ws]) for fr, zs, ws in
+                      zip(system.frames, system.zslice, system.wslice)}
+            fields.write(t, [states[id(b.frame)] if id(b.frame) in states
+                             else b.frame.state(t) for b in system.bodies])
+        if pr is not None:
             vals = pr.evaluate()
             probe_rec.append(vals)
             row += list(np.asarray(vals).reshape(-1))

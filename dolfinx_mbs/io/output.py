@@ -267,18 +267,22 @@ class MotionWriter:
             X = f.space.tabulate_dof_coordinates()[:, : body.gdim]
             self.items.append((body, f, X))
 
-    def write(self, t: float) -> None:
+    def write(self, t: float, states: Sequence | None = None) -> None:
         """Write the bodies' current ``u`` and their motion with the frames' state at ``t``.
 
         Args:
-            t: time (s).
+            t: the time (s).
+            states: each body's frame state (:class:`~dolfinx_mbs.frames.FrameState`), for
+                frames whose state is not a function of time (computed frames: a coupled
+                run's); None: ``body.frame.state(t)``.
         """
-        for body, f, X in self.items:
+        for i, (body, f, X) in enumerate(self.items):
             f.assign("u", body.u)
             d = body.gdim
             Xu = np.zeros((len(X), 3))
             Xu[:, :d] = X + f.fields["u"].x.array.reshape(-1, d)
-            pos = body.frame.state(t).to_global(Xu)
+            st = body.frame.state(t) if states is None else states[i]
+            pos = st.to_global(Xu)
             f.fields["motion"].x.array[:] = (pos[:, :d] - X).reshape(-1)
             f.write(t)
 
