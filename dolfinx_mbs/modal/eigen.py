@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Iterator, List, Tuple
+from typing import TYPE_CHECKING, Any, Iterator, List, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -641,7 +641,7 @@ class ModalResult(Mapping):
     rigid_eigenvalues: np.ndarray
     shapes: list | None = None
 
-    def __getitem__(self, key: str) -> object:
+    def __getitem__(self, key: str) -> Any:
         if key not in self._keys():
             raise KeyError(key)
         return getattr(self, key)

@@ -186,7 +186,7 @@ def deformed(u: Function | Sequence[Function], path: str, *,
     return path
 
 
-def _pairs(shape: object) -> list:
+def _pairs(shape: Function | tuple | Sequence) -> list:
     """A mode as a list of (re, im-or-None) pairs, one per body.
 
     The mode is a Function, a (re, im) pair, or a list of those (one per body).
@@ -331,9 +331,9 @@ def _axis_stations(points: np.ndarray, axis: np.ndarray, center: np.ndarray,
     return np.unique(np.array(chosen, dtype=int))
 
 
-def whirl(shape: object, path: str, *, axis: ArrayLike = (0.0, 0.0, 1.0),
-          center: ArrayLike = (0.0, 0.0, 0.0), stations: int = 24,
-          scale: float | Tuple[str, float] = 0.1, title: str | None = None,
+def whirl(shape: Tuple[Function, Function] | Sequence[Tuple[Function, Function]], path: str, *,
+          axis: ArrayLike = (0.0, 0.0, 1.0), center: ArrayLike = (0.0, 0.0, 0.0),
+          stations: int = 24, scale: float | Tuple[str, float] = 0.1, title: str | None = None,
           view: str | Sequence = "iso", window_size: Tuple[int, int] | None = (900, 600),
           frames: int = 24, fps: int = 12) -> str:
     """Draw a complex mode of a spinning body as the orbits its axis' nodes run through.

@@ -6,7 +6,7 @@ coordinate vector. Import them from :mod:`dolfinx_mbs.systems`.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, List, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, List, Protocol, Sequence
 
 from petsc4py import PETSc
 
@@ -148,7 +148,7 @@ class SecondOrder:
     version: int
     formed: Callable[[str], None] | None = None
 
-    def __getattribute__(self, name: str) -> object:
+    def __getattribute__(self, name: str) -> Any:
         if name in FORMED_ON_READ:
             formed = object.__getattribute__(self, "formed")
             if formed is not None:

@@ -28,7 +28,7 @@ No multiplier is formed; the constraint forces of the velocity rows are in the f
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -136,7 +136,7 @@ class VelocityOperators:
     fw: PETSc.Vec
     version: int
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         # the second-order operators of q (M, C, K, Kel, Kpot, f), for the energies
         if name in _BASE:
             return getattr(self.base, name)
