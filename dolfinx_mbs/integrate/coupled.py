@@ -119,7 +119,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     ts.setOptionsPrefix(prefix)
     ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
     prob = CoupledProblem(system, ts, opts, formulation, spectral_radius)
-    files = []
+    files: list = []
     try:
         q0 = reduced_initial(system, u0, "u0") if system.parts else system.create_reduced_vec()
         v0v = reduced_initial(system, v0, "v0") if system.parts else system.create_reduced_vec()
