@@ -1,23 +1,26 @@
 """A body's full matrices released where reduced copies hold what they hold, and made again
 from the forms when read: the part of :class:`dolfinx_mbs.assembly.operators.BodyOperators` that
-keeps a constant-frame run's memory to its reduced operators (issue 17). Also the two assembly
-helpers of the operators.
+keeps a constant-frame run's memory to its reduced operators (issue 17). Also the assembly
+helpers of the operators and the rotor terms (a form into a matrix, a combination of matrices
+on one pattern).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable
+from typing import TYPE_CHECKING, Dict, Iterable, Tuple
 
 import numpy as np
 from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
+
+from dolfinx_mbs.petsc_options import SAME
 
 if TYPE_CHECKING:
     from dolfinx import fem
 
     from dolfinx_mbs.bodies.body import Body
 
-__all__ = ["ReleasableMatrices", "assemble_into", "create_filled"]
+__all__ = ["ReleasableMatrices", "assemble_into", "combine", "create_filled"]
 
 
 def assemble_into(A: PETSc.Mat, a: fem.Form) -> None:
@@ -30,6 +33,30 @@ def assemble_into(A: PETSc.Mat, a: fem.Form) -> None:
     A.zeroEntries()
     fpetsc.assemble_matrix(A, a)
     A.assemble()
+
+
+def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> PETSc.Mat:
+    """Out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity.
+
+    Args:
+        out: the matrix to fill (of the terms' sparsity).
+        terms: ``(c, X)`` pairs (X None: skipped).
+
+    Returns:
+        ``out``.
+    """
+    terms = [(c, X) for c, X in terms if X is not None and c != 0.0]
+    if not terms:
+        out.zeroEntries()
+        out.assemble()
+        return out
+    (c0, X0), rest = terms[0], terms[1:]
+    X0.copy(out, structure=SAME)
+    if c0 != 1.0:
+        out.scale(c0)
+    for c, X in rest:
+        out.axpy(c, X, structure=SAME)
+    return out
 
 
 def create_filled(a: fem.Form) -> PETSc.Mat:

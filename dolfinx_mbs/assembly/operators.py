@@ -26,7 +26,7 @@ combination of unit loads too); :meth:`BodyOperators.update_matrices` and
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, Iterable, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 from dolfinx import fem
@@ -35,38 +35,18 @@ from petsc4py import PETSc
 from dolfinx_mbs import compat
 from dolfinx_mbs import forms as F
 from dolfinx_mbs.assembly.body_loads import BodyLoads, assembled
-from dolfinx_mbs.assembly.operator_memory import ReleasableMatrices, assemble_into, create_filled
+from dolfinx_mbs.assembly.operator_memory import (
+    ReleasableMatrices,
+    assemble_into,
+    combine,
+    create_filled,
+)
 from dolfinx_mbs.assembly.rotor_terms import RotorTerms
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.frames.base import FrameState, skew
-from dolfinx_mbs.petsc_options import SAME
 
 __all__ = ["BodyOperators", "combine", "coupling_basis"]
 
-
-
-def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> PETSc.Mat:
-    """Out = sum of c * X over ``terms`` [(c, X), ...] (zero c skipped); one shared sparsity.
-
-    Args:
-        out: the matrix to fill (of the terms' sparsity).
-        terms: ``(c, X)`` pairs (X None: skipped).
-
-    Returns:
-        ``out``.
-    """
-    terms = [(c, X) for c, X in terms if X is not None and c != 0.0]
-    if not terms:
-        out.zeroEntries()
-        out.assemble()
-        return out
-    (c0, X0), rest = terms[0], terms[1:]
-    X0.copy(out, structure=SAME)
-    if c0 != 1.0:
-        out.scale(c0)
-    for c, X in rest:
-        out.axpy(c, X, structure=SAME)
-    return out
 
 
 def coupling_basis(gdim: int) -> List[Tuple[Callable[[np.ndarray], float], np.ndarray]]:

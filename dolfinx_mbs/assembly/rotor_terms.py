@@ -34,7 +34,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import compat
 from dolfinx_mbs.assembly.body_loads import assembled
-from dolfinx_mbs.assembly.operator_memory import assemble_into
+from dolfinx_mbs.assembly.operator_memory import assemble_into, combine
 from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.forms import stationary as S
 from dolfinx_mbs.frames.axis import ConstantSpin
@@ -434,7 +434,6 @@ class RotorTerms:
                if mats else ())
         if key == self._key:
             return False
-        from dolfinx_mbs.assembly.operators import combine
 
         if self.stationary:
             combine(ops.matrix("gyroscopic"), [(w, self._units["gyroscopic"])])
