@@ -95,7 +95,7 @@ test-serial: setup
 # dolfinx_mbs.lifetime (each new Model destroys the garbage of the models gone) one process
 # may do; the split is kept until a whole 2-rank suite has been run as one. Each process runs
 # some folders of tests/ (one a part of the package, in the order of the flow), about the same
-# number of tests each (183, 137, 136 and 103 on 2 ranks); a folder of tests in no group stops
+# number of tests each (183, 140, 136 and 103 on 2 ranks); a folder of tests in no group stops
 # the run.
 MPI_GROUPS := foundation+io+meshes+frames+materials+forms+bodies+assembly \
   constraints+reduction+systems+static+modal+campbell integrate model+cli+plot+rotors+project
