@@ -68,8 +68,7 @@ def main():
     peak = np.abs(ref).max()
     rows.append("\n## Kane-Ryan-Banerjee spin-up: tip history\n")
     rows.append(f"Strip of tests/integrate/test_spin_up_beam.py (40 P2 cells, prestress), Omega_s "
-                f"= 6 "
-                f"rad/s, 20 s at dt = 0.02 s (peak {peak:.4f} m); largest tip difference over "
+                f"= 6 rad/s, 20 s at dt = 0.02 s (peak {peak:.4f} m); largest tip difference over "
                 "the history / peak. Residual: the static shape of the load at t = 15 s "
                 "(full spin) added.\n")
     rows.append("| modes | error | with residual shape | time (s) |")

@@ -177,8 +177,7 @@ out()
 out("## 4. One process against two")
 out()
 out("See `tests/model/test_parallel.py`: a 3D Q2 blade spinning about a skew axis through an "
-    "offset hub, "
-    "with gravity and a tip traction, solved on COMM_WORLD and on COMM_SELF. Run under "
+    "offset hub, with gravity and a tip traction, solved on COMM_WORLD and on COMM_SELF. Run under "
     "`mpirun -n 2` the static L2 norm, the strain energy and four frequencies (with and without "
     "Coriolis coupling) agree to 1e-10 relative (measured: 6e-13 or better).")
 out()
@@ -190,9 +189,8 @@ out("## 6. Constraints: the Maggi reducer")
 out()
 out("A spinning cantilever (40 rad/s about z through an offset hub, Q2, aluminium) whole and cut at "
     "mid-span into two meshes tied by `model.tie` (see `tests/constraints/test_joints.py`): six "
-    "gyroscopic "
-    "frequencies (quadratic eigenproblem) and the transient response to a ramped tip load "
-    "(40 generalized-alpha steps, two probes), maximum relative differences.")
+    "gyroscopic frequencies (quadratic eigenproblem) and the transient response to a ramped tip "
+    "load (40 generalized-alpha steps, two probes), maximum relative differences.")
 out()
 out("| mesh | frequencies | transient |")
 out("|---|---:|---:|")
@@ -226,11 +224,10 @@ out("Reaction at the hub of seed 003's rod spinning at 0.5 w1 (10 Q2 elements), 
     f"reaction differs from the closed form by {abs(Rl / exact - 1):.1e}.")
 out()
 out("Moving constraints: the slider-crank of `tests/constraints/test_joints.py` (elastic crank at "
-    "300 rpm, "
-    "elastic coupler in the frame of the rigid mechanism, rheonomic pin and slider) over 0.01 s. "
-    "Maggi's equations (with the A-dot and A-ddot terms) against the saddle point (which imposes "
-    "B(t) Delta = c(t) itself), and Hamilton's form (midpoint) against the second-order form: "
-    "max relative difference of the coupler's mid-span probe and of the pin reaction; both "
+    "300 rpm, elastic coupler in the frame of the rigid mechanism, rheonomic pin and slider) over "
+    "0.01 s. Maggi's equations (with the A-dot and A-ddot terms) against the saddle point (which "
+    "imposes B(t) Delta = c(t) itself), and Hamilton's form (midpoint) against the second-order "
+    "form: max relative difference of the coupler's mid-span probe and of the pin reaction; both "
     "differences fall as dt^2, as they must for two discretizations of one DAE.")
 out()
 out("| dt (s) | Maggi vs multipliers: probe | pin reaction | Hamilton vs second-order: probe | "
@@ -257,13 +254,13 @@ from tests.constraints import test_nonholonomic as TNH  # noqa: E402
 
 nh = TNH.dae_study()
 out("Velocity constraints that are not integrable (`tests/constraints/test_nonholonomic.py`): a "
-    "clamped Q2 "
-    "cantilever (8 x 2 cells, 160 free dofs) spinning at 30 rad/s, lightly damped, with the rows "
-    "u_y'(L, 0) - sin(600 t) u_y'(L/2, 0) = 0 and u_x'(L, H) + cos(600 t)/2 u_y'(3L/4, H) = c(t), "
-    "c != 0, from rest in the centrifugal field under a smooth tip load, 0.01 s. Maggi's (q, w) "
-    "form (q' = A_n(t) w + a_n(t), no multipliers) with Crank-Nicolson against the multiplier DAE "
-    "(the same full M, C, K, Q as dense arrays, the rows' derivatives written by hand, scipy "
-    "DOP853 at rtol 1e-10): maximum probe error relative to the motion, and the clamp reaction.")
+    "clamped Q2 cantilever (8 x 2 cells, 160 free dofs) spinning at 30 rad/s, lightly damped, with "
+    "the rows u_y'(L, 0) - sin(600 t) u_y'(L/2, 0) = 0 and u_x'(L, H) + cos(600 t)/2 u_y'(3L/4, H) "
+    "= c(t), c != 0, from rest in the centrifugal field under a smooth tip load, 0.01 s. Maggi's "
+    "(q, w) form (q' = A_n(t) w + a_n(t), no multipliers) with Crank-Nicolson against the "
+    "multiplier DAE (the same full M, C, K, Q as dense arrays, the rows' derivatives written by "
+    "hand, scipy DOP853 at rtol 1e-10): maximum probe error relative to the motion, and the clamp "
+    "reaction.")
 out()
 out("| dt (s) | probe error | clamp reaction error |")
 out("|---:|---:|---:|")
@@ -288,8 +285,7 @@ out("A slender square cantilever (L/h = 50, 40 x 1 x 1 Q2 hexahedra, aluminium, 
     "fields, the geometric stiffness K_sigma(omega) = sum omega_i omega_j K_ij, spin softening. "
     "Nondimensional frequencies w / sqrt(EI / rho A L^4) against an Euler-Bernoulli beam with "
     "centrifugal tension (80 Hermite elements, `tests/static/test_stiffening.py`; it gives 3.5160 "
-    "at "
-    "lambda = 0 and 11.2023 at lambda = 10, the published values of Wright et al. 1982). "
+    "at lambda = 0 and 11.2023 at lambda = 10, the published values of Wright et al. 1982). "
     "Flapwise: out of the plane of rotation; chordwise: in it (spin-softened).")
 out()
 out("| lambda | flap 1 FE | flap 1 EB | chord 1 FE | chord 1 EB | flap 2 FE | flap 2 EB | "
@@ -375,10 +371,9 @@ for ws in (4.0, 6.0):
         f"histories differ by {np.abs(w_nl - w_ps).max() / pk:.1e} of the peak.")
 out()
 out("Prestress of gravity and of constant applied loads (`tests/static/test_stiffening.py`): a "
-    "plane-"
-    "stress cantilever (L/h = 50, 40 Q2 cells) in a frame turned so that global gravity pulls "
-    "along it (gamma = rho A g L^3 / EI > 0: hanging) or pushes (gamma < 0: standing); first two "
-    "bending frequencies (rad/s) against the Euler-Bernoulli beam with the axial force "
+    "plane-stress cantilever (L/h = 50, 40 Q2 cells) in a frame turned so that global gravity "
+    "pulls along it (gamma = rho A g L^3 / EI > 0: hanging) or pushes (gamma < 0: standing); first "
+    "two bending frequencies (rad/s) against the Euler-Bernoulli beam with the axial force "
     "N(x) = gamma EI (L - x) / L^3:")
 out()
 out("| case | FE | EB | rel. diff | EB without the axial force |")
