@@ -7,7 +7,7 @@ a coupled step costs at most 1.3x a prescribed step).
     python bench/coupled.py --sizes small --ranks 1 --no-write   # a quick check
     mpirun -n 2 python bench/coupled.py --size 1e5 --json-out r.json   # one worker
 
-The model is the hub-beam of ``tests/test_coupled_elastic.py`` (length 10 m, EI 14000 N m^2,
+The model is the hub-beam of ``tests/systems/test_coupled_elastic.py`` (length 10 m, EI 14000 N m^2,
 rho A 1.2 kg/m, EA 2.8e7 N; centrifugal prestress, ``stiffening="prestress"``): ``small``
 is that test's mesh (20 x 1 plane-stress quadrilaterals of degree 2, 246 dofs); a number is a
 3D beam of square section (n x 2 x 2 hexahedra of degree 2, n chosen for about that many

@@ -11,7 +11,7 @@
 #   $(\partial_t + i\Omega)^2 z + (EI/m) z'''' = 0$, $z = v + i w$, up to the axial motion of
 #   the sections (a few per cent of $\Omega$);
 # - the torsion mode, a displacement across the axis, is softened: $(\omega_t^2 - \Omega^2)^{1/2}$
-#   (checked in `tests/test_free_modes.py`);
+#   (checked in `tests/systems/test_free_modes.py`);
 # - the rigid translations across the axis whirl at $i\Omega$ (the bar at rest in the inertial
 #   frame), the one along it stays at 0 (`modes().rigid_eigenvalues`).
 #

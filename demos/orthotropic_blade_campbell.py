@@ -14,8 +14,8 @@
 # that the law holds at the other speeds, and compares K with the Euler-Bernoulli value for a
 # uniform untwisted cantilever on a hub of radius r, K = 1.185 + 1.572 r / L (the first flap
 # mode's low-speed slope of the beam with the tension N(x) = rho A Omega^2 ((L^2 - x^2) / 2 +
-# r (L - x)), Hermite cubics, 80 elements: `tests/ebbeam.py`); the twist and the blade's width
-# make the two differ by a few per cent (measured: 3.5 %).
+# r (L - x)), Hermite cubics, 80 elements: `tests/models/ebbeam.py`); the twist and the blade's
+# width make the two differ by a few per cent (measured: 3.5 %).
 #
 # The first four mode shapes are drawn at rest and at the top speed (`mbs.plot.mode_shapes`).
 #

@@ -4,7 +4,7 @@ Sphinx with MyST-NB, as DOLFINx builds its demos: every ``demos/*.py`` (a jupyte
 script) is copied to ``docs/demos/`` and executed into a page with its output and figures
 (executed notebooks cached in ``_build/.jupyter_cache``: a page runs again only when its demo
 changed); the API reference is generated from the docstrings, one page per part of the package
-in the order of the flow (``tests/test_layers.py``); every ``bench/results/*.md`` is a page.
+in the order of the flow (``tests/project/test_layers.py``); every ``bench/results/*.md`` is a page.
 Generated pages go to the git-ignored folders ``demos/``, ``reference/`` and ``benchmarks/``:
 a new demo, part or benchmark result needs no edit here, and a guide page is one file in
 ``guide/`` (listed by its index's glob).
@@ -155,13 +155,14 @@ def generate_demos() -> None:
 
 
 def _flow() -> list[str]:
-    """The parts of the package in the order of the flow, as tests/test_layers.py holds it."""
-    tree = ast.parse((ROOT / "tests" / "test_layers.py").read_text())
+    """The parts of the package in the order of the flow, as tests/project/test_layers.py holds
+    it."""
+    tree = ast.parse((ROOT / "tests" / "project" / "test_layers.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "FLOW"
                                                 for t in node.targets):
             return [e.value for e in node.value.elts]
-    raise RuntimeError("tests/test_layers.py has no FLOW")
+    raise RuntimeError("tests/project/test_layers.py has no FLOW")
 
 
 def api_modules() -> list[str]:

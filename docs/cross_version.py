@@ -19,18 +19,17 @@ import sys
 import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "tests"))
+sys.path.insert(0, str(HERE.parent))
 
 
 def run(path: str) -> None:
     import dolfinx
-    import test_nonlinear as TN
-    import test_stiffening as TS
-    from conftest import ROD
     from mpi4py import MPI
-    from rodmodel import axial_rod, tip_displacement
 
     import dolfinx_mbs  # noqa: F401  (the PyPI wheel's MPI first)
+    from tests.forms import test_nonlinear as TN
+    from tests.models.rodmodel import ROD, axial_rod, tip_displacement
+    from tests.static import test_stiffening as TS
 
     comm = MPI.COMM_WORLD
     w1 = np.pi / (2 * ROD["L"]) * np.sqrt(ROD["E"] / ROD["rho"])

@@ -2,7 +2,7 @@
 
     python docs/free_frame_origin.py        (serially; about a minute)
 
-The double pendulum of ``tests/test_coupled_joints.py`` (a bar on a Hinge, a bar on a planar
+The double pendulum of ``tests/systems/test_coupled_joints.py`` (a bar on a Hinge, a bar on a planar
 Free frame, a revolute joint between them, released horizontal) with the second bar's frame
 origin moved along the bar's line, the bar, its mass and its inertia unchanged. Printed: the
 largest error of the two absolute angles over 0.5 s against the Lagrange equations (scipy,
@@ -17,11 +17,10 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
-
-import test_coupled_joints as T  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import dolfinx_mbs as mbs  # noqa: E402
+from tests.systems import test_coupled_joints as T  # noqa: E402
 
 T_END = 0.5
 CENTRE = T.L1 + T.L2 / 2

@@ -1,5 +1,5 @@
 """Convergence of reduced-order bodies (Model.reduce) with the number of modes, against the
-full model of each case (the models of tests/test_reduce.py); writes docs/reduction.md.
+full model of each case (the models of tests/reduction/test_reduce.py); writes docs/reduction.md.
 
     python docs/reduction.py            (make reduction; ~2 min on one core)
 
@@ -19,9 +19,9 @@ import numpy as np
 from mpi4py import MPI
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from test_reduce import krb_tip, slider_crank  # noqa: E402
-from test_stiffening import W_REF, beam  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from tests.reduction.test_reduce import krb_tip, slider_crank  # noqa: E402
+from tests.static.test_stiffening import W_REF, beam  # noqa: E402
 
 COMM = MPI.COMM_WORLD
 
@@ -54,7 +54,7 @@ def main():
     rows = []
     ref, t_ref = timed(lambda: campbell(None))
     rows.append("## Spinning cantilever: Campbell branches, lambda = 0 ... 10\n")
-    rows.append("3D cantilever of tests/test_stiffening.py (40 x 1 x 1 P2 hexahedra, "
+    rows.append("3D cantilever of tests/static/test_stiffening.py (40 x 1 x 1 P2 hexahedra, "
                 "prestress), 4 branches at lambda = 0, 2, 5, 10; shapes at rest. Largest "
                 "relative error of each branch (sorted at each speed) over the speeds.\n")
     rows.append("| modes | branch 1 | branch 2 | branch 3 | branch 4 | time (s) |")
@@ -67,8 +67,8 @@ def main():
     ref, t_ref = timed(krb_tip)
     peak = np.abs(ref).max()
     rows.append("\n## Kane-Ryan-Banerjee spin-up: tip history\n")
-    rows.append(f"Strip of tests/test_spin_up_beam.py (40 P2 cells, prestress), Omega_s = 6 "
-                f"rad/s, 20 s at dt = 0.02 s (peak {peak:.4f} m); largest tip difference over "
+    rows.append(f"Strip of tests/integrate/test_spin_up_beam.py (40 P2 cells, prestress), Omega_s "
+                f"= 6 rad/s, 20 s at dt = 0.02 s (peak {peak:.4f} m); largest tip difference over "
                 "the history / peak. Residual: the static shape of the load at t = 15 s "
                 "(full spin) added.\n")
     rows.append("| modes | error | with residual shape | time (s) |")

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-from seed003c import rod_closed_forms, static_tip, tip_excitation  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from tests.models.seed003c import rod_closed_forms, static_tip, tip_excitation  # noqa: E402
 
 CASES = ROOT / "demos" / "cases"
 AREAS = (1e-5, 2e-5, 4e-5, 6e-5)

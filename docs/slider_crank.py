@@ -1,5 +1,5 @@
 """Convergence of the elastic slider-crank's rod midpoint deflection in mesh and step, and the
-coupled model against the prescribed-frame model (tests/slidercrank.py, the mechanism of
+coupled model against the prescribed-frame model (tests/models/slidercrank.py, the mechanism of
 demos/elastic_slider_crank.py); writes docs/slider_crank.md.
 
     python docs/slider_crank.py     (make slider-crank; ~30 min on one loaded core)
@@ -21,8 +21,8 @@ import numpy as np
 from mpi4py import MPI
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-import slidercrank as sc  # noqa: E402
+sys.path.insert(0, str(ROOT))
+from tests.models import slidercrank as sc  # noqa: E402
 
 T_END = 0.0104
 
@@ -42,7 +42,8 @@ def orders(values):
 def main():
     rows = []
     out = ["# The elastic slider-crank: convergence and the prescribed-frame model", "",
-           "Produced by `python docs/slider_crank.py` (the models in `tests/slidercrank.py`, the "
+           "Produced by `python docs/slider_crank.py` (the models in "
+           "`tests/models/slidercrank.py`, the "
            "mechanism of `demos/elastic_slider_crank.py`: crank 0.152 m at 150 rad/s, "
            "aluminium rod 0.304 m with a 10 mm round bar's A and I, slider of half the rod's "
            "mass). From rest to t = 0.0104 s (crank angle 89.4 deg); the rod's midpoint "

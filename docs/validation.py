@@ -10,16 +10,15 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 import dolfinx  # noqa: E402
-import test_forms as TF  # noqa: E402
-import test_joints as TJ  # noqa: E402
-from conftest import ROD, rod_exact  # noqa: E402
-from rodmodel import axial_rod, tip_displacement  # noqa: E402
 
 import dolfinx_mbs as mbs  # noqa: E402
 from dolfinx_mbs import forms as F  # noqa: E402
+from tests.constraints import test_joints as TJ  # noqa: E402
+from tests.forms import test_forms as TF  # noqa: E402
+from tests.models.rodmodel import ROD, axial_rod, rod_exact, tip_displacement  # noqa: E402
 
 comm = MPI.COMM_WORLD
 W1 = np.pi / (2 * ROD["L"]) * np.sqrt(ROD["E"] / ROD["rho"])
@@ -132,7 +131,7 @@ out("A negative frequency marks the divergent mode above w1(0) (eigenvalue w² <
 out()
 out("## 3. Time integration")
 out()
-import test_integrate as TI  # noqa: E402
+from tests.integrate import test_integrate as TI  # noqa: E402
 
 out("Seed 003's rod (16 Q2 elements, nu = 0, transverse clamped) from its steady spinning state, "
     "end force 1 kN sin(200 t): axial displacement against the modal closed form of the "
@@ -177,8 +176,8 @@ out("Jacobi integral of a freely vibrating 3D blade spinning steadily about a sk
 out()
 out("## 4. One process against two")
 out()
-out("See `tests/test_parallel.py`: a 3D Q2 blade spinning about a skew axis through an offset hub, "
-    "with gravity and a tip traction, solved on COMM_WORLD and on COMM_SELF. Run under "
+out("See `tests/model/test_parallel.py`: a 3D Q2 blade spinning about a skew axis through an "
+    "offset hub, with gravity and a tip traction, solved on COMM_WORLD and on COMM_SELF. Run under "
     "`mpirun -n 2` the static L2 norm, the strain energy and four frequencies (with and without "
     "Coriolis coupling) agree to 1e-10 relative (measured: 6e-13 or better).")
 out()
@@ -189,9 +188,9 @@ out()
 out("## 6. Constraints: the Maggi reducer")
 out()
 out("A spinning cantilever (40 rad/s about z through an offset hub, Q2, aluminium) whole and cut at "
-    "mid-span into two meshes tied by `model.tie` (see `tests/test_joints.py`): six gyroscopic "
-    "frequencies (quadratic eigenproblem) and the transient response to a ramped tip load "
-    "(40 generalized-alpha steps, two probes), maximum relative differences.")
+    "mid-span into two meshes tied by `model.tie` (see `tests/constraints/test_joints.py`): six "
+    "gyroscopic frequencies (quadratic eigenproblem) and the transient response to a ramped tip "
+    "load (40 generalized-alpha steps, two probes), maximum relative differences.")
 out()
 out("| mesh | frequencies | transient |")
 out("|---|---:|---:|")
@@ -224,11 +223,11 @@ out("Reaction at the hub of seed 003's rod spinning at 0.5 w1 (10 Q2 elements), 
     f"{np.abs(u_l.getArray() - u_m.getArray()).max() / u_m.norm(3):.1e} and its multiplier "
     f"reaction differs from the closed form by {abs(Rl / exact - 1):.1e}.")
 out()
-out("Moving constraints: the slider-crank of `tests/test_joints.py` (elastic crank at 300 rpm, "
-    "elastic coupler in the frame of the rigid mechanism, rheonomic pin and slider) over 0.01 s. "
-    "Maggi's equations (with the A-dot and A-ddot terms) against the saddle point (which imposes "
-    "B(t) Delta = c(t) itself), and Hamilton's form (midpoint) against the second-order form: "
-    "max relative difference of the coupler's mid-span probe and of the pin reaction; both "
+out("Moving constraints: the slider-crank of `tests/constraints/test_joints.py` (elastic crank at "
+    "300 rpm, elastic coupler in the frame of the rigid mechanism, rheonomic pin and slider) over "
+    "0.01 s. Maggi's equations (with the A-dot and A-ddot terms) against the saddle point (which "
+    "imposes B(t) Delta = c(t) itself), and Hamilton's form (midpoint) against the second-order "
+    "form: max relative difference of the coupler's mid-span probe and of the pin reaction; both "
     "differences fall as dt^2, as they must for two discretizations of one DAE.")
 out()
 out("| dt (s) | Maggi vs multipliers: probe | pin reaction | Hamilton vs second-order: probe | "
@@ -251,16 +250,17 @@ for dt in (2e-4, 1e-4, 5e-5):
         f"{rel(rr['ham'].probes, a.probes):.1e} | "
         f"{rel(rr['ham'].reactions[pin.name], a.reactions[pin.name]):.1e} |")
 out()
-import test_nonholonomic as TNH  # noqa: E402
+from tests.constraints import test_nonholonomic as TNH  # noqa: E402
 
 nh = TNH.dae_study()
-out("Velocity constraints that are not integrable (`tests/test_nonholonomic.py`): a clamped Q2 "
-    "cantilever (8 x 2 cells, 160 free dofs) spinning at 30 rad/s, lightly damped, with the rows "
-    "u_y'(L, 0) - sin(600 t) u_y'(L/2, 0) = 0 and u_x'(L, H) + cos(600 t)/2 u_y'(3L/4, H) = c(t), "
-    "c != 0, from rest in the centrifugal field under a smooth tip load, 0.01 s. Maggi's (q, w) "
-    "form (q' = A_n(t) w + a_n(t), no multipliers) with Crank-Nicolson against the multiplier DAE "
-    "(the same full M, C, K, Q as dense arrays, the rows' derivatives written by hand, scipy "
-    "DOP853 at rtol 1e-10): maximum probe error relative to the motion, and the clamp reaction.")
+out("Velocity constraints that are not integrable (`tests/constraints/test_nonholonomic.py`): a "
+    "clamped Q2 cantilever (8 x 2 cells, 160 free dofs) spinning at 30 rad/s, lightly damped, with "
+    "the rows u_y'(L, 0) - sin(600 t) u_y'(L/2, 0) = 0 and u_x'(L, H) + cos(600 t)/2 u_y'(3L/4, H) "
+    "= c(t), c != 0, from rest in the centrifugal field under a smooth tip load, 0.01 s. Maggi's "
+    "(q, w) form (q' = A_n(t) w + a_n(t), no multipliers) with Crank-Nicolson against the "
+    "multiplier DAE (the same full M, C, K, Q as dense arrays, the rows' derivatives written by "
+    "hand, scipy DOP853 at rtol 1e-10): maximum probe error relative to the motion, and the clamp "
+    "reaction.")
 out()
 out("| dt (s) | probe error | clamp reaction error |")
 out("|---:|---:|---:|")
@@ -272,7 +272,8 @@ out(f"Orders {np.log2(nh['errs'][0] / nh['errs'][1]):.2f} and "
     f"finest runs is {nh['err_rich']:.1e} from the reference; the rows hold on the computed "
     f"velocities to {nh['worst_row']:.0e} relative.")
 out()
-out("Redundancy and consistency: see `tests/test_joints.py` and `tests/test_maggi.py` (rows "
+out("Redundancy and consistency: see `tests/constraints/test_joints.py` and "
+    "`tests/constraints/test_maggi.py` (rows "
     "implied by other constraints are dropped and reported with the names of the constraints "
     "that imply them; contradicting ones raise on every rank naming both; PtAP equals a gathered "
     "scipy A^T X A to 2e-16 on 1, 2 and 3 ranks).")
@@ -283,14 +284,14 @@ out("A slender square cantilever (L/h = 50, 40 x 1 x 1 Q2 hexahedra, aluminium, 
     "about z through its root, `stiffening=\"prestress\"`: the six unit centrifugal prestress "
     "fields, the geometric stiffness K_sigma(omega) = sum omega_i omega_j K_ij, spin softening. "
     "Nondimensional frequencies w / sqrt(EI / rho A L^4) against an Euler-Bernoulli beam with "
-    "centrifugal tension (80 Hermite elements, `tests/test_stiffening.py`; it gives 3.5160 at "
-    "lambda = 0 and 11.2023 at lambda = 10, the published values of Wright et al. 1982). "
+    "centrifugal tension (80 Hermite elements, `tests/static/test_stiffening.py`; it gives 3.5160 "
+    "at lambda = 0 and 11.2023 at lambda = 10, the published values of Wright et al. 1982). "
     "Flapwise: out of the plane of rotation; chordwise: in it (spin-softened).")
 out()
 out("| lambda | flap 1 FE | flap 1 EB | chord 1 FE | chord 1 EB | flap 2 FE | flap 2 EB | "
     "chord 2 FE | chord 2 EB | max rel. diff |")
 out("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-import test_stiffening as TS  # noqa: E402
+from tests.static import test_stiffening as TS  # noqa: E402
 
 bm, bframe = TS.beam(comm, "prestress")
 lams = (0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
@@ -312,11 +313,12 @@ out("Without stiffening (the linear floating-frame model) the flapwise frequency
 out()
 out("## 8. Nonlinear strain (St Venant-Kirchhoff) and prestress of other loads")
 out()
-import test_nonlinear as TN  # noqa: E402
+from tests.forms import test_nonlinear as TN  # noqa: E402
 
 out("`stiffening=\"nonlinear\"`: Green strain, the material's law applied to it, Newton in static "
     "solves (PETSc SNES) and at every time step; modal solves linearize about the static "
-    "equilibrium found by Newton. Closed forms (Poisson's ratio 0, `tests/test_nonlinear.py`):")
+    "equilibrium found by Newton. Closed forms (Poisson's ratio 0, "
+    "`tests/forms/test_nonlinear.py`):")
 out()
 T = 0.3 * TN.E0
 tm = TN.dm.create_box(comm, [np.zeros(3), np.array([1.0, 0.1, 0.1])], [6, 1, 1],
@@ -368,10 +370,10 @@ for ws in (4.0, 6.0):
         f"peak tip deflection {pk:.4f} m (prestress) and {np.abs(w_nl).max():.4f} m (nonlinear); "
         f"histories differ by {np.abs(w_nl - w_ps).max() / pk:.1e} of the peak.")
 out()
-out("Prestress of gravity and of constant applied loads (`tests/test_stiffening.py`): a plane-"
-    "stress cantilever (L/h = 50, 40 Q2 cells) in a frame turned so that global gravity pulls "
-    "along it (gamma = rho A g L^3 / EI > 0: hanging) or pushes (gamma < 0: standing); first two "
-    "bending frequencies (rad/s) against the Euler-Bernoulli beam with the axial force "
+out("Prestress of gravity and of constant applied loads (`tests/static/test_stiffening.py`): a "
+    "plane-stress cantilever (L/h = 50, 40 Q2 cells) in a frame turned so that global gravity "
+    "pulls along it (gamma = rho A g L^3 / EI > 0: hanging) or pushes (gamma < 0: standing); first "
+    "two bending frequencies (rad/s) against the Euler-Bernoulli beam with the axial force "
     "N(x) = gamma EI (L - x) / L^3:")
 out()
 out("| case | FE | EB | rel. diff | EB without the axial force |")

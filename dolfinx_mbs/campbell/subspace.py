@@ -64,7 +64,7 @@ __all__ = ["ShiftedFactor", "SubspaceSolver", "RESIDUAL_FACTOR", "block_mult"]
 #: a pair is converged at a shift-and-invert residual of this times ``tol``: SLEPc's ``tol``
 #: bounds its Krylov estimate, which the solves' round-off (condition of P(sigma) times machine
 #: epsilon) keeps from the explicit residual here; measured on the shaft of
-#: tests/test_campbell.py, 1e-8 gives frequencies within 2e-9 of independent SLEPc solves,
+#: tests/campbell/test_campbell.py, 1e-8 gives frequencies within 2e-9 of independent SLEPc solves,
 #: the scatter of SLEPc's own
 RESIDUAL_FACTOR = 100.0
 

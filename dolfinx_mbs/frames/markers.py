@@ -140,7 +140,7 @@ def from_markers(times: ArrayLike, markers: ArrayLike, body_points: ArrayLike,
     1 / (1 + (w tau)^4), see :class:`Sampled` for its effect on omega, alpha and a_O under
     noise; the noise of the fitted angle is about that of the markers over the markers'
     spread from their centroid, ``sigma / sqrt(sum |X_i - X_c|^2)``). For example (seed 003's
-    example b, synthetic, in ``tests/test_sampled_frames.py``): three markers 0.4 m apart at
+    example b, synthetic, in ``tests/frames/test_sampled_frames.py``): three markers 0.4 m apart at
     1 kHz with 0.1 mm noise give alpha within 3 % and a_O within 5 % of their peaks with
     tau = 10 ms; interpolated (tau = 0) the same noise puts alpha off by 150 times its peak.
 

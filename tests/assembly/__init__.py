@@ -1,0 +1,1 @@
+"""Tests of the assembled operators (dolfinx_mbs.assembly)."""

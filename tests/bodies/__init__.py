@@ -1,0 +1,1 @@
+"""Tests of bodies, their loads and the user's own forms (dolfinx_mbs.bodies)."""

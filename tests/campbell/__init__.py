@@ -1,0 +1,1 @@
+"""Tests of Campbell diagrams (dolfinx_mbs.campbell)."""

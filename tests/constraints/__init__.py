@@ -1,0 +1,1 @@
+"""Tests of constraints, joints and the Maggi reducer (dolfinx_mbs.constraints)."""

@@ -1,0 +1,1 @@
+"""Tests of the moving-frame and stationary forms (dolfinx_mbs.forms)."""

@@ -1,0 +1,1 @@
+"""Tests of frames and their motions (dolfinx_mbs.frames)."""

@@ -1,0 +1,1 @@
+"""Tests of time integration (dolfinx_mbs.integrate)."""

@@ -1,0 +1,1 @@
+"""Tests of the dense backend of time integration (dolfinx_mbs.integrate.dense)."""

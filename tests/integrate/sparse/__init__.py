@@ -1,0 +1,1 @@
+"""Tests of the sparse linear backend of time integration (dolfinx_mbs.integrate.sparse)."""

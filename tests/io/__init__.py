@@ -1,0 +1,1 @@
+"""Tests of output, points and read-back (dolfinx_mbs.io)."""

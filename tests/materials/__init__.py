@@ -1,0 +1,1 @@
+"""Tests of material laws (dolfinx_mbs.materials)."""

@@ -1,0 +1,1 @@
+"""Tests of the meshes and their builders (dolfinx_mbs.meshes)."""

@@ -1,0 +1,1 @@
+"""Tests of eigenproblems (dolfinx_mbs.modal)."""

@@ -1,0 +1,1 @@
+"""Tests of pictures of results (dolfinx_mbs.plot)."""

@@ -1,0 +1,1 @@
+"""Tests of the project around the package: demos, documentation, environment, import layers."""

@@ -1,0 +1,1 @@
+"""Tests of reduced-order bodies (dolfinx_mbs.reduction)."""

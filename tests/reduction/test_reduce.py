@@ -1,0 +1,261 @@
+"""Reduced-order bodies (Model.reduce) against the full model, the independent reference: the
+same bodies and constraints integrated or solved on every dof.
+
+* the spinning cantilever of test_stiffening (prestress): at the reference state the kept
+  modes' frequencies are exact (the shapes are eigenvectors there); at another speed, with
+  Coriolis coupling, within 0.1 %; its Campbell branches up to lambda = 10 within 0.5 %;
+* Kane, Ryan & Banerjee's spin-up with prestress (test_spin_up_beam): tip history within 1 %
+  of the peak with 10 modes (measured 2e-6), 5 modes with residual flexibility; the
+  first-order and Hamilton forms with Rayleigh damping (measured 1.2e-6);
+* the slider-crank of demos/elastic_linkage.py (rheonomic pin and slider between two reduced
+  bodies): joint reactions within 1 % of the full model's;
+* a full body tied to a reduced one (Craig-Bampton interface), the residual flexibility's
+  static solution (exact for the load it corrects), the clamp reaction, bad arguments.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from dolfinx import mesh as dmesh
+from mpi4py import MPI
+
+import dolfinx_mbs as mbs
+from tests.static.test_stiffening import W_REF, beam
+
+ALU = dict(E=70e9, nu=0.3, density=2700.0)
+
+
+def test_kept_modes_exact_at_reference_and_within_0p1pct_spinning():
+    full, frame_f = beam(MPI.COMM_WORLD, "prestress")
+    red, frame_r = beam(MPI.COMM_WORLD, "prestress")
+    rb = red.reduce(red.bodies[0], modes=12)
+    w_full, w_red = full.natural_frequencies(n=6), red.natural_frequencies(n=6)
+    assert rb.n_coordinates == 12 and rb.n_interface == 0   # the clamp is absorbed
+    assert np.allclose(rb.frequencies[:6], w_full, rtol=1e-7)   # SLEPc tolerance
+    assert np.allclose(w_red, w_full, rtol=1e-7)
+    for frame in (frame_f, frame_r):   # the shapes stay those at rest
+        frame.rate = 5.0 * W_REF
+    for gyro in (False, True):
+        a = full.natural_frequencies(n=4, gyroscopic=gyro)
+        b = red.natural_frequencies(n=4, gyroscopic=gyro)
+        assert np.abs(b / a - 1).max() < 1e-3, (gyro, a, b)
+
+
+def test_campbell_branches_within_half_percent_to_lambda_10():
+    lams = np.array([0.0, 2.0, 5.0, 10.0])
+    full, _ = beam(MPI.COMM_WORLD, "prestress")
+    red, _ = beam(MPI.COMM_WORLD, "prestress")
+    red.reduce(red.bodies[0], modes=20, method="modal")
+    # sorted at each speed: which member of a degenerate pair at rest a tracked branch
+    # follows is the eigensolver's choice
+    a = np.sort(full.campbell(lams * W_REF, n=4).frequencies, axis=1)
+    b = np.sort(red.campbell(lams * W_REF, n=4).frequencies, axis=1)
+    assert a[-1, 1] > 3 * a[0, 1]     # stiffened 3x: the shapes at rest are far from these
+    assert np.abs(b / a - 1).max() < 5e-3, np.abs(b / a - 1).max(axis=0)
+
+
+# -- Kane-Ryan-Banerjee spin-up ------------------------------------------------------------------
+
+def krb_tip(reduce=None, t_end=20.0, comm=MPI.COMM_WORLD, formulation="second-order",
+            rayleigh=None):
+    from tests.integrate.test_spin_up_beam import EA, RHO_A, T_S, B, H, L
+
+    mesh = dmesh.create_rectangle(comm, [np.array([0.0, -H / 2]), np.array([L, H / 2])],
+                                  [40, 1], dmesh.CellType.quadrilateral)
+    frame = mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=6.0, ramp_time=T_S)
+    mat = mbs.materials.PlaneStress(E=EA / (B * H), nu=0.3, density=RHO_A / (B * H),
+                                    thickness=B, rayleigh=rayleigh)
+    body = mbs.Body(mesh, mat, frame, degree=2, stiffening="prestress")
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    if reduce:
+        model.reduce(body, **reduce)
+    opts = {"spectral_radius": 0.8} if formulation == "second-order" else {}
+    r = model.integrate(t_end=t_end, dt=0.02, probes=[(L, 0.0)], formulation=formulation,
+                        progress=False, **opts)
+    return r.probes[:, 0, 1]
+
+
+def test_spin_up_tip_history_within_1pct():
+    """10 s: the ramp and the peak deflection (near 6.8 s)."""
+    ref = krb_tip(t_end=10.0)
+    peak = np.abs(ref).max()
+    assert 0.5 < peak < 0.65
+    for opts, tol in (({"modes": 10}, 1e-4), ({"modes": 5, "residual": [15.0]}, 1e-3)):
+        w = krb_tip(opts, t_end=10.0)
+        assert np.abs(w - ref).max() < tol * peak, (opts, np.abs(w - ref).max() / peak)
+
+
+@pytest.mark.parametrize("formulation", ["first-order", "hamiltonian"])
+def test_spin_up_other_formulations_with_damping(formulation):
+    """The first-order and Hamilton forms (Rayleigh damping: the reduced D and Hamilton's
+    momentum terms) on the reduced strip against the full one, 4 s."""
+    ref = krb_tip(t_end=4.0, formulation=formulation, rayleigh=(0.01, 1e-4))
+    w = krb_tip({"modes": 10}, t_end=4.0, formulation=formulation, rayleigh=(0.01, 1e-4))
+    assert np.abs(w - ref).max() < 1e-4 * np.abs(ref).max()
+
+
+# -- the slider-crank with reduced links ---------------------------------------------------------
+
+def slider_crank(comm, cells=(6, 18)):
+    """demos/elastic_linkage.py's mechanism (600 rpm after a smooth ramp), coarser."""
+    r, l, side, omega, ramp = 0.1, 0.3, 0.01, 20 * np.pi, 0.05
+
+    def theta(t):
+        if t >= ramp:
+            return omega * ramp / 2 + omega * (t - ramp)
+        s = 2 * np.pi / ramp
+        return (omega / ramp) * (t * t / 2 + (math.cos(s * t) - 1) / (s * s))
+
+    tip = lambda t: np.array([r * np.cos(theta(t)), r * np.sin(theta(t))])  # noqa: E731
+    phi = lambda t: math.asin(-r * math.sin(theta(t)) / l)                     # noqa: E731
+
+    def strip(length, n):
+        return dmesh.create_rectangle(comm, [np.array([0.0, -side / 2]),
+                                             np.array([length, side / 2])],
+                                      [n, 2], dmesh.CellType.quadrilateral)
+
+    mat = mbs.materials.PlaneStress(thickness=side, **ALU)
+    ts = 0.2 / omega
+    crank = mbs.Body(strip(r, cells[0]), mat, mbs.frames.Planar(theta=theta, time_scale=ts),
+                     degree=2, name="crank")
+    coupler = mbs.Body(strip(l, cells[1]), mat,
+                       mbs.frames.Planar(theta=phi, origin=tip, time_scale=ts),
+                       degree=2, name="coupler")
+    model = mbs.Model([crank, coupler])
+    model.clamp(crank, lambda x: np.isclose(x[0], 0.0), name="motor")
+    model.pin(crank, coupler, (r, 0.0), name="pin")
+    model.slider(coupler, (r + l, 0.0), axis=(1, 0), name="slider")
+    return model, coupler
+
+
+def test_slider_crank_reactions_within_1pct():
+    """Both links Craig-Bampton reduced (8 modes each, the pin and slider dofs kept). The
+    reactions differ from the full model's by the time discretization (measured at
+    dt = 1e-4, 5e-5, 2.5e-5: pin 2.2e-2, 2.1e-3, 5.3e-4 of the peak: the full model's reaction
+    is its residual at the joint, which generalized-alpha leaves nonzero inside the body)."""
+    out = []
+    for modes in (None, 8):
+        model, coupler = slider_crank(MPI.COMM_WORLD)
+        if modes:
+            for b in model.bodies:
+                model.reduce(b, modes=modes)
+        out.append(model.integrate(0.01, 5e-5, probes=[(coupler, (0.15, 0.0))],
+                                   reactions=True, progress=False))
+    full, red = out
+    assert model.system().n_reduced < 30
+    for name in ("motor", "pin", "slider"):
+        a, b = full.reactions[name], red.reactions[name]
+        assert np.abs(a).max() > 1.0
+        assert np.abs(b - a).max() < 0.01 * np.abs(a).max(), (name, np.abs(b - a).max())
+    assert np.abs(red.probes - full.probes).max() < 1e-3 * np.abs(full.probes).max()
+
+
+# -- a full body tied to a reduced one; residual flexibility -------------------------------------
+
+def two_strips(comm, load=False):
+    mat = mbs.materials.PlaneStress(thickness=0.01, **ALU)
+    frame = mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=30.0)
+    meshes = [dmesh.create_rectangle(comm, [np.array([x0, -0.02]), np.array([x0 + 0.5, 0.02])],
+                                     [10, 2], dmesh.CellType.quadrilateral) for x0 in (0, 0.5)]
+    a, b = (mbs.Body(m, mat, frame, degree=2, name=n) for m, n in zip(meshes, "ab"))
+    model = mbs.Model([a, b])
+    model.clamp(a, lambda x: np.isclose(x[0], 0.0), name="root")
+    model.tie(a, b, lambda x: np.isclose(x[0], 0.5))
+    if load:
+        model.apply_load(b, traction=(0.0, -2e4), where=lambda x: np.isclose(x[0], 1.0))
+    return model, a, b
+
+
+def test_full_body_tied_to_craig_bampton_body():
+    full, _, _ = two_strips(MPI.COMM_WORLD)
+    red, _, b = two_strips(MPI.COMM_WORLD)
+    rb = red.reduce(b, modes=10)
+    wf = full.natural_frequencies(n=4, gyroscopic=True)
+    wr = red.natural_frequencies(n=4, gyroscopic=True)
+    assert rb.n_interface == 10     # the tied edge: 5 nodes x 2 components
+    assert np.abs(wr / wf - 1).max() < 1e-3, (wf, wr)
+
+
+def test_residual_flexibility_static_solution_and_clamp_reaction():
+    """Two Craig-Bampton bodies under centrifugal and tip loads: with the loads' static
+    shapes (fixed interface) the reduced static solution is the full one, constraint modes
+    and those shapes span it; 2 modes alone miss part of it."""
+    full, _, _ = two_strips(MPI.COMM_WORLD, load=True)
+    uf = [u.x.array.copy() for u in full.solve_static()]
+    rf = full.reactions()
+    errs = []
+    for residual in (True, False):
+        red, a, b = two_strips(MPI.COMM_WORLD, load=True)
+        for body in (a, b):
+            red.reduce(body, modes=2, residual=residual)
+        ur = [u.x.array for u in red.solve_static()]
+        scale = red.comm.allreduce(np.abs(uf[1]).max(), op=MPI.MAX)
+        errs.append(red.comm.allreduce(max(np.abs(x - y).max() for x, y in zip(ur, uf)),
+                                       op=MPI.MAX) / scale)
+        if residual:
+            rr = red.reactions()
+            assert np.allclose(rr["root"], rf["root"], rtol=1e-7, atol=1e-9 * np.abs(
+                rf["root"]).max())
+    assert errs[0] < 1e-7 and errs[1] > 1e-3, errs
+
+
+def test_cutoff_world_equals_self():
+    """Modes below a frequency cut-off; 2 ranks give the 1-rank frequencies."""
+    out = []
+    for comm in (MPI.COMM_WORLD, MPI.COMM_SELF):
+        model, frame = beam(comm, "prestress")
+        w = model.natural_frequencies(n=4)
+        rb = model.reduce(model.bodies[0], cutoff=1.01 * w[3], method="modal")
+        model.system()      # the shapes: at rest
+        frame.rate = 3.0 * W_REF
+        out.append(model.natural_frequencies(n=3, gyroscopic=True))
+        assert rb.n_coordinates == 4 and np.allclose(rb.frequencies, w, rtol=1e-7)
+    assert np.allclose(out[0], out[1], rtol=1e-9)
+
+
+def test_bad_arguments_raise():
+    model, a, b = two_strips(MPI.COMM_WORLD)
+    other, _, c = two_strips(MPI.COMM_WORLD)
+    with pytest.raises(ValueError, match="method"):
+        model.reduce(a, method="guyan")
+    for modes in (0, 2.5, True):
+        with pytest.raises(ValueError, match="modes"):
+            model.reduce(a, modes=modes)
+    with pytest.raises(ValueError, match="cutoff"):
+        model.reduce(a, cutoff=-1.0)
+    with pytest.raises(ValueError, match="residual"):
+        model.reduce(a, residual="yes")
+    with pytest.raises(ValueError, match="not part of this model"):
+        model.reduce(c)
+    model.reduce(b, modes=4)
+    with pytest.raises(ValueError, match="reduced bodies"):
+        model.integrate(0.001, 1e-4, constraints="multipliers", progress=False)
+    model.constrain_velocity([{model.dof(b, (1.0, 0.0), 1): 1.0}])
+    with pytest.raises(ValueError, match="reduced bodies"):
+        model.integrate(0.001, 1e-4, formulation="first-order", progress=False)
+
+
+def test_free_body_keeps_its_rigid_modes():
+    """A free bar, free-interface modes with its rigid-body modes (frequencies ~0 at rest):
+    the elastic frequencies of the reduced body, its rigid motions deflated as the full
+    model's (dolfinx_mbs.systems.rigid_modes), equal the full ones at rest and spinning about its
+    axis (the shapes at the spin: measured 7e-8)."""
+    def bar(rate):
+        mesh = dmesh.create_box(MPI.COMM_WORLD, [np.array([0.0, -0.05, -0.05]),
+                                                 np.array([1.0, 0.05, 0.05])],
+                                [10, 1, 1], dmesh.CellType.hexahedron)
+        body = mbs.Body(mesh, mbs.materials.LinearElastic(**ALU),
+                        mbs.frames.ConstantSpin(axis=(1, 0, 0), rate=rate), degree=2)
+        return mbs.Model([body]), body
+
+    for rate, tol in ((0.0, 1e-8), (100.0, 1e-6)):
+        full, _ = bar(rate)
+        red, body = bar(rate)
+        rb = red.reduce(body, modes=16, method="modal")
+        a = full.natural_frequencies(n=4, gyroscopic=rate > 0)
+        b = red.natural_frequencies(n=4, gyroscopic=rate > 0)
+        assert np.abs(b / a - 1).max() < tol, (rate, a, b)
+        if rate == 0.0:   # the six rigid-body modes among the shapes
+            assert np.sum(np.abs(rb.frequencies) < 1e-3 * a[0]) == 6, rb.frequencies

@@ -1,0 +1,1 @@
+"""Tests of rotors in the stationary frame (dolfinx_mbs.rotors)."""

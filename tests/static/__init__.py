@@ -1,0 +1,1 @@
+"""Tests of static and prestress solves (dolfinx_mbs.static)."""

@@ -1,0 +1,1 @@
+"""Tests of the systems of equations, computed frames and rigid modes (dolfinx_mbs.systems)."""
