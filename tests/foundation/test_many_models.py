@@ -54,11 +54,14 @@ def test_a_loop_of_models_releases_its_communicators():
     for omega in (0.1 * W1, 0.2 * W1):
         one_study_point(omega)
     before = free_communicators()
+    # models of earlier tests that something still holds stay registered: count from here
+    held = mbs.lifetime.registered()
     errors = [one_study_point(omega) for omega in np.linspace(0.05, 0.6, 8) * W1]
     after = free_communicators()
     assert max(errors) < 1e-3, errors
     assert before - after <= 12, (before, after)
-    assert mbs.lifetime.registered() <= 3
+    # the loop's models are released as the next is made: at most the last one stays
+    assert mbs.lifetime.registered() <= held + 1, (held, mbs.lifetime.registered())
 
 
 def test_forms_compiled_once_give_the_same_vectors():
