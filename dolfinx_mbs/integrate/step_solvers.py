@@ -22,11 +22,14 @@
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SolverOptions, direct_lu, given_options
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
 
 __all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
            "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
@@ -47,7 +50,7 @@ SCHUR_OPTIONS = {"fieldsplit_d_ksp_type": "preonly", "fieldsplit_d_pc_type": "ja
 SCHUR_RTOL = 1e-10
 
 
-def option(opts: SolverOptions, name: str) -> Optional[str]:
+def option(opts: SolverOptions, name: str) -> str | None:
     """The value ``name`` (without the prefix) takes in a run with ``opts``: the run's value,
     else the database's, else the package's default, else None (as a string)."""
     if name in opts.values:
@@ -59,7 +62,7 @@ def option(opts: SolverOptions, name: str) -> Optional[str]:
 
 
 def run_options(prefix: str, formulation: str, constraints: str,
-                options: Optional[Dict[str, object]] = None,
+                options: Dict[str, object] | None = None,
                 small: bool = False) -> SolverOptions:
     """The options of one :func:`dolfinx_mbs.integrate.integrate` run: the package's defaults
     that exist only as PETSc options (each unless the database has it), overridden by the
@@ -122,7 +125,7 @@ def schur_multigrid(opts: SolverOptions) -> bool:
     return option(opts, "fieldsplit_s_pc_type") == "gamg"
 
 
-def attach_near_nullspace(system, problem, formulation: str, ts: PETSc.TS) -> None:
+def attach_near_nullspace(system: RunSystem, problem: Any, formulation: str, ts: PETSc.TS) -> None:
     """Give GAMG the bodies' rigid-body modes (``system.near_nullspace()``) on the matrix it
     coarsens: the second-order Jacobian, or a 2n problem's Schur complement S. Call it after the
     TS read its options."""
@@ -154,7 +157,7 @@ def attach_near_nullspace(system, problem, formulation: str, ts: PETSc.TS) -> No
 SMALL_LU = {2: 2000, 3: 400}
 
 
-def small_lu(system, prefix: str, options) -> bool:
+def small_lu(system: RunSystem, prefix: str, options: Dict[str, object] | None) -> bool:
     """True when ``system``'s step matrices go to PETSc's own LU (:data:`SMALL_LU`): one rank,
     at most the size for its bodies' dimension, no multipliers (their zero block needs
     MUMPS's pivoting), and no MUMPS option or value among the run's ``options`` or in the

@@ -14,20 +14,46 @@ written once here), PETSc's ``TSSolve`` with a monitor for the TS backend.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Protocol, Sequence, Tuple, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+    runtime_checkable,
+)
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.schemes import step_times
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.systems.multipliers import SaddlePoint
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+    from dolfinx_mbs.systems.velocity import VelocitySystem
+
+    #: a run's typed system (:meth:`dolfinx_mbs.Model.system`; Hamilton's is a second-order one)
+    RunSystem = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
+
 __all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "PythonLoop", "ts_only"]
 
 
-def ts_only(system) -> str | None:
+def ts_only(system: RunSystem) -> str | None:
     """Why only PETSc TS steps ``system``, or None.
 
     Why only PETSc TS steps ``system`` (words for the errors), or None: the backends that
     step in Python take linear systems without multipliers or velocity rows.
+
+    Args:
+        system: the run's typed system.
+
+    Returns:
+        The reason in words, or None when every backend may step it.
     """
     if system.has_multipliers:
         return "Lagrange multipliers (constraints='multipliers')"
@@ -165,11 +191,16 @@ class Stepper(Protocol):
     probes_observer: Callable | None
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
         """Whether this stepper can step ``run`` on ``system``.
 
-        None when this stepper can step ``run`` on ``system``, else why not (words for the
-        log and the errors).
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None when this stepper can step ``run`` on ``system``, else why not (words for
+            the log and the errors).
         """
 
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
@@ -180,11 +211,16 @@ class Stepper(Protocol):
         momentum p0, which replaces v0 when given.
         """
 
-    def resume(self, ckpt, stem: str, t_end: float) -> None:
+    def resume(self, ckpt: Checkpoint, stem: str, t_end: float) -> None:
         """Continue from a checkpoint.
 
         Continue from the checkpoint ``ckpt`` of ``stem`` (:mod:`dolfinx_mbs.integrate.
         checkpoint`) instead of the initial state.
+
+        Args:
+            ckpt: the checkpoint read.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
         """
 
     def snapshot(self) -> Tuple[int, float, float, list]:
@@ -209,14 +245,14 @@ class Stepper(Protocol):
     def state(self, t: float, need_v: bool) -> State:
         """The reduced state at the boundary ``t`` just reached."""
 
-    def record(self, t: float):
+    def record(self, t: float) -> Any:
         """The operators at ``t`` the energies read.
 
         The operators at ``t`` the energies read (the system's record, or the stepper's
         own with its load vectors).
         """
 
-    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec,
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``."""
 
@@ -261,7 +297,7 @@ class PythonLoop:
             self.steps = index
             at(index, self.time)
 
-    def resume(self, ckpt, stem: str, t_end: float) -> None:
+    def resume(self, ckpt: Checkpoint, stem: str, t_end: float) -> None:
         """Refused: checkpoints are written by the TS path only."""
         raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
 
