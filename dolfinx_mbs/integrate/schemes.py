@@ -28,7 +28,7 @@ A backend gives the residual at the stage and the solve with its step matrix; th
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ __all__ = ["alpha2_parameters", "Alpha2Coefficients", "alpha2_coefficients",
            "step_times"]
 
 
-def alpha2_parameters(radius: Optional[float]) -> tuple:
+def alpha2_parameters(radius: float | None) -> tuple:
     """The parameters of PETSc's TSALPHA2.
 
     (alpha_m, alpha_f, gamma, beta) of PETSc's TSALPHA2 for the high-frequency spectral
@@ -86,11 +86,16 @@ class Alpha2Coefficients(NamedTuple):
     hhb: float
 
 
-def alpha2_coefficients(h, params) -> Alpha2Coefficients:
+def alpha2_coefficients(h: float | np.ndarray, params: tuple) -> Alpha2Coefficients:
     """The coefficients of a TSALPHA2 step.
 
-    The coefficients of a step of size ``h`` (a float, or an array of steps) with the
-    parameters ``params`` (:func:`alpha2_parameters` or :data:`BACKWARD_EULER`).
+    Args:
+        h: the step size, a float or an array of steps.
+        params: (alpha_m, alpha_f, gamma, beta) (:func:`alpha2_parameters` or
+            :data:`BACKWARD_EULER`).
+
+    Returns:
+        The step's coefficients.
     """
     am, af, g, b = params
     cA = -(1.0 - 2.0 * b) / (2.0 * b)
@@ -143,7 +148,7 @@ class Alpha2Steps:
 
     started = False
 
-    def _alpha2(self, radius: Optional[float]) -> None:
+    def _alpha2(self, radius: float | None) -> None:
         """The parameters of the spectral ``radius``; the next step restarts."""
         self.params = alpha2_parameters(radius)
         #: the step of the backward difference of A0, as PETSc's version takes it
@@ -153,7 +158,7 @@ class Alpha2Steps:
     def _state_arrays(self) -> tuple:  # pragma: no cover - the backend's
         raise NotImplementedError
 
-    def _stage(self, t: float, h: float, params, zero_a: bool) -> None:  # pragma: no cover
+    def _stage(self, t: float, h: float, params: tuple, zero_a: bool) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def _keep(self) -> dict:
@@ -178,8 +183,8 @@ class Alpha2Steps:
         self._stage(t, h, self.params, False)
 
 
-def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
-                        P: np.ndarray) -> np.ndarray:
+def crank_nicolson_maps(o0: Dict[str, np.ndarray], o1: Dict[str, np.ndarray], M: np.ndarray,
+                        h: np.ndarray, loads: np.ndarray, P: np.ndarray) -> np.ndarray:
     """Crank-Nicolson's steps as affine maps.
 
     Crank-Nicolson's steps on y = (q, v) (TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1
@@ -215,8 +220,8 @@ def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
     return P
 
 
-def midpoint_maps(o, M: np.ndarray, h: np.ndarray, pi0: np.ndarray, load: np.ndarray,
-                  P: np.ndarray) -> np.ndarray:
+def midpoint_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, pi0: np.ndarray,
+                  load: np.ndarray, P: np.ndarray) -> np.ndarray:
     """The implicit midpoint's steps as affine maps.
 
     The implicit midpoint's steps on Hamilton's y = (q, p) (TSTHETA without endpoint: the
@@ -265,7 +270,7 @@ MATCHSTEP = (0.01, 2.0)
 ON_GRID = 1e-9
 
 
-def grid_end(t0: float, t_end: float, dt: float) -> Optional[float]:
+def grid_end(t0: float, t_end: float, dt: float) -> float | None:
     """Where a run of whole steps ``dt`` from ``t0`` to ``t_end`` ends, if it does.
 
     PETSc sums the steps: the n-th ends at t0 + dt + ... + dt, which differs from

@@ -36,6 +36,8 @@ says when the path can take a run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from petsc4py import PETSc
 
@@ -49,6 +51,11 @@ from dolfinx_mbs.integrate.sparse.stepper import MAX_REFRESH, SparseStepper, ref
 from dolfinx_mbs.integrate.state_products import blocks_into, second_order_residual
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SAME
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.sparse.load_series import SeriesRecord
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["SparseAlpha2"]
 
@@ -65,13 +72,14 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
     names = ("X", "V", "A", "MX", "MV", "MA", "MdX", "KX", "F", "dX", "w", "w2", "w3")
     mass_columns = 4
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
         self._alpha2(run.spectral_radius)
         self._mass_since = 0  # steps since M X, M V, M A were formed by a product
 
     # --- state --------------------------------------------------------------------------
-    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: PETSc.Vec | None = None) -> None:
         """The state at t0 (``p0``: Hamilton's form's, not this form's)."""
         a = self.a
         a["X"][:] = q0.getArray(readonly=True)
@@ -104,8 +112,8 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         self._since = 0
 
     # --- the step -----------------------------------------------------------------------
-    def _solve(self, s, sv: float, sa: float) -> None:
-        def fill(J):
+    def _solve(self, s: SecondOrder | SeriesRecord, sv: float, sa: float) -> None:
+        def fill(J: PETSc.Mat) -> None:
             s.K.copy(J, structure=SAME)
             J.axpy(sv, s.C, structure=SAME)
             J.axpy(sa, s.M, structure=SAME)
@@ -125,7 +133,7 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         if self.segs is not None:
             self._products(dX=False)  # M A0 (M X0, M V0 again)
 
-    def _stage(self, t: float, h: float, params, zero_a: bool) -> None:
+    def _stage(self, t: float, h: float, params: tuple, zero_a: bool) -> None:
         """One stage from the state in ``a`` (A taken as zero with ``zero_a``) to t + h
         (:mod:`dolfinx_mbs.integrate.schemes`' algebra, on the state or on its image under M
         in the node-block form)."""
@@ -182,7 +190,8 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         Alpha2Steps.step(self, t, self.step_size(h))
 
     # --- what the observers ask of a stepper -----------------------------------------------
-    def energy_products(self, s, q, v, Mv=None) -> tuple:
+    def energy_products(self, s: SecondOrder | SeriesRecord, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: from the kept products in the
         node-block form, by products else."""
         a, vec = self.a, self.vec

@@ -19,12 +19,16 @@ each time.
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.systems.records import constant_frame
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["LoadSeries", "SeriesRecord", "CHECK_RTOL"]
 
@@ -40,7 +44,7 @@ class _Time:
 
     __slots__ = ("t",)
 
-    def __init__(self, t: float):
+    def __init__(self, t: float) -> None:
         self.t = t
 
 
@@ -48,12 +52,12 @@ class SeriesRecord:
     """A system's record (:mod:`dolfinx_mbs.systems.records`) with its load vectors at another
     time: the named vectors its own, every other attribute the record's (constant)."""
 
-    def __init__(self, base, t: float, vectors: Dict):
+    def __init__(self, base: SecondOrder, t: float, vectors: Dict) -> None:
         self._base = base
         self.t = t
         self.__dict__.update(vectors)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._base, name)
 
 
@@ -62,8 +66,8 @@ class LoadSeries:
     ``("f", "fa")``) as f_c + U c(t): built by :meth:`make`; :meth:`record` gives the system's
     record with them at a time."""
 
-    def __init__(self, system, t0: float, names: Sequence[str], units: list, terms: list,
-                 user: bool, rotation: bool = True):
+    def __init__(self, system: SecondOrderSystem, t0: float, names: Sequence[str], units: list,
+                 terms: list, user: bool, rotation: bool = True) -> None:
         self.system, self.comm, self.names = system, system.comm, tuple(names)
         self._terms = terms  # per body: [coefficients(state)]
         self._user = user  # a point load's function of the user's
@@ -91,10 +95,20 @@ class LoadSeries:
         self._slots: list = []  # [(t, SeriesRecord)], the last two times asked
 
     @classmethod
-    def make(cls, system, t0: float, t1: float, names: Sequence[str] = ("f",)
-             ) -> Optional["LoadSeries"]:
+    def make(cls, system: SecondOrderSystem, t0: float, t1: float,
+             names: Sequence[str] = ("f",)) -> LoadSeries | None:
         """The series of ``system`` from ``t0``, checked at ``t1`` against the system's record
-        (collective), or None where the loads are not such a sum (see the module's words)."""
+        (collective).
+
+        Args:
+            system: the run's typed system.
+            t0: the time the constant part is taken at (s).
+            t1: the check's time (s).
+            names: the record's load vectors written as the series.
+
+        Returns:
+            The series, or None where the loads are not such a sum (see the module's words).
+        """
         red = getattr(system, "reducer", None)
         asm = getattr(system, "assembly", None)
         if red is None or asm is None or not constant_frame(system) or red.prescribed:
@@ -126,7 +140,7 @@ class LoadSeries:
         states = self.system.assembly.states(t) if self._rotation else \
             [_Time(t)] * len(self._terms)
 
-        def values():
+        def values() -> List[np.ndarray]:
             return [fn(s) for s, body_terms in zip(states, self._terms) for fn in body_terms]
         if self._user:  # a point load's function may fail on some ranks only
             with checks.collective(self.comm, f"the point loads at t={t:g}"):
