@@ -15,7 +15,7 @@ that writes checkpoints and restarts from them.
 from __future__ import annotations
 
 import logging
-from typing import Tuple
+from typing import TYPE_CHECKING, Any, Tuple
 
 from petsc4py import PETSc
 
@@ -34,15 +34,30 @@ from dolfinx_mbs.integrate.ts.first_order import (
     VelocityRowsProblem,
 )
 from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
-from dolfinx_mbs.petsc_options import error_words, reason_name, solver_reasons
+from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
 
 __all__ = ["TSStepper", "make_problem", "end_at"]
 
 log = logging.getLogger(__name__)
 
 
-def make_problem(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> TSProblem:
-    """The TS problem of ``formulation`` on ``system``, set on ``ts``."""
+def make_problem(system: RunSystem, formulation: str, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> TSProblem:
+    """The TS problem of ``formulation`` on ``system``, set on ``ts``.
+
+    Args:
+        system: the run's typed system.
+        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+
+    Returns:
+        The problem (velocity rows' wherever the system has them).
+    """
     if hasattr(system, "basis"):
         return VelocityRowsProblem(system, ts, opts, t0)
     cls = {"second-order": SecondOrderProblem, "first-order": FirstOrderProblem,
@@ -85,11 +100,19 @@ class TSStepper:
     probes_observer = None
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
-        """None: PETSc TS steps every run."""
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
+        """None: PETSc TS steps every run.
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None.
+        """
         return None
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: RunSystem, run: RunSpec) -> None:
         """Make the TS and the problem, set from the run's options (see the class)."""
         self.system, self.formulation = system, run.formulation
         log.info("integrate: ts path (PETSc TS), %s, %d unknowns", run.formulation,
@@ -132,8 +155,14 @@ class TSStepper:
         """The TS's solution at ``t0`` (multipliers made consistent where there are)."""
         self.x0 = self.problem.initial_state(t0, q0, v0, p0)
 
-    def resume(self, ckpt, stem: str, t_end: float) -> None:
-        """The checkpoint's state, time, step number and step size into the TS."""
+    def resume(self, ckpt: checkpoint.Checkpoint, stem: str, t_end: float) -> None:
+        """The checkpoint's state, time, step number and step size into the TS.
+
+        Args:
+            ckpt: the checkpoint read.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
+        """
         checkpoint.resume_ts(self.ts, self._solution_vecs(), ckpt, stem, t_end)
         if self.fixed:  # the whole steps from the run's own start
             end_at(self.ts, ckpt.t0, t_end, self.dt)
@@ -196,15 +225,17 @@ class TSStepper:
         q, v = self.problem.state(t, need_v=need_v)
         return State(q, v, self.problem.mass_velocity)
 
-    def record(self, t: float):
+    def record(self, t: float) -> Any:
         """The system's record at ``t``."""
         return self.system.at(t)
 
-    def energy_products(self, s, q, v, Mv=None) -> tuple:
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q): :meth:`TSProblem.energy_products`."""
         return self.problem.energy_products(s, q, v, Mv)
 
-    def acceleration(self, t, q, v, out):
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
         """Q'' at (q, v): :meth:`TSProblem.acceleration`."""
         return self.problem.acceleration(t, q, v, out)
 
