@@ -77,7 +77,7 @@ def run_options(prefix: str, formulation: str, constraints: str,
         small: the Schur complement factorized by PETSc's own LU, not MUMPS
             (:func:`dolfinx_mbs.integrate.ts.second_order.small_lu`).
     """
-    defaults = dict(DEFAULT_OPTIONS)
+    defaults: Dict[str, object] = dict(DEFAULT_OPTIONS)
     if formulation != "second-order":  # the Schur complement solvers
         defaults.update(SCHUR_OPTIONS)
         if small:  # PETSc's own LU (formulations.SMALL_LU)
