@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import TYPE_CHECKING, Any, Tuple
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.initial import reduced_initial
-from dolfinx_mbs.integrate.state_products import StateProducts, apply_blocks, second_order_residual
+from dolfinx_mbs.integrate.state_products import (
+    StateProducts,
+    apply_blocks,
+    second_order_residual,
+)
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, multigrid, small_lu
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, reason_name
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.petsc_options import SolverOptions
 
 __all__ = ["TSProblem", "SecondOrderProblem", "LinearStep"]
 
@@ -33,16 +42,31 @@ class LinearStep:
 
     The TS still sees a function call at the solution: its SNES callback updates the method's
     own state there (TSALPHA2 forms V and A of the step from it); the problem's residual is
-    skipped in that call, as no one reads it."""
+    skipped in that call, as no one reads it.
 
-    def __init__(self, problem):
+    Args:
+        problem: the run's problem (its residual skipped in the call at the solution).
+    """
+
+    def __init__(self, problem: TSProblem) -> None:
         self.problem = problem
-        self.f = None
+        self.f: PETSc.Vec | None = None
 
-    def setUp(self, snes):
-        pass
+    def setUp(self, snes: PETSc.SNES) -> None:
+        """Nothing to set up (petsc4py's callback): the vectors are made at the first solve.
 
-    def solve(self, snes, b, x):
+        Args:
+            snes: the SNES.
+        """
+
+    def solve(self, snes: PETSc.SNES, b: PETSc.Vec | None, x: PETSc.Vec) -> None:
+        """The step's one linear solve, x <- x - J^-1 F(x) (petsc4py's callback).
+
+        Args:
+            snes: the SNES.
+            b: its right-hand side (subtracted by SNESComputeFunction).
+            x: the initial guess, then the solution.
+        """
         if self.f is None:
             self.f = x.duplicate()
             self.dx = x.duplicate()
@@ -68,11 +92,19 @@ class LinearStep:
 
 class TSProblem:
     """What the formulations share: the system, the TS's step solver, reduced work vectors,
-    the initial reduced state, the mass solve of reactions."""
+    the initial reduced state, the mass solve of reactions.
+
+    Args:
+        system: the run's typed system.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+    """
 
     name = ""
 
-    def __init__(self, system, ts: PETSc.TS, opts, t0: float):
+    def __init__(self, system: RunSystem, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> None:
         self.system = system
         self.ts = ts
         self.opts = opts
@@ -96,9 +128,17 @@ class TSProblem:
         self.products = StateProducts()
         self._Mv = None
 
-    def initial(self, x, name: str) -> PETSc.Vec:
-        """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
-        per-body Functions (:func:`reduced_initial`)."""
+    def initial(self, x: Any, name: str) -> PETSc.Vec:
+        """A reduced vector from the user's initial value.
+
+        Args:
+            x: None (zero), a PETSc Vec in full or reduced layout, or per-body Functions
+                (:func:`reduced_initial`).
+            name: the argument, for the errors.
+
+        Returns:
+            A new reduced vector.
+        """
         return reduced_initial(self.system, x, name)
 
     def set_up_snes(self) -> None:
@@ -113,7 +153,7 @@ class TSProblem:
             snes.setPythonContext(LinearStep(self))
         cheapest_lu(snes.getKSP(), self.small)
 
-    def _unchanged(self, s, *shifts) -> bool:
+    def _unchanged(self, s: Any, *shifts: float) -> bool:
         """True when the Jacobian already holds these operators and shifts (steady frames and
         a fixed step): it is then left untouched, and so is its factorization."""
         # shifts compared to 12 digits: the step that lands on t_end differs from dt by round-off
@@ -125,7 +165,7 @@ class TSProblem:
         self.ts.getSNES().getKSP().getPC().setReusePreconditioner(same)
         return same
 
-    def _set_up_solver(self, J, P) -> None:
+    def _set_up_solver(self, J: PETSc.Mat, P: PETSc.Mat) -> None:
         """Set the step solver up (factorize) for the Jacobian just formed: the first time
         with the run's options in the database (PETSc reads some only at the first set-up,
         the symbolic factorization), later on its own (the pattern stays: numeric
@@ -138,7 +178,7 @@ class TSProblem:
             self.opts.set_up(ksp)
             self._ready = True
 
-    def _nonlinear(self, t, q, force: bool):
+    def _nonlinear(self, t: float, q: PETSc.Vec, force: bool) -> Any:
         r, KN = self.system.nonlinear_reduced(t, q, force=force, tangent=not force)
         return r if force else KN
 
@@ -146,12 +186,22 @@ class TSProblem:
     MASS_RTOL = 1e-13
 
     def mass_solve(self, M: PETSc.Mat, b: PETSc.Vec, x: PETSc.Vec) -> None:
-        """x = M^-1 b, factorized again only when M changed (PETSc follows the matrix's state:
-        a constant mass matrix is factorized once per run); in a run that solves its steps by
-        multigrid (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is
-        what
+        """Solve x = M^-1 b.
+
+        Factorized again only when M changed (PETSc follows the matrix's state: a constant
+        mass matrix is factorized once per run); in a run that solves its steps by multigrid
+        (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is what
         does not fit, by CG + Jacobi to :attr:`MASS_RTOL` (a mass matrix is well conditioned
-        once scaled by its diagonal)."""
+        once scaled by its diagonal).
+
+        Args:
+            M: the mass matrix.
+            b: the right-hand side.
+            x: the solution.
+
+        Raises:
+            RuntimeError: the solve failed.
+        """
         if self._mksp is None:
             self._mksp = PETSc.KSP().create(self.comm)
             if multigrid(self.opts):
@@ -167,11 +217,23 @@ class TSProblem:
             raise RuntimeError(f"the mass matrix solve failed ({reason}): is the mass matrix "
                                "positive definite (densities, constraints)?")
 
-    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec, Mv=None) -> tuple:
-        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s`` (vectors reused;
-        ``Mv``: M v where the caller has it): in node-block form from the state's M q, M v
-        (one pass over M) and K_s q, which the next residual at the same state reuses
-        (:class:`~dolfinx_mbs.integrate.state_products.StateProducts`), else three products."""
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s`` (vectors reused).
+
+        In node-block form from the state's M q, M v (one pass over M) and K_s q, which the
+        next residual at the same state reuses
+        (:class:`~dolfinx_mbs.integrate.state_products.StateProducts`), else three products.
+
+        Args:
+            s: the state's record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         if getattr(s, "blocks", None) is not None:
             P = self.products.form(s, q, v if Mv is None else None)
             return (P.Mv if Mv is None else Mv,) + P.energies(s)
@@ -185,7 +247,17 @@ class TSProblem:
         return Mv, self.work, self.work2
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""
+        """Q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         s = self.system.at(t)
         if self._rhs is None:
             self._rhs = q.duplicate()
@@ -210,11 +282,19 @@ class TSProblem:
 
 
 class SecondOrderProblem(TSProblem):
-    """M q'' + C q' + K q (+ n(q)) = f as TS I2 function/Jacobian (TSALPHA2)."""
+    """M q'' + C q' + K q (+ n(q)) = f as TS I2 function/Jacobian (TSALPHA2).
+
+    Args:
+        system: the run's typed system.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+    """
 
     name = "second-order"
 
-    def __init__(self, system, ts, opts, t0):
+    def __init__(self, system: RunSystem, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> None:
         super().__init__(system, ts, opts, t0)
         s = system.at(t0)
         ts.setType("alpha2")
@@ -224,7 +304,8 @@ class SecondOrderProblem(TSProblem):
         ts.setI2Jacobian(self._jacobian, self.J, self.J)
         self.set_up_snes()
 
-    def _function(self, ts, t, U, V, A, F):
+    def _function(self, ts: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec,
+                  F: PETSc.Vec) -> None:
         if self.skip_residual:
             return
         s = self.system.at(t)
@@ -242,7 +323,8 @@ class SecondOrderProblem(TSProblem):
         if self.nonlinear:
             F.axpy(1.0, self._nonlinear(t, U, True))
 
-    def _jacobian(self, ts, t, U, V, A, shift_v, shift_a, J, P):
+    def _jacobian(self, ts: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec,
+                  shift_v: float, shift_a: float, J: PETSc.Mat, P: PETSc.Mat) -> None:
         s = self.system.at(t)
         if self._unchanged(s, shift_v, shift_a):
             return
@@ -253,15 +335,35 @@ class SecondOrderProblem(TSProblem):
             J.axpy(1.0, self._nonlinear(t, U, False), structure=SUBSET)
         self._set_up_solver(J, P)
 
-    def initial_state(self, t0, q0, v0, p0=None):
+    def initial_state(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                      p0: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The TS's solution (U, V) at ``t0`` (multipliers made consistent where there are).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum (not this form's).
+
+        Returns:
+            U.
+        """
         U, V = q0.copy(), v0.copy()
         if self.system.has_multipliers:  # lambda(t0) consistent with the state
             self.system.initial_multipliers(t0, U, V)
         self.ts.setSolution2(U, V)
         return U
 
-    def state(self, t: float, need_v: bool = True):
-        """Reduced displacement and velocity at the TS's current solution (reused vectors)."""
+    def state(self, t: float, need_v: bool = True) -> Tuple[PETSc.Vec, PETSc.Vec]:
+        """Reduced displacement and velocity at the TS's current solution (reused vectors).
+
+        Args:
+            t: the time just reached (s).
+            need_v: whether v is read (it is at hand).
+
+        Returns:
+            (q, v).
+        """
         U, V = self.ts.getSolution2()
         U.copy(self.q)
         V.copy(self.v)
