@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any, Tuple
+from typing import TYPE_CHECKING, Any, Tuple, cast
 
 from petsc4py import PETSc
 
@@ -30,6 +30,8 @@ from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, reason_name
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
     from dolfinx_mbs.petsc_options import SolverOptions
+    from dolfinx_mbs.systems.multipliers import SaddlePoint
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["TSProblem", "SecondOrderProblem", "LinearStep"]
 
@@ -110,23 +112,23 @@ class TSProblem:
         self.opts = opts
         self.comm = system.comm
         self.nonlinear = system.nonlinear
-        self.skip_residual = False
+        self.skip_residual: bool = False
         system.forget()  # the frames and loads as they are now, not as a former run saw them
         s = system.at(t0)
         self.n_local, self.n = s.M.getLocalSize()[0], s.M.getSize()[0]
         self.work, self.work2 = s.M.createVecLeft(), s.M.createVecLeft()
         self.q, self.v = s.M.createVecLeft(), s.M.createVecLeft()  # observer state, reused
-        self._mksp = None
-        self._jkey = None
+        self._mksp: PETSc.KSP | None = None
+        self._jkey: tuple | None = None
         self._ready = False
         #: M v of the last :meth:`state` where the form has it without a product, else None
         self.mass_velocity = None
         #: the step matrices are small enough for PETSc's own LU (:func:`small_lu`)
         self.small = small_lu(system, opts.prefix, opts.values)
-        self._rhs = None
+        self._rhs: PETSc.Vec | None = None
         #: M q and K_s q of the last observed state (:mod:`dolfinx_mbs.integrate.state_products`)
         self.products = StateProducts()
-        self._Mv = None
+        self._Mv: PETSc.Vec | None = None
 
     def initial(self, x: Any, name: str) -> PETSc.Vec:
         """A reduced vector from the user's initial value.
@@ -179,7 +181,9 @@ class TSProblem:
             self._ready = True
 
     def _nonlinear(self, t: float, q: PETSc.Vec, force: bool) -> Any:
-        r, KN = self.system.nonlinear_reduced(t, q, force=force, tangent=not force)
+        # nonlinear strain: a second-order system (records.check_choice refuses the others)
+        system = cast("SecondOrderSystem", self.system)
+        r, KN = system.nonlinear_reduced(t, q, force=force, tangent=not force)
         return r if force else KN
 
     #: the mass solve's relative tolerance when the run solves by multigrid (CG + Jacobi)
@@ -350,7 +354,7 @@ class SecondOrderProblem(TSProblem):
         """
         U, V = q0.copy(), v0.copy()
         if self.system.has_multipliers:  # lambda(t0) consistent with the state
-            self.system.initial_multipliers(t0, U, V)
+            cast("SaddlePoint", self.system).initial_multipliers(t0, U, V)
         self.ts.setSolution2(U, V)
         return U
 
