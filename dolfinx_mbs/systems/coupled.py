@@ -38,7 +38,7 @@ unit loads, formed once per evaluation.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Hashable, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -318,7 +318,7 @@ class CoupledSystem:
         self.m += self.jointset.n_unknowns
         self._full = ({k: self.space.create_vec() for k in ("u", "ud", "udd", "r")}
                       if base is not None else {})
-        self._last = None
+        self._last: dict | None = None  # what the last evaluate() leaves the Jacobian
 
     # -- sizes -------------------------------------------------------------------------------
     @property
@@ -624,8 +624,8 @@ class CoupledSystem:
             out += jet.T.T @ F + jet.Om.T @ M
         return out
 
-    def _momentum(self, i: int, st: FrameState, u: np.ndarray | None, ud: np.ndarray | None,
-                  terms: dict | None = None) -> dict:
+    def _momentum(self, i: int, st: FrameState, u: PETSc.Vec | None, ud: PETSc.Vec | None,
+                  terms: list | None = None) -> dict:
         """What frame ``i``'s momentum balance needs (local components): the carried mass,
         first moment s = int rho x, relative momentum p_rel = omega x s + int rho u', and (with
         ``terms``, a residual's body terms) the applied loads' resultant with gravity and its
@@ -669,8 +669,9 @@ class CoupledSystem:
         E3 = np.eye(3)
         W = skew(st.omega)
 
-        def combo(key: Hashable, Wm: np.ndarray, vecs: Sequence[PETSc.Vec],
+        def combo(key: Hashable, Wm: np.ndarray, vecs: Any,
                   out: PETSc.Vec | None = None) -> PETSc.Vec:
+            # vecs: one Vec (node blocks, p.kron) or one per coupling basis matrix
             out = p.work(key) if out is None else out
             if p.kron:  # vecs: M x or M u' (see _body_terms)
                 out.array[:] = p.nodal(Wm, vecs.getArray(readonly=True))
@@ -684,20 +685,20 @@ class CoupledSystem:
         if p.kron and bt["CEu"] is None:   # M x and M u', from which c_E x, c_E u' follow
             bt["CEu"], bt["CEud"] = self._mass_products(p, bt["u"], bt["ud"])
         cols = {k: [] for k in STATE_VARS}
-        for k in range(3):
-            Ek = skew(E3[k])
-            col = combo(("dW", k), 2.0 * Ek, bt["CEud"])
-            col.axpy(1.0, combo(("dWk", k), Ek @ W + W @ Ek, bt["CEu"]))
+        for j in range(3):
+            Ek = skew(E3[j])
+            col = combo(("dW", j), 2.0 * Ek, bt["CEud"])
+            col.axpy(1.0, combo(("dWk", j), Ek @ W + W @ Ek, bt["CEu"]))
             cols["omega"].append(col)
-            cols["alpha"].append(combo(("dA", k), Ek, bt["CEu"]))
-            if k < g:
-                cols["a_O"].append(p.Mt[k])
-                cols["g_loc"].append(p.minus_Mt[k])
+            cols["alpha"].append(combo(("dA", j), Ek, bt["CEu"]))
+            if j < g:
+                cols["a_O"].append(p.Mt[j])
+                cols["g_loc"].append(p.minus_Mt[j])
             else:
                 cols["a_O"].append(p.zero)
                 cols["g_loc"].append(p.zero)
         # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
-        pre = {k: [None, None, None] for k in STATE_VARS}
+        pre: Dict[str, list] = {k: [None, None, None] for k in STATE_VARS}
         for ic, (case, Pu) in enumerate(bt["Ps"]):
             d = self._prestress_coefficient_derivative(case, st)
             if Pu is None and any(np.any(d[k]) for k in STATE_VARS):
@@ -918,7 +919,7 @@ class CoupledSystem:
 
     def _momentum_derivatives(self, i: int, jet: FrameJet, s: float, last: dict,
                               D: np.ndarray, C: List[PETSc.Vec], Cv: List[PETSc.Vec],
-                              full: List[PETSc.Vec]) -> None:
+                              full: PETSc.Vec) -> None:
         """Replace frame ``i``'s translation rows by the momentum balance's derivatives and
         fill its auxiliary rows (see :meth:`evaluate`)."""
         fr, zs, ws, As = self.frames[i], self.zslice[i], self.wslice[i], self.aslice[i]
