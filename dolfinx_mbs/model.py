@@ -16,7 +16,7 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
 from dolfinx import fem
@@ -54,6 +54,20 @@ from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
 from dolfinx_mbs.systems.velocity import VelocitySystem
 
+if TYPE_CHECKING:
+    from dolfinx.mesh import MeshTags
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.bodies.loads import TimeVector
+    from dolfinx_mbs.campbell.table import CampbellTable
+    from dolfinx_mbs.integrate.driver import Result
+    from dolfinx_mbs.rotors.critical import CriticalSpeedMap
+    from dolfinx_mbs.rotors.unbalance import UnbalanceResponse
+    from dolfinx_mbs.systems.coupled import FrameView
+
+#: the typed systems :meth:`Model.system` makes (Hamilton's is a second-order one)
+System = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
+
 __all__ = ["Model"]
 
 FORMULATIONS = integration.FORMULATIONS
@@ -68,7 +82,7 @@ class Model:
     """
 
     def __init__(self, bodies: Sequence[Body | RigidBody],
-                 gravity: Sequence[float] | None = None, comm=None):
+                 gravity: Sequence[float] | None = None, comm: MPI.Comm | None = None) -> None:
         given = list(bodies) if not isinstance(bodies, (Body, RigidBody)) else [bodies]
         if not given or not all(isinstance(b, (Body, RigidBody)) for b in given):
             raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body or "
@@ -159,13 +173,14 @@ class Model:
                                  "results are keyed by name (pass name=)")
             names.append(fr.name)
 
-    def _check_frame(self, frame) -> ComputedFrame:
+    def _check_frame(self, frame: object) -> ComputedFrame:
         if not isinstance(frame, ComputedFrame) or all(frame is not f for f in self.frames):
             raise ValueError(f"frame must be a computed frame of this model (a Hinge or Free "
                              f"carrying one of its bodies), got {frame!r}")
         return frame
 
-    def attach(self, body: Body, where: Callable | None = None, facets=None,
+    def attach(self, body: Body, where: Callable | None = None,
+               facets: Tuple[MeshTags, int] | None = None,
                name: str | None = None) -> Clamp:
         """The elastic reference condition of ``body`` on its frame (docs/theory.md section
         8): the body is attached to the frame where ``where(x)`` holds (or on ``facets``),
@@ -190,14 +205,15 @@ class Model:
         self._systems.pop("coupled", None)
         return ld
 
-    def apply_force(self, frame: ComputedFrame, force: Callable, point=(0.0, 0.0, 0.0),
+    def apply_force(self, frame: ComputedFrame, force: Callable,
+                    point: Sequence[float] = (0.0, 0.0, 0.0),
                     local: bool = True, name: str | None = None) -> FrameLoad:
         """Apply a force ``force(t, s)`` (a 3-vector, local or global components) to a computed
         frame at ``point`` (frame coordinates)."""
         self._check_frame(frame)
         fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
 
-        def wrench(t, s, fn=fn):
+        def wrench(t: float, s: FrameView, fn: Callable = fn) -> tuple:
             return fn(t, s), np.zeros(3)
         ld = FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
                        point=checks.point3(point, "point"),
@@ -207,7 +223,7 @@ class Model:
         return ld
 
     # -- joints between computed frames (issue 29 part B) -----------------------------------
-    def _joint_gdim(self, bodies) -> int:
+    def _joint_gdim(self, bodies: Sequence[Body | RigidBody]) -> int:
         dims = {b.gdim for b in bodies if isinstance(b, Body)}
         dims |= {b.frame.gdim for b in bodies if isinstance(b, RigidBody)
                  and isinstance(b.frame, ComputedFrame)}
@@ -215,7 +231,10 @@ class Model:
             raise ValueError(f"a joint joins bodies of one dimension, got {sorted(dims)}")
         return dims.pop()
 
-    def _frame_joint(self, kind, body_a, body_b, point, axis, name, tol) -> FrameJoint:
+    def _frame_joint(self, kind: str, body_a: Body | RigidBody | None,
+                     body_b: Body | RigidBody | None,
+                     point: Sequence[float], axis: Sequence[float] | None, name: str | None,
+                     tol: float) -> FrameJoint:
         for b in (body_a, body_b):
             if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
                 raise ValueError(f"{kind}: body {getattr(b, 'name', b)!r} is not part of this "
@@ -242,7 +261,9 @@ class Model:
         self._systems.pop("coupled", None)
         return joint
 
-    def revolute(self, body_a, body_b, point, axis=None, name: str | None = None,
+    def revolute(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
+                 point: Sequence[float],
+                 axis: Sequence[float] | None = None, name: str | None = None,
                  tol: float = 1e-8) -> FrameJoint:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
         ``body_b``, one of them on a computed frame: the points coincide (a node of an elastic
@@ -271,7 +292,9 @@ class Model:
         """
         return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
 
-    def prismatic(self, body_a, body_b, point, axis, name: str | None = None,
+    def prismatic(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
+                  point: Sequence[float],
+                  axis: Sequence[float], name: str | None = None,
                   tol: float = 1e-8) -> FrameJoint:
         """A prismatic joint: ``body_b``'s point at ``point`` slides along ``axis`` (global at
         t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two frames
@@ -294,7 +317,9 @@ class Model:
         """
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
-    def spring(self, body_a, point_a, body_b, point_b, stiffness: float, damping: float = 0.0,
+    def spring(self, body_a: Body | RigidBody, point_a: Sequence[float],
+               body_b: Body | RigidBody | None, point_b: Sequence[float], stiffness: float,
+               damping: float = 0.0,
                length: float | None = None, name: str | None = None,
                tol: float = 1e-8) -> FrameJoint:
         """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
@@ -352,7 +377,7 @@ class Model:
         self._systems.pop("coupled", None)
         return spring
 
-    def point_mass(self, body: Body, point, mass: float, name: str | None = None,
+    def point_mass(self, body: Body, point: Sequence[float], mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
         """A point mass at a node of an elastic ``body`` (the global ``point`` at t = 0): a
         :class:`~dolfinx_mbs.RigidBody` of ``mass`` on its own planar or spatial
@@ -410,7 +435,7 @@ class Model:
         self._systems.pop("coupled", None)
         return rb
 
-    def torsional_spring(self, target, stiffness: float, damping: float = 0.0,
+    def torsional_spring(self, target: FrameJoint, stiffness: float, damping: float = 0.0,
                          angle: float = 0.0, name: str | None = None) -> Motor:
         """A torsional spring and damper on a 2D revolute joint (the bodies' relative rotation)
         or on a :class:`~dolfinx_mbs.frames.Hinge` (its angle): the torque
@@ -427,12 +452,13 @@ class Model:
             raise ValueError(f"torsional_spring: stiffness and damping must be >= 0, got "
                              f"stiffness={k:g}, damping={c:g}")
 
-        def torque(t, s, k=k, c=c, a0=a0):
+        def torque(t: float, s: Any, k: float = k, c: float = c, a0: float = a0) -> float:
             return -k * (s.angle - a0) - c * s.rate
         return self.motor(target, torque=torque,
                           name=name or f"torsional spring({getattr(target, 'name', 'joint')})")
 
-    def motor(self, target, angle: Callable | None = None, speed: Callable | None = None,
+    def motor(self, target: FrameJoint, angle: Callable | None = None,
+              speed: Callable | None = None,
               torque: Callable | None = None, name: str | None = None) -> Motor:
         """A motor on a 2D revolute joint (the bodies' relative rotation) or on a
         :class:`~dolfinx_mbs.frames.Hinge` (its angle): ``angle(t)`` or ``speed(t)`` drives it
@@ -507,7 +533,7 @@ class Model:
         self._systems["coupled"] = system
         return system
 
-    def _check_reference(self, base) -> None:
+    def _check_reference(self, base: SecondOrderSystem) -> None:
         """Each body on a computed frame is held against the frame's rigid motion."""
         on = [ib for ib, b in enumerate(self.bodies) if isinstance(b.frame, ComputedFrame)]
         if not on:
@@ -556,16 +582,18 @@ class Model:
         self._systems = {}
         return c
 
-    def clamp(self, body: Body, where: Callable | None = None, components=None,
-              facets=None, name: str | None = None) -> Clamp:
+    def clamp(self, body: Body, where: Callable | None = None,
+              components: Sequence[int] | None = None, facets: Tuple[MeshTags, int] | None = None,
+              name: str | None = None) -> Clamp:
         """Fix displacement components (default all) of ``body`` at the nodes where
         ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``."""
         self._check_body(body)
         return self._add(Clamp(body, where=where, facets=facets, components=components,
                                name=name))
 
-    def prescribe(self, body: Body, value, where: Callable | None = None, facets=None,
-                  components=None, time_scale: float = 1.0,
+    def prescribe(self, body: Body, value: ArrayLike | Callable[[float], ArrayLike],
+                  where: Callable | None = None, facets: Tuple[MeshTags, int] | None = None,
+                  components: Sequence[int] | None = None, time_scale: float = 1.0,
                   name: str | None = None) -> cons.Prescribed:
         """Prescribe the displacement u = g(t) (body-frame components, m) of ``body`` where
         ``where(x)`` holds or on ``facets``: ``value`` is a gdim-vector or ``t -> vector``
@@ -576,7 +604,7 @@ class Model:
                                          value=value, time_scale=time_scale, name=name))
 
     def tie(self, body_a: Body, body_b: Body, where: Callable | None = None,
-            tol: float = 1e-8, name: str | None = None, facets=None,
+            tol: float = 1e-8, name: str | None = None, facets: Tuple[MeshTags, int] | None = None,
             where_b: Callable | None = None, same_motion: bool = False) -> joints.Joint:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
@@ -591,7 +619,7 @@ class Model:
         return self._add(joints.tie(self.space, body_a, body_b, where, tol=tol, name=name,
                                     facets=facets, where_b=where_b, same_motion=same_motion))
 
-    def pin(self, body_a: Body | None, body_b: Body, point, tol: float = 1e-8,
+    def pin(self, body_a: Body | None, body_b: Body, point: Sequence[float], tol: float = 1e-8,
             name: str | None = None) -> joints.Joint:
         """A pin at the global ``point`` (position at t = 0) between a node of ``body_a`` (None:
         the ground) and a node of ``body_b``: same global position at all times (a revolute
@@ -603,14 +631,16 @@ class Model:
             raise ValueError("pin: body_a and body_b must differ")
         return self._add(joints.pin(self.space, body_a, body_b, point, tol=tol, name=name))
 
-    def slider(self, body: Body, point, axis, tol: float = 1e-8,
+    def slider(self, body: Body, point: Sequence[float], axis: Sequence[float],
+               tol: float = 1e-8,
                name: str | None = None) -> joints.Slider:
         """The node of ``body`` at the global ``point`` (at t = 0) stays on the fixed global
         line through it along ``axis`` (a prismatic support on the ground)."""
         self._check_body(body)
         return self._add(joints.Slider(self.space, body, point, axis, tol=tol, name=name))
 
-    def rigid(self, body: Body, where: Callable | None = None, facets=None,
+    def rigid(self, body: Body, where: Callable | None = None,
+              facets: Tuple[MeshTags, int] | None = None,
               name: str | None = None) -> joints.RigidRegion:
         """Make the nodes of ``body`` where ``where(x)`` holds (or on ``facets``) move as one
         rigid body (RBE2-like)."""
@@ -618,7 +648,9 @@ class Model:
         return self._add(joints.RigidRegion(self.space, body, where=where, facets=facets,
                                           name=name))
 
-    def constrain(self, rows, rhs=None, body: Body | None = None, time_scale: float = 1.0,
+    def constrain(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
+                  rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
+                  body: Body | None = None, time_scale: float = 1.0,
                   name: str | None = None) -> Constraint:
         """Add general constraint rows ``B Delta = c(t)`` (``B Delta' + b = 0`` with
         b = -c'), a DOLFINx ``DirichletBC`` (on ``body``'s space; ``body`` may be omitted for a
@@ -651,7 +683,9 @@ class Model:
         return self._add(LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                          name=name))
 
-    def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
+    def constrain_velocity(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
+                           rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
+                           time_scale: float = 1.0,
                            name: str | None = None) -> VelocityRows:
         """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
@@ -675,14 +709,16 @@ class Model:
         return self._add(VelocityRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                            name=name))
 
-    def dof(self, body: Body, point, component: int, tol: float = 1e-8) -> int:
+    def dof(self, body: Body, point: Sequence[float], component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
         node of ``body`` at ``point`` (body-frame coordinates)."""
         self._check_body(body)
         return self.space.dof(self.bodies.index(body), point, component, tol)
 
-    def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
-                   point=None, force=None, local: bool = True) -> None:
+    def apply_load(self, body: Body, body_force: TimeVector | None = None,
+                   traction: TimeVector | None = None, where: Callable | None = None,
+                   facets: Tuple[MeshTags, int] | None = None, point: Sequence[float] | None = None,
+                   force: TimeVector | None = None, local: bool = True) -> None:
         """Apply a load to ``body``.
 
         Give one of
@@ -702,7 +738,7 @@ class Model:
         self._systems = {}
 
     def reduce(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
-               **options) -> ReducedBody:
+               **options: Any) -> ReducedBody:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
         constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`
@@ -745,7 +781,7 @@ class Model:
         static equilibrium are then solved by Newton's method."""
         return any(b.u_state is not None for b in self.bodies)
 
-    def system(self, formulation: str = "second-order", constraints: str = "maggi"):
+    def system(self, formulation: str = "second-order", constraints: str = "maggi") -> System:
         """The typed system that ``formulation`` integrates (made once, kept until the
         constraints or loads change): a :class:`~dolfinx_mbs.systems.SecondOrderSystem`
         (``"second-order"``, ``"first-order"``), :class:`~dolfinx_mbs.systems.hamilton.
@@ -775,12 +811,12 @@ class Model:
         return self._made("second-order", lambda: SecondOrderSystem(
             self.assembly, self.system_reducer, self.constraints, self.static))
 
-    def _made(self, key: str, make):
+    def _made(self, key: str, make: Callable[[], Any]) -> Any:
         if key not in self._systems:
             self._systems[key] = make()
         return self._systems[key]
 
-    def _modal_system(self):
+    def _modal_system(self) -> System:
         """The system of the eigenproblems: with velocity constraints their (q, w) form."""
         return self.system("first-order" if self.velocity_constraints else "second-order")
 
@@ -860,7 +896,7 @@ class Model:
                                     else self.constraints, frame=frame)
 
     def integrate(self, t_end: float, dt: float, formulation: str | None = None,
-                  constraints: str = "maggi", **kwargs):
+                  constraints: str = "maggi", **kwargs: Any) -> Result:
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
         arguments and the returned result. With ``drives=True`` the force and torque that
@@ -883,7 +919,7 @@ class Model:
         return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
                                      **kwargs)
 
-    def campbell(self, speeds, n: int = 6, **kwargs):
+    def campbell(self, speeds: Sequence[float], n: int = 6, **kwargs: Any) -> CampbellTable:
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
         or Stationary frames, or on a computed Hinge on the ground (held at the angle a run
         left it at, turning steadily at each speed): see
@@ -895,16 +931,17 @@ class Model:
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
 
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
-    def _attach(self, a):
+    def _attach(self, a: Bearing | Disk | Unbalance) -> None:
         a.body.attachments.append(a)
         # the bodies' matrices change pattern: the operators are made again on next use
         self._assembly = self._basis = None
         self._systems = {}
         return a
 
-    def bearing(self, body: Body, facets=None, where: Callable | None = None,
-                speeds=None, extrapolate: bool = False, name: str | None = None,
-                **coefficients) -> Bearing:
+    def bearing(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
+                where: Callable | None = None,
+                speeds: Sequence[float] | None = None, extrapolate: bool = False,
+                name: str | None = None, **coefficients: Any) -> Bearing:
         """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
         facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
         ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
@@ -916,7 +953,8 @@ class Model:
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
                                     extrapolate=extrapolate, name=name, **coefficients))
 
-    def disk(self, body: Body, facets=None, where: Callable | None = None,
+    def disk(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
+             where: Callable | None = None,
              mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
              name: str | None = None) -> Disk:
         """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
@@ -925,21 +963,23 @@ class Model:
         return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
                                  diametral=diametral, name=name))
 
-    def unbalance_response(self, speeds, unbalances, probes, **kwargs):
+    def unbalance_response(self, speeds: Sequence[float], unbalances: Sequence[tuple],
+                           probes: Sequence, **kwargs: Any) -> UnbalanceResponse:
         """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
         at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
         :func:`dolfinx_mbs.rotors.unbalance_response`."""
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
-    def critical_speed_map(self, stiffnesses, n: int = 4, **kwargs):
+    def critical_speed_map(self, stiffnesses: Sequence[float], n: int = 4,
+                           **kwargs: Any) -> CriticalSpeedMap:
         """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
         of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
         :func:`dolfinx_mbs.rotors.critical_speed_map`."""
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 
-    def unbalance(self, on, m_e: float, phase: float = 0.0) -> Unbalance:
+    def unbalance(self, on: Disk | Bearing, m_e: float, phase: float = 0.0) -> Unbalance:
         """An unbalance ``m_e`` (kg m) at ``phase`` (rad) on the journal of ``on`` (a disk or
         a bearing) for time integration: its turning force follows the stationary frame's
         spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
