@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -26,6 +26,8 @@ if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
     from dolfinx_mbs.integrate.stepper import RunSystem, Stepper
     from dolfinx_mbs.systems.drives import Drives
+    from dolfinx_mbs.systems.multipliers import SaddlePoint
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
            "FrameHistory", "Callback", "Fields", "Csv", "Progress", "make_observers", "notify",
@@ -156,7 +158,8 @@ class Energies(Observer):
         vMv, qKq, qKpq, qf, vf = dots(((v, Mv), (q, Kel_q), (q, Kpot_q), (q, s.f), (v, s.f)))
         kin, ela, pot = 0.5 * vMv, 0.5 * qKq, 0.5 * qKpq
         if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
-            extra = self.system.nonlinear_energy(step.t, q)
+            # a second-order system: records.check_choice refuses nonlinear strain elsewhere
+            extra = cast("SecondOrderSystem", self.system).nonlinear_energy(step.t, q)
             ela += extra
             pot += extra
         return self.record(step.t, kin, ela, pot, kin + pot - qf, vf)
@@ -277,7 +280,8 @@ class Reactions(Observer):
         """Record the constraints' resultant forces at the step."""
         t = step.t
         if self.system.has_multipliers:  # -B^T lambda: read off the state
-            forces = self.system.constraint_forces(t, step.q, out=self._forces)
+            forces = cast("SaddlePoint", self.system).constraint_forces(t, step.q,
+                                                                        out=self._forces)
         else:
             if self._acc is None:
                 self._acc = step.q.duplicate()
@@ -485,8 +489,8 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
     if a["energy"]:
         out["energy"] = (energies or Energies)(system)
         if resume is not None and "energy" in resume.accumulators:
-            out["energy"].restore(resume.accumulators["energy"])
-    out["finite"] = Finite(out.get("energy"))
+            cast(Energies, out["energy"]).restore(resume.accumulators["energy"])
+    out["finite"] = Finite(cast("Energies | None", out.get("energy")))
     if stability is not None:
         out["stability"] = stability
     if a["callback"] is not None:
@@ -540,7 +544,7 @@ def notify(watch: Dict[str, Observer], step: Step, system: RunSystem, full: PETS
     for name, o in watch.items():
         if name == "csv":
             if not again:
-                o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
+                cast(Csv, o).write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
         elif name not in FIRST and not (again and name == "fields"):
             values[name] = o.observe(step)
 

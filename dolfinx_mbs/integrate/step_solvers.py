@@ -30,6 +30,7 @@ from dolfinx_mbs.petsc_options import SolverOptions, direct_lu, given_options
 
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
            "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
@@ -157,7 +158,8 @@ def attach_near_nullspace(system: RunSystem, problem: Any, formulation: str, ts:
 SMALL_LU = {2: 2000, 3: 400}
 
 
-def small_lu(system: RunSystem, prefix: str, options: Dict[str, object] | None) -> bool:
+def small_lu(system: RunSystem | CoupledSystem, prefix: str,
+             options: Dict[str, object] | None) -> bool:
     """True when ``system``'s step matrices go to PETSc's own LU (:data:`SMALL_LU`): one rank,
     at most the size for its bodies' dimension, no multipliers (their zero block needs
     MUMPS's pivoting), and no MUMPS option or value among the run's ``options`` or in the

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from dolfinx_mbs.assembly.space import FullSpace
     from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor
+    from dolfinx_mbs.systems.records import SecondOrder
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["CoupledSystem", "FrameLoad", "FrameDerivatives", "FrameView", "monitors",
@@ -1000,8 +1001,18 @@ class CoupledSystem:
         return D
 
     # -- the elastic block ------------------------------------------------------------------
-    def elastic_block(self, t: float, shift: float, S: PETSc.Mat | None) -> PETSc.Mat:
-        """S = shift^2 M_r + shift C_r + K_r (+ the nonlinear tangent) at the last state."""
+    def elastic_block(self, t: float, shift: float,
+                      S: PETSc.Mat | None) -> tuple[PETSc.Mat, SecondOrder]:
+        """S = shift^2 M_r + shift C_r + K_r (+ the nonlinear tangent) at the last state.
+
+        Args:
+            t: the time (s).
+            shift: the TS shift.
+            S: the matrix to fill (new if None).
+
+        Returns:
+            (S, the elastic bodies' record at the frames' states).
+        """
         rec = self.base.at(t, states=self._last["states"])
         if S is None:
             S = rec.K.duplicate(copy=True)

@@ -39,7 +39,8 @@ from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
 
 if TYPE_CHECKING:
     from dolfinx_mbs.petsc_options import SolverOptions
-    from dolfinx_mbs.systems.coupled import CoupledSystem
+    from dolfinx_mbs.systems.coupled import CoupledSystem, FrameDerivatives
+    from dolfinx_mbs.systems.records import SecondOrder
 
 __all__ = ["CoupledProblem", "BorderedNewton"]
 
@@ -222,12 +223,12 @@ class CoupledProblem:
         # PETSc's own LU for small elastic blocks, as the prescribed frames' steps have it
         cheapest_lu(self.ksp, bool(s.parts) and small_lu(s, opts.prefix, opts.values))
         self._ready = False
-        self.S = None
+        self.S: PETSc.Mat | None = None
         self._X: list = []
-        self._lu = None
-        self.rec = None
-        self.der = None
-        self.shift = None
+        self._lu: tuple | None = None
+        self.rec: SecondOrder | None = None  # the elastic block's record
+        self.der: FrameDerivatives | None = None
+        self.shift: float | None = None
         q = s.create_reduced_vec()
         self.work = [q.duplicate() for _ in range(6)]
 
