@@ -16,7 +16,18 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 import numpy as np
 from dolfinx import fem
@@ -71,6 +82,8 @@ System = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
 __all__ = ["Model"]
 
 FORMULATIONS = integration.FORMULATIONS
+
+_Attached = TypeVar("_Attached", Bearing, Disk, Unbalance)
 
 
 class Model:
@@ -233,7 +246,7 @@ class Model:
 
     def _frame_joint(self, kind: str, body_a: Body | RigidBody | None,
                      body_b: Body | RigidBody | None,
-                     point: Sequence[float], axis: Sequence[float] | None, name: str | None,
+                     point: ArrayLike, axis: Sequence[float] | None, name: str | None,
                      tol: float) -> FrameJoint:
         for b in (body_a, body_b):
             if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
@@ -262,7 +275,7 @@ class Model:
         return joint
 
     def revolute(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
-                 point: Sequence[float],
+                 point: ArrayLike,
                  axis: Sequence[float] | None = None, name: str | None = None,
                  tol: float = 1e-8) -> FrameJoint:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
@@ -604,7 +617,8 @@ class Model:
                                          value=value, time_scale=time_scale, name=name))
 
     def tie(self, body_a: Body, body_b: Body, where: Callable | None = None,
-            tol: float = 1e-8, name: str | None = None, facets: Tuple[MeshTags, int] | None = None,
+            tol: float = 1e-8, name: str | None = None,
+            facets: Tuple[Tuple[MeshTags, int], Tuple[MeshTags, int]] | None = None,
             where_b: Callable | None = None, same_motion: bool = False) -> joints.Joint:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
@@ -931,7 +945,7 @@ class Model:
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
 
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
-    def _attach(self, a: Bearing | Disk | Unbalance) -> None:
+    def _attach(self, a: _Attached) -> _Attached:
         a.body.attachments.append(a)
         # the bodies' matrices change pattern: the operators are made again on next use
         self._assembly = self._basis = None
