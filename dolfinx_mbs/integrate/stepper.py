@@ -157,7 +157,10 @@ class Boundary(Protocol):
         """The whole run was given to the observers at once.
 
         The stepper gave the whole-run observers (:attr:`Needs.whole_run`) every step
-        at once: these are the run's times.
+        at once.
+
+        Args:
+            times: the run's times.
         """
 
 
@@ -207,8 +210,11 @@ class Stepper(Protocol):
                 p0: PETSc.Vec | None) -> None:
         """The state at ``t0``.
 
-        The state at ``t0``: reduced displacement, velocity and (Hamilton's form) the
-        momentum p0, which replaces v0 when given.
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, which replaces v0 when given, or None.
         """
 
     def resume(self, ckpt: Checkpoint, stem: str, t_end: float) -> None:
@@ -233,35 +239,77 @@ class Stepper(Protocol):
         """
 
     def prepare(self, needs: Needs) -> None:
-        """What the observers will read at the boundaries.
+        """What the observers will read at the boundaries (called once, before :meth:`march`).
 
-        What the observers will read at the boundaries (called once, before
-        :meth:`march`).
+        Args:
+            needs: what they read.
         """
 
     def march(self, at: Boundary) -> None:
-        """Step the run through, calling ``at(index, t)`` at every step boundary."""
+        """Step the run through, calling ``at(index, t)`` at every step boundary.
+
+        Args:
+            at: the driver's side of the seam.
+        """
 
     def state(self, t: float, need_v: bool) -> State:
-        """The reduced state at the boundary ``t`` just reached."""
+        """The reduced state at the boundary ``t`` just reached.
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read.
+
+        Returns:
+            The state.
+        """
 
     def record(self, t: float) -> Any:
         """The operators at ``t`` the energies read.
 
-        The operators at ``t`` the energies read (the system's record, or the stepper's
-        own with its load vectors).
+        Args:
+            t: the time (s).
+
+        Returns:
+            The system's record, or the stepper's own with its load vectors.
         """
 
     def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: PETSc.Vec | None = None) -> tuple:
-        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``."""
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``.
+
+        Args:
+            s: the record (:meth:`record`).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
                      out: PETSc.Vec) -> PETSc.Vec:
-        """Q'' from the equations of motion at (q, v), into ``out`` (the reactions')."""
+        """Q'' from the equations of motion at (q, v), into ``out`` (the reactions').
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
 
     def failure(self, error: BaseException) -> str:
-        """The words of a failed step's ``error`` (the solvers' reasons where known)."""
+        """The words of a failed step's error.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            Its words, with the solvers' reasons where known.
+        """
 
     def destroy(self) -> None:
         """Release the stepper's PETSc objects (collective)."""
@@ -283,11 +331,20 @@ class PythonLoop:
     probes_observer = None
 
     def step(self, t: float, h: float) -> None:  # pragma: no cover - the backend's
-        """The step from ``t`` to ``t + h``."""
+        """The step from ``t`` to ``t + h``.
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         raise NotImplementedError
 
     def march(self, at: Boundary) -> None:
-        """Step through ``self.times`` (the first the initial time), ``at`` after each."""
+        """Step through ``self.times`` (the first the initial time), ``at`` after each.
+
+        Args:
+            at: the driver's side of the seam.
+        """
         out = self.times
         self.time = out[0]
         at(0, out[0])
@@ -298,7 +355,16 @@ class PythonLoop:
             at(index, self.time)
 
     def resume(self, ckpt: Checkpoint, stem: str, t_end: float) -> None:
-        """Refused: checkpoints are written by the TS path only."""
+        """Refused: checkpoints are written by the TS path only.
+
+        Args:
+            ckpt: the checkpoint.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
+
+        Raises:
+            ValueError: always.
+        """
         raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
 
     def snapshot(self) -> Tuple[int, float, float, list]:
@@ -309,9 +375,20 @@ class PythonLoop:
         """Nothing: no checkpoint is written on this path."""
 
     def prepare(self, needs: Needs) -> None:
-        """Keep what the observers read."""
+        """Keep what the observers read.
+
+        Args:
+            needs: what they read.
+        """
         self.needs = needs
 
     def failure(self, error: BaseException) -> str:
-        """The error's own words."""
+        """The error's own words.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            ``str(error)``.
+        """
         return str(error)
