@@ -263,25 +263,53 @@ class SparseStepper(PythonLoop):
 
     def march(self, at: Boundary) -> None:
         """The Python loop (:class:`~dolfinx_mbs.integrate.stepper.PythonLoop`), then the
-        log's words on the factorizations and the K_s recursion."""
+        log's words on the factorizations and the K_s recursion.
+
+        Args:
+            at: the driver's side of the seam.
+        """
         super().march(at)
         log.info("integrate: linear path: %d factorizations, K_s X recursion drift %.1e "
                  "(product every %d steps at the end)", self.factorizations, self.drift,
                  self.refresh)
 
     def state(self, t: float, need_v: bool = True) -> State:
-        """The stepped state (q, v)."""
+        """The stepped state (q, v).
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read (it is at hand).
+
+        Returns:
+            The state (the stepper's vectors).
+        """
         return State(self.vec["X"], self.vec["V"])
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
                      out: PETSc.Vec) -> PETSc.Vec:
-        """Refused: the reactions are recorded on the TS path (:meth:`applies`)."""
+        """Refused: the reactions are recorded on the TS path (:meth:`applies`).
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector it would fill.
+
+        Raises:
+            ValueError: always.
+        """
         raise ValueError("the linear path records no reactions (stepper='ts')")
 
     def step_size(self, h: float) -> float:
-        """``h``, or the size of the steps before where ``h`` differs from it by the time
-        grid's round-off alone (:data:`SAME_STEP`): the step is then made with that size,
-        and its step matrix kept."""
+        """The size a step of ``h`` is made with.
+
+        Args:
+            h: the step asked (s).
+
+        Returns:
+            ``h``, or the size of the steps before where ``h`` differs from it by the time
+            grid's round-off alone (:data:`SAME_STEP`): the step matrix is then kept.
+        """
         last = self._h
         if last is not None and abs(h - last) <= SAME_STEP * last:
             return last
@@ -290,8 +318,15 @@ class SparseStepper(PythonLoop):
 
     def use_series(self, t1: float) -> bool:
         """Take the record's load vectors at later times from a
-        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``)
-        where the system's loads can be written so (collective); True if so."""
+        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` where the system's loads
+        can be written so (collective).
+
+        Args:
+            t1: the time the series is checked at (s).
+
+        Returns:
+            True if so.
+        """
         self.series = LoadSeries.make(self.system, self.t0, t1, self.load_names)
         return self.series is not None
 
@@ -301,7 +336,17 @@ class SparseStepper(PythonLoop):
     def record(self, t: float) -> SecondOrder | SeriesRecord:
         """The record at ``t``: from the load series (:meth:`use_series`) where there is one,
         else the system's; where its matrices changed (a prestress that follows gravity
-        turning in the frame), the node-block form taken anew and K_s q formed again."""
+        turning in the frame), the node-block form taken anew and K_s q formed again.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The record.
+
+        Raises:
+            RuntimeError: the node-block form was lost (the run needs the TS path).
+        """
         if self.series is not None:
             return self.series.record(t)
         s = self.system.at(t)

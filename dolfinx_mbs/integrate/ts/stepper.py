@@ -152,7 +152,14 @@ class TSStepper:
     # --- the run ---------------------------------------------------------------------------
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
                 p0: PETSc.Vec | None) -> None:
-        """The TS's solution at ``t0`` (multipliers made consistent where there are)."""
+        """The TS's solution at ``t0`` (multipliers made consistent where there are).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, which replaces v0 when given, or None.
+        """
         self.x0 = self.problem.initial_state(t0, q0, v0, p0)
 
     def resume(self, ckpt: checkpoint.Checkpoint, stem: str, t_end: float) -> None:
@@ -192,13 +199,22 @@ class TSStepper:
         return [self.ts.getSolution()]
 
     def prepare(self, needs: Needs) -> None:
-        """Nothing to prepare: the problem reads back what is asked at each state."""
+        """Nothing to prepare: the problem reads back what is asked at each state.
+
+        Args:
+            needs: what the observers read.
+        """
 
     def march(self, at: Boundary) -> None:
         """Step the run by one ``TSSolve``.
 
-        One ``TSSolve``, ``at`` its monitor; a TS that stops on a negative reason
-        (PETSc < 3.19 returns it) raises RuntimeError.
+        One ``TSSolve``, ``at`` its monitor.
+
+        Args:
+            at: the driver's side of the seam.
+
+        Raises:
+            RuntimeError: the TS stopped on a negative reason (PETSc < 3.19 returns it).
         """
         ts = self.ts
         ts.setMonitor(lambda ts_, index, t, X: at(index, t))
@@ -214,29 +230,69 @@ class TSStepper:
     def failure(self, error: BaseException) -> str:
         """PETSc's words and the solvers' reasons.
 
-        PETSc's words and the solvers' reasons (PETSc >= 3.19 raises out of TSSolve where
-        3.18 returned a reason).
+        PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            PETSc's words and the solvers' reasons.
         """
         return f"{error_words(error)} ({solver_reasons(self.ts)})"
 
     # --- what the observers ask --------------------------------------------------------------
     def state(self, t: float, need_v: bool) -> State:
-        """The TS's solution at ``t`` as reduced q and v (and Hamilton's M v)."""
+        """The TS's solution at ``t`` as reduced q and v (and Hamilton's M v).
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read.
+
+        Returns:
+            The state (vectors reused).
+        """
         q, v = self.problem.state(t, need_v=need_v)
         return State(q, v, self.problem.mass_velocity)
 
     def record(self, t: float) -> Any:
-        """The system's record at ``t``."""
+        """The system's record at ``t``.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            ``system.at(t)``.
+        """
         return self.system.at(t)
 
     def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: PETSc.Vec | None = None) -> tuple:
-        """(M v, K_el q, K_pot q): :meth:`TSProblem.energy_products`."""
+        """(M v, K_el q, K_pot q): :meth:`TSProblem.energy_products`.
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         return self.problem.energy_products(s, q, v, Mv)
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
                      out: PETSc.Vec) -> PETSc.Vec:
-        """Q'' at (q, v): :meth:`TSProblem.acceleration`."""
+        """Q'' at (q, v): :meth:`TSProblem.acceleration`.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         return self.problem.acceleration(t, q, v, out)
 
     def destroy(self) -> None:
