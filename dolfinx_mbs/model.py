@@ -198,16 +198,39 @@ class Model:
         """The elastic reference condition of ``body`` on its frame (docs/theory.md section
         8): the body is attached to the frame where ``where(x)`` holds (or on ``facets``),
         u = 0 there, so that its elastic field holds no rigid motion of the frame (a blade
-        clamped to its hub). The same rows as :meth:`clamp`."""
+        clamped to its hub). The same rows as :meth:`clamp`.
+
+        Args:
+            body: the elastic body.
+            where: ``where(x)`` (x of shape (3, n), body coordinates) true at the attached nodes.
+            facets: ``(meshtags, tag)`` of the attached facets instead.
+            name: the constraint's name.
+
+        Returns:
+            The clamp added.
+        """
         return self.clamp(body, where=where, facets=facets, name=name or f"attach {body.name}")
 
-    def apply_torque(self, frame: ComputedFrame, torque: Callable, local: bool = True,
+    def apply_torque(self, frame: ComputedFrame, torque: Callable | ArrayLike, local: bool = True,
                      name: str | None = None) -> FrameLoad:
         """Apply a torque to a computed frame: ``torque(t, s)`` returns a number (about a
         hinge's axis) or a 3-vector (local components, or global with ``local=False``);
         ``s`` is the frame's state (:class:`dolfinx_mbs.systems.coupled.FrameView`: ``angle``
         and ``rate`` of a hinge, ``R``, ``r_O``, ``omega``, ``v_O``). A motor curve, a PD
-        controller: any function of time and state. Its values are checked finite."""
+        controller: any function of time and state. Its values are checked finite.
+
+        Args:
+            frame: a computed frame of this model.
+            torque: ``torque(t, s)``, or a constant.
+            local: the vector's components are the frame's (else global).
+            name: the load's name.
+
+        Returns:
+            The load added.
+
+        Raises:
+            ValueError: a frame that is not a computed frame of this model.
+        """
         self._check_frame(frame)
         if not callable(torque):
             c = np.asarray(torque, dtype=float)
@@ -222,7 +245,21 @@ class Model:
                     point: Sequence[float] = (0.0, 0.0, 0.0),
                     local: bool = True, name: str | None = None) -> FrameLoad:
         """Apply a force ``force(t, s)`` (a 3-vector, local or global components) to a computed
-        frame at ``point`` (frame coordinates)."""
+        frame at ``point`` (frame coordinates).
+
+        Args:
+            frame: a computed frame of this model.
+            force: ``force(t, s)``, ``s`` the frame's state as for :meth:`apply_torque`.
+            point: the point of application (frame coordinates, m).
+            local: the force's components are the frame's (else global).
+            name: the load's name.
+
+        Returns:
+            The load added.
+
+        Raises:
+            ValueError: a frame that is not a computed frame of this model.
+        """
         self._check_frame(frame)
         fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
 
@@ -400,6 +437,13 @@ class Model:
         model becomes a coupled one (its steps solve the joint's rows); the mass follows the
         node's motion and deformation with its gravity and inertia.
 
+        Args:
+            body: the elastic body carrying the mass.
+            point: the node's global position at t = 0 (m).
+            mass: the mass (kg).
+            name: the rigid body's name (its frame and joint are named after it).
+            tol: how far from ``point`` the node may lie (m).
+
         Returns:
             The rigid body (its frame's motion is ``Result.frames[name + " frame"]``).
 
@@ -454,6 +498,16 @@ class Model:
         or on a :class:`~dolfinx_mbs.frames.Hinge` (its angle): the torque
         -k (theta - angle) - c theta', theta counted from its value at t = 0. A torque
         :meth:`motor` whose function is the spring's.
+
+        Args:
+            target: the 2D revolute joint or the hinge.
+            stiffness: k (N m/rad).
+            damping: c (N m s/rad).
+            angle: the unloaded angle, from the value at t = 0 (rad).
+            name: the motor's name.
+
+        Returns:
+            The motor added.
 
         Raises:
             ValueError: a negative or non-finite constant; a target as :meth:`motor` refuses.
@@ -599,7 +653,18 @@ class Model:
               components: Sequence[int] | None = None, facets: Tuple[MeshTags, int] | None = None,
               name: str | None = None) -> Clamp:
         """Fix displacement components (default all) of ``body`` at the nodes where
-        ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``."""
+        ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``.
+
+        Args:
+            body: the elastic body.
+            where: ``where(x)`` true at the clamped nodes.
+            components: the components fixed (default all).
+            facets: ``(meshtags, tag)`` of the clamped facets instead.
+            name: the constraint's name.
+
+        Returns:
+            The clamp added.
+        """
         self._check_body(body)
         return self._add(Clamp(body, where=where, facets=facets, components=components,
                                name=name))
@@ -611,7 +676,20 @@ class Model:
         """Prescribe the displacement u = g(t) (body-frame components, m) of ``body`` where
         ``where(x)`` holds or on ``facets``: ``value`` is a gdim-vector or ``t -> vector``
         (differentiated numerically with error control; ``time_scale`` is the shortest time
-        over which it changes). Only ``components`` (default all) are prescribed."""
+        over which it changes). Only ``components`` (default all) are prescribed.
+
+        Args:
+            body: the elastic body.
+            value: g: a gdim-vector or ``t -> vector`` (m).
+            where: ``where(x)`` true at the nodes prescribed.
+            facets: ``(meshtags, tag)`` of their facets instead.
+            components: the components prescribed (default all).
+            time_scale: the shortest time over which g changes (s).
+            name: the constraint's name.
+
+        Returns:
+            The constraint added.
+        """
         self._check_body(body)
         return self._add(cons.Prescribed(body, where=where, facets=facets, components=components,
                                          value=value, time_scale=time_scale, name=name))
@@ -625,7 +703,24 @@ class Model:
         if they differ) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, each mesh's facet
         tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined
         in the global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
-        frames of one rigid motion)."""
+        frames of one rigid motion).
+
+        Args:
+            body_a: the first body.
+            body_b: the second body (not ``body_a``).
+            where: ``where(x)`` true at the interface nodes (local coordinates).
+            tol: how far apart two tied nodes may lie (m).
+            name: the constraint's name.
+            facets: ``((tags_a, tag_a), (tags_b, tag_b))`` instead of ``where``.
+            where_b: ``where`` on ``body_b``'s coordinates, where they differ.
+            same_motion: the bodies' frames share one rigid motion (constant rows).
+
+        Returns:
+            The joint added.
+
+        Raises:
+            ValueError: the same body twice.
+        """
         self._check_body(body_a)
         self._check_body(body_b)
         if body_a is body_b:
@@ -637,7 +732,21 @@ class Model:
             name: str | None = None) -> joints.Joint:
         """A pin at the global ``point`` (position at t = 0) between a node of ``body_a`` (None:
         the ground) and a node of ``body_b``: same global position at all times (a revolute
-        joint in 2D, a spherical joint in 3D)."""
+        joint in 2D, a spherical joint in 3D).
+
+        Args:
+            body_a: the first body, or None for the ground.
+            body_b: the second body.
+            point: the global position at t = 0 (m).
+            tol: how far from ``point`` the nodes may lie (m).
+            name: the constraint's name.
+
+        Returns:
+            The joint added.
+
+        Raises:
+            ValueError: the same body twice.
+        """
         if body_a is not None:
             self._check_body(body_a)
         self._check_body(body_b)
@@ -649,7 +758,18 @@ class Model:
                tol: float = 1e-8,
                name: str | None = None) -> joints.Slider:
         """The node of ``body`` at the global ``point`` (at t = 0) stays on the fixed global
-        line through it along ``axis`` (a prismatic support on the ground)."""
+        line through it along ``axis`` (a prismatic support on the ground).
+
+        Args:
+            body: the elastic body.
+            point: the node's global position at t = 0 (m).
+            axis: the line's direction (global).
+            tol: how far from ``point`` the node may lie (m).
+            name: the constraint's name.
+
+        Returns:
+            The slider added.
+        """
         self._check_body(body)
         return self._add(joints.Slider(self.space, body, point, axis, tol=tol, name=name))
 
@@ -657,7 +777,17 @@ class Model:
               facets: Tuple[MeshTags, int] | None = None,
               name: str | None = None) -> joints.RigidRegion:
         """Make the nodes of ``body`` where ``where(x)`` holds (or on ``facets``) move as one
-        rigid body (RBE2-like)."""
+        rigid body (RBE2-like).
+
+        Args:
+            body: the elastic body.
+            where: ``where(x)`` true at the region's nodes.
+            facets: ``(meshtags, tag)`` of the region's facets instead.
+            name: the constraint's name.
+
+        Returns:
+            The rigid region added.
+        """
         self._check_body(body)
         return self._add(joints.RigidRegion(self.space, body, where=where, facets=facets,
                                           name=name))
@@ -725,7 +855,17 @@ class Model:
 
     def dof(self, body: Body, point: Sequence[float], component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
-        node of ``body`` at ``point`` (body-frame coordinates)."""
+        node of ``body`` at ``point`` (body-frame coordinates).
+
+        Args:
+            body: the elastic body.
+            point: the node's position (body-frame coordinates, m).
+            component: the displacement component.
+            tol: how far from ``point`` the node may lie (m).
+
+        Returns:
+            The full index.
+        """
         self._check_body(body)
         return self.space.dof(self.bodies.index(body), point, component, tol)
 
@@ -744,6 +884,16 @@ class Model:
 
         each a constant vector or a function of time ``t -> vector``, in the body's local
         components unless ``local=False`` (then global components, rotated with the frame).
+
+        Args:
+            body: the elastic body.
+            body_force: a body force (N/m^3).
+            traction: a traction (N/m^2).
+            where: the traction's facets: a predicate on facet midpoints.
+            facets: the traction's facets: ``(meshtags, tag)``.
+            point: the point load's node (body coordinates, m).
+            force: the point load (N).
+            local: the vectors' components are the body's (else global).
         """
         self._check_body(body)
         body.apply_load(body_force, traction, where, facets, point, force, local)
@@ -756,7 +906,17 @@ class Model:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
         constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`
-        (which documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
+        (which documents the ``options``: ``cutoff``, ``t``, ``residual``).
+
+        Args:
+            body: the elastic body.
+            modes: the number of modes.
+            method: ``"craig-bampton"`` or ``"modal"``.
+            **options: the reduction's options (``cutoff``, ``t``, ``residual``).
+
+        Returns:
+            The :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`.
+        """
         self._check_body(body)
         reduced = ReducedBody(body, modes, method, **options)
         self._reduced[self.bodies.index(body)] = reduced
@@ -805,6 +965,13 @@ class Model:
 
         Raises:
             ValueError: an unknown formulation or a combination the formulations do not take.
+
+        Args:
+            formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+            constraints: ``"maggi"`` or ``"multipliers"``.
+
+        Returns:
+            The typed system.
         """
         check_choice(formulation, constraints, bool(self.velocity_constraints), self.nonlinear,
                      bool(self._reduced), FORMULATIONS)
@@ -862,6 +1029,9 @@ class Model:
             ValueError: velocity constraints that demand a nonzero velocity at ``t``.
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
+
+        Args:
+            t: the time of the frame state and loads (s).
         """
         t = checks.real(t, "t")
         vs = self.velocity_system
@@ -886,14 +1056,38 @@ class Model:
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                             shift: float = 0.0) -> np.ndarray:
         """The ``n`` lowest natural frequencies (rad/s) about the frame state at ``t``: see
-        :func:`dolfinx_mbs.modal.natural_frequencies`."""
+        :func:`dolfinx_mbs.modal.natural_frequencies`.
+
+        Args:
+            t: the time of the frame state (s).
+            n: how many.
+            gyroscopic: include the Coriolis coupling (quadratic eigenproblem) or not.
+            shift: the shift-and-invert target (rad^2/s^2 without the Coriolis coupling,
+                rad/s with it).
+
+        Returns:
+            Signed frequencies (rad/s; a negative value -s: a divergent mode of growth
+            rate s).
+        """
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
               output: str | None = None, shapes: bool = False) -> "modal.ModalResult":
         """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
         see :func:`dolfinx_mbs.modal.modes`; ``shapes=True`` keeps the shapes as Functions
-        for :mod:`dolfinx_mbs.plot`."""
+        for :mod:`dolfinx_mbs.plot`.
+
+        Args:
+            t: the time of the frame state (s).
+            n: how many.
+            damping: include the materials' damping.
+            shift: the real shift-and-invert target (1/s) of the stable modes.
+            output: a file stem for the shapes, or None.
+            shapes: keep the shapes as Functions.
+
+        Returns:
+            The :class:`dolfinx_mbs.modal.ModalResult`.
+        """
         return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
@@ -902,7 +1096,17 @@ class Model:
         """Resultant force of each constraint on its body (global components, N; with
         ``frame=True`` the body frame's): see
         :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the
-        constraint forces of the static state in ``body.u`` at ``t``."""
+        constraint forces of the static state in ``body.u`` at ``t``.
+
+        Args:
+            forces: the constraint forces (full layout), or None.
+            t: the time (s).
+            constraints: the constraints (default all).
+            frame: the body frame's components (else global).
+
+        Returns:
+            By constraint name, the resultant force.
+        """
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
@@ -920,7 +1124,19 @@ class Model:
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
         ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
         defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
-        ``formulation`` default otherwise: ``"second-order"``."""
+        ``formulation`` default otherwise: ``"second-order"``.
+
+        Args:
+            t_end: the final time (s).
+            dt: the step (s).
+            formulation: the formulation, or None for the default.
+            constraints: ``"maggi"`` or ``"multipliers"``.
+            **kwargs: :func:`dolfinx_mbs.integrate.integrate`'s (or ``integrate_coupled``'s)
+                other arguments; ``drives=True`` as above.
+
+        Returns:
+            The run's :class:`~dolfinx_mbs.integrate.Result`.
+        """
         if self.frames:
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
