@@ -1154,7 +1154,19 @@ class Model:
         or Stationary frames, or on a computed Hinge on the ground (held at the angle a run
         left it at, turning steadily at each speed): see
         :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
-        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
+        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table.
+
+        Args:
+            speeds: the spin speeds (rad/s).
+            n: how many modes at each speed.
+            **kwargs: :func:`dolfinx_mbs.campbell.sweep.campbell`'s other arguments.
+
+        Returns:
+            The Campbell table.
+
+        Raises:
+            ValueError: the model has velocity constraints.
+        """
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
@@ -1178,7 +1190,21 @@ class Model:
         arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
         ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
         :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
-        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z)."""
+        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z).
+
+        Args:
+            body: the elastic body.
+            facets: the journal's facets, ``(meshtags, tag)``.
+            where: the journal's facets, by a predicate instead.
+            speeds: the speeds the coefficients are given at (rad/s), or None for constants.
+            extrapolate: allow speeds outside the table (the end values held); else an
+                error.
+            name: the bearing's name.
+            **coefficients: the stiffness and damping coefficients.
+
+        Returns:
+            The bearing added.
+        """
         self._check_body(body)
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
                                     extrapolate=extrapolate, name=name, **coefficients))
@@ -1188,7 +1214,20 @@ class Model:
              mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
              name: str | None = None) -> Disk:
         """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
-        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
+        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`.
+
+        Args:
+            body: the elastic body.
+            facets: the disk's seat, ``(meshtags, tag)``.
+            where: the seat by a predicate instead.
+            mass: the mass (kg).
+            polar: the polar moment of inertia (kg m^2).
+            diametral: the diametral moment of inertia (kg m^2).
+            name: the disk's name.
+
+        Returns:
+            The disk added.
+        """
         self._check_body(body)
         return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
                                  diametral=diametral, name=name))
@@ -1197,7 +1236,17 @@ class Model:
                            probes: Sequence, **kwargs: Any) -> UnbalanceResponse:
         """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
         at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
-        :func:`dolfinx_mbs.rotors.unbalance_response`."""
+        :func:`dolfinx_mbs.rotors.unbalance_response`.
+
+        Args:
+            speeds: the spin speeds (rad/s).
+            unbalances: ``(point or disk, m_e, phase)`` triples.
+            probes: the points whose response is given.
+            **kwargs: :func:`dolfinx_mbs.rotors.unbalance_response`'s other arguments.
+
+        Returns:
+            The response.
+        """
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
@@ -1205,7 +1254,16 @@ class Model:
                            **kwargs: Any) -> CriticalSpeedMap:
         """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
         of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
-        :func:`dolfinx_mbs.rotors.critical_speed_map`."""
+        :func:`dolfinx_mbs.rotors.critical_speed_map`.
+
+        Args:
+            stiffnesses: the bearing stiffnesses (N/m).
+            n: how many critical speeds at each.
+            **kwargs: :func:`dolfinx_mbs.rotors.critical_speed_map`'s other arguments.
+
+        Returns:
+            The map.
+        """
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 
@@ -1214,7 +1272,19 @@ class Model:
         a bearing) for time integration: its turning force follows the stationary frame's
         spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
         :class:`dolfinx_mbs.bodies.Unbalance`; :meth:`unbalance_response` is the frequency
-        domain's."""
+        domain's.
+
+        Args:
+            on: a disk or bearing of this model.
+            m_e: the unbalance (kg m).
+            phase: its phase (rad).
+
+        Returns:
+            The unbalance added.
+
+        Raises:
+            TypeError: ``on`` is not a disk or a bearing.
+        """
         if not isinstance(on, (Disk, Bearing)):
             raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
         self._check_body(on.body)
