@@ -167,7 +167,14 @@ class RotationRange(Observer):
         return self._q
 
     def observe(self, step: Step) -> List[float]:
-        """Measure the step's state where it is a sample."""
+        """Measure the step's state where it is a sample.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if step.index % self.every == 0 and self.watched:
             q = step.q if step.dense is None else self._vec(step.dense[0])
             self._from_reduced(q, step.t)

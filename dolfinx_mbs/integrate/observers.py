@@ -103,7 +103,17 @@ class Finite(Observer):
         self.failure: str | None = None
 
     def observe(self, step: Step) -> List[float]:
-        """Raise FloatingPointError where the step's energies (or q) are not finite."""
+        """Stop the run where the step's energies (or q) are not finite.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            No values (no columns).
+
+        Raises:
+            FloatingPointError: the state is not finite.
+        """
         check = self.energies.last if self.energies is not None else \
             (step.q.norm(PETSc.NormType.NORM_INFINITY),)
         if not all(math.isfinite(x) for x in check):
@@ -151,7 +161,14 @@ class Energies(Observer):
         self.last = (0.0, 0.0)
 
     def observe(self, step: Step) -> List[float]:
-        """Record the step's energies (products of the stepper's record)."""
+        """Record the step's energies (products of the stepper's record).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         q, v, stepper = step.q, step.v, step.stepper
         s = stepper.record(step.t)  # the system's, or the stepper's own loads
         Mv, Kel_q, Kpot_q = stepper.energy_products(s, q, v, step.Mv)
@@ -242,7 +259,14 @@ class ProbeHistory(Observer):
         self.values: List[np.ndarray] = []
 
     def observe(self, step: Step) -> List[float]:
-        """Record the bodies' displacement at the probes."""
+        """Record the bodies' displacement at the probes.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         pv = self.probes.evaluate()
         self.values.append(pv)
         return pv.reshape(-1).tolist()
@@ -277,7 +301,14 @@ class Reactions(Observer):
         self._acc = None
 
     def observe(self, step: Step) -> List[float]:
-        """Record the constraints' resultant forces at the step."""
+        """Record the constraints' resultant forces at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         t = step.t
         if self.system.has_multipliers:  # -B^T lambda: read off the state
             forces = cast("SaddlePoint", self.system).constraint_forces(t, step.q,
@@ -319,7 +350,14 @@ class DriveHistory(Observer):
         self._full = [system.space.create_vec() for _ in range(3)]
 
     def observe(self, step: Step) -> List[float]:
-        """Record the drives' force and torque at the step."""
+        """Record the drives' force and torque at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         s, t = self.system, step.t
         if self._acc is None:
             self._acc = step.q.duplicate()
@@ -357,7 +395,14 @@ class Callback(Observer):
         self._v = system.space.create_vec()
 
     def observe(self, step: Step) -> List[float]:
-        """Call the user's function (collectively: an error on one rank raises on all)."""
+        """Call the user's function (collectively: an error on one rank raises on all).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         self.system.expand_rate(step.q, step.v, out=self._v)
         with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
             self.fn(step.t, step.u, self._v)
@@ -383,7 +428,14 @@ class Fields(Observer):
         self.every = every
 
     def observe(self, step: Step) -> List[float]:
-        """Write the fields where the step is due."""
+        """Write the fields where the step is due.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if step.index % self.every == 0:
             self.writer.write(step.t)
         return []
@@ -443,7 +495,14 @@ class Progress(Observer):
                 self.bar = None
 
     def observe(self, step: Step) -> List[float]:
-        """Advance the bar by a step."""
+        """Advance the bar by a step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if self.bar is not None and step.index > 0:
             self.bar.update(1)
         return []

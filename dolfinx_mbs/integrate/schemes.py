@@ -168,7 +168,12 @@ class Alpha2Steps:
         pass
 
     def step(self, t: float, h: float) -> None:
-        """The step from ``t`` to ``t + h`` (the first one after the restart)."""
+        """The step from ``t`` to ``t + h`` (the first one after the restart).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         if not self.started:
             X, V, A = self._state_arrays()
             X0, V0 = X.copy(), V.copy()

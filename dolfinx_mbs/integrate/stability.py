@@ -201,7 +201,14 @@ class Stability(Observer):
                          for s in states])
 
     def observe(self, step: Step) -> List[float]:
-        """Check the frame state of ``step`` where it is due and changed (no columns)."""
+        """Check the frame state of ``step`` where it is due and changed (no columns).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if self._last_index is not None and (self._steady or
                                              step.index - self._last_index < self.every):
             return []

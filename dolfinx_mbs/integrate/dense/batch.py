@@ -178,7 +178,14 @@ class WholeRun:
     def at(self, t: float) -> Ops:
         """The operators the energies and the divergence check read at the output time
         ``t`` (M, K_el, K_pot, f), from :attr:`outputs`; at another time those of the
-        operators."""
+        operators.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         k = self._index.get(float(t))
         if k is None or self.outputs.Kpot is None:
             return self.ops.at(t)

@@ -144,7 +144,14 @@ class DenseOperators:
         return self._mats
 
     def at(self, t: float) -> Ops:
-        """The operators at ``t`` (the last two times are kept)."""
+        """The operators at ``t`` (the last two times are kept).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         t = float(t)
         o = self._last.get(t)
         if o is not None:

@@ -340,7 +340,14 @@ class VaryingOperators:
     def at(self, t: float) -> Ops:
         """The operators at ``t`` (:class:`~dolfinx_mbs.integrate.dense.operators.Ops`; a new
         ``version`` at
-        every time, the last two times kept)."""
+        every time, the last two times kept).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         t = float(t)
         o = self._last.get(t)
         if o is None:

@@ -80,7 +80,14 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
     # --- state --------------------------------------------------------------------------
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
                 p0: PETSc.Vec | None = None) -> None:
-        """The state at t0 (``p0``: Hamilton's form's, not this form's)."""
+        """The state at t0 (``p0``: Hamilton's form's, not this form's).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+        """
         a = self.a
         a["X"][:] = q0.getArray(readonly=True)
         a["V"][:] = v0.getArray(readonly=True)
@@ -186,14 +193,29 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
 
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the first one after TSALPHA2's restart; ``h`` as
-        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it)."""
+        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         Alpha2Steps.step(self, t, self.step_size(h))
 
     # --- what the observers ask of a stepper -----------------------------------------------
     def energy_products(self, s: SecondOrder | SeriesRecord, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: from the kept products in the
-        node-block form, by products else."""
+        node-block form, by products else.
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         a, vec = self.a, self.vec
         if self.segs is None:
             s.M.mult(v, vec["MV"])

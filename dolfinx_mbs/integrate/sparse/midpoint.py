@@ -76,7 +76,14 @@ class SparseMidpoint(SparseStepper):
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
                 p0: PETSc.Vec | None = None) -> None:
         """The state at t0: q0 and v0, or q0 and the momentum p0 (v0 then from M v0 = w0 =
-        p0 - G_p q0 - pi_0, one mass solve)."""
+        p0 - G_p q0 - pi_0, one mass solve).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+        """
         a, vec = self.a, self.vec
         s = self.system.at(self.t0)
         a["X"][:] = q0.getArray(readonly=True)
@@ -147,7 +154,12 @@ class SparseMidpoint(SparseStepper):
 
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the operators and vectors at t + h/2; ``h`` as
-        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it)."""
+        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         h = self.step_size(h)
         a, vec = self.a, self.vec
         s = self.record(t + 0.5 * h)
@@ -191,7 +203,17 @@ class SparseMidpoint(SparseStepper):
     def energy_products(self, s: SecondOrder | SeriesRecord, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: M v = w (the state), K_s q and M q
-        kept in the node-block form, products else (K_h q kept for the next step)."""
+        kept in the node-block form, products else (K_h q kept for the next step).
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         a, vec = self.a, self.vec
         if self.segs is None:
             kpot = vec["w2"]
