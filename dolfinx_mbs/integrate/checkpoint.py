@@ -546,7 +546,13 @@ def truncate_csv(comm: MPI.Comm, path: str, t: float, columns: Sequence[str]) ->
 
 
 class Interrupted(Exception):
-    """A run ended by a signal, at a step boundary, files closed (raised on every rank)."""
+    """A run ended by a signal, at a step boundary, files closed (raised on every rank).
+
+    Args:
+        signum: the signal.
+        t: the time of the step boundary (s).
+        checkpoint: the checkpoint written, or None.
+    """
 
     def __init__(self, signum: int, t: float, checkpoint: str | None) -> None:
         self.signum, self.t, self.checkpoint = signum, t, checkpoint

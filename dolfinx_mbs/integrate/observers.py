@@ -94,7 +94,11 @@ class Observer:
 
 
 class Finite(Observer):
-    """Stops the run (FloatingPointError) at the first step whose state is not finite."""
+    """Stops the run (FloatingPointError) at the first step whose state is not finite.
+
+    Args:
+        energies: the energies' observer, whose last values are checked (else q is).
+    """
 
     whole_run = True
 
@@ -146,7 +150,11 @@ def dots(pairs: Sequence[tuple]) -> np.ndarray:
 class Energies(Observer):
     """kinetic (1/2 q'.M q'), elastic (1/2 q.K_el q + the nonlinear part), potential
     (1/2 q.(K + K_omega + K_alpha) q + the nonlinear part), jacobi (kinetic + potential - f.q)
-    and the work of the second-order form's loads (trapezoidal in time)."""
+    and the work of the second-order form's loads (trapezoidal in time).
+
+    Args:
+        system: the run's typed system.
+    """
 
     columns = ["kinetic", "elastic", "potential", "jacobi", "work"]
     needs_velocity = True
@@ -613,7 +621,11 @@ class FrameHistory:
     ``angle`` and ``rate``; a free frame's ``R`` (n, 3, 3), ``r_O``, ``omega``, ``v_O`` (n,
     3), omega and v_O in local components as :class:`~dolfinx_mbs.frames.FrameState` gives
     them) and ``torque`` (the applied loads' moment about the origin, local components, (n,
-    3); for a hinge the moment about its axis, (n,))."""
+    3); for a hinge the moment about its axis, (n,)).
+
+    Args:
+        records: the frame's outputs at each time, by name.
+    """
 
     def __init__(self, records: List[dict]) -> None:
         keys = records[0].keys() if records else ()

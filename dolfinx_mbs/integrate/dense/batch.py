@@ -83,6 +83,10 @@ class WholeRun:
     docstring); afterwards ``step`` and ``state`` replay the steps for observers that see them
     one by one.
 
+    Args:
+        scheme: the dense scheme, on ``ops``.
+        ops: the varying operators.
+
     Attributes:
         outputs: after :meth:`trajectory`, the operators at the output times the energies
             read (``M``, ``Kel`` constant; ``Kpot`` (N, n, n), ``f`` (N, n)).

@@ -93,7 +93,14 @@ def gather_vector(v: PETSc.Vec, comm: MPI.Comm) -> np.ndarray:
 class Ops:
     """The operators at one time, as dense arrays (attributes named as in the records of
     :mod:`dolfinx_mbs.systems`: M, C, K, Kel, Kpot, f; Hamilton's Gp, Kh, Gq, pi0, h, fa, with
-    Gq = G_p + D where the record has none)."""
+    Gq = G_p + D where the record has none).
+
+    Args:
+        t: the time (s).
+        version: the record's version of the matrices.
+        mats: the matrices by name.
+        vecs: the vectors by name.
+    """
 
     def __init__(self, t: float, version: Hashable, mats: Dict[str, np.ndarray],
                  vecs: Dict[str, np.ndarray]) -> None:
@@ -246,7 +253,12 @@ def _key(*x: Hashable) -> tuple:
 class Alpha2(Alpha2Steps):
     """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A), the stage algebra and
     the restart of :mod:`dolfinx_mbs.integrate.schemes` with the dense operators' residual and
-    one LU per distinct step matrix."""
+    one LU per distinct step matrix.
+
+    Args:
+        ops: the dense operators.
+        radius: the high-frequency spectral radius (None: 1).
+    """
 
     name = "alpha2"
     momentum = False

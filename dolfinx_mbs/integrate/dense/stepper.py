@@ -345,7 +345,12 @@ class _DenseStepper(PythonLoop):
 
 class DenseStepper(_DenseStepper):
     """The TS path's schemes on the operators of a system gathered densely on every rank,
-    the loads fitted where they can be (see the module docstring)."""
+    the loads fitted where they can be (see the module docstring).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
@@ -363,7 +368,12 @@ class DenseStepper(_DenseStepper):
 
 class ExactStepper(_DenseStepper):
     """A constant frame state's exact solution at the steps (matrix exponentials), whatever
-    the step, for loads in the span of the run's load basis."""
+    the step, for loads in the span of the run's load basis.
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     path = "exact"
 
@@ -405,7 +415,12 @@ class BatchStepper(_DenseStepper):
     """Frames changing in time: the operators combined from reduced stacks gathered once
     (:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`), a whole run's steps formed
     in batch (:class:`~dolfinx_mbs.integrate.dense.batch.WholeRun`) before the observers see
-    them."""
+    them.
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     varying = True
 

@@ -64,7 +64,12 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
     """TSALPHA2 on M q'' + C q' + K q = f with constant operators, on the system's PETSc
     objects: the state X, V, A (local arrays wrapped as Vecs), one LU per step matrix
     (the run's, and the restart's two half steps), the step's mass products kept for the
-    next residual and the energies (node-block form) or formed when asked (else)."""
+    next residual and the energies (node-block form) or formed when asked (else).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     name = "alpha2"
     formulation, method = "second-order", "linear alpha2"

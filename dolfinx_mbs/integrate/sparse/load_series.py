@@ -50,7 +50,13 @@ class _Time:
 
 class SeriesRecord:
     """A system's record (:mod:`dolfinx_mbs.systems.records`) with its load vectors at another
-    time: the named vectors its own, every other attribute the record's (constant)."""
+    time: the named vectors its own, every other attribute the record's (constant).
+
+    Args:
+        base: the system's record.
+        t: the time of the vectors (s).
+        vectors: the load vectors at ``t``, by name.
+    """
 
     def __init__(self, base: SecondOrder, t: float, vectors: Dict) -> None:
         self._base = base
@@ -64,7 +70,17 @@ class SeriesRecord:
 class LoadSeries:
     """The reduced load vectors ``names`` of ``system`` (e.g. ``("f",)``, Hamilton's
     ``("f", "fa")``) as f_c + U c(t): built by :meth:`make`; :meth:`record` gives the system's
-    record with them at a time."""
+    record with them at a time.
+
+    Args:
+        system: the run's typed system.
+        t0: the time the constant part is taken at (s).
+        names: the record's load vectors written as the series.
+        units: per body, its unit load vectors (terms of vectors).
+        terms: per body, the coefficients' functions of a frame state.
+        user: a point load's function is the user's (called under a collective guard).
+        rotation: a coefficient reads the frames' rotation (else the time alone).
+    """
 
     def __init__(self, system: SecondOrderSystem, t0: float, names: Sequence[str], units: list,
                  terms: list, user: bool, rotation: bool = True) -> None:

@@ -58,7 +58,12 @@ __all__ = ["SparseMidpoint"]
 class SparseMidpoint(SparseStepper):
     """The implicit midpoint on Hamilton's form with constant operators, on the system's
     PETSc objects: the state q, w = M v and v (local arrays wrapped as Vecs), one LU of the
-    step matrix per (operators, dt)."""
+    step matrix per (operators, dt).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     name = "theta"
     formulation, method = "hamiltonian", "linear midpoint"

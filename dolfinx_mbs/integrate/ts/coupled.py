@@ -69,7 +69,11 @@ class BorderedNewton:
     the residual and moved no block by more than :data:`PLATEAU` of it or of its first update
     (the round-off plateau). A frame unknown's update below :data:`ROUNDOFF` of the largest
     frame unknown passes either test (an unknown that stays zero, a rigid body's relative
-    momentum, has no scale of its own); at most ``max_it`` iterations (the SNES's tolerances)."""
+    momentum, has no scale of its own); at most ``max_it`` iterations (the SNES's tolerances).
+
+    Args:
+        problem: the coupled problem.
+    """
 
     def __init__(self, problem: CoupledProblem) -> None:
         self.problem = problem
