@@ -45,6 +45,12 @@ def alpha2_parameters(radius: float | None) -> tuple:
 
     (alpha_m, alpha_f, gamma, beta) of PETSc's TSALPHA2 for the high-frequency spectral
     ``radius`` (None: 1).
+
+    Args:
+        radius: the spectral radius in [0, 1], or None.
+
+    Returns:
+        (alpha_m, alpha_f, gamma, beta).
     """
     r = 1.0 if radius is None else float(radius)
     am, af = (2.0 - r) / (1.0 + r), 1.0 / (1.0 + r)
@@ -112,6 +118,13 @@ def alpha2_stage_values(V: np.ndarray, A: np.ndarray, c: Alpha2Coefficients,
 
     out_v, out_a = V_a, A_a: the stage's velocity and acceleration before the solve, of the
     state (V, A) or of its image under M (arrays).
+
+    Args:
+        V: the velocity at the step's start (or its image under M).
+        A: the acceleration there (or its image).
+        c: the step's coefficients.
+        out_v: V_a, filled.
+        out_a: A_a, filled.
     """
     np.multiply(A, c.aA, out=out_a)
     out_a += c.aV * V
@@ -125,6 +138,14 @@ def alpha2_advance(V: np.ndarray, A: np.ndarray, dX: np.ndarray, h: float,
 
     V, A to the step's end from the solve's dX (in place), of the state or of its image
     under M; ``w`` a work array (left holding dX + h V_0).
+
+    Args:
+        V: the velocity, advanced in place.
+        A: the acceleration, advanced in place.
+        dX: the solve's update of X.
+        h: the step (s).
+        c: the step's coefficients.
+        w: a work array.
     """
     np.multiply(V, h, out=w)
     w += dX
@@ -309,6 +330,14 @@ def step_times(t0: float, t_end: float, dt: float) -> List[float]:
     they end at ``t_end`` to round-off (:func:`grid_end`), else PETSc's
     ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed steps of ``dt`` (a first step past ``t_end``
     shortened, the steps near the end adjusted by :data:`MATCHSTEP`).
+
+    Args:
+        t0: the initial time (s).
+        t_end: the final time (s).
+        dt: the step (s).
+
+    Returns:
+        Each step's end time (``t0`` not included).
     """
     if grid_end(t0, t_end, dt) is not None:
         out, t = [], t0
