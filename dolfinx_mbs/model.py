@@ -963,15 +963,15 @@ class Model:
         (with velocity constraints) or, with ``constraints="multipliers"``,
         :class:`~dolfinx_mbs.systems.multipliers.SaddlePoint`.
 
-        Raises:
-            ValueError: an unknown formulation or a combination the formulations do not take.
-
         Args:
             formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
             constraints: ``"maggi"`` or ``"multipliers"``.
 
         Returns:
             The typed system.
+
+        Raises:
+            ValueError: an unknown formulation or a combination the formulations do not take.
         """
         check_choice(formulation, constraints, bool(self.velocity_constraints), self.nonlinear,
                      bool(self._reduced), FORMULATIONS)
@@ -1022,6 +1022,9 @@ class Model:
         (K + K_omega + K_alpha) u = Q on the constrained system (Newton's method with
         nonlinear strain; :class:`dolfinx_mbs.static.StaticSolver`).
 
+        Args:
+            t: the time of the frame state and loads (s).
+
         Returns:
             One DOLFINx Function per body (also stored as ``body.u``).
 
@@ -1029,9 +1032,6 @@ class Model:
             ValueError: velocity constraints that demand a nonzero velocity at ``t``.
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
-
-        Args:
-            t: the time of the frame state and loads (s).
         """
         t = checks.real(t, "t")
         vs = self.velocity_system

@@ -92,7 +92,16 @@ class FrameLoad:
     name: str = "torque"
 
     def evaluate(self, t: float, view: "FrameView", state: FrameState) -> tuple:
-        """(force, moment about O) in local components; checked finite."""
+        """(force, moment about O) in local components; checked finite.
+
+        Args:
+            t: the time (s).
+            view: the frame as the load's function sees it.
+            state: the frame's state.
+
+        Returns:
+            (force, moment about O), 3-vectors.
+        """
         out = self.fn(t, view)
         if self.kind == "torque":
             F = np.zeros(3)
@@ -121,7 +130,14 @@ class FrameLoad:
 class FrameView:
     """What a load function sees of a computed frame: its state (``R``, ``r_O``, ``omega``,
     ``v_O``, local components as :class:`~dolfinx_mbs.frames.FrameState`) and its named
-    outputs (a hinge's ``angle`` and ``rate``)."""
+    outputs (a hinge's ``angle`` and ``rate``).
+
+    Args:
+        frame: the computed frame.
+        z: its coordinates.
+        w: its speeds.
+        state: its state.
+    """
 
     def __init__(self, frame: ComputedFrame, z: np.ndarray, w: np.ndarray,
                  state: FrameState) -> None:
@@ -443,13 +459,30 @@ class CoupledSystem:
         return tuple(out)
 
     def jets(self, t: float, f: np.ndarray, fd: np.ndarray) -> list[FrameJet]:
-        """Each computed frame's :class:`FrameJet` at the unknowns ``f`` and their rates."""
+        """Each computed frame's :class:`FrameJet` at the unknowns ``f`` and their rates.
+
+        Args:
+            t: the time (s).
+            f: the frame unknowns.
+            fd: their rates.
+
+        Returns:
+            One jet per computed frame.
+        """
         return [fr.jet(t, f[zs], f[ws], fd[ws])
                 for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)]
 
     def states(self, t: float, jets: list[FrameJet]) -> list[FrameState]:
         """The frame state of each elastic body: its computed frame's, or its prescribed
-        frame's at ``t``."""
+        frame's at ``t``.
+
+        Args:
+            t: the time (s).
+            jets: the computed frames' jets (:meth:`jets`).
+
+        Returns:
+            One state per elastic body.
+        """
         return [jets[p.frame].state if p.frame is not None else self.assembly.states(
             t)[p.index] for p in self.parts]
 
@@ -606,7 +639,17 @@ class CoupledSystem:
     def generalized_loads(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
         """The applied frame loads' generalized force on frame ``i``'s speeds (the user's
         functions run under a collective guard: an error or a non-finite value on one rank
-        is raised on every rank)."""
+        is raised on every rank).
+
+        Args:
+            t: the time (s).
+            i: the frame's index.
+            f: the frame unknowns.
+            jet: the frame's jet.
+
+        Returns:
+            The generalized force, one entry per speed of the frame.
+        """
         fr = self.frames[i]
         out = np.zeros(fr.n_speeds)
         if not self.loads_on[i]:
@@ -779,7 +822,16 @@ class CoupledSystem:
     def derivatives(self, t: float, shift: float, Fv_shape: PETSc.Vec) -> FrameDerivatives:
         """The bordered Jacobian's frame pieces at the state of the last :meth:`evaluate`,
         for the TS shift ``shift`` (d/dy + shift d/dy'). The vectors returned are kept and
-        refilled by the next call."""
+        refilled by the next call.
+
+        Args:
+            t: the time (s).
+            shift: the TS shift.
+            Fv_shape: a reduced vector (the kept vectors' layout).
+
+        Returns:
+            The pieces B, C, Cv, D, H.
+        """
         last = self._last
         jets, states, terms = last["jets"], last["states"], last["terms"]
         m, red = self.m, self.reducer
@@ -1027,7 +1079,14 @@ class CoupledSystem:
 
     # -- outputs ----------------------------------------------------------------------------
     def frame_outputs(self, f: np.ndarray) -> dict:
-        """Each computed frame's named outputs at the unknowns ``f``."""
+        """Each computed frame's named outputs at the unknowns ``f``.
+
+        Args:
+            f: the frame unknowns.
+
+        Returns:
+            By frame name, its outputs by name.
+        """
         return {fr.name: fr.describe(f[zs], f[ws])
                 for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)}
 
@@ -1065,6 +1124,13 @@ def check_frames(frames: Sequence[ComputedFrame], bodies: Sequence[Body],
 def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
              f: np.ndarray) -> dict:
     """Energy and momenta of the whole model at the state (q, v, f) (replicated).
+
+    Args:
+        system: the coupled system.
+        t: the time (s).
+        q: the elastic coordinates.
+        v: their rates.
+        f: the frame unknowns.
 
     Returns:
         ``kinetic`` (1/2 int rho |v|^2 with the absolute velocity v = v_O + omega x x + u',
