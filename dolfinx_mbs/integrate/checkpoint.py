@@ -87,7 +87,14 @@ VERSION = 2
 
 
 def folder(stem: str) -> str:
-    """The checkpoint folder of the output ``stem``."""
+    """The checkpoint folder of the output ``stem``.
+
+    Args:
+        stem: the run's ``output``.
+
+    Returns:
+        ``<stem>.ckpt``'s path.
+    """
     return stem + ".ckpt"
 
 

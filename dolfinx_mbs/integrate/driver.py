@@ -208,7 +208,11 @@ class Boundaries:
         self._signals(index, t, again)
 
     def passed(self, times: Sequence[float]) -> None:
-        """The whole run was observed at once: its times kept, the signals looked at."""
+        """The whole run was observed at once: its times kept, the signals looked at.
+
+        Args:
+            times: the run's times.
+        """
         self.times.extend(times)
         self._signals(len(times) - 1, times[-1], False)
 

@@ -40,11 +40,28 @@ class Coordinates(Protocol):
         """A vector of the system's coordinates."""
 
     def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """The system's coordinates of a full vector ``x``, into ``out``."""
+        """The system's coordinates of a full vector.
+
+        Args:
+            x: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
-        """The full vector of the coordinates ``q``, into ``out``."""
+        """The full vector of the coordinates ``q``.
+
+        Args:
+            q: the system's coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out the prescribed part a0.
+
+        Returns:
+            ``out``.
+        """
 
 
 def reduced_initial(system: Coordinates, x: Any, name: str) -> PETSc.Vec:

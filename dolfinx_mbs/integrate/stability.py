@@ -128,7 +128,17 @@ def negative_by_lobpcg(K: PETSc.Mat, M: PETSc.Mat, P: PETSc.Mat | None = None,
     preconditioned by CG + GAMG on ``P`` (to 1e-2; default: that symmetric part; the elastic
     stiffness, positive definite, where spin softening dominates), ``near_nullspace`` the
     rigid-body modes -- no factorization. (0, nan) with a logged warning when it does not
-    converge."""
+    converge.
+
+    Args:
+        K: the stiffness.
+        M: the mass.
+        P: the matrix GAMG coarsens, or None.
+        near_nullspace: the rigid-body modes, or None.
+
+    Returns:
+        (count, lowest).
+    """
     S = K.transpose(PETSc.Mat())
     S.axpy(1.0, K)  # K + K^T: twice the symmetric part
     S.setOption(PETSc.Mat.Option.SYMMETRIC, True)
@@ -254,7 +264,14 @@ class Stability(Observer):
     def clear(self, Kpot: np.ndarray) -> bool:
         """True when the dense stiffnesses ``Kpot`` (N, n, n) of a whole run's steps have no
         negative eigenvalue at any step this observer would check (every :attr:`every`-th,
-        from the first): then it would find nothing, and need not see the steps."""
+        from the first): then it would find nothing, and need not see the steps.
+
+        Args:
+            Kpot: the stiffnesses (N, n, n).
+
+        Returns:
+            Whether none has a negative eigenvalue.
+        """
         return not cast(np.ndarray, dense_inertia(Kpot[::self.every])).any()
 
     def close(self) -> None:

@@ -152,7 +152,14 @@ class LoadSeries:
 
     def coefficients(self, t: float) -> np.ndarray:
         """c(t): the terms' coefficients at the frames' states at ``t`` (the time alone where
-        no coefficient reads the frames' rotation)."""
+        no coefficient reads the frames' rotation).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            c(t).
+        """
         states = self.system.assembly.states(t) if self._rotation else \
             [_Time(t)] * len(self._terms)
 
@@ -167,7 +174,14 @@ class LoadSeries:
 
     def record(self, t: float) -> SeriesRecord:
         """The system's record with the load vectors at ``t`` (the last two times kept: a
-        step's stage time and its output time)."""
+        step's stage time and its output time).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The record at ``t``.
+        """
         for ts, rec in self._slots:
             if ts == t:
                 return rec

@@ -101,7 +101,13 @@ class MassProducts:
     """M x_1, ..., M x_k in one pass: with ``segs`` (uniform node blocks) the scalar mass
     (M's rows and columns of each node's first component) times the nodes' components as
     k * gdim dense columns; else M times k dense columns (``k``: at most; the columns of each
-    count made on first use)."""
+    count made on first use).
+
+    Args:
+        M: the mass matrix.
+        segs: the node-block segments, or None.
+        k: the most columns of one pass.
+    """
 
     def __init__(self, M: PETSc.Mat, segs: list | None, k: int) -> None:
         comm, r0 = M.getComm(), M.getOwnershipRange()[0]

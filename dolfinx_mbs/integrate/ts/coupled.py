@@ -423,7 +423,14 @@ class CoupledProblem:
 
     def block_norms(self, dx: PETSc.Vec) -> tuple:
         """The norms of the update's blocks: elastic coordinates, their rates, each frame
-        unknown (replicated; one reduction: the frame unknowns are rank 0's)."""
+        unknown (replicated; one reduction: the frame unknowns are rank 0's).
+
+        Args:
+            dx: the update (a TS vector).
+
+        Returns:
+            The blocks' norms.
+        """
         n = self.n_local
         da = dx.getArray(readonly=True)
         loc = np.zeros(2 + self.m)
@@ -443,13 +450,29 @@ class CoupledProblem:
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q0: PETSc.Vec, v0: PETSc.Vec, f0: np.ndarray) -> PETSc.Vec:
-        """The TS's initial vector."""
+        """The TS's initial vector.
+
+        Args:
+            q0: the elastic coordinates.
+            v0: their rates.
+            f0: the frame unknowns.
+
+        Returns:
+            The vector set as the TS's solution.
+        """
         X = self.F.duplicate()
         self.join(q0, v0, f0, X)
         return X
 
     def state(self, X: PETSc.Vec) -> tuple:
-        """(q, v, f) copies of a TS vector."""
+        """(q, v, f) copies of a TS vector.
+
+        Args:
+            X: a TS vector.
+
+        Returns:
+            (q, v, f), copies.
+        """
         q, v, f = self.split(X)
         qc, vc = q.copy(), v.copy()
         self.restore(X, q, v)
