@@ -17,13 +17,10 @@ reproduced to round-off (``exact``); loads outside the span are refused by :clas
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Protocol, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg as sla
-
-if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.dense.operators import DenseOperators
 
 __all__ = ["LoadBasis", "LoadFit", "Exact", "FIT_RTOL"]
 
@@ -178,6 +175,24 @@ class LoadFit:
         return {k: y[a:b] for k, a, b in self._cuts}
 
 
+class FittedOperators(Protocol):
+    """What :class:`Exact` reads of the dense operators
+    (:class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators`, which builds on this
+    module): the loads' fit and the operators at a time."""
+
+    fit: LoadFit | None
+
+    def at(self, t: float) -> Any:
+        """The operators at ``t`` as dense arrays.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators (``M``, ``C``, ``K``; Hamilton's ``Gp``, ``Gq``, ``Kh``, ``pi0``).
+        """
+
+
 class Exact:
     """Exact steps of the constant linear system of ``ops``.
 
@@ -195,7 +210,7 @@ class Exact:
 
     name = "expm"
 
-    def __init__(self, ops: DenseOperators, formulation: str, t0: float) -> None:
+    def __init__(self, ops: FittedOperators, formulation: str, t0: float) -> None:
         fit = ops.fit
         if fit is None:
             raise ValueError("the loads were not fitted")

@@ -20,16 +20,32 @@ applying the elimination.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Tuple
+from typing import TYPE_CHECKING, Any, Protocol, Tuple
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.ts.first_order import _TwoBlockProblem
+    from mpi4py import MPI
+
+    from dolfinx_mbs.petsc_options import SolverOptions
 
 __all__ = ["SchurElimination", "StepShell", "fill_schur", "make"]
+
+
+class TwoBlocks(Protocol):
+    """What :func:`make` reads of a first-order or Hamilton problem
+    (:mod:`dolfinx_mbs.integrate.ts.first_order`, which builds on this module)."""
+
+    name: str
+    #: which block is the a I one: ``"a"`` or ``"b"``
+    diagonal: str
+    is_a: PETSc.IS
+    is_b: PETSc.IS
+    work: PETSc.Vec
+    comm: MPI.Comm
+    opts: SolverOptions
 
 
 def _coupling(s: Any, name: str, a: float, KN: PETSc.Mat | None, x: PETSc.Vec, y: PETSc.Vec,
@@ -187,7 +203,7 @@ class SchurElimination:
             V.restoreSubVector(is_, sub)
 
 
-def make(problem: _TwoBlockProblem, ts: PETSc.TS, M: PETSc.Mat,
+def make(problem: TwoBlocks, ts: PETSc.TS, M: PETSc.Mat,
          F: PETSc.Vec) -> Tuple[PETSc.Mat, PETSc.Mat, _State, PETSc.KSP]:
     """The shell step of ``problem`` on ``ts``.
 
