@@ -61,7 +61,7 @@ import shutil
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Protocol, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -76,14 +76,68 @@ if TYPE_CHECKING:
 
     from petsc4py import PETSc
 
-    from dolfinx_mbs.integrate.stepper import RunSystem
-
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
            "read_state", "State"]
 
 #: format version of ``latest.json`` (2: the unknowns' names, ``keys``)
 VERSION = 2
+
+
+class CheckpointedSystem(Protocol):
+    """What a checkpoint reads of a run's typed system (:meth:`dolfinx_mbs.Model.system`; the
+    reducer, where there is one, by name)."""
+
+    @property
+    def comm(self) -> MPI.Comm:
+        """The system's communicator."""
+
+    @property
+    def space(self) -> Any:
+        """The bodies' full space."""
+
+    @property
+    def n_reduced(self) -> int:
+        """The number of the system's coordinates."""
+
+    def update(self, t: float) -> bool:
+        """Bring the system's constraints to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when its operators changed.
+        """
+
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector of the coordinates ``q``.
+
+        Args:
+            q: the system's coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out the prescribed part a0.
+
+        Returns:
+            ``out``.
+        """
+
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
+                    out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full velocity of the state (q, v).
+
+        Args:
+            q: the system's coordinates.
+            v: their rates.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
 
 
 def folder(stem: str) -> str:
@@ -127,7 +181,7 @@ class Checkpoint:
     redistributed: bool = False
 
 
-def unknown_names(system: RunSystem) -> tuple:
+def unknown_names(system: CheckpointedSystem) -> tuple:
     """The partition-free names of this rank's reduced unknowns (collective).
 
     Args:
@@ -167,7 +221,7 @@ def unknown_names(system: RunSystem) -> tuple:
     return full[np.asarray(red.independent) - space.rstart], None
 
 
-def _blocks(system: RunSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
+def _blocks(system: CheckpointedSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
     """The number of blocks of reduced unknowns of each vector of ``vecs``.
 
     Returns (counts, None), or (None, why not): the same on every rank.
@@ -206,7 +260,7 @@ class Writer:
     """
 
     def __init__(self, comm: MPI.Comm, stem: str, every: int | None, formulation: str,
-                 t0: float, system: RunSystem | None = None) -> None:
+                 t0: float, system: CheckpointedSystem | None = None) -> None:
         self.comm, self.every = comm, every
         self.dir = folder(stem)
         self.formulation, self.t0 = formulation, t0
@@ -305,7 +359,7 @@ def _read_meta(comm: MPI.Comm, stem: str) -> dict:
     return comm.bcast(meta, root=0)
 
 
-def load(comm: MPI.Comm, stem: str, formulation: str, system: RunSystem | None = None,
+def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem | None = None,
          files: bool = True) -> Checkpoint:
     """This rank's part of the last checkpoint of ``stem``.
 
@@ -356,7 +410,7 @@ def load(comm: MPI.Comm, stem: str, formulation: str, system: RunSystem | None =
                       accumulators=meta["accumulators"], meta=meta)
 
 
-def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: RunSystem) -> Checkpoint:
+def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: CheckpointedSystem) -> Checkpoint:
     """The checkpoint ``meta`` of ``stem`` written on another number of ranks, redistributed.
 
     Each rank's arrays are taken by name from every rank's file (collective).
@@ -451,7 +505,7 @@ class State:
     velocity: Dict[str, object]
 
 
-def read_state(system: RunSystem, stem: str) -> State:
+def read_state(system: CheckpointedSystem, stem: str) -> State:
     """The last checkpoint of ``stem`` on any number of ranks, as the bodies' fields.
 
     For post-processing (a checkpoint written on many ranks read back on one, say) or to look
