@@ -274,6 +274,35 @@ class TSProblem:
         self.mass_solve(s.M, rhs, out)
         return out
 
+    def initial_state(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                      p0: PETSc.Vec | None = None
+                      ) -> PETSc.Vec:  # pragma: no cover - the formulation's
+        """The TS's solution at ``t0`` (set on the TS).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+
+        Returns:
+            The solution vector.
+        """
+        raise NotImplementedError
+
+    def state(self, t: float,
+              need_v: bool = True) -> Tuple[PETSc.Vec, PETSc.Vec]:  # pragma: no cover
+        """Reduced displacement and velocity at the TS's current solution (the formulation's).
+
+        Args:
+            t: the time just reached (s).
+            need_v: whether v is read.
+
+        Returns:
+            (q, v).
+        """
+        raise NotImplementedError
+
     def destroy(self) -> None:
         """Release the PETSc objects (collective) and the references to the run."""
         snes = self.ts.getSNES()

@@ -15,7 +15,7 @@ that writes checkpoints and restarts from them.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Tuple
+from typing import TYPE_CHECKING, Any, Tuple, cast
 
 from petsc4py import PETSc
 
@@ -38,6 +38,7 @@ from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, s
 
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.systems.velocity import VelocitySystem
 
 __all__ = ["TSStepper", "make_problem", "end_at"]
 
@@ -58,8 +59,8 @@ def make_problem(system: RunSystem, formulation: str, ts: PETSc.TS, opts: Solver
     Returns:
         The problem (velocity rows' wherever the system has them).
     """
-    if hasattr(system, "basis"):
-        return VelocityRowsProblem(system, ts, opts, t0)
+    if hasattr(system, "basis"):  # velocity rows: only a VelocitySystem has a basis
+        return VelocityRowsProblem(cast("VelocitySystem", system), ts, opts, t0)
     cls = {"second-order": SecondOrderProblem, "first-order": FirstOrderProblem,
            "hamiltonian": HamiltonProblem}[formulation]
     return cls(system, ts, opts, t0)
