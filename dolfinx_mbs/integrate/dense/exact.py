@@ -128,7 +128,7 @@ class LoadFit:
         coefficients: by name, an (m, size) array.
     """
 
-    def __init__(self, basis: LoadBasis, t0: float, times: Sequence[float],
+    def __init__(self, basis: LoadBasis, t0: float, times: Sequence[float] | np.ndarray,
                  samples: List[Dict[str, np.ndarray]]) -> None:
         self.basis, self.t0 = basis, float(t0)
         names = list(samples[0])

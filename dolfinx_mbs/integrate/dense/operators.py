@@ -102,6 +102,20 @@ class Ops:
         vecs: the vectors by name.
     """
 
+    # the fields a record may have (set from ``mats`` and ``vecs``)
+    M: np.ndarray
+    C: np.ndarray
+    K: np.ndarray
+    Kel: np.ndarray
+    Kpot: np.ndarray
+    f: np.ndarray
+    Gp: np.ndarray
+    Kh: np.ndarray
+    Gq: np.ndarray
+    pi0: np.ndarray
+    h: np.ndarray
+    fa: np.ndarray
+
     def __init__(self, t: float, version: Hashable, mats: Dict[str, np.ndarray],
                  vecs: Dict[str, np.ndarray]) -> None:
         self.t, self.version = t, version
@@ -128,7 +142,7 @@ class DenseOperators:
             self.fields += ("C", "K")
         self.vectors = VECTORS[formulation]
         self._mats: Dict[str, np.ndarray] | None = None
-        self._version = None
+        self._version: Hashable = None
         self._last: Dict[float, Ops] = {}
         #: the fitted loads (:class:`~dolfinx_mbs.integrate.dense.exact.LoadFit`) or None
         self.fit: LoadFit | None = None
@@ -266,7 +280,9 @@ class Alpha2(Alpha2Steps):
     def __init__(self, ops: DenseOperators, radius: float | None = None) -> None:
         self.ops, self.lu = ops, _Cache()
         self._alpha2(radius)
-        self.X = self.V = self.A = None
+        self.X: np.ndarray | None = None
+        self.V: np.ndarray | None = None
+        self.A: np.ndarray | None = None
 
     def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
                 p0: np.ndarray | None = None) -> None:

@@ -239,7 +239,8 @@ class VaryingOperators:
         times = t0 + (t_end - t0) * np.array([0.0, 0.2718, 0.6180, 1.0])
         actual = [self._system_vectors(t) for t in times]
         pred = self._frame_loads(times)
-        rest = {k: actual[0][k] - pred[k][0] for k in ("f", "fa") if k in self.vectors}
+        rest: Dict[str, np.ndarray] = {k: actual[0][k] - pred[k][0] for k in ("f", "fa")
+                                       if k in self.vectors}
         scale = max(max(np.abs(v).max() for v in a.values()) for a in actual) + 1e-300
         ok = True
         for i, a in enumerate(actual):
