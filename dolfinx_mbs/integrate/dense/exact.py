@@ -288,7 +288,7 @@ class Exact:
             times: the output times (the first the current one).
 
         Returns:
-            (Q, second block) as rows: (v or p).
+            (Q, the second block: V, or P in Hamilton's form), one row per time.
         """
         T = np.asarray(times, dtype=float)
         N, k = len(T), 2 * self.n
