@@ -16,7 +16,18 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 import numpy as np
 from dolfinx import fem
@@ -54,9 +65,25 @@ from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
 from dolfinx_mbs.systems.velocity import VelocitySystem
 
+if TYPE_CHECKING:
+    from dolfinx.mesh import MeshTags
+    from numpy.typing import ArrayLike
+
+    from dolfinx_mbs.bodies.loads import TimeVector
+    from dolfinx_mbs.campbell.table import CampbellTable
+    from dolfinx_mbs.integrate.driver import Result
+    from dolfinx_mbs.rotors.critical import CriticalSpeedMap
+    from dolfinx_mbs.rotors.unbalance import UnbalanceResponse
+    from dolfinx_mbs.systems.coupled import FrameView
+
+#: the typed systems :meth:`Model.system` makes (Hamilton's is a second-order one)
+System = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
+
 __all__ = ["Model"]
 
 FORMULATIONS = integration.FORMULATIONS
+
+_Attached = TypeVar("_Attached", Bearing, Disk, Unbalance)
 
 
 class Model:
@@ -68,7 +95,7 @@ class Model:
     """
 
     def __init__(self, bodies: Sequence[Body | RigidBody],
-                 gravity: Sequence[float] | None = None, comm=None):
+                 gravity: Sequence[float] | None = None, comm: MPI.Comm | None = None) -> None:
         given = list(bodies) if not isinstance(bodies, (Body, RigidBody)) else [bodies]
         if not given or not all(isinstance(b, (Body, RigidBody)) for b in given):
             raise TypeError("bodies must be a non-empty list of dolfinx_mbs.Body or "
@@ -159,27 +186,51 @@ class Model:
                                  "results are keyed by name (pass name=)")
             names.append(fr.name)
 
-    def _check_frame(self, frame) -> ComputedFrame:
+    def _check_frame(self, frame: object) -> ComputedFrame:
         if not isinstance(frame, ComputedFrame) or all(frame is not f for f in self.frames):
             raise ValueError(f"frame must be a computed frame of this model (a Hinge or Free "
                              f"carrying one of its bodies), got {frame!r}")
         return frame
 
-    def attach(self, body: Body, where: Callable | None = None, facets=None,
+    def attach(self, body: Body, where: Callable | None = None,
+               facets: Tuple[MeshTags, int] | None = None,
                name: str | None = None) -> Clamp:
         """The elastic reference condition of ``body`` on its frame (docs/theory.md section
         8): the body is attached to the frame where ``where(x)`` holds (or on ``facets``),
         u = 0 there, so that its elastic field holds no rigid motion of the frame (a blade
-        clamped to its hub). The same rows as :meth:`clamp`."""
+        clamped to its hub). The same rows as :meth:`clamp`.
+
+        Args:
+            body: the elastic body.
+            where: ``where(x)`` (x of shape (3, n), body coordinates) true at the attached nodes.
+            facets: ``(meshtags, tag)`` of the attached facets instead.
+            name: the constraint's name.
+
+        Returns:
+            The clamp added.
+        """
         return self.clamp(body, where=where, facets=facets, name=name or f"attach {body.name}")
 
-    def apply_torque(self, frame: ComputedFrame, torque: Callable, local: bool = True,
+    def apply_torque(self, frame: ComputedFrame, torque: Callable | ArrayLike, local: bool = True,
                      name: str | None = None) -> FrameLoad:
         """Apply a torque to a computed frame: ``torque(t, s)`` returns a number (about a
         hinge's axis) or a 3-vector (local components, or global with ``local=False``);
         ``s`` is the frame's state (:class:`dolfinx_mbs.systems.coupled.FrameView`: ``angle``
         and ``rate`` of a hinge, ``R``, ``r_O``, ``omega``, ``v_O``). A motor curve, a PD
-        controller: any function of time and state. Its values are checked finite."""
+        controller: any function of time and state. Its values are checked finite.
+
+        Args:
+            frame: a computed frame of this model.
+            torque: ``torque(t, s)``, or a constant.
+            local: the vector's components are the frame's (else global).
+            name: the load's name.
+
+        Returns:
+            The load added.
+
+        Raises:
+            ValueError: a frame that is not a computed frame of this model.
+        """
         self._check_frame(frame)
         if not callable(torque):
             c = np.asarray(torque, dtype=float)
@@ -190,14 +241,29 @@ class Model:
         self._systems.pop("coupled", None)
         return ld
 
-    def apply_force(self, frame: ComputedFrame, force: Callable, point=(0.0, 0.0, 0.0),
+    def apply_force(self, frame: ComputedFrame, force: Callable,
+                    point: Sequence[float] = (0.0, 0.0, 0.0),
                     local: bool = True, name: str | None = None) -> FrameLoad:
         """Apply a force ``force(t, s)`` (a 3-vector, local or global components) to a computed
-        frame at ``point`` (frame coordinates)."""
+        frame at ``point`` (frame coordinates).
+
+        Args:
+            frame: a computed frame of this model.
+            force: ``force(t, s)``, ``s`` the frame's state as for :meth:`apply_torque`.
+            point: the point of application (frame coordinates, m).
+            local: the force's components are the frame's (else global).
+            name: the load's name.
+
+        Returns:
+            The load added.
+
+        Raises:
+            ValueError: a frame that is not a computed frame of this model.
+        """
         self._check_frame(frame)
         fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
 
-        def wrench(t, s, fn=fn):
+        def wrench(t: float, s: FrameView, fn: Callable = fn) -> tuple:
             return fn(t, s), np.zeros(3)
         ld = FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
                        point=checks.point3(point, "point"),
@@ -207,7 +273,7 @@ class Model:
         return ld
 
     # -- joints between computed frames (issue 29 part B) -----------------------------------
-    def _joint_gdim(self, bodies) -> int:
+    def _joint_gdim(self, bodies: Sequence[Body | RigidBody]) -> int:
         dims = {b.gdim for b in bodies if isinstance(b, Body)}
         dims |= {b.frame.gdim for b in bodies if isinstance(b, RigidBody)
                  and isinstance(b.frame, ComputedFrame)}
@@ -215,7 +281,10 @@ class Model:
             raise ValueError(f"a joint joins bodies of one dimension, got {sorted(dims)}")
         return dims.pop()
 
-    def _frame_joint(self, kind, body_a, body_b, point, axis, name, tol) -> FrameJoint:
+    def _frame_joint(self, kind: str, body_a: Body | RigidBody | None,
+                     body_b: Body | RigidBody | None,
+                     point: ArrayLike, axis: Sequence[float] | None, name: str | None,
+                     tol: float) -> FrameJoint:
         for b in (body_a, body_b):
             if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
                 raise ValueError(f"{kind}: body {getattr(b, 'name', b)!r} is not part of this "
@@ -242,7 +311,9 @@ class Model:
         self._systems.pop("coupled", None)
         return joint
 
-    def revolute(self, body_a, body_b, point, axis=None, name: str | None = None,
+    def revolute(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
+                 point: ArrayLike,
+                 axis: Sequence[float] | None = None, name: str | None = None,
                  tol: float = 1e-8) -> FrameJoint:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
         ``body_b``, one of them on a computed frame: the points coincide (a node of an elastic
@@ -271,7 +342,9 @@ class Model:
         """
         return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
 
-    def prismatic(self, body_a, body_b, point, axis, name: str | None = None,
+    def prismatic(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
+                  point: Sequence[float],
+                  axis: Sequence[float], name: str | None = None,
                   tol: float = 1e-8) -> FrameJoint:
         """A prismatic joint: ``body_b``'s point at ``point`` slides along ``axis`` (global at
         t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two frames
@@ -294,7 +367,9 @@ class Model:
         """
         return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
 
-    def spring(self, body_a, point_a, body_b, point_b, stiffness: float, damping: float = 0.0,
+    def spring(self, body_a: Body | RigidBody, point_a: Sequence[float],
+               body_b: Body | RigidBody | None, point_b: Sequence[float], stiffness: float,
+               damping: float = 0.0,
                length: float | None = None, name: str | None = None,
                tol: float = 1e-8) -> FrameJoint:
         """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
@@ -352,7 +427,7 @@ class Model:
         self._systems.pop("coupled", None)
         return spring
 
-    def point_mass(self, body: Body, point, mass: float, name: str | None = None,
+    def point_mass(self, body: Body, point: Sequence[float], mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
         """A point mass at a node of an elastic ``body`` (the global ``point`` at t = 0): a
         :class:`~dolfinx_mbs.RigidBody` of ``mass`` on its own planar or spatial
@@ -361,6 +436,13 @@ class Model:
         own is a millionth of m d^2, d the body's size, with no effect on the motion). The
         model becomes a coupled one (its steps solve the joint's rows); the mass follows the
         node's motion and deformation with its gravity and inertia.
+
+        Args:
+            body: the elastic body carrying the mass.
+            point: the node's global position at t = 0 (m).
+            mass: the mass (kg).
+            name: the rigid body's name (its frame and joint are named after it).
+            tol: how far from ``point`` the node may lie (m).
 
         Returns:
             The rigid body (its frame's motion is ``Result.frames[name + " frame"]``).
@@ -410,12 +492,22 @@ class Model:
         self._systems.pop("coupled", None)
         return rb
 
-    def torsional_spring(self, target, stiffness: float, damping: float = 0.0,
+    def torsional_spring(self, target: FrameJoint, stiffness: float, damping: float = 0.0,
                          angle: float = 0.0, name: str | None = None) -> Motor:
         """A torsional spring and damper on a 2D revolute joint (the bodies' relative rotation)
         or on a :class:`~dolfinx_mbs.frames.Hinge` (its angle): the torque
         -k (theta - angle) - c theta', theta counted from its value at t = 0. A torque
         :meth:`motor` whose function is the spring's.
+
+        Args:
+            target: the 2D revolute joint or the hinge.
+            stiffness: k (N m/rad).
+            damping: c (N m s/rad).
+            angle: the unloaded angle, from the value at t = 0 (rad).
+            name: the motor's name.
+
+        Returns:
+            The motor added.
 
         Raises:
             ValueError: a negative or non-finite constant; a target as :meth:`motor` refuses.
@@ -427,12 +519,13 @@ class Model:
             raise ValueError(f"torsional_spring: stiffness and damping must be >= 0, got "
                              f"stiffness={k:g}, damping={c:g}")
 
-        def torque(t, s, k=k, c=c, a0=a0):
+        def torque(t: float, s: Any, k: float = k, c: float = c, a0: float = a0) -> float:
             return -k * (s.angle - a0) - c * s.rate
         return self.motor(target, torque=torque,
                           name=name or f"torsional spring({getattr(target, 'name', 'joint')})")
 
-    def motor(self, target, angle: Callable | None = None, speed: Callable | None = None,
+    def motor(self, target: FrameJoint, angle: Callable | None = None,
+              speed: Callable | None = None,
               torque: Callable | None = None, name: str | None = None) -> Motor:
         """A motor on a 2D revolute joint (the bodies' relative rotation) or on a
         :class:`~dolfinx_mbs.frames.Hinge` (its angle): ``angle(t)`` or ``speed(t)`` drives it
@@ -507,7 +600,7 @@ class Model:
         self._systems["coupled"] = system
         return system
 
-    def _check_reference(self, base) -> None:
+    def _check_reference(self, base: SecondOrderSystem) -> None:
         """Each body on a computed frame is held against the frame's rigid motion."""
         on = [ib for ib, b in enumerate(self.bodies) if isinstance(b.frame, ComputedFrame)]
         if not on:
@@ -556,34 +649,78 @@ class Model:
         self._systems = {}
         return c
 
-    def clamp(self, body: Body, where: Callable | None = None, components=None,
-              facets=None, name: str | None = None) -> Clamp:
+    def clamp(self, body: Body, where: Callable | None = None,
+              components: Sequence[int] | None = None, facets: Tuple[MeshTags, int] | None = None,
+              name: str | None = None) -> Clamp:
         """Fix displacement components (default all) of ``body`` at the nodes where
-        ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``."""
+        ``where(x)`` holds (x of shape (3, n)), or on ``facets=(meshtags, tag)``.
+
+        Args:
+            body: the elastic body.
+            where: ``where(x)`` true at the clamped nodes.
+            components: the components fixed (default all).
+            facets: ``(meshtags, tag)`` of the clamped facets instead.
+            name: the constraint's name.
+
+        Returns:
+            The clamp added.
+        """
         self._check_body(body)
         return self._add(Clamp(body, where=where, facets=facets, components=components,
                                name=name))
 
-    def prescribe(self, body: Body, value, where: Callable | None = None, facets=None,
-                  components=None, time_scale: float = 1.0,
+    def prescribe(self, body: Body, value: ArrayLike | Callable[[float], ArrayLike],
+                  where: Callable | None = None, facets: Tuple[MeshTags, int] | None = None,
+                  components: Sequence[int] | None = None, time_scale: float = 1.0,
                   name: str | None = None) -> cons.Prescribed:
         """Prescribe the displacement u = g(t) (body-frame components, m) of ``body`` where
         ``where(x)`` holds or on ``facets``: ``value`` is a gdim-vector or ``t -> vector``
         (differentiated numerically with error control; ``time_scale`` is the shortest time
-        over which it changes). Only ``components`` (default all) are prescribed."""
+        over which it changes). Only ``components`` (default all) are prescribed.
+
+        Args:
+            body: the elastic body.
+            value: g: a gdim-vector or ``t -> vector`` (m).
+            where: ``where(x)`` true at the nodes prescribed.
+            facets: ``(meshtags, tag)`` of their facets instead.
+            components: the components prescribed (default all).
+            time_scale: the shortest time over which g changes (s).
+            name: the constraint's name.
+
+        Returns:
+            The constraint added.
+        """
         self._check_body(body)
         return self._add(cons.Prescribed(body, where=where, facets=facets, components=components,
                                          value=value, time_scale=time_scale, name=name))
 
     def tie(self, body_a: Body, body_b: Body, where: Callable | None = None,
-            tol: float = 1e-8, name: str | None = None, facets=None,
+            tol: float = 1e-8, name: str | None = None,
+            facets: Tuple[Tuple[MeshTags, int], Tuple[MeshTags, int]] | None = None,
             where_b: Callable | None = None, same_motion: bool = False) -> joints.Joint:
         """Tie the interface nodes of ``body_b`` to those of ``body_a`` at the same global
         position (at t = 0), selected by ``where(x)`` on local coordinates (``where_b`` on b's,
         if they differ) or by ``facets=((tags_a, tag_a), (tags_b, tag_b))``, each mesh's facet
         tags: see :func:`dolfinx_mbs.constraints.joints.tie`. Bodies in different frames are joined
         in the global frame (rheonomic rows; constant ones with ``same_motion=True``, for element
-        frames of one rigid motion)."""
+        frames of one rigid motion).
+
+        Args:
+            body_a: the first body.
+            body_b: the second body (not ``body_a``).
+            where: ``where(x)`` true at the interface nodes (local coordinates).
+            tol: how far apart two tied nodes may lie (m).
+            name: the constraint's name.
+            facets: ``((tags_a, tag_a), (tags_b, tag_b))`` instead of ``where``.
+            where_b: ``where`` on ``body_b``'s coordinates, where they differ.
+            same_motion: the bodies' frames share one rigid motion (constant rows).
+
+        Returns:
+            The joint added.
+
+        Raises:
+            ValueError: the same body twice.
+        """
         self._check_body(body_a)
         self._check_body(body_b)
         if body_a is body_b:
@@ -591,11 +728,25 @@ class Model:
         return self._add(joints.tie(self.space, body_a, body_b, where, tol=tol, name=name,
                                     facets=facets, where_b=where_b, same_motion=same_motion))
 
-    def pin(self, body_a: Body | None, body_b: Body, point, tol: float = 1e-8,
+    def pin(self, body_a: Body | None, body_b: Body, point: Sequence[float], tol: float = 1e-8,
             name: str | None = None) -> joints.Joint:
         """A pin at the global ``point`` (position at t = 0) between a node of ``body_a`` (None:
         the ground) and a node of ``body_b``: same global position at all times (a revolute
-        joint in 2D, a spherical joint in 3D)."""
+        joint in 2D, a spherical joint in 3D).
+
+        Args:
+            body_a: the first body, or None for the ground.
+            body_b: the second body.
+            point: the global position at t = 0 (m).
+            tol: how far from ``point`` the nodes may lie (m).
+            name: the constraint's name.
+
+        Returns:
+            The joint added.
+
+        Raises:
+            ValueError: the same body twice.
+        """
         if body_a is not None:
             self._check_body(body_a)
         self._check_body(body_b)
@@ -603,22 +754,47 @@ class Model:
             raise ValueError("pin: body_a and body_b must differ")
         return self._add(joints.pin(self.space, body_a, body_b, point, tol=tol, name=name))
 
-    def slider(self, body: Body, point, axis, tol: float = 1e-8,
+    def slider(self, body: Body, point: Sequence[float], axis: Sequence[float],
+               tol: float = 1e-8,
                name: str | None = None) -> joints.Slider:
         """The node of ``body`` at the global ``point`` (at t = 0) stays on the fixed global
-        line through it along ``axis`` (a prismatic support on the ground)."""
+        line through it along ``axis`` (a prismatic support on the ground).
+
+        Args:
+            body: the elastic body.
+            point: the node's global position at t = 0 (m).
+            axis: the line's direction (global).
+            tol: how far from ``point`` the node may lie (m).
+            name: the constraint's name.
+
+        Returns:
+            The slider added.
+        """
         self._check_body(body)
         return self._add(joints.Slider(self.space, body, point, axis, tol=tol, name=name))
 
-    def rigid(self, body: Body, where: Callable | None = None, facets=None,
+    def rigid(self, body: Body, where: Callable | None = None,
+              facets: Tuple[MeshTags, int] | None = None,
               name: str | None = None) -> joints.RigidRegion:
         """Make the nodes of ``body`` where ``where(x)`` holds (or on ``facets``) move as one
-        rigid body (RBE2-like)."""
+        rigid body (RBE2-like).
+
+        Args:
+            body: the elastic body.
+            where: ``where(x)`` true at the region's nodes.
+            facets: ``(meshtags, tag)`` of the region's facets instead.
+            name: the constraint's name.
+
+        Returns:
+            The rigid region added.
+        """
         self._check_body(body)
         return self._add(joints.RigidRegion(self.space, body, where=where, facets=facets,
                                           name=name))
 
-    def constrain(self, rows, rhs=None, body: Body | None = None, time_scale: float = 1.0,
+    def constrain(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
+                  rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
+                  body: Body | None = None, time_scale: float = 1.0,
                   name: str | None = None) -> Constraint:
         """Add general constraint rows ``B Delta = c(t)`` (``B Delta' + b = 0`` with
         b = -c'), a DOLFINx ``DirichletBC`` (on ``body``'s space; ``body`` may be omitted for a
@@ -651,7 +827,9 @@ class Model:
         return self._add(LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                          name=name))
 
-    def constrain_velocity(self, rows, rhs=None, time_scale: float = 1.0,
+    def constrain_velocity(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
+                           rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
+                           time_scale: float = 1.0,
                            name: str | None = None) -> VelocityRows:
         """Add velocity constraint rows ``B(t) Delta' = c(t)`` (``docs/theory.md`` section 5),
         nonholonomic ones included. They are not eliminated from the coordinates: the
@@ -675,14 +853,26 @@ class Model:
         return self._add(VelocityRows(self.space, rows, rhs=rhs, time_scale=time_scale,
                                            name=name))
 
-    def dof(self, body: Body, point, component: int, tol: float = 1e-8) -> int:
+    def dof(self, body: Body, point: Sequence[float], component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
-        node of ``body`` at ``point`` (body-frame coordinates)."""
+        node of ``body`` at ``point`` (body-frame coordinates).
+
+        Args:
+            body: the elastic body.
+            point: the node's position (body-frame coordinates, m).
+            component: the displacement component.
+            tol: how far from ``point`` the node may lie (m).
+
+        Returns:
+            The full index.
+        """
         self._check_body(body)
         return self.space.dof(self.bodies.index(body), point, component, tol)
 
-    def apply_load(self, body: Body, body_force=None, traction=None, where=None, facets=None,
-                   point=None, force=None, local: bool = True) -> None:
+    def apply_load(self, body: Body, body_force: TimeVector | None = None,
+                   traction: TimeVector | None = None, where: Callable | None = None,
+                   facets: Tuple[MeshTags, int] | None = None, point: Sequence[float] | None = None,
+                   force: TimeVector | None = None, local: bool = True) -> None:
         """Apply a load to ``body``.
 
         Give one of
@@ -694,6 +884,16 @@ class Model:
 
         each a constant vector or a function of time ``t -> vector``, in the body's local
         components unless ``local=False`` (then global components, rotated with the frame).
+
+        Args:
+            body: the elastic body.
+            body_force: a body force (N/m^3).
+            traction: a traction (N/m^2).
+            where: the traction's facets: a predicate on facet midpoints.
+            facets: the traction's facets: ``(meshtags, tag)``.
+            point: the point load's node (body coordinates, m).
+            force: the point load (N).
+            local: the vectors' components are the body's (else global).
         """
         self._check_body(body)
         body.apply_load(body_force, traction, where, facets, point, force, local)
@@ -702,11 +902,21 @@ class Model:
         self._systems = {}
 
     def reduce(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
-               **options) -> ReducedBody:
+               **options: Any) -> ReducedBody:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
         constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`
-        (which documents the ``options``: ``cutoff``, ``t``, ``residual``)."""
+        (which documents the ``options``: ``cutoff``, ``t``, ``residual``).
+
+        Args:
+            body: the elastic body.
+            modes: the number of modes.
+            method: ``"craig-bampton"`` or ``"modal"``.
+            **options: the reduction's options (``cutoff``, ``t``, ``residual``).
+
+        Returns:
+            The :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`.
+        """
         self._check_body(body)
         reduced = ReducedBody(body, modes, method, **options)
         self._reduced[self.bodies.index(body)] = reduced
@@ -745,13 +955,20 @@ class Model:
         static equilibrium are then solved by Newton's method."""
         return any(b.u_state is not None for b in self.bodies)
 
-    def system(self, formulation: str = "second-order", constraints: str = "maggi"):
+    def system(self, formulation: str = "second-order", constraints: str = "maggi") -> System:
         """The typed system that ``formulation`` integrates (made once, kept until the
         constraints or loads change): a :class:`~dolfinx_mbs.systems.SecondOrderSystem`
         (``"second-order"``, ``"first-order"``), :class:`~dolfinx_mbs.systems.hamilton.
         HamiltonSystem` (``"hamiltonian"``), :class:`~dolfinx_mbs.systems.velocity.VelocitySystem`
         (with velocity constraints) or, with ``constraints="multipliers"``,
         :class:`~dolfinx_mbs.systems.multipliers.SaddlePoint`.
+
+        Args:
+            formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+            constraints: ``"maggi"`` or ``"multipliers"``.
+
+        Returns:
+            The typed system.
 
         Raises:
             ValueError: an unknown formulation or a combination the formulations do not take.
@@ -775,12 +992,12 @@ class Model:
         return self._made("second-order", lambda: SecondOrderSystem(
             self.assembly, self.system_reducer, self.constraints, self.static))
 
-    def _made(self, key: str, make):
+    def _made(self, key: str, make: Callable[[], Any]) -> Any:
         if key not in self._systems:
             self._systems[key] = make()
         return self._systems[key]
 
-    def _modal_system(self):
+    def _modal_system(self) -> System:
         """The system of the eigenproblems: with velocity constraints their (q, w) form."""
         return self.system("first-order" if self.velocity_constraints else "second-order")
 
@@ -804,6 +1021,9 @@ class Model:
         Euler, base acceleration, gravity, applied loads), spin softening included:
         (K + K_omega + K_alpha) u = Q on the constrained system (Newton's method with
         nonlinear strain; :class:`dolfinx_mbs.static.StaticSolver`).
+
+        Args:
+            t: the time of the frame state and loads (s).
 
         Returns:
             One DOLFINx Function per body (also stored as ``body.u``).
@@ -836,14 +1056,38 @@ class Model:
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                             shift: float = 0.0) -> np.ndarray:
         """The ``n`` lowest natural frequencies (rad/s) about the frame state at ``t``: see
-        :func:`dolfinx_mbs.modal.natural_frequencies`."""
+        :func:`dolfinx_mbs.modal.natural_frequencies`.
+
+        Args:
+            t: the time of the frame state (s).
+            n: how many.
+            gyroscopic: include the Coriolis coupling (quadratic eigenproblem) or not.
+            shift: the shift-and-invert target (rad^2/s^2 without the Coriolis coupling,
+                rad/s with it).
+
+        Returns:
+            Signed frequencies (rad/s; a negative value -s: a divergent mode of growth
+            rate s).
+        """
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
               output: str | None = None, shapes: bool = False) -> "modal.ModalResult":
         """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
         see :func:`dolfinx_mbs.modal.modes`; ``shapes=True`` keeps the shapes as Functions
-        for :mod:`dolfinx_mbs.plot`."""
+        for :mod:`dolfinx_mbs.plot`.
+
+        Args:
+            t: the time of the frame state (s).
+            n: how many.
+            damping: include the materials' damping.
+            shift: the real shift-and-invert target (1/s) of the stable modes.
+            output: a file stem for the shapes, or None.
+            shapes: keep the shapes as Functions.
+
+        Returns:
+            The :class:`dolfinx_mbs.modal.ModalResult`.
+        """
         return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
@@ -852,7 +1096,17 @@ class Model:
         """Resultant force of each constraint on its body (global components, N; with
         ``frame=True`` the body frame's): see
         :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the
-        constraint forces of the static state in ``body.u`` at ``t``."""
+        constraint forces of the static state in ``body.u`` at ``t``.
+
+        Args:
+            forces: the constraint forces (full layout), or None.
+            t: the time (s).
+            constraints: the constraints (default all).
+            frame: the body frame's components (else global).
+
+        Returns:
+            By constraint name, the resultant force.
+        """
         if forces is None:
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
@@ -860,7 +1114,7 @@ class Model:
                                     else self.constraints, frame=frame)
 
     def integrate(self, t_end: float, dt: float, formulation: str | None = None,
-                  constraints: str = "maggi", **kwargs):
+                  constraints: str = "maggi", **kwargs: Any) -> Result:
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
         arguments and the returned result. With ``drives=True`` the force and torque that
@@ -870,7 +1124,19 @@ class Model:
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
         ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
         defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
-        ``formulation`` default otherwise: ``"second-order"``."""
+        ``formulation`` default otherwise: ``"second-order"``.
+
+        Args:
+            t_end: the final time (s).
+            dt: the step (s).
+            formulation: the formulation, or None for the default.
+            constraints: ``"maggi"`` or ``"multipliers"``.
+            **kwargs: :func:`dolfinx_mbs.integrate.integrate`'s (or ``integrate_coupled``'s)
+                other arguments; ``drives=True`` as above.
+
+        Returns:
+            The run's :class:`~dolfinx_mbs.integrate.Result`.
+        """
         if self.frames:
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
@@ -883,68 +1149,142 @@ class Model:
         return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
                                      **kwargs)
 
-    def campbell(self, speeds, n: int = 6, **kwargs):
+    def campbell(self, speeds: Sequence[float], n: int = 6, **kwargs: Any) -> CampbellTable:
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
         or Stationary frames, or on a computed Hinge on the ground (held at the angle a run
         left it at, turning steadily at each speed): see
         :func:`dolfinx_mbs.campbell.sweep.campbell` (the function of the
-        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table."""
+        :mod:`dolfinx_mbs.campbell` subpackage) for the arguments and the returned table.
+
+        Args:
+            speeds: the spin speeds (rad/s).
+            n: how many modes at each speed.
+            **kwargs: :func:`dolfinx_mbs.campbell.sweep.campbell`'s other arguments.
+
+        Returns:
+            The Campbell table.
+
+        Raises:
+            ValueError: the model has velocity constraints.
+        """
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
 
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
-    def _attach(self, a):
+    def _attach(self, a: _Attached) -> _Attached:
         a.body.attachments.append(a)
         # the bodies' matrices change pattern: the operators are made again on next use
         self._assembly = self._basis = None
         self._systems = {}
         return a
 
-    def bearing(self, body: Body, facets=None, where: Callable | None = None,
-                speeds=None, extrapolate: bool = False, name: str | None = None,
-                **coefficients) -> Bearing:
+    def bearing(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
+                where: Callable | None = None,
+                speeds: Sequence[float] | None = None, extrapolate: bool = False,
+                name: str | None = None, **coefficients: Any) -> Bearing:
         """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
         facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
         ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
         arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
         ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
         :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
-        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z)."""
+        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z).
+
+        Args:
+            body: the elastic body.
+            facets: the journal's facets, ``(meshtags, tag)``.
+            where: the journal's facets, by a predicate instead.
+            speeds: the speeds the coefficients are given at (rad/s), or None for constants.
+            extrapolate: allow speeds outside the table (the end values held); else an
+                error.
+            name: the bearing's name.
+            **coefficients: the stiffness and damping coefficients.
+
+        Returns:
+            The bearing added.
+        """
         self._check_body(body)
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
                                     extrapolate=extrapolate, name=name, **coefficients))
 
-    def disk(self, body: Body, facets=None, where: Callable | None = None,
+    def disk(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
+             where: Callable | None = None,
              mass: float = 0.0, polar: float = 0.0, diametral: float = 0.0,
              name: str | None = None) -> Disk:
         """A rigid disk (``mass`` kg, ``polar`` and ``diametral`` moments of inertia kg m^2)
-        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`."""
+        on a surface of ``body`` in a stationary frame: see :class:`dolfinx_mbs.bodies.Disk`.
+
+        Args:
+            body: the elastic body.
+            facets: the disk's seat, ``(meshtags, tag)``.
+            where: the seat by a predicate instead.
+            mass: the mass (kg).
+            polar: the polar moment of inertia (kg m^2).
+            diametral: the diametral moment of inertia (kg m^2).
+            name: the disk's name.
+
+        Returns:
+            The disk added.
+        """
         self._check_body(body)
         return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
                                  diametral=diametral, name=name))
 
-    def unbalance_response(self, speeds, unbalances, probes, **kwargs):
+    def unbalance_response(self, speeds: Sequence[float], unbalances: Sequence[tuple],
+                           probes: Sequence, **kwargs: Any) -> UnbalanceResponse:
         """The synchronous response to ``unbalances`` ``[(point or disk, m_e, phase), ...]``
         at ``probes`` over ``speeds`` (rad/s) of the rotors in stationary frames: see
-        :func:`dolfinx_mbs.rotors.unbalance_response`."""
+        :func:`dolfinx_mbs.rotors.unbalance_response`.
+
+        Args:
+            speeds: the spin speeds (rad/s).
+            unbalances: ``(point or disk, m_e, phase)`` triples.
+            probes: the points whose response is given.
+            **kwargs: :func:`dolfinx_mbs.rotors.unbalance_response`'s other arguments.
+
+        Returns:
+            The response.
+        """
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
-    def critical_speed_map(self, stiffnesses, n: int = 4, **kwargs):
+    def critical_speed_map(self, stiffnesses: Sequence[float], n: int = 4,
+                           **kwargs: Any) -> CriticalSpeedMap:
         """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
         of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
-        :func:`dolfinx_mbs.rotors.critical_speed_map`."""
+        :func:`dolfinx_mbs.rotors.critical_speed_map`.
+
+        Args:
+            stiffnesses: the bearing stiffnesses (N/m).
+            n: how many critical speeds at each.
+            **kwargs: :func:`dolfinx_mbs.rotors.critical_speed_map`'s other arguments.
+
+        Returns:
+            The map.
+        """
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 
-    def unbalance(self, on, m_e: float, phase: float = 0.0) -> Unbalance:
+    def unbalance(self, on: Disk | Bearing, m_e: float, phase: float = 0.0) -> Unbalance:
         """An unbalance ``m_e`` (kg m) at ``phase`` (rad) on the journal of ``on`` (a disk or
         a bearing) for time integration: its turning force follows the stationary frame's
         spin law (a run-up: ``frames.Stationary(rate=lambda t: ...)``). See
         :class:`dolfinx_mbs.bodies.Unbalance`; :meth:`unbalance_response` is the frequency
-        domain's."""
+        domain's.
+
+        Args:
+            on: a disk or bearing of this model.
+            m_e: the unbalance (kg m).
+            phase: its phase (rad).
+
+        Returns:
+            The unbalance added.
+
+        Raises:
+            TypeError: ``on`` is not a disk or a bearing.
+        """
         if not isinstance(on, (Disk, Bearing)):
             raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
         self._check_body(on.body)

@@ -252,7 +252,7 @@ class Unbalance:
 
     kind = "unbalance"
 
-    def __init__(self, on: Disk, m_e: float, phase: float = 0.0) -> None:
+    def __init__(self, on: Disk | Bearing, m_e: float, phase: float = 0.0) -> None:
         if not isinstance(on, (Disk, Bearing)):
             raise TypeError(f"an unbalance acts on a disk or a bearing's journal, got {on!r}")
         self.on, self.body = on, on.body

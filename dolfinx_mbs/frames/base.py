@@ -248,7 +248,7 @@ class Frame:
         """
         return self
 
-    def states(self, times: Sequence[float]) -> FrameStates:
+    def states(self, times: Sequence[float] | np.ndarray) -> FrameStates:
         """The states at all ``times`` at once (:class:`FrameStates`); by :meth:`state` at each
         unless a frame has a closed form for arrays of times.
 

@@ -61,7 +61,7 @@ import shutil
 import signal
 import sys
 import threading
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Protocol, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -71,6 +71,11 @@ from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.io.dof_keys import dof_keys, locate
 from dolfinx_mbs.petsc_options import given_options
 
+if TYPE_CHECKING:
+    from types import FrameType, TracebackType
+
+    from petsc4py import PETSc
+
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
            "read_state", "State"]
@@ -79,8 +84,71 @@ __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts"
 VERSION = 2
 
 
+class CheckpointedSystem(Protocol):
+    """What a checkpoint reads of a run's typed system (:meth:`dolfinx_mbs.Model.system`; the
+    reducer, where there is one, by name)."""
+
+    @property
+    def comm(self) -> MPI.Comm:
+        """The system's communicator."""
+
+    @property
+    def space(self) -> Any:
+        """The bodies' full space."""
+
+    @property
+    def n_reduced(self) -> int:
+        """The number of the system's coordinates."""
+
+    def update(self, t: float) -> bool:
+        """Bring the system's constraints to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when its operators changed.
+        """
+
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector of the coordinates ``q``.
+
+        Args:
+            q: the system's coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out the prescribed part a0.
+
+        Returns:
+            ``out``.
+        """
+
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
+                    out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full velocity of the state (q, v).
+
+        Args:
+            q: the system's coordinates.
+            v: their rates.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
+
 def folder(stem: str) -> str:
-    """The checkpoint folder of the output ``stem``."""
+    """The checkpoint folder of the output ``stem``.
+
+    Args:
+        stem: the run's ``output``.
+
+    Returns:
+        ``<stem>.ckpt``'s path.
+    """
     return stem + ".ckpt"
 
 
@@ -108,12 +176,12 @@ class Checkpoint:
     t0: float
     formulation: str
     arrays: Dict[str, np.ndarray]
-    accumulators: Dict[str, Dict[str, Optional[float]]]
+    accumulators: Dict[str, Dict[str, float | None]]
     meta: dict
     redistributed: bool = False
 
 
-def unknown_names(system) -> tuple:
+def unknown_names(system: CheckpointedSystem) -> tuple:
     """The partition-free names of this rank's reduced unknowns (collective).
 
     Args:
@@ -153,7 +221,7 @@ def unknown_names(system) -> tuple:
     return full[np.asarray(red.independent) - space.rstart], None
 
 
-def _blocks(system, vecs) -> tuple:
+def _blocks(system: CheckpointedSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
     """The number of blocks of reduced unknowns of each vector of ``vecs``.
 
     Returns (counts, None), or (None, why not): the same on every rank.
@@ -171,7 +239,7 @@ def _blocks(system, vecs) -> tuple:
     return counts, None
 
 
-def _atomic_json(path: str, data) -> None:
+def _atomic_json(path: str, data: object) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         json.dump(data, f, indent=1)
@@ -191,23 +259,39 @@ class Writer:
             checkpoint restarts on any number of ranks (None: on as many ranks only).
     """
 
-    def __init__(self, comm, stem: str, every: Optional[int], formulation: str, t0: float,
-                 system=None):
+    def __init__(self, comm: MPI.Comm, stem: str, every: int | None, formulation: str,
+                 t0: float, system: CheckpointedSystem | None = None) -> None:
         self.comm, self.every = comm, every
         self.dir = folder(stem)
         self.formulation, self.t0 = formulation, t0
-        self.last: Optional[str] = None
+        self.last: str | None = None
         self.system = system
-        self._names: Optional[tuple] = None
+        self._names: tuple | None = None
 
     def due(self, index: int) -> bool:
-        """True when the step ``index`` is one to checkpoint at."""
+        """Whether the step ``index`` is one to checkpoint at.
+
+        Args:
+            index: the step number.
+
+        Returns:
+            True when it is.
+        """
         return bool(self.every) and index % self.every == 0
 
-    def write(self, index: int, t: float, dt: float, vecs, form_state: Dict[str, np.ndarray],
-              accumulators: Dict[str, Dict[str, Optional[float]]]) -> None:
-        """Write the state at step ``index``, time ``t``: ``vecs`` the TS's solution vectors,
-        ``form_state`` this rank's arrays of the form, ``accumulators`` the observers'."""
+    def write(self, index: int, t: float, dt: float, vecs: Sequence[PETSc.Vec],
+              form_state: Dict[str, np.ndarray],
+              accumulators: Dict[str, Dict[str, float | None]]) -> None:
+        """Write the state at step ``index``, time ``t`` (collective).
+
+        Args:
+            index: the step number.
+            t: the time (s).
+            dt: the next step's size (s).
+            vecs: the TS's solution vectors.
+            form_state: this rank's arrays of the form.
+            accumulators: the observers' accumulators.
+        """
         comm, rank = self.comm, self.comm.rank
         name = f"step_{index:09d}"
         sub = os.path.join(self.dir, name)
@@ -247,13 +331,21 @@ class Writer:
         self.last = sub  # the folder, as the message of a run stopped by a signal names it
 
 
-def exists(comm, stem: str) -> bool:
-    """True (on every rank) when ``stem`` has a checkpoint."""
+def exists(comm: MPI.Comm, stem: str) -> bool:
+    """Whether ``stem`` has a checkpoint.
+
+    Args:
+        comm: the run's communicator (collective).
+        stem: the run's ``output``.
+
+    Returns:
+        True (on every rank) when it has.
+    """
     found = os.path.isfile(os.path.join(folder(stem), "latest.json")) if comm.rank == 0 else None
     return bool(comm.bcast(found, root=0))
 
 
-def _read_meta(comm, stem: str) -> dict:
+def _read_meta(comm: MPI.Comm, stem: str) -> dict:
     """``latest.json`` of ``stem`` on every rank (FileNotFoundError on every rank if none)."""
     index = os.path.join(folder(stem), "latest.json")
     meta = None
@@ -267,7 +359,8 @@ def _read_meta(comm, stem: str) -> dict:
     return comm.bcast(meta, root=0)
 
 
-def load(comm, stem: str, formulation: str, system=None, files: bool = True) -> Checkpoint:
+def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem | None = None,
+         files: bool = True) -> Checkpoint:
     """This rank's part of the last checkpoint of ``stem``.
 
     Args:
@@ -317,7 +410,7 @@ def load(comm, stem: str, formulation: str, system=None, files: bool = True) -> 
                       accumulators=meta["accumulators"], meta=meta)
 
 
-def _redistributed(comm, stem: str, meta: dict, system) -> Checkpoint:
+def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: CheckpointedSystem) -> Checkpoint:
     """The checkpoint ``meta`` of ``stem`` written on another number of ranks, redistributed.
 
     Each rank's arrays are taken by name from every rank's file (collective).
@@ -354,9 +447,20 @@ def _redistributed(comm, stem: str, meta: dict, system) -> Checkpoint:
                       accumulators=meta["accumulators"], meta=meta, redistributed=True)
 
 
-def restore_vecs(comm, stem: str, ckpt: Checkpoint, vecs) -> None:
-    """Put the checkpoint's ``x<i>`` arrays into ``vecs`` (the TS's solution vectors), after
-    checking the global and local sizes (a ValueError on every rank when they differ)."""
+def restore_vecs(comm: MPI.Comm, stem: str, ckpt: Checkpoint,
+                 vecs: Sequence[PETSc.Vec]) -> None:
+    """Put the checkpoint's ``x<i>`` arrays into ``vecs``, after checking the global and local
+    sizes.
+
+    Args:
+        comm: the run's communicator (collective).
+        stem: the run's ``output``, for the errors.
+        ckpt: the checkpoint read.
+        vecs: the TS's solution vectors.
+
+    Raises:
+        ValueError: the sizes differ (on every rank).
+    """
     meta, arrays = ckpt.meta, ckpt.arrays
     sizes = [int(v.getSize()) for v in vecs]
     local = [int(v.getLocalSize()) for v in vecs]
@@ -401,7 +505,7 @@ class State:
     velocity: Dict[str, object]
 
 
-def read_state(system, stem: str) -> State:
+def read_state(system: CheckpointedSystem, stem: str) -> State:
     """The last checkpoint of ``stem`` on any number of ranks, as the bodies' fields.
 
     For post-processing (a checkpoint written on many ranks read back on one, say) or to look
@@ -463,10 +567,20 @@ def read_state(system, stem: str) -> State:
                  displacement=disp, velocity=vel)
 
 
-def truncate_csv(comm, path: str, t: float, columns) -> None:
+def truncate_csv(comm: MPI.Comm, path: str, t: float, columns: Sequence[str]) -> None:
     """Keep the header and the complete rows of the CSV ``path`` whose time is at most ``t``
     (rank 0; collective): the rows a killed run wrote after its last checkpoint go, and so
-    does a row cut short. The header must be ``columns``."""
+    does a row cut short.
+
+    Args:
+        comm: the run's communicator.
+        path: the CSV file.
+        t: the checkpoint's time (s).
+        columns: the header the file must have.
+
+    Raises:
+        ValueError: another header (on every rank).
+    """
     with checks.collective(comm, f"restart: output file {path!r}"):
         if comm.rank == 0:
             with open(path, newline="") as f:
@@ -493,15 +607,21 @@ def truncate_csv(comm, path: str, t: float, columns) -> None:
 
 
 class Interrupted(Exception):
-    """A run ended by a signal, at a step boundary, files closed (raised on every rank)."""
+    """A run ended by a signal, at a step boundary, files closed (raised on every rank).
 
-    def __init__(self, signum: int, t: float, checkpoint: Optional[str]):
+    Args:
+        signum: the signal.
+        t: the time of the step boundary (s).
+        checkpoint: the checkpoint written, or None.
+    """
+
+    def __init__(self, signum: int, t: float, checkpoint: str | None) -> None:
         self.signum, self.t, self.checkpoint = signum, t, checkpoint
         where = (f"; checkpoint written to {checkpoint} (continue with restart=True)"
                  if checkpoint else "; no checkpoint written (checkpoint_every= writes one)")
         super().__init__(f"run stopped by {signal.Signals(signum).name} at t={t:g}{where}")
         #: the rank in the run's communicator (set by :class:`Signals`): rank 0 says why
-        self.rank: Optional[int] = None
+        self.rank: int | None = None
 
     def exit(self) -> BaseException:
         """What the run raises: KeyboardInterrupt for SIGINT, SystemExit(128 + signal)
@@ -524,21 +644,22 @@ class Signals:
 
     SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
-    def __init__(self, comm):
+    def __init__(self, comm: MPI.Comm) -> None:
         self.comm = comm
         self.flag = 0
-        self._old: Dict[int, object] = {}
+        self._old: Dict[int, Any] = {}  # the handlers replaced
 
-    def _note(self, signum, frame) -> None:
+    def _note(self, signum: int, frame: FrameType | None) -> None:
         self.flag = max(self.flag, int(signum))
 
-    def __enter__(self):
+    def __enter__(self) -> Signals:
         if threading.current_thread() is threading.main_thread():
             for s in self.SIGNALS:
                 self._old[s] = signal.signal(s, self._note)
         return self
 
-    def __exit__(self, typ, value, tb):
+    def __exit__(self, typ: type | None, value: BaseException | None,
+                 tb: TracebackType | None) -> None:
         for s, h in self._old.items():
             signal.signal(s, h)
         self._old = {}
@@ -560,10 +681,22 @@ class Signals:
 ONE_STEP = ("alpha2", "theta", "cn", "beuler")
 
 
-def resume_ts(ts, vecs, ckpt: Checkpoint, stem: str, t_end: float) -> None:
+def resume_ts(ts: PETSc.TS, vecs: Sequence[PETSc.Vec], ckpt: Checkpoint, stem: str,
+              t_end: float) -> None:
     """Put the checkpoint ``ckpt`` of ``stem`` into ``ts`` (collective): its solution
-    ``vecs``, time, step number and next step size. Raises ValueError (every rank) for a
-    multistep TS type or a ``t_end`` not after the checkpoint."""
+    ``vecs``, time, step number and next step size.
+
+    Args:
+        ts: the run's TS.
+        vecs: its solution vectors.
+        ckpt: the checkpoint read.
+        stem: the run's ``output``, for the errors.
+        t_end: the run's final time (s).
+
+    Raises:
+        ValueError: a multistep TS type, or a ``t_end`` not after the checkpoint (every
+            rank).
+    """
     comm = ts.getComm().tompi4py()
     if ts.getType() not in ONE_STEP:
         raise ValueError(f"restart from {stem!r}: TS type {ts.getType()!r} keeps a history "
@@ -577,8 +710,27 @@ def resume_ts(ts, vecs, ckpt: Checkpoint, stem: str, t_end: float) -> None:
     ts.setStepNumber(ckpt.index)
 
 
-def arguments(output, every, restart, formulation, initial, options, prefix):
-    """The checked ``checkpoint_every`` and ``restart`` of a run."""
+def arguments(output: str | None, every: Any, restart: Any, formulation: str,
+              initial: Sequence[Any], options: Dict[str, object] | None,
+              prefix: str) -> Dict[str, Any]:
+    """The checked ``checkpoint_every`` and ``restart`` of a run.
+
+    Args:
+        output: the run's file stem, or None.
+        every: the user's ``checkpoint_every``.
+        restart: the user's ``restart``.
+        formulation: the run's formulation.
+        initial: the user's (u0, v0, p0).
+        options: the run's PETSc options, or None.
+        prefix: the options prefix.
+
+    Returns:
+        ``{"every": int or None, "restart": bool}``.
+
+    Raises:
+        ValueError: a bad value, a checkpoint without ``output``, an initial state given
+            with ``restart``, or generalized-alpha options that do not restart exactly.
+    """
     if every is not None:
         if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
             raise ValueError(f"checkpoint_every must be a positive integer or None, got "
@@ -591,9 +743,9 @@ def arguments(output, every, restart, formulation, initial, options, prefix):
     if restart:
         if output is None:
             raise ValueError("restart=True needs output= (the run to continue)")
-        given = [n for n, x in zip(("u0", "v0", "p0"), initial) if x is not None]
-        if given:
-            raise ValueError(f"{', '.join(given)}: no initial state with restart=True (the "
+        named = [n for n, x in zip(("u0", "v0", "p0"), initial) if x is not None]
+        if named:
+            raise ValueError(f"{', '.join(named)}: no initial state with restart=True (the "
                              "state comes from the checkpoint)")
         # the run's options, or else the database's (where -<prefix>ts_alpha_radius may be)
         given = given_options(prefix, options, "ts_alpha_")

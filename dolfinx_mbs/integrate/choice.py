@@ -3,16 +3,19 @@
 ``stepper="auto"`` takes, in this order: PETSc TS (:mod:`dolfinx_mbs.integrate.ts`) for what
 only it steps (multipliers, velocity rows, nonlinear strain: :func:`~dolfinx_mbs.integrate.
 stepper.ts_only`), for checkpoints, for the prescribed frames' drives and for any PETSc option
-given but the step solver's; the sparse path (:mod:`dolfinx_mbs.integrate.sparse`) when the step solver's options alone are
-given and it applies; the dense path (:mod:`dolfinx_mbs.integrate.dense`) up to
-:data:`DENSE_MAX` unknowns for a constant frame state, :data:`DENSE_MAX_VARYING` for frames
-changing in time whose operators are combinations of constant reduced matrices and whose loads
-change through the frames and gravity only; else the sparse path where it applies, else TS.
-A stepper named by the user is checked by its own ``applies`` (an error naming why, on every
-rank: the reasons are the system's, the same on every rank).
+given but the step solver's; the sparse path (:mod:`dolfinx_mbs.integrate.sparse`) when the
+step solver's options alone are given and it applies; the dense path
+(:mod:`dolfinx_mbs.integrate.dense`) up to :data:`DENSE_MAX` unknowns for a constant frame
+state, :data:`DENSE_MAX_VARYING` for frames changing in time whose operators are combinations
+of constant reduced matrices and whose loads change through the frames and gravity only; else
+the sparse path where it applies, else TS. A stepper named by the user is checked by its own
+``applies`` (an error naming why, on every rank: the reasons are the system's, the same on
+every rank).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from dolfinx_mbs.integrate.dense.stepper import BatchStepper, DenseStepper, ExactStepper
 from dolfinx_mbs.integrate.dense.varying import applies as varying_applies
@@ -24,6 +27,9 @@ from dolfinx_mbs.integrate.stepper import RunSpec, Stepper, ts_only
 from dolfinx_mbs.integrate.ts.stepper import TSStepper
 from dolfinx_mbs.petsc_options import given_options
 from dolfinx_mbs.systems.records import constant_frame
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
 
 __all__ = ["STEPPERS", "DENSE_MAX", "DENSE_MAX_VARYING", "choose", "make"]
 
@@ -44,7 +50,7 @@ DENSE_MAX = 300
 DENSE_MAX_VARYING = 60
 
 
-def _dense(system) -> type:
+def _dense(system: RunSystem) -> type:
     """The dense path's stepper of ``system``.
 
     The dense path's stepper of ``system``: in batch where its frames change in time as
@@ -58,7 +64,7 @@ def _sparse(run: RunSpec) -> type:
     return SparseMidpoint if run.formulation == "hamiltonian" else SparseAlpha2
 
 
-def _auto(system, run: RunSpec) -> str:
+def _auto(system: RunSystem, run: RunSpec) -> str:
     given = set(given_options(run.prefix)) | {k for k in (run.options or {})
                                               if k != "ts_alpha_radius"}
     if run.checkpoints or run.drives or ts_only(system) is not None or \
@@ -72,7 +78,7 @@ def _auto(system, run: RunSpec) -> str:
     return "dense" if system.n_reduced <= limit else linear
 
 
-def choose(system, run: RunSpec, stepper: str) -> str:
+def choose(system: RunSystem, run: RunSpec, stepper: str) -> str:
     """The path of ``run`` on ``system``: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"``.
 
     Args:
@@ -109,8 +115,17 @@ def choose(system, run: RunSpec, stepper: str) -> str:
     return stepper
 
 
-def make(system, run: RunSpec, path: str) -> Stepper:
-    """The stepper of ``path`` (:func:`choose`) for ``run`` on ``system``."""
+def make(system: RunSystem, run: RunSpec, path: str) -> Stepper:
+    """The stepper of ``path`` (:func:`choose`) for ``run`` on ``system``.
+
+    Args:
+        system: the run's typed system.
+        run: the run.
+        path: ``"ts"``, ``"dense"``, ``"exact"`` or ``"linear"`` (:func:`choose`).
+
+    Returns:
+        The stepper, made for the run.
+    """
     cls = {"ts": TSStepper, "dense": _dense(system), "exact": ExactStepper,
            "linear": _sparse(run)}[path]
     return cls(system, run)

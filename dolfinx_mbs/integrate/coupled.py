@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from petsc4py import PETSc
@@ -26,6 +26,9 @@ from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, solver_reasons
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.driver import Result
 
 __all__ = ["FrameHistory", "integrate_coupled"]
 
@@ -49,24 +52,28 @@ def _loads_moment(system: CoupledSystem, t: float, f: np.ndarray) -> list:
 
 
 def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
-                      formulation: str | None = None, t0: float = 0.0, u0=None, v0=None,
-                      probes: Sequence = (), output: str | None = None,
+                      formulation: str | None = None, t0: float = 0.0, u0: Any = None,
+                      v0: Any = None, probes: Sequence = (), output: str | None = None,
                       spectral_radius: float | None = None, progress: bool = True,
                       options: dict | None = None, prefix: str = "mbs_", energy: bool = True,
-                      callback=None, output_every: int = 1):
+                      callback: Callable[[float, dict], object] | None = None,
+                      output_every: int = 1) -> Result:
     """Integrate a coupled system from ``t0`` to ``t_end`` with steps ``dt``.
 
     Args:
         system: the :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
-        t_end, dt, t0: final time, step and initial time (s).
+        t_end: final time (s).
+        dt: the step (s).
         formulation: ``"second-order"`` (generalized-alpha) or ``"first-order"`` (BDF2),
             both second order in dt (:mod:`dolfinx_mbs.integrate.ts.coupled`); the TS type
             may be changed by options. None: ``"first-order"`` with joints or driven motors
             (BDF2 solves their rows at the step's end, so the joints stay closed to round-off;
             generalized-alpha solves them at its intermediate time and the step's end misses
             them by O(dt^2), see ``Result.joints[name].drift``), else ``"second-order"``.
-        u0, v0: initial elastic displacement and velocity (None: zero; a PETSc Vec in the
-            reduced or full layout, or a Function per body).
+        t0: initial time (s).
+        u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
+            layout, or a Function per body).
+        v0: initial elastic velocity (as ``u0``).
         probes: points of the first body, or (body, point) pairs (body coordinates).
         output: file stem: ``<output>.csv`` gets a row per step as it is computed, and
             ``<output>_<body>.bp`` (``.xdmf`` on DOLFINx 0.5) each elastic body's displacement
@@ -164,9 +171,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     joints_rec: dict = {}
     probe_rec, energy_rec, mom_rec = [], [], []
     full = system.space.create_vec() if system.parts else None
-    work = {"work": 0.0, "last": None}
+    work: dict = {"work": 0.0, "last": None}  # the loads' work, the last (t, power)
 
-    def record(ts_, index, t, X):
+    def record(ts_: PETSc.TS, index: int, t: float, X: PETSc.Vec) -> None:
         q, v, f = prob.state(X)
         outs = system.frame_outputs(f)
         torques = _loads_moment(system, t, f) if system.loads else [None] * len(outs)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type
 
 import numpy as np
 from petsc4py import PETSc
@@ -35,6 +35,9 @@ from dolfinx_mbs.integrate.initial import reduced_initial
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.stability import Stability
 from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
 
 __all__ = ["Recording", "Result", "drive"]
 
@@ -122,13 +125,27 @@ class Result:
     joints: dict = dataclasses.field(default_factory=dict)
 
 
-def observers(system, label: str, n_steps: int, rec: Recording, resume=None,
-              energies=None, probes=None) -> Dict[str, obs.Observer]:
+def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
+              resume: checkpoint.Checkpoint | None = None,
+              energies: Type[obs.Observer] | None = None,
+              probes: Callable | None = None) -> Dict[str, obs.Observer]:
     """The run's observers, with the divergence check.
 
     The run's observers (:func:`dolfinx_mbs.integrate.observers.make_observers`), with the
     divergence check (not with nonlinear strain: its stiffness is the tangent about the run's
     state) and, with ``resume`` (a checkpoint), the files continued.
+
+    Args:
+        system: the run's typed system.
+        label: the run's words for the log and the progress bar.
+        n_steps: the steps the run is expected to take.
+        rec: what the run records.
+        resume: the checkpoint the run continues from, or None.
+        energies: the stepper's observer class of the energies, or None for the usual one.
+        probes: the stepper's factory of the probes' observer, or None.
+
+    Returns:
+        The observers by name.
     """
     stab = None
     if rec.stability != "off" and hasattr(system, "pencil") and not system.has_multipliers \
@@ -158,8 +175,9 @@ class Boundaries:
         resume: the checkpoint the run continues from, or None.
     """
 
-    def __init__(self, system, stepper: Stepper, watch: Dict[str, obs.Observer], signals,
-                 writer=None, resume=None):
+    def __init__(self, system: RunSystem, stepper: Stepper, watch: Dict[str, obs.Observer],
+                 signals: checkpoint.Signals, writer: checkpoint.Writer | None = None,
+                 resume: checkpoint.Checkpoint | None = None) -> None:
         self.system, self.stepper, self.watch = system, stepper, watch
         self.signals, self.writer, self.resume = signals, writer, resume
         self.need_v = any(o.needs_velocity for o in watch.values())
@@ -190,7 +208,11 @@ class Boundaries:
         self._signals(index, t, again)
 
     def passed(self, times: Sequence[float]) -> None:
-        """The whole run was observed at once: its times kept, the signals looked at."""
+        """The whole run was observed at once: its times kept, the signals looked at.
+
+        Args:
+            times: the run's times.
+        """
         self.times.extend(times)
         self._signals(len(times) - 1, times[-1], False)
 
@@ -223,13 +245,23 @@ class Boundaries:
         self.full.destroy()
 
 
-def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
-          restart: bool = False, checkpoint_every: int | None = None) -> Result:
+def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
+          initial: Sequence[Any], restart: bool = False,
+          checkpoint_every: int | None = None) -> Result:
     """Run ``stepper`` on ``system`` with the run's observers and checkpoints.
 
-    Run ``stepper`` on ``system`` (see the module docstring): the initial state from the
-    user's ``initial`` (u0, v0, p0), or the checkpoint of ``rec.output`` with ``restart``;
-    checkpoints every ``checkpoint_every`` steps. The stepper is destroyed at the end.
+    Run ``stepper`` on ``system`` (see the module docstring). The stepper is destroyed at
+    the end.
+
+    Args:
+        system: the run's typed system.
+        stepper: the run's stepper.
+        run: the run.
+        rec: what the run records.
+        initial: the user's (u0, v0, p0) (:func:`~dolfinx_mbs.integrate.initial.
+            reduced_initial`).
+        restart: start from the checkpoint of ``rec.output`` instead.
+        checkpoint_every: the steps between two checkpoints, or None.
 
     Returns:
         The run's :class:`Result`.
@@ -288,7 +320,8 @@ def drive(system, stepper: Stepper, run: RunSpec, rec: Recording, initial,
     return _result(at.times, watch, system, stepper, None if resume is None else resume.t)
 
 
-def _result(times, watch, system, stepper: Stepper, restarted_from=None) -> Result:
+def _result(times: List[float], watch: Dict[str, obs.Observer], system: RunSystem,
+            stepper: Stepper, restarted_from: float | None = None) -> Result:
     pr = watch.get("probes")
     dim = pr.probes.dim if pr else system.bodies[0].gdim
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))

@@ -4,22 +4,83 @@ DOLFINx Function per body, as a reduced vector."""
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from dolfinx import fem
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.bodies.body import Body
+
 log = logging.getLogger(__name__)
 
-__all__ = ["reduced_initial", "on_body_space"]
+__all__ = ["Coordinates", "reduced_initial", "on_body_space"]
 
 
-def reduced_initial(system, x, name: str) -> PETSc.Vec:
-    """A reduced vector of ``system`` from None (zero), a PETSc Vec in full or reduced layout
-    (size and distribution checked on every rank), or per-body Functions (a Function on
-    another space of the body's mesh is interpolated into the body's space, and the log says
-    so); ``name``: the argument, for the errors."""
+class Coordinates(Protocol):
+    """What the initial state and the motion's range read of a system: its coordinates' link
+    to the bodies' full vector (the typed systems with Maggi's coordinates and the coupled
+    system satisfy it)."""
+
+    @property
+    def comm(self) -> Any:
+        """The system's communicator."""
+
+    @property
+    def space(self) -> Any:
+        """The bodies' full space (:class:`~dolfinx_mbs.assembly.space.FullSpace`)."""
+
+    @property
+    def bodies(self) -> Sequence[Any]:
+        """The elastic bodies, in the full space's order."""
+
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The system's coordinates of a full vector.
+
+        Args:
+            x: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
+
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector of the coordinates ``q``.
+
+        Args:
+            q: the system's coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out the prescribed part a0.
+
+        Returns:
+            ``out``.
+        """
+
+
+def reduced_initial(system: Coordinates, x: Any, name: str) -> PETSc.Vec:
+    """A reduced vector of ``system`` from the user's initial value.
+
+    Args:
+        system: the run's typed system.
+        x: None (zero), a PETSc Vec in full or reduced layout (size and distribution checked
+            on every rank), or a Function per body (a Function on another space of the body's
+            mesh is interpolated into the body's space, and the log says so).
+        name: the argument, for the errors.
+
+    Returns:
+        A new reduced vector.
+
+    Raises:
+        ValueError: ``x`` fits neither layout, is distributed otherwise than the model's
+            vectors, or gives another number of Functions than bodies.
+    """
     red = system
     q = red.create_reduced_vec()
     q.set(0.0)
@@ -57,9 +118,21 @@ def reduced_initial(system, x, name: str) -> PETSc.Vec:
     return q
 
 
-def on_body_space(f, body, name: str):
-    """``f`` as a Function of ``body``'s space (interpolated if it is on another space of
-    the same mesh); ``name``: the argument, for the errors."""
+def on_body_space(f: Any, body: Body, name: str) -> fem.Function:
+    """``f`` as a Function of ``body``'s space.
+
+    Args:
+        f: a Function of the body's space, or of another space of the same mesh
+            (interpolated).
+        body: the body.
+        name: the argument, for the errors.
+
+    Returns:
+        ``f`` itself, or a new Function of ``body.V``.
+
+    Raises:
+        ValueError: ``f`` is not a Function, is on another mesh or has another value shape.
+    """
     if not isinstance(f, fem.Function):
         raise ValueError(f"{name}: expected None, a PETSc Vec (full or reduced layout) or "
                          f"a dolfinx Function per body, got {type(f).__name__}")

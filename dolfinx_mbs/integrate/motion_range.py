@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 import weakref
-from typing import Dict, List
+from typing import TYPE_CHECKING, Dict, List, Sequence
 
 import numpy as np
 import ufl
@@ -27,6 +27,11 @@ from petsc4py import PETSc
 from dolfinx_mbs import compat
 from dolfinx_mbs.forms import small_rotation
 from dolfinx_mbs.integrate.observers import Observer, Step
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    from dolfinx_mbs.integrate.initial import Coordinates
 
 __all__ = ["LIMIT", "SAMPLES", "SmallDisplacementWarning", "RotationRange"]
 
@@ -47,7 +52,7 @@ class _CellRotations:
         body: the body (a vector Lagrange space ``V`` on its mesh).
     """
 
-    def __init__(self, body):
+    def __init__(self, body: Body) -> None:
         mesh = body.mesh
         self.gdim = body.gdim
         W = compat.scalar_space(mesh, 0, "DG") if self.gdim == 2 else \
@@ -84,15 +89,22 @@ class _CellRotations:
 _MADE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _cell_rotations(body) -> _CellRotations:
+def _cell_rotations(body: Body) -> _CellRotations:
     made = _MADE.get(body)
     if made is None:
         made = _MADE[body] = _CellRotations(body)
     return made
 
 
-def checked(body) -> bool:
-    """Whether ``body``'s rotation is watched: a deformable body of linear strain."""
+def checked(body: Body | RigidBody) -> bool:
+    """Whether ``body``'s rotation is watched: a deformable body of linear strain.
+
+    Args:
+        body: a body of the model.
+
+    Returns:
+        True for a deformable body of linear strain.
+    """
     return hasattr(body, "V") and getattr(body, "stiffening", None) != "nonlinear"
 
 
@@ -109,7 +121,7 @@ class RotationRange(Observer):
 
     whole_run = True
 
-    def __init__(self, system, n_steps: int):
+    def __init__(self, system: Coordinates, n_steps: int) -> None:
         self.system = system
         space = system.space
         self.watched = [(i, b, _cell_rotations(b)) for i, b in enumerate(space.bodies)
@@ -155,14 +167,26 @@ class RotationRange(Observer):
         return self._q
 
     def observe(self, step: Step) -> List[float]:
-        """Measure the step's state where it is a sample."""
+        """Measure the step's state where it is a sample.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if step.index % self.every == 0 and self.watched:
             q = step.q if step.dense is None else self._vec(step.dense[0])
             self._from_reduced(q, step.t)
         return []
 
-    def observe_all(self, times, Q: np.ndarray) -> None:
-        """Measure the samples of a whole run's states ``Q`` (rows, at ``times``)."""
+    def observe_all(self, times: Sequence[float], Q: np.ndarray) -> None:
+        """Measure the samples of a whole run's states.
+
+        Args:
+            times: the run's times.
+            Q: the reduced displacements, one row per time.
+        """
         if not self.watched:
             return
         for k in range(0, len(times), self.every):

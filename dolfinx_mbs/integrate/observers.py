@@ -5,15 +5,14 @@ At every output time the run's driver (:mod:`dolfinx_mbs.integrate.driver`) form
 displacement written into the bodies' ``u`` for the observers that read it, the stepper that
 gives the products the energies and reactions need) and passes it to each observer in turn;
 an observer reads what it needs, keeps its history and may add columns to the CSV row. Nothing
-reads the time from
-stored state: the step's end time is in the :class:`Step`.
+reads the time from stored state: the step's end time is in the :class:`Step`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -24,12 +23,15 @@ from dolfinx_mbs.constraints.reactions import frame_resultants
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
 if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
-    from dolfinx_mbs.integrate.stepper import Stepper
+    from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.stepper import RunSystem, Stepper
+    from dolfinx_mbs.systems.drives import Drives
+    from dolfinx_mbs.systems.multipliers import SaddlePoint
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
-__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory", "FrameHistory",
-           "Callback",
-           "Fields", "Csv", "Progress", "make_observers", "notify", "dots", "FIRST",
-           "CSV_ORDER"]
+__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
+           "FrameHistory", "Callback", "Fields", "Csv", "Progress", "make_observers", "notify",
+           "dots", "FIRST", "CSV_ORDER"]
 
 #: the observers that see a step before the bodies' displacement is set (the finiteness
 #: check reads the energies)
@@ -60,10 +62,10 @@ class Step:
     t: float
     q: PETSc.Vec
     v: PETSc.Vec
-    u: Optional[PETSc.Vec]
-    stepper: Optional["Stepper"]
-    Mv: Optional[PETSc.Vec] = None
-    dense: Optional[tuple] = None
+    u: PETSc.Vec | None
+    stepper: Stepper | None
+    Mv: PETSc.Vec | None = None
+    dense: tuple | None = None
 
 
 class Observer:
@@ -77,22 +79,45 @@ class Observer:
     whole_run = False
 
     def observe(self, step: Step) -> List[float]:  # pragma: no cover - abstract
+        """Read the step.
+
+        Args:
+            step: the run's state at an output time.
+
+        Returns:
+            The values of :attr:`columns` (empty where it has none).
+        """
         return []
 
     def close(self) -> None:
-        pass
+        """Release what the observer holds (files, vectors); collective."""
 
 
 class Finite(Observer):
-    """Stops the run (FloatingPointError) at the first step whose state is not finite."""
+    """Stops the run (FloatingPointError) at the first step whose state is not finite.
+
+    Args:
+        energies: the energies' observer, whose last values are checked (else q is).
+    """
 
     whole_run = True
 
-    def __init__(self, energies: Optional["Energies"] = None):
+    def __init__(self, energies: Energies | None = None) -> None:
         self.energies = energies
-        self.failure: Optional[str] = None
+        self.failure: str | None = None
 
     def observe(self, step: Step) -> List[float]:
+        """Stop the run where the step's energies (or q) are not finite.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            No values (no columns).
+
+        Raises:
+            FloatingPointError: the state is not finite.
+        """
         check = self.energies.last if self.energies is not None else \
             (step.q.norm(PETSc.NormType.NORM_INFINITY),)
         if not all(math.isfinite(x) for x in check):
@@ -101,9 +126,18 @@ class Finite(Observer):
         return []
 
 
-def dots(pairs) -> np.ndarray:
-    """x.y for each (x, y) of ``pairs`` (Vecs of one layout) with one global reduction: the
-    owned parts' products summed over the ranks (a step's energies in one message, not five)."""
+def dots(pairs: Sequence[tuple]) -> np.ndarray:
+    """The products x.y of pairs of vectors with one global reduction.
+
+    The owned parts' products summed over the ranks (a step's energies in one message, not
+    five).
+
+    Args:
+        pairs: (x, y) pairs of Vecs of one layout.
+
+    Returns:
+        x.y for each pair.
+    """
     local = np.array([x.getArray(readonly=True) @ y.getArray(readonly=True) for x, y in pairs])
     comm = pairs[0][0].getComm()
     if comm.getSize() == 1:
@@ -116,36 +150,60 @@ def dots(pairs) -> np.ndarray:
 class Energies(Observer):
     """kinetic (1/2 q'.M q'), elastic (1/2 q.K_el q + the nonlinear part), potential
     (1/2 q.(K + K_omega + K_alpha) q + the nonlinear part), jacobi (kinetic + potential - f.q)
-    and the work of the second-order form's loads (trapezoidal in time)."""
+    and the work of the second-order form's loads (trapezoidal in time).
+
+    Args:
+        system: the run's typed system.
+    """
 
     columns = ["kinetic", "elastic", "potential", "jacobi", "work"]
     needs_velocity = True
     #: it reads the state's PETSc vectors (not a dense stepper's arrays)
     reads_vectors = True
 
-    def __init__(self, system):
+    def __init__(self, system: RunSystem) -> None:
         self.system = system
         self.history: Dict[str, list] = {k: [] for k in self.columns}
         self._work = self._power = 0.0
-        self._t: Optional[float] = None
+        self._t: float | None = None
         self.last = (0.0, 0.0)
 
     def observe(self, step: Step) -> List[float]:
+        """Record the step's energies (products of the stepper's record).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         q, v, stepper = step.q, step.v, step.stepper
         s = stepper.record(step.t)  # the system's, or the stepper's own loads
         Mv, Kel_q, Kpot_q = stepper.energy_products(s, q, v, step.Mv)
         vMv, qKq, qKpq, qf, vf = dots(((v, Mv), (q, Kel_q), (q, Kpot_q), (q, s.f), (v, s.f)))
         kin, ela, pot = 0.5 * vMv, 0.5 * qKq, 0.5 * qKpq
         if self.system.nonlinear:  # St Venant-Kirchhoff: the strain energy's nonlinear part
-            extra = self.system.nonlinear_energy(step.t, q)
+            # a second-order system: records.check_choice refuses nonlinear strain elsewhere
+            extra = cast("SecondOrderSystem", self.system).nonlinear_energy(step.t, q)
             ela += extra
             pot += extra
         return self.record(step.t, kin, ela, pot, kin + pot - qf, vf)
 
     def record(self, t: float, kin: float, ela: float, pot: float, jac: float,
                power: float) -> List[float]:
-        """Keep the energies at ``t`` and the work of the loads' ``power`` (f.q') since the
-        last time (trapezoidal); returns the row."""
+        """Keep the energies at ``t`` and the work of the loads' power since the last time.
+
+        Args:
+            t: the time (s).
+            kin: the kinetic energy.
+            ela: the elastic energy.
+            pot: the potential energy.
+            jac: the Jacobi integral.
+            power: the loads' power f.q' (the work by the trapezoidal rule).
+
+        Returns:
+            The row of :attr:`columns`.
+        """
         if self._t is not None:
             self._work += 0.5 * (power + self._power) * (t - self._t)
         self._power, self._t = power, t
@@ -155,8 +213,18 @@ class Energies(Observer):
         self.last = (kin, ela)
         return row
 
-    def record_all(self, T, kin, ela, pot, jac, power) -> None:
-        """:meth:`record` at all the times ``T`` at once (arrays), the work summed in order."""
+    def record_all(self, T: np.ndarray, kin: np.ndarray, ela: np.ndarray, pot: np.ndarray,
+                   jac: np.ndarray, power: np.ndarray) -> None:
+        """:meth:`record` at all the times ``T`` at once, the work summed in order.
+
+        Args:
+            T: the times (s).
+            kin: the kinetic energies at T.
+            ela: the elastic energies.
+            pot: the potential energies.
+            jac: the Jacobi integrals.
+            power: the loads' power.
+        """
         P = np.asarray(power)
         t0, p0 = (T[0], P[0]) if self._t is None else (self._t, self._power)
         inc = 0.5 * (P + np.r_[p0, P[:-1]]) * (T - np.r_[t0, T[:-1]])
@@ -166,26 +234,47 @@ class Energies(Observer):
         self._work, self._power, self._t = float(work[-1]), float(P[-1]), float(T[-1])
         self.last = (float(kin[-1]), float(ela[-1]))
 
-    def accumulators(self) -> Dict[str, Optional[float]]:
-        """What the next step's work needs (a checkpoint's part)."""
+    def accumulators(self) -> Dict[str, float | None]:
+        """What the next step's work needs (a checkpoint's part).
+
+        Returns:
+            The work, the last power and its time.
+        """
         return {"work": self._work, "power": self._power, "t": self._t}
 
-    def restore(self, acc: Dict[str, Optional[float]]) -> None:
-        """Continue from :meth:`accumulators` of a checkpoint."""
+    def restore(self, acc: Dict[str, float | None]) -> None:
+        """Continue from :meth:`accumulators` of a checkpoint.
+
+        Args:
+            acc: the accumulators written.
+        """
         self._work, self._power, self._t = acc["work"], acc["power"], acc["t"]
 
 
 class ProbeHistory(Observer):
-    """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`)."""
+    """Displacement at probe points (parallel point ownership, :class:`dolfinx_mbs.io.Probes`).
+
+    Args:
+        bodies: the model's bodies.
+        probes: points of the first body, or (body, point) pairs.
+    """
 
     needs_u = True
 
-    def __init__(self, bodies: Sequence, probes: Sequence):
+    def __init__(self, bodies: Sequence, probes: Sequence) -> None:
         self.probes = Probes(bodies, list(probes))
         self.columns = probe_columns(self.probes.n, self.probes.dim)
         self.values: List[np.ndarray] = []
 
     def observe(self, step: Step) -> List[float]:
+        """Record the bodies' displacement at the probes.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         pv = self.probes.evaluate()
         self.values.append(pv)
         return pv.reshape(-1).tolist()
@@ -194,11 +283,19 @@ class ProbeHistory(Observer):
 class Reactions(Observer):
     """Resultant force of each of ``constraints`` on its body (N): ``history`` in global
     components (the CSV's), ``frame_history`` in the body frame's (steady on a body that
-    spins steadily under a steady load, where the global ones turn with the frame)."""
+    spins steadily under a steady load, where the global ones turn with the frame).
+
+    Args:
+        system: the run's typed system.
+        constraints: the constraints whose reactions are recorded.
+
+    Raises:
+        ValueError: two constraints of one name.
+    """
 
     needs_velocity = True
 
-    def __init__(self, system, constraints: Sequence):
+    def __init__(self, system: RunSystem, constraints: Sequence) -> None:
         self.system = system
         self.constraints = list(constraints)
         names = [c.name for c in self.constraints]
@@ -212,9 +309,18 @@ class Reactions(Observer):
         self._acc = None
 
     def observe(self, step: Step) -> List[float]:
+        """Record the constraints' resultant forces at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         t = step.t
         if self.system.has_multipliers:  # -B^T lambda: read off the state
-            forces = self.system.constraint_forces(t, step.q, out=self._forces)
+            forces = cast("SaddlePoint", self.system).constraint_forces(t, step.q,
+                                                                        out=self._forces)
         else:
             if self._acc is None:
                 self._acc = step.q.duplicate()
@@ -234,11 +340,16 @@ class Reactions(Observer):
 class DriveHistory(Observer):
     """The force and torque that drive each prescribed frame (global components; the torque
     about the frame's origin): :class:`dolfinx_mbs.systems.drives.Drives` at every step, with
-    the acceleration from the equations of motion."""
+    the acceleration from the equations of motion.
+
+    Args:
+        system: the run's typed system.
+        drives: the prescribed frames' :class:`~dolfinx_mbs.systems.drives.Drives`.
+    """
 
     needs_velocity = True
 
-    def __init__(self, system, drives):
+    def __init__(self, system: RunSystem, drives: Drives) -> None:
         self.system, self.drives = system, drives
         self.columns = [f"{lb}:{k}{c}" for lb in drives.labels for k in ("F", "M")
                         for c in "xyz"]
@@ -247,6 +358,14 @@ class DriveHistory(Observer):
         self._full = [system.space.create_vec() for _ in range(3)]
 
     def observe(self, step: Step) -> List[float]:
+        """Record the drives' force and torque at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         s, t = self.system, step.t
         if self._acc is None:
             self._acc = step.q.duplicate()
@@ -262,22 +381,36 @@ class DriveHistory(Observer):
         return row
 
     def close(self) -> None:
+        """Destroy the full vectors."""
         for v in self._full:
             v.destroy()
         self._full = []
 
 
 class Callback(Observer):
-    """``fn(t, u, v)`` with the full displacement and velocity (valid during the call)."""
+    """``fn(t, u, v)`` with the full displacement and velocity (valid during the call).
+
+    Args:
+        system: the run's typed system.
+        fn: the user's callback.
+    """
 
     needs_velocity = True
     needs_u = True
 
-    def __init__(self, system, fn: Callable):
+    def __init__(self, system: RunSystem, fn: Callable) -> None:
         self.system, self.fn = system, fn
         self._v = system.space.create_vec()
 
     def observe(self, step: Step) -> List[float]:
+        """Call the user's function (collectively: an error on one rank raises on all).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         self.system.expand_rate(step.q, step.v, out=self._v)
         with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
             self.fn(step.t, step.u, self._v)
@@ -286,43 +419,80 @@ class Callback(Observer):
 
 class Fields(Observer):
     """Every ``every``-th step, each body's displacement and global motion to its field file
-    (:class:`dolfinx_mbs.io.MotionWriter`), with the frames' state at the step's time."""
+    (:class:`dolfinx_mbs.io.MotionWriter`), with the frames' state at the step's time.
+
+    Args:
+        bodies: the bodies written.
+        stem: the files' stem.
+        every: the steps between two outputs.
+        keep_until: a restart's time: the files' steps up to it kept, or None.
+    """
 
     needs_u = True
 
     def __init__(self, bodies: Sequence, stem: str, every: int,
-                 keep_until: Optional[float] = None):
+                 keep_until: float | None = None) -> None:
         self.writer = MotionWriter(bodies, stem, keep_until)
         self.every = every
 
     def observe(self, step: Step) -> List[float]:
+        """Write the fields where the step is due.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if step.index % self.every == 0:
             self.writer.write(step.t)
         return []
 
     def close(self) -> None:
+        """Close the field files."""
         self.writer.close()
 
 
 class Csv(Observer):
-    """Writes time and the other observers' columns, one row per output time, as produced."""
+    """Writes time and the other observers' columns, one row per output time, as produced.
 
-    def __init__(self, path: str, columns: Sequence[str], comm, append: bool = False):
+    Args:
+        path: the CSV file.
+        columns: the columns after the time.
+        comm: the run's communicator (rank 0 writes).
+        append: continue an existing file (a restart).
+    """
+
+    def __init__(self, path: str, columns: Sequence[str], comm: MPI.Comm,
+                 append: bool = False) -> None:
         self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm, append)
 
     def write(self, t: float, row: List[float]) -> None:
+        """Write the row of time ``t``.
+
+        Args:
+            t: the time (s).
+            row: the other observers' values.
+        """
         self.writer.write([t] + row)
 
     def close(self) -> None:
+        """Close the file."""
         self.writer.close()
 
 
 class Progress(Observer):
-    """A progress bar on rank 0 (tqdm, when installed) for runs of 100 steps or more."""
+    """A progress bar on rank 0 (tqdm, when installed) for runs of 100 steps or more.
+
+    Args:
+        comm: the run's communicator.
+        n_steps: the steps the run is expected to take.
+        label: the bar's words.
+    """
 
     whole_run = True
 
-    def __init__(self, comm, n_steps: int, label: str):
+    def __init__(self, comm: MPI.Comm, n_steps: int, label: str) -> None:
         self.bar = None
         if comm.rank == 0 and n_steps >= 100:
             try:
@@ -333,30 +503,61 @@ class Progress(Observer):
                 self.bar = None
 
     def observe(self, step: Step) -> List[float]:
+        """Advance the bar by a step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if self.bar is not None and step.index > 0:
             self.bar.update(1)
         return []
 
     def close(self) -> None:
+        """Close the bar."""
         if self.bar is not None:
             self.bar.close()
 
 
-def make_observers(system, label: str, n_steps: int, a: dict, resume=None, energies=None,
-                   probes=None, stability=None, truncate_csv=None) -> Dict[str, Observer]:
-    """The run's observers from :func:`dolfinx_mbs.integrate.integrate`'s arguments ``a``
-    (probes, output, output_every, progress, reactions, energy, callback), in the order they
-    see a step (the finiteness check right after the energies it reads, the CSV row assembled
-    from the others' columns). ``resume``: a checkpoint to continue (energies' accumulators
-    restored, files continued after ``truncate_csv(comm, path, t, header)``); ``energies``,
-    ``probes``: other observers of the energies and probes (``energies(system)``,
-    ``probes(bodies, points)``; the dense path's); ``stability``: the divergence check."""
+def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
+                   resume: Checkpoint | None = None,
+                   energies: Type[Energies] | None = None, probes: Callable | None = None,
+                   stability: Observer | None = None,
+                   truncate_csv: Callable | None = None) -> Dict[str, Observer]:
+    """The run's observers, in the order they see a step.
+
+    The finiteness check comes right after the energies it reads, the CSV row is assembled
+    from the others' columns.
+
+    Args:
+        system: the run's typed system.
+        label: the progress bar's words.
+        n_steps: the steps the run is expected to take.
+        a: :func:`dolfinx_mbs.integrate.integrate`'s arguments (probes, output,
+            output_every, progress, reactions, energy, callback, drives).
+        resume: a checkpoint to continue (energies' accumulators restored, files continued
+            after ``truncate_csv``), or None.
+        energies: another observer class of the energies (``energies(system)``; the dense
+            path's), or None.
+        probes: another factory of the probes' observer (``probes(bodies, points)``), or
+            None.
+        stability: the divergence check, or None.
+        truncate_csv: ``truncate_csv(comm, path, t, header)``, cutting a restarted run's CSV.
+
+    Returns:
+        The observers by name.
+
+    Raises:
+        ValueError: a constraint of ``reactions`` that is not the model's.
+    """
     out: Dict[str, Observer] = {}
     if a["energy"]:
         out["energy"] = (energies or Energies)(system)
         if resume is not None and "energy" in resume.accumulators:
-            out["energy"].restore(resume.accumulators["energy"])
-    out["finite"] = Finite(out.get("energy"))
+            cast(Energies, out["energy"]).restore(resume.accumulators["energy"])
+    out["finite"] = Finite(cast("Energies | None", out.get("energy")))
     if stability is not None:
         out["stability"] = stability
     if a["callback"] is not None:
@@ -387,11 +588,22 @@ def make_observers(system, label: str, n_steps: int, a: dict, resume=None, energ
     return out
 
 
-def notify(watch: Dict[str, Observer], step: Step, system, full: PETSc.Vec, funcs,
-           set_u: bool = True, again: bool = False) -> None:
-    """Pass ``step`` to the observers in order: those of :data:`FIRST`, then (the bodies'
-    ``u`` set from ``step.q`` when ``set_u``) the others, the CSV row last of its columns;
-    ``again``: the step is a restart's first, whose CSV row and fields the files hold."""
+def notify(watch: Dict[str, Observer], step: Step, system: RunSystem, full: PETSc.Vec,
+           funcs: Sequence[Any], set_u: bool = True, again: bool = False) -> None:
+    """Pass ``step`` to the observers in order.
+
+    Those of :data:`FIRST` first, then (the bodies' ``u`` set from ``step.q`` when ``set_u``)
+    the others, the CSV row last of its columns.
+
+    Args:
+        watch: the observers.
+        step: the run's state.
+        system: the run's typed system.
+        full: a full vector (the bodies' displacement is expanded into it).
+        funcs: the bodies' ``u``.
+        set_u: set the bodies' ``u`` from ``step.q``.
+        again: the step is a restart's first, whose CSV row and fields the files hold.
+    """
     values = {k: watch[k].observe(step) for k in FIRST if k in watch}
     if set_u:
         system.expand(step.q, out=full)  # the bodies' u at t: what the observers below read
@@ -399,7 +611,7 @@ def notify(watch: Dict[str, Observer], step: Step, system, full: PETSc.Vec, func
     for name, o in watch.items():
         if name == "csv":
             if not again:
-                o.write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
+                cast(Csv, o).write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
         elif name not in FIRST and not (again and name == "fields"):
             values[name] = o.observe(step)
 
@@ -409,9 +621,13 @@ class FrameHistory:
     ``angle`` and ``rate``; a free frame's ``R`` (n, 3, 3), ``r_O``, ``omega``, ``v_O`` (n,
     3), omega and v_O in local components as :class:`~dolfinx_mbs.frames.FrameState` gives
     them) and ``torque`` (the applied loads' moment about the origin, local components, (n,
-    3); for a hinge the moment about its axis, (n,))."""
+    3); for a hinge the moment about its axis, (n,)).
 
-    def __init__(self, records: list[dict]):
+    Args:
+        records: the frame's outputs at each time, by name.
+    """
+
+    def __init__(self, records: List[dict]) -> None:
         keys = records[0].keys() if records else ()
         for k in keys:
             setattr(self, k, np.array([r[k] for r in records]))

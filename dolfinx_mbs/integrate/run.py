@@ -50,7 +50,7 @@ The public signature keeps its flat keywords: they are the documented API that
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Sequence
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint
@@ -62,6 +62,10 @@ from dolfinx_mbs.integrate.step_solvers import multigrid
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SolverOptions
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.systems.drives import Drives
+
 __all__ = ["integrate", "Result", "FORMULATIONS"]
 
 log = logging.getLogger(__name__)
@@ -70,16 +74,18 @@ log = logging.getLogger(__name__)
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 
 
-def integrate(system, t_end: float, dt: float, formulation: str = "second-order",
-              t0: float = 0.0, u0=None, v0=None, p0=None, probes: Sequence = (),
-              output: Optional[str] = None, output_every: int = 1,
-              spectral_radius: Optional[float] = None,
-              progress: bool = True, options: Optional[Dict[str, object]] = None,
-              prefix: str = "mbs_", reactions=False,
-              energy: bool = True, callback=None, checkpoint_every: Optional[int] = None,
+def integrate(system: RunSystem, t_end: float, dt: float, formulation: str = "second-order",
+              t0: float = 0.0, u0: Any = None, v0: Any = None, p0: Any = None,
+              probes: Sequence = (), output: str | None = None, output_every: int = 1,
+              spectral_radius: float | None = None,
+              progress: bool = True, options: Dict[str, object] | None = None,
+              prefix: str = "mbs_", reactions: bool | Sequence = False,
+              energy: bool = True,
+              callback: Callable[[float, Any, Any], object] | None = None,
+              checkpoint_every: int | None = None,
               restart: bool = False, stability: str = "warn", stepper: str = "auto",
               load_degree: int = 2, load_frequencies: Sequence[float] = (),
-              drives=None) -> Result:
+              drives: Drives | None = None) -> Result:
     """Integrate ``system`` from ``t0`` to ``t_end``.
 
     Args:
@@ -89,8 +95,9 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
         dt: time step (s); the initial one when adaptivity is switched on by options.
         formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
         t0: initial time.
-        u0, v0: initial displacement and velocity (relative to the frame): None (zero), a Function
-            per body, or a PETSc Vec in full or reduced layout.
+        u0: initial displacement (relative to the frame): None (zero), a Function per body, or
+            a PETSc Vec in full or reduced layout.
+        v0: initial velocity (relative to the frame), as ``u0``.
         p0: initial generalized momentum (Hamilton's form only; replaces v0), as u0.
         probes: points of the first body, or (body, point) pairs, to record u at.
         output: file stem: ``<output>.csv`` gets time, probes and energies row by row, and
@@ -152,10 +159,11 @@ def integrate(system, t_end: float, dt: float, formulation: str = "second-order"
             drives=True)`` makes it): the force and torque that drive each prescribed frame,
             recorded at every step in ``Result.frames`` (``force``, ``torque``, global
             components, the torque about the frame's origin) and the CSV; on the TS path.
-        load_degree, load_frequencies: the dense paths fit the loads of a constant frame
-            state on polynomials of degree <= ``load_degree`` and the sines and cosines of
-            these angular frequencies (rad/s): ``"exact"`` needs the fit (an error otherwise),
-            ``"dense"`` assembles no load per step where it holds.
+        load_degree: the dense paths fit the loads of a constant frame state on polynomials
+            of degree <= ``load_degree`` and the sines and cosines of ``load_frequencies``:
+            ``"exact"`` needs the fit (an error otherwise), ``"dense"`` assembles no load per
+            step where it holds.
+        load_frequencies: the angular frequencies (rad/s) of the dense paths' load fit.
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (when
     ``checkpoint_every`` is given), close every file and raise SystemExit (SIGTERM) or

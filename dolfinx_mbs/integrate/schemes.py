@@ -28,7 +28,7 @@ A backend gives the residual at the stage and the solve with its step matrix; th
 
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional
+from typing import Dict, List, NamedTuple
 
 import numpy as np
 
@@ -40,11 +40,17 @@ __all__ = ["alpha2_parameters", "Alpha2Coefficients", "alpha2_coefficients",
            "step_times"]
 
 
-def alpha2_parameters(radius: Optional[float]) -> tuple:
+def alpha2_parameters(radius: float | None) -> tuple:
     """The parameters of PETSc's TSALPHA2.
 
     (alpha_m, alpha_f, gamma, beta) of PETSc's TSALPHA2 for the high-frequency spectral
     ``radius`` (None: 1).
+
+    Args:
+        radius: the spectral radius in [0, 1], or None.
+
+    Returns:
+        (alpha_m, alpha_f, gamma, beta).
     """
     r = 1.0 if radius is None else float(radius)
     am, af = (2.0 - r) / (1.0 + r), 1.0 / (1.0 + r)
@@ -86,11 +92,16 @@ class Alpha2Coefficients(NamedTuple):
     hhb: float
 
 
-def alpha2_coefficients(h, params) -> Alpha2Coefficients:
+def alpha2_coefficients(h: float | np.ndarray, params: tuple) -> Alpha2Coefficients:
     """The coefficients of a TSALPHA2 step.
 
-    The coefficients of a step of size ``h`` (a float, or an array of steps) with the
-    parameters ``params`` (:func:`alpha2_parameters` or :data:`BACKWARD_EULER`).
+    Args:
+        h: the step size, a float or an array of steps.
+        params: (alpha_m, alpha_f, gamma, beta) (:func:`alpha2_parameters` or
+            :data:`BACKWARD_EULER`).
+
+    Returns:
+        The step's coefficients.
     """
     am, af, g, b = params
     cA = -(1.0 - 2.0 * b) / (2.0 * b)
@@ -107,6 +118,13 @@ def alpha2_stage_values(V: np.ndarray, A: np.ndarray, c: Alpha2Coefficients,
 
     out_v, out_a = V_a, A_a: the stage's velocity and acceleration before the solve, of the
     state (V, A) or of its image under M (arrays).
+
+    Args:
+        V: the velocity at the step's start (or its image under M).
+        A: the acceleration there (or its image).
+        c: the step's coefficients.
+        out_v: V_a, filled.
+        out_a: A_a, filled.
     """
     np.multiply(A, c.aA, out=out_a)
     out_a += c.aV * V
@@ -120,6 +138,14 @@ def alpha2_advance(V: np.ndarray, A: np.ndarray, dX: np.ndarray, h: float,
 
     V, A to the step's end from the solve's dX (in place), of the state or of its image
     under M; ``w`` a work array (left holding dX + h V_0).
+
+    Args:
+        V: the velocity, advanced in place.
+        A: the acceleration, advanced in place.
+        dX: the solve's update of X.
+        h: the step (s).
+        c: the step's coefficients.
+        w: a work array.
     """
     np.multiply(V, h, out=w)
     w += dX
@@ -143,7 +169,7 @@ class Alpha2Steps:
 
     started = False
 
-    def _alpha2(self, radius: Optional[float]) -> None:
+    def _alpha2(self, radius: float | None) -> None:
         """The parameters of the spectral ``radius``; the next step restarts."""
         self.params = alpha2_parameters(radius)
         #: the step of the backward difference of A0, as PETSc's version takes it
@@ -153,7 +179,7 @@ class Alpha2Steps:
     def _state_arrays(self) -> tuple:  # pragma: no cover - the backend's
         raise NotImplementedError
 
-    def _stage(self, t: float, h: float, params, zero_a: bool) -> None:  # pragma: no cover
+    def _stage(self, t: float, h: float, params: tuple, zero_a: bool) -> None:  # pragma: no cover
         raise NotImplementedError
 
     def _keep(self) -> dict:
@@ -163,7 +189,12 @@ class Alpha2Steps:
         pass
 
     def step(self, t: float, h: float) -> None:
-        """The step from ``t`` to ``t + h`` (the first one after the restart)."""
+        """The step from ``t`` to ``t + h`` (the first one after the restart).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         if not self.started:
             X, V, A = self._state_arrays()
             X0, V0 = X.copy(), V.copy()
@@ -178,8 +209,8 @@ class Alpha2Steps:
         self._stage(t, h, self.params, False)
 
 
-def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
-                        P: np.ndarray) -> np.ndarray:
+def crank_nicolson_maps(o0: Dict[str, np.ndarray], o1: Dict[str, np.ndarray], M: np.ndarray,
+                        h: np.ndarray, loads: np.ndarray, P: np.ndarray) -> np.ndarray:
     """Crank-Nicolson's steps as affine maps.
 
     Crank-Nicolson's steps on y = (q, v) (TSTHETA with endpoint: E1 (y1 - y0) 2 / h + B1 y1
@@ -215,8 +246,8 @@ def crank_nicolson_maps(o0, o1, M: np.ndarray, h: np.ndarray, loads: np.ndarray,
     return P
 
 
-def midpoint_maps(o, M: np.ndarray, h: np.ndarray, pi0: np.ndarray, load: np.ndarray,
-                  P: np.ndarray) -> np.ndarray:
+def midpoint_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, pi0: np.ndarray,
+                  load: np.ndarray, P: np.ndarray) -> np.ndarray:
     """The implicit midpoint's steps as affine maps.
 
     The implicit midpoint's steps on Hamilton's y = (q, p) (TSTHETA without endpoint: the
@@ -265,7 +296,7 @@ MATCHSTEP = (0.01, 2.0)
 ON_GRID = 1e-9
 
 
-def grid_end(t0: float, t_end: float, dt: float) -> Optional[float]:
+def grid_end(t0: float, t_end: float, dt: float) -> float | None:
     """Where a run of whole steps ``dt`` from ``t0`` to ``t_end`` ends, if it does.
 
     PETSc sums the steps: the n-th ends at t0 + dt + ... + dt, which differs from
@@ -299,6 +330,14 @@ def step_times(t0: float, t_end: float, dt: float) -> List[float]:
     they end at ``t_end`` to round-off (:func:`grid_end`), else PETSc's
     ``TS_EXACTFINALTIME_MATCHSTEP`` with fixed steps of ``dt`` (a first step past ``t_end``
     shortened, the steps near the end adjusted by :data:`MATCHSTEP`).
+
+    Args:
+        t0: the initial time (s).
+        t_end: the final time (s).
+        dt: the step (s).
+
+    Returns:
+        Each step's end time (``t0`` not included).
     """
     if grid_end(t0, t_end, dt) is not None:
         out, t = [], t0

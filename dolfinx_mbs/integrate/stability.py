@@ -30,7 +30,7 @@ import dataclasses
 import logging
 import math
 import warnings
-from typing import List, Optional, Tuple
+from typing import TYPE_CHECKING, List, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -42,6 +42,10 @@ from dolfinx_mbs.modal.eigen import generalized_frequencies, pencil_modes
 from dolfinx_mbs.petsc_options import SolverOptions
 from dolfinx_mbs.static.solver import StaticSolver
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.rigid_modes import RigidSubspace
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["Instability", "InstabilityWarning", "InstabilityError", "Stability", "MODES",
            "negative_by_lobpcg", "LOBPCG_OPTIONS"]
@@ -75,11 +79,12 @@ class Instability:
     t: float
     negative: int
     rate: float
-    where: Optional[Tuple[str, Tuple[float, ...], int]] = None
+    where: Tuple[str, Tuple[float, ...], int] | None = None
     #: False when ``negative`` is a lower bound (counted among the lowest eigenvalues only)
     exact_count: bool = True
 
     def message(self) -> str:
+        """The warning's or the error's words: the time, the count, the rate and where."""
         rate = (f"growth rate {self.rate:.4g} 1/s (e-folding time {1.0 / self.rate:.3g} s)"
                 if math.isfinite(self.rate) and self.rate > 0 else "growth rate unknown")
         at = ""
@@ -93,9 +98,16 @@ class Instability:
                 "is above a divergence speed, or a body is not held against rigid motion")
 
 
-def dense_inertia(K: np.ndarray):
-    """The number of negative eigenvalues of the symmetric part of the dense ``K`` (below
-    round-off of its largest); for a stack ``K`` (N, n, n), the N counts as an array."""
+def dense_inertia(K: np.ndarray) -> int | np.ndarray:
+    """The number of negative eigenvalues of the symmetric part of a dense matrix.
+
+    Args:
+        K: a matrix (n, n) or a stack of them (N, n, n).
+
+    Returns:
+        The number of eigenvalues below round-off of the largest; for a stack, the N counts
+        as an array.
+    """
     lam = np.linalg.eigvalsh(K + np.swapaxes(K, -1, -2))
     neg = np.count_nonzero(lam < -1e-13 * np.abs(lam).max(axis=-1, keepdims=True), axis=-1)
     return int(neg) if K.ndim == 2 else neg
@@ -109,14 +121,24 @@ LOBPCG_OPTIONS = SolverOptions("mbs_stability_", {"eps_tol": 1e-6, "eps_max_it":
 LOBPCG_NEV = 2
 
 
-def negative_by_lobpcg(K: PETSc.Mat, M: PETSc.Mat, P: Optional[PETSc.Mat] = None,
-                       near_nullspace: Optional[PETSc.NullSpace] = None) -> Tuple[int, float]:
+def negative_by_lobpcg(K: PETSc.Mat, M: PETSc.Mat, P: PETSc.Mat | None = None,
+                       near_nullspace: PETSc.NullSpace | None = None) -> Tuple[int, float]:
     """(count, lowest): how many of the :data:`LOBPCG_NEV` lowest eigenvalues of the symmetric
     part of ``K`` relative to ``M`` are negative, and the lowest (rad^2/s^2), by SLEPc's LOBPCG
     preconditioned by CG + GAMG on ``P`` (to 1e-2; default: that symmetric part; the elastic
     stiffness, positive definite, where spin softening dominates), ``near_nullspace`` the
     rigid-body modes -- no factorization. (0, nan) with a logged warning when it does not
-    converge."""
+    converge.
+
+    Args:
+        K: the stiffness.
+        M: the mass.
+        P: the matrix GAMG coarsens, or None.
+        near_nullspace: the rigid-body modes, or None.
+
+    Returns:
+        (count, lowest).
+    """
     S = K.transpose(PETSc.Mat())
     S.axpy(1.0, K)  # K + K^T: twice the symmetric part
     S.setOption(PETSc.Mat.Option.SYMMETRIC, True)
@@ -165,17 +187,21 @@ class Stability(Observer):
 
     whole_run = True  # the dense stepper shows it a whole run's states (Step.dense)
 
-    def __init__(self, system, mode: str, every: int, multigrid: bool = False):
+    def __init__(self, system: SecondOrderSystem, mode: str, every: int,
+                 multigrid: bool = False) -> None:
         self.system, self.mode, self.every = system, mode, max(1, int(every))
         self.multigrid = bool(multigrid)
         self._exact = True  # the last count is exact (a factorization's inertia)
         self._lowest = math.nan  # the lowest eigenvalue the multigrid check found
         self.found: List[Instability] = []
         self._solver = StaticSolver(system.comm)
-        self._last_state = None
-        self._last_index: Optional[int] = None
+        self._last_state: np.ndarray | None = None  # the frames' (omega, alpha) last checked
+        self._last_index: int | None = None
         self._unstable = False
-        self._rigid = self._free = None   # the rigid motions the constraints leave free
+        # the rigid motions the constraints leave free, and whether there are any (None: not
+        # looked for yet)
+        self._rigid: RigidSubspace | None = None
+        self._free: bool | None = None
         # frames whose state does not change: one check
         self._steady = all(b.frame is None or b.frame.time_invariant for b in system.bodies)
 
@@ -185,6 +211,14 @@ class Stability(Observer):
                          for s in states])
 
     def observe(self, step: Step) -> List[float]:
+        """Check the frame state of ``step`` where it is due and changed (no columns).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
         if self._last_index is not None and (self._steady or
                                              step.index - self._last_index < self.every):
             return []
@@ -196,7 +230,7 @@ class Stability(Observer):
         dense = step.dense[2].at(step.t) if step.dense is not None else None
         negative = None
         if dense is not None and not self._free and hasattr(dense, "Kpot"):
-            negative = dense_inertia(dense.Kpot)  # the dense path's K at hand
+            negative = cast(int, dense_inertia(dense.Kpot))  # the dense path's K at hand
         if self._free is None and (negative is None or negative > 0):
             # free rigid motions (softened by the spin) count only where negatives are found
             self._rigid = rigid_subspace(self.system, step.t)
@@ -230,16 +264,24 @@ class Stability(Observer):
     def clear(self, Kpot: np.ndarray) -> bool:
         """True when the dense stiffnesses ``Kpot`` (N, n, n) of a whole run's steps have no
         negative eigenvalue at any step this observer would check (every :attr:`every`-th,
-        from the first): then it would find nothing, and need not see the steps."""
-        return not dense_inertia(Kpot[::self.every]).any()
+        from the first): then it would find nothing, and need not see the steps.
+
+        Args:
+            Kpot: the stiffnesses (N, n, n).
+
+        Returns:
+            Whether none has a negative eigenvalue.
+        """
+        return not cast(np.ndarray, dense_inertia(Kpot[::self.every])).any()
 
     def close(self) -> None:
+        """Release the static solver and the rigid motions (collective)."""
         self._solver.destroy()  # its MUMPS factorization: collective, here on every rank
         if self._rigid is not None:
             self._rigid.destroy()
             self._rigid = None
 
-    def _describe(self, t: float, negative: int) -> Optional[Instability]:
+    def _describe(self, t: float, negative: int) -> Instability | None:
         """The unstable root and mode at ``t``, or None when Coriolis coupling stabilizes the
         negative directions."""
         n = min(negative + 2, self.system.n_reduced)
@@ -273,7 +315,7 @@ class Stability(Observer):
         return Instability(t=t, negative=negative, rate=z.real, where=where,
                            exact_count=self._exact)
 
-    def _largest(self, xr) -> Tuple[str, Tuple[float, ...], int]:
+    def _largest(self, xr: PETSc.Vec) -> Tuple[str, Tuple[float, ...], int]:
         """Body, point and component of the largest entry of the reduced vector ``xr``."""
         system = self.system
         space = system.space

@@ -15,7 +15,7 @@ own. :class:`StateProducts` keeps M q, K_s q and a copy of q; a form asks ``hold
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Callable, Hashable, Sequence
 
 import numpy as np
 from petsc4py import PETSc
@@ -26,10 +26,18 @@ __all__ = ["StateProducts", "SteppedVelocity", "apply_blocks", "blocks_into",
 EPS = float(np.finfo(float).eps)
 
 
-def blocks_into(segments, xa: np.ndarray, oa: np.ndarray, which: int, add: bool = False,
-                scale: float = 1.0) -> None:
-    """oa (+)= scale W xa node by node, on local arrays: ``segments`` as in
-    :func:`apply_blocks`."""
+def blocks_into(segments: Sequence[tuple], xa: np.ndarray, oa: np.ndarray, which: int,
+                add: bool = False, scale: float = 1.0) -> None:
+    """Set or add ``oa`` (+)= scale W xa node by node, on local arrays.
+
+    Args:
+        segments: as in :func:`apply_blocks`.
+        xa: the local array multiplied.
+        oa: the local array set or added to.
+        which: the index of the matrix W in each segment's tuple.
+        add: add to ``oa`` instead of setting it.
+        scale: the factor.
+    """
     for seg in segments:
         (lo, hi), g, W = seg[0], seg[1], seg[which]
         y = (xa[lo:hi].reshape(-1, g) @ W.T).ravel()
@@ -41,11 +49,21 @@ def blocks_into(segments, xa: np.ndarray, oa: np.ndarray, which: int, add: bool 
             oa[lo:hi] = y
 
 
-def apply_blocks(segments, x: PETSc.Vec, out: PETSc.Vec, which: int, add: bool = False
-                 ) -> PETSc.Vec:
-    """out (+)= W x node by node: ``segments`` the (start, stop), gdim, matrices... tuples of
-    :class:`~dolfinx_mbs.systems.InertiaBlocks` (``blocks`` or ``momentum``), ``which`` the
-    index of the matrix W in each tuple."""
+def apply_blocks(segments: Sequence[tuple], x: PETSc.Vec, out: PETSc.Vec, which: int,
+                 add: bool = False) -> PETSc.Vec:
+    """Set or add ``out`` (+)= W x node by node.
+
+    Args:
+        segments: the ((start, stop), gdim, matrices...) tuples of
+            :class:`~dolfinx_mbs.systems.InertiaBlocks` (``blocks`` or ``momentum``).
+        x: the vector multiplied.
+        out: the vector set or added to.
+        which: the index of the matrix W in each tuple.
+        add: add to ``out`` instead of setting it.
+
+    Returns:
+        ``out``.
+    """
     blocks_into(segments, x.getArray(readonly=True), out.getArray(), which, add)
     return out
 
@@ -55,18 +73,27 @@ class StateProducts:
     with a velocity v also M v, M q and M v then formed in one pass over M (a product with
     a two-column dense matrix: the matrix is read once for both)."""
 
-    def __init__(self):
-        self.q: Optional[PETSc.Vec] = None
-        self.Mq: Optional[PETSc.Vec] = None
-        self.Ksq: Optional[PETSc.Vec] = None
-        self.Mv: Optional[PETSc.Vec] = None
-        self.version = None
-        self._pair = None  # (M, dense [q v], M [q v]) of the merged product
+    def __init__(self) -> None:
+        self.q: PETSc.Vec | None = None
+        self.Mq: PETSc.Vec | None = None
+        self.Ksq: PETSc.Vec | None = None
+        self.Mv: PETSc.Vec | None = None
+        self.version: Hashable = None
+        self._pair: tuple | None = None  # (M, dense [q v], M [q v]) of the merged product
 
-    def form(self, s, q: PETSc.Vec, v: Optional[PETSc.Vec] = None) -> "StateProducts":
+    def form(self, s: Any, q: PETSc.Vec, v: PETSc.Vec | None = None) -> StateProducts:
         """Form the products of ``q`` (and M v of ``v``, into ``Mv``) with the operators of
-        the record ``s`` (which has its node-block form ``s.blocks``), unless they are kept
-        already."""
+        the record ``s``, unless they are kept already.
+
+        Args:
+            s: the record (:class:`~dolfinx_mbs.systems.records.SecondOrder` or a stepper's
+                own with its load vectors), with its node-block form ``s.blocks``.
+            q: the state.
+            v: a velocity whose M v is wanted too, or None.
+
+        Returns:
+            Itself.
+        """
         kept = self.holds(s, q)
         if kept and v is None:
             return self
@@ -104,14 +131,28 @@ class StateProducts:
         self.Mq.array[:] = c[:, 0]
         self.Mv.array[:] = c[:, 1]
 
-    def holds(self, s, x: PETSc.Vec) -> bool:
-        """True when the products kept are those of ``x`` with the operators of ``s``."""
+    def holds(self, s: Any, x: PETSc.Vec) -> bool:
+        """Whether the products kept are those of ``x`` with the operators of ``s``.
+
+        Args:
+            s: the record.
+            x: the state.
+
+        Returns:
+            True when they are (same version, x equal to q entry by entry).
+        """
         return self.q is not None and s.blocks is not None and self.version == s.version \
             and x.equal(self.q)
 
-    def energies(self, s) -> tuple:
-        """(K_el q, K_pot q) of the state kept (``s``: its record); K_pot = K = K_s + M W_K
-        (``s.Kpot`` must be ``s.K``)."""
+    def energies(self, s: Any) -> tuple:
+        """(K_el q, K_pot q) of the state kept; K_pot = K = K_s + M W_K.
+
+        Args:
+            s: the state's record (``s.Kpot`` must be ``s.K``).
+
+        Returns:
+            (K_el q, K_pot q), vectors kept by this object.
+        """
         kr = s.blocks
         Kel_q = self.Ksq
         if kr.Ks is not s.Kel:  # K_s = K_el + K_sigma: one more product
@@ -148,20 +189,38 @@ class SteppedVelocity:
     RTOL = 1e-12
     CHECK_EVERY = 10
 
-    def __init__(self, ts, mass_solve):
+    def __init__(self, ts: PETSc.TS,
+                 mass_solve: Callable[[PETSc.Mat, PETSc.Vec, PETSc.Vec], object]) -> None:
         self.ts, self.mass_solve = ts, mass_solve
-        self.last = None  # (t, q, v, version, pi0) of the last state
-        self.initial = None  # (t0, v0)
+        self.last: tuple | None = None  # (t, q, v, version, pi0) of the last state
+        self.initial: tuple | None = None  # (t0, v0)
         self.unchecked = 0
 
     def first(self, t0: float, v0: PETSc.Vec) -> None:
-        """The initial state's velocity v0, taken for the first state if it is at t0."""
+        """The initial state's velocity v0, taken for the first state if it is at t0.
+
+        Args:
+            t0: the initial time (s).
+            v0: the initial velocity.
+        """
         self.initial = (t0, v0)
 
-    def velocity(self, t: float, s, q: PETSc.Vec, w: PETSc.Vec, p_norm: float,
+    def velocity(self, t: float, s: Any, q: PETSc.Vec, w: PETSc.Vec, p_norm: float,
                  out: PETSc.Vec, work: PETSc.Vec) -> PETSc.Vec:
-        """v at (t, q) into ``out``; ``w``: p - G_p q - pi_0; ``p_norm``: |p|; ``s``: the
-        record at t; ``work``: a vector like q."""
+        """The velocity at (t, q), into ``out``.
+
+        Args:
+            t: the time (s).
+            s: the record at t.
+            q: the state.
+            w: p - G_p q - pi_0.
+            p_norm: |p|.
+            out: the vector to fill.
+            work: a vector like q.
+
+        Returns:
+            ``out``.
+        """
         last, initial = self.last, self.initial
         self.initial = None
         if last is not None and t > last[0]:
@@ -193,17 +252,28 @@ class SteppedVelocity:
         self.last = (t, q0, v0, s.version, pi0)
         return out
 
-    def _exact_relation(self, s, version0, pi0) -> bool:
+    def _exact_relation(self, s: Any, version0: Hashable, pi0: PETSc.Vec) -> bool:
         ts = self.ts
         return ts.getType() == PETSc.TS.Type.THETA and ts.getTheta() == 0.5 and \
             version0 == s.version and s.pi0.equal(pi0)
 
 
-def second_order_residual(s, U, V, A, F, work) -> None:
-    """F = M A + C V + K U - f of the second-order operators ``s``
-    (:class:`dolfinx_mbs.systems.SecondOrder`); with its node-block form (``s.blocks``) by two
-    matrix products, M (A + W_C V + W_K U) + K_s (U + b V), instead of three. ``work``: a
-    vector like U."""
+def second_order_residual(s: Any, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec, F: PETSc.Vec,
+                          work: PETSc.Vec) -> None:
+    """The residual F = M A + C V + K U - f of the second-order operators ``s``.
+
+    With the record's node-block form (``s.blocks``) by two matrix products,
+    M (A + W_C V + W_K U) + K_s (U + b V), instead of three.
+
+    Args:
+        s: the record (:class:`dolfinx_mbs.systems.SecondOrder`, or a stepper's own with its
+            load vectors).
+        U: the displacement.
+        V: the velocity.
+        A: the acceleration.
+        F: the residual to fill.
+        work: a vector like U.
+    """
     kr = s.blocks
     if kr is None:
         s.M.mult(A, F)

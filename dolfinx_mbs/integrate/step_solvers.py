@@ -22,11 +22,15 @@
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SolverOptions, direct_lu, given_options
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",
            "SCHUR_RTOL", "SMALL_LU", "small_lu", "cheapest_lu"]
@@ -47,9 +51,17 @@ SCHUR_OPTIONS = {"fieldsplit_d_ksp_type": "preonly", "fieldsplit_d_pc_type": "ja
 SCHUR_RTOL = 1e-10
 
 
-def option(opts: SolverOptions, name: str) -> Optional[str]:
+def option(opts: SolverOptions, name: str) -> str | None:
     """The value ``name`` (without the prefix) takes in a run with ``opts``: the run's value,
-    else the database's, else the package's default, else None (as a string)."""
+    else the database's, else the package's default, else None (as a string).
+
+    Args:
+        opts: the run's solver options.
+        name: the option (without the prefix).
+
+    Returns:
+        Its value as a string, or None.
+    """
     if name in opts.values:
         return str(opts.values[name])
     db = PETSc.Options()
@@ -59,7 +71,7 @@ def option(opts: SolverOptions, name: str) -> Optional[str]:
 
 
 def run_options(prefix: str, formulation: str, constraints: str,
-                options: Optional[Dict[str, object]] = None,
+                options: Dict[str, object] | None = None,
                 small: bool = False) -> SolverOptions:
     """The options of one :func:`dolfinx_mbs.integrate.integrate` run: the package's defaults
     that exist only as PETSc options (each unless the database has it), overridden by the
@@ -74,7 +86,7 @@ def run_options(prefix: str, formulation: str, constraints: str,
         small: the Schur complement factorized by PETSc's own LU, not MUMPS
             (:func:`dolfinx_mbs.integrate.ts.second_order.small_lu`).
     """
-    defaults = dict(DEFAULT_OPTIONS)
+    defaults: Dict[str, object] = dict(DEFAULT_OPTIONS)
     if formulation != "second-order":  # the Schur complement solvers
         defaults.update(SCHUR_OPTIONS)
         if small:  # PETSc's own LU (formulations.SMALL_LU)
@@ -113,19 +125,40 @@ def _schur_by_multigrid(opts: SolverOptions) -> None:
 
 def multigrid(opts: SolverOptions) -> bool:
     """True when a run with ``opts`` solves its steps by GAMG (the second-order Jacobian or a
-    2n form's Schur complement): its other solves (the mass matrix') then factorize nothing."""
+    2n form's Schur complement): its other solves (the mass matrix') then factorize nothing.
+
+    Args:
+        opts: the run's solver options.
+
+    Returns:
+        Whether it does.
+    """
     return option(opts, "pc_type") == "gamg" or schur_multigrid(opts)
 
 
 def schur_multigrid(opts: SolverOptions) -> bool:
-    """True when a 2n form's Schur split is solved with GAMG in a run with ``opts``."""
+    """True when a 2n form's Schur split is solved with GAMG in a run with ``opts``.
+
+    Args:
+        opts: the run's solver options.
+
+    Returns:
+        Whether it is.
+    """
     return option(opts, "fieldsplit_s_pc_type") == "gamg"
 
 
-def attach_near_nullspace(system, problem, formulation: str, ts: PETSc.TS) -> None:
+def attach_near_nullspace(system: RunSystem, problem: Any, formulation: str, ts: PETSc.TS) -> None:
     """Give GAMG the bodies' rigid-body modes (``system.near_nullspace()``) on the matrix it
     coarsens: the second-order Jacobian, or a 2n problem's Schur complement S. Call it after the
-    TS read its options."""
+    TS read its options.
+
+    Args:
+        system: the run's typed system.
+        problem: the run's TS problem.
+        formulation: the run's formulation.
+        ts: the run's TS.
+    """
     if not hasattr(system, "near_nullspace"):
         return
     if formulation == "second-order":
@@ -154,11 +187,21 @@ def attach_near_nullspace(system, problem, formulation: str, ts: PETSc.TS) -> No
 SMALL_LU = {2: 2000, 3: 400}
 
 
-def small_lu(system, prefix: str, options) -> bool:
+def small_lu(system: RunSystem | CoupledSystem, prefix: str,
+             options: Dict[str, object] | None) -> bool:
     """True when ``system``'s step matrices go to PETSc's own LU (:data:`SMALL_LU`): one rank,
     at most the size for its bodies' dimension, no multipliers (their zero block needs
     MUMPS's pivoting), and no MUMPS option or value among the run's ``options`` or in the
-    database under ``prefix`` (whoever names MUMPS gets MUMPS)."""
+    database under ``prefix`` (whoever names MUMPS gets MUMPS).
+
+    Args:
+        system: the run's system.
+        prefix: the options prefix.
+        options: the run's PETSc options, or None.
+
+    Returns:
+        Whether PETSc's own LU takes them.
+    """
     gdim = max(b.gdim for b in system.bodies)
     if system.comm.size > 1 or system.has_multipliers or \
             system.n_reduced > SMALL_LU.get(gdim, 0):
@@ -170,7 +213,12 @@ def small_lu(system, prefix: str, options) -> bool:
 def cheapest_lu(ksp: PETSc.KSP, small: bool) -> None:
     """A direct solve (:func:`dolfinx_mbs.petsc_options.direct_lu`); with ``small``, by
     PETSc's own LU with quotient minimum degree ordering (the options database may change
-    either)."""
+    either).
+
+    Args:
+        ksp: the solver set.
+        small: the matrices are small enough for PETSc's own LU (:func:`small_lu`).
+    """
     direct_lu(ksp)
     if small:
         pc = ksp.getPC()

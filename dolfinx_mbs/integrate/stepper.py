@@ -14,20 +14,46 @@ written once here), PETSc's ``TSSolve`` with a monitor for the TS backend.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Dict, List, Protocol, Sequence, Tuple, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Protocol,
+    Sequence,
+    Tuple,
+    Union,
+    runtime_checkable,
+)
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.schemes import step_times
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.systems.multipliers import SaddlePoint
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+    from dolfinx_mbs.systems.velocity import VelocitySystem
+
+    #: a run's typed system (:meth:`dolfinx_mbs.Model.system`; Hamilton's is a second-order one)
+    RunSystem = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
+
 __all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "PythonLoop", "ts_only"]
 
 
-def ts_only(system) -> str | None:
+def ts_only(system: RunSystem) -> str | None:
     """Why only PETSc TS steps ``system``, or None.
 
     Why only PETSc TS steps ``system`` (words for the errors), or None: the backends that
     step in Python take linear systems without multipliers or velocity rows.
+
+    Args:
+        system: the run's typed system.
+
+    Returns:
+        The reason in words, or None when every backend may step it.
     """
     if system.has_multipliers:
         return "Lagrange multipliers (constraints='multipliers')"
@@ -131,7 +157,10 @@ class Boundary(Protocol):
         """The whole run was given to the observers at once.
 
         The stepper gave the whole-run observers (:attr:`Needs.whole_run`) every step
-        at once: these are the run's times.
+        at once.
+
+        Args:
+            times: the run's times.
         """
 
 
@@ -165,26 +194,39 @@ class Stepper(Protocol):
     probes_observer: Callable | None
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
         """Whether this stepper can step ``run`` on ``system``.
 
-        None when this stepper can step ``run`` on ``system``, else why not (words for the
-        log and the errors).
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None when this stepper can step ``run`` on ``system``, else why not (words for
+            the log and the errors).
         """
 
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
                 p0: PETSc.Vec | None) -> None:
         """The state at ``t0``.
 
-        The state at ``t0``: reduced displacement, velocity and (Hamilton's form) the
-        momentum p0, which replaces v0 when given.
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, which replaces v0 when given, or None.
         """
 
-    def resume(self, ckpt, stem: str, t_end: float) -> None:
+    def resume(self, ckpt: Checkpoint, stem: str, t_end: float) -> None:
         """Continue from a checkpoint.
 
         Continue from the checkpoint ``ckpt`` of ``stem`` (:mod:`dolfinx_mbs.integrate.
         checkpoint`) instead of the initial state.
+
+        Args:
+            ckpt: the checkpoint read.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
         """
 
     def snapshot(self) -> Tuple[int, float, float, list]:
@@ -197,35 +239,77 @@ class Stepper(Protocol):
         """
 
     def prepare(self, needs: Needs) -> None:
-        """What the observers will read at the boundaries.
+        """What the observers will read at the boundaries (called once, before :meth:`march`).
 
-        What the observers will read at the boundaries (called once, before
-        :meth:`march`).
+        Args:
+            needs: what they read.
         """
 
     def march(self, at: Boundary) -> None:
-        """Step the run through, calling ``at(index, t)`` at every step boundary."""
+        """Step the run through, calling ``at(index, t)`` at every step boundary.
 
-    def state(self, t: float, need_v: bool) -> State:
-        """The reduced state at the boundary ``t`` just reached."""
-
-    def record(self, t: float):
-        """The operators at ``t`` the energies read.
-
-        The operators at ``t`` the energies read (the system's record, or the stepper's
-        own with its load vectors).
+        Args:
+            at: the driver's side of the seam.
         """
 
-    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec,
+    def state(self, t: float, need_v: bool) -> State:
+        """The reduced state at the boundary ``t`` just reached.
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read.
+
+        Returns:
+            The state.
+        """
+
+    def record(self, t: float) -> Any:
+        """The operators at ``t`` the energies read.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The system's record, or the stepper's own with its load vectors.
+        """
+
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
                         Mv: PETSc.Vec | None = None) -> tuple:
-        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``."""
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``.
+
+        Args:
+            s: the record (:meth:`record`).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
                      out: PETSc.Vec) -> PETSc.Vec:
-        """Q'' from the equations of motion at (q, v), into ``out`` (the reactions')."""
+        """Q'' from the equations of motion at (q, v), into ``out`` (the reactions').
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
 
     def failure(self, error: BaseException) -> str:
-        """The words of a failed step's ``error`` (the solvers' reasons where known)."""
+        """The words of a failed step's error.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            Its words, with the solvers' reasons where known.
+        """
 
     def destroy(self) -> None:
         """Release the stepper's PETSc objects (collective)."""
@@ -247,11 +331,20 @@ class PythonLoop:
     probes_observer = None
 
     def step(self, t: float, h: float) -> None:  # pragma: no cover - the backend's
-        """The step from ``t`` to ``t + h``."""
+        """The step from ``t`` to ``t + h``.
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         raise NotImplementedError
 
     def march(self, at: Boundary) -> None:
-        """Step through ``self.times`` (the first the initial time), ``at`` after each."""
+        """Step through ``self.times`` (the first the initial time), ``at`` after each.
+
+        Args:
+            at: the driver's side of the seam.
+        """
         out = self.times
         self.time = out[0]
         at(0, out[0])
@@ -261,8 +354,17 @@ class PythonLoop:
             self.steps = index
             at(index, self.time)
 
-    def resume(self, ckpt, stem: str, t_end: float) -> None:
-        """Refused: checkpoints are written by the TS path only."""
+    def resume(self, ckpt: Checkpoint, stem: str, t_end: float) -> None:
+        """Refused: checkpoints are written by the TS path only.
+
+        Args:
+            ckpt: the checkpoint.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
+
+        Raises:
+            ValueError: always.
+        """
         raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
 
     def snapshot(self) -> Tuple[int, float, float, list]:
@@ -273,9 +375,20 @@ class PythonLoop:
         """Nothing: no checkpoint is written on this path."""
 
     def prepare(self, needs: Needs) -> None:
-        """Keep what the observers read."""
+        """Keep what the observers read.
+
+        Args:
+            needs: what they read.
+        """
         self.needs = needs
 
     def failure(self, error: BaseException) -> str:
-        """The error's own words."""
+        """The error's own words.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            ``str(error)``.
+        """
         return str(error)

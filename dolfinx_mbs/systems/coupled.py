@@ -38,7 +38,7 @@ unit loads, formed once per evaluation.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -52,6 +52,14 @@ from dolfinx_mbs.frames.base import FrameState, cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet
 from dolfinx_mbs.petsc_options import SAME, SUBSET
 from dolfinx_mbs.systems.coupled_joints import JointSet
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.operators import BodyOperators
+    from dolfinx_mbs.assembly.space import FullSpace
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["CoupledSystem", "FrameLoad", "FrameDerivatives", "FrameView", "monitors",
            "check_frames"]
@@ -84,7 +92,16 @@ class FrameLoad:
     name: str = "torque"
 
     def evaluate(self, t: float, view: "FrameView", state: FrameState) -> tuple:
-        """(force, moment about O) in local components; checked finite."""
+        """(force, moment about O) in local components; checked finite.
+
+        Args:
+            t: the time (s).
+            view: the frame as the load's function sees it.
+            state: the frame's state.
+
+        Returns:
+            (force, moment about O), 3-vectors.
+        """
         out = self.fn(t, view)
         if self.kind == "torque":
             F = np.zeros(3)
@@ -113,9 +130,17 @@ class FrameLoad:
 class FrameView:
     """What a load function sees of a computed frame: its state (``R``, ``r_O``, ``omega``,
     ``v_O``, local components as :class:`~dolfinx_mbs.frames.FrameState`) and its named
-    outputs (a hinge's ``angle`` and ``rate``)."""
+    outputs (a hinge's ``angle`` and ``rate``).
 
-    def __init__(self, frame: ComputedFrame, z: np.ndarray, w: np.ndarray, state: FrameState):
+    Args:
+        frame: the computed frame.
+        z: its coordinates.
+        w: its speeds.
+        state: its state.
+    """
+
+    def __init__(self, frame: ComputedFrame, z: np.ndarray, w: np.ndarray,
+                 state: FrameState) -> None:
         self.frame, self.z, self.w, self.state = frame, z, w, state
         for k, v in frame.describe(z, w).items():
             setattr(self, k, v)
@@ -138,7 +163,8 @@ class _Part:
     """One elastic body's share: its operators, views of its part of full vectors and the
     constant vectors of its frame terms."""
 
-    def __init__(self, index: int, body, ops, space, frame_index):
+    def __init__(self, index: int, body: Body, ops: BodyOperators, space: FullSpace,
+                 frame_index: int | None) -> None:
         self.index, self.body, self.ops, self.frame = index, body, ops, frame_index
         self.gdim = body.gdim
         lo, hi = int(space.offsets[index]), int(space.offsets[index + 1])
@@ -211,7 +237,7 @@ class _Part:
     def vec(self) -> PETSc.Vec:
         return self.M.createVecLeft()
 
-    def work(self, key) -> PETSc.Vec:
+    def work(self, key: Hashable) -> PETSc.Vec:
         """A body-layout vector kept under ``key`` (made on first use, reused: the residual
         and the Jacobian of every Newton iteration refill the same objects)."""
         v = self._pool.get(key)
@@ -254,17 +280,21 @@ class CoupledSystem:
         loads: the applied frame loads.
         gravity: the model's gravity (global components) or None.
         comm: the communicator when there is no elastic body (``base`` None).
-        joints, motors: joints between computed frames and motors on them
+        joints: joints between computed frames
             (:mod:`dolfinx_mbs.constraints.frame_joints`; their rows:
             :class:`~dolfinx_mbs.systems.coupled_joints.JointSet`).
+        motors: motors on computed frames (their rows in the same set).
     """
 
     formulations = ("second-order", "first-order")
     has_multipliers = False
     nonlinear = True
 
-    def __init__(self, base, frames: Sequence[ComputedFrame], rigid: Sequence[RigidBody],
-                 loads: Sequence[FrameLoad], gravity=None, comm=None, joints=(), motors=()):
+    def __init__(self, base: SecondOrderSystem | None, frames: Sequence[ComputedFrame],
+                 rigid: Sequence[RigidBody], loads: Sequence[FrameLoad],
+                 gravity: Sequence[float] | np.ndarray | None = None,
+                 comm: MPI.Comm | None = None, joints: Sequence[FrameJoint] = (),
+                 motors: Sequence[Motor] = ()) -> None:
         self.base = base
         if base is None:  # rigid bodies only
             self.assembly = self.reducer = self.space = None
@@ -305,29 +335,71 @@ class CoupledSystem:
         self.m += self.jointset.n_unknowns
         self._full = ({k: self.space.create_vec() for k in ("u", "ud", "udd", "r")}
                       if base is not None else {})
-        self._last = None
+        self._last: dict | None = None  # what the last evaluate() leaves the Jacobian
 
     # -- sizes -------------------------------------------------------------------------------
     @property
     def n_reduced(self) -> int:
+        """The number of the elastic bodies' reduced coordinates (0 without any)."""
         return self.reducer.n_reduced if self.reducer is not None else 0
 
     def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the elastic bodies' reduced coordinates."""
         if self.reducer is None:
             return PETSc.Vec().createMPI((0, 0), comm=self.comm)
         return self.reducer.create_reduced_vec()
 
     # the Reducer protocol of the elastic part (initial states, output)
-    def restrict(self, x, out=None):
+    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The reduced coordinates of a full vector (the reducer's).
+
+        Args:
+            x: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.restrict(x, out)
 
-    def project(self, b, out=None):
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """A full load vector in the reduced coordinates (the reducer's).
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.project(b, out)
 
-    def expand(self, q, out=None, homogeneous=False):
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector of the reduced coordinates ``q`` (the reducer's).
+
+        Args:
+            q: the reduced coordinates.
+            out: the vector to fill (new if None).
+            homogeneous: leave out the prescribed part a0.
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand(q, out, homogeneous)
 
-    def expand_rate(self, q, v, out=None):
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
+                    ) -> PETSc.Vec:
+        """The full velocity of the reduced state (q, v) (the reducer's).
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates.
+            out: the vector to fill (new if None).
+
+        Returns:
+            ``out``.
+        """
         return self.reducer.expand_rate(q, v, out)
 
     def initial_frames(self) -> tuple[np.ndarray, np.ndarray]:
@@ -337,11 +409,20 @@ class CoupledSystem:
         return (np.concatenate(z) if z else np.zeros(0),
                 np.concatenate(w) if w else np.zeros(0))
 
-    def initial_unknowns(self, q0=None, v0=None, t0: float = 0.0) -> np.ndarray:
+    def initial_unknowns(self, q0: PETSc.Vec | None = None, v0: PETSc.Vec | None = None,
+                         t0: float = 0.0) -> np.ndarray:
         """The frames' unknowns at ``t0``: coordinates, speeds and the auxiliary momenta
-        consistent with the elastic state (q0, v0) (zero vectors when None); with joints, the
-        speeds made consistent with their velocity rows (:meth:`JointSet.consistent_speeds`).
-        Collective."""
+        consistent with the elastic state (q0, v0); with joints, the speeds made consistent
+        with their velocity rows (:meth:`JointSet.consistent_speeds`). Collective.
+
+        Args:
+            q0: the elastic coordinates (None: zero).
+            v0: their rates (None: zero).
+            t0: the initial time (s).
+
+        Returns:
+            The frame unknowns f (replicated).
+        """
         z, w = self.initial_frames()
         f = np.concatenate([z, w, np.zeros(self.na), np.zeros(self.jointset.n_unknowns)])
         if self.jointset.n_rows:
@@ -367,7 +448,7 @@ class CoupledSystem:
                     f[self.aslice[i]] = (jets[i].state.R @ mom["p_rel"])[:nt]
         return f
 
-    def _given_or_zero(self, q0, v0) -> tuple:
+    def _given_or_zero(self, q0: PETSc.Vec | None, v0: PETSc.Vec | None) -> tuple:
         """The elastic state (q0, v0), a zero reduced vector for each one not given."""
         out = []
         for x in (q0, v0):
@@ -378,25 +459,43 @@ class CoupledSystem:
         return tuple(out)
 
     def jets(self, t: float, f: np.ndarray, fd: np.ndarray) -> list[FrameJet]:
-        """Each computed frame's :class:`FrameJet` at the unknowns ``f`` and their rates."""
+        """Each computed frame's :class:`FrameJet` at the unknowns ``f`` and their rates.
+
+        Args:
+            t: the time (s).
+            f: the frame unknowns.
+            fd: their rates.
+
+        Returns:
+            One jet per computed frame.
+        """
         return [fr.jet(t, f[zs], f[ws], fd[ws])
                 for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)]
 
     def states(self, t: float, jets: list[FrameJet]) -> list[FrameState]:
         """The frame state of each elastic body: its computed frame's, or its prescribed
-        frame's at ``t``."""
+        frame's at ``t``.
+
+        Args:
+            t: the time (s).
+            jets: the computed frames' jets (:meth:`jets`).
+
+        Returns:
+            One state per elastic body.
+        """
         return [jets[p.frame].state if p.frame is not None else self.assembly.states(
             t)[p.index] for p in self.parts]
 
     # -- residual --------------------------------------------------------------------------
-    def _fields(self, q, v, vd) -> tuple:
+    def _fields(self, q: PETSc.Vec, v: PETSc.Vec, vd: PETSc.Vec) -> tuple:
         red = self.reducer
         u = red.expand(q, out=self._full["u"])
         ud = red.expand_rate(q, v, out=self._full["ud"])
         udd = red.expand_acceleration(q, v, vd, out=self._full["udd"])
         return u, ud, udd
 
-    def _body_terms(self, p: _Part, st: FrameState, ua, uda, udda) -> dict:
+    def _body_terms(self, p: _Part, st: FrameState, ua: np.ndarray, uda: np.ndarray,
+                    udda: np.ndarray) -> dict:
         """The body's inertia residual e and internal forces at ``st`` (body-layout arrays)
         and the products the derivatives reuse."""
         body, ops = p.body, p.ops
@@ -477,11 +576,22 @@ class CoupledSystem:
         self.comm.Allreduce(loc, out, op=MPI.SUM)
         return out[:3], out[3:6], out[6:]
 
-    def evaluate(self, t: float, q, v, vd, f: np.ndarray, fd: np.ndarray,
-                 Fv: PETSc.Vec | None) -> tuple[np.ndarray, dict]:
-        """The elastic rows (into ``Fv``, reduced; skipped when None) and the frame rows and
-        kinematics (returned, replicated) at the unknowns. Also returns what the Jacobian
-        reuses."""
+    def evaluate(self, t: float, q: PETSc.Vec, v: PETSc.Vec, vd: PETSc.Vec, f: np.ndarray,
+                 fd: np.ndarray, Fv: PETSc.Vec | None) -> tuple[np.ndarray, dict]:
+        """The residual's rows at the unknowns.
+
+        Args:
+            t: the time (s).
+            q: the elastic coordinates.
+            v: their rates.
+            vd: the rates' rates.
+            f: the frame unknowns.
+            fd: their rates.
+            Fv: the elastic rows' vector (reduced), or None to skip them.
+
+        Returns:
+            (the frame rows and kinematics, replicated; what the Jacobian reuses).
+        """
         jets = self.jets(t, f, fd)
         states = self.states(t, jets)
         terms = []
@@ -529,7 +639,17 @@ class CoupledSystem:
     def generalized_loads(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
         """The applied frame loads' generalized force on frame ``i``'s speeds (the user's
         functions run under a collective guard: an error or a non-finite value on one rank
-        is raised on every rank)."""
+        is raised on every rank).
+
+        Args:
+            t: the time (s).
+            i: the frame's index.
+            f: the frame unknowns.
+            jet: the frame's jet.
+
+        Returns:
+            The generalized force, one entry per speed of the frame.
+        """
         fr = self.frames[i]
         out = np.zeros(fr.n_speeds)
         if not self.loads_on[i]:
@@ -548,7 +668,8 @@ class CoupledSystem:
             out += jet.T.T @ F + jet.Om.T @ M
         return out
 
-    def _momentum(self, i: int, st: FrameState, u, ud, terms=None) -> dict:
+    def _momentum(self, i: int, st: FrameState, u: PETSc.Vec | None, ud: PETSc.Vec | None,
+                  terms: list | None = None) -> dict:
         """What frame ``i``'s momentum balance needs (local components): the carried mass,
         first moment s = int rho x, relative momentum p_rel = omega x s + int rho u', and (with
         ``terms``, a residual's body terms) the applied loads' resultant with gravity and its
@@ -586,13 +707,15 @@ class CoupledSystem:
 
     # -- Jacobian --------------------------------------------------------------------------
     def _state_columns(self, p: _Part, st: FrameState, bt: dict) -> dict:
-        """d e / d(state variable) (body layout), 3 per variable of :data:`STATE_VARS`, and
-        d(K_sigma u)/d(same) (elastic rows only)."""
+        """The derivatives d e / d(state variable) (body layout), 3 per variable of
+        :data:`STATE_VARS`, and d(K_sigma u)/d(same) (elastic rows only)."""
         g = p.gdim
         E3 = np.eye(3)
         W = skew(st.omega)
 
-        def combo(key, Wm, vecs, out=None):
+        def combo(key: Hashable, Wm: np.ndarray, vecs: Any,
+                  out: PETSc.Vec | None = None) -> PETSc.Vec:
+            # vecs: one Vec (node blocks, p.kron) or one per coupling basis matrix
             out = p.work(key) if out is None else out
             if p.kron:  # vecs: M x or M u' (see _body_terms)
                 out.array[:] = p.nodal(Wm, vecs.getArray(readonly=True))
@@ -606,20 +729,20 @@ class CoupledSystem:
         if p.kron and bt["CEu"] is None:   # M x and M u', from which c_E x, c_E u' follow
             bt["CEu"], bt["CEud"] = self._mass_products(p, bt["u"], bt["ud"])
         cols = {k: [] for k in STATE_VARS}
-        for k in range(3):
-            Ek = skew(E3[k])
-            col = combo(("dW", k), 2.0 * Ek, bt["CEud"])
-            col.axpy(1.0, combo(("dWk", k), Ek @ W + W @ Ek, bt["CEu"]))
+        for j in range(3):
+            Ek = skew(E3[j])
+            col = combo(("dW", j), 2.0 * Ek, bt["CEud"])
+            col.axpy(1.0, combo(("dWk", j), Ek @ W + W @ Ek, bt["CEu"]))
             cols["omega"].append(col)
-            cols["alpha"].append(combo(("dA", k), Ek, bt["CEu"]))
-            if k < g:
-                cols["a_O"].append(p.Mt[k])
-                cols["g_loc"].append(p.minus_Mt[k])
+            cols["alpha"].append(combo(("dA", j), Ek, bt["CEu"]))
+            if j < g:
+                cols["a_O"].append(p.Mt[j])
+                cols["g_loc"].append(p.minus_Mt[j])
             else:
                 cols["a_O"].append(p.zero)
                 cols["g_loc"].append(p.zero)
         # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
-        pre = {k: [None, None, None] for k in STATE_VARS}
+        pre: Dict[str, list] = {k: [None, None, None] for k in STATE_VARS}
         for ic, (case, Pu) in enumerate(bt["Ps"]):
             d = self._prestress_coefficient_derivative(case, st)
             if Pu is None and any(np.any(d[k]) for k in STATE_VARS):
@@ -635,7 +758,7 @@ class CoupledSystem:
         return {"e": cols, "pre": pre}
 
     @classmethod
-    def _prestress_coefficient_derivative(cls, case, st: FrameState) -> dict:
+    def _prestress_coefficient_derivative(cls, case: tuple, st: FrameState) -> dict:
         """d(prestress coefficient of ``case``)/d(state variables) (3-vectors), as
         ``Body.prestress_coefficient`` defines it."""
         z = {k: np.zeros(3) for k in STATE_VARS}
@@ -699,7 +822,16 @@ class CoupledSystem:
     def derivatives(self, t: float, shift: float, Fv_shape: PETSc.Vec) -> FrameDerivatives:
         """The bordered Jacobian's frame pieces at the state of the last :meth:`evaluate`,
         for the TS shift ``shift`` (d/dy + shift d/dy'). The vectors returned are kept and
-        refilled by the next call."""
+        refilled by the next call.
+
+        Args:
+            t: the time (s).
+            shift: the TS shift.
+            Fv_shape: a reduced vector (the kept vectors' layout).
+
+        Returns:
+            The pieces B, C, Cv, D, H.
+        """
         last = self._last
         jets, states, terms = last["jets"], last["states"], last["terms"]
         m, red = self.m, self.reducer
@@ -824,7 +956,7 @@ class CoupledSystem:
             self.jointset.derivatives(t, self._f, s, D, B, C, Cv, H, full)
         return FrameDerivatives(B=B, C=C, Cv=Cv, D=D, H=H)
 
-    def _h_work(self, like) -> list:
+    def _h_work(self, like: PETSc.Vec) -> list:
         """The kept columns H of the elastic kinematic rows by the frames' unknowns (nonzero
         for the joints' mu only), zeroed."""
         if getattr(self, "_H", None) is None:
@@ -838,8 +970,9 @@ class CoupledSystem:
             self._tmp = like.duplicate()
         return self._tmp
 
-    def _momentum_derivatives(self, i: int, jet: FrameJet, s: float, last: dict, D, C, Cv,
-                              full) -> None:
+    def _momentum_derivatives(self, i: int, jet: FrameJet, s: float, last: dict,
+                              D: np.ndarray, C: List[PETSc.Vec], Cv: List[PETSc.Vec],
+                              full: PETSc.Vec) -> None:
         """Replace frame ``i``'s translation rows by the momentum balance's derivatives and
         fill its auxiliary rows (see :meth:`evaluate`)."""
         fr, zs, ws, As = self.frames[i], self.zslice[i], self.wslice[i], self.aslice[i]
@@ -906,7 +1039,7 @@ class CoupledSystem:
         fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
         f0, fd0 = self._f.copy(), self._fd.copy()
 
-        def Q(f, fd):
+        def Q(f: np.ndarray, fd: np.ndarray) -> np.ndarray:
             return self._loads_here(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
         D = np.zeros((fr.n_speeds, self.m))
         # one guard for all the evaluations (the user's functions may fail on one rank)
@@ -920,8 +1053,18 @@ class CoupledSystem:
         return D
 
     # -- the elastic block ------------------------------------------------------------------
-    def elastic_block(self, t: float, shift: float, S: PETSc.Mat | None) -> PETSc.Mat:
-        """S = shift^2 M_r + shift C_r + K_r (+ the nonlinear tangent) at the last state."""
+    def elastic_block(self, t: float, shift: float,
+                      S: PETSc.Mat | None) -> tuple[PETSc.Mat, SecondOrder]:
+        """S = shift^2 M_r + shift C_r + K_r (+ the nonlinear tangent) at the last state.
+
+        Args:
+            t: the time (s).
+            shift: the TS shift.
+            S: the matrix to fill (new if None).
+
+        Returns:
+            (S, the elastic bodies' record at the frames' states).
+        """
         rec = self.base.at(t, states=self._last["states"])
         if S is None:
             S = rec.K.duplicate(copy=True)
@@ -936,17 +1079,40 @@ class CoupledSystem:
 
     # -- outputs ----------------------------------------------------------------------------
     def frame_outputs(self, f: np.ndarray) -> dict:
-        """Each computed frame's named outputs at the unknowns ``f``."""
+        """Each computed frame's named outputs at the unknowns ``f``.
+
+        Args:
+            f: the frame unknowns.
+
+        Returns:
+            By frame name, its outputs by name.
+        """
         return {fr.name: fr.describe(f[zs], f[ws])
                 for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)}
 
-    def set_unknowns(self, f: np.ndarray, fd: np.ndarray, q=None) -> None:
-        """Remember the unknowns the next :meth:`derivatives` is taken at."""
+    def set_unknowns(self, f: np.ndarray, fd: np.ndarray, q: PETSc.Vec | None = None) -> None:
+        """Remember the unknowns the next :meth:`derivatives` is taken at.
+
+        Args:
+            f: the frame unknowns.
+            fd: their rates.
+            q: the elastic coordinates, or None.
+        """
         self._f, self._fd, self._q = np.asarray(f, float), np.asarray(fd, float), q
 
 
-def check_frames(frames, bodies, rigid) -> None:
-    """Errors for computed frames that carry no mass."""
+def check_frames(frames: Sequence[ComputedFrame], bodies: Sequence[Body],
+                 rigid: Sequence[RigidBody]) -> None:
+    """Errors for computed frames that carry no mass.
+
+    Args:
+        frames: the computed frames.
+        bodies: the elastic bodies.
+        rigid: the rigid bodies.
+
+    Raises:
+        ValueError: a computed frame carries no body.
+    """
     for fr in frames:
         carried = [b for b in bodies if b.frame is fr] + [r for r in rigid if r.frame is fr]
         if not carried:
@@ -958,6 +1124,13 @@ def check_frames(frames, bodies, rigid) -> None:
 def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
              f: np.ndarray) -> dict:
     """Energy and momenta of the whole model at the state (q, v, f) (replicated).
+
+    Args:
+        system: the coupled system.
+        t: the time (s).
+        q: the elastic coordinates.
+        v: their rates.
+        f: the frame unknowns.
 
     Returns:
         ``kinetic`` (1/2 int rho |v|^2 with the absolute velocity v = v_O + omega x x + u',

@@ -28,7 +28,7 @@ No multiplier is formed; the constraint forces of the velocity rows are in the f
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -158,6 +158,17 @@ class VelocitySystem:
 
     formulations = ("first-order",)
     has_multipliers = False
+    # the holonomic system's coordinates and maps, forwarded by the constructor
+    n_reduced: int
+    update: Callable[[float], bool]
+    create_reduced_vec: Callable[[], PETSc.Vec]
+    restrict: Callable[..., PETSc.Vec]
+    project: Callable[..., PETSc.Vec]
+    expand: Callable[..., PETSc.Vec]
+    expand_rate: Callable[..., PETSc.Vec]
+    expand_acceleration: Callable[..., PETSc.Vec]
+    near_nullspace: Callable[[], PETSc.NullSpace]
+    forget: Callable[[], None]
 
     def __init__(self, base: SecondOrderSystem, rows: Sequence[VelocityRows]) -> None:
         self.base = base

@@ -2,15 +2,16 @@
 (:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`).
 
 :class:`WholeRun` steps a whole run of one of the dense path's schemes
-(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint) written
-as the affine
-maps y_k+1 = P_k y_k + g_k they are (linear equations): the maps of all steps formed in batch
-(one batched inverse of the step matrices), then one small product per step. The same steps as
-the TS path up to round-off; the generalized-alpha restart (the first step) by the scheme
-itself.
+(:mod:`dolfinx_mbs.integrate.dense.operators`: TSALPHA2, Crank-Nicolson, implicit midpoint)
+written as the affine maps y_k+1 = P_k y_k + g_k they are (linear equations): the maps of all
+steps formed in batch (one batched inverse of the step matrices), then one small product per
+step. The same steps as the TS path up to round-off; the generalized-alpha restart (the first
+step) by the scheme itself.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Dict, Sequence, Tuple
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from dolfinx_mbs.integrate.schemes import (
     crank_nicolson_maps,
     midpoint_maps,
 )
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.dense.operators import Alpha2, CrankNicolson, Midpoint
 
 __all__ = ["WholeRun"]
 
@@ -36,7 +40,8 @@ def _augmented(P: np.ndarray) -> np.ndarray:
     return P
 
 
-def _alpha2_maps(o, M, h, params, P):
+def _alpha2_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, params: tuple,
+                 P: np.ndarray) -> np.ndarray:
     """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
     at t + alpha_f h) and steps ``h`` (N,): the stage of :mod:`dolfinx_mbs.integrate.schemes`
     (:class:`~dolfinx_mbs.integrate.schemes.Alpha2Coefficients`) solved for X1 = X0 - J^-1 F,
@@ -74,9 +79,13 @@ def _alpha2_maps(o, M, h, params, P):
 
 class WholeRun:
     """A dense scheme (:data:`dolfinx_mbs.integrate.dense.operators.SCHEMES`) on
-    :class:`VaryingOperators`,
-    stepped over a whole run by :meth:`trajectory` (see the module docstring); afterwards
-    ``step`` and ``state`` replay the steps for observers that see them one by one.
+    :class:`VaryingOperators`, stepped over a whole run by :meth:`trajectory` (see the module
+    docstring); afterwards ``step`` and ``state`` replay the steps for observers that see them
+    one by one.
+
+    Args:
+        scheme: the dense scheme, on ``ops``.
+        ops: the varying operators.
 
     Attributes:
         outputs: after :meth:`trajectory`, the operators at the output times the energies
@@ -85,18 +94,35 @@ class WholeRun:
 
     momentum = False  # the velocities are given, not the momenta
 
-    def __init__(self, scheme, ops: VaryingOperators):
+    def __init__(self, scheme: Alpha2 | CrankNicolson | Midpoint,
+                 ops: VaryingOperators) -> None:
         self.scheme, self.ops = scheme, ops
         self.name = scheme.name
         self.outputs = None
         self.Q = self.V = None
         self.k = 0
 
-    def initial(self, t0, q0, v0, p0=None):
+    def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
+                p0: np.ndarray | None = None) -> None:
+        """The scheme's state at ``t0``.
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+        """
         self.scheme.initial(t0, q0, v0, p0)
 
-    def trajectory(self, times):
-        """The states (Q, V) at ``times`` (rows; times[0] the initial time)."""
+    def trajectory(self, times: Sequence[float]) -> Tuple[np.ndarray, np.ndarray]:
+        """The states (Q, V) at ``times``.
+
+        Args:
+            times: the output times (times[0] the initial time).
+
+        Returns:
+            (Q, V), one row per time.
+        """
         times = np.asarray(times, dtype=float)
         ops, sch = self.ops, self.scheme
         M, n = ops.M, ops.M.shape[0]
@@ -156,7 +182,14 @@ class WholeRun:
     def at(self, t: float) -> Ops:
         """The operators the energies and the divergence check read at the output time
         ``t`` (M, K_el, K_pot, f), from :attr:`outputs`; at another time those of the
-        operators."""
+        operators.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         k = self._index.get(float(t))
         if k is None or self.outputs.Kpot is None:
             return self.ops.at(t)
@@ -164,12 +197,27 @@ class WholeRun:
         return Ops(t, None, {"M": o.M, "Kel": o.Kel, "Kpot": o.Kpot[k]}, {"f": o.f[k]})
 
     def step(self, t: float, h: float) -> None:
+        """Replay the step from ``t`` to ``t + h`` (formed by :meth:`trajectory`).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         self.k += 1
 
-    def state(self, t: float, need_v: bool = True):
-        """The state at the output time ``t`` (replayed or not)."""
+    def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """The state at the output time ``t`` (replayed or not).
+
+        Args:
+            t: an output time (s).
+            need_v: whether v is read (it is at hand).
+
+        Returns:
+            (q, v).
+        """
         k = self._index.get(float(t), self.k)
         return self.Q[k], self.V[k]
 
-    def raw(self):
+    def raw(self) -> Tuple[np.ndarray, np.ndarray]:
+        """(q, v): the state of the last step replayed."""
         return self.Q[self.k], self.V[self.k]

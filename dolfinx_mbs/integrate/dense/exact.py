@@ -17,7 +17,7 @@ reproduced to round-off (``exact``); loads outside the span are refused by :clas
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Sequence
+from typing import Any, Dict, List, Protocol, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -37,7 +37,7 @@ class LoadBasis:
         frequencies: angular frequencies (rad/s, > 0).
     """
 
-    def __init__(self, degree: int = 2, frequencies: Sequence[float] = ()):
+    def __init__(self, degree: int = 2, frequencies: Sequence[float] = ()) -> None:
         if not isinstance(degree, (int, np.integer)) or isinstance(degree, bool) or degree < 0:
             raise ValueError(f"load_degree must be an integer >= 0, got {degree!r}")
         try:
@@ -53,14 +53,28 @@ class LoadBasis:
         self.m = self.degree + 1 + 2 * len(w)
 
     def z(self, tau: float) -> np.ndarray:
-        """The basis functions at tau = t - t0."""
+        """The basis functions at tau = t - t0.
+
+        Args:
+            tau: the time from t0 (s).
+
+        Returns:
+            The m functions' values.
+        """
         p = [tau ** k / f for k, f in enumerate(self._fact)]
         for w in self._w:
             p += [math.sin(w * tau), math.cos(w * tau)]
         return np.array(p)
 
-    def z_many(self, taus) -> np.ndarray:
-        """The basis functions at each of ``taus``, as rows."""
+    def z_many(self, taus: Sequence[float] | np.ndarray) -> np.ndarray:
+        """The basis functions at each of ``taus``, as rows.
+
+        Args:
+            taus: times from t0 (s).
+
+        Returns:
+            (len(taus), m) values.
+        """
         x = np.asarray(taus, dtype=float)
         cols = [x ** k / f for k, f in enumerate(self._fact)]
         for w in self._w:
@@ -78,12 +92,21 @@ class LoadBasis:
         return S
 
     def sample_times(self, t0: float, t_end: float) -> np.ndarray:
-        """2 m + 4 Chebyshev points of [t0, t_end] (irregular: no aliasing of a sinusoid)."""
+        """2 m + 4 Chebyshev points of [t0, t_end] (irregular: no aliasing of a sinusoid).
+
+        Args:
+            t0: the interval's start (s).
+            t_end: its end (s).
+
+        Returns:
+            The sample times.
+        """
         ns = 2 * self.m + 4
         x = 0.5 * (1.0 - np.cos(np.pi * (np.arange(ns) + 0.5) / ns))
         return t0 + (t_end - t0) * x
 
     def describe(self) -> str:
+        """The basis in words (the log's and the errors')."""
         w = ", ".join(f"{x:g}" for x in self.frequencies)
         return f"polynomials of degree <= {self.degree}" + \
             (f" and sin, cos of {w} rad/s" if w else "")
@@ -105,8 +128,8 @@ class LoadFit:
         coefficients: by name, an (m, size) array.
     """
 
-    def __init__(self, basis: LoadBasis, t0: float, times: Sequence[float],
-                 samples: List[Dict[str, np.ndarray]]):
+    def __init__(self, basis: LoadBasis, t0: float, times: Sequence[float] | np.ndarray,
+                 samples: List[Dict[str, np.ndarray]]) -> None:
         self.basis, self.t0 = basis, float(t0)
         names = list(samples[0])
         sizes = [samples[0][k].shape[0] for k in names]
@@ -127,25 +150,67 @@ class LoadFit:
         self._coef, self._cuts = coef, list(zip(names, cuts[:-1], cuts[1:]))
         self.coefficients = {k: coef[:, a:b] for k, a, b in self._cuts}
 
-    def values_many(self, times) -> Dict[str, np.ndarray]:
-        """The vectors at each of ``times``, by name, as (len(times), size) arrays."""
+    def values_many(self, times: Sequence[float] | np.ndarray) -> Dict[str, np.ndarray]:
+        """The vectors at each of ``times``.
+
+        Args:
+            times: the times (s).
+
+        Returns:
+            By name, (len(times), size) arrays.
+        """
         y = self.basis.z_many(np.asarray(times) - self.t0) @ self._coef
         return {k: y[:, a:b] for k, a, b in self._cuts}
 
     def values(self, t: float) -> Dict[str, np.ndarray]:
+        """The vectors at ``t``.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The vectors by name.
+        """
         y = self.basis.z(t - self.t0) @ self._coef
         return {k: y[a:b] for k, a, b in self._cuts}
 
 
+class FittedOperators(Protocol):
+    """What :class:`Exact` reads of the dense operators
+    (:class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators`, which builds on this
+    module): the loads' fit and the operators at a time."""
+
+    fit: LoadFit | None
+
+    def at(self, t: float) -> Any:
+        """The operators at ``t`` as dense arrays.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators (``M``, ``C``, ``K``; Hamilton's ``Gp``, ``Gq``, ``Kh``, ``pi0``).
+        """
+
+
 class Exact:
-    """Exact steps of the constant linear system of ``ops``
-    (:class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators` with fitted loads), for
-    ``formulation``:
-    y = (q, v) for the second-order and first-order forms, (q, p) for Hamilton's."""
+    """Exact steps of the constant linear system of ``ops``.
+
+    y = (q, v) for the second-order and first-order forms, (q, p) for Hamilton's.
+
+    Args:
+        ops: the :class:`~dolfinx_mbs.integrate.dense.operators.DenseOperators`, with fitted
+            loads.
+        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+        t0: the loads' fit's origin (s).
+
+    Raises:
+        ValueError: the loads were not fitted.
+    """
 
     name = "expm"
 
-    def __init__(self, ops, formulation: str, t0: float):
+    def __init__(self, ops: FittedOperators, formulation: str, t0: float) -> None:
         fit = ops.fit
         if fit is None:
             raise ValueError("the loads were not fitted")
@@ -153,15 +218,15 @@ class Exact:
         self.hamilton = self.momentum = formulation == "hamiltonian"
         o = ops.at(t0)
         n = o.M.shape[0]
-        I, Z = np.eye(n), np.zeros((n, n))
+        eye, Z = np.eye(n), np.zeros((n, n))
         c = fit.coefficients
         if self.hamilton:
-            E = np.block([[o.M, Z], [o.Gq, I]])
-            B = np.block([[o.Gp, -I], [o.Kh, Z]])
+            E = np.block([[o.M, Z], [o.Gq, eye]])
+            B = np.block([[o.Gp, -eye], [o.Kh, Z]])
             G = np.vstack([-c["pi0"].T, (c["fa"] - c["h"]).T])
         else:
-            E = np.block([[I, Z], [Z, o.M]])
-            B = np.block([[Z, -I], [o.K, o.C]])
+            E = np.block([[eye, Z], [Z, o.M]])
+            B = np.block([[Z, -eye], [o.K, o.C]])
             G = np.vstack([np.zeros((n, fit.basis.m)), c["f"].T])
         lu = sla.lu_factor(E)
         m = fit.basis.m
@@ -175,17 +240,26 @@ class Exact:
         self._phi: Dict[float, tuple] = {}
         self._minv = np.linalg.inv(o.M)
         self.n = n
-        self.y = None
+        self.y: np.ndarray | None = None
         #: matrix exponentials computed
         self.count = 0
 
-    def initial(self, t0, q0, v0, p0=None):
+    def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
+                p0: np.ndarray | None = None) -> None:
+        """The state at ``t0``.
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity (Hamilton's form: read where ``p0`` is None).
+            p0: Hamilton's momentum, or None.
+        """
         if self.hamilton and p0 is None:
             o = self.ops.at(t0)
             p0 = o.M @ v0 + o.Gp @ q0 + o.pi0
         self.y = np.concatenate([q0, p0 if self.hamilton else v0])
 
-    def _propagator(self, h: float):
+    def _propagator(self, h: float) -> Tuple[np.ndarray, np.ndarray]:
         key = float(f"{h:.12e}")
         P = self._phi.get(key)
         if P is None:
@@ -197,12 +271,25 @@ class Exact:
         return P
 
     def step(self, t: float, h: float) -> None:
+        """The exact step from ``t`` to ``t + h``.
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         Pyy, Pyz = self._propagator(h)
         self.y = Pyy @ self.y + Pyz @ self.fit.basis.z(t - self.t0)
 
-    def trajectory(self, times):
-        """The states at all ``times`` (the first the current one) as rows (q, second
-        block): the loads' part of every step in one product per distinct step."""
+    def trajectory(self, times: Sequence[float]) -> Tuple[np.ndarray, np.ndarray]:
+        """The states at all ``times``: the loads' part of every step in one product per
+        distinct step.
+
+        Args:
+            times: the output times (the first the current one).
+
+        Returns:
+            (Q, the second block: V, or P in Hamilton's form), one row per time.
+        """
         T = np.asarray(times, dtype=float)
         N, k = len(T), 2 * self.n
         Y = np.empty((N, k))
@@ -221,11 +308,20 @@ class Exact:
         self.y = y
         return Y[:, :self.n], Y[:, self.n:]
 
-    def raw(self):
+    def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v) or (q, p): the propagated state."""
         return self.y[:self.n], self.y[self.n:]
 
-    def state(self, t: float, need_v: bool = True):
+    def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """(q, v) at ``t``, v from the momentum in Hamilton's form.
+
+        Args:
+            t: the output time just reached (s).
+            need_v: v is read (else zero in Hamilton's form).
+
+        Returns:
+            (q, v).
+        """
         n = self.n
         q = self.y[:n]
         if not self.hamilton:

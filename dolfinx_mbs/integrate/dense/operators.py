@@ -1,12 +1,12 @@
 """Small systems in dense form: the operators of a typed system gathered on every rank, and
-the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.stepper` runs them).
+the schemes of the TS path stepped on them (:mod:`dolfinx_mbs.integrate.dense.stepper` runs
+them).
 
 * :class:`DenseOperators`: ``at(t)`` gives the operators of ``system.at(t)`` as numpy arrays,
   replicated on every rank; the matrices are gathered once per distinct frame state (the
   record's ``version``), the vectors at each time. Where the frame state is constant in time
-  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`, the
-  loads
-  come from their fit (:meth:`DenseOperators.fit_loads`) and no time needs an assembly.
+  and the loads lie in the span of a :class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`,
+  the loads come from their fit (:meth:`DenseOperators.fit_loads`) and no time needs an assembly.
 * :class:`Alpha2`, :class:`CrankNicolson`, :class:`Midpoint`: the TS path's schemes (PETSc's
   TSALPHA2 with its restart by two half backward-Euler steps, TSTHETA with endpoint, TSTHETA
   without) written on the dense operators, with one LU per distinct step matrix (kept while
@@ -18,7 +18,7 @@ unknowns, which :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` bounds.
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -34,6 +34,14 @@ from dolfinx_mbs.integrate.schemes import (
 )
 from dolfinx_mbs.systems.records import constant_frame
 
+if TYPE_CHECKING:
+    from mpi4py import MPI
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.integrate.dense.exact import LoadBasis
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+
 __all__ = ["gather_matrix", "gather_vector", "DenseOperators", "Alpha2", "CrankNicolson",
            "Midpoint", "SCHEMES"]
 
@@ -45,8 +53,16 @@ VECTORS = {"second-order": ("f",), "first-order": ("f",),
            "hamiltonian": ("f", "pi0", "h", "fa")}
 
 
-def gather_matrix(A, comm) -> np.ndarray:
-    """The PETSc matrix ``A`` as a dense array on every rank of ``comm``."""
+def gather_matrix(A: PETSc.Mat, comm: MPI.Comm) -> np.ndarray:
+    """The PETSc matrix ``A`` as a dense array on every rank of ``comm``.
+
+    Args:
+        A: a distributed matrix.
+        comm: its communicator.
+
+    Returns:
+        The whole matrix, on every rank.
+    """
     r0, r1 = A.getOwnershipRange()
     n = A.getSize()[1]
     ip, ix, vals = A.getValuesCSR()
@@ -58,8 +74,16 @@ def gather_matrix(A, comm) -> np.ndarray:
     return np.vstack(comm.allgather(rows))
 
 
-def gather_vector(v, comm) -> np.ndarray:
-    """The PETSc vector ``v`` as an array on every rank of ``comm``."""
+def gather_vector(v: PETSc.Vec, comm: MPI.Comm) -> np.ndarray:
+    """The PETSc vector ``v`` as an array on every rank of ``comm``.
+
+    Args:
+        v: a distributed vector.
+        comm: its communicator.
+
+    Returns:
+        The whole vector (a copy), on every rank.
+    """
     a = v.getArray(readonly=True)
     if comm.size == 1:
         return a.copy()
@@ -69,10 +93,31 @@ def gather_vector(v, comm) -> np.ndarray:
 class Ops:
     """The operators at one time, as dense arrays (attributes named as in the records of
     :mod:`dolfinx_mbs.systems`: M, C, K, Kel, Kpot, f; Hamilton's Gp, Kh, Gq, pi0, h, fa, with
-    Gq = G_p + D where the record has none)."""
+    Gq = G_p + D where the record has none).
 
-    def __init__(self, t: float, version, mats: Dict[str, np.ndarray],
-                 vecs: Dict[str, np.ndarray]):
+    Args:
+        t: the time (s).
+        version: the record's version of the matrices.
+        mats: the matrices by name.
+        vecs: the vectors by name.
+    """
+
+    # the fields a record may have (set from ``mats`` and ``vecs``)
+    M: np.ndarray
+    C: np.ndarray
+    K: np.ndarray
+    Kel: np.ndarray
+    Kpot: np.ndarray
+    f: np.ndarray
+    Gp: np.ndarray
+    Kh: np.ndarray
+    Gq: np.ndarray
+    pi0: np.ndarray
+    h: np.ndarray
+    fa: np.ndarray
+
+    def __init__(self, t: float, version: Hashable, mats: Dict[str, np.ndarray],
+                 vecs: Dict[str, np.ndarray]) -> None:
         self.t, self.version = t, version
         self.__dict__.update(mats)
         self.__dict__.update(vecs)
@@ -88,23 +133,23 @@ class DenseOperators:
         acceleration: gather C and K too (Hamilton's form: for the acceleration of reactions).
     """
 
-    def __init__(self, system, formulation: str, energy: bool = True,
-                 acceleration: bool = False):
+    def __init__(self, system: SecondOrderSystem, formulation: str, energy: bool = True,
+                 acceleration: bool = False) -> None:
         self.system, self.comm = system, system.comm
         self.formulation = formulation
         self.fields = STEP_FIELDS[formulation] + (ENERGY_FIELDS if energy else ())
         if acceleration and formulation == "hamiltonian":
             self.fields += ("C", "K")
         self.vectors = VECTORS[formulation]
-        self._mats: Optional[Dict[str, np.ndarray]] = None
-        self._version = None
+        self._mats: Dict[str, np.ndarray] | None = None
+        self._version: Hashable = None
         self._last: Dict[float, Ops] = {}
         #: the fitted loads (:class:`~dolfinx_mbs.integrate.dense.exact.LoadFit`) or None
-        self.fit = None
+        self.fit: LoadFit | None = None
         #: number of frame states gathered
         self.gathered = 0
 
-    def _matrices(self, s) -> Dict[str, np.ndarray]:
+    def _matrices(self, s: SecondOrder) -> Dict[str, np.ndarray]:
         if self._mats is None or s.version != self._version:
             mats = {}
             for k in self.fields:
@@ -120,7 +165,14 @@ class DenseOperators:
         return self._mats
 
     def at(self, t: float) -> Ops:
-        """The operators at ``t`` (the last two times are kept)."""
+        """The operators at ``t`` (the last two times are kept).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         t = float(t)
         o = self._last.get(t)
         if o is not None:
@@ -150,13 +202,22 @@ class DenseOperators:
         the samples of :meth:`fit_loads`)."""
         return constant_frame(self.system)
 
-    def fit_loads(self, basis, t0: float, t_end: float):
-        """Fit the load vectors over [t0, t_end] in ``basis``
-        (:class:`~dolfinx_mbs.integrate.dense.exact.LoadBasis`); on success (the samples reproduced
-        to
-        round-off, matrices unchanged) later :meth:`at` calls need no assembly. Returns the
-        :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether it
-        holds)."""
+    def fit_loads(self, basis: LoadBasis, t0: float, t_end: float) -> LoadFit:
+        """Fit the load vectors over [t0, t_end] in ``basis``.
+
+        On success (the samples reproduced to round-off, matrices unchanged) later :meth:`at`
+        calls need no assembly.
+
+        Args:
+            basis: the functions of time (:class:`~dolfinx_mbs.integrate.dense.exact.
+                LoadBasis`).
+            t0: the fit's first time (s).
+            t_end: its last (s).
+
+        Returns:
+            The :class:`~dolfinx_mbs.integrate.dense.exact.LoadFit` (its ``exact`` says whether
+            it holds).
+        """
         times = basis.sample_times(t0, t_end)
         samples, versions = [], set()
         for t in times:
@@ -178,12 +239,12 @@ class _Cache:
     few kept; solved with LAPACK's getrs directly (scipy's wrapper costs more than the
     solve at these sizes)."""
 
-    def __init__(self, size: int = 4):
+    def __init__(self, size: int = 4) -> None:
         self.size, self.lu = size, {}
         #: factorizations made
         self.count = 0
 
-    def solve(self, key, make, b):
+    def solve(self, key: Hashable, make: Callable[[], np.ndarray], b: np.ndarray) -> np.ndarray:
         f = self.lu.get(key)
         if f is None:
             f = sla.lu_factor(make(), check_finite=False)
@@ -198,7 +259,7 @@ class _Cache:
 _GETRS = sla.get_lapack_funcs("getrs", (np.zeros((1, 1)),))
 
 
-def _key(*x) -> tuple:
+def _key(*x: Hashable) -> tuple:
     # shifts compared to 12 digits: the step that lands on t_end differs from dt by round-off
     return tuple(float(f"{v:.12e}") if isinstance(v, float) else v for v in x)
 
@@ -206,17 +267,33 @@ def _key(*x) -> tuple:
 class Alpha2(Alpha2Steps):
     """PETSc's TSALPHA2 on M q'' + C q' + K q = f: the state (X, V, A), the stage algebra and
     the restart of :mod:`dolfinx_mbs.integrate.schemes` with the dense operators' residual and
-    one LU per distinct step matrix."""
+    one LU per distinct step matrix.
+
+    Args:
+        ops: the dense operators.
+        radius: the high-frequency spectral radius (None: 1).
+    """
 
     name = "alpha2"
     momentum = False
 
-    def __init__(self, ops: DenseOperators, radius: Optional[float] = None):
+    def __init__(self, ops: DenseOperators, radius: float | None = None) -> None:
         self.ops, self.lu = ops, _Cache()
         self._alpha2(radius)
-        self.X = self.V = self.A = None
+        self.X: np.ndarray | None = None
+        self.V: np.ndarray | None = None
+        self.A: np.ndarray | None = None
 
-    def initial(self, t0, q0, v0, p0=None):
+    def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
+                p0: np.ndarray | None = None) -> None:
+        """The state at ``t0``: q0, v0 and a zero acceleration (the restart estimates it).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum (not this form's).
+        """
         self.X, self.V, self.A = q0.copy(), v0.copy(), np.zeros_like(q0)
         self._wv, self._wa, self._w = (np.empty_like(q0) for _ in range(3))
         self.started = False
@@ -224,7 +301,7 @@ class Alpha2(Alpha2Steps):
     def _state_arrays(self) -> tuple:
         return self.X, self.V, self.A
 
-    def _stage(self, t, h, params, zero_a):
+    def _stage(self, t: float, h: float, params: tuple, zero_a: bool) -> None:
         af = params[1]
         if zero_a:
             self.A[:] = 0.0
@@ -237,10 +314,19 @@ class Alpha2(Alpha2Steps):
         self.X -= dX
         alpha2_advance(self.V, self.A, dX, h, c, self._w)
 
-    def state(self, t: float, need_v: bool = True):
+    def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """(q, v): the stepped state at ``t``.
+
+        Args:
+            t: the output time just reached (s).
+            need_v: whether v is read (it is at hand).
+
+        Returns:
+            (q, v).
+        """
         return self.X, self.V
 
-    def raw(self):
+    def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v): the stepped state."""
         return self.X, self.V
 
@@ -251,12 +337,12 @@ class _Maps:
     and the step), the last few kept: with unit load columns, so that a step of operators
     already seen is two small products."""
 
-    def __init__(self, size: int = 4):
+    def __init__(self, size: int = 4) -> None:
         self.size, self.maps = size, {}
         #: maps formed
         self.count = 0
 
-    def get(self, key, make) -> np.ndarray:
+    def get(self, key: Hashable, make: Callable[[], np.ndarray]) -> np.ndarray:
         P = self.maps.get(key)
         if P is None:
             P = make()
@@ -267,7 +353,7 @@ class _Maps:
         return P
 
 
-def _stack(o, names) -> Dict[str, np.ndarray]:
+def _stack(o: Ops, names: Sequence[str]) -> Dict[str, np.ndarray]:
     """The operators ``names`` of ``o`` as stacks of one (1, n, n)."""
     return {k: getattr(o, k)[None] for k in names}
 
@@ -277,18 +363,27 @@ class _Theta:
     the map of :mod:`dolfinx_mbs.integrate.schemes` (formed once per distinct operators and
     step)."""
 
-    def __init__(self, ops: DenseOperators):
+    def __init__(self, ops: DenseOperators) -> None:
         self.ops, self.maps = ops, _Maps()
-        self.y = None
+        self.y: np.ndarray | None = None
 
     #: the state's second block is the momentum p (Hamilton's form), not the velocity
     momentum = False
 
-    def state(self, t: float, need_v: bool = True):
+    def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """The two blocks of the stepped state at ``t``.
+
+        Args:
+            t: the output time just reached (s).
+            need_v: whether the second block is read.
+
+        Returns:
+            (q, v), or (q, p) in Hamilton's form.
+        """
         n = self.y.shape[0] // 2
         return self.y[:n], self.y[n:]
 
-    def raw(self):
+    def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v) or (q, p): the stepped state."""
         n = self.y.shape[0] // 2
         return self.y[:n], self.y[n:]
@@ -301,14 +396,29 @@ class CrankNicolson(_Theta):
 
     name = "theta"
 
-    def initial(self, t0, q0, v0, p0=None):
+    def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
+                p0: np.ndarray | None = None) -> None:
+        """The state at ``t0``: y = (q0, v0).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum (not this form's).
+        """
         self.y = np.concatenate([q0, v0])
 
     def step(self, t: float, h: float) -> None:
+        """The step from ``t`` to ``t + h``.
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         o0, o1 = self.ops.at(t), self.ops.at(t + h)
         n = o1.M.shape[0]
 
-        def make():
+        def make() -> np.ndarray:
             P = np.empty((1, 2 * n, 3 * n))
             crank_nicolson_maps(_stack(o0, ("K", "C")), _stack(o1, ("K", "C")), o1.M[None],
                                 np.array([h]), np.eye(n)[None], P)
@@ -327,17 +437,32 @@ class Midpoint(_Theta):
     name = "theta"
     momentum = True
 
-    def initial(self, t0, q0, v0, p0=None):
+    def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
+                p0: np.ndarray | None = None) -> None:
+        """The state at ``t0``: y = (q0, p0), p0 from v0 where not given.
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity (read where ``p0`` is None).
+            p0: the momentum, or None.
+        """
         if p0 is None:
             o = self.ops.at(t0)
             p0 = o.M @ v0 + o.Gp @ q0 + o.pi0
         self.y = np.concatenate([q0, p0])
 
     def step(self, t: float, h: float) -> None:
+        """The step from ``t`` to ``t + h``.
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         o = self.ops.at(t + 0.5 * h)
         n = o.M.shape[0]
 
-        def make():
+        def make() -> np.ndarray:
             P = np.empty((1, 2 * n, 4 * n))
             eye, zero = np.eye(n), np.zeros((n, n))
             midpoint_maps(_stack(o, ("Gp", "Gq", "Kh")), o.M[None], np.array([h]),
@@ -349,9 +474,16 @@ class Midpoint(_Theta):
         y += P[:, 3 * n:] @ (o.h - o.fa)
         self.y = y
 
-    def state(self, t: float, need_v: bool = True):
-        """(q, v): v from M v = p - G_p q - pi_0 at ``t`` (M factorized once per state; zero
-        when no one needs it)."""
+    def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """(q, v): v from M v = p - G_p q - pi_0 at ``t``.
+
+        Args:
+            t: the output time just reached (s).
+            need_v: v is read (else zero; M^-1 kept once per state where it is).
+
+        Returns:
+            (q, v).
+        """
         n = self.y.shape[0] // 2
         q, p = self.y[:n], self.y[n:]
         if not need_v:

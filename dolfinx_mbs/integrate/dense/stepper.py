@@ -14,15 +14,15 @@ stepped in dense form, replicated on every rank.
 The observers are those of the TS path, but for two that read the reduced state directly:
 :class:`DenseEnergies` (the energies from the dense operators) and :class:`ProbeMatrix` (the
 probes as a matrix applied to q, found once by expanding the unit vectors; probes read the
-bodies' fields where the constraints prescribe motion). Where the loads need no assembly (fitted,
-or combined from unit loads) and every observer can see a whole run at once, the observers are
-given the run after all its steps are taken (:meth:`_DenseStepper.march`).
+bodies' fields where the constraints prescribe motion). Where the loads need no assembly
+(fitted, or combined from unit loads) and every observer can see a whole run at once, the
+observers are given the run after all its steps are taken (:meth:`_DenseStepper.march`).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import List
+from typing import TYPE_CHECKING, Dict, List, Sequence
 
 import numpy as np
 
@@ -34,6 +34,13 @@ from dolfinx_mbs.integrate.dense.varying import VaryingOperators
 from dolfinx_mbs.integrate.dense.varying import applies as varying_applies
 from dolfinx_mbs.integrate.stepper import PythonLoop, RunSpec, State, ts_only
 from dolfinx_mbs.io.output import Probes, probe_columns
+
+if TYPE_CHECKING:
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.integrate.dense.operators import Alpha2, CrankNicolson, Midpoint, Ops
+    from dolfinx_mbs.integrate.stepper import Boundary, RunSystem
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["DenseStepper", "ExactStepper", "BatchStepper", "DenseEnergies", "ProbeMatrix"]
 
@@ -47,8 +54,15 @@ class DenseEnergies(obs.Energies):
     whole_run = True
     reads_vectors = False
 
-    def observe(self, step):
-        """Record the energies of the step from its dense state and operators."""
+    def observe(self, step: obs.Step) -> List[float]:
+        """Record the energies of the step from its dense state and operators.
+
+        Args:
+            step: the step (its ``dense`` state and operators read).
+
+        Returns:
+            The CSV columns of the energies.
+        """
         q, v, ops = step.dense
         o = ops.at(step.t)
         kin = 0.5 * float(v @ (o.M @ v))
@@ -56,10 +70,18 @@ class DenseEnergies(obs.Energies):
         return self.record(step.t, kin, 0.5 * float(q @ (o.Kel @ q)), pot,
                            kin + pot - float(q @ o.f), float(v @ o.f))
 
-    def observe_all(self, T, Q, V, F, o) -> None:
-        """The energies of a whole run at once: times T (N,), states Q, V and loads F
-        (N, n) rows, the operators ``o`` constant (n, n) or one per time (N, n, n)."""
-        def quad(X, A):
+    def observe_all(self, T: np.ndarray, Q: np.ndarray, V: np.ndarray, F: np.ndarray,
+                    o: Ops) -> None:
+        """The energies of a whole run at once.
+
+        Args:
+            T: the times (N,).
+            Q: the reduced displacements (N, n), rows.
+            V: the reduced velocities (N, n).
+            F: the loads (N, n).
+            o: the operators, constant (n, n) or one per time (N, n, n).
+        """
+        def quad(X: np.ndarray, A: np.ndarray) -> np.ndarray:
             return 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2 else
                           np.einsum("ki,kij,kj->k", X, A, X))
         kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
@@ -71,11 +93,16 @@ class DenseEnergies(obs.Energies):
 class ProbeMatrix(obs.Observer):
     """The probes as P q: P found once, by expanding each unit vector of the reduced
     coordinates and evaluating the probes (exact: the expansion A q is linear). For systems
-    without prescribed motion (a0 = 0)."""
+    without prescribed motion (a0 = 0).
+
+    Args:
+        system: the run's typed system.
+        points: the probes (points of the first body, or (body, point) pairs).
+    """
 
     whole_run = True
 
-    def __init__(self, system, points):
+    def __init__(self, system: SecondOrderSystem, points: Sequence) -> None:
         self.probes = Probes(system.bodies, list(points))
         self.columns = probe_columns(self.probes.n, self.probes.dim)
         self.values: List[np.ndarray] = []
@@ -93,14 +120,25 @@ class ProbeMatrix(obs.Observer):
             cols.append(self.probes.evaluate().reshape(-1))
         self.P = np.array(cols).T
 
-    def observe(self, step):
-        """Record the probes' values of the step: one product with the probe matrix."""
+    def observe(self, step: obs.Step) -> List[float]:
+        """Record the probes' values of the step: one product with the probe matrix.
+
+        Args:
+            step: the step (its dense state read).
+
+        Returns:
+            The CSV columns of the probes.
+        """
         pv = (self.P @ step.dense[0]).reshape(self.probes.n, self.probes.dim)
         self.values.append(pv)
         return pv.reshape(-1).tolist()
 
-    def observe_all(self, Q) -> None:
-        """The probes of all the states Q (rows)."""
+    def observe_all(self, Q: np.ndarray) -> None:
+        """The probes of all the states of a run.
+
+        Args:
+            Q: the reduced displacements, rows.
+        """
         self.values.extend((Q @ self.P.T).reshape(len(Q), self.probes.n, self.probes.dim))
 
 
@@ -121,11 +159,19 @@ class _DenseStepper(PythonLoop):
     varying = False
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
-        """None where the dense path can step ``run``, else why not."""
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
+        """Whether the dense path can step ``run``.
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None where the dense path can step ``run``, else why not.
+        """
         return ts_only(system)
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         self.system, self.comm, self.formulation = system, system.comm, run.formulation
         system.forget()  # the frames and loads as they are now
         self.times = [run.t0] + run.times()
@@ -140,7 +186,8 @@ class _DenseStepper(PythonLoop):
         self.q = self.v = None
         self.needs = None
 
-    def _scheme(self, ops, radius):
+    def _scheme(self, ops: DenseOperators | VaryingOperators,
+                radius: float | None) -> Alpha2 | CrankNicolson | Midpoint:
         """The TS path's scheme of the formulation on ``ops``."""
         cls = SCHEMES[self.formulation]
         return cls(ops, radius) if self.formulation == "second-order" else cls(ops)
@@ -149,8 +196,16 @@ class _DenseStepper(PythonLoop):
         self.scheme = self.stepped.name
         self.method = self.scheme if self.path == "exact" else f"dense {self.scheme}"
 
-    def initial(self, t0: float, q0, v0, p0) -> None:
-        """The reduced initial vectors gathered on every rank, into the scheme."""
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: PETSc.Vec | None) -> None:
+        """The reduced initial vectors gathered on every rank, into the scheme.
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+        """
         self.stepped.initial(t0, *(None if x is None else gather_vector(x, self.comm)
                                    for x in (q0, v0, p0)))
 
@@ -173,16 +228,35 @@ class _DenseStepper(PythonLoop):
         for V, x in zip(self.qv, (self.q, self.v)):
             V.array[:] = x[self.r0:self.r1]
 
-    def record(self, t: float):
-        """The dense operators at ``t``."""
+    def record(self, t: float) -> Ops:
+        """The dense operators at ``t``.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         return self.ops.at(t)
 
-    def energy_products(self, s, q, v, Mv=None) -> tuple:
+    def energy_products(self, s: Ops, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
         """Not given: the energies are :class:`DenseEnergies`, from the dense operators."""
         raise NotImplementedError("the dense steppers' energies are DenseEnergies")
 
-    def acceleration(self, t, q, v, out):
-        """Q'' from M q'' = f - C q' - K q at the state."""
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Q'' from M q'' = f - C q' - K q at the state.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement (the stepped state's arrays are read).
+            v: the reduced velocity (likewise).
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         o = self.ops.at(t)
         a = np.linalg.solve(o.M, o.f - o.C @ self.v - o.K @ self.q)
         out.array[:] = a[self.r0:self.r1]
@@ -191,7 +265,7 @@ class _DenseStepper(PythonLoop):
     def _trajectory(self) -> None:
         """The whole run's states before anyone sees them (:class:`BatchStepper`)."""
 
-    def march(self, at) -> None:
+    def march(self, at: Boundary) -> None:
         """The whole run to the observers at once where they all can see it and the loads
         need no assembly (:meth:`_whole_run`), else the Python loop; the last state in the
         PETSc vectors."""
@@ -208,7 +282,7 @@ class _DenseStepper(PythonLoop):
             self.q, self.v = self.stepped.state(self.time, False)
         self._to_vecs()
 
-    def _whole_run(self, watch, times) -> None:
+    def _whole_run(self, watch: Dict[str, obs.Observer], times: List[float]) -> None:
         """Step through ``times`` keeping the states, then give the observers the whole run
         (the same values as step by step)."""
         N, n = len(times), self.system.n_reduced
@@ -271,9 +345,14 @@ class _DenseStepper(PythonLoop):
 
 class DenseStepper(_DenseStepper):
     """The TS path's schemes on the operators of a system gathered densely on every rank,
-    the loads fitted where they can be (see the module docstring)."""
+    the loads fitted where they can be (see the module docstring).
 
-    def __init__(self, system, run: RunSpec):
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
+
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
         self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
         if self.ops.constant_frame() and 2 * self.n_steps > 2 * self.basis.m + 4:
@@ -289,16 +368,29 @@ class DenseStepper(_DenseStepper):
 
 class ExactStepper(_DenseStepper):
     """A constant frame state's exact solution at the steps (matrix exponentials), whatever
-    the step, for loads in the span of the run's load basis."""
+    the step, for loads in the span of the run's load basis.
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     path = "exact"
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
-        """None where the exact path can step ``run``, else why not."""
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
+        """Whether the exact path can step ``run``.
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None where the exact path can step ``run``, else why not.
+        """
         return ts_only(system)  # the frame state and the loads' fit: checked when made
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
         self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
         if not self.ops.constant_frame():
@@ -323,20 +415,33 @@ class BatchStepper(_DenseStepper):
     """Frames changing in time: the operators combined from reduced stacks gathered once
     (:class:`~dolfinx_mbs.integrate.dense.varying.VaryingOperators`), a whole run's steps formed
     in batch (:class:`~dolfinx_mbs.integrate.dense.batch.WholeRun`) before the observers see
-    them."""
+    them.
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     varying = True
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
-        """None where the operators change in time as combinations of constant reduced
-        matrices (:func:`dolfinx_mbs.integrate.dense.varying.applies`), else why not."""
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
+        """Whether the batched path can step ``run``.
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None where the operators change in time as combinations of constant reduced
+            matrices (:func:`dolfinx_mbs.integrate.dense.varying.applies`), else why not.
+        """
         why = ts_only(system)
         if why is None and not varying_applies(system):
             why = "operators that are not combinations of constant reduced matrices"
         return why
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
         self.ops = VaryingOperators(system, run.formulation, run.energy, bool(run.reactions))
         self.combined = self.ops.check_loads(run.t0, run.t_end, self.times)

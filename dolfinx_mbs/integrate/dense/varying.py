@@ -22,7 +22,7 @@ The schemes step on them a whole run at once in :mod:`dolfinx_mbs.integrate.dens
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -39,30 +39,54 @@ from dolfinx_mbs.integrate.dense.operators import (
 )
 from dolfinx_mbs.systems.records import constant_frame
 
+if TYPE_CHECKING:
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.assembly.operators import BodyOperators
+    from dolfinx_mbs.frames.base import Frame
+    from dolfinx_mbs.systems.reduced_basis import ReducedBasis
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+
 __all__ = ["applies", "loads_steady", "VaryingOperators"]
 
 #: the loads' combination is taken when it reproduces the system's vectors to this (relative)
 LOAD_TOL = 1e-9
 
 
-def applies(system) -> bool:
-    """True when ``system``'s operators change in time as combinations of constant reduced
-    matrices (:meth:`~dolfinx_mbs.systems.SecondOrderSystem.reduced_basis`), linear strain."""
+def applies(system: SecondOrderSystem) -> bool:
+    """Whether the varying dense path takes ``system``.
+
+    Args:
+        system: the run's typed system.
+
+    Returns:
+        True when ``system``'s operators change in time as combinations of constant reduced
+        matrices (:meth:`~dolfinx_mbs.systems.SecondOrderSystem.reduced_basis`), linear
+        strain.
+    """
     return (not constant_frame(system) and not system.nonlinear and
             hasattr(system, "reduced_basis") and system.reduced_basis() is not None)
 
 
-def loads_steady(system) -> bool:
-    """True when nothing but the frames and gravity makes ``system``'s loads change in time
-    as far as the bodies tell (no body force or traction of t or in global components, no
-    user's form with an update, no prescribed motion): what ``stepper="auto"`` asks before
-    the varying dense path (point loads of t are found by :meth:`VaryingOperators.
-    check_loads` only, and then taken from the system at each time)."""
+def loads_steady(system: SecondOrderSystem) -> bool:
+    """Whether only the frames and gravity make ``system``'s loads change in time.
+
+    What ``stepper="auto"`` asks before the varying dense path (point loads of t are found by
+    :meth:`VaryingOperators.check_loads` only, and then taken from the system at each time).
+
+    Args:
+        system: the run's typed system.
+
+    Returns:
+        True when nothing but the frames and gravity makes the loads change in time as far as
+        the bodies tell (no body force or traction of t or in global components, no user's
+        form with an update, no prescribed motion).
+    """
     return not (system.reducer.prescribed or
                 any(b.loads_vary or b.user_forms.updates() for b in system.bodies))
 
 
-def _named_states(frame, times, guard) -> FrameStates:
+def _named_states(frame: Frame, times: np.ndarray, guard: checks.collective) -> FrameStates:
     """``frame.states(times)``, a frame that runs the user's code time by time with the time
     in ``guard``'s words (an error names it, as ``Assembly.states`` does)."""
     if not frame.calls_user_code:
@@ -77,7 +101,8 @@ def _named_states(frame, times, guard) -> FrameStates:
 class _Body:
     """What one body contributes: its coefficient maps and reduced unit loads."""
 
-    def __init__(self, ib, o, rb, system):
+    def __init__(self, ib: int, o: BodyOperators, rb: ReducedBasis,
+                 system: SecondOrderSystem) -> None:
         self.ib, self.body = ib, o.body
         self.gdim = o.body.gdim
         coef = rb.coupling_rows[ib]                  # (nE, 9)
@@ -94,7 +119,7 @@ class _Body:
         self.U = np.array([self._reduced(system, b) for _, b in units["spin"]])
         self.Acc = np.array([self._reduced(system, b) for b in units["accel"]])
 
-    def _reduced(self, system, b) -> np.ndarray:
+    def _reduced(self, system: SecondOrderSystem, b: PETSc.Vec) -> np.ndarray:
         """A^T of the body's vector ``b`` placed in the full vector."""
         space = system.space
         full = space.create_vec()
@@ -105,7 +130,7 @@ class _Body:
         full.destroy()
         return out
 
-    def coefficients(self, st) -> Dict[str, np.ndarray]:
+    def coefficients(self, st: FrameStates) -> Dict[str, np.ndarray]:
         """The coefficient arrays at the states ``st`` (:class:`FrameStates`): ``gyro``,
         ``angular`` (of the coupling basis), ``spin`` (of the unit spin cases), ``prestress``
         (of the other prestress cases)."""
@@ -117,7 +142,7 @@ class _Body:
                                           for c in self.prestress] for k in range(len(st.t))])
         return out
 
-    def loads(self, st, c) -> Dict[str, np.ndarray]:
+    def loads(self, st: FrameStates, c: Dict[str, np.ndarray]) -> Dict[str, np.ndarray]:
         """The body's frame and gravity loads (reduced) at the states ``st`` with the
         coefficients ``c``: ``f``, ``pi0``, ``h``, ``fa`` without the constant rest."""
         g = self.gdim
@@ -139,11 +164,12 @@ class VaryingOperators:
     Args:
         system: a typed system for which :func:`applies` holds.
         formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
-        energy: the energies' matrices too; acceleration: C and K too (Hamilton's form).
+        energy: the energies' matrices too.
+        acceleration: C and K too (Hamilton's form).
     """
 
-    def __init__(self, system, formulation: str, energy: bool = True,
-                 acceleration: bool = False):
+    def __init__(self, system: SecondOrderSystem, formulation: str, energy: bool = True,
+                 acceleration: bool = False) -> None:
         self.system, self.comm, self.formulation = system, system.comm, formulation
         self.fields = STEP_FIELDS[formulation] + (ENERGY_FIELDS if energy else ())
         if acceleration and formulation == "hamiltonian":
@@ -157,17 +183,25 @@ class VaryingOperators:
         self._dense: Dict[tuple, np.ndarray] = {}
         self.bodies = [_Body(ib, o, rb, system) for ib, o in enumerate(rb.ops)]
         #: the constant rest of the loads (``f``, ``fa``), or None: vectors from the system
-        self.rest: Optional[Dict[str, np.ndarray]] = None
+        self.rest: Dict[str, np.ndarray] | None = None
         self.fit = None
         self._last: Dict[float, Ops] = {}
         self._version = 0
         self._states: tuple = (None, None)  # the last times' states (their bytes, states)
 
     # -- the frames' states and the loads' check -----------------------------------------
-    def states(self, times) -> List:
-        """Each body's :class:`~dolfinx_mbs.frames.base.FrameStates` at ``times`` (the user's
-        motion functions under the collective guard, as ``Assembly.states``); a 2D body's
-        frame checked to stay planar."""
+    def states(self, times: Sequence[float] | np.ndarray) -> List[FrameStates]:
+        """Each body's frame states at ``times``.
+
+        The user's motion functions run under the collective guard, as ``Assembly.states``;
+        a 2D body's frame is checked to stay planar.
+
+        Args:
+            times: the times (s).
+
+        Returns:
+            Per body, its :class:`~dolfinx_mbs.frames.base.FrameStates`.
+        """
         times = np.asarray(times, dtype=float)
         key = times.tobytes()
         if self._states[0] == key:
@@ -186,16 +220,27 @@ class VaryingOperators:
         self._states = (key, out)
         return out
 
-    def check_loads(self, t0: float, t_end: float, outputs=None) -> bool:
+    def check_loads(self, t0: float, t_end: float,
+                    outputs: Sequence[float] | None = None) -> bool:
         """Take the loads as combinations of unit loads when they reproduce the system's
-        vectors at t0 and three times in (t0, t_end] (the rest, constant, found at t0);
-        returns whether they do."""
+        vectors at t0 and three times in (t0, t_end] (the rest, constant, found at t0).
+
+        Args:
+            t0: the run's initial time (s).
+            t_end: its final time (s).
+            outputs: the run's output times, whose frame states are formed first (a frame's
+                error names the first time), or None.
+
+        Returns:
+            Whether they do.
+        """
         if outputs is not None:  # the run's times first: a frame's error names the first
             self.states(outputs)
         times = t0 + (t_end - t0) * np.array([0.0, 0.2718, 0.6180, 1.0])
         actual = [self._system_vectors(t) for t in times]
         pred = self._frame_loads(times)
-        rest = {k: actual[0][k] - pred[k][0] for k in ("f", "fa") if k in self.vectors}
+        rest: Dict[str, np.ndarray] = {k: actual[0][k] - pred[k][0] for k in ("f", "fa")
+                                       if k in self.vectors}
         scale = max(max(np.abs(v).max() for v in a.values()) for a in actual) + 1e-300
         ok = True
         for i, a in enumerate(actual):
@@ -210,7 +255,8 @@ class VaryingOperators:
         s = self.system.at(t)
         return {k: gather_vector(getattr(s, k), self.comm) for k in self.vectors}
 
-    def _frame_loads(self, times, states=None, coefs=None) -> Dict[str, np.ndarray]:
+    def _frame_loads(self, times: np.ndarray, states: List[FrameStates] | None = None,
+                     coefs: List[Dict[str, np.ndarray]] | None = None) -> Dict[str, np.ndarray]:
         states = self.states(times) if states is None else states
         out: Dict[str, np.ndarray] = {}
         for bd, st, c in zip(self.bodies, states, coefs or [None] * len(states)):
@@ -226,7 +272,8 @@ class VaryingOperators:
             A = self._dense[key] = gather_matrix(self.rb.ingredient(key), self.comm)
         return A
 
-    def _combination(self, N: int, terms, const) -> np.ndarray:
+    def _combination(self, N: int, terms: Sequence[Tuple[np.ndarray, tuple]],
+                     const: np.ndarray | None) -> np.ndarray:
         """The sum of coefficient arrays (N,) times ingredients, plus ``const`` (n x n or
         None): (N, n, n)."""
         cols = [(c, k) for c, k in terms if np.any(c)]
@@ -238,10 +285,19 @@ class VaryingOperators:
             out += np.tensordot(C, S, axes=1)
         return out
 
-    def many(self, times, fields=None, vectors=None) -> Dict[str, np.ndarray]:
-        """The operators at ``times`` as arrays (N, n, n) and (N, n): the matrices
-        ``fields`` (default: the formulation's and the energies'; M and K_el constant, as
-        (n, n)) and the vectors ``vectors`` (default: the formulation's)."""
+    def many(self, times: Sequence[float] | np.ndarray, fields: Sequence[str] | None = None,
+             vectors: Sequence[str] | None = None) -> Dict[str, np.ndarray]:
+        """The operators at ``times`` as arrays (N, n, n) and (N, n).
+
+        Args:
+            times: the times (s).
+            fields: the matrices (default: the formulation's and the energies'; M and K_el
+                constant, as (n, n)).
+            vectors: the vectors (default: the formulation's).
+
+        Returns:
+            The arrays by name.
+        """
         times = np.asarray(times, dtype=float)
         N = len(times)
         fields = self.fields if fields is None else fields
@@ -285,7 +341,14 @@ class VaryingOperators:
     def at(self, t: float) -> Ops:
         """The operators at ``t`` (:class:`~dolfinx_mbs.integrate.dense.operators.Ops`; a new
         ``version`` at
-        every time, the last two times kept)."""
+        every time, the last two times kept).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The operators as arrays.
+        """
         t = float(t)
         o = self._last.get(t)
         if o is None:
@@ -304,4 +367,5 @@ class VaryingOperators:
         return self._minv
 
     def constant_frame(self) -> bool:
+        """False: the frame state changes in time (what this path is for)."""
         return False

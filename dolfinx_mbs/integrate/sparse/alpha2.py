@@ -36,6 +36,8 @@ says when the path can take a run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from petsc4py import PETSc
 
@@ -50,6 +52,11 @@ from dolfinx_mbs.integrate.state_products import blocks_into, second_order_resid
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SAME
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.sparse.load_series import SeriesRecord
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+
 __all__ = ["SparseAlpha2"]
 
 
@@ -57,7 +64,12 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
     """TSALPHA2 on M q'' + C q' + K q = f with constant operators, on the system's PETSc
     objects: the state X, V, A (local arrays wrapped as Vecs), one LU per step matrix
     (the run's, and the restart's two half steps), the step's mass products kept for the
-    next residual and the energies (node-block form) or formed when asked (else)."""
+    next residual and the energies (node-block form) or formed when asked (else).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     name = "alpha2"
     formulation, method = "second-order", "linear alpha2"
@@ -65,14 +77,22 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
     names = ("X", "V", "A", "MX", "MV", "MA", "MdX", "KX", "F", "dX", "w", "w2", "w3")
     mass_columns = 4
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
         self._alpha2(run.spectral_radius)
         self._mass_since = 0  # steps since M X, M V, M A were formed by a product
 
     # --- state --------------------------------------------------------------------------
-    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec, p0=None) -> None:
-        """The state at t0 (``p0``: Hamilton's form's, not this form's)."""
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: PETSc.Vec | None = None) -> None:
+        """The state at t0 (``p0``: Hamilton's form's, not this form's).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+        """
         a = self.a
         a["X"][:] = q0.getArray(readonly=True)
         a["V"][:] = v0.getArray(readonly=True)
@@ -104,8 +124,8 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         self._since = 0
 
     # --- the step -----------------------------------------------------------------------
-    def _solve(self, s, sv: float, sa: float) -> None:
-        def fill(J):
+    def _solve(self, s: SecondOrder | SeriesRecord, sv: float, sa: float) -> None:
+        def fill(J: PETSc.Mat) -> None:
             s.K.copy(J, structure=SAME)
             J.axpy(sv, s.C, structure=SAME)
             J.axpy(sa, s.M, structure=SAME)
@@ -125,7 +145,7 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         if self.segs is not None:
             self._products(dX=False)  # M A0 (M X0, M V0 again)
 
-    def _stage(self, t: float, h: float, params, zero_a: bool) -> None:
+    def _stage(self, t: float, h: float, params: tuple, zero_a: bool) -> None:
         """One stage from the state in ``a`` (A taken as zero with ``zero_a``) to t + h
         (:mod:`dolfinx_mbs.integrate.schemes`' algebra, on the state or on its image under M
         in the node-block form)."""
@@ -178,13 +198,29 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
 
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the first one after TSALPHA2's restart; ``h`` as
-        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it)."""
+        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         Alpha2Steps.step(self, t, self.step_size(h))
 
     # --- what the observers ask of a stepper -----------------------------------------------
-    def energy_products(self, s, q, v, Mv=None) -> tuple:
+    def energy_products(self, s: SecondOrder | SeriesRecord, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: from the kept products in the
-        node-block form, by products else."""
+        node-block form, by products else.
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         a, vec = self.a, self.vec
         if self.segs is None:
             s.M.mult(v, vec["MV"])

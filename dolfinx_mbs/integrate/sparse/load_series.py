@@ -19,12 +19,16 @@ each time.
 from __future__ import annotations
 
 import logging
-from typing import Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.systems.records import constant_frame
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["LoadSeries", "SeriesRecord", "CHECK_RTOL"]
 
@@ -40,30 +44,46 @@ class _Time:
 
     __slots__ = ("t",)
 
-    def __init__(self, t: float):
+    def __init__(self, t: float) -> None:
         self.t = t
 
 
 class SeriesRecord:
     """A system's record (:mod:`dolfinx_mbs.systems.records`) with its load vectors at another
-    time: the named vectors its own, every other attribute the record's (constant)."""
+    time: the named vectors its own, every other attribute the record's (constant).
 
-    def __init__(self, base, t: float, vectors: Dict):
+    Args:
+        base: the system's record.
+        t: the time of the vectors (s).
+        vectors: the load vectors at ``t``, by name.
+    """
+
+    def __init__(self, base: SecondOrder, t: float, vectors: Dict) -> None:
         self._base = base
         self.t = t
         self.__dict__.update(vectors)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._base, name)
 
 
 class LoadSeries:
     """The reduced load vectors ``names`` of ``system`` (e.g. ``("f",)``, Hamilton's
     ``("f", "fa")``) as f_c + U c(t): built by :meth:`make`; :meth:`record` gives the system's
-    record with them at a time."""
+    record with them at a time.
 
-    def __init__(self, system, t0: float, names: Sequence[str], units: list, terms: list,
-                 user: bool, rotation: bool = True):
+    Args:
+        system: the run's typed system.
+        t0: the time the constant part is taken at (s).
+        names: the record's load vectors written as the series.
+        units: per body, its unit load vectors (terms of vectors).
+        terms: per body, the coefficients' functions of a frame state.
+        user: a point load's function is the user's (called under a collective guard).
+        rotation: a coefficient reads the frames' rotation (else the time alone).
+    """
+
+    def __init__(self, system: SecondOrderSystem, t0: float, names: Sequence[str], units: list,
+                 terms: list, user: bool, rotation: bool = True) -> None:
         self.system, self.comm, self.names = system, system.comm, tuple(names)
         self._terms = terms  # per body: [coefficients(state)]
         self._user = user  # a point load's function of the user's
@@ -91,10 +111,20 @@ class LoadSeries:
         self._slots: list = []  # [(t, SeriesRecord)], the last two times asked
 
     @classmethod
-    def make(cls, system, t0: float, t1: float, names: Sequence[str] = ("f",)
-             ) -> Optional["LoadSeries"]:
+    def make(cls, system: SecondOrderSystem, t0: float, t1: float,
+             names: Sequence[str] = ("f",)) -> LoadSeries | None:
         """The series of ``system`` from ``t0``, checked at ``t1`` against the system's record
-        (collective), or None where the loads are not such a sum (see the module's words)."""
+        (collective).
+
+        Args:
+            system: the run's typed system.
+            t0: the time the constant part is taken at (s).
+            t1: the check's time (s).
+            names: the record's load vectors written as the series.
+
+        Returns:
+            The series, or None where the loads are not such a sum (see the module's words).
+        """
         red = getattr(system, "reducer", None)
         asm = getattr(system, "assembly", None)
         if red is None or asm is None or not constant_frame(system) or red.prescribed:
@@ -122,11 +152,18 @@ class LoadSeries:
 
     def coefficients(self, t: float) -> np.ndarray:
         """c(t): the terms' coefficients at the frames' states at ``t`` (the time alone where
-        no coefficient reads the frames' rotation)."""
+        no coefficient reads the frames' rotation).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            c(t).
+        """
         states = self.system.assembly.states(t) if self._rotation else \
             [_Time(t)] * len(self._terms)
 
-        def values():
+        def values() -> List[np.ndarray]:
             return [fn(s) for s, body_terms in zip(states, self._terms) for fn in body_terms]
         if self._user:  # a point load's function may fail on some ranks only
             with checks.collective(self.comm, f"the point loads at t={t:g}"):
@@ -137,7 +174,14 @@ class LoadSeries:
 
     def record(self, t: float) -> SeriesRecord:
         """The system's record with the load vectors at ``t`` (the last two times kept: a
-        step's stage time and its output time)."""
+        step's stage time and its output time).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The record at ``t``.
+        """
         for ts, rec in self._slots:
             if ts == t:
                 return rec

@@ -35,7 +35,7 @@ Without it, a step takes K_h q0 (shared with the energies' K q) and M qd by prod
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING
 
 import numpy as np
 from petsc4py import PETSc
@@ -46,6 +46,11 @@ from dolfinx_mbs.integrate.step_solvers import cheapest_lu
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SAME, converged, reason_name
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.sparse.load_series import SeriesRecord
+    from dolfinx_mbs.systems.records import SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+
 __all__ = ["SparseMidpoint"]
 
 
@@ -53,7 +58,12 @@ __all__ = ["SparseMidpoint"]
 class SparseMidpoint(SparseStepper):
     """The implicit midpoint on Hamilton's form with constant operators, on the system's
     PETSc objects: the state q, w = M v and v (local arrays wrapped as Vecs), one LU of the
-    step matrix per (operators, dt)."""
+    step matrix per (operators, dt).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     name = "theta"
     formulation, method = "hamiltonian", "linear midpoint"
@@ -62,16 +72,23 @@ class SparseMidpoint(SparseStepper):
     mass_columns = 1
     load_names = ("f", "fa")
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
-        self._step_blocks = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
-        self._khx = None  # the version whose K_h q "KX" holds (no node blocks), or None
+        self._step_blocks: tuple = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
+        self._khx: int | None = None  # the version whose K_h q "KX" holds (no node blocks), or None
 
     # --- state --------------------------------------------------------------------------
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
-                p0: Optional[PETSc.Vec] = None) -> None:
+                p0: PETSc.Vec | None = None) -> None:
         """The state at t0: q0 and v0, or q0 and the momentum p0 (v0 then from M v0 = w0 =
-        p0 - G_p q0 - pi_0, one mass solve)."""
+        p0 - G_p q0 - pi_0, one mass solve).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+        """
         a, vec = self.a, self.vec
         s = self.system.at(self.t0)
         a["X"][:] = q0.getArray(readonly=True)
@@ -119,10 +136,10 @@ class SparseMidpoint(SparseStepper):
         self._since = 0
 
     # --- the step -----------------------------------------------------------------------
-    def _solve(self, s, h: float) -> None:
-        """qd from [M + h/2 (2 G_p + D) + h^2/4 K_h] qd = F, factorized when the operators or
+    def _solve(self, s: SecondOrder | SeriesRecord, h: float) -> None:
+        """Solve for qd: [M + h/2 (2 G_p + D) + h^2/4 K_h] qd = F, factorized when the operators or
         h changed."""
-        def fill(J):
+        def fill(J: PETSc.Mat) -> None:
             s.Kh.copy(J, structure=SAME)
             J.scale(0.25 * h * h)
             J.axpy(h, s.Gp, structure=SAME)
@@ -131,7 +148,7 @@ class SparseMidpoint(SparseStepper):
             J.axpy(1.0, s.M, structure=SAME)
         self._solve_keyed((s.version, h), fill)  # h as step_size took it
 
-    def _recursion_blocks(self, s, h: float):
+    def _recursion_blocks(self, s: SecondOrder | SeriesRecord, h: float) -> list:
         """Per node, E = h/2 (2 W_p + a_R I) + h^2/4 W_w: K_s qd = (4/h^2)(F - M qd - E M qd)."""
         key = (s.version, h)
         if self._step_blocks[0] != key:
@@ -142,7 +159,12 @@ class SparseMidpoint(SparseStepper):
 
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the operators and vectors at t + h/2; ``h`` as
-        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it)."""
+        :meth:`~dolfinx_mbs.integrate.sparse.stepper.SparseStepper.step_size` takes it).
+
+        Args:
+            t: the step's start (s).
+            h: its size (s).
+        """
         h = self.step_size(h)
         a, vec = self.a, self.vec
         s = self.record(t + 0.5 * h)
@@ -183,9 +205,20 @@ class SparseMidpoint(SparseStepper):
                 self._stiffness(measure=not self.iterative)
 
     # --- what the observers ask of a stepper -----------------------------------------------
-    def energy_products(self, s, q, v, Mv=None) -> tuple:
+    def energy_products(self, s: SecondOrder | SeriesRecord, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
         """(M v, K_el q, K_pot q) of the stepped state: M v = w (the state), K_s q and M q
-        kept in the node-block form, products else (K_h q kept for the next step)."""
+        kept in the node-block form, products else (K_h q kept for the next step).
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         a, vec = self.a, self.vec
         if self.segs is None:
             kpot = vec["w2"]

@@ -11,7 +11,7 @@ refresh interval of the recursive K_s q (:func:`refresh_interval`, :data:`DRIFT`
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Hashable, Sequence, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -21,6 +21,14 @@ from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
 from dolfinx_mbs.integrate.stepper import PythonLoop, RunSpec, State
 from dolfinx_mbs.petsc_options import SolverOptions, converged, reason_name
 from dolfinx_mbs.systems.records import constant_frame
+
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from dolfinx_mbs.integrate.sparse.load_series import SeriesRecord
+    from dolfinx_mbs.integrate.stepper import Boundary, RunSystem
+    from dolfinx_mbs.systems.records import InertiaBlocks, SecondOrder
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["node_segments", "refresh_interval", "MassProducts", "SparseStepper", "DRIFT",
            "MAX_REFRESH", "SAME_STEP", "SOLVER_OPTIONS"]
@@ -42,10 +50,18 @@ MAX_REFRESH = 256
 SAME_STEP = 1e-8
 
 
-def node_segments(kr, n_local: int):
-    """The node-block segments of ``kr`` (:class:`~dolfinx_mbs.systems.records.InertiaBlocks`)
-    when they cover the local rows with one gdim and no stiffness-proportional damping, else
-    None."""
+def node_segments(kr: InertiaBlocks | None, n_local: int) -> list | None:
+    """The node-block segments of ``kr`` where they serve.
+
+    Args:
+        kr: the record's node blocks (:class:`~dolfinx_mbs.systems.records.InertiaBlocks`),
+            or None.
+        n_local: the reduced rows this rank owns.
+
+    Returns:
+        The segments when they cover the local rows with one gdim and no
+        stiffness-proportional damping, else None.
+    """
     if kr is None or any(b for *_, b in kr.blocks):
         return None
     segs = kr.blocks
@@ -54,13 +70,22 @@ def node_segments(kr, n_local: int):
     return segs
 
 
-def refresh_interval(comm, kept: np.ndarray, formed: np.ndarray, f2: float, refresh: int
-                     ) -> tuple:
-    """(drift, interval): the drift of a product kept by a recursion (``kept``) from the same
-    product formed (``formed``; local arrays), relative to the larger of |formed| and |f|
-    (``f2``: |f|^2 on this rank), over the ranks; and the interval (steps) to the next
-    product: ``refresh`` halved above :data:`DRIFT`, doubled (up to :data:`MAX_REFRESH`)
-    below a tenth of it."""
+def refresh_interval(comm: MPI.Comm, kept: np.ndarray, formed: np.ndarray, f2: float,
+                     refresh: int) -> tuple:
+    """The drift of a product kept by a recursion, and the steps to the next product formed.
+
+    Args:
+        comm: the system's communicator.
+        kept: the product kept by the recursion (local array).
+        formed: the same product formed (local array).
+        f2: |f|^2 on this rank.
+        refresh: the interval (steps) so far.
+
+    Returns:
+        (drift, interval): the drift relative to the larger of |formed| and |f| over the
+        ranks; ``refresh`` halved above :data:`DRIFT`, doubled (up to :data:`MAX_REFRESH`)
+        below a tenth of it.
+    """
     d = kept - formed
     sums = comm.allreduce(np.array([d @ d, formed @ formed, f2]))
     ref = np.sqrt(max(sums[1], sums[2]))
@@ -76,9 +101,15 @@ class MassProducts:
     """M x_1, ..., M x_k in one pass: with ``segs`` (uniform node blocks) the scalar mass
     (M's rows and columns of each node's first component) times the nodes' components as
     k * gdim dense columns; else M times k dense columns (``k``: at most; the columns of each
-    count made on first use)."""
+    count made on first use).
 
-    def __init__(self, M: PETSc.Mat, segs, k: int):
+    Args:
+        M: the mass matrix.
+        segs: the node-block segments, or None.
+        k: the most columns of one pass.
+    """
+
+    def __init__(self, M: PETSc.Mat, segs: list | None, k: int) -> None:
         comm, r0 = M.getComm(), M.getOwnershipRange()[0]
         self.k = k
         if segs is not None:
@@ -104,7 +135,7 @@ class MassProducts:
             bc = self._BC[k] = [B, None]
         return bc
 
-    def __call__(self, xs, outs) -> None:
+    def __call__(self, xs: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         """outs[j][:] = M xs[j] (local arrays; at most ``k`` of them)."""
         g, bc = self.g, self._columns(len(xs))
         B = bc[0].getDenseArray()
@@ -141,6 +172,8 @@ class SparseStepper(PythonLoop):
     """
 
     path = "linear"
+    #: the scheme's PETSc TS name (``Result.ts_type``)
+    name: str
     names: tuple = ()
     mass_columns = 1
     #: the record's load vectors that change in time (:class:`LoadSeries`)
@@ -150,23 +183,34 @@ class SparseStepper(PythonLoop):
     mass_velocity = None
 
     @staticmethod
-    def applies(system, run: RunSpec) -> Optional[str]:
-        """None when the linear path can step this run, else why not (words for the log or
-        an error): the second-order or Hamilton form of a linear system with a constant frame
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
+        """Whether the linear path can step this run.
+
+        It steps the second-order or Hamilton form of a linear system with a constant frame
         state, no multipliers or velocity rows, no reactions (they need the equations'
-        acceleration)."""
+        acceleration).
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None when the linear path can step this run, else why not (words for the log or
+            an error).
+        """
         if run.formulation not in ("second-order", "hamiltonian"):
             return (f"the {run.formulation} form (the linear path steps the second-order and "
                     "hamiltonian forms)")
         if system.has_multipliers or hasattr(system, "basis"):
             return "multipliers or velocity constraints"
-        if not constant_frame(system):
+        # multipliers and velocity rows were refused above: a second-order system
+        if not constant_frame(cast("SecondOrderSystem", system)):
             return "a frame state or constraints changing in time, or nonlinear strain"
         if run.reactions:
             return "reactions (recorded on the TS path)"
         return None
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         t0 = run.t0
         small = small_lu(system, run.prefix, run.options)
         self.system, self.comm, self.t0, self.small = system, system.comm, t0, small
@@ -192,7 +236,7 @@ class SparseStepper(PythonLoop):
         if self.ksp.getPC().getType() == PETSc.PC.Type.GAMG and \
                 hasattr(system, "near_nullspace"):
             self.J.setNearNullSpace(system.near_nullspace())
-        self._key = None
+        self._key: Hashable = None
         #: steps between two products K_s q (node-block form), adapted to the drift
         self.refresh = 16
         self._since = 0
@@ -202,8 +246,8 @@ class SparseStepper(PythonLoop):
         #: factorizations made
         self.factorizations = 0
         #: the load vectors as a sum of known vectors (:meth:`use_series`), or None
-        self.series: Optional[LoadSeries] = None
-        self._h: Optional[float] = None  # the step size of the steps before
+        self.series: LoadSeries | None = None
+        self._h: float | None = None  # the step size of the steps before
         self.times = [t0] + run.times()
         self.n_steps = len(self.times) - 1
         self.scheme = self.name
@@ -223,26 +267,55 @@ class SparseStepper(PythonLoop):
                  "node-block mass products" if self.segs is not None else "full products",
                  "as a sum of known vectors" if self.series is not None else "assembled")
 
-    def march(self, at) -> None:
+    def march(self, at: Boundary) -> None:
         """The Python loop (:class:`~dolfinx_mbs.integrate.stepper.PythonLoop`), then the
-        log's words on the factorizations and the K_s recursion."""
+        log's words on the factorizations and the K_s recursion.
+
+        Args:
+            at: the driver's side of the seam.
+        """
         super().march(at)
         log.info("integrate: linear path: %d factorizations, K_s X recursion drift %.1e "
                  "(product every %d steps at the end)", self.factorizations, self.drift,
                  self.refresh)
 
     def state(self, t: float, need_v: bool = True) -> State:
-        """The stepped state (q, v)."""
+        """The stepped state (q, v).
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read (it is at hand).
+
+        Returns:
+            The state (the stepper's vectors).
+        """
         return State(self.vec["X"], self.vec["V"])
 
-    def acceleration(self, t, q, v, out):
-        """Refused: the reactions are recorded on the TS path (:meth:`applies`)."""
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Refused: the reactions are recorded on the TS path (:meth:`applies`).
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector it would fill.
+
+        Raises:
+            ValueError: always.
+        """
         raise ValueError("the linear path records no reactions (stepper='ts')")
 
     def step_size(self, h: float) -> float:
-        """``h``, or the size of the steps before where ``h`` differs from it by the time
-        grid's round-off alone (:data:`SAME_STEP`): the step is then made with that size,
-        and its step matrix kept."""
+        """The size a step of ``h`` is made with.
+
+        Args:
+            h: the step asked (s).
+
+        Returns:
+            ``h``, or the size of the steps before where ``h`` differs from it by the time
+            grid's round-off alone (:data:`SAME_STEP`): the step matrix is then kept.
+        """
         last = self._h
         if last is not None and abs(h - last) <= SAME_STEP * last:
             return last
@@ -251,19 +324,35 @@ class SparseStepper(PythonLoop):
 
     def use_series(self, t1: float) -> bool:
         """Take the record's load vectors at later times from a
-        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` (checked at ``t1``) where the
-        system's
-        loads can be written so (collective); True if so."""
+        :class:`~dolfinx_mbs.integrate.sparse.load_series.LoadSeries` where the system's loads
+        can be written so (collective).
+
+        Args:
+            t1: the time the series is checked at (s).
+
+        Returns:
+            True if so.
+        """
         self.series = LoadSeries.make(self.system, self.t0, t1, self.load_names)
         return self.series is not None
 
     def _stiffness(self, measure: bool = True) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def record(self, t: float):
+    def record(self, t: float) -> SecondOrder | SeriesRecord:
         """The record at ``t``: from the load series (:meth:`use_series`) where there is one,
         else the system's; where its matrices changed (a prestress that follows gravity
-        turning in the frame), the node-block form taken anew and K_s q formed again."""
+        turning in the frame), the node-block form taken anew and K_s q formed again.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The record.
+
+        Raises:
+            RuntimeError: the node-block form was lost (the run needs the TS path).
+        """
         if self.series is not None:
             return self.series.record(t)
         s = self.system.at(t)
@@ -278,8 +367,8 @@ class SparseStepper(PythonLoop):
                 self._stiffness(measure=False)
         return s
 
-    def _solve_keyed(self, key, fill) -> None:
-        """dX = J^-1 F, J made by ``fill(J)`` and set up (factorized) only when ``key`` (the
+    def _solve_keyed(self, key: Hashable, fill: Callable[[PETSc.Mat], None]) -> None:
+        """Solve dX = J^-1 F, J made by ``fill(J)`` and set up (factorized) only when ``key`` (the
         operators' version and the step's shifts) changed."""
         if key != self._key:
             fill(self.J)

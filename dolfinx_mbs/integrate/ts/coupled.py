@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.petsc_options import SolverOptions
+    from dolfinx_mbs.systems.coupled import CoupledSystem, FrameDerivatives
+    from dolfinx_mbs.systems.records import SecondOrder
 
 __all__ = ["CoupledProblem", "BorderedNewton"]
 
@@ -63,15 +69,30 @@ class BorderedNewton:
     the residual and moved no block by more than :data:`PLATEAU` of it or of its first update
     (the round-off plateau). A frame unknown's update below :data:`ROUNDOFF` of the largest
     frame unknown passes either test (an unknown that stays zero, a rigid body's relative
-    momentum, has no scale of its own); at most ``max_it`` iterations (the SNES's tolerances)."""
+    momentum, has no scale of its own); at most ``max_it`` iterations (the SNES's tolerances).
 
-    def __init__(self, problem: "CoupledProblem"):
+    Args:
+        problem: the coupled problem.
+    """
+
+    def __init__(self, problem: CoupledProblem) -> None:
         self.problem = problem
 
-    def setUp(self, snes):
-        pass
+    def setUp(self, snes: PETSc.SNES) -> None:
+        """Nothing to set up (petsc4py's callback).
 
-    def solve(self, snes, b, x):
+        Args:
+            snes: the SNES.
+        """
+
+    def solve(self, snes: PETSc.SNES, b: PETSc.Vec | None, x: PETSc.Vec) -> None:
+        """The step's Newton iterations by bordered solves (petsc4py's callback).
+
+        Args:
+            snes: the SNES (its tolerances read, its reason set).
+            b: its right-hand side (unused: the residual is the problem's).
+            x: the initial guess, then the solution.
+        """
         pr = self.problem
         F = pr.F_work
         rtol, atol, stol, max_it = snes.getTolerances()
@@ -145,7 +166,8 @@ class BorderedNewton:
 class _NoProduct:
     """The Python context of the Jacobian's stand-in: it is never applied."""
 
-    def mult(self, mat, x, y):  # pragma: no cover - guards a misuse
+    def mult(self, mat: PETSc.Mat, x: PETSc.Vec,
+             y: PETSc.Vec) -> None:  # pragma: no cover - guards a misuse
         raise NotImplementedError("the coupled Jacobian is solved by its bordered blocks")
 
 
@@ -160,7 +182,8 @@ class CoupledProblem:
         radius: generalized-alpha's spectral radius (None: 1).
     """
 
-    def __init__(self, system, ts: PETSc.TS, opts, formulation: str, radius=None):
+    def __init__(self, system: CoupledSystem, ts: PETSc.TS, opts: SolverOptions,
+                 formulation: str, radius: float | None = None) -> None:
         self.system = s = system
         self.ts, self.opts, self.comm = ts, opts, system.comm
         self.n_local = s.create_reduced_vec().getLocalSize()
@@ -204,19 +227,26 @@ class CoupledProblem:
         # PETSc's own LU for small elastic blocks, as the prescribed frames' steps have it
         cheapest_lu(self.ksp, bool(s.parts) and small_lu(s, opts.prefix, opts.values))
         self._ready = False
-        self.S = None
+        self.S: PETSc.Mat | None = None
         self._X: list = []
-        self._lu = None
-        self.rec = None
-        self.der = None
-        self.shift = None
+        self._lu: tuple | None = None
+        self.rec: SecondOrder | None = None  # the elastic block's record
+        self.der: FrameDerivatives | None = None
+        self.shift: float | None = None
         q = s.create_reduced_vec()
         self.work = [q.duplicate() for _ in range(6)]
 
     # -- layout ------------------------------------------------------------------------------
     def split(self, X: PETSc.Vec, *more: PETSc.Vec) -> tuple:
-        """(q, v) as sub-vectors of ``X`` (restore with :meth:`restore`) and f (replicated);
-        with ``more`` vectors, their f too (one broadcast for all)."""
+        """(q, v) as sub-vectors of ``X`` (restore with :meth:`restore`) and f (replicated).
+
+        Args:
+            X: a TS vector.
+            *more: other TS vectors, whose f are given too (one broadcast for all).
+
+        Returns:
+            (q, v, f, f of each of ``more``...).
+        """
         q, v = X.getSubVector(self.is_q), X.getSubVector(self.is_v)
         n = 2 * self.n_local
         fs = np.empty((1 + len(more), self.m))
@@ -227,12 +257,29 @@ class CoupledProblem:
             self.comm.Bcast(fs, root=0)
         return (q, v) + tuple(fs)
 
-    def restore(self, X, q, v) -> None:
+    def restore(self, X: PETSc.Vec, q: PETSc.Vec, v: PETSc.Vec) -> None:
+        """Give back the sub-vectors of :meth:`split`.
+
+        Args:
+            X: the TS vector split.
+            q: its q sub-vector.
+            v: its v sub-vector.
+        """
         X.restoreSubVector(self.is_q, q)
         X.restoreSubVector(self.is_v, v)
 
     def join(self, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray, out: PETSc.Vec) -> PETSc.Vec:
-        """(q, v, f) into one TS vector ``out``."""
+        """(q, v, f) into one TS vector ``out``.
+
+        Args:
+            q: the reduced coordinates.
+            v: their rates.
+            f: the frame unknowns (replicated).
+            out: the TS vector to fill.
+
+        Returns:
+            ``out``.
+        """
         a = out.getArray()
         n = self.n_local
         a[:n] = q.getArray(readonly=True)
@@ -245,7 +292,8 @@ class CoupledProblem:
     #: set by the Newton step for its last call (the TS's own bookkeeping, no residual read)
     skip_residual = False
 
-    def _function(self, ts, t, X, Xdot, F):
+    def _function(self, ts: PETSc.TS, t: float, X: PETSc.Vec, Xdot: PETSc.Vec,
+                  F: PETSc.Vec) -> None:
         if self.skip_residual:
             return
         q, v, f, fd = self.split(X, Xdot)
@@ -265,7 +313,8 @@ class CoupledProblem:
         if self.owner:
             F.array[2 * self.n_local:] = Ff
 
-    def _jacobian(self, ts, t, X, Xdot, shift, J, P):
+    def _jacobian(self, ts: PETSc.TS, t: float, X: PETSc.Vec, Xdot: PETSc.Vec, shift: float,
+                  J: PETSc.Mat, P: PETSc.Mat) -> None:
         s = self.system
         self.shift = shift
         self.der = s.derivatives(t, shift, self.work[0])
@@ -330,7 +379,14 @@ class CoupledProblem:
         return bool(np.all(np.isfinite(self._lu[0])) and np.all(np.diag(self._lu[0]) != 0.0))
 
     def solve_bordered(self, F: PETSc.Vec) -> PETSc.Vec | None:
-        """dx = J^-1 F for the Jacobian of the last :meth:`linearize`."""
+        """Solve dx = J^-1 F for the Jacobian of the last :meth:`linearize`.
+
+        Args:
+            F: the residual.
+
+        Returns:
+            dx (a vector kept by the problem), or None where the bordered solve failed.
+        """
         d, rec, sft = self.der, self.rec, self.shift
         m = self.m
         rq, rv, rf = self.split(F)
@@ -367,7 +423,14 @@ class CoupledProblem:
 
     def block_norms(self, dx: PETSc.Vec) -> tuple:
         """The norms of the update's blocks: elastic coordinates, their rates, each frame
-        unknown (replicated; one reduction: the frame unknowns are rank 0's)."""
+        unknown (replicated; one reduction: the frame unknowns are rank 0's).
+
+        Args:
+            dx: the update (a TS vector).
+
+        Returns:
+            The blocks' norms.
+        """
         n = self.n_local
         da = dx.getArray(readonly=True)
         loc = np.zeros(2 + self.m)
@@ -387,13 +450,29 @@ class CoupledProblem:
 
     # -- state -----------------------------------------------------------------------------
     def initial_state(self, q0: PETSc.Vec, v0: PETSc.Vec, f0: np.ndarray) -> PETSc.Vec:
-        """The TS's initial vector."""
+        """The TS's initial vector.
+
+        Args:
+            q0: the elastic coordinates.
+            v0: their rates.
+            f0: the frame unknowns.
+
+        Returns:
+            The vector set as the TS's solution.
+        """
         X = self.F.duplicate()
         self.join(q0, v0, f0, X)
         return X
 
     def state(self, X: PETSc.Vec) -> tuple:
-        """(q, v, f) copies of a TS vector."""
+        """(q, v, f) copies of a TS vector.
+
+        Args:
+            X: a TS vector.
+
+        Returns:
+            (q, v, f), copies.
+        """
         q, v, f = self.split(X)
         qc, vc = q.copy(), v.copy()
         self.restore(X, q, v)

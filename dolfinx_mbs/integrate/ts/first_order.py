@@ -15,6 +15,8 @@ common part (TS set-up, residual and Jacobian plumbing, read-back) is
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, List, Tuple
+
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.state_products import SteppedVelocity, apply_blocks
@@ -23,10 +25,15 @@ from dolfinx_mbs.integrate.ts import schur_shell
 from dolfinx_mbs.integrate.ts.second_order import TSProblem
 from dolfinx_mbs.petsc_options import SAME, SUBSET
 
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.petsc_options import SolverOptions
+    from dolfinx_mbs.systems.velocity import VelocitySystem
+
 __all__ = ["FirstOrderProblem", "HamiltonProblem", "VelocityRowsProblem"]
 
 
-def _pc_asked(opts) -> bool:
+def _pc_asked(opts: SolverOptions) -> bool:
     """True when the run's options or the database choose another preconditioner of the step
     than the Schur split (-mbs_pc_type gamg asks for GAMG on the Schur split: step_solvers)."""
     return option(opts, "pc_type") not in (None, PETSc.PC.Type.FIELDSPLIT)
@@ -43,7 +50,8 @@ class _TwoBlockProblem(TSProblem):
     formed_schur = True
     _inner_ready = False
 
-    def __init__(self, system, ts, opts, t0):
+    def __init__(self, system: RunSystem, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> None:
         super().__init__(system, ts, opts, t0)
         comm = self.comm
         self.nb_local = self._second_local(system.at(t0))
@@ -56,7 +64,7 @@ class _TwoBlockProblem(TSProblem):
         self.F = PETSc.Vec().createMPI((self.n_local + self.nb_local, PETSc.DECIDE),
                                        comm=comm)
         ts.setIFunction(self._function, self.F)
-        self._shift = None
+        self._shift: float | None = None
         # multigrid: S alone (schur_shell); velocity rows: PCFIELDSPLIT, GAMG on "selfp"
         self.shell = self.formed_schur and schur_multigrid(opts)
         if self.shell:
@@ -94,8 +102,17 @@ class _TwoBlockProblem(TSProblem):
         else:
             pc.setFieldSplitSchurPreType(PETSc.PC.SchurPreType.SELFP)
 
-    def _schur_matrix(self, s):
+    def _schur_matrix(self, s: Any) -> PETSc.Mat | None:
         return s.M.duplicate()
+
+    def _residual(self, t: float, s: Any, xa: PETSc.Vec, xb: PETSc.Vec, da: PETSc.Vec,
+                  db: PETSc.Vec, fa: PETSc.Vec, fb: PETSc.Vec
+                  ) -> None:  # pragma: no cover - the form's
+        raise NotImplementedError
+
+    def _fill(self, s: Any, a: float, KN: PETSc.Mat | None, b: List[PETSc.Mat],
+              new_a: bool) -> None:  # pragma: no cover - the form's
+        raise NotImplementedError
 
     def destroy(self) -> None:
         if self.shell:
@@ -104,10 +121,10 @@ class _TwoBlockProblem(TSProblem):
         self._stepped = None  # Hamilton's: holds this form's mass solve (a reference cycle)
         super().destroy()
 
-    def _second_local(self, s) -> int:
+    def _second_local(self, s: Any) -> int:
         return self.n_local
 
-    def _make_blocks(self, s):
+    def _make_blocks(self, s: Any) -> List[PETSc.Mat]:
         eye = [0, 1] if self.diagonal == "a" else [1, 3]
         return [self.I.duplicate() if i in eye else s.M.duplicate() for i in range(4)]
 
@@ -124,7 +141,8 @@ class _TwoBlockProblem(TSProblem):
         b = self.blocks
         return PETSc.Mat().createNest([[b[0], b[1]], [b[2], b[3]]], comm=self.comm)
 
-    def _function(self, ts, t, X, Xdot, F):
+    def _function(self, ts: PETSc.TS, t: float, X: PETSc.Vec, Xdot: PETSc.Vec,
+                  F: PETSc.Vec) -> None:
         if self.skip_residual:
             return
         s = self.system.at(t)
@@ -135,7 +153,8 @@ class _TwoBlockProblem(TSProblem):
         for V, is_, sub in get:
             V.restoreSubVector(is_, sub)
 
-    def _jacobian(self, ts, t, X, Xdot, a, J, P):
+    def _jacobian(self, ts: PETSc.TS, t: float, X: PETSc.Vec, Xdot: PETSc.Vec, a: float,
+                  J: PETSc.Mat, P: PETSc.Mat) -> None:
         s = self.system.at(t)
         if self._unchanged(s, a):
             return
@@ -171,7 +190,19 @@ class _TwoBlockProblem(TSProblem):
         self.I.copy(out, structure=SAME)
         out.scale(a)
 
-    def initial_state(self, t0, q0, v0, p0=None):
+    def initial_state(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                      p0: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The TS's solution y = (a, b) at ``t0``.
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum (replaces v0 there), or None.
+
+        Returns:
+            The solution vector set on the TS.
+        """
         X = self.F.duplicate()
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
         q0.copy(xa)
@@ -181,10 +212,20 @@ class _TwoBlockProblem(TSProblem):
         self.ts.setSolution(X)
         return X
 
-    def _second_initial(self, t0, q0, v0, p0, xb) -> None:
+    def _second_initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                        p0: PETSc.Vec | None, xb: PETSc.Vec) -> None:
         v0.copy(xb)
 
-    def state(self, t: float, need_v: bool = True):
+    def state(self, t: float, need_v: bool = True) -> Tuple[PETSc.Vec, PETSc.Vec]:
+        """Reduced displacement and velocity at the TS's current solution (reused vectors).
+
+        Args:
+            t: the time just reached (s).
+            need_v: whether v is read.
+
+        Returns:
+            (q, v).
+        """
         X = self.ts.getSolution()
         xa, xb = X.getSubVector(self.is_a), X.getSubVector(self.is_b)
         xa.copy(self.q)
@@ -193,10 +234,10 @@ class _TwoBlockProblem(TSProblem):
         X.restoreSubVector(self.is_b, xb)
         return self.q, self._velocity(t, need_v)
 
-    def _second_state(self, xb) -> None:
+    def _second_state(self, xb: PETSc.Vec) -> None:
         xb.copy(self.v)
 
-    def _velocity(self, t, need_v):
+    def _velocity(self, t: float, need_v: bool) -> PETSc.Vec:
         return self.v
 
 
@@ -205,7 +246,8 @@ class FirstOrderProblem(_TwoBlockProblem):
 
     name = "first-order"
 
-    def _residual(self, t, s, xa, xb, da, db, fa, fb):
+    def _residual(self, t: float, s: Any, xa: PETSc.Vec, xb: PETSc.Vec, da: PETSc.Vec,
+                  db: PETSc.Vec, fa: PETSc.Vec, fb: PETSc.Vec) -> None:
         da.copy(fa)
         fa.axpy(-1.0, xb)
         s.M.mult(db, fb)
@@ -215,7 +257,8 @@ class FirstOrderProblem(_TwoBlockProblem):
         if self.nonlinear:
             fb.axpy(1.0, self._nonlinear(t, xa, True))
 
-    def _fill(self, s, a, KN, b, new_a):
+    def _fill(self, s: Any, a: float, KN: PETSc.Mat | None, b: List[PETSc.Mat],
+              new_a: bool) -> None:
         # [[a I, -I], [K, a M + C]]
         if new_a:
             self._scaled_identity(b[0], a)
@@ -235,9 +278,10 @@ class HamiltonProblem(_TwoBlockProblem):
     endpoint = False
     diagonal = "b"
     _v0 = None  # (t0, v0, p0) of the initial state
-    _stepped = None  # the velocity from the step (SteppedVelocity)
+    _stepped: SteppedVelocity | None = None  # the velocity from the step
 
-    def _residual(self, t, s, xa, xb, da, db, fa, fb):
+    def _residual(self, t: float, s: Any, xa: PETSc.Vec, xb: PETSc.Vec, da: PETSc.Vec,
+                  db: PETSc.Vec, fa: PETSc.Vec, fb: PETSc.Vec) -> None:
         if s.blocks is not None:
             self._block_residual(s, xa, xb, da, db, fa, fb)
             if self.nonlinear:
@@ -260,7 +304,8 @@ class HamiltonProblem(_TwoBlockProblem):
         if self.nonlinear:
             fb.axpy(1.0, self._nonlinear(t, xa, True))
 
-    def _block_residual(self, s, xa, xb, da, db, fa, fb):
+    def _block_residual(self, s: Any, xa: PETSc.Vec, xb: PETSc.Vec, da: PETSc.Vec,
+                        db: PETSc.Vec, fa: PETSc.Vec, fb: PETSc.Vec) -> None:
         """The residual in node-block form (:class:`dolfinx_mbs.systems.InertiaBlocks`): three
         matrix products where the matrices need four or five."""
         kr = s.blocks
@@ -300,7 +345,8 @@ class HamiltonProblem(_TwoBlockProblem):
         fb.axpy(1.0, s.h)
         fb.axpy(-1.0, s.fa)
 
-    def _fill(self, s, a, KN, b, new_a):
+    def _fill(self, s: Any, a: float, KN: PETSc.Mat | None, b: List[PETSc.Mat],
+              new_a: bool) -> None:
         # [[a M + G_p, -I], [K_h + a (G_p + D), a I]]
         s.Gp.copy(b[0], structure=SAME)
         b[0].axpy(a, s.M, structure=SAME)
@@ -317,7 +363,8 @@ class HamiltonProblem(_TwoBlockProblem):
             if s.D is not None:
                 b[2].axpy(a, s.D, structure=SAME)
 
-    def _second_initial(self, t0, q0, v0, p0, xb) -> None:
+    def _second_initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                        p0: PETSc.Vec | None, xb: PETSc.Vec) -> None:
         if p0 is not None:
             p0.copy(xb)
             return
@@ -327,8 +374,8 @@ class HamiltonProblem(_TwoBlockProblem):
         xb.axpy(1.0, s.pi0)
         self._v0 = (t0, v0.copy(), xb.copy())  # the first state's velocity: no mass solve
 
-    def _velocity(self, t, need_v):
-        """v from M v = w = p - G_p q - pi_0 (self.v holds p; G_p q = W_p M q in node-block
+    def _velocity(self, t: float, need_v: bool) -> PETSc.Vec:
+        """Solve for v: M v = w = p - G_p q - pi_0 (self.v holds p; G_p q = W_p M q in node-block
         form, M q kept for the energies and the next residual), by the step relation where
         it holds (:class:`~dolfinx_mbs.integrate.state_products.SteppedVelocity`)."""
         if not need_v:
@@ -357,28 +404,38 @@ class HamiltonProblem(_TwoBlockProblem):
 
 class VelocityRowsProblem(_TwoBlockProblem):
     """y = (q, w), w the independent velocities of the velocity constraints
-    (:mod:`dolfinx_mbs.systems.velocity`)."""
+    (:mod:`dolfinx_mbs.systems.velocity`).
+
+    Args:
+        system: the run's :class:`~dolfinx_mbs.systems.velocity.VelocitySystem`.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+    """
 
     name = "first-order"
+    system: VelocitySystem
 
-    def __init__(self, system, ts, opts, t0):
+    def __init__(self, system: VelocitySystem, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> None:
         super().__init__(system, ts, opts, t0)
         self.w = self.blocks[3].createVecRight()
         self._wd = self._wtmp = self._wacc = None
 
-    def _second_local(self, s) -> int:
+    def _second_local(self, s: Any) -> int:
         return s.Mw.getLocalSize()[0]
 
     formed_schur = False
 
-    def _schur_matrix(self, s):
+    def _schur_matrix(self, s: Any) -> PETSc.Mat | None:
         return None  # K_w A_n is a product: PETSc's "selfp" forms it
 
-    def _make_blocks(self, s):
+    def _make_blocks(self, s: Any) -> List[PETSc.Mat]:
         # [[a I, -A_n], [K_w, a M_w + C_w]]: rectangular blocks
         return [self.I.duplicate(), s.An.duplicate(), s.Kw.duplicate(), s.Mw.duplicate()]
 
-    def _residual(self, t, s, xa, xb, da, db, fa, fb):
+    def _residual(self, t: float, s: Any, xa: PETSc.Vec, xb: PETSc.Vec, da: PETSc.Vec,
+                  db: PETSc.Vec, fa: PETSc.Vec, fb: PETSc.Vec) -> None:
         da.copy(fa)
         s.An.multAdd(xb, s.an, self.work)
         fa.axpy(-1.0, self.work)
@@ -387,7 +444,8 @@ class VelocityRowsProblem(_TwoBlockProblem):
         s.Kw.multAdd(xa, fb, fb)
         fb.axpy(-1.0, s.fw)
 
-    def _fill(self, s, a, KN, b, new_a):
+    def _fill(self, s: Any, a: float, KN: PETSc.Mat | None, b: List[PETSc.Mat],
+              new_a: bool) -> None:
         self._scaled_identity(b[0], a)
         s.An.copy(b[1], structure=SAME)
         b[1].scale(-1.0)
@@ -395,17 +453,29 @@ class VelocityRowsProblem(_TwoBlockProblem):
         s.Cw.copy(b[3], structure=SAME)
         b[3].axpy(a, s.Mw, structure=SAME)
 
-    def _second_initial(self, t0, q0, v0, p0, xb) -> None:
+    def _second_initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                        p0: PETSc.Vec | None, xb: PETSc.Vec) -> None:
         self.system.basis.restrict(v0, xb)  # w0: the independent entries of v0
 
-    def _second_state(self, xb) -> None:
+    def _second_state(self, xb: PETSc.Vec) -> None:
         xb.copy(self.w)
 
-    def _velocity(self, t, need_v):
+    def _velocity(self, t: float, need_v: bool) -> PETSc.Vec:
         return self.system.velocity(t, self.w, self.v)  # v = A_n w + a_n
 
-    def acceleration(self, t, q, v, out):
-        """q'' = A_n w' + A_n' w + a_n', M_w w' = f_w - C_w w - K_w q."""
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Q'' = A_n w' + A_n' w + a_n', M_w w' = f_w - C_w w - K_w q.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity (w, the state's, is read).
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         s = self.system.at(t)
         if self._wd is None:
             self._wd, self._wtmp, self._wacc = (s.fw.duplicate() for _ in range(3))

@@ -20,15 +20,38 @@ applying the elimination.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Protocol, Tuple
+
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged
 
+if TYPE_CHECKING:
+    from mpi4py import MPI
+
+    from dolfinx_mbs.petsc_options import SolverOptions
+
 __all__ = ["SchurElimination", "StepShell", "fill_schur", "make"]
 
 
-def _coupling(s, name: str, a: float, KN, x: PETSc.Vec, y: PETSc.Vec, w: PETSc.Vec) -> None:
-    """y = the coupling block times x: K (+ K_N) (first-order), K_h (+ K_N) + a G_q (Hamilton)."""
+class TwoBlocks(Protocol):
+    """What :func:`make` reads of a first-order or Hamilton problem
+    (:mod:`dolfinx_mbs.integrate.ts.first_order`, which builds on this module)."""
+
+    name: str
+    #: which block is the a I one: ``"a"`` or ``"b"``
+    diagonal: str
+    is_a: PETSc.IS
+    is_b: PETSc.IS
+    work: PETSc.Vec
+    comm: MPI.Comm
+    opts: SolverOptions
+
+
+def _coupling(s: Any, name: str, a: float, KN: PETSc.Mat | None, x: PETSc.Vec, y: PETSc.Vec,
+              w: PETSc.Vec) -> None:
+    """Set y to the coupling block times x: K (+ K_N) (first-order), K_h (+ K_N) + a G_q
+    (Hamilton)."""
     if name == "first-order":
         s.K.mult(x, y)
     else:
@@ -44,16 +67,25 @@ def _coupling(s, name: str, a: float, KN, x: PETSc.Vec, y: PETSc.Vec, w: PETSc.V
         KN.multAdd(x, y, y)
 
 
-def _kept(s, name: str, a: float, x: PETSc.Vec, y: PETSc.Vec, w: PETSc.Vec) -> None:
-    """y = A_ss x: (a M + C) x (first-order), (a M + G_p) x (Hamilton)."""
+def _kept(s: Any, name: str, a: float, x: PETSc.Vec, y: PETSc.Vec, w: PETSc.Vec) -> None:
+    """Set y = A_ss x: (a M + C) x (first-order), (a M + G_p) x (Hamilton)."""
     s.M.mult(x, y)
     y.scale(a)
     (s.C if name == "first-order" else s.Gp).mult(x, w)
     y.axpy(1.0, w)
 
 
-def fill_schur(s, name: str, a: float, KN, S: PETSc.Mat) -> None:
-    """S of the form ``name`` at shift ``a``, on the operators' one pattern (K_N: a subset)."""
+def fill_schur(s: Any, name: str, a: float, KN: PETSc.Mat | None, S: PETSc.Mat) -> None:
+    """S of the form ``name`` at shift ``a``, on the operators' one pattern.
+
+    Args:
+        s: the record (:class:`~dolfinx_mbs.systems.records.SecondOrder` or
+            :class:`~dolfinx_mbs.systems.records.Hamiltonian`).
+        name: ``"first-order"`` or ``"hamiltonian"``.
+        a: the shift.
+        KN: the nonlinear tangent (on a subset of the pattern), or None.
+        S: the matrix to fill.
+    """
     if name == "first-order":  # a M + C + K / a
         s.C.copy(S, structure=SAME)
         S.axpy(1.0 / a, s.K, structure=SAME)
@@ -75,19 +107,32 @@ class _State:
     """The step's operators (record, shift, nonlinear tangent) and index sets, shared by the
     shell matrix and the preconditioner; ``d`` is the eliminated block's."""
 
-    def __init__(self, name, is_d, is_s, work):
+    def __init__(self, name: str, is_d: PETSc.IS, is_s: PETSc.IS, work: PETSc.Vec) -> None:
         self.name, self.is_d, self.is_s = name, is_d, is_s
-        self.s = self.a = self.KN = None
+        self.s: Any = None  # the record
+        self.a: float = None
+        self.KN: PETSc.Mat | None = None
         self.w1, self.w2 = work.duplicate(), work.duplicate()
 
 
 class StepShell:
-    """The step matrix's product (petsc4py Python matrix context)."""
+    """The step matrix's product (petsc4py Python matrix context).
 
-    def __init__(self, state: _State):
+    Args:
+        state: the step's operators, shared with the preconditioner.
+    """
+
+    def __init__(self, state: _State) -> None:
         self.st = state
 
-    def mult(self, mat, x, y):
+    def mult(self, mat: PETSc.Mat, x: PETSc.Vec, y: PETSc.Vec) -> None:
+        """The step matrix times ``x``, into ``y`` (petsc4py's callback).
+
+        Args:
+            mat: the shell matrix.
+            x: the vector multiplied.
+            y: the product.
+        """
         st = self.st
         xd, xs = x.getSubVector(st.is_d), x.getSubVector(st.is_s)
         yd, ys = y.getSubVector(st.is_d), y.getSubVector(st.is_s)
@@ -112,14 +157,26 @@ class SchurElimination:
     """The exact elimination of the a I block, S solved by ``ksp`` (petsc4py Python PC
     context). A Schur solve that misses its tolerance leaves infinities in the step (the
     step then fails, as PETSc marks a failed inner solve); ``ksps`` names it in the error
-    (:func:`dolfinx_mbs.petsc_options.solver_reasons`)."""
+    (:func:`dolfinx_mbs.petsc_options.solver_reasons`).
 
-    def __init__(self, state: _State, ksp: PETSc.KSP):
+    Args:
+        state: the step's operators, shared with the shell matrix.
+        ksp: the solver of S.
+    """
+
+    def __init__(self, state: _State, ksp: PETSc.KSP) -> None:
         self.st, self.ksp = state, ksp
         self.ksps = [ksp]
-        self.rhs = None
+        self.rhs: PETSc.Vec | None = None
 
-    def apply(self, pc, r, x):
+    def apply(self, pc: PETSc.PC, r: PETSc.Vec, x: PETSc.Vec) -> None:
+        """The elimination applied to ``r``, into ``x`` (petsc4py's callback).
+
+        Args:
+            pc: the Python preconditioner.
+            r: the residual.
+            x: the solution of the step system.
+        """
         st, a = self.st, self.st.a
         rd, rs = r.getSubVector(st.is_d), r.getSubVector(st.is_s)
         xd, xs = x.getSubVector(st.is_d), x.getSubVector(st.is_s)
@@ -146,12 +203,24 @@ class SchurElimination:
             V.restoreSubVector(is_, sub)
 
 
-def make(problem, ts: PETSc.TS, M: PETSc.Mat, F: PETSc.Vec):
-    """(J, S, state, inner KSP) of ``problem`` on ``ts``: the shell step matrix (laid out as the
-    step's vector ``F``), S (on the pattern of ``M``), the shared state and the Schur solver
-    (Krylov + GAMG under ``<prefix>fieldsplit_s_``); the TS's KSP made ``preonly`` with the
-    elimination as its Python PC. The run's options make the PC ``python`` (they hold
-    ``pc_type``: see :func:`dolfinx_mbs.integrate.step_solvers.run_options`)."""
+def make(problem: TwoBlocks, ts: PETSc.TS, M: PETSc.Mat,
+         F: PETSc.Vec) -> Tuple[PETSc.Mat, PETSc.Mat, _State, PETSc.KSP]:
+    """The shell step of ``problem`` on ``ts``.
+
+    The TS's KSP is made ``preonly`` with the elimination as its Python PC. The run's options
+    make the PC ``python`` (they hold ``pc_type``: see
+    :func:`dolfinx_mbs.integrate.step_solvers.run_options`).
+
+    Args:
+        problem: the first-order or Hamilton problem.
+        ts: the run's TS.
+        M: the mass (S takes its pattern).
+        F: the step's vector (the shell's layout).
+
+    Returns:
+        (J, S, state, inner KSP): the shell step matrix, S, the shared state and the Schur
+        solver (Krylov + GAMG under ``<prefix>fieldsplit_s_``).
+    """
     diag_a = problem.diagonal == "a"
     is_d, is_s = (problem.is_a, problem.is_b) if diag_a else (problem.is_b, problem.is_a)
     state = _State(problem.name, is_d, is_s, problem.work)

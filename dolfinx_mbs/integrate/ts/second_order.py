@@ -14,13 +14,24 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import TYPE_CHECKING, Any, Tuple, cast
 
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.initial import reduced_initial
-from dolfinx_mbs.integrate.state_products import StateProducts, apply_blocks, second_order_residual
+from dolfinx_mbs.integrate.state_products import (
+    StateProducts,
+    apply_blocks,
+    second_order_residual,
+)
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, multigrid, small_lu
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, reason_name
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.petsc_options import SolverOptions
+    from dolfinx_mbs.systems.multipliers import SaddlePoint
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["TSProblem", "SecondOrderProblem", "LinearStep"]
 
@@ -33,16 +44,31 @@ class LinearStep:
 
     The TS still sees a function call at the solution: its SNES callback updates the method's
     own state there (TSALPHA2 forms V and A of the step from it); the problem's residual is
-    skipped in that call, as no one reads it."""
+    skipped in that call, as no one reads it.
 
-    def __init__(self, problem):
+    Args:
+        problem: the run's problem (its residual skipped in the call at the solution).
+    """
+
+    def __init__(self, problem: TSProblem) -> None:
         self.problem = problem
-        self.f = None
+        self.f: PETSc.Vec | None = None
 
-    def setUp(self, snes):
-        pass
+    def setUp(self, snes: PETSc.SNES) -> None:
+        """Nothing to set up (petsc4py's callback): the vectors are made at the first solve.
 
-    def solve(self, snes, b, x):
+        Args:
+            snes: the SNES.
+        """
+
+    def solve(self, snes: PETSc.SNES, b: PETSc.Vec | None, x: PETSc.Vec) -> None:
+        """The step's one linear solve, x <- x - J^-1 F(x) (petsc4py's callback).
+
+        Args:
+            snes: the SNES.
+            b: its right-hand side (subtracted by SNESComputeFunction).
+            x: the initial guess, then the solution.
+        """
         if self.f is None:
             self.f = x.duplicate()
             self.dx = x.duplicate()
@@ -68,37 +94,53 @@ class LinearStep:
 
 class TSProblem:
     """What the formulations share: the system, the TS's step solver, reduced work vectors,
-    the initial reduced state, the mass solve of reactions."""
+    the initial reduced state, the mass solve of reactions.
+
+    Args:
+        system: the run's typed system.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+    """
 
     name = ""
 
-    def __init__(self, system, ts: PETSc.TS, opts, t0: float):
+    def __init__(self, system: RunSystem, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> None:
         self.system = system
         self.ts = ts
         self.opts = opts
         self.comm = system.comm
         self.nonlinear = system.nonlinear
-        self.skip_residual = False
+        self.skip_residual: bool = False
         system.forget()  # the frames and loads as they are now, not as a former run saw them
         s = system.at(t0)
         self.n_local, self.n = s.M.getLocalSize()[0], s.M.getSize()[0]
         self.work, self.work2 = s.M.createVecLeft(), s.M.createVecLeft()
         self.q, self.v = s.M.createVecLeft(), s.M.createVecLeft()  # observer state, reused
-        self._mksp = None
-        self._jkey = None
+        self._mksp: PETSc.KSP | None = None
+        self._jkey: tuple | None = None
         self._ready = False
         #: M v of the last :meth:`state` where the form has it without a product, else None
         self.mass_velocity = None
         #: the step matrices are small enough for PETSc's own LU (:func:`small_lu`)
         self.small = small_lu(system, opts.prefix, opts.values)
-        self._rhs = None
+        self._rhs: PETSc.Vec | None = None
         #: M q and K_s q of the last observed state (:mod:`dolfinx_mbs.integrate.state_products`)
         self.products = StateProducts()
-        self._Mv = None
+        self._Mv: PETSc.Vec | None = None
 
-    def initial(self, x, name: str) -> PETSc.Vec:
-        """A reduced vector from None (zero), a PETSc Vec in full or reduced layout, or
-        per-body Functions (:func:`reduced_initial`)."""
+    def initial(self, x: Any, name: str) -> PETSc.Vec:
+        """A reduced vector from the user's initial value.
+
+        Args:
+            x: None (zero), a PETSc Vec in full or reduced layout, or per-body Functions
+                (:func:`reduced_initial`).
+            name: the argument, for the errors.
+
+        Returns:
+            A new reduced vector.
+        """
         return reduced_initial(self.system, x, name)
 
     def set_up_snes(self) -> None:
@@ -113,7 +155,7 @@ class TSProblem:
             snes.setPythonContext(LinearStep(self))
         cheapest_lu(snes.getKSP(), self.small)
 
-    def _unchanged(self, s, *shifts) -> bool:
+    def _unchanged(self, s: Any, *shifts: float) -> bool:
         """True when the Jacobian already holds these operators and shifts (steady frames and
         a fixed step): it is then left untouched, and so is its factorization."""
         # shifts compared to 12 digits: the step that lands on t_end differs from dt by round-off
@@ -125,7 +167,7 @@ class TSProblem:
         self.ts.getSNES().getKSP().getPC().setReusePreconditioner(same)
         return same
 
-    def _set_up_solver(self, J, P) -> None:
+    def _set_up_solver(self, J: PETSc.Mat, P: PETSc.Mat) -> None:
         """Set the step solver up (factorize) for the Jacobian just formed: the first time
         with the run's options in the database (PETSc reads some only at the first set-up,
         the symbolic factorization), later on its own (the pattern stays: numeric
@@ -138,20 +180,32 @@ class TSProblem:
             self.opts.set_up(ksp)
             self._ready = True
 
-    def _nonlinear(self, t, q, force: bool):
-        r, KN = self.system.nonlinear_reduced(t, q, force=force, tangent=not force)
+    def _nonlinear(self, t: float, q: PETSc.Vec, force: bool) -> Any:
+        # nonlinear strain: a second-order system (records.check_choice refuses the others)
+        system = cast("SecondOrderSystem", self.system)
+        r, KN = system.nonlinear_reduced(t, q, force=force, tangent=not force)
         return r if force else KN
 
     #: the mass solve's relative tolerance when the run solves by multigrid (CG + Jacobi)
     MASS_RTOL = 1e-13
 
     def mass_solve(self, M: PETSc.Mat, b: PETSc.Vec, x: PETSc.Vec) -> None:
-        """x = M^-1 b, factorized again only when M changed (PETSc follows the matrix's state:
-        a constant mass matrix is factorized once per run); in a run that solves its steps by
-        multigrid (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is
-        what
+        """Solve x = M^-1 b.
+
+        Factorized again only when M changed (PETSc follows the matrix's state: a constant
+        mass matrix is factorized once per run); in a run that solves its steps by multigrid
+        (:func:`dolfinx_mbs.integrate.step_solvers.multigrid`), where a factorization is what
         does not fit, by CG + Jacobi to :attr:`MASS_RTOL` (a mass matrix is well conditioned
-        once scaled by its diagonal)."""
+        once scaled by its diagonal).
+
+        Args:
+            M: the mass matrix.
+            b: the right-hand side.
+            x: the solution.
+
+        Raises:
+            RuntimeError: the solve failed.
+        """
         if self._mksp is None:
             self._mksp = PETSc.KSP().create(self.comm)
             if multigrid(self.opts):
@@ -167,11 +221,23 @@ class TSProblem:
             raise RuntimeError(f"the mass matrix solve failed ({reason}): is the mass matrix "
                                "positive definite (densities, constraints)?")
 
-    def energy_products(self, s, q: PETSc.Vec, v: PETSc.Vec, Mv=None) -> tuple:
-        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s`` (vectors reused;
-        ``Mv``: M v where the caller has it): in node-block form from the state's M q, M v
-        (one pass over M) and K_s q, which the next residual at the same state reuses
-        (:class:`~dolfinx_mbs.integrate.state_products.StateProducts`), else three products."""
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s`` (vectors reused).
+
+        In node-block form from the state's M q, M v (one pass over M) and K_s q, which the
+        next residual at the same state reuses
+        (:class:`~dolfinx_mbs.integrate.state_products.StateProducts`), else three products.
+
+        Args:
+            s: the state's record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         if getattr(s, "blocks", None) is not None:
             P = self.products.form(s, q, v if Mv is None else None)
             return (P.Mv if Mv is None else Mv,) + P.energies(s)
@@ -185,7 +251,17 @@ class TSProblem:
         return Mv, self.work, self.work2
 
     def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
-        """q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q."""
+        """Q'' from the equations of motion at (q, q'): M q'' = f - C q' - K q.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         s = self.system.at(t)
         if self._rhs is None:
             self._rhs = q.duplicate()
@@ -197,6 +273,35 @@ class TSProblem:
         rhs.axpy(-1.0, self.work)
         self.mass_solve(s.M, rhs, out)
         return out
+
+    def initial_state(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                      p0: PETSc.Vec | None = None
+                      ) -> PETSc.Vec:  # pragma: no cover - the formulation's
+        """The TS's solution at ``t0`` (set on the TS).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, or None.
+
+        Returns:
+            The solution vector.
+        """
+        raise NotImplementedError
+
+    def state(self, t: float,
+              need_v: bool = True) -> Tuple[PETSc.Vec, PETSc.Vec]:  # pragma: no cover
+        """Reduced displacement and velocity at the TS's current solution (the formulation's).
+
+        Args:
+            t: the time just reached (s).
+            need_v: whether v is read.
+
+        Returns:
+            (q, v).
+        """
+        raise NotImplementedError
 
     def destroy(self) -> None:
         """Release the PETSc objects (collective) and the references to the run."""
@@ -210,11 +315,19 @@ class TSProblem:
 
 
 class SecondOrderProblem(TSProblem):
-    """M q'' + C q' + K q (+ n(q)) = f as TS I2 function/Jacobian (TSALPHA2)."""
+    """M q'' + C q' + K q (+ n(q)) = f as TS I2 function/Jacobian (TSALPHA2).
+
+    Args:
+        system: the run's typed system.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+    """
 
     name = "second-order"
 
-    def __init__(self, system, ts, opts, t0):
+    def __init__(self, system: RunSystem, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> None:
         super().__init__(system, ts, opts, t0)
         s = system.at(t0)
         ts.setType("alpha2")
@@ -224,7 +337,8 @@ class SecondOrderProblem(TSProblem):
         ts.setI2Jacobian(self._jacobian, self.J, self.J)
         self.set_up_snes()
 
-    def _function(self, ts, t, U, V, A, F):
+    def _function(self, ts: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec,
+                  F: PETSc.Vec) -> None:
         if self.skip_residual:
             return
         s = self.system.at(t)
@@ -242,7 +356,8 @@ class SecondOrderProblem(TSProblem):
         if self.nonlinear:
             F.axpy(1.0, self._nonlinear(t, U, True))
 
-    def _jacobian(self, ts, t, U, V, A, shift_v, shift_a, J, P):
+    def _jacobian(self, ts: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec,
+                  shift_v: float, shift_a: float, J: PETSc.Mat, P: PETSc.Mat) -> None:
         s = self.system.at(t)
         if self._unchanged(s, shift_v, shift_a):
             return
@@ -253,15 +368,35 @@ class SecondOrderProblem(TSProblem):
             J.axpy(1.0, self._nonlinear(t, U, False), structure=SUBSET)
         self._set_up_solver(J, P)
 
-    def initial_state(self, t0, q0, v0, p0=None):
+    def initial_state(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                      p0: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The TS's solution (U, V) at ``t0`` (multipliers made consistent where there are).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum (not this form's).
+
+        Returns:
+            U.
+        """
         U, V = q0.copy(), v0.copy()
         if self.system.has_multipliers:  # lambda(t0) consistent with the state
-            self.system.initial_multipliers(t0, U, V)
+            cast("SaddlePoint", self.system).initial_multipliers(t0, U, V)
         self.ts.setSolution2(U, V)
         return U
 
-    def state(self, t: float, need_v: bool = True):
-        """Reduced displacement and velocity at the TS's current solution (reused vectors)."""
+    def state(self, t: float, need_v: bool = True) -> Tuple[PETSc.Vec, PETSc.Vec]:
+        """Reduced displacement and velocity at the TS's current solution (reused vectors).
+
+        Args:
+            t: the time just reached (s).
+            need_v: whether v is read (it is at hand).
+
+        Returns:
+            (q, v).
+        """
         U, V = self.ts.getSolution2()
         U.copy(self.q)
         V.copy(self.v)

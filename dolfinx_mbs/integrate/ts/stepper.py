@@ -15,7 +15,7 @@ that writes checkpoints and restarts from them.
 from __future__ import annotations
 
 import logging
-from typing import Tuple
+from typing import TYPE_CHECKING, Any, Tuple, cast
 
 from petsc4py import PETSc
 
@@ -34,17 +34,33 @@ from dolfinx_mbs.integrate.ts.first_order import (
     VelocityRowsProblem,
 )
 from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
-from dolfinx_mbs.petsc_options import error_words, reason_name, solver_reasons
+from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.systems.velocity import VelocitySystem
 
 __all__ = ["TSStepper", "make_problem", "end_at"]
 
 log = logging.getLogger(__name__)
 
 
-def make_problem(system, formulation: str, ts: PETSc.TS, opts, t0: float) -> TSProblem:
-    """The TS problem of ``formulation`` on ``system``, set on ``ts``."""
-    if hasattr(system, "basis"):
-        return VelocityRowsProblem(system, ts, opts, t0)
+def make_problem(system: RunSystem, formulation: str, ts: PETSc.TS, opts: SolverOptions,
+                 t0: float) -> TSProblem:
+    """The TS problem of ``formulation`` on ``system``, set on ``ts``.
+
+    Args:
+        system: the run's typed system.
+        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+        ts: the run's TS.
+        opts: the run's solver options.
+        t0: the initial time (s).
+
+    Returns:
+        The problem (velocity rows' wherever the system has them).
+    """
+    if hasattr(system, "basis"):  # velocity rows: only a VelocitySystem has a basis
+        return VelocityRowsProblem(cast("VelocitySystem", system), ts, opts, t0)
     cls = {"second-order": SecondOrderProblem, "first-order": FirstOrderProblem,
            "hamiltonian": HamiltonProblem}[formulation]
     return cls(system, ts, opts, t0)
@@ -85,11 +101,19 @@ class TSStepper:
     probes_observer = None
 
     @staticmethod
-    def applies(system, run: RunSpec) -> str | None:
-        """None: PETSc TS steps every run."""
+    def applies(system: RunSystem, run: RunSpec) -> str | None:
+        """None: PETSc TS steps every run.
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None.
+        """
         return None
 
-    def __init__(self, system, run: RunSpec):
+    def __init__(self, system: RunSystem, run: RunSpec) -> None:
         """Make the TS and the problem, set from the run's options (see the class)."""
         self.system, self.formulation = system, run.formulation
         log.info("integrate: ts path (PETSc TS), %s, %d unknowns", run.formulation,
@@ -129,11 +153,24 @@ class TSStepper:
     # --- the run ---------------------------------------------------------------------------
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
                 p0: PETSc.Vec | None) -> None:
-        """The TS's solution at ``t0`` (multipliers made consistent where there are)."""
+        """The TS's solution at ``t0`` (multipliers made consistent where there are).
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced displacement.
+            v0: the reduced velocity.
+            p0: Hamilton's momentum, which replaces v0 when given, or None.
+        """
         self.x0 = self.problem.initial_state(t0, q0, v0, p0)
 
-    def resume(self, ckpt, stem: str, t_end: float) -> None:
-        """The checkpoint's state, time, step number and step size into the TS."""
+    def resume(self, ckpt: checkpoint.Checkpoint, stem: str, t_end: float) -> None:
+        """The checkpoint's state, time, step number and step size into the TS.
+
+        Args:
+            ckpt: the checkpoint read.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
+        """
         checkpoint.resume_ts(self.ts, self._solution_vecs(), ckpt, stem, t_end)
         if self.fixed:  # the whole steps from the run's own start
             end_at(self.ts, ckpt.t0, t_end, self.dt)
@@ -163,13 +200,22 @@ class TSStepper:
         return [self.ts.getSolution()]
 
     def prepare(self, needs: Needs) -> None:
-        """Nothing to prepare: the problem reads back what is asked at each state."""
+        """Nothing to prepare: the problem reads back what is asked at each state.
+
+        Args:
+            needs: what the observers read.
+        """
 
     def march(self, at: Boundary) -> None:
         """Step the run by one ``TSSolve``.
 
-        One ``TSSolve``, ``at`` its monitor; a TS that stops on a negative reason
-        (PETSc < 3.19 returns it) raises RuntimeError.
+        One ``TSSolve``, ``at`` its monitor.
+
+        Args:
+            at: the driver's side of the seam.
+
+        Raises:
+            RuntimeError: the TS stopped on a negative reason (PETSc < 3.19 returns it).
         """
         ts = self.ts
         ts.setMonitor(lambda ts_, index, t, X: at(index, t))
@@ -185,27 +231,69 @@ class TSStepper:
     def failure(self, error: BaseException) -> str:
         """PETSc's words and the solvers' reasons.
 
-        PETSc's words and the solvers' reasons (PETSc >= 3.19 raises out of TSSolve where
-        3.18 returned a reason).
+        PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            PETSc's words and the solvers' reasons.
         """
         return f"{error_words(error)} ({solver_reasons(self.ts)})"
 
     # --- what the observers ask --------------------------------------------------------------
     def state(self, t: float, need_v: bool) -> State:
-        """The TS's solution at ``t`` as reduced q and v (and Hamilton's M v)."""
+        """The TS's solution at ``t`` as reduced q and v (and Hamilton's M v).
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read.
+
+        Returns:
+            The state (vectors reused).
+        """
         q, v = self.problem.state(t, need_v=need_v)
         return State(q, v, self.problem.mass_velocity)
 
-    def record(self, t: float):
-        """The system's record at ``t``."""
+    def record(self, t: float) -> Any:
+        """The system's record at ``t``.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            ``system.at(t)``.
+        """
         return self.system.at(t)
 
-    def energy_products(self, s, q, v, Mv=None) -> tuple:
-        """(M v, K_el q, K_pot q): :meth:`TSProblem.energy_products`."""
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """(M v, K_el q, K_pot q): :meth:`TSProblem.energy_products`.
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v where the caller has it, or None.
+
+        Returns:
+            (M v, K_el q, K_pot q).
+        """
         return self.problem.energy_products(s, q, v, Mv)
 
-    def acceleration(self, t, q, v, out):
-        """Q'' at (q, v): :meth:`TSProblem.acceleration`."""
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Q'' at (q, v): :meth:`TSProblem.acceleration`.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Returns:
+            ``out``.
+        """
         return self.problem.acceleration(t, q, v, out)
 
     def destroy(self) -> None:
