@@ -281,16 +281,20 @@ class Writer:
 
     def write(self, index: int, t: float, dt: float, vecs: Sequence[PETSc.Vec],
               form_state: Dict[str, np.ndarray],
-              accumulators: Dict[str, Dict[str, float | None]]) -> None:
+              accumulators: Dict[str, Dict[str, float | None]],
+              extra: Dict[str, Any] | None = None) -> None:
         """Write the state at step ``index``, time ``t`` (collective).
 
         Args:
             index: the step number.
             t: the time (s).
             dt: the next step's size (s).
-            vecs: the TS's solution vectors.
+            vecs: the TS's solution vectors (a coupled run: its reduced elastic coordinates
+                and rates, none without elastic bodies).
             form_state: this rank's arrays of the form.
             accumulators: the observers' accumulators.
+            extra: the run's global state, the same on every rank, written by rank 0 into
+                ``latest.json`` (a coupled run's frame unknowns), or None.
         """
         comm, rank = self.comm, self.comm.rank
         name = f"step_{index:09d}"
@@ -301,8 +305,9 @@ class Writer:
         arrays = {f"x{i}": v.getArray(readonly=True) for i, v in enumerate(vecs)}
         arrays.update({f"form_{k}": np.asarray(a) for k, a in form_state.items()})
         sizes = [int(v.getSize()) for v in vecs]
-        names, blocks, why = None, None, "written without its system"
-        if self.system is not None:
+        # without distributed vectors (rigid bodies only) there is nothing to redistribute
+        names, blocks, why = None, None, "written without its system" if vecs else None
+        if self.system is not None and vecs:
             if self._names is None:  # the same at every checkpoint of the run
                 self._names = unknown_names(self.system)
             names, why = self._names
@@ -310,7 +315,7 @@ class Writer:
                 blocks, why = _blocks(self.system, vecs)
             if form_state and why is None:
                 why = "the form's state is this partition's"
-        if why is None:
+        if why is None and names is not None:
             arrays["keys"] = names
         with checks.collective(comm, f"checkpoint file in {sub!r}"):
             path = os.path.join(sub, f"rank{rank}.npz")
@@ -322,6 +327,8 @@ class Writer:
                     sizes=sizes, local=comm.gather([int(v.getLocalSize()) for v in vecs]),
                     accumulators=accumulators, folder=name, blocks=blocks,
                     any_ranks=why is None, why_not=why)
+        if extra is not None:
+            meta["extra"] = extra
         with checks.collective(comm, f"checkpoint index {self.dir!r}"):
             if rank == 0:
                 _atomic_json(os.path.join(self.dir, "latest.json"), meta)
@@ -386,6 +393,11 @@ def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem
     if meta["formulation"] != formulation:
         raise ValueError(f"restart from {stem!r}: the checkpoint is of formulation "
                          f"{meta['formulation']!r}, this run is {formulation!r}")
+    if meta["ranks"] != comm.size and not meta["sizes"]:
+        # no distributed vectors (a coupled run of rigid bodies): the state is global
+        return Checkpoint(t=meta["t"], index=meta["index"], dt=meta["dt"], t0=meta["t0"],
+                          formulation=meta["formulation"], arrays={},
+                          accumulators=meta["accumulators"], meta=meta, redistributed=True)
     if meta["ranks"] != comm.size:
         why = meta.get("why_not", "written before checkpoints named their unknowns") \
             if not meta.get("any_ranks") else None
@@ -681,8 +693,32 @@ class Signals:
 ONE_STEP = ("alpha2", "theta", "cn", "beuler")
 
 
+#: TS types a coupled run (:func:`dolfinx_mbs.integrate.coupled.integrate_coupled`) restarts
+#: besides :data:`ONE_STEP`: TSALPHA at spectral radius 1 (the implicit midpoint rule: its kept
+#: rate enters the step by round-off only) and TSBDF, whose history PETSc drops at a restarted
+#: step (half a step of backward Euler, then BDF2 on the uneven steps), as the run that writes
+#: the checkpoint does there too
+RESTARTED = ("alpha", "bdf")
+
+
+def check_type(ts: PETSc.TS, stem: str, types: Sequence[str] = ONE_STEP) -> None:
+    """Refuse a TS type whose history a checkpoint does not hold (the same on every rank).
+
+    Args:
+        ts: the run's TS.
+        stem: the run's ``output``, for the error.
+        types: the TS types that restart from the state alone.
+
+    Raises:
+        ValueError: ``ts``'s type is not in ``types``.
+    """
+    if ts.getType() not in types:
+        raise ValueError(f"restart from {stem!r}: TS type {ts.getType()!r} keeps a history "
+                         f"the checkpoint does not hold; restart takes {tuple(types)}")
+
+
 def resume_ts(ts: PETSc.TS, vecs: Sequence[PETSc.Vec], ckpt: Checkpoint, stem: str,
-              t_end: float) -> None:
+              t_end: float, types: Sequence[str] = ONE_STEP) -> None:
     """Put the checkpoint ``ckpt`` of ``stem`` into ``ts`` (collective): its solution
     ``vecs``, time, step number and next step size.
 
@@ -692,15 +728,14 @@ def resume_ts(ts: PETSc.TS, vecs: Sequence[PETSc.Vec], ckpt: Checkpoint, stem: s
         ckpt: the checkpoint read.
         stem: the run's ``output``, for the errors.
         t_end: the run's final time (s).
+        types: the TS types that restart from the state alone.
 
     Raises:
         ValueError: a multistep TS type, or a ``t_end`` not after the checkpoint (every
             rank).
     """
     comm = ts.getComm().tompi4py()
-    if ts.getType() not in ONE_STEP:
-        raise ValueError(f"restart from {stem!r}: TS type {ts.getType()!r} keeps a history "
-                         f"the checkpoint does not hold; restart takes {ONE_STEP}")
+    check_type(ts, stem, types)
     if t_end <= ckpt.t:
         raise ValueError(f"restart from {stem!r}: t_end ({t_end:g}) must exceed the "
                          f"checkpoint's time ({ckpt.t:g})")
