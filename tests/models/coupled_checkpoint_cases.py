@@ -14,9 +14,8 @@ import math
 import sys
 
 import numpy as np
-from mpi4py import MPI  # before dolfinx: the wheel's MPI library is found through mpi4py
-
-from dolfinx import mesh as dmesh  # noqa: I001
+from dolfinx import mesh as dmesh
+from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs.io import evaluate
@@ -80,6 +79,7 @@ def summary(r, beam) -> dict:
 
 
 def main(argv) -> None:
+    """One run of the command line (see the module docstring)."""
     stem, t_end, every, tag = argv[0], float(argv[1]), int(argv[2]), argv[3]
     r, _, beam = run(stem, t_end, every, restart="restart" in argv[4:],
                      joint="joint" in argv[4:])
