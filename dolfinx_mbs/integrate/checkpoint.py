@@ -44,6 +44,21 @@ field files hold the writing partition's node order. :func:`read_state` reads a
 checkpoint on any number of ranks for post-processing (the bodies' displacement and
 velocity).
 
+**Computed frames.** A coupled run (:func:`dolfinx_mbs.integrate.coupled.integrate_coupled`,
+unknowns y = (q, v, f)) writes the same rank files with its elastic coordinates and rates as
+the TS vectors (``x0`` = q, ``x1`` = v: the blocks of reduced unknowns a restart on another
+number of ranks redistributes by name; none for rigid bodies alone) and, in ``latest.json``
+(``extra``, written by rank 0), the frame unknowns f (the frames' coordinates and speeds, the
+joints' multipliers: global, read by every rank as they are), the frames' names and the sizes a
+restart checks, with the applied loads' work and its last (t, power) as the accumulators.
+Its schemes restart from the state alone (:data:`RESTARTED`): TSALPHA at spectral radius 1
+(the midpoint rule, its rate estimated anew by two backward-Euler half steps, a round-off
+change) and TSBDF (a multistep method: PETSc drops its history at a restarted step and starts
+with half a step of backward Euler, then BDF2 on the uneven steps). The run that writes a
+checkpoint restarts its TS there (``TSRestartStep``), so a restart takes its steps to the last
+bit; for BDF2 each checkpoint is then one more start-up of the scheme than a run without
+checkpoints makes, a change of the order of the scheme's own error.
+
 :class:`Signals` turns SIGTERM and SIGINT during a run into a request that the run sees at
 the next step boundary (an allreduce of the flag at each step, so a signal that reached one
 rank stops every rank): the step in progress is finished, a checkpoint written when
@@ -78,7 +93,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
-           "read_state", "State"]
+           "read_state", "State", "check_type", "ONE_STEP", "RESTARTED"]
 
 #: format version of ``latest.json`` (2: the unknowns' names, ``keys``)
 VERSION = 2
