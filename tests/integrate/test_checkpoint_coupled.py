@@ -9,7 +9,8 @@ restart takes):
 * run N steps with checkpoints, restart to 2N: the hub's angle and rate, the beam's tip (a
   probe and every dof) and the CSV rows are the uninterrupted run's bit for bit on the same
   ranks (1 or 2), generalized-alpha (TSALPHA at radius 1) and BDF2 alike; the field file has
-  the reference's times; the result's histories start at the checkpoint.
+  the reference's times; the result's histories start at the checkpoint. (On several ranks
+  under DOLFINx 0.5 two identical runs differ by round-off, up to 3e-11: there to 1e-9.)
 * What checkpointing costs BDF2 (PETSc restarts it at a checkpoint with half a step of
   backward Euler then BDF2 on the uneven steps, the start-up it makes at t0): the checkpointed
   run differs from a run without checkpoints by less than half of that run's own
@@ -50,6 +51,21 @@ from tests.models.coupled_checkpoint_cases import DT, run, summary
 
 COMM = MPI.COMM_WORLD
 N = 10
+#: runs repeat to the bit: on one rank, and on several with the DOLFINx 0.11 stack; the 0.5
+#: stack (Debian's PETSc 3.18, MUMPS) on several ranks does not (two identical runs of the joint
+#: model differ by up to 3e-11 in the hub's rate), where the restart is held to the steps'
+#: Newton tolerance instead
+EXACT = COMM.size == 1 or compat.has_vtx
+TOL_RUNS = 0.0 if EXACT else 1e-9
+
+
+def _same(a, b) -> None:
+    """``a`` is ``b``: to the bit where runs repeat so, else to :data:`TOL_RUNS`."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if EXACT:
+        np.testing.assert_array_equal(a, b)
+    else:
+        np.testing.assert_allclose(a, b, rtol=0, atol=TOL_RUNS * np.abs(b).max())
 
 
 def _last(s: dict, key: str) -> np.ndarray:
@@ -73,22 +89,24 @@ def test_restart_is_bit_for_bit(joint, tmp_path):
     # the histories from the checkpoint on: the reference's steps N..2N
     np.testing.assert_array_equal(again.times, ref.times[N:])
     for key in ("angle", "rate") + (("arm_angle",) if joint else ()):
-        np.testing.assert_array_equal(np.asarray(s[key]), np.asarray(s_ref[key])[N:])
-    np.testing.assert_array_equal(s["at"], s_ref["at"])
-    np.testing.assert_array_equal(again.probes, ref.probes[N:])
-    np.testing.assert_array_equal(again.energy["work"], ref.energy["work"][N:])
+        _same(s[key], np.asarray(s_ref[key])[N:])
+    _same(s["at"], s_ref["at"])
+    _same(again.probes, ref.probes[N:])
+    _same(again.energy["work"], ref.energy["work"][N:])
     if COMM.rank == 0:
-        np.testing.assert_array_equal(s["u"], s_ref["u"])
+        _same(s["u"], s_ref["u"])
         head, rows = csv_rows(d / "run.csv")
         head_ref, rows_ref = csv_rows(d / "ref.csv")
         assert head == head_ref and "work" in head
         assert rows.shape == rows_ref.shape == (2 * N + 1, len(head))
-        np.testing.assert_array_equal(rows, rows_ref)
+        for col in range(len(head)):
+            _same(rows[:, col], rows_ref[:, col])
         np.testing.assert_array_equal(field_times(str(d / "run")),
                                       field_times(str(d / "ref")))
     COMM.Barrier()
 
 
+@pytest.mark.serial  # the schemes' property: the ranks are the other tests' concern
 @pytest.mark.parametrize("joint", [False, True], ids=["alpha", "joint-bdf2"])
 def test_what_checkpoints_change(joint, tmp_path):
     """The checkpointing run against runs without checkpoints at dt and dt/2."""
