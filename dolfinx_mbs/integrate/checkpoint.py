@@ -716,19 +716,21 @@ ONE_STEP = ("alpha2", "theta", "cn", "beuler")
 RESTARTED = ("alpha", "bdf")
 
 
-def check_type(ts: PETSc.TS, stem: str, types: Sequence[str] = ONE_STEP) -> None:
+def check_type(ts: PETSc.TS, stem: str, types: Sequence[str] = ONE_STEP,
+               doing: str = "restart from") -> None:
     """Refuse a TS type whose history a checkpoint does not hold (the same on every rank).
 
     Args:
         ts: the run's TS.
         stem: the run's ``output``, for the error.
         types: the TS types that restart from the state alone.
+        doing: what the run does with the checkpoints of ``stem``, for the error.
 
     Raises:
         ValueError: ``ts``'s type is not in ``types``.
     """
     if ts.getType() not in types:
-        raise ValueError(f"restart from {stem!r}: TS type {ts.getType()!r} keeps a history "
+        raise ValueError(f"{doing} {stem!r}: TS type {ts.getType()!r} keeps a history "
                          f"the checkpoint does not hold; restart takes {tuple(types)}")
 
 

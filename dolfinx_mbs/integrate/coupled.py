@@ -162,7 +162,8 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                spectral_radius: float | None, progress: bool, options: dict | None,
                prefix: str, energy: bool, callback: Callable[[float, dict], object] | None,
                output_every: int, checkpoint_every: int | None, restart: bool) -> Result:
-    """:func:`integrate_coupled` but for the end of a run stopped by a signal."""
+    """:func:`integrate_coupled` (its arguments) but for the end of a run stopped by a signal,
+    which it raises as :class:`~dolfinx_mbs.integrate.checkpoint.Interrupted`."""
     from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.integrate.initial import reduced_initial
 
@@ -231,7 +232,8 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
             ts.setMaxSteps(resume.index + 10 * n_steps + 10)
         elif ckpt["every"] is not None:
             # the type a restart would take (options may change it): refused before any step
-            checkpoint.check_type(ts, output, checkpoint.ONE_STEP + checkpoint.RESTARTED)
+            checkpoint.check_type(ts, output, checkpoint.ONE_STEP + checkpoint.RESTARTED,
+                                  "checkpoints of")
         X0 = prob.initial_state(q0, v0v, f_start)
         pr = Probes(system.bodies, probes) if probes else None
         names = [fr.name for fr in system.frames]

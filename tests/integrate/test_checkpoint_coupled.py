@@ -26,10 +26,11 @@ restart takes):
   another partition by round-off (every dof by name, the tip, the hub's angle and rate, the
   link's angle; measured 3e-11 to 1e-10), with the reference's CSV rows (1e-9) and field
   times; under DOLFINx 0.5 that restart is refused, naming why.
-* Bad input (checkpoint_every without output, not a positive integer; restart without a
-  checkpoint, with u0, with spectral radius < 1; a checkpoint of another model: another count
-  of computed frames, another mesh, a model without computed frames) is refused on every rank
-  and leaves the files as they were.
+* Bad input (checkpoint_every without output, not a positive integer, with a TS type that
+  keeps a history PETSc does not restart; restart without a checkpoint, with u0, with spectral
+  radius < 1, with another formulation, to a t_end before the checkpoint; a checkpoint of
+  another model: another count of computed frames, another mesh, a model without computed
+  frames) is refused on every rank and leaves the files as they were.
 """
 
 import os
@@ -173,6 +174,8 @@ def test_bad_input(tmp_path):
     m, _ = model()
     with pytest.raises(ValueError, match="checkpoint_every needs output"):
         m.integrate(t_end=4 * DT, dt=DT, checkpoint_every=2, progress=False)
+    with pytest.raises(ValueError, match="checkpoints of .*TS type 'rk' keeps a history"):
+        run(str(d / "bad"), 4 * DT, 2, options={"ts_type": "rk"})
     with pytest.raises(ValueError, match="restart must be True or False"):
         run(str(d / "bad"), 4 * DT, 2, restart="yes")
     with pytest.raises(FileNotFoundError, match="no checkpoint"):
