@@ -99,9 +99,10 @@ __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts"
 VERSION = 2
 
 
-class CheckpointedSystem(Protocol):
-    """What a checkpoint reads of a run's typed system (:meth:`dolfinx_mbs.Model.system`; the
-    reducer, where there is one, by name)."""
+class NamedSystem(Protocol):
+    """What a checkpoint's writer and reader read of a run's system (a typed system,
+    :meth:`dolfinx_mbs.Model.system`, or a coupled one; the reducer, where there is one, by
+    name)."""
 
     @property
     def comm(self) -> MPI.Comm:
@@ -115,6 +116,13 @@ class CheckpointedSystem(Protocol):
     def n_reduced(self) -> int:
         """The number of the system's coordinates."""
 
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+
+class CheckpointedSystem(NamedSystem, Protocol):
+    """What :func:`read_state` reads of a run's typed system besides :class:`NamedSystem`."""
+
     def update(self, t: float) -> bool:
         """Bring the system's constraints to time ``t``.
 
@@ -124,9 +132,6 @@ class CheckpointedSystem(Protocol):
         Returns:
             True when its operators changed.
         """
-
-    def create_reduced_vec(self) -> PETSc.Vec:
-        """A vector of the system's coordinates."""
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
@@ -196,7 +201,7 @@ class Checkpoint:
     redistributed: bool = False
 
 
-def unknown_names(system: CheckpointedSystem) -> tuple:
+def unknown_names(system: NamedSystem) -> tuple:
     """The partition-free names of this rank's reduced unknowns (collective).
 
     Args:
@@ -236,7 +241,7 @@ def unknown_names(system: CheckpointedSystem) -> tuple:
     return full[np.asarray(red.independent) - space.rstart], None
 
 
-def _blocks(system: CheckpointedSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
+def _blocks(system: NamedSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
     """The number of blocks of reduced unknowns of each vector of ``vecs``.
 
     Returns (counts, None), or (None, why not): the same on every rank.
@@ -275,7 +280,7 @@ class Writer:
     """
 
     def __init__(self, comm: MPI.Comm, stem: str, every: int | None, formulation: str,
-                 t0: float, system: CheckpointedSystem | None = None) -> None:
+                 t0: float, system: NamedSystem | None = None) -> None:
         self.comm, self.every = comm, every
         self.dir = folder(stem)
         self.formulation, self.t0 = formulation, t0
@@ -381,7 +386,7 @@ def _read_meta(comm: MPI.Comm, stem: str) -> dict:
     return comm.bcast(meta, root=0)
 
 
-def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem | None = None,
+def load(comm: MPI.Comm, stem: str, formulation: str, system: NamedSystem | None = None,
          files: bool = True) -> Checkpoint:
     """This rank's part of the last checkpoint of ``stem``.
 
@@ -437,7 +442,7 @@ def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem
                       accumulators=meta["accumulators"], meta=meta)
 
 
-def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: CheckpointedSystem) -> Checkpoint:
+def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: NamedSystem) -> Checkpoint:
     """The checkpoint ``meta`` of ``stem`` written on another number of ranks, redistributed.
 
     Each rank's arrays are taken by name from every rank's file (collective).

@@ -370,7 +370,7 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
             if not stop:  # the run goes on as a restart from the checkpoint does
                 ts_.restartStep()
         if stop:
-            raise checkpoint.Interrupted(stop, t, writer and writer.last)
+            raise checkpoint.Interrupted(stop, t, None if writer is None else writer.last)
 
     ts.setMonitor(record)
     try:
