@@ -374,10 +374,22 @@ class Model:
                tol: float = 1e-8) -> FrameJoint:
         """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
         ``body_b`` (global points at t = 0; a Body's node there, which moves with its
-        deformation, a RigidBody's point, or the ground for ``body_b=None``), one of the bodies
-        on a computed frame. Its tension s = k (L - L0) + c L' acts along the line of the
+        deformation, a RigidBody's point, or the ground for ``body_b=None``), on computed or
+        prescribed frames alike. Its tension s = k (L - L0) + c L' acts along the line of the
         points (pulling them together when positive): the potential 1/2 k (L - L0)^2 and the
-        dissipation 1/2 c L'^2.
+        dissipation 1/2 c L'^2. L = |r_a - r_b| is nonlinear in the points' positions: the
+        spring acts in the coupled equations (:meth:`coupled_system`), so that a model with a
+        spring integrates through :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`
+        even when all its frames are prescribed (see :meth:`integrate`), and the analyses
+        about a state (:meth:`solve_static`, :meth:`natural_frequencies`, :meth:`modes`,
+        :meth:`campbell`, the rotor analyses) refuse a model with springs.
+
+            bar = mbs.Body(mesh, material, mbs.frames.ConstantSpin(rate=0.0), name="bar")
+            model = mbs.Model([bar])
+            model.clamp(bar, lambda x: np.isclose(x[0], 0.0))
+            model.spring(bar, (1.0, 0.0), None, (1.2, 0.0), stiffness=5e6, name="tip")
+            r = model.integrate(t_end=0.01, dt=1e-5, formulation="second-order")
+            r.joints["tip"].tension, r.joints["tip"].length       # over r.times
 
         Args:
             body_a: the first body (Body or RigidBody).
@@ -396,9 +408,9 @@ class Model:
             ``"spring"``).
 
         Raises:
-            ValueError: a body not of this model, neither on a computed frame, coincident
-                points, a negative or non-finite constant, a point with no node of an
-                elastic body.
+            ValueError: a body not of this model, the same body twice, coincident points, a
+                negative or non-finite constant, a point with no node of an elastic body, a
+                name taken (the model is left as it was).
         """
         for b in (body_a, body_b):
             if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
@@ -409,10 +421,6 @@ class Model:
                              "ground)")
         if body_a is body_b:
             raise ValueError("spring: body_a and body_b must differ")
-        frames = [b.frame for b in (body_a, body_b) if b is not None]
-        if not any(isinstance(f, ComputedFrame) for f in frames):
-            raise ValueError("spring: neither body is on a computed frame (Hinge, Free); a "
-                             "spring between bodies of prescribed frames is not supported")
         pa = checks.point3(point_a, "point_a")
         pb = checks.point3(point_b, "point_b")
         name = name or f"spring({body_a.name},{'ground' if body_b is None else body_b.name})"
@@ -425,7 +433,36 @@ class Model:
                             damping=damping, length=length)
         self.frame_joints.append(spring)
         self._systems.pop("coupled", None)
+        if self._assembly is not None and self._assembly.strategy != "basis":
+            # the coupled equations combine each body's frame terms from the coupling basis
+            # (a body on a time-invariant frame is assembled without it): made again on use
+            self._assembly = self._basis = None
+            self._systems = {}
         return spring
+
+    @property
+    def springs(self) -> List[FrameJoint]:
+        """The springs of the model (:meth:`spring`), in the order they were added."""
+        return [j for j in self.frame_joints if j.kind == "spring"]
+
+    def _refuse_springs(self, analysis: str) -> None:
+        """Refuse an analysis that would leave the springs out.
+
+        Their stiffness is no part of the bodies' operators: only the coupled time integration
+        (:meth:`integrate`) has it.
+
+        Args:
+            analysis: the analysis's name, in the message.
+
+        Raises:
+            ValueError: the model has springs.
+        """
+        springs = self.springs
+        if springs:
+            raise ValueError(
+                f"{analysis}: the model has springs ({', '.join(repr(j.name) for j in springs)})"
+                " whose stiffness this analysis does not include; springs act in the time "
+                "integration (Model.integrate) only")
 
     def point_mass(self, body: Body, point: Sequence[float], mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
@@ -572,20 +609,26 @@ class Model:
         return m
 
     def coupled_system(self) -> CoupledSystem:
-        """The coupled system of a model with computed frames (made once, kept until the
-        constraints or loads change).
+        """The coupled system of a model with computed frames or springs (made once, kept
+        until the constraints or loads change). With springs and no computed frame its
+        unknowns beside the elastic ones are the springs' force components alone.
+
+        Returns:
+            The :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
 
         Raises:
-            ValueError: a computed frame carries no mass, a body on a computed frame has no
-                reference condition, or a body there has its own mass or damping forms.
+            ValueError: no computed frame and no spring, velocity constraints, a computed
+                frame carries no mass, a body on a computed frame has no reference condition,
+                or a body there has its own mass or damping forms.
         """
         frames = self.frames
-        if not frames:
-            raise ValueError("the model has no computed frame (Hinge, Free)")
+        if not frames and not self.springs:
+            raise ValueError("the model has no computed frame (Hinge, Free) and no spring")
         if "coupled" in self._systems:
             return self._systems["coupled"]
         if self.velocity_constraints:
-            raise ValueError("velocity constraints are not supported with computed frames")
+            raise ValueError("velocity constraints are not supported with computed frames or "
+                             "springs")
         for b in self.bodies:
             if isinstance(b.frame, ComputedFrame) and b.has_user_inertia:
                 raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has its "
@@ -938,8 +981,10 @@ class Model:
     def assembly(self) -> Assembly:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
         if self._assembly is None:
+            # springs: the coupled equations need every body's coupling basis
             self._assembly = Assembly(self.bodies, self.space, prestress=Prestress(self),
-                                      strategy="basis" if self._reduced else None)
+                                      strategy="basis" if self._reduced or self.springs
+                                      else None)
         return self._assembly
 
     @property
@@ -1029,10 +1074,12 @@ class Model:
             One DOLFINx Function per body (also stored as ``body.u``).
 
         Raises:
-            ValueError: velocity constraints that demand a nonzero velocity at ``t``.
+            ValueError: velocity constraints that demand a nonzero velocity at ``t``; springs
+                (:meth:`spring`: their stiffness is not in the static operators).
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
         """
+        self._refuse_springs("solve_static")
         t = checks.real(t, "t")
         vs = self.velocity_system
         if vs is not None:
@@ -1068,7 +1115,12 @@ class Model:
         Returns:
             Signed frequencies (rad/s; a negative value -s: a divergent mode of growth
             rate s).
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`), whose stiffness the
+                eigenproblem does not include.
         """
+        self._refuse_springs("natural_frequencies")
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
@@ -1087,7 +1139,11 @@ class Model:
 
         Returns:
             The :class:`dolfinx_mbs.modal.ModalResult`.
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`).
         """
+        self._refuse_springs("modes")
         return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
@@ -1106,8 +1162,13 @@ class Model:
 
         Returns:
             By constraint name, the resultant force.
+
+        Raises:
+            ValueError: ``forces`` None in a model with springs (:meth:`spring`), whose
+                forces the static state leaves out.
         """
         if forces is None:
+            self._refuse_springs("reactions (of the static state)")
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
@@ -1124,6 +1185,14 @@ class Model:
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
         ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
         defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
+        So does a model with springs (:meth:`spring`) whose frames are all prescribed: the
+        coupled equations with the springs' forces as their only unknowns beside the elastic
+        ones, ``formulation`` ``"second-order"`` (generalized-alpha) or ``"first-order"``
+        (BDF2, the default with springs), ``integrate_coupled``'s arguments (not the
+        ``constraints``, ``drives`` or stepper choices of the prescribed-frame path), and
+        ``Result.joints[name].tension`` and ``.length`` of each spring, ``Result.energy``
+        (whose ``elastic`` holds the springs' potential 1/2 k (L - L0)^2) and
+        ``Result.momentum``; ``Result.frames`` is empty.
         ``formulation`` default otherwise: ``"second-order"``.
 
         Args:
@@ -1137,7 +1206,10 @@ class Model:
         Returns:
             The run's :class:`~dolfinx_mbs.integrate.Result`.
         """
-        if self.frames:
+        if self.frames or self.springs:
+            if constraints != "maggi":
+                raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
+                                 f"or springs (the coupled equations), got {constraints!r}")
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
         formulation = "second-order" if formulation is None else formulation
@@ -1165,8 +1237,9 @@ class Model:
             The Campbell table.
 
         Raises:
-            ValueError: the model has velocity constraints.
+            ValueError: the model has velocity constraints, or springs (:meth:`spring`).
         """
+        self._refuse_springs("campbell")
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
@@ -1246,7 +1319,11 @@ class Model:
 
         Returns:
             The response.
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`).
         """
+        self._refuse_springs("unbalance_response")
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
@@ -1263,7 +1340,11 @@ class Model:
 
         Returns:
             The map.
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`).
         """
+        self._refuse_springs("critical_speed_map")
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 
