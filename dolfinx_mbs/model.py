@@ -16,6 +16,7 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
+import inspect
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -1210,6 +1211,12 @@ class Model:
             if constraints != "maggi":
                 raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
                                  f"or springs (the coupled equations), got {constraints!r}")
+            known = inspect.signature(integrate_coupled).parameters
+            other = sorted(k for k in kwargs if k not in known)
+            if other:   # the prescribed path's arguments (drives, reactions, stepper, ...)
+                raise ValueError(f"integrate: {', '.join(other)} not taken by a model with "
+                                 "computed frames or springs (the coupled equations: see "
+                                 "dolfinx_mbs.integrate.coupled.integrate_coupled)")
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
         formulation = "second-order" if formulation is None else formulation
