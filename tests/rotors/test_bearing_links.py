@@ -60,10 +60,11 @@ def two_masses(m1, m2, k1, k2, c1=0.0):
     return lam[lam.imag > 0]
 
 
-@pytest.mark.parametrize("rotor_frame, housing_frame, swap", [
-    ("stationary", "ground", False), ("stationary", "ground", True),
-    ("stationary", "stationary", False), ("ground", "ground", False)])
-def test_rotor_in_a_housing_against_two_masses(rotor_frame, housing_frame, swap):
+@pytest.mark.parametrize("rotor_frame, housing_frame, swap, reduced", [
+    ("stationary", "ground", False, False), ("stationary", "ground", True, False),
+    ("stationary", "stationary", False, False), ("ground", "ground", False, False),
+    ("stationary", "ground", False, True)])
+def test_rotor_in_a_housing_against_two_masses(rotor_frame, housing_frame, swap, reduced):
     """Two nearly rigid bodies, a rotor tied to a housing by bearings kb, cb at both ends and
     the housing on bearings kg to the ground, at rest: the 10 lowest modes are the rigid
     motions' two-mass systems, m_r, m_h with 2 kb, 2 cb and 2 kg for the translations (x, y
@@ -71,9 +72,13 @@ def test_rotor_in_a_housing_against_two_masses(rotor_frame, housing_frame, swap)
     with 2 kb L^2 / 4, 2 cb L^2 / 4 and 2 kg L^2 / 4 for the tilts (twice). Complex
     eigenvalues to 2e-5: the bodies' elasticity (E 1000 times steel's: their first bending is
     30 times the highest of these) shifts them by ~1e-5. The same for each pair of frames
-    accepted, and with the journal given on either body."""
+    accepted, with the journal given on either body, and with the housing reduced
+    (Craig-Bampton, 12 modes: the model's basis, not the reduced-basis combinations, carries
+    the bearings' blocks; measured 5e-7 from the full model)."""
     kb, cb, kg = 1e6, 60.0, 4e6
     model = rotor_in_housing(rotor_frame, housing_frame, swap, kb, cb, kg)
+    if reduced:
+        model.reduce(model.bodies[1], modes=12)
     res = model.modes(n=10)   # damped complex modes (the bearings' damping)
     mr, mh = RHO * A_R**2 * L_B, RHO * A_H**2 * L_B
     jr, jh = mr * (L_B**2 + A_R**2) / 12, mh * (L_B**2 + A_H**2) / 12
