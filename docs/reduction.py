@@ -20,8 +20,8 @@ from mpi4py import MPI
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.reduction.test_reduce import krb_tip, slider_crank  # noqa: E402
-from tests.static.test_stiffening import W_REF, beam  # noqa: E402
+from tests.models.reducedruns import krb_tip, slider_crank  # noqa: E402
+from tests.models.spinbeam import W_REF, beam  # noqa: E402
 
 COMM = MPI.COMM_WORLD
 

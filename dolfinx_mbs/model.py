@@ -16,6 +16,7 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
+import inspect
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -374,10 +375,22 @@ class Model:
                tol: float = 1e-8) -> FrameJoint:
         """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
         ``body_b`` (global points at t = 0; a Body's node there, which moves with its
-        deformation, a RigidBody's point, or the ground for ``body_b=None``), one of the bodies
-        on a computed frame. Its tension s = k (L - L0) + c L' acts along the line of the
+        deformation, a RigidBody's point, or the ground for ``body_b=None``), on computed or
+        prescribed frames alike. Its tension s = k (L - L0) + c L' acts along the line of the
         points (pulling them together when positive): the potential 1/2 k (L - L0)^2 and the
-        dissipation 1/2 c L'^2.
+        dissipation 1/2 c L'^2. L = |r_a - r_b| is nonlinear in the points' positions: the
+        spring acts in the coupled equations (:meth:`coupled_system`), so that a model with a
+        spring integrates through :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`
+        even when all its frames are prescribed (see :meth:`integrate`), and the analyses
+        about a state (:meth:`solve_static`, :meth:`natural_frequencies`, :meth:`modes`,
+        :meth:`campbell`, the rotor analyses) refuse a model with springs.
+
+            bar = mbs.Body(mesh, material, mbs.frames.ConstantSpin(rate=0.0), name="bar")
+            model = mbs.Model([bar])
+            model.clamp(bar, lambda x: np.isclose(x[0], 0.0))
+            model.spring(bar, (1.0, 0.0), None, (1.2, 0.0), stiffness=5e6, name="tip")
+            r = model.integrate(t_end=0.01, dt=1e-5, formulation="second-order")
+            r.joints["tip"].tension, r.joints["tip"].length       # over r.times
 
         Args:
             body_a: the first body (Body or RigidBody).
@@ -396,9 +409,9 @@ class Model:
             ``"spring"``).
 
         Raises:
-            ValueError: a body not of this model, neither on a computed frame, coincident
-                points, a negative or non-finite constant, a point with no node of an
-                elastic body.
+            ValueError: a body not of this model, the same body twice, coincident points, a
+                negative or non-finite constant, a point with no node of an elastic body, a
+                name taken (the model is left as it was).
         """
         for b in (body_a, body_b):
             if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
@@ -409,10 +422,6 @@ class Model:
                              "ground)")
         if body_a is body_b:
             raise ValueError("spring: body_a and body_b must differ")
-        frames = [b.frame for b in (body_a, body_b) if b is not None]
-        if not any(isinstance(f, ComputedFrame) for f in frames):
-            raise ValueError("spring: neither body is on a computed frame (Hinge, Free); a "
-                             "spring between bodies of prescribed frames is not supported")
         pa = checks.point3(point_a, "point_a")
         pb = checks.point3(point_b, "point_b")
         name = name or f"spring({body_a.name},{'ground' if body_b is None else body_b.name})"
@@ -425,7 +434,36 @@ class Model:
                             damping=damping, length=length)
         self.frame_joints.append(spring)
         self._systems.pop("coupled", None)
+        if self._assembly is not None and self._assembly.strategy != "basis":
+            # the coupled equations combine each body's frame terms from the coupling basis
+            # (a body on a time-invariant frame is assembled without it): made again on use
+            self._assembly = self._basis = None
+            self._systems = {}
         return spring
+
+    @property
+    def springs(self) -> List[FrameJoint]:
+        """The springs of the model (:meth:`spring`), in the order they were added."""
+        return [j for j in self.frame_joints if j.kind == "spring"]
+
+    def _refuse_springs(self, analysis: str) -> None:
+        """Refuse an analysis that would leave the springs out.
+
+        Their stiffness is no part of the bodies' operators: only the coupled time integration
+        (:meth:`integrate`) has it.
+
+        Args:
+            analysis: the analysis's name, in the message.
+
+        Raises:
+            ValueError: the model has springs.
+        """
+        springs = self.springs
+        if springs:
+            raise ValueError(
+                f"{analysis}: the model has springs ({', '.join(repr(j.name) for j in springs)})"
+                " whose stiffness this analysis does not include; springs act in the time "
+                "integration (Model.integrate) only")
 
     def point_mass(self, body: Body, point: Sequence[float], mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
@@ -572,20 +610,26 @@ class Model:
         return m
 
     def coupled_system(self) -> CoupledSystem:
-        """The coupled system of a model with computed frames (made once, kept until the
-        constraints or loads change).
+        """The coupled system of a model with computed frames or springs (made once, kept
+        until the constraints or loads change). With springs and no computed frame its
+        unknowns beside the elastic ones are the springs' force components alone.
+
+        Returns:
+            The :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
 
         Raises:
-            ValueError: a computed frame carries no mass, a body on a computed frame has no
-                reference condition, or a body there has its own mass or damping forms.
+            ValueError: no computed frame and no spring, velocity constraints, a computed
+                frame carries no mass, a body on a computed frame has no reference condition,
+                or a body there has its own mass or damping forms.
         """
         frames = self.frames
-        if not frames:
-            raise ValueError("the model has no computed frame (Hinge, Free)")
+        if not frames and not self.springs:
+            raise ValueError("the model has no computed frame (Hinge, Free) and no spring")
         if "coupled" in self._systems:
             return self._systems["coupled"]
         if self.velocity_constraints:
-            raise ValueError("velocity constraints are not supported with computed frames")
+            raise ValueError("velocity constraints are not supported with computed frames or "
+                             "springs")
         for b in self.bodies:
             if isinstance(b.frame, ComputedFrame) and b.has_user_inertia:
                 raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has its "
@@ -938,8 +982,10 @@ class Model:
     def assembly(self) -> Assembly:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
         if self._assembly is None:
+            # springs: the coupled equations need every body's coupling basis
             self._assembly = Assembly(self.bodies, self.space, prestress=Prestress(self),
-                                      strategy="basis" if self._reduced else None)
+                                      strategy="basis" if self._reduced or self.springs
+                                      else None)
         return self._assembly
 
     @property
@@ -1029,10 +1075,12 @@ class Model:
             One DOLFINx Function per body (also stored as ``body.u``).
 
         Raises:
-            ValueError: velocity constraints that demand a nonzero velocity at ``t``.
+            ValueError: velocity constraints that demand a nonzero velocity at ``t``; springs
+                (:meth:`spring`: their stiffness is not in the static operators).
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
         """
+        self._refuse_springs("solve_static")
         t = checks.real(t, "t")
         vs = self.velocity_system
         if vs is not None:
@@ -1068,7 +1116,12 @@ class Model:
         Returns:
             Signed frequencies (rad/s; a negative value -s: a divergent mode of growth
             rate s).
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`), whose stiffness the
+                eigenproblem does not include.
         """
+        self._refuse_springs("natural_frequencies")
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
@@ -1087,7 +1140,11 @@ class Model:
 
         Returns:
             The :class:`dolfinx_mbs.modal.ModalResult`.
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`).
         """
+        self._refuse_springs("modes")
         return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
@@ -1106,8 +1163,13 @@ class Model:
 
         Returns:
             By constraint name, the resultant force.
+
+        Raises:
+            ValueError: ``forces`` None in a model with springs (:meth:`spring`), whose
+                forces the static state leaves out.
         """
         if forces is None:
+            self._refuse_springs("reactions (of the static state)")
             u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
         return reactions.resultants(self.space, forces, t, constraints if constraints is not None
@@ -1126,6 +1188,14 @@ class Model:
         defaults to ``"first-order"``, whose steps keep the joints closed to round-off;
         ``checkpoint_every`` and ``restart`` write and continue its checkpoints, the frame
         unknowns with the elastic state, :mod:`dolfinx_mbs.integrate.checkpoint`).
+        So does a model with springs (:meth:`spring`) whose frames are all prescribed: the
+        coupled equations with the springs' forces as their only unknowns beside the elastic
+        ones, ``formulation`` ``"second-order"`` (generalized-alpha) or ``"first-order"``
+        (BDF2, the default with springs), ``integrate_coupled``'s arguments (not the
+        ``constraints``, ``drives`` or stepper choices of the prescribed-frame path), and
+        ``Result.joints[name].tension`` and ``.length`` of each spring, ``Result.energy``
+        (whose ``elastic`` holds the springs' potential 1/2 k (L - L0)^2) and
+        ``Result.momentum``; ``Result.frames`` is empty.
         ``formulation`` default otherwise: ``"second-order"``.
 
         Args:
@@ -1139,7 +1209,16 @@ class Model:
         Returns:
             The run's :class:`~dolfinx_mbs.integrate.Result`.
         """
-        if self.frames:
+        if self.frames or self.springs:
+            if constraints != "maggi":
+                raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
+                                 f"or springs (the coupled equations), got {constraints!r}")
+            known = inspect.signature(integrate_coupled).parameters
+            other = sorted(k for k in kwargs if k not in known)
+            if other:   # the prescribed path's arguments (drives, reactions, stepper, ...)
+                raise ValueError(f"integrate: {', '.join(other)} not taken by a model with "
+                                 "computed frames or springs (the coupled equations: see "
+                                 "dolfinx_mbs.integrate.coupled.integrate_coupled)")
             return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
                                      formulation=formulation, **kwargs)
         formulation = "second-order" if formulation is None else formulation
@@ -1167,8 +1246,9 @@ class Model:
             The Campbell table.
 
         Raises:
-            ValueError: the model has velocity constraints.
+            ValueError: the model has velocity constraints, or springs (:meth:`spring`).
         """
+        self._refuse_springs("campbell")
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
@@ -1177,6 +1257,8 @@ class Model:
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
     def _attach(self, a: _Attached) -> _Attached:
         a.body.attachments.append(a)
+        if getattr(a, "other", None) is not None:
+            a.other.housings.append(a)
         # the bodies' matrices change pattern: the operators are made again on next use
         self._assembly = self._basis = None
         self._systems = {}
@@ -1185,31 +1267,67 @@ class Model:
     def bearing(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
                 where: Callable | None = None,
                 speeds: Sequence[float] | None = None, extrapolate: bool = False,
-                name: str | None = None, **coefficients: Any) -> Bearing:
+                name: str | None = None, other: Body | None = None,
+                other_facets: Tuple[MeshTags, int] | None = None,
+                other_where: Callable | None = None, **coefficients: Any) -> Bearing:
         """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
-        facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
-        ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
-        arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
-        ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
-        :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
-        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z).
+        facets ``facets=(meshtags, tag)`` or ``where``) and the ground, or, with ``other``,
+        the mean motion of a housing on another body (its facets ``other_facets`` or
+        ``other_where``): coefficients ``kxx``, ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``,
+        ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or arrays over ``speeds`` (rad/s,
+        interpolated linearly), and optionally ``kzz``, ``czz`` (axial) and ``ktilt``,
+        ``ctilt`` (tilting): see :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's
+        directions across its spin axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y
+        for a spin about z).
+
+        Between two bodies the force is -K_b (d_A - d_B) - C_b (d_A' - d_B') on the journal
+        and its opposite on the housing, d_A, d_B the two surfaces' mean motions in the
+        rotor's x, y; it couples the two bodies' blocks of the stiffness and damping
+        matrices. The pairs of frames accepted: a rotor in ``frames.Stationary`` with a
+        housing in ``frames.Ground`` (either way round), two rotors in Stationary frames about
+        one axis line, two bodies in Ground frames; a table over ``speeds`` is read at the
+        rotor's speed (``body``'s when both spin)::
+
+            rotor = mbs.Body(shaft_mesh, steel, mbs.frames.Stationary((0, 0, 1)), degree=2)
+            case = mbs.Body(case_mesh, steel, mbs.frames.Ground((0, 0, 1)), degree=2)
+            model.bearing(rotor, where=journal, other=case, other_where=bore,
+                          kxx=5e7, kyy=5e7, cxx=2e3, cyy=2e3)
+            model.bearing(case, where=feet, kxx=1e8, kyy=1e8)    # the case on the ground
 
         Args:
-            body: the elastic body.
+            body: the elastic body of the journal.
             facets: the journal's facets, ``(meshtags, tag)``.
             where: the journal's facets, by a predicate instead.
             speeds: the speeds the coefficients are given at (rad/s), or None for constants.
             extrapolate: allow speeds outside the table (the end values held); else an
                 error.
             name: the bearing's name.
+            other: the elastic body of the housing, or None for the ground.
+            other_facets: the housing's facets on ``other``, ``(meshtags, tag)``.
+            other_where: the housing's facets on ``other``, by a predicate instead.
             **coefficients: the stiffness and damping coefficients.
 
         Returns:
             The bearing added.
+
+        Raises:
+            ValueError: a body not of this model, ``other`` the same body as ``body``, a pair
+                of frames not named above, a surface that holds no facet, bad coefficients
+                (:class:`~dolfinx_mbs.bodies.Bearing`); on every rank, the model unchanged.
+            TypeError: ``other`` not an elastic body, or housing arguments without ``other``.
         """
         self._check_body(body)
+        if other is not None:
+            if not isinstance(other, Body):
+                raise TypeError(f"bearing: other= must be an elastic Body of the model (the "
+                                f"housing's body), got {other!r}")
+            if not any(other is b for b in self.bodies):
+                raise ValueError(f"bearing: other= body {other.name!r} is not part of this "
+                                 "model")
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
-                                    extrapolate=extrapolate, name=name, **coefficients))
+                                    extrapolate=extrapolate, name=name, other=other,
+                                    other_facets=other_facets, other_where=other_where,
+                                    **coefficients))
 
     def disk(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
              where: Callable | None = None,
@@ -1248,7 +1366,11 @@ class Model:
 
         Returns:
             The response.
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`).
         """
+        self._refuse_springs("unbalance_response")
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
@@ -1265,7 +1387,11 @@ class Model:
 
         Returns:
             The map.
+
+        Raises:
+            ValueError: the model has springs (:meth:`spring`).
         """
+        self._refuse_springs("critical_speed_map")
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 

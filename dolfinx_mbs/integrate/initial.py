@@ -10,6 +10,7 @@ from dolfinx import fem
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat
+from dolfinx_mbs.systems import records
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
@@ -19,10 +20,10 @@ log = logging.getLogger(__name__)
 __all__ = ["Coordinates", "reduced_initial", "on_body_space"]
 
 
-class Coordinates(Protocol):
-    """What the initial state and the motion's range read of a system: its coordinates' link
-    to the bodies' full vector (the typed systems with Maggi's coordinates and the coupled
-    system satisfy it)."""
+class Coordinates(records.Coordinates, Protocol):
+    """What the initial state and the motion's range read of a system: its coordinates
+    (:class:`~dolfinx_mbs.systems.records.Coordinates`) and the bodies they belong to (the
+    typed systems with Maggi's coordinates and the coupled system satisfy it)."""
 
     @property
     def comm(self) -> Any:
@@ -35,33 +36,6 @@ class Coordinates(Protocol):
     @property
     def bodies(self) -> Sequence[Any]:
         """The elastic bodies, in the full space's order."""
-
-    def create_reduced_vec(self) -> PETSc.Vec:
-        """A vector of the system's coordinates."""
-
-    def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """The system's coordinates of a full vector.
-
-        Args:
-            x: a full vector.
-            out: the vector to fill (new if None).
-
-        Returns:
-            ``out``.
-        """
-
-    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
-               homogeneous: bool = False) -> PETSc.Vec:
-        """The full vector of the coordinates ``q``.
-
-        Args:
-            q: the system's coordinates.
-            out: the vector to fill (new if None).
-            homogeneous: leave out the prescribed part a0.
-
-        Returns:
-            ``out``.
-        """
 
 
 def reduced_initial(system: Coordinates, x: Any, name: str) -> PETSc.Vec:

@@ -1136,9 +1136,9 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         ``kinetic`` (1/2 int rho |v|^2 with the absolute velocity v = v_O + omega x x + u',
         and the rigid bodies'; exact for the finite element fields, since the nodal values of
         v interpolate it), ``elastic`` (1/2 u.(K + K_sigma) u plus the nonlinear strain
-        energy's excess), ``gravity`` (-int rho g.r), ``total`` (their sum), ``momentum``
-        (global components) and ``angular_momentum`` (about the global origin, global
-        components).
+        energy's excess, and the springs' 1/2 k (L - L0)^2), ``gravity`` (-int rho g.r),
+        ``total`` (their sum), ``momentum`` (global components) and ``angular_momentum``
+        (about the global origin, global components).
     """
     s = system
     jets = s.jets(t, f, np.zeros_like(f))
@@ -1184,6 +1184,7 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
             Vg -= float(s.gravity @ (p.mass * st.r_O + st.R @ tot[6:]))
     if s.parts and s.assembly.nonlinear:
         Vel += s.assembly.nonlinear_energy(u)
+    Vel += s.jointset.spring_energy(t, f, u, ud if s.parts else None)
     for i, jet in enumerate(jets):
         for rb in s.rigid_on[i]:
             Tr, Vr = rb.energy(jet.state, s.gravity)

@@ -417,6 +417,31 @@ class JointSet:
                 force = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])[0]
                 f[base + r: base + r + j.gdim] = force[:j.gdim]
 
+    def spring_energy(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
+                      ud: PETSc.Vec | None = None) -> float:
+        """The springs' potential, the sum of 1/2 k (L - L0)^2, at the state.
+
+        Collective (the nodes' values).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            u: the full displacement (None without elastic bodies).
+            ud: the full velocity (None without elastic bodies).
+
+        Returns:
+            The potential (J), the same on every rank.
+        """
+        if not any(j.kind == "spring" for j in self.joints):
+            return 0.0
+        nodes = self.node_values(u, ud) if u is not None else {}
+        out = 0.0
+        for ij, j in enumerate(self.joints):
+            if j.kind == "spring":
+                d = self._point(ij, 0, t, f, nodes)[0] - self._point(ij, 1, t, f, nodes)[0]
+                out += 0.5 * j.stiffness * (float(np.linalg.norm(d)) - j.length) ** 2
+        return out
+
     # -- contributions to the residual -----------------------------------------------------------
     def split(self, f: np.ndarray) -> tuple:
         """(lam, mu) from the unknowns ``f`` (the joints' block is last).

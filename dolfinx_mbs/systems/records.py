@@ -13,28 +13,16 @@ from petsc4py import PETSc
 if TYPE_CHECKING:
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
-__all__ = ["Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks", "FORMED_ON_READ",
-           "check_choice", "constant_frame"]
+__all__ = ["Coordinates", "Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks",
+           "FORMED_ON_READ", "check_choice", "constant_frame"]
 
 #: the record's matrices that a combining system forms when they are read (``formed``)
 FORMED_ON_READ = frozenset(("C", "K", "Kpot", "Gp", "Kh"))
 
 
-class Reducer(Protocol):
-    """The link between a system's coordinates and the full coordinate vector Delta, at the
-    time of the last ``update(t)``: the Maggi reducer and the multiplier form satisfy it."""
-
-    n_reduced: int
-
-    def update(self, t: float) -> bool:
-        """Bring the reducer to time ``t``.
-
-        Args:
-            t: time (s).
-
-        Returns:
-            True when its operators changed.
-        """
+class Coordinates(Protocol):
+    """A system's coordinates and their link to the full coordinate vector Delta: what every
+    system gives (the Maggi reducer, the multiplier form, the coupled system)."""
 
     def create_reduced_vec(self) -> PETSc.Vec:
         """A vector of the system's coordinates."""
@@ -50,17 +38,6 @@ class Reducer(Protocol):
             ``out``.
         """
 
-    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
-        """A full load vector in the system's coordinates (A^T b for the Maggi reducer).
-
-        Args:
-            b: a full vector.
-            out: the vector to fill (new if None).
-
-        Returns:
-            ``out``.
-        """
-
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
         """The full vector Delta = A q + a0 (A q when ``homogeneous``).
@@ -69,6 +46,34 @@ class Reducer(Protocol):
             q: the system's coordinates.
             out: the vector to fill (new if None).
             homogeneous: leave out a0.
+
+        Returns:
+            ``out``.
+        """
+
+
+class Reducer(Coordinates, Protocol):
+    """The link between a system's coordinates and the full coordinate vector Delta, at the
+    time of the last ``update(t)``: the Maggi reducer and the multiplier form satisfy it."""
+
+    n_reduced: int
+
+    def update(self, t: float) -> bool:
+        """Bring the reducer to time ``t``.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            True when its operators changed.
+        """
+
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """A full load vector in the system's coordinates (A^T b for the Maggi reducer).
+
+        Args:
+            b: a full vector.
+            out: the vector to fill (new if None).
 
         Returns:
             ``out``.

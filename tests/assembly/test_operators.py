@@ -12,7 +12,7 @@ from petsc4py import PETSc
 import dolfinx_mbs as mbs
 from dolfinx_mbs import forms as F
 from dolfinx_mbs.assembly import BodyOperators
-from tests.forms.test_forms import CASES, make_body, mat, rel_mat, rel_vec, vec
+from tests.models.formcases import CASES, make_body, mat, rel_mat, rel_vec, vec
 
 
 def generic_states(body):

@@ -17,7 +17,7 @@ from petsc4py import PETSc
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs.campbell import SubspaceSolver, SweepPencil
-from tests.campbell.test_campbell import shaft
+from tests.models.shaft import shaft
 
 
 def independent(model, body, speeds, m, shift=0.0):

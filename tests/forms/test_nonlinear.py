@@ -21,9 +21,9 @@ from mpi4py import MPI
 from scipy.integrate import quad
 
 import dolfinx_mbs as mbs
-from tests.integrate.test_spin_up_beam import EA, RHO_A, T_S, B, H, fe_tip
-from tests.integrate.test_spin_up_beam import L as L_KRB
-from tests.static.test_stiffening import beam, sweep
+from tests.models.krb import EA, RHO_A, B, H, fe_tip
+from tests.models.krb import L as L_KRB
+from tests.models.spinbeam import beam, sweep
 
 E0 = 1.0e6
 V_TIP = 0.3   # initial tip speed of the free vibration, x w1 (m/s per rad/s)

@@ -128,7 +128,7 @@ def _restarted_here(d: Path, stem: str) -> dict:
 @needs_vtx
 def test_restart_on_one_and_three_ranks(runs):
     """2 ranks to T1, then 1 or 3 ranks to T: the uninterrupted 2-rank run's end."""
-    from tests.integrate.test_checkpoint import check_files
+    from tests.models.runfiles import check_files
 
     ref = np.load(runs / "ref.final.npz")
     got = {1: _restarted_here(runs, "run1"), 3: dict(np.load(runs / "run3.final.npz"))}
@@ -169,9 +169,9 @@ def test_read_back_on_one_rank(written):
     from dolfinx_mbs.integrate.checkpoint import read_state
     from dolfinx_mbs.io import evaluate
     from dolfinx_mbs.io.dof_keys import dof_keys
-    from tests.integrate.test_checkpoint import csv_rows
     from tests.models.checkpoint_cases import model
     from tests.models.checkpoint_ranks_cases import POINTS
+    from tests.models.runfiles import csv_rows
 
     assert MPI.COMM_WORLD.size == 1
     own = np.load(written / "run.first.npz")        # the 2-rank run's own state at T1

@@ -25,19 +25,12 @@ deflection 1.2e-3 below), and by 4e-4 with 100 cells and dt = 0.01 s.
 
 import numpy as np
 import pytest
-from dolfinx import mesh as dmesh
-from mpi4py import MPI
 from scipy.integrate import solve_ivp
 from scipy.linalg import eigh
 
 import dolfinx_mbs as mbs
 from tests.models import ebbeam
-
-L, EI, RHO_A, EA = 10.0, 14000.0, 1.2, 2.8e7
-T_S = 15.0
-H = np.sqrt(12.0 * EI / EA)   # rectangular section b x h with EA/EI = 12/h^2
-B = H
-W_REF = np.sqrt(EI / (RHO_A * L**4))
+from tests.models.krb import EI, RHO_A, T_S, W_REF, L, fe_tip
 
 
 def spin(t, final_rate):
@@ -85,20 +78,6 @@ def eb_first_frequency(n_el=20):
 
 # --- the FE beam --------------------------------------------------------------------------------
 
-def fe_tip(final_rate, stiffening, t_end, dt=0.02, nx=40, comm=MPI.COMM_WORLD):
-    """The plane-stress strip (P2 quadrilaterals, nx x 1) in a SpinUp frame: times and the
-    y-displacement of the tip mid-node (L, 0)."""
-    mesh = dmesh.create_rectangle(comm, [np.array([0.0, -H / 2]), np.array([L, H / 2])],
-                                  [nx, 1], dmesh.CellType.quadrilateral)
-    frame = mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=final_rate, ramp_time=T_S)
-    material = mbs.materials.PlaneStress(E=EA / (B * H), nu=0.3, density=RHO_A / (B * H),
-                                         thickness=B)
-    body = mbs.Body(mesh, material, frame, degree=2, stiffening=stiffening)
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    r = model.integrate(t_end=t_end, dt=dt, probes=[(L, 0.0)], spectral_radius=0.8,
-                        progress=False)
-    return r.times, r.probes[:, 0, 1]
 
 
 # --- tests ----------------------------------------------------------------------------------------

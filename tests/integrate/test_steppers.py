@@ -37,8 +37,8 @@ import dolfinx_mbs as mbs
 from dolfinx_mbs.integrate.choice import DENSE_MAX, choose, make
 from dolfinx_mbs.integrate.dense.exact import LoadBasis
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
-from tests.integrate.dense.test_dense import TIP as ROD_TIP
-from tests.integrate.dense.test_dense import seed_rod, spun_up_beam
+from tests.models.denseruns import TIP as ROD_TIP
+from tests.models.denseruns import seed_rod, spun_up_beam
 from tests.models.spinbar import TIP, agree, bar
 
 H = "hamiltonian"

@@ -20,7 +20,7 @@ from dolfinx_mbs.materials import (
     PlaneStress,
     UserLaw,
 )
-from tests.forms.test_forms import mat, rel_mat, rel_vec, vec
+from tests.models.formcases import mat, rel_mat, rel_vec, vec
 
 COMM = MPI.COMM_WORLD
 #: a carbon-epoxy-like orthotropic law (not transversely isotropic: all nine constants differ)

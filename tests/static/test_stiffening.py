@@ -10,9 +10,7 @@ from scipy.linalg import eigh
 
 import dolfinx_mbs as mbs
 from tests.models import ebbeam
-
-E, RHO, NU = 70e9, 2700.0, 0.3
-L, H = 1.0, 0.02
+from tests.models.spinbeam import NU, RHO, W_REF, E, H, L, beam, sweep
 
 
 def eb_rotating(lam, stiffening=True, softening=False, n_el=80, n=2):
@@ -33,27 +31,10 @@ def test_reference_beam_reproduces_published_table():
     assert abs(eb_rotating(10.0)[0] - 11.2023) < 2e-3
 
 
-def beam(comm, stiffening, axis=(0.0, 0.0, 1.0)):
-    """A slender square cantilever along x (L/h = 50), root on the spin axis."""
-    mesh = dm.create_box(comm, [np.array([0.0, -H / 2, -H / 2]), np.array([L, H / 2, H / 2])],
-                         [40, 1, 1], dm.CellType.hexahedron)
-    frame = mbs.frames.ConstantSpin(axis=axis, rate=0.0)
-    body = mbs.Body(mesh, mbs.materials.LinearElastic(E=E, nu=NU, density=RHO), frame,
-                    degree=2, stiffening=stiffening)
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    return model, frame
 
 
-W_REF = np.sqrt(E * H**4 / 12 / (RHO * H * H * L**4))
 
 
-def sweep(model, frame, lams, n=4):
-    out = []
-    for lam in lams:
-        frame.rate = lam * W_REF   # seen at the next frame state (no cache to reset)
-        out.append(model.natural_frequencies(n=n) / W_REF)
-    return np.array(out)
 
 
 def test_stiffened_cantilever_matches_euler_bernoulli():

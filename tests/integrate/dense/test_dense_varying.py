@@ -24,7 +24,7 @@ from dolfinx import mesh as dmesh
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
-from tests.systems.test_reduced_basis import spun_up_3d, tied_2d
+from tests.models.reducedcases import spun_up_3d, tied_2d
 
 COMM = MPI.COMM_WORLD
 FORMS = ("second-order", "first-order", "hamiltonian")

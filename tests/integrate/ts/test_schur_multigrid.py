@@ -107,7 +107,7 @@ def test_velocity_rows_with_multigrid():
     """Velocity rows (state (q, w)): their S is a product, formed by PETSc's "selfp" rule, so
     they keep PCFIELDSPLIT with GMRES + GAMG on the split (no near null space); the probe
     history of the direct solve to 1e-9."""
-    from tests.constraints.test_nonholonomic import OMEGA_B, PROBES, cantilever, nonholonomic_rows
+    from tests.models.nonholonomic import OMEGA_B, PROBES, cantilever, nonholonomic_rows
 
     res = []
     for opts in (None, {"pc_type": "gamg", "ksp_rtol": 1e-12}):
