@@ -1185,7 +1185,9 @@ class Model:
         the coupled equations instead (:meth:`coupled_system`,
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
         ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
-        defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
+        defaults to ``"first-order"``, whose steps keep the joints closed to round-off;
+        ``checkpoint_every`` and ``restart`` write and continue its checkpoints, the frame
+        unknowns with the elastic state, :mod:`dolfinx_mbs.integrate.checkpoint`).
         So does a model with springs (:meth:`spring`) whose frames are all prescribed: the
         coupled equations with the springs' forces as their only unknowns beside the elastic
         ones, ``formulation`` ``"second-order"`` (generalized-alpha) or ``"first-order"``
