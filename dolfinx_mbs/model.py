@@ -378,7 +378,7 @@ class Model:
         deformation, a RigidBody's point, or the ground for ``body_b=None``), on computed or
         prescribed frames alike. Its tension s = k (L - L0) + c L' acts along the line of the
         points (pulling them together when positive): the potential 1/2 k (L - L0)^2 and the
-        dissipation 1/2 c L'^2. L = |r_a - r_b| is nonlinear in the points' positions: the
+        dissipation 1/2 c L'^2. L = ``|r_a - r_b|`` is nonlinear in the points' positions: the
         spring acts in the coupled equations (:meth:`coupled_system`), so that a model with a
         spring integrates through :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`
         even when all its frames are prescribed (see :meth:`integrate`), and the analyses
