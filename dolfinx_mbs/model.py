@@ -1377,8 +1377,9 @@ class Model:
     def critical_speed_map(self, stiffnesses: Sequence[float], n: int = 4,
                            **kwargs: Any) -> CriticalSpeedMap:
         """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
-        of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
-        :func:`dolfinx_mbs.rotors.critical_speed_map`.
+        of ``stiffnesses`` (N/m, all bearings isotropic, undamped; every bearing takes each
+        stiffness, also a bearing between two bodies and a housing's own bearing to the
+        ground): see :func:`dolfinx_mbs.rotors.critical_speed_map`.
 
         Args:
             stiffnesses: the bearing stiffnesses (N/m).
