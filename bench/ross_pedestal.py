@@ -14,12 +14,10 @@ bench/ross_compare.py's; the pedestals (mass and foundation coefficients) are
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 
 import numpy as np
-from ross_compare import BEARINGS, DISKS, LENGTH, RADIUS, SEATS
+from ross_compare import BEARINGS, DISKS, LENGTH, RADIUS, SEATS, arguments, sweep, write
 
 #: the pedestals: steel cubes of side ``side`` (m), their mass (kg)
 PEDESTAL = dict(side=0.1, mass=7850.0 * 0.1**3)
@@ -63,36 +61,15 @@ def major_axis(fr, ndof: int, node: int) -> np.ndarray:
 
 def main():
     """Build, sweep and respond in ROSS, timed; print and write the JSON."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--per-segment", type=int, default=10)
-    ap.add_argument("--speeds", type=int, default=21)
-    ap.add_argument("--modes", type=int, default=10)
-    ap.add_argument("--response-speeds", type=int, default=100)
-    ap.add_argument("--top", type=float, default=20000.0, help="top speed (rpm)")
+    ap = arguments(__doc__, 10)
     ap.add_argument("--refine", type=int, default=201,
                     help="speeds of a second response between the neighbours of the largest "
                          "peak of the first (0: none)")
-    ap.add_argument("--json-out", default=None)
     args = ap.parse_args()
     rpm = 30.0 / np.pi
-    t0 = time.perf_counter()
-    rotor, nodes = model(args.per_segment)
-    t1 = time.perf_counter()
-    w = np.linspace(0.0, args.top / rpm, args.speeds)
-    camp = rotor.run_campbell(w, frequencies=args.modes)
-    t2 = time.perf_counter()
-    wr = np.linspace(args.top / rpm / args.response_speeds, args.top / rpm,
-                     args.response_speeds)
-    resp = rotor.run_unbalance_response(node=nodes, unbalance_magnitude=[1e-4, 1e-4],
-                                        unbalance_phase=[0.0, np.pi / 2], frequency=wr)
-    t3 = time.perf_counter()
+    rotor, nodes, out, fr = sweep(model, args)
     ndof = rotor.number_dof
-    fr = np.asarray(resp.forced_resp)
-    probes = {}
-    for k, n in enumerate(nodes):
-        x, y = fr[ndof * n + 0], fr[ndof * n + 1]
-        probes[f"disk {k + 1}"] = {"x_re": x.real.tolist(), "x_im": x.imag.tolist(),
-                                   "y_re": y.real.tolist(), "y_im": y.imag.tolist()}
+    w, wr = np.asarray(out["speeds"]), np.asarray(out["response_speeds"])
     refined = {}
     if args.refine:
         # the first response's grid (200 rpm) is too coarse for a peak of log dec ~0.01:
@@ -109,20 +86,13 @@ def main():
             refined[f"disk {k + 1}"] = (float(wf[np.argmax(a)] * rpm), float(a.max()))
         refined["step_rpm"] = float((wf[1] - wf[0]) * rpm)
         print("refined peak (rpm, major semi-axis m):", refined)
-    out = dict(refined_peak=refined, setup=t1 - t0, campbell=t2 - t1, response=t3 - t2,
-               speeds=w.tolist(),
-               wd=np.asarray(camp.wd).tolist(), log_dec=np.asarray(camp.log_dec).tolist(),
-               response_speeds=wr.tolist(), probes=probes, dof_per_node=ndof,
-               elements=3 * args.per_segment, pedestal=PEDESTAL,
-               foundations=list(FOUNDATIONS), total_dof=int(rotor.ndof))
-    print(f"ROSS: set-up {t1 - t0:.2f} s, Campbell {t2 - t1:.2f} s, response {t3 - t2:.2f} s")
+    out.update(refined_peak=refined, pedestal=PEDESTAL, foundations=list(FOUNDATIONS),
+               total_dof=int(rotor.ndof))
     for j in (0, len(w) // 2, len(w) - 1):
         print(f"{w[j] * rpm:.0f} rpm: damped frequencies (Hz)",
-              np.round(np.asarray(camp.wd)[j] / (2 * np.pi), 1),
-              "log dec", np.round(np.asarray(camp.log_dec)[j], 4))
-    if args.json_out:
-        with open(args.json_out, "w") as fh:
-            json.dump(out, fh)
+              np.round(np.asarray(out["wd"])[j] / (2 * np.pi), 1),
+              "log dec", np.round(np.asarray(out["log_dec"])[j], 4))
+    write(out, args.json_out)
 
 
 if __name__ == "__main__":
