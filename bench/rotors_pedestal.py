@@ -40,7 +40,7 @@ import numpy as np
 from benchlib import barrier, gmax, load_runs, parser, save_runs, utc_now
 from mpi4py import MPI
 from ross_pedestal import FOUNDATIONS, PEDESTAL
-from rotors import BEARINGS, DISKS, LENGTH, RADIUS, SEATS
+from rotors import BEARINGS, DISKS, LENGTH, RADIUS, SEATS, sweeps
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs import meshes
@@ -91,14 +91,7 @@ def run(size: float, stiffness: float, speeds: int, modes: int, response_speeds:
     model, rotor, houses, disks = build(size, stiffness)
     model.assembly.at(0.0)
     t1 = time.perf_counter()
-    w = np.linspace(0.0, top / RPM, speeds)
-    table = model.campbell(w, n=modes)
-    t2 = time.perf_counter()
-    wr = np.linspace(top / RPM / response_speeds, top / RPM, response_speeds)
-    resp = model.unbalance_response(wr, unbalances=[(disks[0], 1e-4, 0.0),
-                                                    (disks[1], 1e-4, np.pi / 2)], probes=disks,
-                                  directions=("major",))
-    t3 = time.perf_counter()
+    w, table, resp, t2, t3 = sweeps(model, disks, speeds, modes, response_speeds, top)
     dofs = [b.V.dofmap.index_map.size_global * 3 for b in (rotor, *houses)]
     return dict(dofs=dofs, setup=gmax(t1 - t0), campbell=gmax(t2 - t1),
                 response=gmax(t3 - t2), speeds=w.tolist(), response_speeds=response_speeds,
