@@ -85,6 +85,7 @@ __all__ = ["Model"]
 FORMULATIONS = integration.FORMULATIONS
 
 _Attached = TypeVar("_Attached", Bearing, Disk, Unbalance)
+_Added = TypeVar("_Added", bound=Constraint)
 
 
 class Model:
@@ -94,6 +95,17 @@ class Model:
         bodies: the bodies (one or more, same MPI communicator).
         gravity: optional gravity acceleration fixed in the global frame (m/s^2).
     """
+
+    #: the holonomic constraints
+    constraints: List[Constraint]
+    #: velocity rows (:meth:`constrain_velocity`), kept apart: not eliminated from Delta
+    velocity_constraints: List[VelocityRows]
+    _assembly: Assembly | None
+    _reducer: MaggiReducer | None
+    #: the systems made, by kind (:meth:`system`, :meth:`coupled_system`)
+    _systems: Dict[str, Any]
+    _reduced: Dict[int, ReducedBody]   # by body index (:meth:`reduce`)
+    _basis: BasisReducer | None
 
     def __init__(self, bodies: Sequence[Body | RigidBody],
                  gravity: Sequence[float] | None = None, comm: MPI.Comm | None = None) -> None:
@@ -110,7 +122,7 @@ class Model:
         if twice:  # the names label output files: one body's file would overwrite another's
             raise ValueError(f"bodies must have distinct names (pass name=), got {twice} "
                              "more than once")
-        bodies = [b for b in given if isinstance(b, Body)]
+        elastic = [b for b in given if isinstance(b, Body)]
         #: the rigid bodies (:class:`dolfinx_mbs.bodies.RigidBody`), beside the elastic ones
         self.rigid_bodies: List[RigidBody] = [b for b in given if isinstance(b, RigidBody)]
         #: the loads applied to computed frames (:meth:`apply_torque`, :meth:`apply_force`)
@@ -119,8 +131,9 @@ class Model:
         self.frame_joints: List[FrameJoint] = []
         self.motors: List[Motor] = []
         self.gravity = None if gravity is None else checks.point3(gravity, "gravity")
-        self.bodies = bodies
-        if not bodies:  # rigid bodies only: their frames' equations alone
+        #: the elastic bodies
+        self.bodies: List[Body] = elastic
+        if not elastic:  # rigid bodies only: their frames' equations alone
             self.comm = comm if comm is not None else MPI.COMM_WORLD
             self.space = None
             self.constraints, self.velocity_constraints = [], []
@@ -129,23 +142,22 @@ class Model:
             self.static = None
             self._bind_frames()
             return
-        self.comm = bodies[0].comm
-        self.space = FullSpace(bodies)
-        self.constraints: List = []
-        #: velocity rows (:meth:`constrain_velocity`), kept apart: not eliminated from Delta
-        self.velocity_constraints: List[VelocityRows] = []
+        self.comm = elastic[0].comm
+        self.space = FullSpace(elastic)
+        self.constraints = []
+        self.velocity_constraints = []
         if gravity is not None:
-            for b in bodies:
+            for b in elastic:
                 b.set_gravity(gravity)
         #: the static solves' KSP/SNES (options prefix ``mbs_static_``)
         self.static = StaticSolver(self.comm)
-        self._assembly: Assembly | None = None
-        self._reducer: MaggiReducer | None = None
-        self._systems: Dict[tuple, object] = {}
-        self._reduced: Dict[int, ReducedBody] = {}   # by body index (:meth:`reduce`)
-        self._basis: BasisReducer | None = None
+        self._assembly = None
+        self._reducer = None
+        self._systems = {}
+        self._reduced = {}
+        self._basis = None
         self._bind_frames()
-        lifetime.adopt(self, bodies)  # (first destroys the PETSc garbage of models gone)
+        lifetime.adopt(self, elastic)  # (first destroys the PETSc garbage of models gone)
 
     # -- computed frames ---------------------------------------------------------------------
     @property
@@ -305,9 +317,9 @@ class Model:
         if name in names:
             raise ValueError(f"{kind}: the name {name!r} is taken (pass name=)")
         gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
-        a = joint_point(self, body_a, p, name, tol)
-        b = joint_point(self, body_b, p, name, tol)
-        joint = FrameJoint(kind, a, b, gdim, axis=axis, name=name)
+        ja = joint_point(self, body_a, p, name, tol)
+        jb = joint_point(self, body_b, p, name, tol)
+        joint = FrameJoint(kind, ja, jb, gdim, axis=axis, name=name)
         self.frame_joints.append(joint)
         self._systems.pop("coupled", None)
         return joint
@@ -428,9 +440,9 @@ class Model:
         if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
             raise ValueError(f"spring: the name {name!r} is taken (pass name=)")
         gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
-        a = joint_point(self, body_a, pa, name, tol)
-        b = joint_point(self, body_b, pb, name, tol)
-        spring = FrameJoint("spring", a, b, gdim, name=name, stiffness=stiffness,
+        ja = joint_point(self, body_a, pa, name, tol)
+        jb = joint_point(self, body_b, pb, name, tol)
+        spring = FrameJoint("spring", ja, jb, gdim, name=name, stiffness=stiffness,
                             damping=damping, length=length)
         self.frame_joints.append(spring)
         self._systems.pop("coupled", None)
@@ -646,27 +658,28 @@ class Model:
 
     def _check_reference(self, base: SecondOrderSystem) -> None:
         """Each body on a computed frame is held against the frame's rigid motion."""
-        on = [ib for ib, b in enumerate(self.bodies) if isinstance(b.frame, ComputedFrame)]
+        on = {ib: b.frame for ib, b in enumerate(self.bodies)
+              if isinstance(b.frame, ComputedFrame)}
         if not on:
             return
         rigid = rigid_subspace(base, 0.0)
         if rigid is None:
             return
         full = self.space.create_vec()
-        bad = set()
+        found = set()
         for x in rigid.Q:
             base.reducer.expand(x, out=full, homogeneous=True)
             a = full.getArray(readonly=True)
             for ib in on:
                 lo, hi = self.space.offsets[ib], self.space.offsets[ib + 1]
                 if np.abs(a[lo:hi]).max(initial=0.0) > 0.0:
-                    bad.add(ib)
-        bad = sorted(self.comm.allreduce(bad, op=MPI.BOR) if self.comm.size > 1 else bad)
+                    found.add(ib)
+        bad = sorted(self.comm.allreduce(found, op=MPI.BOR) if self.comm.size > 1 else found)
         full.destroy()
         rigid.destroy()
         if bad:
             b = self.bodies[bad[0]]
-            raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has no "
+            raise ValueError(f"body {b.name!r} on computed frame {on[bad[0]].name!r} has no "
                              "reference condition: it could move rigidly relative to its frame. "
                              "Attach it (model.attach(body, where=...)) where it is held by the "
                              "frame")
@@ -676,7 +689,7 @@ class Model:
         if not any(body is b for b in self.bodies):
             raise ValueError(f"body {getattr(body, 'name', body)!r} is not part of this model")
 
-    def _add(self, c: Constraint) -> Constraint:
+    def _add(self, c: _Added) -> _Added:
         names = {k.name for k in self.constraints + self.velocity_constraints}
         if c.name in names:  # unique names: reactions and reports are keyed by them
             i = 2
@@ -1019,18 +1032,29 @@ class Model:
         Raises:
             ValueError: an unknown formulation or a combination the formulations do not take.
         """
-        check_choice(formulation, constraints, bool(self.velocity_constraints), self.nonlinear,
-                     bool(self._reduced), FORMULATIONS)
+        self._check_choice(formulation, constraints)
         if constraints == "multipliers":
-            return self._made("multipliers", lambda: SaddlePoint(
-                self.assembly, self.reducer, self.constraints))
+            return self._saddle_point()
         if formulation == "hamiltonian":
             return self._made("hamiltonian", lambda: HamiltonSystem(
                 self.assembly, self.system_reducer, self.constraints, self.static))
         if self.velocity_constraints:
-            return self._made("velocity", lambda: VelocitySystem(
-                self._second_order(), self.velocity_constraints))
+            return self._velocity()
         return self._second_order()
+
+    def _check_choice(self, formulation: str, constraints: str) -> None:
+        """Refuse what :meth:`system` cannot make (:func:`~dolfinx_mbs.systems.records.
+        check_choice`)."""
+        check_choice(formulation, constraints, bool(self.velocity_constraints), self.nonlinear,
+                     bool(self._reduced), FORMULATIONS)
+
+    def _saddle_point(self) -> SaddlePoint:
+        return self._made("multipliers", lambda: SaddlePoint(
+            self.assembly, self.reducer, self.constraints))
+
+    def _velocity(self) -> VelocitySystem:
+        return self._made("velocity", lambda: VelocitySystem(
+            self._second_order(), self.velocity_constraints))
 
     def _second_order(self) -> SecondOrderSystem:
         """The holonomically reduced second-order system (also under velocity constraints:
@@ -1043,19 +1067,27 @@ class Model:
             self._systems[key] = make()
         return self._systems[key]
 
-    def _modal_system(self) -> System:
-        """The system of the eigenproblems: with velocity constraints their (q, w) form."""
-        return self.system("first-order" if self.velocity_constraints else "second-order")
+    def _modal_system(self) -> SecondOrderSystem | VelocitySystem:
+        """The system of the eigenproblems: with velocity constraints their (q, w) form
+        (:meth:`system` of the first-order form), else :meth:`system` of the second-order
+        form."""
+        self._check_choice("first-order" if self.velocity_constraints else "second-order",
+                           "maggi")
+        return self._velocity() if self.velocity_constraints else self._second_order()
 
     @property
     def velocity_system(self) -> VelocitySystem | None:
         """The (q, w) system of the velocity constraints, None without them."""
-        return self.system("first-order") if self.velocity_constraints else None
+        if not self.velocity_constraints:
+            return None
+        self._check_choice("first-order", "maggi")  # then system("first-order") is this one
+        return self._velocity()
 
     @property
     def saddle_point(self) -> SaddlePoint:
         """The Lagrange-multiplier form of the constraints (comparison with the reducer)."""
-        return self.system("second-order", constraints="multipliers")
+        self._check_choice("second-order", "multipliers")
+        return self._saddle_point()
 
     def functions(self) -> List[fem.Function]:
         """The bodies' displacement Functions (``body.u``)."""
@@ -1257,7 +1289,7 @@ class Model:
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
     def _attach(self, a: _Attached) -> _Attached:
         a.body.attachments.append(a)
-        if getattr(a, "other", None) is not None:
+        if isinstance(a, Bearing) and a.other is not None:  # the housing's body
             a.other.housings.append(a)
         # the bodies' matrices change pattern: the operators are made again on next use
         self._assembly = self._basis = None

@@ -56,7 +56,7 @@ class Assembly:
     """
 
     def __init__(self, bodies: Sequence, space: FullSpace,
-                 prestress: Callable[["Assembly"], None] | None = None,
+                 prestress: Callable[["Assembly"], Sequence | None] | None = None,
                  strategy: str | None = None) -> None:
         self.bodies = list(bodies)
         self.strategy = strategy

@@ -15,7 +15,7 @@ every rank).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Dict
 
 from dolfinx_mbs.integrate.dense.stepper import BatchStepper, DenseStepper, ExactStepper
 from dolfinx_mbs.integrate.dense.varying import applies as varying_applies
@@ -23,7 +23,13 @@ from dolfinx_mbs.integrate.dense.varying import loads_steady
 from dolfinx_mbs.integrate.sparse.alpha2 import SparseAlpha2
 from dolfinx_mbs.integrate.sparse.midpoint import SparseMidpoint
 from dolfinx_mbs.integrate.sparse.stepper import SOLVER_OPTIONS, SparseStepper
-from dolfinx_mbs.integrate.stepper import RunSpec, Stepper, ts_only
+from dolfinx_mbs.integrate.stepper import (
+    RunSpec,
+    Stepper,
+    StepperClass,
+    steps_in_python,
+    ts_only,
+)
 from dolfinx_mbs.integrate.ts.stepper import TSStepper
 from dolfinx_mbs.petsc_options import given_options
 from dolfinx_mbs.systems.records import constant_frame
@@ -50,24 +56,25 @@ DENSE_MAX = 300
 DENSE_MAX_VARYING = 60
 
 
-def _dense(system: RunSystem) -> type:
+def _dense(system: RunSystem) -> StepperClass:
     """The dense path's stepper of ``system``.
 
     The dense path's stepper of ``system``: in batch where its frames change in time as
-    combinations of constant reduced matrices, step by step else.
+    combinations of constant reduced matrices, step by step else (whose ``applies`` says
+    why a system the path cannot step is refused).
     """
-    return BatchStepper if not constant_frame(system) and varying_applies(system) else \
-        DenseStepper
+    return BatchStepper if steps_in_python(system) and not constant_frame(system) and \
+        varying_applies(system) else DenseStepper
 
 
-def _sparse(run: RunSpec) -> type:
+def _sparse(run: RunSpec) -> StepperClass:
     return SparseMidpoint if run.formulation == "hamiltonian" else SparseAlpha2
 
 
 def _auto(system: RunSystem, run: RunSpec) -> str:
     given = set(given_options(run.prefix)) | {k for k in (run.options or {})
                                               if k != "ts_alpha_radius"}
-    if run.checkpoints or run.drives or ts_only(system) is not None or \
+    if run.checkpoints or run.drives or not steps_in_python(system) or \
             any(not k.startswith(SOLVER_OPTIONS) for k in given):
         return "ts"
     linear = "linear" if SparseStepper.applies(system, run) is None else "ts"
@@ -98,8 +105,9 @@ def choose(system: RunSystem, run: RunSpec, stepper: str) -> str:
         return _auto(system, run)
     if stepper == "ts":
         return stepper
-    cls = {"dense": _dense(system), "exact": ExactStepper, "linear": _sparse(run)}[stepper]
-    why: str | None = cls.applies(system, run)
+    kinds: Dict[str, StepperClass] = {"dense": _dense(system), "exact": ExactStepper,
+                                      "linear": _sparse(run)}
+    why = kinds[stepper].applies(system, run)
     if why is not None and stepper == "linear":
         raise ValueError(f"stepper='linear' cannot step a run with {why}: use "
                          "stepper='ts' or 'auto'")
@@ -125,7 +133,16 @@ def make(system: RunSystem, run: RunSpec, path: str) -> Stepper:
 
     Returns:
         The stepper, made for the run.
+
+    Raises:
+        ValueError: a path that steps in Python for a system that only TS steps (which
+            :func:`choose` does not give).
     """
-    cls = {"ts": TSStepper, "dense": _dense(system), "exact": ExactStepper,
-           "linear": _sparse(run)}[path]
-    return cls(system, run)
+    if path == "ts":
+        return TSStepper(system, run)
+    if not steps_in_python(system):
+        raise ValueError(f"stepper={path!r}: a system with {ts_only(system)} steps with PETSc "
+                         "TS only (stepper='ts' or 'auto')")
+    kinds: Dict[str, StepperClass] = {"dense": _dense(system), "exact": ExactStepper,
+                                      "linear": _sparse(run)}
+    return kinds[path](system, run)

@@ -35,6 +35,7 @@ from dolfinx_mbs.integrate.initial import reduced_initial
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.stability import Stability
 from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
+from dolfinx_mbs.systems.multipliers import SaddlePoint
 
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
@@ -127,7 +128,7 @@ class Result:
 
 def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
               resume: checkpoint.Checkpoint | None = None,
-              energies: Type[obs.Observer] | None = None,
+              energies: Type[obs.Energies] | None = None,
               probes: Callable | None = None) -> Dict[str, obs.Observer]:
     """The run's observers, with the divergence check.
 
@@ -148,8 +149,8 @@ def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
         The observers by name.
     """
     stab = None
-    if rec.stability != "off" and hasattr(system, "pencil") and not system.has_multipliers \
-            and not system.nonlinear:
+    if rec.stability != "off" and hasattr(system, "pencil") and \
+            not isinstance(system, SaddlePoint) and not system.nonlinear:
         stab = Stability(system, rec.stability, max(10, n_steps // 50),
                          multigrid=rec.multigrid)
     watch = obs.make_observers(system, label, n_steps, rec.arguments(), resume, energies,
@@ -190,9 +191,10 @@ class Boundaries:
     def needs(self) -> Needs:
         """What the observers read (:class:`~dolfinx_mbs.integrate.stepper.Needs`)."""
         w = self.watch
+        energy = obs.named(w, "energy", obs.Energies)
         return Needs(velocity=self.need_v,
                      vectors=self.set_u or any(k in w for k in ("reactions", "callback"))
-                     or "energy" not in w or w["energy"].reads_vectors,
+                     or energy is None or energy.reads_vectors,
                      displacement=self.set_u,
                      whole_run=w if all(o.whole_run for o in w.values()) else None)
 
@@ -224,12 +226,12 @@ class Boundaries:
             if not stop:  # the run goes on as a restart from the checkpoint would
                 self.stepper.checkpointed()
         if stop:
-            raise checkpoint.Interrupted(stop, t, w and w.last)
+            raise checkpoint.Interrupted(stop, t, None if w is None else w.last)
 
     def checkpoint(self) -> None:
         """Write the stepper's state and the observers' accumulators."""
-        acc = {"energy": self.watch["energy"].accumulators()} if "energy" in self.watch \
-            else {}
+        energy = obs.named(self.watch, "energy", obs.Energies)
+        acc = {"energy": energy.accumulators()} if energy is not None else {}
         index, t, dt, vecs = self.stepper.snapshot()
         self.writer.write(index, t, dt, vecs, {}, acc)
 
@@ -295,8 +297,9 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
             if writer is not None and stepper.steps % writer.every:  # the final state
                 at.checkpoint()
             at.last_state_to_bodies()
-            if "rotation" in watch:  # the bodies' u hold the last state
-                watch["rotation"].report(at.times[-1])
+            rotation = obs.named(watch, "rotation", RotationRange)
+            if rotation is not None:  # the bodies' u hold the last state
+                rotation.report(at.times[-1])
         except (PETSc.Error, FloatingPointError) as e:
             user = e.__cause__
             if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
@@ -307,7 +310,7 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
                 # original traceback
                 user.__context__ = user.__cause__ = None
                 raise user.with_traceback(None) from None
-            msg = watch["finite"].failure or stepper.failure(e)
+            msg = obs.named(watch, "finite", obs.Finite).failure or stepper.failure(e)
             raise RuntimeError(f"time integration failed ({stepper.formulation}, "
                                f"{stepper.method}) at t={stepper.time:g}: {msg}") from None
         finally:
@@ -322,17 +325,21 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
 
 def _result(times: List[float], watch: Dict[str, obs.Observer], system: RunSystem,
             stepper: Stepper, restarted_from: float | None = None) -> Result:
-    pr = watch.get("probes")
+    pr = obs.named(watch, "probes", obs.ProbeHistory)
     dim = pr.probes.dim if pr else system.bodies[0].gdim
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
-    energy = watch["energy"].history if "energy" in watch else {}
-    rhist = watch["reactions"].history if "reactions" in watch else {}
-    rframe = watch["reactions"].frame_history if "reactions" in watch else {}
-    rotation = watch["rotation"].reported if "rotation" in watch else {}
+    en = obs.named(watch, "energy", obs.Energies)
+    energy = en.history if en is not None else {}
+    re = obs.named(watch, "reactions", obs.Reactions)
+    rhist = re.history if re is not None else {}
+    rframe = re.frame_history if re is not None else {}
+    ro = obs.named(watch, "rotation", RotationRange)
+    rotation = ro.reported if ro is not None else {}
     frames = {}
-    if "drives" in watch:
-        from dolfinx_mbs.integrate.observers import FrameHistory
-        frames = {k: FrameHistory(v) for k, v in watch["drives"].history.items()}
+    dr = obs.named(watch, "drives", obs.DriveHistory)
+    if dr is not None:
+        frames = {k: obs.FrameHistory(v) for k, v in dr.history.items()}
+    st = obs.named(watch, "stability", Stability)
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=stepper.formulation, ts_type=stepper.scheme,
@@ -340,5 +347,5 @@ def _result(times: List[float], watch: Dict[str, obs.Observer], system: RunSyste
                   reactions={k: np.array(v) for k, v in rhist.items()},
                   reactions_frame={k: np.array(v) for k, v in rframe.items()}, frames=frames,
                   restarted_from=restarted_from, rotation=rotation,
-                  instabilities=watch["stability"].found if "stability" in watch else [],
+                  instabilities=st.found if st is not None else [],
                   stepper=stepper.path)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Type, TypeVar, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -31,13 +31,15 @@ if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
 
 __all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
            "FrameHistory", "Callback", "Fields", "Csv", "Progress", "make_observers", "notify",
-           "dots", "FIRST", "CSV_ORDER"]
+           "named", "dots", "FIRST", "CSV_ORDER"]
 
 #: the observers that see a step before the bodies' displacement is set (the finiteness
 #: check reads the energies)
 FIRST = ("energy", "finite")
 #: the observers whose values make the CSV row after the time, in this order
 CSV_ORDER = ("probes", "energy", "reactions", "drives")
+
+_Named = TypeVar("_Named", bound="Observer")
 
 
 @dataclasses.dataclass
@@ -493,7 +495,8 @@ class Progress(Observer):
     whole_run = True
 
     def __init__(self, comm: MPI.Comm, n_steps: int, label: str) -> None:
-        self.bar = None
+        #: tqdm's bar, or None
+        self.bar: Any = None
         if comm.rank == 0 and n_steps >= 100:
             try:
                 from tqdm import tqdm
@@ -586,6 +589,31 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
     if a["progress"]:
         out["progress"] = Progress(system.comm, n_steps, label)
     return out
+
+
+def named(watch: Mapping[str, Observer], name: str, kind: Type[_Named]) -> _Named | None:
+    """The observer ``name`` of a run, of the class its name stands for.
+
+    The observer ``name`` of a run's observers (:func:`make_observers`, and the driver's
+    additions), which is of the class ``kind`` that name stands for, or None where the run
+    has none.
+
+    Args:
+        watch: the run's observers by name.
+        name: the name (``"energy"``, ``"finite"``, ``"probes"``, ...).
+        kind: the class of the observers of that name (or a base of it).
+
+    Returns:
+        The observer, or None.
+
+    Raises:
+        TypeError: the observer under ``name`` is not a ``kind``.
+    """
+    o = watch.get(name)
+    if o is not None and not isinstance(o, kind):
+        raise TypeError(f"the run's observer {name!r} is a {type(o).__name__}, not a "
+                        f"{kind.__name__}")
+    return o
 
 
 def notify(watch: Dict[str, Observer], step: Step, system: RunSystem, full: PETSc.Vec,

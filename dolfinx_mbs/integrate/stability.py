@@ -46,6 +46,7 @@ from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 if TYPE_CHECKING:
     from dolfinx_mbs.systems.rigid_modes import RigidSubspace
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
+    from dolfinx_mbs.systems.velocity import VelocitySystem
 
 __all__ = ["Instability", "InstabilityWarning", "InstabilityError", "Stability", "MODES",
            "negative_by_lobpcg", "LOBPCG_OPTIONS"]
@@ -187,7 +188,7 @@ class Stability(Observer):
 
     whole_run = True  # the dense stepper shows it a whole run's states (Step.dense)
 
-    def __init__(self, system: SecondOrderSystem, mode: str, every: int,
+    def __init__(self, system: SecondOrderSystem | VelocitySystem, mode: str, every: int,
                  multigrid: bool = False) -> None:
         self.system, self.mode, self.every = system, mode, max(1, int(every))
         self.multigrid = bool(multigrid)

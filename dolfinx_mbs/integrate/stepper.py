@@ -23,6 +23,7 @@ from typing import (
     Protocol,
     Sequence,
     Tuple,
+    Type,
     Union,
     runtime_checkable,
 )
@@ -32,7 +33,11 @@ from petsc4py import PETSc
 from dolfinx_mbs.integrate.schemes import step_times
 
 if TYPE_CHECKING:
+    from typing import TypeGuard
+
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.dense.exact import LoadBasis
+    from dolfinx_mbs.integrate.observers import Energies, Observer
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
     from dolfinx_mbs.systems.velocity import VelocitySystem
@@ -40,7 +45,8 @@ if TYPE_CHECKING:
     #: a run's typed system (:meth:`dolfinx_mbs.Model.system`; Hamilton's is a second-order one)
     RunSystem = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
 
-__all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "PythonLoop", "ts_only"]
+__all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "StepperClass", "PythonLoop",
+           "ts_only", "steps_in_python"]
 
 
 def ts_only(system: RunSystem) -> str | None:
@@ -62,6 +68,22 @@ def ts_only(system: RunSystem) -> str | None:
     if system.nonlinear:
         return "nonlinear strain (stiffening='nonlinear')"
     return None
+
+
+def steps_in_python(system: RunSystem) -> TypeGuard[SecondOrderSystem]:
+    """Whether the backends that step in Python may step ``system``.
+
+    Whether :func:`ts_only` finds nothing against the backends that step in Python: then
+    ``system`` has no multipliers and no velocity rows, a second-order system (Hamilton's is
+    one), the system those backends take.
+
+    Args:
+        system: the run's typed system.
+
+    Returns:
+        True when :func:`ts_only` gives None.
+    """
+    return ts_only(system) is None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +117,7 @@ class RunSpec:
     prefix: str = "mbs_"
     reactions: object = False
     energy: bool = True
-    load_basis: object = None
+    load_basis: LoadBasis | None = None
     checkpoints: bool = False
     drives: bool = False
 
@@ -190,8 +212,8 @@ class Stepper(Protocol):
     steps: int
     time: float
     checkpoints: bool
-    energies_observer: type | None
-    probes_observer: Callable | None
+    energies_observer: Type[Energies] | None
+    probes_observer: Callable[[Sequence, Sequence], Observer] | None
 
     @staticmethod
     def applies(system: RunSystem, run: RunSpec) -> str | None:
@@ -315,6 +337,37 @@ class Stepper(Protocol):
         """Release the stepper's PETSc objects (collective)."""
 
 
+class StepperClass(Protocol):
+    """A backend's stepper class as :mod:`dolfinx_mbs.integrate.choice` uses it.
+
+    Asked whether it :meth:`applies` to a run, then called to make the stepper of the run.
+    The backends that step in Python take a second-order system (:func:`steps_in_python`);
+    the TS backend takes every run's system, a second-order one among them.
+    """
+
+    def applies(self, system: RunSystem, run: RunSpec) -> str | None:
+        """Whether the class's stepper can step ``run`` (:meth:`Stepper.applies`).
+
+        Args:
+            system: the run's typed system.
+            run: the run.
+
+        Returns:
+            None when it can, else why not.
+        """
+
+    def __call__(self, system: SecondOrderSystem, run: RunSpec) -> Stepper:
+        """The stepper made for ``run`` on ``system``.
+
+        Args:
+            system: the run's system.
+            run: the run.
+
+        Returns:
+            The stepper.
+        """
+
+
 class PythonLoop:
     """The time loop of the steppers that step in Python.
 
@@ -327,8 +380,8 @@ class PythonLoop:
     steps = 0
     time = 0.0
     checkpoints = False
-    energies_observer = None
-    probes_observer = None
+    energies_observer: Type[Energies] | None = None
+    probes_observer: Callable[[Sequence, Sequence], Observer] | None = None
 
     def step(self, t: float, h: float) -> None:  # pragma: no cover - the backend's
         """The step from ``t`` to ``t + h``.
@@ -344,6 +397,14 @@ class PythonLoop:
 
         Args:
             at: the driver's side of the seam.
+        """
+        self.loop(at)
+
+    def loop(self, at: Callable[[int, float], None]) -> None:
+        """The loop of :meth:`march`, calling ``at(index, t)`` at every step boundary.
+
+        Args:
+            at: called at every step boundary (the driver's, or a stepper's own).
         """
         out = self.times
         self.time = out[0]

@@ -48,6 +48,7 @@ from dolfinx_mbs.systems.rigid_modes import RigidSubspace, rigid_subspace
 
 if TYPE_CHECKING:
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
+    from dolfinx_mbs.systems.velocity import VelocitySystem
 
 __all__ = ["ModalResult", "generalized_frequencies", "gyroscopic_frequencies",
            "gyroscopic_modes", "natural_frequencies", "modes", "negative_count", "pencil_modes",
@@ -521,7 +522,7 @@ def _log_rigid(rigid: RigidSubspace, Kr: PETSc.Mat, Gr: PETSc.Mat | None) -> np.
     return lam
 
 
-def natural_frequencies(system: SecondOrderSystem, t: float = 0.0, n: int = 4,
+def natural_frequencies(system: SecondOrderSystem | VelocitySystem, t: float = 0.0, n: int = 4,
                         gyroscopic: bool = False, shift: float = 0.0) -> np.ndarray:
     """The ``n`` lowest natural frequencies (rad/s) of ``system`` (a typed system with
     ``pencil``, :mod:`dolfinx_mbs.systems`), constrained and undamped, about the frame state at
@@ -665,8 +666,9 @@ class ModalResult(Mapping):
         return tuple(f.name for f in dataclasses.fields(cls))
 
 
-def modes(system: SecondOrderSystem, t: float = 0.0, n: int = 6, damping: bool = True,
-          shift: float = 0.0, output: str | None = None, shapes: bool = False) -> ModalResult:
+def modes(system: SecondOrderSystem | VelocitySystem, t: float = 0.0, n: int = 6,
+          damping: bool = True, shift: float = 0.0, output: str | None = None,
+          shapes: bool = False) -> ModalResult:
     """Complex modes of (lambda^2 M + lambda (G + D) + K_eff) x = 0 of ``system`` about the frame
     state at ``t`` (Coriolis, damping when ``damping`` and the materials have it, spin
     softening, stiffening): the unstable ones, fastest growth first, then the ``n`` (in all)

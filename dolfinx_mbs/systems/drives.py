@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.bodies.rigid import RigidBody
     from dolfinx_mbs.frames.base import Frame
-    from dolfinx_mbs.systems.coupled import CoupledSystem
+    from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["Drives", "rigid_resultants", "frame_label"]
 
@@ -94,7 +94,7 @@ class Drives:
         gravity: the model's gravity (global components) or None.
     """
 
-    def __init__(self, system: CoupledSystem, rigid: Sequence[RigidBody] = (),
+    def __init__(self, system: SecondOrderSystem, rigid: Sequence[RigidBody] = (),
                  gravity: ArrayLike | None = None) -> None:
         self.system = system
         self.gravity = None if gravity is None else np.asarray(gravity, dtype=float)

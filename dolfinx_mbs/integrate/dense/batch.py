@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Dict, Sequence, Tuple
 
 import numpy as np
 
-from dolfinx_mbs.integrate.dense.operators import Ops
+from dolfinx_mbs.integrate.dense.operators import Alpha2, Ops
 from dolfinx_mbs.integrate.dense.varying import VaryingOperators
 from dolfinx_mbs.integrate.schemes import (
     alpha2_coefficients,
@@ -24,7 +24,7 @@ from dolfinx_mbs.integrate.schemes import (
 )
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.dense.operators import Alpha2, CrankNicolson, Midpoint
+    from dolfinx_mbs.integrate.dense.operators import CrankNicolson, Midpoint
 
 __all__ = ["WholeRun"]
 
@@ -51,7 +51,8 @@ def _alpha2_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, params:
     N, n = o["K"].shape[:2]
     hh = h[:, None, None]
     c = alpha2_coefficients(hh, params)
-    c1 = 1.0 / c.hhb
+    # the coefficients of h are (N, 1, 1) arrays here (Alpha2Coefficients types the scalars)
+    c1 = np.asarray(1.0 / c.hhb)
     K, C = o["K"], o["C"]
     J = K + c.sv * C + c.sa * M
     # V_a = vV V0 + vA A0, A_a = aV V0 + aA A0 (the predictor X1 = X0 in the stage)
@@ -73,7 +74,7 @@ def _alpha2_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, params:
     P[:, a, a] += c.cA
     P[:, V, :] = (c.sv * c.hhb) * P[:, A, :]      # V1 = V0 + adv A0 + h gamma (A1 - cA A0)
     P[:, v, v] += 1.0
-    P[:, v, a] += (c.adv - c.sv * c.hhb * c.cA)[:, :, 0]
+    P[:, v, a] += np.asarray(c.adv - c.sv * c.hhb * c.cA)[:, :, 0]
     return P
 
 
@@ -93,13 +94,16 @@ class WholeRun:
     """
 
     momentum = False  # the velocities are given, not the momenta
+    #: the output times' row in the states, by time (made by :meth:`trajectory`)
+    _index: Dict[float, int]
 
     def __init__(self, scheme: Alpha2 | CrankNicolson | Midpoint,
                  ops: VaryingOperators) -> None:
         self.scheme, self.ops = scheme, ops
         self.name = scheme.name
-        self.outputs = None
-        self.Q = self.V = None
+        self.outputs: Ops | None = None
+        self.Q: np.ndarray | None = None
+        self.V: np.ndarray | None = None
         self.k = 0
 
     def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
@@ -123,16 +127,16 @@ class WholeRun:
         Returns:
             (Q, V), one row per time.
         """
-        times = np.asarray(times, dtype=float)
+        grid = np.asarray(times, dtype=float)
         ops, sch = self.ops, self.scheme
         M, n = ops.M, ops.M.shape[0]
-        N = len(times)
+        N = len(grid)
         kind = sch.name if not sch.momentum else "midpoint"
         Y = np.ones((N, (3 if kind == "alpha2" else 2) * n + 1))  # (y, 1)
-        if kind == "alpha2":
+        if isinstance(sch, Alpha2):  # kind "alpha2"
             X0, V0 = sch.X.copy(), sch.V.copy()
             if N > 1:  # the restart by the scheme itself
-                sch.step(times[0], times[1] - times[0])
+                sch.step(grid[0], grid[1] - grid[0])
             Y[0, :n], Y[0, n:2 * n] = X0, V0
             if N > 1:
                 Y[1, :-1] = np.concatenate([sch.X, sch.V, sch.A])
@@ -143,15 +147,16 @@ class WholeRun:
         m = Y.shape[1]
         chunk = min(N, max(1, int(CHUNK_BYTES // (8 * (m * m + 8 * n * n)))))
         buf = np.empty((chunk, m, m))  # the maps of a chunk of steps (reused)
-        af = sch.params[1] if kind == "alpha2" else None
+        params = sch.params if isinstance(sch, Alpha2) else None
+        af = None if params is None else params[1]
         for a in range(first, N - 1, chunk):
             b = min(N - 1, a + chunk)
-            t, h = times[a:b], np.diff(times[a:b + 1])
+            t, h = grid[a:b], np.diff(grid[a:b + 1])
             if kind == "alpha2":
-                P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, sch.params,
+                P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, params,
                                  buf[:b - a])
             elif kind == "theta":
-                o = ops.many(times[a:b + 1], ("C", "K"), ("f",))
+                o = ops.many(grid[a:b + 1], ("C", "K"), ("f",))
                 o0 = {k: v[:-1] for k, v in o.items()}
                 o1 = {k: v[1:] for k, v in o.items()}
                 P = _augmented(buf[:b - a])
@@ -167,15 +172,15 @@ class WholeRun:
         self.Q = Y[:, :n]
         need = ("Kpot",) if "Kpot" in ops.fields else ()
         vec = ("f",) + (("pi0",) if kind == "midpoint" else ())
-        out = ops.many(times, need + (("Gp",) if kind == "midpoint" else ()), vec)
+        out = ops.many(grid, need + (("Gp",) if kind == "midpoint" else ()), vec)
         if kind == "midpoint":  # v = M^-1 (p - G_p q - pi_0)
             W = Y[:, n:-1] - np.einsum("kij,kj->ki", out["Gp"], self.Q) - out["pi0"]
             self.V = W @ ops.mass_inverse().T
         else:
             self.V = Y[:, n:2 * n]
-        self.outputs = Ops(times, None, {"M": M, "Kel": ops.Kel, "Kpot": out.get("Kpot")},
+        self.outputs = Ops(grid, None, {"M": M, "Kel": ops.Kel, "Kpot": out.get("Kpot")},
                            {"f": out["f"]})
-        self._index = {float(t): k for k, t in enumerate(times)}
+        self._index = {float(t): k for k, t in enumerate(grid)}
         self.k = 0
         return self.Q, self.V
 

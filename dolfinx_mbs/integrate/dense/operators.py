@@ -96,7 +96,7 @@ class Ops:
     Gq = G_p + D where the record has none).
 
     Args:
-        t: the time (s).
+        t: the time (s), or the times of operators stacked over several times.
         version: the record's version of the matrices.
         mats: the matrices by name.
         vecs: the vectors by name.
@@ -116,7 +116,7 @@ class Ops:
     h: np.ndarray
     fa: np.ndarray
 
-    def __init__(self, t: float, version: Hashable, mats: Dict[str, np.ndarray],
+    def __init__(self, t: float | np.ndarray, version: Hashable, mats: Dict[str, np.ndarray],
                  vecs: Dict[str, np.ndarray]) -> None:
         self.t, self.version = t, version
         self.__dict__.update(mats)

@@ -22,17 +22,26 @@ observers are given the run after all its steps are taken (:meth:`_DenseStepper.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Sequence
+from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple, Type
 
 import numpy as np
 
 from dolfinx_mbs.integrate import observers as obs
 from dolfinx_mbs.integrate.dense.batch import WholeRun
-from dolfinx_mbs.integrate.dense.exact import Exact, LoadBasis
+from dolfinx_mbs.integrate.dense.exact import Exact, LoadBasis, LoadFit
 from dolfinx_mbs.integrate.dense.operators import SCHEMES, DenseOperators, gather_vector
 from dolfinx_mbs.integrate.dense.varying import VaryingOperators
 from dolfinx_mbs.integrate.dense.varying import applies as varying_applies
-from dolfinx_mbs.integrate.stepper import PythonLoop, RunSpec, State, ts_only
+from dolfinx_mbs.integrate.motion_range import RotationRange
+from dolfinx_mbs.integrate.stability import Stability
+from dolfinx_mbs.integrate.stepper import (
+    Needs,
+    PythonLoop,
+    RunSpec,
+    State,
+    steps_in_python,
+    ts_only,
+)
 from dolfinx_mbs.io.output import Probes, probe_columns
 
 if TYPE_CHECKING:
@@ -90,16 +99,19 @@ class DenseEnergies(obs.Energies):
         self.record_all(T, kin, ela, pot, jac, power)
 
 
-class ProbeMatrix(obs.Observer):
+class ProbeMatrix(obs.ProbeHistory):
     """The probes as P q: P found once, by expanding each unit vector of the reduced
     coordinates and evaluating the probes (exact: the expansion A q is linear). For systems
-    without prescribed motion (a0 = 0).
+    without prescribed motion (a0 = 0). The probes' history as
+    :class:`~dolfinx_mbs.integrate.observers.ProbeHistory` keeps it, without the bodies'
+    displacement.
 
     Args:
         system: the run's typed system.
         points: the probes (points of the first body, or (body, point) pairs).
     """
 
+    needs_u = False
     whole_run = True
 
     def __init__(self, system: SecondOrderSystem, points: Sequence) -> None:
@@ -142,6 +154,32 @@ class ProbeMatrix(obs.Observer):
         self.values.extend((Q @ self.P.T).reshape(len(Q), self.probes.n, self.probes.dim))
 
 
+class DenseScheme(Protocol):
+    """What the dense steppers read of their scheme.
+
+    What the dense steppers read of their scheme (the dense path's schemes of
+    :mod:`dolfinx_mbs.integrate.dense.operators`, :class:`~dolfinx_mbs.integrate.dense.exact.
+    Exact`, :class:`~dolfinx_mbs.integrate.dense.batch.WholeRun`): its name, whether its
+    state holds the momentum, its initial state, its steps and its state as arrays.
+    """
+
+    name: str
+    momentum: bool
+
+    def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
+                p0: np.ndarray | None = None) -> None:
+        """The state at ``t0`` (reduced arrays; Hamilton's momentum ``p0`` replaces v0)."""
+
+    def step(self, t: float, h: float) -> None:
+        """The step from ``t`` to ``t + h``."""
+
+    def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
+        """(q, v) at the time ``t`` just reached."""
+
+    def raw(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The scheme's own state: (q, v), or (q, p) in Hamilton's form."""
+
+
 class _DenseStepper(PythonLoop):
     """What the dense steppers share: the scheme (``stepped``) on dense operators
     (``ops``), the state as arrays and as the run's PETSc vectors, the dense observers, the
@@ -153,7 +191,13 @@ class _DenseStepper(PythonLoop):
     """
 
     path = "dense"
-    energies_observer = DenseEnergies
+    energies_observer: Type[obs.Energies] | None = DenseEnergies
+    #: the operators (set by each stepper)
+    ops: DenseOperators | VaryingOperators
+    #: the scheme on them (set by each stepper)
+    stepped: DenseScheme
+    scheme: str
+    method: str
     #: the operators change at every step, combined from stacks (a whole run's steps formed
     #: at once)
     varying = False
@@ -180,11 +224,12 @@ class _DenseStepper(PythonLoop):
         self.prescribed = system.reducer.prescribed
         self.probes_observer = None if self.prescribed else \
             (lambda bodies, points: ProbeMatrix(system, points))
-        self.fit = None
+        self.fit: LoadFit | None = None
         self.qv = system.create_reduced_vec(), system.create_reduced_vec()
         self.r0, self.r1 = self.qv[0].getOwnershipRange()
-        self.q = self.v = None
-        self.needs = None
+        self.q: np.ndarray | None = None
+        self.v: np.ndarray | None = None
+        self.needs: Needs | None = None
 
     def _scheme(self, ops: DenseOperators | VaryingOperators,
                 radius: float | None) -> Alpha2 | CrankNicolson | Midpoint:
@@ -286,10 +331,12 @@ class _DenseStepper(PythonLoop):
         """Step through ``times`` keeping the states, then give the observers the whole run
         (the same values as step by step)."""
         N, n = len(times), self.system.n_reduced
-        st = watch.get("stability")
+        st = obs.named(watch, "stability", Stability)
         sch = self.stepped
-        if st is not None and self.varying and sch.outputs.Kpot is not None and \
-                st.clear(sch.outputs.Kpot):
+        # the varying operators' scheme is BatchStepper's whole run, stepped already
+        batch = sch if isinstance(sch, WholeRun) else None
+        if st is not None and batch is not None and batch.outputs.Kpot is not None and \
+                st.clear(batch.outputs.Kpot):
             st = None  # no negative stiffness at any step it would check: nothing to report
         if st is not None:  # a constant frame state: checked at the first step only, on the
             # dense operators (no factorization of the system's), else where due (the
@@ -298,27 +345,30 @@ class _DenseStepper(PythonLoop):
                 st.observe(obs.Step(index=k, t=times[k], q=self.qv[0], v=self.qv[1], u=None,
                                     stepper=self, dense=(None, None,
                                                          sch if self.varying else self.ops)))
-        if self.varying:  # stepped already (_trajectory)
-            Q, W = sch.Q, sch.V
-        elif hasattr(sch, "trajectory"):  # exact steps: the loads' part in one product
+        if batch is not None:  # stepped already (_trajectory)
+            Q, W = batch.Q, batch.V
+        elif isinstance(sch, Exact):  # exact steps: the loads' part in one product
             Q, W = sch.trajectory(times)
         else:  # the one Python loop, the states kept
             Q, W = np.empty((N, n)), np.empty((N, n))
 
             def keep(k: int, t: float) -> None:
                 Q[k], W[k] = sch.raw()
-            PythonLoop.march(self, keep)
+            self.loop(keep)
         T = np.array(times)
-        if self.varying:
-            o = sch.outputs
+        o: Ops
+        if batch is not None:
+            o = batch.outputs
             vec = {"f": o.f}
         else:
+            # the loads fitted exactly (march): no whole run otherwise
             vec = self.fit.values_many(T)
             o = self.ops.at(times[0])
         V = W
         if sch.momentum:  # v = M^-1 (p - G_p q - pi_0)
             V = (W - Q @ o.Gp.T - vec["pi0"]) @ self.ops.mass_inverse().T
-        en, fin = watch.get("energy"), watch["finite"]
+        en = obs.named(watch, "energy", DenseEnergies)
+        fin = obs.named(watch, "finite", obs.Finite)
         if en is not None:
             en.observe_all(T, Q, V, vec["f"], o)
             bad = ~(np.isfinite(en.history["kinetic"]) & np.isfinite(en.history["elastic"]))
@@ -329,11 +379,13 @@ class _DenseStepper(PythonLoop):
             self.time = times[k]
             fin.failure = f"the solution is not finite at t={times[k]:g} (step {k})"
             raise FloatingPointError(fin.failure)
-        if "probes" in watch:
-            watch["probes"].observe_all(Q)
-        if "rotation" in watch:
-            watch["rotation"].observe_all(times, Q)
-        pb = watch.get("progress")
+        pr = obs.named(watch, "probes", ProbeMatrix)
+        if pr is not None:
+            pr.observe_all(Q)
+        ro = obs.named(watch, "rotation", RotationRange)
+        if ro is not None:
+            ro.observe_all(times, Q)
+        pb = obs.named(watch, "progress", obs.Progress)
         if pb is not None and pb.bar is not None:
             pb.bar.update(N - 1)
 
@@ -354,10 +406,10 @@ class DenseStepper(_DenseStepper):
 
     def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
-        self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
-        if self.ops.constant_frame() and 2 * self.n_steps > 2 * self.basis.m + 4:
-            self.fit = self.ops.fit_loads(self.basis, run.t0, run.t_end)
-        self.stepped = self._scheme(self.ops, run.spectral_radius)
+        ops = self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
+        if ops.constant_frame() and 2 * self.n_steps > 2 * self.basis.m + 4:
+            self.fit = ops.fit_loads(self.basis, run.t0, run.t_end)
+        self.stepped = self._scheme(ops, run.spectral_radius)
         self._named()
         log.info("integrate: dense path, %s (%s), %d unknowns on every rank%s",
                  self.formulation, self.method, system.n_reduced,
@@ -392,19 +444,19 @@ class ExactStepper(_DenseStepper):
 
     def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
-        self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
-        if not self.ops.constant_frame():
+        ops = self.ops = DenseOperators(system, run.formulation, run.energy, bool(run.reactions))
+        if not ops.constant_frame():
             raise ValueError("stepper='exact' needs a frame state constant in time (time-"
                              "invariant frames, fixed constraints, linear strain); use "
                              "stepper='dense'")
-        fit = self.fit = self.ops.fit_loads(self.basis, run.t0, run.t_end)
+        fit = self.fit = ops.fit_loads(self.basis, run.t0, run.t_end)
         if not fit.exact:
             raise ValueError(
                 "stepper='exact': the loads over [t0, t_end] are not in the span of "
                 f"{self.basis.describe()} (fit residual {fit.residual:.2e} of their "
                 "variation): give load_degree= and load_frequencies= (rad/s) that span them, "
                 "or use stepper='dense'")
-        self.stepped = Exact(self.ops, run.formulation, run.t0)
+        self.stepped = Exact(ops, run.formulation, run.t0)
         self._named()
         log.info("integrate: exact path, %s (%s), %d unknowns on every rank, loads fitted on "
                  "%s (residual %.1e)", self.formulation, self.method, system.n_reduced,
@@ -436,16 +488,18 @@ class BatchStepper(_DenseStepper):
             None where the operators change in time as combinations of constant reduced
             matrices (:func:`dolfinx_mbs.integrate.dense.varying.applies`), else why not.
         """
-        why = ts_only(system)
-        if why is None and not varying_applies(system):
-            why = "operators that are not combinations of constant reduced matrices"
-        return why
+        if not steps_in_python(system):
+            return ts_only(system)
+        if not varying_applies(system):
+            return "operators that are not combinations of constant reduced matrices"
+        return None
 
     def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
-        self.ops = VaryingOperators(system, run.formulation, run.energy, bool(run.reactions))
-        self.combined = self.ops.check_loads(run.t0, run.t_end, self.times)
-        self.stepped = WholeRun(self._scheme(self.ops, run.spectral_radius), self.ops)
+        ops = self.ops = VaryingOperators(system, run.formulation, run.energy,
+                                          bool(run.reactions))
+        self.combined = ops.check_loads(run.t0, run.t_end, self.times)
+        self.batch = self.stepped = WholeRun(self._scheme(ops, run.spectral_radius), ops)
         self._named()
         log.info("integrate: dense path, %s (%s), %d unknowns on every rank, frames changing "
                  "in time: operators combined from reduced stacks, loads %s, the steps formed "
@@ -454,4 +508,4 @@ class BatchStepper(_DenseStepper):
 
     def _trajectory(self) -> None:
         with np.errstate(over="ignore", invalid="ignore"):
-            self.stepped.trajectory(self.times)
+            self.batch.trajectory(self.times)

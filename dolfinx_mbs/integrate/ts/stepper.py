@@ -15,7 +15,7 @@ that writes checkpoints and restarts from them.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple, Type, cast
 
 from petsc4py import PETSc
 
@@ -37,6 +37,7 @@ from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.observers import Energies, Observer
     from dolfinx_mbs.integrate.stepper import RunSystem
     from dolfinx_mbs.systems.velocity import VelocitySystem
 
@@ -97,8 +98,8 @@ class TSStepper:
 
     path = "ts"
     checkpoints = True
-    energies_observer = None
-    probes_observer = None
+    energies_observer: Type[Energies] | None = None
+    probes_observer: Callable[[Sequence, Sequence], Observer] | None = None
 
     @staticmethod
     def applies(system: RunSystem, run: RunSpec) -> str | None:
