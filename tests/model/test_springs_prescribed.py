@@ -230,9 +230,11 @@ def test_bad_input_refused_and_model_unchanged():
         with pytest.raises(ValueError, match=words):
             model.spring(**args)
         assert model.frame_joints == [] and model.springs == []
-    # the refused calls left nothing behind: the same frequencies, not refused
+    # the refused calls left nothing behind: the frequencies are not refused (as they are for a
+    # model with a spring) and are the same to the eigensolver's tolerance (each solve starts
+    # from another random vector: on 2 ranks two solves differed by 1e-9)
     got = model.natural_frequencies(n=2)
-    assert np.allclose(got, ref, rtol=1e-10), (got, ref)
+    assert np.allclose(got, ref, rtol=1e-8), (got, ref)
     model.spring(bar, end, None, ground, stiffness=1.0, name="k")
     with pytest.raises(ValueError, match="taken"):
         model.spring(bar, end, None, (L, GAP), stiffness=1.0, name="k")
