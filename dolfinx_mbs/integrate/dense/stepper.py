@@ -157,10 +157,10 @@ class ProbeMatrix(obs.ProbeHistory):
 class DenseScheme(Protocol):
     """What the dense steppers read of their scheme.
 
-    What the dense steppers read of their scheme (the dense path's schemes of
-    :mod:`dolfinx_mbs.integrate.dense.operators`, :class:`~dolfinx_mbs.integrate.dense.exact.
-    Exact`, :class:`~dolfinx_mbs.integrate.dense.batch.WholeRun`): its name, whether its
-    state holds the momentum, its initial state, its steps and its state as arrays.
+    The dense path's schemes (those of :mod:`dolfinx_mbs.integrate.dense.operators`,
+    :class:`~dolfinx_mbs.integrate.dense.exact.Exact`,
+    :class:`~dolfinx_mbs.integrate.dense.batch.WholeRun`): its name, whether its state holds
+    the momentum, its initial state, its steps and its state as arrays.
     """
 
     name: str
@@ -168,13 +168,33 @@ class DenseScheme(Protocol):
 
     def initial(self, t0: float, q0: np.ndarray, v0: np.ndarray,
                 p0: np.ndarray | None = None) -> None:
-        """The state at ``t0`` (reduced arrays; Hamilton's momentum ``p0`` replaces v0)."""
+        """Start at ``t0``.
+
+        Args:
+            t0: the start time.
+            q0: the reduced coordinates.
+            v0: their rates.
+            p0: Hamilton's momentum, which replaces ``v0`` in Hamilton's form.
+        """
 
     def step(self, t: float, h: float) -> None:
-        """The step from ``t`` to ``t + h``."""
+        """Take the step from ``t`` to ``t + h``.
+
+        Args:
+            t: the time reached.
+            h: the step.
+        """
 
     def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
-        """(q, v) at the time ``t`` just reached."""
+        """The state at the time just reached.
+
+        Args:
+            t: that time.
+            need_v: whether the rates are wanted (a scheme may skip forming them).
+
+        Returns:
+            ``(q, v)``.
+        """
 
     def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """The scheme's own state: (q, v), or (q, p) in Hamilton's form."""
