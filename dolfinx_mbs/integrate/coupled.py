@@ -113,6 +113,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     if formulation not in CoupledSystem.formulations:
         raise ValueError(f"formulation must be one of {CoupledSystem.formulations} for a model "
                          f"with computed frames, got {formulation!r}")
+    if formulation == "hamiltonian" and spectral_radius not in (None, 1.0):
+        raise ValueError("spectral_radius: formulation 'hamiltonian' steps by the implicit "
+                         f"midpoint rule (radius 1), got {spectral_radius!r}")
     if spectral_radius is not None and not 0.0 <= spectral_radius <= 1.0:
         raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
     if callback is not None and not callable(callback):
@@ -131,6 +134,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         q0 = reduced_initial(system, u0, "u0") if system.parts else system.create_reduced_vec()
         v0v = reduced_initial(system, v0, "v0") if system.parts else system.create_reduced_vec()
         X0 = prob.initial_state(q0, v0v, system.initial_unknowns(q0, v0v, t0))
+        prob.start(t0, X0)
         ts.setTime(t0)
         ts.setTimeStep(dt)
         ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
@@ -239,6 +243,13 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             bar.update(1)
 
     ts.setMonitor(record)
+    mid_rec: list = []
+    if prob.ham is not None and energy:
+        # the midpoint states, whose velocities are those of the momenta p_m = (p0 + p1) / 2
+        def midpoint(t: float, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray) -> None:
+            mon = monitors(system, t, q, v, f)
+            mid_rec.append((t, mon["momentum"], mon["angular_momentum"], mon["total"]))
+        prob.midpoint_hooks.append(midpoint)
     try:
         ts.solve(X0)
         qf, vf, f = prob.state(ts.getSolution())
@@ -290,6 +301,10 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                          for fr, rec in zip(system.frames, frames_rec)},
                  momentum=({"linear": np.array([m[0] for m in mom_rec]),
                             "angular": np.array([m[1] for m in mom_rec])} if energy else {}),
+                 midpoints=({"times": np.array([m[0] for m in mid_rec]),
+                             "linear": np.array([m[1] for m in mid_rec]),
+                             "angular": np.array([m[2] for m in mid_rec]),
+                             "total": np.array([m[3] for m in mid_rec])} if mid_rec else {}),
                  joints={k: FrameHistory(v) for k, v in joints_rec.items()},
                  rotation=rot.reported if rot is not None else {})
     return res

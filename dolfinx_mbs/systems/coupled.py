@@ -286,7 +286,7 @@ class CoupledSystem:
         motors: motors on computed frames (their rows in the same set).
     """
 
-    formulations = ("second-order", "first-order")
+    formulations = ("second-order", "first-order", "hamiltonian")
     has_multipliers = False
     nonlinear = True
 

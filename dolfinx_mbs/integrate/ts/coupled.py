@@ -36,6 +36,7 @@ import scipy.linalg
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
+from dolfinx_mbs.systems.coupled_hamilton import HamiltonForm
 
 if TYPE_CHECKING:
     from dolfinx_mbs.petsc_options import SolverOptions
@@ -203,7 +204,25 @@ class CoupledProblem:
         self.F = PETSc.Vec().createMPI(self.layout, comm=self.comm)
         self.F_work = self.F.duplicate()
         self.dx = self.F.duplicate()
-        if formulation == "second-order":
+        #: Hamilton's form: its momentum rows and the momenta carried between steps
+        self.ham: HamiltonForm | None = None
+        if formulation == "hamiltonian":
+            # TSTHETA at theta 1/2 in its midpoint form: the residual at y_m = (y0 + y1) / 2
+            # with y' = (y1 - y0) / h and the shift 2 / h, y_m the Newton unknown, every step
+            # alike (TSALPHA at radius 1 is the same rule, but PETSc starts it with
+            # backward-Euler stages, which the momenta carried between steps do not follow)
+            self.ham = HamiltonForm(s)
+            self.p0 = s.create_reduced_vec()
+            self.pi0 = np.zeros(self.m)
+            self.X0 = self.F.duplicate()
+            self.t0 = 0.0
+            self.midpoint_hooks: list = []
+            ts.setType(PETSc.TS.Type.THETA)
+            ts.setTheta(0.5)
+            ts.setThetaEndpoint(False)
+            ts.setPreStep(self._pre_step)
+            ts.setPostStep(self._post_step)
+        elif formulation == "second-order":
             ts.setType(PETSc.TS.Type.ALPHA)
             ts.setAlphaRadius(1.0 if radius is None else float(radius))
         else:
@@ -302,7 +321,11 @@ class CoupledProblem:
         try:
             qd.copy(Fq)
             Fq.axpy(-1.0, v)
-            Ff, _ = self.system.evaluate(t, q, v, vd, f, fd, Fv)
+            if self.ham is not None:
+                Ff = self.ham.residual(t, q, v, vd, f, fd, Fv, 2.0 / ts.getTimeStep(),
+                                       self.p0, self.pi0)
+            else:
+                Ff, _ = self.system.evaluate(t, q, v, vd, f, fd, Fv)
             self.system.jointset.q_correction(f, Fq)   # q' - v + g_q^T mu (joints at nodes)
             self.system.set_unknowns(f, fd, q)
         finally:
@@ -312,6 +335,42 @@ class CoupledProblem:
             self.restore(Xdot, qd, vd)
         if self.owner:
             F.array[2 * self.n_local:] = Ff
+
+    # -- Hamilton's form: the momenta between steps ------------------------------------------
+    def start(self, t0: float, X0: PETSc.Vec) -> None:
+        """Hamilton's form: the momenta of the initial state (collective; nothing otherwise).
+
+        Args:
+            t0: the initial time (s).
+            X0: the initial TS vector.
+        """
+        if self.ham is None:
+            return
+        q, v, f = self.state(X0)
+        self.pi0 = self.ham.momenta(t0, q, v, f, self.p0)
+        q.destroy()
+        v.destroy()
+
+    def _pre_step(self, ts: PETSc.TS) -> None:
+        ts.getSolution().copy(self.X0)
+        self.t0 = ts.getTime()
+
+    def _post_step(self, ts: PETSc.TS) -> None:
+        # the midpoint state's momenta p_m = (p0 + p1) / 2 give the step's end momenta
+        Xm = self.X0.copy()
+        Xm.axpy(1.0, ts.getSolution())
+        Xm.scale(0.5)
+        tm = 0.5 * (self.t0 + ts.getTime())
+        q, v, f = self.state(Xm)
+        pm = self.p0.duplicate()
+        pim = self.ham.momenta(tm, q, v, f, pm)
+        self.p0.scale(-1.0)
+        self.p0.axpy(2.0, pm)
+        self.pi0 = 2.0 * pim - self.pi0
+        for hook in self.midpoint_hooks:
+            hook(tm, q, v, f)
+        for x in (Xm, q, v, pm):
+            x.destroy()
 
     def _jacobian(self, ts: PETSc.TS, t: float, X: PETSc.Vec, Xdot: PETSc.Vec, shift: float,
                   J: PETSc.Mat, P: PETSc.Mat) -> None:
@@ -481,7 +540,11 @@ class CoupledProblem:
     def destroy(self) -> None:
         """Release the PETSc objects (collective)."""
         self.ts.getSNES().setPythonContext(None)
+        extra = []
+        if self.ham is not None:
+            self.ham.destroy()
+            extra = [self.p0, self.X0]
         for o in [self.ksp, self.J, self.F, self.F_work, self.dx, self.is_q, self.is_v,
-                  self.S] + self.work + self._X:
+                  self.S] + self.work + self._X + extra:
             if o is not None:
                 o.destroy()
