@@ -70,6 +70,11 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             (BDF2 solves their rows at the step's end, so the joints stay closed to round-off;
             generalized-alpha solves them at its intermediate time and the step's end misses
             them by O(dt^2), see ``Result.joints[name].drift``), else ``"second-order"``.
+            ``"hamiltonian"``: the implicit midpoint rule on Hamilton's form (momenta of the
+            elastic bodies and the frames, :mod:`dolfinx_mbs.systems.coupled_hamilton`):
+            where no load acts, the momenta at the steps' midpoints (``Result.midpoints``)
+            keep a free frame's linear and angular momentum (global) to round-off; no joints,
+            springs or motors yet, Hinge and Free frames.
         t0: initial time (s).
         u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
             layout, or a Function per body).

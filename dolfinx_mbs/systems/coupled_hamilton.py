@@ -93,11 +93,11 @@ class HamiltonForm:
 
     # -- the momenta and their rates --------------------------------------------------------------
     def _local(self, t: float, u: PETSc.Vec | None, ud: PETSc.Vec | None,
-               udd: PETSc.Vec | None, jets: list, scale: float) -> tuple:
+               udd: PETSc.Vec | None, jets: list, scale: float, rates: bool) -> tuple:
         """Per computed frame (P, H, P', H'), local components, H about the origin.
 
         Also ``scale`` M v - M v' of every elastic body in the full layout (``self._full``);
-        without ``udd`` the rates are left out (zero).
+        without ``rates`` the rates are left out (zero).
         """
         s = self.system
         states = s.states(t, jets)
@@ -119,7 +119,7 @@ class HamiltonForm:
             Mva = _as3(Mv.getArray(readonly=True).reshape(-1, g), g)
             out = scale * Mv.getArray(readonly=True)
             Mda = np.zeros_like(Mva)
-            if udda is not None:
+            if rates:
                 dv = ((st.a_O - cross3(st.omega, st.v_O))[None, :]
                       + _cross_rows(st.alpha[None, :], x3) + _cross_rows(om, ud3)
                       + _as3(udda[p.slice].reshape(-1, g), g))
@@ -151,7 +151,7 @@ class HamiltonForm:
                                   a_O=np.zeros(3))
                 P, H = rb.momenta(here)
                 loc[i, :6] += np.concatenate([P, H])
-                if udd is not None:
+                if rates:
                     Pd, Hd = rb.momenta(rate)
                     loc[i, 6:] += np.concatenate([Pd, Hd])
         return [(r[:3], r[3:6], r[6:9], r[9:]) for r in loc]
@@ -195,7 +195,7 @@ class HamiltonForm:
         if s.parts:
             u = s.reducer.expand(q, out=s._full["u"])
             ud = s.reducer.expand_rate(q, v, out=s._full["ud"])
-        loc = self._local(t, u, ud, None, jets, 1.0)
+        loc = self._local(t, u, ud, None, jets, 1.0, False)
         if s.parts:
             s.reducer.project(self._full, p)
         pi = np.zeros(s.m)
@@ -238,7 +238,7 @@ class HamiltonForm:
         """
         s = self.system
         Ff, last = s.evaluate(t, q, v, vd, f, fd, Fv)
-        loc = self._local(t, last["u"], last["ud"], last["udd"], last["jets"], shift)
+        loc = self._local(t, last["u"], last["ud"], last["udd"], last["jets"], shift, True)
         if s.parts and Fv is not None:
             red = s.reducer.project(self._full, self._red)
             Fv.axpy(1.0, red)
