@@ -44,19 +44,28 @@ def model(per_segment: int):
     return rs.Rotor(shaft, disks, bearings), nodes
 
 
-def main():
-    """Build, sweep and respond in ROSS, timed; print and write the JSON."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str, modes: int) -> argparse.ArgumentParser:
+    """The command line of a ROSS run: mesh, speeds, modes, response speeds, top speed, JSON."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--per-segment", type=int, default=10)
     ap.add_argument("--speeds", type=int, default=21)
-    ap.add_argument("--modes", type=int, default=8)
+    ap.add_argument("--modes", type=int, default=modes)
     ap.add_argument("--response-speeds", type=int, default=100)
     ap.add_argument("--top", type=float, default=20000.0, help="top speed (rpm)")
     ap.add_argument("--json-out", default=None)
-    args = ap.parse_args()
+    return ap
+
+
+def sweep(build, args) -> tuple:
+    """Build the rotor (``build(per_segment) -> (rotor, disk nodes)``), its Campbell diagram
+    and its unbalance response (one unbalance on each disk), timed.
+
+    Returns ``(rotor, nodes, out, forced)``: ``out`` the JSON's common entries (times,
+    speeds, damped frequencies, log decs, the disks' responses), ``forced`` ROSS's forced
+    response array."""
     rpm = 30.0 / np.pi
     t0 = time.perf_counter()
-    rotor, nodes = model(args.per_segment)
+    rotor, nodes = build(args.per_segment)
     t1 = time.perf_counter()
     w = np.linspace(0.0, args.top / rpm, args.speeds)
     camp = rotor.run_campbell(w, frequencies=args.modes)
@@ -78,12 +87,24 @@ def main():
                response_speeds=wr.tolist(), probes=probes, dof_per_node=ndof,
                elements=3 * args.per_segment)
     print(f"ROSS: set-up {t1 - t0:.2f} s, Campbell {t2 - t1:.2f} s, response {t3 - t2:.2f} s")
-    print("damped frequencies at the top speed (Hz):",
-          np.round(np.asarray(camp.wd)[-1] / (2 * np.pi), 1))
-    print("log dec there:", np.round(np.asarray(camp.log_dec)[-1], 4))
-    if args.json_out:
-        with open(args.json_out, "w") as fh:
+    return rotor, nodes, out, fr
+
+
+def write(out: dict, path: str | None) -> None:
+    """The JSON, when a path is given."""
+    if path:
+        with open(path, "w") as fh:
             json.dump(out, fh)
+
+
+def main():
+    """Build, sweep and respond in ROSS, timed; print and write the JSON."""
+    args = arguments(__doc__, 8).parse_args()
+    _, _, out, _ = sweep(model, args)
+    print("damped frequencies at the top speed (Hz):",
+          np.round(np.asarray(out["wd"])[-1] / (2 * np.pi), 1))
+    print("log dec there:", np.round(np.asarray(out["log_dec"])[-1], 4))
+    write(out, args.json_out)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", os.environ["OMP_NUM_THREADS"])
 import platform  # noqa: E402
 import time
 
+import dolfinx
 import numpy as np
 from benchlib import barrier, gmax, load_runs, parser, save_runs, utc_now
 from mpi4py import MPI
 
-import dolfinx
 import dolfinx_mbs as mbs
 from dolfinx_mbs import meshes
 
@@ -59,6 +59,20 @@ def build(size: float):
     return model, body, disks
 
 
+def sweeps(model, disks, speeds: int, modes: int, response_speeds: int, top: float) -> tuple:
+    """The Campbell diagram over ``speeds`` speeds up to ``top`` rpm and the unbalance
+    response (one unbalance on each disk, both probed) over ``response_speeds``: ``(speeds
+    (rad/s), table, response, time after the diagram, time after the response)``."""
+    w = np.linspace(0.0, top / RPM, speeds)
+    table = model.campbell(w, n=modes)
+    t2 = time.perf_counter()
+    wr = np.linspace(top / RPM / response_speeds, top / RPM, response_speeds)
+    resp = model.unbalance_response(wr, unbalances=[(disks[0], 1e-4, 0.0),
+                                                    (disks[1], 1e-4, np.pi / 2)], probes=disks,
+                                  directions=("major",))
+    return w, table, resp, t2, time.perf_counter()
+
+
 def run(size: float, speeds: int, modes: int, response_speeds: int, top: float) -> dict:
     """Build, sweep and respond, timed (maximum over ranks)."""
     barrier()
@@ -67,14 +81,7 @@ def run(size: float, speeds: int, modes: int, response_speeds: int, top: float) 
     ops = model.assembly.at(0.0)[0]
     journal = int(ops.rotor.block.size)
     t1 = time.perf_counter()
-    w = np.linspace(0.0, top / RPM, speeds)
-    table = model.campbell(w, n=modes)
-    t2 = time.perf_counter()
-    wr = np.linspace(top / RPM / response_speeds, top / RPM, response_speeds)
-    resp = model.unbalance_response(wr, unbalances=[(disks[0], 1e-4, 0.0),
-                                                    (disks[1], 1e-4, np.pi / 2)], probes=disks,
-                                  directions=("major",))
-    t3 = time.perf_counter()
+    w, table, resp, t2, t3 = sweeps(model, disks, speeds, modes, response_speeds, top)
     nnz = COMM.allreduce(int(ops.K.getInfo(ops.K.InfoType.LOCAL)["nz_used"]), op=MPI.SUM)
     blocks = sum(int(b.size) ** 2 for b in ops.rotor.blocks)
     return dict(dofs=body.V.dofmap.index_map.size_global * 3, journal_dofs=journal,

@@ -378,7 +378,7 @@ class Model:
         deformation, a RigidBody's point, or the ground for ``body_b=None``), on computed or
         prescribed frames alike. Its tension s = k (L - L0) + c L' acts along the line of the
         points (pulling them together when positive): the potential 1/2 k (L - L0)^2 and the
-        dissipation 1/2 c L'^2. L = |r_a - r_b| is nonlinear in the points' positions: the
+        dissipation 1/2 c L'^2. L = ``|r_a - r_b|`` is nonlinear in the points' positions: the
         spring acts in the coupled equations (:meth:`coupled_system`), so that a model with a
         spring integrates through :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`
         even when all its frames are prescribed (see :meth:`integrate`), and the analyses
@@ -1185,7 +1185,9 @@ class Model:
         the coupled equations instead (:meth:`coupled_system`,
         :func:`dolfinx_mbs.integrate.coupled.integrate_coupled`: its arguments, and
         ``Result.frames``, ``Result.momentum``; with joints or driven motors ``formulation``
-        defaults to ``"first-order"``, whose steps keep the joints closed to round-off).
+        defaults to ``"first-order"``, whose steps keep the joints closed to round-off;
+        ``checkpoint_every`` and ``restart`` write and continue its checkpoints, the frame
+        unknowns with the elastic state, :mod:`dolfinx_mbs.integrate.checkpoint`).
         So does a model with springs (:meth:`spring`) whose frames are all prescribed: the
         coupled equations with the springs' forces as their only unknowns beside the elastic
         ones, ``formulation`` ``"second-order"`` (generalized-alpha) or ``"first-order"``
@@ -1255,6 +1257,8 @@ class Model:
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------
     def _attach(self, a: _Attached) -> _Attached:
         a.body.attachments.append(a)
+        if getattr(a, "other", None) is not None:
+            a.other.housings.append(a)
         # the bodies' matrices change pattern: the operators are made again on next use
         self._assembly = self._basis = None
         self._systems = {}
@@ -1263,31 +1267,67 @@ class Model:
     def bearing(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
                 where: Callable | None = None,
                 speeds: Sequence[float] | None = None, extrapolate: bool = False,
-                name: str | None = None, **coefficients: Any) -> Bearing:
+                name: str | None = None, other: Body | None = None,
+                other_facets: Tuple[MeshTags, int] | None = None,
+                other_where: Callable | None = None, **coefficients: Any) -> Bearing:
         """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
-        facets ``facets=(meshtags, tag)`` or ``where``) and the ground: coefficients ``kxx``,
-        ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``, ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or
-        arrays over ``speeds`` (rad/s, interpolated linearly), and optionally ``kzz``,
-        ``czz`` (axial) and ``ktilt``, ``ctilt`` (tilting): see
-        :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's directions across its spin
-        axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y for a spin about z).
+        facets ``facets=(meshtags, tag)`` or ``where``) and the ground, or, with ``other``,
+        the mean motion of a housing on another body (its facets ``other_facets`` or
+        ``other_where``): coefficients ``kxx``, ``kxy``, ``kyx``, ``kyy`` (N/m), ``cxx``,
+        ``cxy``, ``cyx``, ``cyy`` (N s/m), numbers or arrays over ``speeds`` (rad/s,
+        interpolated linearly), and optionally ``kzz``, ``czz`` (axial) and ``ktilt``,
+        ``ctilt`` (tilting): see :class:`dolfinx_mbs.bodies.Bearing`. x, y are the frame's
+        directions across its spin axis (:func:`dolfinx_mbs.frames.transverse_basis`: x, y
+        for a spin about z).
+
+        Between two bodies the force is -K_b (d_A - d_B) - C_b (d_A' - d_B') on the journal
+        and its opposite on the housing, d_A, d_B the two surfaces' mean motions in the
+        rotor's x, y; it couples the two bodies' blocks of the stiffness and damping
+        matrices. The pairs of frames accepted: a rotor in ``frames.Stationary`` with a
+        housing in ``frames.Ground`` (either way round), two rotors in Stationary frames about
+        one axis line, two bodies in Ground frames; a table over ``speeds`` is read at the
+        rotor's speed (``body``'s when both spin)::
+
+            rotor = mbs.Body(shaft_mesh, steel, mbs.frames.Stationary((0, 0, 1)), degree=2)
+            case = mbs.Body(case_mesh, steel, mbs.frames.Ground((0, 0, 1)), degree=2)
+            model.bearing(rotor, where=journal, other=case, other_where=bore,
+                          kxx=5e7, kyy=5e7, cxx=2e3, cyy=2e3)
+            model.bearing(case, where=feet, kxx=1e8, kyy=1e8)    # the case on the ground
 
         Args:
-            body: the elastic body.
+            body: the elastic body of the journal.
             facets: the journal's facets, ``(meshtags, tag)``.
             where: the journal's facets, by a predicate instead.
             speeds: the speeds the coefficients are given at (rad/s), or None for constants.
             extrapolate: allow speeds outside the table (the end values held); else an
                 error.
             name: the bearing's name.
+            other: the elastic body of the housing, or None for the ground.
+            other_facets: the housing's facets on ``other``, ``(meshtags, tag)``.
+            other_where: the housing's facets on ``other``, by a predicate instead.
             **coefficients: the stiffness and damping coefficients.
 
         Returns:
             The bearing added.
+
+        Raises:
+            ValueError: a body not of this model, ``other`` the same body as ``body``, a pair
+                of frames not named above, a surface that holds no facet, bad coefficients
+                (:class:`~dolfinx_mbs.bodies.Bearing`); on every rank, the model unchanged.
+            TypeError: ``other`` not an elastic body, or housing arguments without ``other``.
         """
         self._check_body(body)
+        if other is not None:
+            if not isinstance(other, Body):
+                raise TypeError(f"bearing: other= must be an elastic Body of the model (the "
+                                f"housing's body), got {other!r}")
+            if not any(other is b for b in self.bodies):
+                raise ValueError(f"bearing: other= body {other.name!r} is not part of this "
+                                 "model")
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
-                                    extrapolate=extrapolate, name=name, **coefficients))
+                                    extrapolate=extrapolate, name=name, other=other,
+                                    other_facets=other_facets, other_where=other_where,
+                                    **coefficients))
 
     def disk(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
              where: Callable | None = None,
@@ -1337,8 +1377,9 @@ class Model:
     def critical_speed_map(self, stiffnesses: Sequence[float], n: int = 4,
                            **kwargs: Any) -> CriticalSpeedMap:
         """The first ``n`` undamped forward critical speeds (rad/s) at each bearing stiffness
-        of ``stiffnesses`` (N/m, all bearings isotropic, undamped): see
-        :func:`dolfinx_mbs.rotors.critical_speed_map`.
+        of ``stiffnesses`` (N/m, all bearings isotropic, undamped; every bearing takes each
+        stiffness, also a bearing between two bodies and a housing's own bearing to the
+        ground): see :func:`dolfinx_mbs.rotors.critical_speed_map`.
 
         Args:
             stiffnesses: the bearing stiffnesses (N/m).

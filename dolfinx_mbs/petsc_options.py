@@ -224,15 +224,30 @@ def error_words(e: BaseException) -> str:
 def solve_in_words(solver: PETSc.Object, what: str) -> None:
     """``solver.solve()`` (an EPS, PEP, ...), a PETSc error raised as RuntimeError in words.
 
+    Collective: a failure on some ranks is raised on every rank.
+
     Args:
         solver: the solver (an EPS, PEP, ...).
         what: what is solved, in the message.
+
+    Raises:
+        RuntimeError: the solve failed on some rank.
     """
+    err = None
     try:
         solver.solve()
     except (PETSc.Error, SystemError) as e:
         # a callback's (ST's, KSP's) error comes as SystemError with the PETSc error as cause
         e = e if isinstance(e, PETSc.Error) else (e.__cause__ or e)
-        raise RuntimeError(f"{what} failed: {error_words(e)}; are the operators finite (the "
-                           "material data, the frame's rates) and the shift away from an "
+        err = error_words(e)
+    comm = solver.getComm().tompi4py()
+    if comm.size > 1:
+        # SLEPc solves its small projected problem on every rank, and LAPACK may fail on one
+        # rank only (its Schur reordering, trexc, on eigenvalues equal to round-off): every
+        # rank raises, instead of that rank alone leaving the others in the next collective
+        found = [x for x in comm.allgather(err) if x is not None]
+        err = found[0] if found else None
+    if err is not None:
+        raise RuntimeError(f"{what} failed: {err}; are the operators finite (the material "
+                           "data, the frame's rates) and the shift away from an "
                            "eigenvalue?") from None

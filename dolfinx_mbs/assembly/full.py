@@ -20,6 +20,7 @@ from dolfinx import fem
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.assembly.bearing_links import BearingLinks
 from dolfinx_mbs.assembly.operators import BodyOperators, combine
 from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.frames.base import FrameState
@@ -67,6 +68,8 @@ class Assembly:
         # the links between joined bodies' frames that the unit prestress fields assume
         self._links: list = []
         self._ops: List[BodyOperators] | None = None
+        #: the bearings between bodies (None without): blocks across the bodies
+        self.bearing_links: BearingLinks | None = None
         self._work: Dict[str, Any] = {}
         # the states the bodies' matrices and load vectors were last brought to
         self._keys: list | None = None
@@ -79,7 +82,9 @@ class Assembly:
     def body_operators(self) -> List[BodyOperators]:
         """One :class:`BodyOperators` per body (made on first use)."""
         if self._ops is None:
-            self._ops = [BodyOperators(b, self.strategy) for b in self.bodies]
+            ops = [BodyOperators(b, self.strategy) for b in self.bodies]
+            self.bearing_links = BearingLinks.make(ops, self.space, self.states(0.0))
+            self._ops = ops
         if not self._prestress_done and not self._prestress_running:
             if self._prestress is not None:
                 # done only once it succeeded: a call that raised raises again next time
@@ -166,6 +171,8 @@ class Assembly:
                     o.update_matrices(s)
                 else:
                     o.update_load(s)
+            if mats and self.bearing_links is not None:
+                self.bearing_links.update(sts)
             self._keys = self._load_keys = keys
             self.generation += 1
         return ops
@@ -203,12 +210,20 @@ class Assembly:
 
     def stamp(self) -> tuple:
         """Changes whenever a body's matrices changed (for caches of combined operators)."""
-        return tuple(o.version for o in self.body_operators)
+        ops = self.body_operators
+        return tuple(o.version for o in ops) + (
+            (self.bearing_links.version,) if self.bearing_links is not None else ())
 
-    def _full(self, key: str, per_body: Callable[[BodyOperators, PETSc.Mat | None], PETSc.Mat]
-              ) -> PETSc.Mat:
-        """A block-diagonal full matrix from a per-body one, work objects reused; formed again
-        only when a body's matrices changed."""
+    @property
+    def _off(self) -> dict | None:
+        """The zero blocks between bodies that reserve the bearings' pattern (or None)."""
+        return self.bearing_links.off if self.bearing_links is not None else None
+
+    def _full(self, key: str, per_body: Callable[[BodyOperators, PETSc.Mat | None], PETSc.Mat],
+              link: str | None = None) -> PETSc.Mat:
+        """A block-diagonal full matrix from a per-body one (plus the bearings between bodies'
+        ``link`` part, :meth:`BearingLinks.add`), work objects reused; formed again only when
+        a body's matrices or the bearings' coefficients changed."""
         ops_list = self.body_operators
         stamp = self.stamp()
         done = key if not self.space.single else f"{key}/0"
@@ -222,7 +237,9 @@ class Assembly:
         self._work[f"{key}#stamp"] = stamp
         if self.space.single:
             return mats[0]
-        out = self.space.block_diagonal(mats, self._work.get(key))
+        out = self.space.block_diagonal(mats, self._work.get(key), self._off)
+        if link is not None and self.bearing_links is not None:
+            self.bearing_links.add(out, link)
         self._work[key] = out
         return out
 
@@ -247,7 +264,7 @@ class Assembly:
             else:
                 Z = o.K.duplicate()  # the pattern, zero values
                 zeros.append(Z)
-        out = self.space.block_diagonal(zeros)
+        out = self.space.block_diagonal(zeros, off=self._off)
         for i, Z in enumerate(zeros):
             if i != ib:
                 Z.destroy()
@@ -309,7 +326,7 @@ class Assembly:
         """
         self.at(t, states)
         return self._full("Keff" if angular_acceleration else "Kw",
-                          lambda o, w: o.dynamic_stiffness(w, angular_acceleration))
+                          lambda o, w: o.dynamic_stiffness(w, angular_acceleration), "K")
 
     def damping(self, t: float, gyroscopic: bool = True,
                 states: Sequence[FrameState] | None = None) -> PETSc.Mat:
@@ -325,7 +342,8 @@ class Assembly:
             The full matrix (kept: refilled by later calls).
         """
         self.at(t, states)
-        return self._full("G" if gyroscopic else "D", lambda o, w: o.damping(w, gyroscopic))
+        return self._full("G" if gyroscopic else "D", lambda o, w: o.damping(w, gyroscopic),
+                          "C")
 
     def gyroscopic(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Mat:
         """The Coriolis matrix G at ``t``, without damping.
@@ -354,12 +372,13 @@ class Assembly:
         direct coefficients at the frame's rate at t = 0): what decides which rigid motions
         are free and what the prestress's unit solves stand on. K itself without bearings."""
         ops = self.body_operators
-        if not any(o.rotor is not None and o.rotor.support is not None for o in ops):
+        if not any(o.rotor is not None and o.rotor.support is not None for o in ops) and \
+                self.bearing_links is None:
             return self.elastic()
         return self._full("Ksup", lambda o, w: combine(
             w if w is not None else o.K.duplicate(),
             [(1.0, o.K)] + ([(1.0, o.rotor.support)] if o.rotor is not None and
-                            o.rotor.support is not None else [])))
+                            o.rotor.support is not None else [])), "S")
 
     def structural(self, t: float, states: Sequence[FrameState] | None = None) -> PETSc.Mat:
         """K_s = K (+ K_sigma): the stiffness that is not an inertia coupling, at ``t``.
@@ -476,7 +495,7 @@ class Assembly:
                     Z.zeroEntries()
                     Z.assemble()
             mats = [t[1] if t[1] is not None else Z for t, Z in zip(terms, self._work["KN0"])]
-            KN = self.space.block_diagonal(mats, self._work.get("KN"))
+            KN = self.space.block_diagonal(mats, self._work.get("KN"), self._off)
             if not self.space.single:
                 self._work["KN"] = KN
         return N, KN

@@ -39,7 +39,7 @@ from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.forms import stationary as S
 from dolfinx_mbs.frames.axis import ConstantSpin
 from dolfinx_mbs.frames.base import FrameState
-from dolfinx_mbs.frames.stationary import Stationary, transverse_basis
+from dolfinx_mbs.frames.stationary import Ground, Stationary, transverse_basis
 from dolfinx_mbs.materials.isotropic import Isotropic
 
 if TYPE_CHECKING:
@@ -62,6 +62,11 @@ def _sum(comm: MPI.Comm, x: float) -> float:
 
 def _const(mesh: Mesh, value: ArrayLike) -> fem.Constant:
     return fem.Constant(mesh, np.asarray(value, dtype=compat.scalar_type))
+
+
+def _basis(axis: np.ndarray) -> np.ndarray:
+    """Rows e1, e2, a: the transverse directions of ``axis`` and the axis."""
+    return np.vstack([transverse_basis(axis), axis[None, :]])
 
 
 def check_axisymmetric(body: Body, axis: np.ndarray, center: np.ndarray, tol: float,
@@ -276,16 +281,19 @@ class RotorTerms:
 
     def __init__(self, body: Body) -> None:
         self.body = body
-        # a spin axis: the checks below refuse other frames
-        frame = cast("Stationary | ConstantSpin", body.frame)
+        # a spin axis (or a ground frame's bearing axis): the checks below refuse other frames
+        frame = cast("Stationary | ConstantSpin | Ground", body.frame)
         self.stationary = isinstance(frame, Stationary)
+        #: a rotating frame: its ground bearings are seen turning
+        self.rotating = isinstance(frame, ConstantSpin)
         every = list(getattr(body, "attachments", ()))
         #: time-domain unbalances (on journals of this body's attachments)
         self.unbalances: List[Unbalance] = [a for a in every if isinstance(a, Unbalance)]
         atts = [a for a in every if not isinstance(a, Unbalance)]
-        if not self.stationary and not isinstance(frame, ConstantSpin):
+        if not (self.stationary or self.rotating or isinstance(frame, Ground)):
             raise ValueError(f"body {body.name!r}: bearings and disks need a spin axis: put the "
-                             "body in a frames.Stationary (or frames.ConstantSpin) frame")
+                             "body in a frames.Stationary (or frames.ConstantSpin) frame, or a "
+                             "housing in a frames.Ground frame")
         if body.gdim != 3:
             raise ValueError(f"body {body.name!r}: rotors (stationary frame, bearings, disks) "
                              "are 3D bodies")
@@ -294,19 +302,34 @@ class RotorTerms:
             raise ValueError(f"{(disks + self.unbalances)[0].name!r}: rigid disks and "
                              "unbalances need the body in a frames.Stationary frame")
         self.axis, self.center = frame.axis.copy(), frame.pivot.copy()
-        self.basis = np.vstack([transverse_basis(self.axis), self.axis[None, :]])
+        self.basis = _basis(self.axis)
         if isinstance(frame, Stationary):  # self.stationary
             check_axisymmetric(body, self.axis, self.center, frame.axisymmetry_tol,
                                frame.check)
-        self.bearings: List[Bearing] = [a for a in atts if isinstance(a, Bearing)]
+        #: the bearings to the ground (their matrices are this body's)
+        self.bearings: List[Bearing] = [a for a in atts if isinstance(a, Bearing)
+                                        and a.other is None]
+        #: the bearings between this body and another, journal or housing here (their
+        #: matrices couple the two bodies: :mod:`dolfinx_mbs.assembly.bearing_links`)
+        self.links: List[Bearing] = [a for a in atts if isinstance(a, Bearing)
+                                     and a.other is not None] + \
+            list(getattr(body, "housings", ()))
         self.disks: List[Disk] = disks
         self.maps: Dict[int, JournalMap] = {}
         for a in atts:
+            if isinstance(a, Bearing) and a.other is not None:
+                continue
             self.maps[id(a)] = JournalMap(body, a.ds, self.basis,
                                           f"{a.kind} {a.name!r} on body {body.name!r}")
+        for a in self.links:  # x, y across the rotor's axis, whichever body holds them
+            here = a.body is body
+            self.maps[id(a)] = JournalMap(
+                body, a.ds if here else a.other_ds, _basis(a.axis),
+                f"bearing {a.name!r}: its {'journal' if here else 'housing'} on body "
+                f"{body.name!r}")
         #: the journals' dofs (global), each attachment's a dense block of the pattern
-        self.blocks = [self.maps[id(a)].index for a in atts]
-        self.block = np.unique(np.concatenate(self.blocks)) if atts else \
+        self.blocks = [jm.index for jm in self.maps.values()]
+        self.block = np.unique(np.concatenate(self.blocks)) if self.blocks else \
             np.zeros(0, PETSc.IntType)
         self._units: Dict[str, PETSc.Mat] = {}
         self._loads: Dict[str, PETSc.Vec] = {}
@@ -318,7 +341,7 @@ class RotorTerms:
     @classmethod
     def make(cls, body: Body) -> "RotorTerms" | None:
         """The rotor terms of ``body``, or None for a body with neither a stationary frame
-        nor attachments.
+        nor attachments nor housings.
 
         Args:
             body: the body.
@@ -326,7 +349,8 @@ class RotorTerms:
         Returns:
             The rotor terms, or None.
         """
-        if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None):
+        if not isinstance(body.frame, Stationary) and not getattr(body, "attachments", None) \
+                and not getattr(body, "housings", None):
             return None
         return cls(body)
 
@@ -414,7 +438,7 @@ class RotorTerms:
     def _rate(self, state: FrameState) -> float:
         if self.stationary:
             return float(getattr(state, "spin", 0.0))
-        return float(np.dot(state.omega, self.axis))
+        return float(np.dot(state.omega, self.axis))  # zero in a Ground frame
 
     # -- at a state -----------------------------------------------------------------------
     def update(self, ops: BodyOperators, state: FrameState) -> bool:
@@ -448,7 +472,7 @@ class RotorTerms:
             self.Cb.zeroEntries()
             J = np.array([[0.0, -1.0], [1.0, 0.0]])
             for b, (Kb, Cb) in zip(self.bearings, mats):
-                if not self.stationary:  # a ground bearing seen from the spinning frame
+                if self.rotating:  # a ground bearing seen from the spinning frame
                     K2, C2 = S.bearing_in_rotating_frame(Kb[:2, :2], Cb[:2, :2], w)
                     Kb, Cb = Kb.copy(), Cb.copy()
                     Kb[:2, :2], Cb[:2, :2] = K2, C2

@@ -7,7 +7,7 @@ renumbering. With a single body the full space *is* the body's space and nothing
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Sequence
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -91,10 +91,12 @@ class FullSpace:
         # per body and rank: where that rank's block of this body starts, in full and body numbers
         self._full_start = []
         self._body_start = []
+        self._body_end = []
         for i, b in enumerate(self.bodies):
             bstart = b.V.dofmap.index_map.local_range[0] * self.bs[i]
             self._full_start.append(np.array(comm.allgather(self.rstart + int(self.offsets[i]))))
             self._body_start.append(np.array(comm.allgather(bstart)))
+            self._body_end.append(np.array(comm.allgather(bstart + self.sizes[i])))
 
     @property
     def single(self) -> bool:
@@ -123,6 +125,23 @@ class FullSpace:
             owners[ghost] = compat.ghost_owners(imap)[nodes[ghost] - imap.size_local]
         return (self._full_start[ib][owners]
                 + (gnodes * bs + comps - self._body_start[ib][owners])).astype(np.int64)
+
+    def full_of_global(self, ib: int, index: np.ndarray) -> np.ndarray:
+        """Full global indices of global (unblocked) dof numbers ``index`` of body ``ib``,
+        on any rank.
+
+        Args:
+            ib: the body's index.
+            index: the body's global dof numbers.
+
+        Returns:
+            The full global indices.
+        """
+        g = np.asarray(index, dtype=np.int64)
+        # the first rank whose block ends past g (ranks that own nothing end where they start)
+        owner = np.searchsorted(self._body_end[ib], g, side="right")
+        full = self._full_start[ib][owner] + (g - self._body_start[ib][owner])
+        return full.astype(PETSc.IntType)
 
     def owned_range(self, ib: int) -> tuple:
         """Full global range [start, stop) of this rank's owned dofs of body ``ib``.
@@ -164,13 +183,17 @@ class FullSpace:
         v.set(0.0)
         return v
 
-    def block_diagonal(self, mats: List[PETSc.Mat], out: PETSc.Mat = None) -> PETSc.Mat:
+    def block_diagonal(self, mats: List[PETSc.Mat], out: PETSc.Mat = None,
+                       off: Dict[Tuple[int, int], PETSc.Mat] | None = None) -> PETSc.Mat:
         """One AIJ matrix with the bodies' matrices on the diagonal (the matrix itself when
-        there is one body). ``out``, if given, is refilled (same pattern).
+        there is one body) and the blocks ``off`` between bodies (rows of body i, columns of
+        body j; e.g. zero blocks that reserve the pattern of a bearing between two bodies).
+        ``out``, if given, is refilled (same pattern).
 
         Args:
             mats: the bodies' matrices.
             out: the object to refill (None: a new one).
+            off: ``{(i, j): matrix}`` off the diagonal, or None.
 
         Returns:
             The matrix.
@@ -178,8 +201,9 @@ class FullSpace:
         if self.single:
             return mats[0]
         n = len(mats)
-        nest = PETSc.Mat().createNest([[mats[i] if i == j else None for j in range(n)]
-                                       for i in range(n)], comm=self.comm)
+        off = off or {}
+        nest = PETSc.Mat().createNest([[mats[i] if i == j else off.get((i, j))
+                                        for j in range(n)] for i in range(n)], comm=self.comm)
         if out is None:
             return nest.convert("aij")
         nest.convert("aij", out=out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -43,19 +43,33 @@ class _Attachment:
     def __init__(self, body: Body, facets: Tuple[MeshTags, int] | None,
                  where: Callable[[np.ndarray], np.ndarray] | None, name: str | None) -> None:
         self.body = body
-        self.name = name or f"{self.kind}{next(_ids)}"
+        label = f"{self.kind} {name!r}" if name else self.kind
         #: the journal's facet measure (raises on every rank when it holds no facet)
-        self.ds = facet_measure(body.mesh, facets, where,
-                                f"{self.kind} {self.name!r} on body {body.name!r}")
+        self.ds = facet_measure(body.mesh, facets, where, f"{label} on body {body.name!r}")
+        # named once nothing can fail: a refused call takes no default name
+        self.name = name or f"{self.kind}{next(_ids)}"
 
 
 class Bearing(_Attachment):
-    """A linear bearing (or seal) between a journal's mean motion and the ground.
+    """A linear bearing (or seal) between a journal's mean motion and the ground, or between
+    the mean motions of a journal and a housing on two bodies.
 
-    The force on the journal is -K_b ubar - C_b ubar' across the spin axis (x, y: the frame's
-    transverse directions, :func:`dolfinx_mbs.frames.stationary.transverse_basis`), plus,
-    when given, -kzz ubar_z - czz ubar_z' along it and -ktilt theta - ctilt theta' on the
-    journal's tilt.
+    To the ground, the force on the journal is -K_b ubar - C_b ubar' across the spin axis
+    (x, y: the frame's transverse directions,
+    :func:`dolfinx_mbs.frames.stationary.transverse_basis`), plus, when given,
+    -kzz ubar_z - czz ubar_z' along it and -ktilt theta - ctilt theta' on the journal's tilt.
+    Between two bodies (``other``), d = d_A - d_B replaces ubar: d_A the journal's mean motion
+    on ``body``, d_B the housing's on ``other`` (the mean motion of the surface
+    ``other_facets`` or ``other_where``), both in the same directions (x, y across the rotor's
+    spin axis); the force -K_b d - C_b d' acts on the journal and its opposite on the housing.
+
+    Coefficients are constant only where both sides are described at rest in the ground: the
+    pairs accepted are a rotor in a :class:`~dolfinx_mbs.frames.Stationary` frame with a
+    housing in a :class:`~dolfinx_mbs.frames.Ground` frame (either way round), two rotors in
+    Stationary frames about one axis line, and two bodies in Ground frames (the same axis);
+    rotating frames and moving frames are refused. The x, y directions and the speed at which
+    a table is read are those of the rotor (of ``body`` when both spin; none, so no table, when
+    neither does).
 
     Args:
         body: the body whose surface is the journal.
@@ -66,10 +80,17 @@ class Bearing(_Attachment):
         kzz, czz, ktilt, ctilt: axial and tilting stiffness and damping (constant).
         extrapolate: allow speeds outside the table (the end values held); else an error.
         name: a label.
+        other: the body that holds the housing, or None for the ground.
+        other_facets, other_where: the housing's surface on ``other`` (as ``facets``,
+            ``where``).
 
     Raises:
         ValueError: a coefficient that is not finite or does not match ``speeds``, speeds that
-            are not strictly increasing, or a journal that holds no facet (on every rank).
+            are not strictly increasing, a journal or housing that holds no facet, ``other``
+            the journal's own body, frames that are not a pair named above, or a table of
+            speeds where no side spins (on every rank).
+        TypeError: an ``other`` that is not an elastic body, or housing arguments without
+            ``other``.
     """
 
     kind = "bearing"
@@ -77,7 +98,10 @@ class Bearing(_Attachment):
     def __init__(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
                  where: Callable[[np.ndarray], np.ndarray] | None = None,
                  speeds: ArrayLike | None = None, extrapolate: bool = False,
-                 name: str | None = None, **coefficients: ArrayLike) -> None:
+                 name: str | None = None, other: Body | None = None,
+                 other_facets: Tuple[MeshTags, int] | None = None,
+                 other_where: Callable[[np.ndarray], np.ndarray] | None = None,
+                 **coefficients: ArrayLike) -> None:
         unknown = set(coefficients) - set(COEFFICIENTS) - set(EXTRA)
         if unknown:
             raise TypeError(f"bearing: unknown coefficient(s) {sorted(unknown)}; expected "
@@ -94,6 +118,31 @@ class Bearing(_Attachment):
             self.table[key] = self._coefficient(key, coefficients.get(key, 0.0))
         self.extra = {k: checks.real(coefficients.get(k, 0.0), f"bearing {k}") for k in EXTRA}
         self.extrapolate = bool(extrapolate)
+        #: the body of the housing (None: the ground)
+        self.other: Body | None = other
+        #: the body whose frame gives the x, y directions and the speed (None: no spin)
+        self.rotor: Body | None = None
+        #: the axis whose transverse directions are the bearing's x, y (a link; else None)
+        self.axis: np.ndarray | None = None
+        if other is None:
+            if other_facets is not None or other_where is not None:
+                raise TypeError("bearing: other_facets= and other_where= give the housing's "
+                                "surface on other=, the housing's body (none given)")
+            from dolfinx_mbs.frames.stationary import Ground
+
+            if isinstance(body.frame, Ground) and self.speeds is not None:
+                raise ValueError(f"bearing on body {body.name!r} in a frames.Ground frame: "
+                                 "the body does not spin, so its coefficients cannot follow a "
+                                 "speed table (speeds=); give numbers")
+        else:
+            self.rotor, self.axis = _link_frames(body, other, self.speeds is not None)
+        #: the housing's facet measure on ``other`` (None for the ground)
+        self.other_ds = None
+        if other is not None:
+            label = f"bearing {name!r}" if name else "bearing"
+            self.other_ds = facet_measure(other.mesh, other_facets, other_where,
+                                          f"{label} on body {body.name!r}: its housing on body "
+                                          f"{other.name!r} (other_facets= or other_where=)")
         super().__init__(body, facets, where, name)
 
     def _coefficient(self, key: str, value: ArrayLike) -> np.ndarray:
@@ -202,7 +251,56 @@ class Bearing(_Attachment):
         self.table = old
 
     def __repr__(self) -> str:
-        return f"Bearing({self.name!r} on {self.body.name!r})"
+        to = "" if self.other is None else f" to {self.other.name!r}"
+        return f"Bearing({self.name!r} on {self.body.name!r}{to})"
+
+
+def _link_frames(body: Body, other: Body, table: bool) -> Tuple[Body | None, np.ndarray]:
+    """The rotor of a bearing between ``body`` and ``other`` (the body in a Stationary frame,
+    ``body`` when both are; None when neither is) and the axis of its x, y; raises for a pair
+    of frames whose bearing coefficients would not be constant (:class:`Bearing`)."""
+    from dolfinx_mbs.bodies.body import Body as Elastic
+    from dolfinx_mbs.frames.stationary import Ground, Stationary
+
+    if not isinstance(other, Elastic):
+        raise TypeError(f"bearing: other= must be an elastic Body of the model (the housing's "
+                        f"body), got {other!r}")
+    if other is body:
+        raise ValueError(f"bearing: other= is the journal's own body {body.name!r}; a bearing "
+                         "acts between two bodies, or between a body and the ground "
+                         "(other=None)")
+    for b in (body, other):
+        if not isinstance(b.frame, (Stationary, Ground)):
+            raise ValueError(
+                f"bearing between bodies {body.name!r} and {other.name!r}: body {b.name!r} is "
+                f"in a {type(b.frame).__name__} frame. A bearing's coefficients are constant "
+                "only between descriptions at rest in the ground: put a rotor in a "
+                "frames.Stationary frame and a housing in a frames.Ground frame (a rotating "
+                "frame would see the coefficients turn)")
+        if b.gdim != 3:
+            raise ValueError(f"bearing: body {b.name!r} is not 3D (rotors and their bearings "
+                             "are 3D bodies)")
+    fa, fb = body.frame, other.frame
+    if isinstance(fa, Stationary) and isinstance(fb, Stationary) or \
+            isinstance(fa, Ground) and isinstance(fb, Ground):
+        gap = fb.pivot - fa.pivot
+        off = float(np.linalg.norm(gap - np.dot(gap, fa.axis) * fa.axis))
+        scale = 1.0 + float(np.linalg.norm(fa.pivot)) + float(np.linalg.norm(fb.pivot))
+        if np.linalg.norm(fa.axis - fb.axis) > 1e-12 or off > 1e-12 * scale:
+            kind = type(fa).__name__
+            raise ValueError(
+                f"bearing between bodies {body.name!r} and {other.name!r}: their {kind} "
+                f"frames' axes differ ({fa.axis.tolist()} through {fa.pivot.tolist()}, "
+                f"{fb.axis.tolist()} through {fb.pivot.tolist()}); a bearing between two "
+                "rotors (or two bodies at rest) needs one axis line, the same direction")
+    rotor = body if isinstance(fa, Stationary) else other if isinstance(fb, Stationary) \
+        else None
+    if rotor is None and table:
+        raise ValueError(f"bearing between bodies {body.name!r} and {other.name!r}: neither "
+                         "spins (both in frames.Ground), so coefficients cannot follow a "
+                         "speed table (speeds=); give numbers")
+    axis_of = cast("Stationary | Ground", (rotor if rotor is not None else body).frame)
+    return rotor, axis_of.axis.copy()
 
 
 class Disk(_Attachment):

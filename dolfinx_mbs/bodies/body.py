@@ -180,6 +180,8 @@ class Body:
             else None
         #: bearings and disks on the body's journals (:mod:`dolfinx_mbs.bodies.attachments`)
         self.attachments: list = []
+        #: bearings whose housing is a surface of this body (``Model.bearing(..., other=)``)
+        self.housings: list = []
 
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of
@@ -359,7 +361,7 @@ class Body:
         """True when the user added mass or damping forms, or stiffness forms with an update
         (the matrices are then no longer the node-block forms of the built-in terms)."""
         return self.user_forms.has_inertia or bool(self.attachments) or \
-            isinstance(self.frame, Stationary)
+            bool(self.housings) or isinstance(self.frame, Stationary)
 
     # -- loads ----------------------------------------------------------------------------
     def set_gravity(self, g: VectorLike) -> None:

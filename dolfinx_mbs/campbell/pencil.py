@@ -153,7 +153,9 @@ class SweepPencil:
 
 def speed_terms(system: SecondOrderSystem, damping: bool) -> list:
     """The known speed-dependent terms of ``system``'s pencil (bearing coefficients tabulated
-    over the speed, :meth:`dolfinx_mbs.assembly.rotor_terms.RotorTerms.speed_terms`), reduced:
+    over the speed, :meth:`dolfinx_mbs.assembly.rotor_terms.RotorTerms.speed_terms`, and of
+    the bearings between bodies,
+    :meth:`dolfinx_mbs.assembly.bearing_links.BearingLinks.speed_terms`), reduced:
     ``(which, name, B, f)`` for :class:`SweepPencil`; damping terms only with ``damping``.
     The caller destroys the matrices.
 
@@ -176,4 +178,11 @@ def speed_terms(system: SecondOrderSystem, damping: bool) -> list:
             out.append(("K" if which == "K" else "G", f"{ib}/{name}", red.reduce(X), f))
             if X is not E:
                 X.destroy()
+    links = getattr(asm, "bearing_links", None)
+    for which, name, X, f in links.speed_terms() if links is not None else ():
+        if which == "C" and not damping:
+            X.destroy()
+            continue
+        out.append(("K" if which == "K" else "G", name, red.reduce(X), f))
+        X.destroy()
     return out

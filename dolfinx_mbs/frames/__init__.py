@@ -23,7 +23,8 @@ Frames provided:
   :func:`read_markers` reads from CSV (:mod:`dolfinx_mbs.frames.markers`).
 * :class:`Composed`: a frame moving in another frame (:mod:`dolfinx_mbs.frames.composed`).
 * :class:`Stationary`: the ground, through which an axisymmetric rotor spins at a rate that is
-  a parameter (:mod:`dolfinx_mbs.frames.stationary`).
+  a parameter, and :class:`Ground`, the ground at rest for a body that does not spin (a bearing
+  housing; :mod:`dolfinx_mbs.frames.stationary`).
 
 Frames whose motion is computed with the bodies they carry (:mod:`dolfinx_mbs.frames.computed`):
 
@@ -48,7 +49,7 @@ from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet, Free, Hinge
 from dolfinx_mbs.frames.markers import MarkerFrame, from_markers, read_markers
 from dolfinx_mbs.frames.prescribed import Planar, Prescribed, differentiate
 from dolfinx_mbs.frames.sampled import Sampled
-from dolfinx_mbs.frames.stationary import Stationary, StationaryState, transverse_basis
+from dolfinx_mbs.frames.stationary import Ground, Stationary, StationaryState, transverse_basis
 
 __all__ = [
     "Composed",
@@ -61,6 +62,7 @@ __all__ = [
     "FrameConstants",
     "FrameState",
     "FrameStates",
+    "Ground",
     "MarkerFrame",
     "Planar",
     "Prescribed",

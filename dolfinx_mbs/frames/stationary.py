@@ -9,7 +9,10 @@ as a parameter. Only a body that is axisymmetric about the spin axis (geometry, 
 material) has a stationary description with constant coefficients; the operators check it
 (:func:`dolfinx_mbs.assembly.rotor_terms.check_axisymmetric`).
 
-:class:`StationaryState` is the frame's state with the spin (angle, rate, acceleration) beside
+:class:`Ground` is the ground for a body that does not spin (a bearing housing, a
+foundation): it does not move, and a Campbell sweep or an unbalance response leaves it at rest
+(a ``ConstantSpin`` frame at rate 0 would be spun by them). :class:`StationaryState` is the
+:class:`Stationary` frame's state with the spin (angle, rate, acceleration) beside
 the (trivial) rigid motion. Units: SI (s, rad, rad/s, rad/s^2).
 """
 
@@ -22,12 +25,12 @@ from typing import TYPE_CHECKING, Callable, Union
 import numpy as np
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.frames.base import Frame, FrameState
+from dolfinx_mbs.frames.base import AT_REST, Frame, FrameState
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["Stationary", "StationaryState", "transverse_basis"]
+__all__ = ["Ground", "Stationary", "StationaryState", "transverse_basis"]
 
 #: what a body in a stationary frame does when it is not axisymmetric to ``axisymmetry_tol``
 CHECKS = ("error", "warn", "off")
@@ -201,6 +204,55 @@ class Stationary(Frame):
     def __repr__(self) -> str:
         r = self.rate if self._rate_fn is None else self._rate_fn
         return f"Stationary(spin_axis={self.axis.tolist()}, rate={r!r})"
+
+
+class Ground(Frame):
+    """The ground, at rest: a body in it does not move with its frame and does not spin (a
+    bearing housing, a foundation, a casing). Its ``axis`` names the directions x, y of the
+    bearings on the body (:func:`transverse_basis`), as a :class:`Stationary` frame's spin
+    axis does; a bearing between a rotor and a housing takes the rotor's.
+
+    Args:
+        axis: the axis whose transverse directions are a ground bearing's x, y.
+        origin: a point of that axis (m).
+
+    Raises:
+        ValueError: a zero axis or a non-finite point.
+    """
+
+    time_invariant = True
+    calls_user_code = False
+    origin_accelerates = False
+
+    def __init__(self, axis: ArrayLike = (0.0, 0.0, 1.0),
+                 origin: ArrayLike = (0.0, 0.0, 0.0)) -> None:
+        self.axis = checks.unit_axis(axis, "axis")
+        self.pivot = checks.point3(origin, "origin")
+
+    @property
+    def transverse(self) -> np.ndarray:
+        """(e1, e2): the directions of bearing coefficients x, y (:func:`transverse_basis`)."""
+        return transverse_basis(self.axis)
+
+    def state(self, t: float) -> FrameState:
+        """The frame's state at ``t``: R = I and every rate zero.
+
+        Args:
+            t: time (s).
+
+        Returns:
+            The :class:`FrameState`.
+        """
+        z = np.zeros(3)
+        return FrameState(t=checks.real(t, "t"), R=np.eye(3), r_O=z.copy(), omega=z.copy(),
+                          alpha=z.copy(), v_O=z.copy(), a_O=z.copy())
+
+    def motion_key(self) -> tuple:
+        """At rest (see ``frames.equal_motion``)."""
+        return AT_REST
+
+    def __repr__(self) -> str:
+        return f"Ground(axis={self.axis.tolist()})"
 
 
 def _integral(f: Callable[[float], float], t: float) -> float:

@@ -44,6 +44,21 @@ field files hold the writing partition's node order. :func:`read_state` reads a
 checkpoint on any number of ranks for post-processing (the bodies' displacement and
 velocity).
 
+**Computed frames.** A coupled run (:func:`dolfinx_mbs.integrate.coupled.integrate_coupled`,
+unknowns y = (q, v, f)) writes the same rank files with its elastic coordinates and rates as
+the TS vectors (``x0`` = q, ``x1`` = v: the blocks of reduced unknowns a restart on another
+number of ranks redistributes by name; none for rigid bodies alone) and, in ``latest.json``
+(``extra``, written by rank 0), the frame unknowns f (the frames' coordinates and speeds, the
+joints' multipliers: global, read by every rank as they are), the frames' names and the sizes a
+restart checks, with the applied loads' work and its last (t, power) as the accumulators.
+Its schemes restart from the state alone (:data:`RESTARTED`): TSALPHA at spectral radius 1
+(the midpoint rule, its rate estimated anew by two backward-Euler half steps, a round-off
+change) and TSBDF (a multistep method: PETSc drops its history at a restarted step and starts
+with half a step of backward Euler, then BDF2 on the uneven steps). The run that writes a
+checkpoint restarts its TS there (``TSRestartStep``), so a restart takes its steps to the last
+bit; for BDF2 each checkpoint is then one more start-up of the scheme than a run without
+checkpoints makes, a change of the order of the scheme's own error.
+
 :class:`Signals` turns SIGTERM and SIGINT during a run into a request that the run sees at
 the next step boundary (an allreduce of the flag at each step, so a signal that reached one
 rank stops every rank): the step in progress is finished, a checkpoint written when
@@ -78,15 +93,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
-           "read_state", "State"]
+           "read_state", "State", "check_type", "ONE_STEP", "RESTARTED"]
 
 #: format version of ``latest.json`` (2: the unknowns' names, ``keys``)
 VERSION = 2
 
 
-class CheckpointedSystem(Protocol):
-    """What a checkpoint reads of a run's typed system (:meth:`dolfinx_mbs.Model.system`; the
-    reducer, where there is one, by name)."""
+class NamedSystem(Protocol):
+    """What a checkpoint's writer and reader read of a run's system (a typed system,
+    :meth:`dolfinx_mbs.Model.system`, or a coupled one; the reducer, where there is one, by
+    name)."""
 
     @property
     def comm(self) -> MPI.Comm:
@@ -100,6 +116,13 @@ class CheckpointedSystem(Protocol):
     def n_reduced(self) -> int:
         """The number of the system's coordinates."""
 
+    def create_reduced_vec(self) -> PETSc.Vec:
+        """A vector of the system's coordinates."""
+
+
+class CheckpointedSystem(NamedSystem, Protocol):
+    """What :func:`read_state` reads of a run's typed system besides :class:`NamedSystem`."""
+
     def update(self, t: float) -> bool:
         """Bring the system's constraints to time ``t``.
 
@@ -109,9 +132,6 @@ class CheckpointedSystem(Protocol):
         Returns:
             True when its operators changed.
         """
-
-    def create_reduced_vec(self) -> PETSc.Vec:
-        """A vector of the system's coordinates."""
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
@@ -181,7 +201,7 @@ class Checkpoint:
     redistributed: bool = False
 
 
-def unknown_names(system: CheckpointedSystem) -> tuple:
+def unknown_names(system: NamedSystem) -> tuple:
     """The partition-free names of this rank's reduced unknowns (collective).
 
     Args:
@@ -221,7 +241,7 @@ def unknown_names(system: CheckpointedSystem) -> tuple:
     return full[np.asarray(red.independent) - space.rstart], None
 
 
-def _blocks(system: CheckpointedSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
+def _blocks(system: NamedSystem, vecs: Sequence[PETSc.Vec]) -> tuple:
     """The number of blocks of reduced unknowns of each vector of ``vecs``.
 
     Returns (counts, None), or (None, why not): the same on every rank.
@@ -260,7 +280,7 @@ class Writer:
     """
 
     def __init__(self, comm: MPI.Comm, stem: str, every: int | None, formulation: str,
-                 t0: float, system: CheckpointedSystem | None = None) -> None:
+                 t0: float, system: NamedSystem | None = None) -> None:
         self.comm, self.every = comm, every
         self.dir = folder(stem)
         self.formulation, self.t0 = formulation, t0
@@ -281,16 +301,20 @@ class Writer:
 
     def write(self, index: int, t: float, dt: float, vecs: Sequence[PETSc.Vec],
               form_state: Dict[str, np.ndarray],
-              accumulators: Dict[str, Dict[str, float | None]]) -> None:
+              accumulators: Dict[str, Dict[str, float | None]],
+              extra: Dict[str, Any] | None = None) -> None:
         """Write the state at step ``index``, time ``t`` (collective).
 
         Args:
             index: the step number.
             t: the time (s).
             dt: the next step's size (s).
-            vecs: the TS's solution vectors.
+            vecs: the TS's solution vectors (a coupled run: its reduced elastic coordinates
+                and rates, none without elastic bodies).
             form_state: this rank's arrays of the form.
             accumulators: the observers' accumulators.
+            extra: the run's global state, the same on every rank, written by rank 0 into
+                ``latest.json`` (a coupled run's frame unknowns), or None.
         """
         comm, rank = self.comm, self.comm.rank
         name = f"step_{index:09d}"
@@ -301,8 +325,9 @@ class Writer:
         arrays = {f"x{i}": v.getArray(readonly=True) for i, v in enumerate(vecs)}
         arrays.update({f"form_{k}": np.asarray(a) for k, a in form_state.items()})
         sizes = [int(v.getSize()) for v in vecs]
-        names, blocks, why = None, None, "written without its system"
-        if self.system is not None:
+        # without distributed vectors (rigid bodies only) there is nothing to redistribute
+        names, blocks, why = None, None, "written without its system" if vecs else None
+        if self.system is not None and vecs:
             if self._names is None:  # the same at every checkpoint of the run
                 self._names = unknown_names(self.system)
             names, why = self._names
@@ -310,7 +335,7 @@ class Writer:
                 blocks, why = _blocks(self.system, vecs)
             if form_state and why is None:
                 why = "the form's state is this partition's"
-        if why is None:
+        if why is None and names is not None:
             arrays["keys"] = names
         with checks.collective(comm, f"checkpoint file in {sub!r}"):
             path = os.path.join(sub, f"rank{rank}.npz")
@@ -322,6 +347,8 @@ class Writer:
                     sizes=sizes, local=comm.gather([int(v.getLocalSize()) for v in vecs]),
                     accumulators=accumulators, folder=name, blocks=blocks,
                     any_ranks=why is None, why_not=why)
+        if extra is not None:
+            meta["extra"] = extra
         with checks.collective(comm, f"checkpoint index {self.dir!r}"):
             if rank == 0:
                 _atomic_json(os.path.join(self.dir, "latest.json"), meta)
@@ -359,7 +386,7 @@ def _read_meta(comm: MPI.Comm, stem: str) -> dict:
     return comm.bcast(meta, root=0)
 
 
-def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem | None = None,
+def load(comm: MPI.Comm, stem: str, formulation: str, system: NamedSystem | None = None,
          files: bool = True) -> Checkpoint:
     """This rank's part of the last checkpoint of ``stem``.
 
@@ -386,6 +413,11 @@ def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem
     if meta["formulation"] != formulation:
         raise ValueError(f"restart from {stem!r}: the checkpoint is of formulation "
                          f"{meta['formulation']!r}, this run is {formulation!r}")
+    if meta["ranks"] != comm.size and not meta["sizes"]:
+        # no distributed vectors (a coupled run of rigid bodies): the state is global
+        return Checkpoint(t=meta["t"], index=meta["index"], dt=meta["dt"], t0=meta["t0"],
+                          formulation=meta["formulation"], arrays={},
+                          accumulators=meta["accumulators"], meta=meta, redistributed=True)
     if meta["ranks"] != comm.size:
         why = meta.get("why_not", "written before checkpoints named their unknowns") \
             if not meta.get("any_ranks") else None
@@ -410,7 +442,7 @@ def load(comm: MPI.Comm, stem: str, formulation: str, system: CheckpointedSystem
                       accumulators=meta["accumulators"], meta=meta)
 
 
-def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: CheckpointedSystem) -> Checkpoint:
+def _redistributed(comm: MPI.Comm, stem: str, meta: dict, system: NamedSystem) -> Checkpoint:
     """The checkpoint ``meta`` of ``stem`` written on another number of ranks, redistributed.
 
     Each rank's arrays are taken by name from every rank's file (collective).
@@ -681,8 +713,34 @@ class Signals:
 ONE_STEP = ("alpha2", "theta", "cn", "beuler")
 
 
+#: TS types a coupled run (:func:`dolfinx_mbs.integrate.coupled.integrate_coupled`) restarts
+#: besides :data:`ONE_STEP`: TSALPHA at spectral radius 1 (the implicit midpoint rule: its kept
+#: rate enters the step by round-off only) and TSBDF, whose history PETSc drops at a restarted
+#: step (half a step of backward Euler, then BDF2 on the uneven steps), as the run that writes
+#: the checkpoint does there too
+RESTARTED = ("alpha", "bdf")
+
+
+def check_type(ts: PETSc.TS, stem: str, types: Sequence[str] = ONE_STEP,
+               doing: str = "restart from") -> None:
+    """Refuse a TS type whose history a checkpoint does not hold (the same on every rank).
+
+    Args:
+        ts: the run's TS.
+        stem: the run's ``output``, for the error.
+        types: the TS types that restart from the state alone.
+        doing: what the run does with the checkpoints of ``stem``, for the error.
+
+    Raises:
+        ValueError: ``ts``'s type is not in ``types``.
+    """
+    if ts.getType() not in types:
+        raise ValueError(f"{doing} {stem!r}: TS type {ts.getType()!r} keeps a history "
+                         f"the checkpoint does not hold; restart takes {tuple(types)}")
+
+
 def resume_ts(ts: PETSc.TS, vecs: Sequence[PETSc.Vec], ckpt: Checkpoint, stem: str,
-              t_end: float) -> None:
+              t_end: float, types: Sequence[str] = ONE_STEP) -> None:
     """Put the checkpoint ``ckpt`` of ``stem`` into ``ts`` (collective): its solution
     ``vecs``, time, step number and next step size.
 
@@ -692,15 +750,14 @@ def resume_ts(ts: PETSc.TS, vecs: Sequence[PETSc.Vec], ckpt: Checkpoint, stem: s
         ckpt: the checkpoint read.
         stem: the run's ``output``, for the errors.
         t_end: the run's final time (s).
+        types: the TS types that restart from the state alone.
 
     Raises:
         ValueError: a multistep TS type, or a ``t_end`` not after the checkpoint (every
             rank).
     """
     comm = ts.getComm().tompi4py()
-    if ts.getType() not in ONE_STEP:
-        raise ValueError(f"restart from {stem!r}: TS type {ts.getType()!r} keeps a history "
-                         f"the checkpoint does not hold; restart takes {ONE_STEP}")
+    check_type(ts, stem, types)
     if t_end <= ckpt.t:
         raise ValueError(f"restart from {stem!r}: t_end ({t_end:g}) must exceed the "
                          f"checkpoint's time ({ckpt.t:g})")

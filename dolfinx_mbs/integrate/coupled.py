@@ -20,9 +20,12 @@ import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory
+from dolfinx_mbs.integrate.step_solvers import option
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
+from dolfinx_mbs.integrate.ts.stepper import end_at
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, solver_reasons
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
@@ -57,7 +60,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                       spectral_radius: float | None = None, progress: bool = True,
                       options: dict | None = None, prefix: str = "mbs_", energy: bool = True,
                       callback: Callable[[float, dict], object] | None = None,
-                      output_every: int = 1) -> Result:
+                      output_every: int = 1, checkpoint_every: int | None = None,
+                      restart: bool = False) -> Result:
     """Integrate a coupled system from ``t0`` to ``t_end`` with steps ``dt``.
 
     Args:
@@ -91,6 +95,24 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         energy: record energies and momenta.
         callback: ``callback(t, frames)`` at every step (``frames``: the frames' outputs).
         output_every: the steps between two field outputs (with ``output``).
+        checkpoint_every: write the state needed to continue every this many steps, and at
+            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.integrate.checkpoint`): the
+            elastic coordinates and rates as a run of prescribed frames writes them, the frame
+            unknowns (the frames' coordinates and speeds, the joints' multipliers) and the
+            loads' work in ``latest.json``; needs ``output``. At each checkpoint the scheme
+            starts again from the state (BDF2 with half a step of backward Euler,
+            generalized-alpha with its estimate of the rates) as a restart from it does.
+        restart: continue from the last checkpoint of ``output`` (same model and formulation;
+            ``t0``, ``u0``, ``v0`` come from it and ``dt`` is its next step), on the ranks that
+            wrote it or on another number of ranks (the elastic unknowns redistributed by
+            name, not under DOLFINx 0.5); generalized-alpha only at spectral radius 1: the
+            CSV and field files keep their rows up to the checkpoint's time and get the new
+            ones appended; the result's histories start at the checkpoint
+            (``Result.restarted_from``).
+
+    SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (with
+    ``checkpoint_every``), close every file and raise SystemExit (SIGTERM) or
+    KeyboardInterrupt (SIGINT) on every rank.
 
     Returns:
         A :class:`~dolfinx_mbs.integrate.Result` with ``frames`` ({name:
@@ -102,9 +124,51 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         a body of linear strain (:mod:`dolfinx_mbs.integrate.motion_range`).
 
     Raises:
-        ValueError: bad arguments (on every rank).
+        ValueError: bad arguments, or a checkpoint of another model (on every rank).
+        FileNotFoundError: ``restart`` without a checkpoint (on every rank).
         RuntimeError: a step failed (the time and Newton's reason are named).
     """
+    try:
+        return _integrate(system, t_end, dt, formulation, t0, u0, v0, probes, output,
+                          spectral_radius, progress, options, prefix, energy, callback,
+                          output_every, checkpoint_every, restart)
+    except checkpoint.Interrupted as e:
+        raise e.exit() from None
+
+
+def _extra(system: CoupledSystem, f: np.ndarray) -> dict:
+    """What a checkpoint of a coupled run holds beside the elastic state: the frame unknowns
+    and what they must fit."""
+    return {"kind": "coupled", "frames": [fr.name for fr in system.frames], "m": int(system.m),
+            "n_reduced": int(system.n_reduced), "f": [float(x) for x in f]}
+
+
+def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: str) -> np.ndarray:
+    """The checkpoint's frame unknowns, after checking it is one of this model (collective:
+    the same answer on every rank)."""
+    extra = ckpt.meta.get("extra")
+    mine = _extra(system, np.zeros(system.m))
+    bad = None
+    if not isinstance(extra, dict) or extra.get("kind") != "coupled":
+        bad = "it was not written by a run with computed frames"
+    else:
+        for key, what in (("frames", "computed frames"), ("m", "frame unknowns"),
+                          ("n_reduced", "elastic reduced unknowns")):
+            if extra.get(key) != mine[key]:
+                bad = (f"it holds {extra.get(key)} {what}, this model has {mine[key]} "
+                       "(another model)")
+                break
+    checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
+    return np.array(extra["f"], dtype=float)
+
+
+def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str | None,
+               t0: float, u0: Any, v0: Any, probes: Sequence, output: str | None,
+               spectral_radius: float | None, progress: bool, options: dict | None,
+               prefix: str, energy: bool, callback: Callable[[float, dict], object] | None,
+               output_every: int, checkpoint_every: int | None, restart: bool) -> Result:
+    """:func:`integrate_coupled` (its arguments) but for the end of a run stopped by a signal,
+    which it raises as :class:`~dolfinx_mbs.integrate.checkpoint.Interrupted`."""
     from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.integrate.initial import reduced_initial
 
@@ -121,12 +185,23 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     if formulation == "hamiltonian" and spectral_radius not in (None, 1.0):
         raise ValueError("spectral_radius: formulation 'hamiltonian' steps by the implicit "
                          f"midpoint rule (radius 1), got {spectral_radius!r}")
+    if formulation == "hamiltonian" and (checkpoint_every is not None or restart):
+        # the momenta carried between steps would have to go into the checkpoint's state
+        raise ValueError("checkpoint_every, restart: formulation 'hamiltonian' carries its "
+                         "momenta between steps, which checkpoints do not hold yet; use "
+                         "'second-order' or 'first-order' for a checkpointed run")
     if spectral_radius is not None and not 0.0 <= spectral_radius <= 1.0:
         raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
     if callback is not None and not callable(callback):
         raise ValueError(f"callback must be callable (t, frames) or None, got {callback!r}")
     if not isinstance(output_every, (int, np.integer)) or output_every < 1:
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
+    ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
+                                (u0, v0, None), options, prefix)
+    if ckpt["restart"] and formulation == "second-order" and spectral_radius not in (None, 1.0):
+        raise ValueError(f"restart=True: generalized-alpha with spectral_radius="
+                         f"{spectral_radius!r} keeps a rate the checkpoint does not hold; only "
+                         "spectral radius 1 (the default) restarts exactly")
     comm = system.comm
     # fixed steps unless the options say otherwise (TSBDF would adapt its step by default)
     opts = SolverOptions(prefix, {"ts_adapt_type": "none"}, options)
@@ -135,18 +210,45 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
     prob = CoupledProblem(system, ts, opts, formulation, spectral_radius)
     files: list = []
+    resume = writer = None
     try:
-        q0 = reduced_initial(system, u0, "u0") if system.parts else system.create_reduced_vec()
-        v0v = reduced_initial(system, v0, "v0") if system.parts else system.create_reduced_vec()
-        X0 = prob.initial_state(q0, v0v, system.initial_unknowns(q0, v0v, t0))
-        prob.start(t0, X0)
+        if ckpt["restart"]:
+            resume = checkpoint.load(comm, output, formulation,
+                                     system if system.parts else None, files=bool(system.parts))
+            f_start = _frame_unknowns(system, resume, output)
+            q0, v0v = system.create_reduced_vec(), system.create_reduced_vec()
+        else:
+            q0 = reduced_initial(system, u0, "u0") if system.parts else \
+                system.create_reduced_vec()
+            v0v = reduced_initial(system, v0, "v0") if system.parts else \
+                system.create_reduced_vec()
+            f_start = system.initial_unknowns(q0, v0v, t0)
         ts.setTime(t0)
         ts.setTimeStep(dt)
-        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
         n_steps = int(round((t_end - t0) / dt))
-        ts.setMaxTime(t_end)
+        # fixed steps: whole steps where they end at t_end, so that a run to a checkpoint and
+        # a longer run take the same steps up to it
+        fixed = option(opts, "ts_adapt_type") == "none"
+        if fixed:
+            end_at(ts, t0, t_end, dt)
+        else:
+            ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+            ts.setMaxTime(t_end)
         ts.setMaxSteps(10 * n_steps + 10)
         opts.set_from_options(ts)
+        if resume is not None:
+            checkpoint.resume_ts(ts, [q0, v0v] if system.parts else [], resume, output, t_end,
+                                 checkpoint.ONE_STEP + checkpoint.RESTARTED)
+            if fixed:  # the whole steps from the run's own start
+                end_at(ts, resume.t0, t_end, dt)
+            n_steps = int(round((t_end - resume.t) / resume.dt))
+            ts.setMaxSteps(resume.index + 10 * n_steps + 10)
+        elif ckpt["every"] is not None:
+            # the type a restart would take (options may change it): refused before any step
+            checkpoint.check_type(ts, output, checkpoint.ONE_STEP + checkpoint.RESTARTED,
+                                  "checkpoints of")
+        X0 = prob.initial_state(q0, v0v, f_start)
+        prob.start(t0, X0)
         pr = Probes(system.bodies, probes) if probes else None
         names = [fr.name for fr in system.frames]
         cols = [f"{n}.{k}" for fr, n in zip(system.frames, names)
@@ -154,12 +256,21 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         if pr is not None:
             cols += probe_columns(pr.n, pr.dim)
         ecols = ["kinetic", "elastic", "gravity", "total", "work"] if energy else []
-        csv = TimeSeriesWriter(output + ".csv", ["t"] + cols + ecols, comm) if output else None
+        keep = None if resume is None else resume.t
+        if keep is not None:
+            checkpoint.truncate_csv(comm, output + ".csv", keep, ["t"] + cols + ecols)
+        csv = TimeSeriesWriter(output + ".csv", ["t"] + cols + ecols, comm,
+                               append=keep is not None) if output else None
         if csv is not None:
             files.append(csv)
-        fields = MotionWriter(system.bodies, output) if output and system.parts else None
+        fields = MotionWriter(system.bodies, output, keep) if output and system.parts \
+            else None
         if fields is not None:
             files.append(fields)
+        if ckpt["every"] is not None:
+            writer = checkpoint.Writer(comm, output, ckpt["every"], formulation,
+                                       t0 if resume is None else resume.t0,
+                                       system if system.parts else None)
         bar = None
         if progress and comm.rank == 0:
             try:
@@ -181,8 +292,27 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     probe_rec, energy_rec, mom_rec = [], [], []
     full = system.space.create_vec() if system.parts else None
     work: dict = {"work": 0.0, "last": None}  # the loads' work, the last (t, power)
+    if resume is not None and "work" in resume.accumulators:
+        acc = resume.accumulators["work"]
+        work = {"work": acc["work"],
+                "last": None if acc["t"] is None else (acc["t"], acc["power"])}
+    signals = checkpoint.Signals(comm)
+
+    def save(index: int, t: float, dt_next: float, X: PETSc.Vec) -> None:
+        q, v, f = prob.state(X)
+        try:
+            last = work["last"] or (None, None)
+            acc = {"work": {"work": work["work"], "t": last[0], "power": last[1]}} \
+                if energy else {}
+            writer.write(index, t, dt_next, [q, v] if system.parts else [], {}, acc,
+                         _extra(system, f))
+        finally:
+            q.destroy()
+            v.destroy()
 
     def record(ts_: PETSc.TS, index: int, t: float, X: PETSc.Vec) -> None:
+        # a restart's first state is the checkpoint's: its row and fields are in the files
+        again = resume is not None and index == resume.index
         q, v, f = prob.state(X)
         outs = system.frame_outputs(f)
         torques = _loads_moment(system, t, f) if system.loads else [None] * len(outs)
@@ -206,7 +336,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         if rot is not None and index % rot.every == 0:
             system.reducer.expand(q, out=full)
             rot.measure(full, t)
-        write_fields = fields is not None and index % output_every == 0
+        write_fields = fields is not None and index % output_every == 0 and not again
         if pr is not None or write_fields:
             system.reducer.expand(q, out=full)
             system.space.scatter(full, [b.u for b in system.bodies])
@@ -227,25 +357,34 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                 if system.loads_on[i]:   # Q . w: the generalized force times the speeds
                     jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
                     power += float(system.generalized_loads(t, i, f, jet) @ f[ws])
-            if work["last"] is not None:
+            if work["last"] is not None and not again:
                 t_prev, p_prev = work["last"]
                 work["work"] += 0.5 * (power + p_prev) * (t - t_prev)
-            work["last"] = (t, power)
+                work["last"] = (t, power)
+            elif work["last"] is None:
+                work["last"] = (t, power)
             mon["work"] = work["work"]
             energy_rec.append(mon)
             mom_rec.append((mon["momentum"], mon["angular_momentum"]))
             row += [mon[k] for k in ecols]
             if not math.isfinite(mon["total"]):
                 raise FloatingPointError(f"the solution is not finite at t={t:g}")
-        if csv is not None:
+        if csv is not None and not again:
             csv.write([t] + row)
         if callback is not None:
             callback(t, outs)
         times.append(t)
         q.destroy()
         v.destroy()
-        if bar is not None and index > 0:
+        if bar is not None and index > 0 and not again:
             bar.update(1)
+        stop = signals.requested()
+        if writer is not None and not again and (writer.due(index) or stop):
+            save(index, t, ts_.getTimeStep(), X)
+            if not stop:  # the run goes on as a restart from the checkpoint does
+                ts_.restartStep()
+        if stop:
+            raise checkpoint.Interrupted(stop, t, None if writer is None else writer.last)
 
     ts.setMonitor(record)
     mid_rec: list = []
@@ -256,7 +395,10 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             mid_rec.append((t, mon["momentum"], mon["angular_momentum"], mon["total"]))
         prob.midpoint_hooks.append(midpoint)
     try:
-        ts.solve(X0)
+        with signals:
+            ts.solve(X0)
+        if writer is not None and ts.getStepNumber() % writer.every:  # the final state
+            save(ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), ts.getSolution())
         qf, vf, f = prob.state(ts.getSolution())
         qf.destroy()
         vf.destroy()
@@ -311,6 +453,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                              "angular": np.array([m[2] for m in mid_rec]),
                              "total": np.array([m[3] for m in mid_rec])} if mid_rec else {}),
                  joints={k: FrameHistory(v) for k, v in joints_rec.items()},
-                 rotation=rot.reported if rot is not None else {})
+                 rotation=rot.reported if rot is not None else {},
+                 restarted_from=None if resume is None else resume.t)
     return res
 

@@ -41,6 +41,7 @@ from petsc4py import PETSc
 from slepc4py import SLEPc
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.modal.spread import SpreadRows
 from dolfinx_mbs.petsc_options import DIFFERENT, EIGEN_PREFIX, direct_lu, solve_in_words
 from dolfinx_mbs.static.solver import negative_eigenvalues
 from dolfinx_mbs.systems.rigid_modes import RigidSubspace, rigid_subspace
@@ -55,6 +56,8 @@ __all__ = ["ModalResult", "generalized_frequencies", "gyroscopic_frequencies",
 log = logging.getLogger(__name__)
 
 PREFIX = EIGEN_PREFIX
+#: the PEP attribute holding its :class:`~dolfinx_mbs.modal.spread.SpreadRows`
+ROWS = "mbs_rows"
 #: a root grows (is unstable) when Re(lambda) > UNSTABLE abs(lambda)
 UNSTABLE = 1e-6
 
@@ -191,9 +194,13 @@ def generalized_frequencies(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float = 0
 
 
 def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
-             tol: float, start: PETSc.Vec | None = None) -> SLEPc.PEP:
+             tol: float, random_start: bool = False) -> SLEPc.PEP:
+    """A PEP set up for (K, G, M): on copies with rows on every rank when some rank owns none
+    (:mod:`.spread`; the layout kept as the PEP's attribute ``ROWS``)."""
     pep = SLEPc.PEP().create(K.getComm())
-    pep.setOperators([K, G, M])
+    rows = SpreadRows(K)
+    pep.setAttr(ROWS, rows)
+    pep.setOperators(rows.mats([K, G, M]))
     pep.setProblemType(SLEPc.PEP.ProblemType.GENERAL)
     pep.setDimensions(nev=nev)
     pep.setTarget(float(shift))
@@ -202,8 +209,14 @@ def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
     pep.setScale(SLEPc.PEP.Scale.SCALAR)
     _direct_st(pep.getST())
-    if start is not None:
-        pep.setInitialSpace([start])
+    if random_start:
+        v = rows.create_vec(K)
+        rnd = PETSc.Random().create(K.getComm())
+        rnd.setSeed(20261123)
+        v.setRandom(rnd)
+        rnd.destroy()
+        pep.setInitialSpace([v])
+        v.destroy()
     pep.setOptionsPrefix(PREFIX)
     pep.setFromOptions()
     return pep
@@ -226,13 +239,7 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
         if "trexc" not in str(e):
             raise
         log.info("SLEPc PEP: %s; solving again from another initial vector", e)
-        v = K.createVecRight()
-        rnd = PETSc.Random().create(K.getComm())
-        rnd.setSeed(20261123)
-        v.setRandom(rnd)
-        rnd.destroy()
-        pep = _new_pep(K, G, M, nev, shift, tol, start=v)
-        v.destroy()
+        pep = _new_pep(K, G, M, nev, shift, tol, random_start=True)
         try:
             solve_in_words(pep, what)
         except RuntimeError:
@@ -462,7 +469,7 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
     if pep is None:
         pep = _solve_pep(K, G, M, 2 * n, shift, tol)
     else:
-        pep.setOperators([K, G, M])
+        pep.setOperators(pep.getAttr(ROWS).mats([K, G, M]))
         try:
             solve_in_words(pep, "the quadratic eigenvalue solve (SLEPc PEP)")
             if pep.getConverged() < 2 * n:
@@ -495,10 +502,11 @@ def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarr
     signed = [lam[i].imag if lam[i].imag > small else -lam[i].real for i in keep]
     keep = [keep[j] for j in np.argsort(signed, kind="stable")]
     vecs = []
+    rows = pep.getAttr(ROWS)
     for i in keep:
-        xr, xi = K.createVecs()
+        xr, xi = rows.create_vec(K), rows.create_vec(K)
         pep.getEigenpair(i, xr, xi)
-        vecs.append((xr, xi))
+        vecs.append((rows.back(xr), rows.back(xi)))
         if lam[i].imag > small and abs(lam[i].real) > 1e-6 * abs(lam[i]):
             log.info("flutter-type eigenvalue %s (real part %.3e)", lam[i], lam[i].real)
     return lam[keep], vecs

@@ -99,6 +99,8 @@ class ReducedBasis:
         if reducer.rheonomic:
             return None
         ops = assembly.body_operators
+        if getattr(assembly, "bearing_links", None) is not None:
+            return None  # bearings between bodies: terms the combinations do not hold
         if not all(o.coupling_matrices and not o.varying_user_matrices for o in ops):
             return None
         rb = cls(assembly, reducer)

@@ -6,34 +6,16 @@ import pytest
 import ufl
 from dolfinx import fem
 from dolfinx import mesh as dmesh
-from dolfinx.fem import petsc as fpetsc
 from mpi4py import MPI
 from petsc4py import PETSc
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs import compat
 from dolfinx_mbs.forms import stationary as S
+from tests.models.formcases import mat, rel_mat, vec
 
 AXIS = np.array([0.2, -0.3, 1.0]) / np.linalg.norm([0.2, -0.3, 1.0])
 CENTER = np.array([0.05, -0.02, 0.3])
-
-
-def mat(a):
-    A = fpetsc.assemble_matrix(fem.form(a))
-    A.assemble()
-    return A
-
-
-def vec(L):
-    b = fpetsc.assemble_vector(fem.form(L))
-    b.ghostUpdate(addv=PETSc.InsertMode.ADD, mode=PETSc.ScatterMode.REVERSE)
-    return b
-
-
-def rel_mat(A, B):
-    D = A.copy()
-    D.axpy(-1.0, B, structure=PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN)
-    return D.norm(PETSc.NormType.FROBENIUS) / B.norm(PETSc.NormType.FROBENIUS)
 
 
 @pytest.fixture(params=[(dmesh.CellType.tetrahedron, 2), (dmesh.CellType.hexahedron, 1)],

@@ -74,10 +74,24 @@ def pendulum(rate, gravity=None, stiffening="prestress", frames="one", pin_radiu
     return model
 
 
-def _within(w, ws, wb, what, largest=0.0):
+def _within(w, ws, wb, what, largest=0.0, roundoff=0.0):
     """w against the closed form ws, to the second-order coupling with the link's bending
-    (and to 1e-8 of the ``largest`` frequency of a Campbell sweep, its solves' accuracy)."""
-    assert abs(w - ws) <= 0.2 * (ws / wb) ** 2 * ws + 1e-8 * largest, (what, w, ws, wb)
+    (and to 1e-8 of the ``largest`` frequency of a Campbell sweep, its solves' accuracy, and
+    to ``roundoff``, :func:`_roundoff`)."""
+    assert abs(w - ws) <= 0.2 * (ws / wb) ** 2 * ws + 1e-8 * largest + roundoff, (
+        what, w, ws, wb, roundoff)
+
+
+def _roundoff(model, ws):
+    """What round-off of the stiffness may shift a slow swing's frequency ws by: the elastic
+    stiffness of the swing field (a rigid rotation) is zero in exact arithmetic, but its
+    products carry round-off of the link's elastic scale, eps lambda_max in w^2, with
+    lambda_max >= max_i K_ii / M_ii (the Rayleigh quotients of the unit vectors)."""
+    asm = model.assembly
+    k, m = asm.elastic().getDiagonal(), asm.mass().getDiagonal()
+    lam = np.max(k.array / m.array, initial=0.0)
+    lam = MPI.COMM_WORLD.allreduce(lam, op=MPI.MAX)
+    return np.finfo(float).eps * lam / (2.0 * ws)
 
 
 def test_centrifugal_pendulum():
@@ -115,7 +129,11 @@ def test_gravity_pendulum():
     model = pendulum(0.0, gravity=(G, 0.0, 0.0))
     wg = np.sqrt(3.0 * G / (2.0 * L_LINK)) * GEOMETRY
     sym = model.natural_frequencies(n=2)
-    _within(sym[0], wg, sym[1], "symmetric")
+    # the swing's stiffness m g l / 2 is 2e-9 of the link's elastic scale E t, so the elastic
+    # stiffness's round-off shows: 1.8e-5 rad/s off the closed form with DOLFINx 0.11 and
+    # 0.5.2, 5.0e-5 with 0.9 (the coupling bound: 1.9e-5); -3.0e-4 and +2.3e-4 on 32 x 4 and
+    # 64 x 4 links, each within its round-off bound (5.0e-4, 5.3e-4)
+    _within(sym[0], wg, sym[1], "symmetric", roundoff=_roundoff(model, wg))
     # at rest G = 0: the quadratic solve is the same problem, its small root to the PEP's
     # accuracy (relative to the pencil's scale: 5e-6 of this 4.7 rad/s on 2 ranks)
     gyro = model.natural_frequencies(n=2, gyroscopic=True)

@@ -1,0 +1,143 @@
+"""The quadratic eigensolve when a rank owns no row of the matrices (a Maggi-reduced system whose
+rank holds only dependent dofs): SLEPc's final normalization of the eigenvectors failed in
+LAPACK (lascl, info = -9) on that rank. On any rank count, the first rank here owns no row;
+the frequencies equal the closed form of uncoupled gyroscopic pairs, and the eigenvectors,
+mapped back to the matrices' layout, satisfy the pencil's equations."""
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+from petsc4py import PETSc
+
+from dolfinx_mbs.modal import gyroscopic_modes
+from dolfinx_mbs.modal.eigen import reused_gyroscopic_modes
+from dolfinx_mbs.modal.spread import SpreadRows
+
+K_PAIR = np.array([4.0, 9.0, 25.0, 49.0, 121.0, 169.0])     # stiffness of each pair's two dofs
+G_PAIR = np.array([1.0, 0.5, 3.0, 0.2, 2.0, 7.0])           # each pair's gyroscopic coupling
+
+
+def pencil(comm, scale=1.0):
+    """K = diag(k_j, k_j), G = [[0, -g_j], [g_j, 0]] per pair, M = I; rank 0 owns no row, the
+    others share the 12 rows."""
+    N = 2 * len(K_PAIR)
+    size, rank = comm.size, comm.rank
+    counts = [0] + [N // (size - 1) + (r < N % (size - 1)) for r in range(size - 1)] \
+        if size > 1 else [N]
+    lo = sum(counts[:rank])
+    n = counts[rank]
+    mats = []
+    for kind in "KGM":
+        A = PETSc.Mat().createAIJ(((n, N), (n, N)), nnz=2, comm=comm)
+        for i in range(lo, lo + n):
+            j = i // 2
+            if kind == "K":
+                A.setValue(i, i, scale * K_PAIR[j])
+            elif kind == "M":
+                A.setValue(i, i, 1.0)
+            else:
+                A.setValue(i, i + 1 if i % 2 == 0 else i - 1,
+                           -G_PAIR[j] if i % 2 == 0 else G_PAIR[j])
+        A.assemble()
+        mats.append(A)
+    return mats
+
+
+def closed_form(scale=1.0, n=4):
+    """lambda = i w, w^2 -+ g w - k = 0: the n lowest positive w."""
+    k, g = scale * K_PAIR, G_PAIR
+    w = np.concatenate([(g + np.sqrt(g * g + 4 * k)) / 2, (-g + np.sqrt(g * g + 4 * k)) / 2])
+    return np.sort(w)[:n]
+
+
+def residual(K, G, M, lam, xr, xi):
+    """|(lam^2 M + lam G + K) x| / |K| |x| for x = xr + i xi, in the matrices' layout."""
+    out = []
+    for part in (xr, xi):
+        y = K.createVecLeft()
+        out.append([y.copy() for _ in range(3)])
+        K.mult(part, out[-1][0])
+        G.mult(part, out[-1][1])
+        M.mult(part, out[-1][2])
+    (kr, gr, mr), (ki, gi, mi) = out
+    a, b = lam.real, lam.imag
+    l2r, l2i = a * a - b * b, 2 * a * b
+    re = kr.copy()
+    re.axpy(a, gr)
+    re.axpy(-b, gi)
+    re.axpy(l2r, mr)
+    re.axpy(-l2i, mi)
+    im = ki.copy()
+    im.axpy(a, gi)
+    im.axpy(b, gr)
+    im.axpy(l2r, mi)
+    im.axpy(l2i, mr)
+    num = np.hypot(re.norm(), im.norm())
+    den = K.norm(PETSc.NormType.INFINITY) * np.hypot(xr.norm(), xi.norm())
+    for v in (re, im, *out[0], *out[1]):
+        v.destroy()
+    return num / den
+
+
+def test_a_rank_without_rows_gets_the_closed_form():
+    comm = MPI.COMM_WORLD
+    K, G, M = pencil(comm)
+    assert comm.allreduce(K.getLocalSize()[0], op=MPI.MIN) == 0 or comm.size == 1
+    lam, vecs = gyroscopic_modes(K, G, M, 4)
+    assert np.allclose(lam.real, 0.0, atol=1e-9 * np.abs(lam).max())
+    np.testing.assert_allclose(lam.imag, closed_form(), rtol=1e-10)
+    for lm, (xr, xi) in zip(lam, vecs):
+        assert xr.getLocalSize() == K.getLocalSize()[0]
+        assert residual(K, G, M, lm, xr, xi) < 1e-10
+        xr.destroy()
+        xi.destroy()
+    for A in (K, G, M):
+        A.destroy()
+
+
+def test_a_kept_solver_follows_new_values():
+    """The Campbell sweep's reuse: a PEP kept across calls refreshes its spread copies from
+    matrices of the same pattern and new values (the stiffness scaled by 4)."""
+    comm = MPI.COMM_WORLD
+    pep = None
+    for scale in (1.0, 4.0):
+        K, G, M = pencil(comm, scale)
+        lam, vecs, pep = reused_gyroscopic_modes(K, G, M, 3, pep)
+        np.testing.assert_allclose(lam.imag, closed_form(scale, 3), rtol=1e-10)
+        for lm, (xr, xi) in zip(lam, vecs):
+            assert residual(K, G, M, lm, xr, xi) < 1e-10
+            xr.destroy()
+            xi.destroy()
+        for A in (K, G, M):
+            A.destroy()
+    pep.destroy()
+
+
+@pytest.mark.skipif(MPI.COMM_WORLD.size == 1, reason="one rank owns every row")
+def test_spread_only_when_a_rank_is_empty():
+    """With an empty rank, every rank of the copies owns rows and the global numbering is kept
+    (the copy's product, mapped back, is the matrix's); matrices with rows on every rank are
+    given to the solver as they are."""
+    comm = MPI.COMM_WORLD
+    K, G, M = pencil(comm)
+    rows = SpreadRows(K)
+    assert rows.active
+    (Gs,) = rows.mats([G])
+    assert comm.allreduce(Gs.getLocalSize()[0], op=MPI.MIN) > 0
+    x, y = K.createVecRight(), rows.create_vec(K)
+    for v in (x, y):
+        lo, hi = v.getOwnershipRange()
+        v.array[:] = np.sin(np.arange(lo, hi, dtype=float))
+    Gx, Gy = K.createVecLeft(), rows.create_vec(K)
+    G.mult(x, Gx)
+    Gs.mult(y, Gy)
+    Gy = rows.back(Gy)
+    assert Gx.norm() > 1.0
+    assert np.array_equal(Gy.array, Gx.array)
+    rows.destroy()
+    full = PETSc.Mat().createAIJ(((None, 12), (None, 12)), nnz=1, comm=comm)
+    full.setUp()
+    full.assemble()
+    assert not SpreadRows(full).active
+    for A in (K, G, M, x, y, Gx, Gy, full):
+        A.destroy()
