@@ -45,13 +45,14 @@ from step to step (p1 = 2 Pi(y_m) - p0). See :mod:`dolfinx_mbs.integrate.ts.coup
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from dolfinx_mbs.frames.base import FrameState, cross3
+from dolfinx_mbs.frames.base import FrameState, cross3, skew
 from dolfinx_mbs.frames.computed import Free, Hinge
 from dolfinx_mbs.systems.coupled import _as3, _cross_rows
 
@@ -59,6 +60,13 @@ if TYPE_CHECKING:
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["HamiltonForm"]
+
+
+def _at_origin(t: float, v_O: np.ndarray, omega: np.ndarray) -> FrameState:
+    """A state at the global origin with the frame's axes and the velocities (v_O, omega):
+    a rigid body's momenta there are its local momenta about O (linear in the velocities)."""
+    return FrameState(t=t, R=np.eye(3), r_O=np.zeros(3), omega=omega, alpha=np.zeros(3),
+                      v_O=v_O, a_O=np.zeros(3))
 
 
 class HamiltonForm:
@@ -276,6 +284,199 @@ class HamiltonForm:
                 Ff[ws] += (shift * (jet.T.T @ P + jet.Om.T @ H - pi0[ws])
                            - (jet.T.T @ Pd + jet.Om.T @ Hd))
         return Ff
+
+    # -- the exact Newton step: what its Jacobian adds to the second-order form's ------------
+    def elastic_states(self) -> list:
+        """The elastic bodies' states of the last residual with no angular acceleration.
+
+        Returns:
+            One state per elastic body: its elastic rows' block in Hamilton's form is the
+            second-order form's without the angular acceleration's coupling, c_E(alpha) (the
+            momenta's rate holds it; the module docstring).
+        """
+        return [dataclasses.replace(st, alpha=np.zeros(3))
+                for st in self.system._last["states"]]
+
+    def correct_rates(self, rq: PETSc.Vec, g: PETSc.Vec) -> None:
+        """Take A^T M (omega x A rq) off ``g``: the elastic rows' rates' column in Hamilton's
+        form is the second-order form's less M omega x (the bordered solve's right-hand side).
+
+        Args:
+            rq: the kinematic rows' residual q' - v (reduced).
+            g: the elastic rows' right-hand side (reduced), updated.
+        """
+        s = self.system
+        if not s.parts:
+            return
+        full = s.reducer.expand(rq, out=self._full, homogeneous=True)
+        fa = full.getArray(readonly=True).copy()
+        for p, st in zip(s.parts, s._last["states"]):
+            if not np.any(st.omega):
+                fa[p.slice] = 0.0
+                continue
+            y, My = p.work("ham_y"), p.work("ham_My")
+            y.array[:] = fa[p.slice]
+            p.M.mult(y, My)
+            g_ = p.gdim
+            fa[p.slice] = _cross_rows(st.omega[None, :], _as3(
+                My.getArray(readonly=True).reshape(-1, g_), g_))[:, :g_].reshape(-1)
+        self._full.setArray(fa)
+        g.axpy(-1.0, s.reducer.project(self._full, self._red))
+
+    def _rows(self, i: int, jet: Any) -> list:
+        """Frame ``i``'s momentum rows: (row, T_c, Om_c, free) per row, the rigid field
+        T_c + Om_c x x whose momentum pi_c the row balances (constant fields)."""
+        fr, ws = self.system.frames[i], self.system.wslice[i]
+        if isinstance(fr, Free):
+            if fr.gdim == 3:
+                return [(ws.start + 3 + k, np.zeros(3), np.eye(3)[k], True) for k in range(3)]
+            return [(ws.start + 2, np.zeros(3), np.eye(3)[2], True)]
+        return [(ws.start + j, jet.T[:, j].copy(), jet.Om[:, j].copy(), False)
+                for j in range(jet.Om.shape[1])]
+
+    def _columns(self, i: int, jet: Any, s_: float) -> list:
+        """Frame ``i``'s unknowns as columns: (column, a, b, d omega, d v_O) with the rate
+        field s v - v' of the column a + b x x - d omega x u' (the module docstring) and the
+        velocity field d v_O + d omega x x."""
+        s = self.system
+        st = jet.state
+        out = []
+        for which, sl in (("z", s.zslice[i]), ("w", s.wslice[i])):
+            d = jet.dz if which == "z" else jet.dw
+            for c, col in enumerate(range(sl.start, sl.stop)):
+                dom, dvo = d["omega"][:, c], d["v_O"][:, c]
+                dao, dal = d["a_O"][:, c].copy(), d["alpha"][:, c].copy()
+                if which == "w":    # w' moves with w in the TS's shift
+                    dao += s_ * jet.T[:, c]
+                    dal += s_ * jet.Om[:, c]
+                a = s_ * dvo - dao + cross3(dom, st.v_O) + cross3(st.omega, dvo)
+                b = s_ * dom - dal
+                out.append((col, a, b, dom, dvo))
+        return out
+
+    def correct(self, t: float, shift: float, der: Any, pi0: np.ndarray) -> None:
+        """Turn the second-order form's bordered pieces (at the last residual's state) into
+        those of Hamilton's rows: the derivatives of shift Pi(y) - Pi'(y, y') added to the
+        momentum rows' (the module docstring's exact Newton step).
+
+        Args:
+            t: the time (s).
+            shift: the TS shift (2 / h).
+            der: the :class:`~dolfinx_mbs.systems.coupled.FrameDerivatives`, updated.
+            pi0: the frames' momenta at the step's start (:meth:`momenta`).
+        """
+        s, s_ = self.system, shift
+        last = s._last
+        jets = last["jets"]
+        m = s.m
+        rows = [self._rows(i, jet) for i, jet in enumerate(jets)]
+        cols = [self._columns(i, jet, s_) for i, jet in enumerate(jets)]
+        # the frames' momenta (local, about O) for the free frames' rows
+        PH = self._local(t, last["u"], last["ud"], None, jets, 1.0, False) if any(
+            isinstance(fr, Free) for fr in s.frames) else None
+        Dloc = np.zeros((m, m))
+        nC = {}
+        if s.parts:
+            ua = last["u"].getArray(readonly=True)
+            uda = last["ud"].getArray(readonly=True)
+            udda = last["udd"].getArray(readonly=True)
+            Bfull = {}
+        for p, st in zip(s.parts, last["states"]):
+            if p.frame is None:
+                continue
+            i, g = p.frame, p.gdim
+            prods = []
+            for key, arr in (("u", ua), ("ud", uda), ("udd", udda)):
+                y, My = p.work(("ham_in", key)), p.work(("ham_out", key))
+                y.array[:] = arr[p.slice]
+                p.M.mult(y, My)
+                prods.append(_as3(My.getArray(readonly=True).reshape(-1, g), g))
+            Mu, Mud, Mudd = prods
+            Mx = Mu + _as3(p.MX.getArray(readonly=True).reshape(-1, g), g)
+            mn = p.Mt[0].getArray(readonly=True)[0::g]
+            x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
+            ud3 = _as3(uda[p.slice].reshape(-1, g), g)
+            om, al = st.omega[None, :], st.alpha[None, :]
+            Mv = mn[:, None] * st.v_O[None, :] + _cross_rows(om, Mx) + Mud
+            Mvd = (mn[:, None] * (st.a_O - cross3(st.omega, st.v_O))[None, :]
+                   + _cross_rows(al, Mx) + _cross_rows(om, Mud) + Mudd)
+            # the elastic rows' columns: A^T M (a + b x x - d omega x u')
+            for col, a, b, dom, _ in cols[i]:
+                F = (mn[:, None] * a[None, :] + _cross_rows(b[None, :], Mx)
+                     - _cross_rows(dom[None, :], Mud))
+                acc = Bfull.setdefault(col, np.zeros(self._full.getLocalSize()))
+                acc[p.slice] += F[:, :g].reshape(-1)
+
+            def field(T_c: np.ndarray, Om_c: np.ndarray) -> tuple:
+                Mw = mn[:, None] * T_c[None, :] + _cross_rows(Om_c[None, :], Mx)
+                return Mw, _cross_rows(Om_c[None, :], Mud)
+
+            for row, T_c, Om_c, free in rows[i]:
+                # s pi_c - pi_c', pi_c = w_c . M v, pi_c' = w_c . M v' + (Om_c x u') . M v
+                Mw, MOu = field(T_c, Om_c)
+                dC = (-_cross_rows(Mw, al) - _cross_rows(Mvd, Om_c[None, :])
+                      - _cross_rows(MOu, om) - s_ * MOu)
+                dCv = -_cross_rows(Mw, om) - _cross_rows(Mv, Om_c[None, :]) - MOu
+                for col, a, b, dom, dvo in cols[i]:
+                    F = a[None, :] + _cross_rows(b[None, :], x3) - _cross_rows(dom[None, :], ud3)
+                    G = dvo[None, :] + _cross_rows(dom[None, :], x3)
+                    Dloc[row, col] += float(np.sum(Mw * F) - np.sum(MOu * G))
+                if free:
+                    # less the derivatives of e_k . (omega x H + v_O x P): the momentum of
+                    # the field (e_k x v_O) + (e_k x omega) x x
+                    e = Om_c
+                    Tb, Ob = cross3(e, st.v_O), cross3(e, st.omega)
+                    Mwb, _ = field(Tb, Ob)
+                    dC -= _cross_rows(Mv, Ob[None, :]) + _cross_rows(Mwb, om) + s_ * Mwb
+                    dCv -= Mwb
+                    for col, a, b, dom, dvo in cols[i]:
+                        G = dvo[None, :] + _cross_rows(dom[None, :], x3)
+                        Dloc[row, col] -= float(np.sum(Mwb * G))
+                for vec, arr in ((0, dC), (1, dCv)):
+                    acc = nC.setdefault((row, vec), np.zeros(self._full.getLocalSize()))
+                    acc[p.slice] += arr[:, :g].reshape(-1)
+        if s.parts:
+            tot = np.empty_like(Dloc)
+            s.comm.Allreduce(Dloc, tot, op=MPI.SUM)
+            der.D += tot
+            for col, arr in Bfull.items():
+                self._full.setArray(arr)
+                der.B[col].axpy(1.0, s.reducer.project(self._full, self._red))
+            for (row, vec), arr in nC.items():
+                self._full.setArray(arr)
+                target = der.C[row] if vec == 0 else der.Cv[row]
+                target.axpy(1.0, s.reducer.project(self._full, self._red))
+        # rigid bodies (replicated): their momenta are linear in (v_O, omega)
+        for i, jet in enumerate(jets):
+            for rb in s.rigid_on[i]:
+                for row, T_c, Om_c, free in rows[i]:
+                    for col, a, b, dom, dvo in cols[i]:
+                        P, H = rb.momenta(_at_origin(t, a, b))
+                        der.D[row, col] += T_c @ P + Om_c @ H
+                        if free:
+                            P, H = rb.momenta(_at_origin(t, dvo, dom))
+                            st = jet.state
+                            der.D[row, col] -= (cross3(Om_c, st.v_O) @ P
+                                                + cross3(Om_c, st.omega) @ H)
+        # a free frame's rows: less e_k . (d omega x H + d v_O x P) and
+        # s d/dz [R^T (J0 - r_O x P0)]
+        for i, (fr, jet) in enumerate(zip(s.frames, jets)):
+            if not isinstance(fr, Free):
+                continue
+            P, H = PH[i][0], PH[i][1]
+            st = jet.state
+            w0, zs, nt = s.wslice[i].start, s.zslice[i], fr.n_translations
+            P0 = np.zeros(3)
+            P0[:nt] = pi0[w0:w0 + nt]
+            J0 = (pi0[w0 + 3:w0 + 6] if fr.gdim == 3
+                  else np.array([0.0, 0.0, pi0[w0 + 2]]))
+            dz = -s_ * (skew(st.R.T @ (J0 - cross3(st.r_O, P0))) @ jet.dphi_dz
+                        + st.R.T @ skew(P0) @ jet.drO_dz)
+            for row, _, e, _ in rows[i]:
+                k = int(np.argmax(e))
+                der.D[row, zs] += dz[k]
+                for col, _, _, dom, dvo in cols[i]:
+                    der.D[row, col] -= e @ (cross3(dom, H) + cross3(dvo, P))
 
     def destroy(self) -> None:
         """Release the work vectors (collective)."""

@@ -143,7 +143,7 @@ class BorderedNewton:
                 break
             # the Jacobian at the step's first iterate, kept while it contracts the residual
             # fast (a modified Newton step costs one solve); formed again where it does not
-            fresh = it == 0 or fnorm > SLOW * fprev
+            fresh = it == 0 or fnorm > SLOW * fprev or pr.exact
             if fresh:
                 J, P, _ = snes.getJacobian()
                 snes.computeJacobian(x, J, P)
@@ -223,6 +223,9 @@ class CoupledProblem:
         self.dx = self.F.duplicate()
         #: Hamilton's form: its momentum rows and the momenta carried between steps
         self.ham: HamiltonForm | None = None
+        #: the Jacobian formed at every iterate (Newton's method, not the kept Jacobian's
+        #: modified one): Hamilton's form, whose steps converge quadratically so
+        self.exact = formulation == "hamiltonian"
         if formulation == "hamiltonian":
             # TSTHETA at theta 1/2 in its midpoint form: one stage per step, y_m = (y0 + y1) / 2
             # (the Newton unknown) with y' = (y1 - y0) / h and the shift 2 / h, which is what
@@ -394,9 +397,12 @@ class CoupledProblem:
         s = self.system
         self.shift = shift
         self.der = s.derivatives(t, shift, self.work[0])
+        if self.ham is not None:
+            self.ham.correct(t, shift, self.der, self.pi0)
         if not s.parts:
             return
-        self.S, self.rec = s.elastic_block(t, shift, self.S)
+        self.S, self.rec = s.elastic_block(
+            t, shift, self.S, None if self.ham is None else self.ham.elastic_states())
         self.ksp.setOperators(self.S)
         if self._ready:
             self.ksp.setUp()
@@ -475,6 +481,8 @@ class CoupledProblem:
         rec.C.multAdd(rq, g1, g1)
         rec.M.mult(rq, tmp)
         g1.axpy(sft, tmp)
+        if self.ham is not None:
+            self.ham.correct_rates(rq, g1)
         ok = self._S_solve(g1, y1)
         if not ok:
             self.restore(F, rq, rv)
