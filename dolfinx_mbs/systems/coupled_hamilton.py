@@ -63,8 +63,10 @@ __all__ = ["HamiltonForm"]
 
 
 def _at_origin(t: float, v_O: np.ndarray, omega: np.ndarray) -> FrameState:
-    """A state at the global origin with the frame's axes and the velocities (v_O, omega):
-    a rigid body's momenta there are its local momenta about O (linear in the velocities)."""
+    """A state at the global origin with the frame's axes and the velocities (v_O, omega).
+
+    A rigid body's momenta there are its local momenta about O (linear in the velocities).
+    """
     return FrameState(t=t, R=np.eye(3), r_O=np.zeros(3), omega=omega, alpha=np.zeros(3),
                       v_O=v_O, a_O=np.zeros(3))
 
@@ -298,8 +300,10 @@ class HamiltonForm:
                 for st in self.system._last["states"]]
 
     def correct_rates(self, rq: PETSc.Vec, g: PETSc.Vec) -> None:
-        """Take A^T M (omega x A rq) off ``g``: the elastic rows' rates' column in Hamilton's
-        form is the second-order form's less M omega x (the bordered solve's right-hand side).
+        """Take A^T M (omega x A rq) off the bordered solve's right-hand side ``g``.
+
+        The elastic rows' column of the rates in Hamilton's form is the second-order form's
+        less M omega x.
 
         Args:
             rq: the kinematic rows' residual q' - v (reduced).
@@ -324,8 +328,10 @@ class HamiltonForm:
         g.axpy(-1.0, s.reducer.project(self._full, self._red))
 
     def _rows(self, i: int, jet: Any) -> list:
-        """Frame ``i``'s momentum rows: (row, T_c, Om_c, free) per row, the rigid field
-        T_c + Om_c x x whose momentum pi_c the row balances (constant fields)."""
+        """Frame ``i``'s momentum rows: (row, T_c, Om_c, free) per row.
+
+        T_c + Om_c x x is the rigid field whose momentum pi_c the row balances (constant).
+        """
         fr, ws = self.system.frames[i], self.system.wslice[i]
         if isinstance(fr, Free):
             if fr.gdim == 3:
@@ -335,9 +341,11 @@ class HamiltonForm:
                 for j in range(jet.Om.shape[1])]
 
     def _columns(self, i: int, jet: Any, s_: float) -> list:
-        """Frame ``i``'s unknowns as columns: (column, a, b, d omega, d v_O) with the rate
-        field s v - v' of the column a + b x x - d omega x u' (the module docstring) and the
-        velocity field d v_O + d omega x x."""
+        """Frame ``i``'s unknowns as columns: (column, a, b, d omega, d v_O).
+
+        The column's field of J(s) (s v - v') is a + b x x - d omega x u' (the module
+        docstring), its velocity field d v_O + d omega x x.
+        """
         s = self.system
         st = jet.state
         out = []
@@ -355,9 +363,10 @@ class HamiltonForm:
         return out
 
     def correct(self, t: float, shift: float, der: Any, pi0: np.ndarray) -> None:
-        """Turn the second-order form's bordered pieces (at the last residual's state) into
-        those of Hamilton's rows: the derivatives of shift Pi(y) - Pi'(y, y') added to the
-        momentum rows' (the module docstring's exact Newton step).
+        """Turn the second-order form's bordered pieces into those of Hamilton's rows.
+
+        At the last residual's state, the derivatives of shift Pi(y) - Pi'(y, y') are added to
+        the momentum rows' (the module docstring's exact Newton step).
 
         Args:
             t: the time (s).
