@@ -26,6 +26,11 @@ after the last step - stamp after the warm-up step) / steps, max over ranks. Pea
 model, integration), its maximum over ranks. Reported: medians over the pairs and the ratio
 new / old; |u| at the end must agree between the refs (same motion).
 
+With ``--table3 5,25`` each ref also runs its own ``bench/dense.py`` (seed 003's Table 3 study
+on the rod of those element counts: the ``dense-fit`` path at the dt its search accepts and the
+``exact`` path, three formulations; ``--repeats`` runs each, median) in a fresh process, the
+refs alternating over ``--pairs``: wall times side by side and the tip errors of both.
+
 Results: bench/results/commits.json (all runs) and a section appended to
 bench/results/commits.md.
 """
@@ -128,7 +133,31 @@ def markdown(run: dict) -> str:
              f"{' '.join(run['loadavg_start'])}, at end {' '.join(run['loadavg_end'])}", ""]
     hdr = ["dofs", "formulation", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
            f"peak RSS {la} [MiB]", f"{lb} [MiB]", f"{lb} / {la}", "norm of u at end, rel. diff"]
-    return "\n".join(head + [md_table(hdr, rows), ""])
+    out = head + ([md_table(hdr, rows), ""] if rows else [])
+    if run.get("table3"):
+        out += [f"Seed 003's Table 3 (`bench/dense.py` of each ref, rod, {run['t_end']} s): "
+                "wall time of `model.integrate`, median of each process's repeats, then over "
+                "the pairs; the error of the tip history against the exact semi-discrete "
+                "solution.", "", md_table(
+                    ["elements", "formulation", "path", "dt [s]", f"{la} [s]", f"{lb} [s]",
+                     f"{lb} / {la}", f"error {la}", f"error {lb}"], table3_rows(run)), ""]
+    return "\n".join(out)
+
+
+def table3_rows(run: dict) -> list:
+    """The Table 3 study's rows side by side: one per elements, formulation and path."""
+    a, b = (r["sha"] for r in run["refs"])
+    rows = []
+    first = run["table3"][a][0]
+    for i, row in enumerate(first):
+        for path in row["paths"]:
+            wa, wb = (statistics.median(p[i]["paths"][path]["wall"] for p in run["table3"][s])
+                      for s in (a, b))
+            ea, eb = (run["table3"][s][-1][i]["paths"][path]["error"] for s in (a, b))
+            rows.append([str(row["elements"]), row["formulation"], path,
+                         f"{row['paths'][path]['dt']:.3e}", f"{wa:.3f}", f"{wb:.3f}",
+                         f"**{wb / wa:.2f}**", f"{ea:.1e}", f"{eb:.1e}"])
+    return rows
 
 
 def main():
@@ -141,6 +170,11 @@ def main():
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--ranks", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=1800.0, help="per process (s)")
+    ap.add_argument("--table3", default="", help="element counts of the Table 3 study of "
+                    "bench/dense.py (e.g. 5,25; empty: not run)")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each Table 3 case in "
+                    "one process")
+    ap.add_argument("--t-end", type=float, default=0.1, help="the Table 3 runs' end time")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--checkout", help=argparse.SUPPRESS)
     ap.add_argument("--size", type=float, help=argparse.SUPPRESS)
@@ -152,7 +186,7 @@ def main():
     refs = [x for x in args.refs.split(",") if x]
     if len(refs) != 2:
         sys.exit("--refs: give exactly two commits, old first")
-    sizes = [float(x) for x in args.sizes.split(",")]
+    sizes = [float(x) for x in args.sizes.split(",") if x]
     forms = [x for x in args.formulations.split(",") if x]
 
     tmp = tempfile.mkdtemp(prefix="mbs_commits_")
@@ -180,7 +214,23 @@ def main():
                             f"{r['per_step'] * 1e3:8.2f} ms/step, warm-up {r['warmup']:.2f} s, "
                             f"peak RSS {mib(r['max_rss'])} MiB (load {loadavg()[0]})")
                 run["cases"].append(case)
-        run["versions"] = run["cases"][0]["runs"][trees[0]["sha"]][0]["versions"]
+        if args.table3:
+            run["t_end"] = args.t_end
+            run["table3"] = {t["sha"]: [] for t in trees}
+            for k in range(args.pairs):
+                for t in trees:
+                    r = run_json([Path(t["path"]) / "bench" / "dense.py", "--studies", "table3",
+                                  "--paths", "dense-fit,exact", "--elements", args.table3,
+                                  "--repeats", args.repeats, "--t-end", args.t_end,
+                                  "--max-wait", 0, "--no-write"], ranks=1,
+                                 timeout=args.timeout, env=dict(PYTHONPATH=t["path"]))
+                    run["table3"][t["sha"]].append(r["table3"])
+                    run.setdefault("versions", r["versions"])
+                    log(f"pair {k + 1}, Table 3 {t['ref']:>10s}: " + ", ".join(
+                        f"{x['elements']} {x['formulation']} {p} {v['wall']:.3f} s"
+                        for x in r["table3"] for p, v in x["paths"].items()))
+        if run["cases"]:
+            run["versions"] = run["cases"][0]["runs"][trees[0]["sha"]][0]["versions"]
         run["loadavg_end"] = loadavg()
     finally:
         for t in trees:
