@@ -41,6 +41,33 @@ with y_m the step's midpoint and v_m the velocity whose momenta are p_m, is the 
 (2 / h) (Pi(y_m) - p0) + K(y_m) = 0 in the midpoint state (which the midpoint rule on the
 first-order TS vector (q, v, f) gives: y_m = (y0 + y1) / 2, y' = (y1 - y0) / h), with p0 carried
 from step to step (p1 = 2 Pi(y_m) - p0). See :mod:`dolfinx_mbs.integrate.ts.coupled`.
+
+The exact Newton step. With J(s) = d/dy + s d/dy' (s = 2 / h, the TS's shift), the rows'
+Jacobian is the second-order form's plus J(s) of s Pi(y) - Pi'(y, y') on the momentum rows.
+Every momentum is pi_c = w_c . M v for a rigid field w_c = T_c + Om_c x x (constant T_c, Om_c:
+a hinge's partial velocities; a free frame's rotation rows, which in the frame's axes read
+s (H - R^T (J0 - r_O x P0)) + R_rot - H' - omega x H - v_O x P, take e_k), with the rate
+pi_c' = w_c . M v' + (Om_c x u') . M v, so that, nodal vectors of the products M x, M u',
+M u'' (M = M_s kron I commutes with every cross product):
+
+    s dv - J(s) v' = (s omega - alpha) x du - omega x du'
+                     + a + b x x - d omega x u'     (a frame column: a = s dv_O - J(s) a_O
+                                                     + d omega x v_O + omega x dv_O,
+                                                     b = s d omega - J(s) alpha)
+    elastic rows     A^T M of that: the elastic block loses c_E(alpha) (with dv = s dq - r_q
+                     the omega x terms cancel but for -M omega x r_q on the right-hand side),
+                     the frame columns gain A^T M (a + b x x - d omega x u')
+    momentum row c   d/du  -(M w_c) x alpha - (M v') x Om_c - (M (Om_c x u')) x omega
+                            - s M (Om_c x u')  (with s d/du' in the bordered C)
+                     d/du' -(M w_c) x omega - (M v) x Om_c - M (Om_c x u')
+                     frame column: sum (M w_c) . (a + b x x - d omega x u')
+                            - (M (Om_c x u')) . (d v_O + d omega x x)
+    free frame       less the derivatives of e_k . (omega x H + v_O x P) (the momentum of
+                     the field (e_k x v_O) + (e_k x omega) x x, and d omega x H + d v_O x P)
+                     and s d/dz of R^T (J0 - r_O x P0)
+
+and the rigid bodies' momenta, linear in (v_O, omega), evaluated at (a, b). The derivatives
+are checked against central differences of the residual (tests).
 """
 
 from __future__ import annotations

@@ -34,11 +34,14 @@ with v_m, w_m the velocities of the midpoint momenta; the step's end velocities 
 are the TS's and carry an O(dt^2) error of their own (the momenta at the step's midpoints do
 not: ``Result.midpoints``). Why the momenta are not TS unknowns: the index-1 form with p and the
 relations p = Pi(y) as rows has the same solution, and the relations would double the elastic
-block. The Newton step solves with the second-order form's exact bordered Jacobian (at the
-midpoint state), which differs from this residual's by O(dt) relative terms (the momenta's
-dependence on the coordinates, a free frame's rotation of its global momenta): a modified
-Newton iteration (on the free elastic body of the tests at dt = 4e-3 it contracts the residual
-about a hundredfold per iteration: 5 iterations a step to the default tolerances).
+block. The Newton step solves with this residual's exact Jacobian, formed at every iterate:
+the second-order form's bordered pieces with the derivatives of (2 / h) Pi(y) - Pi'(y, y')
+added to the momentum rows (:meth:`~dolfinx_mbs.systems.coupled_hamilton.HamiltonForm.correct`),
+the elastic block without the angular acceleration's coupling and M omega x on the column of
+the rates. Newton's method then converges quadratically: two iterations a step to the default
+tolerances on the free elastic body and the hub-beam of the tests (the second-order form's
+Jacobian, which lacks the momenta's dependence on the coordinates and a free frame's rotation
+of its global momenta, O(dt) relative terms, took 5 to 6).
 """
 
 from __future__ import annotations
