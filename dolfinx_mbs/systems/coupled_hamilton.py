@@ -73,7 +73,7 @@ are checked against central differences of the residual (tests).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from mpi4py import MPI
@@ -313,6 +313,91 @@ class HamiltonForm:
                 Ff[ws] += (shift * (jet.T.T @ P + jet.Om.T @ H - pi0[ws])
                            - (jet.T.T @ Pd + jet.Om.T @ Hd))
         return Ff
+
+    def velocities(self, t: float, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray, p: PETSc.Vec,
+                   pi: np.ndarray, solve: Callable[[PETSc.Vec, PETSc.Vec], None]) -> np.ndarray:
+        """The velocities whose momenta are (p, pi) at the coordinates of (q, f).
+
+        The momenta are affine in the velocities (v, the frames' speeds w): Pi_el = M_r v +
+        sum_k E_k w_k + e0 and Pi_f = G v + F w + c0, with the columns E_k, F and e0, c0 from
+        :meth:`momenta` at unit speeds and G y from :meth:`momenta` at the elastic velocity y.
+        Eliminating v = M_r^-1 (p - e0 - sum_k E_k w_k) leaves the frames' speeds' small
+        system. A free frame's auxiliary momenta follow from the new velocities.
+
+        Args:
+            t: the time (s).
+            q: the elastic coordinates.
+            v: their rates: set to the velocities of the momenta.
+            f: the frame unknowns (their coordinates kept).
+            p: the elastic momenta (reduced).
+            pi: the frames' momenta (:meth:`momenta`'s layout).
+            solve: ``solve(b, x)``: x = M_r^-1 b (M_r the reduced mass matrix).
+
+        Returns:
+            The frame unknowns with the speeds (and a free frame's auxiliary momenta) of the
+            momenta.
+        """
+        s = self.system
+        speeds = [j for ws in s.wslice for j in range(ws.start, ws.stop)]
+        f0 = np.array(f, dtype=float)
+        f0[speeds] = 0.0
+        work = [v.duplicate() for _ in range(3)]
+        zero, e0, tmp = work
+        zero.zeroEntries()
+        try:
+            c0 = self.momenta(t, q, zero, f0, e0)
+            cols, Fc = [], np.zeros((len(speeds), len(speeds)))
+            for k, j in enumerate(speeds):
+                fj = f0.copy()
+                fj[j] = 1.0
+                Ej = v.duplicate()
+                work.append(Ej)
+                Fc[:, k] = (self.momenta(t, q, zero, fj, Ej) - c0)[speeds]
+                Ej.axpy(-1.0, e0)
+                cols.append(Ej)
+            rhs = (np.asarray(pi, dtype=float) - c0)[speeds]
+            A = Fc
+            y0 = None
+            if s.parts:
+                b = p.copy()
+                work.append(b)
+                b.axpy(-1.0, e0)
+                y0 = v.duplicate()
+                work.append(y0)
+                solve(b, y0)
+
+                def G(y: PETSc.Vec) -> np.ndarray:
+                    return (self.momenta(t, q, y, f0, tmp) - c0)[speeds]
+
+                Y = []
+                for Ej in cols:
+                    Yj = v.duplicate()
+                    work.append(Yj)
+                    solve(Ej, Yj)
+                    Y.append(Yj)
+                A = Fc - np.column_stack([G(Yj) for Yj in Y]) if Y else Fc
+                rhs = rhs - G(y0)
+            w = np.linalg.solve(A, rhs) if speeds else np.zeros(0)
+            out = f0.copy()
+            out[speeds] = w
+            if s.parts:
+                y0.copy(v)
+                for wk, Yj in zip(w, Y):
+                    v.axpy(-float(wk), Yj)
+            u = ud = None
+            if s.parts:
+                u = s.reducer.expand(q, out=s._full["u"])
+                ud = s.reducer.expand_rate(q, v, out=s._full["ud"])
+            jets = s.jets(t, out, np.zeros_like(out))
+            for i, fr in enumerate(s.frames):
+                if fr.momentum_balance:
+                    st = jets[i].state
+                    nt = fr.n_translations
+                    out[s.aslice[i]] = (st.R @ s._momentum(i, st, u, ud)["p_rel"])[:nt]
+            return out
+        finally:
+            for x in work:
+                x.destroy()
 
     # -- the exact Newton step: what its Jacobian adds to the second-order form's ------------
     def elastic_states(self) -> list:

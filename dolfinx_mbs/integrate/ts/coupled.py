@@ -240,6 +240,7 @@ class CoupledProblem:
             self.X0 = self.F.duplicate()
             self.t0 = 0.0
             self.midpoint_hooks: list = []
+            self.ksp_mass: PETSc.KSP | None = None
             ts.setType(PETSc.TS.Type.THETA)
             ts.setTheta(0.5)
             ts.setThetaEndpoint(False)
@@ -394,6 +395,34 @@ class CoupledProblem:
             hook(tm, q, v, f)
         for x in (Xm, q, v, pm):
             x.destroy()
+        # the step's end velocities: those of the momenta (p1, pi1) at its coordinates, not
+        # the TS's 2 v_m - v0 (which the next step does not read: its residual takes the
+        # midpoint's velocities and the momenta carried, and a free frame's linear momentum
+        # m v_O + pi, which is p1's either way)
+        X1 = ts.getSolution()
+        q, v, f = self.state(X1)
+        try:
+            f = self.ham.velocities(ts.getTime(), q, v, f, self.p0, self.pi0, self._mass_solve)
+            self.join(q, v, f, X1)
+        finally:
+            q.destroy()
+            v.destroy()
+
+    def _mass_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> None:
+        """x = M_r^-1 b (M_r the elastic bodies' reduced mass matrix, factored once)."""
+        if self.ksp_mass is None:
+            M = self.system.base.at(self.t0, states=self.system._last["states"]).M
+            self.ksp_mass = PETSc.KSP().create(self.comm)
+            self.ksp_mass.setOptionsPrefix(self.opts.prefix + "mass_")
+            cheapest_lu(self.ksp_mass, small_lu(self.system, self.opts.prefix,
+                                                self.opts.values))
+            self.ksp_mass.setOperators(M)
+            self.ksp_mass.setFromOptions()
+            self.ksp_mass.setUp()
+        self.ksp_mass.solve(b, x)
+        if self.ksp_mass.getConvergedReason() <= 0:
+            raise RuntimeError("Hamilton's form: the reduced mass matrix's solve failed "
+                               f"(KSP reason {self.ksp_mass.getConvergedReason()})")
 
     def _jacobian(self, ts: PETSc.TS, t: float, X: PETSc.Vec, Xdot: PETSc.Vec, shift: float,
                   J: PETSc.Mat, P: PETSc.Mat) -> None:
@@ -571,7 +600,7 @@ class CoupledProblem:
         extra = []
         if self.ham is not None:
             self.ham.destroy()
-            extra = [self.p0, self.X0]
+            extra = [self.p0, self.X0, self.ksp_mass]
         for o in [self.ksp, self.J, self.F, self.F_work, self.dx, self.is_q, self.is_v,
                   self.S] + self.work + self._X + extra:
             if o is not None:
