@@ -77,8 +77,11 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             ``"hamiltonian"``: the implicit midpoint rule on Hamilton's form (momenta of the
             elastic bodies and the frames, :mod:`dolfinx_mbs.systems.coupled_hamilton`):
             where no load acts, the momenta at the steps' midpoints (``Result.midpoints``)
-            keep a free frame's linear and angular momentum (global) to round-off; no joints,
-            springs or motors yet, Hinge and Free frames.
+            and at their ends (the step ends' velocities are those of the momenta carried)
+            keep a free frame's linear and angular momentum (global) to round-off; Newton's
+            method with the exact Jacobian; no joints, springs or motors yet, Hinge and Free
+            frames, and no ``checkpoint_every`` or ``restart`` (the momenta carried between
+            steps are not in a checkpoint yet).
         t0: initial time (s).
         u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
             layout, or a Function per body).
