@@ -130,7 +130,7 @@ class HamiltonForm:
 
     # -- the momenta and their rates --------------------------------------------------------------
     def _local(self, t: float, u: PETSc.Vec | None, ud: PETSc.Vec | None,
-               udd: PETSc.Vec | None, jets: list, scale: float, rates: bool) -> tuple:
+               udd: PETSc.Vec | None, jets: list, scale: float, rates: bool) -> list:
         """Per computed frame (P, H, P', H'), local components, H about the origin.
 
         Also ``scale`` M v - M v' of every elastic body in the full layout (``self._full``);
