@@ -33,23 +33,27 @@ midpoint form), then p1 = 2 Pi(y_m) - p0. This is the implicit midpoint rule on 
 with v_m, w_m the velocities of the midpoint momenta. The TS's step end velocities 2 v_m - v0
 would carry an O(dt^2) error of their own: after each step they are replaced by the
 velocities of the momenta p1 at the step end's coordinates (the reduced mass matrix factored
-once, the frames' speeds by a bordered solve, :meth:`~dolfinx_mbs.systems.coupled_hamilton.
-HamiltonForm.velocities`), which changes no step (the residual reads the midpoint's velocities,
-and of the step's start only its coordinates and, for a free frame's translation, its linear
-momentum, which is p1's either way): the states recorded at the step ends then have the
-momenta carried, as the midpoints (``Result.midpoints``) do. Serially this costs a tenth more
-per step on the free elastic body of the tests (2 M_r solves and 2 evaluations of the momenta
-per frame speed). Why the momenta are not TS unknowns: the
-index-1 form with p and the
-relations p = Pi(y) as rows has the same solution, and the relations would double the elastic
-block. The Newton step solves with this residual's exact Jacobian, formed at every iterate:
-the second-order form's bordered pieces with the derivatives of (2 / h) Pi(y) - Pi'(y, y')
-added to the momentum rows (:meth:`~dolfinx_mbs.systems.coupled_hamilton.HamiltonForm.correct`),
-the elastic block without the angular acceleration's coupling and M omega x on the column of
-the rates. Newton's method then converges quadratically: two iterations a step to the default
+once, the frames' speeds by a bordered solve:
+:meth:`~dolfinx_mbs.systems.coupled_hamilton.HamiltonForm.velocities`), which changes no step
+(the residual reads the midpoint's velocities, and of the step's start only its coordinates
+and, for a free frame's translation, its linear momentum, which is p1's either way): the
+states recorded at the step ends then have the momenta carried, as the midpoints
+(``Result.midpoints``) do. Serially this costs a tenth more per step on the free elastic body
+of the tests (2 M_r solves and 2 evaluations of the momenta per frame speed).
+
+Why the momenta are not TS unknowns: the index-1 form with p and the relations p = Pi(y) as
+rows has the same solution, and the relations would double the elastic block. The Newton step
+solves with this residual's exact Jacobian, formed at every iterate: the second-order form's
+bordered pieces with the derivatives of (2 / h) Pi(y) - Pi'(y, y') added to the momentum rows
+(:meth:`~dolfinx_mbs.systems.coupled_hamilton.HamiltonForm.correct`), the elastic block
+without the angular acceleration's coupling and M omega x on the column of the rates.
+Newton's method then converges quadratically: two iterations a step to the default
 tolerances on the free elastic body and the hub-beam of the tests (the second-order form's
 Jacobian, which lacks the momenta's dependence on the coordinates and a free frame's rotation
-of its global momenta, O(dt) relative terms, took 5 to 6).
+of its global momenta, O(dt) relative terms, took 5 to 6 on the free body, 3 to 4 on the
+hub-beam). The Jacobian kept over a step's iterations (as the other forms keep it while it
+contracts the residual tenfold) would take 5 on the free body: the step's first iterate is too far from its
+solution for a chord iteration to contract as fast.
 """
 
 from __future__ import annotations
