@@ -80,8 +80,9 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             and at their ends (the step ends' velocities are those of the momenta carried)
             keep a free frame's linear and angular momentum (global) to round-off; Newton's
             method with the exact Jacobian; no joints, springs or motors yet, Hinge and Free
-            frames, and no ``checkpoint_every`` or ``restart`` (the momenta carried between
-            steps are not in a checkpoint yet).
+            frames. Its checkpoints hold the state alone: the momenta carried are the step
+            end's velocities' (to round-off), and the run takes them from the state at each
+            checkpoint as a restart does.
         t0: initial time (s).
         u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
             layout, or a Function per body).
@@ -188,11 +189,6 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
     if formulation == "hamiltonian" and spectral_radius not in (None, 1.0):
         raise ValueError("spectral_radius: formulation 'hamiltonian' steps by the implicit "
                          f"midpoint rule (radius 1), got {spectral_radius!r}")
-    if formulation == "hamiltonian" and (checkpoint_every is not None or restart):
-        # the momenta carried between steps would have to go into the checkpoint's state
-        raise ValueError("checkpoint_every, restart: formulation 'hamiltonian' carries its "
-                         "momenta between steps, which checkpoints do not hold yet; use "
-                         "'second-order' or 'first-order' for a checkpointed run")
     if spectral_radius is not None and not 0.0 <= spectral_radius <= 1.0:
         raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
     if callback is not None and not callable(callback):
@@ -251,7 +247,7 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
             checkpoint.check_type(ts, output, checkpoint.ONE_STEP + checkpoint.RESTARTED,
                                   "checkpoints of")
         X0 = prob.initial_state(q0, v0v, f_start)
-        prob.start(t0, X0)
+        prob.start(ts.getTime(), X0)   # Hamilton's form: the momenta of the (first) state
         pr = Probes(system.bodies, probes) if probes else None
         names = [fr.name for fr in system.frames]
         cols = [f"{n}.{k}" for fr, n in zip(system.frames, names)
@@ -386,6 +382,9 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
             save(index, t, ts_.getTimeStep(), X)
             if not stop:  # the run goes on as a restart from the checkpoint does
                 ts_.restartStep()
+                # Hamilton's form: the momenta carried are those of the state's velocities
+                # to round-off; taken from the state, as a restart takes them
+                prob.start(t, X)
         if stop:
             raise checkpoint.Interrupted(stop, t, None if writer is None else writer.last)
 

@@ -219,12 +219,6 @@ def test_refused():
     model.motor(hub, angle=lambda t: t, name="drive")
     with pytest.raises(ValueError, match="hamiltonian.*motors"):
         model.integrate(t_end=0.01, dt=1e-3, formulation="hamiltonian", progress=False)
-    with pytest.raises(ValueError, match="checkpoint_every, restart: formulation 'hamiltonian'"):
-        model.integrate(t_end=0.01, dt=1e-3, formulation="hamiltonian", output="unused",
-                        checkpoint_every=2, progress=False)
-    with pytest.raises(ValueError, match="checkpoint_every, restart: formulation 'hamiltonian'"):
-        model.integrate(t_end=0.01, dt=1e-3, formulation="hamiltonian", output="unused",
-                        restart=True, progress=False)
     # a failed call leaves nothing behind: the next run in the second-order form goes
     r = model.integrate(t_end=0.01, dt=1e-3, formulation="first-order", progress=False)
     assert r.steps == 10
