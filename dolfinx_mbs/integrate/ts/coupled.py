@@ -52,8 +52,8 @@ tolerances on the free elastic body and the hub-beam of the tests (the second-or
 Jacobian, which lacks the momenta's dependence on the coordinates and a free frame's rotation
 of its global momenta, O(dt) relative terms, took 5 to 6 on the free body, 3 to 4 on the
 hub-beam). The Jacobian kept over a step's iterations (as the other forms keep it while it
-contracts the residual tenfold) would take 5 on the free body: the step's first iterate is too far from its
-solution for a chord iteration to contract as fast.
+contracts the residual tenfold) would take 5 on the free body: the step's first iterate is
+too far from its solution for a chord iteration to contract as fast.
 """
 
 from __future__ import annotations
