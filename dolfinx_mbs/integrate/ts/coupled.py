@@ -421,7 +421,7 @@ class CoupledProblem:
             v.destroy()
 
     def _mass_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> None:
-        """x = M_r^-1 b (M_r the elastic bodies' reduced mass matrix, factored once)."""
+        """Solve M_r x = b (M_r: the elastic bodies' reduced mass matrix, factored once)."""
         if self.ksp_mass is None:
             M = self.system.base.at(self.t0, states=self.system._last["states"]).M
             self.ksp_mass = PETSc.KSP().create(self.comm)
