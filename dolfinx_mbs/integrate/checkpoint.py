@@ -580,7 +580,10 @@ def read_state(system: CheckpointedSystem, stem: str) -> State:
     blocks = [b for i, c in enumerate(counts) for b in ckpt.arrays[f"x{i}"].reshape(c, n)]
     q.array[:] = blocks[0]
     v = None
-    if meta["formulation"] != "hamiltonian" and len(blocks) > 1:
+    extra = meta.get("extra")
+    coupled = isinstance(extra, dict) and extra.get("kind") == "coupled"
+    # Hamilton's form holds (q, p) on prescribed frames, (q, v) in a coupled run
+    if (meta["formulation"] != "hamiltonian" or coupled) and len(blocks) > 1:
         v = q.duplicate()
         v.array[:] = blocks[1]
     system.update(ckpt.t)

@@ -74,6 +74,15 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             (BDF2 solves their rows at the step's end, so the joints stay closed to round-off;
             generalized-alpha solves them at its intermediate time and the step's end misses
             them by O(dt^2), see ``Result.joints[name].drift``), else ``"second-order"``.
+            ``"hamiltonian"``: the implicit midpoint rule on Hamilton's form (momenta of the
+            elastic bodies and the frames, :mod:`dolfinx_mbs.systems.coupled_hamilton`):
+            where no load acts, the momenta at the steps' midpoints (``Result.midpoints``)
+            and at their ends (the step ends' velocities are those of the momenta carried)
+            keep a free frame's linear and angular momentum (global) to round-off; Newton's
+            method with the exact Jacobian; no joints, springs or motors yet, Hinge and Free
+            frames. Its checkpoints hold the state alone: the momenta carried are the step
+            end's velocities' (to round-off), and the run takes them from the state at each
+            checkpoint as a restart does.
         t0: initial time (s).
         u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
             layout, or a Function per body).
@@ -177,6 +186,9 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
     if formulation not in CoupledSystem.formulations:
         raise ValueError(f"formulation must be one of {CoupledSystem.formulations} for a model "
                          f"with computed frames, got {formulation!r}")
+    if formulation == "hamiltonian" and spectral_radius not in (None, 1.0):
+        raise ValueError("spectral_radius: formulation 'hamiltonian' steps by the implicit "
+                         f"midpoint rule (radius 1), got {spectral_radius!r}")
     if spectral_radius is not None and not 0.0 <= spectral_radius <= 1.0:
         raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
     if callback is not None and not callable(callback):
@@ -235,6 +247,7 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
             checkpoint.check_type(ts, output, checkpoint.ONE_STEP + checkpoint.RESTARTED,
                                   "checkpoints of")
         X0 = prob.initial_state(q0, v0v, f_start)
+        prob.start(ts.getTime(), X0)   # Hamilton's form: the momenta of the (first) state
         pr = Probes(system.bodies, probes) if probes else None
         names = [fr.name for fr in system.frames]
         cols = [f"{n}.{k}" for fr, n in zip(system.frames, names)
@@ -369,10 +382,20 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
             save(index, t, ts_.getTimeStep(), X)
             if not stop:  # the run goes on as a restart from the checkpoint does
                 ts_.restartStep()
+                # Hamilton's form: the momenta carried are those of the state's velocities
+                # to round-off; taken from the state, as a restart takes them
+                prob.start(t, X)
         if stop:
             raise checkpoint.Interrupted(stop, t, None if writer is None else writer.last)
 
     ts.setMonitor(record)
+    mid_rec: list = []
+    if prob.ham is not None and energy:
+        # the midpoint states, whose velocities are those of the momenta p_m = (p0 + p1) / 2
+        def midpoint(t: float, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray) -> None:
+            mon = monitors(system, t, q, v, f)
+            mid_rec.append((t, mon["momentum"], mon["angular_momentum"], mon["total"]))
+        prob.midpoint_hooks.append(midpoint)
     try:
         with signals:
             ts.solve(X0)
@@ -427,6 +450,10 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                          for fr, rec in zip(system.frames, frames_rec)},
                  momentum=({"linear": np.array([m[0] for m in mom_rec]),
                             "angular": np.array([m[1] for m in mom_rec])} if energy else {}),
+                 midpoints=({"times": np.array([m[0] for m in mid_rec]),
+                             "linear": np.array([m[1] for m in mid_rec]),
+                             "angular": np.array([m[2] for m in mid_rec]),
+                             "total": np.array([m[3] for m in mid_rec])} if mid_rec else {}),
                  joints={k: FrameHistory(v) for k, v in joints_rec.items()},
                  rotation=rot.reported if rot is not None else {},
                  restarted_from=None if resume is None else resume.t)

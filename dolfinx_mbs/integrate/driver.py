@@ -107,6 +107,9 @@ class Result:
         joints: with joints between computed frames and motors, {name: history} of each one's
             ``force`` (on its second body, global components) or ``torque`` (a motor's) and
             ``drift`` (the largest of its position rows at each time).
+        midpoints: with computed frames in Hamilton's form (``formulation="hamiltonian"``),
+            the energy monitors at each step's midpoint state, whose velocities are those of
+            its momenta: ``times``, ``linear``, ``angular`` (n_steps, 3) and ``total``.
     """
 
     times: np.ndarray
@@ -124,6 +127,7 @@ class Result:
     frames: dict = dataclasses.field(default_factory=dict)
     momentum: dict = dataclasses.field(default_factory=dict)
     joints: dict = dataclasses.field(default_factory=dict)
+    midpoints: dict = dataclasses.field(default_factory=dict)
 
 
 def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,

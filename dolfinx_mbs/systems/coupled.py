@@ -286,7 +286,7 @@ class CoupledSystem:
         motors: motors on computed frames (their rows in the same set).
     """
 
-    formulations = ("second-order", "first-order")
+    formulations = ("second-order", "first-order", "hamiltonian")
     has_multipliers = False
     nonlinear = True
 
@@ -1053,19 +1053,22 @@ class CoupledSystem:
         return D
 
     # -- the elastic block ------------------------------------------------------------------
-    def elastic_block(self, t: float, shift: float,
-                      S: PETSc.Mat | None) -> tuple[PETSc.Mat, SecondOrder]:
+    def elastic_block(self, t: float, shift: float, S: PETSc.Mat | None,
+                      states: Sequence[FrameState] | None = None
+                      ) -> tuple[PETSc.Mat, SecondOrder]:
         """S = shift^2 M_r + shift C_r + K_r (+ the nonlinear tangent) at the last state.
 
         Args:
             t: the time (s).
             shift: the TS shift.
             S: the matrix to fill (new if None).
+            states: the elastic bodies' frame states the operators are formed at (None: the
+                last state's).
 
         Returns:
             (S, the elastic bodies' record at the frames' states).
         """
-        rec = self.base.at(t, states=self._last["states"])
+        rec = self.base.at(t, states=self._last["states"] if states is None else states)
         if S is None:
             S = rec.K.duplicate(copy=True)
         else:

@@ -8,7 +8,9 @@ restart takes):
 
 * run N steps with checkpoints, restart to 2N: the hub's angle and rate, the beam's tip (a
   probe and every dof) and the CSV rows are the uninterrupted run's bit for bit on the same
-  ranks (1 or 2), generalized-alpha (TSALPHA at radius 1) and BDF2 alike; the field file has
+  ranks (1 or 2), generalized-alpha (TSALPHA at radius 1), BDF2 and Hamilton's form (its
+  momenta taken from the state at every checkpoint, as a restart takes them) alike; the field
+  file has
   the reference's times; the result's histories start at the checkpoint. (On several ranks
   under DOLFINx 0.5 two identical runs differ by round-off, up to 3e-11: there to 1e-9.)
   So do a rigid double pendulum (no elastic unknowns: the whole state in ``latest.json``) and
@@ -77,18 +79,20 @@ def _last(s: dict, key: str) -> np.ndarray:
     return np.asarray(s[key])[-1]
 
 
-@pytest.mark.parametrize("joint", [False, True], ids=["alpha", "joint-bdf2"])
-def test_restart_is_bit_for_bit(joint, tmp_path):
+@pytest.mark.parametrize("joint,form", [(False, None), (True, None), (False, "hamiltonian")],
+                         ids=["alpha", "joint-bdf2", "hamiltonian"])
+def test_restart_is_bit_for_bit(joint, form, tmp_path):
     """N steps with checkpoints, then restart to 2N: the uninterrupted run's state and rows
     to the last bit."""
     d = shared_dir(tmp_path)
-    ref, _, b = run(str(d / "ref"), 2 * N * DT, N, joint=joint)
+    kw = {} if form is None else {"formulation": form}
+    ref, _, b = run(str(d / "ref"), 2 * N * DT, N, joint=joint, **kw)
     s_ref = summary(ref, b)
-    first, _, _ = run(str(d / "run"), N * DT, N, joint=joint)
+    first, _, _ = run(str(d / "run"), N * DT, N, joint=joint, **kw)
     assert first.restarted_from is None and first.steps == N
-    assert ref.formulation == ("first-order" if joint else "second-order")
-    assert ref.ts_type == ("bdf" if joint else "alpha")
-    again, _, b = run(str(d / "run"), 2 * N * DT, N, restart=True, joint=joint)
+    assert ref.formulation == (form or ("first-order" if joint else "second-order"))
+    assert ref.ts_type == {"hamiltonian": "theta"}.get(form, "bdf" if joint else "alpha")
+    again, _, b = run(str(d / "run"), 2 * N * DT, N, restart=True, joint=joint, **kw)
     s = summary(again, b)
     assert again.restarted_from == first.times[-1]
     # the histories from the checkpoint on: the reference's steps N..2N
