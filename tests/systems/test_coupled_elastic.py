@@ -26,6 +26,7 @@ from scipy.interpolate import CubicSpline
 import dolfinx_mbs as mbs
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
 from dolfinx_mbs.petsc_options import SolverOptions
+from tests.models.freebox import bending, box, free_box
 from tests.models.rigidref import pendulum_period
 
 COMM = MPI.COMM_WORLD
@@ -38,11 +39,6 @@ def _strip(frame, L=1.0, H=0.05, n=(6, 2), E=1e7, rho=1000.0, stiffening=None, n
     return mbs.Body(msh, mat, frame, degree=2, stiffening=stiffening, name=name)
 
 
-def _box(frame, n=(4, 2, 2), E=2e6, rho=1000.0):
-    msh = dmesh.create_box(COMM, [np.array([-0.5, -0.1, -0.05]), np.array([0.5, 0.1, 0.05])],
-                           list(n), dmesh.CellType.hexahedron)
-    return mbs.Body(msh, mbs.materials.LinearElastic(E=E, nu=0.3, density=rho), frame,
-                    degree=1, name="box")
 
 
 def _check_jacobian(model, sigma=37.0, seed=1):
@@ -101,7 +97,7 @@ def test_jacobian_hinge_on_a_spinning_parent():
     parent = mbs.frames.ConstantSpin(axis=(1, 0, 0), rate=3.0)
     hub = mbs.frames.Hinge(axis=(0, 1, 1), origin=(0.2, 0.0, 0.1), angle=0.4, rate=-1.0,
                            parent=parent, name="pitch")
-    body = _box(hub, n=(3, 1, 1))
+    body = box(hub, n=(3, 1, 1))
     disk = mbs.RigidBody(mass=2.0, inertia=np.diag([0.1, 0.2, 0.25]), frame=hub,
                          centre=(0.3, 0.1, 0.0), name="disk")
     model = mbs.Model([body, disk], gravity=(0, 0, -9.81))
@@ -121,7 +117,7 @@ def test_jacobian_free(dim):
         sat = mbs.frames.Free(position=(0.1, 0.2, 0.3), orientation=R0,
                               velocity=(0.3, -0.2, 0.1), angular_velocity=(0.5, 1.5, -0.3),
                               name="sat")
-        body = _box(sat, n=(3, 1, 1))
+        body = box(sat, n=(3, 1, 1))
         where = lambda x: np.abs(x[0]) < 0.2  # noqa: E731
     model = mbs.Model([body], gravity=(0, -9.81, 0))
     model.attach(body, where)
@@ -146,22 +142,8 @@ def test_stiff_pendulum_is_the_rigid_pendulum():
     assert np.ptp(r.energy["total"]) < 1e-4 * m * g * L
 
 
-def _free_box(R0=None):
-    R0 = mbs.frames.rotation_about((1, 2, 0), 0.4) if R0 is None else R0
-    sat = mbs.frames.Free(position=(0.5, 0.0, 0.2), orientation=R0, velocity=(0.2, 0.1, 0.0),
-                          angular_velocity=R0 @ np.array([0.3, 4.0, 0.2]), name="sat")
-    body = _box(sat, n=(4, 1, 1), E=2e5)
-    model = mbs.Model([body])
-    model.attach(body, lambda x: np.abs(x[0]) < 0.26)
-    return model, body
 
 
-def _initial_velocity(body):
-    """A bending velocity field (local components): the body vibrates while it tumbles."""
-    from dolfinx import fem
-    v = fem.Function(body.V)
-    v.interpolate(lambda x: np.vstack([0 * x[0], 0.2 * x[0] ** 2, 0.1 * x[0] ** 2]))
-    return v
 
 
 def test_free_elastic_body_momenta():
@@ -171,8 +153,8 @@ def test_free_elastic_body_momenta():
     steps. Generalized-alpha (``"second-order"``; at radius 1 the implicit midpoint rule) meets
     it at a stage inside the step: there, as for the angular momentum about the origin and the
     energy under both, the drift shrinks at second order in dt."""
-    model, body = _free_box()
-    r = model.integrate(t_end=1.0, dt=1e-3, v0=_initial_velocity(body), formulation="first-order",
+    model, body = free_box()
+    r = model.integrate(t_end=1.0, dt=1e-3, v0=bending(body), formulation="first-order",
                         progress=False)
     assert r.steps == 1000
     P = r.momentum["linear"]
@@ -181,8 +163,8 @@ def test_free_elastic_body_momenta():
     for formulation, options in (("second-order", None), ("first-order", None)):
         drift = []
         for dt in (4e-3, 2e-3):
-            model, body = _free_box()
-            rr = model.integrate(t_end=0.4, dt=dt, v0=_initial_velocity(body),
+            model, body = free_box()
+            rr = model.integrate(t_end=0.4, dt=dt, v0=bending(body),
                                  formulation=formulation, options=options, progress=False)
             P, H, E = rr.momentum["linear"], rr.momentum["angular"], rr.energy["total"]
             drift.append([np.abs(P - P[0]).max() / np.linalg.norm(P[0]),

@@ -23,6 +23,7 @@ from dolfinx import mesh as dmesh
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
+from tests.models.freebox import bending, free_box
 from tests.models.rigidref import euler_omega, pendulum_period
 
 COMM = MPI.COMM_WORLD
@@ -34,29 +35,10 @@ T_RIGID, DTS_RIGID = 4.5, (0.09, 0.045)
 N_PEND = (50, 100)
 
 
-def _box(frame, n=(4, 1, 1), E=2e5, rho=1000.0):
-    msh = dmesh.create_box(COMM, [np.array([-0.5, -0.1, -0.05]), np.array([0.5, 0.1, 0.05])],
-                           list(n), dmesh.CellType.hexahedron)
-    return mbs.Body(msh, mbs.materials.LinearElastic(E=E, nu=0.3, density=rho), frame,
-                    degree=1, name="box")
 
 
-def _free_box():
-    R0 = mbs.frames.rotation_about((1, 2, 0), 0.4)
-    sat = mbs.frames.Free(position=(0.5, 0.0, 0.2), orientation=R0, velocity=(0.2, 0.1, 0.0),
-                          angular_velocity=R0 @ np.array([0.3, 4.0, 0.2]), name="sat")
-    body = _box(sat)
-    model = mbs.Model([body])
-    model.attach(body, lambda x: np.abs(x[0]) < 0.26)
-    return model, body
 
 
-def _bending(body):
-    """A bending velocity field (local components): the body vibrates while it tumbles."""
-    from dolfinx import fem
-    v = fem.Function(body.V)
-    v.interpolate(lambda x: np.vstack([0 * x[0], 0.2 * x[0] ** 2, 0.1 * x[0] ** 2]))
-    return v
 
 
 @pytest.mark.slow
@@ -64,10 +46,10 @@ def test_free_elastic_body_conserves_momenta():
     """1000 steps, no load: at each step's midpoint (where the velocities are those of the
     momenta p_m = (p0 + p1) / 2) the linear and angular momentum stay at their initial values to
     1e-10 (relative)."""
-    model, body = _free_box()
+    model, body = free_box()
     # Newton's method solved to round-off (its default stops at 1e-9 of the unknowns, which
     # over 1000 steps adds up to 1e-10)
-    r = model.integrate(t_end=1.0, dt=1e-3, v0=_bending(body), formulation="hamiltonian",
+    r = model.integrate(t_end=1.0, dt=1e-3, v0=bending(body), formulation="hamiltonian",
                         options={"snes_stol": 1e-14}, progress=False)
     assert r.steps == 1000 and r.ts_type == "theta"
     mid = r.midpoints
@@ -88,8 +70,8 @@ def test_free_elastic_body_converges_to_the_second_order_form():
     for dt in DTS_BOX:
         ends = {}
         for form in ("hamiltonian", "second-order"):
-            model, body = _free_box()
-            r = model.integrate(t_end=T_BOX, dt=dt, v0=_bending(body), formulation=form,
+            model, body = free_box()
+            r = model.integrate(t_end=T_BOX, dt=dt, v0=bending(body), formulation=form,
                                 progress=False)
             hist = r.frames["sat"]
             ends[form] = np.concatenate([hist.R[-1].ravel(), hist.r_O[-1],
@@ -208,7 +190,7 @@ def test_pendulum_period():
 
 def test_refused():
     """A spectral radius other than the midpoint rule's, and joints, are refused by name."""
-    model, body = _free_box()
+    model, body = free_box()
     with pytest.raises(ValueError, match="spectral_radius"):
         model.integrate(t_end=0.01, dt=1e-3, formulation="hamiltonian", spectral_radius=0.8,
                         progress=False)
@@ -228,8 +210,8 @@ def test_refused():
 def _case(name: str) -> tuple:
     """(model, initial elastic velocity, step) of the Newton tests' models."""
     if name == "free_box":
-        model, body = _free_box()
-        return model, _bending(body), 8e-3
+        model, body = free_box()
+        return model, bending(body), 8e-3
     if name == "hub_beam":
         model, v = _hub_beam(v0=True)
         return model, v, 5e-3
@@ -410,8 +392,8 @@ def test_step_end_velocities_change_no_step(monkeypatch):
         if not project:
             monkeypatch.setattr(coupled_hamilton.HamiltonForm, "velocities",
                                 lambda self, t, q, v, f, p, pi, solve: f)
-        model, body = _free_box()
-        r = model.integrate(t_end=0.048, dt=8e-3, v0=_bending(body), formulation="hamiltonian",
+        model, body = free_box()
+        r = model.integrate(t_end=0.048, dt=8e-3, v0=bending(body), formulation="hamiltonian",
                             progress=False)
         h = r.frames["sat"]
         H0 = r.momentum["angular"][0]
