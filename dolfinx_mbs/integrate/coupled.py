@@ -1,39 +1,39 @@
-"""A run of a model with computed frames: PETSc TS on the coupled equations, and its records.
+"""A run of a model with computed frames: the coupled equations stepped under the driver,
+and what such a run records.
 
     r = model.integrate(t_end=2.0, dt=1e-3)          # a model with a Hinge, Free, RigidBody...
     r.frames["hub"].angle, r.frames["hub"].rate      # arrays over r.times
     r.energy["total"], r.momentum["angular"]
 
-The run's callbacks and Newton solver are :class:`~dolfinx_mbs.integrate.ts.coupled.
-CoupledProblem`; this module sets the TS up, records at every step (the frames' outputs,
-probes, energies and momenta, the applied frame loads, a CSV row written as it comes) and turns
-PETSc's failures into errors that say where.
+The stepper is :class:`~dolfinx_mbs.integrate.ts.coupled_stepper.CoupledStepper` (PETSc TS on
+:class:`~dolfinx_mbs.integrate.ts.coupled.CoupledProblem`); the run is the driver's
+(:func:`~dolfinx_mbs.integrate.driver.drive`: checkpoints, signals, the errors' words, the
+files closed), as a run of prescribed frames is. This module checks the arguments and gives
+the driver the observers of a coupled run (:func:`coupled_observers`): the frames' outputs
+and the applied loads' moment, the joints' forces, the energies and momenta of the whole
+model, the applied frame loads' work, the fields with the computed frames' state, probes, a
+CSV row written as it comes, the user's callback.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Dict, List, Sequence, cast
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.integrate import checkpoint
+from dolfinx_mbs.integrate import checkpoint, observers
+from dolfinx_mbs.integrate.driver import Recording, Result, drive
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
-from dolfinx_mbs.integrate.observers import FrameHistory
-from dolfinx_mbs.integrate.step_solvers import option
-from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
-from dolfinx_mbs.integrate.ts.stepper import end_at
-from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
-from dolfinx_mbs.petsc_options import SolverOptions, error_words, solver_reasons
+from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
+from dolfinx_mbs.integrate.stepper import RunSpec
+from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
 
-if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.driver import Result
-
-__all__ = ["FrameHistory", "integrate_coupled"]
+__all__ = ["FrameHistory", "integrate_coupled", "coupled_observers"]
 
 log = logging.getLogger(__name__)
 
@@ -140,30 +140,324 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         raise e.exit() from None
 
 
-def _extra(system: CoupledSystem, f: np.ndarray) -> dict:
-    """What a checkpoint of a coupled run holds beside the elastic state: the frame unknowns
-    and what they must fit."""
-    return {"kind": "coupled", "frames": [fr.name for fr in system.frames], "m": int(system.m),
-            "n_reduced": int(system.n_reduced), "f": [float(x) for x in f]}
+class Frames(Observer):
+    """Each computed frame's outputs (coordinates, speeds) and the applied loads' moment at
+    every step; their scalars are CSV columns.
+
+    Args:
+        system: the coupled system.
+    """
+
+    def __init__(self, system: CoupledSystem) -> None:
+        self.system = system
+        self.columns = [f"{fr.name}.{k}" for fr in system.frames
+                        for k, val in fr.describe(*fr.initial()).items() if np.ndim(val) == 0]
+        self.records: list = [[] for _ in system.frames]
+        #: the frames' outputs at the last step (the callback's)
+        self.last: dict = {}
+
+    def observe(self, step: Step) -> List[float]:
+        """Record the frames' outputs at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
+        s, f = self.system, step.frames
+        outs = self.last = s.frame_outputs(f)
+        torques = _loads_moment(s, step.t, f) if s.loads else [None] * len(outs)
+        for rec, fr, tq in zip(self.records, s.frames, torques):
+            r = dict(outs[fr.name])
+            if tq is not None:
+                r["torque"] = tq
+            rec.append(r)
+        return [float(val) for fr in s.frames for val in outs[fr.name].values()
+                if np.ndim(val) == 0]
+
+    def results(self) -> Dict[str, Any]:
+        """``frames``: {name: :class:`FrameHistory`}."""
+        return {"frames": {fr.name: FrameHistory(rec)
+                           for fr, rec in zip(self.system.frames, self.records)}}
 
 
-def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: str) -> np.ndarray:
-    """The checkpoint's frame unknowns, after checking it is one of this model (collective:
-    the same answer on every rank)."""
-    extra = ckpt.meta.get("extra")
-    mine = _extra(system, np.zeros(system.m))
-    bad = None
-    if not isinstance(extra, dict) or extra.get("kind") != "coupled":
-        bad = "it was not written by a run with computed frames"
-    else:
-        for key, what in (("frames", "computed frames"), ("m", "frame unknowns"),
-                          ("n_reduced", "elastic reduced unknowns")):
-            if extra.get(key) != mine[key]:
-                bad = (f"it holds {extra.get(key)} {what}, this model has {mine[key]} "
-                       "(another model)")
-                break
-    checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
-    return np.array(extra["f"], dtype=float)
+class Joints(Observer):
+    """The joints' and motors' outputs (force or torque, drift) at every step; the initial
+    multipliers are a guess, not a joint's force (NaN at the first step).
+
+    Args:
+        system: the coupled system.
+    """
+
+    needs_velocity = True
+
+    def __init__(self, system: CoupledSystem) -> None:
+        self.system = system
+        self.records: dict = {}
+
+    def observe(self, step: Step) -> List[float]:
+        """Record the joints' outputs at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
+        s = self.system
+        uu = uud = None
+        if s.parts:
+            uu = s.reducer.expand(step.q, out=s._full["u"])
+            uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
+        for name, rec in s.jointset.outputs(step.t, step.frames, uu, uud).items():
+            if step.index == 0:
+                rec.update({k: np.full_like(np.asarray(v, float), np.nan)
+                            for k, v in rec.items() if k in ("force", "torque")})
+            self.records.setdefault(name, []).append(rec)
+        return []
+
+    def results(self) -> Dict[str, Any]:
+        """``joints``: {name: :class:`FrameHistory`}."""
+        return {"joints": {k: FrameHistory(v) for k, v in self.records.items()}}
+
+
+class Fields(observers.Fields):
+    """The elastic bodies' fields with their computed frames' state at each output step
+    (:class:`~dolfinx_mbs.io.MotionWriter`).
+
+    Args:
+        system: the coupled system.
+        stem: the files' stem.
+        every: the steps between two outputs.
+        keep_until: a restart's time: the files' steps up to it kept, or None.
+    """
+
+    def __init__(self, system: CoupledSystem, stem: str, every: int,
+                 keep_until: float | None = None) -> None:
+        super().__init__(system.bodies, stem, every, keep_until)
+        self.system = system
+
+    def observe(self, step: Step) -> List[float]:
+        """Write the fields where the step is due.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
+        if step.index % self.every == 0:
+            s, f, t = self.system, step.frames, step.t
+            states = {id(fr): fr.state_at(t, f[zs], f[ws])
+                      for fr, zs, ws in zip(s.frames, s.zslice, s.wslice)}
+            self.writer.write(t, [states[id(b.frame)] if id(b.frame) in states
+                                  else b.frame.state(t) for b in s.bodies])
+        return []
+
+
+class Work(Observer):
+    """The applied frame loads' work: trapezoidal in their power Q . w (the generalized force
+    times the speeds); kept by a checkpoint.
+
+    Args:
+        system: the coupled system.
+        resume: the checkpoint the run continues from, or None.
+    """
+
+    columns = ["work"]
+
+    def __init__(self, system: CoupledSystem, resume: checkpoint.Checkpoint | None) -> None:
+        self.system = system
+        self.work, self.last = 0.0, None
+        if resume is not None and "work" in resume.accumulators:
+            acc = resume.accumulators["work"]
+            self.work = acc["work"]
+            self.last = None if acc["t"] is None else (acc["t"], acc["power"])
+        self.history: List[float] = []
+
+    def observe(self, step: Step) -> List[float]:
+        """Add the step's work.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
+        s, f, t = self.system, step.frames, step.t
+        power = 0.0
+        for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
+            if s.loads_on[i]:
+                jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
+                power += float(s.generalized_loads(t, i, f, jet) @ f[ws])
+        if self.last is not None and not step.again:
+            t_prev, p_prev = self.last
+            self.work += 0.5 * (power + p_prev) * (t - t_prev)
+            self.last = (t, power)
+        elif self.last is None:
+            self.last = (t, power)
+        self.history.append(self.work)
+        return [self.work]
+
+    def accumulators(self) -> Dict[str, float | None]:
+        """The work so far and the last (time, power)."""
+        last = self.last or (None, None)
+        return {"work": self.work, "t": last[0], "power": last[1]}
+
+
+class Monitors(Observer):
+    """The energies and momenta of the whole model at every step
+    (:func:`~dolfinx_mbs.systems.coupled.monitors`); a state whose energy is not finite
+    stops the run.
+
+    Args:
+        system: the coupled system.
+        work: the run's :class:`Work`, whose history ``Result.energy["work"]`` is.
+    """
+
+    columns = ["kinetic", "elastic", "gravity", "total"]
+    needs_velocity = True
+
+    def __init__(self, system: CoupledSystem, work: Work) -> None:
+        self.system, self.work = system, work
+        self.history: list = []
+
+    def observe(self, step: Step) -> List[float]:
+        """Record the energies and momenta at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+
+        Raises:
+            FloatingPointError: the energy is not finite.
+        """
+        mon = monitors(self.system, step.t, step.q, step.v, step.frames)
+        self.history.append(mon)
+        if not math.isfinite(mon["total"]):
+            raise FloatingPointError(f"the solution is not finite at t={step.t:g}")
+        return [mon[k] for k in self.columns]
+
+    def results(self) -> Dict[str, Any]:
+        """``energy`` (``kinetic``, ``elastic``, ``gravity``, ``total``, ``work``) and
+        ``momentum`` (``linear``, ``angular``)."""
+        h = self.history
+        energy = {k: np.array([e[k] for e in h]) for k in self.columns}
+        energy["work"] = np.array(self.work.history)
+        return {"energy": energy,
+                "momentum": {"linear": np.array([m["momentum"] for m in h]),
+                             "angular": np.array([m["angular_momentum"] for m in h])}}
+
+
+class Midpoints(Observer):
+    """Hamilton's form: the energy monitors at each step's midpoint state, whose velocities
+    are those of its momenta (the stepper's problem calls it inside the step).
+
+    Args:
+        system: the coupled system.
+        problem: the stepper's :class:`~dolfinx_mbs.integrate.ts.coupled.CoupledProblem`.
+    """
+
+    def __init__(self, system: CoupledSystem, problem: Any) -> None:
+        self.system = system
+        self.records: list = []
+        problem.midpoint_hooks.append(self.midpoint)
+
+    def midpoint(self, t: float, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray) -> None:
+        """Record the midpoint state's monitors.
+
+        Args:
+            t: the midpoint's time (s).
+            q: the elastic coordinates there.
+            v: their rates (of the midpoint momenta).
+            f: the frame unknowns.
+        """
+        mon = monitors(self.system, t, q, v, f)
+        self.records.append((t, mon["momentum"], mon["angular_momentum"], mon["total"]))
+
+    def results(self) -> Dict[str, Any]:
+        """``midpoints``: ``times``, ``linear``, ``angular``, ``total``."""
+        r = self.records
+        if not r:
+            return {}
+        return {"midpoints": {k: np.array([m[i] for m in r])
+                              for i, k in enumerate(("times", "linear", "angular", "total"))}}
+
+
+class Callback(Observer):
+    """The user's ``callback(t, frames)`` at every step, with the frames' outputs.
+
+    Args:
+        fn: the callback.
+        frames: the run's :class:`Frames`.
+    """
+
+    def __init__(self, fn: Callable[[float, dict], object], frames: Frames) -> None:
+        self.fn, self.frames = fn, frames
+
+    def observe(self, step: Step) -> List[float]:
+        """Call the user's function.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
+        self.fn(step.t, self.frames.last)
+        return []
+
+
+def coupled_observers(system: CoupledSystem, stepper: CoupledStepper, rec: Recording,
+                      label: str, n_steps: int, resume: checkpoint.Checkpoint | None
+                      ) -> Dict[str, Observer]:
+    """A coupled run's observers, in the order they see a step.
+
+    Args:
+        system: the coupled system.
+        stepper: the run's stepper.
+        rec: what the run records (probes, output, output_every, progress, energy,
+            callback).
+        label: the progress bar's words.
+        n_steps: the steps the run is expected to take.
+        resume: the checkpoint the run continues from, or None.
+
+    Returns:
+        The observers by name.
+    """
+    out: Dict[str, Observer] = {"frames": Frames(system)}
+    frames = cast(Frames, out["frames"])
+    if system.jointset.active:
+        out["joints"] = Joints(system)
+    if system.parts and any(checked(b) for b in system.bodies):
+        out["rotation"] = RotationRange(system, n_steps)
+    keep = None if resume is None else resume.t
+    if rec.output is not None and system.parts:
+        out["fields"] = Fields(system, rec.output, rec.output_every, keep)
+    if rec.probes:
+        out["probes"] = observers.ProbeHistory(system.bodies, rec.probes)
+    if rec.energy:
+        work = Work(system, resume)
+        out["monitors"] = Monitors(system, work)
+        out["work"] = work
+        if stepper.problem.ham is not None:
+            out["midpoints"] = Midpoints(system, stepper.problem)
+    if rec.output is not None:
+        order = ("frames", "probes", "monitors", "work")
+        cols = [c for k in order if k in out for c in out[k].columns]
+        if resume is not None:
+            checkpoint.truncate_csv(system.comm, rec.output + ".csv", keep, ["t"] + cols)
+        out["csv"] = observers.Csv(rec.output + ".csv", cols, system.comm,
+                                   append=keep is not None, order=order)
+    if rec.callback is not None:
+        out["callback"] = Callback(cast(Callable[[float, dict], object], rec.callback),
+                                   frames)
+    if rec.progress:
+        out["progress"] = observers.Progress(system.comm, n_steps, label)
+    return out
 
 
 def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str | None,
@@ -173,9 +467,6 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                output_every: int, checkpoint_every: int | None, restart: bool) -> Result:
     """:func:`integrate_coupled` (its arguments) but for the end of a run stopped by a signal,
     which it raises as :class:`~dolfinx_mbs.integrate.checkpoint.Interrupted`."""
-    from dolfinx_mbs.integrate.driver import Result
-    from dolfinx_mbs.integrate.initial import reduced_initial
-
     t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
     if dt <= 0.0:
         raise ValueError(f"dt must be positive, got {dt!r}")
@@ -201,261 +492,13 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
         raise ValueError(f"restart=True: generalized-alpha with spectral_radius="
                          f"{spectral_radius!r} keeps a rate the checkpoint does not hold; only "
                          "spectral radius 1 (the default) restarts exactly")
-    comm = system.comm
-    # fixed steps unless the options say otherwise (TSBDF would adapt its step by default)
-    opts = SolverOptions(prefix, {"ts_adapt_type": "none"}, options)
-    ts = PETSc.TS().create(comm)
-    ts.setOptionsPrefix(prefix)
-    ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
-    prob = CoupledProblem(system, ts, opts, formulation, spectral_radius)
-    files: list = []
-    resume = writer = None
-    try:
-        if ckpt["restart"]:
-            resume = checkpoint.load(comm, output, formulation,
-                                     system if system.parts else None, files=bool(system.parts))
-            f_start = _frame_unknowns(system, resume, output)
-            q0, v0v = system.create_reduced_vec(), system.create_reduced_vec()
-        else:
-            q0 = reduced_initial(system, u0, "u0") if system.parts else \
-                system.create_reduced_vec()
-            v0v = reduced_initial(system, v0, "v0") if system.parts else \
-                system.create_reduced_vec()
-            f_start = system.initial_unknowns(q0, v0v, t0)
-        ts.setTime(t0)
-        ts.setTimeStep(dt)
-        n_steps = int(round((t_end - t0) / dt))
-        # fixed steps: whole steps where they end at t_end, so that a run to a checkpoint and
-        # a longer run take the same steps up to it
-        fixed = option(opts, "ts_adapt_type") == "none"
-        if fixed:
-            end_at(ts, t0, t_end, dt)
-        else:
-            ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
-            ts.setMaxTime(t_end)
-        ts.setMaxSteps(10 * n_steps + 10)
-        opts.set_from_options(ts)
-        if resume is not None:
-            checkpoint.resume_ts(ts, [q0, v0v] if system.parts else [], resume, output, t_end,
-                                 checkpoint.ONE_STEP + checkpoint.RESTARTED)
-            if fixed:  # the whole steps from the run's own start
-                end_at(ts, resume.t0, t_end, dt)
-            n_steps = int(round((t_end - resume.t) / resume.dt))
-            ts.setMaxSteps(resume.index + 10 * n_steps + 10)
-        elif ckpt["every"] is not None:
-            # the type a restart would take (options may change it): refused before any step
-            checkpoint.check_type(ts, output, checkpoint.ONE_STEP + checkpoint.RESTARTED,
-                                  "checkpoints of")
-        X0 = prob.initial_state(q0, v0v, f_start)
-        prob.start(ts.getTime(), X0)   # Hamilton's form: the momenta of the (first) state
-        pr = Probes(system.bodies, probes) if probes else None
-        names = [fr.name for fr in system.frames]
-        cols = [f"{n}.{k}" for fr, n in zip(system.frames, names)
-                for k, val in fr.describe(*fr.initial()).items() if np.ndim(val) == 0]
-        if pr is not None:
-            cols += probe_columns(pr.n, pr.dim)
-        ecols = ["kinetic", "elastic", "gravity", "total", "work"] if energy else []
-        keep = None if resume is None else resume.t
-        if keep is not None:
-            checkpoint.truncate_csv(comm, output + ".csv", keep, ["t"] + cols + ecols)
-        csv = TimeSeriesWriter(output + ".csv", ["t"] + cols + ecols, comm,
-                               append=keep is not None) if output else None
-        if csv is not None:
-            files.append(csv)
-        fields = MotionWriter(system.bodies, output, keep) if output and system.parts \
-            else None
-        if fields is not None:
-            files.append(fields)
-        if ckpt["every"] is not None:
-            writer = checkpoint.Writer(comm, output, ckpt["every"], formulation,
-                                       t0 if resume is None else resume.t0,
-                                       system if system.parts else None)
-        bar = None
-        if progress and comm.rank == 0:
-            try:
-                from tqdm import tqdm
-                bar = tqdm(total=n_steps, desc="coupled", leave=False)
-            except ImportError:
-                bar = None
-    except BaseException:
-        for fh in files:
-            fh.close()
-        prob.destroy()
-        ts.destroy()
-        raise
-    # the elastic bodies' rotation relative to their frames (docs: the small-displacement range)
-    rot = RotationRange(system, n_steps) if system.parts and any(
-        checked(b) for b in system.bodies) else None
-    times, frames_rec = [], [[] for _ in system.frames]
-    joints_rec: dict = {}
-    probe_rec, energy_rec, mom_rec = [], [], []
-    full = system.space.create_vec() if system.parts else None
-    work: dict = {"work": 0.0, "last": None}  # the loads' work, the last (t, power)
-    if resume is not None and "work" in resume.accumulators:
-        acc = resume.accumulators["work"]
-        work = {"work": acc["work"],
-                "last": None if acc["t"] is None else (acc["t"], acc["power"])}
-    signals = checkpoint.Signals(comm)
-
-    def save(index: int, t: float, dt_next: float, X: PETSc.Vec) -> None:
-        q, v, f = prob.state(X)
-        try:
-            last = work["last"] or (None, None)
-            acc = {"work": {"work": work["work"], "t": last[0], "power": last[1]}} \
-                if energy else {}
-            writer.write(index, t, dt_next, [q, v] if system.parts else [], {}, acc,
-                         _extra(system, f))
-        finally:
-            q.destroy()
-            v.destroy()
-
-    def record(ts_: PETSc.TS, index: int, t: float, X: PETSc.Vec) -> None:
-        # a restart's first state is the checkpoint's: its row and fields are in the files
-        again = resume is not None and index == resume.index
-        q, v, f = prob.state(X)
-        outs = system.frame_outputs(f)
-        torques = _loads_moment(system, t, f) if system.loads else [None] * len(outs)
-        for i, (fr, tq) in enumerate(zip(system.frames, torques)):
-            rec = dict(outs[fr.name])
-            if tq is not None:
-                rec["torque"] = tq
-            frames_rec[i].append(rec)
-        row = [float(val) for fr in system.frames for val in outs[fr.name].values()
-               if np.ndim(val) == 0]
-        if system.jointset.active:
-            uu = uud = None
-            if system.parts:
-                uu = system.reducer.expand(q, out=system._full["u"])
-                uud = system.reducer.expand_rate(q, v, out=system._full["ud"])
-            for name, rec in system.jointset.outputs(t, f, uu, uud).items():
-                if index == 0:   # the initial multipliers are a guess, not the joint's force
-                    rec.update({k: np.full_like(np.asarray(v, float), np.nan)
-                                for k, v in rec.items() if k in ("force", "torque")})
-                joints_rec.setdefault(name, []).append(rec)
-        if rot is not None and index % rot.every == 0:
-            system.reducer.expand(q, out=full)
-            rot.measure(full, t)
-        write_fields = fields is not None and index % output_every == 0 and not again
-        if pr is not None or write_fields:
-            system.reducer.expand(q, out=full)
-            system.space.scatter(full, [b.u for b in system.bodies])
-        if write_fields:
-            states = {id(fr): fr.state_at(t, f[zs], f[ws]) for fr, zs, ws in
-                      zip(system.frames, system.zslice, system.wslice)}
-            fields.write(t, [states[id(b.frame)] if id(b.frame) in states
-                             else b.frame.state(t) for b in system.bodies])
-        if pr is not None:
-            vals = pr.evaluate()
-            probe_rec.append(vals)
-            row += list(np.asarray(vals).reshape(-1))
-        if energy:
-            mon = monitors(system, t, q, v, f)
-            # the applied frame loads' work: trapezoidal in their power Q . w
-            power = 0.0
-            for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
-                if system.loads_on[i]:   # Q . w: the generalized force times the speeds
-                    jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
-                    power += float(system.generalized_loads(t, i, f, jet) @ f[ws])
-            if work["last"] is not None and not again:
-                t_prev, p_prev = work["last"]
-                work["work"] += 0.5 * (power + p_prev) * (t - t_prev)
-                work["last"] = (t, power)
-            elif work["last"] is None:
-                work["last"] = (t, power)
-            mon["work"] = work["work"]
-            energy_rec.append(mon)
-            mom_rec.append((mon["momentum"], mon["angular_momentum"]))
-            row += [mon[k] for k in ecols]
-            if not math.isfinite(mon["total"]):
-                raise FloatingPointError(f"the solution is not finite at t={t:g}")
-        if csv is not None and not again:
-            csv.write([t] + row)
-        if callback is not None:
-            callback(t, outs)
-        times.append(t)
-        q.destroy()
-        v.destroy()
-        if bar is not None and index > 0 and not again:
-            bar.update(1)
-        stop = signals.requested()
-        if writer is not None and not again and (writer.due(index) or stop):
-            save(index, t, ts_.getTimeStep(), X)
-            if not stop:  # the run goes on as a restart from the checkpoint does
-                ts_.restartStep()
-                # Hamilton's form: the momenta carried are those of the state's velocities
-                # to round-off; taken from the state, as a restart takes them
-                prob.start(t, X)
-        if stop:
-            raise checkpoint.Interrupted(stop, t, None if writer is None else writer.last)
-
-    ts.setMonitor(record)
-    mid_rec: list = []
-    if prob.ham is not None and energy:
-        # the midpoint states, whose velocities are those of the momenta p_m = (p0 + p1) / 2
-        def midpoint(t: float, q: PETSc.Vec, v: PETSc.Vec, f: np.ndarray) -> None:
-            mon = monitors(system, t, q, v, f)
-            mid_rec.append((t, mon["momentum"], mon["angular_momentum"], mon["total"]))
-        prob.midpoint_hooks.append(midpoint)
-    try:
-        with signals:
-            ts.solve(X0)
-        if writer is not None and ts.getStepNumber() % writer.every:  # the final state
-            save(ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), ts.getSolution())
-        qf, vf, f = prob.state(ts.getSolution())
-        qf.destroy()
-        vf.destroy()
-        for fr, zs, ws in zip(system.frames, system.zslice, system.wslice):
-            fr.set_state(ts.getTime(), f[zs], f[ws])
-        if system.parts:
-            q, _, _ = prob.state(ts.getSolution())
-            system.reducer.expand(q, out=full)
-            system.space.scatter(full, [b.u for b in system.bodies])
-            q.destroy()
-        if rot is not None:   # the bodies' u hold the last state
-            rot.report(ts.getTime())
-    except (PETSc.Error, FloatingPointError) as e:
-        user = e.__cause__
-        while isinstance(user, PETSc.Error):  # through the SNES's own Python callback
-            user = user.__cause__
-        if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
-            user.__context__ = user.__cause__ = None
-            raise user.with_traceback(None) from None
-        raise RuntimeError(f"time integration failed ({formulation}, {ts.getType()}) at "
-                           f"t={ts.getTime():g}: {error_words(e)} ({solver_reasons(ts)})"
-                           ) from None
-    finally:
-        for fh in files:
-            fh.close()
-        if bar is not None:
-            bar.close()
-        reason, t_fail = ts.getConvergedReason(), ts.getTime()
-        ts_type, steps = ts.getType(), ts.getStepNumber()
-        ts.cancelMonitor()
-        prob.destroy()
-        ts.destroy()
-        if full is not None:
-            full.destroy()
-        if rot is not None:
-            rot.close()
-    if reason < 0:
-        raise RuntimeError(f"time integration diverged at t={t_fail:g} (TS reason {reason})")
-    dim = pr.dim if pr is not None else 3
-    res = Result(times=np.array(times),
-                 probes=np.array(probe_rec) if probe_rec else np.zeros((len(times), 0, dim)),
-                 energy={k: np.array([e[k] for e in energy_rec])
-                         for k in ("kinetic", "elastic", "gravity", "total", "work")}
-                 if energy else {},
-                 formulation=formulation, ts_type=ts_type, steps=steps, stepper="ts",
-                 frames={fr.name: FrameHistory(rec)
-                         for fr, rec in zip(system.frames, frames_rec)},
-                 momentum=({"linear": np.array([m[0] for m in mom_rec]),
-                            "angular": np.array([m[1] for m in mom_rec])} if energy else {}),
-                 midpoints=({"times": np.array([m[0] for m in mid_rec]),
-                             "linear": np.array([m[1] for m in mid_rec]),
-                             "angular": np.array([m[2] for m in mid_rec]),
-                             "total": np.array([m[3] for m in mid_rec])} if mid_rec else {}),
-                 joints={k: FrameHistory(v) for k, v in joints_rec.items()},
-                 rotation=rot.reported if rot is not None else {},
-                 restarted_from=None if resume is None else resume.t)
-    return res
+    run = RunSpec(formulation=formulation, t0=t0, t_end=t_end, dt=dt,
+                  spectral_radius=spectral_radius, options=options, prefix=prefix,
+                  energy=energy, checkpoints=ckpt["every"] is not None or ckpt["restart"])
+    rec = Recording(probes=probes, output=output, output_every=int(output_every),
+                    progress=progress, energy=energy, callback=callback, stability="off")
+    stepper = CoupledStepper(system, run, restart=ckpt["restart"], stem=output)
+    return drive(system, stepper, run, rec, (u0, v0, None), ckpt["restart"], ckpt["every"],
+                 lambda label, n, resume: coupled_observers(system, stepper, rec, label, n,
+                                                            resume))
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type, cast
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate import observers as obs
-from dolfinx_mbs.integrate.initial import reduced_initial
+from dolfinx_mbs.integrate.initial import Coordinates, reduced_initial
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.stability import Stability
 from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
@@ -180,14 +180,15 @@ class Boundaries:
         resume: the checkpoint the run continues from, or None.
     """
 
-    def __init__(self, system: RunSystem, stepper: Stepper, watch: Dict[str, obs.Observer],
+    def __init__(self, system: Coordinates, stepper: Stepper, watch: Dict[str, obs.Observer],
                  signals: checkpoint.Signals, writer: checkpoint.Writer | None = None,
                  resume: checkpoint.Checkpoint | None = None) -> None:
         self.system, self.stepper, self.watch = system, stepper, watch
         self.signals, self.writer, self.resume = signals, writer, resume
         self.need_v = any(o.needs_velocity for o in watch.values())
         self.set_u = any(o.needs_u for o in watch.values())
-        self.full = system.space.create_vec()
+        # no full vector where there is no elastic body (a coupled run of rigid bodies)
+        self.full = None if system.space is None else system.space.create_vec()
         self.funcs = [b.u for b in system.bodies]
         #: the boundaries' times
         self.times: List[float] = []
@@ -208,7 +209,8 @@ class Boundaries:
         again = self.resume is not None and index == self.resume.index
         st = self.stepper.state(t, self.need_v)
         step = obs.Step(index=index, t=t, q=st.q, v=st.v, u=self.full, stepper=self.stepper,
-                        Mv=st.Mv if self.need_v else None, dense=st.dense)
+                        Mv=st.Mv if self.need_v else None, dense=st.dense, frames=st.frames,
+                        again=again)
         obs.notify(self.watch, step, self.system, self.full, self.funcs, self.set_u, again)
         self.times.append(t)
         self._signals(index, t, again)
@@ -233,27 +235,35 @@ class Boundaries:
             raise checkpoint.Interrupted(stop, t, None if w is None else w.last)
 
     def checkpoint(self) -> None:
-        """Write the stepper's state and the observers' accumulators."""
-        energy = obs.named(self.watch, "energy", obs.Energies)
-        acc = {"energy": energy.accumulators()} if energy is not None else {}
+        """Write the stepper's state, its global state (:meth:`~dolfinx_mbs.integrate.
+        stepper.Stepper.extra`) and the observers' accumulators (by the observers' names)."""
+        acc = {name: a for name, o in self.watch.items()
+               if (a := o.accumulators()) is not None}
         index, t, dt, vecs = self.stepper.snapshot()
-        self.writer.write(index, t, dt, vecs, {}, acc)
+        self.writer.write(index, t, dt, vecs, {}, acc, self.stepper.extra())
 
     def last_state_to_bodies(self) -> None:
         """The bodies' ``u`` at the last boundary, where no observer had them set."""
-        if not self.set_u and self.times:
+        if not self.set_u and self.times and self.full is not None:
             q = self.stepper.state(self.times[-1], False).q
             self.system.expand(q, out=self.full)
             self.system.space.scatter(self.full, self.funcs)
 
     def destroy(self) -> None:
         """Destroy the full vector."""
-        self.full.destroy()
+        if self.full is not None:
+            self.full.destroy()
 
 
-def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
+#: a run's own observers: ``make(label, n_steps, resume)`` gives them by name, in the order
+#: they see a step (a coupled run's, :mod:`dolfinx_mbs.integrate.coupled`)
+ObserverFactory = Callable[[str, int, "checkpoint.Checkpoint | None"], Dict[str, obs.Observer]]
+
+
+def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
           initial: Sequence[Any], restart: bool = False,
-          checkpoint_every: int | None = None) -> Result:
+          checkpoint_every: int | None = None,
+          make_observers: ObserverFactory | None = None) -> Result:
     """Run ``stepper`` on ``system`` with the run's observers and checkpoints.
 
     Run ``stepper`` on ``system`` (see the module docstring). The stepper is destroyed at
@@ -268,6 +278,8 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
             reduced_initial`).
         restart: start from the checkpoint of ``rec.output`` instead.
         checkpoint_every: the steps between two checkpoints, or None.
+        make_observers: the run's own observers, or None for those of ``rec``
+            (:func:`observers`).
 
     Returns:
         The run's :class:`Result`.
@@ -284,14 +296,18 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
         stepper.initial(run.t0, q0, v0, p0)
         resume = None
         if restart:
-            resume = checkpoint.load(comm, rec.output, run.formulation, system)
+            resume = checkpoint.load(comm, rec.output, run.formulation, stepper.named,
+                                     files=stepper.named is not None)
             stepper.resume(resume, rec.output, run.t_end)
         writer = None if checkpoint_every is None else checkpoint.Writer(
             comm, rec.output, checkpoint_every, run.formulation,
-            run.t0 if resume is None else resume.t0, system)
-        watch = observers(system, f"{stepper.formulation} ({stepper.method})",
-                          stepper.n_steps, rec, resume, stepper.energies_observer,
-                          stepper.probes_observer)
+            run.t0 if resume is None else resume.t0, stepper.named)
+        label = f"{stepper.formulation} ({stepper.method})"
+        if make_observers is None:
+            watch = observers(cast("RunSystem", system), label, stepper.n_steps, rec, resume,
+                              stepper.energies_observer, stepper.probes_observer)
+        else:
+            watch = make_observers(label, stepper.n_steps, resume)
         try:
             signals = checkpoint.Signals(comm)
             at = Boundaries(system, stepper, watch, signals, writer, resume)
@@ -306,6 +322,8 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
                 rotation.report(at.times[-1])
         except (PETSc.Error, FloatingPointError) as e:
             user = e.__cause__
+            while isinstance(user, PETSc.Error):  # through a solver's own Python callback
+                user = user.__cause__
             if user is not None and not isinstance(user, (PETSc.Error, FloatingPointError)):
                 # an error raised in a callback (the user's load or motion function, a
                 # check): petsc4py passes it on as the cause of error 101; raise it as it was
@@ -327,10 +345,10 @@ def drive(system: RunSystem, stepper: Stepper, run: RunSpec, rec: Recording,
     return _result(at.times, watch, system, stepper, None if resume is None else resume.t)
 
 
-def _result(times: List[float], watch: Dict[str, obs.Observer], system: RunSystem,
+def _result(times: List[float], watch: Dict[str, obs.Observer], system: Coordinates,
             stepper: Stepper, restarted_from: float | None = None) -> Result:
     pr = obs.named(watch, "probes", obs.ProbeHistory)
-    dim = pr.probes.dim if pr else system.bodies[0].gdim
+    dim = pr.probes.dim if pr else (system.bodies[0].gdim if system.bodies else 3)
     probes_arr = np.array(pr.values) if pr and pr.values else np.zeros((len(times), 0, dim))
     en = obs.named(watch, "energy", obs.Energies)
     energy = en.history if en is not None else {}
@@ -344,6 +362,13 @@ def _result(times: List[float], watch: Dict[str, obs.Observer], system: RunSyste
     if dr is not None:
         frames = {k: obs.FrameHistory(v) for k, v in dr.history.items()}
     st = obs.named(watch, "stability", Stability)
+    own: Dict[str, Any] = {}   # what a run's own observers give (a coupled run's frames)
+    for o in watch.values():
+        own.update(o.results())
+    if "frames" in own:
+        frames = own.pop("frames")
+    if "energy" in own:
+        energy = own.pop("energy")
     return Result(times=np.array(times), probes=probes_arr,
                   energy={k: np.array(v) for k, v in energy.items()},
                   formulation=stepper.formulation, ts_type=stepper.scheme,
@@ -352,4 +377,4 @@ def _result(times: List[float], watch: Dict[str, obs.Observer], system: RunSyste
                   reactions_frame={k: np.array(v) for k, v in rframe.items()}, frames=frames,
                   restarted_from=restarted_from, rotation=rotation,
                   instabilities=st.found if st is not None else [],
-                  stepper=stepper.path)
+                  stepper=stepper.path, **own)

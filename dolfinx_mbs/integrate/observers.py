@@ -24,6 +24,7 @@ from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_
 
 if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.initial import Coordinates
     from dolfinx_mbs.integrate.stepper import RunSystem, Stepper
     from dolfinx_mbs.systems.drives import Drives
     from dolfinx_mbs.systems.multipliers import SaddlePoint
@@ -58,6 +59,9 @@ class Step:
         Mv: M v where the stepper has it at hand (Hamilton's momentum balance), else None.
         dense: on the dense paths (:mod:`dolfinx_mbs.integrate.dense.stepper`), (q, v,
             operators) as numpy arrays on every rank, else None.
+        frames: with computed frames, their unknowns (coordinates, speeds, the joints'
+            multipliers; the same on every rank), else None.
+        again: the step is a restart's first, whose CSV row and fields the files hold.
     """
 
     index: int
@@ -68,6 +72,8 @@ class Step:
     stepper: Stepper | None
     Mv: PETSc.Vec | None = None
     dense: tuple | None = None
+    frames: np.ndarray | None = None
+    again: bool = False
 
 
 class Observer:
@@ -90,6 +96,23 @@ class Observer:
             The values of :attr:`columns` (empty where it has none).
         """
         return []
+
+    def accumulators(self) -> Dict[str, float | None] | None:
+        """What a checkpoint keeps of the observer (under its name), or None.
+
+        Returns:
+            The values a restart restores, or None for an observer without any.
+        """
+        return None
+
+    def results(self) -> Dict[str, Any]:
+        """The fields of :class:`~dolfinx_mbs.integrate.driver.Result` the observer gives
+        itself (a coupled run's frames and momenta), or none.
+
+        Returns:
+            The fields by name.
+        """
+        return {}
 
     def close(self) -> None:
         """Release what the observer holds (files, vectors); collective."""
@@ -463,11 +486,13 @@ class Csv(Observer):
         columns: the columns after the time.
         comm: the run's communicator (rank 0 writes).
         append: continue an existing file (a restart).
+        order: the observers whose values make the row after the time, in this order.
     """
 
     def __init__(self, path: str, columns: Sequence[str], comm: MPI.Comm,
-                 append: bool = False) -> None:
+                 append: bool = False, order: Sequence[str] = CSV_ORDER) -> None:
         self.writer = TimeSeriesWriter(path, ["t"] + list(columns), comm, append)
+        self.order = tuple(order)
 
     def write(self, t: float, row: List[float]) -> None:
         """Write the row of time ``t``.
@@ -616,8 +641,9 @@ def named(watch: Mapping[str, Observer], name: str, kind: Type[_Named]) -> _Name
     return o
 
 
-def notify(watch: Dict[str, Observer], step: Step, system: RunSystem, full: PETSc.Vec,
-           funcs: Sequence[Any], set_u: bool = True, again: bool = False) -> None:
+def notify(watch: Dict[str, Observer], step: Step, system: Coordinates,
+           full: PETSc.Vec | None, funcs: Sequence[Any], set_u: bool = True,
+           again: bool = False) -> None:
     """Pass ``step`` to the observers in order.
 
     Those of :data:`FIRST` first, then (the bodies' ``u`` set from ``step.q`` when ``set_u``)
@@ -626,20 +652,22 @@ def notify(watch: Dict[str, Observer], step: Step, system: RunSystem, full: PETS
     Args:
         watch: the observers.
         step: the run's state.
-        system: the run's typed system.
-        full: a full vector (the bodies' displacement is expanded into it).
+        system: the run's system (typed, or coupled).
+        full: a full vector (the bodies' displacement is expanded into it), None for a
+            system without elastic bodies.
         funcs: the bodies' ``u``.
         set_u: set the bodies' ``u`` from ``step.q``.
         again: the step is a restart's first, whose CSV row and fields the files hold.
     """
     values = {k: watch[k].observe(step) for k in FIRST if k in watch}
-    if set_u:
+    if set_u and full is not None:
         system.expand(step.q, out=full)  # the bodies' u at t: what the observers below read
         system.space.scatter(full, funcs)
     for name, o in watch.items():
         if name == "csv":
             if not again:
-                cast(Csv, o).write(step.t, [x for k in CSV_ORDER for x in values.get(k, ())])
+                csv = cast(Csv, o)
+                csv.write(step.t, [x for k in csv.order for x in values.get(k, ())])
         elif name not in FIRST and not (again and name == "fields"):
             values[name] = o.observe(step)
 

@@ -161,12 +161,14 @@ class State:
         v: reduced velocity (valid when :attr:`Needs.velocity`).
         Mv: M v where the stepper has it without a product (Hamilton's TS form), else None.
         dense: (q, v, operators) as numpy arrays on every rank (dense steppers), else None.
+        frames: the computed frames' unknowns (a coupled run's, on every rank), else None.
     """
 
     q: PETSc.Vec
     v: PETSc.Vec
     Mv: PETSc.Vec | None = None
     dense: tuple | None = None
+    frames: Any = None
 
 
 class Boundary(Protocol):
@@ -199,6 +201,8 @@ class Stepper(Protocol):
         steps: the steps taken.
         time: the time reached, or being stepped to when a step fails.
         checkpoints: the stepper writes checkpoints and restarts from them.
+        named: the system whose unknowns a checkpoint names (so that it restarts on another
+            number of ranks), or None where the stepper's vectors are not its unknowns.
         energies_observer: an observer class of the energies that reads the stepper's own
             operators (``Step.dense``), or None for the usual one.
         probes_observer: a factory ``(bodies, points)`` of the probes' observer, or None.
@@ -212,6 +216,7 @@ class Stepper(Protocol):
     steps: int
     time: float
     checkpoints: bool
+    named: Any
     energies_observer: Type[Energies] | None
     probes_observer: Callable[[Sequence, Sequence], Observer] | None
 
@@ -253,6 +258,10 @@ class Stepper(Protocol):
 
     def snapshot(self) -> Tuple[int, float, float, list]:
         """(step number, time, next step size, solution vectors): what a checkpoint holds."""
+
+    def extra(self) -> dict | None:
+        """The run's global state a checkpoint holds besides :meth:`snapshot`'s vectors (the
+        same on every rank: a coupled run's frame unknowns), or None."""
 
     def checkpointed(self) -> None:
         """A checkpoint was written and the run goes on.
@@ -380,6 +389,7 @@ class PythonLoop:
     steps = 0
     time = 0.0
     checkpoints = False
+    named: Any = None
     energies_observer: Type[Energies] | None = None
     probes_observer: Callable[[Sequence, Sequence], Observer] | None = None
 
@@ -431,6 +441,10 @@ class PythonLoop:
     def snapshot(self) -> Tuple[int, float, float, list]:
         """Refused: checkpoints are written by the TS path only."""
         raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
+
+    def extra(self) -> dict | None:
+        """None: no checkpoint is written on this path."""
+        return None
 
     def checkpointed(self) -> None:
         """Nothing: no checkpoint is written on this path."""

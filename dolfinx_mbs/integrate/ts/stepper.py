@@ -117,6 +117,8 @@ class TSStepper:
     def __init__(self, system: RunSystem, run: RunSpec) -> None:
         """Make the TS and the problem, set from the run's options (see the class)."""
         self.system, self.formulation = system, run.formulation
+        #: the system whose unknowns a checkpoint names
+        self.named = system
         log.info("integrate: ts path (PETSc TS), %s, %d unknowns", run.formulation,
                  system.n_reduced)
         kind = "multipliers" if system.has_multipliers else "maggi"
@@ -182,6 +184,10 @@ class TSStepper:
         """The TS's step number, time, next step size and solution vectors."""
         ts = self.ts
         return ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), self._solution_vecs()
+
+    def extra(self) -> dict | None:
+        """None: the TS's vectors are the whole state."""
+        return None
 
     def checkpointed(self) -> None:
         """A checkpoint was written and the run goes on: the next step restarts the scheme.

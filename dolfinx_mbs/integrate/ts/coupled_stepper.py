@@ -1,0 +1,321 @@
+"""The TS backend's stepper of a model with computed frames.
+
+:class:`CoupledStepper` implements :class:`~dolfinx_mbs.integrate.stepper.Stepper` on the
+coupled equations (:class:`~dolfinx_mbs.integrate.ts.coupled.CoupledProblem`: the elastic
+coordinates and rates, the frames' coordinates and speeds, the joints' multipliers in one TS
+vector, stepped by Newton's method on the bordered system). The driver
+(:mod:`dolfinx_mbs.integrate.driver`) owns what the run records, its checkpoints, its signals
+and its errors' words, as for a run of prescribed frames; the observers of a coupled run are
+:mod:`dolfinx_mbs.integrate.coupled`'s.
+
+The time loop is PETSc's, as :class:`~dolfinx_mbs.integrate.ts.stepper.TSStepper`'s: one
+``TSSolve`` whose monitor is the driver's boundary. Fixed steps (``ts_adapt_type none``, the
+default here: TSBDF would adapt its step) end at the sum of whole steps where that is
+``t_end`` to round-off, so that a run to a checkpoint and a longer run take the same steps up
+to it. A checkpoint holds the elastic coordinates and rates as a run of prescribed frames
+writes them (none without elastic bodies) and, in ``latest.json``, the frame unknowns with
+what they must fit (:meth:`CoupledStepper.extra`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple, Type
+
+import numpy as np
+from petsc4py import PETSc
+
+from dolfinx_mbs import checks
+from dolfinx_mbs.integrate import checkpoint
+from dolfinx_mbs.integrate.step_solvers import option
+from dolfinx_mbs.integrate.stepper import Boundary, Needs, RunSpec, State
+from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
+from dolfinx_mbs.integrate.ts.stepper import end_at
+from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.observers import Energies, Observer
+    from dolfinx_mbs.systems.coupled import CoupledSystem
+
+__all__ = ["CoupledStepper"]
+
+log = logging.getLogger(__name__)
+
+#: the TS types a coupled run restarts from the state alone
+#: (:data:`~dolfinx_mbs.integrate.checkpoint.ONE_STEP` and
+#: :data:`~dolfinx_mbs.integrate.checkpoint.RESTARTED`)
+RESTARTS = checkpoint.ONE_STEP + checkpoint.RESTARTED
+
+
+def _extra(system: CoupledSystem, f: np.ndarray) -> dict:
+    """What a checkpoint of a coupled run holds beside the elastic state: the frame unknowns
+    and what they must fit."""
+    return {"kind": "coupled", "frames": [fr.name for fr in system.frames], "m": int(system.m),
+            "n_reduced": int(system.n_reduced), "f": [float(x) for x in f]}
+
+
+def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: str) -> np.ndarray:
+    """The checkpoint's frame unknowns, after checking it is one of this model (collective:
+    the same answer on every rank)."""
+    extra = ckpt.meta.get("extra")
+    mine = _extra(system, np.zeros(system.m))
+    bad = None
+    if not isinstance(extra, dict) or extra.get("kind") != "coupled":
+        bad = "it was not written by a run with computed frames"
+    else:
+        for key, what in (("frames", "computed frames"), ("m", "frame unknowns"),
+                          ("n_reduced", "elastic reduced unknowns")):
+            if extra.get(key) != mine[key]:
+                bad = (f"it holds {extra.get(key)} {what}, this model has {mine[key]} "
+                       "(another model)")
+                break
+    checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
+    return np.array(extra["f"], dtype=float)
+
+
+class CoupledStepper:
+    """A run of a model with computed frames, stepped by PETSc TS (see the module docstring).
+
+    Args:
+        system: the coupled system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`; ``formulation``
+            one of :attr:`CoupledSystem.formulations`).
+        restart: the run continues from a checkpoint (its state comes from
+            :meth:`resume`, not from :meth:`initial`).
+        stem: the run's ``output`` (the errors about checkpoints name it).
+    """
+
+    path = "ts"
+    checkpoints = True
+    energies_observer: Type[Energies] | None = None
+    probes_observer: Callable[[Sequence, Sequence], Observer] | None = None
+
+    @staticmethod
+    def applies(system: Any, run: RunSpec) -> str | None:
+        """None: the coupled runs are PETSc TS's.
+
+        Args:
+            system: the coupled system.
+            run: the run.
+
+        Returns:
+            None.
+        """
+        return None
+
+    def __init__(self, system: CoupledSystem, run: RunSpec, restart: bool = False,
+                 stem: str | None = None) -> None:
+        self.system, self.formulation, self.restart = system, run.formulation, restart
+        #: the system whose unknowns a checkpoint names (none without elastic bodies: the
+        #: whole state is then the frame unknowns of ``latest.json``)
+        self.named = system if system.parts else None
+        # fixed steps unless the options say otherwise (TSBDF would adapt its step by default)
+        opts = SolverOptions(run.prefix, {"ts_adapt_type": "none"}, run.options)
+        ts = self.ts = PETSc.TS().create(system.comm)
+        ts.setOptionsPrefix(run.prefix)
+        ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
+        self.problem = CoupledProblem(system, ts, opts, run.formulation, run.spectral_radius)
+        self.q0 = self.v0 = self.x0 = None
+        self._state: tuple = ()
+        try:
+            ts.setTime(run.t0)
+            ts.setTimeStep(run.dt)
+            self.n_steps = int(round((run.t_end - run.t0) / run.dt))
+            self.dt = run.dt
+            #: fixed steps: whole steps where they end at t_end
+            self.fixed = option(opts, "ts_adapt_type") == "none"
+            if self.fixed:
+                end_at(ts, run.t0, run.t_end, run.dt)
+            else:
+                ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+                ts.setMaxTime(run.t_end)
+            ts.setMaxSteps(10 * self.n_steps + 10)
+            opts.set_from_options(ts)
+            if run.checkpoints and not restart:
+                # the type a restart would take (options may change it): refused before any
+                # step
+                checkpoint.check_type(ts, str(stem), RESTARTS, "checkpoints of")
+        except BaseException:
+            self.destroy()
+            raise
+        self.method = self.scheme = ts.getType()
+        self.steps, self.time = 0, run.t0
+
+    # --- the run ---------------------------------------------------------------------------
+    def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
+                p0: PETSc.Vec | None) -> None:
+        """The TS's solution at ``t0``: the elastic state and the frame unknowns that fit it
+        (:meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.initial_unknowns`), unless the run
+        restarts.
+
+        Args:
+            t0: the initial time (s).
+            q0: the reduced elastic displacement.
+            v0: the reduced elastic velocity.
+            p0: unused (None).
+        """
+        self.q0, self.v0 = q0, v0
+        if not self.restart:
+            self._start(self.system.initial_unknowns(q0, v0, t0))
+
+    def _start(self, f0: np.ndarray) -> None:
+        self.x0 = self.problem.initial_state(self.q0, self.v0, f0)
+        self.problem.start(self.ts.getTime(), self.x0)  # Hamilton's: the state's momenta
+
+    def resume(self, ckpt: checkpoint.Checkpoint, stem: str, t_end: float) -> None:
+        """The checkpoint's state, time, step number and step size into the TS.
+
+        Args:
+            ckpt: the checkpoint read (checked to be one of this model).
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
+        """
+        f0 = _frame_unknowns(self.system, ckpt, stem)
+        checkpoint.resume_ts(self.ts, [self.q0, self.v0] if self.system.parts else [], ckpt,
+                             stem, t_end, RESTARTS)
+        if self.fixed:  # the whole steps from the run's own start
+            end_at(self.ts, ckpt.t0, t_end, self.dt)
+        self.n_steps = int(round((t_end - ckpt.t) / ckpt.dt))
+        self.ts.setMaxSteps(ckpt.index + 10 * self.n_steps + 10)
+        self._start(f0)
+
+    def snapshot(self) -> Tuple[int, float, float, list]:
+        """The TS's step number, time, next step size and the elastic coordinates and rates
+        (none without elastic bodies); the frame unknowns are :meth:`extra`'s."""
+        ts = self.ts
+        q, v, _ = self._state
+        return ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), \
+            [q, v] if self.system.parts else []
+
+    def extra(self) -> dict:
+        """The frame unknowns at the boundary, with what a restart checks they fit."""
+        return _extra(self.system, self._state[2])
+
+    def checkpointed(self) -> None:
+        """A checkpoint was written and the run goes on as a restart from it would.
+
+        The scheme starts again from the state (BDF2 with half a step of backward Euler,
+        generalized-alpha with its estimate of the rates); Hamilton's form takes the momenta
+        carried from the state, as a restart takes them (they are the step end's velocities'
+        to round-off).
+        """
+        self.ts.restartStep()
+        self.problem.start(self.ts.getTime(), self.ts.getSolution())
+
+    def prepare(self, needs: Needs) -> None:
+        """Nothing to prepare: the state is read back at each boundary.
+
+        Args:
+            needs: what the observers read.
+        """
+
+    def march(self, at: Boundary) -> None:
+        """Step the run by one ``TSSolve``, ``at`` its monitor; at the end the frames hold
+        their final state (:meth:`~dolfinx_mbs.frames.ComputedFrame.set_state`).
+
+        Args:
+            at: the driver's side of the seam.
+
+        Raises:
+            RuntimeError: the TS stopped on a negative reason (PETSc < 3.19 returns it).
+        """
+        ts = self.ts
+        ts.setMonitor(lambda ts_, index, t, X: at(index, t))
+        try:
+            ts.solve(self.x0)
+        finally:
+            self.steps, self.time = ts.getStepNumber(), ts.getTime()
+        reason = ts.getConvergedReason()
+        if reason < 0:
+            raise RuntimeError(f"time integration diverged at t={self.time:g}: TS "
+                               f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
+        s = self.system
+        _, _, f = self._split()
+        for fr, zs, ws in zip(s.frames, s.zslice, s.wslice):
+            fr.set_state(self.time, f[zs], f[ws])
+
+    def _split(self) -> tuple:
+        self._drop()
+        self._state = self.problem.state(self.ts.getSolution())
+        return self._state
+
+    def _drop(self) -> None:
+        for x in self._state[:2]:
+            x.destroy()
+        self._state = ()
+
+    def failure(self, error: BaseException) -> str:
+        """PETSc's words and the solvers' reasons.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            PETSc's words and the solvers' reasons.
+        """
+        return f"{error_words(error)} ({solver_reasons(self.ts)})"
+
+    # --- what the observers ask --------------------------------------------------------------
+    def state(self, t: float, need_v: bool) -> State:
+        """The TS's solution at ``t``: the elastic q and v and the frame unknowns.
+
+        Args:
+            t: the boundary's time (s).
+            need_v: whether the velocity is read (it is always there).
+
+        Returns:
+            The state (valid until the next boundary).
+        """
+        q, v, f = self._split()
+        return State(q, v, frames=f)
+
+    def record(self, t: float) -> Any:
+        """Not asked: a coupled run's energies are its own observer's.
+
+        Args:
+            t: the time (s).
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("a coupled run's energies are observed from its state")
+
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """Not asked (see :meth:`record`).
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v, or None.
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("a coupled run's energies are observed from its state")
+
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Not asked: a coupled run has no reactions of prescribed constraints.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("reactions are not recorded in a coupled run")
+
+    def destroy(self) -> None:
+        """Destroy the state read last, the problem and the TS (collective)."""
+        self._drop()
+        for x in (self.x0,):
+            if x is not None:
+                x.destroy()
+        self.ts.cancelMonitor()
+        self.problem.destroy()
+        self.ts.destroy()
