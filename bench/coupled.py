@@ -88,8 +88,8 @@ PHASES = {
         ("dolfinx_mbs.integrate.coupled", None, "monitors", "energy monitors"),
     ),
     "prescribed": (
-        ("dolfinx_mbs.integrate.ts.second_order", "SecondOrderForm", "_function", "residual"),
-        ("dolfinx_mbs.integrate.ts.second_order", "SecondOrderForm", "_jacobian",
+        ("dolfinx_mbs.integrate.ts.second_order", "SecondOrderProblem", "_function", "residual"),
+        ("dolfinx_mbs.integrate.ts.second_order", "SecondOrderProblem", "_jacobian",
          "step matrix and factorization"),
         ("dolfinx_mbs.integrate.observers", None, None, "observers"),
     ),
