@@ -20,21 +20,19 @@ what they must fit (:meth:`CoupledStepper.extra`).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Any, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint
-from dolfinx_mbs.integrate.step_solvers import option
 from dolfinx_mbs.integrate.stepper import Boundary, Needs, RunSpec, State
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
-from dolfinx_mbs.integrate.ts.stepper import end_at
-from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
+from dolfinx_mbs.integrate.ts.stepper import TSLoop
+from dolfinx_mbs.petsc_options import SolverOptions
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.observers import Energies, Observer
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["CoupledStepper"]
@@ -73,7 +71,7 @@ def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: st
     return np.array(extra["f"], dtype=float)
 
 
-class CoupledStepper:
+class CoupledStepper(TSLoop):
     """A run of a model with computed frames, stepped by PETSc TS (see the module docstring).
 
     Args:
@@ -84,24 +82,6 @@ class CoupledStepper:
             :meth:`resume`, not from :meth:`initial`).
         stem: the run's ``output`` (the errors about checkpoints name it).
     """
-
-    path = "ts"
-    checkpoints = True
-    energies_observer: Type[Energies] | None = None
-    probes_observer: Callable[[Sequence, Sequence], Observer] | None = None
-
-    @staticmethod
-    def applies(system: Any, run: RunSpec) -> str | None:
-        """None: the coupled runs are PETSc TS's.
-
-        Args:
-            system: the coupled system.
-            run: the run.
-
-        Returns:
-            None.
-        """
-        return None
 
     def __init__(self, system: CoupledSystem, run: RunSpec, restart: bool = False,
                  stem: str | None = None) -> None:
@@ -118,19 +98,7 @@ class CoupledStepper:
         self.q0 = self.v0 = self.x0 = None
         self._state: tuple = ()
         try:
-            ts.setTime(run.t0)
-            ts.setTimeStep(run.dt)
-            self.n_steps = int(round((run.t_end - run.t0) / run.dt))
-            self.dt = run.dt
-            #: fixed steps: whole steps where they end at t_end
-            self.fixed = option(opts, "ts_adapt_type") == "none"
-            if self.fixed:
-                end_at(ts, run.t0, run.t_end, run.dt)
-            else:
-                ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
-                ts.setMaxTime(run.t_end)
-            ts.setMaxSteps(10 * self.n_steps + 10)
-            opts.set_from_options(ts)
+            self.set_steps(run, opts)
             if run.checkpoints and not restart:
                 # the type a restart would take (options may change it): refused before any
                 # step
@@ -139,7 +107,6 @@ class CoupledStepper:
             self.destroy()
             raise
         self.method = self.scheme = ts.getType()
-        self.steps, self.time = 0, run.t0
 
     # --- the run ---------------------------------------------------------------------------
     def initial(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
@@ -173,10 +140,7 @@ class CoupledStepper:
         f0 = _frame_unknowns(self.system, ckpt, stem)
         checkpoint.resume_ts(self.ts, [self.q0, self.v0] if self.system.parts else [], ckpt,
                              stem, t_end, RESTARTS)
-        if self.fixed:  # the whole steps from the run's own start
-            end_at(self.ts, ckpt.t0, t_end, self.dt)
-        self.n_steps = int(round((t_end - ckpt.t) / ckpt.dt))
-        self.ts.setMaxSteps(ckpt.index + 10 * self.n_steps + 10)
+        self.resume_steps(ckpt, t_end)
         self._start(f0)
 
     def snapshot(self) -> Tuple[int, float, float, list]:
@@ -210,25 +174,14 @@ class CoupledStepper:
         """
 
     def march(self, at: Boundary) -> None:
-        """Step the run by one ``TSSolve``, ``at`` its monitor; at the end the frames hold
-        their final state (:meth:`~dolfinx_mbs.frames.ComputedFrame.set_state`).
+        """Step the run by one ``TSSolve``, ``at`` its monitor (:meth:`TSLoop.solve`); at
+        the end the frames hold their final state
+        (:meth:`~dolfinx_mbs.frames.ComputedFrame.set_state`).
 
         Args:
             at: the driver's side of the seam.
-
-        Raises:
-            RuntimeError: the TS stopped on a negative reason (PETSc < 3.19 returns it).
         """
-        ts = self.ts
-        ts.setMonitor(lambda ts_, index, t, X: at(index, t))
-        try:
-            ts.solve(self.x0)
-        finally:
-            self.steps, self.time = ts.getStepNumber(), ts.getTime()
-        reason = ts.getConvergedReason()
-        if reason < 0:
-            raise RuntimeError(f"time integration diverged at t={self.time:g}: TS "
-                               f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
+        self.solve(at, self.x0)
         s = self.system
         _, _, f = self._split()
         for fr, zs, ws in zip(s.frames, s.zslice, s.wslice):
@@ -243,17 +196,6 @@ class CoupledStepper:
         for x in self._state[:2]:
             x.destroy()
         self._state = ()
-
-    def failure(self, error: BaseException) -> str:
-        """PETSc's words and the solvers' reasons.
-
-        Args:
-            error: what the step raised.
-
-        Returns:
-            PETSc's words and the solvers' reasons.
-        """
-        return f"{error_words(error)} ({solver_reasons(self.ts)})"
 
     # --- what the observers ask --------------------------------------------------------------
     def state(self, t: float, need_v: bool) -> State:

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
     from dolfinx_mbs.systems.velocity import VelocitySystem
 
-__all__ = ["TSStepper", "make_problem", "end_at"]
+__all__ = ["TSLoop", "TSStepper", "make_problem", "end_at"]
 
 log = logging.getLogger(__name__)
 
@@ -88,31 +88,117 @@ def end_at(ts: PETSc.TS, t0: float, t_end: float, dt: float) -> None:
         ts.setMaxTime(end)
 
 
-class TSStepper:
-    """A run stepped by PETSc TS (see the module docstring).
+class TSLoop:
+    """PETSc's time loop, as the TS backend's steppers share it: fixed steps of ``dt`` to
+    ``t_end`` (or PETSc's adaptivity when the options ask for it), one ``TSSolve`` with the
+    driver's boundary as its monitor, PETSc's words for a failed step.
 
-    Args:
-        system: the run's typed system.
-        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    Attributes:
+        ts: the run's TS.
+        fixed: fixed steps of ``dt`` (no adaptivity asked): whole steps where they end at
+            ``t_end``.
+        n_steps: the steps the run is expected to take.
+        steps: the steps taken.
+        time: the time reached.
     """
 
     path = "ts"
     checkpoints = True
     energies_observer: Type[Energies] | None = None
     probes_observer: Callable[[Sequence, Sequence], Observer] | None = None
+    ts: PETSc.TS
+    dt: float
 
     @staticmethod
     def applies(system: RunSystem, run: RunSpec) -> str | None:
-        """None: PETSc TS steps every run.
+        """None: PETSc TS steps every run (a coupled run's system too).
 
         Args:
-            system: the run's typed system.
+            system: the run's system.
             run: the run.
 
         Returns:
             None.
         """
         return None
+
+    def set_steps(self, run: RunSpec, opts: SolverOptions) -> None:
+        """The run's time, step and end into the TS, then the options.
+
+        Args:
+            run: the run.
+            opts: the run's solver options (``ts_adapt_type none`` for fixed steps).
+        """
+        ts = self.ts
+        ts.setTime(run.t0)
+        ts.setTimeStep(run.dt)
+        self.dt = run.dt
+        self.n_steps = int(round((run.t_end - run.t0) / run.dt))
+        self.fixed = option(opts, "ts_adapt_type") == "none"
+        if self.fixed:
+            end_at(ts, run.t0, run.t_end, run.dt)
+        else:
+            ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+            ts.setMaxTime(run.t_end)
+        ts.setMaxSteps(10 * self.n_steps + 10)
+        opts.set_from_options(ts)
+        self.steps, self.time = 0, run.t0
+
+    def resume_steps(self, ckpt: checkpoint.Checkpoint, t_end: float) -> None:
+        """After a checkpoint's state went into the TS: the whole steps from the run's own
+        start, the steps left.
+
+        Args:
+            ckpt: the checkpoint read.
+            t_end: the run's final time (s).
+        """
+        if self.fixed:
+            end_at(self.ts, ckpt.t0, t_end, self.dt)
+        self.n_steps = int(round((t_end - ckpt.t) / ckpt.dt))
+        self.ts.setMaxSteps(ckpt.index + 10 * self.n_steps + 10)
+
+    def solve(self, at: Boundary, x0: PETSc.Vec) -> None:
+        """One ``TSSolve`` from ``x0``, ``at`` its monitor.
+
+        Args:
+            at: the driver's side of the seam.
+            x0: the initial state.
+
+        Raises:
+            RuntimeError: the TS stopped on a negative reason (PETSc < 3.19 returns it).
+        """
+        ts = self.ts
+        ts.setMonitor(lambda ts_, index, t, X: at(index, t))
+        try:
+            ts.solve(x0)
+        finally:
+            self.steps, self.time = ts.getStepNumber(), ts.getTime()
+        reason = ts.getConvergedReason()
+        if reason < 0:
+            raise RuntimeError(f"time integration diverged at t={self.time:g}: TS "
+                               f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
+
+    def failure(self, error: BaseException) -> str:
+        """PETSc's words and the solvers' reasons.
+
+        PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason.
+
+        Args:
+            error: what the step raised.
+
+        Returns:
+            PETSc's words and the solvers' reasons.
+        """
+        return f"{error_words(error)} ({solver_reasons(self.ts)})"
+
+
+class TSStepper(TSLoop):
+    """A run stepped by PETSc TS (see the module docstring).
+
+    Args:
+        system: the run's typed system.
+        run: the run (:class:`~dolfinx_mbs.integrate.stepper.RunSpec`).
+    """
 
     def __init__(self, system: RunSystem, run: RunSpec) -> None:
         """Make the TS and the problem, set from the run's options (see the class)."""
@@ -131,26 +217,13 @@ class TSStepper:
         ts.setProblemType(PETSc.TS.ProblemType.NONLINEAR)
         self.problem = make_problem(system, run.formulation, ts, opts, run.t0)
         try:
-            ts.setTime(run.t0)
-            ts.setTimeStep(run.dt)
-            self.n_steps = int(round((run.t_end - run.t0) / run.dt))
-            #: fixed steps of dt (no adaptivity asked): whole steps where they end at t_end
-            self.fixed = option(opts, "ts_adapt_type") == "none"
-            if self.fixed:
-                end_at(ts, run.t0, run.t_end, run.dt)
-            else:
-                ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
-                ts.setMaxTime(run.t_end)
-            ts.setMaxSteps(10 * self.n_steps + 10)
-            opts.set_from_options(ts)
+            self.set_steps(run, opts)
             # rigid-body modes for GAMG
             attach_near_nullspace(system, self.problem, run.formulation, ts)
         except BaseException:
             self.destroy()
             raise
         self.method = self.scheme = ts.getType()
-        self.steps, self.time = 0, run.t0
-        self.dt = run.dt
         self.x0 = None
 
     # --- the run ---------------------------------------------------------------------------
@@ -175,10 +248,7 @@ class TSStepper:
             t_end: the run's final time (s).
         """
         checkpoint.resume_ts(self.ts, self._solution_vecs(), ckpt, stem, t_end)
-        if self.fixed:  # the whole steps from the run's own start
-            end_at(self.ts, ckpt.t0, t_end, self.dt)
-        self.n_steps = int(round((t_end - ckpt.t) / ckpt.dt))
-        self.ts.setMaxSteps(ckpt.index + 10 * self.n_steps + 10)
+        self.resume_steps(ckpt, t_end)
 
     def snapshot(self) -> Tuple[int, float, float, list]:
         """The TS's step number, time, next step size and solution vectors."""
@@ -214,39 +284,12 @@ class TSStepper:
         """
 
     def march(self, at: Boundary) -> None:
-        """Step the run by one ``TSSolve``.
-
-        One ``TSSolve``, ``at`` its monitor.
+        """Step the run by one ``TSSolve``, ``at`` its monitor (:meth:`TSLoop.solve`).
 
         Args:
             at: the driver's side of the seam.
-
-        Raises:
-            RuntimeError: the TS stopped on a negative reason (PETSc < 3.19 returns it).
         """
-        ts = self.ts
-        ts.setMonitor(lambda ts_, index, t, X: at(index, t))
-        try:
-            ts.solve(self.x0)
-        finally:
-            self.steps, self.time = ts.getStepNumber(), ts.getTime()
-        reason = ts.getConvergedReason()
-        if reason < 0:
-            raise RuntimeError(f"time integration diverged at t={self.time:g}: TS "
-                               f"{reason_name(PETSc.TS.ConvergedReason, reason)}")
-
-    def failure(self, error: BaseException) -> str:
-        """PETSc's words and the solvers' reasons.
-
-        PETSc >= 3.19 raises out of TSSolve where 3.18 returned a reason.
-
-        Args:
-            error: what the step raised.
-
-        Returns:
-            PETSc's words and the solvers' reasons.
-        """
-        return f"{error_words(error)} ({solver_reasons(self.ts)})"
+        self.solve(at, self.x0)
 
     # --- what the observers ask --------------------------------------------------------------
     def state(self, t: float, need_v: bool) -> State:
