@@ -73,16 +73,19 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             may be changed by options. None: ``"first-order"`` with joints or driven motors
             (BDF2 solves their rows at the step's end, so the joints stay closed to round-off;
             generalized-alpha solves them at its intermediate time and the step's end misses
-            them by O(dt^2), see ``Result.joints[name].drift``), else ``"second-order"``.
+            them by O(dt^2), see ``Result.joints[name].drift``; the joints' forces and the
+            motors' torques are found there and extrapolated to the step ends,
+            :class:`Joints`), else ``"second-order"``.
             ``"hamiltonian"``: the implicit midpoint rule on Hamilton's form (momenta of the
             elastic bodies and the frames, :mod:`dolfinx_mbs.systems.coupled_hamilton`):
             where no load acts, the momenta at the steps' midpoints (``Result.midpoints``)
             and at their ends (the step ends' velocities are those of the momenta carried)
             keep a free frame's linear and angular momentum (global) to round-off; Newton's
-            method with the exact Jacobian; no joints, springs or motors yet, Hinge and Free
-            frames. Its checkpoints hold the state alone: the momenta carried are the step
-            end's velocities' (to round-off), and the run takes them from the state at each
-            checkpoint as a restart does.
+            method with the exact Jacobian; Hinge and Free frames, joints and motors (their
+            rows at the midpoint, as generalized-alpha's), no springs yet. Its checkpoints
+            hold the state alone: the momenta carried are the step end's velocities' (to
+            round-off), and the run takes them from the state at each checkpoint as a restart
+            does.
         t0: initial time (s).
         u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
             layout, or a Function per body).
@@ -186,15 +189,31 @@ class Joints(Observer):
     """The joints' and motors' outputs (force or torque, drift) at every step; the initial
     multipliers are a guess, not a joint's force (NaN at the first step).
 
+    Where the scheme solves the joints' rows at an intermediate time t_n + a h (generalized-
+    alpha, the midpoint rule), the state's multipliers are those of that time
+    (:meth:`~dolfinx_mbs.integrate.ts.coupled.CoupledProblem.multiplier_lag`): the force and
+    torque at the step's end are extrapolated linearly from the last two steps' values (second
+    order in h; the first step's value is its intermediate one).
+
     Args:
         system: the coupled system.
+        lag: the multipliers' place before the step's end, in steps (1 - a; 0 for BDF).
+        resume: the checkpoint the run continues from, or None.
     """
 
     needs_velocity = True
+    FROM_MULTIPLIERS = ("force", "torque")
 
-    def __init__(self, system: CoupledSystem) -> None:
-        self.system = system
+    def __init__(self, system: CoupledSystem, lag: float = 0.0,
+                 resume: checkpoint.Checkpoint | None = None) -> None:
+        self.system, self.lag = system, float(lag)
         self.records: dict = {}
+        #: the last boundary's time, the time of its multipliers and their outputs
+        self.last: dict | None = None
+        #: :attr:`last` before the last boundary (what a restart there starts from)
+        self.before: dict | None = None
+        if resume is not None and resume.accumulators.get("joints"):
+            self.last = resume.accumulators["joints"]
 
     def observe(self, step: Step) -> List[float]:
         """Record the joints' outputs at the step.
@@ -205,17 +224,41 @@ class Joints(Observer):
         Returns:
             The values of :attr:`columns`.
         """
-        s = self.system
+        s, t = self.system, step.t
         uu = uud = None
         if s.parts:
             uu = s.reducer.expand(step.q, out=s._full["u"])
             uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
-        for name, rec in s.jointset.outputs(step.t, step.frames, uu, uud).items():
+        raw = s.jointset.outputs(t, step.frames, uu, uud)
+        last, tau = self.last, t
+        self.before = last
+        if step.index > 0 and self.lag and last is not None:
+            tau = t - self.lag * (t - last["t"])
+        for name, rec in raw.items():
+            out = dict(rec)
             if step.index == 0:
-                rec.update({k: np.full_like(np.asarray(v, float), np.nan)
-                            for k, v in rec.items() if k in ("force", "torque")})
-            self.records.setdefault(name, []).append(rec)
+                out.update({k: np.full_like(np.asarray(v, float), np.nan)
+                            for k, v in rec.items() if k in self.FROM_MULTIPLIERS})
+            elif self.lag and last is not None and last["tau"] is not None:
+                w = (t - tau) / (tau - last["tau"])
+                for k in self.FROM_MULTIPLIERS:
+                    if k in rec:
+                        y = np.asarray(rec[k], float)
+                        y = y + w * (y - np.asarray(last["raw"][name][k], float))
+                        out[k] = float(y) if np.ndim(y) == 0 else y
+            self.records.setdefault(name, []).append(out)
+        if self.lag:
+            self.last = {"t": t, "tau": tau if step.index > 0 else None,
+                         "raw": {name: {k: np.asarray(v, float).tolist()
+                                        for k, v in rec.items() if k in self.FROM_MULTIPLIERS}
+                                 for name, rec in raw.items()}}
         return []
+
+    def accumulators(self) -> Dict[str, Any] | None:
+        """What the extrapolation at the last boundary read (the step before's multiplier
+        outputs and times: a restart there repeats it), or None where the multipliers are the
+        step end's."""
+        return self.before if self.lag else None
 
     def results(self) -> Dict[str, Any]:
         """``joints``: {name: :class:`FrameHistory`}."""
@@ -431,7 +474,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper, rec: Recor
     out: Dict[str, Observer] = {"frames": Frames(system)}
     frames = cast(Frames, out["frames"])
     if system.jointset.active:
-        out["joints"] = Joints(system)
+        out["joints"] = Joints(system, stepper.problem.multiplier_lag(), resume)
     if system.parts and any(checked(b) for b in system.bodies):
         out["rotation"] = RotationRange(system, n_steps)
     keep = None if resume is None else resume.t

@@ -106,7 +106,10 @@ class Result:
             origin) momentum, (n_steps + 1, 3), global components.
         joints: with joints between computed frames and motors, {name: history} of each one's
             ``force`` (on its second body, global components) or ``torque`` (a motor's) and
-            ``drift`` (the largest of its position rows at each time).
+            ``drift`` (the largest of its position rows at each time); where the scheme
+            solves the joints' rows inside the step (generalized-alpha, Hamilton's midpoint
+            rule) the force and torque are extrapolated to the step's end
+            (:class:`dolfinx_mbs.integrate.coupled.Joints`).
         midpoints: with computed frames in Hamilton's form (``formulation="hamiltonian"``),
             the energy monitors at each step's midpoint state, whose velocities are those of
             its momenta: ``times``, ``linear``, ``angular`` (n_steps, 3) and ``total``.

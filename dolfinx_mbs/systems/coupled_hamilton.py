@@ -105,7 +105,7 @@ class HamiltonForm:
         system: the coupled system.
 
     Raises:
-        ValueError: joints or motors (their rows are not written in Hamilton's form yet), a
+        ValueError: springs (their force rows are not written in Hamilton's form yet), a
             computed frame other than a :class:`~dolfinx_mbs.frames.Hinge` or
             :class:`~dolfinx_mbs.frames.Free`, or a body whose coupling matrices are not the
             mass matrix applied node by node.
@@ -113,10 +113,10 @@ class HamiltonForm:
 
     def __init__(self, system: CoupledSystem) -> None:
         s = self.system = system
-        if s.jointset.n_unknowns or s.jointset.active:
-            raise ValueError("formulation 'hamiltonian': joints, springs and motors between "
-                             "computed frames are not supported yet; use 'second-order' or "
-                             "'first-order'")
+        springs = [j.name for j in s.jointset.joints if j.kind == "spring"]
+        if springs:
+            raise ValueError(f"formulation 'hamiltonian': springs {springs} are not supported "
+                             "yet; use 'second-order' or 'first-order'")
         for fr in s.frames:
             if not isinstance(fr, (Hinge, Free)):
                 raise ValueError(f"formulation 'hamiltonian': frame {fr.name!r} is a "

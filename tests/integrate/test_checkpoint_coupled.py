@@ -9,7 +9,8 @@ restart takes):
 * run N steps with checkpoints, restart to 2N: the hub's angle and rate, the beam's tip (a
   probe and every dof) and the CSV rows are the uninterrupted run's bit for bit on the same
   ranks (1 or 2), generalized-alpha (TSALPHA at radius 1), BDF2 and Hamilton's form (its
-  momenta taken from the state at every checkpoint, as a restart takes them) alike; the field
+  momenta taken from the state at every checkpoint, as a restart takes them) and
+  generalized-alpha with the joint (the pin's force too) alike; the field
   file has
   the reference's times; the result's histories start at the checkpoint. (On several ranks
   under DOLFINx 0.5 two identical runs differ by round-off, up to 3e-11: there to 1e-9.)
@@ -79,11 +80,14 @@ def _last(s: dict, key: str) -> np.ndarray:
     return np.asarray(s[key])[-1]
 
 
-@pytest.mark.parametrize("joint,form", [(False, None), (True, None), (False, "hamiltonian")],
-                         ids=["alpha", "joint-bdf2", "hamiltonian"])
+@pytest.mark.parametrize("joint,form", [(False, None), (True, None), (False, "hamiltonian"),
+                                        (True, "second-order")],
+                         ids=["alpha", "joint-bdf2", "hamiltonian", "joint-alpha"])
 def test_restart_is_bit_for_bit(joint, form, tmp_path):
     """N steps with checkpoints, then restart to 2N: the uninterrupted run's state and rows
-    to the last bit."""
+    to the last bit (with generalized-alpha and a joint, the pin's force too: extrapolated to
+    the step ends from the last two steps' intermediate values, the last of which the
+    checkpoint keeps)."""
     d = shared_dir(tmp_path)
     kw = {} if form is None else {"formulation": form}
     ref, _, b = run(str(d / "ref"), 2 * N * DT, N, joint=joint, **kw)
@@ -91,7 +95,8 @@ def test_restart_is_bit_for_bit(joint, form, tmp_path):
     first, _, _ = run(str(d / "run"), N * DT, N, joint=joint, **kw)
     assert first.restarted_from is None and first.steps == N
     assert ref.formulation == (form or ("first-order" if joint else "second-order"))
-    assert ref.ts_type == {"hamiltonian": "theta"}.get(form, "bdf" if joint else "alpha")
+    assert ref.ts_type == {"hamiltonian": "theta", "second-order": "alpha"}.get(
+        form, "bdf" if joint else "alpha")
     again, _, b = run(str(d / "run"), 2 * N * DT, N, restart=True, joint=joint, **kw)
     s = summary(again, b)
     assert again.restarted_from == first.times[-1]
@@ -102,6 +107,8 @@ def test_restart_is_bit_for_bit(joint, form, tmp_path):
     _same(s["at"], s_ref["at"])
     _same(again.probes, ref.probes[N:])
     _same(again.energy["work"], ref.energy["work"][N:])
+    if joint:
+        _same(again.joints["pin"].force, ref.joints["pin"].force[N:])
     if COMM.rank == 0:
         _same(s["u"], s_ref["u"])
         head, rows = csv_rows(d / "run.csv")
@@ -276,12 +283,12 @@ def test_rigid_bodies_only(tmp_path):
     """A double pendulum of rigid bars (a Hinge, a planar Free frame, a revolute joint: no
     elastic unknowns, the state all in ``latest.json``): restarted, the uninterrupted run's
     angles and CSV rows to the last bit."""
-    from tests.systems.test_coupled_joints import _double_pendulum
+    from tests.models.mechanisms import double_pendulum
 
     d = shared_dir(tmp_path)
 
     def go(stem, n, restart=False):
-        return _double_pendulum().integrate(t_end=n * DT, dt=DT, output=str(d / stem),
+        return double_pendulum().integrate(t_end=n * DT, dt=DT, output=str(d / stem),
                                             checkpoint_every=N, restart=restart,
                                             progress=False)
 

@@ -238,6 +238,8 @@ class CoupledProblem:
         self.dx = self.F.duplicate()
         #: Hamilton's form: its momentum rows and the momenta carried between steps
         self.ham: HamiltonForm | None = None
+        #: the state at the step's start (Hamilton's form, and the joints' multipliers)
+        self.X0: PETSc.Vec | None = None
         #: the Jacobian formed at every iterate (Newton's method, not the kept Jacobian's
         #: modified one): Hamilton's form, whose steps converge quadratically so
         self.exact = formulation == "hamiltonian"
@@ -261,6 +263,10 @@ class CoupledProblem:
         elif formulation == "second-order":
             ts.setType(PETSc.TS.Type.ALPHA)
             ts.setAlphaRadius(1.0 if radius is None else float(radius))
+            if js.n_unknowns:   # the joints' multipliers kept at the intermediate time
+                self.X0 = self.F.duplicate()
+                ts.setPreStep(self._pre_step)
+                ts.setPostStep(self._post_step)
         else:
             # not TSTHETA's Crank-Nicolson: its endpoint form takes the mass matrix as
             # constant, and the frames' rows have one that moves with the state (first order
@@ -387,11 +393,49 @@ class CoupledProblem:
         q.destroy()
         v.destroy()
 
+    def multiplier_lag(self) -> float:
+        """Where in the step the state's joint multipliers belong, as the fraction of the step
+        before its end.
+
+        The schemes that solve the rows at an intermediate time t0 + a h (TSALPHA: a =
+        alpha_f; the midpoint rule: a = 1/2) find the joints' multipliers there; their
+        step-end values 2 lam_m - lam_0 (a = 1/2) would oscillate from step to step about
+        the force without approaching it, so the step's end keeps the intermediate values
+        (:meth:`_post_step`; the next step's rows read only its own intermediate values).
+        BDF solves the rows at the step's end: 0.
+
+        Returns:
+            1 - a, or 0.
+        """
+        ts = self.ts
+        kind = ts.getType()
+        if kind == PETSc.TS.Type.ALPHA:
+            return 1.0 - float(ts.getAlphaParams()[1])
+        if kind == PETSc.TS.Type.THETA and not ts.getThetaEndpoint():
+            return 1.0 - float(ts.getTheta())
+        return 0.0
+
+    def _keep_intermediate_multipliers(self, X1: PETSc.Vec) -> None:
+        """The joints' block of the step's end ``X1`` set to its intermediate-time values
+        (:meth:`multiplier_lag`)."""
+        js = self.system.jointset
+        lag = self.multiplier_lag()
+        if not js.n_unknowns or lag == 0.0:
+            return
+        q, v, f1, f0 = self.split(X1, self.X0)
+        self.restore(X1, q, v)
+        if self.owner:
+            b = self.m - js.n_unknowns
+            X1.array[2 * self.n_local + b:] = f0[b:] + (1.0 - lag) * (f1[b:] - f0[b:])
+
     def _pre_step(self, ts: PETSc.TS) -> None:
         ts.getSolution().copy(self.X0)
         self.t0 = ts.getTime()
 
     def _post_step(self, ts: PETSc.TS) -> None:
+        if self.ham is None:
+            self._keep_intermediate_multipliers(ts.getSolution())
+            return
         # the midpoint state's momenta p_m = (p0 + p1) / 2 give the step's end momenta
         Xm = self.X0.copy()
         Xm.axpy(1.0, ts.getSolution())
@@ -419,6 +463,7 @@ class CoupledProblem:
         finally:
             q.destroy()
             v.destroy()
+        self._keep_intermediate_multipliers(X1)
 
     def _mass_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> None:
         """Solve M_r x = b (M_r: the elastic bodies' reduced mass matrix, factored once)."""
@@ -609,10 +654,10 @@ class CoupledProblem:
     def destroy(self) -> None:
         """Release the PETSc objects (collective)."""
         self.ts.getSNES().setPythonContext(None)
-        extra = []
+        extra = [self.X0]
         if self.ham is not None:
             self.ham.destroy()
-            extra = [self.p0, self.X0, self.ksp_mass]
+            extra += [self.p0, self.ksp_mass]
         for o in [self.ksp, self.J, self.F, self.F_work, self.dx, self.is_q, self.is_v,
                   self.S] + self.work + self._X + extra:
             if o is not None:

@@ -11,7 +11,9 @@
 * A hub and elastic beam on a hinge driven by a state-dependent torque: the same.
 * Rigid-body closed forms: the torque-free asymmetric body (Jacobi's elliptic functions) and
   the physical pendulum's period (an elliptic integral), at second order in dt.
-* What the form does not take yet is refused by name.
+* Joints and motors: the Newton step stays exact with the joints' rows (the slider-crank); their
+  convergence is tests/systems/test_coupled_joints.py's.
+* What the form does not take yet (springs) is refused by name.
 """
 
 import logging
@@ -24,6 +26,7 @@ from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 from tests.models.freebox import bending, free_box
+from tests.models.mechanisms import slider_crank
 from tests.models.rigidref import euler_omega, pendulum_period
 
 COMM = MPI.COMM_WORLD
@@ -189,7 +192,7 @@ def test_pendulum_period():
 
 
 def test_refused():
-    """A spectral radius other than the midpoint rule's, and joints, are refused by name."""
+    """A spectral radius other than the midpoint rule's, and springs, are refused by name."""
     model, body = free_box()
     with pytest.raises(ValueError, match="spectral_radius"):
         model.integrate(t_end=0.01, dt=1e-3, formulation="hamiltonian", spectral_radius=0.8,
@@ -198,8 +201,8 @@ def test_refused():
     bob = mbs.RigidBody(mass=1.0, inertia=np.eye(3) * 0.1, frame=hub, centre=(0.2, 0, 0),
                         name="bob")
     model = mbs.Model([bob])
-    model.motor(hub, angle=lambda t: t, name="drive")
-    with pytest.raises(ValueError, match="hamiltonian.*motors"):
+    model.spring(bob, (0.2, 0.0), None, (0.2, -0.5), stiffness=100.0, name="s")
+    with pytest.raises(ValueError, match=r"hamiltonian.*springs \['s'\]"):
         model.integrate(t_end=0.01, dt=1e-3, formulation="hamiltonian", progress=False)
     # a failed call leaves nothing behind: the next run in the second-order form goes
     r = model.integrate(t_end=0.01, dt=1e-3, formulation="first-order", progress=False)
@@ -230,6 +233,8 @@ def _case(name: str) -> tuple:
         v = fem.Function(body.V)
         v.interpolate(lambda x: np.vstack([0 * x[0], 0.3 * x[0] ** 2]))
         return model, v, 5e-3
+    if name == "slider_crank":   # joints and a driven motor (tests/models/mechanisms)
+        return slider_crank(), None, 0.01
     R0 = mbs.frames.rotation_about((1.0, 1.0, 0.0), 0.3)
     sat = mbs.frames.Free(position=(1.0, 0.0, 0.0), orientation=R0, velocity=(0.5, 0.2, 0.0),
                           angular_velocity=R0 @ W0, name="sat")
@@ -304,7 +309,8 @@ def _jacobian_error(model, v0, dt: float, exact: bool) -> float:
         ts.destroy()
 
 
-@pytest.mark.parametrize("case", ["free_box", "hub_beam", "planar_free", "rigid"])
+@pytest.mark.parametrize("case", ["free_box", "hub_beam", "planar_free", "rigid",
+                                  "slider_crank"])
 def test_newton_step_is_exact(case):
     """The Newton step's Jacobian is the derivative of Hamilton's rows: against central
     differences of the residual in a random direction it is right to the differences' own
