@@ -117,12 +117,14 @@ test-3: setup
 	$(MAKE) --no-print-directory test-mpi ROUTE=$(ROUTE) NP=3
 
 # CI's 3-rank run: a few quick files whose tests distribute data (points, output, meshes,
-# errors raised on every rank, an eigensolve with a rank that owns no row); 3 ranks on CI's
+# errors raised on every rank, an eigensolve with a rank that owns no row, a coupled run's
+# checkpoints and restarts through the driver); 3 ranks on CI's
 # 2 cores are oversubscribed, so the whole 3-rank suite is make test-3
 # (tests/integrate/test_checkpoint_ranks.py restarts on 3 ranks in the suite)
 MPI3_CI_FILES := tests/io/test_evaluate.py tests/io/test_io.py tests/meshes/test_meshes.py \
   tests/model/test_errors.py tests/model/test_parallel.py tests/constraints/test_maggi.py \
-  tests/bodies/test_loads.py tests/modal/test_spread.py
+  tests/bodies/test_loads.py tests/modal/test_spread.py \
+  tests/integrate/test_checkpoint_coupled.py
 test-3-ci: setup
 	timeout -s KILL 1200 $(subst -n $(NP),-n 3,$(MPIRUN)) $(PY) -m mpi4py $(PYTEST) -m "not serial and not slow" $(MPI3_CI_FILES)
 
