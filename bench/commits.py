@@ -31,6 +31,12 @@ on the rod of those element counts: the ``dense-fit`` path at the dt its search 
 ``exact`` path, three formulations; ``--repeats`` runs each, median) in a fresh process, the
 refs alternating over ``--pairs``: wall times side by side and the tip errors of both.
 
+With ``--coupled small`` (or dof counts) each ref also runs its own ``bench/coupled.py`` worker:
+the Kane-Ryan-Banerjee hub-beam driven by a torque on a computed Hinge (a coupled run) and the
+same motion given back as a prescribed frame, ``--coupled-steps`` steps each, the refs
+alternating over ``--pairs``: the time per step of both cases side by side, and the tip's peak
+of both refs (the same motion).
+
 Results: bench/results/commits.json (all runs) and a section appended to
 bench/results/commits.md.
 """
@@ -134,6 +140,13 @@ def markdown(run: dict) -> str:
     hdr = ["dofs", "formulation", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
            f"peak RSS {la} [MiB]", f"{lb} [MiB]", f"{lb} / {la}", "norm of u at end, rel. diff"]
     out = head + ([md_table(hdr, rows), ""] if rows else [])
+    if run.get("coupled"):
+        out += ["The hub-beam of `bench/coupled.py` (each ref's own script), "
+                f"{run['coupled_steps']} steps: time per step after the first, the fastest of "
+                "the worker's runs, then the median over the pairs; the tip's peak of the "
+                "coupled run.", "", md_table(
+                    ["size", "case", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
+                     f"tip peak {la}", f"tip peak {lb}"], coupled_rows(run)), ""]
     if run.get("table3"):
         out += [f"Seed 003's Table 3 (`bench/dense.py` of each ref, rod, {run['t_end']} s): "
                 "wall time of `model.integrate`, median of each process's repeats, then over "
@@ -142,6 +155,20 @@ def markdown(run: dict) -> str:
                     ["elements", "formulation", "path", "dt [s]", f"{la} [s]", f"{lb} [s]",
                      f"{lb} / {la}", f"error {la}", f"error {lb}"], table3_rows(run)), ""]
     return "\n".join(out)
+
+
+def coupled_rows(run: dict) -> list:
+    """The hub-beam's rows side by side: one per size and case (coupled, prescribed)."""
+    a, b = (r["sha"] for r in run["refs"])
+    rows = []
+    for size in run["coupled_sizes"]:
+        mine = {s: [x for x in run["coupled"][s] if x["size"] == size] for s in (a, b)}
+        for case in ("coupled", "prescribed"):
+            ta, tb = (statistics.median(x[case] for x in mine[s]) for s in (a, b))
+            pa, pb = (mine[s][-1]["tip_peak"] for s in (a, b))
+            rows.append([size, case, f"{ta * 1e3:.2f}", f"{tb * 1e3:.2f}", f"**{tb / ta:.2f}**",
+                         f"{pa:.12g}", f"{pb:.12g}"])
+    return rows
 
 
 def table3_rows(run: dict) -> list:
@@ -175,6 +202,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=3, help="runs of each Table 3 case in "
                     "one process")
     ap.add_argument("--t-end", type=float, default=0.1, help="the Table 3 runs' end time")
+    ap.add_argument("--coupled", default="", help="sizes of bench/coupled.py's hub-beam "
+                    "('small' or dof counts; empty: not run)")
+    ap.add_argument("--coupled-steps", type=int, default=100)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--checkout", help=argparse.SUPPRESS)
     ap.add_argument("--size", type=float, help=argparse.SUPPRESS)
@@ -214,6 +244,24 @@ def main():
                             f"{r['per_step'] * 1e3:8.2f} ms/step, warm-up {r['warmup']:.2f} s, "
                             f"peak RSS {mib(r['max_rss'])} MiB (load {loadavg()[0]})")
                 run["cases"].append(case)
+        if args.coupled:
+            run["coupled_sizes"] = [x for x in args.coupled.split(",") if x]
+            run["coupled_steps"] = args.coupled_steps
+            run["coupled"] = {t["sha"]: [] for t in trees}
+            for size in run["coupled_sizes"]:
+                for k in range(args.pairs):
+                    for t in trees:
+                        r = run_json([Path(t["path"]) / "bench" / "coupled.py", "--size", size,
+                                      "--steps", args.coupled_steps, "--repeats", 1,
+                                      "--no-profile"], ranks=args.ranks,
+                                     timeout=args.timeout, env=dict(PYTHONPATH=t["path"]))
+                        run["coupled"][t["sha"]].append(dict(
+                            size=size, coupled=r["coupled"]["per_step"],
+                            prescribed=r["prescribed"]["per_step"], tip_peak=r["tip_peak"]))
+                        log(f"pair {k + 1}, hub-beam {size} {t['ref']:>10s}: coupled "
+                            f"{r['coupled']['per_step'] * 1e3:.2f} ms/step, prescribed "
+                            f"{r['prescribed']['per_step'] * 1e3:.2f} ms/step "
+                            f"(load {loadavg()[0]})")
         if args.table3:
             run["t_end"] = args.t_end
             run["table3"] = {t["sha"]: [] for t in trees}
@@ -231,6 +279,7 @@ def main():
                         for x in r["table3"] for p, v in x["paths"].items()))
         if run["cases"]:
             run["versions"] = run["cases"][0]["runs"][trees[0]["sha"]][0]["versions"]
+        run.setdefault("versions", versions())
         run["loadavg_end"] = loadavg()
     finally:
         for t in trees:
