@@ -83,14 +83,15 @@ class Killed(Exception):
 def test_restart_takes_the_uninterrupted_steps(form, tmp_path):
     """The case of a spin-up with prestress, damping and a time-varying load: a run killed
     after its checkpoint at step 40 and restarted from it, and a run to step 40 extended to
-    step 100, end where the run to step 100 ends, to the last bit: each takes the
-    uninterrupted run's steps (the times the sum of whole steps, the scheme started anew at
-    the checkpoint by both). The state to the last bit on DOLFINx 0.11 (0 measured on 1 and
-    2 ranks); on 0.5.2 with Open MPI on 2 ranks, to 4e-14 - 1.1e-13 (the parallel solves'
-    round-off differs between runs there), so the bound there is the docs' round-off bound
-    1e-12: the old code's shifted times fail the times' check on any count."""
+    step 100, end where the run to step 100 ends: each takes the uninterrupted run's steps
+    (the times the sum of whole steps, exactly, the scheme started anew at the checkpoint by
+    both), and ends at its state to the last bit on one rank. On several ranks two runs of the
+    same steps need not repeat to the bit (the parallel solves' round-off differs between
+    runs: 0 measured with DOLFINx 0.11 on 2 ranks, 4e-14 - 1.1e-13 with 0.5.2 and Open MPI,
+    3.4e-14 with 0.9 and Open MPI under load), so the bound there is the docs' round-off
+    bound 1e-12: the old code's shifted times fail the times' check on any count."""
     d = shared_dir(tmp_path)
-    bound = 1e-15 if (compat.has_vtx or MPI.COMM_WORLD.size == 1) else 1e-12
+    bound = 1e-15 if MPI.COMM_WORLD.size == 1 else 1e-12
     case = dict(prestress=True, damping=(5.0, 2e-6))
     ref, u_ref = run(form, str(d / "ref"), 100 * DT, 20, **case)
 
