@@ -424,9 +424,13 @@ class CoupledProblem:
             return
         q, v, f1, f0 = self.split(X1, self.X0)
         self.restore(X1, q, v)
+        # the array taken on every rank: PETSc keeps the TS's Jacobian by the solution's
+        # state, which a write on the owner alone would move on that rank alone (the ranks
+        # then part ways at the next step)
+        a = X1.getArray()
         if self.owner:
             b = self.m - js.n_unknowns
-            X1.array[2 * self.n_local + b:] = f0[b:] + (1.0 - lag) * (f1[b:] - f0[b:])
+            a[2 * self.n_local + b:] = f0[b:] + (1.0 - lag) * (f1[b:] - f0[b:])
 
     def _pre_step(self, ts: PETSc.TS) -> None:
         ts.getSolution().copy(self.X0)
