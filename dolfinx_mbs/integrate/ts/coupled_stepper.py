@@ -255,9 +255,8 @@ class CoupledStepper(TSLoop):
     def destroy(self) -> None:
         """Destroy the state read last, the problem and the TS (collective)."""
         self._drop()
-        for x in (self.x0,):
-            if x is not None:
-                x.destroy()
+        if self.x0 is not None:
+            self.x0.destroy()
         self.ts.cancelMonitor()
         self.problem.destroy()
         self.ts.destroy()
