@@ -20,21 +20,9 @@ from dolfinx_mbs.integrate.checkpoint import folder
 from tests.models import HERE as MODELS
 from tests.models import ROOT
 from tests.models.checkpoint_cases import DT, run
-from tests.models.runfiles import check_files, csv_rows, field_times, relative
+from tests.models.runfiles import check_files, csv_rows, field_times, relative, shared_dir
 
 FORMS = ("second-order", "first-order", "hamiltonian")
-
-
-def shared_dir(tmp_path) -> Path:
-    return Path(MPI.COMM_WORLD.bcast(str(tmp_path), root=0))
-
-
-
-
-
-
-
-
 
 
 @pytest.mark.parametrize("form", FORMS)

@@ -51,10 +51,10 @@ from mpi4py import MPI
 
 from dolfinx_mbs import compat
 from dolfinx_mbs.io.dof_keys import locate
-from tests.integrate.test_checkpoint import check_files, csv_rows, field_times, shared_dir
 from tests.models import HERE as MODELS
 from tests.models import ROOT
 from tests.models.coupled_checkpoint_cases import DT, run, summary
+from tests.models.runfiles import check_files, csv_rows, field_times, shared_dir
 
 COMM = MPI.COMM_WORLD
 N = 10
@@ -310,7 +310,7 @@ def test_springs_on_prescribed_frames(tmp_path):
     the coupled run's only unknown beside the elastic ones; BDF2): restarted, the
     uninterrupted run's tension and tip to the last bit where runs repeat so."""
     import dolfinx_mbs as mbs
-    from tests.model.test_springs_prescribed import EA, GAP, L, _bar, _beta, _mode
+    from tests.models.springbar import EA, GAP, L, _bar, _beta, _mode
 
     d = shared_dir(tmp_path)
 

@@ -1,12 +1,18 @@
-"""Reading a run's files back: the CSV rows, the field files' times, and the check that a continued
-run wrote the uninterrupted run's rows and times."""
+"""Reading a run's files back: the folder every rank shares, the CSV rows, the field files'
+times, and the check that a continued run wrote the uninterrupted run's rows and times."""
 
 import csv
+from pathlib import Path
 
 import numpy as np
 from mpi4py import MPI
 
 from dolfinx_mbs import compat
+
+
+def shared_dir(tmp_path) -> Path:
+    """Rank 0's pytest folder, on every rank (each rank's own ``tmp_path`` differs)."""
+    return Path(MPI.COMM_WORLD.bcast(str(tmp_path), root=0))
 
 
 def csv_rows(path):

@@ -1,4 +1,5 @@
-"""The house's rule: imports between the package's parts only go down the flow.
+"""The house's rules: imports between the package's parts only go down the flow; test modules
+share builders through ``tests.models`` only.
 
 Each part (a top-level module or a subpackage) has its place in :data:`FLOW`; a module may
 import from its own part and from parts before it, never from a later one. The integration
@@ -84,3 +85,18 @@ def test_every_subpackage_is_packaged():
     for init in PACKAGE.rglob("__init__.py"):
         name = ".".join(("dolfinx_mbs",) + init.parent.relative_to(PACKAGE).parts)
         assert f'"{name}"' in text, f"{name} is missing from pyproject's packages"
+
+
+@pytest.mark.serial
+def test_tests_import_builders_only_from_models():
+    """A test module imports what it shares with others from ``tests.models``, never from
+    another test module (docs/architecture.md): a test file stays free to change alone."""
+    bad = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                    else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno}: imports {m}" for m in mods
+                    if m.split(".")[0] == "tests" and m.split(".")[:2] != ["tests", "models"]
+                    and m.split(".")[-1].startswith("test_")]
+    assert not bad, "test modules imported from another test module:\n" + "\n".join(bad)
