@@ -87,6 +87,10 @@ ROUNDOFF = 1e-12
 PLATEAU = 1e-4
 #: a kept Jacobian is formed again when an iteration reduces the residual by less than this
 SLOW = 0.1
+#: Newton's method (:attr:`CoupledProblem.exact`) keeps its Jacobian for the next iteration
+#: when the last update moved no block by more than this fraction of it: the Jacobian then
+#: hardly changed, and the kept one contracts the residual about as much as a new one would
+KEEP = 1e-2
 
 
 class BorderedNewton:
@@ -158,7 +162,8 @@ class BorderedNewton:
                 break
             # the Jacobian at the step's first iterate, kept while it contracts the residual
             # fast (a modified Newton step costs one solve); formed again where it does not
-            fresh = it == 0 or fnorm > SLOW * fprev or pr.exact
+            fresh = it == 0 or fnorm > SLOW * fprev or (pr.exact and not self._small(
+                sizes, scale))
             if fresh:
                 J, P, _ = snes.getJacobian()
                 snes.computeJacobian(x, J, P)
@@ -193,6 +198,14 @@ class BorderedNewton:
                 return
         snes.setIterationNumber(max_it)
         snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_MAX_IT)
+
+    def _small(self, sizes: tuple, scale: tuple) -> bool:
+        """Whether the update ``sizes`` is below :data:`KEEP` of the unknowns ``scale`` in
+        every block that does not follow the others (a frame unknown below
+        :data:`ROUNDOFF` of the largest passes)."""
+        floor = ROUNDOFF * max(scale[2:], default=0.0)
+        return all(a <= KEEP * c or (k > 1 and a <= floor)
+                   for k, (a, c) in enumerate(zip(sizes, scale)) if k not in self.problem.follow)
 
 
 class _NoProduct:
@@ -241,7 +254,8 @@ class CoupledProblem:
         #: the state at the step's start (Hamilton's form, and the joints' multipliers)
         self.X0: PETSc.Vec | None = None
         #: the Jacobian formed at every iterate (Newton's method, not the kept Jacobian's
-        #: modified one): Hamilton's form, whose steps converge quadratically so
+        #: modified one) until the updates are below :data:`KEEP` of the unknowns: Hamilton's
+        #: form, whose steps converge quadratically so
         self.exact = formulation == "hamiltonian"
         if formulation == "hamiltonian":
             # TSTHETA at theta 1/2 in its midpoint form: one stage per step, y_m = (y0 + y1) / 2
