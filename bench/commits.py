@@ -37,6 +37,16 @@ same motion given back as a prescribed frame, ``--coupled-steps`` steps each, th
 alternating over ``--pairs``: the time per step of both cases side by side, and the tip's peak
 of both refs (the same motion).
 
+With ``--free 2e3,2e4`` each ref also runs, in this script's worker and with the public API
+only, a free elastic box in space (1 m x 0.2 m x 0.1 m, 10n x 2n x n hexahedra of degree 1,
+about that many dofs, LinearElastic(E=2e7, nu=0.3, density=1000)) on a
+:class:`~dolfinx_mbs.frames.Free` frame (position (0.5, 0, 0.2), turned by 0.4 rad about
+(1, 2, 0), velocity (0.2, 0.1, 0), angular velocity about its intermediate axis, 4 rad/s, with
+0.3 and 0.2 rad/s about the others), attached to the frame at |x| < 0.26, set vibrating by a
+bending velocity (0, 0.2 x^2, 0.1 x^2): ``--free-steps`` steps at dt = 4e-3 s after a warm-up
+step, in each of ``--formulations``: the time per step of both refs side by side, and the
+frame's angular velocity at the end (the same motion).
+
 Results: bench/results/commits.json (all runs) and a section appended to
 bench/results/commits.md.
 """
@@ -96,6 +106,48 @@ def worker(args) -> None:
         Path(args.json_out).write_text(json.dumps(res))
 
 
+def free_worker(args) -> None:
+    """One run of the free elastic box (module docstring), its JSON to ``args.json_out``."""
+    import dolfinx.mesh as dmesh
+    import numpy as np
+    from dolfinx import fem
+    from mpi4py import MPI
+
+    import dolfinx_mbs as mbs
+
+    comm = MPI.COMM_WORLD
+    n = min(range(1, 60), key=lambda k: abs(free_dofs(k) - args.size))
+    R0 = mbs.frames.rotation_about((1, 2, 0), 0.4)
+    sat = mbs.frames.Free(position=(0.5, 0.0, 0.2), orientation=R0, velocity=(0.2, 0.1, 0.0),
+                          angular_velocity=R0 @ np.array([0.3, 4.0, 0.2]), name="sat")
+    msh = dmesh.create_box(comm, [np.array([-0.5, -0.1, -0.05]), np.array([0.5, 0.1, 0.05])],
+                           [10 * n, 2 * n, n], dmesh.CellType.hexahedron)
+    body = mbs.Body(msh, mbs.materials.LinearElastic(E=2e7, nu=0.3, density=1000.0), sat,
+                    degree=1, name="box")
+    model = mbs.Model([body])
+    model.attach(body, lambda x: np.abs(x[0]) < 0.26)
+    v0 = fem.Function(body.V)
+    v0.interpolate(lambda x: np.vstack([0 * x[0], 0.2 * x[0] ** 2, 0.1 * x[0] ** 2]))
+    stamps = []
+    wall, r = timed(lambda: model.integrate(
+        t_end=(args.steps + 1) * FREE_DT, dt=FREE_DT, formulation=args.formulation, v0=[v0],
+        progress=False, callback=lambda *a: stamps.append(time.perf_counter())))
+    res = step_times(stamps)
+    res.update(size=args.size, n=n, dofs=free_dofs(n), formulation=args.formulation,
+               nproc=comm.size, integrate=wall, omega=np.asarray(
+                   r.frames["sat"].omega[-1]).tolist(), versions=versions())
+    if comm.rank == 0:
+        Path(args.json_out).write_text(json.dumps(res))
+
+
+FREE_DT = 4e-3
+
+
+def free_dofs(n: int) -> int:
+    """The free box's dof count with 10n x 2n x n hexahedra of degree 1."""
+    return 3 * (10 * n + 1) * (2 * n + 1) * (n + 1)
+
+
 # --- driver --------------------------------------------------------------------------------
 
 def checkout(ref: str, where: str) -> dict:
@@ -147,6 +199,13 @@ def markdown(run: dict) -> str:
                 "coupled run.", "", md_table(
                     ["size", "case", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
                      f"tip peak {la}", f"tip peak {lb}"], coupled_rows(run)), ""]
+    if run.get("free"):
+        out += [f"The free elastic box (module docstring), {run['free_steps']} steps at dt = "
+                f"{FREE_DT:g} s after a warm-up step: time per step, median over the pairs; "
+                "the frame's angular velocity at the end, the largest difference between the "
+                "refs.", "", md_table(
+                    ["dofs", "formulation", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
+                     "omega at end, diff"], free_rows(run)), ""]
     if run.get("table3"):
         out += [f"Seed 003's Table 3 (`bench/dense.py` of each ref, rod, {run['t_end']} s): "
                 "wall time of `model.integrate`, median of each process's repeats, then over "
@@ -168,6 +227,20 @@ def coupled_rows(run: dict) -> list:
             pa, pb = (mine[s][-1]["tip_peak"] for s in (a, b))
             rows.append([size, case, f"{ta * 1e3:.2f}", f"{tb * 1e3:.2f}", f"**{tb / ta:.2f}**",
                          f"{pa:.12g}", f"{pb:.12g}"])
+    return rows
+
+
+def free_rows(run: dict) -> list:
+    """The free box's rows side by side: one per size and formulation."""
+    import numpy as np
+
+    a, b = (r["sha"] for r in run["refs"])
+    rows = []
+    for c in run["free"]:
+        ta, tb = (statistics.median(x["per_step"] for x in c["runs"][s]) for s in (a, b))
+        wa, wb = (np.array(c["runs"][s][-1]["omega"]) for s in (a, b))
+        rows.append([f"{c['dofs']:,}", c["formulation"], f"{ta * 1e3:.2f}", f"{tb * 1e3:.2f}",
+                     f"**{tb / ta:.2f}**", f"{np.abs(wa - wb).max():.1e}"])
     return rows
 
 
@@ -205,7 +278,11 @@ def main():
     ap.add_argument("--coupled", default="", help="sizes of bench/coupled.py's hub-beam "
                     "('small' or dof counts; empty: not run)")
     ap.add_argument("--coupled-steps", type=int, default=100)
+    ap.add_argument("--free", default="", help="dof counts of the free elastic box "
+                    "(module docstring), run in each of --formulations")
+    ap.add_argument("--free-steps", type=int, default=20)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--free-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--checkout", help=argparse.SUPPRESS)
     ap.add_argument("--size", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--formulation", help=argparse.SUPPRESS)
@@ -213,6 +290,8 @@ def main():
     args = ap.parse_args()
     if args.worker:
         return worker(args)
+    if args.free_worker:
+        return free_worker(args)
     refs = [x for x in args.refs.split(",") if x]
     if len(refs) != 2:
         sys.exit("--refs: give exactly two commits, old first")
@@ -262,6 +341,24 @@ def main():
                             f"{r['coupled']['per_step'] * 1e3:.2f} ms/step, prescribed "
                             f"{r['prescribed']['per_step'] * 1e3:.2f} ms/step "
                             f"(load {loadavg()[0]})")
+        if args.free:
+            run["free_steps"] = args.free_steps
+            run["free"] = []
+            for size in [float(x) for x in args.free.split(",") if x]:
+                for form in forms:
+                    case = dict(size=size, formulation=form, runs={t["sha"]: [] for t in trees})
+                    for k in range(args.pairs):
+                        for t in trees:
+                            r = run_json([Path(__file__).resolve(), "--free-worker", "--size",
+                                          size, "--formulation", form, "--steps",
+                                          args.free_steps], ranks=args.ranks,
+                                         timeout=args.timeout, env=dict(PYTHONPATH=t["path"]))
+                            case["runs"][t["sha"]].append(r)
+                            case["dofs"] = r["dofs"]
+                            log(f"pair {k + 1}, free box {r['dofs']:,} dofs, {form:12s} "
+                                f"{t['ref']:>10s}: {r['per_step'] * 1e3:8.2f} ms/step "
+                                f"(load {loadavg()[0]})")
+                    run["free"].append(case)
         if args.table3:
             run["t_end"] = args.t_end
             run["table3"] = {t["sha"]: [] for t in trees}

@@ -17,11 +17,13 @@ Each step is solved by Newton's method on the exact residual with the exact Jaco
 step's first iterate (:class:`BorderedNewton`): the elastic block S = s^2 M_r + s C_r + K_r at
 that iterate's frame state, factorized (the run's ``ksp_``/``pc_`` options: a direct solver by
 default), bordered by the frame unknowns' columns B, rows C and block D, and solved through the
-Schur complement on the frame unknowns (m solves with S's factorization for m frame unknowns,
-then one per iteration). The Jacobian is kept while an iteration reduces the residual at least
-tenfold (within a step the frame state changes little) and formed again at the current
-iterate where it does not: a step then costs one factorization, as a step of a prescribed
-frame whose state changes does. A free frame's quaternion is not normalized between steps (that
+Schur complement on the frame unknowns (one solve with m right-hand sides with S's
+factorization for m frame unknowns, then one per iteration). The Jacobian is kept while an
+iteration reduces the residual at least tenfold (within a step the frame state changes little)
+and formed again at the current iterate where it does not: a step then costs one
+factorization, as a step of a prescribed frame whose state changes does. Hamilton's form
+(Newton's method, quadratic) forms it at every iterate until an update moves no block by more
+than :data:`KEEP` of it, and keeps it for the polish after that. A free frame's quaternion is not normalized between steps (that
 would restart a multistep or generalized-alpha scheme): its kinematics keep |q| exactly, the
 schemes to their order, and the rotation is formed from q / |q|.
 
@@ -64,8 +66,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
+from mpi4py import MPI
 from petsc4py import PETSc
 
+from dolfinx_mbs import compat
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
 from dolfinx_mbs.systems.coupled_hamilton import HamiltonForm
 
@@ -303,7 +307,11 @@ class CoupledProblem:
         cheapest_lu(self.ksp, bool(s.parts) and small_lu(s, opts.prefix, opts.values))
         self._ready = False
         self.S: PETSc.Mat | None = None
-        self._X: list = []
+        #: S^-1 of the border columns (local rows by columns) and the dense blocks that
+        #: carry them to the factored elastic block and back (:meth:`_S_solve_columns`)
+        self._Xa = np.zeros((0, 0))
+        self._Bm: PETSc.Mat | None = None
+        self._Xm: PETSc.Mat | None = None
         self._lu: tuple | None = None
         self.rec: SecondOrder | None = None  # the elastic block's record
         self.der: FrameDerivatives | None = None
@@ -526,15 +534,56 @@ class CoupledProblem:
         self.ksp.solve(b, x)
         return self.ksp.getConvergedReason() > 0
 
+    def _S_solve_columns(self, B: list) -> bool:
+        """X = S^-1 [B_0 ... B_m-1] into :attr:`_Xa` (local rows by columns): one solve with
+        the m right-hand sides where the elastic block is factored (MUMPS or PETSc's LU take
+        them in one pass; on several ranks one exchange instead of m), a solve per column
+        otherwise. False when a solve failed.
+
+        Args:
+            B: the border columns (reduced vectors).
+
+        Returns:
+            Whether every solve succeeded.
+        """
+        m, n = len(B), self.work[0].getLocalSize()
+        if not m:
+            self._Xa = np.zeros((n, 0))
+            return True
+        if self.ksp.getPC().getType() not in (PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
+            self._Xa = np.empty((n, m))
+            x = self.work[0].duplicate()
+            try:
+                for j, b in enumerate(B):
+                    if not self._S_solve(b, x):
+                        return False
+                    self._Xa[:, j] = x.getArray(readonly=True)
+            finally:
+                x.destroy()
+            return True
+        if self._Bm is None or self._Bm.getSize()[1] != m:
+            for M in (self._Bm, self._Xm):
+                if M is not None:
+                    M.destroy()
+            N = self.work[0].getSize()
+            self._Bm = PETSc.Mat().createDense(((n, N), (PETSc.DECIDE, m)), comm=self.comm)
+            self._Bm.setUp()
+            self._Xm = self._Bm.duplicate()
+        Ba = self._Bm.getDenseArray()
+        for j, b in enumerate(B):
+            Ba[:, j] = b.getArray(readonly=True)
+        self._Bm.assemble()
+        compat.mat_solve(self.ksp, self._Bm, self._Xm)
+        self._Xa = self._Xm.getDenseArray(readonly=True)
+        ok = bool(np.all(np.isfinite(self._Xa)))
+        return bool(self.comm.allreduce(ok, op=MPI.LAND))
+
     def linearize(self) -> bool:
         """Prepare the bordered solve for the Jacobian of the last :meth:`_jacobian` call: the
         columns X_j = S^-1 B_j and the Schur complement on the frames' unknowns (its LU);
         False when a solve failed or that complement is singular."""
         d, m = self.der, self.m
         if self.system.parts:
-            for X in self._X:
-                X.destroy()
-            self._X = []
             # the kinematic rows' border H (joints at nodes): dv = s dq + H df - r_q, so the
             # elastic rows see B + (C + s M) H and the frames' rows D + Cv . H
             self._HB = []
@@ -551,14 +600,10 @@ class CoupledProblem:
                 loc = np.array([[d.Cv[i].getArray(readonly=True) @ d.H[j].getArray(readonly=True)
                                  for j in range(m)] for i in range(m)]).reshape(m, m)
                 d.D += self.comm.allreduce(loc)
-            for j in range(m):
-                xj = self.work[0].duplicate()
-                if not self._S_solve(d.B[j], xj):
-                    return False
-                self._X.append(xj)
-            loc = np.array([[d.C[i].getArray(readonly=True) @ self._X[j].getArray(readonly=True)
-                             for j in range(m)] for i in range(m)]).reshape(m, m)
-            Sig = d.D - self.comm.allreduce(loc)
+            if not self._S_solve_columns(d.B):
+                return False
+            Ca = np.array([c.getArray(readonly=True) for c in d.C]).reshape(m, len(self._Xa))
+            Sig = d.D - self.comm.allreduce(Ca @ self._Xa)
         else:
             Sig = d.D
         try:
@@ -600,8 +645,8 @@ class CoupledProblem:
         g2 = rf + self._summed(loc)
         df = scipy.linalg.lu_solve(self._lu, g2) if m else np.zeros(0)
         dq = y1
-        for j in range(m):
-            dq.axpy(-float(df[j]), self._X[j])
+        if m:
+            dq.getArray()[:] -= self._Xa @ df
         dv = self.work[4]
         dq.copy(dv)
         dv.scale(sft)
@@ -677,6 +722,6 @@ class CoupledProblem:
             self.ham.destroy()
             extra += [self.p0, self.ksp_mass]
         for o in [self.ksp, self.J, self.F, self.F_work, self.dx, self.is_q, self.is_v,
-                  self.S] + self.work + self._X + extra:
+                  self.S, self._Bm, self._Xm] + self.work + extra:
             if o is not None:
                 o.destroy()
