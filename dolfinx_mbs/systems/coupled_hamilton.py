@@ -89,6 +89,14 @@ if TYPE_CHECKING:
 __all__ = ["HamiltonForm"]
 
 
+def _skews(w: np.ndarray) -> np.ndarray:
+    """The cross-product matrices of the rows of ``w`` (k, 3): (k, 3, 3)."""
+    S = np.zeros((len(w), 3, 3))
+    S[:, 0, 1], S[:, 0, 2], S[:, 1, 2] = -w[:, 2], w[:, 1], -w[:, 0]
+    S[:, 1, 0], S[:, 2, 0], S[:, 2, 1] = w[:, 2], -w[:, 1], w[:, 0]
+    return S
+
+
 def _at_origin(t: float, v_O: np.ndarray, omega: np.ndarray) -> FrameState:
     """A state at the global origin with the frame's axes and the velocities (v_O, omega).
 
@@ -521,16 +529,27 @@ class HamiltonForm:
             Mv = mn[:, None] * st.v_O[None, :] + _cross_rows(om, Mx) + Mud
             Mvd = (mn[:, None] * (st.a_O - cross3(st.omega, st.v_O))[None, :]
                    + _cross_rows(al, Mx) + _cross_rows(om, Mud) + Mudd)
-            # the elastic rows' columns: A^T M (a + b x x - d omega x u')
-            for col, a, b, dom, _ in cols[i]:
-                F = (mn[:, None] * a[None, :] + _cross_rows(b[None, :], Mx)
-                     - _cross_rows(dom[None, :], Mud))
+            # the columns' vectors (one row each): a, b, d omega, d v_O
+            cix = [c[0] for c in cols[i]]
+            ca, cb, cdom, cdvo = (np.array([c[k] for c in cols[i]]).reshape(-1, 3)
+                                  for k in range(1, 5))
+            # the elastic rows' columns: A^T M (a + b x x - d omega x u'), all at once
+            # (b x y = y @ skew(b)^T for the rows y of a nodal field)
+            Fel = (mn[None, :, None] * ca[:, None, :] + Mx @ _skews(cb).transpose(0, 2, 1)
+                   - Mud @ _skews(cdom).transpose(0, 2, 1))
+            for c, col in enumerate(cix):
                 acc = Bfull.setdefault(col, np.zeros(self._full.getLocalSize()))
-                acc[p.slice] += F[:, :g].reshape(-1)
+                acc[p.slice] += Fel[c][:, :g].reshape(-1)
 
             def field(T_c: np.ndarray, Om_c: np.ndarray) -> tuple:
                 Mw = mn[:, None] * T_c[None, :] + _cross_rows(Om_c[None, :], Mx)
                 return Mw, _cross_rows(Om_c[None, :], Mud)
+
+            def moments(y: np.ndarray) -> tuple:
+                # (sum y_n, sum x_n x y_n, sum u'_n x y_n): y . (a + b x x - d omega x u')
+                # summed over the nodes is a . sum y + b . sum x x y - d omega . sum u' x y
+                return (y.sum(axis=0), _cross_rows(x3, y).sum(axis=0),
+                        _cross_rows(ud3, y).sum(axis=0))
 
             for row, T_c, Om_c, free in rows[i]:
                 # s pi_c - pi_c', pi_c = w_c . M v, pi_c' = w_c . M v' + (Om_c x u') . M v
@@ -538,10 +557,10 @@ class HamiltonForm:
                 dC = (-_cross_rows(Mw, al) - _cross_rows(Mvd, Om_c[None, :])
                       - _cross_rows(MOu, om) - s_ * MOu)
                 dCv = -_cross_rows(Mw, om) - _cross_rows(Mv, Om_c[None, :]) - MOu
-                for col, a, b, dom, dvo in cols[i]:
-                    F = a[None, :] + _cross_rows(b[None, :], x3) - _cross_rows(dom[None, :], ud3)
-                    G = dvo[None, :] + _cross_rows(dom[None, :], x3)
-                    Dloc[row, col] += float(np.sum(Mw * F) - np.sum(MOu * G))
+                # sum_n Mw . (a + b x x - d omega x u') - MOu . (d v_O + d omega x x)
+                sw, xw, uw = moments(Mw)
+                so, xo, _ = moments(MOu)
+                Dloc[row, cix] += ca @ sw + cb @ xw - cdom @ uw - (cdvo @ so + cdom @ xo)
                 if free:
                     # less the derivatives of e_k . (omega x H + v_O x P): the momentum of
                     # the field (e_k x v_O) + (e_k x omega) x x
@@ -550,9 +569,8 @@ class HamiltonForm:
                     Mwb, _ = field(Tb, Ob)
                     dC -= _cross_rows(Mv, Ob[None, :]) + _cross_rows(Mwb, om) + s_ * Mwb
                     dCv -= Mwb
-                    for col, a, b, dom, dvo in cols[i]:
-                        G = dvo[None, :] + _cross_rows(dom[None, :], x3)
-                        Dloc[row, col] -= float(np.sum(Mwb * G))
+                    sb, xb, _ = moments(Mwb)
+                    Dloc[row, cix] -= cdvo @ sb + cdom @ xb
                 for vec, arr in ((0, dC), (1, dCv)):
                     acc = nC.setdefault((row, vec), np.zeros(self._full.getLocalSize()))
                     acc[p.slice] += arr[:, :g].reshape(-1)

@@ -23,9 +23,11 @@ iteration reduces the residual at least tenfold (within a step the frame state c
 and formed again at the current iterate where it does not: a step then costs one
 factorization, as a step of a prescribed frame whose state changes does. Hamilton's form
 (Newton's method, quadratic) forms it at every iterate until an update moves no block by more
-than :data:`KEEP` of it, and keeps it for the polish after that. A free frame's quaternion is not normalized between steps (that
-would restart a multistep or generalized-alpha scheme): its kinematics keep |q| exactly, the
-schemes to their order, and the rotation is formed from q / |q|.
+than :data:`KEEP` of it, and keeps it for the polish after that.
+
+A free frame's quaternion is not normalized between steps (that would restart a multistep or
+generalized-alpha scheme): its kinematics keep |q| exactly, the schemes to their order, and the
+rotation is formed from q / |q|.
 
 Hamilton's form (``"hamiltonian"``, :mod:`dolfinx_mbs.systems.coupled_hamilton`): the TS vector
 stays (q, v, f) and the momenta (the reduced elastic momenta p, a hinge's momenta pi_j, a free
