@@ -1222,8 +1222,9 @@ class Model:
         unknowns with the elastic state, :mod:`dolfinx_mbs.integrate.checkpoint`).
         So does a model with springs (:meth:`spring`) whose frames are all prescribed: the
         coupled equations with the springs' forces as their only unknowns beside the elastic
-        ones, ``formulation`` ``"second-order"`` (generalized-alpha) or ``"first-order"``
-        (BDF2, the default with springs), ``integrate_coupled``'s arguments (not the
+        ones, ``formulation`` ``"second-order"`` (generalized-alpha), ``"first-order"``
+        (BDF2, the default with springs) or ``"hamiltonian"`` (the implicit midpoint rule on
+        Hamilton's form), ``integrate_coupled``'s arguments (not the
         ``constraints``, ``drives`` or stepper choices of the prescribed-frame path), and
         ``Result.joints[name].tension`` and ``.length`` of each spring, ``Result.energy``
         (whose ``elastic`` holds the springs' potential 1/2 k (L - L0)^2) and

@@ -81,8 +81,8 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             where no load acts, the momenta at the steps' midpoints (``Result.midpoints``)
             and at their ends (the step ends' velocities are those of the momenta carried)
             keep a free frame's linear and angular momentum (global) to round-off; Newton's
-            method with the exact Jacobian; Hinge and Free frames, joints and motors (their
-            rows at the midpoint, as generalized-alpha's), no springs yet. Its checkpoints
+            method with the exact Jacobian; Hinge and Free frames, joints, motors, springs
+            and dampers (their rows at the midpoint, as generalized-alpha's). Its checkpoints
             hold the state alone: the momenta carried are the step end's velocities' (to
             round-off), and the run takes them from the state at each checkpoint as a restart
             does.

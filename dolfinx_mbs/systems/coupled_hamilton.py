@@ -68,6 +68,15 @@ M u'' (M = M_s kron I commutes with every cross product):
 
 and the rigid bodies' momenta, linear in (v_O, omega), evaluated at (a, b). The derivatives
 are checked against central differences of the residual (tests).
+
+Joints, motors, springs and dampers are no momenta: their rows (a joint's g = 0 and h = 0, a
+spring's F - s e = 0) and their forces in the bodies' and frames' rows are the second-order
+form's, read at the midpoint state, so that a spring's tension k (L - L0) + c L' is that of
+the midpoint's positions and velocities (the implicit midpoint rule's force), and so are their
+entries in the Jacobian. One path differs: a joint at an elastic node moves the elastic rates
+by its mu (q' - v + g_q^T mu), and the elastic rows see that through Hamilton's column of the
+rates, the second-order form's less M omega x (:meth:`HamiltonForm.correct_rates`, applied to
+that border as to the kinematic rows' residual).
 """
 
 from __future__ import annotations
@@ -113,18 +122,13 @@ class HamiltonForm:
         system: the coupled system.
 
     Raises:
-        ValueError: springs (their force rows are not written in Hamilton's form yet), a
-            computed frame other than a :class:`~dolfinx_mbs.frames.Hinge` or
+        ValueError: a computed frame other than a :class:`~dolfinx_mbs.frames.Hinge` or
             :class:`~dolfinx_mbs.frames.Free`, or a body whose coupling matrices are not the
             mass matrix applied node by node.
     """
 
     def __init__(self, system: CoupledSystem) -> None:
         s = self.system = system
-        springs = [j.name for j in s.jointset.joints if j.kind == "spring"]
-        if springs:
-            raise ValueError(f"formulation 'hamiltonian': springs {springs} are not supported "
-                             "yet; use 'second-order' or 'first-order'")
         for fr in s.frames:
             if not isinstance(fr, (Hinge, Free)):
                 raise ValueError(f"formulation 'hamiltonian': frame {fr.name!r} is a "

@@ -817,16 +817,9 @@ class JointSet:
                     skip = s.frames[i].n_translations if s.frames[i].momentum_balance else 0
                     for jl in range(skip, jet_T.shape[1]):
                         wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
+                        # (by the node's displacement, its arm x = X + u: d/du (Om_j x x) . f
+                        # = f x Om_j, in the frame's rows' -Om_j x e, e holding the force)
                         D[s.wslice[i].start + jl, base + r] += float(wj @ fk)
-                        # and by the node's displacement (its arm x = X + u):
-                        # d/du (Om_j x x) . f = f x Om_j
-                        arm = np.cross(lam[r] * fk, jet_Om[:, jl])
-                        if np.any(arm != 0.0):
-                            _zero(full)
-                            if lo is not None:
-                                full.array[lo:lo + gd] = arm[:gd]
-                            red.project(full, tmp)
-                            C[s.wslice[i].start + jl].axpy(1.0, tmp)
                     # the node force R^T lam e_k turns with the frame: d/dz (elastic rows and
                     # the frame's rows through w_j)
                     dphi = s.frames[i].jet(t, f[s.zslice[i]], f[s.wslice[i]],

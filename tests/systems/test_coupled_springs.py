@@ -17,40 +17,17 @@ import math
 
 import numpy as np
 import pytest
-from dolfinx import mesh as dmesh
-from mpi4py import MPI
 
-import dolfinx_mbs as mbs
-
-M, K, C, G = 1.0, 400.0, 4.0, 9.81
-
-
-def _hanging():
-    fr = mbs.frames.Free(position=(0, 0, 0), name="f", dim=2)
-    rb = mbs.RigidBody(mass=M, inertia=1e-3, frame=fr, centre=(0, 0, 0), name="mass")
-    model = mbs.Model([rb], gravity=(0, -G, 0))
-    model.spring(rb, (0.0, 0.0), None, (0.0, 1.0), stiffness=K, damping=C, name="s")
-    return model
-
-
-def _oscillator(t):
-    w = math.sqrt(K / M)
-    z = C / (2 * math.sqrt(K * M))
-    wd = w * math.sqrt(1 - z * z)
-    d = M * G / K
-    e = np.exp(-z * w * t)
-    y = -d + d * e * (np.cos(wd * t) + z / math.sqrt(1 - z * z) * np.sin(wd * t))
-    yd = -d * e * (z * w * (np.cos(wd * t) + z / math.sqrt(1 - z * z) * np.sin(wd * t))
-                   + wd * np.sin(wd * t) - z * wd / math.sqrt(1 - z * z) * np.cos(wd * t))
-    return y, yd
+from tests.models.springs import J_O, LB, MASS, RATE0, C, G, K, M, hanging_height, hanging_mass
+from tests.models.springs import tip_bar as _bar
 
 
 def test_spring_damper_mass():
-    model = _hanging()
+    model = hanging_mass()
     errors = []
     for dt in (0.004, 0.002):
         r = model.integrate(t_end=0.4, dt=dt, progress=False)
-        y, yd = _oscillator(r.times)
+        y, _ = hanging_height(r.times)
         got = r.frames["f"].r_O[:, 1]
         assert np.abs(r.frames["f"].r_O[:, 0]).max() < 1e-12
         errors.append(np.abs(got - y).max() / (M * G / K))
@@ -63,29 +40,9 @@ def test_spring_damper_mass():
     assert order > 1.8 and errors[1] < 2e-2, (errors, order)
 
 
-# a stiff bar: its first bending (~8000 rad/s) far above the 10 rad/s swing; with steel's E
-# (~260 rad/s) the swing's frequency is 7e-4 off the rigid bar's
-E, RHO, LB, HB = 2.1e14, 7850.0, 1.0, 0.05
-
-
-def _bar(nx=8):
-    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), rate=0.05, name="hub")
-    msh = dmesh.create_rectangle(MPI.COMM_WORLD, [np.array([0.0, -HB / 2]),
-                                                  np.array([LB, HB / 2])], [nx, 2])
-    mat = mbs.materials.PlaneStress(E=E, nu=0.3, density=RHO, thickness=HB)
-    bar = mbs.Body(msh, mat, hub, degree=2, name="bar")
-    model = mbs.Model([bar])
-    model.attach(bar, where=lambda x: np.isclose(x[0], 0.0))
-    return model, hub, bar
-
-
-MASS = RHO * HB * HB * LB
-J_O = MASS * (LB ** 2 / 3 + HB ** 2 / 12)
-
-
 def _swing_error(r, w):
     """The hinge angle against (w0 / w) sin(w t), relative to its amplitude."""
-    amp = 0.05 / w
+    amp = RATE0 / w
     return np.abs(r.frames["hub"].angle - amp * np.sin(w * r.times)).max() / amp
 
 

@@ -598,6 +598,10 @@ class CoupledProblem:
                     rec.C.multAdd(d.H[j], d.B[j], d.B[j])
                     rec.M.mult(d.H[j], tmp)
                     d.B[j].axpy(sft, tmp)
+                    if self.ham is not None:
+                        # Hamilton's elastic rows: their column of the rates is C + s M less
+                        # M omega x (as on the right-hand side, solve_bordered)
+                        self.ham.correct_rates(d.H[j], d.B[j])
                     self._HB.append(d.H[j])
                 loc = np.array([[d.Cv[i].getArray(readonly=True) @ d.H[j].getArray(readonly=True)
                                  for j in range(m)] for i in range(m)]).reshape(m, m)
