@@ -184,11 +184,13 @@ def markdown(run: dict) -> str:
             f"rank(s)", "", machine_line(run["machine"]), versions_line(run["versions"])]
     head += [f"- {r['ref']} = {r['sha']}: " + (r["subject"] if len(r["subject"]) < 90
                                                else r["subject"][:88] + " ...") for r in (a, b)]
+    bar = (f"; the bar: {run['steps']} timed steps at dt = {run['dt']:g} s after a warm-up "
+           "step, per step max over ranks; peak RSS = getrusage max RSS, max over ranks"
+           if run["cases"] else "")
     head += [f"- command: `{run['command']}` (from {run['git']}); {run['pairs']} alternating "
-             f"pair(s) of fresh processes per size and formulation, medians; {run['steps']} "
-             f"timed steps at dt = {run['dt']:g} s after a warm-up step, per step max over "
-             f"ranks; peak RSS = getrusage max RSS, max over ranks; load at start "
-             f"{' '.join(run['loadavg_start'])}, at end {' '.join(run['loadavg_end'])}", ""]
+             f"pair(s) of fresh processes per size and formulation, medians{bar}; load at "
+             f"start {' '.join(run['loadavg_start'])}, at end "
+             f"{' '.join(run['loadavg_end'])}", ""]
     hdr = ["dofs", "formulation", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
            f"peak RSS {la} [MiB]", f"{lb} [MiB]", f"{lb} / {la}", "norm of u at end, rel. diff"]
     out = head + ([md_table(hdr, rows), ""] if rows else [])
