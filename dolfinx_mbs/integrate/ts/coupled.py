@@ -537,10 +537,13 @@ class CoupledProblem:
         return self.ksp.getConvergedReason() > 0
 
     def _S_solve_columns(self, B: list) -> bool:
-        """X = S^-1 [B_0 ... B_m-1] into :attr:`_Xa` (local rows by columns): one solve with
-        the m right-hand sides where the elastic block is factored (MUMPS or PETSc's LU take
-        them in one pass; on several ranks one exchange instead of m), a solve per column
-        otherwise. False when a solve failed.
+        """X = S^-1 [B_0 ... B_m-1] into :attr:`_Xa` (local rows by columns): on several
+        ranks with the elastic block factored, one solve with the m right-hand sides (one
+        exchange instead of m: the free box of ``bench/commits.py --free``, Hamilton, 945
+        dofs on 2 ranks, 2.6 s where it was 3.8); a solve per column otherwise (iterative
+        solvers; and one rank, where the block solve saved little and MUMPS's next numeric
+        factorizations after it took longer: 1.10 s against 0.84 s for 23 of them, the
+        same box at 1e4 dofs, second-order). False when a solve failed.
 
         Args:
             B: the border columns (reduced vectors).
@@ -552,7 +555,8 @@ class CoupledProblem:
         if not m:
             self._Xa = np.zeros((n, 0))
             return True
-        if self.ksp.getPC().getType() not in (PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
+        if self.comm.size == 1 or self.ksp.getPC().getType() not in (PETSc.PC.Type.LU,
+                                                                        PETSc.PC.Type.CHOLESKY):
             self._Xa = np.empty((n, m))
             x = self.work[0].duplicate()
             try:
