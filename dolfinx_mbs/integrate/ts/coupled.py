@@ -68,7 +68,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.linalg
-from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import compat
@@ -538,12 +537,15 @@ class CoupledProblem:
 
     def _S_solve_columns(self, B: list) -> bool:
         """X = S^-1 [B_0 ... B_m-1] into :attr:`_Xa` (local rows by columns): on several
-        ranks with the elastic block factored, one solve with the m right-hand sides (one
-        exchange instead of m: the free box of ``bench/commits.py --free``, Hamilton, 945
-        dofs on 2 ranks, 2.6 s where it was 3.8); a solve per column otherwise (iterative
-        solvers; and one rank, where the block solve saved little and MUMPS's next numeric
-        factorizations after it took longer: 1.10 s against 0.84 s for 23 of them, the
-        same box at 1e4 dofs, second-order). False when a solve failed.
+        ranks with the elastic block factored and more than two columns (a free frame's 13
+        in 3D), one solve with the m right-hand sides (one exchange instead of m: a free
+        body in Hamilton's form, 60 dofs on 2 ranks, 2.6 s where it was 3.8); a solve per
+        column otherwise: iterative solvers; a hinge's two columns (the block solve was 8 %
+        slower on 2 ranks, the hub-beam of ``bench/coupled.py``); and one rank, where it
+        saved little and MUMPS's next numeric factorizations after it took longer (1.10 s
+        against 0.84 s for 23 of them: the free box of ``bench/commits.py --free`` at 1e4
+        dofs, second-order). False when a solve failed (a non-finite block solve shows in
+        the Schur complement, on every rank).
 
         Args:
             B: the border columns (reduced vectors).
@@ -555,8 +557,8 @@ class CoupledProblem:
         if not m:
             self._Xa = np.zeros((n, 0))
             return True
-        if self.comm.size == 1 or self.ksp.getPC().getType() not in (PETSc.PC.Type.LU,
-                                                                        PETSc.PC.Type.CHOLESKY):
+        if self.comm.size == 1 or m <= 2 or self.ksp.getPC().getType() not in (
+                PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
             self._Xa = np.empty((n, m))
             x = self.work[0].duplicate()
             try:
@@ -581,8 +583,7 @@ class CoupledProblem:
         self._Bm.assemble()
         compat.mat_solve(self.ksp, self._Bm, self._Xm)
         self._Xa = self._Xm.getDenseArray(readonly=True)
-        ok = bool(np.all(np.isfinite(self._Xa)))
-        return bool(self.comm.allreduce(ok, op=MPI.LAND))
+        return True
 
     def linearize(self) -> bool:
         """Prepare the bordered solve for the Jacobian of the last :meth:`_jacobian` call: the
