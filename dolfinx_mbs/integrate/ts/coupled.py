@@ -318,7 +318,7 @@ class CoupledProblem:
         self.der: FrameDerivatives | None = None
         self.shift: float | None = None
         q = s.create_reduced_vec()
-        self.work = [q.duplicate() for _ in range(6)]
+        self.work = [q.duplicate() for _ in range(7)]   # [6]: a border column's S^-1
 
     # -- layout ------------------------------------------------------------------------------
     def split(self, X: PETSc.Vec, *more: PETSc.Vec) -> tuple:
@@ -560,14 +560,11 @@ class CoupledProblem:
         if self.comm.size == 1 or m <= 2 or self.ksp.getPC().getType() not in (
                 PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
             self._Xa = np.empty((n, m))
-            x = self.work[0].duplicate()
-            try:
-                for j, b in enumerate(B):
-                    if not self._S_solve(b, x):
-                        return False
-                    self._Xa[:, j] = x.getArray(readonly=True)
-            finally:
-                x.destroy()
+            x = self.work[6]
+            for j, b in enumerate(B):
+                if not self._S_solve(b, x):
+                    return False
+                self._Xa[:, j] = x.getArray(readonly=True)
             return True
         if self._Bm is None or self._Bm.getSize()[1] != m:
             for M in (self._Bm, self._Xm):
