@@ -150,6 +150,21 @@ def free_dofs(n: int) -> int:
 
 # --- driver --------------------------------------------------------------------------------
 
+def alternate(trees: list, args, argv, label, more=lambda r: "") -> dict:
+    """One case run by each ref in turn, ``args.pairs`` times (``argv(tree)``: the worker's
+    command line): {"runs": {sha: [results]}, "dofs": ...}, each run logged."""
+    case: dict = dict(runs={t["sha"]: [] for t in trees})
+    for k in range(args.pairs):
+        for t in trees:
+            r = run_json(argv(t), ranks=args.ranks, timeout=args.timeout,
+                         env=dict(PYTHONPATH=t["path"]))
+            case["runs"][t["sha"]].append(r)
+            case["dofs"] = r["dofs"]
+            log(f"pair {k + 1}, {label(r)} {t['ref']:>10s}: {r['per_step'] * 1e3:8.2f} ms/step"
+                f"{more(r)} (load {loadavg()[0]})")
+    return case
+
+
 def checkout(ref: str, where: str) -> dict:
     """A detached worktree of ``ref`` in ``where``; its short hash and subject."""
     sha = cmd(["git", "-C", str(ROOT), "rev-parse", "--verify", "--short", f"{ref}^{{commit}}"])
@@ -311,19 +326,12 @@ def main():
                    loadavg_start=loadavg(), cases=[])
         for size in sizes:
             for form in forms:
-                case = dict(size=size, formulation=form, runs={t["sha"]: [] for t in trees})
-                for k in range(args.pairs):
-                    for t in trees:
-                        r = run_json([Path(__file__).resolve(), "--worker", "--checkout",
-                                      t["path"], "--size", size, "--formulation", form,
-                                      "--steps", args.steps, "--dt", args.dt],
-                                     ranks=args.ranks, timeout=args.timeout,
-                                     env=dict(PYTHONPATH=t["path"]))
-                        case["runs"][t["sha"]].append(r)
-                        case["dofs"] = r["dofs"]
-                        log(f"pair {k + 1}, {r['dofs']:,} dofs, {form:12s} {t['ref']:>10s}: "
-                            f"{r['per_step'] * 1e3:8.2f} ms/step, warm-up {r['warmup']:.2f} s, "
-                            f"peak RSS {mib(r['max_rss'])} MiB (load {loadavg()[0]})")
+                case = alternate(trees, args, lambda t: [
+                    Path(__file__).resolve(), "--worker", "--checkout", t["path"], "--size",
+                    size, "--formulation", form, "--steps", args.steps, "--dt", args.dt],
+                    lambda r: f"{r['dofs']:,} dofs, {form:12s}", lambda r: (
+                        f", warm-up {r['warmup']:.2f} s, peak RSS {mib(r['max_rss'])} MiB"))
+                case.update(size=size, formulation=form)
                 run["cases"].append(case)
         if args.coupled:
             run["coupled_sizes"] = [x for x in args.coupled.split(",") if x]
@@ -348,18 +356,11 @@ def main():
             run["free"] = []
             for size in [float(x) for x in args.free.split(",") if x]:
                 for form in forms:
-                    case = dict(size=size, formulation=form, runs={t["sha"]: [] for t in trees})
-                    for k in range(args.pairs):
-                        for t in trees:
-                            r = run_json([Path(__file__).resolve(), "--free-worker", "--size",
-                                          size, "--formulation", form, "--steps",
-                                          args.free_steps], ranks=args.ranks,
-                                         timeout=args.timeout, env=dict(PYTHONPATH=t["path"]))
-                            case["runs"][t["sha"]].append(r)
-                            case["dofs"] = r["dofs"]
-                            log(f"pair {k + 1}, free box {r['dofs']:,} dofs, {form:12s} "
-                                f"{t['ref']:>10s}: {r['per_step'] * 1e3:8.2f} ms/step "
-                                f"(load {loadavg()[0]})")
+                    case = alternate(trees, args, lambda t: [
+                        Path(__file__).resolve(), "--free-worker", "--size", size,
+                        "--formulation", form, "--steps", args.free_steps],
+                        lambda r: f"free box {r['dofs']:,} dofs, {form:12s}")
+                    case.update(size=size, formulation=form)
                     run["free"].append(case)
         if args.table3:
             run["t_end"] = args.t_end
