@@ -180,6 +180,10 @@ class ComputedFrame(Frame):
     #: global components and its translation rows are the momentum balance
     momentum_balance: bool = False
     n_translations: int = 0
+    #: True when the partial velocities Om and T (:class:`FrameJet`) do not depend on the
+    #: frame's unknowns (a hinge's): a load of local components that reads nothing of the
+    #: state then has a generalized force independent of them
+    constant_partials: bool = False
 
     def bind(self, gdim: int) -> None:
         """Fix the dimension of the bodies the frame carries (2 or 3); called by the model.
@@ -334,6 +338,9 @@ class Hinge(ComputedFrame):
         parent: a prescribed frame carrying the hinge (None: the ground).
         name: the frame's name.
     """
+
+    #: Om = n and T = -n x c, in the frame's components, whatever theta is
+    constant_partials = True
 
     def __init__(self, axis: ArrayLike = (0.0, 0.0, 1.0), origin: ArrayLike = (0.0, 0.0, 0.0),
                  angle: float = 0.0, rate: float = 0.0, parent: Frame | None = None,

@@ -102,6 +102,22 @@ class FrameLoad:
         Returns:
             (force, moment about O), 3-vectors.
         """
+        F, M, local = self.values(t, view)
+        if not local:
+            F, M = state.R.T @ F, state.R.T @ M
+        return F, M + cross3(self.point, F)
+
+    def values(self, t: float, view: "FrameView") -> tuple:
+        """The function's (force, moment) as it gives them, and whether their components are
+        the frame's (a number about a hinge's axis is); checked finite.
+
+        Args:
+            t: the time (s).
+            view: the frame as the load's function sees it.
+
+        Returns:
+            (force, moment, local).
+        """
         out = self.fn(t, view)
         if self.kind == "torque":
             F = np.zeros(3)
@@ -122,9 +138,7 @@ class FrameLoad:
                                                        and np.all(np.isfinite(M))):
             raise ValueError(f"load {self.name!r} returned {out!r}: expected finite 3-vectors "
                              "(or a number for a hinge's torque)")
-        if not local:
-            F, M = state.R.T @ F, state.R.T @ M
-        return F, M + cross3(self.point, F)
+        return F, M, local
 
 
 class FrameView:
@@ -141,11 +155,23 @@ class FrameView:
 
     def __init__(self, frame: ComputedFrame, z: np.ndarray, w: np.ndarray,
                  state: FrameState) -> None:
-        self.frame, self.z, self.w, self.state = frame, z, w, state
-        for k, v in frame.describe(z, w).items():
-            setattr(self, k, v)
-        self.R, self.r_O = state.R, state.r_O
-        self.omega, self.v_O = state.omega, state.v_O
+        values = {"frame": frame, "z": z, "w": w, "state": state, **frame.describe(z, w),
+                  "R": state.R, "r_O": state.r_O, "omega": state.omega, "v_O": state.v_O}
+        self.__dict__["_values"] = values
+        #: whether the function read any of the view (then its value may depend on the
+        #: frame's unknowns: :meth:`CoupledSystem._load_derivative` differences it)
+        self.__dict__["read"] = False
+
+    def __getattr__(self, name: str) -> Any:
+        values = self.__dict__["_values"]
+        if name not in values:
+            raise AttributeError(f"the frame's state has no {name!r}; it has "
+                                 f"{', '.join(sorted(values))}")
+        self.__dict__["read"] = True
+        return values[name]
+
+    def __dir__(self) -> list:
+        return sorted(self.__dict__["_values"])
 
 
 @dataclasses.dataclass
@@ -949,7 +975,7 @@ class CoupledSystem:
             if fr.momentum_balance:
                 self._momentum_derivatives(i, jet, s, last, D, C, Cv, full)
             if self.loads_on[i]:
-                D[ws, :] += self._load_derivative(t, i, s)
+                D[ws, :] += self._load_derivative(t, i, s, jet)
         H = None
         if self.jointset.active:
             H = self._h_work(Fv_shape)
@@ -1033,15 +1059,28 @@ class CoupledSystem:
         A.mult(x, out)
         return out
 
-    def _load_derivative(self, t: float, i: int, s: float) -> np.ndarray:
+    def _load_derivative(self, t: float, i: int, s: float, jet: FrameJet) -> np.ndarray:
         """-d(applied generalized force on frame i)/d(frame unknowns): the user's functions
-        are differenced (central differences, step scaled by each unknown)."""
+        are differenced (central differences, step scaled by each unknown), unless the force
+        does not depend on the unknowns here (zero, exactly): every function read nothing of
+        its view at this state and gave local components, on a frame whose partial
+        velocities are constant (a hinge's: a motor curve of time alone). ``jet``: the
+        frame's jet at the unknowns."""
         fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
         f0, fd0 = self._f.copy(), self._fd.copy()
 
         def Q(f: np.ndarray, fd: np.ndarray) -> np.ndarray:
             return self._loads_here(t, i, f, fr.jet(t, f[zs], f[ws], fd[ws]))
         D = np.zeros((fr.n_speeds, self.m))
+        if fr.constant_partials:
+            with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+                view = FrameView(fr, f0[zs], f0[ws], jet.state)
+                local = all([ld.values(t, view)[2] for ld in self.loads_on[i]])
+                free = local and not view.read
+            if self.comm.size > 1:   # one answer on every rank (the functions ran on each)
+                free = self.comm.allreduce(free, op=MPI.LAND)
+            if free:
+                return D
         # one guard for all the evaluations (the user's functions may fail on one rank)
         with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
             for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):

@@ -94,6 +94,50 @@ def test_jacobian_hinge():
     assert _check_jacobian(model) < 1e-5
 
 
+def test_jacobian_hinge_loads_of_time_alone():
+    """Loads whose functions read nothing of the frame's state: a torque of time alone about
+    a hinge's axis (its generalized force does not depend on the unknowns: no differencing)
+    and a force of constant global components at a point (it does, through R: differenced)."""
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0.1, 0.05, 0), angle=0.3, rate=2.0,
+                           name="hub")
+    body = _strip(hub, stiffening="prestress")
+    model = mbs.Model([body], gravity=(0, -9.81, 0))
+    model.attach(body, lambda x: x[0] < 1e-8)
+    model.apply_torque(hub, lambda t, s: 0.5 + 0.1 * t)
+    model.apply_force(hub, lambda t, s: np.array([0.0, 2.0, 0.0]), point=(1.0, 0.0, 0.0),
+                      local=False)
+    assert _check_jacobian(model) < 1e-5
+
+
+@pytest.mark.parametrize("which", ["time", "rate", "global"])
+def test_load_derivative_closed_form(which):
+    """-dQ/d(theta, theta') of a hinge's applied loads against the closed form: a torque of
+    time alone (0: the differencing is skipped), a PD law -kp theta - kd theta' (kp, kd), a
+    global force F = (0, 2, 0) at the local point (1, 0, 0) about the z axis (Q = 2 cos theta:
+    2 sin theta, 0)."""
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), angle=0.3, rate=2.0, name="hub")
+    rb = mbs.RigidBody(mass=1.0, inertia=np.diag([0.1, 0.1, 0.1]), frame=hub)
+    model = mbs.Model([rb])
+    if which == "time":
+        model.apply_torque(hub, lambda t, s: 0.5 + 0.1 * t)
+        expected = [0.0, 0.0]
+    elif which == "rate":
+        model.apply_torque(hub, lambda t, s: -40.0 * s.angle - 3.0 * s.rate)
+        expected = [40.0, 3.0]
+    else:
+        model.apply_force(hub, lambda t, s: np.array([0.0, 2.0, 0.0]), point=(1.0, 0.0, 0.0),
+                          local=False)
+        expected = [2.0 * math.sin(0.3), 0.0]
+    system = model.coupled_system()
+    f = np.array([0.3, 2.0])
+    Ff, last = system.evaluate(0.2, None, None, None, f, np.zeros(2), None)
+    system.set_unknowns(f, np.zeros(2))
+    D = system._load_derivative(0.2, 0, 1.0, last["jets"][0])
+    assert np.allclose(D[0], expected, rtol=1e-6, atol=1e-12 if which == "time" else 1e-7)
+    if which == "time":
+        assert np.all(D == 0.0)
+
+
 def test_jacobian_hinge_on_a_spinning_parent():
     parent = mbs.frames.ConstantSpin(axis=(1, 0, 0), rate=3.0)
     hub = mbs.frames.Hinge(axis=(0, 1, 1), origin=(0.2, 0.0, 0.1), angle=0.4, rate=-1.0,
