@@ -38,7 +38,7 @@ unit loads, formed once per evaluation.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -734,7 +734,9 @@ class CoupledSystem:
     # -- Jacobian --------------------------------------------------------------------------
     def _state_columns(self, p: _Part, st: FrameState, bt: dict) -> dict:
         """The derivatives d e / d(state variable) (body layout), 3 per variable of
-        :data:`STATE_VARS`, and d(K_sigma u)/d(same) (elastic rows only)."""
+        :data:`STATE_VARS`, and the prestress cases' coefficient derivatives (d(K_sigma u)/d
+        (same) = sum of d c_case * P_case u: :meth:`_prestress_column` forms the products a
+        column needs; elastic rows only)."""
         g = p.gdim
         E3 = np.eye(3)
         W = skew(st.omega)
@@ -767,21 +769,30 @@ class CoupledSystem:
             else:
                 cols["a_O"].append(p.zero)
                 cols["g_loc"].append(p.zero)
-        # prestress: d(sum c_case(s) P_case u)/ds, internal (elastic rows only)
-        pre: Dict[str, list] = {k: [None, None, None] for k in STATE_VARS}
-        for ic, (case, Pu) in enumerate(bt["Ps"]):
-            d = self._prestress_coefficient_derivative(case, st)
-            if Pu is None and any(np.any(d[k]) for k in STATE_VARS):
+        # prestress: d(sum c_case(s) P_case u)/ds = sum d c_case/ds P_case u (the products
+        # P_case u of the residual's zero coefficients are formed where a column needs them)
+        pre = [self._prestress_coefficient_derivative(case, st) for case, _ in bt["Ps"]]
+        return {"e": cols, "pre": pre}
+
+    @staticmethod
+    def _prestress_column(p: _Part, bt: dict, pre: list, ch: dict, c: int,
+                          out: PETSc.Vec) -> None:
+        """Column ``c`` of the prestress forces' derivative into ``out`` (zeroed here): sum
+        over the cases of (d c_case/ds . ds/d(unknown)) P_case u, ``ch`` the chain
+        ds/d(unknowns) of each state variable (:meth:`_chain`). P_case u is the residual's
+        where its coefficient was nonzero, formed (and kept for the step's other columns)
+        where it was zero and this column's weight is not (a hinge about z needs no
+        omega_x omega_z case)."""
+        out.zeroEntries()
+        for ic, (d, (case, Pu)) in enumerate(zip(pre, bt["Ps"])):
+            wgt = float(sum(d[var] @ ch[var][:, c] for var in STATE_VARS))
+            if wgt == 0.0:
+                continue
+            if Pu is None:
                 Pu = p.work(("Pu", ic))
                 p.ops.prestress_matrices[ic][1].mult(bt["u"], Pu)
-            for k in STATE_VARS:
-                for i in range(3):
-                    if d[k][i] != 0.0:
-                        if pre[k][i] is None:
-                            pre[k][i] = p.work(("pre", k, i))
-                            pre[k][i].zeroEntries()
-                        pre[k][i].axpy(float(d[k][i]), Pu)
-        return {"e": cols, "pre": pre}
+                bt["Ps"][ic] = (case, Pu)
+            out.axpy(wgt, Pu)
 
     @classmethod
     def _prestress_coefficient_derivative(cls, case: tuple, st: FrameState) -> dict:
@@ -889,14 +900,12 @@ class CoupledSystem:
                 for c in range(n):
                     col, pc = p.work(("Sw", which, c)), p.work(("Swp", which, c))
                     col.zeroEntries()
-                    pc.zeroEntries()
                     for var in STATE_VARS:
                         dv = ch[var][:, c]
                         for k in range(3):
                             if dv[k] != 0.0:
                                 col.axpy(float(dv[k]), sc["e"][var][k])
-                                if sc["pre"][var][k] is not None:
-                                    pc.axpy(float(dv[k]), sc["pre"][var][k])
+                    self._prestress_column(p, bt, sc["pre"], ch, c, pc)
                     vecs.append(col)
                     pvecs.append(pc)
                 Sw[which] = (vecs, pvecs)
@@ -935,11 +944,11 @@ class CoupledSystem:
                             val += s * (wa @ Sw["wd"][0][c].getArray(readonly=True))
                         Dloc[row, sl.start + c] += val
                 # d/du: C_Wk^T w_j + S_j^T e ; d/du': C_Wg^T w_j ; d/du'': M w_j
-                du = self._coupling_T(p, Wk, wj_vec, p.work("du"))
-                du.array[:] += (-_cross_rows(om[None, :], ea)[:, :g]).reshape(-1)
-                dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"))
                 dudd = p.work("dudd")
                 p.M.mult(wj_vec, dudd)
+                du = self._coupling_T(p, Wk, wj_vec, p.work("du"), dudd)
+                du.array[:] += (-_cross_rows(om[None, :], ea)[:, :g]).reshape(-1)
+                dud = self._coupling_T(p, Wg, wj_vec, p.work("dud"), dudd)
                 ca = rowC.getArray()
                 ca[:] = 0.0
                 ca[p.slice] = (du.getArray(readonly=True) + s * dud.getArray(readonly=True)
@@ -1042,12 +1051,13 @@ class CoupledSystem:
                     C[row].axpy(s, tmp)
                     Cv[row].axpy(1.0, tmp)
 
-    def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec) -> PETSc.Vec:
+    def _coupling_T(self, p: _Part, W: np.ndarray, x: PETSc.Vec, out: PETSc.Vec,
+                    Mx: PETSc.Vec) -> PETSc.Vec:
         """c_W^T x = c_{W^T} x (into ``out``): the coupling basis combined into one matrix,
-        kept per W (a Jacobian applies it to every frame speed's field)."""
+        kept per W (a Jacobian applies it to every frame speed's field); ``Mx`` = M x (the
+        node-block case's whole product)."""
         if p.kron:   # c_W^T = (I kron W^T) M
-            p.M.mult(x, out)
-            out.array[:] = p.nodal(W.T, out.getArray(readonly=True))
+            out.array[:] = p.nodal(W.T, Mx.getArray(readonly=True))
             return out
         key = tuple(np.round(W, 15).ravel())
         cache = p._pool.setdefault("cT", {})
