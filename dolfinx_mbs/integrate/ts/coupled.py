@@ -634,7 +634,7 @@ class CoupledProblem:
         rq, rv, rf = self.split(F)
         if not self.system.parts:  # rigid bodies only: the frames' block alone
             self.restore(F, rq, rv)
-            df = scipy.linalg.lu_solve(self._lu, rf)
+            df = scipy.linalg.lu_solve(self._lu, rf, check_finite=False)
             return self.join(self.work[3], self.work[4], df, self.dx)
         g1, tmp, y1 = self.work[1], self.work[2], self.work[3]
         rv.copy(g1)
@@ -651,7 +651,7 @@ class CoupledProblem:
         loc = np.array([d.Cv[i].getArray(readonly=True) @ rqa - d.C[i].getArray(readonly=True)
                         @ y1a for i in range(m)])
         g2 = rf + self._summed(loc)
-        df = scipy.linalg.lu_solve(self._lu, g2) if m else np.zeros(0)
+        df = scipy.linalg.lu_solve(self._lu, g2, check_finite=False) if m else np.zeros(0)
         dq = y1
         if m:
             dq.getArray()[:] -= self._Xa @ df
