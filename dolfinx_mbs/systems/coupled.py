@@ -163,7 +163,7 @@ class FrameView:
         self.__dict__["read"] = False
 
     def __getattr__(self, name: str) -> Any:
-        values = self.__dict__["_values"]
+        values = self.__dict__.get("_values", {})   # (absent while a copy is being made)
         if name not in values:
             raise AttributeError(f"the frame's state has no {name!r}; it has "
                                  f"{', '.join(sorted(values))}")
@@ -171,7 +171,7 @@ class FrameView:
         return values[name]
 
     def __dir__(self) -> list:
-        return sorted(self.__dict__["_values"])
+        return sorted(self.__dict__.get("_values", {}))
 
 
 @dataclasses.dataclass
