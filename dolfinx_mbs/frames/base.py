@@ -112,6 +112,8 @@ class FrameState:
             Whether the motion is planar.
         """
         w, a, v, b = (x.tolist() for x in (self.omega, self.alpha, self.v_O, self.a_O))
+        if any(x != x for x in w + a + v + b):   # NaN: not planar (nor anything else)
+            return False
         scale = 1.0 + max(map(abs, w)) + max(map(abs, a))
         lin = 1.0 + max(map(abs, v)) + max(map(abs, b))
         return (abs(w[0]) + abs(w[1]) + abs(a[0]) + abs(a[1]) <= tol * scale

@@ -339,7 +339,8 @@ class Hinge(ComputedFrame):
         name: the frame's name.
     """
 
-    #: Om = n and T = -n x c, in the frame's components, whatever theta is
+    #: Om = n and T = -n x c, in the frame's components, whatever theta is (a subclass whose
+    #: :meth:`jet` makes them depend on theta sets this False)
     constant_partials = True
 
     def __init__(self, axis: ArrayLike = (0.0, 0.0, 1.0), origin: ArrayLike = (0.0, 0.0, 0.0),

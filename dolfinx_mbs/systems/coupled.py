@@ -155,23 +155,36 @@ class FrameView:
 
     def __init__(self, frame: ComputedFrame, z: np.ndarray, w: np.ndarray,
                  state: FrameState) -> None:
-        values = {"frame": frame, "z": z, "w": w, "state": state, **frame.describe(z, w),
+        fields = {"frame": frame, "z": z, "w": w, "state": state, **frame.describe(z, w),
                   "R": state.R, "r_O": state.r_O, "omega": state.omega, "v_O": state.v_O}
-        self.__dict__["_values"] = values
-        #: whether the function read any of the view (then its value may depend on the
-        #: frame's unknowns: :meth:`CoupledSystem._load_derivative` differences it)
-        self.__dict__["read"] = False
+        for k, v in fields.items():
+            object.__setattr__(self, k, v)
+        # whether the function read anything of the view, its __dict__ included (a copy, vars)
+        # (then its value may depend on the frame's unknowns: see :func:`was_read`)
+        object.__setattr__(self, "_read_", False)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name != "_read_":
+            object.__setattr__(self, "_read_", True)
+        return object.__getattribute__(self, name)
 
     def __getattr__(self, name: str) -> Any:
-        values = self.__dict__.get("_values", {})   # (absent while a copy is being made)
-        if name not in values:
-            raise AttributeError(f"the frame's state has no {name!r}; it has "
-                                 f"{', '.join(sorted(values))}")
-        self.__dict__["read"] = True
-        return values[name]
+        names = sorted(k for k in object.__getattribute__(self, "__dict__") if k != "_read_")
+        raise AttributeError(f"the frame's state has no {name!r}; it has {', '.join(names)}")
 
-    def __dir__(self) -> list:
-        return sorted(self.__dict__.get("_values", {}))
+
+def was_read(view: FrameView) -> bool:
+    """Whether anything of ``view`` was read since it was made (an attribute, its ``__dict__``,
+    a copy of it): a load function that read nothing gives a value independent of the frame's
+    state at that state.
+
+    Args:
+        view: the view given to a load function.
+
+    Returns:
+        Whether it was read.
+    """
+    return bool(object.__getattribute__(view, "_read_"))
 
 
 @dataclasses.dataclass
@@ -1086,7 +1099,7 @@ class CoupledSystem:
             with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
                 view = FrameView(fr, f0[zs], f0[ws], jet.state)
                 local = all([ld.values(t, view)[2] for ld in self.loads_on[i]])
-                free = local and not view.read
+                free = local and not was_read(view)
             if self.comm.size > 1:   # one answer on every rank (the functions ran on each)
                 free = self.comm.allreduce(free, op=MPI.LAND)
             if free:

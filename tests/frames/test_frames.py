@@ -1,5 +1,6 @@
 """Frames against closed forms and against independently differentiated motions."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -98,6 +99,16 @@ def test_planar_frame():
     assert np.allclose(s.a_O, Rt @ [6.0, 0, 0], atol=1e-5)
     assert s.is_planar()
     assert mbs.frames.Planar(theta=0.3).time_invariant
+    # out of the plane, or not a number anywhere: not planar
+    for name, k in (("omega", 0), ("alpha", 1), ("v_O", 2), ("a_O", 2)):
+        vec = getattr(s, name).copy()
+        vec[k] += 1e-3
+        assert not dataclasses.replace(s, **{name: vec}).is_planar(), name
+    for name in ("omega", "alpha", "v_O", "a_O"):
+        for k in range(3):
+            vec = getattr(s, name).copy()
+            vec[k] = np.nan
+            assert not dataclasses.replace(s, **{name: vec}).is_planar(), (name, k)
 
 
 @pytest.mark.parametrize("bad", [

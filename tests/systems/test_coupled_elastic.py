@@ -15,6 +15,7 @@
 * Bad models are refused.
 """
 
+import copy
 import math
 
 import numpy as np
@@ -109,12 +110,12 @@ def test_jacobian_hinge_loads_of_time_alone():
     assert _check_jacobian(model) < 1e-5
 
 
-@pytest.mark.parametrize("which", ["time", "rate", "global"])
+@pytest.mark.parametrize("which", ["time", "rate", "copy", "global"])
 def test_load_derivative_closed_form(which):
     """-dQ/d(theta, theta') of a hinge's applied loads against the closed form: a torque of
-    time alone (0: the differencing is skipped), a PD law -kp theta - kd theta' (kp, kd), a
-    global force F = (0, 2, 0) at the local point (1, 0, 0) about the z axis (Q = 2 cos theta:
-    2 sin theta, 0)."""
+    time alone (0: the differencing is skipped), a PD law -kp theta - kd theta' (kp, kd; read
+    directly or from a copy of the state), a global force F = (0, 2, 0) at the local point
+    (1, 0, 0) about the z axis (Q = 2 cos theta: 2 sin theta, 0)."""
     hub = mbs.frames.Hinge(axis=(0, 0, 1), angle=0.3, rate=2.0, name="hub")
     rb = mbs.RigidBody(mass=1.0, inertia=np.diag([0.1, 0.1, 0.1]), frame=hub)
     model = mbs.Model([rb])
@@ -123,6 +124,10 @@ def test_load_derivative_closed_form(which):
         expected = [0.0, 0.0]
     elif which == "rate":
         model.apply_torque(hub, lambda t, s: -40.0 * s.angle - 3.0 * s.rate)
+        expected = [40.0, 3.0]
+    elif which == "copy":
+        model.apply_torque(hub, lambda t, s: -40.0 * copy.copy(s).angle
+                           - 3.0 * vars(s)["rate"])
         expected = [40.0, 3.0]
     else:
         model.apply_force(hub, lambda t, s: np.array([0.0, 2.0, 0.0]), point=(1.0, 0.0, 0.0),
