@@ -398,10 +398,10 @@ import math  # noqa: E402
 
 from scipy.interpolate import CubicSpline  # noqa: E402
 
+from tests.models import krb as KRB  # noqa: E402
+from tests.models import rigidbodies as TCR  # noqa: E402
 from tests.models.freebox import bending, free_box  # noqa: E402
 from tests.models.rigidref import euler_omega, pendulum_period  # noqa: E402
-from tests.systems import test_coupled_elastic as TCE  # noqa: E402
-from tests.systems import test_coupled_rigid as TCR  # noqa: E402
 
 FORMS = {"second-order": "generalized-alpha, radius 1", "first-order": "BDF2",
          "hamiltonian": "Hamilton's form, implicit midpoint"}
@@ -428,7 +428,7 @@ out("| scheme | T/100 | T/200 | T/400 | order |")
 out("|---|---:|---:|---:|---:|")
 T_p = pendulum_period(TCR.JC + TCR.M * TCR.D**2, TCR.M, TCR.G, TCR.D, math.pi / 2)
 for form in ("second-order", "first-order", "hamiltonian"):
-    pm, _ = TCR._pendulum()
+    pm, _ = TCR.pendulum()
     errs = []
     for n in (100, 200, 400):
         th = pm.integrate(t_end=T_p, dt=T_p / n, formulation=form,
@@ -448,7 +448,7 @@ for form, opts in (("second-order", None), ("first-order", None),
                    ("first-order", {"ts_type": "theta", "ts_theta_endpoint": False})):
     errs, drifts = [], None
     for dt in (0.02, 0.01):
-        r = TCR._tumbling().integrate(t_end=4.5, dt=dt, formulation=form,
+        r = TCR.tumbling().integrate(t_end=4.5, dt=dt, formulation=form,
                                       options=dict(opts or {}, snes_stol=1e-15),
                                       progress=False)
         om = r.frames["sat"].omega
@@ -492,11 +492,11 @@ out("| dt [s] | peak drive torque [N m] | max angle difference / range | "
     "max tip difference / peak |")
 out("|---:|---:|---:|---:|")
 for dt in (0.08, 0.04):
-    rp, angle = TCE._krb_prescribed(dt, 16.0)
+    rp, angle = KRB.prescribed(dt, 16.0)
     (_, hist), = rp.frames.items()
     tq = hist.torque[:, 2]
     spl = CubicSpline(rp.times, tq)
-    rc = TCE._krb_driven(lambda t, s, spl=spl: float(spl(t)), dt, 16.0)
+    rc = KRB.driven(lambda t, s, spl=spl: float(spl(t)), dt, 16.0)
     tip_p, tip_c = rp.probes[:, 0, 1], rc.probes[:, 0, 1]
     out(f"| {dt:g} | {np.abs(tq).max():.2f} | "
         f"{np.abs(rc.frames['hub'].angle - angle).max() / np.ptp(angle):.1e} | "
@@ -509,7 +509,7 @@ out()
 out("| dt [s] | final rate [rad/s] | peak tip deflection [m] | max tip difference / peak |")
 out("|---:|---:|---:|---:|")
 for dt in (0.04, 0.02, 0.01):
-    tip, replay, rate = TCE._replay(dt)
+    tip, replay, rate = KRB.replay(dt)
     out(f"| {dt:g} | {rate:.3f} | {np.abs(tip).max():.4f} | "
         f"{np.abs(replay - tip).max() / np.abs(tip).max():.1e} |")
 

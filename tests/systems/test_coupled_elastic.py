@@ -28,6 +28,7 @@ from scipy.interpolate import CubicSpline
 import dolfinx_mbs as mbs
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
 from dolfinx_mbs.petsc_options import SolverOptions
+from tests.models import krb
 from tests.models.freebox import bending, box, free_box
 from tests.models.rigidref import pendulum_period
 
@@ -260,39 +261,7 @@ def test_free_elastic_body_momenta():
             assert b < 1e-3 and (b < 1e-11 or a / b > 3.0), (formulation, options, drift)
 
 
-# --- the Kane-Ryan-Banerjee beam: inverse and forward dynamics ---------------------------------
-
-KL, EI, RHO_A, EA, T_S = 10.0, 14000.0, 1.2, 2.8e7, 15.0
-KH = math.sqrt(12.0 * EI / EA)
-
-
-def _krb(frame, nx=20):
-    msh = dmesh.create_rectangle(COMM, [np.array([0.0, -KH / 2]), np.array([KL, KH / 2])],
-                                 [nx, 1], dmesh.CellType.quadrilateral)
-    mat = mbs.materials.PlaneStress(E=EA / KH**2, nu=0.3, density=RHO_A / KH**2, thickness=KH)
-    return mbs.Body(msh, mat, frame, degree=2, stiffening="prestress", name="beam")
-
-
-def _krb_prescribed(dt, t_end):
-    frame = mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=6.0, ramp_time=T_S)
-    body = _krb(frame)
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    r = model.integrate(t_end=t_end, dt=dt, probes=[(KL, 0.0)], spectral_radius=0.8,
-                        progress=False, drives=True, stepper="ts")
-    angle = np.unwrap([math.atan2(frame.rotation(t)[1, 0], frame.rotation(t)[0, 0])
-                       for t in r.times])
-    return r, angle
-
-
-def _krb_driven(torque, dt, t_end):
-    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), name="hub")
-    body = _krb(hub)
-    model = mbs.Model([body])
-    model.attach(body, lambda x: np.isclose(x[0], 0.0))
-    model.apply_torque(hub, torque)
-    return model.integrate(t_end=t_end, dt=dt, probes=[(KL, 0.0)], spectral_radius=0.8,
-                           progress=False)
+# --- the Kane-Ryan-Banerjee beam (tests/models/krb.py): inverse and forward dynamics ------------
 
 
 def test_inverse_and_forward_dynamics():
@@ -300,33 +269,18 @@ def test_inverse_and_forward_dynamics():
     of its range, tip deflection to 1e-3 of its peak, both closer at the smaller step."""
     errs = []
     for dt in (0.08, 0.04):
-        rp, angle = _krb_prescribed(dt, 16.0)
+        rp, angle = krb.prescribed(dt, 16.0)
         (label, hist), = rp.frames.items()
         tq = hist.torque[:, 2]
         assert 250.0 < np.abs(tq).max() < 400.0     # ~ J alpha of the beam, 400 kg m^2
         spl = CubicSpline(rp.times, tq)
-        rc = _krb_driven(lambda t, s: float(spl(t)), dt, 16.0)
+        rc = krb.driven(lambda t, s: float(spl(t)), dt, 16.0)
         tip_p, tip_c = rp.probes[:, 0, 1], rc.probes[:, 0, 1]
         errs.append((np.abs(rc.frames["hub"].angle - angle).max() / np.ptp(angle),
                      np.abs(tip_c - tip_p).max() / np.abs(tip_p).max()))
     for a, b in zip(*errs):
         assert b < a
     assert errs[-1][0] < 1e-4 and errs[-1][1] < 1e-3, errs
-
-
-def _replay(dt, t_end=14.0):
-    """A torque-driven spin-up past the first bending frequency (3.8 rad/s) and its hub angle
-    replayed as a Sampled frame on the prescribed path: (tip of the coupled run, tip of the
-    replay, the final rate)."""
-    rc = _krb_driven(lambda t, s: 160.0 * (1.0 - math.cos(2 * math.pi * t / 12.0))
-                     if t < 12.0 else 0.0, dt, t_end)
-    frame = mbs.frames.Sampled(rc.times, rotations=rc.frames["hub"].angle)
-    body = _krb(frame)
-    model = mbs.Model([body])
-    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
-    rp = model.integrate(t_end=t_end, dt=dt, probes=[(KL, 0.0)], spectral_radius=0.8,
-                         progress=False)
-    return rc.probes[:, 0, 1], rp.probes[:, 0, 1], rc.frames["hub"].rate[-1]
 
 
 def test_computed_motion_replayed_as_a_sampled_frame():
@@ -337,7 +291,7 @@ def test_computed_motion_replayed_as_a_sampled_frame():
     bounded past the first bending frequency."""
     errs = []
     for dt in (0.04, 0.02):
-        tip, replay, rate = _replay(dt)
+        tip, replay, rate = krb.replay(dt)
         assert rate > 4.0                                  # past the first bending frequency
         assert 0.2 < np.abs(tip).max() < 0.8               # bounded
         errs.append(np.abs(replay - tip).max() / np.abs(tip).max())
@@ -355,11 +309,11 @@ def test_coupled_run_watches_the_small_displacement_range():
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        rc = _krb_driven(lambda t, s: 400.0 * (1.0 - math.cos(2 * math.pi * t / 12.0))
+        rc = krb.driven(lambda t, s: 400.0 * (1.0 - math.cos(2 * math.pi * t / 12.0))
                          if t < 12.0 else 0.0, 0.04, 14.0)
     caught = [w for w in caught if issubclass(w.category, SmallDisplacementWarning)]
     frame = mbs.frames.Sampled(rc.times, rotations=rc.frames["hub"].angle)
-    body = _krb(frame)
+    body = krb.strip(frame)
     model = mbs.Model([body])
     model.clamp(body, lambda x: np.isclose(x[0], 0.0))
     with warnings.catch_warnings():
@@ -375,7 +329,7 @@ def test_coupled_run_watches_the_small_displacement_range():
 
 @pytest.mark.slow
 def test_replay_to_1e4():
-    tip, replay, _ = _replay(0.01)
+    tip, replay, _ = krb.replay(0.01)
     assert np.abs(replay - tip).max() < 1e-4 * np.abs(tip).max()
 
 

@@ -17,22 +17,14 @@ import pytest
 from mpi4py import MPI
 
 import dolfinx_mbs as mbs
+from tests.models.rigidbodies import I_P, JC, W0, D, G, M, pendulum, tumbling
 from tests.models.rigidref import euler_omega, pendulum_period
-
-M, D, JC, G = 2.0, 0.5, 0.01, 9.81
-
-
-def _pendulum(theta0=0.0):
-    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), angle=theta0, name="hub")
-    bob = mbs.RigidBody(mass=M, inertia=np.diag([JC, JC, JC]), frame=hub, centre=(D, 0, 0),
-                        name="bob")
-    return mbs.Model([bob], gravity=(0, -G, 0)), hub
 
 
 @pytest.mark.parametrize("formulation", ["second-order", "first-order"])
 def test_pendulum_period(formulation):
     """Released horizontal (90 degrees from the bottom), the bob is back after one period."""
-    model, _ = _pendulum()
+    model, _ = pendulum()
     T = pendulum_period(JC + M * D * D, M, G, D, math.pi / 2)
     errors = []
     for n in (100, 200, 400):
@@ -48,26 +40,13 @@ def test_pendulum_period(formulation):
     assert errors[-1] < (1e-6 if formulation == "second-order" else 2e-4), errors
 
 
-I_P = np.array([1.0, 2.0, 3.0])
-W0 = np.array([0.1, 2.0, 0.1])     # near the intermediate axis: the body flips (t = 4.06 s)
-
-
-def _tumbling(scheme_options=None):
-    R0 = mbs.frames.rotation_about((1.0, 1.0, 0.0), 0.3)
-    sat = mbs.frames.Free(position=(1.0, 0.0, 0.0), orientation=R0, velocity=(0.5, 0.2, 0.0),
-                          angular_velocity=R0 @ W0, name="sat")
-    body = mbs.RigidBody(mass=3.0, inertia=np.diag(I_P), frame=sat, centre=(0, 0, 0),
-                         name="body")
-    return mbs.Model([body])
-
-
 @pytest.mark.parametrize("formulation,options,conserves", [
     ("second-order", None, True),                     # generalized-alpha, radius 1
     ("first-order", {"ts_type": "theta", "ts_theta_endpoint": False}, True),  # implicit midpoint
     ("first-order", None, False),                     # BDF2
 ])
 def test_torque_free_body(formulation, options, conserves):
-    model = _tumbling()
+    model = tumbling()
     errors = []
     # Newton's method solved to round-off (its default stops at 1e-9 of the unknowns): the
     # invariants then hold to round-off too
@@ -123,11 +102,11 @@ def test_bad_frames():
 def test_bad_torques():
     """A torque function that returns NaN, or raises on one rank only: the run stops with the
     same error on every rank (no hang), and a second run of the model works."""
-    model, hub = _pendulum()
+    model, hub = pendulum()
     model.apply_torque(hub, lambda t, s: float("nan") if t > 0.05 else 0.0)
     with pytest.raises(ValueError, match="finite"):
         model.integrate(t_end=0.1, dt=0.01, progress=False)
-    model2, hub2 = _pendulum()
+    model2, hub2 = pendulum()
     rank = MPI.COMM_WORLD.rank
 
     def fails_on_last(t, s):
@@ -138,6 +117,6 @@ def test_bad_torques():
     with pytest.raises(RuntimeError, match="motor model failed"):
         model2.integrate(t_end=0.1, dt=0.01, progress=False)
     # nothing left behind: the model runs again (without the failing load, a new model)
-    model3, _ = _pendulum()
+    model3, _ = pendulum()
     r = model3.integrate(t_end=0.1, dt=0.01, progress=False)
     assert r.steps == 10
