@@ -111,13 +111,13 @@ class FrameState:
         Returns:
             Whether the motion is planar.
         """
-        w, a, v, b = (x.tolist() for x in (self.omega, self.alpha, self.v_O, self.a_O))
-        if any(x != x for x in w + a + v + b):   # NaN: not planar (nor anything else)
-            return False
-        scale = 1.0 + max(map(abs, w)) + max(map(abs, a))
-        lin = 1.0 + max(map(abs, v)) + max(map(abs, b))
-        return (abs(w[0]) + abs(w[1]) + abs(a[0]) + abs(a[1]) <= tol * scale
-                and abs(v[2]) + abs(b[2]) <= tol * lin)
+        scale = 1.0 + np.abs(self.omega).max() + np.abs(self.alpha).max()
+        lin = 1.0 + np.abs(self.v_O).max() + np.abs(self.a_O).max()
+        return bool(
+            abs(self.omega[0]) + abs(self.omega[1]) + abs(self.alpha[0]) + abs(self.alpha[1])
+            <= tol * scale
+            and abs(self.v_O[2]) + abs(self.a_O[2]) <= tol * lin
+        )
 
     def to_global(self, X: np.ndarray) -> np.ndarray:
         """Global positions ``r_O + R X`` of local points ``X`` (shape (n, 3) or (3,)).
