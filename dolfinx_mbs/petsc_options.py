@@ -17,11 +17,13 @@ and other runs never see them.
 from __future__ import annotations
 
 import contextlib
+import logging
 from typing import Iterator, Mapping
 
+from mpi4py import MPI
 from petsc4py import PETSc
 
-__all__ = ["SolverOptions", "given_options", "direct_lu", "reason_name", "converged",
+__all__ = ["SolverOptions", "given_options", "direct_lu", "factorize", "reason_name", "converged",
            "solver_reasons", "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT",
            "EIGEN_PREFIX"]
 
@@ -31,6 +33,16 @@ SAME = PETSc.Mat.Structure.SAME_NONZERO_PATTERN
 SUBSET = PETSc.Mat.Structure.SUBSET_NONZERO_PATTERN
 #: the patterns differ (the result's is their union)
 DIFFERENT = PETSc.Mat.Structure.DIFFERENT_NONZERO_PATTERN
+
+log = logging.getLogger(__name__)
+
+#: MUMPS's INFOG(1) when a workspace its analysis sized was too small for the factorization
+#: (delayed pivots outgrow the estimate; in parallel the pivot order, hence the need, can
+#: differ from run to run): -8, -9, -11, -12, -14, -15, -17 and -20 of its user's guide
+MUMPS_WORKSPACE_ERRORS = (-8, -9, -11, -12, -14, -15, -17, -20)
+#: times a factorization short of workspace is redone, each time with twice the margin
+#: ICNTL(14) (percent over the analysis' estimate; MUMPS's default 20 becomes 40 ... 640)
+MUMPS_RETRIES = 5
 
 #: the options prefix of the eigensolvers (SLEPc EPS/PEP of modes, Campbell and reduced bodies)
 EIGEN_PREFIX = "mbs_modal_"
@@ -94,12 +106,96 @@ class SolverOptions:
             ksp: the KSP.
         """
         with self.inserted():
-            ksp.setUp()
+            factorize(ksp)
             pc = ksp.getPC()
             # PCFIELDSPLIT sets its sub-solvers up (factorizes) at their first use: do it here
             if pc.getType() == PETSc.PC.Type.FIELDSPLIT:
                 for sub in pc.getFieldSplitSubKSP():
-                    sub.setUp()
+                    factorize(sub)
+
+
+def _factor_error(ksp: PETSc.KSP) -> int:
+    """0 when ``ksp``'s factorization (if any) succeeded, else MUMPS's INFOG(1) (negative),
+    or -1 for another factorization that failed; the same on every rank."""
+    pc = ksp.getPC()
+    if pc.getType() not in (PETSc.PC.Type.LU, PETSc.PC.Type.CHOLESKY):
+        return 0
+    if pc.getFactorSolverType() == "mumps":
+        # MUMPS's global INFOG(1): the same on every rank, without a message
+        return min(0, int(pc.getFactorMatrix().getMumpsInfog(1)))
+    failed = getattr(pc, "getFailedReason", None)  # petsc4py >= 3.19; else the KSP's
+    bad = bool(failed() != 0) if failed is not None else \
+        ksp.getConvergedReason() == PETSc.KSP.ConvergedReason.DIVERGED_PCSETUP_FAILED
+    comm = ksp.getComm().tompi4py()
+    if comm.size > 1:
+        bad = bool(comm.allreduce(bad, op=MPI.LOR))
+    return -1 if bad else 0
+
+
+def _factor_words(ksp: PETSc.KSP, err: int) -> str:
+    """A failed factorization of ``ksp`` (its error ``err`` from :func:`_factor_error`) in
+    words, with what to try."""
+    if err == -1:
+        return "PETSc's factorization; is the matrix singular?"
+    F = ksp.getPC().getFactorMatrix()
+    words = f"MUMPS INFOG(1) = {err}, INFOG(2) = {int(F.getMumpsInfog(2))}"
+    if err in MUMPS_WORKSPACE_ERRORS:
+        option = f"-{ksp.getOptionsPrefix() or ''}mat_mumps_icntl_14"
+        return f"{words}: out of workspace with the margin ICNTL(14) = " \
+            f"{int(F.getMumpsIcntl(14))} percent; raise it with the option {option}"
+    return f"{words}; is the matrix singular (a body free to move, a shift on an eigenvalue)?"
+
+
+def factorize(ksp: PETSc.KSP, what: str | None = None,
+              options: SolverOptions | None = None) -> int:
+    """``ksp.setUp()`` (the factorization of a direct solver), checked on every rank. MUMPS
+    short of workspace (:data:`MUMPS_WORKSPACE_ERRORS`: its analysis' estimate was too small
+    for the pivoting this matrix needed) is not left as a failure that PETSc reports only at
+    the solve, or never (a MatMatSolve stops with INFOG(1) = -3, an inertia read from the
+    failed factors is wrong): the factorization is redone from the analysis with the margin
+    ICNTL(14) doubled, up to :data:`MUMPS_RETRIES` times. The larger margin stays with the
+    solver for its later factorizations.
+
+    Collective. Call it where the operators' values changed (a refactorization) or were
+    first set.
+
+    Args:
+        ksp: the KSP, its operators set.
+        what: the matrix factored, in words, for the error; None: no error, the failure is
+            returned (the caller's solve reports it, e.g. a time step cut).
+        options: the options a redone analysis reads (in the database while it runs), or
+            None.
+
+    Returns:
+        0, or the failure: MUMPS's INFOG(1), -1 for another factorization.
+
+    Raises:
+        RuntimeError: the factorization failed and ``what`` is given (on every rank).
+    """
+    ksp.setUp()
+    err = _factor_error(ksp)
+    for _ in range(MUMPS_RETRIES):
+        if err not in MUMPS_WORKSPACE_ERRORS:
+            break
+        pc = ksp.getPC()
+        margin = max(2 * int(pc.getFactorMatrix().getMumpsIcntl(14)), 40)
+        log.info("MUMPS short of workspace (INFOG(1) = %d, solver %r): factoring again with "
+                 "ICNTL(14) = %d", err, ksp.getOptionsPrefix(), margin)
+        # MUMPS skips a numeric factorization after a failed one: start again from the
+        # analysis (PCReset drops the factors and the operators; both are set again), which
+        # reads MUMPS's controls from the database: the run's options, and over them the
+        # larger margin
+        A, P = pc.getOperators()
+        pc.reset()
+        ksp.setOperators(A, P)
+        more = SolverOptions(ksp.getOptionsPrefix() or "", values={"mat_mumps_icntl_14": margin})
+        with options.inserted() if options is not None else contextlib.nullcontext():
+            with more.inserted():
+                ksp.setUp()
+        err = _factor_error(ksp)
+    if err and what is not None:
+        raise RuntimeError(f"the factorization of {what} failed ({_factor_words(ksp, err)})")
+    return err
 
 
 def given_options(prefix: str, options: Mapping[str, object] | None = None,
@@ -235,6 +331,12 @@ def solve_in_words(solver: PETSc.Object, what: str) -> None:
     """
     err = None
     try:
+        st = getattr(solver, "getST", None)
+        if st is not None and st().getType() == "sinvert":
+            # the shift-and-invert factorization, redone if MUMPS ran short of workspace (a
+            # failure still left: SLEPc's solve reports it)
+            solver.setUp()
+            factorize(st().getKSP())
         solver.solve()
     except (PETSc.Error, SystemError) as e:
         # a callback's (ST's, KSP's) error comes as SystemError with the PETSc error as cause

@@ -52,7 +52,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import compat
 from dolfinx_mbs.modal import eigen as modal
-from dolfinx_mbs.petsc_options import DIFFERENT, SAME, SUBSET, direct_lu
+from dolfinx_mbs.petsc_options import DIFFERENT, SAME, SUBSET, direct_lu, factorize
 
 if TYPE_CHECKING:
     pass
@@ -159,7 +159,7 @@ class ShiftedFactor:
                 self.P.axpy(s, G, structure=st)
                 self.P.axpy(s * s, M, structure=st)
             self.ksp.setOperators(self.P)
-        self.ksp.setUp()
+        factorize(self.ksp, f"P(sigma) = K + sigma G + sigma^2 M at the shift sigma = {s:g}")
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """P^-1 B for the local rows of a block B.

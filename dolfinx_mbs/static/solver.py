@@ -22,7 +22,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.frames.base import FrameState, equal_motion, key_floats
-from dolfinx_mbs.petsc_options import SAME, SUBSET, SolverOptions, direct_lu
+from dolfinx_mbs.petsc_options import SAME, SUBSET, SolverOptions, direct_lu, factorize
 from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def negative_eigenvalues(ksp: PETSc.KSP, S: PETSc.Mat) -> int:
         The count, or -1.
     """
     ksp.setOperators(S)
-    ksp.setUp()
+    factorize(ksp, "the symmetric matrix whose negative eigenvalues are counted")
     pc = ksp.getPC()
     if pc.getFactorSolverType() != "mumps":
         return -1

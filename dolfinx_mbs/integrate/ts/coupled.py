@@ -72,6 +72,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import compat
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, small_lu
+from dolfinx_mbs.petsc_options import factorize
 from dolfinx_mbs.systems.coupled_hamilton import HamiltonForm
 
 if TYPE_CHECKING:
@@ -502,7 +503,7 @@ class CoupledProblem:
                                                 self.opts.values))
             self.ksp_mass.setOperators(M)
             self.ksp_mass.setFromOptions()
-            self.ksp_mass.setUp()
+            factorize(self.ksp_mass, "the reduced mass matrix")
         self.ksp_mass.solve(b, x)
         if self.ksp_mass.getConvergedReason() <= 0:
             raise RuntimeError("Hamilton's form: the reduced mass matrix's solve failed "
@@ -521,7 +522,7 @@ class CoupledProblem:
             t, shift, self.S, None if self.ham is None else self.ham.elastic_states())
         self.ksp.setOperators(self.S)
         if self._ready:
-            self.ksp.setUp()
+            factorize(self.ksp, options=self.opts)  # a failure: the step's solve reports it
         else:
             self.opts.set_up(self.ksp)
             self._ready = True

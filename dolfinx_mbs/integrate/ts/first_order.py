@@ -23,7 +23,7 @@ from dolfinx_mbs.integrate.state_products import SteppedVelocity, apply_blocks
 from dolfinx_mbs.integrate.step_solvers import option, schur_multigrid
 from dolfinx_mbs.integrate.ts import schur_shell
 from dolfinx_mbs.integrate.ts.second_order import TSProblem
-from dolfinx_mbs.petsc_options import SAME, SUBSET
+from dolfinx_mbs.petsc_options import SAME, SUBSET, factorize
 
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
@@ -168,7 +168,7 @@ class _TwoBlockProblem(TSProblem):
             schur_shell.fill_schur(s, self.name, a, KN, self.S)
             self._set_up_solver(J, P)
             if self._inner_ready:
-                self._inner.setUp()
+                factorize(self._inner, options=self.opts)
             else:
                 self.opts.set_from_options(self._inner)
                 self.opts.set_up(self._inner)

@@ -25,7 +25,7 @@ from dolfinx_mbs.integrate.state_products import (
     second_order_residual,
 )
 from dolfinx_mbs.integrate.step_solvers import cheapest_lu, multigrid, small_lu
-from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, reason_name
+from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, factorize, reason_name
 
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
@@ -175,7 +175,7 @@ class TSProblem:
         ksp = self.ts.getSNES().getKSP()
         ksp.setOperators(J, P)
         if self._ready:
-            ksp.setUp()
+            factorize(ksp, options=self.opts)  # a failure: the step's solve reports it
         else:
             self.opts.set_up(ksp)
             self._ready = True
