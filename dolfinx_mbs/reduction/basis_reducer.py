@@ -27,7 +27,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs.constraints.base import Constraint, Rows
 from dolfinx_mbs.constraints.maggi import MaggiReducer
-from dolfinx_mbs.petsc_options import direct_lu
+from dolfinx_mbs.petsc_options import direct_lu, factorize
 from dolfinx_mbs.reduction.reduced_body import body_shapes
 
 if TYPE_CHECKING:
@@ -465,6 +465,7 @@ class BasisReducer(MaggiReducer):
             ksp = PETSc.KSP().create(self.comm)
             ksp.setOperators(G)
             direct_lu(ksp)
+            factorize(ksp, "the basis' Gram matrix T^T T")
             self._gram = (G, ksp, self.xi.create_vec(), self.xi.create_vec())
         G, ksp, b, y = self._gram
         self.T.multTranspose(x, b)

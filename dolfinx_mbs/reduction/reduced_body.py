@@ -28,7 +28,7 @@ from slepc4py import SLEPc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.petsc_options import EIGEN_PREFIX as PREFIX
-from dolfinx_mbs.petsc_options import direct_lu
+from dolfinx_mbs.petsc_options import direct_lu, factorize
 
 if TYPE_CHECKING:
     from dolfinx_mbs.assembly.full import Assembly
@@ -173,6 +173,8 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
     ksp = PETSc.KSP().create(space.comm)
     ksp.setOperators(Kii)
     direct_lu(ksp)
+    if interface.size:  # (the same on every rank) solved below: factored, or an error
+        factorize(ksp, "the stiffness of the reduced body's interior (the interface held)")
     x, rhs = Kii.createVecs()
     e = space.create_vec()
     Ke = space.create_vec()
