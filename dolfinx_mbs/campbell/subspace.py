@@ -109,9 +109,12 @@ def _same_pattern(A: PETSc.Mat, B: PETSc.Mat) -> bool:
 
 class ShiftedFactor:
     """P(sigma) = K + sigma G + sigma^2 M on one pattern for the whole sweep, and its direct
-    solver (MUMPS; LDL^T when sigma = 0 and K is symmetric): the symbolic factorization is
-    made once, each later :meth:`update` is a numeric refactorization (the pattern's nonzero
-    state is kept: K, G and M are added on the same pattern, or as subsets of the union).
+    solver (MUMPS; LDL^T while sigma = 0 and K is symmetric, LU from the first K that is not,
+    e.g. a bearing's cross-coupling that grows from 0 with the speed: LDL^T reads one
+    triangle and would factor another matrix): the symbolic factorization is made once (and
+    again at that change), each later :meth:`update` is a numeric refactorization (the
+    pattern's nonzero state is kept: K, G and M are added on the same pattern, or as subsets
+    of the union).
 
     Args:
         comm: the communicator.
@@ -123,6 +126,7 @@ class ShiftedFactor:
         self.P: PETSc.Mat | None = None
         self.ksp: PETSc.KSP | None = None
         self.same = True  # K, G, M share P's pattern (else G, M are added as subsets)
+        self.symmetric = False  # factored by LDL^T
 
     def update(self, K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat) -> None:
         """Refactor P = K + s G + s^2 M for a new pencil (s the shift).
@@ -142,12 +146,8 @@ class ShiftedFactor:
                 st = SAME if self.same else DIFFERENT
                 self.P.axpy(s, G, structure=st)
                 self.P.axpy(s * s, M, structure=st)
-            self.ksp = PETSc.KSP().create(self.comm)
-            sym = s == 0.0 and bool(K.isSymmetric(1e-13 * K.norm(PETSc.NormType.INFINITY)))
-            direct_lu(self.ksp, PETSc.PC.Type.CHOLESKY if sym else PETSc.PC.Type.LU)
-            self.ksp.setOptionsPrefix(modal.PREFIX + "block_")
-            self.ksp.setOperators(self.P)
-            self.ksp.setFromOptions()
+            self.symmetric = s == 0.0 and self._symmetric(K)
+            self._new_solver()
         else:  # the pattern (nonzero state) of P is kept: a numeric factorization only
             if self.same:
                 K.copy(self.P, structure=SAME)
@@ -158,8 +158,25 @@ class ShiftedFactor:
                 st = SAME if self.same else SUBSET
                 self.P.axpy(s, G, structure=st)
                 self.P.axpy(s * s, M, structure=st)
-            self.ksp.setOperators(self.P)
+            if self.symmetric and not self._symmetric(K):
+                self.symmetric = False
+                self.ksp.destroy()
+                self._new_solver()   # LU, a new analysis
+            else:
+                self.ksp.setOperators(self.P)
         factorize(self.ksp, f"P(sigma) = K + sigma G + sigma^2 M at the shift sigma = {s:g}")
+
+    @staticmethod
+    def _symmetric(K: PETSc.Mat) -> bool:
+        return bool(K.isSymmetric(1e-13 * K.norm(PETSc.NormType.INFINITY)))
+
+    def _new_solver(self) -> None:
+        """The direct solver of P: LDL^T when :attr:`symmetric`, else LU."""
+        self.ksp = PETSc.KSP().create(self.comm)
+        direct_lu(self.ksp, PETSc.PC.Type.CHOLESKY if self.symmetric else PETSc.PC.Type.LU)
+        self.ksp.setOptionsPrefix(modal.PREFIX + "block_")
+        self.ksp.setOperators(self.P)
+        self.ksp.setFromOptions()
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """P^-1 B for the local rows of a block B.

@@ -61,6 +61,16 @@ PREFIX = EIGEN_PREFIX
 ROWS = "mbs_rows"
 #: a root grows (is unstable) when Re(lambda) > UNSTABLE abs(lambda)
 UNSTABLE = 1e-6
+#: a PEP eigenpair counts when its backward error ||(lambda^2 M + lambda G + K) x|| /
+#: ((|lambda|^2 ||M|| + |lambda| ||G|| + ||K||) ||x||) is at most ACCEPT_FACTOR times the
+#: solver's tolerance (and ACCEPT_MAX): SLEPc's convergence test reads its Krylov estimate,
+#: which on a pencil with a singular M (the border of free rigid motions, M_b = [[M, 0],
+#: [0, 0]], has infinite eigenvalues) can pass a wrong pair: measured on the rotor of
+#: demos/rotor_instability.py, a real root 6.6e4 1/s (backward error 4.8e-3) and complex
+#: ones (3.6e-5 to 7.7e-5) beside the true ones (at most 1.9e-8; tol 1e-10)
+ACCEPT_FACTOR = 1e4
+#: the largest backward error accepted at any tolerance
+ACCEPT_MAX = 1e-5
 
 
 def _direct_st(st: SLEPc.ST) -> None:
@@ -404,11 +414,8 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     """
     n = _check(n)
     shift = checks.real(shift, "shift")
-    pep = _solve_pep(K, G, M, 2 * n, shift, tol)
-    try:
-        lam, vecs = _pairs(pep, K, n, shift)
-    finally:
-        pep.destroy()
+    lam, vecs, pep = _solved_pairs(K, G, M, n, shift, tol)
+    pep.destroy()
     negative = negative_count(K, border=border)
     if negative < 0:   # no count without MUMPS: as many as the solve shows
         negative = n if np.any(unstable(lam)) else 0
@@ -431,11 +438,9 @@ def _with_unstable(K: PETSc.Mat, G: PETSc.Mat | None, M: PETSc.Mat, n: int, lam:
     # just above s_max: the real roots lie in (0, s_max], a stable one no nearer than s_max
     target = 1.01 * s_max
     want = min(n, negative)
-    pep = _solve_pep(K, G, M, 2 * want + 2, target, tol)
-    try:
-        more, mvecs = _pairs(pep, K, want, target)
-    finally:
-        pep.destroy()
+    more, mvecs, pep = _solved_pairs(K, G, M, want, target, tol,
+                                     _solve_pep(K, G, M, 2 * want + 2, target, tol))
+    pep.destroy()
     new = unstable(more) & ~_duplicates(more, lam)
     for i in np.flatnonzero(~new):
         mvecs[i][0].destroy()
@@ -467,9 +472,7 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
         ``(lam, vecs, pep)``.
     """
     n = _check(n)
-    if pep is None:
-        pep = _solve_pep(K, G, M, 2 * n, shift, tol)
-    else:
+    if pep is not None:
         pep.setOperators(pep.getAttr(ROWS).mats([K, G, M]))
         try:
             solve_in_words(pep, "the quadratic eigenvalue solve (SLEPc PEP)")
@@ -478,27 +481,85 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
         except RuntimeError as e:  # a new solver from another vector (see _solve_pep)
             log.info("SLEPc PEP reused: %s; a new solver", e)
             pep.destroy()
-            pep = _solve_pep(K, G, M, 2 * n, shift, tol)
-    try:
-        lam, vecs = _pairs(pep, K, n, shift)
-    except RuntimeError:
-        pep.destroy()
-        raise
-    return lam, vecs, pep
+            pep = None
+    return _solved_pairs(K, G, M, n, shift, tol, pep)
+
+
+class _Short(RuntimeError):
+    """Fewer eigenpairs than requested (``missing`` of them)."""
+
+    def __init__(self, missing: int, message: str) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+
+#: solves of a PEP with more eigenvalues asked when too few of its pairs were accepted
+MORE_SOLVES = 2
+
+
+def _solved_pairs(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float, tol: float,
+                  pep: SLEPc.PEP | None = None) -> Tuple[np.ndarray, list, SLEPc.PEP]:
+    """``(lam, vecs, pep)``: :func:`_pairs` of ``pep`` (solved; None: a new PEP of 2 ``n``
+    eigenvalues); when too few are accepted, a new PEP asked for more (the missing ones and
+    2 beyond them, twice as many at the next), up to :data:`MORE_SOLVES` times. The caller
+    destroys ``pep``."""
+    nev = 2 * n
+    for attempt in range(MORE_SOLVES + 1):
+        if pep is None:
+            pep = _solve_pep(K, G, M, nev, shift, tol)
+        try:
+            lam, vecs = _pairs(pep, K, n, shift)
+            return lam, vecs, pep
+        except _Short as e:
+            nev = max(nev, pep.getDimensions()[0]) + 2 * (e.missing + 1) * 2 ** attempt
+            pep.destroy()
+            pep = None
+            if attempt == MORE_SOLVES:
+                raise RuntimeError(str(e)) from None
+            log.info("%s: solving for %d eigenvalues", e, nev)
+        except RuntimeError:
+            pep.destroy()
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def accepted_error(tol: float) -> float:
+    """The largest backward error of a PEP eigenpair taken as an eigenpair, for the solver's
+    tolerance ``tol``: :data:`ACCEPT_FACTOR` ``tol``, at most :data:`ACCEPT_MAX`.
+
+    Args:
+        tol: the solver's tolerance.
+
+    Returns:
+        The bound.
+    """
+    return min(ACCEPT_FACTOR * tol, ACCEPT_MAX)
 
 
 def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarray, list]:
-    """The ``n`` representatives nearest ``shift`` of a solved PEP's eigenpairs."""
+    """The ``n`` representatives nearest ``shift`` of a solved PEP's eigenpairs, those whose
+    backward error exceeds :func:`accepted_error` left out."""
     nconv = pep.getConverged()
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
+    # collective, the same on every rank (norms of the pencil's residual)
+    err = np.array([pep.computeError(i, SLEPc.PEP.ErrorType.BACKWARD) for i in range(nconv)])
     # the choices below must be the same on every rank
-    lam = K.getComm().tompi4py().bcast(lam, root=0)
+    lam, err = K.getComm().tompi4py().bcast((lam, err), root=0)
     scale = np.abs(lam).max()
     small = 1e-8 * scale
+    bound = accepted_error(pep.getTolerances()[0])
     keep = list(np.flatnonzero(representatives(lam, scale)))
+    wrong = [i for i in keep if not err[i] <= bound]
+    if wrong:
+        log.info("SLEPc PEP: %d converged eigenvalue(s) left out, their backward error above "
+                 "%.1e: %s", len(wrong), bound,
+                 ", ".join(f"{lam[i]:.6g} ({err[i]:.1e})" for i in wrong))
+        keep = [i for i in keep if i not in wrong]
     if len(keep) < n:
-        raise RuntimeError(f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
-                           f"represent distinct conjugate pairs; {n} requested")
+        raise _Short(n - len(keep),
+                     f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
+                     f"represent distinct conjugate pairs with a backward error below "
+                     f"{bound:.1e}; {n} requested")
     keep = sorted(keep, key=lambda i: abs(lam[i] - shift))[:n]
     signed = [lam[i].imag if lam[i].imag > small else -lam[i].real for i in keep]
     keep = [keep[j] for j in np.argsort(signed, kind="stable")]

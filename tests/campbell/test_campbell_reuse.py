@@ -114,3 +114,43 @@ def test_combined_pencil_equals_the_systems():
     sp = SweepPencil(cubic, np.array([0.0, 100.0, 300.0]))
     assert not sp.combined
     assert sp(217.0)[0] is pencil(0.0)[0]  # the system's own matrix object
+
+
+def test_shifted_factor_leaves_ldlt_when_the_stiffness_turns_unsymmetric():
+    """The sweep's factor at shift 0 starts as LDL^T on a symmetric K (a bearing's
+    cross-coupling is 0 at rest) and must factor the K of a later speed with k_xy = -k_yx
+    as it is: its solves against numpy's dense solve of the same K (LDL^T reads one
+    triangle: it solved the symmetric part instead)."""
+    from dolfinx_mbs.campbell.subspace import ShiftedFactor
+
+    n = 40
+    rng = np.random.default_rng(7)
+    S = rng.standard_normal((n, n))
+    sym = S @ S.T + n * np.eye(n)                       # symmetric positive definite
+    skew = np.zeros((n, n))
+    for i in range(0, n - 1, 2):                        # k_xy = -k_yx pairs
+        skew[i, i + 1], skew[i + 1, i] = 5.0, -5.0
+
+    def aij(dense):
+        A = PETSc.Mat().createAIJ([n, n], comm=MPI.COMM_WORLD)
+        A.setPreallocationNNZ(n)
+        r0, r1 = A.getOwnershipRange()
+        for i in range(r0, r1):
+            A.setValues([i], np.arange(n, dtype=PETSc.IntType), dense[i])
+        A.assemble()
+        return A
+
+    G, M = aij(np.zeros((n, n))), aij(np.eye(n))
+    factor = ShiftedFactor(MPI.COMM_WORLD, 0.0)
+    rhs = rng.standard_normal((n, 3))
+    for dense in (sym, sym + skew, sym + 2 * skew):
+        K = aij(dense)
+        factor.update(K, G, M)
+        r0, r1 = K.getOwnershipRange()
+        X = factor.solve(rhs[r0:r1])
+        assert np.allclose(X, np.linalg.solve(dense, rhs)[r0:r1], rtol=1e-10, atol=1e-12)
+        K.destroy()
+    assert not factor.symmetric
+    factor.destroy()
+    G.destroy()
+    M.destroy()

@@ -7,6 +7,7 @@ import pytest
 import ufl
 from dolfinx import mesh as dmesh
 from mpi4py import MPI
+from petsc4py import PETSc
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs import meshes
@@ -182,6 +183,53 @@ def test_uniform_shaft_against_the_timoshenko_beam():
 
 
 # -- damping and cross-coupling: a rigid rotor ------------------------------------------------
+def test_every_reported_pair_is_an_eigenpair_of_a_damped_rotor_at_rest():
+    """The rigid rotor of the next test without cross-coupling, at rest: a passive damped
+    system, so no root grows. Its pencil (two free rigid motions, axial and torsional, held
+    by a border: a singular M, infinite eigenvalues) made SLEPc pass roots with backward
+    errors of 1e-5 to 1e-2 beside true ones of 1e-8 (a real root +2.6e5 1/s on the demo's
+    mesh). Every pair of the 10 nearest 0 has, by an explicit residual, at most the accepted
+    backward error, no growth (Re lambda <= 1e-6 |lambda|, the package's test: the
+    undamped axial and torsional modes have a real part of round-off), and the lowest ones are the cylindrical whirl's
+    closed form m lam^2 + 2c lam + 2k = 0."""
+    from slepc4py import SLEPc  # noqa: F401  (the PEP's module, for the error type)
+
+    from dolfinx_mbs.modal import eigen
+    from dolfinx_mbs.systems.rigid_modes import rigid_subspace
+
+    kb, cb = 2e6, 400.0
+    model = jeffcott(kb=kb, cb=cb, E=STEEL["E"] * 300, shaft_density=STEEL["density"], m=5.0,
+                     Ip=0.025, Id=0.0127, radius=0.03, size=0.025)
+    m = 5.0 + STEEL["density"] * section(model.bodies[0].mesh)[0] * L_J
+    system = model.system()
+    rigid = rigid_subspace(system, 0.0)
+    assert rigid is not None and rigid.dim == 2
+    K, G, M = rigid.border(*system.pencil(0.0, 6, "damping"))
+    tol = 1e-10
+    lam, vecs = eigen.gyroscopic_modes(K, G, M, 10, tol=tol, border=rigid.dim)
+    norms = [A.norm(PETSc.NormType.INFINITY) for A in (K, G, M)]
+    for li, (xr, xi) in zip(lam, vecs):
+        r = []
+        for A in (K, G, M):
+            ar, ai = A.createVecLeft(), A.createVecLeft()
+            A.mult(xr, ar)
+            A.mult(xi, ai)
+            r.append(ar.getArray() + 1j * ai.getArray())
+        res = r[0] + li * r[1] + li**2 * r[2]
+        x = xr.getArray() + 1j * xi.getArray()
+        num = np.sqrt(MPI.COMM_WORLD.allreduce(np.sum(np.abs(res) ** 2)))
+        xn = np.sqrt(MPI.COMM_WORLD.allreduce(np.sum(np.abs(x) ** 2)))
+        err = num / ((norms[0] + abs(li) * norms[1] + abs(li) ** 2 * norms[2]) * xn)
+        assert err <= eigen.accepted_error(tol), (li, err)
+        assert li.real <= eigen.UNSTABLE * abs(li), li   # no growth (round-off on undamped)
+    low = np.roots([m, 2 * cb, 2 * kb])
+    low = low[low.imag > 0][0]
+    assert np.all(np.abs(lam[:2] - low) < 2e-3 * abs(low)), (lam[:2], low)
+    for xr, xi in vecs:
+        xr.destroy()
+        xi.destroy()
+
+
 def test_log_dec_and_onset_of_instability_of_a_rigid_rotor():
     """A stiff shaft with a disk on two bearings (k, c each, cross-coupling kxy = -kyx = q
     Omega, tabulated over speed): its cylindrical whirl is m lam^2 + 2c lam + 2k -/+ 2i q Omega
