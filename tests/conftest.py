@@ -27,3 +27,15 @@ def collective_cleanup():
     if hasattr(PETSc, "garbage_cleanup"):
         PETSc.garbage_cleanup()
     MPI.COMM_WORLD.Barrier()
+
+
+@pytest.fixture
+def database():
+    """The global options database; entries a test puts in it go afterwards."""
+    from petsc4py import PETSc
+
+    db = PETSc.Options()
+    before = set(db.getAll())
+    yield db
+    for key in set(db.getAll()) - before:
+        db.delValue(key)

@@ -16,15 +16,6 @@ PREFIX = "t_factor_"
 N = 600
 
 
-@pytest.fixture
-def database():
-    """The global options database; entries a test puts in it go afterwards."""
-    db = PETSc.Options()
-    before = set(db.getAll())
-    yield db
-    for key in set(db.getAll()) - before:
-        db.delValue(key)
-
 
 def zero_diagonal(n=N, singular=False, diagonal=0.0):
     """An n x n matrix with a zero diagonal (1 above it, -1 below, a weak scattered entry in

@@ -22,15 +22,6 @@ def end_loaded_rod(n=4, degree=1):
     return model
 
 
-@pytest.fixture
-def database():
-    """The global options database; entries a test puts in it under ``mbs_`` go afterwards."""
-    db = PETSc.Options()
-    before = set(db.getAll())
-    yield db
-    for key in set(db.getAll()) - before:
-        db.delValue(key)
-
 
 def test_solver_options_order_and_exact_restore(database):
     """Inside the block: database over defaults, values over both; afterwards every entry is

@@ -9,7 +9,6 @@ import dolfinx.mesh as dmesh
 import numpy as np
 import pytest
 from mpi4py import MPI
-from petsc4py import PETSc
 
 import dolfinx_mbs as mbs
 
@@ -36,15 +35,6 @@ def run(formulation, options=None, result=False):
                                 probes=[(1.0, 0.0, 0.0)], options=options, progress=False)
     return r if result else r.probes
 
-
-@pytest.fixture
-def database():
-    """The global options database; entries a test puts in it go afterwards."""
-    db = PETSc.Options()
-    before = set(db.getAll())
-    yield db
-    for key in set(db.getAll()) - before:
-        db.delValue(key)
 
 
 @pytest.mark.parametrize("formulation", FORMS)
