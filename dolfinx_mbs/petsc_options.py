@@ -333,10 +333,15 @@ def solve_in_words(solver: PETSc.Object, what: str) -> None:
     try:
         st = getattr(solver, "getST", None)
         if st is not None and st().getType() == "sinvert":
-            # the shift-and-invert factorization, redone if MUMPS ran short of workspace (a
-            # failure still left: SLEPc's solve reports it)
-            solver.setUp()
-            factorize(st().getKSP())
+            # SLEPc raises when its shift-and-invert factorization fails: one that MUMPS ran
+            # short of workspace is made again (factorize), and the set-up resumed
+            try:
+                solver.setUp()
+            except (PETSc.Error, SystemError):
+                if _factor_error(st().getKSP()) not in MUMPS_WORKSPACE_ERRORS:
+                    raise
+                factorize(st().getKSP())
+                solver.setUp()
         solver.solve()
     except (PETSc.Error, SystemError) as e:
         # a callback's (ST's, KSP's) error comes as SystemError with the PETSc error as cause

@@ -541,19 +541,20 @@ def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarr
     backward error exceeds :func:`accepted_error` left out."""
     nconv = pep.getConverged()
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
-    # collective, the same on every rank (norms of the pencil's residual)
-    err = np.array([pep.computeError(i, SLEPc.PEP.ErrorType.BACKWARD) for i in range(nconv)])
     # the choices below must be the same on every rank
-    lam, err = K.getComm().tompi4py().bcast((lam, err), root=0)
+    comm = K.getComm().tompi4py()
+    lam = comm.bcast(lam, root=0)
     scale = np.abs(lam).max()
     small = 1e-8 * scale
     bound = accepted_error(pep.getTolerances()[0])
     keep = list(np.flatnonzero(representatives(lam, scale)))
-    wrong = [i for i in keep if not err[i] <= bound]
+    # collective (norms of the pencil's residual), one per conjugate pair
+    err = comm.bcast([pep.computeError(i, SLEPc.PEP.ErrorType.BACKWARD) for i in keep], root=0)
+    wrong = [i for i, e in zip(keep, err) if not e <= bound]
     if wrong:
         log.info("SLEPc PEP: %d converged eigenvalue(s) left out, their backward error above "
                  "%.1e: %s", len(wrong), bound,
-                 ", ".join(f"{lam[i]:.6g} ({err[i]:.1e})" for i in wrong))
+                 ", ".join(f"{lam[i]:.6g} ({e:.1e})" for i, e in zip(keep, err) if i in wrong))
         keep = [i for i in keep if i not in wrong]
     if len(keep) < n:
         raise _Short(n - len(keep),

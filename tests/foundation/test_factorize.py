@@ -167,3 +167,47 @@ def test_krylov_solver_passes_through():
     assert np.allclose(x.array, np.linalg.solve(dense, np.ones(50))[r0:r1], atol=1e-10)
     for obj in (b, x, ksp, A):
         obj.destroy()
+
+
+def test_shift_and_invert_eigensolve_factored_again(database):
+    """SLEPc's shift-and-invert factors inside its set-up: with the starved MUMPS options on
+    its ST's solver, ``solve_in_words`` factors again and the eigenvalues nearest 0 equal
+    numpy's dense ones of the same matrix (the plain solve fails: it is the case)."""
+    from slepc4py import SLEPc
+
+    from dolfinx_mbs.petsc_options import solve_in_words
+
+    A, dense = zero_diagonal(300)
+
+    def eps_of(prefix):
+        for key, value in {"mat_mumps_icntl_14": 0, "mat_mumps_icntl_6": 0,
+                           "mat_mumps_icntl_7": 0, "mat_mumps_icntl_8": 0,
+                           "mat_mumps_cntl_1": 1.0}.items():
+            database[prefix + "st_" + key] = value
+        eps = SLEPc.EPS().create(MPI.COMM_WORLD)
+        eps.setOperators(A)
+        eps.setProblemType(SLEPc.EPS.ProblemType.NHEP)
+        eps.setDimensions(nev=4)
+        eps.setTarget(0.0)
+        eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
+        st = eps.getST()
+        st.setType(SLEPc.ST.Type.SINVERT)
+        direct_lu(st.getKSP())
+        eps.setOptionsPrefix(prefix)
+        eps.setFromOptions()
+        return eps
+
+    plain = eps_of("t_plain_")
+    with pytest.raises((PETSc.Error, SystemError)):
+        plain.solve()
+    plain.destroy()
+    eps = eps_of(PREFIX)
+    solve_in_words(eps, "the test eigensolve")
+    assert eps.getConverged() >= 4
+    lam = np.array([complex(eps.getEigenvalue(i)) for i in range(4)])
+    ref = np.linalg.eigvals(dense)
+    ref = ref[np.argsort(np.abs(ref))][:8]
+    for x in lam:
+        assert np.min(np.abs(ref - x)) < 1e-8 * np.abs(ref).max(), (x, ref)
+    eps.destroy()
+    A.destroy()

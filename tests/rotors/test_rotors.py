@@ -190,10 +190,8 @@ def test_every_reported_pair_is_an_eigenpair_of_a_damped_rotor_at_rest():
     errors of 1e-5 to 1e-2 beside true ones of 1e-8 (a real root +2.6e5 1/s on the demo's
     mesh). Every pair of the 10 nearest 0 has, by an explicit residual, at most the accepted
     backward error, no growth (Re lambda <= 1e-6 |lambda|, the package's test: the
-    undamped axial and torsional modes have a real part of round-off), and the lowest ones are the cylindrical whirl's
-    closed form m lam^2 + 2c lam + 2k = 0."""
-    from slepc4py import SLEPc  # noqa: F401  (the PEP's module, for the error type)
-
+    undamped axial and torsional modes have a real part of round-off), and the lowest ones
+    are the cylindrical whirl's closed form m lam^2 + 2c lam + 2k = 0."""
     from dolfinx_mbs.modal import eigen
     from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 
