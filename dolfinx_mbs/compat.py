@@ -47,6 +47,7 @@ __all__ = [
     "mat_solve",
     "cell_table",
     "geometry_dofmap",
+    "geometry_degree",
     "cell_type_name",
     "vtk_mesh",
 ]
@@ -181,6 +182,22 @@ def space_degree(V: FunctionSpace) -> int:
     if d is None:  # UFL of DOLFINx 0.5
         d = e.degree()
     return int(d)
+
+
+def geometry_degree(mesh: Mesh) -> int:
+    """The degree of a mesh's coordinate element: 1 for straight-sided cells, 2 for curved
+    (second-order) ones. DOLFINx 0.10 holds the coordinate elements as ``cmaps``, earlier
+    versions one ``cmap``.
+
+    Args:
+        mesh: the mesh.
+
+    Returns:
+        The degree.
+    """
+    g = mesh.geometry
+    cmaps = getattr(g, "cmaps", None)
+    return int((cmaps[0] if cmaps else g.cmap).degree)
 
 
 #: compiled forms of this process by UFL signature (:func:`form`)

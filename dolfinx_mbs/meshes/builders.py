@@ -44,6 +44,7 @@ from dolfinx_mbs.meshes.geometries import (
     TIP,
     cell_counts,
     check_rotor,
+    check_order,
     check_shaft,
     check_sizes,
     gmsh_options,
@@ -180,7 +181,7 @@ def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
           shaft_radius: float = 0.02, disk_radius: float = 0.12, disk_thickness: float = 0.02,
           disk_position: float = 0.4, size: float = 0.015, blades: int = 0,
           blade_length: float = 0.08, blade_width: float = 0.03,
-          blade_thickness: float = 0.004) -> Meshes:
+          blade_thickness: float = 0.004, order: int = 2) -> Meshes:
     """A shaft along z from 0 to ``shaft_length`` with a disk centred at ``disk_position``,
     optionally with ``blades`` flat radial blades on the disk's rim (a bladed disk).
     Tetrahedra of characteristic size ``size`` (finer on the blades), made with gmsh's
@@ -199,21 +200,24 @@ def rotor(comm: MPI.Comm = MPI.COMM_WORLD, shaft_length: float = 0.6,
         blade_length: the blades' radial length (m).
         blade_width: the blades' width (m).
         blade_thickness: the blades' thickness (m).
+        order: the cells' geometric order: 2 (the default: second-order tetrahedra whose
+            faces follow the round surfaces) or 1 (straight-sided: a polygonal section).
 
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
     """
+    check_order(order)
     args: Dict[str, Any] = dict(
                 shaft_length=shaft_length, shaft_radius=shaft_radius, disk_radius=disk_radius,
                 disk_thickness=disk_thickness, disk_position=disk_position, size=size,
                 blades=blades, blade_length=blade_length, blade_width=blade_width,
                 blade_thickness=blade_thickness)
     check_rotor(**args)  # on every rank
-    return _distribute(comm, "rotor", lambda: rotor_model(**args), 3)
+    return _distribute(comm, "rotor", lambda: rotor_model(**args, order=order), 3)
 
 
 def shaft(comm: MPI.Comm = MPI.COMM_WORLD, length: float = 1.0, radius: float = 0.02,
-          size: float = 0.01, cuts: Sequence[float] = ()) -> Meshes:
+          size: float = 0.01, cuts: Sequence[float] = (), order: int = 2) -> Meshes:
     """A solid circular shaft along z from 0 to ``length`` (tetrahedra of size ``size``),
     cut at the axial positions ``cuts`` into segments whose lateral surfaces are tagged apart
     (journals and disk seats). Cell tag :data:`BODY`; facet tags :data:`BEARING_A` (z = 0),
@@ -226,12 +230,18 @@ def shaft(comm: MPI.Comm = MPI.COMM_WORLD, length: float = 1.0, radius: float = 
         radius: the radius (m).
         size: the characteristic cell size (m).
         cuts: axial positions (m) of the cross-sections the mesh contains.
+        order: the cells' geometric order: 2 (the default: second-order tetrahedra whose
+            faces follow the round surface, so the section's area and second moment are
+            those of the circle) or 1 (straight-sided: a polygonal section whose area and
+            second moment fall short of the circle's, and the frequencies with them).
 
     Returns:
         (mesh, cell_tags, facet_tags), distributed over ``comm``.
     """
     check_shaft(length, radius, size, cuts)
-    return _distribute(comm, "shaft", lambda: shaft_model(length, radius, size, cuts), 3)
+    check_order(order)
+    return _distribute(comm, "shaft", lambda: shaft_model(length, radius, size, cuts, order),
+                       3)
 
 
 def twisted_blade(comm: MPI.Comm = MPI.COMM_WORLD, span: float = 0.3, chord: float = 0.05,

@@ -91,6 +91,24 @@ def cell_counts(cells: Sequence[int], n: int, name: str) -> Tuple[int, ...]:
     return c
 
 
+def check_order(order: int) -> int:
+    """Check a mesh's geometric order (1: straight-sided cells, 2: curved).
+
+    Args:
+        order: the order asked for.
+
+    Returns:
+        The order as an int.
+
+    Raises:
+        ValueError: an order other than 1 or 2.
+    """
+    if isinstance(order, bool) or order not in (1, 2):
+        raise ValueError(f"order must be 1 (straight-sided cells) or 2 (curved cells, the "
+                         f"default for round geometries), got {checks.shown(order)}")
+    return int(order)
+
+
 def check_rotor(shaft_length: float, shaft_radius: float, disk_radius: float, disk_thickness: float,
                 disk_position: float, size: float, blades: int, blade_length: float,
                 blade_width: float, blade_thickness: float) -> None:
@@ -129,7 +147,7 @@ def check_rotor(shaft_length: float, shaft_radius: float, disk_radius: float, di
 def rotor_model(shaft_length: float = 0.6, shaft_radius: float = 0.02, disk_radius: float = 0.12,
                 disk_thickness: float = 0.02, disk_position: float = 0.4, size: float = 0.015,
                 blades: int = 0, blade_length: float = 0.08, blade_width: float = 0.03,
-                blade_thickness: float = 0.004) -> None:
+                blade_thickness: float = 0.004, order: int = 2) -> None:
     """The rotor of :func:`rotor` (same arguments), meshed in gmsh's current model.
 
     Args:
@@ -143,12 +161,14 @@ def rotor_model(shaft_length: float = 0.6, shaft_radius: float = 0.02, disk_radi
         blade_length: the blades' radial length (m).
         blade_width: the blades' width (m).
         blade_thickness: the blades' thickness (m).
+        order: the cells' geometric order: 2 (curved, on the round surfaces) or 1.
     """
     import gmsh
     import numpy as np
 
     check_rotor(shaft_length, shaft_radius, disk_radius, disk_thickness, disk_position, size,
                  blades, blade_length, blade_width, blade_thickness)
+    order = check_order(order)
     occ = gmsh.model.occ
     shaft = occ.addCylinder(0, 0, 0, 0, 0, shaft_length, shaft_radius)
     z0 = disk_position - disk_thickness / 2
@@ -179,6 +199,7 @@ def rotor_model(shaft_length: float = 0.6, shaft_radius: float = 0.02, disk_radi
                   **({"Mesh.CharacteristicLengthMin": min(size, blade_thickness)}
                      if blades else {})):
         gmsh.model.mesh.generate(3)
+        gmsh.model.mesh.setOrder(order)
 
 
 def twisted_blade_model(span: float = 0.3, chord: float = 0.05, thickness: float = 0.004,
@@ -278,7 +299,7 @@ def check_shaft(length: float, radius: float, size: float,
 
 
 def shaft_model(length: float = 1.0, radius: float = 0.02, size: float = 0.01,
-                cuts: Sequence[float] = ()) -> None:
+                cuts: Sequence[float] = (), order: int = 2) -> None:
     """The shaft of :func:`dolfinx_mbs.meshes.shaft`, meshed in gmsh's current model.
 
     Args:
@@ -286,10 +307,12 @@ def shaft_model(length: float = 1.0, radius: float = 0.02, size: float = 0.01,
         radius: the radius (m).
         size: the characteristic cell size (m).
         cuts: axial positions (m) of the cross-sections the mesh contains.
+        order: the cells' geometric order: 2 (curved, on the round surface) or 1.
     """
     import gmsh
 
     c = check_shaft(length, radius, size, cuts)
+    order = check_order(order)
     occ = gmsh.model.occ
     z = (0.0,) + c + (float(length),)
     pieces = [(3, occ.addCylinder(0, 0, z0, 0, 0, z1 - z0, radius)) for z0, z1 in
@@ -317,3 +340,4 @@ def shaft_model(length: float = 1.0, radius: float = 0.02, size: float = 0.01,
             t, f"segment{t - SHAFT_SEGMENT}"))
     with gmsh_options(**{"Mesh.CharacteristicLengthMax": size}):
         gmsh.model.mesh.generate(3)
+        gmsh.model.mesh.setOrder(order)
