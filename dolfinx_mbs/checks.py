@@ -22,10 +22,17 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = ["shown", "real", "positive", "vector", "point3", "unit_axis", "raise_everywhere",
-           "collective"]
+           "collective", "SmallDisplacementWarning"]
 
 #: arrays longer than this are shown by their shape and first entries
 SHOWN_ENTRIES = 12
+
+
+class SmallDisplacementWarning(UserWarning):
+    """A result past the range of the small-displacement (linear) model it came from: a body
+    rotated relative to its frame by more than a tenth of a radian or so
+    (:mod:`dolfinx_mbs.integrate.motion_range`), a rotor whirling on an orbit of that slope
+    (:func:`dolfinx_mbs.rotors.unbalance_response`)."""
 
 
 def shown(value: object) -> str:

@@ -31,6 +31,8 @@ __all__ = ["Bearing", "Disk", "Unbalance", "COEFFICIENTS"]
 COEFFICIENTS = ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy")
 #: the optional axial and tilting coefficients (isotropic, constant)
 EXTRA = ("kzz", "czz", "ktilt", "ctilt")
+#: the direct coefficients: a passive support has none negative
+DIRECT = ("kxx", "kyy", "cxx", "cyy", "kzz", "czz", "ktilt", "ctilt")
 
 _ids = itertools.count()
 
@@ -117,6 +119,14 @@ class Bearing(_Attachment):
         for key in COEFFICIENTS:
             self.table[key] = self._coefficient(key, coefficients.get(key, 0.0))
         self.extra = {k: checks.real(coefficients.get(k, 0.0), f"bearing {k}") for k in EXTRA}
+        label = f"bearing {name!r}" if name else "bearing"
+        for key in DIRECT:
+            v = self.table[key] if key in self.table else np.asarray([self.extra[key]])
+            if np.any(v < 0.0):
+                raise ValueError(f"{label} on body {body.name!r}: {key} must not be negative "
+                                 f"(a direct stiffness or damping pushes the journal along "
+                                 f"its motion; a passive support has none), got "
+                                 f"{v.tolist() if v.size > 1 else float(v[0])!r}")
         self.extrapolate = bool(extrapolate)
         #: the body of the housing (None: the ground)
         self.other: Body | None = other
@@ -327,6 +337,11 @@ class Disk(_Attachment):
         for key, v in (("mass", mass), ("polar", polar), ("diametral", diametral)):
             if checks.real(v, f"disk {key}") < 0.0:
                 raise ValueError(f"disk {key} must be >= 0, got {v!r}")
+        if float(polar) > 2.0 * float(diametral) * (1.0 + 1e-9):
+            raise ValueError(f"disk{' ' + repr(name) if name else ''}: polar={polar!r} exceeds "
+                             f"twice diametral={diametral!r}; no rigid body has such moments "
+                             "(its principal moments I_d, I_d, I_p keep the triangle inequality "
+                             "I_p <= 2 I_d, a thin disk's I_p = 2 I_d)")
         self.mass, self.polar, self.diametral = float(mass), float(polar), float(diametral)
         super().__init__(body, facets, where, name)
 

@@ -40,19 +40,15 @@ mode whose eigenvalue lies several steps away.) The assignment minimises the tot
 and tracked, so that a branch is not lost when a higher mode enters the lowest ``n``.
 ``mac`` records the MAC of each branch with its previous speed.
 
-**Whirl.** For x = a + i b the motion of a node is Re(x e^{i w t}) = a cos wt - b sin wt, an
-ellipse traversed about the direction -(a x b). Weighted with the consistent mass matrix M of
-the full (expanded) displacement, the orbit sense about the spin axis e is
-
-    h = Im(x^H M J x) / (x^H M P x) = 2 a^T M J b / (a^T M P a + b^T M P b)   in [-1, 1],
-
-J = e x (per node), P = I - e e^T (motion across the axis); only bodies in ConstantSpin frames
-(each with its own axis) count. h = +1 is a circular orbit in the sense of the spin, -1
-against it, 0 a straight-line (standing) orbit. ``whirl`` is sign(h) relative to the spin
-direction when abs(h) > ``whirl_tol``, else 0 (and 0 at zero speed, where the two members of a
-bending pair are degenerate and any combination is an eigenvector). It is the orbit sense in
-the *rotating* frame: +1 (forward) for the w0 - Omega branch of a shaft below its critical
-speed, -1 (backward) for the w0 + Omega branch.
+**Whirl and kind** (:mod:`dolfinx_mbs.campbell.shapes`). The mass-weighted orbit sense h of
+each mode about the spin axis of the bodies that spin (h = +1 a circular orbit in the sense of
+the spin, -1 against it, 0 a straight line), and what the mode does to that axis: "lateral"
+(its line moves: bending, whirl), "torsional", "axial" or "other". ``whirl`` is sign(h)
+relative to the spin direction for lateral (and other) modes when abs(h) > ``whirl_tol`` and
+no other mode has the same eigenvalue, else 0; torsional and axial modes do not whirl (0),
+and every mode at zero speed has 0 (the two members of a bending pair are degenerate there).
+It is the orbit sense in the *rotating* frame: +1 (forward) for the w0 - Omega branch of a
+shaft below its critical speed, -1 (backward) for the w0 + Omega branch.
 
 **Stationary frame.** For an axisymmetric rotor (or one with cyclic symmetry of order 3 or
 more), a whirl mode of rotating-frame frequency w and sense d = ``whirl`` is seen from the
@@ -86,10 +82,10 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.campbell.pencil import SweepPencil, speed_terms
+from dolfinx_mbs.campbell.shapes import ModeShapes, kinds_of
 from dolfinx_mbs.campbell.subspace import SubspaceSolver, block_mult
 from dolfinx_mbs.campbell.table import CampbellTable
 from dolfinx_mbs.frames.axis import ConstantSpin
-from dolfinx_mbs.frames.base import skew
 from dolfinx_mbs.frames.computed import Hinge
 from dolfinx_mbs.frames.stationary import Stationary
 from dolfinx_mbs.modal import eigen as modal
@@ -98,7 +94,6 @@ from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from dolfinx_mbs.constraints.maggi import MaggiReducer
     from dolfinx_mbs.frames.base import Frame
     from dolfinx_mbs.systems.rigid_modes import RigidSubspace
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
@@ -144,50 +139,6 @@ def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
     return comm.bcast(comm.reduce(local, op=MPI.SUM, root=0), root=0)
 
 
-class _Whirl:
-    """The mass-weighted orbit sense h of full displacement vectors (module docstring)."""
-
-    def __init__(self, system: SecondOrderSystem) -> None:
-        space = system.space
-        self.blocks = []
-        for ib, body in enumerate(system.bodies):
-            if _spins(body.frame):
-                g = body.gdim
-                e = body.frame.axis  # invariant under the spin: also its local components
-                J = skew(e)[:g, :g]
-                P = (np.eye(3) - np.outer(e, e))[:g, :g]
-                self.blocks.append((slice(space.offsets[ib], space.offsets[ib + 1]), g, J, P))
-
-    def local_terms(self, red: MaggiReducer, M: PETSc.Mat, Z: np.ndarray) -> np.ndarray:
-        """This rank's parts of (2 a^T M J b, a^T M P a + b^T M P b, a^T M a + b^T M b) of
-        each mode, with M symmetric (the full space's mass).
-
-        Args:
-            red: the system's reducer (full = A reduced).
-            M: the full space's mass matrix.
-            Z: this rank's rows of the reduced vectors: the k real parts a, then the k
-                imaginary parts b.
-
-        Returns:
-            (k, 3): this rank's parts of the three sums of each mode.
-        """
-        k = Z.shape[1] // 2
-        F = block_mult(red.A, Z)        # the full vectors (homogeneous: A q)
-        MF = block_mult(M, F)
-        a, b, Ma, Mb = F[:, :k], F[:, k:], MF[:, :k], MF[:, k:]
-        out = np.zeros((k, 3))
-        for sl, g, J, P in self.blocks:
-            # the blocks' nodes: rows (node, component) of each column
-            bs = b[sl].reshape(-1, g, k)
-            Jb = np.einsum("ij,njk->nik", J, bs).reshape(-1, k)
-            Pa = np.einsum("ij,njk->nik", P, a[sl].reshape(-1, g, k)).reshape(-1, k)
-            Pb = np.einsum("ij,njk->nik", P, bs).reshape(-1, k)
-            out[:, 0] += 2.0 * np.sum(Ma[sl] * Jb, axis=0)
-            out[:, 1] += np.sum(Ma[sl] * Pa, axis=0) + np.sum(Mb[sl] * Pb, axis=0)
-        out[:, 2] = np.sum(Ma * a, axis=0) + np.sum(Mb * b, axis=0)
-        return out
-
-
 class _Tracker:
     """Follows ``m`` branches across the speeds by MAC and eigenvalue continuity."""
 
@@ -197,13 +148,14 @@ class _Tracker:
         self.speeds: List[float] = []
         self.lam: List[np.ndarray] = []   # representatives (Im >= 0), branch order
         self.h: List[np.ndarray] = []
+        self.f: List[np.ndarray] = []      # lateral, torsional, axial fractions
         self.mac: List[np.ndarray] = []
         self.oriented: List[np.ndarray] = []  # the orientation that continues each branch
         self.X: np.ndarray | None = None   # local parts of the oriented vectors
         self.nx: np.ndarray | None = None  # x^H M_r x
 
     def add(self, speed: float, lam: np.ndarray, Y: np.ndarray, MY: np.ndarray,
-            h: np.ndarray) -> None:
+            h: np.ndarray, f: np.ndarray) -> None:
         ny = _allsum(self.comm, np.real(np.sum(np.conj(Y) * MY, axis=0)))
         if self.X is None:
             cols = np.arange(self.m)
@@ -238,6 +190,7 @@ class _Tracker:
         self.oriented.append(np.where(conj, np.conj(lam_b), lam_b))
         self.lam.append(lam_b)
         self.h.append(h[cols])
+        self.f.append(f[cols])
         self.mac.append(mac)
         self.speeds.append(float(speed))
 
@@ -286,7 +239,7 @@ class _BorderedTerms:
 
 def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
              engine_orders: Sequence[int] = (1, 2), t: float = 0.0, shift: float = 0.0,
-             n_extra: int | None = None, damping: bool | None = None, whirl_tol: float = 0.25,
+             n_extra: int | None = None, damping: bool | None = None, whirl_tol: float = 0.05,
              stability_tol: float = 1e-6, tol: float = 1e-10) -> CampbellTable:
     """The Campbell diagram of ``system``: its ``n`` lowest modes over the spin ``speeds``.
 
@@ -311,7 +264,11 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
             become decay rates, the table's ``log_dec`` that of the damped modes). Default
             (None): with damping for bodies in ``frames.Stationary`` frames (a rotor on
             bearings), without otherwise.
-        whirl_tol: abs(whirl index) below which the whirl is reported as undetermined (0).
+        whirl_tol: abs(whirl index) at or below which the whirl is reported as undetermined
+            (0): 0.05 is an elliptic orbit of axes 1 : 40 (an anisotropic bearing's
+            elliptic orbits keep their sense; a straight line has none). A mode with a
+            partner of the same eigenvalue (to 1e-6) has none either: any combination of the
+            two is a mode.
         stability_tol: a mode is unstable when Re(lambda) > stability_tol abs(lambda).
         tol: eigensolver tolerance.
 
@@ -368,7 +325,7 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
             raise ValueError(f"n={n} exceeds the {red.n_reduced - rigid.dim} elastic dofs of "
                              f"the model ({rigid.dim} free rigid-body motions)")
         m = min(m, red.n_reduced - rigid.dim)
-    whirl = _Whirl(system)
+    shapes = ModeShapes(system, spinning)
     coupling = "damping" if damping else "gyroscopic"
 
     def pencil(speed: float) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
@@ -412,10 +369,8 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
             Y = Z[:, :k] + 1j * Z[:, k:]
             MZ = block_mult(Mr, Z)   # one pass over M for all the vectors
             MY = MZ[:, :k] + 1j * MZ[:, k:]
-            terms = _allsum(comm, whirl.local_terms(red, Mf, Z))
-            moving = terms[:, 1] > 1e-12 * terms[:, 2]
-            h = np.where(moving, terms[:, 0] / np.where(moving, terms[:, 1], 1.0), 0.0)
-            tracker.add(speed, lam, Y, MY, h)
+            terms = _allsum(comm, shapes.local_terms(red, Mf, Z))
+            tracker.add(speed, lam, Y, MY, shapes.whirl_index(terms), shapes.fractions(terms))
         log.info("Campbell sweep: %d speeds, %d by block solves (%d blocks, %d "
                  "factorizations), %d by SLEPc PEP", len(W), solver.stats["block"],
                  solver.stats["blocks"], solver.stats["factorizations"], solver.stats["slepc"])
@@ -433,14 +388,24 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
 
 def _table(tr: _Tracker, W: np.ndarray, n: int, orders: Tuple[int, ...], whirl_tol: float,
            stability_tol: float, comm: MPI.Comm, stationary: bool = False) -> CampbellTable:
-    lam = np.array(tr.lam)[:, :n]
+    every = np.array(tr.lam)
+    lam = every[:, :n]
     h = np.array(tr.h)[:, :n]
+    # a degenerate pair (equal eigenvalues) has no definite orbit: whirl undetermined
+    gap = np.abs(lam[:, :, None] - every[:, None, :])
+    gap[:, np.arange(n), np.arange(n)] = np.inf
+    degenerate = np.any(gap <= 1e-6 * np.abs(lam)[:, :, None], axis=2)
+    fractions = np.array(tr.f)[:, :n]
+    kind = kinds_of(fractions)
     mac = np.array(tr.mac)[:, :n]
     scale = np.abs(lam).max(axis=1, keepdims=True)
     real = np.abs(lam.imag) <= 1e-8 * np.maximum(scale, np.finfo(float).tiny)
     freq = modal.signed_frequencies(lam)
     spin = np.sign(W)[:, None]
-    sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0), np.sign(h) * spin, 0.0)
+    # torsional and axial modes do not whirl: the same frequency in both frames
+    turns = (kind != "torsional") & (kind != "axial")
+    sense = np.where((np.abs(h) > whirl_tol) & ~real & (spin != 0.0) & turns & ~degenerate,
+                     np.sign(h) * spin, 0.0)
     whirl = sense.astype(int)
     if stationary:  # the frequencies are the ground's already
         ground, whirl_st = freq.copy(), whirl.copy()
@@ -452,6 +417,7 @@ def _table(tr: _Tracker, W: np.ndarray, n: int, orders: Tuple[int, ...], whirl_t
     table = CampbellTable(speeds=W.copy(), eigenvalues=lam, frequencies=freq, growth=lam.real,
                           whirl=whirl, whirl_index=h, stationary=ground,
                           whirl_stationary=whirl_st, stable=stable, mac=mac,
-                          engine_orders=orders, critical_speeds=[], rank=comm.rank)
+                          engine_orders=orders, critical_speeds=[], rank=comm.rank,
+                          kind=kind, fractions=fractions)
     table.critical_speeds = table.crossings("stationary")
     return table

@@ -4,9 +4,18 @@ with the engine-order lines k Omega (:class:`CriticalSpeed`). The quantities (wh
 stationary frame, sign conventions) are defined in :mod:`dolfinx_mbs.campbell`. Units: rad/s
 for speeds and frequencies, except where a name or label says rpm or Hz.
 
-**Critical speeds** are the speeds where a stationary-frame branch crosses an engine-order line
-k Omega, by linear interpolation between sweep points (its error is second order in the speed
-step; for an axisymmetric rotor the stationary branches are nearly straight lines).
+**Critical speeds** are the speeds where a stationary-frame branch of a *lateral* mode crosses
+an engine-order line k Omega, by linear interpolation between sweep points (its error is second
+order in the speed step; for an axisymmetric rotor the stationary branches are nearly straight
+lines). An unbalance or a misalignment excites the shaft's line across its axis: torsional and
+axial modes (:mod:`dolfinx_mbs.campbell.shapes`) cross the lines without a resonance of that
+excitation and are not counted (:meth:`CampbellTable.crossings` with ``kinds=None`` counts
+every branch).
+
+**Columns are branches, not frequency order.** Column j follows one mode from the first speed
+to the last (ordered by frequency at the first speed only); branches of different whirl cross,
+so at later speeds the columns need not be in ascending frequency:
+:meth:`CampbellTable.in_frequency_order` gives each speed's order.
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ class CriticalSpeed:
         frequency: k abs(Omega) (rad/s).
         whirl: +1 forward, -1 backward, 0 undetermined (the branch's whirl on both sides of
             the crossing, in the frame of the crossing; 0 if it differs).
+        kind: the branch's kind at the crossing ("lateral", "torsional", "axial", "other";
+            :mod:`dolfinx_mbs.campbell.shapes`).
     """
 
     mode: int
@@ -45,12 +56,14 @@ class CriticalSpeed:
     speed: float
     frequency: float
     whirl: int
+    kind: str = "lateral"
 
 
 @dataclasses.dataclass
 class CampbellTable:
     """The result of a Campbell sweep; arrays of shape (number of speeds, n), one column per
-    tracked branch (ordered by frequency at the first speed), the same on every rank.
+    tracked branch (ordered by frequency at the first speed, then following its mode: see
+    the module docstring), the same on every rank.
 
     Attributes:
         speeds: spin speeds Omega (rad/s).
@@ -59,7 +72,8 @@ class CampbellTable:
             divergent mode.
         growth: Re(lambda) (1/s): negative decay, positive instability.
         whirl: orbit sense in the rotating frame about the spin: +1 forward, -1 backward,
-            0 undetermined.
+            0 none (torsional and axial modes) or undetermined (a straight-line orbit,
+            abs(whirl index) at most ``whirl_tol``; every mode at rest).
         whirl_index: the mass-weighted orbit sense h in [-1, 1]
             (:mod:`dolfinx_mbs.campbell`).
         stationary: stationary-frame frequencies (rad/s; axisymmetric rotors).
@@ -69,6 +83,11 @@ class CampbellTable:
         engine_orders: the engine orders k of :attr:`critical_speeds`.
         critical_speeds: crossings of stationary-frame branches with the lines k Omega.
         rank: this process's rank in the model's communicator (rank 0 writes the files).
+        kind: what each mode does to the spin axis: "lateral" (bending, whirl), "torsional",
+            "axial", or "other" (a disk's or blade's own modes):
+            :mod:`dolfinx_mbs.campbell.shapes`.
+        fractions: (speeds, n, 3) the lateral, torsional and axial fractions of each mode's
+            energy that name its kind.
     """
 
     speeds: np.ndarray
@@ -84,6 +103,14 @@ class CampbellTable:
     engine_orders: Tuple[int, ...]
     critical_speeds: List[CriticalSpeed]
     rank: int = dataclasses.field(default=0, repr=False, compare=False)
+    kind: np.ndarray | None = None
+    fractions: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind is None:
+            self.kind = np.full(self.frequencies.shape, "lateral", dtype=object).astype(str)
+        if self.fractions is None:
+            self.fractions = np.full(self.frequencies.shape + (3,), np.nan)
 
     @property
     def n_modes(self) -> int:
@@ -101,42 +128,65 @@ class CampbellTable:
             out = -2.0 * math.pi * lam.real / im
         return np.where(im > 0.0, out, np.where(lam.real > 0.0, -np.inf, np.inf))
 
-    def crossings(self, frame: str = "stationary",
-                  orders: Sequence[int] | None = None) -> List[CriticalSpeed]:
+    def in_frequency_order(self) -> np.ndarray:
+        """Each speed's columns in ascending frequency: (speeds, n) indices, so that
+        ``np.take_along_axis(table.frequencies, table.in_frequency_order(), axis=1)`` is
+        sorted along each row (the columns themselves follow branches).
+
+        Returns:
+            The indices.
+        """
+        return np.argsort(self.frequencies, axis=1, kind="stable")
+
+    def crossings(self, frame: str = "stationary", orders: Sequence[int] | None = None,
+                  kinds: Sequence[str] | None = ("lateral",)) -> List[CriticalSpeed]:
         """Crossings of the branches' frequencies in ``frame`` ("stationary" or "rotating")
         with the engine-order lines k abs(Omega), linearly interpolated between speeds.
 
         In the stationary frame these are the critical speeds; in the rotating frame the
         resonances of rotating-frame excitation at k Omega (e.g. blades passing stator vanes).
-        Divergent samples (negative frequency) are skipped.
+        Divergent samples (negative frequency) are skipped, and samples whose mode is not of
+        one of ``kinds``.
 
         Args:
             frame: ``"stationary"`` or ``"rotating"``.
             orders: the engine orders (None: the table's).
+            kinds: the kinds of mode counted (default: lateral modes, what an unbalance
+                excites); None: every mode.
 
         Returns:
             The crossings.
         """
         if frame not in ("stationary", "rotating"):
             raise ValueError(f"frame must be 'stationary' or 'rotating', got {frame!r}")
+        known = ("lateral", "torsional", "axial", "other")
+        if kinds is not None:
+            kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+            if any(k not in known for k in kinds):
+                raise ValueError(f"kinds must name kinds of {known} (or be None), got "
+                                 f"{kinds!r}")
         freq = self.stationary if frame == "stationary" else self.frequencies
         whirl = self.whirl_stationary if frame == "stationary" else self.whirl
         orders = self.engine_orders if orders is None else tuple(int(k) for k in orders)
         W = self.speeds
+        kind = np.asarray(self.kind)
         out = []
         for j in range(self.n_modes):
             f = freq[:, j]
             valid = np.isfinite(f) & (f >= 0.0)
+            if kinds is not None:
+                valid &= np.isin(kind[:, j], kinds)
             for k in orders:
                 g = f - k * np.abs(W)
                 for i in range(len(W)):
                     if valid[i] and g[i] == 0.0:
                         out.append(CriticalSpeed(j, k, float(W[i]), float(k * abs(W[i])),
-                                                 int(whirl[i, j])))
+                                                 int(whirl[i, j]), str(kind[i, j])))
                     if i + 1 < len(W) and valid[i] and valid[i + 1] and g[i] * g[i + 1] < 0.0:
                         s = W[i] + (W[i + 1] - W[i]) * g[i] / (g[i] - g[i + 1])
                         wh = int(whirl[i, j]) if whirl[i, j] == whirl[i + 1, j] else 0
-                        out.append(CriticalSpeed(j, k, float(s), float(k * abs(s)), wh))
+                        out.append(CriticalSpeed(j, k, float(s), float(k * abs(s)), wh,
+                                                 str(kind[i, j])))
         return sorted(out, key=lambda c: (abs(c.speed), c.order, c.mode))
 
     # -- output -------------------------------------------------------------------------------
@@ -146,7 +196,8 @@ class CampbellTable:
 
         Columns: speed_rad_s, speed_rpm, mode, frequency_rad_s, frequency_hz, growth_1_s,
         whirl, whirl_index, stationary_rad_s, stationary_hz, whirl_stationary, stable, mac,
-        log_dec.
+        log_dec, kind, lateral, torsional, axial (the last three: the kind's fractions).
+        ``mode`` is the branch (column), not the rank in frequency at that speed.
 
         Args:
             path: the file to write.
@@ -157,8 +208,9 @@ class CampbellTable:
                 w.writerow(["speed_rad_s", "speed_rpm", "mode", "frequency_rad_s",
                             "frequency_hz", "growth_1_s", "whirl", "whirl_index",
                             "stationary_rad_s", "stationary_hz", "whirl_stationary", "stable",
-                            "mac", "log_dec"])
+                            "mac", "log_dec", "kind", "lateral", "torsional", "axial"])
                 ld = self.log_dec
+                kind, fr = np.asarray(self.kind), np.asarray(self.fractions)
                 for i, s in enumerate(self.speeds):
                     for j in range(self.n_modes):
                         w.writerow([repr(float(s)), repr(float(s * RPM)), j,
@@ -170,7 +222,9 @@ class CampbellTable:
                                     repr(float(self.stationary[i, j] / (2 * math.pi))),
                                     int(self.whirl_stationary[i, j]),
                                     int(bool(self.stable[i, j])),
-                                    repr(float(self.mac[i, j])), repr(float(ld[i, j]))])
+                                    repr(float(self.mac[i, j])), repr(float(ld[i, j])),
+                                    str(kind[i, j])]
+                                   + [repr(float(v)) for v in fr[i, j]])
 
     def plot(self, path: str | os.PathLike, frame: str = "stationary",
              title: str | None = None) -> None:

@@ -25,6 +25,7 @@ from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
 
 from dolfinx_mbs import compat
+from dolfinx_mbs.checks import SmallDisplacementWarning
 from dolfinx_mbs.forms import small_rotation
 from dolfinx_mbs.integrate.observers import Observer, Step
 
@@ -39,10 +40,6 @@ __all__ = ["LIMIT", "SAMPLES", "SmallDisplacementWarning", "RotationRange"]
 LIMIT = 0.1
 #: the states of a run whose rotations are measured, at most (spread evenly; and the last)
 SAMPLES = 200
-
-
-class SmallDisplacementWarning(UserWarning):
-    """A body rotated relative to its frame past the small-displacement model's range."""
 
 
 class _CellRotations:

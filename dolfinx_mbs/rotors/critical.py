@@ -106,9 +106,10 @@ def _forward(system: SecondOrderSystem, speed: float, n: int, t: float) -> np.nd
     pairs'."""
     tab = campbell(system, [speed], n=2 * n + 2, t=t, damping=False, engine_orders=(1,))
     f = tab.stationary[0]
+    lateral = tab.kind[0] == "lateral"   # torsional and axial modes have no critical speed
     if speed == 0.0:  # each pair once (divergent modes, negative, left out)
-        return np.sort(f[f > 0.0])[::2]
-    f = np.sort(f[(tab.whirl_stationary[0] != -1) & (f > 0.0)])
+        return np.sort(f[(f > 0.0) & lateral])[::2]
+    f = np.sort(f[(tab.whirl_stationary[0] != -1) & (f > 0.0) & lateral])
     # a degenerate pair (split by the mesh's asymmetry alone) counts once
     keep = np.r_[True, np.diff(f) > 1e-4 * f[1:]] if f.size else np.zeros(0, bool)
     return f[keep]

@@ -398,8 +398,8 @@ class _Solver:
             The complex values, (probes, 2).
         """
         self.stats["evaluations"] += 1
-        if speed == 0.0:
-            return np.zeros(self.P.shape[0] // 2 * 2, dtype=complex).reshape(-1, 2)
+        if speed == 0.0:   # no unbalance force at rest: no response
+            return np.zeros((self.P.shape[1] // 2, 2), dtype=complex)
         y = self._solve(float(speed), check)
         sp = self.space
         if self._px is None or self._px.shape[1] != sp.X.shape[1]:
@@ -456,7 +456,8 @@ def unbalance_response(system: SecondOrderSystem, speeds: Sequence[float],
     Args:
         system: a :class:`dolfinx_mbs.systems.SecondOrderSystem` whose spinning bodies are in
             :class:`~dolfinx_mbs.frames.Stationary` frames.
-        speeds: spin speeds (rad/s), strictly monotonic.
+        speeds: spin speeds (rad/s), non-negative and strictly monotonic (at 0 the response
+            is 0: an unbalance has no force at rest).
         unbalances: ``(where, m_e, phase)`` each: ``where`` a point inside a rotor (the force
             acts at the nearest node) or a :class:`~dolfinx_mbs.bodies.Disk` /
             :class:`~dolfinx_mbs.bodies.Bearing` (on its journal's mean motion); m_e the
@@ -478,9 +479,17 @@ def unbalance_response(system: SecondOrderSystem, speeds: Sequence[float],
             a Stationary frame.
         RuntimeError: a speed's solve did not converge.
     """
-    W = np.asarray(speeds, dtype=float).reshape(-1)
-    if W.size == 0 or not np.all(np.isfinite(W)):
-        raise ValueError(f"speeds must be a non-empty sequence of finite numbers, got {speeds!r}")
+    try:
+        W = np.asarray(speeds, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"speeds must be a sequence of spin speeds (rad/s), got "
+                         f"{speeds!r}") from None
+    d = np.diff(W)
+    if W.size == 0 or not np.all(np.isfinite(W)) or np.any(W < 0.0) or \
+            not (np.all(d > 0.0) or np.all(d < 0.0)):
+        raise ValueError(f"speeds must be a non-empty, strictly monotonic sequence of finite, "
+                         f"non-negative spin speeds (rad/s; the response at -Omega mirrors "
+                         f"that at Omega), got {checks.shown(speeds)}")
     tol = checks.positive(tol, "tol")
     if not any(isinstance(b.frame, Stationary) for b in system.bodies):
         raise ValueError("unbalance_response: no body of the model is in a frames.Stationary "
@@ -525,8 +534,40 @@ def unbalance_response(system: SecondOrderSystem, speeds: Sequence[float],
         for _, _, B, _ in extra:
             B.destroy()
         sites.destroy()
+    _check_linear_range(system, W, out, sites.labels)
     return UnbalanceResponse(speeds=W.copy(), response=out, probes=sites.labels,
                              critical_speeds=peaks, stats=stats, rank=comm.rank)
+
+
+#: the largest slope (rad) of the whirl orbit over the rotor's length that passes unremarked
+SLOPE_LIMIT = 0.1
+
+
+def _check_linear_range(system: SecondOrderSystem, W: np.ndarray, R: np.ndarray,
+                        labels: Sequence[str]) -> None:
+    """Warn (on every rank, the same words) when the largest orbit is past the linear model:
+    a major semi-axis A with pi A / L > :data:`SLOPE_LIMIT`, L the rotors' length along the
+    spin axis (the slope of a half sine of amplitude A over L)."""
+    import warnings
+
+    length = 0.0
+    for b in system.bodies:
+        if isinstance(b.frame, Stationary):
+            z = b.mesh.geometry.x[:, :3] @ np.asarray(b.frame.axis, dtype=float)
+            lo = b.comm.allreduce(float(z.min()) if z.size else math.inf, op=MPI.MIN)
+            hi = b.comm.allreduce(float(z.max()) if z.size else -math.inf, op=MPI.MAX)
+            length = max(length, hi - lo)
+    A = _major(R)
+    if A.size == 0 or length <= 0.0:
+        return
+    i, j = (int(v) for v in np.unravel_index(int(np.argmax(A)), A.shape))
+    if math.pi * A[i, j] / length > SLOPE_LIMIT:
+        warnings.warn(f"unbalance response: the orbit at {labels[j]} reaches a semi-axis of "
+                      f"{A[i, j]:.4g} m at {W[i]:.6g} rad/s, a slope of "
+                      f"{math.pi * A[i, j] / length:.3g} rad over the rotor's {length:.4g} m "
+                      f"(more than {SLOPE_LIMIT} rad): past the range of the linear model; the "
+                      f"response is proportional to the unbalance, so scale it to the "
+                      f"unbalance's real size", checks.SmallDisplacementWarning, stacklevel=3)
 
 
 def _peaks(W: np.ndarray, R: np.ndarray, evaluate: Callable[..., np.ndarray],

@@ -75,8 +75,8 @@ def jeffcott(kb=1e6, cb=0.0, E=STEEL["E"], shaft_density=1.0, m=5.0, Ip=0.025, I
 
 
 def section(mesh):
-    """Area and second moment of the meshed section (a polygon: the facets' chords), from the
-    volume integrals of the prism."""
+    """Area and second moment of the meshed section, from the volume integrals of the
+    prism."""
     from dolfinx import fem
 
     x = ufl.SpatialCoordinate(mesh)
@@ -123,6 +123,70 @@ def test_jeffcott_critical_speed_and_gyroscopic_split():
     # gyroscopic coupling): the critical speed is its crossing with 1x, whatever the whirl
     crit = [c.speed for c in tab.critical_speeds if c.order == 1]
     assert crit and abs(crit[0] - wt) < 5e-3 * wt, (crit, wt)
+
+
+# -- what a mode does: lateral, torsional; whirl of elliptic orbits -----------------------------
+def two_disks(kxx=1e6, kyy=1e6, size=0.015):
+    """Two disks (5 kg, I_p = 0.025, I_d = 0.0127 kg m^2, on 20 mm seats centred at 0.15 and
+    0.45 m) on the Jeffcott rotor's slender shaft, whose own mass is negligible, on two
+    bearings at its end faces."""
+    cuts = (0.15 - W_J / 2, 0.15 + W_J / 2, 0.45 - W_J / 2, 0.45 + W_J / 2)
+    mesh, cells, facets = meshes.shaft(MPI.COMM_WORLD, L_J, R_J, size, cuts)
+    law = mbs.materials.LinearElastic(E=STEEL["E"], nu=0.3, density=1.0)
+    body = mbs.Body(mesh, law, mbs.frames.Stationary((0, 0, 1), 0.0), degree=2)
+    model = mbs.Model([body])
+    for tag in (meshes.BEARING_A, meshes.BEARING_B):
+        model.bearing(body, facets=(facets, tag), kxx=kxx, kyy=kyy)
+    for k in (1, 3):
+        model.disk(body, facets=(facets, meshes.SHAFT_SEGMENT + k), mass=5.0, polar=0.025,
+                   diametral=0.0127)
+    return model
+
+
+def test_a_torsional_mode_is_named_and_has_no_critical_speed():
+    """The two disks twist against each other on the shaft between them: w^2 = (G J / l)
+    (2 / I_p) with l between the seats' centres (0.3 m) and inner edges (0.28 m: the disks
+    are spread over their seats). That mode is the table's one torsional mode at every speed,
+    flat in the speed, without whirl; it crosses the 1x line but an unbalance does not excite
+    it: no critical speed there (every branch's crossings, kinds=None, has it), while the
+    lateral modes' crossings remain."""
+    model = two_disks()
+    speeds = np.array([0.0, 400.0, 900.0, 1300.0])
+    tab = model.campbell(speeds, n=8)
+    G, J = STEEL["E"] / 2.6, np.pi * R_J**4 / 2
+    lo, hi = (np.sqrt(G * J / ell * 2 / 0.025) for ell in (0.3, 0.28))
+    torsional = tab.kind == "torsional"
+    assert np.all(torsional.sum(axis=1) == 1), tab.kind
+    assert np.all((tab.kind == "lateral") | torsional), tab.kind
+    j = int(np.flatnonzero(torsional[0])[0])
+    assert np.all(torsional[:, j])
+    w = tab.frequencies[:, j]
+    assert np.all((lo < w) & (w < hi)), (w, lo, hi)
+    assert np.all(tab.fractions[:, j, 1] > 0.95) and np.all(tab.whirl[:, j] == 0)
+    assert np.all(tab.stationary[:, j] == w)
+    near = [c for c in tab.critical_speeds if abs(c.speed - w[0]) < 0.03 * w[0]]
+    assert not near and all(c.kind == "lateral" for c in tab.critical_speeds)
+    every = tab.crossings("stationary", orders=(1,), kinds=None)
+    assert [c for c in every if c.mode == j and abs(c.speed - w[0]) < 1e-6 * w[0]]
+    assert len([c for c in tab.critical_speeds if c.order == 1]) >= 4
+    with pytest.raises(ValueError, match="kinds must name"):
+        tab.crossings(kinds=("bending",))
+
+
+def test_elliptic_orbits_keep_their_whirl():
+    """On bearings of unequal stiffness (kyy = 0.6 kxx) the orbits are ellipses (whirl index
+    0.2 at 200 rad/s): each lateral mode still has its sense, and the gyroscopic moments say
+    which: a forward whirl's frequency rises with the speed, a backward one's falls."""
+    model = two_disks(kxx=1e6, kyy=0.6e6)
+    tab = model.campbell(np.array([200.0, 220.0]), n=6)
+    order = tab.in_frequency_order()
+    assert np.all(np.diff(np.take_along_axis(tab.frequencies, order, axis=1), axis=1) >= 0)
+    lateral = np.flatnonzero(tab.kind[0] == "lateral")[:4]
+    assert len(lateral) == 4
+    for j in lateral:
+        assert abs(tab.whirl_index[0, j]) < 0.5 and tab.whirl[0, j] == tab.whirl[1, j] != 0
+        rise = tab.frequencies[1, j] - tab.frequencies[0, j]
+        assert np.sign(rise) == tab.whirl[0, j], (j, rise, tab.whirl[:, j])
 
 
 # -- a uniform shaft against the Timoshenko beam -----------------------------------------------
@@ -323,6 +387,41 @@ def test_unbalance_response_of_a_rigid_rotor(tmp_path):
     MPI.COMM_WORLD.Barrier()
 
 
+def test_unbalance_response_at_rest_and_past_the_linear_range():
+    """At rest an unbalance has no force, so no response: a speed 0 among the speeds gives 0
+    there, the others as the closed form (the damped Jeffcott rotor of the test above), one
+    probe's amplitudes shaped (speeds, 1, 2), also for the speed 0 alone. An unbalance
+    whose orbit would tilt the shaft past 0.1 rad is answered, with a warning on every
+    rank."""
+    import warnings
+
+    rho, kb, cb, me = 10.0, 2e6, 150.0, 2e-4
+    model = jeffcott(kb=kb, cb=cb, E=STEEL["E"] * 300, shaft_density=rho, m=5.0,
+                     Ip=0.025, Id=0.0127, radius=0.03, size=0.025)
+    disk = model.bodies[0].attachments[2]
+    m = 5.0 + rho * section(model.bodies[0].mesh)[0] * L_J
+    ks = beam_stiffness(np.inf, *section(model.bodies[0].mesh), E=STEEL["E"] * 300)[0]
+    w0 = np.sqrt(2 * kb / m)
+    speeds = np.array([0.0, 0.5 * w0, 1.5 * w0])
+    ke = 1.0 / (1.0 / ks + 1.0 / (2 * (kb + 1j * cb * speeds)))
+    X = me * speeds**2 / (ke - m * speeds**2)
+    resp = model.unbalance_response(speeds, unbalances=[(disk, me, 0.0)], probes=[disk],
+                                    refine=False)
+    assert resp.response.shape == (3, 1, 2)
+    assert np.all(resp.response[0] == 0.0)
+    assert np.allclose(resp.response[1:, 0, 0], X[1:], rtol=1e-3, atol=0)
+    rest = model.unbalance_response([0.0], unbalances=[(disk, me, 0.0)], probes=[disk])
+    assert rest.response.shape == (1, 1, 2) and np.all(rest.response == 0.0)
+    assert rest.critical_speeds == []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        big = model.unbalance_response(speeds, unbalances=[(disk, 50.0, 0.0)], probes=[disk],
+                                       refine=False)
+    past = [w for w in caught if issubclass(w.category, mbs.checks.SmallDisplacementWarning)]
+    assert len(past) == 1 and "past the range of the linear model" in str(past[0].message)
+    assert np.allclose(big.response, resp.response * (50.0 / me), rtol=1e-6, atol=0)
+
+
 def test_critical_speed_map_of_a_rigid_rotor(tmp_path):
     """The first undamped critical speed of the stiff rotor against the bearing stiffness:
     the Jeffcott rotor's sqrt(k_e / m), k_e = (1/k_s + 1/(2k))^-1, to 1e-3."""
@@ -364,9 +463,25 @@ def test_bad_input_is_refused_on_every_rank():
     assert b.value("kxx", 100.0) == 2.0
     with pytest.raises(ValueError, match="disk mass must be >= 0"):
         model.disk(body, where=lambda x: np.isclose(x[2], 0.5), mass=-1.0)
+    with pytest.raises(ValueError, match=r"polar=10 exceeds twice diametral=0.001"):
+        model.disk(body, where=lambda x: np.isclose(x[2], 0.5), mass=1.0, polar=10,
+                   diametral=0.001)
+    for key in ("kxx", "cyy", "kzz"):
+        with pytest.raises(ValueError, match=f"{key} must not be negative"):
+            model.bearing(body, where=lambda x: np.isclose(x[2], 0.0),
+                          **{"kxx": 1e6, "kyy": 1e6, key: -1e6})
+    with pytest.raises(ValueError, match=r"kyy must not be negative.*\[1000.0, -1.0\]"):
+        model.bearing(body, where=lambda x: np.isclose(x[2], 0.0), speeds=[0.0, 50.0],
+                      kxx=[1e3, 1e3], kyy=[1e3, -1.0])
+    assert len(body.attachments) == 1   # the refused ones left nothing behind
     with pytest.raises(ValueError, match=r"unbalances\[0\]: the point .* lies in no body"):
         model.unbalance_response([100.0], unbalances=[((0.0, 0.0, 0.8), 1e-4, 0.0)],
                                  probes=[(0.0, 0.0, 0.25)])
+    for speeds in ([-100.0, 100.0], [100.0, 50.0, 200.0], [np.nan]):
+        with pytest.raises(ValueError, match="speeds must be a non-empty, strictly monotonic "
+                                             "sequence of finite, non-negative"):
+            model.unbalance_response(speeds, unbalances=[((0.0, 0.0, 0.25), 1e-4, 0.0)],
+                                     probes=[(0.0, 0.0, 0.25)])
 
 
 def test_case_file_with_bearings_disks_and_unbalance():
