@@ -300,23 +300,31 @@ class Fields(observers.Fields):
 
 
 class Work(Observer):
-    """The applied frame loads' work: trapezoidal in their power Q . w (the generalized force
-    times the speeds); kept by a checkpoint.
+    """The work of the applied frame loads and of the motors: trapezoidal in their power
+    (the loads' generalized force times the speeds; a driven motor's torque times the rate it
+    prescribes, a torque motor's torque times its joint's rate); kept by a checkpoint. With
+    it the energy balances: ``total - total[0] = work``, to the scheme's accuracy. The first
+    step's driven torques are not known at its start (the run's outputs give NaN there): the
+    first interval takes the end's power.
 
     Args:
         system: the coupled system.
         resume: the checkpoint the run continues from, or None.
+        joints: the run's :class:`Joints` observer, whose outputs give the driven motors'
+            torques (None without joints or motors).
     """
 
     columns = ["work"]
 
-    def __init__(self, system: CoupledSystem, resume: checkpoint.Checkpoint | None) -> None:
-        self.system = system
+    def __init__(self, system: CoupledSystem, resume: checkpoint.Checkpoint | None,
+                 joints: Joints | None = None) -> None:
+        self.system, self.joints = system, joints
         self.work, self.last = 0.0, None
         if resume is not None and "work" in resume.accumulators:
             acc = resume.accumulators["work"]
             self.work = acc["work"]
-            self.last = None if acc["t"] is None else (acc["t"], acc["power"])
+            power = math.nan if acc["power"] is None else acc["power"]
+            self.last = None if acc["t"] is None else (acc["t"], power)
         self.history: List[float] = []
 
     def observe(self, step: Step) -> List[float]:
@@ -334,8 +342,21 @@ class Work(Observer):
             if s.loads_on[i]:
                 jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
                 power += float(s.generalized_loads(t, i, f, jet) @ f[ws])
+        js = s.jointset
+        if js.motors or js.torque_motors:
+            driven = {}
+            if self.joints is not None:
+                for m in js.motors:
+                    rec = self.joints.records.get(m.name)
+                    if rec:
+                        driven[m.name] = float(rec[-1]["torque"])
+            power += js.motor_power(t, f, driven)
+            if any(not math.isfinite(v) for v in driven.values()):
+                power = math.nan   # a driven torque not known yet (the run's first state)
         if self.last is not None and not step.again:
             t_prev, p_prev = self.last
+            if not math.isfinite(p_prev):   # the first step's driven torque: its end's
+                p_prev = power
             self.work += 0.5 * (power + p_prev) * (t - t_prev)
             self.last = (t, power)
         elif self.last is None:
@@ -346,7 +367,8 @@ class Work(Observer):
     def accumulators(self) -> Dict[str, float | None]:
         """The work so far and the last (time, power)."""
         last = self.last or (None, None)
-        return {"work": self.work, "t": last[0], "power": last[1]}
+        power = last[1] if last[1] is not None and math.isfinite(last[1]) else None
+        return {"work": self.work, "t": last[0], "power": power}
 
 
 class Monitors(Observer):
@@ -483,7 +505,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper, rec: Recor
     if rec.probes:
         out["probes"] = observers.ProbeHistory(system.bodies, rec.probes)
     if rec.energy:
-        work = Work(system, resume)
+        work = Work(system, resume, cast(Joints, out["joints"]) if "joints" in out else None)
         out["monitors"] = Monitors(system, work)
         out["work"] = work
         if stepper.problem.ham is not None:

@@ -30,6 +30,8 @@ the bodies and frames as a revolute joint's force does.
 
 from __future__ import annotations
 
+import math
+
 import logging
 from typing import TYPE_CHECKING, Callable, Dict, Sequence, Tuple
 
@@ -351,6 +353,34 @@ class JointSet:
                 for i, v in G.items():
                     out[s.wslice[i]] += tau * v
         return out
+
+    def motor_power(self, t: float, f: np.ndarray, driven: Dict[str, float]) -> float:
+        """The motors' power on the model at ``t``: a driven motor's torque times the rate it
+        prescribes (its row's rheonomic part, so the constraint force's power whatever the
+        bodies do), a torque motor's generalized force times the frames' speeds.
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            driven: each driven motor's torque at ``t`` by name (the run's joint outputs: a
+                multiplier, extrapolated to the step's end where the scheme keeps it
+                elsewhere); a NaN or missing torque counts 0.
+
+        Returns:
+            The power (W).
+        """
+        s = self.system
+        power = 0.0
+        for m in self.motors:
+            tau = driven.get(m.name, math.nan)
+            if math.isfinite(tau):
+                rate = _rate(m.fn, t) if m.kind == "angle" else float(m.fn(t))
+                power += tau * rate
+        if self.torque_motors:
+            Q = self.motor_torques(t, f)
+            for i in range(len(s.frames)):
+                power += float(Q[s.wslice[i]] @ f[s.wslice[i]])
+        return power
 
     def _motor(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         """A driven motor's row: angle (position) or speed (velocity), relative to its joint's

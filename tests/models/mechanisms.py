@@ -86,19 +86,28 @@ def crank_closed(th):
     return xs, phi, xc, xr
 
 
+def crank_mass(th, e=1e-5):
+    """The slider-crank's generalized mass M(th) of its one coordinate, the crank angle."""
+    d = [(np.asarray(a) - np.asarray(b)) / (2 * e)
+         for a, b in zip(crank_closed(th + e), crank_closed(th - e))]
+    dxs, dphi, dxc, dxr = d
+    return JC + MC * dxc @ dxc + MR * dxr @ dxr + JR * dphi ** 2 + MS * dxs ** 2
+
+
+def crank_potential(th):
+    """The slider-crank's potential energy V(th) in gravity (the slider moves along x)."""
+    _, _, xc, xr = crank_closed(th)
+    return G * (MC * xc[1] + MR * xr[1])
+
+
+def crank_energy(th):
+    """The slider-crank's energy M(th) W^2 / 2 + V(th) at the crank speed W."""
+    return 0.5 * crank_mass(th) * W ** 2 + crank_potential(th)
+
+
 def drive_torque(th, h=1e-4):
     """The torque that turns the crank at the constant speed W: M'(th) W^2 / 2 + V'(th)."""
-    def mass(t, e=1e-5):
-        d = [(np.asarray(a) - np.asarray(b)) / (2 * e)
-             for a, b in zip(crank_closed(t + e), crank_closed(t - e))]
-        dxs, dphi, dxc, dxr = d
-        return JC + MC * dxc @ dxc + MR * dxr @ dxr + JR * dphi ** 2 + MS * dxs ** 2
-
-    def potential(t):
-        _, _, xc, xr = crank_closed(t)
-        return G * (MC * xc[1] + MR * xr[1])
-    return (0.5 * (mass(th + h) - mass(th - h)) * W ** 2
-            + potential(th + h) - potential(th - h)) / (2 * h)
+    return (crank_energy(th + h) - crank_energy(th - h)) / (2 * h)
 
 
 def elbow_force(ref, T):

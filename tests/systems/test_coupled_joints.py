@@ -37,6 +37,7 @@ from tests.models.mechanisms import (
     G,
     W,
     crank_closed,
+    crank_energy,
     double_pendulum,
     double_pendulum_reference,
     drive_torque,
@@ -82,6 +83,33 @@ def test_slider_crank():
         errors.append(np.nanmax(np.abs(tq - ref)) / np.abs(ref).max())
     order = math.log2(errors[0] / errors[1])
     assert order > 1.8 and errors[1] < 2e-3, (errors, order)
+
+
+def test_the_motors_work_closes_the_energy_balance():
+    """energy["work"] holds the motors' work: the slider-crank's drive (an angle motor, its
+    torque times the speed it prescribes) against the closed-form energy change of the
+    mechanism turned at W, M(theta) W^2 / 2 + V(theta); and the run's own energies,
+    total - total[0] = work, for it and for the pendulum with a PD torque motor on its elbow
+    (the motor's torque times the joint's rate: the damping's loss). Both at second order in
+    dt (the BDF2 steps' own loss of energy is what remains)."""
+    work, balance, pd_balance = [], [], []
+    for dt in (0.01, 0.005):
+        r = slider_crank().integrate(t_end=0.6, dt=dt, progress=False)
+        th = r.frames["hub"].angle
+        ref = np.array([crank_energy(t) for t in th]) - crank_energy(th[0])
+        scale = np.abs(ref).max()
+        work.append(np.abs(r.energy["work"] - ref).max() / scale)
+        e = r.energy
+        balance.append(np.abs(e["total"] - e["total"][0] - e["work"]).max() / scale)
+        p = double_pendulum(pd).integrate(t_end=0.5, dt=dt, progress=False)
+        e = p.energy
+        assert e["work"][-1] < -1e-2   # the PD law takes energy out
+        pd_balance.append(np.abs(e["total"] - e["total"][0] - e["work"]).max()
+                          / (M1 * G * L1))
+    for name, e, tol in (("work", work, 3e-3), ("balance", balance, 3e-3),
+                         ("pd balance", pd_balance, 2e-3)):
+        order = math.log2(e[0] / e[1])
+        assert order > 1.8 and e[1] < tol, (name, e, order)
 
 
 @pytest.mark.parametrize("form", ["second-order", "hamiltonian"])
