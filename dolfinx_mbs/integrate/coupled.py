@@ -537,6 +537,10 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
         raise ValueError(f"dt must be positive, got {dt!r}")
     if t_end <= t0:
         raise ValueError(f"t_end must exceed t0 ({t0}), got {t_end!r}")
+    if dt > (t_end - t0) * (1.0 + 1e-12):
+        raise ValueError(f"dt={dt!r} exceeds the run's length t_end - t0 = {t_end - t0!r}: "
+                         "the run would take one shorter step of the length instead; give a "
+                         "dt at most t_end - t0")
     if formulation is None:
         formulation = "first-order" if system.jointset.n_rows else "second-order"
     if formulation not in CoupledSystem.formulations:

@@ -182,6 +182,10 @@ def integrate(system: RunSystem, t_end: float, dt: float, formulation: str = "se
         raise ValueError(f"dt must be positive, got {dt!r}")
     if t_end <= t0:
         raise ValueError(f"t_end must exceed t0 ({t0}), got {t_end!r}")
+    if dt > (t_end - t0) * (1.0 + 1e-12):
+        raise ValueError(f"dt={dt!r} exceeds the run's length t_end - t0 = {t_end - t0!r}: "
+                         "the run would take one shorter step of the length instead; give a "
+                         "dt at most t_end - t0")
     if spectral_radius is not None:
         if formulation != "second-order":
             raise ValueError("spectral_radius applies to the second-order formulation only")

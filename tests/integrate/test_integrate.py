@@ -175,6 +175,8 @@ def test_bad_arguments():
         model.integrate(t_end=1e-3, dt=1e-5, formulation="lagrange")
     with pytest.raises(ValueError, match="dt must be positive"):
         model.integrate(t_end=1e-3, dt=0.0)
+    with pytest.raises(ValueError, match=r"dt=0.002 exceeds the run's length t_end - t0 = "):
+        model.integrate(t_end=1e-3, dt=2e-3)
     with pytest.raises(ValueError, match="lies in no cell"):
         model.integrate(t_end=1e-3, dt=1e-5, probes=[(5.0, 0, 0)])
 

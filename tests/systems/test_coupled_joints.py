@@ -164,6 +164,8 @@ def test_bad_input():
         model.revolute(l1, l2, point=(L1, 0.0), name="elbow")
     with pytest.raises(ValueError, match="exactly one"):
         model.motor(j, angle=lambda t: t, speed=lambda t: 1.0)
+    with pytest.raises(ValueError, match=r"dt=0.1 exceeds the run's length"):
+        model.integrate(t_end=0.05, dt=0.1, progress=False)
     model.motor(j, torque=lambda t, s: float("nan"), name="bad")
     with pytest.raises(ValueError, match="motor 'bad' returned nan"):
         model.integrate(t_end=0.05, dt=0.01, progress=False)
