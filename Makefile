@@ -46,7 +46,7 @@ $(WHEEL_VENV)/.installed: pyproject.toml scripts/mpi_first.py
 	@[ -n "$(PY312)" ] || { echo "no Python >= 3.12 found (PATH or pyenv): use ROUTE=debian"; exit 1; }
 	@[ -x $(WHEEL_VENV)/bin/python ] || { echo "Creating $(WHEEL_VENV) with $(PY312) and DOLFINx 0.11 from PyPI (about a minute)"; \
 	  $(PY312) -m venv $(WHEEL_VENV); }
-	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot]" --config-settings editable_mode=compat 2>&1 | grep -v "^WARNING: Location" || true
 	@site=$$($(WHEEL_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))") && \
 	  cp scripts/mpi_first.py $$site/_dolfinx_mbs_mpi_first.py && \
 	  echo "import _dolfinx_mbs_mpi_first" > $$site/_dolfinx_mbs_mpi_first.pth
@@ -65,7 +65,7 @@ $(DEBIAN_VENV)/.system-ok:
 	@touch $@
 
 $(DEBIAN_VENV)/.installed: $(DEBIAN_VENV)/.system-ok pyproject.toml
-	$(DEBIAN_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
+	$(DEBIAN_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps -e . --config-settings editable_mode=compat 2>&1 | grep -v "^WARNING: Location" || true
 	@$(DEBIAN_VENV)/bin/python -c "import dolfinx_mbs" || { echo "set-up of $(DEBIAN_VENV) failed"; exit 1; }
 	@touch $@
 

@@ -120,7 +120,13 @@ def facet_measure(mesh: Mesh, facets: Tuple[MeshTags, int] | None = None,
         with checks.collective(mesh.comm, f"{what}: `where`"):
             idx = dmesh.locate_entities_boundary(mesh, fdim, where)
     if mesh.comm.allreduce(len(idx), op=MPI.SUM) == 0:
-        raise ValueError(f"{what}: the selection holds no facet")
+        if facets is not None:
+            present = sorted(set().union(*mesh.comm.allgather(
+                {int(v) for v in np.unique(facets[0].values)})))
+            raise ValueError(f"{what}: the selection holds no facet: no facet has the tag "
+                             f"{facets[1]!r} (the facet tags hold {present or 'none'})")
+        raise ValueError(f"{what}: the selection holds no facet: the predicate where= is "
+                         "true at no boundary facet's midpoint")
     idx = np.sort(idx).astype(np.int32)
     mt = dmesh.meshtags(mesh, fdim, idx, np.full(idx.shape, 1, dtype=np.int32))
     return ufl.Measure("ds", domain=mesh, subdomain_data=mt, subdomain_id=1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Dict, List, Tuple
 
 import numpy as np
@@ -188,7 +188,13 @@ def _file(case: Case, path: Path_) -> str:
     if not isinstance(v, str):
         raise case.error(path, f"must be a file name, got {v!r}")
     near = case.path.parent / v
-    return str(near) if near.is_file() else v  # else a committed mesh's name
+    if near.is_file():
+        return str(near)
+    if len(PurePath(v).parts) == 1:   # a bare name: a committed mesh's (meshes.read says)
+        return v
+    raise case.error(path, f"no file {v!r}: it is read from the case file's folder, "
+                           f"{case.path.parent.resolve()}, as {near.resolve()}, which is not a "
+                           "file")
 
 
 def _read(case: Case, comm: MPI.Comm, path: str, gdim: int | None,

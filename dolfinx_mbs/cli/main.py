@@ -40,7 +40,9 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dolfinx-mbs", description="Elastic bodies in moving frames (dolfinx_mbs): run a "
         "case described in a TOML file, or a sweep of its parameters.",
-        epilog="Case files: README 'Studies from the command line', demos/cases/*.toml.")
+        epilog="Case files: the user guide's page 'Case files and sweeps' "
+        "(docs/guide/80-cases-sweeps.md in the source tree) and the examples "
+        "demos/cases/*.toml.")
     sub = p.add_subparsers(dest="command", metavar="{run,sweep}")
     sub.required = True
     r = sub.add_parser("run", help="run one case", description="Build the case of a TOML file "
@@ -135,15 +137,18 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     t0 = time.perf_counter()
     status = 0
+    read = False
     try:
         case = Case(args.case, overrides)
+        read = True
         record.update(status="ok", error="", results=case.run(
             comm, progress=not args.quiet and sys.stderr.isatty()))
         record["unstable"] = imaginary(record["results"])
         status = UNSTABLE if record["unstable"] else 0
     except Exception as e:  # noqa: BLE001 - reported, and in the JSON file
         record.update(status="failed", error=describe(e), results={})
-        status = 2 if isinstance(e, CaseError) else 1
+        # a case file that cannot be read is bad input, as a bad one is
+        status = 2 if isinstance(e, CaseError) or (isinstance(e, OSError) and not read) else 1
     record["seconds"] = time.perf_counter() - t0
     if comm.rank == 0:
         if args.json:

@@ -360,8 +360,10 @@ def _locate(path_or_name: str | Path) -> Path:
     where = (f"committed meshes in {d}: {', '.join(names)}" if names else
              f"no committed meshes found in {d} (they ship with the source tree and the "
              "wheel; set DOLFINX_MBS_MESHES to a folder of .msh files otherwise)")
-    raise FileNotFoundError(f"no mesh {str(path_or_name)!r}: "
-                            f"{' nor '.join(str(t) for t in tried)} exists; {where}")
+    looked = " and ".join(str(t.resolve()) for t in tried)
+    raise FileNotFoundError(f"no mesh {str(path_or_name)!r}: looked for {looked}, and "
+                            f"{'neither is a file' if len(tried) > 1 else 'it is not a file'}"
+                            f"; {where}")
 
 
 def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,

@@ -38,6 +38,7 @@ unit loads, formed once per evaluation.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence
 
 import numpy as np
@@ -127,6 +128,9 @@ class FrameLoad:
                 if axis is None:
                     raise ValueError(f"load {self.name!r}: a number is a torque about a "
                                      "hinge's axis; give a 3-vector for this frame")
+                if not math.isfinite(float(M)):
+                    raise ValueError(f"load {self.name!r} returned {out!r}: expected a finite "
+                                     "torque about the hinge's axis")
                 M = float(M) * axis
                 local = True
             else:

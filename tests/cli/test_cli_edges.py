@@ -200,3 +200,31 @@ def test_sweep_gives_each_case_its_fields(tmp_path_factory):
         tips.append([float(r.split(",")[1]) for r in rows[1:]])
     assert not (d / "ignored.csv").exists()
     assert np.abs(np.subtract(*tips)).max() > 0
+
+
+def test_a_case_file_met_elsewhere(tmp_path_factory, capsys):
+    """The rotor case copied into another folder: its relative mesh path is read from the
+    copy's folder, and the error shows where it looked (exit 2); a case file that is not
+    there is a bad case file too (exit 2, as every input error); --help names a page that
+    exists."""
+    d = shared_dir(tmp_path_factory, "copied")
+    src = ROOT / "demos" / "cases" / "rotor_on_bearings.toml"
+    copy = d / "rotor.toml"
+    if comm.rank == 0:
+        copy.write_text(src.read_text())
+    comm.Barrier()
+    code, err = status_and_error(capsys, ["run", str(copy)])
+    assert code == 2
+    if comm.rank == 0:
+        near = (d / "../../meshes/shaft.msh").resolve()
+        assert f"no file '../../meshes/shaft.msh'" in err and str(near) in err, err
+        assert "is not a file" in err and "exists" not in err, err
+    code, err = status_and_error(capsys, ["run", str(d / "nowhere.toml")])
+    assert code == 2
+    if comm.rank == 0:
+        assert "nowhere.toml" in err, err
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert "docs/guide/80-cases-sweeps.md" in out.replace("\n", " ").replace("  ", " ")
+    assert (ROOT / "docs" / "guide" / "80-cases-sweeps.md").is_file()

@@ -33,3 +33,18 @@ def test_dolfinx_imported_first(first):
                        timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.startswith("ok")
+
+
+@pytest.mark.serial
+def test_a_script_beside_a_clone_named_like_the_package(tmp_path):
+    """A clone's folder is named dolfinx_mbs: a script saved beside it (its folder first on
+    sys.path) imports the installed package, not that folder as an empty namespace package
+    (the Makefile's editable install is path-based, getting-started says why)."""
+    (tmp_path / "dolfinx_mbs").mkdir()
+    (tmp_path / "dolfinx_mbs" / "README.md").write_text("a clone's folder\n")
+    script = tmp_path / "script.py"
+    script.write_text("import dolfinx_mbs as mbs\nprint(mbs.__file__, mbs.Model.__name__)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[1] == "Model" and "__init__.py" in r.stdout

@@ -450,8 +450,11 @@ def test_bad_input_is_refused_on_every_rank():
     model.clamp(body, lambda x: np.isclose(x[2], 0.0))
     with pytest.raises(ValueError, match=r"not axisymmetric .* order 2 .* is [0-9.e+-]+ of"):
         model.natural_frequencies(n=2, gyroscopic=True)
-    with pytest.raises(ValueError, match="holds no facet"):
+    with pytest.raises(ValueError, match="holds no facet: the predicate where= is true at no"):
         model.bearing(body, where=lambda x: x[2] > 10.0, kxx=1.0, kyy=1.0)
+    tags = dmesh.meshtags(mesh, 2, np.array([0], dtype=np.int32), np.array([4], dtype=np.int32))
+    with pytest.raises(ValueError, match=r"no facet has the tag 7 \(the facet tags hold \[4\]\)"):
+        model.bearing(body, facets=(tags, 7), kxx=1.0, kyy=1.0)
     with pytest.raises(ValueError, match="kxy must be finite"):
         model.bearing(body, where=lambda x: np.isclose(x[2], 0.5), kxx=1.0, kxy=np.nan)
     b = model.bearing(body, where=lambda x: np.isclose(x[2], 0.5), speeds=[0.0, 50.0],
