@@ -48,6 +48,7 @@ __all__ = [
     "cell_table",
     "geometry_dofmap",
     "geometry_degree",
+    "SNES_DIVERGED_NAN",
     "cell_type_name",
     "vtk_mesh",
 ]
@@ -198,6 +199,13 @@ def geometry_degree(mesh: Mesh) -> int:
     g = mesh.geometry
     cmaps = getattr(g, "cmaps", None)
     return int((cmaps[0] if cmaps else g.cmap).degree)
+
+
+#: SNES's reason for a residual that is not finite: DIVERGED_FUNCTION_NANORINF (PETSc 3.25),
+#: DIVERGED_FNORM_NAN in older PETSc (3.18)
+SNES_DIVERGED_NAN = getattr(PETSc.SNES.ConvergedReason, "DIVERGED_FUNCTION_NANORINF", None)
+if SNES_DIVERGED_NAN is None:  # pragma: no cover - older PETSc
+    SNES_DIVERGED_NAN = PETSc.SNES.ConvergedReason.DIVERGED_FNORM_NAN
 
 
 #: compiled forms of this process by UFL signature (:func:`form`)

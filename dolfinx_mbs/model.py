@@ -194,6 +194,16 @@ class Model:
                 planar_ok = axis is None or np.abs(axis[:2]).max() < 1e-12
                 d = 2 if known == {2} and planar_ok else 3
             fr.bind(d)
+            axis = getattr(fr, "axis", None)
+            turns_about_z = axis is not None and abs(abs(float(axis[2])) - 1.0) < 1e-12
+            for rb in self.rigid_bodies:
+                if rb.frame is fr and rb.planar_inertia and d == 3 and not turns_about_z:
+                    raise ValueError(
+                        f"rigid body {rb.name!r}: inertia={float(rb.inertia[2, 2])!r} (a "
+                        f"number) is the moment about z of a planar body, but its frame "
+                        f"{fr.name!r} "
+                        f"moves in 3D{'' if axis is None else ' about ' + str(axis.tolist())}:"
+                        " give the 3x3 inertia tensor about the centre of mass")
             if fr.name in names:
                 raise ValueError(f"the computed frame's name {fr.name!r} is also a body's: "
                                  "results are keyed by name (pass name=)")

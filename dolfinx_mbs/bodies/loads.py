@@ -49,6 +49,7 @@ class Load:
         self.gdim = gdim
         self.local = local
         self.fn = value if callable(value) else None
+        self.comm = mesh.comm
         self.const = fem.Constant(mesh, np.zeros(gdim, dtype=compat.scalar_type))
         self.fixed = None if callable(value) else checks.vector(value, gdim, name)
         if self.fixed is not None and local:  # constant in local components: set once
@@ -69,10 +70,14 @@ class Load:
             The (gdim,) vector: the fixed value or the user's function at ``state.t``.
 
         Raises:
-            ValueError: the user's function gave no finite gdim-vector.
+            ValueError: the user's function gave no finite gdim-vector (on every rank, as
+                any error the function raises on one rank: collective when it is a function).
         """
-        v = self.fixed if self.fn is None else checks.vector(self.fn(state.t), self.gdim,
-                                                          f"{self.name}(t={state.t:g})")
+        if self.fn is None:
+            v = self.fixed
+        else:
+            with checks.collective(self.comm, f"{self.name} at t={state.t:g}"):
+                v = checks.vector(self.fn(state.t), self.gdim, f"{self.name}(t={state.t:g})")
         if not self.local:  # global components -> local
             v3 = np.zeros(3)
             v3[: self.gdim] = v

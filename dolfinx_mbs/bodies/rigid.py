@@ -74,6 +74,9 @@ class RigidBody:
                  centre: ArrayLike = (0.0, 0.0, 0.0), name: str = "rigid") -> None:
         self.mass = checks.positive(mass, "mass")
         self.inertia = _inertia(inertia, "inertia")
+        #: the inertia was given as a number: the moment about z of a planar body (a model
+        #: refuses it on a frame that turns about another axis)
+        self.planar_inertia = np.ndim(inertia) == 0
         if not isinstance(frame, Frame):
             raise TypeError(f"frame must be a dolfinx_mbs.frames.Frame, got {frame!r}")
         self.frame = frame

@@ -168,11 +168,14 @@ class Stationary(Frame):
 
             d1, _ = differentiate(lambda s: np.array([self._rate_fn(s)], dtype=float), t,
                                   1e-2, "the spin rate", 1e-6)
-            a = float(d1[0])
+            a = checks.real(float(d1[0]), f"the spin's acceleration at t={t:g} (rate(t) "
+                                          "differentiated: is rate finite near t?)")
         if self._angle_fn is not None:
             th = checks.real(self._angle_fn(t), f"angle(t={t:g})")
         else:
-            th = _integral(self._rate_fn, t)
+            th = checks.real(_integral(self._rate_fn, t), f"the spin's angle at t={t:g} (rate "
+                                                          "integrated from 0: is rate finite "
+                                                          "on [0, t]?)")
         return th, w, a
 
     def state(self, t: float) -> StationaryState:

@@ -335,9 +335,11 @@ def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
                 # original traceback
                 user.__context__ = user.__cause__ = None
                 raise user.with_traceback(None) from None
-            msg = obs.named(watch, "finite", obs.Finite).failure or stepper.failure(e)
+            finite = obs.named(watch, "finite", obs.Finite)  # not in a coupled run
+            msg = (finite.failure if finite is not None else None) or stepper.failure(e)
             raise RuntimeError(f"time integration failed ({stepper.formulation}, "
-                               f"{stepper.method}) at t={stepper.time:g}: {msg}") from None
+                               f"{stepper.method}) at t={stepper.time:g}: {msg}"
+                               f"{_failure_hint(msg, watch)}") from None
         finally:
             for o in watch.values():
                 o.close()
@@ -346,6 +348,28 @@ def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
             at.destroy()
         stepper.destroy()
     return _result(at.times, watch, system, stepper, None if resume is None else resume.t)
+
+
+def _failure_hint(msg: str, watch: Dict[str, obs.Observer]) -> str:
+    """What a failed step's message adds for the user: Newton's failure in their terms, and
+    the computed frames' last outputs (where the run got to)."""
+    out = ""
+    if "DIVERGED_NONLINEAR_SOLVE" in msg or "DIVERGED_MAX_IT" in msg or \
+            "DIVERGED_LINE_SEARCH" in msg:
+        out += (". Newton's iterations did not converge in this step: a smaller dt may help; "
+                "a load or speed far outside the model's range (a small-displacement body "
+                "flung round, a torque that spins a hub up by orders of magnitude in a step) "
+                "fails so at any dt")
+    frames = watch.get("frames")
+    records = getattr(frames, "records", None)
+    if records and all(records):
+        parts = []
+        for fr, rec in zip(getattr(frames, "system").frames, records):
+            scalars = {k: v for k, v in rec[-1].items() if np.ndim(v) == 0}
+            parts.append(f"{fr.name}: " + ", ".join(f"{k} {float(v):.6g}"
+                                                   for k, v in scalars.items()))
+        out += f". The computed frames at the last completed step: {'; '.join(parts)}"
+    return out
 
 
 def _result(times: List[float], watch: Dict[str, obs.Observer], system: Coordinates,

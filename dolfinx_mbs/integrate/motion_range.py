@@ -7,9 +7,10 @@ theta x (X - P), not of a rotation. Past a tenth of a radian or so the results a
 motion than the body's. :class:`RotationRange` watches each linear body's largest rotation
 relative to its frame, 1/2 curl u (:func:`dolfinx_mbs.forms.small_rotation`) averaged over
 each cell (one sparse product of a matrix assembled once per body), at up to
-:data:`SAMPLES` states spread over the run and at its end, and the driver gives one
-:class:`SmallDisplacementWarning` (rank 0, the value reduced over the ranks) naming the bodies
-past :data:`LIMIT`, their rotation and time, and ``stiffening="nonlinear"``.
+:data:`SAMPLES` states spread over the run and at its end. A
+:class:`SmallDisplacementWarning` says so, on every rank: at the first sample past
+:data:`LIMIT` of each body, while the run goes on, and at the end (from the driver) naming the
+bodies past it, their largest rotation and its time, and ``stiffening="nonlinear"``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Dict, List, Sequence
 import numpy as np
 import ufl
 from dolfinx.fem import petsc as fpetsc
+from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import compat
@@ -130,15 +132,34 @@ class RotationRange(Observer):
         self._q: PETSc.Vec | None = None
         #: what :meth:`report` found: {body name: largest rotation (rad)}
         self.reported: Dict[str, float] = {}
+        #: the bodies already said to be past :data:`LIMIT` while the run went on
+        self.told: set = set()
 
     def _measure(self, full: PETSc.Vec, t: float) -> None:
         arr = full.getArray(readonly=True)
         space = self.system.space
+        now = np.zeros(len(self.watched))
         for k, (i, _, rot) in enumerate(self.watched):
             lo = space.offsets[i]
-            value = rot.largest(arr[lo:lo + space.sizes[i]])
+            value = now[k] = rot.largest(arr[lo:lo + space.sizes[i]])
             if value > self.largest[k] or not math.isfinite(value):
                 self.largest[k], self.when[k] = value, t
+        if not self.watched:
+            return
+        # said while the run goes on (a long run's user may stop it), on every rank alike
+        mine = np.where(np.isfinite(now), now, np.inf)
+        now = np.empty_like(mine)
+        self.system.comm.Allreduce(mine, now, op=MPI.MAX)
+        past = [(b.name, float(v)) for (_, b, _), v in zip(self.watched, now)
+                if not v <= LIMIT and b.name not in self.told]
+        if past:
+            self.told.update(n for n, _ in past)
+            warnings.warn(
+                f"small-displacement model past its range at t={t:g}: the rotation relative "
+                f"to its frame of {', '.join(f'{n!r} {v:.3g} rad' for n, v in past)} exceeds "
+                f"{LIMIT:g} rad; the run goes on, its results of another motion than the "
+                "body's (the largest rotation is reported at the end)",
+                SmallDisplacementWarning, stacklevel=2)
 
     def measure(self, full: PETSc.Vec, t: float) -> None:
         """Measure the state ``full`` (the full layout of the system's space) at ``t``: for a
@@ -217,7 +238,7 @@ class RotationRange(Observer):
             if not value <= LIMIT:
                 past.append(f"{b.name!r} {value:.3g} rad (t={when:g})")
         self.reported = out
-        if past and comm.rank == 0:
+        if past:   # on every rank: each rank's user sees it
             warnings.warn(
                 f"small-displacement model past its range: the largest rotation relative to "
                 f"its frame of {', '.join(past)} exceeds {LIMIT:g} rad; the linear strain "

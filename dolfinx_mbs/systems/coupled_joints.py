@@ -30,13 +30,13 @@ the bodies and frames as a revolute joint's force does.
 
 from __future__ import annotations
 
-import math
-
 import logging
+import math
 from typing import TYPE_CHECKING, Callable, Dict, Sequence, Tuple
 
 import numpy as np
 
+from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.frame_joints import FrameJoint, JointPoint, Motor, planar_angle
 from dolfinx_mbs.frames.base import cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame
@@ -373,8 +373,8 @@ class JointSet:
         power = 0.0
         for m in self.motors:
             tau = driven.get(m.name, math.nan)
+            rate = self._prescribed(m, t)[1]   # on every rank alike: the guard is collective
             if math.isfinite(tau):
-                rate = _rate(m.fn, t) if m.kind == "angle" else float(m.fn(t))
                 power += tau * rate
         if self.torque_motors:
             Q = self.motor_torques(t, f)
@@ -382,13 +382,29 @@ class JointSet:
                 power += float(Q[s.wslice[i]] @ f[s.wslice[i]])
         return power
 
+    def _prescribed(self, m: Motor, t: float) -> Tuple[float, float]:
+        """What a driven motor prescribes at ``t``: (angle or None, rate), its user function
+        called under a collective guard (a failure on one rank fails every rank) and checked
+        finite."""
+        with checks.collective(self.system.comm, f"motor {m.name!r} at t={t:g}"):
+            if m.kind == "angle":
+                a, r = float(m.fn(t)), _rate(m.fn, t)
+            else:
+                a, r = None, float(m.fn(t))
+            if not (math.isfinite(r) and (a is None or math.isfinite(a))):
+                raise ValueError(f"its {m.kind} function returned "
+                                 f"{a if m.kind == 'angle' else r!r} (rate {r!r}): expected "
+                                 "finite values")
+        return a, r
+
     def _motor(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         """A driven motor's row: angle (position) or speed (velocity), relative to its joint's
         (2D revolute) or its hinge's angle."""
         th, thd, G = self._driven(m, t, f)
-        if m.kind == "angle":
-            return th - m.angle0 - float(m.fn(t)), thd - _rate(m.fn, t), G
-        return 0.0, thd - float(m.fn(t)), G
+        a, r = self._prescribed(m, t)
+        if a is not None:
+            return th - m.angle0 - a, thd - r, G
+        return 0.0, thd - r, G
 
     def consistent_speeds(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
                           ud: PETSc.Vec | None = None) -> None:

@@ -116,3 +116,29 @@ def test_full_load_of_two_bodies_reuses_one_vector():
         block = Q2.getArray(readonly=True)[lo:hi].reshape(-1, 3).sum(axis=0)
         total = comm.allreduce(block, op=MPI.SUM)
         assert total == pytest.approx(np.array(ref), rel=1e-10, abs=1e-9 * abs(ref[0]))
+
+
+def _fails_on_last_rank(t):
+    """A body force that raises on the last rank only, after its first use."""
+    if t > 0.0 and MPI.COMM_WORLD.rank == MPI.COMM_WORLD.size - 1:
+        raise RuntimeError("the body force's model failed")
+    return (1e3, 0.0, 0.0)
+
+
+def test_a_load_function_failing_on_one_rank_fails_every_rank():
+    """A body-force function that raises on one rank (its own data, a file it reads): the same
+    error on every rank, no rank left waiting in the step's collectives; the model then runs
+    again without it (prescribed frame here; tests/systems/test_coupled_rigid.py has a computed
+    frame's)."""
+    body = rod(mbs.frames.ConstantSpin(rate=0.0), n=4)
+    model = mbs.Model([body])
+    model.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    model.apply_load(body, body_force=_fails_on_last_rank)
+    with pytest.raises(RuntimeError, match=r"body force at t=[0-9.e-]+: the body force's model "
+                                           r"failed"):
+        model.integrate(t_end=1e-4, dt=2e-5, progress=False)
+    body2 = rod(mbs.frames.ConstantSpin(rate=0.0), n=4)
+    model2 = mbs.Model([body2])
+    model2.clamp(body2, lambda x: np.isclose(x[0], 0.0))
+    model2.apply_load(body2, body_force=(1e3, 0.0, 0.0))
+    assert model2.integrate(t_end=1e-4, dt=2e-5, progress=False).steps == 5

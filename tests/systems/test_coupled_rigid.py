@@ -90,6 +90,19 @@ def test_bad_inertia(inertia, match):
     _error_everywhere(lambda: mbs.RigidBody(mass=1.0, inertia=inertia, frame=hub), match)
 
 
+def test_a_number_for_the_inertia_of_a_body_moving_in_3d():
+    """A number is the moment about z of a planar body: on a 3D Free frame, or a hinge about
+    another axis, it is refused (its in-plane moments would be made up); on a planar frame or
+    a hinge about z it is taken."""
+    for frame in (mbs.frames.Free(name="f"), mbs.frames.Hinge(axis=(1, 0, 0), name="f")):
+        _error_everywhere(lambda frame=frame: mbs.Model(
+            [mbs.RigidBody(mass=1.0, inertia=0.5, frame=frame, name="b")]),
+            r"inertia=0.5 \(a number\) is the moment about z of a planar body, but its frame "
+            r"'f' moves in 3D")
+    for frame in (mbs.frames.Free(name="f", dim=2), mbs.frames.Hinge(axis=(0, 0, 1), name="f")):
+        mbs.Model([mbs.RigidBody(mass=1.0, inertia=0.5, frame=frame, name="b")])
+
+
 def test_bad_frames():
     R = np.eye(3)
     R[0, 1] = 0.1
@@ -116,6 +129,29 @@ def test_bad_torques():
     model2.apply_torque(hub2, fails_on_last)
     with pytest.raises(RuntimeError, match="motor model failed"):
         model2.integrate(t_end=0.1, dt=0.01, progress=False)
+    # a driven motor's angle function and a body force on an elastic body of a computed
+    # frame that fail on one rank: the same error everywhere
+    from dolfinx import mesh as dmesh
+
+    def angle(t):
+        if t > 0.05 and rank == MPI.COMM_WORLD.size - 1:
+            raise RuntimeError("angle model failed")
+        return 2.0 * t
+
+    model4, hub4 = pendulum()
+    model4.motor(hub4, angle=angle, name="drive")
+    with pytest.raises(RuntimeError, match=r"motor 'drive' at t=[0-9.e-]+: angle model failed"):
+        model4.integrate(t_end=0.1, dt=0.01, progress=False)
+    hub5 = mbs.frames.Hinge(axis=(0, 0, 1), name="hub")
+    msh = dmesh.create_rectangle(MPI.COMM_WORLD, [np.array([0.0, -0.01]),
+                                                  np.array([0.3, 0.01])], [6, 1])
+    beam = mbs.Body(msh, mbs.materials.PlaneStress(E=7e10, nu=0.3, density=2700.0,
+                                                   thickness=0.01), hub5, degree=1)
+    model5 = mbs.Model([mbs.RigidBody(mass=1.0, inertia=0.1, frame=hub5, name="disk"), beam])
+    model5.attach(beam, lambda x: np.isclose(x[0], 0.0))
+    model5.apply_load(beam, body_force=lambda t: fails_on_last(t, None) or (0.0, -9.81))
+    with pytest.raises(RuntimeError, match=r"body force at t=[0-9.e-]+: motor model failed"):
+        model5.integrate(t_end=0.1, dt=0.01, progress=False)
     # nothing left behind: the model runs again (without the failing load, a new model)
     model3, _ = pendulum()
     r = model3.integrate(t_end=0.1, dt=0.01, progress=False)

@@ -147,7 +147,7 @@ class BorderedNewton:
             log.debug("Newton %d: |F| %.3e, block updates %s", it, fnorm,
                       " ".join(f"{a:.1e}" for a in sizes))
             if not math.isfinite(fnorm):
-                snes.setConvergedReason(PETSc.SNES.ConvergedReason.DIVERGED_FNORM_NAN)
+                snes.setConvergedReason(compat.SNES_DIVERGED_NAN)
                 return
             if it == 0:
                 f0 = fnorm
