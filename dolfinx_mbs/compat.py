@@ -244,7 +244,9 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
     msh = spaces[0].mesh
     key = a.signature()
     compiled = _COMPILED.get(key)
-    if compiled is None:
+    # compile_form is collective: every rank compiles where one has not (a process that ran a
+    # model on COMM_SELF alone has forms the others lack)
+    if not msh.comm.allreduce(compiled is not None, op=MPI.LAND):
         compiled = _COMPILED[key] = fem.compile_form(msh.comm, a)
     from ufl.algorithms import analysis as extract
 

@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from petsc4py import PETSc
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
+           "model_digest", "check_model",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
            "read_state", "State", "check_type", "ONE_STEP", "RESTARTED"]
 
@@ -266,6 +267,155 @@ def _atomic_json(path: str, data: object) -> None:
     os.replace(tmp, path)
 
 
+def _numbers(value: Any) -> Any:
+    """``value``'s numbers as JSON (floats, lists, dicts of them), None where it has none."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return [float(x) for x in value.reshape(-1)]
+    if isinstance(value, (list, tuple)):
+        out = [_numbers(v) for v in value]
+        return out if all(v is not None for v in out) else None
+    if isinstance(value, dict):
+        d = {str(k): _numbers(v) for k, v in value.items()}
+        return {k: v for k, v in d.items() if v is not None} or None
+    return None
+
+
+def model_digest(system: NamedSystem) -> Dict[str, Any]:
+    """What a restart must find again of the model that wrote a checkpoint, as numbers
+    (collective): each body's mesh (its geometry nodes' count and coordinate moments: sums of
+    x and of x x^T over the nodes, the same on any partition to round-off), material, element
+    degree and attachments (disks', bearings' numbers), the rigid bodies' mass, inertia and
+    centre, and the number of the system's unknowns.
+
+    Args:
+        system: the run's system.
+
+    Returns:
+        The digest, the same on every rank.
+    """
+    comm = system.comm
+    bodies: Dict[str, Any] = {}
+    space = getattr(system, "space", None)
+    for b in (space.bodies if space is not None else ()):
+        g = b.mesh.geometry
+        n = g.index_map().size_local
+        x = np.asarray(g.x[:n, :3], dtype=float)
+        moments = np.concatenate([[float(n)], x.sum(axis=0), (x.T @ x).reshape(-1)])
+        moments = comm.allreduce(moments, op=MPI.SUM)
+        entry = {"mesh": [float(v) for v in moments], "degree": float(compat.space_degree(b.V)),
+                 "material": _numbers(vars(b.material)) or {}}
+        atts = [dict(kind=str(getattr(a, "kind", type(a).__name__)),
+                     numbers=_numbers({k: v for k, v in vars(a).items()
+                                       if k in ("mass", "polar", "diametral", "table", "extra",
+                                                "m_e", "phase")}) or {})
+                for a in getattr(b, "attachments", ())]
+        if atts:
+            entry["attachments"] = atts
+        bodies[b.name] = entry
+    rigid = {r.name: dict(mass=float(r.mass), inertia=_numbers(r.inertia),
+                          centre=_numbers(r.centre))
+             for r in getattr(system, "rigid_bodies", ())}
+    return dict(bodies=bodies, rigid=rigid, unknowns=float(system.n_reduced))
+
+
+def _close(x: Any, y: Any) -> bool:
+    """Two digests' numbers equal to 1e-9 of their size (and of the same shape)."""
+    try:
+        u, v = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    except (TypeError, ValueError):
+        return bool(x == y)
+    if u.shape != v.shape:
+        return False
+    scale = max(float(np.abs(u).max(initial=0.0)), float(np.abs(v).max(initial=0.0)))
+    return bool(np.abs(u - v).max(initial=0.0) <= 1e-9 * scale)
+
+
+def _model_differences(old: Dict[str, Any], new: Dict[str, Any]) -> str | None:
+    """The first difference of two :func:`model_digest`\\ s, in words, or None."""
+    ob, nb = old.get("bodies", {}), new.get("bodies", {})
+    if sorted(ob) != sorted(nb):
+        return f"its bodies {sorted(ob)}, this model's {sorted(nb)}"
+    for name in ob:
+        o, n = ob[name], nb[name]
+        if o["mesh"][0] != n["mesh"][0]:
+            return (f"body {name!r}: a mesh of {int(o['mesh'][0])} nodes, this model's has "
+                    f"{int(n['mesh'][0])}")
+        if not _close(o["mesh"], n["mesh"]):
+            diff = np.abs(np.asarray(o["mesh"]) - np.asarray(n["mesh"]))
+            k = int(np.argmax(diff > 1e-9 * max(np.abs(o["mesh"]).max(), 1e-300)))
+            what = "sum of the nodes' " + (["", "x", "y", "z"][k] if k < 4 else
+                                            "products x_i x_j")
+            return (f"body {name!r}: its mesh's node coordinates differ (the {what}: "
+                    f"{o['mesh'][k]:.9g} in the checkpoint, {n['mesh'][k]:.9g} now)")
+        if o["degree"] != n["degree"]:
+            return f"body {name!r}: degree {o['degree']:g}, this model's {n['degree']:g}"
+        for key in sorted(set(o["material"]) | set(n["material"])):
+            a_, b_ = o["material"].get(key), n["material"].get(key)
+            if not _close(a_, b_):
+                return f"body {name!r}: material {key} {a_!r} in the checkpoint, {b_!r} now"
+        oa, na = o.get("attachments", []), n.get("attachments", [])
+        if [x["kind"] for x in oa] != [x["kind"] for x in na]:
+            return (f"body {name!r}: attachments {[x['kind'] for x in oa]}, this model's "
+                    f"{[x['kind'] for x in na]}")
+        for i, (x, y) in enumerate(zip(oa, na)):
+            for key in sorted(set(x["numbers"]) | set(y["numbers"])):
+                a_, b_ = x["numbers"].get(key), y["numbers"].get(key)
+                if not _close(a_, b_):
+                    return (f"body {name!r}: its {x['kind']} (attachment {i}) {key} {a_!r} in "
+                            f"the checkpoint, {b_!r} now")
+    orr, nr = old.get("rigid", {}), new.get("rigid", {})
+    if sorted(orr) != sorted(nr):
+        return f"its rigid bodies {sorted(orr)}, this model's {sorted(nr)}"
+    for name in orr:
+        for key in ("mass", "inertia", "centre"):
+            if not _close(orr[name][key], nr[name][key]):
+                return (f"rigid body {name!r}: {key} {orr[name][key]!r} in the checkpoint, "
+                        f"{nr[name][key]!r} now")
+    if old.get("unknowns") != new.get("unknowns"):
+        return (f"{old.get('unknowns', 0):.0f} unknowns, this model's "
+                f"{new.get('unknowns', 0):.0f} (other constraints)")
+    return None
+
+
+def check_model(comm: MPI.Comm, stem: str, ckpt: Checkpoint, system: NamedSystem | None) -> None:
+    """Refuse to continue a checkpoint with a model other than the one that wrote it
+    (collective): another mesh (coordinates), material, degree, attachments, rigid bodies or
+    number of unknowns (:func:`model_digest`), or, on as many ranks, other unknowns (another
+    constraint on the same count of dofs: the rank files' partition-free names).
+
+    Args:
+        comm: the run's communicator.
+        stem: the run's ``output``, for the errors.
+        ckpt: the checkpoint read.
+        system: the run's system (None: nothing to check).
+
+    Raises:
+        ValueError: (every rank) what differs.
+    """
+    if system is None or ("extra" in ckpt.meta) != hasattr(system, "frames"):
+        return   # a coupled run's checkpoint and another's: the stepper's restart names it
+    written = ckpt.meta.get("model")
+    if written is not None:
+        d = _model_differences(written, model_digest(system))
+        checks.raise_everywhere(comm, d and (
+            f"restart from {stem!r}: the checkpoint was written by another model ({d}); a "
+            "restart continues the same model (the same mesh, material, constraints and "
+            "masses)"))
+    keys = ckpt.arrays.get("keys")
+    if keys is not None and not ckpt.redistributed:
+        names, _ = unknown_names(system)
+        bad = None
+        if names is None or names.shape != keys.shape or not np.array_equal(names, keys):
+            bad = (f"restart from {stem!r}: this run's unknowns (the dofs the constraints "
+                   "leave free, by body, component and mesh vertices) are not the "
+                   "checkpoint's: another mesh, space or constraints (a clamp elsewhere)")
+        checks.raise_everywhere(comm, bad)
+
+
 class Writer:
     """Writes checkpoints of one run into ``<stem>.ckpt`` (collective: every rank calls).
 
@@ -287,6 +437,7 @@ class Writer:
         self.last: str | None = None
         self.system = system
         self._names: tuple | None = None
+        self._digest: Dict[str, Any] | None = None
 
     def due(self, index: int) -> bool:
         """Whether the step ``index`` is one to checkpoint at.
@@ -347,6 +498,10 @@ class Writer:
                     sizes=sizes, local=comm.gather([int(v.getLocalSize()) for v in vecs]),
                     accumulators=accumulators, folder=name, blocks=blocks,
                     any_ranks=why is None, why_not=why)
+        if self.system is not None:
+            if self._digest is None:   # the model does not change during the run
+                self._digest = model_digest(self.system)
+            meta["model"] = self._digest
         if extra is not None:
             meta["extra"] = extra
         with checks.collective(comm, f"checkpoint index {self.dir!r}"):
@@ -381,9 +536,45 @@ def _read_meta(comm: MPI.Comm, stem: str) -> dict:
             if not os.path.isfile(index):
                 raise FileNotFoundError(f"no checkpoint ({index} does not exist; run with "
                                         "checkpoint_every= first)")
-            with open(index) as f:
-                meta = json.load(f)
+            try:
+                with open(index) as f:
+                    meta = json.load(f)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{index} is damaged (not JSON: {e})") from None
+            bad = _damaged(meta)
+            if bad:
+                raise ValueError(f"{index} is damaged ({bad}); write a new checkpoint, or "
+                                 "restore the file")
     return comm.bcast(meta, root=0)
+
+
+#: what ``latest.json`` must hold, and of what kind
+_META = dict(t="number", index="count", dt="number", t0="number", formulation="text",
+             ranks="count", sizes="counts", local="lists", accumulators="table", folder="text")
+
+
+def _damaged(meta: Any) -> str | None:
+    """What is wrong with a ``latest.json``'s data, or None."""
+    import math
+
+    if not isinstance(meta, dict):
+        return "its content is not a table"
+    for key, kind in _META.items():
+        if key not in meta:
+            return f"it has no {key!r}"
+        v = meta[key]
+        ok = {"number": isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and math.isfinite(v),
+              "count": isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+              "counts": isinstance(v, list) and all(isinstance(x, int) for x in v),
+              "lists": isinstance(v, list) and all(isinstance(x, list) for x in v),
+              "table": isinstance(v, dict),
+              "text": isinstance(v, str)}[kind]
+        if not ok:
+            return f"{key!r} is {v!r}, not a {'finite number' if kind == 'number' else kind}"
+    if meta["ranks"] < 1 or meta["dt"] <= 0.0:
+        return f"ranks {meta['ranks']!r}, dt {meta['dt']!r}"
+    return None
 
 
 def load(comm: MPI.Comm, stem: str, formulation: str, system: NamedSystem | None = None,
@@ -508,6 +699,11 @@ def restore_vecs(comm: MPI.Comm, stem: str, ckpt: Checkpoint,
     elif local != meta["local"][comm.rank]:
         bad = (f"rank {comm.rank} owns {local} unknowns, {meta['local'][comm.rank]} when the "
                "checkpoint was written (another partition of the mesh)")
+    if bad is None:
+        held = [arrays[f"x{i}"].size if f"x{i}" in arrays else None for i in range(len(vecs))]
+        if held != local:
+            bad = (f"the file of rank {comm.rank} holds {held} values for its {local} "
+                   "unknowns: it is damaged")
     checks.raise_everywhere(comm, bad and f"restart from {stem!r}: {bad}")
     for i, v in enumerate(vecs):
         v.array[:] = arrays[f"x{i}"]

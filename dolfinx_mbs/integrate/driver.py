@@ -301,6 +301,7 @@ def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
         if restart:
             resume = checkpoint.load(comm, rec.output, run.formulation, stepper.named,
                                      files=stepper.named is not None)
+            checkpoint.check_model(comm, rec.output, resume, stepper.named)
             stepper.resume(resume, rec.output, run.t_end)
         writer = None if checkpoint_every is None else checkpoint.Writer(
             comm, rec.output, checkpoint_every, run.formulation,

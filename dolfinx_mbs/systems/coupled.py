@@ -469,6 +469,7 @@ class CoupledSystem:
         z, w = self.initial_frames()
         f = np.concatenate([z, w, np.zeros(self.na), np.zeros(self.jointset.n_unknowns)])
         if self.jointset.n_rows:
+            self.jointset.check_start(t0)
             u = ud = None
             if self.parts:
                 q, v = self._given_or_zero(q0, v0)

@@ -397,6 +397,24 @@ class JointSet:
                                  "finite values")
         return a, r
 
+    def check_start(self, t0: float) -> None:
+        """Refuse a driven angle that is not 0 at the run's start: the angle is the rotation
+        since then, and its row would turn the joint by that much within the first step.
+
+        Args:
+            t0: the run's initial time (s).
+
+        Raises:
+            ValueError: a motor's angle(t0) != 0 (on every rank).
+        """
+        for m in self.motors:
+            a, _ = self._prescribed(m, t0)
+            if a is not None and abs(a) > 1e-12:
+                raise ValueError(f"motor {m.name!r}: angle(t0={t0:g}) = {a!r}, but a driven "
+                                 "angle is the rotation since the start (0 there); the motor "
+                                 f"would turn its joint by {a:g} rad within the first step. "
+                                 f"Give angle(t) - angle({t0:g})")
+
     def _motor(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
         """A driven motor's row: angle (position) or speed (velocity), relative to its joint's
         (2D revolute) or its hinge's angle."""

@@ -128,6 +128,84 @@ def test_bad_checkpoint_arguments(tmp_path):
         db.delValue("mbs_ts_alpha_radius")
 
 
+def test_a_restart_continues_the_model_that_wrote_it(tmp_path):
+    """A checkpoint continued by another model of the same cells is refused on every rank,
+    naming what differs: a beam twice as long (the nodes' coordinates), another E, a clamp at
+    the other end (the same number of unknowns: the state would be scrambled); a damaged
+    latest.json (a NaN step number, no formulation) says so; the run then restarts from the
+    checkpoint as it was."""
+    import json
+
+    from tests.models.checkpoint_cases import model
+
+    d = shared_dir(tmp_path)
+    stem = str(d / "run")
+    run("second-order", stem, 4 * DT, 2)
+    MPI.COMM_WORLD.Barrier()
+
+    def restart(**kw):
+        m, _ = model(**kw)
+        return m.integrate(t_end=6 * DT, dt=DT, output=stem, restart=True, progress=False)
+
+    for kw, match in (
+            (dict(length=2.0), r"body 'beam': its mesh's node coordinates differ \(the sum "
+                               r"of the nodes' x: [0-9.]+ in the checkpoint, [0-9.]+ now\)"),
+            (dict(E=3e9), r"body 'beam': material E 2000000000.0 in the checkpoint, "
+                          r"3000000000.0 now"),
+            (dict(clamp_at=1.0), r"this run's unknowns .* are not the checkpoint's")):
+        with pytest.raises(ValueError, match=r"restart from .*: " + (
+                "the checkpoint was written by another model" if "clamp_at" not in kw
+                else "") + ".*" + match):
+            restart(**kw)
+    index = os.path.join(folder(stem), "latest.json")
+    good = open(index).read() if MPI.COMM_WORLD.rank == 0 else None
+    for damage, match in ((lambda m: m.update(index=float("nan")), r"'index' is nan, not a count"),
+                          (lambda m: m.pop("formulation"), r"it has no 'formulation'")):
+        if MPI.COMM_WORLD.rank == 0:
+            meta = json.loads(good)
+            damage(meta)
+            with open(index, "w") as f:
+                json.dump(meta, f)
+        MPI.COMM_WORLD.Barrier()
+        with pytest.raises(ValueError, match=r"latest.json is damaged \(" + match):
+            restart()
+    if MPI.COMM_WORLD.rank == 0:
+        with open(index, "w") as f:
+            f.write(good)
+    MPI.COMM_WORLD.Barrier()
+    r, _ = run("second-order", stem, 6 * DT, 2, restart=True)
+    assert r.restarted_from == pytest.approx(4 * DT) and r.times[-1] == pytest.approx(6 * DT)
+
+
+def test_a_rank_file_one_entry_short(tmp_path):
+    """A checkpoint whose state file lost an entry on one rank: every rank refuses it, naming
+    the damaged file (one rank used to raise while the others waited)."""
+    from tests.models.checkpoint_cases import model
+
+    d = shared_dir(tmp_path)
+    stem = str(d / "run")
+    run("second-order", stem, 4 * DT, 2)
+    meta = None
+    if MPI.COMM_WORLD.rank == 0:
+        import json
+
+        with open(os.path.join(folder(stem), "latest.json")) as f:
+            meta = json.load(f)
+    meta = MPI.COMM_WORLD.bcast(meta, root=0)
+    last = MPI.COMM_WORLD.size - 1
+    if MPI.COMM_WORLD.rank == last:
+        path = os.path.join(folder(stem), meta["folder"], f"rank{last}.npz")
+        with np.load(path) as data:
+            arrays = {k: data[k] for k in data.files}
+        arrays["x0"] = arrays["x0"][:-1]
+        with open(path, "wb") as f:
+            np.savez(f, **arrays)
+    MPI.COMM_WORLD.Barrier()
+    m, _ = model()
+    with pytest.raises(ValueError, match=rf"the file of rank {last} holds .* it is damaged"):
+        m.integrate(t_end=6 * DT, dt=DT, output=stem, restart=True, progress=False)
+
+
 # --- a run of its own under mpiexec -n 2, stopped from outside
 
 def _launch(args, d):
@@ -189,3 +267,30 @@ def test_killed_on_two_ranks_and_restarted(how, tmp_path):
     times = field_times(run_)
     np.testing.assert_allclose(times, np.arange(0, 61, 2) * DT, rtol=0, atol=1e-12)
     assert np.all(np.diff(times) > 0)
+
+
+def test_a_checkpoint_of_one_rank_restarted_on_all(tmp_path):
+    """One rank runs the model on COMM_SELF and checkpoints it; then every rank restarts it on
+    COMM_WORLD: the forms that rank compiled alone are compiled again with the others (the
+    compile is collective: one rank skipping it left the others waiting), and the restart
+    continues as the run on one rank would (0.11; DOLFINx 0.5 refuses it: its XDMF field
+    files hold the writing partition's node order)."""
+    from tests.models.checkpoint_cases import model
+
+    d = shared_dir(tmp_path)
+    stem = str(d / "alone")
+    comm = MPI.COMM_WORLD
+    if comm.rank == 0:
+        m, _ = model(comm=MPI.COMM_SELF)
+        m.integrate(t_end=4 * DT, dt=DT, output=stem, checkpoint_every=2, progress=False,
+                    probes=[(1.0, 0.05)])
+    comm.Barrier()
+    m, body = model()
+    go = lambda: m.integrate(t_end=6 * DT, dt=DT, output=stem, restart=True,  # noqa: E731
+                             progress=False, probes=[(1.0, 0.05)])
+    if compat.has_vtx or comm.size == 1:
+        r = go()
+        assert r.restarted_from == pytest.approx(4 * DT) and r.steps == 6
+    else:
+        with pytest.raises(ValueError, match="cannot be redistributed"):
+            go()

@@ -16,25 +16,27 @@ import dolfinx_mbs as mbs
 DT = 1e-4
 
 
-def model(comm=MPI.COMM_WORLD, slow=False, prestress=False, damping=None):
+def model(comm=MPI.COMM_WORLD, slow=False, prestress=False, damping=None, length=1.0,
+          E=2e9, clamp_at=0.0):
     """The beam; ``prestress``: its stiffening by the spin's steady state; ``damping``:
-    Rayleigh's (a, b)."""
-    mesh = dmesh.create_rectangle(comm, [np.array([0.0, 0.0]), np.array([1.0, 0.1])], [8, 2],
-                                  dmesh.CellType.quadrilateral)
+    Rayleigh's (a, b); ``length``, ``E``, ``clamp_at`` (the x of the clamped end nodes) make
+    other models of the same cells (for restarts that must be refused)."""
+    mesh = dmesh.create_rectangle(comm, [np.array([0.0, 0.0]), np.array([length, 0.1])],
+                                  [8, 2], dmesh.CellType.quadrilateral)
     frame = mbs.frames.SpinUp(axis=(0, 0, 1), final_rate=40.0, ramp_time=0.01)
-    mat = mbs.materials.PlaneStress(E=2e9, nu=0.3, density=2700.0, thickness=0.01,
+    mat = mbs.materials.PlaneStress(E=E, nu=0.3, density=2700.0, thickness=0.01,
                                     rayleigh=damping)
     body = mbs.Body(mesh, mat, frame, degree=2, name="beam",
                     stiffening="prestress" if prestress else None)
     m = mbs.Model([body])
-    m.clamp(body, lambda x: np.isclose(x[0], 0.0))
+    m.clamp(body, lambda x: np.isclose(x[0], clamp_at))
 
     def push(t):
         if slow:  # room for a signal to arrive mid-run
             time.sleep(0.02)
         return (0.0, 2e4 * np.sin(300.0 * t))
 
-    body.add_traction(push, where=lambda x: np.isclose(x[0], 1.0))
+    body.add_traction(push, where=lambda x: np.isclose(x[0], length))
     return m, body
 
 

@@ -138,6 +138,11 @@ def test_bad_torques():
             raise RuntimeError("angle model failed")
         return 2.0 * t
 
+    model6, hub6 = pendulum()
+    model6.motor(hub6, angle=lambda t: 0.5 + 2.0 * t, name="offset")
+    with pytest.raises(ValueError, match=r"motor 'offset': angle\(t0=0\) = 0.5, but a driven "
+                                         "angle is the rotation since the start"):
+        model6.integrate(t_end=0.1, dt=0.01, progress=False)
     model4, hub4 = pendulum()
     model4.motor(hub4, angle=angle, name="drive")
     with pytest.raises(RuntimeError, match=r"motor 'drive' at t=[0-9.e-]+: angle model failed"):
