@@ -335,7 +335,7 @@ def _close(x: Any, y: Any) -> bool:
 
 
 def _model_differences(old: Dict[str, Any], new: Dict[str, Any]) -> str | None:
-    """The first difference of two :func:`model_digest`\\ s, in words, or None."""
+    """The first difference of two digests (:func:`model_digest`), in words, or None."""
     ob, nb = old.get("bodies", {}), new.get("bodies", {})
     if sorted(ob) != sorted(nb):
         return f"its bodies {sorted(ob)}, this model's {sorted(nb)}"
