@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Iterator, List, Tuple
 
 import numpy as np
+from mpi4py import MPI
 from petsc4py import PETSc
 from slepc4py import SLEPc
 
@@ -260,9 +261,32 @@ def _solve_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     if nconv < nev:
         reason = pep.getConvergedReason()
         pep.destroy()
-        raise RuntimeError(f"SLEPc converged {nconv} of the {nev} requested eigenvalues "
-                           f"(reason {reason})")
+        raise RuntimeError(_not_converged(K, nconv, nev, reason))
     return pep
+
+
+def _not_converged(K: PETSc.Mat, nconv: int, nev: int, reason: int) -> str:
+    """The words for a PEP that stopped short of ``nev`` eigenvalues (collective: the
+    stiffness matrix's diagonal span, the usual cause of it)."""
+    d = K.getDiagonal()
+    a = np.abs(d.getArray(readonly=True))
+    d.destroy()
+    comm = K.getComm().tompi4py()
+    top = comm.allreduce(float(a.max()) if a.size else 0.0, op=MPI.MAX)
+    low = comm.allreduce(float(a[a > 0].min()) if np.any(a > 0) else np.inf, op=MPI.MIN)
+    words = {-1: "its tolerance cannot be reached (DIVERGED_TOL)",
+             -2: "it reached its iteration limit (DIVERGED_ITS)",
+             -3: "it broke down (DIVERGED_BREAKDOWN)",
+             -4: "its symmetry was lost (DIVERGED_SYMMETRY_LOST)"}.get(
+                 reason, f"it stopped (reason {reason})")
+    msg = (f"the quadratic eigenvalue solve (SLEPc PEP) converged {nconv} of the {nev} "
+           f"requested eigenvalues: {words}")
+    if top > 0.0 and np.isfinite(low) and top / low > 1e4:   # a sound model: 1e1 to 1e3
+        msg += (f". The stiffness matrix's diagonal spans {top / low:.1e} ({low:.3g} to "
+                f"{top:.3g}): a support orders of magnitude stiffer than the body it holds (a "
+                "bearing of 1e17 N/m on a shaft) gives such a spectrum; clamp a support meant "
+                "to be rigid, or give it a stiffness near the body's")
+    return msg + f" (or raise the solver's limit: -{PREFIX}pep_max_it)"
 
 
 def gyroscopic_frequencies(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,

@@ -487,6 +487,17 @@ def test_bad_input_is_refused_on_every_rank():
                                      probes=[(0.0, 0.0, 0.25)])
 
 
+def test_bearings_far_stiffer_than_the_shaft_are_named():
+    """Bearings of 1e17 N/m on a shaft whose own stiffness is near 1e6 N/m: SLEPc stops at
+    its iteration limit; the error says so in words and points at the spread of the
+    stiffness (the matrix's diagonal spans 1e5 where the sound model spans 22)."""
+    model = jeffcott(kb=1e17, size=0.02)
+    with pytest.raises(RuntimeError, match=r"converged [0-9]+ of the [0-9]+ requested "
+                                           r"eigenvalues: it reached its iteration limit .*"
+                                           r"diagonal spans .*clamp a support meant to be rigid"):
+        model.campbell([0.0, 500.0], n=4)
+
+
 def test_case_file_with_bearings_disks_and_unbalance():
     """demos/cases/rotor_on_bearings.toml runs from the command line's case reader; the peaks
     of its unbalance response (major semi-axis, a frequency response) lie at the forward
