@@ -8,10 +8,26 @@ bearings.
 For each stiffness k every bearing of the model is set to kxx = kyy = k, no cross-coupling and
 no damping (the table it had is restored afterwards, also after an error); a critical speed is a
 speed Omega at which a forward whirl frequency of the undamped gyroscopic problem equals Omega
-(the modes that do not whirl backward: a degenerate pair has no definite whirl),
-w_j(Omega) = Omega: found by the secant method on w_j(Omega) - Omega from w_j(0), each
-evaluation one eigen-solve at that speed (:func:`dolfinx_mbs.campbell.campbell` at one speed,
-whose whirl tells the forward modes). Units: N/m, rad/s.
+(lateral modes that do not whirl backward: a degenerate pair has no definite whirl; torsional
+and axial modes are not excited by an unbalance, :mod:`dolfinx_mbs.campbell.shapes`).
+
+**The synchronous whirl problem.** The stationary frame's undamped pencil at the speed Omega is
+K_0 + Omega^2 K_2 + lambda Omega G_1 + lambda^2 M (:class:`~dolfinx_mbs.campbell.SweepPencil`);
+a whirl at the spin's own frequency, lambda = i Omega, solves
+
+    K_0 x = Omega^2 (M - K_2 - i G_1) x,
+
+a linear eigenproblem in mu = Omega^2 whose eigenvalues are all the crossings of the branches
+with the 1x line at once (Hermitian: G_1 is skew). It is solved in real form, x = a + i b,
+
+    [[K_0, 0], [0, K_0]] (a, b) = mu [[M', G_1], [-G_1, M']] (a, b),   M' = M - K_2,
+
+by SLEPc's shift-and-invert about a negative target (each mu twice: x and i x; the rotor's free
+torsion and axial motion at mu = 0), and each real mu's vector tells its whirl and kind. One
+eigen-solve a stiffness (and one at rest for the target's scale), where the secant method on
+w_j(Omega) - Omega took one eigen-solve per iterate. A rotor whose pencil is not
+K_0 + Omega^2 K_2, Omega G_1 (a nonlinear body) is mapped by that secant method. Units: N/m,
+rad/s.
 """
 
 from __future__ import annotations
@@ -22,10 +38,16 @@ import math
 from typing import TYPE_CHECKING, Callable, List, Sequence
 
 import numpy as np
+from mpi4py import MPI
+from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.bodies.attachments import Bearing
+from dolfinx_mbs.campbell.pencil import SweepPencil
+from dolfinx_mbs.campbell.shapes import ModeShapes, kinds_of
 from dolfinx_mbs.campbell.sweep import campbell
+from dolfinx_mbs.frames.stationary import Stationary
+from dolfinx_mbs.petsc_options import EIGEN_PREFIX, direct_lu, solve_in_words
 
 if TYPE_CHECKING:
     import os
@@ -126,9 +148,10 @@ def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], 
         stiffnesses: the bearing stiffnesses k (N/m), positive.
         n: critical speeds per stiffness.
         t: time of the constraints.
-        tol: relative tolerance of w_j(Omega) = Omega (or of the secant's last step: the
-            eigenvalues carry the solver's and a degenerate pair's scatter).
-        max_iter: secant steps per critical speed.
+        tol: relative tolerance of w_j(Omega) = Omega where the secant method maps (a rotor
+            whose pencil is not quadratic in the speed; the eigenvalues carry the solver's
+            and a degenerate pair's scatter).
+        max_iter: secant steps per critical speed there.
 
     Raises:
         ValueError: no bearing, a stiffness that is not positive and finite.
@@ -145,6 +168,7 @@ def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], 
     tol = checks.positive(tol, "tol")
     out = np.full((ks.size, n), np.nan)
     zero = {k: 0.0 for k in ("kxy", "kyx", "cxx", "cxy", "cyx", "cyy", "czz", "ctilt")}
+    scale = None   # the target's scale: the last stiffness's lowest critical speed
     try:
         for i, k in enumerate(ks):
             saved = []
@@ -156,10 +180,20 @@ def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], 
             system.assembly.refresh()
             system.forget()
             try:
-                start = _forward(system, 0.0, n, t)
-                for j in range(min(n, len(start))):
-                    out[i, j] = _secant(lambda w: _pick(_forward(system, w, n, t), j) - w,
-                                        float(start[j]), tol, max_iter)
+                found = None
+                if scale is None:   # the first stiffness: from the frequencies at rest
+                    start = _forward(system, 0.0, n, t)
+                    scale = float(start[0]) if start.size else None
+                if scale is not None:
+                    found = _synchronous(system, n, t, scale * min(1.0, k / ks[max(i - 1, 0)]))
+                if found is not None:
+                    out[i, :min(n, found.size)] = found[:n]
+                    scale = float(found[0]) if found.size else scale
+                else:
+                    start = _forward(system, 0.0, n, t)
+                    for j in range(min(n, len(start))):
+                        out[i, j] = _secant(lambda w: _pick(_forward(system, w, n, t), j) - w,
+                                            float(start[j]), tol, max_iter)
             finally:
                 for b, old in zip(bearings, saved):
                     b.speeds = old.pop("__speeds__")
@@ -168,6 +202,118 @@ def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], 
         system.assembly.refresh()
         system.forget()
     return CriticalSpeedMap(stiffnesses=ks, speeds=out, rank=system.comm.rank)
+
+
+#: the speeds the synchronous problem's constant matrices are fitted at (rad/s; the pencil is
+#: exactly quadratic in the speed, so any three distinct speeds do)
+_FIT = np.array([0.0, 500.0, 1000.0])
+
+
+def _synchronous(system: SecondOrderSystem, n: int, t: float,
+                 scale: float) -> np.ndarray | None:
+    """The forward critical speeds (ascending) of the synchronous whirl problem (module
+    docstring), or None where the pencil is not K_0 + Omega^2 K_2, Omega G_1 (the caller maps
+    by the secant method then). ``scale``: about the lowest critical speed (rad/s), for the
+    target -(scale / 2)^2."""
+    spinning = [isinstance(b.frame, Stationary) for b in system.bodies]
+
+    def pencil(speed: float) -> tuple:
+        states = [b.frame.at_rate(speed).state(t) if s else b.frame.state(t)
+                  for b, s in zip(system.bodies, spinning)]
+        return system.pencil(t, 1, "gyroscopic", states)
+
+    sp = SweepPencil(pencil, _FIT)
+    if not sp.combined:
+        return None
+    comm = system.comm
+    mats: list = []
+    try:
+        if comm.allreduce(sp.G0.norm(PETSc.NormType.FROBENIUS), op=MPI.MAX) > 0.0:
+            return None   # a coupling that does not grow with the speed: not synchronous
+        Mp = sp.M.copy()
+        Mp.axpy(-1.0, sp.K2, structure=PETSc.Mat.Structure.DIFFERENT)
+        Gn = sp.G1.copy()
+        Gn.scale(-1.0)
+        mats += [Mp, Gn]
+        A = PETSc.Mat().createNest([[sp.K0, None], [None, sp.K0]], comm=comm)
+        B = PETSc.Mat().createNest([[Mp, sp.G1], [Gn, Mp]], comm=comm)
+        mats += [A, B]
+        iss = A.getNestISs()[0]
+        A2, B2 = A.convert(PETSc.Mat.Type.AIJ), B.convert(PETSc.Mat.Type.AIJ)
+        mats += [A2, B2]
+        shapes = ModeShapes(system, spinning)
+        target = -(0.5 * scale) ** 2
+        nev = 4 * n + 8
+        for _ in range(3):
+            mu, Z = _solve(A2, B2, iss, nev, target)
+            found = _forward_crossings(system, shapes, mu, Z)
+            if found.size >= n or len(mu) < nev:
+                return found
+            nev *= 2
+        return found
+    finally:
+        sp.destroy()
+        for X in mats:
+            X.destroy()
+
+
+def _solve(A: PETSc.Mat, B: PETSc.Mat, iss: list, nev: int, target: float) -> tuple:
+    """The real eigenvalues mu > 0 of A y = mu B y nearest ``target`` with this rank's rows of
+    their vectors' halves (a, b): (mu (k,), Z (local rows, 2k): the a's, then the b's)."""
+    from slepc4py import SLEPc
+
+    eps = SLEPc.EPS().create(A.getComm())
+    try:
+        eps.setOperators(A, B)
+        eps.setProblemType(SLEPc.EPS.ProblemType.GNHEP)
+        eps.setDimensions(nev=min(nev, A.getSize()[0]))
+        eps.setTarget(float(target))
+        eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
+        eps.setTolerances(tol=1e-10, max_it=1000)
+        st = eps.getST()
+        st.setType(SLEPc.ST.Type.SINVERT)
+        direct_lu(st.getKSP())
+        eps.setOptionsPrefix(EIGEN_PREFIX + "critical_")
+        eps.setFromOptions()
+        solve_in_words(eps, "the synchronous whirl eigenproblem (SLEPc EPS)")
+        yr, yi = A.createVecRight(), A.createVecRight()
+        mu, cols_a, cols_b = [], [], []
+        for i in range(eps.getConverged()):
+            lam = eps.getEigenpair(i, yr, yi)
+            if lam.real <= 0.0 or abs(lam.imag) > 1e-8 * abs(lam):
+                continue   # no real speed (or the free motions at mu = 0)
+            mu.append(float(lam.real))
+            cols_a.append(yr.getSubVector(iss[0]).getArray(readonly=True).copy())
+            cols_b.append(yr.getSubVector(iss[1]).getArray(readonly=True).copy())
+        for v in (yr, yi):
+            v.destroy()
+    finally:
+        eps.destroy()
+    mu_a = np.array(mu)
+    # rank 0's eigenvalues on every rank (the vectors are each rank's rows of the same pairs)
+    mu_a = A.getComm().tompi4py().bcast(mu_a, root=0)
+    k = len(mu_a)
+    rows = iss[0].getLocalSize()
+    Z = np.column_stack(cols_a + cols_b) if k else np.zeros((rows, 0))
+    return mu_a, Z
+
+
+def _forward_crossings(system: SecondOrderSystem, shapes: ModeShapes, mu: np.ndarray,
+                       Z: np.ndarray) -> np.ndarray:
+    """The crossings sqrt(mu) of lateral modes that do not whirl backward, ascending, each
+    once (the real form's two copies of a mode, and a degenerate pair, merged)."""
+    from dolfinx_mbs.campbell.sweep import _allsum
+
+    if mu.size == 0:
+        return np.zeros(0)
+    comm = system.comm
+    terms = _allsum(comm, shapes.local_terms(system.reducer, system.assembly.mass(), Z))
+    h = shapes.whirl_index(terms)
+    lateral = kinds_of(shapes.fractions(terms)) == "lateral"
+    w = np.sqrt(mu[lateral & (h > -0.05)])
+    w = np.sort(w)
+    keep = np.r_[True, np.diff(w) > 1e-4 * w[1:]] if w.size else np.zeros(0, bool)
+    return w[keep]
 
 
 def _pick(f: np.ndarray, j: int) -> float:

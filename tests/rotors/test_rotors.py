@@ -173,6 +173,24 @@ def test_a_torsional_mode_is_named_and_has_no_critical_speed():
         tab.crossings(kinds=("bending",))
 
 
+def test_critical_speed_map_of_two_disks():
+    """The map of the two-disk rotor from its synchronous whirl problem (one eigen-solve a
+    stiffness): at each critical speed W_c the rotor's own Campbell solve at W_c has a
+    lateral forward mode at W_c (1e-6); the torsional mode, which crosses 1x at 847 rad/s, is
+    no critical speed; the critical speeds rise with the bearings' stiffness."""
+    model = two_disks(size=0.024)
+    cmap = model.critical_speed_map([1e6, 1e8], n=2)
+    assert np.all(np.isfinite(cmap.speeds)) and np.all(np.diff(cmap.speeds, axis=0) > 0)
+    for k, row in zip((1e6, 1e8), cmap.speeds):
+        for b in model.bodies[0].attachments[:2]:
+            b.override(kxx=k, kyy=k)
+        for wc in row:
+            assert abs(wc - 847.0) > 20.0
+            tab = model.campbell([wc], n=8, damping=False)
+            ok = (tab.kind[0] == "lateral") & (tab.whirl_stationary[0] >= 0)
+            assert np.min(np.abs(tab.stationary[0][ok] - wc)) < 1e-6 * wc, (k, wc, tab.stationary)
+
+
 def test_elliptic_orbits_keep_their_whirl():
     """On bearings of unequal stiffness (kyy = 0.6 kxx) the orbits are ellipses (whirl index
     0.2 at 200 rad/s): each lateral mode still has its sense, and the gyroscopic moments say
