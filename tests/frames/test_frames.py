@@ -147,3 +147,18 @@ def test_bad_spin_arguments(kwargs, match):
 def test_bad_spin_up_ramp():
     with pytest.raises(ValueError, match="ramp_time"):
         mbs.frames.SpinUp(final_rate=1.0, ramp_time=0.0)
+
+
+def test_a_run_up_rate_that_turns_nan_is_named():
+    """A stationary frame's run-up whose rate turns NaN past t = 0.5: at t = 0.3 its state is
+    the closed form's (rate 10 t, acceleration 10, angle 5 t^2); near and past 0.5 the error
+    names the rate, its acceleration or its angle, where a Newton failure hid it."""
+    f = mbs.frames.Stationary((0, 0, 1), rate=lambda t: 10.0 * t if t < 0.5 else float("nan"))
+    th, w, a = f.spin(0.3)
+    assert w == pytest.approx(3.0) and a == pytest.approx(10.0, rel=1e-6)
+    assert th == pytest.approx(0.45, rel=1e-6)
+    with pytest.raises(ValueError, match=r"rate\(t=0.6\) must be finite"):
+        f.spin(0.6)
+    with pytest.raises(ValueError, match=r"the spin's acceleration at t=0.5 .*is rate finite "
+                                         r"near t"):
+        f.spin(0.5 - 1e-12)

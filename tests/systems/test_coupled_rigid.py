@@ -103,6 +103,31 @@ def test_a_number_for_the_inertia_of_a_body_moving_in_3d():
         mbs.Model([mbs.RigidBody(mass=1.0, inertia=0.5, frame=frame, name="b")])
 
 
+def test_a_step_newton_cannot_take_is_said_in_words():
+    """A torque of 1e7 N m on a hub carrying a linear elastic beam flings it past anything the
+    model can follow: the run stops with Newton's failure in words and where the frames were,
+    on every rank (an AttributeError hid it before)."""
+    from dolfinx import mesh as dmesh
+
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), name="hub")
+    msh = dmesh.create_rectangle(MPI.COMM_WORLD, [np.array([0.0, -0.01]),
+                                                  np.array([1.0, 0.01])], [10, 1])
+    beam = mbs.Body(msh, mbs.materials.PlaneStress(E=7e10, nu=0.3, density=2700.0,
+                                                   thickness=0.01), hub, degree=2)
+    model = mbs.Model([mbs.RigidBody(mass=2.0, inertia=0.1, frame=hub, name="disk"), beam])
+    model.attach(beam, lambda x: np.isclose(x[0], 0.0))
+    model.apply_torque(hub, lambda t, s: 1e7)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match=r"time integration failed .*Newton's iterations "
+                                               r"did not converge in this step.*The computed "
+                                               r"frames at the last completed step: hub: "
+                                               r"angle [-0-9.e+]+, rate"):
+            model.integrate(t_end=0.05, dt=0.005, progress=False)
+
+
 def test_bad_frames():
     R = np.eye(3)
     R[0, 1] = 0.1
@@ -138,6 +163,11 @@ def test_bad_torques():
             raise RuntimeError("angle model failed")
         return 2.0 * t
 
+    model7, hub7 = pendulum()
+    model7.motor(hub7, speed=lambda t: float("nan") if t > 0.05 else 1.0, name="nan")
+    with pytest.raises(ValueError, match=r"motor 'nan' at t=[0-9.e-]+: its speed function "
+                                         r"returned nan .*expected finite values"):
+        model7.integrate(t_end=0.1, dt=0.01, progress=False)
     model6, hub6 = pendulum()
     model6.motor(hub6, angle=lambda t: 0.5 + 2.0 * t, name="offset")
     with pytest.raises(ValueError, match=r"motor 'offset': angle\(t0=0\) = 0.5, but a driven "
