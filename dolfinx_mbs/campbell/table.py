@@ -232,7 +232,8 @@ class CampbellTable:
         :meth:`to_csv`):
         frequencies in Hz against speed in rpm, in the ``frame`` "stationary" (default) or
         "rotating", with the engine-order lines, forward (^) and backward (v) whirl markers,
-        unstable points (red x) and, in the stationary frame, the critical speeds (o).
+        torsional (open square) and axial (open diamond) modes, unstable points (red x) and,
+        in the stationary frame, the critical speeds (o).
 
         Args:
             path: the file to write.
@@ -263,11 +264,18 @@ class CampbellTable:
                     ax.annotate(f"{k}x", (xe, ye / (2 * math.pi)), fontsize=8)
             # no red among the branches: red marks instability
             colors = [c for i, c in enumerate(matplotlib.colormaps["tab10"].colors) if i != 3]
+            kind = np.asarray(self.kind)
             for j in range(self.n_modes):
                 c = colors[j % len(colors)]
                 ax.plot(x, hz[:, j], "-", lw=1.0, color=c)
                 for sense, marker in ((1, "^"), (-1, "v"), (0, ".")):
                     sel = (whirl[:, j] == sense) & self.stable[:, j]
+                    if sense == 0:   # torsional and axial modes marked as such
+                        for name, m in (("torsional", "s"), ("axial", "D")):
+                            its = sel & (kind[:, j] == name)
+                            ax.plot(x[its], hz[its, j], m, color=c, ms=4, ls="none",
+                                    mfc="none")
+                            sel = sel & ~its
                     ax.plot(x[sel], hz[sel, j], marker, color=c, ms=4, ls="none")
                 bad = ~self.stable[:, j]
                 ax.plot(x[bad], hz[bad, j], "x", color="red", ms=6, ls="none")
@@ -281,6 +289,10 @@ class CampbellTable:
             ax.set_title(title or "Campbell diagram")
             handles = [Line2D([], [], marker="^", ls="none", color="k", label="forward whirl"),
                        Line2D([], [], marker="v", ls="none", color="k", label="backward whirl"),
+                       Line2D([], [], marker="s", ls="none", mfc="none", color="k",
+                              label="torsional"),
+                       Line2D([], [], marker="D", ls="none", mfc="none", color="k",
+                              label="axial"),
                        Line2D([], [], marker="x", ls="none", color="red", label="unstable"),
                        Line2D([], [], ls="--", color="k", label="engine orders")]
             if frame == "stationary":
