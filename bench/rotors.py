@@ -144,7 +144,10 @@ def main():
              "residuals). Journal dofs: the dofs of the bearings' and disks' journals; each "
              "matrix's pattern holds their dense block (journal dofs squared entries) beside "
              "the nnz of the form. Times: maximum over ranks; load average of the shared "
-             "machine at the start and end.", "",
+             "machine at the start and end. From 2026-11-29 the shaft's cells are curved "
+             "(second-order, `meshes.shaft`'s default); the runs before had straight-sided "
+             "cells, whose polygonal section put the solid's frequencies 0.06-0.66 % below "
+             "ROSS's (the same dofs: only the geometry's nodes moved onto the circle).", "",
              "| date (UTC) | DOLFINx | ranks | dofs | nnz of K | journal dofs | block entries | "
              "set-up (s) | Campbell (s) | speeds x modes | response (s) | response speeds | "
              "load avg | load at end |",

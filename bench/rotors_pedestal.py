@@ -136,7 +136,11 @@ def markdown(runs: list) -> str:
              "elements, each `BearingElement(n, n_link=p)` to a `PointMass(p, m=7.85)` with "
              "a `BearingElement(p, ...)` to the ground. Times: maximum over ranks (the package), "
              "serial (ROSS, its own Python 3.11 environment, run just before); load average "
-             "of the shared 2-core machine at the start and end of each.", "",
+             "of the shared 2-core machine at the start and end of each. From 2026-11-29 the "
+             "shaft's cells are curved (second-order, `meshes.shaft`'s default): the solid "
+             "within -0.14 % to +0.18 % of ROSS (+0.18 %: the torsional mode); the runs "
+             "before had straight-sided cells, whose polygonal section put it 0.01-0.62 % "
+             "below.", "",
              "| date (UTC) | DOLFINx | ranks | dofs (rotor + pedestals) | pedestal E / steel's | "
              "set-up (s) | Campbell (s) | speeds x modes | response (s) | response speeds | "
              "load avg | load at end | ROSS set-up (s) | ROSS Campbell (s) | "
