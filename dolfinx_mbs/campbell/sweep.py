@@ -53,6 +53,9 @@ direction when abs(h) > ``whirl_tol``, else 0 (and 0 at zero speed, where the tw
 bending pair are degenerate and any combination is an eigenvector). It is the orbit sense in
 the *rotating* frame: +1 (forward) for the w0 - Omega branch of a shaft below its critical
 speed, -1 (backward) for the w0 + Omega branch.
+A system with an ``orbit_sense()`` gives its own index in place of h: the harmonic systems of a
+cyclic model (:class:`dolfinx_mbs.cyclic.TravellingWaves`), whose index is the direction of the
+travelling wave, +1 along the spin and -1 against it.
 
 **Stationary frame.** For an axisymmetric rotor (or one with cyclic symmetry of order 3 or
 more), a whirl mode of rotating-frame frequency w and sense d = ``whirl`` is seen from the
@@ -368,7 +371,8 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
             raise ValueError(f"n={n} exceeds the {red.n_reduced - rigid.dim} elastic dofs of "
                              f"the model ({rigid.dim} free rigid-body motions)")
         m = min(m, red.n_reduced - rigid.dim)
-    whirl = _Whirl(system)
+    # a system may say what its modes' orbit sense is (a cyclic harmonic: its travelling waves)
+    whirl = system.orbit_sense() if hasattr(system, "orbit_sense") else _Whirl(system)
     coupling = "damping" if damping else "gyroscopic"
 
     def pencil(speed: float) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
