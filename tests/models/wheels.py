@@ -44,5 +44,50 @@ def annular_sector(n_sectors, cells=(3, 3, 1), radii=(0.05, 0.15), thickness=0.0
 
 
 def bore(radius):
-    """A predicate of the nodes on the bore r = ``radius``."""
-    return lambda x: np.isclose(np.hypot(x[0], x[1]), radius, rtol=0, atol=1e-9)
+    """A predicate of the dof nodes of the bore r = ``radius`` (those between its nodes on the
+    straight edges of its facets lie inside it)."""
+    return lambda x: np.hypot(x[0], x[1]) <= radius + 1e-9
+
+
+STEEL = dict(E=210e9, nu=0.3, density=7850.0)
+#: the disks of the tests: bore and rim radii, thickness (m)
+RADII = (0.05, 0.15)
+THICKNESS = 0.01
+
+
+def sector_model(n_sectors, rate=0.0, cells=(3, 2, 1), degree=2, stiffening=None,
+                 comm=MPI.COMM_WORLD):
+    """(model, body, sector, mesh) of a sector of the annular disk clamped at its bore,
+    spinning at ``rate`` about z."""
+    import dolfinx_mbs as mbs
+
+    msh, tags = annular_sector(n_sectors, cells, RADII, THICKNESS, comm)
+    sector = mbs.cyclic.Sector(n_sectors, axis=(0, 0, 1), low=(tags, LOW), high=(tags, HIGH))
+    body = mbs.Body(msh, mbs.materials.LinearElastic(**STEEL),
+                    mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=rate), degree=degree,
+                    stiffening=stiffening, cyclic=sector)
+    model = mbs.Model([body])
+    model.clamp(body, facets=(tags, BORE))
+    return model, body, sector, msh
+
+
+def wheel_model(wheel, rate=0.0, degree=2, stiffening=None):
+    """(model, body) of the whole wheel of a :class:`dolfinx_mbs.cyclic.WheelMesh` as one
+    body (degree None: on the wheel's own space), clamped at its bore."""
+    import dolfinx_mbs as mbs
+
+    where = wheel.space if degree is None else wheel.mesh
+    body = mbs.Body(where, mbs.materials.LinearElastic(**STEEL),
+                    mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=rate), degree=degree,
+                    stiffening=stiffening)
+    model = mbs.Model([body])
+    model.clamp(body, bore(RADII[0]))
+    return model, body
+
+
+def union_below(per_k, n_sectors):
+    """The sector's frequencies of every harmonic index, as the whole wheel has them, up to
+    the lowest of the harmonic indices' largest (below it each index's list is complete)."""
+    cut = min(np.max(w) for w in per_k.values())
+    allk = np.sort(np.concatenate(list(per_k.values())))
+    return allk[allk <= cut * (1 + 1e-9)], cut
