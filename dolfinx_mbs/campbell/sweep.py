@@ -372,7 +372,7 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
                              f"the model ({rigid.dim} free rigid-body motions)")
         m = min(m, red.n_reduced - rigid.dim)
     # a system may say what its modes' orbit sense is (a cyclic harmonic: its travelling waves)
-    whirl = system.orbit_sense() if hasattr(system, "orbit_sense") else _Whirl(system)
+    whirl = (system.orbit_sense() if hasattr(system, "orbit_sense") else None) or _Whirl(system)
     coupling = "damping" if damping else "gyroscopic"
 
     def pencil(speed: float) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:

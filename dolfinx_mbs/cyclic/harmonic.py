@@ -322,10 +322,11 @@ def _mult(A: PETSc.Mat, Z: np.ndarray) -> np.ndarray:
 
 
 class HarmonicSystem(SecondOrderSystem):
-    """The second-order system of harmonic index k on the two copies.
+    """The second-order system of harmonic index k > 0: on the two copies (0 < k < N/2), or
+    on the model's own space with the rows of k = N/2.
 
     Args:
-        assembly: the :class:`HarmonicAssembly`.
+        assembly: the :class:`HarmonicAssembly` (two copies), or the model's assembly.
         reducer: the Maggi reducer of the copies' constraints and the cut's rows.
         constraints: those constraints.
         static: the model's static solver.
@@ -336,18 +337,18 @@ class HarmonicSystem(SecondOrderSystem):
         orientation: +1 when the sector's axis is the frames' spin axis, -1 when opposite.
     """
 
-    assembly: HarmonicAssembly
-
-    def __init__(self, assembly: HarmonicAssembly, reducer: MaggiReducer,
+    def __init__(self, assembly: Assembly, reducer: MaggiReducer,
                  constraints: Sequence, static: Any, k: int, n_sectors: int,
                  base: SecondOrderSystem, orientation: float = 1.0) -> None:
         super().__init__(assembly, reducer, constraints, static)
         self.harmonic, self.n_sectors, self.base = int(k), int(n_sectors), base
         self.orientation = orientation
+        self.copies = 2 if isinstance(assembly, HarmonicAssembly) else 1
 
-    def orbit_sense(self) -> TravellingWaves:
-        """The travelling direction of the modes (what a Campbell sweep reports as whirl)."""
-        return TravellingWaves(self.orientation)
+    def orbit_sense(self) -> TravellingWaves | None:
+        """The travelling direction of the modes (what a Campbell sweep reports as whirl) of
+        two copies; None for one (k = N/2: standing waves)."""
+        return TravellingWaves(self.orientation) if self.copies == 2 else None
 
     def at(self, t: float, states: Sequence[FrameState] | None = None) -> Any:
         """Refused: a harmonic's system is for eigenproblems; the model's own system is the
@@ -396,7 +397,9 @@ class HarmonicSystem(SecondOrderSystem):
         Kr = red.reduce(asm.stiffness(t, angular_acceleration=False, states=sts), key="Kw")
         Kt = self._work.get("Kt")
         Kt = Kr.copy(Kt, structure=SAME) if Kt is not None else Kr.copy()
-        Kt.axpy(1.0, red.reduce(asm.doubled(KN, "KN"), key="KN"), structure=SUBSET)
+        if isinstance(asm, HarmonicAssembly):
+            KN = asm.doubled(KN, "KN")
+        Kt.axpy(1.0, red.reduce(KN, key="KN"), structure=SUBSET)
         self._work["Kt"] = Kt
         Mr = red.reduce(asm.mass(), key="M")
         Gr = None

@@ -140,7 +140,8 @@ class Wheel:
         if self.sector.copies(k) == 1:
             rows = CyclicRows(self.pairs, k, self.n_sectors, name=f"cyclic(k={k})")
             reducer = MaggiReducer(base.space, others + [rows])
-            return SecondOrderSystem(base.assembly, reducer, others + [rows], static)
+            return HarmonicSystem(base.assembly, reducer, others + [rows], static, k,
+                                  self.n_sectors, base, self.orientation)
         if copies is None:
             copies = self.copies(base.assembly)
         space, asm = copies

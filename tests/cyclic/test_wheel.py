@@ -16,12 +16,13 @@ def _per_harmonic(model, sector, n, gyroscopic):
             for k in sector.harmonics}
 
 
-@pytest.mark.parametrize("n_sectors, rate", [(6, 0.0), (7, 2500.0)])
-def test_spectrum_is_the_wheels(n_sectors, rate):
+@pytest.mark.parametrize("n_sectors, rate, stiff", [(6, 0.0, None), (7, 2500.0, "prestress"),
+                                                    (6, 3000.0, "nonlinear")])
+def test_spectrum_is_the_wheels(n_sectors, rate, stiff):
     """Every frequency of the whole wheel below the sector lists' common top, to 1e-8; at
-    rest (N even: k = N/2 on one copy) and spinning (N odd) with prestress and Coriolis."""
+    rest (N even: k = N/2 on one copy) and spinning with Coriolis, stiffened by the prestress
+    (N odd) or by nonlinear strain about the cyclic equilibrium (N even)."""
     spin = rate != 0.0
-    stiff = "prestress" if spin else None
     model, body, sector, msh = sector_model(n_sectors, rate, stiffening=stiff)
     per_k = _per_harmonic(model, sector, 6, spin)
     union, cut = union_below(per_k, n_sectors)
