@@ -72,8 +72,8 @@ class Interference:
         mode: the branch (column) of that index.
         speed: the spin speed at the crossing (rad/s).
         frequency: E abs(Omega) (rad/s).
-        travelling: +1 forward, -1 backward, 0 standing (on both sides of the crossing; 0 if
-            it differs).
+        travelling: +1 forward, -1 backward, 0 standing (the same on both sides of the
+            crossing, or on the side that is not at rest; 0 if they differ).
     """
 
     order: int
@@ -191,7 +191,9 @@ class CyclicCampbellTable:
                     elif i + 1 < len(W) and ok[i] and ok[i + 1] and g[i] * g[i + 1] < 0.0 \
                             and g[i + 1] != 0.0:
                         s = W[i] + (W[i + 1] - W[i]) * g[i] / (g[i] - g[i + 1])
-                        d = int(tr[i]) if tr[i] == tr[i + 1] else 0
+                        # the direction on both sides (at rest it is undetermined: the other)
+                        d = int(tr[i]) if tr[i] == tr[i + 1] or tr[i + 1] == 0 else \
+                            int(tr[i + 1]) if tr[i] == 0 else 0
                         out.append(Interference(E, k, j, float(s), float(E * abs(s)), d))
         return sorted(out, key=lambda c: (abs(c.speed), c.order, c.mode))
 
