@@ -134,3 +134,22 @@ def test_travelling_direction_is_the_wheels():
             assert abs(np.angle(np.exp(1j * (lag - expect)))) < 1e-3, (k, j, d, lag, expect)
             checked += 1
     assert checked >= 4
+
+
+def test_free_wheel():
+    """An unclamped wheel: the rigid motions each harmonic index leaves free (k = 0: the turn
+    about the axis and the shift along it; k = 1: the shifts across it and the tilts, on the
+    two copies) are deflated, and the elastic frequencies are the free whole wheel's."""
+    from tests.models.wheels import HIGH, LOW, RADII, STEEL, THICKNESS, annular_sector
+
+    msh, tags = annular_sector(6, (3, 2, 1), RADII, THICKNESS)
+    sector = mbs.cyclic.Sector(6, low=(tags, LOW), high=(tags, HIGH))
+    steel = mbs.materials.LinearElastic(**STEEL)
+    body = mbs.Body(msh, steel, mbs.frames.ConstantSpin(rate=0.0), degree=2, cyclic=sector)
+    model = mbs.Model([body])
+    per_k = _per_harmonic(model, sector, 4, False)
+    union, _ = union_below(per_k, 6)
+    wheel = mbs.cyclic.WheelMesh(msh, sector)
+    whole = mbs.Model([mbs.Body(wheel.mesh, steel, mbs.frames.ConstantSpin(rate=0.0),
+                                degree=2)]).natural_frequencies(n=len(union))
+    np.testing.assert_allclose(whole, union, rtol=1e-8)
