@@ -139,8 +139,8 @@ def wheel_case(size: float, blade_size: float, rate: float) -> dict:
 
 def main():
     ap = parser(__doc__, load=None, max_wait=None)
-    ap.add_argument("--size", type=float, default=0.0055)
-    ap.add_argument("--blade-size", type=float, default=0.003)
+    ap.add_argument("--size", type=float, default=0.006)
+    ap.add_argument("--blade-size", type=float, default=0.0035)
     ap.add_argument("--rpm", type=float, default=10000.0)
     ap.add_argument("--gyroscopic", action="store_true")
     ap.add_argument("--wheel-sizes", default="0.03:0.012,0.02:0.008")
