@@ -19,14 +19,14 @@ SPEEDS = np.linspace(0.0, 4000.0, 5)
 @pytest.fixture(scope="module")
 def table():
     model, *_ = sector_model(6, 0.0, stiffening="prestress")
-    return model.campbell(SPEEDS, n=4, harmonics="all")
+    return model.campbell(SPEEDS, n=4, harmonics=[0, 1, 3])
 
 
 def test_table_against_solves(table):
     """Each speed and index of the table: the frequencies of the harmonic system at that
     speed (a model spinning at it), to 1e-8."""
-    assert table.frequencies.shape == (len(SPEEDS), 4, 4)
-    np.testing.assert_array_equal(table.harmonic, [0, 1, 2, 3])
+    assert table.frequencies.shape == (len(SPEEDS), 3, 4)
+    np.testing.assert_array_equal(table.harmonic, [0, 1, 3])
     for i in (1, 4):
         model, *_ = sector_model(6, float(SPEEDS[i]), stiffening="prestress")
         for ik, k in enumerate(table.harmonic):
@@ -37,9 +37,9 @@ def test_table_against_solves(table):
 def test_travelling_and_stationary(table):
     """Standing waves for k = 0 and N/2 and at rest; spinning, each pair of 0 < k < N/2 one
     forward and one backward wave, seen from the ground at abs(w + d k Omega)."""
-    assert np.all(table.travelling[:, [0, 3]] == 0)
+    assert np.all(table.travelling[:, [0, 2]] == 0)
     assert np.all(table.travelling[0] == 0)
-    for ik in (1, 2):
+    for ik in (1,):
         d = table.travelling[1:, ik]
         assert np.all(np.sort(d, axis=1) == [[-1, -1, 1, 1]] * (len(SPEEDS) - 1))
     k = table.harmonic[None, :, None]
