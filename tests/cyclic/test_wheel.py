@@ -153,3 +153,30 @@ def test_free_wheel():
     whole = mbs.Model([mbs.Body(wheel.mesh, steel, mbs.frames.ConstantSpin(rate=0.0),
                                 degree=2)]).natural_frequencies(n=len(union))
     np.testing.assert_allclose(whole, union, rtol=1e-8)
+
+
+def test_two_bodies_tied():
+    """A sector made of two bodies (an inner and an outer ring, each a sector with its own cut
+    faces) tied at r = 0.1 has the frequencies of the one-body sector with the same nodes, for
+    every harmonic index, spinning with prestress and Coriolis: the tie's rows hold on both
+    copies."""
+    from tests.models.wheels import HIGH, LOW, STEEL, THICKNESS, annular_sector
+
+    rate, n = 2000.0, 6
+    steel = mbs.materials.LinearElastic(**STEEL)
+    bodies = []
+    for name, radii, cells in (("inner", (0.05, 0.1), (2, 2, 1)),
+                               ("outer", (0.1, 0.15), (2, 2, 1))):
+        msh, tags = annular_sector(n, cells, radii, THICKNESS)
+        sector = mbs.cyclic.Sector(n, low=(tags, LOW), high=(tags, HIGH))
+        bodies.append(mbs.Body(msh, steel, mbs.frames.ConstantSpin(rate=rate), degree=2,
+                               stiffening="prestress", cyclic=sector, name=name))
+    model = mbs.Model(bodies)
+    model.clamp(bodies[0], lambda x: np.hypot(x[0], x[1]) <= 0.05 + 1e-9)
+    # the interface's dof nodes (those between its nodes lie inside r = 0.1, on straight edges)
+    model.tie(bodies[0], bodies[1], lambda x: np.abs(np.hypot(x[0], x[1]) - 0.1) < 0.004)
+    one, *_ = sector_model(n, rate, cells=(4, 2, 1), stiffening="prestress")
+    for k in range(n // 2 + 1):
+        w2 = model.natural_frequencies(n=6, harmonic=k, gyroscopic=True)
+        w1 = one.natural_frequencies(n=6, harmonic=k, gyroscopic=True)
+        np.testing.assert_allclose(w2, w1, rtol=1e-8)
