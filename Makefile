@@ -98,7 +98,7 @@ test-serial: setup
 # number of tests each (183, 140, 136 and 103 on 2 ranks); a folder of tests in no group stops
 # the run.
 MPI_GROUPS := foundation+io+meshes+frames+materials+forms+bodies+assembly \
-  constraints+reduction+systems+static+modal+campbell integrate model+cli+plot+rotors+project
+  constraints+reduction+systems+cyclic+static+modal+campbell integrate model+cli+plot+rotors+project
 test-mpi: setup
 	@for d in tests/*/; do d=$${d#tests/}; d=$${d%/}; \
 	  ls tests/$$d/test_*.py tests/$$d/*/test_*.py 2>/dev/null | grep -q . || continue; \

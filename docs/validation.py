@@ -513,5 +513,10 @@ for dt in (0.04, 0.02, 0.01):
     out(f"| {dt:g} | {rate:.3f} | {np.abs(tip).max():.4f} | "
         f"{np.abs(replay - tip).max() / np.abs(tip).max():.1e} |")
 
+# --- 10. cyclic symmetry (issue 43): computed in docs/validation_cyclic.py ----------------------
+import validation_cyclic  # noqa: E402
+
+validation_cyclic.section(out)
+
 if comm.rank == 0:
     print("\n".join(lines))

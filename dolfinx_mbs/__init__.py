@@ -14,7 +14,8 @@ in serial and in parallel. SI units throughout.
 The subpackages follow the flow: ``frames`` and ``materials`` make a ``bodies.Body``, whose
 ``forms`` (UFL) are assembled by ``assembly``; ``constraints`` give the Maggi reducer, which
 ``reduction`` composes with reduced bodies and ``systems`` turn into the reduced operators of a
-formulation; ``static``, ``modal``, ``campbell`` and ``integrate`` solve them; ``io`` and
+formulation (``cyclic``: a wheel of N sectors per harmonic index); ``static``, ``modal``,
+``campbell`` and ``integrate`` solve them; ``io`` and
 ``meshes`` serve them; ``model.Model`` ties it together for the user, ``plot`` draws the
 results and ``cli`` runs case files.
 """
@@ -30,6 +31,7 @@ from dolfinx_mbs import (
     campbell,
     compat,
     constraints,
+    cyclic,
     forms,
     frames,
     integrate,
@@ -62,6 +64,7 @@ __all__ = [
     "campbell",
     "compat",
     "constraints",
+    "cyclic",
     "forms",
     "frames",
     "integrate",

@@ -51,6 +51,8 @@ __all__ = [
     "SNES_DIVERGED_NAN",
     "cell_type_name",
     "vtk_mesh",
+    "create_mesh",
+    "input_global_indices",
 ]
 
 
@@ -337,6 +339,43 @@ def geometry_dofmap(mesh: Mesh) -> np.ndarray:
         return cell_table(g.dofmap)
     maps = g.dofmaps
     return cell_table(maps(0) if callable(maps) else maps[0])
+
+
+def input_global_indices(mesh: Mesh) -> np.ndarray:
+    """The index each local geometry node had in the input of the mesh's creation.
+
+    Args:
+        mesh: the mesh.
+
+    Returns:
+        The indices, one per local geometry node (an int64 array).
+    """
+    return np.asarray(mesh.geometry.input_global_indices, dtype=np.int64)
+
+
+def create_mesh(comm: MPI.Comm, cells: np.ndarray, x: np.ndarray, like: Mesh) -> Mesh:
+    """A mesh of cells of ``like``'s cell type and coordinate element, distributed over
+    ``comm`` by DOLFINx's partitioner: ``cells`` (DOLFINx's node order, rows of global node
+    indices) and ``x`` (the nodes' coordinates, in the order of their indices), both given on
+    any ranks (rows of ``x`` in rank order).
+
+    Args:
+        comm: the communicator.
+        cells: (n, nodes per cell) global node indices.
+        x: (m, gdim) coordinates.
+        like: a mesh whose cell type and coordinate element the new one takes.
+
+    Returns:
+        The mesh.
+    """
+    from dolfinx import mesh as dmesh
+
+    cells = np.asarray(cells, dtype=np.int64)
+    x = np.ascontiguousarray(x, dtype=like.geometry.x.dtype)
+    params = inspect.signature(dmesh.create_mesh).parameters
+    if "domain" in params:  # 0.5: (comm, cells, x, domain)
+        return dmesh.create_mesh(comm, cells, x, like.ufl_domain())
+    return dmesh.create_mesh(comm, cells, like.ufl_domain(), x)
 
 
 def cell_type_name(mesh: Mesh) -> str:

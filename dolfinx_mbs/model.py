@@ -16,6 +16,7 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
+import gc
 import inspect
 from typing import (
     TYPE_CHECKING,
@@ -41,6 +42,7 @@ from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
 from dolfinx_mbs.bodies.body import Body, name_bodies
 from dolfinx_mbs.bodies.rigid import RigidBody
+from dolfinx_mbs.campbell import harmonics as campbell_harmonics
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
 from dolfinx_mbs.constraints import joints, reactions
@@ -48,6 +50,7 @@ from dolfinx_mbs.constraints.base import Clamp, Constraint
 from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor, joint_point
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
+from dolfinx_mbs.cyclic.wheel import Wheel
 from dolfinx_mbs.frames.computed import ComputedFrame
 from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.integrate.coupled import integrate_coupled
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from dolfinx_mbs.bodies.loads import TimeVector
+    from dolfinx_mbs.campbell.harmonics import CyclicCampbellTable
     from dolfinx_mbs.campbell.table import CampbellTable
     from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.rotors.critical import CriticalSpeedMap
@@ -140,6 +144,7 @@ class Model:
             self._systems, self._assembly, self._reducer = {}, None, None
             self._reduced, self._basis = {}, None
             self.static = None
+            self.wheel: Wheel | None = None
             self._bind_frames()
             return
         self.comm = elastic[0].comm
@@ -157,6 +162,14 @@ class Model:
         self._reduced = {}
         self._basis = None
         self._bind_frames()
+        #: the cyclic part (:class:`dolfinx_mbs.cyclic.Wheel`) when the bodies are sectors of a
+        #: wheel (``Body(..., cyclic=)``), else None; its k = 0 rows are a constraint
+        self.wheel = None
+        if any(getattr(b, "cyclic", None) is not None for b in elastic):
+            if self.rigid_bodies:
+                raise ValueError("a cyclic model (sector bodies) takes no rigid bodies")
+            self.wheel = Wheel(elastic, self.space)
+            self._add(self.wheel.rows)
         lifetime.adopt(self, elastic)  # (first destroys the PETSc garbage of models gone)
 
     # -- computed frames ---------------------------------------------------------------------
@@ -1144,7 +1157,7 @@ class Model:
         return self.static.newton_iterations
 
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
-                            shift: float = 0.0) -> np.ndarray:
+                            shift: float = 0.0, harmonic: int | None = None) -> np.ndarray:
         """The ``n`` lowest natural frequencies (rad/s) about the frame state at ``t``: see
         :func:`dolfinx_mbs.modal.natural_frequencies`.
 
@@ -1154,6 +1167,11 @@ class Model:
             gyroscopic: include the Coriolis coupling (quadratic eigenproblem) or not.
             shift: the shift-and-invert target (rad^2/s^2 without the Coriolis coupling,
                 rad/s with it).
+            harmonic: for a cyclic model (sector bodies, ``Body(..., cyclic=)``), the
+                harmonic index (nodal diameter) k in 0 ... floor(N/2) (None: 0, the model's
+                own constraints). For 0 < k < N/2 each frequency of the whole wheel's pair
+                appears (twice at rest; the forward and backward travelling waves apart with
+                the Coriolis coupling): :meth:`harmonic_system`.
 
         Returns:
             Signed frequencies (rad/s; a negative value -s: a divergent mode of growth
@@ -1161,13 +1179,18 @@ class Model:
 
         Raises:
             ValueError: the model has springs (:meth:`spring`), whose stiffness the
-                eigenproblem does not include.
+                eigenproblem does not include; ``harmonic`` for a model that is not cyclic
+                or outside 0 ... floor(N/2).
         """
         self._refuse_springs("natural_frequencies")
+        if harmonic is not None:
+            return modal.natural_frequencies(self.harmonic_system(harmonic), t, n, gyroscopic,
+                                             shift)
         return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
-              output: str | None = None, shapes: bool = False) -> "modal.ModalResult":
+              output: str | None = None, shapes: bool = False,
+              harmonic: int | None = None) -> "modal.ModalResult":
         """Complex modes about the frame state at ``t`` (a :class:`dolfinx_mbs.modal.ModalResult`):
         see :func:`dolfinx_mbs.modal.modes`; ``shapes=True`` keeps the shapes as Functions
         for :mod:`dolfinx_mbs.plot`.
@@ -1177,17 +1200,111 @@ class Model:
             n: how many.
             damping: include the materials' damping.
             shift: the real shift-and-invert target (1/s) of the stable modes.
-            output: a file stem for the shapes, or None.
-            shapes: keep the shapes as Functions.
+            output: a file stem for the shapes, or None. With ``harmonic`` the shapes
+                expanded to the whole wheel (:meth:`expand`), ``<output>_<body>.bp``.
+            shapes: keep the shapes as Functions. With ``harmonic`` 0 < k < N/2 each shape
+                holds a (re, im) pair per body and copy, the cosine copies first
+                (:meth:`expand` takes it).
+            harmonic: for a cyclic model, the harmonic index (None: 0), as for
+                :meth:`natural_frequencies`.
 
         Returns:
             The :class:`dolfinx_mbs.modal.ModalResult`.
 
         Raises:
-            ValueError: the model has springs (:meth:`spring`).
+            ValueError: the model has springs (:meth:`spring`); a bad ``harmonic``.
         """
         self._refuse_springs("modes")
-        return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
+        if harmonic is None:
+            return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
+        system = self.harmonic_system(harmonic)
+        result = modal.modes(system, t, n, damping, shift, None, shapes or output is not None)
+        if output is not None:
+            self.wheel.write_modes(output, result.shapes, harmonic)
+            if not shapes:
+                result.shapes = None
+        return result
+
+    # -- cyclic models (sector bodies: dolfinx_mbs.cyclic) ------------------------------------
+    def _cyclic(self, what: str) -> Wheel:
+        if self.wheel is None:
+            raise ValueError(f"{what}: the model is not cyclic (give its bodies "
+                             "cyclic=mbs.cyclic.Sector(...))")
+        if self._reduced:
+            raise ValueError(f"{what}: reduced bodies (Model.reduce) are not supported in a "
+                             "cyclic model")
+        if self.velocity_constraints:
+            raise ValueError(f"{what}: velocity constraints are not supported in a cyclic "
+                             "model's harmonic analyses")
+        return self.wheel
+
+    def harmonic_system(self, k: int) -> SecondOrderSystem:
+        """The system of harmonic index (nodal diameter) ``k`` of a cyclic model (made once,
+        kept until the constraints or loads change): for k = 0 the model's own
+        (:meth:`system`), for k = N/2 the sector with the cut's rows u_high = -R u_low, for
+        0 < k < N/2 two copies of it, cosine and sine (``docs/theory.md`` section 10,
+        :mod:`dolfinx_mbs.cyclic`). Its eigenproblems (:mod:`dolfinx_mbs.modal`,
+        :mod:`dolfinx_mbs.campbell`) are those of the whole wheel's modes of k nodal
+        diameters.
+
+        Args:
+            k: the harmonic index, 0 ... floor(N/2).
+
+        Returns:
+            The typed system.
+
+        Raises:
+            ValueError: the model is not cyclic, or ``k`` is outside 0 ... floor(N/2).
+        """
+        wheel = self._cyclic("harmonic")
+        k = wheel.sector.check_harmonic(k)
+        base = self._second_order()
+        if k == 0:
+            return base
+        key = f"harmonic {k}"
+        if key not in self._systems:
+            copies = None
+            if wheel.sector.copies(k) == 2:
+                # one two-copy system kept at a time: each holds reduced operators of twice
+                # the sector's size (the shared full matrices diag(X, X) stay)
+                old = [j for j in self._systems if j.startswith("harmonic ")
+                       and j != "harmonic copies"]
+                if old:
+                    for j in old:
+                        del self._systems[j]
+                    gc.collect()
+                    lifetime.collect(self.comm)
+                copies = self._made("harmonic copies", lambda: wheel.copies(base.assembly))
+            self._systems[key] = wheel.system(k, base, self.constraints, self.static, copies)
+        return self._systems[key]
+
+    def expand(self, mode: Any, harmonic: int = 0) -> list:
+        """A sector's field or mode of harmonic index ``harmonic`` on the whole wheel: each
+        sector j is the reference sector turned by j 2 pi / N with the phase j k 2 pi / N
+        (``docs/theory.md`` section 10), on a mesh of the whole wheel made from the sector's
+        (:class:`dolfinx_mbs.cyclic.WheelMesh`, made once per body), for output (VTX/ParaView
+        through :class:`dolfinx_mbs.io.FieldFile`) and pictures (:mod:`dolfinx_mbs.plot`).
+        Collective.
+
+            m = model.modes(n=6, harmonic=3, shapes=True)
+            (u_re, u_im), = model.expand(m.shapes[0], harmonic=3)
+            mbs.plot.mode_shapes([[(u_re, u_im)]], "wheel.png")
+
+        Args:
+            mode: one entry of ``modes(..., harmonic=k, shapes=True).shapes`` (a (re, im) pair
+                per body and copy), or Functions of the bodies (for 0 < k < N/2 the cosine
+                parts, then the sine parts), e.g. ``solve_static()``'s with ``harmonic=0``.
+            harmonic: the harmonic index k.
+
+        Returns:
+            Per body a (re, im) pair of Functions on the wheel (from a mode) or a Function
+            (from Functions), in the vector Lagrange space of the mesh's coordinate degree.
+
+        Raises:
+            ValueError: the model is not cyclic, a bad ``harmonic``, or ``mode`` of the wrong
+                length.
+        """
+        return self._cyclic("expand").expand(mode, harmonic)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
                   constraints: Sequence[Constraint] | None = None,
@@ -1273,7 +1390,8 @@ class Model:
         return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
                                      **kwargs)
 
-    def campbell(self, speeds: Sequence[float], n: int = 6, **kwargs: Any) -> CampbellTable:
+    def campbell(self, speeds: Sequence[float], n: int = 6, harmonics: Any = None,
+                 **kwargs: Any) -> CampbellTable | CyclicCampbellTable:
         """The Campbell diagram over the spin ``speeds`` (rad/s) of the bodies in ConstantSpin
         or Stationary frames, or on a computed Hinge on the ground (held at the angle a run
         left it at, turning steadily at each speed): see
@@ -1283,18 +1401,30 @@ class Model:
         Args:
             speeds: the spin speeds (rad/s).
             n: how many modes at each speed.
+            harmonics: for a cyclic model, ``"all"`` (k = 0 ... floor(N/2)), a harmonic index
+                or a list of them: a :class:`dolfinx_mbs.campbell.CyclicCampbellTable`
+                (``frequencies[speed, k, mode]``, ``harmonic``, the travelling direction) of
+                one sweep per index (:func:`dolfinx_mbs.campbell.harmonic_campbell`). None: the
+                model's own system (k = 0 for a cyclic one).
             **kwargs: :func:`dolfinx_mbs.campbell.sweep.campbell`'s other arguments.
 
         Returns:
-            The Campbell table.
+            The Campbell table (with ``harmonics``: the cyclic table).
 
         Raises:
-            ValueError: the model has velocity constraints, or springs (:meth:`spring`).
+            ValueError: the model has velocity constraints, or springs (:meth:`spring`);
+                ``harmonics`` for a model that is not cyclic, or an index outside
+                0 ... floor(N/2).
         """
         self._refuse_springs("campbell")
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
+        if harmonics is not None:
+            wheel = self._cyclic("campbell")
+            ks = wheel.harmonics(harmonics)
+            return campbell_harmonics.harmonic_campbell(
+                self.harmonic_system, speeds, wheel.n_sectors, n=n, harmonics=ks, **kwargs)
         return campbell_sweep.campbell(self._second_order(), speeds, n=n, **kwargs)
 
     # -- rotors: bearings, disks and their analyses (dolfinx_mbs.rotors) -------------------------

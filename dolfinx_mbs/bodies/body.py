@@ -8,7 +8,7 @@ physics of its own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -35,6 +35,20 @@ if TYPE_CHECKING:
     from petsc4py import PETSc
 
 __all__ = ["Body", "FORM_KINDS", "name_bodies", "UNNAMED"]
+
+class SectorLike(Protocol):
+    """What a body reads of its sector (:class:`dolfinx_mbs.cyclic.Sector`, a later part: not
+    named here)."""
+
+    n_sectors: int
+
+    def check_body(self, body: "Body") -> None:
+        """Refuse a body that cannot be this sector (its frame's axis).
+
+        Args:
+            body: the body.
+        """
+
 
 #: the name of a body created without one, until a model names it (:func:`name_bodies`)
 UNNAMED = "body"
@@ -95,14 +109,20 @@ class Body:
             applied to it) in the body frame: large displacements relative to the frame,
             small strain. Time integration and static solves use Newton's method; modal
             solves linearize about the static equilibrium at the frame state.
+        cyclic: a :class:`dolfinx_mbs.cyclic.Sector`: the mesh is one sector of a wheel of
+            N about the frame's spin axis (``docs/theory.md`` section 10). The model then
+            solves its cyclic (k = 0) problem and, with ``harmonic=``, each harmonic index
+            (nodal diameter) k = 0 ... floor(N/2) (see :mod:`dolfinx_mbs.cyclic`).
 
     Raises:
         ValueError: material and mesh dimensions differ, degree < 1, a space that is not a
-            vector space of gdim components, or the mesh has no cells.
+            vector space of gdim components, the mesh has no cells, or a ``cyclic`` sector
+            whose axis is not the frame's spin axis.
     """
 
     def __init__(self, mesh: Mesh, material: Material, frame: Frame, degree: int | None = None,
-                 name: str | None = None, stiffening: str | None = None) -> None:
+                 name: str | None = None, stiffening: str | None = None,
+                 cyclic: SectorLike | None = None) -> None:
         if not isinstance(material, Material):
             raise TypeError(f"material must be a dolfinx_mbs.materials law, got {material!r}")
         if not isinstance(frame, Frame):
@@ -182,6 +202,12 @@ class Body:
         self.attachments: list = []
         #: bearings whose housing is a surface of this body (``Model.bearing(..., other=)``)
         self.housings: list = []
+        #: the sector of a wheel this body is (:class:`dolfinx_mbs.cyclic.Sector`), or None
+        self.cyclic = cyclic
+        if cyclic is not None:
+            if not callable(getattr(cyclic, "check_body", None)):
+                raise TypeError(f"cyclic must be a dolfinx_mbs.cyclic.Sector, got {cyclic!r}")
+            cyclic.check_body(self)
 
     def prestress_cases(self) -> list:
         """The unit load cases of prestress stiffening: ``(i, j)`` the centrifugal load of

@@ -49,6 +49,10 @@ no other mode has the same eigenvalue, else 0; torsional and axial modes do not 
 and every mode at zero speed has 0 (the two members of a bending pair are degenerate there).
 It is the orbit sense in the *rotating* frame: +1 (forward) for the w0 - Omega branch of a
 shaft below its critical speed, -1 (backward) for the w0 + Omega branch.
+A system with an ``orbit_sense()`` gives its own index in place of h (its modes then have no
+kind, "other"): the harmonic systems of a cyclic model
+(:class:`dolfinx_mbs.cyclic.TravellingWaves`), whose index is the direction of the travelling
+wave, +1 along the spin and -1 against it.
 
 **Stationary frame.** For an axisymmetric rotor (or one with cyclic symmetry of order 3 or
 more), a whirl mode of rotating-frame frequency w and sense d = ``whirl`` is seen from the
@@ -325,7 +329,9 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
             raise ValueError(f"n={n} exceeds the {red.n_reduced - rigid.dim} elastic dofs of "
                              f"the model ({rigid.dim} free rigid-body motions)")
         m = min(m, red.n_reduced - rigid.dim)
-    shapes = ModeShapes(system, spinning)
+    # a system may say what its modes' orbit sense is (a cyclic harmonic: its travelling waves)
+    orbit = system.orbit_sense() if hasattr(system, "orbit_sense") else None
+    shapes = ModeShapes(system, spinning) if orbit is None else None
     coupling = "damping" if damping else "gyroscopic"
 
     def pencil(speed: float) -> Tuple[PETSc.Mat, PETSc.Mat | None, PETSc.Mat]:
@@ -369,8 +375,13 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
             Y = Z[:, :k] + 1j * Z[:, k:]
             MZ = block_mult(Mr, Z)   # one pass over M for all the vectors
             MY = MZ[:, :k] + 1j * MZ[:, k:]
-            terms = _allsum(comm, shapes.local_terms(red, Mf, Z))
-            tracker.add(speed, lam, Y, MY, shapes.whirl_index(terms), shapes.fractions(terms))
+            if shapes is not None:
+                terms = _allsum(comm, shapes.local_terms(red, Mf, Z))
+                h, f = ModeShapes.whirl_index(terms), shapes.fractions(terms)
+            else:   # its own orbit sense: (2 a^T M J b, a^T M P a + b^T M P b, ...) of each mode
+                terms = _allsum(comm, orbit.local_terms(red, Mf, Z))
+                h, f = ModeShapes.whirl_index(terms), np.full((terms.shape[0], 3), np.nan)
+            tracker.add(speed, lam, Y, MY, h, f)
         log.info("Campbell sweep: %d speeds, %d by block solves (%d blocks, %d "
                  "factorizations), %d by SLEPc PEP", len(W), solver.stats["block"],
                  solver.stats["blocks"], solver.stats["factorizations"], solver.stats["slepc"])

@@ -1,4 +1,5 @@
-"""Meshes of the demos' bodies made with gmsh.
+"""Meshes of the demos' bodies made with gmsh (sectors of cyclic bodies among them:
+:mod:`dolfinx_mbs.meshes.sectors`).
 
 Also the committed ``meshes/*.msh``, read on all ranks.
 """
@@ -30,9 +31,27 @@ from dolfinx_mbs.meshes.geometries import (
     strip_model,
     twisted_blade_model,
 )
+from dolfinx_mbs.meshes.sectors import (
+    BLADE_TIP,
+    BORE,
+    HIGH,
+    LOW,
+    bladed_sector,
+    bladed_sector_model,
+    disk_sector,
+    disk_sector_model,
+)
 
 __all__ = [
     "available",
+    "BLADE_TIP",
+    "bladed_sector",
+    "bladed_sector_model",
+    "BORE",
+    "disk_sector",
+    "disk_sector_model",
+    "HIGH",
+    "LOW",
     "BEARING_A",
     "BEARING_B",
     "BODY",

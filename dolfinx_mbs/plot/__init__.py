@@ -9,6 +9,8 @@ renders and writes the file. In a Jupyter page :func:`show` displays a written p
     mbs.plot.deformed(u, "static.png")
     m = model.modes(n=4, shapes=True)
     mbs.plot.mode_shapes(m, "modes.png")
+    table = model.campbell(speeds, harmonics="all")      # a cyclic model
+    mbs.plot.interference(table, "zzenf.png", engine_orders=range(1, 5))
     rec = mbs.plot.Recorder(model, every=10)
     model.integrate(1.0, 1e-3, callback=rec)
     mbs.plot.animate(rec, "run.gif")
@@ -16,8 +18,10 @@ renders and writes the file. In a Jupyter page :func:`show` displays a written p
 
 from dolfinx_mbs.plot.display import in_jupyter, pyplot, pyvista, show
 from dolfinx_mbs.plot.gather import Gathered, gather
+from dolfinx_mbs.plot.interference import interference
 from dolfinx_mbs.plot.motion import Recorder, animate
 from dolfinx_mbs.plot.render import VIEWS, deformed, largest_phase, mode_shapes, whirl
 
 __all__ = ["Gathered", "Recorder", "VIEWS", "animate", "deformed", "gather", "in_jupyter",
-           "largest_phase", "mode_shapes", "pyplot", "pyvista", "show", "whirl"]
+           "interference", "largest_phase", "mode_shapes", "pyplot", "pyvista", "show",
+           "whirl"]
