@@ -428,11 +428,8 @@ class RotorTerms:
             self.support = K.duplicate()
             rate = abs(self._rate(body.frame.state(0.0)))
             for b in self.bearings:
-                ref = rate if b.speeds is None else float(np.clip(rate, b.speeds[0],
-                                                                  b.speeds[-1]))
-                Kb, _ = b.matrices(ref)
                 r = b.rows
-                self._dense(self.support, b, np.diag(np.abs(np.diag(Kb)))[np.ix_(r, r)], r)
+                self._dense(self.support, b, b.support(rate)[np.ix_(r, r)], r)
             self.support.assemble()
 
     def _rate(self, state: FrameState) -> float:
@@ -504,8 +501,7 @@ class RotorTerms:
         out = []
         for ib, b in enumerate(self.bearings):
             for key in ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy"):
-                v = b.table[key]
-                if v.size == 1 or np.ptp(v) == 0.0:
+                if not b.varies(key):
                     continue
                 a, c = "xy".index(key[1]), "xy".index(key[2])
                 name = f"bearing{ib}/{a}{c}"

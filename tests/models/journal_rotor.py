@@ -1,0 +1,111 @@
+"""A rigid rotor on two plain journal bearings (oil whirl), and its separate 4-dof model built
+from the same film's eight coefficients.
+
+The rotor: a rigid disk at mid-span of a shaft of radius 0.05 m, 0.4 m long, 1000 times as
+stiff as steel and nearly massless (density 1 kg/m^3): a rigid body for the film (the shaft's
+first bending mode lies some 10^3 times above the whirl), whose inertia is the disk's (a rigid
+disk has no spin softening; an elastic shaft's -Omega^2 k_theta would need its centrifugal
+prestress to cancel on rigid tilts). The journals are the lateral surfaces of the first and
+last 25 mm. Each bearing carries half the weight, ``load`` N.
+"""
+
+import math
+
+import numpy as np
+import ufl
+from dolfinx import fem
+from mpi4py import MPI
+
+import dolfinx_mbs as mbs
+from dolfinx_mbs import meshes
+
+LENGTH, RADIUS = 0.4, 0.05
+CUTS = (0.025, 0.19, 0.21, 0.375)
+JOURNALS = (meshes.SHAFT_SEGMENT, meshes.SHAFT_SEGMENT + 4)
+DISK = dict(mass=4000.0 / 9.81, polar=8.2, diametral=4.3)
+RIGID = dict(E=2.1e14, nu=0.3, density=1.0)
+
+
+def film(**kw):
+    """The issue's bearing: D = 0.1 m, L = 0.05 m, c = 0.1 mm, mu = 0.03 Pa s."""
+    return mbs.rotors.PlainJournal(diameter=0.1, length=0.05, clearance=1e-4, viscosity=0.03,
+                                   **kw)
+
+
+def rigid_rotor(journal, load=2000.0, size=0.06, degree=1, comm=MPI.COMM_WORLD, rate=0.0,
+                disk=DISK):
+    """The rotor on two bearings of ``journal``, each loaded by (0, -load): (model, body,
+    bearings, facet tags)."""
+    mesh, _, facets = meshes.shaft(comm, LENGTH, RADIUS, size, CUTS)
+    rotor = mbs.Body(mesh, mbs.materials.LinearElastic(**RIGID),
+                     mbs.frames.Stationary((0, 0, 1), rate), degree=degree)
+    model = mbs.Model([rotor])
+    bearings = [model.bearing(rotor, facets=(facets, tag), journal=journal,
+                              load=(0.0, -load), name=f"journal {i}")
+                for i, tag in enumerate(JOURNALS)]
+    if disk:
+        model.disk(rotor, facets=(facets, meshes.SHAFT_SEGMENT + 2), **disk)
+    return model, rotor, bearings, facets
+
+
+def rigid_properties(body, facets, disk=DISK):
+    """The mesh's rigid-body data (mass, centre z, transverse and polar moments about the
+    centre) with the disk's, and the journals' centroids z, from integrals over the mesh."""
+    mesh, rho = body.mesh, RIGID["density"]
+    x = ufl.SpatialCoordinate(mesh)
+
+    def integral(f, measure):
+        return mesh.comm.allreduce(fem.assemble_scalar(fem.form(f * measure)), op=MPI.SUM)
+
+    dx = ufl.dx(domain=mesh)
+    m = integral(rho, dx)
+    zc = integral(rho * x[2], dx) / m
+    Ip = integral(rho * (x[0] ** 2 + x[1] ** 2), dx)
+    Id = integral(rho * (x[1] ** 2 + (x[2] - zc) ** 2), dx)
+    ds = ufl.Measure("ds", domain=mesh, subdomain_data=facets)
+    zj = [integral(x[2], ds(t)) / integral(1.0, ds(t)) for t in JOURNALS]
+    if disk:
+        m_all = m + disk["mass"]
+        z_all = (m * zc + disk["mass"] * 0.5 * LENGTH) / m_all
+        Id = Id + m * (zc - z_all) ** 2 + disk["diametral"] + \
+            disk["mass"] * (0.5 * LENGTH - z_all) ** 2
+        m, zc, Ip = m_all, z_all, Ip + disk["polar"]
+    return dict(mass=m, center=zc, polar=Ip, diametral=Id, journals=zj)
+
+
+def four_dof_eigenvalues(props, K, C, speed):
+    """The eigenvalues of the rigid rotor (x, y, theta_x, theta_y at its centre) on the two
+    bearings (K, C at each journal): M q'' + (sum T^T C T + speed G) q' + sum T^T K T q = 0,
+    T the journal's translation (x + dz theta_y, y - dz theta_x), G the polar moment's
+    gyroscopic coupling (theory section 9, as the disks')."""
+    M = np.diag([props["mass"], props["mass"], props["diametral"], props["diametral"]])
+    Kq, Cq = np.zeros((4, 4)), np.zeros((4, 4))
+    for z in props["journals"]:
+        d = z - props["center"]
+        T = np.array([[1.0, 0.0, 0.0, d], [0.0, 1.0, -d, 0.0]])
+        Kq += T.T @ K @ T
+        Cq += T.T @ C @ T
+    G = np.zeros((4, 4))
+    G[2, 3], G[3, 2] = props["polar"], -props["polar"]
+    A = np.block([[np.zeros((4, 4)), np.eye(4)],
+                  [-np.linalg.solve(M, Kq), -np.linalg.solve(M, Cq + speed * G)]])
+    return np.linalg.eigvals(A)
+
+
+def four_dof_threshold(journal, props, load, low, high):
+    """The speed where the 4-dof model's largest growth rate crosses zero (brentq)."""
+    from scipy.optimize import brentq
+
+    def growth(w):
+        K, C = journal.coefficients((0.0, -load), w)
+        return four_dof_eigenvalues(props, K, C, w).real.max()
+
+    w = brentq(growth, low, high, xtol=1e-10 * high, rtol=1e-12)
+    K, C = journal.coefficients((0.0, -load), w)
+    lam = four_dof_eigenvalues(props, K, C, w)
+    return w, abs(lam[np.argmax(lam.real)].imag)
+
+
+def log_dec(lam):
+    """-2 pi Re / |Im| of eigenvalues."""
+    return -2 * math.pi * lam.real / np.abs(lam.imag)
