@@ -1243,6 +1243,11 @@ class Model:
             The run's :class:`~dolfinx_mbs.integrate.Result`.
         """
         if self.frames or self.springs:
+            if any(getattr(a, "journal", None) is not None for b in self.bodies
+                   for a in getattr(b, "attachments", ())):
+                raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
+                                 "the prescribed frames' path; a model with computed frames "
+                                 "or springs does not take them yet")
             if constraints != "maggi":
                 raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
                                  f"or springs (the coupled equations), got {constraints!r}")

@@ -14,7 +14,9 @@ quadrilaterals (``cells``, Lagrange ``degree``, 2 by default: the pressure acros
 is a parabola, which degree 2 holds exactly). theta is periodic and P = 0 at the ends: both by
 one map of the mesh's dofs to the film's unknowns (the dofs at theta = 2 pi are those at
 theta = 0; the ends' dofs are dropped), so the film's matrix is P^T A P (PETSc's PtAP) on a
-mesh that needs no periodic topology and works on every DOLFINx version alike.
+mesh that needs no periodic topology and works on every DOLFINx version alike. An axial
+supply groove (``groove``: its angle) holds P = 0 along its line instead: the film starts and
+ends there.
 
 The film is small (some 10^4 unknowns) and is solved **on MPI.COMM_SELF, replicated on every
 rank**: each rank holds the whole film and finds the same pressure, force and coefficients
@@ -111,7 +113,7 @@ class FilmState:
         force: the film's force on the journal (N).
         stiffness: K = -dF/dposition (N/m), or None when not asked.
         damping: C = -dF/dvelocity (N s/m), or None when not asked.
-        torque: the friction torque against the spin (N m).
+        torque: the friction torque against the spin (N m; NaN when not asked).
         cavitated: the fraction of the film's unknowns without pressure (Reynolds: at the
             bound P = 0; half-Sommerfeld: P < 0; "none": 0).
     """
@@ -210,6 +212,10 @@ class PlainJournal:
         max_eccentricity: the largest eccentricity ratio of an equilibrium; a load that needs
             more is refused (the film cannot carry it at that speed).
         warn_eccentricity: an equilibrium above it logs a warning (a thin film).
+        groove: the angle (rad, from x in the sense of the spin) of an axial supply groove
+            along the whole length where the film's pressure is the ambient 0 (a line
+            source of oil: the film starts there), or None for a complete film (periodic
+            around).
 
     Raises:
         ValueError: a geometry, viscosity or limit that is not positive and finite, an unknown
@@ -219,7 +225,7 @@ class PlainJournal:
     def __init__(self, diameter: float, length: float, clearance: float, viscosity: float,
                  cavitation: str = "reynolds", cells: Tuple[int, int] = (64, 12),
                  degree: int = 2, name: str | None = None, max_eccentricity: float = 0.95,
-                 warn_eccentricity: float = 0.9) -> None:
+                 warn_eccentricity: float = 0.9, groove: float | None = None) -> None:
         self.name = name or f"journal{next(_ids)}"
         label = f"journal bearing {self.name!r}"
         vals = {}
@@ -246,6 +252,8 @@ class PlainJournal:
         if degree not in (1, 2, 3):
             raise ValueError(f"{label}: degree must be 1, 2 or 3, got {degree!r}")
         self.degree = int(degree)
+        #: the angle of an axial supply groove at ambient pressure (None: a complete film)
+        self.groove = None if groove is None else checks.real(groove, f"{label}: groove")
         self.max_eccentricity = checks.positive(max_eccentricity, f"{label}: max_eccentricity")
         self.warn_eccentricity = checks.positive(warn_eccentricity,
                                                  f"{label}: warn_eccentricity")
@@ -270,7 +278,8 @@ class PlainJournal:
 
     # -- the film at a state ----------------------------------------------------------------
     def force(self, position: ArrayLike, velocity: ArrayLike = (0.0, 0.0),
-              speed: float = 0.0, derivatives: bool = True) -> FilmState:
+              speed: float = 0.0, derivatives: bool = True,
+              torque: bool = False) -> FilmState:
         """The film's force on the journal at ``position`` and ``velocity`` (m, m/s, in the
         bearing's x, y) and spin ``speed`` (rad/s), and with ``derivatives`` its stiffness
         and damping there (the exact linearization).
@@ -280,6 +289,7 @@ class PlainJournal:
             velocity: its velocity (m/s).
             speed: the spin speed (rad/s).
             derivatives: compute K and C.
+            torque: compute the friction torque (else ``FilmState.torque`` is NaN).
 
         Returns:
             The :class:`FilmState`.
@@ -297,7 +307,7 @@ class PlainJournal:
                              f"clearance {self.clearance:g} m): the film breaks down; a run "
                              "past this point needs a contact model, a smaller load or a "
                              "higher speed")
-        return self.film.state(x / self.clearance, v / self.clearance, w, derivatives)
+        return self.film.state(x / self.clearance, v / self.clearance, w, derivatives, torque)
 
     # -- equilibrium and coefficients -------------------------------------------------------
     def _load_speed(self, load: ArrayLike, speed: float) -> Tuple[np.ndarray, float]:
@@ -444,6 +454,7 @@ class PlainJournal:
             log.warning("%s: the equilibrium under %s N at %g rad/s has eccentricity ratio %.4f "
                         "(minimum film %.3g m): a thin film, check the coefficients on a finer "
                         "mesh (cells=)", self.label, W.tolist(), w, e, c * (1.0 - e))
+        tq = film.state(X, zero, w, False, torque=True).torque
         pos = c * X
         if Wn > 0.0 and e > 0.0:
             att = math.atan2(W[0] * X[1] - W[1] * X[0], W[0] * X[0] + W[1] * X[1])
@@ -454,8 +465,8 @@ class PlainJournal:
         S = (self.viscosity * N * self.length * self.diameter / Wn
              * (self.radius / c) ** 2) if Wn > 0.0 else math.inf
         return Equilibrium(load=W.copy(), speed=w, position=pos, eccentricity=e, attitude=att,
-                           min_film=c * (1.0 - e), friction_torque=st.torque,
-                           power_loss=st.torque * abs(w), sommerfeld=S,
+                           min_film=c * (1.0 - e), friction_torque=tq,
+                           power_loss=tq * abs(w), sommerfeld=S,
                            pressure=film.pressure_copy(), stiffness=st.stiffness,
                            damping=st.damping, iterations=it, cavitated=st.cavitated)
 
@@ -464,21 +475,60 @@ class PlainJournal:
                 f"c={self.clearance:g}, mu={self.viscosity:g}, {self.cavitation})")
 
 
+#: the monomials X_x^i X_y^j of the film's operator, cubic in the position (H^3)
+MONOMIALS = ((0, 0), (1, 0), (0, 1), (2, 0), (1, 1), (0, 2), (3, 0), (2, 1), (1, 2), (0, 3))
+#: where the operator is assembled to find its monomials' matrices (in units of c), and the
+#: point of the check
+SAMPLES = tuple((0.5 * math.cos(2 * math.pi * k / 7 + r), 0.5 * math.sin(2 * math.pi * k / 7 + r))
+                for k, r in ((k, 0.0) for k in range(7))) + ((0.0, 0.0), (0.25, 0.0), (0.0, 0.25))
+CHECK = (0.3, -0.2)
+#: the largest relative Frobenius difference of the combined operator at the check point
+COMBINATION_TOL = 1e-10
+
+
+def _monomials(X: ArrayLike) -> np.ndarray:
+    X = np.asarray(X, dtype=float)
+    return np.array([X[0] ** i * X[1] ** j for i, j in MONOMIALS])
+
+
+def _monomial_derivatives(X: ArrayLike) -> np.ndarray:
+    """(2, 10): d monomial / d X_x and d X_y."""
+    X = np.asarray(X, dtype=float)
+    out = np.zeros((2, len(MONOMIALS)))
+    for m, (i, j) in enumerate(MONOMIALS):
+        if i:
+            out[0, m] = i * X[0] ** (i - 1) * X[1] ** j
+        if j:
+            out[1, m] = j * X[0] ** i * X[1] ** (j - 1)
+    return out
+
+
 class _Film:
     """The discrete film of a :class:`PlainJournal` on MPI.COMM_SELF: mesh, space, forms,
-    the periodic map, the solvers (made once, reused for every state)."""
+    the periodic map, the solvers (made once, reused for every state).
+
+    The operator a(P, q) = int H^3 grad P . grad q is a cubic polynomial in the journal's
+    position X (H = 1 - X . n), and so is its assembled matrix (quadrature is linear): it is
+    assembled from the form at ten positions, the matrices of its ten monomials solved from
+    them once (checked at an eleventh position to :data:`COMBINATION_TOL`), and every state's
+    matrix combined from them on one pattern, without assembly; the right-hand side is linear
+    in Omega X and V, combined from four assembled vectors. The residual's derivatives in X
+    are those of the polynomial (:func:`dolfinx_mbs.forms.film.sensitivities` gives the same
+    by ``ufl.diff``: tests/rotors/test_film.py)."""
 
     def __init__(self, bearing: PlainJournal) -> None:
         self.bearing = b = bearing
         comm = MPI.COMM_SELF
         nt, nz = b.cells
         L = b.length
+        #: the film's first angle: the groove's, else 0 (the mesh covers one turn from it)
+        self.start = 0.0 if b.groove is None else b.groove
         self.mesh = mesh.create_rectangle(
-            comm, [np.array([0.0, -0.5 * L]), np.array([2.0 * math.pi, 0.5 * L])], [nt, nz],
+            comm, [np.array([self.start, -0.5 * L]),
+                   np.array([self.start + 2.0 * math.pi, 0.5 * L])], [nt, nz],
             cell_type=mesh.CellType.quadrilateral)
         self.V = V = compat.scalar_space(self.mesh, b.degree)
         self.P = fem.Function(V)
-        self.dP = fem.Function(V)
         q = ufl.TestFunction(V)
         x = ufl.SpatialCoordinate(self.mesh)
         m = self.mesh
@@ -494,9 +544,7 @@ class _Film:
         # half-Sommerfeld's weights cut the cells where P changes sign: a finer quadrature
         dxc = ufl.Measure("dx", domain=m, metadata={"quadrature_degree": CUT_QUADRATURE})
         _, a, rhs = FF.reynolds(self.P, q, x, self.X, self.Vel, self.speed, self.R, dx)
-        sens = FF.sensitivities(self.P, q, x, self.X, self.Vel, self.speed, self.R, dx)
         self.a, self.rhs = compat.form(a), compat.form(rhs)
-        self.sens = [compat.form(f) for f in sens["position"] + sens["velocity"]]
         half = b.cavitation == "half-sommerfeld"
         # the force's weights: F_j = w_j . P (of max(P, 0) where P > 0 for half-Sommerfeld)
         self.weight_forms = [compat.form(f) for f in
@@ -505,36 +553,79 @@ class _Film:
         self.torque_form = compat.form(FF.friction_torque(self.P, x, self.X, self.speed,
                                                            self.tscale, dxc if half else dx,
                                                            positive=half))
-        self.A = fpetsc.create_matrix(self.a)
-        self.b = compat.create_vector(self.rhs)
-        self.s = self.b.duplicate()
         self._map()
-        assemble_into(self.A, self.a)   # at the centre: the film's matrix, its pattern once
-        self.Ar: PETSc.Mat = self.A.PtAP(self.Pm)
-        self._weights_r = None
-        if not half:
-            self._weights_r = self._weights()
+        self._operator_basis()
+        self._weights_r = None if half else self._weights()
         self.xr = self.Pm.createVecRight()
         self.br, self.fr = self.xr.duplicate(), self.xr.duplicate()
         self.dxr = [self.xr.duplicate() for _ in range(4)]
         self.sr = self.xr.duplicate()
+        self._Ax = [self.xr.duplicate() for _ in MONOMIALS]
         self._lu: PETSc.KSP | None = None
         self._snes: PETSc.SNES | None = None
         self._pert: PETSc.KSP | None = None
         self._Apert: PETSc.Mat | None = None
         self._guess = False
 
+    def _operator_basis(self) -> None:
+        """The reduced matrices of the operator's monomials and the right-hand side's unit
+        vectors (class docstring)."""
+        A = fpetsc.create_matrix(self.a)
+        mats = []
+        for X in SAMPLES + (CHECK,):
+            self.X.value = np.asarray(X)
+            assemble_into(A, self.a)
+            mats.append(A.PtAP(self.Pm))
+        A.destroy()
+        inv = np.linalg.inv(np.array([_monomials(X) for X in SAMPLES]))
+        self.basis: List[PETSc.Mat] = []
+        for mrow in inv:   # A_m = sum_k inv[m, k] A(X_k)
+            B = mats[0].duplicate()
+            for c, Ak in zip(mrow, mats[:-1]):
+                B.axpy(float(c), Ak, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+            self.basis.append(B)
+        self.Ar: PETSc.Mat = mats[0].duplicate()
+        self._combine(CHECK)
+        D = self.Ar.copy()
+        D.axpy(-1.0, mats[-1], structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+        err = D.norm(PETSc.NormType.FROBENIUS) / mats[-1].norm(PETSc.NormType.FROBENIUS)
+        for Z in mats + [D]:
+            Z.destroy()
+        if not err <= COMBINATION_TOL:
+            raise RuntimeError(f"{self.bearing.label}: the film's operator is not the cubic "
+                               f"polynomial in the position its form says (difference {err:.3g}"
+                               " at the check point)")
+        b = compat.create_vector(self.rhs)
+        self.units = []   # -dR/d(Omega X_x), -dR/d(Omega X_y), -dR/dV_x, -dR/dV_y (reduced)
+        for X, V, w in (((1.0, 0.0), (0.0, 0.0), 1.0), ((0.0, 1.0), (0.0, 0.0), 1.0),
+                        ((0.0, 0.0), (1.0, 0.0), 0.0), ((0.0, 0.0), (0.0, 1.0), 0.0)):
+            self.X.value, self.Vel.value, self.speed.value = X, V, w
+            assembled(b, self.rhs)
+            u = self.Pm.createVecRight()
+            self.Pm.multTranspose(b, u)
+            self.units.append(u)
+        b.destroy()
+
+    def _combine(self, X: ArrayLike) -> None:
+        """A_r = sum_m X^m A_m (on one pattern)."""
+        self.Ar.zeroEntries()
+        for c, B in zip(_monomials(X), self.basis):
+            if c != 0.0:
+                self.Ar.axpy(float(c), B, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
+
     def _map(self) -> None:
         """The map Pm from the film's unknowns to the mesh's dofs: theta = 2 pi's dofs are
-        theta = 0's, the ends' (P = 0) are dropped."""
+        theta = 0's, the ends' (P = 0) are dropped, and with a groove both (P = 0 there)."""
         b = self.bearing
         xy = self.V.tabulate_dof_coordinates()[:, :2]
         n = xy.shape[0]
         tol = 1e-9
-        two_pi = 2.0 * math.pi
+        theta = xy[:, 0] - self.start
         end = np.abs(np.abs(xy[:, 1]) - 0.5 * b.length) < tol * b.length
-        seam = np.abs(xy[:, 0] - two_pi) < tol
-        master = np.abs(xy[:, 0]) < tol
+        seam = np.abs(theta - 2.0 * math.pi) < tol
+        master = np.abs(theta) < tol
+        if b.groove is not None:   # the film starts and ends at the groove's ambient pressure
+            end |= seam | master
         keep = ~end & ~seam
         index = -np.ones(n, dtype=np.int64)
         index[keep] = np.arange(int(keep.sum()))
@@ -566,11 +657,14 @@ class _Film:
         return out
 
     def _assemble(self, X: np.ndarray, V: np.ndarray, w: float) -> None:
+        """The state's reduced matrix and right-hand side (combined, not assembled)."""
         self.X.value, self.Vel.value, self.speed.value = X, V, w
-        assemble_into(self.A, self.a)
-        self.A.PtAP(self.Pm, result=self.Ar)
-        assembled(self.b, self.rhs)
-        self.Pm.multTranspose(self.b, self.br)
+        self._combine(X)
+        u = self.units
+        self.br.zeroEntries()
+        for c, ui in ((w * X[0], u[0]), (w * X[1], u[1]), (V[0], u[2]), (V[1], u[3])):
+            if c != 0.0:
+                self.br.axpy(float(c), ui)
 
     def _lu_solver(self) -> PETSc.KSP:
         if self._lu is None:
@@ -630,7 +724,10 @@ class _Film:
             self._guess = True
         arr = self.xr.getArray()
         np.maximum(arr, 0.0, out=arr)
-        scale = max(self.br.norm(), 1e-300)
+        scale = self.br.norm()
+        if scale == 0.0:   # no source: no pressure (a journal at rest in the centre)
+            self.xr.set(0.0)
+            return
         snes.setTolerances(rtol=1e-12, atol=1e-11 * scale, stol=0.0, max_it=100)
         snes.setJacobian(self._jacobian, self.Ar)
         snes.solve(None, self.xr)
@@ -647,17 +744,24 @@ class _Film:
         x = self.xr.getArray(readonly=True)
         return np.flatnonzero(x <= 0.0).astype(PETSc.IntType)
 
-    def state(self, X: np.ndarray, V: np.ndarray, w: float, derivatives: bool) -> FilmState:
-        """The film at the position X and velocity V (units of c) and speed ``w``."""
+    def _set_pressure(self) -> None:
+        """The film's Function from the last state's unknowns."""
+        self.Pm.mult(self.xr, compat.petsc_vec(self.P))
+        self.P.x.scatter_forward()
+
+    def state(self, X: np.ndarray, V: np.ndarray, w: float, derivatives: bool,
+              torque: bool = False) -> FilmState:
+        """The film at the position X and velocity V (units of c) and speed ``w``; its
+        friction torque with ``torque`` (else NaN)."""
         b = self.bearing
         self._assemble(X, V, w)
         self._solve_pressure()
-        self.Pm.mult(self.xr, compat.petsc_vec(self.P))
-        self.P.x.scatter_forward()
         half = b.cavitation == "half-sommerfeld"
+        if half or torque:
+            self._set_pressure()
         weights = self._weights() if half else self._weights_r
         F = np.array([wj.dot(self.xr) for wj in weights])
-        torque = float(fem.assemble_scalar(self.torque_form))
+        tq = float(fem.assemble_scalar(self.torque_form)) if torque else math.nan
         x = self.xr.getArray(readonly=True)
         if b.cavitation == "reynolds":
             active = self._active()
@@ -671,19 +775,29 @@ class _Film:
             if active.size:
                 if self._Apert is None:
                     self._Apert = self.Ar.duplicate()
-                self.Ar.copy(self._Apert)
+                self.Ar.copy(self._Apert, structure=PETSc.Mat.Structure.SAME_NONZERO_PATTERN)
                 self._Apert.zeroRowsColumns(active, 1.0)
                 ksp, A = self._pert_solver(), self._Apert
             else:
                 ksp, A = self._lu_solver(), self.Ar
-            for j, f in enumerate(self.sens):
-                assembled(self.s, f)
-                self.Pm.multTranspose(self.s, self.sr)
-                self.sr.scale(-1.0)
+            dmono = _monomial_derivatives(X)
+            for m, B in enumerate(self.basis):
+                if np.any(dmono[:, m]):
+                    B.mult(self.xr, self._Ax[m])
+            for j in range(4):
+                rhs = self.sr
+                if j < 2:   # -dR/dX_j = -(dA/dX_j) P + Omega b_j
+                    rhs.zeroEntries()
+                    for m in range(len(MONOMIALS)):
+                        if dmono[j, m] != 0.0:
+                            rhs.axpy(-float(dmono[j, m]), self._Ax[m])
+                    rhs.axpy(w, self.units[j])
+                else:       # -dR/dV_j = b's unit
+                    self.units[j].copy(rhs)
                 if active.size:
-                    self.sr.setValues(active, np.zeros(active.size))
-                    self.sr.assemble()
-                self._solve_linear(ksp, A, self.sr, self.dxr[j], "perturbation")
+                    rhs.setValues(active, np.zeros(active.size))
+                    rhs.assemble()
+                self._solve_linear(ksp, A, rhs, self.dxr[j], "perturbation")
                 dF[:, j] = [wj.dot(self.dxr[j]) for wj in weights]
             c = b.clearance
             K, Cm = -dF[:, :2] / c, -dF[:, 2:] / c
@@ -691,8 +805,8 @@ class _Film:
             for wj in weights:
                 wj.destroy()
         out = FilmState(position=X * b.clearance, velocity=V * b.clearance, speed=w, force=F,
-                        stiffness=K, damping=Cm, torque=torque, cavitated=float(cav))
-        if not (np.all(np.isfinite(F)) and math.isfinite(torque)):
+                        stiffness=K, damping=Cm, torque=tq, cavitated=float(cav))
+        if not np.all(np.isfinite(F)):
             raise RuntimeError(f"{b.label}: the film's force is not finite at eccentricity "
                                f"ratio {np.linalg.norm(X):.6g}")
         return out
@@ -709,6 +823,7 @@ class _Film:
     def pressure_copy(self) -> fem.Function:
         """The last state's pressure in Pa (a new Function; max(P, 0) for half-Sommerfeld)."""
         b = self.bearing
+        self._set_pressure()
         p = fem.Function(self.V, name="pressure")
         unit = b.viscosity * b.radius ** 2 / b.clearance ** 2
         arr = self.P.x.array * unit

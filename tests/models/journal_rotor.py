@@ -2,11 +2,13 @@
 from the same film's eight coefficients.
 
 The rotor: a rigid disk at mid-span of a shaft of radius 0.05 m, 0.4 m long, 1000 times as
-stiff as steel and nearly massless (density 1 kg/m^3): a rigid body for the film (the shaft's
+stiff as steel and nearly massless (density 1e-3 kg/m^3): a rigid body for the film (the shaft's
 first bending mode lies some 10^3 times above the whirl), whose inertia is the disk's (a rigid
 disk has no spin softening; an elastic shaft's -Omega^2 k_theta would need its centrifugal
-prestress to cancel on rigid tilts). The journals are the lateral surfaces of the first and
-last 25 mm. Each bearing carries half the weight, ``load`` N.
+prestress to cancel on rigid tilts; and a shaft mesh's slight asymmetry would feel a
+centrifugal force in the stationary frame, 1e-5 N at this density). The journals are the
+lateral surfaces of the first and last 25 mm. Each bearing carries half the weight, ``load``
+N.
 """
 
 import math
@@ -23,7 +25,7 @@ LENGTH, RADIUS = 0.4, 0.05
 CUTS = (0.025, 0.19, 0.21, 0.375)
 JOURNALS = (meshes.SHAFT_SEGMENT, meshes.SHAFT_SEGMENT + 4)
 DISK = dict(mass=4000.0 / 9.81, polar=8.2, diametral=4.3)
-RIGID = dict(E=2.1e14, nu=0.3, density=1.0)
+RIGID = dict(E=2.1e14, nu=0.3, density=1e-3)
 
 
 def film(**kw):

@@ -157,7 +157,7 @@ def test_petroff_and_equilibrium_force_balance():
     (and mirrored for the opposite spin)."""
     L = 0.5 * D
     film = mbs.rotors.PlainJournal(D, L, C, MU)
-    s = film.force((0.0, 0.0), speed=SPEED)
+    s = film.force((0.0, 0.0), speed=SPEED, torque=True)
     assert s.torque == pytest.approx(2 * math.pi * MU * SPEED * R ** 3 * L / C, rel=1e-9)
     load = np.array([0.0, -2000.0])
     eq = film.equilibrium(load, SPEED)
