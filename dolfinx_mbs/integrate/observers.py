@@ -317,6 +317,7 @@ class Journals(Observer):
         row: List[float] = []
         now = [(p.bearing, p.position.copy(), p.velocity.copy(), p.force.copy())
                for p in self.films.evaluate(step.t, step.q, step.v)]
+        self.films.accepted(step.t)   # a journal past its wall ends the run
         for b, x, v, F in now:
             h = self.history[b.name]
             work = 0.0

@@ -25,10 +25,19 @@ the film's variational inequality solved there, its pressure warm-started from t
 state), replicated on every rank from the journal's motion summed over the ranks, so every
 rank holds the same force. What a state's film gave is kept for the Jacobian and the
 observers at the same state.
+
+**At the wall.** Newton's iterates may pass a journal through its bearing's wall (eccentricity
+ratio 1, where the film has no thickness) on their way to a state inside: beyond
+:data:`WALL` the film's force is taken at the radial projection onto that ratio and continued
+by a stiff spring (:data:`PENALTY` |W| / c), which only carries the iterates back. A state the
+run accepts beyond the wall ends the run with an error naming the bearing (a contact model
+is not part of the film); one beyond :data:`WALL` logs a warning (a film thinner than the
+mesh resolves).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 
 import numpy as np
@@ -41,7 +50,14 @@ if TYPE_CHECKING:
     from dolfinx_mbs.bodies.attachments import Bearing
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
-__all__ = ["FilmForces", "FilmPoint", "has_films"]
+__all__ = ["FilmForces", "FilmPoint", "has_films", "WALL", "PENALTY"]
+
+log = logging.getLogger(__name__)
+
+#: the eccentricity ratio beyond which an iterate's film force is continued by a spring
+WALL = 0.995
+#: that spring's stiffness in units of |W| / c
+PENALTY = 1e3
 
 
 def has_films(system: Any) -> bool:
@@ -75,6 +91,9 @@ class FilmPoint:
         self.velocity = np.zeros(2)
         self.force = np.zeros(2)
         self.K = self.C = self.K_lin = self.C_lin = np.zeros((2, 2))
+        #: the eccentricity ratio at the last state
+        self.eccentricity = 0.0
+        self._warned = False
         self.units: List[PETSc.Mat] = []   # reduced L_a^T L_c, a, c = x, y
 
 
@@ -175,12 +194,45 @@ class FilmForces:
             b = p.bearing
             w = self.speed_of(b, t)
             p.position, p.velocity = motion[i, :2], motion[i, 2:]
-            st = b.journal.force(p.position, p.velocity, w)
-            p.force, p.K, p.C = st.force, st.stiffness, st.damping
+            c = float(getattr(b.journal, "clearance", 1.0))
+            e = float(np.linalg.norm(p.position)) / c
+            if e < WALL:
+                st = b.journal.force(p.position, p.velocity, w)
+                p.force, p.K, p.C = st.force, st.stiffness, st.damping
+            else:   # an iterate at the wall: the projection's force, a spring beyond it
+                inside = p.position * (WALL / e)
+                st = b.journal.force(inside, p.velocity, w)
+                k = PENALTY * max(float(np.linalg.norm(b.load)), 1.0) / c
+                p.force = st.force - k * (p.position - inside)
+                p.K, p.C = st.stiffness + k * np.eye(2), st.damping
+            p.eccentricity = e
             Kb, Cb = b.matrices(w)
             p.K_lin, p.C_lin = Kb[:2, :2], Cb[:2, :2]
         self._key = key
         return self.points
+
+    def accepted(self, t: float) -> None:
+        """Check the last state evaluated, one the run accepted (at ``t``): at or past a
+        bearing's wall an error, beyond :data:`WALL` a warning (once per bearing).
+
+        Args:
+            t: the state's time (s).
+
+        Raises:
+            ValueError: a journal at or past its bearing's wall (on every rank).
+        """
+        for p in self.points:
+            b = p.bearing
+            if p.eccentricity >= 1.0:
+                raise ValueError(
+                    f"bearing {b.name!r} ({b.journal!r}): the journal touches the bearing's "
+                    f"wall at t={t:g} s (eccentricity ratio {p.eccentricity:.4g} at "
+                    f"{p.position.tolist()} m): the film breaks down; a run past this needs a "
+                    "contact model, a smaller load, a stiffer rotor or another speed")
+            if p.eccentricity > WALL and not p._warned:
+                p._warned = True
+                log.warning("bearing %r: the journal reached eccentricity ratio %.4f at t=%g s, "
+                            "a film thinner than its mesh resolves", b.name, p.eccentricity, t)
 
     def residual(self, t: float, q: PETSc.Vec, v: PETSc.Vec) -> PETSc.Vec:
         """-A^T L^T g at the state: what the films add to the second-order residual.

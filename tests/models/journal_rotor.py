@@ -1,5 +1,7 @@
-"""A rigid rotor on two plain journal bearings (oil whirl), and its separate 4-dof model built
-from the same film's eight coefficients.
+"""Plain journal bearings for the tests: the short bearing's closed forms (Ocvirk; Friswell
+et al.'s eight coefficients), a rigid rotor on two bearings (oil whirl), its separate 4-dof
+model built from the same film's eight coefficients, and the onset of whirl in a Campbell
+table.
 
 The rotor: a rigid disk at mid-span of a shaft of radius 0.05 m, 0.4 m long, 1000 times as
 stiff as steel and nearly massless (density 1e-3 kg/m^3): a rigid body for the film (the shaft's
@@ -21,6 +23,8 @@ from mpi4py import MPI
 import dolfinx_mbs as mbs
 from dolfinx_mbs import meshes
 
+#: the film of the tests (m, Pa s) and their speed (rad/s)
+D, C, MU, SPEED = 0.1, 1e-4, 0.03, 300.0
 LENGTH, RADIUS = 0.4, 0.05
 CUTS = (0.025, 0.19, 0.21, 0.375)
 JOURNALS = (meshes.SHAFT_SEGMENT, meshes.SHAFT_SEGMENT + 4)
@@ -75,11 +79,11 @@ def rigid_properties(body, facets, disk=DISK):
     return dict(mass=m, center=zc, polar=Ip, diametral=Id, journals=zj)
 
 
-def four_dof_eigenvalues(props, K, C, speed):
-    """The eigenvalues of the rigid rotor (x, y, theta_x, theta_y at its centre) on the two
-    bearings (K, C at each journal): M q'' + (sum T^T C T + speed G) q' + sum T^T K T q = 0,
-    T the journal's translation (x + dz theta_y, y - dz theta_x), G the polar moment's
-    gyroscopic coupling (theory section 9, as the disks')."""
+def four_dof_matrices(props, K, C):
+    """(K_q, C_q, M, G) of the rigid rotor (x, y, theta_x, theta_y at its centre) on the two
+    bearings (K, C at each journal): M q'' + (C_q + speed G) q' + K_q q = Q, K_q = sum T^T K T
+    and C_q likewise, T the journal's translation (x + dz theta_y, y - dz theta_x), G the polar
+    moment's gyroscopic coupling per speed (theory section 9, as the disks')."""
     M = np.diag([props["mass"], props["mass"], props["diametral"], props["diametral"]])
     Kq, Cq = np.zeros((4, 4)), np.zeros((4, 4))
     for z in props["journals"]:
@@ -89,6 +93,12 @@ def four_dof_eigenvalues(props, K, C, speed):
         Cq += T.T @ C @ T
     G = np.zeros((4, 4))
     G[2, 3], G[3, 2] = props["polar"], -props["polar"]
+    return Kq, Cq, M, G
+
+
+def four_dof_eigenvalues(props, K, C, speed):
+    """The eigenvalues of the 4-dof rigid rotor (:func:`four_dof_matrices`) at ``speed``."""
+    Kq, Cq, M, G = four_dof_matrices(props, K, C)
     A = np.block([[np.zeros((4, 4)), np.eye(4)],
                   [-np.linalg.solve(M, Kq), -np.linalg.solve(M, Cq + speed * G)]])
     return np.linalg.eigvals(A)
@@ -111,3 +121,62 @@ def four_dof_threshold(journal, props, load, low, high):
 def log_dec(lam):
     """-2 pi Re / |Im| of eigenvalues."""
     return -2 * math.pi * lam.real / np.abs(lam.imag)
+
+
+def ocvirk_force(L, eps, speed=SPEED):
+    """The short bearing's half-Sommerfeld force on a journal of the tests' film (length L)
+    displaced by eps c along -y, spinning at ``speed`` about +z: (tangential, along the line
+    of centres) = (F_x, F_y)."""
+    s = MU * speed * (D / 2) * L ** 3 / C ** 2
+    return np.array([s * math.pi * eps / (4.0 * (1 - eps * eps) ** 1.5),
+                     s * eps * eps / (1 - eps * eps) ** 2])
+
+
+def friswell(eps, load, speed):
+    """The short bearing's eight coefficients (Friswell et al., Dynamics of Rotating Machines,
+    section 5.5: u horizontal, v along the load), dimensional."""
+    pi, e = math.pi, eps
+    h0 = 1 / (pi ** 2 * (1 - e ** 2) + 16 * e ** 2) ** 1.5
+    r = math.sqrt(1 - e ** 2)
+    auu = h0 * 4 * (pi ** 2 * (2 - e ** 2) + 16 * e ** 2)
+    auv = h0 * pi * (pi ** 2 * (1 - e ** 2) ** 2 - 16 * e ** 4) / (e * r)
+    avu = -h0 * pi * (pi ** 2 * (1 - e ** 2) * (1 + 2 * e ** 2) + 32 * e ** 2 * (1 + e ** 2)) \
+        / (e * r)
+    avv = h0 * 4 * (pi ** 2 * (1 + 2 * e ** 2) + 32 * e ** 2 * (1 + e ** 2) / (1 - e ** 2))
+    buu = h0 * 2 * pi * r * (pi ** 2 * (1 + 2 * e ** 2) - 16 * e ** 2) / e
+    buv = -h0 * 8 * (pi ** 2 * (1 + 2 * e ** 2) - 16 * e ** 2)
+    bvv = h0 * 2 * pi * (pi ** 2 * (1 - e ** 2) ** 2 + 48 * e ** 2) / (e * r)
+    return (load / C * np.array([[auu, auv], [avu, avv]]),
+            load / (C * speed) * np.array([[buu, buv], [buv, bvv]]))
+
+
+def _whirl_log_dec(table):
+    """The least log dec of the modes below the speed (the whirl modes; not the stiff
+    shaft's bending, some 10^5 times higher, nearly undamped), and its column."""
+    ld = np.where(table.stationary < np.abs(table.speeds)[:, None], table.log_dec, np.inf)
+    return ld.min(axis=1), ld.argmin(axis=1)
+
+
+def whirl_onset(model, speeds, table):
+    """The speed where the least log dec of the whirl modes crosses zero: bracketed by the
+    sweep, then found by regula falsi (Illinois) on single-speed sweeps to 1e-5."""
+    ld = _whirl_log_dec(table)[0]
+    i = int(np.flatnonzero(np.sign(ld[:-1]) != np.sign(ld[1:]))[0])
+    a, b, fa, fb = speeds[i], speeds[i + 1], ld[i], ld[i + 1]
+    side = 0
+    for _ in range(8):
+        w = (a * fb - b * fa) / (fb - fa)
+        t = model.campbell([w], n=4, n_extra=0)
+        fw = _whirl_log_dec(t)[0][0]
+        if abs(b - a) < 1e-5 * w or abs(fw) < 1e-9:
+            break
+        if np.sign(fw) == np.sign(fa):
+            a, fa = w, fw
+            fb = fb / 2 if side == -1 else fb
+            side = -1
+        else:
+            b, fb = w, fw
+            fa = fa / 2 if side == 1 else fa
+            side = 1
+    j = int(_whirl_log_dec(t)[1][0])
+    return w, t.stationary[0, j], int(t.whirl_stationary[0, j]), (speeds[i], speeds[i + 1])

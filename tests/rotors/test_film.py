@@ -13,35 +13,9 @@ from mpi4py import MPI
 
 import dolfinx_mbs as mbs
 from dolfinx_mbs.rotors.film import short_bearing
+from tests.models.journal_rotor import C, D, MU, SPEED, friswell, ocvirk_force
 
-D, C, MU, SPEED = 0.1, 1e-4, 0.03, 300.0
 R = D / 2
-
-
-def ocvirk_force(L, eps):
-    """The short bearing's half-Sommerfeld force on a journal displaced by eps c along -y,
-    spinning at SPEED about +z: (tangential, along the line of centres) = (F_x, F_y)."""
-    s = MU * SPEED * R * L ** 3 / C ** 2
-    return np.array([s * math.pi * eps / (4.0 * (1 - eps * eps) ** 1.5),
-                     s * eps * eps / (1 - eps * eps) ** 2])
-
-
-def friswell(eps, load, speed):
-    """The short bearing's eight coefficients (Friswell et al., Dynamics of Rotating Machines,
-    section 5.5: u horizontal, v along the load), dimensional."""
-    pi, e = math.pi, eps
-    h0 = 1 / (pi ** 2 * (1 - e ** 2) + 16 * e ** 2) ** 1.5
-    r = math.sqrt(1 - e ** 2)
-    auu = h0 * 4 * (pi ** 2 * (2 - e ** 2) + 16 * e ** 2)
-    auv = h0 * pi * (pi ** 2 * (1 - e ** 2) ** 2 - 16 * e ** 4) / (e * r)
-    avu = -h0 * pi * (pi ** 2 * (1 - e ** 2) * (1 + 2 * e ** 2) + 32 * e ** 2 * (1 + e ** 2)) \
-        / (e * r)
-    avv = h0 * 4 * (pi ** 2 * (1 + 2 * e ** 2) + 32 * e ** 2 * (1 + e ** 2) / (1 - e ** 2))
-    buu = h0 * 2 * pi * r * (pi ** 2 * (1 + 2 * e ** 2) - 16 * e ** 2) / e
-    buv = -h0 * 8 * (pi ** 2 * (1 + 2 * e ** 2) - 16 * e ** 2)
-    bvv = h0 * 2 * pi * (pi ** 2 * (1 - e ** 2) ** 2 + 48 * e ** 2) / (e * r)
-    return (load / C * np.array([[auu, auv], [avu, avv]]),
-            load / (C * speed) * np.array([[buu, buv], [buv, bvv]]))
 
 
 def same_on_every_rank(x):

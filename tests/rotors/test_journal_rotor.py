@@ -5,45 +5,16 @@ film's coefficients at every speed of a Campbell sweep, oil whirl's onset agains
 import numpy as np
 import pytest
 
+import dolfinx_mbs as mbs
 from tests.models.journal_rotor import (
     film,
     four_dof_eigenvalues,
+    four_dof_matrices,
     four_dof_threshold,
     rigid_properties,
     rigid_rotor,
+    whirl_onset,
 )
-
-
-def _whirl_log_dec(table):
-    """The least log dec of the modes below the speed (the whirl modes; not the stiff
-    shaft's bending, some 10^5 times higher, nearly undamped), and its column."""
-    ld = np.where(table.stationary < np.abs(table.speeds)[:, None], table.log_dec, np.inf)
-    return ld.min(axis=1), ld.argmin(axis=1)
-
-
-def _threshold(model, speeds, table):
-    """The speed where the least log dec of the whirl modes crosses zero: bracketed by the
-    sweep, then found by regula falsi (Illinois) on single-speed sweeps to 1e-5."""
-    ld = _whirl_log_dec(table)[0]
-    i = int(np.flatnonzero(np.sign(ld[:-1]) != np.sign(ld[1:]))[0])
-    a, b, fa, fb = speeds[i], speeds[i + 1], ld[i], ld[i + 1]
-    side = 0
-    for _ in range(8):
-        w = (a * fb - b * fa) / (fb - fa)
-        t = model.campbell([w], n=4, n_extra=0)
-        fw = _whirl_log_dec(t)[0][0]
-        if abs(b - a) < 1e-5 * w or abs(fw) < 1e-9:
-            break
-        if np.sign(fw) == np.sign(fa):
-            a, fa = w, fw
-            fb = fb / 2 if side == -1 else fb
-            side = -1
-        else:
-            b, fb = w, fw
-            fa = fa / 2 if side == 1 else fa
-            side = 1
-    j = int(_whirl_log_dec(t)[1][0])
-    return w, t.stationary[0, j], int(t.whirl_stationary[0, j]), (speeds[i], speeds[i + 1])
 
 
 def test_oil_whirl_threshold_against_four_dof_model():
@@ -63,7 +34,7 @@ def test_oil_whirl_threshold_against_four_dof_model():
         # the shaft's stiffness) sees the shaft's flexibility, and an overdamped one is real
         for mu in lam[(lam.imag > 0) & (np.abs(lam.real) < lam.imag)]:
             assert np.abs(table.eigenvalues[i] - mu).min() < 1e-3 * abs(mu), (w, mu, lam)
-    w_fe, freq, whirl, (lo, hi) = _threshold(model, speeds, table)
+    w_fe, freq, whirl, (lo, hi) = whirl_onset(model, speeds, table)
     w_ref, freq_ref = four_dof_threshold(jb, props, 2000.0, lo, hi)
     assert abs(w_fe / w_ref - 1) < 2e-3, (w_fe, w_ref)
     assert whirl == 1 and 0.4 < freq / w_fe < 0.55
@@ -78,6 +49,44 @@ def test_whirl_ratio_at_low_load():
     model, body, *_ = rigid_rotor(jb, load=200.0, disk=light)
     speeds = np.array([400.0, 700.0, 1000.0, 1300.0])
     table = model.campbell(speeds, n=4, n_extra=0)
-    w, freq, whirl, _ = _threshold(model, speeds, table)
+    w, freq, whirl, _ = whirl_onset(model, speeds, table)
     assert jb.equilibrium((0.0, -200.0), w).eccentricity < 0.05
     assert whirl == 1 and abs(freq / w - 0.5) < 1e-2
+
+
+def test_unbalance_response_against_four_dof_model():
+    """The unbalance response takes the film's coefficients at every speed too: the disk's
+    synchronous response to an unbalance on it is the 4-dof model's, Z q = Omega^2 m_e
+    (1, -i, 0, 0), Z = K - Omega^2 M + i Omega (C + Omega G), to 1e-3."""
+    jb = film()
+    model, body, _, facets = rigid_rotor(jb, load=2000.0)
+    props = rigid_properties(body, facets)
+    disk = next(a for a in body.attachments if isinstance(a, mbs.bodies.Disk))
+    speeds = np.array([500.0, 900.0, 1100.0])
+    resp = model.unbalance_response(speeds, unbalances=[(disk, 1e-3, 0.0)], probes=[disk])
+    for i, w in enumerate(speeds):
+        K, C = jb.coefficients((0.0, -2000.0), w)
+        Kq, Cq, M, G = four_dof_matrices(props, K, C)
+        Z = Kq - w * w * M + 1j * w * (Cq + w * G)
+        q = np.linalg.solve(Z, w * w * 1e-3 * np.array([1.0, -1j, 0.0, 0.0]))
+        assert np.abs(resp.response[i, 0] - q[:2]).max() < 1e-3 * np.abs(q[:2]).max(), w
+
+
+def test_bad_bearing_input_names_it():
+    """A film without its load, beside coefficients, a NaN load, an analysis at rest and a
+    run at a speed the film cannot carry its load at: errors naming what, on every rank."""
+    jb = film(name="oil")
+    model, body, _, facets = rigid_rotor(jb, load=2000.0)
+    with pytest.raises(TypeError, match="needs load="):
+        model.bearing(body, facets=(facets, 1), journal=jb)
+    with pytest.raises(TypeError, match="gives the eight coefficients"):
+        model.bearing(body, facets=(facets, 1), journal=jb, load=(0, -1.0), kxx=1e6)
+    with pytest.raises(ValueError, match="bearing load"):
+        model.bearing(body, facets=(facets, 1), journal=jb, load=(0.0, float("nan")))
+    with pytest.raises(TypeError, match="journal= must be a fluid film"):
+        model.bearing(body, facets=(facets, 1), journal=object(), load=(0.0, -1.0))
+    with pytest.raises(ValueError, match="asked at speed 0"):
+        model.campbell([0.0, 100.0], n=2, n_extra=0)
+    slow, *_ = rigid_rotor(jb, load=2000.0, rate=2.0)
+    with pytest.raises(ValueError, match="journal bearing 'oil' cannot carry the load"):
+        slow.integrate(1e-3, 1e-3, progress=False)
