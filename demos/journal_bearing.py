@@ -140,7 +140,7 @@ say(f"oil whirl's onset: {onset:.0f} rad/s; the unstable mode (the shaft's first
 x0 = eq.position + np.array([0.02 * C, 0.0])
 u0 = fem.Function(rotor.V)
 u0.interpolate(lambda x: np.vstack([x0[0] + 0 * x[0], x0[1] + 0 * x[0], 0 * x[0]]))
-t_end = 0.05 if QUICK else 1.5
+t_end = 0.05 if QUICK else 1.2
 r = model.integrate(t_end, 1e-3, u0=[u0], spectral_radius=0.9, progress=not QUICK)
 h = r.journals["bearing 0"]
 e = h["eccentricity"]

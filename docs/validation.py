@@ -513,5 +513,11 @@ for dt in (0.04, 0.02, 0.01):
     out(f"| {dt:g} | {rate:.3f} | {np.abs(tip).max():.4f} | "
         f"{np.abs(replay - tip).max() / np.abs(tip).max():.1e} |")
 
+out()
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import validation_journal  # noqa: E402
+
+validation_journal.section(out, 10)
+
 if comm.rank == 0:
     print("\n".join(lines))

@@ -25,15 +25,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import dolfinx_mbs as mbs  # noqa: E402
-from dolfinx_mbs import compat, meshes  # noqa: E402
+from dolfinx_mbs import compat  # noqa: E402
 from tests.models.journal_rotor import (  # noqa: E402
     film,
+    flexible_rotor,
     four_dof_eigenvalues,
     four_dof_threshold,
     friswell,
     ocvirk_force,
     rigid_properties,
     rigid_rotor,
+    whirl_frequency,
     whirl_onset,
 )
 from tests.models.journal_run_cases import LOAD, SPEED, rotor, short_run, translated  # noqa: E402
@@ -247,19 +249,8 @@ def _run_section(out):
 def whip(out, t_end=1.5):
     """The demo's rotor above its onset: the limit cycle and its whirl frequency."""
     comm = MPI.COMM_WORLD
-    D2, L2, C2, W = 0.06, 0.03, 6e-5, 500.0
-    jb = mbs.rotors.PlainJournal(D2, L2, C2, MU, cells=(32, 6), name="journal")
-    LS, RS = 0.8, 0.03
-    m = 2 * W / 9.81
-    mesh, _, facets = meshes.shaft(comm, LS, RS, 0.03, (0.03, LS / 2 - 0.01, LS / 2 + 0.01,
-                                                         LS - 0.03))
-    steel = mbs.materials.LinearElastic(E=2.1e11, nu=0.3, density=1e-3)
-    rot = mbs.Body(mesh, steel, mbs.frames.Stationary((0, 0, 1), 1000.0), degree=2)
-    model = mbs.Model([rot])
-    for i, tag in enumerate((meshes.SHAFT_SEGMENT, meshes.SHAFT_SEGMENT + 4)):
-        model.bearing(rot, facets=(facets, tag), journal=jb, load=(0.0, -W), name=f"b{i}")
-    model.disk(rot, facets=(facets, meshes.SHAFT_SEGMENT + 2), mass=m, polar=m * 0.15 ** 2 / 2,
-               diametral=m * 0.15 ** 2 / 4)
+    C2, W = 6e-5, 500.0
+    model, rot, jb = flexible_rotor(1000.0)
     sweep = np.array([500.0, 600.0, 700.0, 1000.0])
     tab = model.campbell(sweep, n=4, n_extra=2)
     ld = np.where(tab.stationary < sweep[:, None], tab.log_dec, np.inf)
@@ -279,10 +270,7 @@ def whip(out, t_end=1.5):
     for name, h in r.journals.items():
         e = h["eccentricity"]
         late = r.times > 0.6 * t_end
-        x = h["position"][late, 0] - h["position"][late, 0].mean()
-        up = np.flatnonzero(np.diff(np.sign(x)) > 0)
-        tl = r.times[late]
-        wf = 2 * np.pi * (len(up) - 1) / (tl[up[-1]] - tl[up[0]]) if len(up) > 2 else np.nan
+        wf = whirl_frequency(r.times[late], h["position"][late, 0])
         rows.append((name, e.max(), e[late].min(), e[late].max(), wf))
     out(f"The onset from the Campbell sweep: {onset:.0f} rad/s; the unstable mode (the shaft's "
         f"first bending on the films) at 1000 rad/s: {crit:.1f} rad/s ({onset / crit:.2f} "
@@ -322,6 +310,10 @@ def section(out, number=10):
 
 if __name__ == "__main__":
     lines = []
-    section(lines.append, int(sys.argv[1]) if len(sys.argv) > 1 else 10)
+
+    def _out(s=""):
+        lines.append(s)
+
+    section(_out, int(sys.argv[1]) if len(sys.argv) > 1 else 10)
     if MPI.COMM_WORLD.rank == 0:
         print("\n".join(lines))

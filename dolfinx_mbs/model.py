@@ -1229,7 +1229,10 @@ class Model:
         ``Result.joints[name].tension`` and ``.length`` of each spring, ``Result.energy``
         (whose ``elastic`` holds the springs' potential 1/2 k (L - L0)^2) and
         ``Result.momentum``; ``Result.frames`` is empty.
-        ``formulation`` default otherwise: ``"second-order"``.
+        ``formulation`` default otherwise: ``"second-order"``. Bearings with a fluid film
+        (:meth:`bearing` with ``journal=``) apply the film's nonlinear force at the
+        journals' motion at every Newton iterate (:mod:`dolfinx_mbs.systems.films`;
+        second-order form on PETSc TS; ``Result.journals``).
 
         Args:
             t_end: the final time (s).

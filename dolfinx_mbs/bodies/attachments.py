@@ -78,7 +78,8 @@ class Bearing(_Attachment):
     load, asked at every speed an analysis takes (the film keeps what it solved), or
     tabulated once at ``speeds`` and interpolated. The film's coefficients have the speed's
     sign (a spin the other way mirrors them); at rest a film carries no steady load, so an
-    analysis at speed 0 is refused.
+    analysis at speed 0 is refused. A run applies the film's whole nonlinear force instead
+    (:mod:`dolfinx_mbs.systems.films`), ``load`` with it on the journal.
 
     Args:
         body: the body whose surface is the journal.

@@ -87,7 +87,8 @@ from dolfinx_mbs.petsc_options import SolverOptions, reason_name
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["CAVITATION", "Equilibrium", "FilmState", "PlainJournal", "short_bearing"]
+__all__ = ["CAVITATION", "Equilibrium", "FilmState", "LoadedJournal", "PlainJournal",
+           "short_bearing"]
 
 log = logging.getLogger(__name__)
 
@@ -387,6 +388,19 @@ class PlainJournal:
         res["speeds"] = s
         return res
 
+    def loaded(self, load: ArrayLike) -> "LoadedJournal":
+        """The film under a fixed ``load``: its coefficients as functions of the speed,
+        ``K(speed)``, ``C(speed)`` (what a bearing with coefficients over speed, as ROSS's
+        ``BearingElement``, asks of it).
+
+        Args:
+            load: the load (2-vector, N).
+
+        Returns:
+            The :class:`LoadedJournal`.
+        """
+        return LoadedJournal(self, load)
+
     def _initial(self, W: np.ndarray, w: float) -> np.ndarray:
         """The starting position (units of c): the nearest speed's equilibrium under this load,
         else the short bearing's, inside 0.8 max_eccentricity."""
@@ -501,6 +515,45 @@ def _monomial_derivatives(X: ArrayLike) -> np.ndarray:
         if j:
             out[1, m] = j * X[0] ** i * X[1] ** (j - 1)
     return out
+
+
+class LoadedJournal:
+    """A :class:`PlainJournal` under a fixed load (:meth:`PlainJournal.loaded`): the eight
+    coefficients as functions of the speed, the film keeping what it solved.
+
+    Args:
+        film: the bearing's film.
+        load: the load on the journal (2-vector, N).
+    """
+
+    def __init__(self, film: PlainJournal, load: ArrayLike) -> None:
+        self.film = film
+        self.load = checks.vector(load, 2, f"{film.label}: load")
+
+    def K(self, speed: float) -> np.ndarray:
+        """The stiffness (2 x 2, N/m) at ``speed`` (rad/s).
+
+        Args:
+            speed: the spin speed (rad/s).
+
+        Returns:
+            K.
+        """
+        return self.film.coefficients(self.load, speed)[0]
+
+    def C(self, speed: float) -> np.ndarray:
+        """The damping (2 x 2, N s/m) at ``speed`` (rad/s).
+
+        Args:
+            speed: the spin speed (rad/s).
+
+        Returns:
+            C.
+        """
+        return self.film.coefficients(self.load, speed)[1]
+
+    def __repr__(self) -> str:
+        return f"LoadedJournal({self.film!r}, load={self.load.tolist()})"
 
 
 class _Film:

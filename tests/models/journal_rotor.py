@@ -180,3 +180,33 @@ def whirl_onset(model, speeds, table):
             side = 1
     j = int(_whirl_log_dec(t)[1][0])
     return w, t.stationary[0, j], int(t.whirl_stationary[0, j]), (speeds[i], speeds[i + 1])
+
+
+def flexible_rotor(speed=1000.0, comm=MPI.COMM_WORLD):
+    """The rotor of demos/journal_bearing.py: a disk of 1000/g kg at mid-span of a massless
+    steel shaft (0.8 m, radius 30 mm; P2 tetrahedra) on two plain journal bearings (D = 60 mm,
+    L = 30 mm, c = 60 um, mu = 0.03 Pa s, 32 x 6 film cells), each loaded by 500 N, spinning
+    at ``speed``: its first bending mode on the films (~320 rad/s) whips above ~600 rad/s.
+    Returns (model, body, film)."""
+    W, LS, RS = 500.0, 0.8, 0.03
+    jb = mbs.rotors.PlainJournal(0.06, 0.03, 6e-5, 0.03, cells=(32, 6), name="journal")
+    m = 2 * W / 9.81
+    mesh, _, facets = meshes.shaft(comm, LS, RS, 0.03, (0.03, LS / 2 - 0.01, LS / 2 + 0.01,
+                                                         LS - 0.03))
+    steel = mbs.materials.LinearElastic(E=2.1e11, nu=0.3, density=1e-3)
+    body = mbs.Body(mesh, steel, mbs.frames.Stationary((0, 0, 1), speed), degree=2)
+    model = mbs.Model([body])
+    for i, tag in enumerate((meshes.SHAFT_SEGMENT, meshes.SHAFT_SEGMENT + 4)):
+        model.bearing(body, facets=(facets, tag), journal=jb, load=(0.0, -W),
+                      name=f"bearing {i}")
+    model.disk(body, facets=(facets, meshes.SHAFT_SEGMENT + 2), mass=m,
+               polar=m * 0.15 ** 2 / 2, diametral=m * 0.15 ** 2 / 4)
+    return model, body, jb
+
+
+def whirl_frequency(times, x):
+    """The angular frequency of a signal from its upward crossings of its mean."""
+    y = x - x.mean()
+    up = np.flatnonzero(np.diff(np.sign(y)) > 0)
+    return 2 * np.pi * (len(up) - 1) / (times[up[-1]] - times[up[0]]) if len(up) > 2 \
+        else np.nan

@@ -144,6 +144,8 @@ def test_petroff_and_equilibrium_force_balance():
     assert back.position[0] == pytest.approx(-eq.position[0], rel=1e-8)
     assert back.position[1] == pytest.approx(eq.position[1], rel=1e-8)
     assert film.equilibrium(load, SPEED) is eq   # kept
+    kc = film.loaded(load)                       # K(speed), C(speed): a bearing's table
+    assert np.array_equal(kc.K(SPEED), eq.stiffness) and np.array_equal(kc.C(SPEED), eq.damping)
 
 
 def test_bad_input_names_the_bearing(caplog):

@@ -1,7 +1,8 @@
 """A rotor on plain journal bearings in time (``Model.integrate`` with fluid films): the
 film's nonlinear force at the journals' motion. Below the oil-whirl threshold the orbit decays
 to the film's static equilibrium; the energy balance closes with the film's work; 1 and 2
-ranks give the same run."""
+ranks give the same run; above the threshold (slow) the orbit settles on the oil-whip limit
+cycle."""
 
 import os
 import subprocess
@@ -13,6 +14,7 @@ import pytest
 from dolfinx_mbs import compat
 from tests.models import HERE as MODELS
 from tests.models import ROOT
+from tests.models.journal_rotor import flexible_rotor, whirl_frequency
 from tests.models.journal_run_cases import LOAD, SPEED, rotor, short_run, translated
 
 C = 1e-4
@@ -73,3 +75,26 @@ def test_one_and_two_ranks_equal(tmp_path):
     assert np.allclose(two["times"], r.times)
     for i, h in enumerate(r.journals.values()):
         assert np.abs(two[f"x{i}"] - h["position"]).max() < 1e-10 * C
+
+
+@pytest.mark.slow
+def test_oil_whip_limit_cycle():
+    """Above the onset (the flexible rotor of demos/journal_bearing.py at 1000 rad/s, its
+    onset ~600 rad/s), started at the film's equilibrium nudged 0.02 c: the orbit grows to a
+    bounded limit cycle (eccentricity < 1, settled: its range over the last 0.3 s within a
+    quarter of its top) whirling at the first critical speed (the Campbell table's unstable
+    mode at that speed, to 5 %), not at half the spin."""
+    model, body, jb = flexible_rotor(1000.0)
+    tab = model.campbell([1000.0], n=4, n_extra=2)
+    unstable = np.argmin(np.where(tab.stationary[0] < 1000.0, tab.log_dec[0], np.inf))
+    critical = tab.stationary[0, unstable]
+    eq = jb.equilibrium((0.0, -500.0), 1000.0)
+    u0 = translated(body, eq.position + np.array([0.02 * 6e-5, 0.0]))
+    r = model.integrate(1.0, 1e-3, u0=[u0], spectral_radius=0.9, progress=False)
+    late = r.times > 0.7
+    for h in r.journals.values():
+        e = h["eccentricity"]
+        assert e.max() < 1.0 and e[late].min() > 3 * eq.eccentricity
+        assert np.ptp(e[late]) < 0.25 * e[late].max()
+        w = whirl_frequency(r.times[late], h["position"][late, 0])
+        assert abs(w / critical - 1) < 0.05 and w < 0.45 * 1000.0, (w, critical)
