@@ -37,11 +37,13 @@ full (Sommerfeld) film, negative pressures kept.
 **Coefficients.** The film's force F(x, x', Omega) on the journal (x its centre, from the
 bearing's centre, in the bearing's x, y) is linear in the pressure, and the pressure solves
 A(x) P = b(x, x', Omega). The exact derivatives are P_j = A^-1 (-dR/dx_j) (the perturbation
-equations, the residual's derivative at fixed P from ``ufl.diff``, solved with the film's own
-operator) and dF/dx_j = F(P_j); K = -dF/dx, C = -dF/dx' (the force on the journal is
--K dx - C dx' about the state). With the Reynolds condition the derivative is that of the
-discrete film on its active set: the cavitated unknowns stay at zero (P_j = 0 there) and the
-perturbation solves the equation on the film that carries pressure; it is exact where the
+equations, solved with the film's own operator; the residual's derivatives at fixed P are
+those of the operator's polynomial in x and of b, the same as ``ufl.diff`` gives from the
+form, :func:`dolfinx_mbs.forms.film.sensitivities`) and dF/dx_j = F(P_j); K = -dF/dx,
+C = -dF/dx' (the force on the journal is -K dx - C dx' about the state). With the Reynolds
+condition the derivative is that of the discrete film on its active set: the cavitated
+unknowns stay at zero (P_j = 0 there) and the perturbation solves the equation on the film
+that carries pressure; it is exact where the
 active set does not change under a small motion (strict complementarity, which holds away
 from a measure-zero set of states). With half-Sommerfeld the derivative of int max(P, 0) n is
 int_{P > 0} P_j n. These are the coefficients of the discrete film (not finite differences of

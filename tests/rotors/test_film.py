@@ -171,3 +171,32 @@ def test_bad_input_names_the_bearing(caplog):
     with caplog.at_level(logging.WARNING):
         film.equilibrium((0.0, -1.5e5), SPEED)
     assert "thin film" in caplog.text and "'jb'" in caplog.text
+
+
+def test_sensitivities_by_ufl_diff():
+    """The perturbation equations' right-hand sides the film forms from its operator's
+    polynomial in the position are the residual's derivatives that ``ufl.diff`` gives
+    (forms.film.sensitivities): A P_j = -dR/dX_j, -dR/dV_j at a state, to 1e-10."""
+    import ufl
+    from dolfinx import fem
+
+    from dolfinx_mbs import compat
+    from dolfinx_mbs.assembly.body_loads import assembled
+    from dolfinx_mbs.forms import film as FF
+
+    jb = mbs.rotors.PlainJournal(D, 0.5 * D, C, MU, cavitation="none", cells=(24, 4))
+    f = jb.film
+    f.state(np.array([0.2, -0.4]), np.array([0.3, 0.1]), SPEED, True)
+    f._set_pressure()
+    dx = ufl.Measure("dx", domain=f.mesh, metadata={"quadrature_degree": 2 * jb.degree + 4})
+    sens = FF.sensitivities(f.P, ufl.TestFunction(f.V), ufl.SpatialCoordinate(f.mesh), f.X,
+                            f.Vel, f.speed, f.R, dx)
+    for j, form in enumerate(sens["position"] + sens["velocity"]):
+        cf = fem.form(form)
+        s = assembled(compat.create_vector(cf), cf)
+        sr = f.Pm.createVecRight()
+        f.Pm.multTranspose(s, sr)
+        y = sr.duplicate()
+        f.Ar.mult(f.dxr[j], y)
+        y.axpy(1.0, sr)
+        assert y.norm() < 1e-10 * sr.norm(), j
