@@ -191,11 +191,11 @@ def _whirl_section(out):
             K, Cm = jb.coefficients((0.0, -load), 800.0)
             lam = four_dof_eigenvalues(props, K, Cm, 800.0)
             t8 = model.campbell([800.0], n=4, n_extra=0)
-            mu = lam[(lam.imag > 0) & (np.abs(lam.real) < lam.imag)]
+            mu = lam[(lam.imag > 0) & (-lam.real < 0.5 * np.abs(lam))]
             dev = max(np.abs(t8.eigenvalues[0] - m).min() / abs(m) for m in mu)
     out()
-    out(f"At 800 rad/s the whirl modes' eigenvalues of the two models differ by {dev:.1e} "
-        "(relative).")
+    out(f"At 800 rad/s the whirl modes' eigenvalues (damping ratio below 0.5) of the two "
+        f"models differ by {dev:.1e} (relative).")
     out()
 
 

@@ -30,9 +30,10 @@ def test_oil_whirl_threshold_against_four_dof_model():
     for i, w in enumerate(speeds):
         K, C = jb.coefficients((0.0, -2000.0), w)
         lam = four_dof_eigenvalues(props, K, C, w)
-        # the whirl modes: a mode damped to |Re| > |Im| (its damping force C |lambda| ~ 1e-3 of
-        # the shaft's stiffness) sees the shaft's flexibility, and an overdamped one is real
-        for mu in lam[(lam.imag > 0) & (np.abs(lam.real) < lam.imag)]:
+        # the whirl modes damped to a ratio below 0.5 (more damped ones see the shaft's
+        # flexibility: their damping force C |lambda| nears 1e-3 of the shaft's stiffness;
+        # overdamped ones are real)
+        for mu in lam[(lam.imag > 0) & (-lam.real < 0.5 * np.abs(lam))]:
             assert np.abs(table.eigenvalues[i] - mu).min() < 1e-3 * abs(mu), (w, mu, lam)
     w_fe, freq, whirl, (lo, hi) = whirl_onset(model, speeds, table)
     w_ref, freq_ref = four_dof_threshold(jb, props, 2000.0, lo, hi)
