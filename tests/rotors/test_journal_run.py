@@ -98,3 +98,12 @@ def test_oil_whip_limit_cycle():
         assert np.ptp(e[late]) < 0.25 * e[late].max()
         w = whirl_frequency(r.times[late], h["position"][late, 0])
         assert abs(w / critical - 1) < 0.05 and w < 0.45 * 1000.0, (w, critical)
+
+
+def test_journal_at_the_wall_is_an_error():
+    """A run whose journal is past its bearing's wall (eccentricity ratio 1.2 at the start)
+    ends with an error naming the bearing, on every rank."""
+    model, body, jb = rotor()
+    u0 = translated(body, (0.0, -1.2 * C))
+    with pytest.raises(ValueError, match="bearing 'journal 0'.*touches the bearing's wall"):
+        model.integrate(2e-3, 1e-3, u0=[u0], progress=False)
