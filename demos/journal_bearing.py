@@ -124,6 +124,8 @@ least = ld[np.arange(len(sweep)), j]
 i = int(np.flatnonzero(least < 0)[0])
 onset = sweep[i - 1] - least[i - 1] * (sweep[i] - sweep[i - 1]) / (least[i] - least[i - 1])
 critical = tab.stationary[i, j[i]]
+k = int(np.argmin(np.abs(sweep - 1000.0)))   # the first critical at the run's speed: the
+critical_run = tab.stationary[k, j[k]]        # films stiffen with the speed
 say("speed (rad/s):       ", np.round(sweep))
 say("least log dec:       ", np.round(least, 3))
 say("its frequency (rad/s):", np.round(tab.stationary[np.arange(len(sweep)), j], 1))
@@ -155,7 +157,7 @@ whirl = 2 * np.pi * (len(crossings) - 1) / (r.times[late][crossings[-1]]
 say(f"journal eccentricity: start {e[0]:.3f}, largest {e.max():.3f}, over the last 40 %: "
     f"{e[late].min():.3f} to {e[late].max():.3f}")
 say(f"whirl frequency over the last 40 %: {whirl:.0f} rad/s (the spin: 1000 rad/s; the "
-    f"first critical from the Campbell sweep: {critical:.0f} rad/s)")
+    f"first critical at {sweep[k]:.0f} rad/s from the Campbell sweep: {critical_run:.0f} rad/s)")
 if comm.rank == 0:
     fig, ax = plt.subplots(1, 2, figsize=(10, 4.5))
     th = np.linspace(0, 2 * np.pi, 200)
@@ -174,13 +176,14 @@ mbs.plot.show(os.path.join(OUT, "journal_whip.png"))
 
 # Checks: the onset lies near twice the first critical (a light rotor on plain bearings,
 # 1.8-2.2 here); above it the orbit grows from its 2 % nudge and stays inside the clearance;
-# in the full run it settles on a limit cycle whirling at the first critical speed (to 10 %),
-# well below half the spin.
+# in the full run it settles on a limit cycle whirling at the first critical speed at the
+# run's speed (to 5 %: the films stiffen with the speed, so the critical speed rises from
+# ~285 rad/s at the onset to ~315 rad/s at 1000 rad/s), well below half the spin.
 
 # +
 assert (1.4 < onset / critical < 2.6) if QUICK else (1.6 < onset / critical < 2.4)
 assert e.max() < 1.0
 if not QUICK:
     assert e[late].max() > 0.3 and np.ptp(e[late]) < 0.5 * e[late].max()
-    assert abs(whirl / critical - 1) < 0.1 and whirl < 0.45 * 1000.0
+    assert abs(whirl / critical_run - 1) < 0.05 and whirl < 0.45 * 1000.0
 # -
