@@ -514,9 +514,16 @@ for dt in (0.04, 0.02, 0.01):
         f"{np.abs(replay - tip).max() / np.abs(tip).max():.1e} |")
 
 # --- 10. cyclic symmetry (issue 43): computed in docs/validation_cyclic.py ----------------------
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import validation_cyclic  # noqa: E402
 
 validation_cyclic.section(out)
+
+# --- 11. journal bearings (issue 44): computed in docs/validation_journal.py ---------------------
+out()
+import validation_journal  # noqa: E402
+
+validation_journal.section(out, 11)
 
 if comm.rank == 0:
     print("\n".join(lines))

@@ -1356,7 +1356,10 @@ class Model:
         ``Result.joints[name].tension`` and ``.length`` of each spring, ``Result.energy``
         (whose ``elastic`` holds the springs' potential 1/2 k (L - L0)^2) and
         ``Result.momentum``; ``Result.frames`` is empty.
-        ``formulation`` default otherwise: ``"second-order"``.
+        ``formulation`` default otherwise: ``"second-order"``. Bearings with a fluid film
+        (:meth:`bearing` with ``journal=``) apply the film's nonlinear force at the
+        journals' motion at every Newton iterate (:mod:`dolfinx_mbs.systems.films`;
+        second-order form on PETSc TS; ``Result.journals``).
 
         Args:
             t_end: the final time (s).
@@ -1370,6 +1373,11 @@ class Model:
             The run's :class:`~dolfinx_mbs.integrate.Result`.
         """
         if self.frames or self.springs:
+            if any(getattr(a, "journal", None) is not None for b in self.bodies
+                   for a in getattr(b, "attachments", ())):
+                raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
+                                 "the prescribed frames' path; a model with computed frames "
+                                 "or springs does not take them yet")
             if constraints != "maggi":
                 raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
                                  f"or springs (the coupled equations), got {constraints!r}")
@@ -1442,7 +1450,8 @@ class Model:
                 speeds: Sequence[float] | None = None, extrapolate: bool = False,
                 name: str | None = None, other: Body | None = None,
                 other_facets: Tuple[MeshTags, int] | None = None,
-                other_where: Callable | None = None, **coefficients: Any) -> Bearing:
+                other_where: Callable | None = None, journal: Any = None,
+                load: Sequence[float] | None = None, **coefficients: Any) -> Bearing:
         """A linear bearing (or seal) between the mean motion of a journal of ``body`` (its
         facets ``facets=(meshtags, tag)`` or ``where``) and the ground, or, with ``other``,
         the mean motion of a housing on another body (its facets ``other_facets`` or
@@ -1467,6 +1476,17 @@ class Model:
                           kxx=5e7, kyy=5e7, cxx=2e3, cyy=2e3)
             model.bearing(case, where=feet, kxx=1e8, kyy=1e8)    # the case on the ground
 
+        A fluid film gives the coefficients itself: ``journal`` (a
+        :class:`dolfinx_mbs.rotors.PlainJournal`) with ``load``, the static load its journal
+        carries (N, x and y): at every speed an analysis takes (Campbell sweep, log dec,
+        unbalance response) the coefficients are the film's at its equilibrium under that
+        load (or, with ``speeds``, tabulated there once and interpolated); a run
+        (:meth:`integrate`) applies the film's nonlinear force instead::
+
+            film = mbs.rotors.PlainJournal(diameter=0.1, length=0.05, clearance=1e-4,
+                                           viscosity=0.03)
+            model.bearing(rotor, facets=(tags, 1), journal=film, load=(0.0, -2000.0))
+
         Args:
             body: the elastic body of the journal.
             facets: the journal's facets, ``(meshtags, tag)``.
@@ -1478,6 +1498,9 @@ class Model:
             other: the elastic body of the housing, or None for the ground.
             other_facets: the housing's facets on ``other``, ``(meshtags, tag)``.
             other_where: the housing's facets on ``other``, by a predicate instead.
+            journal: a fluid film that gives the coefficients (a
+                :class:`~dolfinx_mbs.rotors.PlainJournal`), or None.
+            load: the static load on the film's journal (N, x and y), with ``journal``.
             **coefficients: the stiffness and damping coefficients.
 
         Returns:
@@ -1487,7 +1510,8 @@ class Model:
             ValueError: a body not of this model, ``other`` the same body as ``body``, a pair
                 of frames not named above, a surface that holds no facet, bad coefficients
                 (:class:`~dolfinx_mbs.bodies.Bearing`); on every rank, the model unchanged.
-            TypeError: ``other`` not an elastic body, or housing arguments without ``other``.
+            TypeError: ``other`` not an elastic body, or housing arguments without ``other``;
+                ``journal`` with the coefficients or without ``load``.
         """
         self._check_body(body)
         if other is not None:
@@ -1500,7 +1524,7 @@ class Model:
         return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
                                     extrapolate=extrapolate, name=name, other=other,
                                     other_facets=other_facets, other_where=other_where,
-                                    **coefficients))
+                                    journal=journal, load=load, **coefficients))
 
     def disk(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
              where: Callable | None = None,

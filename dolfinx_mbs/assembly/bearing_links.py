@@ -114,11 +114,7 @@ class BearingLinks:
         self.version = 0
         self._support = []
         for lk in self.links:  # the direct stiffnesses at the rotor's rate at t = 0
-            b = lk.bearing
-            w = abs(lk.speed(states))
-            ref = w if b.speeds is None else float(np.clip(w, b.speeds[0], b.speeds[-1]))
-            Kb, _ = b.matrices(ref)
-            self._support.append(np.diag(np.abs(np.diag(Kb))))
+            self._support.append(lk.bearing.support(lk.speed(states)))
         self.update(states)
 
     @classmethod
@@ -202,8 +198,7 @@ class BearingLinks:
             if b.rotor is None:
                 continue
             for key in COEFFICIENTS:
-                v = b.table[key]
-                if v.size == 1 or np.ptp(v) == 0.0:
+                if not b.varies(key):
                     continue
                 a, c = "xy".index(key[1]), "xy".index(key[2])
                 E = self._block(lk, np.outer(np.eye(2)[a], np.eye(2)[c]))

@@ -428,11 +428,8 @@ class RotorTerms:
             self.support = K.duplicate()
             rate = abs(self._rate(body.frame.state(0.0)))
             for b in self.bearings:
-                ref = rate if b.speeds is None else float(np.clip(rate, b.speeds[0],
-                                                                  b.speeds[-1]))
-                Kb, _ = b.matrices(ref)
                 r = b.rows
-                self._dense(self.support, b, np.diag(np.abs(np.diag(Kb)))[np.ix_(r, r)], r)
+                self._dense(self.support, b, b.support(rate)[np.ix_(r, r)], r)
             self.support.assemble()
 
     def _rate(self, state: FrameState) -> float:
@@ -504,23 +501,39 @@ class RotorTerms:
         out = []
         for ib, b in enumerate(self.bearings):
             for key in ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy"):
-                v = b.table[key]
-                if v.size == 1 or np.ptp(v) == 0.0:
+                if not b.varies(key):
                     continue
                 a, c = "xy".index(key[1]), "xy".index(key[2])
-                name = f"bearing{ib}/{a}{c}"
-                E = self._units.get(name)
-                if E is None:
-                    jm = self.maps[id(b)]
-                    E = block_matrix(ops.K, jm.index)
-                    X = np.zeros((2, 2))
-                    X[a, c] = 1.0
-                    self._dense(E, b, X, (0, 1))
-                    E.assemble()
-                    self._units[name] = E
-                out.append(("K" if key[0] == "k" else "C", f"{name}/{key[0]}", E,
+                E = self.unit_block(ops, b, a, c)
+                out.append(("K" if key[0] == "k" else "C", f"bearing{ib}/{a}{c}/{key[0]}", E,
                             lambda w, b=b, key=key: b.value(key, w)))
         return out
+
+    def unit_block(self, ops: BodyOperators, b: Bearing, a: int, c: int) -> PETSc.Mat:
+        """E = L_a^T L_c of bearing ``b`` (a, c across the axis: 0 or 1) as a body matrix of
+        the journal's block alone, made once and kept (the bearing's coefficient (a, c) adds
+        that coefficient times E).
+
+        Args:
+            ops: the body's operators.
+            b: one of this body's bearings to the ground.
+            a: the row's direction.
+            c: the column's direction.
+
+        Returns:
+            The matrix (owned by these terms).
+        """
+        name = f"bearing{self.bearings.index(b)}/{a}{c}"
+        E = self._units.get(name)
+        if E is None:
+            jm = self.maps[id(b)]
+            E = block_matrix(ops.K, jm.index)
+            X = np.zeros((2, 2))
+            X[a, c] = 1.0
+            self._dense(E, b, X, (0, 1))
+            E.assemble()
+            self._units[name] = E
+        return E
 
     def add_loads(self, Q: PETSc.Vec, state: FrameState) -> None:
         """Add the centrifugal load Omega^2 q of a stationary frame and the unbalances'

@@ -73,12 +73,24 @@ class Bearing(_Attachment):
     a table is read are those of the rotor (of ``body`` when both spin; none, so no table, when
     neither does).
 
+    A fluid-film bearing gives its coefficients itself: with ``journal`` (a
+    :class:`dolfinx_mbs.rotors.PlainJournal`, or any object with ``coefficients(load, speed)
+    -> (K, C)``, 2 x 2 each) and ``load`` (the static load the journal puts on its film, N,
+    in x, y), the eight coefficients at a speed are the film's at its equilibrium under that
+    load, asked at every speed an analysis takes (the film keeps what it solved), or
+    tabulated once at ``speeds`` and interpolated. The film's coefficients have the speed's
+    sign (a spin the other way mirrors them); at rest a film carries no steady load, so an
+    analysis at speed 0 is refused. A run applies the film's whole nonlinear force instead
+    (:mod:`dolfinx_mbs.systems.films`), ``load`` with it on the journal.
+
     Args:
         body: the body whose surface is the journal.
         facets, where: the journal (``(meshtags, tag)`` or a predicate on facet midpoints).
         kxx, kxy, kyx, kyy, cxx, cxy, cyx, cyy: the coefficients (N/m, N s/m): numbers, or
             arrays of ``len(speeds)`` values at ``speeds`` (interpolated linearly).
         speeds: the table's spin speeds (rad/s, strictly increasing), or None.
+        journal: a fluid film that gives the coefficients (none of the eight given then).
+        load: the static load on the journal's film (2-vector, N), with ``journal``.
         kzz, czz, ktilt, ctilt: axial and tilting stiffness and damping (constant).
         extrapolate: allow speeds outside the table (the end values held); else an error.
         name: a label.
@@ -90,9 +102,11 @@ class Bearing(_Attachment):
         ValueError: a coefficient that is not finite or does not match ``speeds``, speeds that
             are not strictly increasing, a journal or housing that holds no facet, ``other``
             the journal's own body, frames that are not a pair named above, or a table of
-            speeds where no side spins (on every rank).
+            speeds where no side spins (on every rank); a ``load`` that is not a finite
+            2-vector.
         TypeError: an ``other`` that is not an elastic body, or housing arguments without
-            ``other``.
+            ``other``; a ``journal`` without ``coefficients``, with coefficients given beside
+            it, or without ``load``.
     """
 
     kind = "bearing"
@@ -103,11 +117,21 @@ class Bearing(_Attachment):
                  name: str | None = None, other: Body | None = None,
                  other_facets: Tuple[MeshTags, int] | None = None,
                  other_where: Callable[[np.ndarray], np.ndarray] | None = None,
+                 journal: Any = None, load: ArrayLike | None = None,
                  **coefficients: ArrayLike) -> None:
         unknown = set(coefficients) - set(COEFFICIENTS) - set(EXTRA)
         if unknown:
             raise TypeError(f"bearing: unknown coefficient(s) {sorted(unknown)}; expected "
                             f"{COEFFICIENTS + EXTRA}")
+        #: the fluid film that gives the coefficients (None: the table's)
+        self.journal = journal
+        #: the static load on the journal's film (N, x and y), with ``journal``
+        self.load: np.ndarray | None = None
+        if journal is not None:
+            self.load = _journal_load(journal, load, coefficients)
+        elif load is not None:
+            raise TypeError("bearing: load= is the static load of a fluid film's journal: "
+                            "give journal= with it")
         self.speeds = None
         if speeds is not None:
             s = np.asarray(speeds, dtype=float).reshape(-1)
@@ -115,12 +139,15 @@ class Bearing(_Attachment):
                 raise ValueError(f"bearing speeds must be a strictly increasing finite sequence "
                                  f"of at least 2 speeds (rad/s), got {speeds!r}")
             self.speeds = s
+            if journal is not None:  # the film tabulated once, interpolated as any table
+                coefficients = {**coefficients, **{k: v for k, v in journal.table(
+                    self.load, s).items() if k in COEFFICIENTS}}
         self.table: Dict[str, np.ndarray] = {}
         for key in COEFFICIENTS:
             self.table[key] = self._coefficient(key, coefficients.get(key, 0.0))
         self.extra = {k: checks.real(coefficients.get(k, 0.0), f"bearing {k}") for k in EXTRA}
         label = f"bearing {name!r}" if name else "bearing"
-        for key in DIRECT:
+        for key in DIRECT if journal is None else ():   # a film's are its own
             v = self.table[key] if key in self.table else np.asarray([self.extra[key]])
             if np.any(v < 0.0):
                 raise ValueError(f"{label} on body {body.name!r}: {key} must not be negative "
@@ -140,12 +167,17 @@ class Bearing(_Attachment):
                                 "surface on other=, the housing's body (none given)")
             from dolfinx_mbs.frames.stationary import Ground
 
+            if isinstance(body.frame, Ground) and journal is not None:
+                raise ValueError(f"bearing on body {body.name!r} in a frames.Ground frame: "
+                                 "a fluid film (journal=) needs a spinning journal: put the "
+                                 "rotor in a frames.Stationary frame")
             if isinstance(body.frame, Ground) and self.speeds is not None:
                 raise ValueError(f"bearing on body {body.name!r} in a frames.Ground frame: "
                                  "the body does not spin, so its coefficients cannot follow a "
                                  "speed table (speeds=); give numbers")
         else:
-            self.rotor, self.axis = _link_frames(body, other, self.speeds is not None)
+            self.rotor, self.axis = _link_frames(body, other, self.speeds is not None
+                                                 or journal is not None)
         #: the housing's facet measure on ``other`` (None for the ground)
         self.other_ds = None
         if other is not None:
@@ -174,7 +206,52 @@ class Bearing(_Attachment):
     @property
     def speed_dependent(self) -> bool:
         """True when a coefficient changes with the speed."""
-        return any(v.size > 1 and np.ptp(v) != 0.0 for v in self.table.values())
+        return self._film_asked or any(v.size > 1 and np.ptp(v) != 0.0
+                                       for v in self.table.values())
+
+    @property
+    def _film_asked(self) -> bool:
+        """The film gives the coefficients at every speed (a journal without a table)."""
+        return self.journal is not None and self.speeds is None
+
+    def varies(self, key: str) -> bool:
+        """True when the coefficient ``key`` changes with the speed (a speed table's, or a
+        fluid film's).
+
+        Args:
+            key: the coefficient's name (``kxx``, ``cxy``, ...).
+
+        Returns:
+            Whether it varies.
+        """
+        v = self.table[key]
+        return self._film_asked or (v.size > 1 and np.ptp(v) != 0.0)
+
+    def support(self, rate: float) -> np.ndarray:
+        """The bearing as a support (5 x 5, diagonal): the absolute values of its direct
+        stiffnesses at ``rate`` (within its table), or for a fluid film asked at every speed
+        the order of a film's direct stiffness, |load| / c (c the film's clearance; the
+        film carries nothing at rest): what decides which rigid motions are free and what
+        a prestress's unit solves stand on.
+
+        Args:
+            rate: the rotor's spin rate at t = 0 (rad/s).
+
+        Returns:
+            The diagonal matrix.
+        """
+        if self._film_asked:
+            k = float(np.linalg.norm(self.load)) / float(getattr(self.journal, "clearance",
+                                                                   1.0))
+            S = np.zeros((5, 5))
+            S[0, 0] = S[1, 1] = k if k > 0.0 else 1.0
+            K, _ = self._extra_matrices()
+            S[2:, 2:] = np.abs(np.diag(np.diag(K)[2:]))
+            return S
+        w = abs(float(rate))
+        ref = w if self.speeds is None else float(np.clip(w, self.speeds[0], self.speeds[-1]))
+        Kb, _ = self.matrices(ref)
+        return np.diag(np.abs(np.diag(Kb)))
 
     @property
     def rows(self) -> Tuple[int, ...]:
@@ -200,6 +277,9 @@ class Bearing(_Attachment):
         Raises:
             ValueError: a speed outside the table without ``extrapolate``.
         """
+        if self._film_asked:
+            i, j = "xy".index(key[1]), "xy".index(key[2])
+            return float(self._film(speed)["KC".index(key[0].upper())][i, j])
         v = self.table[key]
         if v.size == 1:
             return float(v[0])
@@ -223,13 +303,33 @@ class Bearing(_Attachment):
         """
         from dolfinx_mbs.forms.stationary import bearing_matrices
 
-        K2, C2 = bearing_matrices(*(self.value(k, speed) for k in COEFFICIENTS))
-        K, C = np.zeros((5, 5)), np.zeros((5, 5))
+        if self._film_asked:
+            K2, C2 = self._film(speed)
+        else:
+            K2, C2 = bearing_matrices(*(self.value(k, speed) for k in COEFFICIENTS))
+        K, C = self._extra_matrices()
         K[:2, :2], C[:2, :2] = K2, C2
+        return K, C
+
+    def _extra_matrices(self) -> Tuple[np.ndarray, np.ndarray]:
+        """5 x 5 zeros with the axial and tilting coefficients."""
+        K, C = np.zeros((5, 5)), np.zeros((5, 5))
         K[2, 2], C[2, 2] = self.extra["kzz"], self.extra["czz"]
         K[3, 3] = K[4, 4] = self.extra["ktilt"]
         C[3, 3] = C[4, 4] = self.extra["ctilt"]
         return K, C
+
+    def _film(self, speed: float) -> Tuple[np.ndarray, np.ndarray]:
+        """The film's (K, C) at ``speed`` (its equilibrium under the load; the film keeps
+        them)."""
+        w = float(speed)
+        if w == 0.0:
+            raise ValueError(
+                f"bearing {self.name!r} (a fluid film, {self.journal!r}) asked at speed 0: a "
+                "film at rest carries no steady load. Give the rotor's frame a spin rate, or "
+                "sweep speeds above 0")
+        K, C = self.journal.coefficients(self.load, w)
+        return np.asarray(K, dtype=float), np.asarray(C, dtype=float)
 
     def override(self, **coefficients: ArrayLike) -> Dict[str, Any]:
         """Set coefficients (numbers) and return the old table, for :meth:`restore` (the
@@ -243,6 +343,8 @@ class Bearing(_Attachment):
         """
         old: Dict[str, Any] = {k: v.copy() for k, v in self.table.items()}
         old["__extra__"] = dict(self.extra)
+        old["__journal__"] = self.journal
+        self.journal = None  # the coefficients set are the bearing's until restored
         for k, v in coefficients.items():
             if k in EXTRA:
                 self.extra[k] = checks.real(v, f"bearing {k}")
@@ -258,11 +360,29 @@ class Bearing(_Attachment):
         """
         old = dict(old)
         self.extra = old.pop("__extra__")
+        self.journal = old.pop("__journal__", self.journal)
         self.table = old
 
     def __repr__(self) -> str:
         to = "" if self.other is None else f" to {self.other.name!r}"
         return f"Bearing({self.name!r} on {self.body.name!r}{to})"
+
+
+def _journal_load(journal: Any, load: ArrayLike | None,
+                  coefficients: Dict[str, ArrayLike]) -> np.ndarray:
+    """The checked static load of a fluid film's journal."""
+    if not callable(getattr(journal, "coefficients", None)):
+        raise TypeError(f"bearing: journal= must be a fluid film with coefficients(load, "
+                        f"speed), e.g. dolfinx_mbs.rotors.PlainJournal, got {journal!r}")
+    given = sorted(set(coefficients) & set(COEFFICIENTS))
+    if given:
+        raise TypeError(f"bearing: journal= gives the eight coefficients; {given} given "
+                        "beside it")
+    if load is None:
+        raise TypeError("bearing: journal= needs load=, the static load on its film (N, in "
+                        "the bearing's x, y): the film's coefficients are those at its "
+                        "equilibrium under that load")
+    return checks.vector(load, 2, "bearing load")
 
 
 def _link_frames(body: Body, other: Body, table: bool) -> Tuple[Body | None, np.ndarray]:

@@ -113,6 +113,10 @@ class Result:
         midpoints: with computed frames in Hamilton's form (``formulation="hamiltonian"``),
             the energy monitors at each step's midpoint state, whose velocities are those of
             its momenta: ``times``, ``linear``, ``angular`` (n_steps, 3) and ``total``.
+        journals: with fluid-film bearings, {bearing name: {``position``, ``velocity``,
+            ``force`` (n_steps + 1, 2), ``eccentricity``, ``work`` (n_steps + 1,)}} of each
+            journal in its bearing's clearance
+            (:class:`dolfinx_mbs.integrate.observers.Journals`).
     """
 
     times: np.ndarray
@@ -131,6 +135,7 @@ class Result:
     momentum: dict = dataclasses.field(default_factory=dict)
     joints: dict = dataclasses.field(default_factory=dict)
     midpoints: dict = dataclasses.field(default_factory=dict)
+    journals: dict = dataclasses.field(default_factory=dict)
 
 
 def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
@@ -157,7 +162,8 @@ def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
     """
     stab = None
     if rec.stability != "off" and hasattr(system, "pencil") and \
-            not isinstance(system, SaddlePoint) and not system.nonlinear:
+            not isinstance(system, SaddlePoint) and not system.nonlinear and \
+            getattr(system, "films", None) is None:   # a film's force bounds its whirl
         stab = Stability(system, rec.stability, max(10, n_steps // 50),
                          multigrid=rec.multigrid)
     watch = obs.make_observers(system, label, n_steps, rec.arguments(), resume, energies,

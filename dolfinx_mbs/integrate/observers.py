@@ -30,7 +30,8 @@ if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
-__all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions", "DriveHistory",
+__all__ = ["Step", "Observer", "Finite", "Energies", "Journals", "ProbeHistory", "Reactions",
+           "DriveHistory",
            "FrameHistory", "Callback", "Fields", "Csv", "Progress", "make_observers", "notify",
            "named", "dots", "FIRST", "CSV_ORDER"]
 
@@ -38,7 +39,7 @@ __all__ = ["Step", "Observer", "Finite", "Energies", "ProbeHistory", "Reactions"
 #: check reads the energies)
 FIRST = ("energy", "finite")
 #: the observers whose values make the CSV row after the time, in this order
-CSV_ORDER = ("probes", "energy", "reactions", "drives")
+CSV_ORDER = ("probes", "energy", "reactions", "drives", "journals")
 
 _Named = TypeVar("_Named", bound="Observer")
 
@@ -274,6 +275,78 @@ class Energies(Observer):
             acc: the accumulators written.
         """
         self._work, self._power, self._t = acc["work"], acc["power"], acc["t"]
+
+
+class Journals(Observer):
+    """The fluid-film bearings' journals (:mod:`dolfinx_mbs.systems.films`): at each time the
+    journal centre's position and velocity in the bearing's clearance (m, m/s, x and y), the
+    film's force on it (N), the eccentricity ratio, and the work done on the journal by the
+    film and the bearing's static load W (J): each step adds (F + W) . (ubar_1 - ubar_0), F
+    the film's force at the step's midpoint state (the mean of its end states: where
+    generalized-alpha with spectral radius 1, the midpoint rule, evaluates the step's
+    forces, so that the discrete energy balance is exact there). With the loads' work
+    (``Result.energy["work"]``) this is the whole power into the rotor: kinetic + elastic
+    energy change by their sum, less any Rayleigh damping's loss and up to the solvers'
+    tolerances (the energies' ``potential`` holds the films' linear part too: it has no
+    meaning with films).
+
+    Args:
+        system: the run's system (with ``films``).
+    """
+
+    needs_velocity = True
+
+    def __init__(self, system: SecondOrderSystem) -> None:
+        self.films = system.films
+        names = [p.bearing.name for p in self.films.points]
+        self.columns = [f"{n}:{k}" for n in names for k in ("x", "y", "Fx", "Fy")]
+        self.history: Dict[str, Dict[str, list]] = {
+            n: {k: [] for k in ("position", "velocity", "force", "eccentricity", "work")}
+            for n in names}
+        self._last: Dict[str, tuple] = {}
+
+    def observe(self, step: Step) -> List[float]:
+        """Record the journals at the step.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The values of :attr:`columns`.
+        """
+        row: List[float] = []
+        now = [(p.bearing, p.position.copy(), p.velocity.copy(), p.force.copy())
+               for p in self.films.evaluate(step.t, step.q, step.v)]
+        self.films.accepted(step.t)   # a journal past its wall ends the run
+        for b, x, v, F in now:
+            h = self.history[b.name]
+            work = 0.0
+            if b.name in self._last:
+                t0, x0, v0, w0 = self._last[b.name]
+                tm = 0.5 * (t0 + step.t)
+                speed = self.films.speed_of(b, tm)
+                Fm = b.journal.force(0.5 * (x0 + x), 0.5 * (v0 + v), speed,
+                                     derivatives=False).force
+                work = w0 + float((Fm + b.load) @ (x - x0))
+            self._last[b.name] = (step.t, x, v, work)
+            h["position"].append(x)
+            h["velocity"].append(v)
+            h["force"].append(F)
+            h["eccentricity"].append(float(np.linalg.norm(x))
+                                     / float(getattr(b.journal, "clearance", 1.0)))
+            h["work"].append(work)
+            row += [float(x[0]), float(x[1]), float(F[0]), float(F[1])]
+        return row
+
+    def results(self) -> Dict[str, Any]:
+        """``journals``: {bearing name: {position, velocity, force (n, 2), eccentricity,
+        work (n,)}}.
+
+        Returns:
+            The results.
+        """
+        return {"journals": {n: {k: np.array(v) for k, v in h.items()}
+                             for n, h in self.history.items()}}
 
 
 class ProbeHistory(Observer):
@@ -604,6 +677,8 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
         out["reactions"] = Reactions(system, rc)
     if a.get("drives") is not None:
         out["drives"] = DriveHistory(system, a["drives"])
+    if getattr(system, "films", None) is not None:
+        out["journals"] = Journals(cast("SecondOrderSystem", system))
     if a["output"] is not None:
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
         keep = None if resume is None else resume.t

@@ -61,6 +61,7 @@ from dolfinx_mbs.integrate.stability import MODES as STABILITY
 from dolfinx_mbs.integrate.step_solvers import multigrid
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SolverOptions
+from dolfinx_mbs.systems.films import has_films
 
 if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import RunSystem
@@ -200,6 +201,12 @@ def integrate(system: RunSystem, t_end: float, dt: float, formulation: str = "se
         raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
     if stability not in STABILITY:
         raise ValueError(f"stability must be one of {STABILITY}, got {stability!r}")
+    if has_films(system) and (formulation != "second-order" or
+                              getattr(system, "films", None) is None):
+        raise ValueError(f"a model with fluid-film bearings (Model.bearing(journal=)) runs "
+                         f"with formulation='second-order' and constraints='maggi' (their "
+                         f"nonlinear force), got formulation {formulation!r} on a "
+                         f"{type(system).__name__}")
     ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
                                 (u0, v0, p0), options, prefix)
     run = RunSpec(formulation=formulation, t0=t0, t_end=t_end, dt=dt,

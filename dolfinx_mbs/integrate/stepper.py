@@ -67,6 +67,8 @@ def ts_only(system: RunSystem) -> str | None:
         return "velocity constraints"
     if system.nonlinear:
         return "nonlinear strain (stiffening='nonlinear')"
+    if getattr(system, "films", None) is not None:
+        return "fluid-film bearings (the film's nonlinear force, Model.bearing(journal=))"
     return None
 
 

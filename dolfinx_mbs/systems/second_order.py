@@ -27,6 +27,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs.assembly.space import orthonormal_nullspace, rigid_body_modes
 from dolfinx_mbs.petsc_options import SAME, SUBSET
+from dolfinx_mbs.systems.films import FilmForces
 from dolfinx_mbs.systems.records import InertiaBlocks, SecondOrder
 from dolfinx_mbs.systems.reduced_basis import ReducedBasis
 
@@ -93,6 +94,7 @@ class SecondOrderSystem:
         self._rb: ReducedBasis | None | bool = False
         self._plan: str | None | bool = False
         self._lean: bool | None = None
+        self._films: FilmForces | None | bool = False
 
     # -- the Reducer protocol, at a time ------------------------------------------------------
     @property
@@ -397,6 +399,15 @@ class SecondOrderSystem:
                            b))
             momentum.append((seg, g, 0.5 * Wg, 0.5 * Wg + a * np.eye(g), Ww, b))
         return InertiaBlocks(Ks=Ks, blocks=blocks, momentum=momentum)
+
+    # -- fluid-film bearings ------------------------------------------------------------------
+    @property
+    def films(self) -> FilmForces | None:
+        """The bearings whose fluid film acts with its whole force in a run
+        (:class:`~dolfinx_mbs.systems.films.FilmForces`), or None (decided once)."""
+        if self._films is False:
+            self._films = FilmForces.make(self)
+        return self._films  # type: ignore[return-value]
 
     # -- nonlinear strain ---------------------------------------------------------------------
     def nonlinear_reduced(self, t: float, q: PETSc.Vec, force: bool = True,

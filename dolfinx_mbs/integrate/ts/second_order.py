@@ -112,6 +112,8 @@ class TSProblem:
         self.opts = opts
         self.comm = system.comm
         self.nonlinear = system.nonlinear
+        #: the fluid-film bearings' nonlinear force (:mod:`dolfinx_mbs.systems.films`), or None
+        self.films = getattr(system, "films", None)
         self.skip_residual: bool = False
         system.forget()  # the frames and loads as they are now, not as a former run saw them
         s = system.at(t0)
@@ -146,7 +148,7 @@ class TSProblem:
     def set_up_snes(self) -> None:
         """One linear solve per step (:class:`LinearStep`), Newton for nonlinear strain."""
         snes = self.ts.getSNES()
-        if self.nonlinear:  # Newton: the tangent at every iteration
+        if self.nonlinear or self.films is not None:  # Newton: the tangent at every iteration
             snes.setTolerances(rtol=1e-10, atol=1e-14, max_it=25)
             snes.setType(PETSc.SNES.Type.NEWTONLS)
         else:
@@ -161,7 +163,7 @@ class TSProblem:
         # shifts compared to 12 digits: the step that lands on t_end differs from dt by round-off
         key = (s.version,) + tuple(float(f"{x:.12e}") for x in shifts)
         # a nonlinear tangent changes with the state: never the same
-        same = key == self._jkey and not self.nonlinear
+        same = key == self._jkey and not self.nonlinear and self.films is None
         self._jkey = key
         # PETSc would refactor on every Jacobian evaluation; keep the factorization instead
         self.ts.getSNES().getKSP().getPC().setReusePreconditioner(same)
@@ -355,6 +357,8 @@ class SecondOrderProblem(TSProblem):
             second_order_residual(s, U, V, A, F, self.work)
         if self.nonlinear:
             F.axpy(1.0, self._nonlinear(t, U, True))
+        if self.films is not None:
+            F.axpy(1.0, self.films.residual(t, U, V))
 
     def _jacobian(self, ts: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec,
                   shift_v: float, shift_a: float, J: PETSc.Mat, P: PETSc.Mat) -> None:
@@ -366,6 +370,8 @@ class SecondOrderProblem(TSProblem):
         J.axpy(shift_a, s.M, structure=SAME)
         if self.nonlinear:
             J.axpy(1.0, self._nonlinear(t, U, False), structure=SUBSET)
+        if self.films is not None:
+            self.films.add_tangent(J, t, U, V, shift_v)
         self._set_up_solver(J, P)
 
     def initial_state(self, t0: float, q0: PETSc.Vec, v0: PETSc.Vec,
