@@ -504,6 +504,56 @@ def vtx_writer(comm: MPI.Comm, path: str,
                                 mesh_policy=dolfinx.io.VTXMeshPolicy.reuse)
 
 
+def straight_copy(V1: FunctionSpace) -> tuple[Mesh, FunctionSpace, np.ndarray]:
+    """A straight-sided copy of a curved mesh for XDMF, which DOLFINx 0.5 cannot write a
+    function of on second-order cells (its writer's pull-back fails): the local cells with
+    their vertices only, kept on their rank (the copy's nodes on a rank boundary doubled),
+    and the copy's linear vector space.
+
+    Args:
+        V1: the linear (degree 1) vector space on the curved mesh.
+
+    Returns:
+        (copy, its linear vector space W, index) with ``index`` giving for each of W's local
+        nodes (owned and ghost) the node of ``V1`` whose value it takes.
+    """
+    import dolfinx.mesh as _dm
+    from dolfinx import cpp as _cpp
+
+    mesh = V1.mesh
+    comm, tdim, gdim = mesh.comm, mesh.topology.dim, mesh.geometry.dim
+    n_cells = mesh.topology.index_map(tdim).size_local
+    nv = _cpp.mesh.cell_num_vertices(mesh.topology.cell_type)
+    nodes = geometry_dofmap(mesh)
+    used, inv = np.unique(nodes[:n_cells, :nv], return_inverse=True)
+    offset = comm.exscan(len(used)) or 0
+    cells = (offset + inv.reshape(-1, nv)).astype(np.int64)
+    x = np.ascontiguousarray(mesh.geometry.x[used, :gdim])
+    if hasattr(ufl, "VectorElement"):  # DOLFINx 0.5-0.6
+        domain = ufl.Mesh(ufl.VectorElement("Lagrange", mesh.ufl_cell(), 1))
+    else:
+        import basix.ufl
+
+        domain = ufl.Mesh(basix.ufl.element("Lagrange", mesh.basix_cell(), 1,
+                                            shape=(gdim,)))
+
+    def keep(c: MPI.Comm, *args: object) -> AdjacencyList:  # every cell stays on its rank
+        return _cpp.graph.AdjacencyList_int32(np.full(len(cells), c.rank, dtype=np.int32))
+
+    copy = _dm.create_mesh(comm, cells, x, domain, ghost_mode=_dm.GhostMode.none,
+                           partitioner=keep)
+    node_to_v1 = np.full(len(mesh.geometry.x), -1)
+    for c in range(n_cells):
+        node_to_v1[nodes[c, :nv]] = V1.dofmap.cell_dofs(c)
+    W = vector_space(copy, 1)
+    index = np.full(W.dofmap.index_map.size_local + W.dofmap.index_map.num_ghosts, -1)
+    source = used[np.asarray(copy.geometry.input_global_indices) - offset]
+    copy_nodes = geometry_dofmap(copy)
+    for c in range(len(copy_nodes)):
+        index[W.dofmap.cell_dofs(c)] = node_to_v1[source[copy_nodes[c]]]
+    return copy, W, index
+
+
 def gmsh_model_to_mesh(model: object, comm: MPI.Comm, rank: int,
                        gdim: int) -> Tuple[Mesh, MeshTags, MeshTags]:
     """(mesh, cell_tags, facet_tags) of a gmsh model held on ``rank``, distributed over ``comm``.

@@ -160,9 +160,10 @@ class FieldFile:
     Where DOLFINx writes VTX (:data:`dolfinx_mbs.compat.has_vtx`: ADIOS2, DOLFINx 0.8 and
     later) the file is ``<stem>.bp`` and the fields keep their space, any degree. Elsewhere
     (DOLFINx 0.5) it is ``<stem>.xdmf`` and the fields are interpolated to the mesh's linear
-    space, the only one XDMF holds. Set the fields with :meth:`assign` (or in place in
-    :attr:`fields`, whose space is :attr:`space`), then :meth:`write`. Collective: every rank
-    calls every method; close the file (or use ``with``) on every rank.
+    space, the only one XDMF holds (on curved cells, written on a straight-sided copy of the
+    mesh: :func:`dolfinx_mbs.compat.straight_copy`). Set the fields with :meth:`assign` (or
+    in place in :attr:`fields`, whose space is :attr:`space`), then :meth:`write`. Collective:
+    every rank calls every method; close the file (or use ``with``) on every rank.
 
     Args:
         comm: communicator of the mesh.
@@ -183,6 +184,11 @@ class FieldFile:
         self.space = V if self.vtx else compat.vector_space(V.mesh, 1)
         self.path = stem + (".bp" if self.vtx else ".xdmf")
         self.fields = {n: fem.Function(self.space, name=n) for n in names}
+        # XDMF of curved cells: the fields written on a straight-sided copy of the mesh
+        self._copy = None
+        if not self.vtx and compat.geometry_degree(V.mesh) > 1:
+            mesh, W, index = compat.straight_copy(self.space)
+            self._copy = (mesh, {n: fem.Function(W, name=n) for n in names}, index)
         with checks.collective(comm, f"output folder of {stem!r}"):
             if comm.rank == 0:
                 os.makedirs(os.path.dirname(os.path.abspath(stem)), exist_ok=True)
@@ -198,7 +204,7 @@ class FieldFile:
             from dolfinx.io import XDMFFile
 
             self._file = XDMFFile(comm, self.path, "w")
-            self._file.write_mesh(V.mesh)
+            self._file.write_mesh(V.mesh if self._copy is None else self._copy[0])
             # closed after every written time, so that a killed run leaves a readable .h5
             self._file.close()
             self._file, self._mode = None, "a"
@@ -230,8 +236,15 @@ class FieldFile:
             return
         from dolfinx.io import XDMFFile
 
+        written = self.fields
+        if self._copy is not None:
+            _, written, index = self._copy
+            for name, fn in self.fields.items():
+                fn.x.scatter_forward()
+                bs = fn.function_space.dofmap.index_map_bs
+                written[name].x.array[:] = fn.x.array.reshape(-1, bs)[index].reshape(-1)
         with XDMFFile(self.comm, self.path, self._mode) as f:
-            for fn in self.fields.values():
+            for fn in written.values():
                 f.write_function(fn, t)
 
     def close(self) -> None:

@@ -68,8 +68,11 @@ UNSTABLE = 1e-6
 #: which on a pencil with a singular M (the border of free rigid motions, M_b = [[M, 0],
 #: [0, 0]], has infinite eigenvalues) can pass a wrong pair: measured on the rotor of
 #: demos/rotor_instability.py, a real root 6.6e4 1/s (backward error 4.8e-3) and complex
-#: ones (3.6e-5 to 7.7e-5) beside the true ones (at most 1.9e-8; tol 1e-10)
-ACCEPT_FACTOR = 1e4
+#: ones (3.6e-5 to 7.7e-5) beside the true ones (at most 1.9e-8; tol 1e-10); and on the
+#: damped Jeffcott rotor of tests/rotors on curved cells with SLEPc 3.18 an axial pair of
+#: backward error 6.5e-7 whose real part, 1.7e-6 |lambda|, read as growth (the true ones at
+#: most 1.5e-8, its refound pair 2.9e-9 and 3.5e-9 |lambda|)
+ACCEPT_FACTOR = 1e3
 #: the largest backward error accepted at any tolerance
 ACCEPT_MAX = 1e-5
 
