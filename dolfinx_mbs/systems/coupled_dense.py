@@ -177,7 +177,7 @@ class _Invariants:
             v.destroy()
 
     def P(self, W: np.ndarray) -> np.ndarray:
-        """P(W) = sum_ab W_ab P(E_ab)."""
+        """The invariant of ``W``: sum over a, b of W_ab P(E_ab)."""
         g = self.g
         return np.tensordot(W[:g, :g], self.Pe[:g, :g], 2)
 
@@ -249,7 +249,7 @@ class DenseCoupled:
         Returns:
             (F, J or None).
         """
-        s, n, m = self.system, self.n, self.m
+        s, n = self.system, self.n
         q, v, f = self.split(y)
         qd, vd, fd = self.split(yd)
         F = np.zeros(self.N)
