@@ -177,7 +177,7 @@ class _Invariants:
             v.destroy()
 
     def P(self, W: np.ndarray) -> np.ndarray:
-        """The invariant of ``W``: sum over a, b of W_ab P(E_ab)."""
+        """The invariant of ``W``: the sum over a, b of W_ab times the one of E_ab."""
         g = self.g
         return np.tensordot(W[:g, :g], self.Pe[:g, :g], 2)
 
