@@ -135,6 +135,10 @@ class _Invariants:
                 self.Pe[a, b] = sum(coeff(Eab) * Pk for (coeff, _), Pk in zip(basis, P))
         self.T = slice(1 + g, nz)
         self.t = slice(1, 1 + g)
+        #: the stack P(E_ab) over the g x g unit matrices, flattened (g^2, nz, nz)
+        self.Pe2 = np.ascontiguousarray(self.Pe[:g, :g].reshape(g * g, nz, nz))
+        #: the moments' components: z alone in 2D
+        self.ks = (2,) if g == 2 else (0, 1, 2)
 
         def reduced(A: PETSc.Mat | None) -> np.ndarray:
             if A is None:
@@ -303,7 +307,11 @@ class DenseCoupled:
     def _body(self, t: float, inv: _Invariants, q: np.ndarray, v: np.ndarray, vd: np.ndarray,
               f: np.ndarray, jet: FrameJet, shift: float | None, F: np.ndarray,
               J: np.ndarray | None) -> None:
-        """Add one body's terms: its elastic rows and its share of its frame's rows."""
+        """Add one body's terms: its elastic rows and its share of its frame's rows.
+
+        Every product is a contraction of the invariants' stack Pe (g^2 x nz x nz) with the
+        coefficient vectors b of the fields (b0, b_g, xi): Pb = Pe b (g^2 x nz) once per
+        field, then P(W) b = vec(W) Pb and xi^T P(W) b = vec(W) . (Pb xi) for any W."""
         s, n = self.system, self.n
         st = jet.state
         g, nz, Ts, ts_ = inv.g, inv.nz, inv.T, inv.t
@@ -320,76 +328,82 @@ class DenseCoupled:
         b0[Ts] = vd
         bg = np.zeros(nz)
         bg[Ts] = v
-        PI, Pg, Pk = inv.P(_E), inv.P(Wg), inv.P(Wk)
-        eZ = PI @ b0 + Pg @ bg + Pk @ xi
-        # elastic rows
+        Pe = inv.Pe2                                   # (g^2, nz, nz)
+        B = np.stack([b0, bg, xi], axis=1)             # (nz, 3)
+        Pb = Pe @ B                                    # (g^2, nz, 3): P(E_ab) b_r
+        Wv = np.stack([_E[:g, :g].ravel(), Wg[:g, :g].ravel(), Wk[:g, :g].ravel()])  # (3, g^2)
+        eZ = np.einsum("ra,anr->n", Wv, Pb)
         cs = [body.prestress_coefficient(case, st) for case in inv.cases]
         Kq = inv.K.copy()
         for c, Pc in zip(cs, inv.P_cases):
             if c != 0.0:
                 Kq += c * Pc
         F[n:2 * n] += eZ[Ts] - inv.app_T + Kq @ q + inv.D @ v
-        # the frame rows: resultant and moment about O
         Sf = np.zeros(3)
         Sf[:g] = eZ[ts_]
         Sf -= inv.app_F
-        Ws = ((_E, PI, b0), (Wg, Pg, bg), (Wk, Pk, xi))
-        ks = (2,) if g == 2 else (0, 1, 2)
-        PSk = {(k, r): inv.P(_S[k] @ W) for k in ks for r, (W, _, _) in enumerate(Ws)}
+        C = np.einsum("anr,n->ar", Pb, xi)             # xi^T P(E_ab) b_r, (g^2, 3)
+        ks = inv.ks
+        SW = {k: np.stack([(_S[k][:g, :g] @ W.reshape(g, g)).ravel() for W in Wv])
+              for k in ks}                               # vec(S_k W_r), (3, g^2)
         Mom = np.zeros(3)
         for k in ks:
-            Mom[k] = -sum(xi @ (PSk[(k, r)] @ b) for r, (_, _, b) in enumerate(Ws))
+            Mom[k] = -np.einsum("ra,ar->", SW[k], C)
         Mom -= inv.app_M0 + inv.app_Mq @ q
         i = inv.frame
         ws, zs = s.wslice[i], s.zslice[i]
         o = 2 * n
-        F[o + ws.start:o + ws.stop] += jet.T.T @ Sf + jet.Om.T @ Mom
+        rows = slice(o + ws.start, o + ws.stop)
+        F[rows] += jet.T.T @ Sf + jet.Om.T @ Mom
         if J is None:
             return
-        # -- the Jacobian: d/dq, d/dv (+ shift d/dv'), d/d(frame unknowns)
         Q, V = slice(0, n), slice(n, 2 * n)
-        Jrow = J[n:2 * n]
-        Jrow[:, Q] += Pk[Ts, Ts] + Kq
-        Jrow[:, V] += Pg[Ts, Ts] + inv.D + shift * PI[Ts, Ts]
-        # the frame rows by q, v, v'
+        PW = np.einsum("ra,anm->rnm", Wv, Pe)          # P(I), P(W_g), P(W_k)
+        PI, Pg, Pk = PW
+        J[n:2 * n, Q] += Pk[Ts, Ts] + Kq
+        J[n:2 * n, V] += Pg[Ts, Ts] + inv.D + shift * PI[Ts, Ts]
         dS_dq = np.zeros((3, n))
         dS_dv = np.zeros((3, n))
         dS_dq[:g] = Pk[ts_, Ts]
         dS_dv[:g] = Pg[ts_, Ts] + shift * PI[ts_, Ts]
+        xP = np.einsum("n,anm->am", xi, Pe)            # xi^T P(E_ab), (g^2, nz)
         dM_dq = np.zeros((3, n))
         dM_dv = np.zeros((3, n))
         for k in ks:
-            r_k = [PSk[(k, r)] for r in range(3)]
-            acc = -sum((r_k[r] @ b)[Ts] for r, (_, _, b) in enumerate(Ws))  # via xi
-            acc -= (xi @ r_k[2])[Ts]                                         # b_k = xi
-            dM_dq[k] = acc
-            dM_dv[k] = -(xi @ r_k[1])[Ts] - shift * (xi @ r_k[0])[Ts]
+            # xi on the left of every term, and b_k = xi on the right of the last
+            left = np.einsum("ra,anr->n", SW[k], Pb)
+            right = SW[k] @ xP                          # (3, nz): xi^T P(S_k W_r)
+            dM_dq[k] = -(left[Ts] + right[2, Ts])
+            dM_dv[k] = -(right[1, Ts] + shift * right[0, Ts])
         dM_dq -= inv.app_Mq
-        rows = slice(o + ws.start, o + ws.stop)
         J[rows, Q] += jet.T.T @ dS_dq + jet.Om.T @ dM_dq
         J[rows, V] += jet.T.T @ dS_dv + jet.Om.T @ dM_dv
-        # by the state variables: d eZ/d var (nz x 3 each), d Mom/d var (3 x 3)
-        dW: Dict[str, List[Tuple[np.ndarray, np.ndarray]]] = {
-            "omega": [(2.0 * _S[j], _S[j] @ Sw + Sw @ _S[j]) for j in range(3)],
-            "alpha": [(np.zeros((3, 3)), _S[j]) for j in range(3)]}
+        # by the state variables: d eZ/d var (nz x 3), d Mom/d var (3 x 3)
         dE, dMo = {}, {}
-        for var, pairs in dW.items():
+        for var in ("omega", "alpha"):
             cols = np.zeros((nz, 3))
             mcol = np.zeros((3, 3))
-            for j, (dg, dk) in enumerate(pairs):
-                cols[:, j] = inv.P(dg) @ bg + inv.P(dk) @ xi
-                for k in ks:
-                    mcol[k, j] = -(xi @ (inv.P(_S[k] @ dg) @ bg) + xi @ (inv.P(_S[k] @ dk) @ xi))
+            for j in range(3):
+                if var == "omega":
+                    dg, dk = 2.0 * _S[j], _S[j] @ Sw + Sw @ _S[j]
+                    pairs = ((dg, 1), (dk, 2))
+                else:
+                    pairs = ((_S[j], 2),)
+                for dW, r in pairs:
+                    w = dW[:g, :g].ravel()
+                    cols[:, j] += w @ Pb[:, :, r]
+                    for k in ks:
+                        mcol[k, j] -= (_S[k][:g, :g] @ dW[:g, :g]).ravel() @ C[:, r]
             dE[var], dMo[var] = cols, mcol
         for var, sign in (("a_O", 1.0), ("g_loc", -1.0)):
             cols = np.zeros((nz, 3))
             mcol = np.zeros((3, 3))
-            for j in range(g):
-                cols[:, j] = sign * PI[:, 1 + j]
-                for k in ks:
-                    mcol[k, j] = -sign * (xi @ PSk[(k, 0)][:, 1 + j])
+            cols[:, :g] = sign * PI[:, 1:1 + g]
+            for k in ks:
+                mcol[k, :g] = -sign * (SW[k][0] @ xP[:, 1:1 + g])
             dE[var], dMo[var] = cols, mcol
         pre = [s._prestress_coefficient_derivative(case, st) for case in inv.cases]
+        Pq = [Pc @ q for Pc in inv.P_cases]
         for which, sl in (("z", zs), ("w", ws), ("wd", ws)):
             k_ = sl.stop - sl.start
             dEl = np.zeros((nz, k_))
@@ -397,10 +411,12 @@ class DenseCoupled:
             dKq = np.zeros((n, k_))
             for var in STATE_VARS:
                 ch = s._chain(jet, st, var, which)
+                if not ch.any():
+                    continue
                 dEl += dE[var] @ ch
                 dMl += dMo[var] @ ch
-                for d, Pc in zip(pre, inv.P_cases):
-                    dKq += np.outer(Pc @ q, d[var] @ ch)
+                for d, pq in zip(pre, Pq):
+                    dKq += np.outer(pq, d[var] @ ch)
             scale = shift if which == "wd" else 1.0
             cols_ = slice(o + sl.start, o + sl.stop)
             J[n:2 * n, cols_] += scale * (dEl[Ts] + dKq)
