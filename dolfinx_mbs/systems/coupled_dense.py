@@ -45,7 +45,7 @@ invariants are reduced over the ranks once).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
