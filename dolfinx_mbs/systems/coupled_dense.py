@@ -384,11 +384,9 @@ class DenseCoupled:
             cols = np.zeros((nz, 3))
             mcol = np.zeros((3, 3))
             for j in range(3):
-                if var == "omega":
-                    dg, dk = 2.0 * _S[j], _S[j] @ Sw + Sw @ _S[j]
-                    pairs = ((dg, 1), (dk, 2))
-                else:
-                    pairs = ((_S[j], 2),)
+                pairs: List[Tuple[np.ndarray, int]] = (
+                    [(2.0 * _S[j], 1), (_S[j] @ Sw + Sw @ _S[j], 2)] if var == "omega"
+                    else [(_S[j], 2)])
                 for dW, r in pairs:
                     w = dW[:g, :g].ravel()
                     cols[:, j] += w @ Pb[:, :, r]
