@@ -29,7 +29,9 @@ from dolfinx_mbs.integrate import checkpoint, observers
 from dolfinx_mbs.integrate.dense.coupled import (
     DENSE_COUPLED_MAX,
     DenseCoupledStepper,
+    DenseFrames,
     DenseMonitors,
+    DenseWork,
 )
 from dolfinx_mbs.integrate.dense.coupled import applies as dense_applies
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
@@ -489,7 +491,9 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
     Returns:
         The observers by name.
     """
-    out: Dict[str, Observer] = {"frames": Frames(system)}
+    dense = stepper if isinstance(stepper, DenseCoupledStepper) else None
+    out: Dict[str, Observer] = {"frames": Frames(system) if dense is None
+                                else DenseFrames(dense)}
     frames = cast(Frames, out["frames"])
     if system.jointset.active and isinstance(stepper, CoupledStepper):
         out["joints"] = Joints(system, stepper.problem.multiplier_lag(), resume)
@@ -498,15 +502,16 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
     keep = None if resume is None else resume.t
     if rec.output is not None and system.parts:
         out["fields"] = Fields(system, rec.output, rec.output_every, keep)
-    dense = stepper.dense if isinstance(stepper, DenseCoupledStepper) else None
     if rec.probes:   # the dense path: as a matrix applied to q
         out["probes"] = (ProbeMatrix(cast(Any, system), rec.probes) if dense is not None
                          else observers.ProbeHistory(system.bodies, rec.probes))
     if rec.energy:
-        work = Work(system, resume)
-        out["monitors"] = (DenseMonitors(dense, work) if dense is not None
-                           else Monitors(system, work))
-        out["work"] = work
+        if dense is not None:
+            dwork = DenseWork(dense)
+            out["monitors"], out["work"] = DenseMonitors(dense, dwork), dwork
+        else:
+            work = Work(system, resume)
+            out["monitors"], out["work"] = Monitors(system, work), work
         if isinstance(stepper, CoupledStepper) and stepper.problem.ham is not None:
             out["midpoints"] = Midpoints(system, stepper.problem)
     if rec.output is not None:

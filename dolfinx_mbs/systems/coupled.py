@@ -38,6 +38,7 @@ unit loads, formed once per evaluation.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence
 
 import numpy as np
@@ -120,6 +121,10 @@ class FrameLoad:
         """
         out = self.fn(t, view)
         if self.kind == "torque":
+            if type(out) is float and math.isfinite(out):   # a number about a hinge's axis
+                axis = getattr(self.frame, "axis", None)
+                if axis is not None:
+                    return np.zeros(3), out * axis, True
             F = np.zeros(3)
             M = np.asarray(out, dtype=float)
             if M.ndim == 0:

@@ -45,25 +45,32 @@ invariants are reduced over the ranks once).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Tuple
+import dataclasses
+from typing import TYPE_CHECKING, Any, List, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
 
 from dolfinx_mbs.assembly.operators import coupling_basis
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
-from dolfinx_mbs.frames.computed import FrameJet
+from dolfinx_mbs.frames.computed import Hinge
+from dolfinx_mbs.systems.coupled import FrameView
 
 if TYPE_CHECKING:
     from petsc4py import PETSc
 
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    from dolfinx_mbs.frames.computed import ComputedFrame
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
-__all__ = ["DenseCoupled", "dense_reason"]
+__all__ = ["DenseCoupled", "Plan", "LazyView", "StateRead", "dense_reason"]
+
+#: the kernels' table sizes (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: FI, FF, BI,
+#: PAR; checked equal there)
+K_FI, K_FF, K_BI, K_PAR = 5, 66, 15, 24
 
 _E = np.eye(3)
 _S = [skew(_E[k]) for k in range(3)]
-STATE_VARS = ("omega", "alpha", "a_O", "g_loc")
 
 
 def dense_reason(system: CoupledSystem) -> str | None:
@@ -78,8 +85,7 @@ def dense_reason(system: CoupledSystem) -> str | None:
     s = system
     if s.jointset.active:
         return "joints, motors or springs between computed frames"
-    if any(not getattr(fr, "constant_partials", False) or fr.momentum_balance
-           for fr in s.frames):
+    if any(not isinstance(fr, Hinge) or type(fr).jet is not Hinge.jet for fr in s.frames):
         return "free frames (Free)"
     if not s.parts:
         return None
@@ -92,6 +98,8 @@ def dense_reason(system: CoupledSystem) -> str | None:
             return f"body {p.body.name!r} on a prescribed frame"
         if not p.kron:
             return f"body {p.body.name!r}: its mass matrix has terms of its own"
+        if any(case[0] == "carried" for case, _ in p.ops.prestress_matrices):
+            return f"body {p.body.name!r}: prestress of the bodies joined to it"
         terms = p.ops.loads.unit_terms()
         accel = p.ops.loads.unit_loads["accel"]
         if terms is None or any(units is not accel for _, units, _ in terms):
@@ -186,8 +194,65 @@ class _Invariants:
         return np.tensordot(W[:g, :g], self.Pe[:g, :g], 2)
 
 
+class _RigidInvariants:
+    """A rigid body's invariants as those of a body without modes (g = 3, Z = [X, t_1..t_3]):
+    P(E)_00 = sum_ab E_ab S_ab (S = int rho X X^T = tr(J)/2 I - J + m c c^T about O, J the
+    inertia about the centre), P(E)_0k = (E^T s)_k, P(E)_j0 = (E s)_j, P(E)_jk = m E_jk
+    (s = m c): the rows of :meth:`~dolfinx_mbs.bodies.RigidBody.forces` (F = m (a_O - g_loc +
+    alpha x c + omega x (omega x c)), M_O = c x F + J alpha + omega x J omega) are the body's
+    terms of the module docstring with these P."""
+
+    def __init__(self, rb: RigidBody, frame: int) -> None:
+        m, c, J = float(rb.mass), np.asarray(rb.centre, float), np.asarray(rb.inertia, float)
+        s = m * c
+        S2 = 0.5 * np.trace(J) * np.eye(3) - J + m * np.outer(c, c)
+        self.g, self.n, self.nz, self.frame = 3, 0, 4, frame
+        self.Pe = np.zeros((3, 3, 4, 4))
+        for a in range(3):
+            for b in range(3):
+                P = self.Pe[a, b]
+                P[0, 0] = S2[a, b]
+                P[0, 1 + b] = s[a]
+                P[1 + a, 0] = s[b]
+                P[1 + a, 1 + b] = m
+        self.K = self.D = np.zeros((0, 0))
+        self.cases, self.P_cases = [], []
+        self.app_T = np.zeros(0)
+        self.app_F = self.app_M0 = np.zeros(3)
+        self.app_Mq = np.zeros((3, 0))
+        self.mass = m
+
+
+@dataclasses.dataclass
+class Plan:
+    """A coupled model as the dense kernels read it
+    (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: its docstring has the layouts).
+
+    Attributes:
+        bi, bf, ci: the bodies' integer table, their floats, the prestress cases.
+        fi, ff: the frames' integer table and constants.
+        grav: gravity (global components; zero for none).
+        n: the elastic reduced coordinates; m: the frame unknowns; N = 2 n + m.
+    """
+
+    bi: np.ndarray
+    bf: np.ndarray
+    ci: np.ndarray
+    fi: np.ndarray
+    ff: np.ndarray
+    grav: np.ndarray
+    n: int
+    m: int
+    N: int
+
+    def arrays(self) -> tuple:
+        """(bi, bf, ci, fi, ff): the kernels' first arguments."""
+        return self.bi, self.bf, self.ci, self.fi, self.ff
+
+
 class DenseCoupled:
-    """The coupled equations of ``system`` on the projected invariants (module docstring).
+    """The coupled equations of ``system`` on the projected invariants (module docstring),
+    as flat arrays (:attr:`plan`).
 
     Collective at construction (the projections); every method after it is local.
 
@@ -204,9 +269,17 @@ class DenseCoupled:
         self.m = s.m
         self.N = 2 * self.n + self.m
         T = self._basis() if s.parts else None
-        self.inv: List[_Invariants] = [
-            _Invariants(s, p, T[p.slice]) for p in s.parts] if s.parts else []
+        self.inv: List[Any] = [_Invariants(s, p, T[p.slice]) for p in s.parts] if s.parts \
+            else []
+        self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))
+                     for rb in s.rigid_on[i]]
         self.gravity = s.gravity
+        self.plan = self._plan()
+        #: the frames with a prescribed parent, by index
+        self.parents = [(i, cast(Hinge, fr).parent) for i, fr in enumerate(s.frames)
+                        if getattr(fr, "parent", None) is not None]
+        self._ground = np.zeros((len(s.frames), K_PAR))
+        self._ground[:, 0:9] = np.eye(3).reshape(-1)
 
     def _basis(self) -> np.ndarray:
         """The full fields of the reduced unit vectors (local rows, all columns)."""
@@ -226,267 +299,79 @@ class DenseCoupled:
         full.destroy()
         return np.array(cols).T if cols else np.zeros((0, 0))
 
-    # -- the residual and its Jacobian ------------------------------------------------------
-    def split(self, y: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(q, v, f) views of a state vector.
-
-        Args:
-            y: the state (q, v, f).
-
-        Returns:
-            The three views.
-        """
-        n = self.n
-        return y[:n], y[n:2 * n], y[2 * n:]
-
-    def residual(self, t: float, y: np.ndarray, yd: np.ndarray, shift: float | None = None
-                 ) -> Tuple[np.ndarray, np.ndarray | None]:
-        """The residual F(t, y, y') of :class:`CoupledProblem`'s TS vector, and with ``shift``
-        its Jacobian dF/dy + shift dF/dy'.
-
-        Args:
-            t: the time (s).
-            y: the state (q, v, f).
-            yd: its rate.
-            shift: the Jacobian's shift, or None for the residual alone.
-
-        Returns:
-            (F, J or None).
-        """
-        s, n = self.system, self.n
-        q, v, f = self.split(y)
-        qd, vd, fd = self.split(yd)
-        F = np.zeros(self.N)
-        F[:n] = qd - v
-        jac = shift is not None
-        J = np.zeros((self.N, self.N)) if jac else None
-        if jac:
-            J[:n, :n] = shift * np.eye(n)
-            J[:n, n:2 * n] = -np.eye(n)
-        jets = s.jets(t, f, fd)
-        Ff = F[2 * n:]
-        for i, (fr, zs, ws, jet) in enumerate(zip(s.frames, s.zslice, s.wslice, jets)):
-            Ff[zs] += fd[zs] - fr.rates(f[zs], f[ws])
-            rows = np.zeros(fr.n_speeds)
-            for rb in s.rigid_on[i]:
-                Fr, Mr = rb.forces(jet.state, s.gravity)
-                rows += jet.T.T @ Fr + jet.Om.T @ Mr
-            rows -= s.generalized_loads(t, i, f, jet)
-            Ff[ws] += rows
-            if jac:
-                Jz, Jw = fr.rates_jacobian(f[zs], f[ws])
-                o = 2 * n
-                J[o + zs.start:o + zs.stop, o + zs.start:o + zs.stop] += (
-                    shift * np.eye(fr.n_coordinates) - Jz)
-                J[o + zs.start:o + zs.stop, o + ws.start:o + ws.stop] -= Jw
-                self._rigid_jacobian(i, jet, shift, J)
-                if s.loads_on[i]:
-                    s.set_unknowns(f, fd)
-                    J[o + ws.start:o + ws.stop, o:] += s._load_derivative(t, i, shift, jet)
-        for inv in self.inv:
-            self._body(t, inv, q, v, vd, f, jets[inv.frame], shift, F, J)
-        return F, J
-
-    def _rigid_jacobian(self, i: int, jet: FrameJet, shift: float, J: np.ndarray) -> None:
-        s, n = self.system, self.n
-        st = jet.state
-        o = 2 * n
-        ws = s.wslice[i]
-        for rb in s.rigid_on[i]:
-            d = rb.force_derivatives(st)
-            for which, sl in (("z", s.zslice[i]), ("w", ws), ("wd", ws)):
-                acc = np.zeros((6, sl.stop - sl.start))
-                for var in ("omega", "alpha", "a_O"):
-                    acc += d[var] @ s._chain(jet, st, var, which)
-                if s.gravity is not None:
-                    acc += d["g_loc"] @ s._chain(jet, st, "g_loc", which)
-                rows = jet.T.T @ acc[:3] + jet.Om.T @ acc[3:]
-                J[o + ws.start:o + ws.stop, o + sl.start:o + sl.stop] += rows * (
-                    shift if which == "wd" else 1.0)
-
-    def _body(self, t: float, inv: _Invariants, q: np.ndarray, v: np.ndarray, vd: np.ndarray,
-              f: np.ndarray, jet: FrameJet, shift: float | None, F: np.ndarray,
-              J: np.ndarray | None) -> None:
-        """Add one body's terms: its elastic rows and its share of its frame's rows.
-
-        Every product is a contraction of the invariants' stack Pe (g^2 x nz x nz) with the
-        coefficient vectors b of the fields (b0, b_g, xi): Pb = Pe b (g^2 x nz) once per
-        field, then P(W) b = vec(W) Pb and xi^T P(W) b = vec(W) . (Pb xi) for any W."""
-        s, n = self.system, self.n
-        st = jet.state
-        g, nz, Ts, ts_ = inv.g, inv.nz, inv.T, inv.t
-        body = inv.body
-        Sw = skew(st.omega)
-        Wg = 2.0 * Sw
-        Wk = Sw @ Sw + skew(st.alpha)
-        gl = st.R.T @ self.gravity if self.gravity is not None else np.zeros(3)
-        xi = np.zeros(nz)
-        xi[0] = 1.0
-        xi[Ts] = q
-        b0 = np.zeros(nz)
-        b0[ts_] = (st.a_O - gl)[:g]
-        b0[Ts] = vd
-        bg = np.zeros(nz)
-        bg[Ts] = v
-        Pe = inv.Pe2                                   # (g^2, nz, nz)
-        B = np.stack([b0, bg, xi], axis=1)             # (nz, 3)
-        Pb = Pe @ B                                    # (g^2, nz, 3): P(E_ab) b_r
-        Wv = np.stack([_E[:g, :g].ravel(), Wg[:g, :g].ravel(), Wk[:g, :g].ravel()])  # (3, g^2)
-        eZ = np.einsum("ra,anr->n", Wv, Pb)
-        cs = [body.prestress_coefficient(case, st) for case in inv.cases]
-        Kq = inv.K.copy()
-        for c, Pc in zip(cs, inv.P_cases):
-            if c != 0.0:
-                Kq += c * Pc
-        F[n:2 * n] += eZ[Ts] - inv.app_T + Kq @ q + inv.D @ v
-        Sf = np.zeros(3)
-        Sf[:g] = eZ[ts_]
-        Sf -= inv.app_F
-        C = np.einsum("anr,n->ar", Pb, xi)             # xi^T P(E_ab) b_r, (g^2, 3)
-        ks = inv.ks
-        SW = {k: np.stack([(_S[k][:g, :g] @ W.reshape(g, g)).ravel() for W in Wv])
-              for k in ks}                               # vec(S_k W_r), (3, g^2)
-        Mom = np.zeros(3)
-        for k in ks:
-            Mom[k] = -np.einsum("ra,ar->", SW[k], C)
-        Mom -= inv.app_M0 + inv.app_Mq @ q
-        i = inv.frame
-        ws, zs = s.wslice[i], s.zslice[i]
-        o = 2 * n
-        rows = slice(o + ws.start, o + ws.stop)
-        F[rows] += jet.T.T @ Sf + jet.Om.T @ Mom
-        if J is None:
-            return
-        Q, V = slice(0, n), slice(n, 2 * n)
-        PW = np.einsum("ra,anm->rnm", Wv, Pe)          # P(I), P(W_g), P(W_k)
-        PI, Pg, Pk = PW
-        J[n:2 * n, Q] += Pk[Ts, Ts] + Kq
-        J[n:2 * n, V] += Pg[Ts, Ts] + inv.D + shift * PI[Ts, Ts]
-        dS_dq = np.zeros((3, n))
-        dS_dv = np.zeros((3, n))
-        dS_dq[:g] = Pk[ts_, Ts]
-        dS_dv[:g] = Pg[ts_, Ts] + shift * PI[ts_, Ts]
-        xP = np.einsum("n,anm->am", xi, Pe)            # xi^T P(E_ab), (g^2, nz)
-        dM_dq = np.zeros((3, n))
-        dM_dv = np.zeros((3, n))
-        for k in ks:
-            # xi on the left of every term, and b_k = xi on the right of the last
-            left = np.einsum("ra,anr->n", SW[k], Pb)
-            right = SW[k] @ xP                          # (3, nz): xi^T P(S_k W_r)
-            dM_dq[k] = -(left[Ts] + right[2, Ts])
-            dM_dv[k] = -(right[1, Ts] + shift * right[0, Ts])
-        dM_dq -= inv.app_Mq
-        J[rows, Q] += jet.T.T @ dS_dq + jet.Om.T @ dM_dq
-        J[rows, V] += jet.T.T @ dS_dv + jet.Om.T @ dM_dv
-        # by the state variables: d eZ/d var (nz x 3), d Mom/d var (3 x 3)
-        dE, dMo = {}, {}
-        for var in ("omega", "alpha"):
-            cols = np.zeros((nz, 3))
-            mcol = np.zeros((3, 3))
-            for j in range(3):
-                pairs: List[Tuple[np.ndarray, int]] = (
-                    [(2.0 * _S[j], 1), (_S[j] @ Sw + Sw @ _S[j], 2)] if var == "omega"
-                    else [(_S[j], 2)])
-                for dW, r in pairs:
-                    w = dW[:g, :g].ravel()
-                    cols[:, j] += w @ Pb[:, :, r]
-                    for k in ks:
-                        mcol[k, j] -= (_S[k][:g, :g] @ dW[:g, :g]).ravel() @ C[:, r]
-            dE[var], dMo[var] = cols, mcol
-        for var, sign in (("a_O", 1.0), ("g_loc", -1.0)):
-            cols = np.zeros((nz, 3))
-            mcol = np.zeros((3, 3))
-            cols[:, :g] = sign * PI[:, 1:1 + g]
-            for k in ks:
-                mcol[k, :g] = -sign * (SW[k][0] @ xP[:, 1:1 + g])
-            dE[var], dMo[var] = cols, mcol
-        pre = [s._prestress_coefficient_derivative(case, st) for case in inv.cases]
-        Pq = [Pc @ q for Pc in inv.P_cases]
-        for which, sl in (("z", zs), ("w", ws), ("wd", ws)):
-            k_ = sl.stop - sl.start
-            dEl = np.zeros((nz, k_))
-            dMl = np.zeros((3, k_))
-            dKq = np.zeros((n, k_))
-            for var in STATE_VARS:
-                ch = s._chain(jet, st, var, which)
-                if not ch.any():
-                    continue
-                dEl += dE[var] @ ch
-                dMl += dMo[var] @ ch
-                for d, pq in zip(pre, Pq):
-                    dKq += np.outer(pq, d[var] @ ch)
-            scale = shift if which == "wd" else 1.0
-            cols_ = slice(o + sl.start, o + sl.stop)
-            J[n:2 * n, cols_] += scale * (dEl[Ts] + dKq)
-            dSf = np.zeros((3, k_))
-            dSf[:g] = dEl[ts_]
-            J[rows, cols_] += scale * (jet.T.T @ dSf + jet.Om.T @ dMl)
-
-    # -- what a run records ------------------------------------------------------------------
-    def monitors(self, t: float, q: np.ndarray, v: np.ndarray, f: np.ndarray) -> dict:
-        """The energies and momenta of :func:`~dolfinx_mbs.systems.coupled.monitors` from
-        the invariants (no PETSc product).
-
-        Args:
-            t: the time (s).
-            q: the reduced coordinates.
-            v: their rates.
-            f: the frame unknowns.
-
-        Returns:
-            As :func:`~dolfinx_mbs.systems.coupled.monitors`.
-        """
+    def _plan(self) -> Plan:
         s = self.system
-        jets = s.jets(t, f, np.zeros_like(f))
-        T = Vel = Vg = 0.0
-        P, H = np.zeros(3), np.zeros(3)
-        for inv, p in zip(self.inv, s.parts):
-            st = jets[inv.frame].state
-            g, nz, Ts, ts_ = inv.g, inv.nz, inv.T, inv.t
-            xi = np.zeros(nz)
-            xi[0] = 1.0
-            xi[Ts] = q
-            bv = np.zeros(nz)
-            bv[Ts] = v
-            Sw = skew(st.omega)
-            PI = inv.P(_E)
-            # the velocity field v_O + omega x x + u': its nodal coefficients are
-            # v_O (on the unit translations) and u'; omega x x is (I kron S_w) x
-            vO = np.zeros(nz)
-            vO[ts_] = st.v_O[:g]
-            lin = vO + bv
-            T += 0.5 * (lin @ PI @ lin + 2.0 * xi @ inv.P(Sw.T) @ lin
-                        + xi @ inv.P(Sw.T @ Sw) @ xi)
-            el = 0.5 * q @ inv.K @ q
+        fi = np.zeros((len(s.frames), K_FI), dtype=np.int64)
+        ff = np.zeros((len(s.frames), K_FF))
+        for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
+            fr = cast(Hinge, fr)
+            fi[i] = (0, zs.start, ws.start, zs.stop - zs.start, ws.stop - ws.start)
+            n_, c = np.asarray(fr.axis, dtype=float), np.asarray(fr.pivot, dtype=float)
+            nc = cross3(n_, c)
+            K = skew(n_)
+            ff[i, 0:30] = np.concatenate([n_, c, nc, cross3(n_, nc), K.reshape(-1),
+                                          (K @ K).reshape(-1)])
+            Tm = np.zeros((3, 6))
+            Om = np.zeros((3, 6))
+            Tm[:, 0], Om[:, 0] = -nc, n_
+            ff[i, 30:48], ff[i, 48:66] = Tm.reshape(-1), Om.reshape(-1)
+        bf: List[np.ndarray] = []
+        size = [0]
+
+        def put(a: np.ndarray) -> int:
+            off = size[0]
+            a = np.ascontiguousarray(a, dtype=float).reshape(-1)
+            bf.append(a)
+            size[0] += a.size
+            return off
+        bi = np.zeros((len(self.inv), K_BI), dtype=np.int64)
+        cases: List[Tuple[int, int, int, int]] = []
+        qoff = 0
+        for b, inv in enumerate(self.inv):
+            g, nz, n = inv.g, inv.nz, inv.n
+            Pe2 = inv.Pe[:g, :g].reshape(g * g, nz, nz)
+            K0 = inv.K.copy()
+            first = len(cases)
             for case, Pc in zip(inv.cases, inv.P_cases):
-                c = p.body.prestress_coefficient(case, st)
-                if c != 0.0:
-                    el += 0.5 * c * q @ Pc @ q
-            Vel += el
-            # int rho v (local): sum_n (M v)_n; int rho x x v about O
-            Pl = np.zeros(3)
-            Pl[:g] = (PI @ lin)[ts_] + (inv.P(Sw) @ xi)[ts_]
-            Hl = np.zeros(3)
-            ks = (2,) if g == 2 else (0, 1, 2)
-            for k in ks:
-                Hl[k] = -(xi @ inv.P(_S[k]) @ lin + xi @ inv.P(_S[k] @ Sw) @ xi)
-            s1 = np.zeros(3)
-            s1[:g] = (PI @ xi)[ts_]
-            Pg = st.R @ Pl
-            P += Pg
-            H += st.R @ Hl + cross3(st.r_O, Pg)
-            if self.gravity is not None:
-                Vg -= float(self.gravity @ (inv.mass * st.r_O + st.R @ s1))
-        for i, jet in enumerate(jets):
-            for rb in s.rigid_on[i]:
-                Tr, Vr = rb.energy(jet.state, s.gravity)
-                Pr, Hr = rb.momenta(jet.state)
-                T += Tr
-                Vg += Vr
-                P += Pr
-                H += Hr
-        return {"kinetic": T, "elastic": Vel, "gravity": Vg, "total": T + Vel + Vg,
-                "momentum": P, "angular_momentum": H}
+                if case[0] == "applied":
+                    K0 = K0 + Pc
+                elif case[0] == "g":
+                    cases.append((1, int(case[1]), 0, put(Pc)))
+                else:
+                    cases.append((0, int(case[0]), int(case[1]), put(Pc)))
+            app = np.concatenate([inv.app_F, inv.app_M0])
+            bi[b] = (inv.frame, g, nz, n, qoff, put(Pe2), put(np.transpose(Pe2, (0, 2, 1))),
+                     put(sum(Pe2[a * g + a] for a in range(g))), put(inv.app_T), put(app),
+                     put(inv.app_Mq), put(K0), put(inv.D), first, len(cases) - first)
+            qoff += n
+        grav = np.zeros(3) if self.gravity is None else np.asarray(self.gravity, float)
+        ci = np.array(cases, dtype=np.int64).reshape(-1, 4)
+        return Plan(bi=bi, bf=np.concatenate(bf) if bf else np.zeros(0), ci=ci, fi=fi, ff=ff,
+                    grav=grav, n=self.n, m=self.m, N=self.N)
+
+    def parent_states(self, t: float, out: np.ndarray | None = None) -> np.ndarray:
+        """The frames' parent states at ``t`` (nf x 24: the ground's where a frame has no
+        parent); calls the parents' motions (user code, maybe).
+
+        Args:
+            t: the time (s).
+            out: the array to fill (a copy of the ground's if None).
+
+        Returns:
+            ``out``.
+        """
+        out = self._ground.copy() if out is None else out
+        for i, p in self.parents:
+            st = p.state(t)
+            out[i] = np.concatenate([np.asarray(st.R, float).reshape(-1), st.r_O, st.omega,
+                                     st.alpha, st.v_O, st.a_O])
+        return out
+
+    @property
+    def constant_parents(self) -> bool:
+        """Whether no frame has a prescribed parent (the parents' states are the ground's at
+        every time)."""
+        return not self.parents
 
     def states(self, t: float, f: np.ndarray) -> List[FrameState]:
         """The computed frames' states at the unknowns ``f`` (zero accelerations).
@@ -499,3 +384,61 @@ class DenseCoupled:
             One state per computed frame.
         """
         return [j.state for j in self.system.jets(t, f, np.zeros_like(f))]
+
+
+class LazyView(FrameView):
+    """What a load function sees of a computed frame (as
+    :class:`~dolfinx_mbs.systems.coupled.FrameView`), made only when the function reads it:
+    the frame's named outputs (``angle``, ``rate``) at the first read, its state (``R``,
+    ``r_O``, ``omega``, ``v_O``, ``state``) at the first read of one of those. With
+    ``probe``, any read raises :class:`StateRead` instead (a function of time alone reads
+    nothing: its value at a time is then known before the state is).
+
+    Args:
+        frame: the computed frame.
+        t: the time (s).
+        z: its coordinates.
+        w: its speeds.
+        probe: raise at a read.
+    """
+
+    _STATE = ("R", "r_O", "omega", "v_O", "state")
+
+    def __init__(self, frame: ComputedFrame, t: float, z: np.ndarray, w: np.ndarray,
+                 probe: bool = False) -> None:
+        d = object.__getattribute__(self, "__dict__")
+        d.update({"_read_": False, "_lazy_": (frame, t, z, w, probe), "_filled_": 0})
+
+    def _fill(self, level: int) -> None:
+        d = object.__getattribute__(self, "__dict__")
+        frame, t, z, w, probe = d["_lazy_"]
+        if probe:
+            raise StateRead()
+        if d["_filled_"] < 1:
+            d.update({"frame": frame, "z": z, "w": w, **frame.describe(z, w)})
+            d["_filled_"] = 1
+        if level > 1 and d["_filled_"] < 2:
+            st = frame.state_at(t, z, w)
+            d.update({"state": st, "R": st.R, "r_O": st.r_O, "omega": st.omega, "v_O": st.v_O})
+            d["_filled_"] = 2
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("_fill", "_STATE", "_read_", "_lazy_", "_filled_", "__class__"):
+            return object.__getattribute__(self, name)
+        d = object.__getattribute__(self, "__dict__")
+        d["_read_"] = True
+        level = 2 if (name in LazyView._STATE or name == "__dict__") else 1
+        if d["_filled_"] < level:
+            object.__getattribute__(self, "_fill")(level)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = object.__getattribute__(self, "__dict__")
+        names = sorted(k for k in d if not k.startswith("_"))
+        raise AttributeError(f"the frame's state has no {name!r}; it has {', '.join(names)}")
+
+
+class StateRead(BaseException):
+    """A load function read the frame's state where its value was asked for at a time alone
+    (:class:`LazyView` with ``probe``): not an error of the function (a BaseException, so
+    that its own ``except Exception`` lets it through)."""

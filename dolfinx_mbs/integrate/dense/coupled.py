@@ -1,10 +1,11 @@
 """The dense path of a model with computed frames: the coupled equations stepped in small
 arrays (``stepper="dense"``, or ``"auto"`` where :func:`applies` finds nothing against it).
 
-The rows are :class:`~dolfinx_mbs.systems.coupled_dense.DenseCoupled`'s (the bodies' inertia
-invariants projected once); the schemes are those of the TS path
-(:mod:`dolfinx_mbs.integrate.ts.coupled`), written here on the arrays as PETSc steps them, so
-that both paths give the same steps to the Newton tolerance:
+The rows are those of :class:`~dolfinx_mbs.systems.coupled_dense.DenseCoupled` (the bodies'
+inertia invariants projected once, the model as a few flat arrays); the schemes are those of
+the TS path (:mod:`dolfinx_mbs.integrate.ts.coupled`), written in
+:mod:`~dolfinx_mbs.integrate.dense.coupled_kernels` on the arrays as PETSc steps them, so that
+both paths give the same steps to the Newton tolerance:
 
 * ``"second-order"``: PETSc's TSALPHA (generalized-alpha for first-order systems, Jansen,
   Whiting and Hulbert) with its restart: two backward-Euler half steps give the initial rate by
@@ -13,27 +14,46 @@ that both paths give the same steps to the Newton tolerance:
 * ``"first-order"``: PETSc's TSBDF of order 2 with its restart (a backward-Euler half step,
   then BDF2 on the variable grid t0, t0 + h/2, t0 + h, then on the steps).
 
-Each stage is solved by Newton's method with the exact Jacobian formed at every iterate (a
-dense LU of 2 n + m unknowns) until the update is at round-off of its block (the elastic
-coordinates, their rates, each frame unknown). No PETSc object is made or assembled per step;
-the observers are the coupled run's (:func:`dolfinx_mbs.integrate.coupled.coupled_observers`)
-with the energies and momenta from the invariants and the probes as a matrix applied to q.
-Every rank steps the same arrays.
+Each stage is solved by Newton's method with the exact Jacobian (a dense LU of 2 n + m
+unknowns) until the update is at round-off of its block (the elastic coordinates, their rates,
+each frame unknown).
+
+How a run goes, so that a step costs what its arithmetic costs:
+
+* The run is cut into batches of :data:`BATCH` steps. Inside a batch the kernels step as many
+  steps at once as the applied frame loads allow: a load function that reads nothing of the
+  frame's state (a torque of time alone) is called once per stage, before the stages are
+  solved (with a view of the frame that refuses to be read:
+  :class:`~dolfinx_mbs.systems.coupled_dense.LazyView`); one that reads it is called once per
+  Newton iteration, at the iterate, and those steps are taken one at a time from Python (its
+  derivative by central differences once per stage). The parents' motions of hinges in
+  prescribed frames are evaluated at the stages' times, before them.
+* Every rank steps the same arrays: nothing inside a batch talks to the other ranks. An error
+  on one rank (a load function that raises, a Newton step that fails) ends that rank's batch
+  and is kept; at the batch's end one collective (:class:`dolfinx_mbs.checks.Deferred`)
+  raises the first failing rank's error on every rank.
+* The states are kept in one array; the observers see a batch at once where they all can
+  (frames, probes as a matrix applied to q, energies and momenta from the invariants in one
+  kernel call, the loads' work, the rotation range, the progress bar), else step by step
+  after the batch (a CSV row, the fields, the user's callback).
 """
 
 from __future__ import annotations
 
 import logging
-import math
-from typing import TYPE_CHECKING, Any, List, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Tuple, cast
 
 import numpy as np
-import scipy.linalg as sla
 
-from dolfinx_mbs import compat
+from dolfinx_mbs import checks, compat
+from dolfinx_mbs.frames.base import cross3
+from dolfinx_mbs.frames.computed import Hinge
 from dolfinx_mbs.integrate import observers as obs
+from dolfinx_mbs.integrate.dense import coupled_kernels as kernels
+from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
+from dolfinx_mbs.integrate.motion_range import RotationRange
 from dolfinx_mbs.integrate.stepper import Needs, PythonLoop, RunSpec, State
-from dolfinx_mbs.systems.coupled_dense import DenseCoupled, dense_reason
+from dolfinx_mbs.systems.coupled_dense import DenseCoupled, LazyView, StateRead, dense_reason
 
 if TYPE_CHECKING:
     from petsc4py import PETSc
@@ -41,18 +61,18 @@ if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import Boundary
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
-__all__ = ["DenseCoupledStepper", "applies", "DENSE_COUPLED_MAX"]
+__all__ = ["DenseCoupledStepper", "applies", "DENSE_COUPLED_MAX", "BATCH"]
 
 log = logging.getLogger(__name__)
 
 #: the largest number of elastic reduced unknowns that ``stepper="auto"`` steps in dense form
 #: (a dense LU of 2 n + m a Newton iteration, n^2 (1 + g + n) products a residual)
 DENSE_COUPLED_MAX = 60
-#: an update below this fraction of its block (or of the step's increment of it) is round-off
-ROUNDOFF = 1e-13
-#: an exact Newton step that leaves the residual as it was, with an update below this fraction
-#: of its block, is at the round-off plateau
-PLATEAU = 1e-7
+#: the steps of a batch (between two looks at the other ranks, the observers, the signals)
+BATCH = 1000
+#: after a load function read the frame's state, the steps before it is asked again whether
+#: it reads nothing
+PROBE_AGAIN = 50
 
 
 def applies(system: CoupledSystem, run: RunSpec) -> str | None:
@@ -74,49 +94,313 @@ def applies(system: CoupledSystem, run: RunSpec) -> str | None:
     return dense_reason(system)
 
 
-class DenseMonitors(obs.Observer):
-    """The coupled run's energies and momenta (the ``monitors`` observer of
-    :mod:`dolfinx_mbs.integrate.coupled`) from the dense invariants.
+class FrameLoads:
+    """The applied frame loads of a coupled system as the dense path evaluates them: their
+    generalized forces Q (at the speeds' places of the frame unknowns f), their derivative
+    -dQ/df, their moments about the frames' origins.
 
     Args:
-        dense: the dense system.
+        system: the coupled system.
+        dense: its dense form (the frames' partial velocities).
+    """
+
+    def __init__(self, system: CoupledSystem, dense: DenseCoupled) -> None:
+        self.system, self.m = system, system.m
+        ff = dense.plan.ff
+        self.on = []
+        for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
+            if system.loads_on[i]:
+                k = ws.stop - ws.start
+                Tt = np.ascontiguousarray(ff[i, 30:48].reshape(3, 6)[:, :k].T)
+                Ot = np.ascontiguousarray(ff[i, 48:66].reshape(3, 6)[:, :k].T)
+                loads = [(ld, bool(np.any(ld.point))) for ld in system.loads_on[i]]
+                self.on.append((i, fr, zs, ws, loads, Tt, Ot))
+        self.zero = np.zeros((1, self.m))
+
+    @property
+    def active(self) -> bool:
+        """Whether the system has applied frame loads."""
+        return bool(self.on)
+
+    def probe(self, t: float) -> Tuple[np.ndarray, List[np.ndarray]] | None:
+        """The loads' Q at ``t`` and their moments by loaded frame, where every function
+        reads nothing of its frame and gives local components (a hinge's torque as a number:
+        about its axis), else None.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            (Q, moments), or None.
+        """
+        Q = np.zeros(self.m)
+        out = []
+        for _, fr, zs, ws, loads, Tt, Ot in self.on:
+            view = LazyView(fr, t, None, None, probe=True)
+            Ms = np.zeros(3)
+            for ld, arm in loads:
+                try:
+                    F, M, local = ld.values(t, view)
+                except StateRead:
+                    return None
+                if not local:
+                    return None
+                if arm:
+                    M = M + cross3(ld.point, F)
+                Q[ws] += Tt @ F + Ot @ M
+                Ms += M
+            out.append(Ms)
+        return Q, out
+
+    def at(self, t: float, f: np.ndarray) -> Tuple[np.ndarray, List[np.ndarray]]:
+        """The loads' Q at (t, f) and each loaded frame's moment about its origin (local
+        components).
+
+        Args:
+            t: the time (s).
+            f: the frame unknowns.
+
+        Returns:
+            (Q, the moments by loaded frame).
+        """
+        Q = np.zeros(self.m)
+        out = []
+        for _, fr, zs, ws, loads, Tt, Ot in self.on:
+            z, w = f[zs], f[ws]
+            view = LazyView(fr, t, z, w)
+            Ms = np.zeros(3)
+            for ld, arm in loads:
+                F, M, local = ld.values(t, view)
+                if not local:
+                    R = fr.state_at(t, z, w).R
+                    F, M = R.T @ F, R.T @ M
+                if arm:
+                    M = M + cross3(ld.point, F)
+                Q[ws] += Tt @ F + Ot @ M
+                Ms += M
+            out.append(Ms)
+        return Q, out
+
+    def derivative(self, t: float, f: np.ndarray) -> np.ndarray:
+        """-dQ/df by central differences in each loaded frame's unknowns (the step scaled by
+        each unknown, as the TS path's).
+
+        Args:
+            t: the time (s).
+            f: the frame unknowns.
+
+        Returns:
+            The m x m derivative (rows at the speeds' places).
+        """
+        D = np.zeros((self.m, self.m))
+        for _, fr, zs, ws, *_ in self.on:
+            for j in list(range(zs.start, zs.stop)) + list(range(ws.start, ws.stop)):
+                h = 1e-7 * max(1.0, abs(f[j]))
+                fp, fm = f.copy(), f.copy()
+                fp[j] += h
+                fm[j] -= h
+                D[:, j] -= (self.at(t, fp)[0] - self.at(t, fm)[0]) / (2.0 * h)
+        return D
+
+
+class _DenseObserver(obs.Observer):
+    """An observer of the dense coupled path: it reads the stepper's arrays of the run's
+    states (:attr:`DenseCoupledStepper.Y` and the loads at the step ends) by index, one step
+    at a time or a batch at once."""
+
+    whole_run = True
+
+    def __init__(self, stepper: DenseCoupledStepper) -> None:
+        self.stepper = stepper
+
+    def observe(self, step: obs.Step) -> List[float]:
+        """Record the step (its index in the stepper's arrays).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The CSV columns.
+        """
+        return self.rows(step.index, step.index)[-1]
+
+    def rows(self, lo: int, hi: int) -> List[List[float]]:  # pragma: no cover - abstract
+        """Record the steps ``lo`` to ``hi`` (inclusive) and return their CSV rows.
+
+        Args:
+            lo: the first step's index.
+            hi: the last step's index.
+
+        Returns:
+            Each step's CSV columns.
+        """
+        raise NotImplementedError
+
+
+class DenseFrames(_DenseObserver):
+    """Each computed frame's outputs (coordinates, speeds) and the applied loads' moment
+    (about a hinge's axis for a hinge), as :class:`~dolfinx_mbs.integrate.coupled.Frames`;
+    a hinge's angle and rate are columns of the states' array, kept as arrays.
+
+    Args:
+        stepper: the run's stepper.
+    """
+
+    def __init__(self, stepper: DenseCoupledStepper) -> None:
+        super().__init__(stepper)
+        system = stepper.system
+        self.columns = [f"{fr.name}.{k}" for fr in system.frames
+                        for k, val in fr.describe(*fr.initial()).items() if np.ndim(val) == 0]
+        self.lo: int | None = None
+        self.hi = -1
+        #: the frames' outputs at the last step (the callback's)
+        self.last: dict = {}
+
+    def rows(self, lo: int, hi: int) -> List[List[float]]:
+        """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
+
+        Args:
+            lo: the first step's index.
+            hi: the last step's index.
+
+        Returns:
+            Each step's CSV columns.
+        """
+        st = self.stepper
+        s = st.system
+        if self.lo is None:
+            self.lo = lo
+        self.hi = hi
+        if st.whole:   # no CSV row, no callback: the arrays at the end
+            return []
+        o = 2 * st.dense.n
+        out = []
+        for index in range(lo, hi + 1):
+            outs = self.last = s.frame_outputs(st.Y[index, o:])
+            out.append([float(val) for fr in s.frames for val in outs[fr.name].values()
+                        if np.ndim(val) == 0])
+        return out
+
+    def results(self) -> Dict[str, Any]:
+        """``frames``: {name: :class:`~dolfinx_mbs.integrate.observers.FrameHistory`}."""
+        st = self.stepper
+        s = st.system
+        o = 2 * st.dense.n
+        F = st.Y[self.lo:self.hi + 1, o:] if self.lo is not None else st.Y[:0, o:]
+        loaded = {i: k for k, (i, *_) in enumerate(st.loads.on)}
+        out = {}
+        for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
+            if isinstance(fr, Hinge):
+                arrays: Dict[str, np.ndarray] = {"angle": F[:, zs.start].copy(),
+                                                 "rate": F[:, ws.start].copy()}
+            else:
+                recs = [fr.describe(f[zs], f[ws]) for f in F]
+                arrays = {k: np.array([r[k] for r in recs]) for k in (recs[0] if recs else {})}
+            if s.loads:
+                M = (np.array([st.M_end[k][loaded[i]] for k in range(self.lo, self.hi + 1)])
+                     if i in loaded else np.zeros((len(F), 3)))
+                axis = getattr(fr, "axis", None)
+                arrays["torque"] = M @ axis if axis is not None else M
+            h = obs.FrameHistory([])
+            for k, v in arrays.items():
+                setattr(h, k, v)
+            h.names = tuple(arrays)
+            out[fr.name] = h
+        return {"frames": out}
+
+
+class DenseWork(_DenseObserver):
+    """The applied frame loads' work: trapezoidal in their power Q . w at the step ends.
+
+    Args:
+        stepper: the run's stepper.
+    """
+
+    columns = ["work"]
+
+    def __init__(self, stepper: DenseCoupledStepper) -> None:
+        super().__init__(stepper)
+        self.work = 0.0
+        self.last: Tuple[float, float] | None = None
+        self.history: List[float] = []
+
+    def rows(self, lo: int, hi: int) -> List[List[float]]:
+        """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
+
+        Args:
+            lo: the first step's index.
+            hi: the last step's index.
+
+        Returns:
+            Each step's CSV columns.
+        """
+        st = self.stepper
+        o = 2 * st.dense.n
+        t = np.array(st.times[lo:hi + 1])
+        if st.loads.active:
+            power = np.einsum("ij,ij->i", np.array(st.Q_end[lo:hi + 1]), st.Y[lo:hi + 1, o:])
+        else:
+            power = np.zeros(len(t))
+        if self.last is not None:
+            t = np.concatenate([[self.last[0]], t])
+            power = np.concatenate([[self.last[1]], power])
+        inc = np.concatenate([[0.0], 0.5 * (power[1:] + power[:-1]) * np.diff(t)])
+        work = self.work + np.cumsum(inc)
+        if self.last is not None:
+            work = work[1:]
+        self.work = float(work[-1])
+        self.last = (float(t[-1]), float(power[-1]))
+        self.history.extend(work.tolist())
+        return [[w] for w in work]
+
+
+class DenseMonitors(_DenseObserver):
+    """The coupled run's energies and momenta (:func:`~dolfinx_mbs.systems.coupled.monitors`)
+    from the invariants, a batch of states in one kernel call; a state whose energy is not
+    finite stops the run.
+
+    Args:
+        stepper: the run's stepper.
         work: the run's work observer (its history is ``energy["work"]``).
     """
 
     columns = ["kinetic", "elastic", "gravity", "total"]
     needs_velocity = True
 
-    def __init__(self, dense: DenseCoupled, work: Any) -> None:
-        self.dense, self.work = dense, work
-        self.history: list = []
+    def __init__(self, stepper: DenseCoupledStepper, work: DenseWork) -> None:
+        super().__init__(stepper)
+        self.work = work
+        self.values: List[np.ndarray] = []
 
-    def observe(self, step: obs.Step) -> List[float]:
-        """Record the energies and momenta at the step.
+    def rows(self, lo: int, hi: int) -> List[List[float]]:
+        """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
 
         Args:
-            step: the run's state (its ``dense`` arrays read).
+            lo: the first step's index.
+            hi: the last step's index.
 
         Returns:
-            The CSV columns.
+            Each step's CSV columns.
 
         Raises:
             FloatingPointError: the energy is not finite.
         """
-        q, v, _ = step.dense
-        mon = self.dense.monitors(step.t, q, v, step.frames)
-        self.history.append(mon)
-        if not math.isfinite(mon["total"]):
-            raise FloatingPointError(f"the solution is not finite at t={step.t:g}")
-        return [mon[k] for k in self.columns]
+        st = self.stepper
+        out = st.monitors(lo, hi)
+        self.values.append(out)
+        bad = ~np.isfinite(out[:, 3])
+        if bad.any():
+            k = int(np.argmax(bad))
+            raise FloatingPointError(f"the solution is not finite at t={st.times[lo + k]:g}")
+        return out[:, :4].tolist()
 
-    def results(self) -> dict:
+    def results(self) -> Dict[str, Any]:
         """``energy`` and ``momentum``, as the TS path's observer gives them."""
-        h = self.history
-        energy = {k: np.array([e[k] for e in h]) for k in self.columns}
+        h = np.concatenate(self.values) if self.values else np.zeros((0, 10))
+        energy = {k: h[:, i].copy() for i, k in enumerate(self.columns)}
         energy["work"] = np.array(self.work.history)
         return {"energy": energy,
-                "momentum": {"linear": np.array([m["momentum"] for m in h]),
-                             "angular": np.array([m["angular_momentum"] for m in h])}}
+                "momentum": {"linear": h[:, 4:7].copy(), "angular": h[:, 7:10].copy()}}
 
 
 class DenseCoupledStepper(PythonLoop):
@@ -125,17 +409,22 @@ class DenseCoupledStepper(PythonLoop):
     Args:
         system: the coupled system.
         run: the run (``formulation`` ``"second-order"`` or ``"first-order"``).
+        compiled: the compiled kernels (numba) or the NumPy ones; None: compiled where numba
+            is installed (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.COMPILED`).
     """
 
     path = "dense"
 
-    def __init__(self, system: CoupledSystem, run: RunSpec) -> None:
+    def __init__(self, system: CoupledSystem, run: RunSpec, compiled: bool | None = None
+                 ) -> None:
         why = applies(system, run)
         if why is not None:
             raise ValueError(f"stepper='dense' cannot step a run with {why}: use "
                              "stepper='ts' or 'auto'")
         self.system = system
         self.dense = DenseCoupled(system)
+        self.plan = self.dense.plan
+        self.K = kernels.variant(kernels.COMPILED if compiled is None else bool(compiled))
         self.formulation = run.formulation
         self.times = [run.t0] + run.times()
         self.n_steps = len(self.times) - 1
@@ -148,14 +437,30 @@ class DenseCoupledStepper(PythonLoop):
         else:
             self.method = self.scheme = "bdf"
         self.named = None
-        self.y = np.zeros(self.dense.N)
-        self.V: np.ndarray | None = None       # TSALPHA's rate
-        self.hist: List[Tuple[float, np.ndarray]] = []   # TSBDF's past states
+        N = self.plan.N
+        self.y = np.zeros(N)
+        self.V = np.zeros(N)                      # TSALPHA's rate
+        self.hist_t = np.zeros(1)                 # TSBDF's state one step back
+        self.hist_X = np.zeros((1, N))
         self.started = False
+        self.loads = FrameLoads(system, self.dense)
+        self.fault = checks.Deferred(system.comm)
+        #: the run's states (one row per time), the loads' Q and moments at them
+        self.Y = np.zeros((self.n_steps + 1, N))
+        self.Q_end: List[np.ndarray] = []
+        self.M_end: List[List[np.ndarray]] = []
+        self._index = 0
         self._vecs: Tuple[Any, Any] | None = None
-        #: Newton's iterations over the run (the stages' sum) and the stages solved
+        self._ground = self.dense.parent_states(run.t0)[None] if self.dense.constant_parents \
+            else None
+        self._probe_after = 0
+        #: whether the observers see the batches at once (else step by step)
+        self.whole = False
+        #: Newton's iterations over the run (the stages' sum), the stages solved and the
+        #: steps taken one at a time from Python (loads that read the frames' state)
         self.iterations = 0
         self.stages = 0
+        self.python_steps = 0
 
     @staticmethod
     def applies(system: CoupledSystem, run: RunSpec) -> str | None:
@@ -182,12 +487,13 @@ class DenseCoupledStepper(PythonLoop):
             p0: unused (None).
         """
         from dolfinx_mbs.integrate.dense.operators import gather_vector
-        s, n = self.system, self.dense.n
+        s, n = self.system, self.plan.n
         f0 = s.initial_unknowns(q0, v0, t0)
         if n:
             self.y[:n] = gather_vector(q0, s.comm)
             self.y[n:2 * n] = gather_vector(v0, s.comm)
         self.y[2 * n:] = f0
+        self.Y[0] = self.y
         self._vecs = (q0.duplicate(), v0.duplicate()) if n else (q0, v0)
 
     def prepare(self, needs: Needs) -> None:
@@ -208,8 +514,9 @@ class DenseCoupledStepper(PythonLoop):
         Returns:
             The state.
         """
-        n = self.dense.n
-        q, v, f = self.y[:n], self.y[n:2 * n], self.y[2 * n:]
+        n = self.plan.n
+        y = self.Y[self._index]
+        q, v, f = y[:n], y[n:2 * n], y[2 * n:]
         qv, vv = self._vecs
         if n:
             r0, r1 = qv.getOwnershipRange()
@@ -217,128 +524,264 @@ class DenseCoupledStepper(PythonLoop):
             vv.array[:] = v[r0:r1]
         return State(qv, vv, dense=(q.copy(), v.copy(), None), frames=f.copy())
 
+    def monitors(self, lo: int, hi: int) -> np.ndarray:
+        """The energies and momenta of the states ``lo`` to ``hi`` (rows: kinetic, elastic,
+        gravity, total, P (3), H (3); :func:`~dolfinx_mbs.integrate.dense.coupled_kernels.
+        monitors`).
+
+        Args:
+            lo: the first state's index.
+            hi: the last state's index.
+
+        Returns:
+            The rows.
+        """
+        p = self.plan
+        Y = self.Y[lo:hi + 1]
+        spar = self._ground if self._ground is not None else np.array(
+            [self.dense.parent_states(t) for t in self.times[lo:hi + 1]])
+        out = np.zeros((len(Y), 10))
+        self.K.monitors(*p.arrays(), spar, p.grav, p.n, Y, out)
+        return out
+
+    # -- the run -----------------------------------------------------------------------------
     def march(self, at: Boundary) -> None:
-        """Step through the run's times; at the end the frames hold their final state.
+        """Step through the run's times in batches, the observers after each (see the module
+        docstring); at the end the frames hold their final state.
 
         Args:
             at: the driver's side of the seam.
         """
-        self.loop(at)
-        s, f = self.system, self.y[2 * self.dense.n:]
+        whole = self.needs.whole_run if getattr(self, "needs", None) is not None else None
+        self.whole = whole is not None
+        K = self.n_steps
+        k = 0
+        self.time = self.times[0]
+        if self.loads.active:
+            self._end_loads(0, 0)
+        self.fault.settle()
+        if K == 0:
+            self._deliver(at, whole, 0, 0)
+        while k < K:
+            kb = min(k + BATCH, K)
+            done = self._batch(k, kb)
+            if self.loads.active:
+                self._end_loads(k + 1, done)
+            self.fault.settle()
+            self._deliver(at, whole, 0 if k == 0 else k + 1, done)
+            k = done
+        s, f = self.system, self.Y[K, 2 * self.plan.n:]
         for fr, zs, ws in zip(s.frames, s.zslice, s.wslice):
-            fr.set_state(self.time, f[zs], f[ws])
+            fr.set_state(self.times[K], f[zs], f[ws])
 
-    # -- the schemes -------------------------------------------------------------------------
-    def step(self, t: float, h: float) -> None:
-        """The step from ``t`` to ``t + h``.
+    def _deliver(self, at: Boundary, whole: Dict[str, obs.Observer] | None, lo: int,
+                 hi: int) -> None:
+        """The states ``lo`` to ``hi`` to the observers: at once where they all can, else
+        one boundary after the other."""
+        if whole is None:
+            for index in range(lo, hi + 1):
+                self._index, self.steps, self.time = index, index, self.times[index]
+                at(index, self.times[index])
+            return
+        self._index, self.steps, self.time = hi, hi, self.times[hi]
+        n = self.plan.n
+        Q = self.Y[lo:hi + 1, :n]
+        for o in whole.values():
+            if isinstance(o, _DenseObserver):
+                o.rows(lo, hi)
+            elif isinstance(o, ProbeMatrix):
+                o.observe_all(Q)
+            elif isinstance(o, RotationRange):
+                o.observe_all(self.times[lo:hi + 1], Q)
+            elif isinstance(o, obs.Progress):
+                if o.bar is not None:
+                    o.bar.update(hi - lo + (0 if lo == 0 else 1))
+            else:
+                for index in range(lo, hi + 1):
+                    self._index = index
+                    st = self.state(self.times[index], True)
+                    o.observe(obs.Step(index=index, t=self.times[index], q=st.q, v=st.v,
+                                       u=None, stepper=cast(Any, self), dense=st.dense,
+                                       frames=st.frames))
+        at.passed(self.times[lo:hi + 1])
 
-        Args:
-            t: the step's start (s).
-            h: its size (s).
+    def _end_loads(self, lo: int, hi: int) -> None:
+        """The loads' Q and moments at the states ``lo`` to ``hi`` (what the observers read;
+        the user's functions called under the batch's guard)."""
+        o = 2 * self.plan.n
+        for index in range(lo, hi + 1):
+            t = self.times[index]
+            with self.fault.guard(f"the frame loads at t={t:g}"):
+                Q, M = self.loads.at(t, self.Y[index, o:])
+                self.Q_end.append(Q)
+                self.M_end.append(M)
+            if self.fault.found:
+                return
+
+    def _batch(self, k: int, kb: int) -> int:
+        """Steps ``k`` to ``kb`` (their end indices k + 1 .. kb): stretches the kernels step
+        at once, and steps whose loads read the state one at a time; stops at a fault (kept).
+
+        Returns:
+            The index of the last state computed.
         """
+        while k < kb:
+            if self.loads.active and k < self._probe_after:
+                n_ok, sQ, read = 0, None, True
+            else:
+                n_ok, sQ = self._probe(k, kb)
+                read = k + n_ok < kb
+                if read:
+                    self._probe_after = k + n_ok + PROBE_AGAIN
+            if self.fault.found:
+                return k
+            if n_ok:
+                k = self._run(k, k + n_ok, sQ)
+                if self.fault.found:
+                    return k
+            if k < kb and read:
+                with self.fault.guard(f"the step from t={self.times[k]:g}"):
+                    self._python_step(k)
+                if self.fault.found:
+                    return k
+                k += 1
+        return k
+
+    def _stage_times(self, k: int, started: bool) -> List[float]:
+        """The times of the stages of step ``k`` (from ``started``)."""
+        t, t1 = self.times[k], self.times[k + 1]
+        h = t1 - t
         if self.formulation == "second-order":
-            self._alpha_step(t, h)
+            first = [t + 0.5 * h, t + h] if not started else []
+            return first + [t + self.params[1] * h]
+        return ([t + 0.5 * h] if not started else []) + [t1]
+
+    def _probe(self, k: int, kb: int) -> Tuple[int, np.ndarray | None]:
+        """How many steps from ``k`` (up to ``kb``) have loads of time alone at every stage,
+        and those loads (stages in order; None without loads)."""
+        if not self.loads.active:
+            return kb - k, None
+        rows = []
+        started = self.started
+        count = 0
+        for s in range(k, kb):
+            step_rows = []
+            for ts in self._stage_times(s, started):
+                with self.fault.guard(f"the frame loads at t={ts:g}"):
+                    got = self.loads.probe(ts)
+                if self.fault.found or got is None:
+                    return count, np.array(rows) if rows else None
+                step_rows.append(got[0])
+            rows += step_rows
+            started = True
+            count += 1
+        return count, np.array(rows)
+
+    def _parents(self, k: int, k1: int) -> np.ndarray:
+        """The parents' states at the stages of the steps ``k`` to ``k1`` (one row for
+        frames without parents)."""
+        if self._ground is not None:
+            return self._ground
+        started = self.started
+        out = []
+        for s in range(k, k1):
+            for ts in self._stage_times(s, started):
+                out.append(self.dense.parent_states(ts))
+            started = True
+        return np.array(out)
+
+    def _run(self, k: int, k1: int, sQ: np.ndarray | None) -> int:
+        """Steps ``k`` to ``k1`` by the kernels; returns the last state's index."""
+        p, K = self.plan, self.K
+        with self.fault.guard(f"the prescribed parent frames' motion after t="
+                              f"{self.times[k]:g}"):
+            spar = self._parents(k, k1)
+        if self.fault.found:
+            return k
+        if sQ is None:
+            sQ = self.loads.zero
+        DQ = np.zeros((p.m, p.m))
+        tt = np.array(self.times[k:k1 + 1])
+        info = np.zeros(4, dtype=np.int64)
+        Y = self.Y[k + 1:k1 + 1]
+        if self.formulation == "second-order":
+            am, af, gm = self.params
+            K.alpha_run(*p.arrays(), p.grav, p.n, spar, sQ, DQ, tt, am, af, gm,
+                        self.restart_step, self.started, self.y, self.V, Y, info)
         else:
-            self._bdf_step(t, h)
-
-    def _alpha_stage(self, t: float, h: float, X0: np.ndarray, V0: np.ndarray,
-                     params: tuple) -> Tuple[np.ndarray, np.ndarray]:
-        """One TSALPHA stage from (X0, V0): (X1, V1)."""
-        am, af, gm = params
-        ta = t + af * h
-        shift = am / (af * gm * h)
-
-        def stage(X1: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-            V1 = (X1 - X0) / (gm * h) + (1.0 - 1.0 / gm) * V0
-            return X0 + af * (X1 - X0), V0 + am * (V1 - V0)
-        X1 = self._newton(stage, ta, shift, af, X0.copy(), X0)
-        V1 = (X1 - X0) / (gm * h) + (1.0 - 1.0 / gm) * V0
-        return X1, V1
-
-    def _alpha_step(self, t: float, h: float) -> None:
-        X0 = self.y.copy()
-        if not self.started:
-            be = (1.0, 1.0, 1.0)
-            Z = np.zeros_like(X0)
-            X1, _ = self._alpha_stage(t, 0.5 * h, X0, Z, be)
-            X2, _ = self._alpha_stage(t + 0.5 * h, 0.5 * h, X1, Z, be)
-            self.V = (-3.0 * X0 + 4.0 * X1 - X2) / (self.restart_step * h)
+            K.bdf_run(*p.arrays(), p.grav, p.n, spar, sQ, DQ, tt, self.started, self.y,
+                      self.hist_t, self.hist_X, Y, info)
+        done = int(info[0])
+        self.iterations += int(info[2])
+        self.stages += int(info[3])
+        if done or info[1] == kernels.OK:
             self.started = True
-        self.y, self.V = self._alpha_stage(t, h, X0, self.V, self.params)
+        if info[1] != kernels.OK:
+            t = self.times[k + done]
+            self.fault.keep(FloatingPointError(_failure(int(info[1]), t)),
+                            f"the step from t={t:g}")
+        return k + done
 
-    def _bdf_step(self, t: float, h: float) -> None:
+    # -- a step whose loads read the state: Newton from Python, the loads at each iterate ----
+    def _python_step(self, k: int) -> None:
+        """Step ``k`` with the loads called at every Newton iterate."""
+        t, t1 = self.times[k], self.times[k + 1]
+        h = t1 - t
         X0 = self.y.copy()
-        if not self.started:
-            # TSBDF's restart: a backward-Euler half step, then BDF2 on (t0, t0 + h/2)
-            self.hist = [(t, X0)]
-            th = t + 0.5 * h
-            Xh = self._bdf_solve(th, [(t, X0)], X0)
-            self.hist = [(t, X0), (th, Xh)]
-            self.started = True
+        zero = np.zeros_like(X0)
+        if self.formulation == "second-order":
+            am, af, gm = self.params
+            if not self.started:
+                hh = 0.5 * h
+                X1 = self._stage(t + hh, 1.0, zero, 1.0 / hh, -X0 / hh, X0.copy(), X0)
+                X2 = self._stage(t + h, 1.0, zero, 1.0 / hh, -X1 / hh, X1.copy(), X1)
+                self.V = (-3.0 * X0 + 4.0 * X1 - X2) / (self.restart_step * h)
+                self.started = True
+            V = self.V
+            X1 = self._stage(t + af * h, af, (1.0 - af) * X0, am / (gm * h),
+                             (1.0 - am / gm) * V - am * X0 / (gm * h), X0 + h * V, X0)
+            self.V = (X1 - X0) / (gm * h) + (1.0 - 1.0 / gm) * V
         else:
-            self.hist = [(t, X0)] + self.hist[:1]
-        t1 = t + h
-        guess = _lagrange(t1, self.hist) if len(self.hist) > 1 else X0.copy()
-        self.y = self._bdf_solve(t1, self.hist, guess)
+            if not self.started:
+                th = t + 0.5 * h
+                w = self.K.bdf_weights(th, t, t, False)
+                Xm = self._stage(th, 1.0, zero, w[0], w[1] * X0, X0.copy(), X0)
+                tm = th
+                self.started = True
+            else:
+                tm, Xm = float(self.hist_t[0]), self.hist_X[0].copy()
+            w = self.K.bdf_weights(t1, t, tm, True)
+            guess = X0 + (t1 - t) / (t - tm) * (X0 - Xm)
+            X1 = self._stage(t1, 1.0, zero, w[0], w[1] * X0 + w[2] * Xm, guess, X0)
+            self.hist_t[0], self.hist_X[0] = t, X0
+        self.y[:] = X1
+        self.Y[k + 1] = X1
+        self.python_steps += 1
 
-    def _bdf_solve(self, t1: float, hist: List[Tuple[float, np.ndarray]],
-                   guess: np.ndarray) -> np.ndarray:
-        """X at ``t1`` of the BDF with the past states ``hist`` (time, state)."""
-        times = [t1] + [tk for tk, _ in hist]
-        w = _lagrange_derivative(times)
-        base = sum(wk * Xk for wk, (_, Xk) in zip(w[1:], hist))
-        return self._newton(lambda X: (X, w[0] * X + base), t1, float(w[0]), 1.0, guess,
-                            hist[0][1])
-
-    def _newton(self, stage: Any, t: float, shift: float, scale: float, X: np.ndarray,
-                X_start: np.ndarray) -> np.ndarray:
-        """Newton's method on F(t, stage(X)) = 0 with the exact Jacobian at every iterate
-        (``stage`` gives the arguments (y, y') of the residual from the unknown X: dy/dX =
-        ``scale`` I and dy'/dX = ``shift`` ``scale`` I, so that dF/dX is ``scale`` times the
-        residual's Jacobian at ``shift``)."""
-        d = self.dense
-        n = d.n
-        blocks = [slice(0, n), slice(n, 2 * n)] + [slice(2 * n + k, 2 * n + k + 1)
-                                                   for k in range(d.m)]
-        prev = None
-        fprev = math.inf
-        ref: List[float] = []
-        top = 0.0
-        for it in range(25):
-            ya, yda = stage(X)
-            F, J = d.residual(t, ya, yda, shift)
-            if not np.all(np.isfinite(F)):
-                raise FloatingPointError(f"the residual is not finite at t={t:g}")
-            fnorm = float(np.abs(F).max(initial=0.0))
-            if prev is not None and fnorm > 0.5 * fprev and all(
-                    a <= PLATEAU * max(r, ROUNDOFF * top) for a, r in zip(prev, ref)):
-                # an exact Newton step that did not reduce the residual, its update small:
-                # the round-off plateau (the elastic block's condition number)
+    def _stage(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
+               X: np.ndarray, Xs: np.ndarray) -> np.ndarray:
+        """One stage by Newton's method, the loads at each iterate (their derivative once)."""
+        p, K = self.plan, self.K
+        o = 2 * p.n
+        par = self.dense.parent_states(t) if self._ground is None else self._ground[0]
+        mem = np.zeros(kernels.M_HEAD + 2 * (2 + p.m))
+        LU = np.empty((p.N, p.N))
+        piv = np.zeros(p.N, dtype=np.int64)
+        DQ = None
+        for it in range(kernels.MAXIT):
+            f = (ca * X + da)[o:]
+            Q = self.loads.at(t, f)[0]
+            if DQ is None:
+                DQ = self.loads.derivative(t, f)
+            code = K.newton_iter(*p.arrays(), par, p.grav, p.n, ca, da, cb, db, Q, DQ, X, Xs,
+                                 it, mem, LU, piv)
+            if code > 0:
+                self.iterations += code
                 self.stages += 1
                 return X
-            fprev = fnorm
-            try:
-                dX = sla.solve(J, F, check_finite=False) / scale
-            except (np.linalg.LinAlgError, ValueError):
-                raise FloatingPointError(f"the Newton step's matrix is singular at "
-                                         f"t={t:g}") from None
-            X = X - dX
-            self.iterations += 1
-            sizes = [float(np.abs(dX[b]).max(initial=0.0)) for b in blocks]
-            ref = [max(float(np.abs(X[b]).max(initial=0.0)),
-                       float(np.abs(X[b] - X_start[b]).max(initial=0.0))) for b in blocks]
-            top = max(ref[2:], default=0.0)
-            done = all(a <= ROUNDOFF * r or (k > 1 and a <= ROUNDOFF * top)
-                       or (prev is not None and a * a <= ROUNDOFF * r * max(pa, 1e-300))
-                       for k, (a, r, pa) in enumerate(zip(sizes, ref, prev or sizes)))
-            if not np.all(np.isfinite(X)):
-                raise FloatingPointError(f"the Newton update is not finite at t={t:g}")
-            if done and it > 0:
-                self.stages += 1
-                return X
-            prev = sizes
-        raise FloatingPointError(f"Newton's method did not converge in 25 iterations at "
-                                 f"t={t:g}")
+            if code < 0:
+                raise FloatingPointError(_failure(-code, t))
+        raise FloatingPointError(_failure(kernels.NOT_CONVERGED, t))
 
     # -- the protocol's rest -----------------------------------------------------------------
     def record(self, t: float) -> Any:
@@ -384,39 +827,16 @@ class DenseCoupledStepper(PythonLoop):
 
     def destroy(self) -> None:
         """Destroy the reduced vectors of the states given (collective)."""
-        if self._vecs is not None and self.dense.n:
+        if self._vecs is not None and self.plan.n:
             for x in self._vecs:
                 x.destroy()
         self._vecs = None
 
 
-def _lagrange(t: float, hist: List[Tuple[float, np.ndarray]]) -> np.ndarray:
-    """The polynomial through the past states, at ``t`` (TSBDF's predictor)."""
-    ts = [tk for tk, _ in hist]
-    out = np.zeros_like(hist[0][1])
-    for k, (tk, Xk) in enumerate(hist):
-        L = 1.0
-        for j, tj in enumerate(ts):
-            if j != k:
-                L *= (t - tj) / (tk - tj)
-        out += L * Xk
-    return out
-
-
-def _lagrange_derivative(times: List[float]) -> List[float]:
-    """The derivatives at times[0] of the Lagrange basis on ``times`` (TSBDF's weights)."""
-    n = len(times)
-    t = times[0]
-    out = []
-    for k in range(n):
-        dk = 0.0
-        for j in range(n):
-            if j == k:
-                continue
-            L = 1.0 / (times[k] - times[j])
-            for i in range(n):
-                if i != j and i != k:
-                    L *= (t - times[i]) / (times[k] - times[i])
-            dk += L
-        out.append(dk)
-    return out
+def _failure(status: int, t: float) -> str:
+    """The words of a failed stage."""
+    if status == kernels.NOT_FINITE:
+        return f"the Newton iterate is not finite at t={t:g}"
+    if status == kernels.SINGULAR:
+        return f"the Newton step's matrix is singular at t={t:g}"
+    return f"Newton's method did not converge in {kernels.MAXIT} iterations at t={t:g}"
