@@ -38,7 +38,6 @@ unit loads, formed once per evaluation.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence
 
 import numpy as np
@@ -119,12 +118,18 @@ class FrameLoad:
         Returns:
             (force, moment, local).
         """
-        out = self.fn(t, view)
+        return self.interpret(self.fn(t, view))
+
+    def interpret(self, out: Any) -> tuple:
+        """A value of the function as :meth:`values` gives it.
+
+        Args:
+            out: what the function returned.
+
+        Returns:
+            (force, moment, local).
+        """
         if self.kind == "torque":
-            if type(out) is float and math.isfinite(out):   # a number about a hinge's axis
-                axis = getattr(self.frame, "axis", None)
-                if axis is not None:
-                    return np.zeros(3), out * axis, True
             F = np.zeros(3)
             M = np.asarray(out, dtype=float)
             if M.ndim == 0:

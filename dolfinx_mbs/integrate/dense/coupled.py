@@ -41,6 +41,7 @@ How a run goes, so that a step costs what its arithmetic costs:
 from __future__ import annotations
 
 import logging
+import math
 from typing import TYPE_CHECKING, Any, Dict, List, Tuple, cast
 
 import numpy as np
@@ -99,6 +100,11 @@ class FrameLoads:
     generalized forces Q (at the speeds' places of the frame unknowns f), their derivative
     -dQ/df, their moments about the frames' origins.
 
+    A load whose function gives a number for a torque about a hinge's axis (what
+    :meth:`~dolfinx_mbs.systems.coupled.FrameLoad.interpret` makes of 1.0: a moment along
+    the axis, local) takes a short way: its generalized force is the number times the
+    axis's, in floats.
+
     Args:
         system: the coupled system.
         dense: its dense form (the frames' partial velocities).
@@ -109,23 +115,50 @@ class FrameLoads:
         ff = dense.plan.ff
         self.on = []
         for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
-            if system.loads_on[i]:
-                k = ws.stop - ws.start
-                Tt = np.ascontiguousarray(ff[i, 30:48].reshape(3, 6)[:, :k].T)
-                Ot = np.ascontiguousarray(ff[i, 48:66].reshape(3, 6)[:, :k].T)
-                loads = [(ld, bool(np.any(ld.point))) for ld in system.loads_on[i]]
-                self.on.append((i, fr, zs, ws, loads, Tt, Ot))
+            if not system.loads_on[i]:
+                continue
+            k = ws.stop - ws.start
+            Tt = np.ascontiguousarray(ff[i, 30:48].reshape(3, 6)[:, :k].T)
+            Ot = np.ascontiguousarray(ff[i, 48:66].reshape(3, 6)[:, :k].T)
+            loads = []
+            for ld in system.loads_on[i]:
+                try:
+                    F1, M1, local1 = ld.interpret(1.0)
+                    unit = None if (np.any(F1) or not local1) else M1.tolist()
+                except (ValueError, TypeError):
+                    unit = None
+                # a number's generalized force (by speed) and its moment about the origin
+                q1 = None if unit is None else (Ot @ M1).tolist()
+                # whether the force enters: through its arm about the origin, or through the
+                # origin's partial velocities T (a hinge off its axis: T = -n x c)
+                arm = bool(np.any(ld.point)) or bool(np.any(Tt))
+                loads.append((ld, arm, unit, q1))
+            self.on.append((i, fr, zs, ws, loads, Tt, Ot))
         self.zero = np.zeros((1, self.m))
+        self._views = [LazyView(fr, 0.0, None, None, probe=True) for _, fr, *_ in self.on]
 
     @property
     def active(self) -> bool:
         """Whether the system has applied frame loads."""
         return bool(self.on)
 
-    def probe(self, t: float) -> Tuple[np.ndarray, List[np.ndarray]] | None:
+    def _add(self, Q: List[float], ws: slice, ld: Any, arm: bool, Tt: np.ndarray,
+             Ot: np.ndarray, F: np.ndarray, M: np.ndarray, Ms: List[float]) -> None:
+        """Add a load of force F and moment M (local) to Q and the frame's moment Ms."""
+        if arm:
+            M = M + cross3(ld.point, F)
+            g = Tt @ F + Ot @ M
+        else:
+            g = Ot @ M
+        for j, gj in enumerate(g.tolist()):
+            Q[ws.start + j] += gj
+        for c in range(3):
+            Ms[c] += float(M[c])
+
+    def probe(self, t: float) -> Tuple[List[float], List[List[float]]] | None:
         """The loads' Q at ``t`` and their moments by loaded frame, where every function
         reads nothing of its frame and gives local components (a hinge's torque as a number:
-        about its axis), else None.
+        about its axis), else None. Lists of floats (a step's few numbers: no arrays made).
 
         Args:
             t: the time (s).
@@ -133,28 +166,32 @@ class FrameLoads:
         Returns:
             (Q, moments), or None.
         """
-        Q = np.zeros(self.m)
+        Q = [0.0] * self.m
         out = []
-        for _, fr, zs, ws, loads, Tt, Ot in self.on:
-            view = LazyView(fr, t, None, None, probe=True)
-            Ms = np.zeros(3)
-            for ld, arm in loads:
+        for k, (_, fr, zs, ws, loads, Tt, Ot) in enumerate(self.on):
+            view = self._views[k]   # a view that refuses to be read is the same at any time
+            Ms = [0.0, 0.0, 0.0]
+            for ld, arm, unit, q1 in loads:
                 try:
-                    F, M, local = ld.values(t, view)
+                    val = ld.fn(t, view)
                 except StateRead:
                     return None
+                if q1 is not None and type(val) is float and math.isfinite(val):
+                    for j, qj in enumerate(q1):
+                        Q[ws.start + j] += val * qj
+                    for c in range(3):
+                        Ms[c] += val * unit[c]
+                    continue
+                F, M, local = ld.interpret(val)
                 if not local:
                     return None
-                if arm:
-                    M = M + cross3(ld.point, F)
-                Q[ws] += Tt @ F + Ot @ M
-                Ms += M
+                self._add(Q, ws, ld, arm, Tt, Ot, F, M, Ms)
             out.append(Ms)
         return Q, out
 
-    def at(self, t: float, f: np.ndarray) -> Tuple[np.ndarray, List[np.ndarray]]:
+    def at(self, t: float, f: np.ndarray) -> Tuple[List[float], List[List[float]]]:
         """The loads' Q at (t, f) and each loaded frame's moment about its origin (local
-        components).
+        components), lists of floats.
 
         Args:
             t: the time (s).
@@ -163,21 +200,25 @@ class FrameLoads:
         Returns:
             (Q, the moments by loaded frame).
         """
-        Q = np.zeros(self.m)
+        Q = [0.0] * self.m
         out = []
         for _, fr, zs, ws, loads, Tt, Ot in self.on:
             z, w = f[zs], f[ws]
             view = LazyView(fr, t, z, w)
-            Ms = np.zeros(3)
-            for ld, arm in loads:
-                F, M, local = ld.values(t, view)
+            Ms = [0.0, 0.0, 0.0]
+            for ld, arm, unit, q1 in loads:
+                val = ld.fn(t, view)
+                if q1 is not None and type(val) is float and math.isfinite(val):
+                    for j, qj in enumerate(q1):
+                        Q[ws.start + j] += val * qj
+                    for c in range(3):
+                        Ms[c] += val * unit[c]
+                    continue
+                F, M, local = ld.interpret(val)
                 if not local:
                     R = fr.state_at(t, z, w).R
                     F, M = R.T @ F, R.T @ M
-                if arm:
-                    M = M + cross3(ld.point, F)
-                Q[ws] += Tt @ F + Ot @ M
-                Ms += M
+                self._add(Q, ws, ld, arm, Tt, Ot, F, M, Ms)
             out.append(Ms)
         return Q, out
 
@@ -199,7 +240,7 @@ class FrameLoads:
                 fp, fm = f.copy(), f.copy()
                 fp[j] += h
                 fm[j] -= h
-                D[:, j] -= (self.at(t, fp)[0] - self.at(t, fm)[0]) / (2.0 * h)
+                D[:, j] -= (np.array(self.at(t, fp)[0]) - np.array(self.at(t, fm)[0])) / (2.0 * h)
         return D
 
 
@@ -447,8 +488,8 @@ class DenseCoupledStepper(PythonLoop):
         self.fault = checks.Deferred(system.comm)
         #: the run's states (one row per time), the loads' Q and moments at them
         self.Y = np.zeros((self.n_steps + 1, N))
-        self.Q_end: List[np.ndarray] = []
-        self.M_end: List[List[np.ndarray]] = []
+        self.Q_end: List[List[float]] = []
+        self.M_end: List[List[List[float]]] = []
         self._index = 0
         self._vecs: Tuple[Any, Any] | None = None
         self._ground = self.dense.parent_states(run.t0)[None] if self.dense.constant_parents \
@@ -609,14 +650,16 @@ class DenseCoupledStepper(PythonLoop):
         """The loads' Q and moments at the states ``lo`` to ``hi`` (what the observers read;
         the user's functions called under the batch's guard)."""
         o = 2 * self.plan.n
-        for index in range(lo, hi + 1):
-            t = self.times[index]
-            with self.fault.guard(f"the frame loads at t={t:g}"):
-                Q, M = self.loads.at(t, self.Y[index, o:])
+        t = self.times[lo]
+        try:
+            for index in range(lo, hi + 1):
+                t = self.times[index]
+                got = self.loads.probe(t) if index >= self._probe_after else None
+                Q, M = got if got is not None else self.loads.at(t, self.Y[index, o:])
                 self.Q_end.append(Q)
                 self.M_end.append(M)
-            if self.fault.found:
-                return
+        except Exception as e:  # noqa: BLE001 - the user's function: kept, raised everywhere
+            self.fault.keep(e, f"the frame loads at t={t:g}")
 
     def _batch(self, k: int, kb: int) -> int:
         """Steps ``k`` to ``kb`` (their end indices k + 1 .. kb): stretches the kernels step
@@ -661,21 +704,24 @@ class DenseCoupledStepper(PythonLoop):
         and those loads (stages in order; None without loads)."""
         if not self.loads.active:
             return kb - k, None
-        rows = []
+        rows: List[List[float]] = []
         started = self.started
         count = 0
-        for s in range(k, kb):
-            step_rows = []
-            for ts in self._stage_times(s, started):
-                with self.fault.guard(f"the frame loads at t={ts:g}"):
+        ts = self.times[k]
+        try:
+            for s in range(k, kb):
+                step_rows = []
+                for ts in self._stage_times(s, started):
                     got = self.loads.probe(ts)
-                if self.fault.found or got is None:
-                    return count, np.array(rows) if rows else None
-                step_rows.append(got[0])
-            rows += step_rows
-            started = True
-            count += 1
-        return count, np.array(rows)
+                    if got is None:
+                        return count, np.array(rows) if rows else None
+                    step_rows.append(got[0])
+                rows += step_rows
+                started = True
+                count += 1
+        except Exception as e:  # noqa: BLE001 - the user's function: kept, raised everywhere
+            self.fault.keep(e, f"the frame loads at t={ts:g}")
+        return count, np.array(rows) if rows else None
 
     def _parents(self, k: int, k1: int) -> np.ndarray:
         """The parents' states at the stages of the steps ``k`` to ``k1`` (one row for
@@ -770,7 +816,7 @@ class DenseCoupledStepper(PythonLoop):
         DQ = None
         for it in range(kernels.MAXIT):
             f = (ca * X + da)[o:]
-            Q = self.loads.at(t, f)[0]
+            Q = np.array(self.loads.at(t, f)[0])
             if DQ is None:
                 DQ = self.loads.derivative(t, f)
             code = K.newton_iter(*p.arrays(), par, p.grav, p.n, ca, da, cb, db, Q, DQ, X, Xs,

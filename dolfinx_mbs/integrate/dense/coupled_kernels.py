@@ -48,8 +48,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["COMPILED", "variant", "residual", "newton_iter", "newton", "alpha_run",
-           "bdf_run", "bdf_weights", "frame_states", "monitors", "ST", "FI", "BI", "FF", "PAR"]
+__all__ = ["COMPILED", "variant", "residual", "kinematic_pairs", "newton_iter", "newton",
+           "alpha_run", "bdf_run", "bdf_weights", "frame_states", "monitors", "ST", "FI", "BI",
+           "FF", "PAR"]
 
 _PLAIN = bool(globals().get("_PLAIN", False))
 
@@ -936,6 +937,72 @@ def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff:
 
 
 @jit
+def kinematic_pairs(fi: np.ndarray, n: int, N: int) -> np.ndarray:
+    """For each unknown: the index of the coordinate whose kinematic row is x' = it (an
+    elastic rate's coordinate, a hinge speed's angle), -2 for such a coordinate, -1 else.
+
+    Args:
+        fi: the frames' integer table.
+        n: the number of elastic reduced coordinates.
+        N: the number of unknowns.
+
+    Returns:
+        The pairs.
+    """
+    kv = np.full(N, -1, dtype=np.int64)
+    for i in range(n):
+        kv[n + i] = i
+        kv[i] = -2
+    o = 2 * n
+    for f in range(fi.shape[0]):
+        if fi[f, 0] == KIND_HINGE:
+            kv[o + fi[f, 2]] = o + fi[f, 1]
+            kv[o + fi[f, 1]] = -2
+    return kv
+
+
+def _condense_loops(J: np.ndarray, F: np.ndarray, kv: np.ndarray, r: float, Jc: np.ndarray,
+                    Fc: np.ndarray) -> bool:
+    """The rows and columns of the unknowns that remain (kv != -2): Jc = J + r J[:, p] for
+    an unknown whose coordinate p follows it, Fc = F; False where J is not finite."""
+    N = J.shape[0]
+    a = 0
+    for i in range(N):
+        if kv[i] == -2:
+            continue
+        Fc[a] = F[i]
+        b = 0
+        for j in range(N):
+            if kv[j] == -2:
+                continue
+            x = J[i, j]
+            if kv[j] >= 0:
+                x += r * J[i, kv[j]]
+            if not abs(x) < np.inf:
+                return False
+            Jc[a, b] = x
+            b += 1
+        a += 1
+    return True
+
+
+def _condense_arrays(J: np.ndarray, F: np.ndarray, kv: np.ndarray, r: float, Jc: np.ndarray,
+                     Fc: np.ndarray) -> bool:
+    """:func:`_condense_loops` in array products."""
+    keep = np.flatnonzero(kv != -2)
+    cols = J[:, keep]
+    paired = kv[keep] >= 0
+    cols[:, paired] += r * J[:, kv[keep][paired]]
+    Jc[:, :] = cols[keep]
+    Fc[:] = F[keep]
+    return bool(np.all(np.isfinite(Jc)))
+
+
+#: the Newton matrix of the remaining unknowns: loops where compiled, arrays otherwise
+_condense = jit(_condense_loops) if COMPILED else _condense_arrays
+
+
+@jit
 def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
                 ff: np.ndarray, par: np.ndarray, grav: np.ndarray, n: int, ca: float,
                 da: np.ndarray, cb: float, db: np.ndarray, Q: np.ndarray, DQ: np.ndarray,
@@ -945,15 +1012,18 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
     place: the stage's unknown X at the time whose parent states are ``par``, the loads ``Q``
     and their derivative ``DQ`` at (that time, ca X + da).
 
-    The exact Jacobian is formed and factored (into ``LU``, ``piv``) at the stage's first
-    iterate and again wherever the updates stop shrinking at least :data:`REFRESH`-fold from
-    one iteration to the next; between, the factors of an earlier iterate serve (the same
-    solution: only the rate of convergence depends on them). Converged when the update is
-    round-off of its block (the elastic coordinates, their rates, each frame unknown;
-    relative to the block or to its increment from ``Xs``, the step's start), directly or
-    as the last contraction extrapolates it, or when an exact step no longer reduces the
-    residual (the round-off plateau). ``mem`` (:data:`M_HEAD` + 2 (2 + m) numbers, zero at
-    the stage's start) carries what one iteration leaves the next.
+    The kinematic rows x' = u of the elastic coordinates and the hinges' angles
+    (:func:`kinematic_pairs`) are linear: each such coordinate is set from its rate's unknown
+    so that its row holds exactly, and Newton's matrix is that of the other unknowns (the
+    same iterates, a system of half the size). It is formed and factored (into ``LU``,
+    ``piv``) at the stage's first iterate and again wherever the updates stop shrinking at
+    least :data:`REFRESH`-fold from one iteration to the next; between, the factors of an
+    earlier iterate serve (the same solution: only the rate of convergence depends on them).
+    Converged when the update is round-off of its block (the elastic coordinates, their
+    rates, each frame unknown; relative to the block or to its increment from ``Xs``, the
+    step's start), directly or as the last contraction extrapolates it, or when an exact step
+    no longer reduces the residual (the round-off plateau). ``mem`` (:data:`M_HEAD` + 2 (2 +
+    m) numbers, zero at the stage's start) carries what one iteration leaves the next.
 
     Returns:
         0 to go on, the iterations taken when converged, or minus a status
@@ -963,10 +1033,19 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
     nb = 2 + N - 2 * n
     hp = M_HEAD
     hr = M_HEAD + nb
+    kv = kinematic_pairs(fi, n, N)
+    Nc = 0
+    for i in range(N):
+        if kv[i] != -2:
+            Nc += 1
+    r = ca / cb
+    for i in range(N):    # the coordinates that follow their rates' unknowns
+        if kv[i] >= 0:
+            X[kv[i]] = (ca * X[i] + da[i] - db[kv[i]]) / cb
     have_prev = mem[M_PREV] > 0.0
     jac = it == 0 or mem[M_EXACT] < 0.0
     F = np.empty(N)
-    J = np.empty((N, N)) if jac else LU
+    J = np.empty((N, N)) if jac else np.empty((1, 1))
     y = np.empty(N)
     yd = np.empty(N)
     _combine(ca, X, 1.0, da, y)
@@ -977,7 +1056,8 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
         a = abs(F[k])
         if not a < np.inf:
             return -NOT_FINITE
-        fnorm = max(fnorm, a)
+        if kv[k] != -2:
+            fnorm = max(fnorm, a)
     if have_prev and mem[M_EXACT] > 0.0 and fnorm > 0.5 * mem[M_FNORM]:
         plateau = True
         for b in range(nb):
@@ -986,20 +1066,33 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
         if plateau:
             return it
     mem[M_FNORM] = fnorm
+    Jc = LU.reshape(-1)[:Nc * Nc].reshape((Nc, Nc))
+    Fc = np.empty(Nc)
     if jac:
-        for k in range(N):
-            for j in range(N):
-                if not abs(J[k, j]) < np.inf:
-                    return -NOT_FINITE
-                LU[k, j] = J[k, j]
-        if not _factor(LU, piv):
+        if not _condense(J, F, kv, r, Jc, Fc):
+            return -NOT_FINITE
+        if not _factor(Jc, piv[:Nc]):
             return -SINGULAR
         mem[M_EXACT] = 1.0
     else:
+        a = 0
+        for i in range(N):
+            if kv[i] != -2:
+                Fc[a] = F[i]
+                a += 1
         mem[M_EXACT] = 0.0
-    dX = _back(LU, piv, F)
+    dU = _back(Jc, piv[:Nc], Fc)
+    dX = np.zeros(N)
+    a = 0
+    for i in range(N):
+        if kv[i] == -2:
+            continue
+        dX[i] = dU[a] / ca
+        if kv[i] >= 0:
+            dX[kv[i]] = r * dX[i]
+        a += 1
     for k in range(N):
-        X[k] -= dX[k] / ca
+        X[k] -= dX[k]
         if not abs(X[k]) < np.inf:
             return -NOT_FINITE
     done = True
@@ -1012,20 +1105,20 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
     for b in range(nb):
         lo = 0 if b == 0 else (n if b == 1 else 2 * n + b - 2)
         hi = n if b == 0 else (2 * n if b == 1 else lo + 1)
-        a = 0.0
-        r = 0.0
+        a_ = 0.0
+        rr = 0.0
         for k in range(lo, hi):
-            a = max(a, abs(dX[k] / ca))
-            r = max(r, abs(X[k]), abs(X[k] - Xs[k]))
-        pa = mem[hp + b] if have_prev else a
-        ok = (a <= ROUNDOFF * r or (b > 1 and a <= ROUNDOFF * top)
-              or (have_prev and a * a <= ROUNDOFF * r * max(pa, 1e-300)))
+            a_ = max(a_, abs(dX[k]))
+            rr = max(rr, abs(X[k]), abs(X[k] - Xs[k]))
+        pa = mem[hp + b] if have_prev else a_
+        ok = (a_ <= ROUNDOFF * rr or (b > 1 and a_ <= ROUNDOFF * top)
+              or (have_prev and a_ * a_ <= ROUNDOFF * rr * max(pa, 1e-300)))
         if not ok:
             done = False
-            if have_prev and a > REFRESH * pa:
+            if have_prev and a_ > REFRESH * pa:
                 slow = True
-        mem[hp + b] = a
-        mem[hr + b] = r
+        mem[hp + b] = a_
+        mem[hr + b] = rr
     if done and it > 0:
         return it + 1
     if slow:
@@ -1289,23 +1382,23 @@ def monitors(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff:
         lin[:, ts:] = v
         Px = (Pe @ xi.T).reshape(gg, nz, S)
         Pl = (Pe @ lin.T).reshape(gg, nz, S)
-        Axx = np.einsum("ais,si->sa", Px, xi)
-        Axl = np.einsum("ais,si->sa", Pl, xi)
+        Axx = (Px * xi.T[None]).sum(axis=1).T
+        Axl = (Pl * xi.T[None]).sum(axis=1).T
         Sw = np.zeros((S, 3, 3))
         Sw[:, 0, 1], Sw[:, 0, 2], Sw[:, 1, 2] = -om[:, 2], om[:, 1], -om[:, 0]
         Sw[:, 1, 0], Sw[:, 2, 0], Sw[:, 2, 1] = om[:, 2], -om[:, 1], om[:, 0]
         SwT = np.ascontiguousarray(np.transpose(Sw, (0, 2, 1)))
         StS = SwT @ Sw
-        T = 0.5 * (np.einsum("si,ij,sj->s", lin, PI, lin)
-                   + 2.0 * np.einsum("sa,sa->s", SwT[:, :g, :g].reshape(S, gg), Axl)
-                   + np.einsum("sa,sa->s", StS[:, :g, :g].reshape(S, gg), Axx))
+        T = 0.5 * (((lin @ PI) * lin).sum(axis=1)
+                   + 2.0 * (SwT[:, :g, :g].reshape(S, gg) * Axl).sum(axis=1)
+                   + (StS[:, :g, :g].reshape(S, gg) * Axx).sum(axis=1))
         K0 = bf[bb[11]:bb[11] + nb * nb].reshape(nb, nb)
-        Vel = 0.5 * np.einsum("si,ij,sj->s", q, K0, q)
+        Vel = 0.5 * ((q @ K0) * q).sum(axis=1)
         ab = st[:, 21:24] - st[:, 24:27]
         for c in range(bb[13], bb[13] + bb[14]):
             Mc = bf[ci[c, 3]:ci[c, 3] + nb * nb].reshape(nb, nb)
             coef = om[:, ci[c, 1]] * om[:, ci[c, 2]] if ci[c, 0] == 0 else -ab[:, ci[c, 1]]
-            Vel += 0.5 * coef * np.einsum("si,ij,sj->s", q, Mc, q)
+            Vel += 0.5 * coef * ((q @ Mc) * q).sum(axis=1)
         Pl_ = np.zeros((S, 3))
         Pl_[:, :g] = ((lin @ PI.T)[:, 1:ts]
                       + np.einsum("sa,ais->si", Sw[:, :g, :g].reshape(S, gg), Px)[:, 1:ts])
