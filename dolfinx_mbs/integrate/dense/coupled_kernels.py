@@ -139,10 +139,11 @@ MAXIT = 25
 #: status codes of a stretch of steps
 OK, NOT_CONVERGED, NOT_FINITE, SINGULAR = 0, 1, 2, 3
 #: Newton's memory between iterations (:func:`newton_iter`): the last residual's norm,
-#: whether there was an update before, the largest frame block, whether the factors are the
-#: Jacobian of the last iterate; then the last update's size and the reference of each block
-M_FNORM, M_PREV, M_TOP, M_EXACT = 0, 1, 2, 3
-M_HEAD = 4
+#: whether there was an update before, the largest frame block, whether the last update was
+#: an exact Newton step (the Jacobian of its iterate), whether the next one must be; then the
+#: last update's size and the reference of each block
+M_FNORM, M_PREV, M_TOP, M_EXACT, M_REFRESH = 0, 1, 2, 3, 4
+M_HEAD = 5
 #: a slower contraction of the updates than this asks for a new Jacobian (the factors of the
 #: stage's first iterate serve while the updates shrink faster)
 REFRESH = 0.1
@@ -1043,7 +1044,7 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
         if kv[i] >= 0:
             X[kv[i]] = (ca * X[i] + da[i] - db[kv[i]]) / cb
     have_prev = mem[M_PREV] > 0.0
-    jac = it == 0 or mem[M_EXACT] < 0.0
+    jac = it == 0 or mem[M_REFRESH] > 0.0
     F = np.empty(N)
     J = np.empty((N, N)) if jac else np.empty((1, 1))
     y = np.empty(N)
@@ -1121,8 +1122,7 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
         mem[hr + b] = rr
     if done and it > 0:
         return it + 1
-    if slow:
-        mem[M_EXACT] = -1.0
+    mem[M_REFRESH] = 1.0 if slow else 0.0
     mem[M_PREV] = 1.0
     return 0
 
