@@ -53,7 +53,7 @@ from mpi4py import MPI
 
 from dolfinx_mbs.assembly.operators import coupling_basis
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
-from dolfinx_mbs.frames.computed import Hinge
+from dolfinx_mbs.frames.computed import Free, Hinge
 from dolfinx_mbs.systems.coupled import FrameView
 
 if TYPE_CHECKING:
@@ -67,7 +67,9 @@ __all__ = ["DenseCoupled", "Plan", "LazyView", "StateRead", "dense_reason"]
 
 #: the kernels' table sizes (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: FI, FF, BI,
 #: PAR; checked equal there)
-K_FI, K_FF, K_BI, K_PAR = 5, 66, 15, 24
+K_FI, K_FF, K_BI, K_PAR = 7, 66, 15, 24
+#: the frames' kinds (the kernels' KIND_HINGE, KIND_FREE2, KIND_FREE3)
+KIND_HINGE, KIND_FREE2, KIND_FREE3 = 0, 1, 2
 
 _E = np.eye(3)
 _S = [skew(_E[k]) for k in range(3)]
@@ -85,8 +87,10 @@ def dense_reason(system: CoupledSystem) -> str | None:
     s = system
     if s.jointset.active:
         return "joints, motors or springs between computed frames"
-    if any(not isinstance(fr, Hinge) or type(fr).jet is not Hinge.jet for fr in s.frames):
-        return "free frames (Free)"
+    for fr in s.frames:
+        if not (isinstance(fr, Hinge) and type(fr).jet is Hinge.jet
+                or isinstance(fr, Free) and type(fr).jet is Free.jet):
+            return f"frame {fr.name!r}: a computed frame other than Hinge or Free"
     if not s.parts:
         return None
     if s.assembly.nonlinear:
@@ -303,17 +307,27 @@ class DenseCoupled:
         s = self.system
         fi = np.zeros((len(s.frames), K_FI), dtype=np.int64)
         ff = np.zeros((len(s.frames), K_FF))
-        for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
-            fr = cast(Hinge, fr)
-            fi[i] = (0, zs.start, ws.start, zs.stop - zs.start, ws.stop - ws.start)
-            n_, c = np.asarray(fr.axis, dtype=float), np.asarray(fr.pivot, dtype=float)
-            nc = cross3(n_, c)
-            K = skew(n_)
-            ff[i, 0:30] = np.concatenate([n_, c, nc, cross3(n_, nc), K.reshape(-1),
-                                          (K @ K).reshape(-1)])
+        for i, (fr, zs, ws, As) in enumerate(zip(s.frames, s.zslice, s.wslice, s.aslice)):
             Tm = np.zeros((3, 6))
             Om = np.zeros((3, 6))
-            Tm[:, 0], Om[:, 0] = -nc, n_
+            if isinstance(fr, Free):   # its translation rows are its momentum balance: T = 0
+                kind = KIND_FREE2 if fr.gdim == 2 else KIND_FREE3
+                fi[i] = (kind, zs.start, ws.start, zs.stop - zs.start, ws.stop - ws.start,
+                         As.start, fr.n_translations)
+                if kind == KIND_FREE2:   # omega = theta' e_z
+                    Om[2, 2] = 1.0
+                else:                    # omega = the last three speeds
+                    Om[:, 3:6] = np.eye(3)
+            else:
+                fr = cast(Hinge, fr)
+                fi[i] = (KIND_HINGE, zs.start, ws.start, zs.stop - zs.start,
+                         ws.stop - ws.start, -1, 0)
+                n_, c = np.asarray(fr.axis, dtype=float), np.asarray(fr.pivot, dtype=float)
+                nc = cross3(n_, c)
+                K = skew(n_)
+                ff[i, 0:30] = np.concatenate([n_, c, nc, cross3(n_, nc), K.reshape(-1),
+                                              (K @ K).reshape(-1)])
+                Tm[:, 0], Om[:, 0] = -nc, n_
             ff[i, 30:48], ff[i, 48:66] = Tm.reshape(-1), Om.reshape(-1)
         bf: List[np.ndarray] = []
         size = [0]

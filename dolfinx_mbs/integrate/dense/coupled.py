@@ -118,7 +118,10 @@ class FrameLoads:
             if not system.loads_on[i]:
                 continue
             k = ws.stop - ws.start
-            Tt = np.ascontiguousarray(ff[i, 30:48].reshape(3, 6)[:, :k].T)
+            # a hinge's partial velocities are constants; a free frame's T (its global
+            # velocity's) turns with it: None, taken from the frame's jet
+            const = isinstance(fr, Hinge)
+            Tt = np.ascontiguousarray(ff[i, 30:48].reshape(3, 6)[:, :k].T) if const else None
             Ot = np.ascontiguousarray(ff[i, 48:66].reshape(3, 6)[:, :k].T)
             loads = []
             for ld in system.loads_on[i]:
@@ -131,7 +134,7 @@ class FrameLoads:
                 q1 = None if unit is None else (Ot @ M1).tolist()
                 # whether the force enters: through its arm about the origin, or through the
                 # origin's partial velocities T (a hinge off its axis: T = -n x c)
-                arm = bool(np.any(ld.point)) or bool(np.any(Tt))
+                arm = Tt is None or bool(np.any(ld.point)) or bool(np.any(Tt))
                 loads.append((ld, arm, unit, q1))
             self.on.append((i, fr, zs, ws, loads, Tt, Ot))
         self.zero = np.zeros((1, self.m))
@@ -147,7 +150,7 @@ class FrameLoads:
         """Add a load of force F and moment M (local) to Q and the frame's moment Ms."""
         if arm:
             M = M + cross3(ld.point, F)
-            g = Tt @ F + Ot @ M
+            g = (Tt @ F if Tt is not None else 0.0) + Ot @ M
         else:
             g = Ot @ M
         for j, gj in enumerate(g.tolist()):
@@ -183,7 +186,7 @@ class FrameLoads:
                         Ms[c] += val * unit[c]
                     continue
                 F, M, local = ld.interpret(val)
-                if not local:
+                if not local or Tt is None and np.any(F):   # the rotation needed
                     return None
                 self._add(Q, ws, ld, arm, Tt, Ot, F, M, Ms)
             out.append(Ms)
@@ -205,6 +208,8 @@ class FrameLoads:
         for _, fr, zs, ws, loads, Tt, Ot in self.on:
             z, w = f[zs], f[ws]
             view = LazyView(fr, t, z, w)
+            if Tt is None:
+                Tt = np.ascontiguousarray(fr.jet(t, z, w, np.zeros(len(w))).T.T)
             Ms = [0.0, 0.0, 0.0]
             for ld, arm, unit, q1 in loads:
                 val = ld.fn(t, view)

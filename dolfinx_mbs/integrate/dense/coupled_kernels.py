@@ -110,8 +110,9 @@ def variant(compiled: bool) -> ModuleType:
 #: the frame state vector's size (R 0:9, r_O 9:12, omega 12:15, alpha 15:18, v_O 18:21,
 #: a_O 21:24, g_loc 24:27)
 ST = 27
-#: the frames' integer table: kind, z offset, w offset, z size, w size (offsets in f)
-FI = 5
+#: the frames' integer table: kind, z offset, w offset, z size, w size (offsets in f), the
+#: offset of the auxiliary momenta (a free frame's; -1 for none), their number
+FI = 7
 #: the frames' constants: the kind's (30), T (3 x 6) at 30, Om (3 x 6) at 48
 FF = 66
 #: a parent frame's state: R (9), r_O, omega, alpha, v_O, a_O
@@ -122,7 +123,10 @@ PAR = 24
 BI = 15
 #: the largest numbers of coordinates and speeds of a frame
 MAXZ, MAXW = 7, 6
-KIND_HINGE = 0
+#: the frames' kinds: a hinge (in the ground or a prescribed parent), a free frame on a 2D
+#: mesh (x, y, theta; global velocity, theta'), a free frame in 3D (r_O, quaternion; global
+#: velocity, local omega); the free frames' translation rows are their momentum balance
+KIND_HINGE, KIND_FREE2, KIND_FREE3 = 0, 1, 2
 
 #: skew(e_k), k = 0, 1, 2
 _SK = np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]],
@@ -365,13 +369,88 @@ hinge_state = jit(_hinge_loops) if COMPILED else _hinge_arrays
 
 
 @jit
+def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np.ndarray,
+               st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray, dSwd: np.ndarray,
+               dphi: np.ndarray) -> None:
+    """A free frame's state (as :meth:`~dolfinx_mbs.frames.Free.jet`) and the derivatives of
+    S = (omega, alpha, a_O - g_loc) by its coordinates, speeds and speeds' rates; ``dphi``
+    the rotation's d phi/dz (3 x nz; dR = R skew(d phi)). Scalar code (both variants)."""
+    R = np.zeros(9)
+    if kind == KIND_FREE2:
+        c, sn = math.cos(z[2]), math.sin(z[2])
+        R[0], R[1], R[3], R[4], R[8] = c, -sn, sn, c, 1.0
+        st[9], st[10], st[11] = z[0], z[1], 0.0
+        st[12], st[13], st[14] = 0.0, 0.0, w[2]
+        st[15], st[16], st[17] = 0.0, 0.0, wd[2]
+        vG = np.array([w[0], w[1], 0.0])
+        aG = np.array([wd[0], wd[1], 0.0])
+        dphi[2, 2] = 1.0
+        dSw[2, 2] = 1.0
+        dSwd[5, 2] = 1.0
+        nt = 2
+    else:
+        nq = math.sqrt(z[3] * z[3] + z[4] * z[4] + z[5] * z[5] + z[6] * z[6])
+        qw, qx, qy, qz = z[3] / nq, z[4] / nq, z[5] / nq, z[6] / nq
+        R[0] = 1 - 2 * (qy * qy + qz * qz)
+        R[1] = 2 * (qx * qy - qw * qz)
+        R[2] = 2 * (qx * qz + qw * qy)
+        R[3] = 2 * (qx * qy + qw * qz)
+        R[4] = 1 - 2 * (qx * qx + qz * qz)
+        R[5] = 2 * (qy * qz - qw * qx)
+        R[6] = 2 * (qx * qz - qw * qy)
+        R[7] = 2 * (qy * qz + qw * qx)
+        R[8] = 1 - 2 * (qx * qx + qy * qy)
+        for k in range(3):
+            st[9 + k] = z[k]
+            st[12 + k] = w[3 + k]
+            st[15 + k] = wd[3 + k]
+            dSw[k, 3 + k] = 1.0
+            dSwd[3 + k, 3 + k] = 1.0
+        vG = np.array([w[0], w[1], w[2]])
+        aG = np.array([wd[0], wd[1], wd[2]])
+        # d phi/dq = 2 G(q^)/|q|, G = [[-x, w, z, -y], [-y, -z, w, x], [-z, y, -x, w]]
+        Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
+        for a in range(3):
+            for b in range(4):
+                dphi[a, 3 + b] = 2.0 * Gq[a, b] / nq
+        nt = 3
+    for k in range(9):
+        st[k] = R[k]
+    tmp = np.empty(3)
+    _mtv3(R, vG, tmp)
+    for k in range(3):
+        st[18 + k] = tmp[k]
+    _mtv3(R, aG, tmp)
+    for k in range(3):
+        st[21 + k] = tmp[k]
+    _mtv3(R, grav, tmp)
+    for k in range(3):
+        st[24 + k] = tmp[k]
+    # a_O - g_loc = R^T (a_G - g): by the speeds' rates R^T, by the rotation skew(.) d phi
+    for a in range(3):
+        for k in range(nt):
+            dSwd[6 + a, k] = R[3 * k + a]
+    ab = np.empty(3)
+    for a in range(3):
+        ab[a] = st[21 + a] - st[24 + a]
+    for c in range(dphi.shape[1]):
+        d = dphi[:, c]
+        dSz[6, c] += ab[1] * d[2] - ab[2] * d[1]
+        dSz[7, c] += ab[2] * d[0] - ab[0] * d[2]
+        dSz[8, c] += ab[0] * d[1] - ab[1] * d[0]
+
+
+@jit
 def _frame(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, o: int, y: np.ndarray,
            yd: np.ndarray, grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
-           dSwd: np.ndarray) -> None:
-    """One frame's state and its derivatives at (y, y')."""
+           dSwd: np.ndarray, dphi: np.ndarray) -> None:
+    """One frame's state and its derivatives at (y, y'); a free frame's d phi/dz too."""
     fz, fw = fi[1], fi[2]
     if fi[0] == KIND_HINGE:
         hinge_state(ff, par, y[o + fz], y[o + fw], yd[o + fw], grav, st, dSz, dSw, dSwd)
+    else:
+        free_state(fi[0], y[o + fz:o + fz + fi[3]], y[o + fw:o + fw + fi[4]],
+                   yd[o + fw:o + fw + fi[4]], grav, st, dSz, dSw, dSwd, dphi)
 
 
 # -- a body's terms -------------------------------------------------------------------------
@@ -918,14 +997,11 @@ def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff:
     dSz = np.zeros((nf, 9, MAXZ))
     dSw = np.zeros((nf, 9, MAXW))
     dSwd = np.zeros((nf, 9, MAXW))
+    dphi = np.zeros((nf, 3, MAXZ))
     for i in range(nf):
-        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i])
-        fz, fw, nwi = fi[i, 1], fi[i, 2], fi[i, 4]
-        if fi[i, 0] == KIND_HINGE:   # theta' = w
-            F[o + fz] = yd[o + fz] - y[o + fw]
-            if jac:
-                J[o + fz, o + fz] = shift
-                J[o + fz, o + fw] = -1.0
+        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i])
+        _kinematics(fi[i], o, y, yd, shift, jac, F, J)
+        fw, nwi = fi[i, 2], fi[i, 4]
         for j in range(nwi):
             F[o + fw + j] -= Q[fw + j]
             if jac:
@@ -935,12 +1011,156 @@ def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff:
         i = bi[b, 0]
         _body(bi[b], bf, ci, n, o, fi[i], ff[i], st[i], dSz[i], dSw[i], dSwd[i], y, yd,
               shift, jac, F, J)
+    for i in range(nf):
+        if fi[i, 5] >= 0:
+            _momentum_rows(bi, bf, i, fi[i], st[i], dSw[i], dphi[i], n, o, y, yd, shift, jac,
+                           F, J)
+
+
+@jit
+def _kinematics(fi: np.ndarray, o: int, y: np.ndarray, yd: np.ndarray, shift: float,
+                jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+    """A frame's kinematic rows z' = rates(z, w): a hinge's and a planar free frame's the
+    speeds themselves, a free frame's in 3D r_O' = v_O (global) and q' = G(q)^T omega / 2."""
+    kind, fz, fw, nzi = fi[0], fi[1], fi[2], fi[3]
+    if kind == KIND_HINGE or kind == KIND_FREE2:
+        for k in range(nzi):
+            F[o + fz + k] = yd[o + fz + k] - y[o + fw + k]
+            if jac:
+                J[o + fz + k, o + fz + k] = shift
+                J[o + fz + k, o + fw + k] = -1.0
+        return
+    for k in range(3):
+        F[o + fz + k] = yd[o + fz + k] - y[o + fw + k]
+        if jac:
+            J[o + fz + k, o + fz + k] = shift
+            J[o + fz + k, o + fw + k] = -1.0
+    qw, qx, qy, qz = y[o + fz + 3], y[o + fz + 4], y[o + fz + 5], y[o + fz + 6]
+    Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
+    om = y[o + fw + 3:o + fw + 6]
+    for r in range(4):
+        acc = 0.0
+        for a in range(3):
+            acc += Gq[a, r] * om[a]
+        F[o + fz + 3 + r] = yd[o + fz + 3 + r] - 0.5 * acc
+        if jac:
+            J[o + fz + 3 + r, o + fz + 3 + r] = shift
+            for a in range(3):
+                J[o + fz + 3 + r, o + fw + 3 + a] -= 0.5 * Gq[a, r]
+    if jac:   # d(G^T omega)/dq: the rows of [[0, -o], [o, -skew(o)]] (the quaternion's rate)
+        o0, o1, o2 = om[0], om[1], om[2]
+        M = np.array([[0.0, -o0, -o1, -o2], [o0, 0.0, o2, -o1], [o1, -o2, 0.0, o0],
+                      [o2, o1, -o0, 0.0]])
+        for r in range(4):
+            for c in range(4):
+                J[o + fz + 3 + r, o + fz + 3 + c] -= 0.5 * M[r, c]
+
+
+@jit
+def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, st: np.ndarray,
+                   dSw: np.ndarray, dphi: np.ndarray, n: int, o: int, y: np.ndarray,
+                   yd: np.ndarray, shift: float, jac: bool, F: np.ndarray,
+                   J: np.ndarray) -> None:
+    """A free frame's translation rows, its momentum balance m v_O' + pi' - R F = 0 (global;
+    F the carried bodies' applied loads with gravity, local), and its auxiliary rows pi - R
+    p_rel = 0, p_rel = omega x s + int rho u' (s = int rho x): what
+    :meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.evaluate` writes over the rows of the
+    translation speeds (the bodies' terms left none there: T = 0 in ``ff``)."""
+    fz, fw, nzi, nwi, fa, nt = fi[1], fi[2], fi[3], fi[4], fi[5], fi[6]
+    mass = 0.0
+    s1 = np.zeros(3)
+    sd = np.zeros(3)
+    app = np.zeros(3)      # without gravity (R m g_loc = m g does not turn)
+    for b in range(bi.shape[0]):
+        if bi[b, 0] != i:
+            continue
+        g, nz, nb, qo = bi[b, 1], bi[b, 2], bi[b, 3], bi[b, 4]
+        pio = bi[b, 7]
+        m_b = bf[pio + 1 * nz + 1]
+        mass += m_b
+        for a in range(g):
+            acc = bf[pio + (1 + a) * nz]
+            acd = 0.0
+            for j in range(nb):
+                acc += bf[pio + (1 + a) * nz + 1 + g + j] * y[qo + j]
+                acd += bf[pio + (1 + a) * nz + 1 + g + j] * y[n + qo + j]
+            s1[a] += acc
+            sd[a] += acd
+        for a in range(3):
+            app[a] += bf[bi[b, 9] + a]
+    R = st[0:9]
+    om = st[12:15]
+    # the applied loads with gravity in global components: R app + m g
+    Rapp = np.empty(3)
+    _mv3(R, app, Rapp)
+    prel = np.empty(3)
+    _cx(om, s1, prel)
+    for a in range(3):
+        prel[a] += sd[a]
+    Rp = np.empty(3)
+    _mv3(R, prel, Rp)
+    rows = o + fw
+    aux = o + fa
+    for k in range(nt):
+        F[rows + k] += mass * yd[o + fw + k] + yd[aux + k] - Rapp[k] - mass * grav_of(st, k)
+        F[aux + k] += y[aux + k] - Rp[k]
+    if not jac:
+        return
+    tmp = np.empty(3)
+    tmp2 = np.empty(3)
+    for k in range(nt):
+        J[rows + k, o + fw + k] += shift * mass
+        J[rows + k, aux + k] += shift
+        J[aux + k, aux + k] += 1.0
+    # by the rotation: d(R x) = R (d phi x x)
+    for c in range(nzi):
+        d = dphi[:, c]
+        _cx(d, app, tmp)
+        _mv3(R, tmp, tmp2)
+        for k in range(nt):
+            J[rows + k, o + fz + c] -= tmp2[k]
+        _cx(d, prel, tmp)
+        _mv3(R, tmp, tmp2)
+        for k in range(nt):
+            J[aux + k, o + fz + c] -= tmp2[k]
+    # by omega (through the speeds: d omega/dw = dSw[0:3]): -R (d omega x s)
+    for c in range(nwi):
+        dw = dSw[0:3, c]
+        if dw[0] == 0.0 and dw[1] == 0.0 and dw[2] == 0.0:
+            continue
+        _cx(dw, s1, tmp)
+        _mv3(R, tmp, tmp2)
+        for k in range(nt):
+            J[aux + k, o + fw + c] -= tmp2[k]
+    # by the modal coordinates and rates: s = ... + int rho u, int rho u'
+    for b in range(bi.shape[0]):
+        if bi[b, 0] != i:
+            continue
+        g, nz, nb, qo = bi[b, 1], bi[b, 2], bi[b, 3], bi[b, 4]
+        pio = bi[b, 7]
+        for j in range(nb):
+            col = np.zeros(3)
+            for a in range(g):
+                col[a] = bf[pio + (1 + a) * nz + 1 + g + j]
+            _cx(om, col, tmp)
+            _mv3(R, tmp, tmp2)
+            _mv3(R, col, tmp)
+            for k in range(nt):
+                J[aux + k, qo + j] -= tmp2[k]
+                J[aux + k, n + qo + j] -= tmp[k]
+
+
+@jit
+def grav_of(st: np.ndarray, k: int) -> float:
+    """Component k of gravity (global) from a frame's state: R g_loc."""
+    return st[3 * k] * st[24] + st[3 * k + 1] * st[25] + st[3 * k + 2] * st[26]
 
 
 @jit
 def kinematic_pairs(fi: np.ndarray, n: int, N: int) -> np.ndarray:
     """For each unknown: the index of the coordinate whose kinematic row is x' = it (an
-    elastic rate's coordinate, a hinge speed's angle), -2 for such a coordinate, -1 else.
+    elastic rate's coordinate, a hinge speed's angle, a free frame's position and a planar
+    one's angle), -2 for such a coordinate, -1 else.
 
     Args:
         fi: the frames' integer table.
@@ -956,9 +1176,10 @@ def kinematic_pairs(fi: np.ndarray, n: int, N: int) -> np.ndarray:
         kv[i] = -2
     o = 2 * n
     for f in range(fi.shape[0]):
-        if fi[f, 0] == KIND_HINGE:
-            kv[o + fi[f, 2]] = o + fi[f, 1]
-            kv[o + fi[f, 1]] = -2
+        npair = fi[f, 3] if fi[f, 0] != KIND_FREE3 else 3   # a quaternion's rows are not
+        for k in range(npair):
+            kv[o + fi[f, 2] + k] = o + fi[f, 1] + k
+            kv[o + fi[f, 1] + k] = -2
     return kv
 
 
@@ -1333,10 +1554,11 @@ def frame_states(fi: np.ndarray, ff: np.ndarray, spar: np.ndarray, grav: np.ndar
     dSz = np.zeros((9, MAXZ))
     dSw = np.zeros((9, MAXW))
     dSwd = np.zeros((9, MAXW))
+    dphi = np.zeros((3, MAXZ))
     for s in range(S):
         for i in range(nf):
             _frame(fi[i], ff[i], spar[0 if spar.shape[0] == 1 else s, i], 2 * n, Y[s], yd,
-                   grav, out[s, i], dSz, dSw, dSwd)
+                   grav, out[s, i], dSz, dSw, dSwd, dphi)
     return out
 
 

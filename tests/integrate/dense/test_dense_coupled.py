@@ -25,7 +25,7 @@ import dolfinx_mbs as mbs
 from dolfinx_mbs.integrate.dense import coupled as dcoupled
 from dolfinx_mbs.integrate.dense import coupled_kernels
 from dolfinx_mbs.systems.coupled_dense import DenseCoupled
-from tests.models.freebox import box
+from tests.models.freebox import box, free_box
 from tests.models.rigidref import pendulum_period
 
 COMM = MPI.COMM_WORLD
@@ -89,6 +89,34 @@ def _box_in_spinning_parent():
     return model, body
 
 
+def _free_strip():
+    """The strip reduced to 5 modes on a planar Free frame, moving and turning, a disk on it,
+    gravity, a torque of time and a force of the state at a point (global components)."""
+    sat = mbs.frames.Free(position=(0.1, 0.2, 0), velocity=(0.3, -0.2, 0),
+                          angular_velocity=(0, 0, 1.5), name="sat")
+    body = _strip(sat)
+    disk = mbs.RigidBody(mass=2.0, inertia=np.diag([0.1, 0.2, 0.3]), frame=sat,
+                         centre=(0.1, 0.2, 0), name="disk")
+    model = mbs.Model([body, disk], gravity=(0, -9.81, 0))
+    model.attach(body, lambda x: x[0] < 0.2)
+    model.apply_torque(sat, lambda t, s: np.array([0.0, 0.0, 0.3 * math.cos(2 * t)]))
+    model.apply_force(sat, lambda t, s: np.array([1.0, -0.5, 0.0]) * s.omega[2],
+                      point=(0.5, 0.0, 0.0), local=False)
+    model.reduce(body, modes=5)
+    return model, body
+
+
+def _free_box():
+    """The tumbling free box (tests/models/freebox.py) reduced to 5 modes."""
+    model, body = free_box()
+    model.reduce(body, modes=5)
+    return model, body
+
+
+MODELS = {"hub-beam": lambda: _hub_beam(), "full strip": lambda: _hub_beam(reduce=False),
+          "parent": _box_in_spinning_parent, "free 2D": _free_strip, "free 3D": _free_box}
+
+
 def _compare(a, b, frame="hub"):
     tip = np.abs(a.probes).max()
     return (np.abs(a.frames[frame].angle - b.frames[frame].angle).max(),
@@ -126,12 +154,12 @@ def _kernel(K, dense, loads, t, y, yd, shift, jac=True):
     return F, J
 
 
-@pytest.mark.parametrize("which", ["hub-beam", "full strip", "parent"])
+@pytest.mark.parametrize("which", list(MODELS))
 def test_kernel_rows_against_the_sparse_rows(backend, which):
     """The kernels' residual at a random state equals the TS path's rows (the bodies' PETSc
-    operators, rigid bodies' own forces, the frames' jets): elastic rows and frame rows."""
-    model = (_hub_beam()[0] if which == "hub-beam" else _hub_beam(reduce=False)[0]
-             if which == "full strip" else _box_in_spinning_parent()[0])
+    operators, rigid bodies' own forces, the frames' jets; a free frame's momentum balance
+    and auxiliary rows): elastic rows and frame rows."""
+    model = MODELS[which]()[0]
     system = model.coupled_system()
     dense = DenseCoupled(system)
     loads = dcoupled.FrameLoads(system, dense)
@@ -150,11 +178,11 @@ def test_kernel_rows_against_the_sparse_rows(backend, which):
         x.destroy()
 
 
-@pytest.mark.parametrize("which", ["hub-beam", "parent"])
+@pytest.mark.parametrize("which", ["hub-beam", "parent", "free 2D", "free 3D"])
 def test_kernel_jacobian_against_differences(backend, which):
     """J = dF/dy + s dF/dy' of the kernels against central differences of their residual
     (the loads' derivative included, by differences as the TS path has it)."""
-    model = _hub_beam()[0] if which == "hub-beam" else _box_in_spinning_parent()[0]
+    model = MODELS[which]()[0]
     system = model.coupled_system()
     dense = DenseCoupled(system)
     loads = dcoupled.FrameLoads(system, dense)
@@ -251,6 +279,26 @@ def test_hinge_in_a_spinning_parent(backend):
     angle, tip, energy, ang = _compare(out["ts"], out["dense"], frame="pitch")
     assert angle < 1e-9 and tip < 1e-9 and energy < 1e-9 and ang < 1e-9, (angle, tip, energy,
                                                                            ang)
+
+
+@pytest.mark.parametrize("which", ["free 2D", "free 3D"])
+def test_free_frames(which):
+    """Free frames (a planar one with loads of the state, the tumbling 3D box with its
+    quaternion): equal to the TS path, their momentum balance and auxiliary momenta as its."""
+    out = {}
+    for stepper in ("ts", "dense"):
+        model, body = MODELS[which]()
+        point = (0.5, 0.0) if which == "free 2D" else (0.5, 0.1, 0.05)
+        out[stepper] = model.integrate(t_end=0.2, dt=0.01, stepper=stepper,
+                                       probes=[(body, point)], progress=False,
+                                       options=TIGHT if stepper == "ts" else None)
+    a, b = out["ts"], out["dense"]
+    assert b.stepper == "dense"
+    assert np.abs(a.frames["sat"].R - b.frames["sat"].R).max() < 1e-11
+    assert np.abs(a.frames["sat"].r_O - b.frames["sat"].r_O).max() < 1e-11
+    assert np.abs(a.probes - b.probes).max() < 1e-9 * np.abs(a.probes).max()
+    assert np.abs(a.momentum["linear"] - b.momentum["linear"]).max() < 1e-11
+    assert np.abs(a.energy["total"] - b.energy["total"]).max() < 1e-11
 
 
 def test_dense_full_strip_equals_ts():
