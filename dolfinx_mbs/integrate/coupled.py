@@ -243,12 +243,8 @@ class Joints(Observer):
         Returns:
             The values of :attr:`columns`.
         """
-        s, t = self.system, step.t
-        uu = uud = None
-        if s.parts:
-            uu = s.reducer.expand(step.q, out=s._full["u"])
-            uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
-        raw = s.jointset.outputs(t, step.frames, uu, uud)
+        t = step.t
+        raw = self.raw(step)
         last, tau = self.last, t
         self.before = last
         if step.index > 0 and self.lag and last is not None:
@@ -273,6 +269,23 @@ class Joints(Observer):
                                  for name, rec in raw.items()}}
         return []
 
+    def raw(self, step: Step) -> dict:
+        """The joints' and motors' outputs of the state's multipliers (before the
+        extrapolation to the step's end).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The outputs by name (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet.outputs`).
+        """
+        s = self.system
+        uu = uud = None
+        if s.parts:
+            uu = s.reducer.expand(step.q, out=s._full["u"])
+            uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
+        return s.jointset.outputs(step.t, step.frames, uu, uud)
+
     def accumulators(self) -> Dict[str, Any] | None:
         """What the extrapolation at the last boundary read (the step before's multiplier
         outputs and times: a restart there repeats it), or None where the multipliers are the
@@ -282,6 +295,34 @@ class Joints(Observer):
     def results(self) -> Dict[str, Any]:
         """``joints``: {name: :class:`FrameHistory`}."""
         return {"joints": {k: FrameHistory(v) for k, v in self.records.items()}}
+
+
+class DenseJointOutputs(Joints):
+    """:class:`Joints` of the dense path: the multipliers are those Maggi's stages recovered
+    (:class:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage`), kept by the stepper for each
+    step; the drift is the position rows' at the step's end.
+
+    Args:
+        system: the coupled system.
+        stepper: the dense stepper.
+        lag: the multipliers' place before the step's end, in steps (1 - alpha_f; 0 for BDF).
+    """
+
+    def __init__(self, system: CoupledSystem, stepper: DenseCoupledStepper, lag: float) -> None:
+        super().__init__(system, lag)
+        self.stepper = stepper
+
+    def raw(self, step: Step) -> dict:
+        """The outputs of the multipliers the stepper kept for ``step``.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The outputs by name.
+        """
+        st = self.stepper
+        return st.maggi.dj.outputs(step.t, st.Y[step.index], st.lam_end[step.index])
 
 
 class Fields(observers.Fields):
@@ -497,6 +538,8 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
     frames = cast(Frames, out["frames"])
     if system.jointset.active and isinstance(stepper, CoupledStepper):
         out["joints"] = Joints(system, stepper.problem.multiplier_lag(), resume)
+    elif system.jointset.active and dense is not None:
+        out["joints"] = DenseJointOutputs(system, dense, dense.multiplier_lag())
     if system.parts and any(checked(b) for b in system.bodies):
         out["rotation"] = RotationRange(system, n_steps)
     keep = None if resume is None else resume.t
@@ -574,8 +617,11 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
     if stepper == "dense" and why is not None:
         raise ValueError(f"stepper='dense' cannot step a run with {why}: use stepper='ts' "
                          "or 'auto'")
+    # "auto": the dense path for few elastic unknowns; with joints or driven motors the TS
+    # path (Maggi's dense stages difference the joints' rows from Python: asked for by name)
     use_dense = stepper == "dense" or (stepper == "auto" and why is None
-                                       and system.n_reduced <= DENSE_COUPLED_MAX)
+                                       and system.n_reduced <= DENSE_COUPLED_MAX
+                                       and not system.jointset.active)
     if use_dense:
         stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(system, run)
     else:

@@ -55,6 +55,7 @@ from dolfinx_mbs.assembly.operators import coupling_basis
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
 from dolfinx_mbs.frames.computed import Free, Hinge
 from dolfinx_mbs.systems.coupled import FrameView
+from dolfinx_mbs.systems.coupled_dense_joints import dense_joints_reason
 
 if TYPE_CHECKING:
     from petsc4py import PETSc
@@ -85,8 +86,9 @@ def dense_reason(system: CoupledSystem) -> str | None:
         The reason in words, or None.
     """
     s = system
-    if s.jointset.active:
-        return "joints, motors or springs between computed frames"
+    why = dense_joints_reason(s)
+    if why is not None:
+        return why
     for fr in s.frames:
         if not (isinstance(fr, Hinge) and type(fr).jet is Hinge.jet
                 or isinstance(fr, Free) and type(fr).jet is Free.jet):
@@ -270,9 +272,13 @@ class DenseCoupled:
             raise ValueError(f"the dense coupled form does not take {why}")
         self.system = s = system
         self.n = s.n_reduced
-        self.m = s.m
+        #: the frames' unknowns (coordinates, speeds, auxiliary momenta; the joints'
+        #: multipliers of the TS path are not unknowns here: Maggi's equations eliminate them)
+        self.m = s.m - s.jointset.n_unknowns
         self.N = 2 * self.n + self.m
         T = self._basis() if s.parts else None
+        #: the reduced basis' local rows (the joints' nodes read them)
+        self._T_local = T if T is not None else np.zeros((0, 0))
         self.inv: List[Any] = [_Invariants(s, p, T[p.slice]) for p in s.parts] if s.parts \
             else []
         self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))

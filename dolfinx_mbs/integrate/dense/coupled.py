@@ -55,6 +55,8 @@ from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.motion_range import RotationRange
 from dolfinx_mbs.integrate.stepper import Needs, PythonLoop, RunSpec, State
 from dolfinx_mbs.systems.coupled_dense import DenseCoupled, LazyView, StateRead, dense_reason
+from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
+from dolfinx_mbs.systems.coupled_joints import _central
 
 if TYPE_CHECKING:
     from petsc4py import PETSc
@@ -74,6 +76,9 @@ BATCH = 1000
 #: after a load function read the frame's state, the steps before it is asked again whether
 #: it reads nothing
 PROBE_AGAIN = 50
+#: Maggi's stages form Newton's matrix again where the updates shrink less than this from one
+#: iteration to the next (its rows' derivatives are differenced: dearer than iterations)
+MAGGI_REFRESH = 0.5
 
 
 def applies(system: CoupledSystem, run: RunSpec) -> str | None:
@@ -111,7 +116,7 @@ class FrameLoads:
     """
 
     def __init__(self, system: CoupledSystem, dense: DenseCoupled) -> None:
-        self.system, self.m = system, system.m
+        self.system, self.m = system, dense.plan.m
         ff = dense.plan.ff
         self.on = []
         for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
@@ -449,6 +454,297 @@ class DenseMonitors(_DenseObserver):
                 "momentum": {"linear": h[:, 4:7].copy(), "angular": h[:, 7:10].copy()}}
 
 
+class MaggiStage:
+    """A stage of a model with joints or driven motors, by Maggi's equations: the joints'
+    multipliers eliminated by the configuration-dependent null-space bases of their rows,
+    the independent velocities as unknowns.
+
+    At a stage (the scheme's values y = ca X + da, rates y' = cb X + db of the state X) the
+    TS path solves the coupled rows with the joints' forces B^T lam in the velocities' rows,
+    the velocity rows h = B V + b = 0, the position rows g = 0 and a multiplier mu of g_p^T in
+    the kinematic rows (Gear, Gupta and Leimkuhler). Here the unknowns are the positions p =
+    (q, z), the independent velocities u and the free frames' auxiliary momenta: the
+    velocities are V = A u + a, A = [I; -B_d^-1 B_i] (the dependent velocities d chosen once
+    by QR with column pivoting, again where B_d grows ill-conditioned), so that h = 0 holds
+    exactly; the rows are g = 0, C^T (kinematic rows) = 0 (C = [I; -g_d^-1 g_i] spans the null
+    space of g_p: mu eliminated), A^T (velocities' rows) = 0 (lam eliminated) and the
+    auxiliary rows. This is the TS path's discretization with lam and mu eliminated: the same
+    solution to the Newton tolerance, the joints closed at position and velocity level at
+    the stage (round-off at the step's end for BDF2, whose stage is the step's end). lam is
+    recovered from the dependent velocities' rows, lam = -B_d^-T (velocities' rows)_d.
+    Newton's matrix (the chain rule through V(p, u), with the rows' curvature B_p^T lam) is
+    formed at the stage's first iterate and again where the updates shrink slowly.
+
+    Args:
+        stepper: the dense stepper (its plan, kernels, loads and parents).
+    """
+
+    def __init__(self, stepper: DenseCoupledStepper) -> None:
+        self.st = stepper
+        self.dj = DenseJoints(stepper.system, stepper.dense)
+        dj = self.dj
+        self.P, self.V, self.A = dj.P, dj.V, dj.A
+        self.pos = dj.pos
+        self.dep: np.ndarray | None = None       # the dependent velocities (indices in V)
+        self.dep_p: np.ndarray | None = None     # the dependent positions (indices in P)
+        #: the last stage's multipliers
+        self.lam = np.zeros(dj.n_rows)
+        #: (the shift, the factors) of Newton's matrix kept from stage to stage
+        self.kept: tuple | None = None
+        # the elastic velocities weigh little in the choice of the dependent ones (the frames'
+        # speeds are the natural ones to follow the joints)
+        n = stepper.plan.n
+        self._wV = np.concatenate([np.full(n, 1e-3), np.ones(len(self.V) - n)])
+        self._wP = np.concatenate([np.full(n, 1e-3), np.ones(len(self.P) - n)])
+
+    @staticmethod
+    def _choose(M: np.ndarray, weight: np.ndarray, what: str) -> np.ndarray:
+        """The columns of ``M`` (full row rank) to solve for: QR with column pivoting of the
+        weighted columns."""
+        import scipy.linalg as sla
+        if M.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        _, Rq, perm = sla.qr(M * weight, mode="economic", pivoting=True)
+        d = np.abs(np.diag(Rq))
+        if not d.size or d[-1] <= 1e-12 * d[0]:
+            raise ValueError(f"the joints' {what} rows are redundant (rank "
+                             f"{int(np.sum(d > 1e-12 * d[0]))} of {M.shape[0]}): remove a "
+                             "joint or a motor that repeats another's rows")
+        return np.sort(perm[:M.shape[0]])
+
+    @staticmethod
+    def _split(M: np.ndarray, dep: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        free = np.setdiff1d(np.arange(M.shape[1]), dep)
+        return free, M[:, dep]
+
+    def _state(self, t: float, ys: np.ndarray, u: np.ndarray) -> tuple:
+        """The stage's velocities V = A u + a at its positions (written into ``ys``), and the
+        rows there: (g, B, g_p, the independent velocities, B_d's factors). The rows are
+        linear in V, so h = B V + b gives b at once, and the dependent velocities
+        V_d = -B_d^-1 (B_i u + b)."""
+        import scipy.linalg as sla
+        g, h, B, gp = self.dj.evaluate(t, ys)
+        if self.dep is None:
+            self.dep = self._choose(B, self._wV, "velocity")
+        free = np.setdiff1d(np.arange(B.shape[1]), self.dep)
+        Bd = B[:, self.dep]
+        lu = sla.lu_factor(Bd, check_finite=False)
+        if not np.abs(np.diag(lu[0])).min() > 1e-10 * np.abs(Bd).max():   # choose again
+            self.kept = None
+            self.dep = self._choose(B, self._wV, "velocity")
+            free = np.setdiff1d(np.arange(B.shape[1]), self.dep)
+            Bd = B[:, self.dep]
+            lu = sla.lu_factor(Bd, check_finite=False)
+        Vs = ys[self.V]
+        b = h - B @ Vs
+        Vs[free] = u
+        Vs[self.dep] = -sla.lu_solve(lu, B[:, free] @ u + b, check_finite=False)
+        ys[self.V] = Vs
+        # g, h and g_p do not depend on V (g) or are linear in it (h: the rows now hold)
+        return g, B, gp, free, lu
+
+    def solve(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
+              X: np.ndarray, Xs: np.ndarray, par: np.ndarray) -> np.ndarray:
+        """The stage's state X (the scheme's unknown), from the guess ``X``; ``Xs`` the step's
+        start (the convergence test's reference). Newton's matrix of an earlier stage serves
+        while the updates shrink fast (it is formed again at the shift of a new step size or
+        where they do not).
+
+        Args:
+            t: the stage's time (s).
+            ca: dy/dX.
+            da: y at X = 0.
+            cb: dy'/dX.
+            db: y' at X = 0.
+            X: the guess.
+            Xs: the step's start.
+            par: the parents' states at t.
+
+        Returns:
+            X.
+        """
+        import scipy.linalg as sla
+        st, dj = self.st, self.dj
+        p, K = st.plan, st.K
+        P, V, A = self.P, self.V, self.A
+        nP = len(P)
+        o = 2 * p.n
+        shift = cb / ca
+        ys = ca * X + da
+        if self.dep is None:   # the partition at the guess
+            self.dep = self._choose(dj.velocity_matrix(t, ys), self._wV, "velocity")
+        free = np.setdiff1d(np.arange(len(V)), self.dep)
+        u = ys[V][free].copy()
+        F = np.zeros(p.N)
+        J = np.zeros((p.N, p.N))
+        if self.kept is not None and self.kept[0] != shift:
+            self.kept = None     # another step size: a new matrix
+        done = _Converged(p.n, p.m, MAGGI_REFRESH)
+        exact = False
+        before = ys
+        for it in range(kernels.MAXIT):
+            g, B, gp, free, lu = self._state(t, ys, u)
+            if it > 0:
+                code = done.update((ys - before) / ca, (ys - da) / ca, Xs, it - 1, exact)
+                if code > 0:
+                    st.iterations += code
+                    st.stages += 1
+                    return (ys - da) / ca
+            Xc = (ys - da) / ca
+            yd = cb * Xc + db
+            Qa = np.asarray(st.loads.at(t, ys[o:])[0] if st.loads.active else np.zeros(p.m),
+                            dtype=float)
+            if dj.js.torque_motors:
+                Qa = Qa + dj.motor_torques(t, ys)
+            exact = self.kept is None or done.refresh
+            DQ = self._load_derivative(t, ys) if exact else np.zeros((p.m, p.m))
+            K.residual(*p.arrays(), par, p.grav, p.n, ys, yd, shift, Qa, DQ, exact, F, J)
+            if self.dep_p is None or np.linalg.cond(gp[:, self.dep_p]) > 1e10:
+                self.kept = None
+                exact = True
+                self.dep_p = self._choose(gp, self._wP, "position")
+            free_p = np.setdiff1d(np.arange(nP), self.dep_p)
+            gpd = gp[:, self.dep_p]
+            FP, FV, FA = F[P], F[V], F[A]
+            # lam from the dependent velocities' rows, then the projected rows
+            self.lam = -sla.lu_solve(lu, FV[self.dep], trans=1, check_finite=False)
+            Bi = B[:, free]
+            RD = FV[free] + Bi.T @ self.lam
+            RK = FP[free_p] - gp[:, free_p].T @ np.linalg.solve(gpd.T, FP[self.dep_p])
+            rows = np.concatenate([g[self.pos], RK, RD, FA])
+            if not np.all(np.isfinite(rows)):
+                raise FloatingPointError(_failure(kernels.NOT_FINITE, t))
+            if done.plateau(float(np.abs(rows).max())):
+                st.iterations += it
+                st.stages += 1
+                return (ys - da) / ca
+            if exact:
+                self.kept = (shift, self._matrix(t, ys, J, B, gp, free, free_p, lu))
+            dZ = sla.lu_solve(self.kept[1], rows, check_finite=False)
+            before = ys.copy()
+            ys[P] -= dZ[:nP]
+            u = u - dZ[nP:nP + len(free)]
+            ys[A] -= dZ[nP + len(free):]
+        raise FloatingPointError(_failure(kernels.NOT_CONVERGED, t))
+
+    def _matrix(self, t: float, ys: np.ndarray, J: np.ndarray, B: np.ndarray,
+                gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lu: tuple) -> tuple:
+        """The factors of Newton's matrix of Maggi's rows in (p, u, the auxiliary momenta):
+        the chain rule through V = A u + a(p) (dV/dp = -B_d^-1 h_p), the rows' curvature
+        A^T d(B^T lam)/dp; C's and A's own change with p is left out (it meets the rows'
+        residuals, which vanish: the TS path leaves out mu's curvature too)."""
+        import scipy.linalg as sla
+        dj = self.dj
+        P, V, A = self.P, self.V, self.A
+        nV, nP = len(V), len(P)
+        Am = np.zeros((nV, len(free)))
+        Am[free, np.arange(len(free))] = 1.0
+        Am[self.dep] = -sla.lu_solve(lu, B[:, free], check_finite=False)
+        Vp = np.zeros((nV, nP))
+        Vp[self.dep] = -sla.lu_solve(lu, dj.h_positions(t, ys), check_finite=False)
+        Cm = np.zeros((nP, len(free_p)))
+        Cm[free_p, np.arange(len(free_p))] = 1.0
+        Cm[self.dep_p] = -np.linalg.solve(gp[:, self.dep_p], gp[:, free_p])
+        dF = np.concatenate([J[:, P] + J[:, V] @ Vp, J[:, V] @ Am, J[:, A]], axis=1)
+        curv = np.zeros((nV, dF.shape[1]))
+        curv[:, :nP] = dj.force_positions(t, ys, self.lam)
+        Jm = np.concatenate([
+            np.concatenate([gp, np.zeros((len(self.pos), dF.shape[1] - nP))], axis=1),
+            Cm.T @ dF[P], Am.T @ (dF[V] + curv), dF[A]])
+        factors = sla.lu_factor(Jm, check_finite=False)
+        if not np.all(np.isfinite(factors[0])) or np.abs(np.diag(factors[0])).min() == 0.0:
+            raise FloatingPointError(_failure(kernels.SINGULAR, t))
+        return factors
+
+    def _load_derivative(self, t: float, ys: np.ndarray) -> np.ndarray:
+        """-dQ/df of the frame loads and the torque motors (differences)."""
+        st, dj = self.st, self.dj
+        o = 2 * st.plan.n
+        D = st.loads.derivative(t, ys[o:]) if st.loads.active else \
+            np.zeros((st.plan.m, st.plan.m))
+        if dj.js.torque_motors:
+            f = ys[o:]
+            for c in range(len(f)):
+                def fn(ff: np.ndarray) -> np.ndarray:
+                    x = ys.copy()
+                    x[o:] = ff
+                    return dj.motor_torques(t, x)
+                D[:, c] -= _central(fn, f, c)
+        return D
+
+
+class _Converged:
+    """Newton's test of :func:`~dolfinx_mbs.integrate.dense.coupled_kernels.newton_iter` on
+    the state's blocks (the elastic coordinates, their rates, each frame unknown), for the
+    iterations run from Python: :meth:`plateau` with an iterate's residual, :meth:`update`
+    with the update that followed it."""
+
+    def __init__(self, n: int, m: int, refresh: float = kernels.REFRESH) -> None:
+        self.n, self.refresh_at = n, refresh
+        self.blocks = [slice(0, n), slice(n, 2 * n)] + [slice(2 * n + k, 2 * n + k + 1)
+                                                        for k in range(m)]
+        self.prev: np.ndarray | None = None
+        self.ref: np.ndarray | None = None
+        self.top = 0.0
+        self.fprev = math.inf
+        self.refresh = False
+        self.exact_last = False
+
+    def plateau(self, fnorm: float) -> bool:
+        """Whether an exact Newton step left the residual as it was, its update at
+        round-off of the blocks (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.
+        PLATEAU`).
+
+        Args:
+            fnorm: the iterate's residual (max norm).
+
+        Returns:
+            Whether to stop.
+        """
+        out = (self.prev is not None and self.exact_last and fnorm > 0.5 * self.fprev
+               and all(a <= kernels.PLATEAU * max(r, kernels.ROUNDOFF * self.top)
+                       for a, r in zip(self.prev, self.ref)))
+        self.fprev = fnorm
+        return out
+
+    def update(self, dX: np.ndarray, X: np.ndarray, Xs: np.ndarray, it: int,
+               exact: bool) -> int:
+        """The test of update ``it`` (an exact Newton step or not).
+
+        Args:
+            dX: the update of the state.
+            X: the state after it.
+            Xs: the step's start.
+            it: the iteration.
+            exact: whether the matrix was the iterate's.
+
+        Returns:
+            The iterations taken where converged, else 0.
+        """
+        R = kernels.ROUNDOFF
+        sizes = np.array([float(np.abs(dX[b]).max(initial=0.0)) for b in self.blocks])
+        ref = np.array([max(float(np.abs(X[b]).max(initial=0.0)),
+                            float(np.abs(X[b] - Xs[b]).max(initial=0.0))) for b in self.blocks])
+        top = float(ref[2:].max(initial=0.0))
+        prev = self.prev
+        done = True
+        slow = False
+        for k, (a, r) in enumerate(zip(sizes, ref)):
+            pa = prev[k] if prev is not None else a
+            ok = (a <= R * r or (k > 1 and a <= R * top)
+                  or (prev is not None and a * a <= R * r * max(pa, 1e-300)))
+            if not ok:
+                done = False
+                if prev is not None and a > self.refresh_at * pa:
+                    slow = True
+        self.exact_last = exact
+        if done and it > 0:
+            return it + 1
+        self.refresh = slow
+        self.prev, self.ref, self.top = sizes, ref, top
+        return 0
+
+
 class DenseCoupledStepper(PythonLoop):
     """A coupled run stepped in dense arrays (see the module docstring).
 
@@ -490,6 +786,10 @@ class DenseCoupledStepper(PythonLoop):
         self.hist_X = np.zeros((1, N))
         self.started = False
         self.loads = FrameLoads(system, self.dense)
+        #: Maggi's stages where the model has joints or driven motors (else None), and the
+        #: multipliers they recovered at each step (NaN before the first)
+        self.maggi = MaggiStage(self) if system.jointset.active else None
+        self.lam_end = np.full((self.n_steps + 1, system.jointset.n_rows), np.nan)
         self.fault = checks.Deferred(system.comm)
         #: the run's states (one row per time), the loads' Q and moments at them
         self.Y = np.zeros((self.n_steps + 1, N))
@@ -538,7 +838,7 @@ class DenseCoupledStepper(PythonLoop):
         if n:
             self.y[:n] = gather_vector(q0, s.comm)
             self.y[n:2 * n] = gather_vector(v0, s.comm)
-        self.y[2 * n:] = f0
+        self.y[2 * n:] = f0[:self.plan.m]     # the joints' multipliers are not unknowns here
         self.Y[0] = self.y
         self._vecs = (q0.duplicate(), v0.duplicate()) if n else (q0, v0)
 
@@ -674,7 +974,9 @@ class DenseCoupledStepper(PythonLoop):
             The index of the last state computed.
         """
         while k < kb:
-            if self.loads.active and k < self._probe_after:
+            if self.maggi is not None:    # Maggi's stages: from Python, step by step
+                n_ok, sQ, read = 0, None, True
+            elif self.loads.active and k < self._probe_after:
                 n_ok, sQ, read = 0, None, True
             else:
                 n_ok, sQ = self._probe(k, kb)
@@ -807,6 +1109,8 @@ class DenseCoupledStepper(PythonLoop):
             self.hist_t[0], self.hist_X[0] = t, X0
         self.y[:] = X1
         self.Y[k + 1] = X1
+        if self.maggi is not None:
+            self.lam_end[k + 1] = self.maggi.lam
         self.python_steps += 1
 
     def _stage(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
@@ -815,6 +1119,8 @@ class DenseCoupledStepper(PythonLoop):
         p, K = self.plan, self.K
         o = 2 * p.n
         par = self.dense.parent_states(t) if self._ground is None else self._ground[0]
+        if self.maggi is not None:
+            return self.maggi.solve(t, ca, da, cb, db, X, Xs, par)
         mem = np.zeros(kernels.M_HEAD + 2 * (2 + p.m))
         LU = np.empty((p.N, p.N))
         piv = np.zeros(p.N, dtype=np.int64)
@@ -833,6 +1139,15 @@ class DenseCoupledStepper(PythonLoop):
             if code < 0:
                 raise FloatingPointError(_failure(-code, t))
         raise FloatingPointError(_failure(kernels.NOT_CONVERGED, t))
+
+    def multiplier_lag(self) -> float:
+        """Where in the step Maggi's stages recover the multipliers, as the fraction of the
+        step before its end: 1 - alpha_f (TSALPHA's stage), 0 (BDF2's, at the step's end).
+
+        Returns:
+            The lag.
+        """
+        return 1.0 - self.params[1] if self.formulation == "second-order" else 0.0
 
     # -- the protocol's rest -----------------------------------------------------------------
     def record(self, t: float) -> Any:

@@ -404,12 +404,6 @@ def test_dense_refusals_and_choice():
                         progress=False)
     with pytest.raises(ValueError, match="stepper must be"):
         model.integrate(t_end=0.02, dt=0.01, stepper="linear", progress=False)
-    # joints: the TS path (auto), refused by name (dense)
-    from tests.models.mechanisms import double_pendulum
-    dp = double_pendulum()
-    assert dp.integrate(t_end=0.01, dt=0.005, progress=False).stepper == "ts"
-    with pytest.raises(ValueError, match="joints"):
-        dp.integrate(t_end=0.01, dt=0.005, stepper="dense", progress=False)
     # nonlinear strain
     hub = mbs.frames.Hinge(name="hub")
     b = _strip(hub, stiffening="nonlinear")
