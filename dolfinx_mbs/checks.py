@@ -226,3 +226,92 @@ class collective:
         if trace is not None:
             exc.add_note(f"raised on rank {self.comm.rank} as:\n{trace}")
         raise exc from None
+
+
+class Deferred:
+    """Errors of one rank kept until one collective raises them on every rank.
+
+    For work that every rank does on the same data without talking to the others (a dense
+    run replicated on the ranks, the user's code called inside its loop): an error is kept
+    until :meth:`settle`, where one collective raises the first failing rank's error on every
+    rank (as :class:`collective` does). Each rank must call :meth:`settle` as often as the
+    others (at the end of each batch of steps, say): then a fault on one rank only never
+    leaves the others waiting::
+
+        fault = checks.Deferred(comm)
+        for t in batch:
+            with fault.guard(f"the loads at t={t:g}"):
+                value = user_function(t)
+            if fault.found:
+                break
+        fault.settle()
+
+    Args:
+        comm: the communicator.
+    """
+
+    def __init__(self, comm: MPI.Comm) -> None:
+        self.comm = comm
+        #: (type name, message, what, traceback) of this rank's first fault, or None
+        self.found: tuple | None = None
+
+    def guard(self, what: str) -> _Guard:
+        """A block whose error (an Exception) is kept, not raised.
+
+        Args:
+            what: what the block does, in the error's words.
+
+        Returns:
+            The context manager.
+        """
+        return _Guard(self, what)
+
+    def keep(self, error: BaseException, what: str) -> None:
+        """Keep ``error`` (the first one) to be raised by :meth:`settle`.
+
+        Args:
+            error: the error.
+            what: what failed, in the error's words.
+        """
+        if self.found is None:
+            trace = "".join(traceback.format_exception(type(error), error,
+                                                       error.__traceback__))
+            self.found = (type(error).__name__, str(error), what, trace)
+        error.__traceback__ = None
+
+    def settle(self) -> None:
+        """Raise the first fault of any rank on every rank (collective where the
+        communicator has more than one rank).
+
+        Raises:
+            Exception: the fault, as :class:`collective` raises it.
+        """
+        mine = self.found
+        found = [x for x in self.comm.allgather(mine) if x] if self.comm.size > 1 else \
+            [x for x in (mine,) if x]
+        if not found:
+            return
+        self.found = None
+        name, msg, what, _ = found[0]
+        cls = getattr(builtins, name) if name in _SHARED else RuntimeError
+        exc = cls(f"{what}: {msg}" if msg else f"{what}: {name}")
+        if mine is not None:
+            exc.add_note(f"raised on rank {self.comm.rank} as:\n{mine[3]}")
+        raise exc from None
+
+
+class _Guard:
+    """:meth:`Deferred.guard`'s block."""
+
+    def __init__(self, deferred: Deferred, what: str) -> None:
+        self.deferred, self.what = deferred, what
+
+    def __enter__(self) -> _Guard:
+        return self
+
+    def __exit__(self, typ: Type[BaseException] | None, value: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if value is None or not isinstance(value, Exception):
+            return False
+        self.deferred.keep(value, self.what)
+        return True

@@ -645,6 +645,60 @@ def alpha2_restart_step() -> float:
     return _ALPHA2_RESTART[0]
 
 
+_ALPHA1_RESTART: list = []
+
+
+def alpha1_restart_step() -> float:
+    """The step, in units of dt, that PETSc's TSALPHA (first order) divides its initial rate's
+    backward difference (-3 X0 + 4 X1 - X2) by, after two backward-Euler steps of dt/2: 0.5
+    or 1, by the PETSc version. Detected once per process by one step of x' = t on one rank
+    (spectral radius 1/2)."""
+    if not _ALPHA1_RESTART:
+        h, r = 1.0, 0.5
+        am, af = 0.5 * (3 - r) / (1 + r), 1 / (1 + r)
+        gm = 0.5 + am - af
+        ts = PETSc.TS().create(MPI.COMM_SELF)
+        ts.setType("alpha")
+        J = PETSc.Mat().createDense((1, 1), comm=MPI.COMM_SELF)
+        J.setUp()
+        F = PETSc.Vec().createSeq(1)
+
+        def res(ts_: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, out: PETSc.Vec) -> None:
+            out.setValue(0, V.getValue(0) - t)
+            out.assemble()
+
+        def jac(ts_: PETSc.TS, t: float, U: PETSc.Vec, V: PETSc.Vec, a: float, J_: PETSc.Mat,
+                P_: PETSc.Mat) -> None:
+            J_.setValue(0, 0, a)
+            J_.assemble()
+
+        ts.setIFunction(res, F)
+        ts.setIJacobian(jac, J, J)
+        ts.setAlphaRadius(r)
+        ts.setTimeStep(h)
+        ts.setMaxSteps(1)
+        ts.setMaxTime(h)
+        ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
+        ts.getSNES().setTolerances(rtol=1e-14, atol=1e-14)
+        ts.getSNES().getKSP().setType("preonly")
+        ts.getSNES().getKSP().getPC().setType("jacobi")   # exact on 1 x 1
+        U = F.duplicate()
+        U.set(0.0)
+        ts.solve(U)
+        x = U.getValue(0)
+        # from rest, X1 = k^2, X2 = 3 k^2 (k = h/2): V0 = k^2 / (d h); the stage's rate at
+        # ta = af h is af
+        cand = {}
+        for d in (0.5, 1.0):
+            V0 = (h / 2) ** 2 / (d * h)
+            V1 = V0 + (af - V0) / am
+            cand[d] = gm * h * (V1 - (1 - 1 / gm) * V0)
+        _ALPHA1_RESTART.append(min(cand, key=lambda d: abs(cand[d] - x)))
+        for o in (ts, J, F, U):
+            o.destroy()
+    return _ALPHA1_RESTART[0]
+
+
 def mpiexec_command(n: int, python: str | None = None) -> list:
     """The command that starts ``n`` MPI ranks of an interpreter's MPI, as a list to which the
     program is appended.

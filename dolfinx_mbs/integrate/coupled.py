@@ -26,10 +26,19 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint, observers
+from dolfinx_mbs.integrate.dense.coupled import (
+    DENSE_COUPLED_MAX,
+    DenseCoupledStepper,
+    DenseFrames,
+    DenseMonitors,
+    DenseWork,
+)
+from dolfinx_mbs.integrate.dense.coupled import applies as dense_applies
+from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.driver import Recording, Result, drive
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
-from dolfinx_mbs.integrate.stepper import RunSpec
+from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
 
@@ -61,7 +70,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
                       options: dict | None = None, prefix: str = "mbs_", energy: bool = True,
                       callback: Callable[[float, dict], object] | None = None,
                       output_every: int = 1, checkpoint_every: int | None = None,
-                      restart: bool = False) -> Result:
+                      restart: bool = False, stepper: str = "auto") -> Result:
     """Integrate a coupled system from ``t0`` to ``t_end`` with steps ``dt``.
 
     Args:
@@ -116,6 +125,16 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             CSV and field files keep their rows up to the checkpoint's time and get the new
             ones appended; the result's histories start at the checkpoint
             (``Result.restarted_from``).
+        stepper: ``"auto"``, ``"ts"`` or ``"dense"``: PETSc TS with the bordered Newton
+            (:class:`~dolfinx_mbs.integrate.ts.coupled_stepper.CoupledStepper`), or the
+            same schemes on small dense arrays
+            (:class:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper`: the bodies'
+            inertia invariants projected once; elastic bodies on hinges, rigid bodies,
+            frame loads, gravity, prestress; ``"second-order"`` and ``"first-order"``; no
+            joints, free frames, checkpoints or PETSc options). ``"auto"`` takes the dense
+            path where it applies and the elastic bodies have at most
+            :data:`~dolfinx_mbs.integrate.dense.coupled.DENSE_COUPLED_MAX` reduced
+            unknowns (``Result.stepper`` names the path).
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (with
     ``checkpoint_every``), close every file and raise SystemExit (SIGTERM) or
@@ -138,7 +157,7 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
     try:
         return _integrate(system, t_end, dt, formulation, t0, u0, v0, probes, output,
                           spectral_radius, progress, options, prefix, energy, callback,
-                          output_every, checkpoint_every, restart)
+                          output_every, checkpoint_every, restart, stepper)
     except checkpoint.Interrupted as e:
         raise e.exit() from None
 
@@ -224,12 +243,8 @@ class Joints(Observer):
         Returns:
             The values of :attr:`columns`.
         """
-        s, t = self.system, step.t
-        uu = uud = None
-        if s.parts:
-            uu = s.reducer.expand(step.q, out=s._full["u"])
-            uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
-        raw = s.jointset.outputs(t, step.frames, uu, uud)
+        t = step.t
+        raw = self.raw(step)
         last, tau = self.last, t
         self.before = last
         if step.index > 0 and self.lag and last is not None:
@@ -254,6 +269,23 @@ class Joints(Observer):
                                  for name, rec in raw.items()}}
         return []
 
+    def raw(self, step: Step) -> dict:
+        """The joints' and motors' outputs of the state's multipliers (before the
+        extrapolation to the step's end).
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The outputs by name (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet.outputs`).
+        """
+        s = self.system
+        uu = uud = None
+        if s.parts:
+            uu = s.reducer.expand(step.q, out=s._full["u"])
+            uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
+        return s.jointset.outputs(step.t, step.frames, uu, uud)
+
     def accumulators(self) -> Dict[str, Any] | None:
         """What the extrapolation at the last boundary read (the step before's multiplier
         outputs and times: a restart there repeats it), or None where the multipliers are the
@@ -263,6 +295,34 @@ class Joints(Observer):
     def results(self) -> Dict[str, Any]:
         """``joints``: {name: :class:`FrameHistory`}."""
         return {"joints": {k: FrameHistory(v) for k, v in self.records.items()}}
+
+
+class DenseJointOutputs(Joints):
+    """:class:`Joints` of the dense path: the multipliers are those Maggi's stages recovered
+    (:class:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage`), kept by the stepper for each
+    step; the drift is the position rows' at the step's end.
+
+    Args:
+        system: the coupled system.
+        stepper: the dense stepper.
+        lag: the multipliers' place before the step's end, in steps (1 - alpha_f; 0 for BDF).
+    """
+
+    def __init__(self, system: CoupledSystem, stepper: DenseCoupledStepper, lag: float) -> None:
+        super().__init__(system, lag)
+        self.stepper = stepper
+
+    def raw(self, step: Step) -> dict:
+        """The outputs of the multipliers the stepper kept for ``step``.
+
+        Args:
+            step: the run's state.
+
+        Returns:
+            The outputs by name.
+        """
+        st = self.stepper
+        return st.maggi.dj.outputs(step.t, st.Y[step.index], st.lam_end[step.index])
 
 
 class Fields(observers.Fields):
@@ -476,7 +536,8 @@ class Callback(Observer):
         return []
 
 
-def coupled_observers(system: CoupledSystem, stepper: CoupledStepper, rec: Recording,
+def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoupledStepper,
+                      rec: Recording,
                       label: str, n_steps: int, resume: checkpoint.Checkpoint | None
                       ) -> Dict[str, Observer]:
     """A coupled run's observers, in the order they see a step.
@@ -493,22 +554,35 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper, rec: Recor
     Returns:
         The observers by name.
     """
-    out: Dict[str, Observer] = {"frames": Frames(system)}
+    dense = stepper if isinstance(stepper, DenseCoupledStepper) else None
+    out: Dict[str, Observer] = {"frames": Frames(system) if dense is None
+                                else DenseFrames(dense)}
     frames = cast(Frames, out["frames"])
-    if system.jointset.active:
+    if system.jointset.active and isinstance(stepper, CoupledStepper):
         out["joints"] = Joints(system, stepper.problem.multiplier_lag(), resume)
+    elif system.jointset.active and dense is not None:
+        out["joints"] = DenseJointOutputs(system, dense, dense.multiplier_lag())
     if system.parts and any(checked(b) for b in system.bodies):
         out["rotation"] = RotationRange(system, n_steps)
     keep = None if resume is None else resume.t
     if rec.output is not None and system.parts:
         out["fields"] = Fields(system, rec.output, rec.output_every, keep)
-    if rec.probes:
-        out["probes"] = observers.ProbeHistory(system.bodies, rec.probes)
+    if rec.probes:   # the dense path: as a matrix applied to q
+        out["probes"] = (ProbeMatrix(cast(Any, system), rec.probes) if dense is not None
+                         else observers.ProbeHistory(system.bodies, rec.probes))
     if rec.energy:
-        work = Work(system, resume, cast(Joints, out["joints"]) if "joints" in out else None)
-        out["monitors"] = Monitors(system, work)
-        out["work"] = work
-        if stepper.problem.ham is not None:
+        joints = cast(Joints, out["joints"]) if "joints" in out else None
+        js = system.jointset
+        if dense is not None and not (js.motors or js.torque_motors):
+            dwork: DenseWork | Work = DenseWork(dense)
+            out["monitors"], out["work"] = DenseMonitors(dense, dwork), dwork
+        elif dense is not None:   # the motors' power step by step, as on the TS path
+            dwork = Work(system, resume, joints)
+            out["monitors"], out["work"] = DenseMonitors(dense, dwork), dwork
+        else:
+            work = Work(system, resume, joints)
+            out["monitors"], out["work"] = Monitors(system, work), work
+        if isinstance(stepper, CoupledStepper) and stepper.problem.ham is not None:
             out["midpoints"] = Midpoints(system, stepper.problem)
     if rec.output is not None:
         order = ("frames", "probes", "monitors", "work")
@@ -529,7 +603,8 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                t0: float, u0: Any, v0: Any, probes: Sequence, output: str | None,
                spectral_radius: float | None, progress: bool, options: dict | None,
                prefix: str, energy: bool, callback: Callable[[float, dict], object] | None,
-               output_every: int, checkpoint_every: int | None, restart: bool) -> Result:
+               output_every: int, checkpoint_every: int | None, restart: bool,
+               stepper: str = "auto") -> Result:
     """:func:`integrate_coupled` (its arguments) but for the end of a run stopped by a signal,
     which it raises as :class:`~dolfinx_mbs.integrate.checkpoint.Interrupted`."""
     t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
@@ -566,8 +641,24 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                   energy=energy, checkpoints=ckpt["every"] is not None or ckpt["restart"])
     rec = Recording(probes=probes, output=output, output_every=int(output_every),
                     progress=progress, energy=energy, callback=callback, stability="off")
-    stepper = CoupledStepper(system, run, restart=ckpt["restart"], stem=output)
-    return drive(system, stepper, run, rec, (u0, v0, None), ckpt["restart"], ckpt["every"],
-                 lambda label, n, resume: coupled_observers(system, stepper, rec, label, n,
+    if stepper not in ("auto", "ts", "dense"):
+        raise ValueError(f"stepper must be 'auto', 'ts' or 'dense' for a model with computed "
+                         f"frames, got {stepper!r}")
+    why = dense_applies(system, run)
+    if stepper == "dense" and why is not None:
+        raise ValueError(f"stepper='dense' cannot step a run with {why}: use stepper='ts' "
+                         "or 'auto'")
+    # "auto": the dense path for few elastic unknowns; with joints or driven motors the TS
+    # path (Maggi's dense stages difference the joints' rows from Python: asked for by name)
+    use_dense = stepper == "dense" or (stepper == "auto" and why is None
+                                       and system.n_reduced <= DENSE_COUPLED_MAX
+                                       and not system.jointset.active)
+    if use_dense:
+        stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(system, run)
+    else:
+        stepping = CoupledStepper(system, run, restart=ckpt["restart"], stem=output)
+    return drive(system, cast(Stepper, stepping), run, rec, (u0, v0, None), ckpt["restart"],
+                 ckpt["every"],
+                 lambda label, n, resume: coupled_observers(system, stepping, rec, label, n,
                                                             resume))
 

@@ -119,7 +119,17 @@ class FrameLoad:
         Returns:
             (force, moment, local).
         """
-        out = self.fn(t, view)
+        return self.interpret(self.fn(t, view))
+
+    def interpret(self, out: Any) -> tuple:
+        """A value of the function as :meth:`values` gives it.
+
+        Args:
+            out: what the function returned.
+
+        Returns:
+            (force, moment, local).
+        """
         if self.kind == "torque":
             F = np.zeros(3)
             M = np.asarray(out, dtype=float)
@@ -379,6 +389,10 @@ class CoupledSystem:
         self._full = ({k: self.space.create_vec() for k in ("u", "ud", "udd", "r")}
                       if base is not None else {})
         self._last: dict | None = None  # what the last evaluate() leaves the Jacobian
+        #: the elastic coordinates of the last :meth:`set_unknowns`, a copy kept here (the
+        #: caller's vector may be a sub-vector given back before the Jacobian reads it)
+        self._q: PETSc.Vec | None = None
+        self._q_kept: PETSc.Vec | None = None
 
     # -- sizes -------------------------------------------------------------------------------
     @property
@@ -1168,7 +1182,16 @@ class CoupledSystem:
             fd: their rates.
             q: the elastic coordinates, or None.
         """
-        self._f, self._fd, self._q = np.asarray(f, float), np.asarray(fd, float), q
+        self._f, self._fd = np.asarray(f, float), np.asarray(fd, float)
+        if q is None:
+            self._q = None
+            return
+        # a copy: the TS hands its state's sub-vectors, given back before the Jacobian reads
+        # them (the nonlinear tangent of :meth:`elastic_block` read a restored one: SIGSEGV)
+        if self._q_kept is None:
+            self._q_kept = self.create_reduced_vec()
+        q.copy(self._q_kept)
+        self._q = self._q_kept
 
 
 def check_frames(frames: Sequence[ComputedFrame], bodies: Sequence[Body],

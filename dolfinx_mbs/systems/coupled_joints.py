@@ -927,7 +927,7 @@ class JointSet:
 
     # -- outputs ----------------------------------------------------------------------------------
     def outputs(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
-                ud: PETSc.Vec | None = None) -> dict:
+                ud: PETSc.Vec | None = None, nodes: dict | None = None) -> dict:
         """{name: {force, torque, drift}} of the joints and motors at the unknowns ``f`` and
         the full displacement and velocity ``u``, ``ud`` (None without elastic bodies;
         collective): a revolute joint's force on its second body (global), a motor's torque,
@@ -938,12 +938,15 @@ class JointSet:
             f: the unknowns (frames' coordinates and speeds, then the joints' block).
             u: the full displacement (None without elastic bodies).
             ud: the full velocity (None without elastic bodies).
+            nodes: the nodes' values (:meth:`node_values`) where the caller has them (then
+                ``u``, ``ud`` are not read and nothing is collective).
 
         Returns:
             The outputs by joint or motor name.
         """
         lam, _ = self.split(f)
-        nodes = self.node_values(u, ud) if u is not None else {}
+        if nodes is None:
+            nodes = self.node_values(u, ud) if u is not None else {}
         g, _, _ = self._values(t, f, nodes)
         out = {}
         for r, (ij, kind, data, pos) in enumerate(self.rows):

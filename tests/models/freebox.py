@@ -10,13 +10,13 @@ from mpi4py import MPI
 import dolfinx_mbs as mbs
 
 
-def box(frame, n=(4, 2, 2), E=2e6, rho=1000.0):
+def box(frame, n=(4, 2, 2), E=2e6, rho=1000.0, stiffening=None):
     """The box on ``frame`` with ``n`` cells (degree 1, nu = 0.3)."""
     msh = dmesh.create_box(MPI.COMM_WORLD,
                            [np.array([-0.5, -0.1, -0.05]), np.array([0.5, 0.1, 0.05])],
                            list(n), dmesh.CellType.hexahedron)
     return mbs.Body(msh, mbs.materials.LinearElastic(E=E, nu=0.3, density=rho), frame,
-                    degree=1, name="box")
+                    degree=1, name="box", stiffening=stiffening)
 
 
 def free_box(R0=None):

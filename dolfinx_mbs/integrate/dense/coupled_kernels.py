@@ -1,0 +1,1640 @@
+"""The kernels of the dense coupled path: the coupled rows, their Jacobian, Newton's method and
+whole stretches of steps of the TS path's schemes, on flat arrays.
+
+:class:`~dolfinx_mbs.systems.coupled_dense.DenseCoupled` turns a coupled model into a handful
+of arrays once (:class:`~dolfinx_mbs.systems.coupled_dense.Plan`: the bodies' inertia
+invariants, their stiffness, damping and prestress matrices, the frames' constants); everything
+here reads only those arrays, so that a step costs its arithmetic. With numba installed (an
+optional dependency, as in dolfinx_mpc) the kernels are compiled on first use and cached on
+disk (``cache=True``: the first run on a machine compiles them once, later runs load them);
+without it, or with ``DOLFINX_MBS_NUMBA=0`` in the environment, they run as NumPy code
+(:func:`variant` gives either one, for the tests). The two differ where it pays: the compiled
+ones are scalar loops (no temporaries, and they compile in seconds where array expressions
+take minutes), the NumPy ones products of whole arrays; the Newton iteration and the schemes
+are one source for both.
+
+Layouts (``Plan`` builds them):
+
+* the state y = (q, v, f): the elastic reduced coordinates, their rates, the frames' unknowns
+  f = (z of every frame, w of every frame) as :class:`~dolfinx_mbs.systems.coupled.
+  CoupledSystem` orders them;
+* a frame's state vector (:data:`ST`): R (row by row), r_O, omega, alpha, v_O, a_O (local
+  components but R and r_O), g_loc = R^T g;
+* the state variables S = (omega, alpha, a_O - g_loc) that the bodies' terms depend on, and
+  their derivatives by the frame's coordinates z, speeds w and speeds' rates w' (9 x k);
+* ``fi`` (frame, :data:`FI`): kind, offsets of z and w in f, their sizes; ``ff``: the kind's
+  constants (a hinge's axis n, pivot c, n x c, n x (n x c), skew(n) and its square), then the
+  partial velocities T and Om (3 x 6 each); ``par``: each frame's parent state at the time (R,
+  r_O, omega, alpha, v_O, a_O; the ground's is the identity at rest);
+* ``bi`` (body, :data:`BI`) and ``bf``: each body's invariants P(E_ab) (g^2 stacked nz x nz, and
+  transposed), P(I), the applied loads' projections, K, D and the prestress cases (``ci``: kind,
+  i, j, offset of the reduced matrix); a rigid body is a body without modes.
+
+The body's terms (module docstring of :mod:`dolfinx_mbs.systems.coupled_dense`): with xi = (1,
+0, q), b0 = (0, a_O - g_loc, q''), b1 = (0, 0, q'), W_g = 2 skew(omega), W_k = skew(omega)^2 +
+skew(alpha), e = P(I) b0 + P(W_g) b1 + P(W_k) xi gives the elastic rows (its last n entries, with
+K q + D q' less the loads) and the resultant (its translation entries); the moment about O is
+-sum_r xi^T P(S_k W_r) b_r.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import sys
+from types import ModuleType
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["COMPILED", "variant", "residual", "kinematic_pairs", "newton_iter", "newton",
+           "alpha_run", "bdf_run", "bdf_weights", "frame_states", "monitors", "ST", "FI", "BI",
+           "FF", "PAR"]
+
+_PLAIN = bool(globals().get("_PLAIN", False))
+
+
+def _numba() -> Any:
+    if _PLAIN or os.environ.get("DOLFINX_MBS_NUMBA", "1") == "0":
+        return None
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba
+
+
+_NB = _numba()
+#: whether the kernels are compiled (numba) or run as NumPy code
+COMPILED = _NB is not None
+
+
+def jit(fn: Callable) -> Callable:
+    """``fn`` compiled by numba (cached on disk), or ``fn`` itself without it.
+
+    Args:
+        fn: the function.
+
+    Returns:
+        The compiled function, or ``fn``.
+    """
+    if _NB is None:
+        return fn
+    return _NB.njit(cache=True)(fn)
+
+
+def variant(compiled: bool) -> ModuleType:
+    """This module compiled (as imported, when numba is installed) or as NumPy code (its
+    source executed once more with the compiler off).
+
+    Args:
+        compiled: which one.
+
+    Returns:
+        The module.
+    """
+    if compiled:
+        return sys.modules[__name__]
+    name = __name__ + "_plain"
+    mod = sys.modules.get(name)
+    if mod is None:
+        spec = importlib.util.spec_from_file_location(name, __file__)
+        mod = importlib.util.module_from_spec(spec)
+        mod.__dict__["_PLAIN"] = True
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+    return mod
+
+
+#: the frame state vector's size (R 0:9, r_O 9:12, omega 12:15, alpha 15:18, v_O 18:21,
+#: a_O 21:24, g_loc 24:27)
+ST = 27
+#: the frames' integer table: kind, z offset, w offset, z size, w size (offsets in f), the
+#: offset of the auxiliary momenta (a free frame's; -1 for none), their number
+FI = 7
+#: the frames' constants: the kind's (30), T (3 x 6) at 30, Om (3 x 6) at 48
+FF = 66
+#: a parent frame's state: R (9), r_O, omega, alpha, v_O, a_O
+PAR = 24
+#: the bodies' integer table: frame, g, nz, n modes, q offset, then offsets in bf of P(E)
+#: (g^2 nz x nz), its transposes, P(I), T^T f, (F, M_O) of the loads, their dM/dq (3 x n), K,
+#: D; the prestress cases' first row in ci and their number
+BI = 15
+#: the largest numbers of coordinates and speeds of a frame
+MAXZ, MAXW = 7, 6
+#: the frames' kinds: a hinge (in the ground or a prescribed parent), a free frame on a 2D
+#: mesh (x, y, theta; global velocity, theta'), a free frame in 3D (r_O, quaternion; global
+#: velocity, local omega); the free frames' translation rows are their momentum balance
+KIND_HINGE, KIND_FREE2, KIND_FREE3 = 0, 1, 2
+
+#: skew(e_k), k = 0, 1, 2
+_SK = np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]],
+                [[0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 0.0]],
+                [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]])
+#: Newton: an update below this fraction of its block (or of the step's increment of it) is
+#: round-off
+ROUNDOFF = 1e-13
+#: an exact Newton step that leaves the residual as it was, with an update below this fraction
+#: of its block, is at the round-off plateau
+PLATEAU = 1e-7
+#: Newton's iterations at most
+MAXIT = 25
+#: status codes of a stretch of steps
+OK, NOT_CONVERGED, NOT_FINITE, SINGULAR = 0, 1, 2, 3
+#: Newton's memory between iterations (:func:`newton_iter`): the last residual's norm,
+#: whether there was an update before, the largest frame block, whether the last update was
+#: an exact Newton step (the Jacobian of its iterate), whether the next one must be; then the
+#: last update's size and the reference of each block
+M_FNORM, M_PREV, M_TOP, M_EXACT, M_REFRESH = 0, 1, 2, 3, 4
+M_HEAD = 5
+#: a slower contraction of the updates than this asks for a new Jacobian (the factors of the
+#: stage's first iterate serve while the updates shrink faster)
+REFRESH = 0.1
+
+
+# -- small vector algebra -------------------------------------------------------------------
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.empty(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+def _skew(a: np.ndarray) -> np.ndarray:
+    out = np.zeros((3, 3))
+    out[0, 1], out[0, 2] = -a[2], a[1]
+    out[1, 0], out[1, 2] = a[2], -a[0]
+    out[2, 0], out[2, 1] = -a[1], a[0]
+    return out
+
+
+def _vec(W: np.ndarray, g: int) -> np.ndarray:
+    """The g x g block of W row by row (the invariants' stacking index a g + b)."""
+    return np.ascontiguousarray(W[:g, :g]).reshape(-1)
+
+
+@jit
+def _cx(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """Out = a x b (scalar code)."""
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@jit
+def _mv3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """Out = A x, A 3 x 3 flat row by row."""
+    for i in range(3):
+        out[i] = A[3 * i] * x[0] + A[3 * i + 1] * x[1] + A[3 * i + 2] * x[2]
+
+
+@jit
+def _mtv3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """Out = A^T x, A 3 x 3 flat row by row."""
+    for i in range(3):
+        out[i] = A[i] * x[0] + A[3 + i] * x[1] + A[6 + i] * x[2]
+
+
+@jit
+def _combine(a: float, x: np.ndarray, b: float, y: np.ndarray, out: np.ndarray) -> None:
+    """Out = a x + b y (scalar code)."""
+    for i in range(out.shape[0]):
+        out[i] = a * x[i] + b * y[i]
+
+
+# -- a hinge's state ------------------------------------------------------------------------
+def _hinge_arrays(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: float,
+                  grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
+                  dSwd: np.ndarray) -> None:
+    """A hinge's state (``st``) and the derivatives of S = (omega, alpha, a_O - g_loc) by
+    theta, theta' and theta'' (first columns of ``dSz``, ``dSw``, ``dSwd``): the composition
+    of :meth:`~dolfinx_mbs.frames.Hinge._compose` in closed form, differentiated exactly
+    (NumPy)."""
+    n, c, nc, nnc = p[0:3], p[3:6], p[6:9], p[9:12]
+    K = p[12:21].reshape((3, 3))
+    KK = p[21:30].reshape((3, 3))
+    Rc = np.eye(3) + math.sin(th) * K + (1.0 - math.cos(th)) * KK
+    rc = c - Rc @ c
+    wc = thd * n
+    vc = -thd * nc
+    aac = -thdd * nc - thd * thd * nnc
+    Rp = par[0:9].reshape((3, 3))
+    rp, wp, alp, vp, ap = par[9:12], par[12:15], par[15:18], par[18:21], par[21:24]
+    w_p = Rc.T @ wp
+    R = Rp @ Rc
+    om = w_p + wc
+    al = Rc.T @ alp + thdd * n + _cross(w_p, wc)
+    vrel = Rc @ vc
+    t1 = _cross(wp, rc)
+    apar = ap + _cross(alp, rc) + _cross(wp, t1) + 2.0 * _cross(wp, vrel)
+    st[0:9] = R.ravel()
+    st[9:12] = rp + Rp @ rc
+    st[12:15] = om
+    st[15:18] = al
+    st[18:21] = Rc.T @ (vp + t1) + vc
+    st[21:24] = Rc.T @ apar + aac
+    gl = R.T @ grav
+    st[24:27] = gl
+    # by theta: d(Rc^T x) = -n x (Rc^T x), d rc = -Rc (n x c), d(Rc vc) = Rc (n x vc)
+    dom = -_cross(n, w_p)
+    drc = -(Rc @ nc)
+    dapar = (_cross(alp, drc) + _cross(wp, _cross(wp, drc))
+             + 2.0 * _cross(wp, Rc @ _cross(n, vc)))
+    dSz[0:3, 0] = dom
+    dSz[3:6, 0] = -_cross(n, Rc.T @ alp) + _cross(dom, wc)
+    dSz[6:9, 0] = -_cross(n, Rc.T @ apar) + Rc.T @ dapar + _cross(n, gl)
+    # by theta'
+    dSw[0:3, 0] = n
+    dSw[3:6, 0] = _cross(w_p, n)
+    dSw[6:9, 0] = Rc.T @ (2.0 * _cross(wp, drc)) - 2.0 * thd * nnc
+    # by theta''
+    dSwd[3:6, 0] = n
+    dSwd[6:9, 0] = -nc
+
+
+def _hinge_loops(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: float,
+                 grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
+                 dSwd: np.ndarray) -> None:
+    """:func:`_hinge_arrays` in scalar code (compiled)."""
+    sn = math.sin(th)
+    cs = 1.0 - math.cos(th)
+    Rc = np.empty(9)
+    for i in range(3):
+        for j in range(3):
+            Rc[3 * i + j] = (1.0 if i == j else 0.0) + sn * p[12 + 3 * i + j] \
+                + cs * p[21 + 3 * i + j]
+    n = p[0:3]
+    nc = p[6:9]
+    nnc = p[9:12]
+    wp = par[12:15]
+    alp = par[15:18]
+    tmp = np.empty(3)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    rc = np.empty(3)
+    _mv3(Rc, p[3:6], rc)
+    for i in range(3):
+        rc[i] = p[3 + i] - rc[i]
+    w_p = np.empty(3)
+    _mtv3(Rc, wp, w_p)
+    wc = np.empty(3)
+    vc = np.empty(3)
+    for i in range(3):
+        wc[i] = thd * n[i]
+        vc[i] = -thd * nc[i]
+    for i in range(3):    # R = R_p R_c, r_O = r_p + R_p r_c
+        for j in range(3):
+            acc = 0.0
+            for k in range(3):
+                acc += par[3 * i + k] * Rc[3 * k + j]
+            st[3 * i + j] = acc
+    _mv3(par, rc, tmp)
+    for i in range(3):
+        st[9 + i] = par[9 + i] + tmp[i]
+        st[12 + i] = w_p[i] + wc[i]
+    al = np.empty(3)
+    _mtv3(Rc, alp, al)
+    _cx(w_p, wc, tmp)
+    for i in range(3):
+        st[15 + i] = al[i] + thdd * n[i] + tmp[i]
+    vrel = np.empty(3)
+    _mv3(Rc, vc, vrel)
+    _cx(wp, rc, t1)
+    apar = np.empty(3)
+    _cx(alp, rc, tmp)
+    _cx(wp, t1, t2)
+    for i in range(3):
+        apar[i] = par[21 + i] + tmp[i] + t2[i]
+    _cx(wp, vrel, tmp)
+    for i in range(3):
+        apar[i] += 2.0 * tmp[i]
+        t2[i] = par[18 + i] + t1[i]
+    _mtv3(Rc, t2, tmp)
+    for i in range(3):
+        st[18 + i] = tmp[i] + vc[i]
+    ra = np.empty(3)
+    _mtv3(Rc, apar, ra)
+    for i in range(3):
+        st[21 + i] = ra[i] - thdd * nc[i] - thd * thd * nnc[i]
+    gl = np.empty(3)
+    _mtv3(st, grav, gl)
+    for i in range(3):
+        st[24 + i] = gl[i]
+    # by theta
+    dom = np.empty(3)
+    _cx(n, w_p, dom)
+    drc = np.empty(3)
+    _mv3(Rc, nc, drc)
+    for i in range(3):
+        dom[i] = -dom[i]
+        drc[i] = -drc[i]
+    u = np.empty(3)
+    _cx(n, vc, tmp)
+    _mv3(Rc, tmp, u)
+    dap = np.empty(3)
+    _cx(alp, drc, dap)
+    _cx(wp, drc, tmp)
+    _cx(wp, tmp, t2)
+    _cx(wp, u, t1)
+    for i in range(3):
+        dap[i] += t2[i] + 2.0 * t1[i]
+        dSz[i, 0] = dom[i]
+    _cx(n, al, tmp)
+    _cx(dom, wc, t2)
+    for i in range(3):
+        dSz[3 + i, 0] = -tmp[i] + t2[i]
+    _cx(n, ra, tmp)
+    _mtv3(Rc, dap, t1)
+    _cx(n, gl, t2)
+    for i in range(3):
+        dSz[6 + i, 0] = -tmp[i] + t1[i] + t2[i]
+    # by theta', theta''
+    _cx(w_p, n, tmp)
+    _cx(wp, drc, t2)
+    for i in range(3):
+        t2[i] *= 2.0
+    _mtv3(Rc, t2, t1)
+    for i in range(3):
+        dSw[i, 0] = n[i]
+        dSw[3 + i, 0] = tmp[i]
+        dSw[6 + i, 0] = t1[i] - 2.0 * thd * nnc[i]
+        dSwd[3 + i, 0] = n[i]
+        dSwd[6 + i, 0] = -nc[i]
+
+
+#: a hinge's state: scalar code where compiled, NumPy otherwise
+hinge_state = jit(_hinge_loops) if COMPILED else _hinge_arrays
+
+
+@jit
+def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np.ndarray,
+               st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray, dSwd: np.ndarray,
+               dphi: np.ndarray) -> None:
+    """A free frame's state (as :meth:`~dolfinx_mbs.frames.Free.jet`) and the derivatives of
+    S = (omega, alpha, a_O - g_loc) by its coordinates, speeds and speeds' rates; ``dphi``
+    the rotation's d phi/dz (3 x nz; dR = R skew(d phi)). Scalar code (both variants)."""
+    R = np.zeros(9)
+    if kind == KIND_FREE2:
+        c, sn = math.cos(z[2]), math.sin(z[2])
+        R[0], R[1], R[3], R[4], R[8] = c, -sn, sn, c, 1.0
+        st[9], st[10], st[11] = z[0], z[1], 0.0
+        st[12], st[13], st[14] = 0.0, 0.0, w[2]
+        st[15], st[16], st[17] = 0.0, 0.0, wd[2]
+        vG = np.array([w[0], w[1], 0.0])
+        aG = np.array([wd[0], wd[1], 0.0])
+        dphi[2, 2] = 1.0
+        dSw[2, 2] = 1.0
+        dSwd[5, 2] = 1.0
+        nt = 2
+    else:
+        nq = math.sqrt(z[3] * z[3] + z[4] * z[4] + z[5] * z[5] + z[6] * z[6])
+        qw, qx, qy, qz = z[3] / nq, z[4] / nq, z[5] / nq, z[6] / nq
+        R[0] = 1 - 2 * (qy * qy + qz * qz)
+        R[1] = 2 * (qx * qy - qw * qz)
+        R[2] = 2 * (qx * qz + qw * qy)
+        R[3] = 2 * (qx * qy + qw * qz)
+        R[4] = 1 - 2 * (qx * qx + qz * qz)
+        R[5] = 2 * (qy * qz - qw * qx)
+        R[6] = 2 * (qx * qz - qw * qy)
+        R[7] = 2 * (qy * qz + qw * qx)
+        R[8] = 1 - 2 * (qx * qx + qy * qy)
+        for k in range(3):
+            st[9 + k] = z[k]
+            st[12 + k] = w[3 + k]
+            st[15 + k] = wd[3 + k]
+            dSw[k, 3 + k] = 1.0
+            dSwd[3 + k, 3 + k] = 1.0
+        vG = np.array([w[0], w[1], w[2]])
+        aG = np.array([wd[0], wd[1], wd[2]])
+        # d phi/dq = 2 G(q^)/|q|, G = [[-x, w, z, -y], [-y, -z, w, x], [-z, y, -x, w]]
+        Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
+        for a in range(3):
+            for b in range(4):
+                dphi[a, 3 + b] = 2.0 * Gq[a, b] / nq
+        nt = 3
+    for k in range(9):
+        st[k] = R[k]
+    tmp = np.empty(3)
+    _mtv3(R, vG, tmp)
+    for k in range(3):
+        st[18 + k] = tmp[k]
+    _mtv3(R, aG, tmp)
+    for k in range(3):
+        st[21 + k] = tmp[k]
+    _mtv3(R, grav, tmp)
+    for k in range(3):
+        st[24 + k] = tmp[k]
+    # a_O - g_loc = R^T (a_G - g): by the speeds' rates R^T, by the rotation skew(.) d phi
+    for a in range(3):
+        for k in range(nt):
+            dSwd[6 + a, k] = R[3 * k + a]
+    ab = np.empty(3)
+    for a in range(3):
+        ab[a] = st[21 + a] - st[24 + a]
+    for c in range(dphi.shape[1]):
+        d = dphi[:, c]
+        dSz[6, c] += ab[1] * d[2] - ab[2] * d[1]
+        dSz[7, c] += ab[2] * d[0] - ab[0] * d[2]
+        dSz[8, c] += ab[0] * d[1] - ab[1] * d[0]
+
+
+@jit
+def _frame(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, o: int, y: np.ndarray,
+           yd: np.ndarray, grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
+           dSwd: np.ndarray, dphi: np.ndarray) -> None:
+    """One frame's state and its derivatives at (y, y'); a free frame's d phi/dz too."""
+    fz, fw = fi[1], fi[2]
+    if fi[0] == KIND_HINGE:
+        hinge_state(ff, par, y[o + fz], y[o + fw], yd[o + fw], grav, st, dSz, dSw, dSwd)
+    else:
+        free_state(fi[0], y[o + fz:o + fz + fi[3]], y[o + fw:o + fw + fi[4]],
+                   yd[o + fw:o + fw + fi[4]], grav, st, dSz, dSw, dSwd, dphi)
+
+
+# -- a body's terms -------------------------------------------------------------------------
+def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
+                 fi: np.ndarray, ff: np.ndarray, st: np.ndarray, dSz: np.ndarray,
+                 dSw: np.ndarray, dSwd: np.ndarray, y: np.ndarray, yd: np.ndarray,
+                 shift: float, jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+    """Add one body's terms to F (and J): its elastic rows and its share of its frame's rows
+    (NumPy: products of the invariants' stack with the fields' coefficient vectors)."""
+    g, nz, nb, qo = bi[1], bi[2], bi[3], bi[4]
+    gg = g * g
+    Pe = bf[bi[5]:bi[5] + gg * nz * nz].reshape((gg * nz, nz))
+    PI = bf[bi[7]:bi[7] + nz * nz].reshape((nz, nz))
+    fz, fw, nzi, nwi = fi[1], fi[2], fi[3], fi[4]
+    Tm = ff[30:48].reshape((3, 6))[:, :nwi]
+    Om = ff[48:66].reshape((3, 6))[:, :nwi]
+    q = y[qo:qo + nb]
+    v = y[n + qo:n + qo + nb]
+    vd = yd[n + qo:n + qo + nb]
+    om = st[12:15]
+    al = st[15:18]
+    ab = st[21:24] - st[24:27]
+    ts = 1 + g
+    xi = np.zeros(nz)
+    xi[0] = 1.0
+    xi[ts:] = q
+    b0 = np.zeros(nz)
+    b0[1:ts] = ab[:g]
+    b0[ts:] = vd
+    b1 = np.zeros(nz)
+    b1[ts:] = v
+    Pb0 = (Pe @ b0).reshape((gg, nz))
+    Pb1 = (Pe @ b1).reshape((gg, nz))
+    Pb2 = (Pe @ xi).reshape((gg, nz))
+    Sw = _skew(om)
+    Wg = 2.0 * Sw
+    Wk = Sw @ Sw + _skew(al)
+    w1 = _vec(Wg, g)
+    w2 = _vec(Wk, g)
+    e = PI @ b0 + w1 @ Pb1 + w2 @ Pb2
+    # K q with the prestress cases at the state
+    K0 = bf[bi[11]:bi[11] + nb * nb].reshape((nb, nb))
+    D = bf[bi[12]:bi[12] + nb * nb].reshape((nb, nb))
+    Kq = K0.copy()
+    for c in range(bi[13], bi[13] + bi[14]):
+        Mc = bf[ci[c, 3]:ci[c, 3] + nb * nb].reshape((nb, nb))
+        if ci[c, 0] == 0:
+            Kq += (om[ci[c, 1]] * om[ci[c, 2]]) * Mc
+        else:
+            Kq -= ab[ci[c, 1]] * Mc
+    app = bf[bi[9]:bi[9] + 6]
+    appMq = bf[bi[10]:bi[10] + 3 * nb].reshape((3, nb))
+    F[n + qo:n + qo + nb] += e[ts:] - bf[bi[8]:bi[8] + nb] + Kq @ q + D @ v
+    Sf = np.zeros(3)
+    Sf[:g] = e[1:ts]
+    Sf -= app[0:3]
+    C0 = Pb0 @ xi
+    C1 = Pb1 @ xi
+    C2 = Pb2 @ xi
+    k0 = 2 if g == 2 else 0
+    SW = np.zeros((3, 3, gg))
+    Mom = np.zeros(3)
+    for k in range(k0, 3):
+        Sk = _SK[k]
+        SW[k, 0] = _vec(Sk, g)
+        SW[k, 1] = _vec(Sk @ Wg, g)
+        SW[k, 2] = _vec(Sk @ Wk, g)
+        Mom[k] = -(SW[k, 0] @ C0 + SW[k, 1] @ C1 + SW[k, 2] @ C2)
+    Mom -= app[3:6] + appMq @ q
+    rows = o + fw
+    F[rows:rows + nwi] += Tm.T @ Sf + Om.T @ Mom
+    if not jac:
+        return
+    Pa = bf[bi[5]:bi[5] + gg * nz * nz].reshape((gg, nz * nz))
+    PT = bf[bi[6]:bi[6] + gg * nz * nz].reshape((gg * nz, nz))
+    PW1 = (w1 @ Pa).reshape((nz, nz))
+    PW2 = (w2 @ Pa).reshape((nz, nz))
+    J[n + qo:n + qo + nb, qo:qo + nb] += PW2[ts:, ts:] + Kq
+    J[n + qo:n + qo + nb, n + qo:n + qo + nb] += PW1[ts:, ts:] + D + shift * PI[ts:, ts:]
+    dSf_dq = np.zeros((3, nb))
+    dSf_dv = np.zeros((3, nb))
+    dSf_dq[:g] = PW2[1:ts, ts:]
+    dSf_dv[:g] = PW1[1:ts, ts:] + shift * PI[1:ts, ts:]
+    xP = (PT @ xi).reshape((gg, nz))
+    dM_dq = np.zeros((3, nb))
+    dM_dv = np.zeros((3, nb))
+    for k in range(k0, 3):
+        left = SW[k, 0] @ Pb0 + SW[k, 1] @ Pb1 + SW[k, 2] @ Pb2
+        r0 = SW[k, 0] @ xP
+        r1 = SW[k, 1] @ xP
+        r2 = SW[k, 2] @ xP
+        dM_dq[k] = -(left[ts:] + r2[ts:])
+        dM_dv[k] = -(r1[ts:] + shift * r0[ts:])
+    dM_dq -= appMq
+    J[rows:rows + nwi, qo:qo + nb] += Tm.T @ dSf_dq + Om.T @ dM_dq
+    J[rows:rows + nwi, n + qo:n + qo + nb] += Tm.T @ dSf_dv + Om.T @ dM_dv
+    # by the state variables S = (omega, alpha, a_O - g_loc)
+    GE = np.zeros((nz, 9))
+    GM = np.zeros((3, 9))
+    for j in range(3):
+        Sj = _SK[j]
+        dWk = Sj @ Sw + Sw @ Sj
+        a1 = _vec(2.0 * Sj, g)
+        a2 = _vec(dWk, g)
+        a3 = _vec(Sj, g)
+        GE[:, j] = a1 @ Pb1 + a2 @ Pb2
+        GE[:, 3 + j] = a3 @ Pb2
+        for k in range(k0, 3):
+            Sk = _SK[k]
+            GM[k, j] = -(_vec(Sk @ (2.0 * Sj), g) @ C1 + _vec(Sk @ dWk, g) @ C2)
+            GM[k, 3 + j] = -(_vec(Sk @ Sj, g) @ C2)
+    for j in range(g):
+        GE[:, 6 + j] = PI[:, 1 + j]
+        for k in range(k0, 3):
+            GM[k, 6 + j] = -(SW[k, 0] @ xP[:, 1 + j])
+    Gel = np.ascontiguousarray(GE[ts:, :])
+    for c in range(bi[13], bi[13] + bi[14]):
+        Mc = bf[ci[c, 3]:ci[c, 3] + nb * nb].reshape((nb, nb))
+        Mq = Mc @ q
+        if ci[c, 0] == 0:
+            i, jj = ci[c, 1], ci[c, 2]
+            Gel[:, i] += om[jj] * Mq
+            Gel[:, jj] += om[i] * Mq
+        else:
+            Gel[:, 6 + ci[c, 1]] -= Mq
+    GS = np.zeros((3, 9))
+    GS[:g] = GE[1:ts]
+    GF = Tm.T @ GS + Om.T @ GM
+    Cz = np.ascontiguousarray(dSz[:, :nzi])
+    Cw = np.ascontiguousarray(dSw[:, :nwi] + shift * dSwd[:, :nwi])
+    J[n + qo:n + qo + nb, o + fz:o + fz + nzi] += Gel @ Cz
+    J[n + qo:n + qo + nb, o + fw:o + fw + nwi] += Gel @ Cw
+    J[rows:rows + nwi, o + fz:o + fz + nzi] += GF @ Cz
+    J[rows:rows + nwi, o + fw:o + fw + nwi] += GF @ Cw
+
+
+def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
+                fi: np.ndarray, ff: np.ndarray, st: np.ndarray, dSz: np.ndarray,
+                dSw: np.ndarray, dSwd: np.ndarray, y: np.ndarray, yd: np.ndarray, shift: float,
+                jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+    """:func:`_body_arrays` in scalar loops (compiled: no temporaries of the small products)."""
+    g, nz, nb, qo = bi[1], bi[2], bi[3], bi[4]
+    gg = g * g
+    pe, pio = bi[5], bi[7]
+    fz, fw, nzi, nwi = fi[1], fi[2], fi[3], fi[4]
+    ts = 1 + g
+    om = st[12:15]
+    al = st[15:18]
+    ab = np.empty(3)
+    for a in range(3):
+        ab[a] = st[21 + a] - st[24 + a]
+    # the fields' coefficient vectors b0, b1, xi
+    B = np.zeros((3, nz))
+    B[2, 0] = 1.0
+    for a in range(g):
+        B[0, 1 + a] = ab[a]
+    for i in range(nb):
+        B[0, ts + i] = yd[n + qo + i]
+        B[1, ts + i] = y[n + qo + i]
+        B[2, ts + i] = y[qo + i]
+    # Pb[r, a, i] = P(E_a) b_r
+    Pb = np.zeros((3, gg, nz))
+    for a in range(gg):
+        base = pe + a * nz * nz
+        for i in range(nz):
+            row = base + i * nz
+            s0 = 0.0
+            s1 = 0.0
+            s2 = bf[row]
+            for j in range(1, nz):
+                pij = bf[row + j]
+                s0 += pij * B[0, j]
+                s1 += pij * B[1, j]
+                s2 += pij * B[2, j]
+            Pb[0, a, i] = s0
+            Pb[1, a, i] = s1
+            Pb[2, a, i] = s2
+    # skew(omega), W_k = skew(omega)^2 + skew(alpha); w[r] the g x g blocks of I, W_g, W_k
+    Sw = np.zeros((3, 3))
+    Sw[0, 1], Sw[0, 2], Sw[1, 2] = -om[2], om[1], -om[0]
+    Sw[1, 0], Sw[2, 0], Sw[2, 1] = om[2], -om[1], om[0]
+    w2 = om[0] * om[0] + om[1] * om[1] + om[2] * om[2]
+    Wk = np.empty((3, 3))
+    for a in range(3):
+        for b in range(3):
+            Wk[a, b] = om[a] * om[b] - (w2 if a == b else 0.0)
+    Wk[0, 1] -= al[2]
+    Wk[0, 2] += al[1]
+    Wk[1, 0] += al[2]
+    Wk[1, 2] -= al[0]
+    Wk[2, 0] -= al[1]
+    Wk[2, 1] += al[0]
+    w = np.zeros((3, gg))
+    for a in range(g):
+        for b in range(g):
+            w[0, a * g + b] = 1.0 if a == b else 0.0
+            w[1, a * g + b] = 2.0 * Sw[a, b]
+            w[2, a * g + b] = Wk[a, b]
+    e = np.zeros(nz)
+    for r in range(3):
+        for a in range(gg):
+            c = w[r, a]
+            if c != 0.0:
+                for i in range(nz):
+                    e[i] += c * Pb[r, a, i]
+    # K q with the prestress cases at the state
+    k0o, do = bi[11], bi[12]
+    Kq = np.empty((nb, nb))
+    for i in range(nb):
+        for j in range(nb):
+            Kq[i, j] = bf[k0o + i * nb + j]
+    for c in range(bi[13], bi[13] + bi[14]):
+        coef = om[ci[c, 1]] * om[ci[c, 2]] if ci[c, 0] == 0 else -ab[ci[c, 1]]
+        mo = ci[c, 3]
+        for i in range(nb):
+            for j in range(nb):
+                Kq[i, j] += coef * bf[mo + i * nb + j]
+    ato, appo, mqo = bi[8], bi[9], bi[10]
+    for i in range(nb):
+        acc = e[ts + i] - bf[ato + i]
+        for j in range(nb):
+            acc += Kq[i, j] * y[qo + j] + bf[do + i * nb + j] * y[n + qo + j]
+        F[n + qo + i] += acc
+    Sf = np.zeros(3)
+    for a in range(g):
+        Sf[a] = e[1 + a]
+    for a in range(3):
+        Sf[a] -= bf[appo + a]
+    # C[r, a] = xi . P(E_a) b_r
+    C = np.zeros((3, gg))
+    for r in range(3):
+        for a in range(gg):
+            acc = 0.0
+            for i in range(nz):
+                acc += B[2, i] * Pb[r, a, i]
+            C[r, a] = acc
+    k0 = 2 if g == 2 else 0
+    # SW[k, r, a]: the g x g block of S_k W_r, W_0 = I, W_1 = W_g, W_2 = W_k
+    SW = np.zeros((3, 3, gg))
+    Mom = np.zeros(3)
+    for k in range(k0, 3):
+        for a in range(g):
+            for b in range(g):
+                s1 = 0.0
+                s2 = 0.0
+                for c in range(3):
+                    s1 += _SK[k, a, c] * 2.0 * Sw[c, b]
+                    s2 += _SK[k, a, c] * Wk[c, b]
+                SW[k, 0, a * g + b] = _SK[k, a, b]
+                SW[k, 1, a * g + b] = s1
+                SW[k, 2, a * g + b] = s2
+        acc = 0.0
+        for r in range(3):
+            for a in range(gg):
+                acc += SW[k, r, a] * C[r, a]
+        Mom[k] = -acc
+    for k in range(3):
+        acc = bf[appo + 3 + k]
+        for j in range(nb):
+            acc += bf[mqo + k * nb + j] * y[qo + j]
+        Mom[k] -= acc
+    rows = o + fw
+    for jw in range(nwi):
+        acc = 0.0
+        for c in range(3):
+            acc += ff[30 + c * 6 + jw] * Sf[c] + ff[48 + c * 6 + jw] * Mom[c]
+        F[rows + jw] += acc
+    if not jac:
+        return
+    # P(W_g), P(W_k) on the rows after the first, the columns of the modes
+    PW = np.zeros((2, nz, nb))
+    for r in range(2):
+        for a in range(gg):
+            c = w[r + 1, a]
+            if c != 0.0:
+                base = pe + a * nz * nz
+                for i in range(1, nz):
+                    for j in range(nb):
+                        PW[r, i, j] += c * bf[base + i * nz + ts + j]
+    for i in range(nb):
+        for j in range(nb):
+            J[n + qo + i, qo + j] += PW[1, ts + i, j] + Kq[i, j]
+            J[n + qo + i, n + qo + j] += (PW[0, ts + i, j] + bf[do + i * nb + j]
+                                         + shift * bf[pio + (ts + i) * nz + ts + j])
+    dSq = np.zeros((3, nb))
+    dSv = np.zeros((3, nb))
+    for a in range(g):
+        for j in range(nb):
+            dSq[a, j] = PW[1, 1 + a, j]
+            dSv[a, j] = PW[0, 1 + a, j] + shift * bf[pio + (1 + a) * nz + ts + j]
+    # xP[a, i] = xi . P(E_a)[:, i]
+    xP = np.zeros((gg, nz))
+    for a in range(gg):
+        base = pe + a * nz * nz
+        for j in range(nz):
+            xj = B[2, j]
+            if xj != 0.0:
+                for i in range(nz):
+                    xP[a, i] += xj * bf[base + j * nz + i]
+    dMq = np.zeros((3, nb))
+    dMv = np.zeros((3, nb))
+    for k in range(k0, 3):
+        for j in range(nb):
+            i = ts + j
+            left = 0.0
+            r0 = 0.0
+            r1 = 0.0
+            r2 = 0.0
+            for a in range(gg):
+                left += (SW[k, 0, a] * Pb[0, a, i] + SW[k, 1, a] * Pb[1, a, i]
+                         + SW[k, 2, a] * Pb[2, a, i])
+                r0 += SW[k, 0, a] * xP[a, i]
+                r1 += SW[k, 1, a] * xP[a, i]
+                r2 += SW[k, 2, a] * xP[a, i]
+            dMq[k, j] = -(left + r2)
+            dMv[k, j] = -(r1 + shift * r0)
+    for k in range(3):
+        for j in range(nb):
+            dMq[k, j] -= bf[mqo + k * nb + j]
+    for jw in range(nwi):
+        for j in range(nb):
+            aq = 0.0
+            av = 0.0
+            for c in range(3):
+                tc = ff[30 + c * 6 + jw]
+                oc = ff[48 + c * 6 + jw]
+                aq += tc * dSq[c, j] + oc * dMq[c, j]
+                av += tc * dSv[c, j] + oc * dMv[c, j]
+            J[rows + jw, qo + j] += aq
+            J[rows + jw, n + qo + j] += av
+    # by the state variables S = (omega, alpha, a_O - g_loc): GE (rows 1.. of e), GM (moment)
+    GE = np.zeros((nz, 9))
+    GM = np.zeros((3, 9))
+    dW1 = np.zeros(gg)
+    dW2 = np.zeros(gg)
+    dW3 = np.zeros(gg)
+    dWk = np.empty((3, 3))
+    for jv in range(3):
+        for a in range(3):        # d W_k / d omega_j = S_j S_w + S_w S_j
+            for b in range(3):
+                acc = 0.0
+                for c in range(3):
+                    acc += _SK[jv, a, c] * Sw[c, b] + Sw[a, c] * _SK[jv, c, b]
+                dWk[a, b] = acc
+        for a in range(g):
+            for b in range(g):
+                dW1[a * g + b] = 2.0 * _SK[jv, a, b]
+                dW2[a * g + b] = dWk[a, b]
+                dW3[a * g + b] = _SK[jv, a, b]
+        for i in range(1, nz):
+            s1 = 0.0
+            s3 = 0.0
+            for a in range(gg):
+                s1 += dW1[a] * Pb[1, a, i] + dW2[a] * Pb[2, a, i]
+                s3 += dW3[a] * Pb[2, a, i]
+            GE[i, jv] = s1
+            GE[i, 3 + jv] = s3
+        for k in range(k0, 3):
+            m1 = 0.0
+            m3 = 0.0
+            for a in range(g):
+                for b in range(g):
+                    x1 = 0.0
+                    x2 = 0.0
+                    x3 = 0.0
+                    for c in range(3):
+                        x1 += _SK[k, a, c] * 2.0 * _SK[jv, c, b]
+                        x2 += _SK[k, a, c] * dWk[c, b]
+                        x3 += _SK[k, a, c] * _SK[jv, c, b]
+                    m1 += x1 * C[1, a * g + b] + x2 * C[2, a * g + b]
+                    m3 += x3 * C[2, a * g + b]
+            GM[k, jv] = -m1
+            GM[k, 3 + jv] = -m3
+    for jv in range(g):
+        for i in range(1, nz):
+            GE[i, 6 + jv] = bf[pio + i * nz + 1 + jv]
+        for k in range(k0, 3):
+            acc = 0.0
+            for a in range(gg):
+                acc += SW[k, 0, a] * xP[a, 1 + jv]
+            GM[k, 6 + jv] = -acc
+    Gel = np.zeros((nb, 9))
+    for i in range(nb):
+        for v in range(9):
+            Gel[i, v] = GE[ts + i, v]
+    for c in range(bi[13], bi[13] + bi[14]):
+        mo = ci[c, 3]
+        for i in range(nb):
+            mq = 0.0
+            for j in range(nb):
+                mq += bf[mo + i * nb + j] * y[qo + j]
+            if ci[c, 0] == 0:
+                Gel[i, ci[c, 1]] += om[ci[c, 2]] * mq
+                Gel[i, ci[c, 2]] += om[ci[c, 1]] * mq
+            else:
+                Gel[i, 6 + ci[c, 1]] -= mq
+    GF = np.zeros((nwi, 9))
+    for jw in range(nwi):
+        for v in range(9):
+            acc = 0.0
+            for c in range(3):
+                acc += ff[48 + c * 6 + jw] * GM[c, v]
+                if c < g:
+                    acc += ff[30 + c * 6 + jw] * GE[1 + c, v]
+            GF[jw, v] = acc
+    for cz in range(nzi):
+        for i in range(nb):
+            acc = 0.0
+            for v in range(9):
+                acc += Gel[i, v] * dSz[v, cz]
+            J[n + qo + i, o + fz + cz] += acc
+        for jw in range(nwi):
+            acc = 0.0
+            for v in range(9):
+                acc += GF[jw, v] * dSz[v, cz]
+            J[rows + jw, o + fz + cz] += acc
+    for cw in range(nwi):
+        for i in range(nb):
+            acc = 0.0
+            for v in range(9):
+                acc += Gel[i, v] * (dSw[v, cw] + shift * dSwd[v, cw])
+            J[n + qo + i, o + fw + cw] += acc
+        for jw in range(nwi):
+            acc = 0.0
+            for v in range(9):
+                acc += GF[jw, v] * (dSw[v, cw] + shift * dSwd[v, cw])
+            J[rows + jw, o + fw + cw] += acc
+
+
+#: a body's terms: scalar loops where compiled, array products otherwise
+_body = jit(_body_loops) if COMPILED else _body_arrays
+
+
+# -- the Newton step's linear algebra -------------------------------------------------------
+def _factor_loops(A: np.ndarray, piv: np.ndarray) -> bool:
+    """A = P L U in place (Gaussian elimination with partial pivoting, whole rows swapped,
+    the swaps in ``piv``); False where a pivot vanishes (compiled: no LAPACK call for a few
+    dozen unknowns)."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        big = abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > big:
+                big = abs(A[i, k])
+                p = i
+        piv[k] = p
+        if not big > 0.0:
+            return False
+        if p != k:
+            for j in range(n):
+                A[k, j], A[p, j] = A[p, j], A[k, j]
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            f = A[i, k] * inv
+            A[i, k] = f
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+    return True
+
+
+def _back_loops(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The solution of (P L U) x = b of :func:`_factor_loops`' factors."""
+    n = A.shape[0]
+    x = b.copy()
+    for k in range(n):   # the rows swapped as the factorization swapped them
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+    for k in range(n):
+        for i in range(k + 1, n):
+            x[i] -= A[i, k] * x[k]
+    for k in range(n - 1, -1, -1):
+        acc = x[k]
+        for j in range(k + 1, n):
+            acc -= A[k, j] * x[j]
+        x[k] = acc / A[k, k]
+    return x
+
+
+def _factor_lapack(A: np.ndarray, piv: np.ndarray) -> bool:
+    """:func:`_factor_loops` by LAPACK (scipy's getrf)."""
+    import scipy.linalg as sla
+    lu, p = sla.lu_factor(A, check_finite=False)
+    A[:] = lu
+    piv[:] = p
+    return bool(np.all(np.diag(lu) != 0.0))
+
+
+def _back_lapack(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`_back_loops` by LAPACK (scipy's getrs)."""
+    import scipy.linalg as sla
+    return sla.lu_solve((A, piv), b, check_finite=False)
+
+
+#: the Newton step's factorization and solve: loops where compiled, LAPACK otherwise
+_factor = jit(_factor_loops) if COMPILED else _factor_lapack
+_back = jit(_back_loops) if COMPILED else _back_lapack
+
+
+# -- the residual, Newton's method, the schemes ---------------------------------------------
+@jit
+def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+             par: np.ndarray, grav: np.ndarray, n: int, y: np.ndarray, yd: np.ndarray,
+             shift: float, Q: np.ndarray, DQ: np.ndarray, jac: bool, F: np.ndarray,
+             J: np.ndarray) -> None:
+    """The coupled residual F(t, y, y') and, with ``jac``, J = dF/dy + shift dF/dy'.
+
+    Args:
+        bi: the bodies' integer table.
+        bf: the bodies' floats.
+        ci: the prestress cases.
+        fi: the frames' integer table.
+        ff: the frames' constants.
+        par: the frames' parent states at the time (nf x :data:`PAR`).
+        grav: gravity (global components; zero for none).
+        n: the number of elastic reduced coordinates.
+        y: the state (q, v, f).
+        yd: its rate.
+        shift: the Jacobian's shift.
+        Q: the applied frame loads' generalized forces (at the speeds' places in f).
+        DQ: -dQ/df (rows at the speeds' places).
+        jac: form J too.
+        F: the residual (filled).
+        J: the Jacobian (filled with ``jac``).
+    """
+    o = 2 * n
+    N = y.shape[0]
+    m = N - o
+    for k in range(N):
+        F[k] = 0.0
+    if jac:
+        for k in range(N):
+            for j in range(N):
+                J[k, j] = 0.0
+    for k in range(n):
+        F[k] = yd[k] - y[n + k]
+        if jac:
+            J[k, k] = shift
+            J[k, n + k] = -1.0
+    nf = fi.shape[0]
+    st = np.zeros((nf, ST))
+    dSz = np.zeros((nf, 9, MAXZ))
+    dSw = np.zeros((nf, 9, MAXW))
+    dSwd = np.zeros((nf, 9, MAXW))
+    dphi = np.zeros((nf, 3, MAXZ))
+    for i in range(nf):
+        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i])
+        _kinematics(fi[i], o, y, yd, shift, jac, F, J)
+        fw, nwi = fi[i, 2], fi[i, 4]
+        for j in range(nwi):
+            F[o + fw + j] -= Q[fw + j]
+            if jac:
+                for k in range(m):
+                    J[o + fw + j, o + k] += DQ[fw + j, k]
+    for b in range(bi.shape[0]):
+        i = bi[b, 0]
+        _body(bi[b], bf, ci, n, o, fi[i], ff[i], st[i], dSz[i], dSw[i], dSwd[i], y, yd,
+              shift, jac, F, J)
+    for i in range(nf):
+        if fi[i, 5] >= 0:
+            _momentum_rows(bi, bf, i, fi[i], st[i], dSw[i], dphi[i], n, o, y, yd, shift, jac,
+                           F, J)
+
+
+@jit
+def _kinematics(fi: np.ndarray, o: int, y: np.ndarray, yd: np.ndarray, shift: float,
+                jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+    """A frame's kinematic rows z' = rates(z, w): a hinge's and a planar free frame's the
+    speeds themselves, a free frame's in 3D r_O' = v_O (global) and q' = G(q)^T omega / 2."""
+    kind, fz, fw, nzi = fi[0], fi[1], fi[2], fi[3]
+    if kind == KIND_HINGE or kind == KIND_FREE2:
+        for k in range(nzi):
+            F[o + fz + k] = yd[o + fz + k] - y[o + fw + k]
+            if jac:
+                J[o + fz + k, o + fz + k] = shift
+                J[o + fz + k, o + fw + k] = -1.0
+        return
+    for k in range(3):
+        F[o + fz + k] = yd[o + fz + k] - y[o + fw + k]
+        if jac:
+            J[o + fz + k, o + fz + k] = shift
+            J[o + fz + k, o + fw + k] = -1.0
+    qw, qx, qy, qz = y[o + fz + 3], y[o + fz + 4], y[o + fz + 5], y[o + fz + 6]
+    Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
+    om = y[o + fw + 3:o + fw + 6]
+    for r in range(4):
+        acc = 0.0
+        for a in range(3):
+            acc += Gq[a, r] * om[a]
+        F[o + fz + 3 + r] = yd[o + fz + 3 + r] - 0.5 * acc
+        if jac:
+            J[o + fz + 3 + r, o + fz + 3 + r] = shift
+            for a in range(3):
+                J[o + fz + 3 + r, o + fw + 3 + a] -= 0.5 * Gq[a, r]
+    if jac:   # d(G^T omega)/dq: the rows of [[0, -o], [o, -skew(o)]] (the quaternion's rate)
+        o0, o1, o2 = om[0], om[1], om[2]
+        M = np.array([[0.0, -o0, -o1, -o2], [o0, 0.0, o2, -o1], [o1, -o2, 0.0, o0],
+                      [o2, o1, -o0, 0.0]])
+        for r in range(4):
+            for c in range(4):
+                J[o + fz + 3 + r, o + fz + 3 + c] -= 0.5 * M[r, c]
+
+
+@jit
+def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, st: np.ndarray,
+                   dSw: np.ndarray, dphi: np.ndarray, n: int, o: int, y: np.ndarray,
+                   yd: np.ndarray, shift: float, jac: bool, F: np.ndarray,
+                   J: np.ndarray) -> None:
+    """A free frame's translation rows, its momentum balance m v_O' + pi' - R F = 0 (global;
+    F the carried bodies' applied loads with gravity, local), and its auxiliary rows pi - R
+    p_rel = 0, p_rel = omega x s + int rho u' (s = int rho x): what
+    :meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.evaluate` writes over the rows of the
+    translation speeds (the bodies' terms left none there: T = 0 in ``ff``)."""
+    fz, fw, nzi, nwi, fa, nt = fi[1], fi[2], fi[3], fi[4], fi[5], fi[6]
+    mass = 0.0
+    s1 = np.zeros(3)
+    sd = np.zeros(3)
+    app = np.zeros(3)      # without gravity (R m g_loc = m g does not turn)
+    for b in range(bi.shape[0]):
+        if bi[b, 0] != i:
+            continue
+        g, nz, nb, qo = bi[b, 1], bi[b, 2], bi[b, 3], bi[b, 4]
+        pio = bi[b, 7]
+        m_b = bf[pio + 1 * nz + 1]
+        mass += m_b
+        for a in range(g):
+            acc = bf[pio + (1 + a) * nz]
+            acd = 0.0
+            for j in range(nb):
+                acc += bf[pio + (1 + a) * nz + 1 + g + j] * y[qo + j]
+                acd += bf[pio + (1 + a) * nz + 1 + g + j] * y[n + qo + j]
+            s1[a] += acc
+            sd[a] += acd
+        for a in range(3):
+            app[a] += bf[bi[b, 9] + a]
+    R = st[0:9]
+    om = st[12:15]
+    # the applied loads with gravity in global components: R app + m g
+    Rapp = np.empty(3)
+    _mv3(R, app, Rapp)
+    prel = np.empty(3)
+    _cx(om, s1, prel)
+    for a in range(3):
+        prel[a] += sd[a]
+    Rp = np.empty(3)
+    _mv3(R, prel, Rp)
+    rows = o + fw
+    aux = o + fa
+    for k in range(nt):
+        F[rows + k] += mass * yd[o + fw + k] + yd[aux + k] - Rapp[k] - mass * grav_of(st, k)
+        F[aux + k] += y[aux + k] - Rp[k]
+    if not jac:
+        return
+    tmp = np.empty(3)
+    tmp2 = np.empty(3)
+    for k in range(nt):
+        J[rows + k, o + fw + k] += shift * mass
+        J[rows + k, aux + k] += shift
+        J[aux + k, aux + k] += 1.0
+    # by the rotation: d(R x) = R (d phi x x)
+    for c in range(nzi):
+        d = dphi[:, c]
+        _cx(d, app, tmp)
+        _mv3(R, tmp, tmp2)
+        for k in range(nt):
+            J[rows + k, o + fz + c] -= tmp2[k]
+        _cx(d, prel, tmp)
+        _mv3(R, tmp, tmp2)
+        for k in range(nt):
+            J[aux + k, o + fz + c] -= tmp2[k]
+    # by omega (through the speeds: d omega/dw = dSw[0:3]): -R (d omega x s)
+    for c in range(nwi):
+        dw = dSw[0:3, c]
+        if dw[0] == 0.0 and dw[1] == 0.0 and dw[2] == 0.0:
+            continue
+        _cx(dw, s1, tmp)
+        _mv3(R, tmp, tmp2)
+        for k in range(nt):
+            J[aux + k, o + fw + c] -= tmp2[k]
+    # by the modal coordinates and rates: s = ... + int rho u, int rho u'
+    for b in range(bi.shape[0]):
+        if bi[b, 0] != i:
+            continue
+        g, nz, nb, qo = bi[b, 1], bi[b, 2], bi[b, 3], bi[b, 4]
+        pio = bi[b, 7]
+        for j in range(nb):
+            col = np.zeros(3)
+            for a in range(g):
+                col[a] = bf[pio + (1 + a) * nz + 1 + g + j]
+            _cx(om, col, tmp)
+            _mv3(R, tmp, tmp2)
+            _mv3(R, col, tmp)
+            for k in range(nt):
+                J[aux + k, qo + j] -= tmp2[k]
+                J[aux + k, n + qo + j] -= tmp[k]
+
+
+@jit
+def grav_of(st: np.ndarray, k: int) -> float:
+    """Component k of gravity (global) from a frame's state: R g_loc."""
+    return st[3 * k] * st[24] + st[3 * k + 1] * st[25] + st[3 * k + 2] * st[26]
+
+
+@jit
+def kinematic_pairs(fi: np.ndarray, n: int, N: int) -> np.ndarray:
+    """For each unknown: the index of the coordinate whose kinematic row is x' = it (an
+    elastic rate's coordinate, a hinge speed's angle, a free frame's position and a planar
+    one's angle), -2 for such a coordinate, -1 else.
+
+    Args:
+        fi: the frames' integer table.
+        n: the number of elastic reduced coordinates.
+        N: the number of unknowns.
+
+    Returns:
+        The pairs.
+    """
+    kv = np.full(N, -1, dtype=np.int64)
+    for i in range(n):
+        kv[n + i] = i
+        kv[i] = -2
+    o = 2 * n
+    for f in range(fi.shape[0]):
+        npair = fi[f, 3] if fi[f, 0] != KIND_FREE3 else 3   # a quaternion's rows are not
+        for k in range(npair):
+            kv[o + fi[f, 2] + k] = o + fi[f, 1] + k
+            kv[o + fi[f, 1] + k] = -2
+    return kv
+
+
+def _condense_loops(J: np.ndarray, F: np.ndarray, kv: np.ndarray, r: float, Jc: np.ndarray,
+                    Fc: np.ndarray) -> bool:
+    """The rows and columns of the unknowns that remain (kv != -2): Jc = J + r J[:, p] for
+    an unknown whose coordinate p follows it, Fc = F; False where J is not finite."""
+    N = J.shape[0]
+    a = 0
+    for i in range(N):
+        if kv[i] == -2:
+            continue
+        Fc[a] = F[i]
+        b = 0
+        for j in range(N):
+            if kv[j] == -2:
+                continue
+            x = J[i, j]
+            if kv[j] >= 0:
+                x += r * J[i, kv[j]]
+            if not abs(x) < np.inf:
+                return False
+            Jc[a, b] = x
+            b += 1
+        a += 1
+    return True
+
+
+def _condense_arrays(J: np.ndarray, F: np.ndarray, kv: np.ndarray, r: float, Jc: np.ndarray,
+                     Fc: np.ndarray) -> bool:
+    """:func:`_condense_loops` in array products."""
+    keep = np.flatnonzero(kv != -2)
+    cols = J[:, keep]
+    paired = kv[keep] >= 0
+    cols[:, paired] += r * J[:, kv[keep][paired]]
+    Jc[:, :] = cols[keep]
+    Fc[:] = F[keep]
+    return bool(np.all(np.isfinite(Jc)))
+
+
+#: the Newton matrix of the remaining unknowns: loops where compiled, arrays otherwise
+_condense = jit(_condense_loops) if COMPILED else _condense_arrays
+
+
+@jit
+def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
+                ff: np.ndarray, par: np.ndarray, grav: np.ndarray, n: int, ca: float,
+                da: np.ndarray, cb: float, db: np.ndarray, Q: np.ndarray, DQ: np.ndarray,
+                X: np.ndarray, Xs: np.ndarray, it: int, mem: np.ndarray, LU: np.ndarray,
+                piv: np.ndarray) -> int:
+    """Iteration ``it`` of Newton's method on F(t, ca X + da, cb X + db) = 0, X updated in
+    place: the stage's unknown X at the time whose parent states are ``par``, the loads ``Q``
+    and their derivative ``DQ`` at (that time, ca X + da).
+
+    The kinematic rows x' = u of the elastic coordinates and the hinges' angles
+    (:func:`kinematic_pairs`) are linear: each such coordinate is set from its rate's unknown
+    so that its row holds exactly, and Newton's matrix is that of the other unknowns (the
+    same iterates, a system of half the size). It is formed and factored (into ``LU``,
+    ``piv``) at the stage's first iterate and again wherever the updates stop shrinking at
+    least :data:`REFRESH`-fold from one iteration to the next; between, the factors of an
+    earlier iterate serve (the same solution: only the rate of convergence depends on them).
+    Converged when the update is round-off of its block (the elastic coordinates, their
+    rates, each frame unknown; relative to the block or to its increment from ``Xs``, the
+    step's start), directly or as the last contraction extrapolates it, or when an exact step
+    no longer reduces the residual (the round-off plateau). ``mem`` (:data:`M_HEAD` + 2 (2 +
+    m) numbers, zero at the stage's start) carries what one iteration leaves the next.
+
+    Returns:
+        0 to go on, the iterations taken when converged, or minus a status
+        (:data:`NOT_FINITE`, :data:`SINGULAR`).
+    """
+    N = X.shape[0]
+    nb = 2 + N - 2 * n
+    hp = M_HEAD
+    hr = M_HEAD + nb
+    kv = kinematic_pairs(fi, n, N)
+    Nc = 0
+    for i in range(N):
+        if kv[i] != -2:
+            Nc += 1
+    r = ca / cb
+    for i in range(N):    # the coordinates that follow their rates' unknowns
+        if kv[i] >= 0:
+            X[kv[i]] = (ca * X[i] + da[i] - db[kv[i]]) / cb
+    have_prev = mem[M_PREV] > 0.0
+    jac = it == 0 or mem[M_REFRESH] > 0.0
+    F = np.empty(N)
+    J = np.empty((N, N)) if jac else np.empty((1, 1))
+    y = np.empty(N)
+    yd = np.empty(N)
+    _combine(ca, X, 1.0, da, y)
+    _combine(cb, X, 1.0, db, yd)
+    residual(bi, bf, ci, fi, ff, par, grav, n, y, yd, cb / ca, Q, DQ, jac, F, J)
+    fnorm = 0.0
+    for k in range(N):
+        a = abs(F[k])
+        if not a < np.inf:
+            return -NOT_FINITE
+        if kv[k] != -2:
+            fnorm = max(fnorm, a)
+    if have_prev and mem[M_EXACT] > 0.0 and fnorm > 0.5 * mem[M_FNORM]:
+        plateau = True
+        for b in range(nb):
+            if mem[hp + b] > PLATEAU * max(mem[hr + b], ROUNDOFF * mem[M_TOP]):
+                plateau = False
+        if plateau:
+            return it
+    mem[M_FNORM] = fnorm
+    Jc = LU.reshape(-1)[:Nc * Nc].reshape((Nc, Nc))
+    Fc = np.empty(Nc)
+    if jac:
+        if not _condense(J, F, kv, r, Jc, Fc):
+            return -NOT_FINITE
+        if not _factor(Jc, piv[:Nc]):
+            return -SINGULAR
+        mem[M_EXACT] = 1.0
+    else:
+        a = 0
+        for i in range(N):
+            if kv[i] != -2:
+                Fc[a] = F[i]
+                a += 1
+        mem[M_EXACT] = 0.0
+    dU = _back(Jc, piv[:Nc], Fc)
+    dX = np.zeros(N)
+    a = 0
+    for i in range(N):
+        if kv[i] == -2:
+            continue
+        dX[i] = dU[a] / ca
+        if kv[i] >= 0:
+            dX[kv[i]] = r * dX[i]
+        a += 1
+    for k in range(N):
+        X[k] -= dX[k]
+        if not abs(X[k]) < np.inf:
+            return -NOT_FINITE
+    done = True
+    slow = False
+    top = 0.0
+    for b in range(2, nb):
+        k = 2 * n + b - 2
+        top = max(top, abs(X[k]), abs(X[k] - Xs[k]))
+    mem[M_TOP] = top
+    for b in range(nb):
+        lo = 0 if b == 0 else (n if b == 1 else 2 * n + b - 2)
+        hi = n if b == 0 else (2 * n if b == 1 else lo + 1)
+        a_ = 0.0
+        rr = 0.0
+        for k in range(lo, hi):
+            a_ = max(a_, abs(dX[k]))
+            rr = max(rr, abs(X[k]), abs(X[k] - Xs[k]))
+        pa = mem[hp + b] if have_prev else a_
+        ok = (a_ <= ROUNDOFF * rr or (b > 1 and a_ <= ROUNDOFF * top)
+              or (have_prev and a_ * a_ <= ROUNDOFF * rr * max(pa, 1e-300)))
+        if not ok:
+            done = False
+            if have_prev and a_ > REFRESH * pa:
+                slow = True
+        mem[hp + b] = a_
+        mem[hr + b] = rr
+    if done and it > 0:
+        return it + 1
+    mem[M_REFRESH] = 1.0 if slow else 0.0
+    mem[M_PREV] = 1.0
+    return 0
+
+
+@jit
+def newton(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+           par: np.ndarray, grav: np.ndarray, n: int, ca: float, da: np.ndarray, cb: float,
+           db: np.ndarray, Q: np.ndarray, DQ: np.ndarray, X: np.ndarray,
+           Xs: np.ndarray) -> int:
+    """Newton's method (:func:`newton_iter`) with loads that do not depend on X.
+
+    Returns:
+        The iterations (> 0), or minus a status (:data:`NOT_CONVERGED`, :data:`NOT_FINITE`,
+        :data:`SINGULAR`).
+    """
+    N = X.shape[0]
+    mem = np.zeros(M_HEAD + 2 * (2 + N - 2 * n))
+    LU = np.empty((N, N))
+    piv = np.zeros(N, dtype=np.int64)
+    for it in range(MAXIT):
+        code = newton_iter(bi, bf, ci, fi, ff, par, grav, n, ca, da, cb, db, Q, DQ, X, Xs,
+                           it, mem, LU, piv)
+        if code != 0:
+            return code
+    return -NOT_CONVERGED
+
+
+@jit
+def alpha_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+              grav: np.ndarray, n: int, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray,
+              tt: np.ndarray, am: float, af: float, gm: float, restart_step: float,
+              started: bool, X: np.ndarray, V: np.ndarray, Y: np.ndarray,
+              info: np.ndarray) -> None:
+    """Steps of PETSc's TSALPHA (first order) from (X, V) through the times ``tt``, one stage
+    a step at t + af h, the predictor X + h V (the run's first step: two backward-Euler half
+    steps give the rate, its backward difference divided by ``restart_step`` h). The stages'
+    parent states ``spar`` and loads ``sQ`` in order (one row: the same at every stage). X, V
+    are updated in place, the step ends' states written to the rows of ``Y``; ``info``: steps
+    done, status, iterations, stages solved (the last two added to)."""
+    info[0] = 0
+    info[1] = OK
+    N = X.shape[0]
+    si = 0
+    one_p = spar.shape[0] == 1
+    one_q = sQ.shape[0] == 1
+    zero = np.zeros(N)
+    da = np.empty(N)
+    db = np.empty(N)
+    for s in range(tt.shape[0] - 1):
+        h = tt[s + 1] - tt[s]
+        X0 = X.copy()
+        if not started:
+            hh = 0.5 * h
+            X1 = X0.copy()
+            _combine(-1.0 / hh, X0, 0.0, X0, db)
+            it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero,
+                        1.0 / hh, db, sQ[0 if one_q else si], DQ, X1, X0)
+            si += 1
+            if it < 0:
+                info[1] = -it
+                return
+            X2 = X1.copy()
+            _combine(-1.0 / hh, X1, 0.0, X1, db)
+            it2 = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero,
+                         1.0 / hh, db, sQ[0 if one_q else si], DQ, X2, X1)
+            si += 1
+            if it2 < 0:
+                info[1] = -it2
+                return
+            info[2] += it + it2
+            info[3] += 2
+            for k in range(N):
+                V[k] = (-3.0 * X0[k] + 4.0 * X1[k] - X2[k]) / (restart_step * h)
+            started = True
+        X1 = np.empty(N)
+        _combine(1.0, X0, h, V, X1)
+        _combine(1.0 - af, X0, 0.0, X0, da)
+        _combine(1.0 - am / gm, V, -am / (gm * h), X0, db)
+        it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, af, da,
+                    am / (gm * h), db, sQ[0 if one_q else si], DQ, X1, X0)
+        si += 1
+        if it < 0:
+            info[1] = -it
+            return
+        info[2] += it
+        info[3] += 1
+        for k in range(N):
+            V[k] = (X1[k] - X0[k]) / (gm * h) + (1.0 - 1.0 / gm) * V[k]
+            X[k] = X1[k]
+            Y[s, k] = X1[k]
+        info[0] = s + 1
+
+
+@jit
+def bdf_weights(t1: float, t0: float, tm: float, two: bool) -> np.ndarray:
+    """The derivatives at t1 of the Lagrange basis on (t1, t0[, tm]) (TSBDF's weights).
+
+    Args:
+        t1: the new time.
+        t0: the last one.
+        tm: the one before (with ``two``).
+        two: order 2 (else 1).
+
+    Returns:
+        The weights.
+    """
+    if not two:
+        w = np.empty(2)
+        w[0] = 1.0 / (t1 - t0)
+        w[1] = -w[0]
+        return w
+    ts = np.empty(3)
+    ts[0], ts[1], ts[2] = t1, t0, tm
+    w = np.zeros(3)
+    for k in range(3):
+        dk = 0.0
+        for j in range(3):
+            if j == k:
+                continue
+            L = 1.0 / (ts[k] - ts[j])
+            for i in range(3):
+                if i != j and i != k:
+                    L *= (t1 - ts[i]) / (ts[k] - ts[i])
+            dk += L
+        w[k] = dk
+    return w
+
+
+@jit
+def bdf_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+            grav: np.ndarray, n: int, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray,
+            tt: np.ndarray, started: bool, X: np.ndarray, hist_t: np.ndarray,
+            hist_X: np.ndarray, Y: np.ndarray, info: np.ndarray) -> None:
+    """Steps of PETSc's TSBDF of order 2 from X through the times ``tt`` (the run's first
+    step: a backward-Euler half step, then BDF2 on t, t + h/2, t + h), the predictor the line
+    through the last two states; ``hist_t``, ``hist_X`` hold the state one step back
+    (updated). As :func:`alpha_run` otherwise."""
+    info[0] = 0
+    info[1] = OK
+    N = X.shape[0]
+    si = 0
+    one_p = spar.shape[0] == 1
+    one_q = sQ.shape[0] == 1
+    zero = np.zeros(N)
+    db = np.empty(N)
+    for s in range(tt.shape[0] - 1):
+        t, t1 = tt[s], tt[s + 1]
+        X0 = X.copy()
+        if not started:
+            th = t + 0.5 * (t1 - t)
+            w = bdf_weights(th, t, t, False)
+            Xm = X0.copy()
+            _combine(w[1], X0, 0.0, X0, db)
+            it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero,
+                        w[0], db, sQ[0 if one_q else si], DQ, Xm, X0)
+            si += 1
+            if it < 0:
+                info[1] = -it
+                return
+            info[2] += it
+            info[3] += 1
+            tm = th
+            started = True
+        else:
+            tm = hist_t[0]
+            Xm = hist_X[0].copy()
+        w = bdf_weights(t1, t, tm, True)
+        X1 = np.empty(N)
+        _combine(1.0 + (t1 - t) / (t - tm), X0, -(t1 - t) / (t - tm), Xm, X1)
+        _combine(w[1], X0, w[2], Xm, db)
+        it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero, w[0],
+                    db, sQ[0 if one_q else si], DQ, X1, X0)
+        si += 1
+        if it < 0:
+            info[1] = -it
+            return
+        info[2] += it
+        info[3] += 1
+        hist_t[0] = t
+        for k in range(N):
+            hist_X[0, k] = X0[k]
+            X[k] = X1[k]
+            Y[s, k] = X1[k]
+        info[0] = s + 1
+
+
+@jit
+def frame_states(fi: np.ndarray, ff: np.ndarray, spar: np.ndarray, grav: np.ndarray, n: int,
+                 Y: np.ndarray) -> np.ndarray:
+    """The frames' state vectors at the states ``Y`` (rows; zero speeds' rates), each at its
+    parents' states ``spar`` (one row: the same for all): (rows, nf, :data:`ST`).
+
+    Args:
+        fi: the frames' integer table.
+        ff: the frames' constants.
+        spar: the parents' states.
+        grav: gravity.
+        n: the number of elastic reduced coordinates.
+        Y: the states.
+
+    Returns:
+        The frames' states.
+    """
+    nf = fi.shape[0]
+    S = Y.shape[0]
+    out = np.zeros((S, nf, ST))
+    yd = np.zeros(Y.shape[1])
+    dSz = np.zeros((9, MAXZ))
+    dSw = np.zeros((9, MAXW))
+    dSwd = np.zeros((9, MAXW))
+    dphi = np.zeros((3, MAXZ))
+    for s in range(S):
+        for i in range(nf):
+            _frame(fi[i], ff[i], spar[0 if spar.shape[0] == 1 else s, i], 2 * n, Y[s], yd,
+                   grav, out[s, i], dSz, dSw, dSwd, dphi)
+    return out
+
+
+def monitors(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+             spar: np.ndarray, grav: np.ndarray, n: int, Y: np.ndarray,
+             out: np.ndarray) -> None:
+    """Energies and momenta of the states ``Y`` (rows, all at once in array products), each
+    at its parents' states (one row: the same for all): ``out`` rows (kinetic, elastic,
+    gravity, total, P (3), H (3)); P and H global, H about the global origin (as
+    :func:`~dolfinx_mbs.systems.coupled.monitors`).
+
+    Args:
+        bi: the bodies' integer table.
+        bf: the bodies' floats.
+        ci: the prestress cases.
+        fi: the frames' integer table.
+        ff: the frames' constants.
+        spar: the parents' states.
+        grav: gravity.
+        n: the number of elastic reduced coordinates.
+        Y: the states.
+        out: the rows (filled).
+    """
+    S = Y.shape[0]
+    states = frame_states(fi, ff, spar, grav, n, Y)
+    out[:, :] = 0.0
+    for b in range(bi.shape[0]):
+        bb = bi[b]
+        g, nz, nb, qo = int(bb[1]), int(bb[2]), int(bb[3]), int(bb[4])
+        gg = g * g
+        ts = 1 + g
+        Pe = bf[bb[5]:bb[5] + gg * nz * nz].reshape(gg * nz, nz)
+        PI = bf[bb[7]:bb[7] + nz * nz].reshape(nz, nz)
+        st = states[:, bb[0]]
+        R = st[:, 0:9].reshape(S, 3, 3)
+        rO, om = st[:, 9:12], st[:, 12:15]
+        q, v = Y[:, qo:qo + nb], Y[:, n + qo:n + qo + nb]
+        xi = np.zeros((S, nz))
+        xi[:, 0] = 1.0
+        xi[:, ts:] = q
+        lin = np.zeros((S, nz))
+        lin[:, 1:ts] = st[:, 18:18 + g]
+        lin[:, ts:] = v
+        Px = (Pe @ xi.T).reshape(gg, nz, S)
+        Pl = (Pe @ lin.T).reshape(gg, nz, S)
+        Axx = (Px * xi.T[None]).sum(axis=1).T
+        Axl = (Pl * xi.T[None]).sum(axis=1).T
+        Sw = np.zeros((S, 3, 3))
+        Sw[:, 0, 1], Sw[:, 0, 2], Sw[:, 1, 2] = -om[:, 2], om[:, 1], -om[:, 0]
+        Sw[:, 1, 0], Sw[:, 2, 0], Sw[:, 2, 1] = om[:, 2], -om[:, 1], om[:, 0]
+        SwT = np.ascontiguousarray(np.transpose(Sw, (0, 2, 1)))
+        StS = SwT @ Sw
+        T = 0.5 * (((lin @ PI) * lin).sum(axis=1)
+                   + 2.0 * (SwT[:, :g, :g].reshape(S, gg) * Axl).sum(axis=1)
+                   + (StS[:, :g, :g].reshape(S, gg) * Axx).sum(axis=1))
+        K0 = bf[bb[11]:bb[11] + nb * nb].reshape(nb, nb)
+        Vel = 0.5 * ((q @ K0) * q).sum(axis=1)
+        ab = st[:, 21:24] - st[:, 24:27]
+        for c in range(bb[13], bb[13] + bb[14]):
+            Mc = bf[ci[c, 3]:ci[c, 3] + nb * nb].reshape(nb, nb)
+            coef = om[:, ci[c, 1]] * om[:, ci[c, 2]] if ci[c, 0] == 0 else -ab[:, ci[c, 1]]
+            Vel += 0.5 * coef * ((q @ Mc) * q).sum(axis=1)
+        Pl_ = np.zeros((S, 3))
+        Pl_[:, :g] = ((lin @ PI.T)[:, 1:ts]
+                      + np.einsum("sa,ais->si", Sw[:, :g, :g].reshape(S, gg), Px)[:, 1:ts])
+        Hl = np.zeros((S, 3))
+        for k in range(2 if g == 2 else 0, 3):
+            SkSw = _SK[k] @ Sw
+            Hl[:, k] = -(Axl @ _SK[k][:g, :g].reshape(gg)
+                         + np.einsum("sa,sa->s", SkSw[:, :g, :g].reshape(S, gg), Axx))
+        s1 = np.zeros((S, 3))
+        s1[:, :g] = (xi @ PI.T)[:, 1:ts]
+        Pg = np.einsum("sij,sj->si", R, Pl_)
+        out[:, 0] += T
+        out[:, 1] += Vel
+        out[:, 2] -= (PI[1, 1] * rO + np.einsum("sij,sj->si", R, s1)) @ grav
+        out[:, 4:7] += Pg
+        out[:, 7:10] += np.einsum("sij,sj->si", R, Hl) + np.cross(rO, Pg)
+    out[:, 3] = out[:, 0] + out[:, 1] + out[:, 2]

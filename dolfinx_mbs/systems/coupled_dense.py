@@ -1,0 +1,464 @@
+"""The coupled rigid-elastic equations in small dense arrays: each elastic body's inertia
+invariants projected once onto its reduced coordinates, the rows formed per step from them.
+
+:class:`~dolfinx_mbs.systems.coupled.CoupledSystem` forms its elastic terms with the bodies'
+PETSc operators at every evaluation (docs/theory.md section 8). Where the elastic unknowns are
+few (reduced bodies, a small mesh) every one of those terms is a small polynomial in the
+reduced coordinates q, their rates and the frame state, whose coefficients are products of the
+same assembled matrices with a few fields. With u = T q (T the reduced coordinates' full
+fields, :meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.expand` of the unit vectors) and the
+fields Z = [X, t_1 .. t_g, T] of a body (its nodes' positions, the unit translations, the
+reduced fields), the coupling matrices c_E = M (I kron E) of the package's forms
+(``forms.inertia_coupling``, assembled as ``BodyOperators.coupling_matrices``) give the one
+invariant
+
+    P(E) = Z^T c_E Z        ((1 + g + n) x (1 + g + n), one per basis matrix E of
+                             ``assembly.operators.coupling_basis``: 4 in 2D, 9 in 3D),
+
+linear in E, so that P(W) = sum_E coeff_E(W) P(E) for any 3 x 3 W. Every term of the coupled
+rows is a contraction of P(W) with coefficient vectors of x = X + u = Z xi, xi = (1, 0, q):
+
+    elastic rows   T^T e = P(I) b0 + P(W_g) b_g + P(W_k) xi   (T rows),
+                   b0 = (0, a_O - g_loc, q''), b_g = (0, 0, q'),
+                   W_g = 2 skew(omega), W_k = skew(omega)^2 + skew(alpha)
+                   (the mass matrix, Coriolis, centrifugal and Euler terms, the base and
+                   gravity loads: the rows of ``CoupledSystem._body_terms``), with K_r q,
+                   the prestress cases' sum of c_case P_case,r q and D_r q' (T^T K T, ...)
+    resultant      t_k^T e (the t rows of the same product): m a_O + alpha x s + ...
+    moment about O sum_n x_n x e_n = -sum_W xi^T P(skew(e_k) W) b_W  (k = 1..3; z in 2D):
+                   the inertia tensor's dependence on q, linear and quadratic, and the
+                   rigid-elastic coupling are these contractions
+
+and the energies and momenta of :func:`~dolfinx_mbs.systems.coupled.monitors` likewise. The
+frames' own rows, their kinematics, rigid bodies, applied frame loads and the prestress
+coefficients are :class:`CoupledSystem`'s (numpy already). The Jacobian is exact: every
+derivative is a contraction of the same invariants (the derivatives of W by the frame state
+as in ``CoupledSystem._state_columns``).
+
+What the dense form takes (:func:`dense_reason` names what it does not): elastic bodies on
+computed frames whose partial velocities are constant (:class:`~dolfinx_mbs.frames.Hinge`),
+with constant applied loads and gravity, prestress and Rayleigh damping, time-invariant
+constraints; rigid bodies and applied frame loads; no joints, motors or springs, no bodies on
+prescribed frames, no nonlinear strain. Everything here is replicated on every rank (the
+invariants are reduced over the ranks once).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, List, Tuple, cast
+
+import numpy as np
+from mpi4py import MPI
+
+from dolfinx_mbs.assembly.operators import coupling_basis
+from dolfinx_mbs.frames.base import FrameState, cross3, skew
+from dolfinx_mbs.frames.computed import Free, Hinge
+from dolfinx_mbs.systems.coupled import FrameView
+from dolfinx_mbs.systems.coupled_dense_joints import dense_joints_reason
+
+if TYPE_CHECKING:
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    from dolfinx_mbs.frames.computed import ComputedFrame
+    from dolfinx_mbs.systems.coupled import CoupledSystem
+
+__all__ = ["DenseCoupled", "Plan", "LazyView", "StateRead", "dense_reason"]
+
+#: the kernels' table sizes (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: FI, FF, BI,
+#: PAR; checked equal there)
+K_FI, K_FF, K_BI, K_PAR = 7, 66, 15, 24
+#: the frames' kinds (the kernels' KIND_HINGE, KIND_FREE2, KIND_FREE3)
+KIND_HINGE, KIND_FREE2, KIND_FREE3 = 0, 1, 2
+
+_E = np.eye(3)
+_S = [skew(_E[k]) for k in range(3)]
+
+
+def dense_reason(system: CoupledSystem) -> str | None:
+    """Why the coupled ``system`` cannot be stepped in dense form, or None.
+
+    Args:
+        system: the coupled system.
+
+    Returns:
+        The reason in words, or None.
+    """
+    s = system
+    why = dense_joints_reason(s)
+    if why is not None:
+        return why
+    for fr in s.frames:
+        if not (isinstance(fr, Hinge) and type(fr).jet is Hinge.jet
+                or isinstance(fr, Free) and type(fr).jet is Free.jet):
+            return f"frame {fr.name!r}: a computed frame other than Hinge or Free"
+    if not s.parts:
+        return None
+    if s.assembly.nonlinear:
+        return "nonlinear strain (stiffening='nonlinear')"
+    if s.reducer.time_dependent:
+        return "constraints that move in time"
+    for p in s.parts:
+        if p.frame is None:
+            return f"body {p.body.name!r} on a prescribed frame"
+        if not p.kron:
+            return f"body {p.body.name!r}: its mass matrix has terms of its own"
+        if any(case[0] == "carried" for case, _ in p.ops.prestress_matrices):
+            return f"body {p.body.name!r}: prestress of the bodies joined to it"
+        terms = p.ops.loads.unit_terms()
+        accel = p.ops.loads.unit_loads["accel"]
+        if terms is None or any(units is not accel for _, units, _ in terms):
+            return (f"body {p.body.name!r}: loads that change in time (body forces, tractions, "
+                    "point loads or a user load with an update)")
+    return None
+
+
+class _Invariants:
+    """One elastic body's projected invariants (see the module docstring)."""
+
+    def __init__(self, system: CoupledSystem, p: Any, T: np.ndarray) -> None:
+        comm = system.comm
+        g, n = p.gdim, T.shape[1]
+        self.g, self.n, self.frame, self.body = g, n, p.frame, p.body
+        self.nz = nz = 1 + g + n
+        ops = p.ops
+        x, y = p.vec(), p.vec()
+        Xf = p.X[:, :g].reshape(-1)
+        cols = [Xf] + [np.tile(_E[k, :g], p.n // g) for k in range(g)] + [T[:, i]
+                                                                          for i in range(n)]
+        Zloc = np.array(cols).T                         # local rows of Z
+        basis = coupling_basis(g)
+
+        def gram(A: PETSc.Mat) -> np.ndarray:
+            out = np.zeros((nz, nz))
+            for j in range(nz):
+                x.array[:] = Zloc[:, j]
+                A.mult(x, y)
+                out[:, j] = Zloc.T @ y.getArray(readonly=True)
+            return out
+        loc = np.array([gram(B) for _, B in p.basis])  # Z^T c_E Z, the package's matrices
+        P = np.empty_like(loc)
+        comm.Allreduce(loc, P, op=MPI.SUM)
+        # P(E_ab) for the unit matrices: P(W) = sum_ab W_ab Pe[a, b]
+        self.Pe = np.zeros((3, 3, nz, nz))
+        for a in range(g):
+            for b in range(g):
+                Eab = np.zeros((3, 3))
+                Eab[a, b] = 1.0
+                self.Pe[a, b] = sum(coeff(Eab) * Pk for (coeff, _), Pk in zip(basis, P))
+        self.T = slice(1 + g, nz)
+        self.t = slice(1, 1 + g)
+        #: the stack P(E_ab) over the g x g unit matrices, flattened (g^2, nz, nz)
+        self.Pe2 = np.ascontiguousarray(self.Pe[:g, :g].reshape(g * g, nz, nz))
+        #: the moments' components: z alone in 2D
+        self.ks = (2,) if g == 2 else (0, 1, 2)
+
+        def reduced(A: PETSc.Mat | None) -> np.ndarray:
+            if A is None:
+                return np.zeros((n, n))
+            out = np.zeros((n, n))
+            for j in range(n):
+                x.array[:] = T[:, j]
+                A.mult(x, y)
+                out[:, j] = T.T @ y.getArray(readonly=True)
+            return comm.allreduce(out)
+        self.K = reduced(ops.K)
+        self.D = reduced(ops.D)
+        self.cases = [case for case, _ in ops.prestress_matrices]
+        self.P_cases = [reduced(Pm) for _, Pm in ops.prestress_matrices]
+        # the constant applied loads (gravity apart): T^T f, their resultant and moment
+        # about O at x = X + T q: m0 + Mq q
+        st0 = system.frames[p.frame].state(0.0)
+        p.body.set_state(st0)
+        app = ops.loads.applied_at(st0).getArray(readonly=True).copy()
+        gl = p.body.gravity_local.value[:g] if hasattr(p.body, "gravity_local") else None
+        if gl is not None:
+            for k in range(g):
+                if gl[k] != 0.0:
+                    app -= float(gl[k]) * p.Mt[k].getArray(readonly=True)
+        fa = app.reshape(-1, g)
+        f3 = np.zeros((fa.shape[0], 3))
+        f3[:, :g] = fa
+        T3 = np.zeros((fa.shape[0], 3, n))
+        T3[:, :g, :] = T.reshape(-1, g, n)
+        self.app_T = comm.allreduce(T.T @ app)
+        self.app_F = comm.allreduce(f3.sum(axis=0))
+        self.app_M0 = comm.allreduce(np.cross(p.X, f3).sum(axis=0))
+        # sum_n (T_n q) x f_n = Mq q: column i is sum_n T_n e_i x f_n
+        Mq = np.zeros((3, n))
+        for i in range(n):
+            Mq[:, i] = np.cross(T3[:, :, i], f3).sum(axis=0)
+        self.app_Mq = comm.allreduce(Mq)
+        self.mass = p.mass
+        for v in (x, y):
+            v.destroy()
+
+    def P(self, W: np.ndarray) -> np.ndarray:
+        """The invariant of ``W``: the sum over a, b of W_ab times the one of E_ab."""
+        g = self.g
+        return np.tensordot(W[:g, :g], self.Pe[:g, :g], 2)
+
+
+class _RigidInvariants:
+    """A rigid body's invariants as those of a body without modes (g = 3, Z = [X, t_1..t_3]):
+    P(E)_00 = sum_ab E_ab S_ab (S = int rho X X^T = tr(J)/2 I - J + m c c^T about O, J the
+    inertia about the centre), P(E)_0k = (E^T s)_k, P(E)_j0 = (E s)_j, P(E)_jk = m E_jk
+    (s = m c): the rows of :meth:`~dolfinx_mbs.bodies.RigidBody.forces` (F = m (a_O - g_loc +
+    alpha x c + omega x (omega x c)), M_O = c x F + J alpha + omega x J omega) are the body's
+    terms of the module docstring with these P."""
+
+    def __init__(self, rb: RigidBody, frame: int) -> None:
+        m, c, J = float(rb.mass), np.asarray(rb.centre, float), np.asarray(rb.inertia, float)
+        s = m * c
+        S2 = 0.5 * np.trace(J) * np.eye(3) - J + m * np.outer(c, c)
+        self.g, self.n, self.nz, self.frame = 3, 0, 4, frame
+        self.Pe = np.zeros((3, 3, 4, 4))
+        for a in range(3):
+            for b in range(3):
+                P = self.Pe[a, b]
+                P[0, 0] = S2[a, b]
+                P[0, 1 + b] = s[a]
+                P[1 + a, 0] = s[b]
+                P[1 + a, 1 + b] = m
+        self.K = self.D = np.zeros((0, 0))
+        self.cases, self.P_cases = [], []
+        self.app_T = np.zeros(0)
+        self.app_F = self.app_M0 = np.zeros(3)
+        self.app_Mq = np.zeros((3, 0))
+        self.mass = m
+
+
+@dataclasses.dataclass
+class Plan:
+    """A coupled model as the dense kernels read it
+    (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: its docstring has the layouts).
+
+    Attributes:
+        bi, bf, ci: the bodies' integer table, their floats, the prestress cases.
+        fi, ff: the frames' integer table and constants.
+        grav: gravity (global components; zero for none).
+        n: the elastic reduced coordinates; m: the frame unknowns; N = 2 n + m.
+    """
+
+    bi: np.ndarray
+    bf: np.ndarray
+    ci: np.ndarray
+    fi: np.ndarray
+    ff: np.ndarray
+    grav: np.ndarray
+    n: int
+    m: int
+    N: int
+
+    def arrays(self) -> tuple:
+        """(bi, bf, ci, fi, ff): the kernels' first arguments."""
+        return self.bi, self.bf, self.ci, self.fi, self.ff
+
+
+class DenseCoupled:
+    """The coupled equations of ``system`` on the projected invariants (module docstring),
+    as flat arrays (:attr:`plan`).
+
+    Collective at construction (the projections); every method after it is local.
+
+    Args:
+        system: the coupled system (:func:`dense_reason` None).
+    """
+
+    def __init__(self, system: CoupledSystem) -> None:
+        why = dense_reason(system)
+        if why is not None:
+            raise ValueError(f"the dense coupled form does not take {why}")
+        self.system = s = system
+        self.n = s.n_reduced
+        #: the frames' unknowns (coordinates, speeds, auxiliary momenta; the joints'
+        #: multipliers of the TS path are not unknowns here: Maggi's equations eliminate them)
+        self.m = s.m - s.jointset.n_unknowns
+        self.N = 2 * self.n + self.m
+        T = self._basis() if s.parts else None
+        #: the reduced basis' local rows (the joints' nodes read them)
+        self._T_local = T if T is not None else np.zeros((0, 0))
+        self.inv: List[Any] = [_Invariants(s, p, T[p.slice]) for p in s.parts] if s.parts \
+            else []
+        self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))
+                     for rb in s.rigid_on[i]]
+        self.gravity = s.gravity
+        self.plan = self._plan()
+        #: the frames with a prescribed parent, by index
+        self.parents = [(i, cast(Hinge, fr).parent) for i, fr in enumerate(s.frames)
+                        if getattr(fr, "parent", None) is not None]
+        self._ground = np.zeros((len(s.frames), K_PAR))
+        self._ground[:, 0:9] = np.eye(3).reshape(-1)
+
+    def _basis(self) -> np.ndarray:
+        """The full fields of the reduced unit vectors (local rows, all columns)."""
+        s = self.system
+        q = s.create_reduced_vec()
+        full = s.space.create_vec()
+        r0, r1 = q.getOwnershipRange()
+        cols = []
+        for i in range(self.n):
+            q.zeroEntries()
+            if r0 <= i < r1:
+                q.setValue(i, 1.0)
+            q.assemble()
+            s.expand(q, out=full, homogeneous=True)
+            cols.append(full.getArray(readonly=True).copy())
+        q.destroy()
+        full.destroy()
+        return np.array(cols).T if cols else np.zeros((0, 0))
+
+    def _plan(self) -> Plan:
+        s = self.system
+        fi = np.zeros((len(s.frames), K_FI), dtype=np.int64)
+        ff = np.zeros((len(s.frames), K_FF))
+        for i, (fr, zs, ws, As) in enumerate(zip(s.frames, s.zslice, s.wslice, s.aslice)):
+            Tm = np.zeros((3, 6))
+            Om = np.zeros((3, 6))
+            if isinstance(fr, Free):   # its translation rows are its momentum balance: T = 0
+                kind = KIND_FREE2 if fr.gdim == 2 else KIND_FREE3
+                fi[i] = (kind, zs.start, ws.start, zs.stop - zs.start, ws.stop - ws.start,
+                         As.start, fr.n_translations)
+                if kind == KIND_FREE2:   # omega = theta' e_z
+                    Om[2, 2] = 1.0
+                else:                    # omega = the last three speeds
+                    Om[:, 3:6] = np.eye(3)
+            else:
+                fr = cast(Hinge, fr)
+                fi[i] = (KIND_HINGE, zs.start, ws.start, zs.stop - zs.start,
+                         ws.stop - ws.start, -1, 0)
+                n_, c = np.asarray(fr.axis, dtype=float), np.asarray(fr.pivot, dtype=float)
+                nc = cross3(n_, c)
+                K = skew(n_)
+                ff[i, 0:30] = np.concatenate([n_, c, nc, cross3(n_, nc), K.reshape(-1),
+                                              (K @ K).reshape(-1)])
+                Tm[:, 0], Om[:, 0] = -nc, n_
+            ff[i, 30:48], ff[i, 48:66] = Tm.reshape(-1), Om.reshape(-1)
+        bf: List[np.ndarray] = []
+        size = [0]
+
+        def put(a: np.ndarray) -> int:
+            off = size[0]
+            a = np.ascontiguousarray(a, dtype=float).reshape(-1)
+            bf.append(a)
+            size[0] += a.size
+            return off
+        bi = np.zeros((len(self.inv), K_BI), dtype=np.int64)
+        cases: List[Tuple[int, int, int, int]] = []
+        qoff = 0
+        for b, inv in enumerate(self.inv):
+            g, nz, n = inv.g, inv.nz, inv.n
+            Pe2 = inv.Pe[:g, :g].reshape(g * g, nz, nz)
+            K0 = inv.K.copy()
+            first = len(cases)
+            for case, Pc in zip(inv.cases, inv.P_cases):
+                if case[0] == "applied":
+                    K0 = K0 + Pc
+                elif case[0] == "g":
+                    cases.append((1, int(case[1]), 0, put(Pc)))
+                else:
+                    cases.append((0, int(case[0]), int(case[1]), put(Pc)))
+            app = np.concatenate([inv.app_F, inv.app_M0])
+            bi[b] = (inv.frame, g, nz, n, qoff, put(Pe2), put(np.transpose(Pe2, (0, 2, 1))),
+                     put(sum(Pe2[a * g + a] for a in range(g))), put(inv.app_T), put(app),
+                     put(inv.app_Mq), put(K0), put(inv.D), first, len(cases) - first)
+            qoff += n
+        grav = np.zeros(3) if self.gravity is None else np.asarray(self.gravity, float)
+        ci = np.array(cases, dtype=np.int64).reshape(-1, 4)
+        return Plan(bi=bi, bf=np.concatenate(bf) if bf else np.zeros(0), ci=ci, fi=fi, ff=ff,
+                    grav=grav, n=self.n, m=self.m, N=self.N)
+
+    def parent_states(self, t: float, out: np.ndarray | None = None) -> np.ndarray:
+        """The frames' parent states at ``t`` (nf x 24: the ground's where a frame has no
+        parent); calls the parents' motions (user code, maybe).
+
+        Args:
+            t: the time (s).
+            out: the array to fill (a copy of the ground's if None).
+
+        Returns:
+            ``out``.
+        """
+        out = self._ground.copy() if out is None else out
+        for i, p in self.parents:
+            st = p.state(t)
+            out[i] = np.concatenate([np.asarray(st.R, float).reshape(-1), st.r_O, st.omega,
+                                     st.alpha, st.v_O, st.a_O])
+        return out
+
+    @property
+    def constant_parents(self) -> bool:
+        """Whether no frame has a prescribed parent (the parents' states are the ground's at
+        every time)."""
+        return not self.parents
+
+    def states(self, t: float, f: np.ndarray) -> List[FrameState]:
+        """The computed frames' states at the unknowns ``f`` (zero accelerations).
+
+        Args:
+            t: the time (s).
+            f: the frame unknowns.
+
+        Returns:
+            One state per computed frame.
+        """
+        return [j.state for j in self.system.jets(t, f, np.zeros_like(f))]
+
+
+class LazyView(FrameView):
+    """What a load function sees of a computed frame (as
+    :class:`~dolfinx_mbs.systems.coupled.FrameView`), made only when the function reads it:
+    the frame's named outputs (``angle``, ``rate``) at the first read, its state (``R``,
+    ``r_O``, ``omega``, ``v_O``, ``state``) at the first read of one of those. With
+    ``probe``, any read raises :class:`StateRead` instead (a function of time alone reads
+    nothing: its value at a time is then known before the state is).
+
+    Args:
+        frame: the computed frame.
+        t: the time (s).
+        z: its coordinates.
+        w: its speeds.
+        probe: raise at a read.
+    """
+
+    _STATE = ("R", "r_O", "omega", "v_O", "state")
+
+    def __init__(self, frame: ComputedFrame, t: float, z: np.ndarray, w: np.ndarray,
+                 probe: bool = False) -> None:
+        d = object.__getattribute__(self, "__dict__")
+        d.update({"_read_": False, "_lazy_": (frame, t, z, w, probe), "_filled_": 0})
+
+    def _fill(self, level: int) -> None:
+        d = object.__getattribute__(self, "__dict__")
+        frame, t, z, w, probe = d["_lazy_"]
+        if probe:
+            raise StateRead()
+        if d["_filled_"] < 1:
+            d.update({"frame": frame, "z": z, "w": w, **frame.describe(z, w)})
+            d["_filled_"] = 1
+        if level > 1 and d["_filled_"] < 2:
+            st = frame.state_at(t, z, w)
+            d.update({"state": st, "R": st.R, "r_O": st.r_O, "omega": st.omega, "v_O": st.v_O})
+            d["_filled_"] = 2
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in ("_fill", "_STATE", "_read_", "_lazy_", "_filled_", "__class__"):
+            return object.__getattribute__(self, name)
+        d = object.__getattribute__(self, "__dict__")
+        d["_read_"] = True
+        level = 2 if (name in LazyView._STATE or name == "__dict__") else 1
+        if d["_filled_"] < level:
+            object.__getattribute__(self, "_fill")(level)
+        return object.__getattribute__(self, name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = object.__getattribute__(self, "__dict__")
+        names = sorted(k for k in d if not k.startswith("_"))
+        raise AttributeError(f"the frame's state has no {name!r}; it has {', '.join(names)}")
+
+
+class StateRead(BaseException):
+    """A load function read the frame's state where its value was asked for at a time alone
+    (:class:`LazyView` with ``probe``): not an error of the function (a BaseException, so
+    that its own ``except Exception`` lets it through)."""

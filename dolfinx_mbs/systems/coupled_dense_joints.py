@@ -1,0 +1,273 @@
+"""The joints and driven motors between computed frames on the dense path: their rows at the
+dense state, and what Maggi's elimination of their multipliers needs.
+
+The rows are those of :class:`~dolfinx_mbs.systems.coupled_joints.JointSet` (a revolute
+joint's coincidence and, in 3D, alignment rows; a prismatic joint's rows across its axis and
+its relative angle or alignments; a driven motor's angle or speed): position values g(p) and
+velocity values h(p, V) = B(p) V + b(t, p), linear in the velocities V = (the elastic rates
+v, the frames' speeds w). Here they are taken at the dense state: an elastic node's
+displacement and rate are rows of the reduced basis applied to q and v (the rows gathered
+once), so nothing talks to the other ranks after the set-up.
+
+For Maggi's equations (:mod:`dolfinx_mbs.integrate.dense.coupled`) this gives, at positions
+p = (q, z): g, g_p = dg/dp, h, B = dh/dV, h_p = dh/dp at fixed V (by central differences, as
+the TS path differences the rows in the frames' coordinates), and the derivative of the
+joints' generalized forces B^T lam at fixed lam (the curvature of the rows, by differences);
+the torque motors' generalized forces; and the joints' outputs (force, torque, drift) from
+the multipliers recovered after a step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Dict, Tuple
+
+import numpy as np
+
+from dolfinx_mbs.systems.coupled_joints import _central, _Relative
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.coupled import CoupledSystem
+    from dolfinx_mbs.systems.coupled_dense import DenseCoupled
+
+__all__ = ["DenseJoints", "dense_joints_reason"]
+
+
+class DenseJoints:
+    """The joints' and driven motors' rows of ``system`` at the dense state (see the module
+    docstring). Collective at construction (the nodes' rows of the reduced basis).
+
+    Args:
+        system: the coupled system.
+        dense: its dense form (the reduced basis' rows, the layout).
+    """
+
+    def __init__(self, system: CoupledSystem, dense: DenseCoupled) -> None:
+        self.system = system
+        self.js = js = system.jointset
+        n = self.n = dense.n
+        nz, nw, na = system.nz, system.nw, system.na
+        #: the dense state's positions p = (q, z), velocities V = (v, w), auxiliary momenta
+        self.P = np.concatenate([np.arange(n), 2 * n + np.arange(nz)]).astype(np.int64)
+        self.V = np.concatenate([n + np.arange(n), 2 * n + nz + np.arange(nw)]).astype(np.int64)
+        self.A = (2 * n + nz + nw + np.arange(na)).astype(np.int64)
+        #: the frames' unknowns of the dense state (the joints' block of f left out)
+        self.m = nz + nw + na
+        self.rows = js.rows
+        self.n_rows = js.n_rows
+        self.pos = np.array([r for r, row in enumerate(js.rows) if row[3]], dtype=np.int64)
+        # the reduced basis' rows at the joints' elastic nodes (local components, 3 x n)
+        self.T: Dict[Tuple[int, int], np.ndarray] = {}
+        comm = system.comm
+        basis = dense._T_local
+        for ij, j in enumerate(js.joints):
+            for k, pt in enumerate((j.a, j.b)):
+                if not pt.elastic:
+                    continue
+                rows = None
+                if pt.node is not None:
+                    p = system.parts[pt.body_index]
+                    g = p.gdim
+                    lo = p.slice.start + pt.node * g
+                    rows = np.zeros((3, n))
+                    rows[:g] = basis[lo:lo + g]
+                self.T[(ij, k)] = comm.bcast(rows, root=pt.owner)
+        self._zero_joint = np.zeros(js.n_unknowns)
+
+    # -- the state as the joints' rows read it -------------------------------------------------
+    def f_full(self, y: np.ndarray) -> np.ndarray:
+        """The frames' unknowns in the TS path's layout (the joints' block zero).
+
+        Args:
+            y: the dense state (q, v, f).
+
+        Returns:
+            The unknowns f.
+        """
+        return np.concatenate([y[2 * self.n:2 * self.n + self.m], self._zero_joint])
+
+    def nodes(self, y: np.ndarray) -> dict:
+        """{(joint, side): (u, u')} at the elastic nodes (local components).
+
+        Args:
+            y: the dense state.
+
+        Returns:
+            The nodes' values.
+        """
+        n = self.n
+        q, v = y[:n], y[n:2 * n]
+        return {key: (T @ q, T @ v) for key, T in self.T.items()}
+
+    def values(self, t: float, y: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """(g, h) of every row at the state (g zero for velocity rows).
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+
+        Returns:
+            (g, h).
+        """
+        g, h, _ = self.js._values(t, self.f_full(y), self.nodes(y))
+        return g, h
+
+    def evaluate(self, t: float, y: np.ndarray, positions: bool = True
+                 ) -> Tuple[np.ndarray, ...]:
+        """The rows and their derivatives at the state, in one pass: (g, h, B = dh/dV (rows x
+        (n + nw)), g_p = dg/dp (position rows x (n + nz))). The frames' speeds' coefficients
+        come with the rows, their coordinates' in closed form
+        (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet._gz`); an elastic node's
+        displacement and rate enter the rows linearly, so a unit change of each component
+        gives its coefficients exactly (six evaluations a node), applied to the reduced
+        basis' rows.
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+            positions: form g_p too (else None).
+
+        Returns:
+            (g, h, B, g_p).
+        """
+        s, js, n = self.system, self.js, self.n
+        f = self.f_full(y)
+        nodes = self.nodes(y)
+        g, h, G = js._values(t, f, nodes)
+        B = np.zeros((self.n_rows, n + s.nw))
+        for r in range(self.n_rows):
+            for i, v in G[r].items():
+                ws = s.wslice[i]
+                B[r, n + ws.start - s.nz:n + ws.stop - s.nz] += v
+        gp = None
+        if positions:
+            js._nodes = nodes
+            gp = np.zeros((len(self.pos), n + s.nz))
+            gp[:, n:] = js._gz(t, f)[:, :s.nz]
+        for key, T in self.T.items():
+            for which in ((0, 1) if positions else (1,)):
+                for c in range(3):
+                    moved = dict(nodes)
+                    pair = [nodes[key][0].copy(), nodes[key][1].copy()]
+                    pair[which][c] += 1.0
+                    moved[key] = (pair[0], pair[1])
+                    gg, hh, _ = js._values(t, f, moved)
+                    if which == 0:
+                        gp[:, :n] += np.outer((gg - g)[self.pos], T[c])
+                    else:
+                        B[:, :n] += np.outer(hh - h, T[c])
+        return g, h, B, gp
+
+    def velocity_matrix(self, t: float, y: np.ndarray) -> np.ndarray:
+        """B = dh/dV (rows x (n + nw)) (:meth:`evaluate`).
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+
+        Returns:
+            B.
+        """
+        return self.evaluate(t, y, positions=False)[2]
+
+    def _h_at(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
+        x = y.copy()
+        x[self.P] = p
+        return self.values(t, x)[1]
+
+    def h_positions(self, t: float, y: np.ndarray) -> np.ndarray:
+        """dh/dp at fixed velocities, by central differences (rows x (n + nz)).
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+
+        Returns:
+            dh/dp.
+        """
+        p = y[self.P]
+        out = np.zeros((self.n_rows, len(p)))
+        for c in range(len(p)):
+            out[:, c] = _central(lambda pp: self._h_at(t, y, pp), p, c)
+        return out
+
+    def force_positions(self, t: float, y: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """d(B^T lam)/dp at fixed lam, by central differences ((n + nw) x (n + nz)): how the
+        joints' forces on the velocities' rows turn with the configuration.
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+            lam: the multipliers.
+
+        Returns:
+            The derivative.
+        """
+        p = y[self.P]
+
+        def fn(pp: np.ndarray) -> np.ndarray:
+            x = y.copy()
+            x[self.P] = pp
+            return self.velocity_matrix(t, x).T @ lam
+        out = np.zeros((len(self.V), len(p)))
+        for c in range(len(p)):
+            out[:, c] = _central(fn, p, c)
+        return out
+
+    # -- torque motors: loads of the relative state -------------------------------------------
+    def motor_torques(self, t: float, y: np.ndarray) -> np.ndarray:
+        """The torque motors' generalized forces at the frames' speeds' places of f (as the
+        TS path's :meth:`~dolfinx_mbs.systems.coupled_joints.JointSet.motor_torques`, without
+        its collective: the dense path keeps its faults to the batch's end).
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+
+        Returns:
+            The generalized forces (m).
+        """
+        s, js = self.system, self.js
+        out = np.zeros(self.m)
+        f = self.f_full(y)
+        for mo in js.torque_motors:
+            th, thd, G = js._driven(mo, t, f)
+            tau = float(mo.fn(t, _Relative(th - mo.angle0, thd)))
+            if not math.isfinite(tau):
+                raise ValueError(f"motor {mo.name!r} returned {tau!r}: expected a finite torque")
+            for i, v in G.items():
+                out[s.wslice[i]] += tau * v
+        return out
+
+    # -- outputs ------------------------------------------------------------------------------
+    def outputs(self, t: float, y: np.ndarray, lam: np.ndarray) -> dict:
+        """{name: {force, torque, drift}} as :meth:`~dolfinx_mbs.systems.coupled_joints.
+        JointSet.outputs` gives them (a revolute joint's force on its second body, global; a
+        driven motor's torque; the largest position row, the drift), from the multipliers
+        ``lam``.
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+            lam: the multipliers (one per row).
+
+        Returns:
+            The outputs by name.
+        """
+        f = self.f_full(y)
+        f[self.m:self.m + self.n_rows] = lam
+        return self.js.outputs(t, f, nodes=self.nodes(y))
+
+
+def dense_joints_reason(system: CoupledSystem) -> str | None:
+    """Why the dense path cannot take ``system``'s joints, or None.
+
+    Args:
+        system: the coupled system.
+
+    Returns:
+        The reason in words, or None.
+    """
+    if any(j.n_position == 0 for j in system.jointset.joints):   # a spring has no position row
+        return "springs between computed frames"
+    return None

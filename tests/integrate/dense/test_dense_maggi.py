@@ -1,0 +1,163 @@
+"""Joints and motors between computed frames on the dense path, by Maggi's equations (issue 41,
+item 2): the multipliers eliminated by the configuration-dependent null-space bases of the
+joints' velocity and position rows, the independent velocities as unknowns
+(:class:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage`).
+
+The references: the TS path (the multipliers bordered on the coupled rows, Gear-Gupta-
+Leimkuhler's stabilization) with its Newton tolerances tightened: Maggi's equations are its
+discrete equations with the multipliers eliminated, so the motions agree to round-off and the
+forces recovered from the eliminated rows to the round-off of the accelerations; the
+Lagrange equations of the double pendulum (scipy, tests/models/mechanisms.py) and the
+slider-crank's closed-form kinematics and drive torque M'(theta) W^2 / 2 + V'(theta).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import dolfinx_mbs as mbs
+from tests.models import slidercrank as elastic_crank
+from tests.models.mechanisms import (
+    W,
+    crank_closed,
+    double_pendulum,
+    double_pendulum_reference,
+    drive_torque,
+    elbow_force,
+    pd,
+    slider_crank,
+)
+
+TIGHT = {"snes_stol": 1e-16, "snes_rtol": 1e-16}
+
+
+def _elastic_crank(modes=6):
+    model, rod = elastic_crank.coupled(24)
+    model.reduce(rod, modes=modes)
+    return model
+
+
+def _pendulum_3d():
+    """A 3D double pendulum: a bar on a hinge about an inclined axis, a second bar on a 3D
+    Free frame joined to it by a revolute joint about another axis, gravity."""
+    hub = mbs.frames.Hinge(axis=(0.2, 0.0, 1.0), origin=(0, 0, 0), name="h1")
+    l1 = mbs.RigidBody(mass=1.0, inertia=np.diag([0.01, 0.03, 0.03]), frame=hub,
+                       centre=(0.25, 0, 0), name="link1")
+    fr2 = mbs.frames.Free(position=(0.7, 0.0, 0.0), name="f2")
+    l2 = mbs.RigidBody(mass=0.7, inertia=np.diag([0.004, 0.01, 0.012]), frame=fr2,
+                       centre=(0, 0, 0), name="link2")
+    model = mbs.Model([l1, l2], gravity=(0, -9.81, -2.0))
+    model.revolute(l1, l2, point=(0.5, 0.0, 0.0), axis=(0.0, 0.3, 1.0), name="elbow")
+    return model
+
+
+def _prismatic_3d():
+    """A rigid block on a 3D Free frame sliding on an inclined axis under gravity and a
+    torque the joint holds."""
+    e = np.array([1.0, 2.0, 2.0]) / 3.0
+    p0 = np.array([0.3, -0.2, 0.5])
+    fr = mbs.frames.Free(position=p0, name="block")
+    blk = mbs.RigidBody(mass=2.0, inertia=np.diag([0.02, 0.03, 0.04]), frame=fr, name="blk")
+    model = mbs.Model([blk], gravity=(0.0, 0.0, -9.81))
+    model.prismatic(None, blk, point=p0, axis=e, name="guide")
+    model.apply_torque(fr, lambda t, s: np.array([0.5, -0.3, 0.2]) * np.cos(7.0 * t),
+                       local=False)
+    return model
+
+
+MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
+          "slider-crank": slider_crank, "elastic slider-crank": _elastic_crank,
+          "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d}
+STEP = {"elastic slider-crank": 1e-4}
+
+
+@pytest.mark.parametrize("formulation", ["first-order", "second-order"])
+@pytest.mark.parametrize("which", list(MODELS))
+def test_dense_equals_ts(which, formulation):
+    """Maggi's dense stages against the TS path's multipliers: the frames' motions to 1e-10,
+    the joints' forces and motor torques (recovered from the eliminated rows) to 1e-6 of
+    their size, the drift as the TS path's (round-off at BDF2's step ends; O(dt^2) where
+    generalized-alpha solves the rows inside the step)."""
+    dt = STEP.get(which, 5e-3)
+    out = {}
+    for stepper in ("ts", "dense"):
+        out[stepper] = MODELS[which]().integrate(
+            t_end=20 * dt, dt=dt, stepper=stepper, formulation=formulation, progress=False,
+            options=TIGHT if stepper == "ts" else None)
+    a, b = out["ts"], out["dense"]
+    assert b.stepper == "dense" and a.stepper == "ts"
+    for name, h in a.frames.items():
+        for k in h.names:
+            if k != "torque":
+                x = getattr(h, k)
+                d = np.abs(x - getattr(b.frames[name], k)).max()
+                assert d < 1e-10 * max(1.0, np.abs(x).max()), (name, k, d)
+    for name, h in a.joints.items():
+        for k in h.names:
+            x, y = getattr(h, k), getattr(b.joints[name], k)
+            scale = max(np.nanmax(np.abs(x)), 1e-12)
+            if k == "drift":
+                assert np.nanmax(np.abs(x - y)) < 1e-10, (name, k)
+            else:
+                assert np.nanmax(np.abs(x - y)) < 1e-6 * scale, (name, k)
+    if formulation == "first-order":
+        assert max(np.nanmax(h.drift) for h in b.joints.values()) < 1e-10
+    assert np.abs(a.energy["total"] - b.energy["total"]).max() < 1e-9
+
+
+def test_slider_crank_drive_torque():
+    """The drive torque of the slider-crank turned at the constant speed W against the closed
+    form M'(theta) W^2 / 2 + V'(theta) within 0.2 % at dt = 2.5e-3 (BDF2), the slider on the
+    closed-form kinematics, the joints closed to round-off (below 1e-10); the motor's work
+    (``energy["work"]``) W times the closed form's integral, and the energy's rise, to 0.2 %."""
+    r = slider_crank().integrate(t_end=0.6, dt=2.5e-3, stepper="dense", progress=False)
+    assert r.stepper == "dense"
+    th = r.frames["hub"].angle
+    assert np.abs(th - W * r.times).max() < 1e-10
+    xs, phi, _, _ = crank_closed(th)
+    assert np.abs(r.frames["slf"].r_O[:, 0] - xs).max() < 1e-8
+    assert np.abs(r.frames["rodf"].angle - phi).max() < 1e-8
+    assert max(np.nanmax(r.joints[k].drift) for k in ("A", "B", "P", "drive")) < 1e-10
+    ref = np.array([drive_torque(t) for t in th])
+    err = np.nanmax(np.abs(r.joints["drive"].torque - ref)) / np.abs(ref).max()
+    assert err < 2e-3, err
+    # the motor's work in the balance: against W times the closed-form torque's integral,
+    # and the energy's rise
+    e = r.energy
+    closed = W * np.concatenate([[0.0], np.cumsum(0.5 * (ref[1:] + ref[:-1]) * np.diff(r.times))])
+    scale = np.abs(closed).max()
+    assert scale > 0.1 and np.abs(e["work"] - closed).max() < 2e-3 * scale
+    assert np.abs(e["total"] - e["total"][0] - e["work"]).max() < 2e-3 * scale
+
+
+@pytest.mark.parametrize("torque", [None, pd], ids=["free", "pd-motor"])
+def test_double_pendulum_second_order(torque):
+    """The double pendulum's angles converge at second order in dt to the Lagrange
+    equations' (BDF2), the elbow closed to round-off, its force to the reference."""
+    T = 0.5
+    ref = double_pendulum_reference(T, torque)
+    errors = []
+    for dt in (0.005, 0.0025):
+        r = double_pendulum(torque).integrate(t_end=T, dt=dt, stepper="dense", progress=False)
+        yr = ref.sol(r.times)
+        errors.append(max(np.abs(r.frames["h1"].angle - yr[0]).max(),
+                          np.abs(r.frames["f2"].angle - yr[1]).max()))
+        assert np.nanmax(r.joints["elbow"].drift) < 1e-10
+    order = math.log2(errors[0] / errors[1])
+    assert order > 1.8 and errors[1] < 2e-3, (errors, order)
+    F = elbow_force(ref, T)
+    assert np.abs(r.joints["elbow"].force[-1, :2] - F).max() < 2e-2 * np.abs(F).max()
+    assert np.isnan(r.joints["elbow"].force[0]).all()
+
+
+def test_refusals_and_choice():
+    """Springs stay on the TS path; "auto" keeps joints on the TS path (Maggi's dense stages
+    are asked for by name: see the guide for where each is faster)."""
+    assert double_pendulum().integrate(t_end=0.01, dt=0.005, progress=False).stepper == "ts"
+    hub = mbs.frames.Hinge(name="hub")
+    bar = mbs.RigidBody(mass=1.0, inertia=0.1, frame=hub, centre=(0.5, 0, 0), name="bar")
+    model = mbs.Model([bar])
+    model.spring(bar, (1.0, 0.0, 0.0), None, (1.5, 0.0, 0.0), stiffness=10.0)
+    with pytest.raises(ValueError, match="springs"):
+        model.integrate(t_end=0.01, dt=0.005, stepper="dense", progress=False)
