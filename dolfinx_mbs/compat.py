@@ -372,8 +372,8 @@ def create_mesh(comm: MPI.Comm, cells: np.ndarray, x: np.ndarray, like: Mesh) ->
 
     cells = np.asarray(cells, dtype=np.int64)
     x = np.ascontiguousarray(x, dtype=like.geometry.x.dtype)
-    params = inspect.signature(dmesh.create_mesh).parameters
-    if "domain" in params:  # 0.5: (comm, cells, x, domain)
+    params = list(inspect.signature(dmesh.create_mesh).parameters)
+    if params.index("x") == 2:  # 0.5 to 0.9: (comm, cells, x, domain); later (comm, cells, e, x)
         return dmesh.create_mesh(comm, cells, x, like.ufl_domain())
     return dmesh.create_mesh(comm, cells, like.ufl_domain(), x)
 
