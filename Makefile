@@ -26,7 +26,7 @@ VENV := $(DEBIAN_VENV)
 MPIRUN := /usr/bin/mpirun -n $(NP)
 endif
 PY := $(VENV)/bin/python
-PYTEST := -m pytest -q -p no:cacheprovider
+PYTEST := -m pytest -q -p no:cacheprovider --durations=12
 
 # Open MPI (Debian route) as root, more ranks than cores; MPICH ignores these
 export OMPI_ALLOW_RUN_AS_ROOT := 1
