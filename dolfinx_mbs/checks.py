@@ -28,6 +28,12 @@ __all__ = ["shown", "real", "positive", "vector", "point3", "unit_axis", "raise_
 SHOWN_ENTRIES = 12
 
 
+class SubparametricWarning(UserWarning):
+    """A body's displacement of a lower degree than its mesh's cells (P1 on the curved,
+    second-order cells of a round part): the space cannot hold a rigid rotation exactly, and
+    the rigid motions take strain."""
+
+
 class SmallDisplacementWarning(UserWarning):
     """A result past the range of the small-displacement (linear) model it came from: a body
     rotated relative to its frame by more than a tenth of a radian or so

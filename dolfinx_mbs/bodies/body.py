@@ -8,6 +8,7 @@ physics of its own.
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence, Tuple
 
 import numpy as np
@@ -86,8 +87,12 @@ class Body:
             element family and variant, ghosting).
         material: a :mod:`dolfinx_mbs.materials` law that fits the mesh dimension.
         frame: a :class:`dolfinx_mbs.frames.Frame` giving the motion of the local frame.
-        degree: polynomial degree of the displacement (1 or 2, or higher; default 1) when
-            ``mesh`` is a mesh; with a space, None or the space's degree.
+        degree: polynomial degree of the displacement (1 or 2, or higher) when ``mesh`` is
+            a mesh; default the degree of the mesh's cells (1 on straight-sided cells, 2 on
+            the curved cells of :mod:`dolfinx_mbs.meshes`' round parts); with a space, None
+            or the space's degree. A degree below the cells' warns
+            (:class:`~dolfinx_mbs.checks.SubparametricWarning`): on curved cells such a
+            space cannot hold a rigid rotation exactly, so rigid motions take strain.
         name: label used in output and messages (output files are ``<stem>_<name>``); None:
             ``"body<i>"``, i the body's index in the model it joins (:func:`name_bodies`).
         stiffening: None (linear strain), ``"prestress"`` or ``"nonlinear"``
@@ -163,7 +168,15 @@ class Body:
         self.comm = mesh.comm
         self.material = material
         self.frame = frame
-        self.degree = int(degree) if degree is not None else 1
+        geometric = compat.geometry_degree(mesh)
+        if degree is not None and int(degree) < geometric:
+            who = f"body {name!r}" if name is not None else "a body"
+            warnings.warn(f"{who}: degree {int(degree)} on cells of "
+                          f"degree {geometric} (curved): the space cannot hold a rigid "
+                          "rotation exactly, so rigid motions take strain (a free rotor's "
+                          f"torsion, a stiff shaft's tilt); give degree >= {geometric} or "
+                          "leave it out", checks.SubparametricWarning, stacklevel=2)
+        self.degree = int(degree) if degree is not None else geometric
         self.gdim = gdim
         self.V = V if V is not None else compat.vector_space(mesh, self.degree)
         self.u = fem.Function(self.V, name="u")

@@ -208,6 +208,32 @@ def test_shaft_section(order):
         assert second < (1 - 1e-2) * math.pi * r**4 / 4
 
 
+def test_body_degree_follows_curved_cells():
+    """A body on curved cells takes their degree by default, which holds a rigid rotation
+    exactly: the strain of u = e_z x X, int eps:eps / int grad u:grad u, is round-off
+    (below 1e-20); degree 1 there warns (SubparametricWarning), and its rotation is strained
+    (ratio above 1e-4: 2.1e-3 measured)."""
+    import dolfinx_mbs as mbs
+    from dolfinx_mbs.checks import SubparametricWarning
+
+    mesh, _, _ = meshes.shaft(COMM, 0.2, 0.05, 0.03)
+    steel = mbs.materials.LinearElastic(E=2e11, nu=0.3, density=7800.0)
+
+    def strained(body):
+        body.u.interpolate(lambda x: np.vstack([-x[1], x[0], 0.0 * x[2]]))
+        eps, g = ufl.sym(ufl.grad(body.u)), ufl.grad(body.u)
+        return total(ufl.inner(eps, eps) * ufl.dx) / total(ufl.inner(g, g) * ufl.dx)
+
+    body = mbs.Body(mesh, steel, mbs.frames.Stationary((0, 0, 1), 0.0))
+    assert body.degree == 2 and strained(body) < 1e-20
+    with pytest.warns(SubparametricWarning, match="degree 1 on cells of degree 2"):
+        low = mbs.Body(mesh, steel, mbs.frames.Stationary((0, 0, 1), 0.0), degree=1,
+                       name="shaft")
+    assert low.degree == 1 and strained(low) > 1e-4
+    straight, _, _ = meshes.shaft(COMM, 0.2, 0.05, 0.03, order=1)
+    assert mbs.Body(straight, steel, mbs.frames.Stationary((0, 0, 1), 0.0)).degree == 1
+
+
 @pytest.mark.parametrize("blades", [0, 8])
 def test_rotor_geometry_volume(blades):
     """The OpenCASCADE geometry before meshing (on every process by itself) has the closed-form

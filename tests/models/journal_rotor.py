@@ -38,7 +38,7 @@ def film(**kw):
                                    **kw)
 
 
-def rigid_rotor(journal, load=2000.0, size=0.06, degree=1, comm=MPI.COMM_WORLD, rate=0.0,
+def rigid_rotor(journal, load=2000.0, size=0.06, degree=None, comm=MPI.COMM_WORLD, rate=0.0,
                 disk=DISK):
     """The rotor on two bearings of ``journal``, each loaded by (0, -load): (model, body,
     bearings, facet tags)."""

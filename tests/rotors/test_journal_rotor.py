@@ -19,9 +19,11 @@ from tests.models.journal_rotor import (
 
 def test_oil_whirl_threshold_against_four_dof_model():
     """The Campbell sweep takes the film's coefficients at each speed: its eigenvalues are
-    the 4-dof model's (the rotor is rigid: 1e-3), and the speed where a log dec passes
-    through zero is the 4-dof model's threshold to 2e-3; the unstable mode whirls forward
-    at about half the speed (0.4 ... 0.55 at this load, eps ~ 0.2)."""
+    the 4-dof model's (the rotor is rigid: 1e-3; P2 on the curved cells, where P1 cannot
+    hold the rigid tilts and the stiff shaft's strain in them lost the damped modes), and
+    the speed where a log dec passes through zero is the 4-dof model's threshold to 2e-3;
+    the unstable mode whirls forward at about half the speed (0.4 ... 0.55 at this load,
+    eps ~ 0.2)."""
     jb = film()
     model, body, bearings, facets = rigid_rotor(jb, load=2000.0)
     props = rigid_properties(body, facets)
@@ -30,11 +32,15 @@ def test_oil_whirl_threshold_against_four_dof_model():
     for i, w in enumerate(speeds):
         K, C = jb.coefficients((0.0, -2000.0), w)
         lam = four_dof_eigenvalues(props, K, C, w)
-        # the whirl modes damped to a ratio below 0.5 (more damped ones see the shaft's
-        # flexibility: their damping force C |lambda| nears 1e-3 of the shaft's stiffness;
-        # overdamped ones are real)
-        for mu in lam[(lam.imag > 0) & (-lam.real < 0.5 * np.abs(lam))]:
-            assert np.abs(table.eigenvalues[i] - mu).min() < 1e-3 * abs(mu), (w, mu, lam)
+        # every complex pair: damping ratios to 0.7 within 1e-3 (measured 1.2e-4 at most);
+        # the most damped (ratio 0.9 to 0.99, |lambda| to 4600 1/s) within 1e-2 (measured
+        # 4.8e-3): their damping forces C |lambda| reach some 1e-3 of the "rigid" shaft's
+        # bending stiffness, which the 4-dof model takes as infinite
+        pairs = lam[lam.imag > 0]
+        assert len(pairs) >= 2
+        for mu in pairs:
+            tol = 1e-3 if -mu.real < 0.7 * abs(mu) else 1e-2
+            assert np.abs(table.eigenvalues[i] - mu).min() < tol * abs(mu), (w, mu, lam)
     w_fe, freq, whirl, (lo, hi) = whirl_onset(model, speeds, table)
     w_ref, freq_ref = four_dof_threshold(jb, props, 2000.0, lo, hi)
     assert abs(w_fe / w_ref - 1) < 2e-3, (w_fe, w_ref)
