@@ -191,11 +191,18 @@ def _whirl_section(out):
             K, Cm = jb.coefficients((0.0, -load), 800.0)
             lam = four_dof_eigenvalues(props, K, Cm, 800.0)
             t8 = model.campbell([800.0], n=4, n_extra=0)
-            mu = lam[(lam.imag > 0) & (-lam.real < 0.5 * np.abs(lam))]
-            dev = max(np.abs(t8.eigenvalues[0] - m).min() / abs(m) for m in mu)
+            pairs = lam[lam.imag > 0]
+            devs = [(-m.real / abs(m), np.abs(t8.eigenvalues[0] - m).min() / abs(m))
+                    for m in pairs]
+            dev = max(d for z, d in devs if z < 0.7)
+            damped = [(z, d) for z, d in devs if z >= 0.7]
     out()
-    out(f"At 800 rad/s the whirl modes' eigenvalues (damping ratio below 0.5) of the two "
-        f"models differ by {dev:.1e} (relative).")
+    out(f"The rotor's shaft is P2 on the mesh's curved cells (P1 there cannot hold its rigid "
+        f"tilts). At 800 rad/s every complex eigenvalue of the 4-dof model is in the Campbell "
+        f"table: those of damping ratio below 0.7 to {dev:.1e} (relative), the most damped "
+        + ", ".join(f"(ratio {z:.2f}) to {d:.1e}" for z, d in damped)
+        + ": their damping forces reach some 1e-3 of the shaft's bending stiffness, which the "
+        "4-dof model takes as infinite.")
     out()
 
 
