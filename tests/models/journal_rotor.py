@@ -166,7 +166,7 @@ def whirl_onset(model, speeds, table):
     side = 0
     for _ in range(8):
         w = (a * fb - b * fa) / (fb - fa)
-        t = model.campbell([w], n=4, n_extra=0)
+        t = model.campbell([w], n=4, n_extra=0, tol=1e-9)   # see test_journal_rotor
         fw = _whirl_log_dec(t)[0][0]
         if abs(b - a) < 1e-5 * w or abs(fw) < 1e-9:
             break
