@@ -587,7 +587,9 @@ def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarr
         raise _Short(n - len(keep),
                      f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
                      f"represent distinct conjugate pairs with a backward error below "
-                     f"{bound:.1e}; {n} requested")
+                     f"{bound:.1e}; {n} requested (the bound is {ACCEPT_FACTOR:g} x tol: on an "
+                     f"ill-conditioned pencil, supports or parts far stiffer than the rest, "
+                     f"a larger tol accepts more)")
     keep = sorted(keep, key=lambda i: abs(lam[i] - shift))[:n]
     signed = [lam[i].imag if lam[i].imag > small else -lam[i].real for i in keep]
     keep = [keep[j] for j in np.argsort(signed, kind="stable")]
