@@ -157,7 +157,7 @@ docs-setup: $(WHEEL_VENV)/.docs-installed
 
 $(WHEEL_VENV)/.docs-installed: $(WHEEL_VENV)/.installed pyproject.toml
 	$(call apt_install,$(DOCS_APT))
-	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot,docs]" 2>&1 | grep -v "^WARNING: Location" || true
+	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot,docs]" --config-settings editable_mode=compat 2>&1 | grep -v "^WARNING: Location" || true
 	@$(WHEEL_VENV)/bin/python -c "import sphinx, myst_nb, pyvista" || { echo "docs set-up of $(WHEEL_VENV) failed"; exit 1; }
 	@touch $@
 
