@@ -56,7 +56,11 @@ myst_heading_anchors = 3
 # --- demos: jupytext light scripts executed into pages
 nb_custom_formats = {".py": ["jupytext.reads", {"fmt": "py:light"}]}
 nb_execution_mode = os.environ.get("MBS_DOCS_EXECUTE", "cache")
-nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
+# make docs-check builds with the demos' short versions (MBS_DEMO_QUICK=1), in a cache of its
+# own: the same notebooks give other outputs there
+QUICK_DEMOS = os.environ.get("MBS_DEMO_QUICK") == "1"
+nb_execution_cache_path = str(DOCS / "_build" / (".jupyter_cache_quick" if QUICK_DEMOS
+                                                 else ".jupyter_cache"))
 nb_execution_timeout = 1800
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
@@ -145,7 +149,8 @@ def generate_demos() -> None:
              "Every demo of `demos/` executed into a page with its output and figures (serially;",
              "each also runs under `mpirun`, and the test suite runs each on 1, 2 and 3 ranks in",
              "a shorter version, `MBS_DEMO_QUICK=1`). Each page is the script itself: download",
-             "it with the button at the top, or take it from `demos/`.", "",
+             "it with the button at the top, or take it from `demos/`."
+             + (" This build shows the short versions." if QUICK_DEMOS else ""), "",
              "| demo | what it shows |", "|---|---|"]
     for p in demos:
         lines.append(f"| [{p.stem}]({p.stem}.py) | {_title(p.read_text(), p.stem)} |")
