@@ -65,7 +65,7 @@ def table(last: dict) -> list:
     """The markdown of a run."""
     lines = []
     for w in last["speeds"]:
-        lines += ["", f"### {w:g} rad/s", "",
+        lines += ["", f"## {w:g} rad/s", "",
                   "| model | eps | angle (rad) | force residual (N) | kxx kxy kyx kyy (MN/m) | "
                   "cxx cxy cyx cyy (kN s/m) | time (s) |", "|---|---:|---:|---:|---|---|---:|"]
         for r in last["ours"]:

@@ -230,7 +230,7 @@ class Bearing(_Attachment):
     def support(self, rate: float) -> np.ndarray:
         """The bearing as a support (5 x 5, diagonal): the absolute values of its direct
         stiffnesses at ``rate`` (within its table), or for a fluid film asked at every speed
-        the order of a film's direct stiffness, |load| / c (c the film's clearance; the
+        the order of a film's direct stiffness, abs(load) / c (c the film's clearance; the
         film carries nothing at rest): what decides which rigid motions are free and what
         a prestress's unit solves stand on.
 

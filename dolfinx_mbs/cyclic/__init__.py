@@ -1,5 +1,7 @@
 """Cyclic symmetry: a bladed disk from one sector (``docs/theory.md`` section 10).
 
+Use::
+
     sector = mbs.cyclic.Sector(n_sectors=24, axis=(0, 0, 1), low=(facet_tags, 1),
                                high=(facet_tags, 2))
     body = mbs.Body(mesh, steel, mbs.frames.ConstantSpin(axis=(0, 0, 1), rate=W), degree=2,

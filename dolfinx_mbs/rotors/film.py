@@ -139,12 +139,12 @@ class Equilibrium:
         load: the load on the journal (N, bearing x, y).
         speed: the spin speed (rad/s).
         position: the journal's centre from the bearing's centre (m).
-        eccentricity: the eccentricity ratio |position| / c.
+        eccentricity: the eccentricity ratio abs(position) / c.
         attitude: the attitude angle (rad): from the load's direction to the journal's
             displacement, positive in the sense of the spin.
         min_film: the minimum film thickness c (1 - eccentricity) (m).
         friction_torque: the film's torque against the spin (N m).
-        power_loss: friction_torque * |speed| (W).
+        power_loss: friction_torque * abs(speed) (W).
         sommerfeld: Sommerfeld's number S = mu N L D / W (R / c)^2 (N in rev/s).
         pressure: the film's pressure (Pa) as a DOLFINx Function on the film's mesh
             (coordinates theta in rad, z in m; MPI.COMM_SELF: every rank holds it whole).
