@@ -171,10 +171,10 @@ docs: docs-setup
 # the check builds the site with the demos' short versions (MBS_DEMO_QUICK=1, a cache of its
 # own): the full ones take some 40 minutes from a clean checkout (the journal bearing's whip
 # run alone about 20), more than CI has; make docs builds the site in full
+# (docs/tests builds the site itself, with warnings as errors)
 docs-check: docs-setup
-	cd docs && MBS_DEMO_QUICK=1 TQDM_DISABLE=1 OMP_NUM_THREADS=1 ../$(WHEEL_VENV)/bin/python -m sphinx -E -W --keep-going -b html -q . _build/html
 	$(call apt_install,$(BROWSER_APT))
-	$(WHEEL_VENV)/bin/python $(PYTEST) docs/tests
+	MBS_DEMO_QUICK=1 TQDM_DISABLE=1 OMP_NUM_THREADS=1 $(WHEEL_VENV)/bin/python $(PYTEST) docs/tests
 
 validate: setup
 	$(PY) $(PYTEST) -m slow tests || [ $$? = 5 ]  # 5: no slow test collected
