@@ -469,3 +469,50 @@ class PythonLoop:
             ``str(error)``.
         """
         return str(error)
+
+
+class CoupledRecords:
+    """The stepper protocol's record, energy and reaction hooks of a coupled run, which no
+    one asks of it (its observers read the state): mixed in before the loop's class by the
+    TS and the dense coupled steppers."""
+
+    def record(self, t: float) -> Any:
+        """Not asked: a coupled run's energies are its own observer's.
+
+        Args:
+            t: the time (s).
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("a coupled run's energies are observed from its state")
+
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """Not asked (see :meth:`record`).
+
+        Args:
+            s: the record.
+            q: the reduced displacement.
+            v: the reduced velocity.
+            Mv: M v, or None.
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("a coupled run's energies are observed from its state")
+
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Not asked: a coupled run has no reactions of prescribed constraints.
+
+        Args:
+            t: the time (s).
+            q: the reduced displacement.
+            v: the reduced velocity.
+            out: the vector to fill.
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("reactions are not recorded in a coupled run")

@@ -53,7 +53,7 @@ from dolfinx_mbs.integrate import observers as obs
 from dolfinx_mbs.integrate.dense import coupled_kernels as kernels
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.motion_range import RotationRange
-from dolfinx_mbs.integrate.stepper import Needs, PythonLoop, RunSpec, State
+from dolfinx_mbs.integrate.stepper import CoupledRecords, Needs, PythonLoop, RunSpec, State
 from dolfinx_mbs.systems.coupled_dense import DenseCoupled, LazyView, StateRead, dense_reason
 from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
 from dolfinx_mbs.systems.coupled_joints import _central
@@ -751,7 +751,7 @@ class _Converged:
         return 0
 
 
-class DenseCoupledStepper(PythonLoop):
+class DenseCoupledStepper(CoupledRecords, PythonLoop):
     """A coupled run stepped in dense arrays (see the module docstring).
 
     Args:
@@ -1154,48 +1154,6 @@ class DenseCoupledStepper(PythonLoop):
             The lag.
         """
         return 1.0 - self.params[1] if self.formulation == "second-order" else 0.0
-
-    # -- the protocol's rest -----------------------------------------------------------------
-    def record(self, t: float) -> Any:
-        """Not asked: a coupled run's energies are its own observer's.
-
-        Args:
-            t: the time (s).
-
-        Raises:
-            NotImplementedError: always.
-        """
-        raise NotImplementedError("a coupled run's energies are observed from its state")
-
-    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
-                        Mv: PETSc.Vec | None = None) -> tuple:
-        """Not asked (see :meth:`record`).
-
-        Args:
-            s: the record.
-            q: the reduced displacement.
-            v: the reduced velocity.
-            Mv: M v, or None.
-
-        Raises:
-            NotImplementedError: always.
-        """
-        raise NotImplementedError("a coupled run's energies are observed from its state")
-
-    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
-                     out: PETSc.Vec) -> PETSc.Vec:
-        """Not asked: a coupled run has no reactions of prescribed constraints.
-
-        Args:
-            t: the time (s).
-            q: the reduced displacement.
-            v: the reduced velocity.
-            out: the vector to fill.
-
-        Raises:
-            NotImplementedError: always.
-        """
-        raise NotImplementedError("reactions are not recorded in a coupled run")
 
     def destroy(self) -> None:
         """Destroy the reduced vectors of the states given (collective)."""

@@ -20,14 +20,14 @@ what they must fit (:meth:`CoupledStepper.extra`).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Tuple
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint
-from dolfinx_mbs.integrate.stepper import Boundary, Needs, RunSpec, State
+from dolfinx_mbs.integrate.stepper import Boundary, CoupledRecords, Needs, RunSpec, State
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
 from dolfinx_mbs.integrate.ts.stepper import TSLoop
 from dolfinx_mbs.petsc_options import SolverOptions
@@ -71,7 +71,7 @@ def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: st
     return np.array(extra["f"], dtype=float)
 
 
-class CoupledStepper(TSLoop):
+class CoupledStepper(CoupledRecords, TSLoop):
     """A run of a model with computed frames, stepped by PETSc TS (see the module docstring).
 
     Args:
@@ -210,47 +210,6 @@ class CoupledStepper(TSLoop):
         """
         q, v, f = self._split()
         return State(q, v, frames=f)
-
-    def record(self, t: float) -> Any:
-        """Not asked: a coupled run's energies are its own observer's.
-
-        Args:
-            t: the time (s).
-
-        Raises:
-            NotImplementedError: always.
-        """
-        raise NotImplementedError("a coupled run's energies are observed from its state")
-
-    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
-                        Mv: PETSc.Vec | None = None) -> tuple:
-        """Not asked (see :meth:`record`).
-
-        Args:
-            s: the record.
-            q: the reduced displacement.
-            v: the reduced velocity.
-            Mv: M v, or None.
-
-        Raises:
-            NotImplementedError: always.
-        """
-        raise NotImplementedError("a coupled run's energies are observed from its state")
-
-    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
-                     out: PETSc.Vec) -> PETSc.Vec:
-        """Not asked: a coupled run has no reactions of prescribed constraints.
-
-        Args:
-            t: the time (s).
-            q: the reduced displacement.
-            v: the reduced velocity.
-            out: the vector to fill.
-
-        Raises:
-            NotImplementedError: always.
-        """
-        raise NotImplementedError("reactions are not recorded in a coupled run")
 
     def destroy(self) -> None:
         """Destroy the state read last, the problem and the TS (collective)."""
