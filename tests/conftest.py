@@ -1,7 +1,17 @@
 import gc
 
+import dolfinx.jit
 import pytest
 from mpi4py import MPI
+
+# Tests run in two processes at once (pytest-xdist, make test-serial) can ask for the same form
+# together: FFCx lets one compile it while the other waits for its module, by default 10 s,
+# which a large form's compilation on a busy machine exceeds ("JIT compilation timed out").
+# The wait here is 10 minutes (0.11 names the table ..._OPTIONS, 0.5 ..._PARAMETERS).
+for _table in ("DOLFINX_DEFAULT_JIT_OPTIONS", "DOLFINX_DEFAULT_JIT_PARAMETERS"):
+    _defaults = getattr(dolfinx.jit, _table, {})
+    if "timeout" in _defaults:
+        _defaults["timeout"] = (600, _defaults["timeout"][1])
 
 
 def pytest_collection_modifyitems(config, items):
