@@ -16,7 +16,7 @@
 #    sweep takes the film's coefficients at every speed, and the log dec of the shaft's first
 #    bending mode passes through zero near twice its frequency: oil whirl's onset;
 # 3. above that speed the linear model only says "unstable"; the film's nonlinear force in
-#    time (`model.integrate`) shows where the motion goes: a bounded limit cycle, whirling at
+#    time (`model.integrate`) shows where the motion goes: a bounded limit cycle, whirling near
 #    the first critical speed whatever the spin (oil whip), not at half the spin.
 #
 # Run: `mpirun -n 2 python demos/journal_bearing.py`; output in `out/`: the coefficients
@@ -156,8 +156,13 @@ whirl = 2 * np.pi * (len(crossings) - 1) / (r.times[late][crossings[-1]]
     if len(crossings) > 2 else np.nan
 say(f"journal eccentricity: start {e[0]:.3f}, largest {e.max():.3f}, over the last 40 %: "
     f"{e[late].min():.3f} to {e[late].max():.3f}")
+# the shaft's first bending frequency on rigid supports pinned at the journals' middles
+# (Jeffcott: a massless shaft, 48 E I / span^3, the disk's mass at mid-span)
+span = LS - cuts[0]
+rigid = np.sqrt(48 * 2.1e11 * np.pi * RS**4 / 4 / span**3 / m)
 say(f"whirl frequency over the last 40 %: {whirl:.0f} rad/s (the spin: 1000 rad/s; the "
-    f"first critical at {sweep[k]:.0f} rad/s from the Campbell sweep: {critical_run:.0f} rad/s)")
+    f"first critical at {sweep[k]:.0f} rad/s from the Campbell sweep: {critical_run:.0f} "
+    f"rad/s; on rigid supports: {rigid:.0f} rad/s)")
 if comm.rank == 0:
     fig, ax = plt.subplots(1, 2, figsize=(10, 4.5))
     th = np.linspace(0, 2 * np.pi, 200)
@@ -176,14 +181,16 @@ mbs.plot.show(os.path.join(OUT, "journal_whip.png"))
 
 # Checks: the onset lies near twice the first critical (a light rotor on plain bearings,
 # 1.8-2.2 here); above it the orbit grows from its 2 % nudge and stays inside the clearance;
-# in the full run it settles on a limit cycle whirling at the first critical speed at the
-# run's speed (to 5 %: the films stiffen with the speed, so the critical speed rises from
-# ~285 rad/s at the onset to ~315 rad/s at 1000 rad/s), well below half the spin.
+# in the full run it settles on a limit cycle (eccentricity ~0.9) whirling well below half the
+# spin, near the first critical speed: above the Campbell table's at the run's speed (the
+# films' coefficients at their equilibrium, eccentricity 0.1: ~345 rad/s, up from ~316 at the
+# onset, as the films stiffen with the speed) and below the shaft's on rigid supports (~371
+# rad/s), since the films far from the centre are much stiffer than at their equilibrium.
 
 # +
 assert (1.4 < onset / critical < 2.6) if QUICK else (1.6 < onset / critical < 2.4)
 assert e.max() < 1.0
 if not QUICK:
     assert e[late].max() > 0.3 and np.ptp(e[late]) < 0.5 * e[late].max()
-    assert abs(whirl / critical_run - 1) < 0.05 and whirl < 0.45 * 1000.0
+    assert 0.98 * critical_run < whirl < rigid and whirl < 0.45 * 1000.0
 # -

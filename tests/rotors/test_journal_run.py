@@ -14,7 +14,7 @@ import pytest
 from dolfinx_mbs import compat
 from tests.models import HERE as MODELS
 from tests.models import ROOT
-from tests.models.journal_rotor import flexible_rotor, whirl_frequency
+from tests.models.journal_rotor import flexible_rotor, rigid_support_frequency, whirl_frequency
 from tests.models.journal_run_cases import LOAD, SPEED, rotor, short_run, translated
 
 C = 1e-4
@@ -82,8 +82,10 @@ def test_oil_whip_limit_cycle():
     """Above the onset (the flexible rotor of demos/journal_bearing.py at 1000 rad/s, its
     onset ~600 rad/s), started at the film's equilibrium nudged 0.02 c: the orbit grows to a
     bounded limit cycle (eccentricity < 1, settled: its range over the last 0.3 s within a
-    quarter of its top) whirling at the first critical speed (the Campbell table's unstable
-    mode at that speed, to 5 %), not at half the spin."""
+    quarter of its top) whirling near the first critical speed, not at half the spin: above
+    the Campbell table's unstable mode at that speed (the films' coefficients at their
+    equilibrium, eccentricity 0.1; 2 % allowed for the cycle's not being a sine) and below the
+    shaft's frequency on rigid supports (the films far from their centre are much stiffer)."""
     model, body, jb = flexible_rotor(1000.0)
     tab = model.campbell([1000.0], n=4, n_extra=2)
     unstable = np.argmin(np.where(tab.stationary[0] < 1000.0, tab.log_dec[0], np.inf))
@@ -97,7 +99,8 @@ def test_oil_whip_limit_cycle():
         assert e.max() < 1.0 and e[late].min() > 3 * eq.eccentricity
         assert np.ptp(e[late]) < 0.25 * e[late].max()
         w = whirl_frequency(r.times[late], h["position"][late, 0])
-        assert abs(w / critical - 1) < 0.05 and w < 0.45 * 1000.0, (w, critical)
+        assert 0.98 * critical < w < rigid_support_frequency() and w < 0.45 * 1000.0, \
+            (w, critical)
 
 
 def test_journal_at_the_wall_is_an_error():
