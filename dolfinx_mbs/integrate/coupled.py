@@ -665,7 +665,7 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                                        and not system.jointset.active)
     if use_dense:
         stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(
-            system, run, every=ckpt["every"], stem=output)
+            system, run, every=ckpt["every"])
     else:
         stepping = CoupledStepper(system, run, restart=ckpt["restart"], stem=output)
     return drive(system, cast(Stepper, stepping), run, rec, (u0, v0, None), ckpt["restart"],

@@ -799,20 +799,19 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         every: the run writes a checkpoint at every step number that is a multiple of this
             (its batches end there and the scheme starts again from the state, as a restart
             from it does), or None.
-        stem: the run's ``output`` (the errors about checkpoints name it).
     """
 
     path = "dense"
     checkpoints = True
 
     def __init__(self, system: CoupledSystem, run: RunSpec, compiled: bool | None = None,
-                 every: int | None = None, stem: str | None = None) -> None:
+                 every: int | None = None) -> None:
         why = applies(system, run)
         if why is not None:
             raise ValueError(f"stepper='dense' cannot step a run with {why}: use "
                              "stepper='ts' or 'auto'")
         self.system = system
-        self.every, self.stem, self.dt = every, stem, run.dt
+        self.every, self.dt = every, run.dt
         #: the step number of the run's first state (a restart's: the checkpoint's); the
         #: arrays' rows are counted from it
         self.offset = 0
