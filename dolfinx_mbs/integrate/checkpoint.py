@@ -57,7 +57,13 @@ change) and TSBDF (a multistep method: PETSc drops its history at a restarted st
 with half a step of backward Euler, then BDF2 on the uneven steps). The run that writes a
 checkpoint restarts its TS there (``TSRestartStep``), so a restart takes its steps to the last
 bit; for BDF2 each checkpoint is then one more start-up of the scheme than a run without
-checkpoints makes, a change of the order of the scheme's own error.
+checkpoints makes, a change of the order of the scheme's own error. The dense coupled path
+(:class:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper`, the same schemes on arrays
+every rank holds whole) writes the same files (:func:`coupled_extra`: its reduced vectors
+filled from its arrays, the joints' multipliers its Maggi stages recovered last) and reads
+them back the same way (the rank files, redistributed where they can be, gathered on every
+rank), so that a checkpoint of either path restarts on either; it ends its batches of steps
+at the checkpoints and restarts its schemes there.
 
 :class:`Signals` turns SIGTERM and SIGINT during a run into a request that the run sees at
 the next step boundary (an allreduce of the flag at each step, so a signal that reached one
@@ -91,10 +97,13 @@ if TYPE_CHECKING:
 
     from petsc4py import PETSc
 
+    from dolfinx_mbs.systems.coupled import CoupledSystem
+
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
            "model_digest", "check_model",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
-           "read_state", "State", "check_type", "ONE_STEP", "RESTARTED"]
+           "read_state", "State", "check_type", "ONE_STEP", "RESTARTED", "check_end",
+           "coupled_extra", "frame_unknowns"]
 
 #: format version of ``latest.json`` (2: the unknowns' names, ``keys``)
 VERSION = 2
@@ -957,13 +966,76 @@ def resume_ts(ts: PETSc.TS, vecs: Sequence[PETSc.Vec], ckpt: Checkpoint, stem: s
     """
     comm = ts.getComm().tompi4py()
     check_type(ts, stem, types)
-    if t_end <= ckpt.t:
-        raise ValueError(f"restart from {stem!r}: t_end ({t_end:g}) must exceed the "
-                         f"checkpoint's time ({ckpt.t:g})")
+    check_end(stem, t_end, ckpt)
     restore_vecs(comm, stem, ckpt, vecs)
     ts.setTime(ckpt.t)
     ts.setTimeStep(ckpt.dt)
     ts.setStepNumber(ckpt.index)
+
+
+def check_end(stem: str, t_end: float, ckpt: Checkpoint) -> None:
+    """Refuse a restart's ``t_end`` not after the checkpoint's time (the same on every rank).
+
+    Args:
+        stem: the run's ``output``, for the error.
+        t_end: the run's final time (s).
+        ckpt: the checkpoint read.
+
+    Raises:
+        ValueError: ``t_end`` is not after the checkpoint.
+    """
+    if t_end <= ckpt.t:
+        raise ValueError(f"restart from {stem!r}: t_end ({t_end:g}) must exceed the "
+                         f"checkpoint's time ({ckpt.t:g})")
+
+
+def coupled_extra(system: CoupledSystem, f: np.ndarray) -> Dict[str, Any]:
+    """What a checkpoint of a coupled run holds in ``latest.json`` beside the elastic state
+    (``extra``): the frame unknowns ``f`` (the frames' coordinates and speeds, then the
+    joints' multipliers: :attr:`~dolfinx_mbs.systems.coupled.CoupledSystem.m` numbers) and
+    what a restart checks they fit. The TS and the dense coupled steppers write the same.
+
+    Args:
+        system: the coupled system.
+        f: the frame unknowns.
+
+    Returns:
+        The table (JSON numbers: a float's repr reads back to the same bits).
+    """
+    return {"kind": "coupled", "frames": [fr.name for fr in system.frames], "m": int(system.m),
+            "n_reduced": int(system.n_reduced), "f": [float(x) for x in f]}
+
+
+def frame_unknowns(system: CoupledSystem, ckpt: Checkpoint, stem: str) -> np.ndarray:
+    """The frame unknowns of the checkpoint ``ckpt`` (:func:`coupled_extra`), after checking
+    it is one of this model: written by a coupled run with the same computed frames and
+    numbers of frame and elastic unknowns (collective: the same answer on every rank).
+
+    Args:
+        system: the coupled system.
+        ckpt: the checkpoint read.
+        stem: the run's ``output``, for the errors.
+
+    Returns:
+        The frame unknowns (``system.m``).
+
+    Raises:
+        ValueError: (every rank) not a checkpoint of this model.
+    """
+    extra = ckpt.meta.get("extra")
+    mine = coupled_extra(system, np.zeros(system.m))
+    bad = None
+    if not isinstance(extra, dict) or extra.get("kind") != "coupled":
+        bad = "it was not written by a run with computed frames"
+    else:
+        for key, what in (("frames", "computed frames"), ("m", "frame unknowns"),
+                          ("n_reduced", "elastic reduced unknowns")):
+            if extra.get(key) != mine[key]:
+                bad = (f"it holds {extra.get(key)} {what}, this model has {mine[key]} "
+                       "(another model)")
+                break
+    checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
+    return np.array(extra["f"], dtype=float)
 
 
 def arguments(output: str | None, every: Any, restart: Any, formulation: str,

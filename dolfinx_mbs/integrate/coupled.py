@@ -117,28 +117,35 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
             unknowns (the frames' coordinates and speeds, the joints' multipliers) and the
             loads' work in ``latest.json``; needs ``output``. At each checkpoint the scheme
             starts again from the state (BDF2 with half a step of backward Euler,
-            generalized-alpha with its estimate of the rates) as a restart from it does.
+            generalized-alpha with its estimate of the rates) as a restart from it does. Both
+            steppers write the same checkpoints (the dense path ends its batches of steps at
+            them).
         restart: continue from the last checkpoint of ``output`` (same model and formulation;
             ``t0``, ``u0``, ``v0`` come from it and ``dt`` is its next step), on the ranks that
             wrote it or on another number of ranks (the elastic unknowns redistributed by
             name, not under DOLFINx 0.5); generalized-alpha only at spectral radius 1: the
             CSV and field files keep their rows up to the checkpoint's time and get the new
             ones appended; the result's histories start at the checkpoint
-            (``Result.restarted_from``).
+            (``Result.restarted_from``). A checkpoint of either stepper restarts on either
+            (``stepper`` chooses), the same steps to the Newton tolerance; on the path that
+            wrote it, to the last bit.
         stepper: ``"auto"``, ``"ts"`` or ``"dense"``: PETSc TS with the bordered Newton
             (:class:`~dolfinx_mbs.integrate.ts.coupled_stepper.CoupledStepper`), or the
             same schemes on small dense arrays
             (:class:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper`: the bodies'
             inertia invariants projected once; elastic bodies on hinges, rigid bodies,
-            frame loads, gravity, prestress; ``"second-order"`` and ``"first-order"``; no
-            joints, free frames, checkpoints or PETSc options). ``"auto"`` takes the dense
-            path where it applies and the elastic bodies have at most
+            frame loads, gravity, prestress, free frames, checkpoints and restarts;
+            ``"second-order"`` and ``"first-order"``; joints and motors by Maggi's equations
+            when asked for by name; no springs between frames, nonlinear strain, Hamilton's
+            form or PETSc options). ``"auto"`` takes the dense path where it applies, the
+            model has no joints or motors and the elastic bodies have at most
             :data:`~dolfinx_mbs.integrate.dense.coupled.DENSE_COUPLED_MAX` reduced
             unknowns (``Result.stepper`` names the path).
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (with
     ``checkpoint_every``), close every file and raise SystemExit (SIGTERM) or
-    KeyboardInterrupt (SIGINT) on every rank.
+    KeyboardInterrupt (SIGINT) on every rank (the dense path: at the first step its
+    observers see after the signal, once the batch of steps in progress is computed).
 
     Returns:
         A :class:`~dolfinx_mbs.integrate.Result` with ``frames`` ({name:
@@ -306,10 +313,12 @@ class DenseJointOutputs(Joints):
         system: the coupled system.
         stepper: the dense stepper.
         lag: the multipliers' place before the step's end, in steps (1 - alpha_f; 0 for BDF).
+        resume: the checkpoint the run continues from, or None.
     """
 
-    def __init__(self, system: CoupledSystem, stepper: DenseCoupledStepper, lag: float) -> None:
-        super().__init__(system, lag)
+    def __init__(self, system: CoupledSystem, stepper: DenseCoupledStepper, lag: float,
+                 resume: checkpoint.Checkpoint | None = None) -> None:
+        super().__init__(system, lag, resume)
         self.stepper = stepper
 
     def raw(self, step: Step) -> dict:
@@ -322,7 +331,8 @@ class DenseJointOutputs(Joints):
             The outputs by name.
         """
         st = self.stepper
-        return st.maggi.dj.outputs(step.t, st.Y[step.index], st.lam_end[step.index])
+        i = st.local(step.index)
+        return st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i])
 
 
 class Fields(observers.Fields):
@@ -561,7 +571,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
     if system.jointset.active and isinstance(stepper, CoupledStepper):
         out["joints"] = Joints(system, stepper.problem.multiplier_lag(), resume)
     elif system.jointset.active and dense is not None:
-        out["joints"] = DenseJointOutputs(system, dense, dense.multiplier_lag())
+        out["joints"] = DenseJointOutputs(system, dense, dense.multiplier_lag(), resume)
     if system.parts and any(checked(b) for b in system.bodies):
         out["rotation"] = RotationRange(system, n_steps)
     keep = None if resume is None else resume.t
@@ -574,7 +584,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
         joints = cast(Joints, out["joints"]) if "joints" in out else None
         js = system.jointset
         if dense is not None and not (js.motors or js.torque_motors):
-            dwork: DenseWork | Work = DenseWork(dense)
+            dwork: DenseWork | Work = DenseWork(dense, resume)
             out["monitors"], out["work"] = DenseMonitors(dense, dwork), dwork
         elif dense is not None:   # the motors' power step by step, as on the TS path
             dwork = Work(system, resume, joints)
@@ -654,7 +664,8 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                                        and system.n_reduced <= DENSE_COUPLED_MAX
                                        and not system.jointset.active)
     if use_dense:
-        stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(system, run)
+        stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(
+            system, run, every=ckpt["every"])
     else:
         stepping = CoupledStepper(system, run, restart=ckpt["restart"], stem=output)
     return drive(system, cast(Stepper, stepping), run, rec, (u0, v0, None), ckpt["restart"],

@@ -323,7 +323,8 @@ def grid_end(t0: float, t_end: float, dt: float) -> float | None:
     return t if n > 0 and abs(t - t_end) <= ON_GRID * dt else None
 
 
-def step_times(t0: float, t_end: float, dt: float) -> List[float]:
+def step_times(t0: float, t_end: float, dt: float,
+               origin: float | None = None) -> List[float]:
     """The times the TS path steps to.
 
     The times the TS path steps to, accumulated as PETSc does: whole steps of ``dt`` where
@@ -335,11 +336,14 @@ def step_times(t0: float, t_end: float, dt: float) -> List[float]:
         t0: the initial time (s).
         t_end: the final time (s).
         dt: the step (s).
+        origin: a restart's: the run's own start, whose whole steps to ``t_end`` decide,
+            as the TS path's restart decides
+            (:func:`~dolfinx_mbs.integrate.ts.stepper.end_at`); None: ``t0``.
 
     Returns:
         Each step's end time (``t0`` not included).
     """
-    if grid_end(t0, t_end, dt) is not None:
+    if grid_end(t0 if origin is None else origin, t_end, dt) is not None:
         out, t = [], t0
         for _ in range(int(round((t_end - t0) / dt))):
             t += dt

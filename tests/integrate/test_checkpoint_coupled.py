@@ -37,6 +37,14 @@ restart takes):
   radius < 1, with another formulation, to a t_end before the checkpoint; a checkpoint of
   another model: another count of computed frames, another mesh, a model without computed
   frames) is refused on every rank and leaves the files as they were.
+* The dense coupled path (``stepper="dense"``; ``"auto"`` keeps it with checkpoints for the
+  beam reduced to 4 modes) writes the same checkpoints: its restart repeats the uninterrupted
+  dense run to the last bit (generalized-alpha, BDF2 and generalized-alpha with the pinned
+  link, the rigid double pendulum), on 1 and 2 ranks; a checkpoint of the TS path restarts on
+  the dense path and one of the dense path on the TS path, each ending at the TS path's
+  uninterrupted run (its Newton tolerances tightened: an independent implementation) to
+  1e-9 (measured up to 2.4e-10); SIGTERM, bad input and the 2-to-1-rank restart (the beam
+  unreduced) as on the TS path.
 """
 
 import os
@@ -88,8 +96,14 @@ def test_restart_is_bit_for_bit(joint, form, tmp_path):
     to the last bit (with generalized-alpha and a joint, the pin's force too: extrapolated to
     the step ends from the last two steps' intermediate values, the last of which the
     checkpoint keeps)."""
-    d = shared_dir(tmp_path)
     kw = {} if form is None else {"formulation": form}
+    ref = _bit_for_bit(shared_dir(tmp_path), joint, form, kw)
+    assert ref.stepper == "ts"
+
+
+def _bit_for_bit(d, joint, form, kw):
+    """The checks of :func:`test_restart_is_bit_for_bit` with the runs' arguments ``kw``;
+    returns the uninterrupted run."""
     ref, _, b = run(str(d / "ref"), 2 * N * DT, N, joint=joint, **kw)
     s_ref = summary(ref, b)
     first, _, _ = run(str(d / "run"), N * DT, N, joint=joint, **kw)
@@ -120,6 +134,7 @@ def test_restart_is_bit_for_bit(joint, form, tmp_path):
         np.testing.assert_array_equal(field_times(str(d / "run")),
                                       field_times(str(d / "ref")))
     COMM.Barrier()
+    return ref
 
 
 @pytest.mark.serial  # the schemes' property: the ranks are the other tests' concern
@@ -248,22 +263,34 @@ def _launch(n, args, cwd):
 
 
 @pytest.mark.serial
-def test_restart_on_another_number_of_ranks(tmp_path):
-    """Written on 2 ranks, restarted on 1: the 2-rank reference's end to 1e-10."""
+@pytest.mark.parametrize("stepper", ["auto", "dense"], ids=["ts", "dense"])
+def test_restart_on_another_number_of_ranks(stepper, tmp_path):
+    """Written on 2 ranks, restarted on 1: the 2-rank reference's end to 1e-10. The dense
+    path (the beam unreduced: its unknowns are the bodies' dofs, named) alike: its
+    arrays are gathered on every rank from the redistributed rank files."""
     d = tmp_path
     T1, T = N * DT, 2 * N * DT
+    flag = [stepper] if stepper == "dense" else []
+    if flag:  # the kernels compiled here (numba's cache), not by the 2 ranks at once
+        run(None, DT, stepper="dense", modes=MODES)
     if not compat.has_vtx:  # XDMF field files hold the writing partition's node order
-        _launch(2, ["run", T1, N, "first"], d)
+        _launch(2, ["run", T1, N, "first"] + flag, d)
         before = (d / "run.csv").read_bytes()
         with pytest.raises(ValueError, match="written by 2 rank.*DOLFINx 0.5"):
-            run(str(d / "run"), T, N, restart=True)
+            run(str(d / "run"), T, N, restart=True, stepper=stepper)
         assert (d / "run.csv").read_bytes() == before
         return
-    _launch(2, ["ref", T, N, "final", "+", "run", T1, N, "first", "+",
-                "refj", T, N, "final", "joint", "+", "runj", T1, N, "first", "joint"], d)
-    for stem, joint in (("run", False), ("runj", True)):
+    cases = (("run", False),) + ((("runj", True),) if stepper == "auto" else ())
+    args = []
+    for stem, joint in cases:
+        extra = flag + (["joint"] if joint else [])
+        args += ["+", "ref" + stem[3:], T, N, "final"] + extra
+        args += ["+", stem, T1, N, "first"] + extra
+    _launch(2, args[1:], d)
+    for stem, joint in cases:
         ref = np.load(d / f"ref{stem[3:]}.final.npz")
-        r, _, b = run(str(d / stem), T, N, restart=True, joint=joint)
+        r, _, b = run(str(d / stem), T, N, restart=True, joint=joint, stepper=stepper)
+        assert r.stepper == ("dense" if flag else "ts")
         g = summary(r, b)
         assert int(ref["ranks"]) == 2 and g["ranks"] == 1
         assert r.restarted_from == pytest.approx(T1, rel=1e-12)
@@ -280,10 +307,12 @@ def test_restart_on_another_number_of_ranks(tmp_path):
 
 
 
-def test_rigid_bodies_only(tmp_path):
+@pytest.mark.parametrize("stepper", ["auto", "dense"], ids=["ts", "dense"])
+def test_rigid_bodies_only(stepper, tmp_path):
     """A double pendulum of rigid bars (a Hinge, a planar Free frame, a revolute joint: no
     elastic unknowns, the state all in ``latest.json``): restarted, the uninterrupted run's
-    angles and CSV rows to the last bit."""
+    angles and CSV rows to the last bit (on the dense path too: Maggi's stages, which keep
+    their partition and matrix from stage to stage, start afresh at each checkpoint)."""
     from tests.models.mechanisms import double_pendulum
 
     d = shared_dir(tmp_path)
@@ -291,12 +320,13 @@ def test_rigid_bodies_only(tmp_path):
     def go(stem, n, restart=False):
         return double_pendulum().integrate(t_end=n * DT, dt=DT, output=str(d / stem),
                                             checkpoint_every=N, restart=restart,
-                                            progress=False)
+                                            progress=False, stepper=stepper)
 
     ref = go("ref", 2 * N)
     go("run", N)
     again = go("run", 2 * N, restart=True)
     assert again.restarted_from == ref.times[N] and again.ts_type == "bdf"
+    assert again.stepper == ref.stepper == ("dense" if stepper == "dense" else "ts")
     for name, key in (("h1", "angle"), ("h1", "rate"), ("f2", "angle")):
         np.testing.assert_array_equal(getattr(again.frames[name], key),
                                       getattr(ref.frames[name], key)[N:])
@@ -332,3 +362,133 @@ def test_springs_on_prescribed_frames(tmp_path):
     assert np.abs(ref.joints["tip"].tension).max() > 0.0
     _same(again.joints["tip"].tension, ref.joints["tip"].tension[N:])
     _same(again.probes, ref.probes[N:])
+
+
+# -- the dense coupled path (stepper="dense") ---------------------------------------------------
+#: the beam reduced to so many modes: the dense path's model (a few unknowns: fast)
+MODES = 4
+#: the TS path's Newton tolerances tightened to round-off (its defaults stop at an estimated
+#: 1e-9 of each block's update)
+TIGHT = {"snes_stol": 1e-16, "snes_rtol": 1e-16}
+
+
+@pytest.mark.parametrize("joint,form", [(False, None), (True, None), (True, "second-order")],
+                         ids=["alpha", "joint-bdf2", "joint-alpha"])
+def test_dense_restart_is_bit_for_bit(joint, form, tmp_path):
+    """The dense path's checkpoints (``stepper="auto"`` keeps the dense path with them; with
+    the joint, which "auto" leaves to TS, named): the restart takes the uninterrupted dense
+    run's steps to the last bit (its batches end at the checkpoints, where it starts its
+    scheme again as a restart does): the same checks as on the TS path."""
+    kw = dict(modes=MODES, stepper="dense" if joint else "auto")
+    if form is not None:
+        kw["formulation"] = form
+    ref = _bit_for_bit(shared_dir(tmp_path), joint, form, kw)
+    assert ref.stepper == "dense"
+
+
+@pytest.mark.parametrize("joint", [False, True], ids=["alpha", "joint-bdf2"])
+def test_dense_and_ts_restart_each_other(joint, tmp_path):
+    """One format: a checkpoint of the TS path restarts on the dense path and one of the
+    dense path on the TS path; each ends at the TS path's uninterrupted run (an independent
+    implementation of the same schemes, its Newton tolerances tightened) to 1e-9 of each
+    value's size, with its CSV rows and field times (measured on one rank: 4e-12 to 2.4e-10,
+    the largest in the hub's rate and the pin's force)."""
+    d = shared_dir(tmp_path)
+    ts = dict(modes=MODES, stepper="ts", options=TIGHT)
+    dense = dict(modes=MODES, stepper="dense")
+    ref, _, b = run(str(d / "ref"), 2 * N * DT, N, joint=joint, **ts)
+    s_ref = summary(ref, b)
+
+    def close(a, b, what):
+        a, b = np.asarray(a, float), np.asarray(b, float)
+        err = np.nanmax(np.abs(a - b)) / np.nanmax(np.abs(b))
+        assert err < 1e-9, (what, err)
+
+    for tag, first, then in (("ts_dense", ts, dense), ("dense_ts", dense, ts)):
+        run(str(d / tag), N * DT, N, joint=joint, **first)
+        again, _, b = run(str(d / tag), 2 * N * DT, N, restart=True, joint=joint, **then)
+        assert again.stepper == then["stepper"] and again.steps == 2 * N
+        np.testing.assert_allclose(again.times, ref.times[N:], rtol=1e-14)
+        s = summary(again, b)
+        for key in ("angle", "rate") + (("arm_angle",) if joint else ()):
+            close(s[key], np.asarray(s_ref[key])[N:], (tag, key))
+        close(s["at"], s_ref["at"], (tag, "at"))
+        close(again.probes, ref.probes[N:], (tag, "probes"))
+        close(again.energy["work"][1:], ref.energy["work"][N + 1:], (tag, "work"))
+        if joint:
+            close(again.joints["pin"].force[1:], ref.joints["pin"].force[N + 1:], (tag, "pin"))
+        check_files(str(d / tag), str(d / "ref"))
+
+
+def test_dense_sigterm_then_restart(tmp_path):
+    """SIGTERM to rank 0 at step 13 on the dense path (its observers see the batch's steps one
+    by one: the signal is seen at the next step's end, every rank alike): a checkpoint there,
+    SystemExit on every rank; the restart ends where the uninterrupted dense run ends."""
+    d = shared_dir(tmp_path)
+    kw = dict(modes=MODES, stepper="dense")
+    ref, _, b = run(str(d / "ref"), 2 * N * DT, N, **kw)
+    s_ref = summary(ref, b)
+
+    def send(t, frames):
+        if COMM.rank == 0 and abs(t - 13 * DT) < 1e-3 * DT:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    old = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as e:
+        run(str(d / "run"), 2 * N * DT, N, callback=send, **kw)
+    assert e.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is old
+    again, _, b = run(str(d / "run"), 2 * N * DT, N, restart=True, **kw)
+    assert again.restarted_from == pytest.approx(13 * DT, rel=1e-12)
+    assert again.stepper == "dense" and again.steps == 2 * N
+    s = summary(again, b)
+    for key in ("angle", "rate"):
+        assert abs(_last(s, key) - _last(s_ref, key)) <= 1e-9 * abs(_last(s_ref, key))
+    assert np.abs(s["at"] - s_ref["at"]).max() <= 1e-9 * np.abs(s_ref["at"]).max()
+    check_files(str(d / "run"), str(d / "ref"))
+
+
+def test_dense_bad_input(tmp_path):
+    """On the dense path: refused on every rank, the files left as they were."""
+    from tests.models.checkpoint_cases import run as prescribed
+    from tests.models.coupled_checkpoint_cases import model
+
+    d = shared_dir(tmp_path)
+    hub, joint = model(modes=MODES)[0], model(joint=True, modes=MODES)[0]
+    other = model(cells=(4, 2), modes=MODES)[0]
+
+    def go(m, stem, steps, every=2, **kw):
+        kw.setdefault("stepper", "dense")
+        return m.integrate(t_end=steps * DT, dt=DT, output=str(d / stem) if stem else None,
+                           checkpoint_every=every, progress=False, **kw)
+
+    with pytest.raises(ValueError, match="checkpoint_every needs output"):
+        go(hub, None, 4)
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        go(hub, "none", 4, restart=True)
+    with pytest.raises(ValueError, match="stepper='dense' cannot step a run with PETSc"):
+        go(hub, "none", 4, options={"ts_type": "rk"})
+    assert not any(d.iterdir())  # nothing written by the refused runs
+    go(joint, "j", 4)
+    go(hub, "h", 4)
+    prescribed("second-order", str(d / "p"), 2e-4, 1)
+    COMM.Barrier()
+    before = _listing(d)
+    with pytest.raises(ValueError, match="spectral radius 1"):
+        go(hub, "h", 8, restart=True, spectral_radius=0.5)
+    with pytest.raises(ValueError, match="formulation 'second-order'"):
+        go(hub, "h", 8, restart=True, formulation="first-order")
+    with pytest.raises(ValueError, match="t_end"):
+        go(hub, "h", 3, restart=True)
+    with pytest.raises(ValueError, match=r"\['hub', 'arm'\] computed frames.*another model"):
+        go(hub, "j", 8, restart=True, formulation="first-order")
+    with pytest.raises(ValueError, match=r"written by another model \(body 'beam': a mesh of "
+                                         r"21 nodes, this model's has [0-9]+\)"):
+        go(other, "h", 8, restart=True)
+    with pytest.raises(ValueError, match="not written by a run with computed frames"):
+        go(hub, "p", 8, restart=True, formulation="second-order")
+    COMM.Barrier()
+    assert _listing(d) == before
+    # the model runs on afterwards: the refusals left nothing behind
+    r = go(hub, "h", 8, restart=True)
+    assert r.stepper == "dense" and r.restarted_from == pytest.approx(4 * DT, rel=1e-12)

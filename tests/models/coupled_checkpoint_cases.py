@@ -4,8 +4,9 @@ and, with ``joint``, a rigid link on a planar free frame pinned to the hub by a 
 under gravity (the joint's multipliers are frame unknowns; the default formulation is then
 first-order, BDF2).
 
-``python coupled_checkpoint_cases.py <stem> <t_end> <every> <tag> [restart] [joint]`` runs it
-(continuing from ``<stem>.ckpt`` with ``restart``) and writes ``<stem>.<tag>.npz`` on rank 0:
+``python coupled_checkpoint_cases.py <stem> <t_end> <every> <tag> [restart] [joint] [dense]``
+runs it (continuing from ``<stem>.ckpt`` with ``restart``; on the dense path with ``dense``)
+and writes ``<stem>.<tag>.npz`` on rank 0:
 the final state (:func:`summary`). Several such commands separated by ``+`` run one after the
 other in one process.
 """
@@ -26,8 +27,9 @@ DT = 2e-3
 POINTS = np.array([[1.0, 0.025, 0.0], [0.61, -0.01, 0.0]])
 
 
-def model(comm=MPI.COMM_WORLD, joint=False, cells=(6, 2)):
-    """(model, beam); ``cells``: the beam's mesh."""
+def model(comm=MPI.COMM_WORLD, joint=False, cells=(6, 2), modes=None):
+    """(model, beam); ``cells``: the beam's mesh; ``modes``: the beam reduced to so many
+    modes (the dense path's small model), or None."""
     hub = mbs.frames.Hinge(axis=(0, 0, 1), name="hub")
     msh = dmesh.create_rectangle(comm, [np.array([0.0, -0.025]), np.array([1.0, 0.025])],
                                  list(cells), dmesh.CellType.quadrilateral)
@@ -46,12 +48,15 @@ def model(comm=MPI.COMM_WORLD, joint=False, cells=(6, 2)):
     m.apply_torque(hub, lambda t, s: 3.0 + 2.0 * math.sin(60.0 * t) - 0.2 * s.rate)
     if joint:
         m.revolute(disk, link, point=(0.3, 0.0), name="pin")
+    if modes:
+        m.reduce(beam, modes=modes)
     return m, beam
 
 
-def run(stem, t_end, every=None, restart=False, joint=False, dt=DT, cells=(6, 2), **kw):
+def run(stem, t_end, every=None, restart=False, joint=False, dt=DT, cells=(6, 2), modes=None,
+        **kw):
     """(result, model, beam) of a run of :func:`model` with output ``stem``."""
-    m, beam = model(joint=joint, cells=cells)
+    m, beam = model(joint=joint, cells=cells, modes=modes)
     kw.setdefault("output_every", 2)
     r = m.integrate(t_end=t_end, dt=dt, output=stem, checkpoint_every=every, restart=restart,
                     progress=False, probes=[POINTS[0]], **kw)
@@ -82,7 +87,8 @@ def main(argv) -> None:
     """One run of the command line (see the module docstring)."""
     stem, t_end, every, tag = argv[0], float(argv[1]), int(argv[2]), argv[3]
     r, _, beam = run(stem, t_end, every, restart="restart" in argv[4:],
-                     joint="joint" in argv[4:])
+                     joint="joint" in argv[4:],
+                     stepper="dense" if "dense" in argv[4:] else "auto")
     out = summary(r, beam)
     if MPI.COMM_WORLD.rank == 0:
         np.savez(f"{stem}.{tag}.npz", **out)

@@ -36,6 +36,17 @@ How a run goes, so that a step costs what its arithmetic costs:
   (frames, probes as a matrix applied to q, energies and momenta from the invariants in one
   kernel call, the loads' work, the rotation range, the progress bar), else step by step
   after the batch (a CSV row, the fields, the user's callback).
+* Checkpoints are the TS path's (:mod:`dolfinx_mbs.integrate.checkpoint`, "Computed frames":
+  the elastic coordinates and rates in the rank files, the frame unknowns and the loads' work
+  in ``latest.json``), so that either path restarts from the other's. A batch ends at each
+  checkpoint step, and the run starts its scheme again there from the state as a restart
+  does (TSALPHA's two backward-Euler half steps, TSBDF's half step; Maggi's stages choose
+  their dependent coordinates and form their matrix anew; the loads are asked again whether
+  they read the state), so that a restart takes the uninterrupted run's steps to the last
+  bit. A run with checkpoints writes a CSV, so its observers see the steps one by one: a
+  signal (SIGTERM, SIGINT) is noted while a batch is computed and acted on at the first step
+  shown after it (the checkpoint written there, the run ended: the steps computed beyond it
+  are dropped).
 """
 
 from __future__ import annotations
@@ -49,10 +60,12 @@ import numpy as np
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.frames.base import cross3
 from dolfinx_mbs.frames.computed import Hinge
+from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate import observers as obs
 from dolfinx_mbs.integrate.dense import coupled_kernels as kernels
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.motion_range import RotationRange
+from dolfinx_mbs.integrate.schemes import step_times
 from dolfinx_mbs.integrate.stepper import CoupledRecords, Needs, PythonLoop, RunSpec, State
 from dolfinx_mbs.systems.coupled_dense import DenseCoupled, LazyView, StateRead, dense_reason
 from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
@@ -93,8 +106,6 @@ def applies(system: CoupledSystem, run: RunSpec) -> str | None:
     """
     if run.formulation not in ("second-order", "first-order"):
         return f"formulation {run.formulation!r} (the dense path: 'second-order', 'first-order')"
-    if run.checkpoints:
-        return "checkpoints (checkpoint_every=, restart=)"
     if run.options:
         return "PETSc options (options=)"
     return dense_reason(system)
@@ -273,7 +284,8 @@ class _DenseObserver(obs.Observer):
         Returns:
             The CSV columns.
         """
-        return self.rows(step.index, step.index)[-1]
+        index = self.stepper.local(step.index)
+        return self.rows(index, index)[-1]
 
     def rows(self, lo: int, hi: int) -> List[List[float]]:  # pragma: no cover - abstract
         """Record the steps ``lo`` to ``hi`` (inclusive) and return their CSV rows.
@@ -361,19 +373,37 @@ class DenseFrames(_DenseObserver):
 
 
 class DenseWork(_DenseObserver):
-    """The applied frame loads' work: trapezoidal in their power Q . w at the step ends.
+    """The applied frame loads' work: trapezoidal in their power Q . w at the step ends;
+    kept by a checkpoint.
 
     Args:
         stepper: the run's stepper.
+        resume: the checkpoint the run continues from, or None.
     """
 
     columns = ["work"]
 
-    def __init__(self, stepper: DenseCoupledStepper) -> None:
+    def __init__(self, stepper: DenseCoupledStepper,
+                 resume: checkpoint.Checkpoint | None = None) -> None:
         super().__init__(stepper)
         self.work = 0.0
         self.last: Tuple[float, float] | None = None
         self.history: List[float] = []
+        acc = None if resume is None else resume.accumulators.get("work")
+        if acc:   # the TS path's Work writes the same
+            self.work = float(acc["work"])
+            if acc.get("t") is not None and acc.get("power") is not None:
+                self.last = (float(acc["t"]), float(acc["power"]))
+
+    def accumulators(self) -> Dict[str, float | None]:
+        """The work so far and the last (time, power), as the TS path's
+        :class:`~dolfinx_mbs.integrate.coupled.Work` keeps them.
+
+        Returns:
+            ``work``, ``t``, ``power``.
+        """
+        last = self.last or (None, None)
+        return {"work": self.work, "t": last[0], "power": last[1]}
 
     def rows(self, lo: int, hi: int) -> List[List[float]]:
         """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
@@ -502,6 +532,13 @@ class MaggiStage:
         n = stepper.plan.n
         self._wV = np.concatenate([np.full(n, 1e-3), np.ones(len(self.V) - n)])
         self._wP = np.concatenate([np.full(n, 1e-3), np.ones(len(self.P) - n)])
+
+    def reset(self) -> None:
+        """Forget the dependent velocities and positions chosen and the matrix kept, as a
+        new run starts (at a checkpoint: the run goes on as a restart from it does)."""
+        self.dep = self.dep_p = None
+        self.kept = None
+        self.lam = np.zeros(self.dj.n_rows)
 
     @staticmethod
     def _choose(M: np.ndarray, weight: np.ndarray, what: str) -> np.ndarray:
@@ -759,17 +796,25 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         run: the run (``formulation`` ``"second-order"`` or ``"first-order"``).
         compiled: the compiled kernels (numba) or the NumPy ones; None: compiled where numba
             is installed (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.COMPILED`).
+        every: the run writes a checkpoint at every step number that is a multiple of this
+            (its batches end there and the scheme starts again from the state, as a restart
+            from it does), or None.
     """
 
     path = "dense"
+    checkpoints = True
 
-    def __init__(self, system: CoupledSystem, run: RunSpec, compiled: bool | None = None
-                 ) -> None:
+    def __init__(self, system: CoupledSystem, run: RunSpec, compiled: bool | None = None,
+                 every: int | None = None) -> None:
         why = applies(system, run)
         if why is not None:
             raise ValueError(f"stepper='dense' cannot step a run with {why}: use "
                              "stepper='ts' or 'auto'")
         self.system = system
+        self.every, self.dt = every, run.dt
+        #: the step number of the run's first state (a restart's: the checkpoint's); the
+        #: arrays' rows are counted from it
+        self.offset = 0
         self.dense = DenseCoupled(system)
         self.plan = self.dense.plan
         self.K = kernels.variant(kernels.COMPILED if compiled is None else bool(compiled))
@@ -784,7 +829,9 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             self.restart_step = compat.alpha1_restart_step()
         else:
             self.method = self.scheme = "bdf"
-        self.named = None
+        #: the system whose unknowns a checkpoint names (none without elastic bodies: the
+        #: whole state is then the frame unknowns of ``latest.json``), as on the TS path
+        self.named = system if system.parts else None
         N = self.plan.N
         self.y = np.zeros(N)
         self.V = np.zeros(N)                      # TSALPHA's rate
@@ -796,6 +843,9 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         #: multipliers they recovered at each step (NaN before the first)
         self.maggi = MaggiStage(self) if system.jointset.active else None
         self.lam_end = np.full((self.n_steps + 1, system.jointset.n_rows), np.nan)
+        #: the joints' unknowns of the first state (the multipliers' guess, or a
+        #: checkpoint's), until the first step recovers them
+        self._joints0 = np.zeros(system.jointset.n_unknowns)
         self.fault = checks.Deferred(system.comm)
         #: the run's states (one row per time), the loads' Q and moments at them
         self.Y = np.zeros((self.n_steps + 1, N))
@@ -845,6 +895,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             self.y[:n] = gather_vector(q0, s.comm)
             self.y[n:2 * n] = gather_vector(v0, s.comm)
         self.y[2 * n:] = f0[:self.plan.m]     # the joints' multipliers are not unknowns here
+        self._joints0 = np.array(f0[self.plan.m:], dtype=float)
         self.Y[0] = self.y
         self._vecs = (q0.duplicate(), v0.duplicate()) if n else (q0, v0)
 
@@ -875,6 +926,98 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             qv.array[:] = q[r0:r1]
             vv.array[:] = v[r0:r1]
         return State(qv, vv, dense=(q.copy(), v.copy(), None), frames=f.copy())
+
+    # -- checkpoints (the TS path's format, :mod:`dolfinx_mbs.integrate.checkpoint`) ----------
+    def local(self, index: int) -> int:
+        """The row of the run's arrays that holds the step number ``index``.
+
+        Args:
+            index: the step number (a restart's count from the run's own start).
+
+        Returns:
+            The row.
+        """
+        return index - self.offset
+
+    def resume(self, ckpt: checkpoint.Checkpoint, stem: str, t_end: float) -> None:
+        """Continue from the checkpoint ``ckpt``: its elastic coordinates and rates (the rank
+        files, gathered on every rank), frame unknowns, time and step number; the run's times
+        from it as the TS path steps them; the scheme started from the state. A checkpoint of
+        the TS coupled path serves as one of this path (the same format).
+
+        Args:
+            ckpt: the checkpoint read.
+            stem: the checkpoints' file stem.
+            t_end: the run's final time (s).
+
+        Raises:
+            ValueError: (every rank) a checkpoint of another model, or a ``t_end`` not after
+                it.
+        """
+        from dolfinx_mbs.integrate.dense.operators import gather_vector
+        s, p = self.system, self.plan
+        f = checkpoint.frame_unknowns(s, ckpt, stem)
+        checkpoint.check_end(stem, t_end, ckpt)
+        n = p.n
+        if s.parts:
+            assert self._vecs is not None
+            qv, vv = self._vecs
+            checkpoint.restore_vecs(s.comm, stem, ckpt, [qv, vv])
+            if n:
+                self.y[:n] = gather_vector(qv, s.comm)
+                self.y[n:2 * n] = gather_vector(vv, s.comm)
+        self.y[2 * n:] = f[:p.m]
+        self._joints0 = f[p.m:].copy()
+        self.offset, self.dt = int(ckpt.index), float(ckpt.dt)
+        self.times = [ckpt.t] + step_times(ckpt.t, t_end, ckpt.dt, origin=ckpt.t0)
+        self.n_steps = len(self.times) - 1
+        self.Y = np.zeros((self.n_steps + 1, p.N))
+        self.Y[0] = self.y
+        rows = s.jointset.n_rows
+        self.lam_end = np.full((self.n_steps + 1, rows), np.nan)
+        if rows:   # the multipliers the writing run recovered last (the joints' outputs)
+            self.lam_end[0] = self._joints0[:rows]
+        self.started = False
+
+    def snapshot(self) -> Tuple[int, float, float, list]:
+        """The step number, time and step size at the boundary, and the elastic coordinates
+        and rates there in the reduced vectors (none without elastic bodies); the frame
+        unknowns are :meth:`extra`'s.
+
+        Returns:
+            (step number, time, step size, vectors).
+        """
+        i = self._index
+        st = self.state(self.times[i], True)
+        return self.offset + i, self.times[i], self.dt, \
+            [st.q, st.v] if self.system.parts else []
+
+    def extra(self) -> dict:
+        """The frame unknowns at the boundary as the TS path holds them (the frames'
+        coordinates and speeds, then the joints' multipliers Maggi's stage recovered last,
+        their position rows' multipliers zero), with what a restart checks they fit.
+
+        Returns:
+            :func:`~dolfinx_mbs.integrate.checkpoint.coupled_extra`'s table.
+        """
+        i = self._index
+        joints = self._joints0.copy()
+        rows = self.lam_end.shape[1]
+        if rows and np.all(np.isfinite(self.lam_end[i])):
+            joints[:] = 0.0
+            joints[:rows] = self.lam_end[i]
+        return checkpoint.coupled_extra(
+            self.system, np.concatenate([self.Y[i, 2 * self.plan.n:], joints]))
+
+    def checkpointed(self) -> None:
+        """A checkpoint was written at the boundary (a batch's end) and the run goes on as a
+        restart from it would: the scheme started from the state (TSALPHA's two
+        backward-Euler half steps, TSBDF's half step), Maggi's stages without the partition
+        and matrix they kept, the loads asked again whether they read the frames' state."""
+        self.started = False
+        self._probe_after = self._index
+        if self.maggi is not None:
+            self.maggi.reset()
 
     def monitors(self, lo: int, hi: int) -> np.ndarray:
         """The energies and momenta of the states ``lo`` to ``hi`` (rows: kinetic, elastic,
@@ -916,6 +1059,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             self._deliver(at, whole, 0, 0)
         while k < K:
             kb = min(k + BATCH, K)
+            if self.every:   # a batch ends at a checkpoint (the scheme restarts there)
+                kb = min(kb, self.local(((self.offset + k) // self.every + 1) * self.every))
             done = self._batch(k, kb)
             if self.loads.active:
                 self._end_loads(k + 1, done)
@@ -932,10 +1077,12 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         one boundary after the other."""
         if whole is None:
             for index in range(lo, hi + 1):
-                self._index, self.steps, self.time = index, index, self.times[index]
-                at(index, self.times[index])
+                self._index, self.steps, self.time = index, self.offset + index, \
+                    self.times[index]
+                at(self.steps, self.times[index])
             return
-        self._index, self.steps, self.time = hi, hi, self.times[hi]
+        # (a run with checkpoints writes a CSV: its observers see it step by step)
+        self._index, self.steps, self.time = hi, self.offset + hi, self.times[hi]
         n = self.plan.n
         Q = self.Y[lo:hi + 1, :n]
         for o in whole.values():

@@ -14,7 +14,8 @@ default here: TSBDF would adapt its step) end at the sum of whole steps where th
 ``t_end`` to round-off, so that a run to a checkpoint and a longer run take the same steps up
 to it. A checkpoint holds the elastic coordinates and rates as a run of prescribed frames
 writes them (none without elastic bodies) and, in ``latest.json``, the frame unknowns with
-what they must fit (:meth:`CoupledStepper.extra`).
+what they must fit (:meth:`CoupledStepper.extra`,
+:func:`~dolfinx_mbs.integrate.checkpoint.coupled_extra`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import TYPE_CHECKING, Tuple
 import numpy as np
 from petsc4py import PETSc
 
-from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate.stepper import Boundary, CoupledRecords, Needs, RunSpec, State
 from dolfinx_mbs.integrate.ts.coupled import CoupledProblem
@@ -43,32 +43,6 @@ log = logging.getLogger(__name__)
 #: (:data:`~dolfinx_mbs.integrate.checkpoint.ONE_STEP` and
 #: :data:`~dolfinx_mbs.integrate.checkpoint.RESTARTED`)
 RESTARTS = checkpoint.ONE_STEP + checkpoint.RESTARTED
-
-
-def _extra(system: CoupledSystem, f: np.ndarray) -> dict:
-    """What a checkpoint of a coupled run holds beside the elastic state: the frame unknowns
-    and what they must fit."""
-    return {"kind": "coupled", "frames": [fr.name for fr in system.frames], "m": int(system.m),
-            "n_reduced": int(system.n_reduced), "f": [float(x) for x in f]}
-
-
-def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: str) -> np.ndarray:
-    """The checkpoint's frame unknowns, after checking it is one of this model (collective:
-    the same answer on every rank)."""
-    extra = ckpt.meta.get("extra")
-    mine = _extra(system, np.zeros(system.m))
-    bad = None
-    if not isinstance(extra, dict) or extra.get("kind") != "coupled":
-        bad = "it was not written by a run with computed frames"
-    else:
-        for key, what in (("frames", "computed frames"), ("m", "frame unknowns"),
-                          ("n_reduced", "elastic reduced unknowns")):
-            if extra.get(key) != mine[key]:
-                bad = (f"it holds {extra.get(key)} {what}, this model has {mine[key]} "
-                       "(another model)")
-                break
-    checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
-    return np.array(extra["f"], dtype=float)
 
 
 class CoupledStepper(CoupledRecords, TSLoop):
@@ -137,7 +111,7 @@ class CoupledStepper(CoupledRecords, TSLoop):
             stem: the checkpoints' file stem.
             t_end: the run's final time (s).
         """
-        f0 = _frame_unknowns(self.system, ckpt, stem)
+        f0 = checkpoint.frame_unknowns(self.system, ckpt, stem)
         checkpoint.resume_ts(self.ts, [self.q0, self.v0] if self.system.parts else [], ckpt,
                              stem, t_end, RESTARTS)
         self.resume_steps(ckpt, t_end)
@@ -153,7 +127,7 @@ class CoupledStepper(CoupledRecords, TSLoop):
 
     def extra(self) -> dict:
         """The frame unknowns at the boundary, with what a restart checks they fit."""
-        return _extra(self.system, self._state[2])
+        return checkpoint.coupled_extra(self.system, self._state[2])
 
     def checkpointed(self) -> None:
         """A checkpoint was written and the run goes on as a restart from it would.

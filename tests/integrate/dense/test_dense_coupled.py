@@ -42,8 +42,8 @@ def backend(request, monkeypatch):
     K = coupled_kernels.variant(request.param)
     orig = dcoupled.DenseCoupledStepper.__init__
 
-    def init(self, system, run, compiled=None):
-        orig(self, system, run, compiled=request.param)
+    def init(self, system, run, compiled=None, **kw):
+        orig(self, system, run, compiled=request.param, **kw)
     monkeypatch.setattr(dcoupled.DenseCoupledStepper, "__init__", init)
     return K
 
