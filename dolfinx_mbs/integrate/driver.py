@@ -224,14 +224,16 @@ class Boundaries:
         self.times.append(t)
         self._signals(index, t, again)
 
-    def passed(self, times: Sequence[float]) -> None:
-        """The whole run was observed at once: its times kept, the signals looked at.
+    def passed(self, times: Sequence[float], last: int | None = None) -> None:
+        """Steps were observed at once (the whole run, or a batch ending at step ``last``):
+        their times kept, the signals looked at.
 
         Args:
-            times: the run's times.
+            times: the times of the steps observed.
+            last: the index of the last of them (None: ``len(times) - 1``, the whole run).
         """
         self.times.extend(times)
-        self._signals(len(times) - 1, times[-1], False)
+        self._signals(len(times) - 1 if last is None else last, times[-1], False)
 
     def _signals(self, index: int, t: float, again: bool) -> None:
         stop = self.signals.requested()

@@ -179,14 +179,15 @@ class Boundary(Protocol):
     def __call__(self, index: int, t: float) -> None:
         """The run is at step ``index`` (0: the initial state), time ``t``."""
 
-    def passed(self, times: Sequence[float]) -> None:
-        """The whole run was given to the observers at once.
+    def passed(self, times: Sequence[float], last: int | None = None) -> None:
+        """Steps were given to the observers at once.
 
         The stepper gave the whole-run observers (:attr:`Needs.whole_run`) every step
-        at once.
+        at once, or a batch of steps ending at step ``last``.
 
         Args:
-            times: the run's times.
+            times: the times of the steps given.
+            last: the index of the last of them (None: ``len(times) - 1``, the whole run).
         """
 
 

@@ -1102,7 +1102,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
                     o.observe(obs.Step(index=index, t=self.times[index], q=st.q, v=st.v,
                                        u=None, stepper=cast(Any, self), dense=st.dense,
                                        frames=st.frames))
-        at.passed(self.times[lo:hi + 1])
+        at.passed(self.times[lo:hi + 1], self.offset + hi)
 
     def _end_loads(self, lo: int, hi: int) -> None:
         """The loads' Q and moments at the states ``lo`` to ``hi`` (what the observers read;
