@@ -23,6 +23,7 @@ from tests.models.mechanisms import (
     crank_closed,
     double_pendulum,
     double_pendulum_reference,
+    elastic_double_pendulum,
     drive_torque,
     elbow_force,
     pd,
@@ -68,8 +69,9 @@ def _prismatic_3d():
 
 MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
           "slider-crank": slider_crank, "elastic slider-crank": _elastic_crank,
-          "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d}
-STEP = {"elastic slider-crank": 1e-4}
+          "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d,
+          "elastic double pendulum": lambda: elastic_double_pendulum()[0]}
+STEP = {"elastic slider-crank": 1e-4, "elastic double pendulum": 1e-3}
 
 
 @pytest.mark.parametrize("formulation", ["first-order", "second-order"])
