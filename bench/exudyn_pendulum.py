@@ -10,9 +10,9 @@ pinned-pinned bending mode at 236 rad/s), the first pinned to the ground at one 
 pinned to the first's free end, both on the centre line; released straight and at rest along
 the x axis under gravity (9.81 m/s^2 along -y). ``--t-end`` (1 s) in steps of ``--dt``
 (2.5e-4 s: the studies show the midpoint deflections' histories converged in the step there to
-about 1 % of their peaks, at 1e-3 s to about 12 %), generalized-alpha at spectral radius ``--radius``
-(0.9) in both codes. The answers compared: the links' chord angles, the second link's tip
-(global x, y), each link's midpoint deflection across its chord.
+about 1 % of their peaks, at 1e-3 s to about 12 %), generalized-alpha at spectral radius
+``--radius`` (0.9) in both codes. The answers compared: the links' chord angles, the second
+link's tip (global x, y), each link's midpoint deflection across its chord.
 
 * dolfinx_mbs: each link a plane-stress strip of ``--nx`` x 2 P2 quadrilaterals (1.2k dofs
   at nx = 50), the first on a :class:`~dolfinx_mbs.frames.Hinge` at the ground pin, the second
@@ -44,11 +44,12 @@ The studies (over ``--study-t-end``, 0.3 s, from steps of ``--study-dt``, 1e-3 s
 and in its discretization (Exudyn: 2x the elements, and 4x at dt/4; dolfinx_mbs: 2x the mesh in
 both directions, 4 and 16 modes); the links' geometric stiffening (``stiffening="prestress"``:
 the stress of each link's own inertia and gravity, which the cable's nonlinear strain has and
-the linear strip has not); the rigid limit (E raised 1e3-fold in both) against the Lagrange
-equations of the rigid double pendulum (scipy, rtol 1e-12), each with its own rigid inertia
-(the strip's m (L^2 + h^2) / 12 about the centre, the cable's m L^2 / 12). A case that fails is
-recorded as failed and the others still run. Results: bench/results/exudyn_pendulum.json and
-.md.
+the linear strip has not; also over the whole run); the rigid limit (E raised 1e3-fold in both)
+against the Lagrange equations of the rigid double pendulum (scipy, rtol 1e-12), each with its
+own rigid inertia (the strip's m (L^2 + h^2) / 12 about the centre, the cable's m L^2 / 12). A
+case that fails is recorded as failed and the others still run. Results:
+bench/results/exudyn_pendulum.json and .md.
+
 """
 
 from __future__ import annotations
@@ -456,6 +457,7 @@ def studies(args) -> dict:
 
     T, dt, rad, ne, nx, nm = (args.study_t_end, args.study_dt, args.radius, args.elements,
                               args.nx, args.modes)
+    TL = args.t_end
     cases = {
         "mbs": lambda: run_mbs(dt, T, rad, nx=nx, modes=nm),
         "mbs dt/2": lambda: run_mbs(dt / 2, T, rad, nx=nx, modes=nm),
@@ -470,6 +472,11 @@ def studies(args) -> dict:
         "exudyn dt/8": lambda: run_exudyn(dt / 8, T, rad, elements=ne),
         "exudyn 2x elements": lambda: run_exudyn(dt, T, rad, elements=2 * ne),
         "exudyn 4x elements, dt/4": lambda: run_exudyn(dt / 4, T, rad, elements=4 * ne),
+        # the whole run at the studies' step: how the stiffening's share grows with time
+        f"mbs {TL:g} s": lambda: run_mbs(dt, TL, rad, nx=nx, modes=nm),
+        f"mbs prestress {TL:g} s": lambda: run_mbs(dt, TL, rad, nx=nx, modes=nm,
+                                                   stiffening="prestress"),
+        f"exudyn {TL:g} s": lambda: run_exudyn(dt, TL, rad, elements=ne),
         "mbs rigid": lambda: run_mbs(dt, T, rad, nx=nx, modes=nm, e_scale=RIGID),
         "exudyn rigid": lambda: run_exudyn(dt, T, rad, elements=ne, e_scale=RIGID),
     }
@@ -490,7 +497,8 @@ def studies(args) -> dict:
              ("exudyn", "exudyn dt/2"), ("exudyn dt/2", "exudyn dt/4"),
              ("exudyn dt/4", "exudyn dt/8"), ("exudyn", "exudyn 2x elements"),
              ("exudyn dt/4", "exudyn 4x elements, dt/4"), ("mbs dt/2", "exudyn dt/2"),
-             ("mbs dt/4", "exudyn dt/4"), ("mbs dt/4", "exudyn dt/8")]
+             ("mbs dt/4", "exudyn dt/4"), ("mbs dt/4", "exudyn dt/8"),
+             (f"mbs {TL:g} s", f"exudyn {TL:g} s"), (f"mbs prestress {TL:g} s", f"exudyn {TL:g} s")]
     for x, y in pairs:
         if x in runs and y in runs:
             out["differences"][f"{x} vs {y}"] = differences(runs[x], runs[y])
@@ -599,7 +607,8 @@ def study_lines(s: dict) -> list:
     rhdr = ["case", "angles against the rigid reference (rad)", "tip (mm)",
             "largest mid deflection (mm)"]
     failed = [f"- failed: {k}: {v}" for k, v in s.get("failed", {}).items()]
-    return [f"### The studies ({s['t_end']:g} s)", "", md_table(hdr, rows), "", *failed,
+    return [f"### The studies ({s['t_end']:g} s; the cases named by their end time over the whole "
+            "run)", "", md_table(hdr, rows), "", *failed,
             "Largest differences over the run:", "", md_table(dhdr, drows), "",
             f"The rigid limit (E x {RIGID:g} in both; each against the Lagrange equations with "
             "its own rigid inertia; the last row: the strip's and the cable's rigid inertias "
