@@ -49,7 +49,6 @@ against the Lagrange equations of the rigid double pendulum (scipy, rtol 1e-12),
 own rigid inertia (the strip's m (L^2 + h^2) / 12 about the centre, the cable's m L^2 / 12). A
 case that fails is recorded as failed and the others still run. Results:
 bench/results/exudyn_pendulum.json and .md.
-
 """
 
 from __future__ import annotations
