@@ -121,6 +121,8 @@ class _Invariants:
         comm = system.comm
         g, n = p.gdim, T.shape[1]
         self.g, self.n, self.frame, self.body = g, n, p.frame, p.body
+        #: the first of the body's reduced coordinates (DenseCoupled sets it)
+        self.q0 = 0
         self.nz = nz = 1 + g + n
         ops = p.ops
         x, y = p.vec(), p.vec()
@@ -213,6 +215,7 @@ class _RigidInvariants:
         s = m * c
         S2 = 0.5 * np.trace(J) * np.eye(3) - J + m * np.outer(c, c)
         self.g, self.n, self.nz, self.frame = 3, 0, 4, frame
+        self.q0 = 0
         self.Pe = np.zeros((3, 3, 4, 4))
         for a in range(3):
             for b in range(3):
@@ -279,8 +282,10 @@ class DenseCoupled:
         T = self._basis() if s.parts else None
         #: the reduced basis' local rows (the joints' nodes read them)
         self._T_local = T if T is not None else np.zeros((0, 0))
-        self.inv: List[Any] = [_Invariants(s, p, T[p.slice]) for p in s.parts] if s.parts \
-            else []
+        self.inv: List[Any] = []
+        for p, cols in zip(s.parts, self._columns(T) if s.parts else []):
+            self.inv.append(_Invariants(s, p, cast(np.ndarray, T)[p.slice, cols]))
+            self.inv[-1].q0 = cols.start
         self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))
                      for rb in s.rigid_on[i]]
         self.gravity = s.gravity
@@ -290,6 +295,20 @@ class DenseCoupled:
                         if getattr(fr, "parent", None) is not None]
         self._ground = np.zeros((len(s.frames), K_PAR))
         self._ground[:, 0:9] = np.eye(3).reshape(-1)
+
+    def _columns(self, T: np.ndarray) -> List[slice]:
+        """Each elastic body's reduced coordinates: the range of the columns of T nonzero on
+        its rows (the body's terms are T_b^T (...), zero in any other column, so that a
+        range wider than the body's own columns, or shared with another body, is exact too;
+        its own block keeps the invariants small)."""
+        s = self.system
+        used = np.array([np.abs(T[p.slice]).max(axis=0, initial=0.0) > 0.0 for p in s.parts])
+        used = s.comm.allreduce(used.astype(np.int64)) > 0
+        out = []
+        for row in used:
+            idx = np.flatnonzero(row)
+            out.append(slice(int(idx[0]), int(idx[-1]) + 1) if idx.size else slice(0, 0))
+        return out
 
     def _basis(self) -> np.ndarray:
         """The full fields of the reduced unit vectors (local rows, all columns)."""
@@ -346,7 +365,6 @@ class DenseCoupled:
             return off
         bi = np.zeros((len(self.inv), K_BI), dtype=np.int64)
         cases: List[Tuple[int, int, int, int]] = []
-        qoff = 0
         for b, inv in enumerate(self.inv):
             g, nz, n = inv.g, inv.nz, inv.n
             Pe2 = inv.Pe[:g, :g].reshape(g * g, nz, nz)
@@ -360,10 +378,9 @@ class DenseCoupled:
                 else:
                     cases.append((0, int(case[0]), int(case[1]), put(Pc)))
             app = np.concatenate([inv.app_F, inv.app_M0])
-            bi[b] = (inv.frame, g, nz, n, qoff, put(Pe2), put(np.transpose(Pe2, (0, 2, 1))),
+            bi[b] = (inv.frame, g, nz, n, inv.q0, put(Pe2), put(np.transpose(Pe2, (0, 2, 1))),
                      put(sum(Pe2[a * g + a] for a in range(g))), put(inv.app_T), put(app),
                      put(inv.app_Mq), put(K0), put(inv.D), first, len(cases) - first)
-            qoff += n
         grav = np.zeros(3) if self.gravity is None else np.asarray(self.gravity, float)
         ci = np.array(cases, dtype=np.int64).reshape(-1, 4)
         return Plan(bi=bi, bf=np.concatenate(bf) if bf else np.zeros(0), ci=ci, fi=fi, ff=ff,

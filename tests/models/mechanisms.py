@@ -35,15 +35,20 @@ def double_pendulum(torque=None):
     return model
 
 
-def double_pendulum_reference(T, torque=None):
-    """The two bars' absolute angles from the x axis, released horizontal at rest."""
+def double_pendulum_reference(T, torque=None, masses=(M1, M2), inertias=(J1, J2)):
+    """The two bars' absolute angles from the x axis, released horizontal at rest (bars of
+    the given masses and inertias about their centres, of lengths L1 and L2)."""
+    m1, m2 = masses
+    j1, j2 = inertias
+
     def rhs(t, y):
         a1, a2, w1, w2 = y
         c, s = math.cos(a1 - a2), math.sin(a1 - a2)
-        k = M2 * L1 * L2 / 2
-        M = np.array([[J1 + M1 * L1 ** 2 / 4 + M2 * L1 ** 2, k * c], [k * c, J2 + M2 * L2 ** 2 / 4]])
-        f = np.array([-k * s * w2 ** 2 - (M1 * L1 / 2 + M2 * L1) * G * math.cos(a1),
-                      k * s * w1 ** 2 - M2 * L2 / 2 * G * math.cos(a2)])
+        k = m2 * L1 * L2 / 2
+        M = np.array([[j1 + m1 * L1 ** 2 / 4 + m2 * L1 ** 2, k * c],
+                      [k * c, j2 + m2 * L2 ** 2 / 4]])
+        f = np.array([-k * s * w2 ** 2 - (m1 * L1 / 2 + m2 * L1) * G * math.cos(a1),
+                      k * s * w1 ** 2 - m2 * L2 / 2 * G * math.cos(a2)])
         if torque is not None:   # on bar 2 relative to bar 1: +tau on 2, -tau on 1
             tau = torque(a2 - a1, w2 - w1)
             f += np.array([-tau, tau])
@@ -120,3 +125,39 @@ def elbow_force(ref, T):
         [math.cos(a1), math.sin(a1)])) + L2 / 2 * (al2 * np.array([-math.sin(a2), math.cos(a2)])
                                                     - w2 ** 2 * np.array([math.cos(a2), math.sin(a2)])))
     return M2 * acc - M2 * np.array([0.0, -G])
+
+
+EH, EB, ERHO = 0.01, 0.02, 7850.0      # the elastic links: in the plane, across, density
+
+
+def elastic_double_pendulum(modes=4, nx=8, e_scale=1.0):
+    """The double pendulum of two elastic links (plane-stress steel strips of ``nx`` x 1 P2
+    cells, 0.5 and 0.4 m long, 10 mm in the plane, 20 mm across), each on its chord frame
+    (a Hinge, a planar Free frame at its centre) and reduced to ``modes`` Craig-Bampton modes,
+    joined at the elbow's nodes: two reduced bodies on the dense path (bench/exudyn_pendulum.py
+    is the same model, finer). Returns (model, link1, link2)."""
+    from dolfinx import mesh as dmesh
+    from mpi4py import MPI
+
+    h, b = EH, EB
+
+    def at(px):
+        return lambda x: np.isclose(x[0], px, atol=1e-9) & np.isclose(x[1], 0.0, atol=1e-9)
+
+    def strip(x0, length):
+        return dmesh.create_rectangle(MPI.COMM_WORLD, [np.array([x0, -h / 2]),
+                                                       np.array([x0 + length, h / 2])], [nx, 1])
+    mat = mbs.materials.PlaneStress(E=210e9 * e_scale, nu=0.3, density=ERHO, thickness=b)
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), name="h1")
+    l1 = mbs.Body(strip(0.0, L1), mat, hub, degree=2, name="link1")
+    fr2 = mbs.frames.Free(position=(L1 + L2 / 2, 0, 0), name="f2", dim=2)
+    l2 = mbs.Body(strip(-L2 / 2, L2), mat, fr2, degree=2, name="link2")
+    model = mbs.Model([l1, l2], gravity=(0, -G, 0))
+    model.clamp(l1, where=at(0.0))
+    model.clamp(l1, where=at(L1), components=[1])
+    model.clamp(l2, where=at(-L2 / 2))
+    model.clamp(l2, where=at(L2 / 2), components=[1])
+    model.revolute(l1, l2, point=(L1, 0.0), name="elbow")
+    model.reduce(l1, modes=modes)
+    model.reduce(l2, modes=modes)
+    return model, l1, l2

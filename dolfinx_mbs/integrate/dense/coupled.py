@@ -92,6 +92,12 @@ PROBE_AGAIN = 50
 #: Maggi's stages form Newton's matrix again where the updates shrink less than this from one
 #: iteration to the next (its rows' derivatives are differenced: dearer than iterations)
 MAGGI_REFRESH = 0.5
+#: Maggi's stages also stop where the rows have fallen to this fraction of their size (the
+#: largest first residual of the run's stages, the unbalanced loads of a start at rest): a
+#: stiff reduced mode (a link's axial mode at its joint) can leave the updates of a small
+#: unknown bouncing between two values at round-off, which the update test reads as no
+#: convergence
+MAGGI_RESIDUAL = 1e-12
 
 
 def applies(system: CoupledSystem, run: RunSpec) -> str | None:
@@ -527,6 +533,8 @@ class MaggiStage:
         self.lam = np.zeros(dj.n_rows)
         #: (the shift, the factors) of Newton's matrix kept from stage to stage
         self.kept: tuple | None = None
+        #: the rows' size: the largest first residual of the stages so far (MAGGI_RESIDUAL)
+        self.scale = 0.0
         # the elastic velocities weigh little in the choice of the dependent ones (the frames'
         # speeds are the natural ones to follow the joints)
         n = stepper.plan.n
@@ -657,7 +665,10 @@ class MaggiStage:
             rows = np.concatenate([g[self.pos], RK, RD, FA])
             if not np.all(np.isfinite(rows)):
                 raise FloatingPointError(_failure(kernels.NOT_FINITE, t))
-            if done.plateau(float(np.abs(rows).max())):
+            fnorm = float(np.abs(rows).max())
+            if it == 0:
+                self.scale = max(self.scale, fnorm)
+            if done.plateau(fnorm) or (it > 0 and fnorm <= MAGGI_RESIDUAL * self.scale):
                 st.iterations += it
                 st.stages += 1
                 return (ys - da) / ca

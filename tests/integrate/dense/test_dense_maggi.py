@@ -19,11 +19,17 @@ import pytest
 import dolfinx_mbs as mbs
 from tests.models import slidercrank as elastic_crank
 from tests.models.mechanisms import (
+    EB,
+    EH,
+    ERHO,
+    L1,
+    L2,
     W,
     crank_closed,
     double_pendulum,
     double_pendulum_reference,
     drive_torque,
+    elastic_double_pendulum,
     elbow_force,
     pd,
     slider_crank,
@@ -68,8 +74,9 @@ def _prismatic_3d():
 
 MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
           "slider-crank": slider_crank, "elastic slider-crank": _elastic_crank,
-          "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d}
-STEP = {"elastic slider-crank": 1e-4}
+          "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d,
+          "elastic double pendulum": lambda: elastic_double_pendulum()[0]}
+STEP = {"elastic slider-crank": 1e-4, "elastic double pendulum": 1e-3}
 
 
 @pytest.mark.parametrize("formulation", ["first-order", "second-order"])
@@ -161,3 +168,33 @@ def test_refusals_and_choice():
     model.spring(bar, (1.0, 0.0, 0.0), None, (1.5, 0.0, 0.0), stiffness=10.0)
     with pytest.raises(ValueError, match="springs"):
         model.integrate(t_end=0.01, dt=0.005, stepper="dense", progress=False)
+
+
+def test_stiff_elastic_double_pendulum():
+    """Two elastic links (reduced, on their chord frames) made 1e5 times stiffer than steel
+    swing as the rigid double pendulum: against the Lagrange equations of the rigid bars of
+    the strips' masses and inertias m (L^2 + h^2) / 12 within the scheme's error (BDF2, dt =
+    2.5e-3: the rigid bars' own is 1.25e-3 rad), and against the same pendulum of
+    ``RigidBody`` bars on the dense path, whose discrete equations are the same, within
+    1e-5 rad; the elbow closed to round-off, the links' midpoint deflections below 1e-8 m."""
+    T, dt = 0.3, 2.5e-3
+    model, l1, l2 = elastic_double_pendulum(e_scale=1e5)
+    r = model.integrate(t_end=T, dt=dt, stepper="dense", progress=False,
+                        probes=[(l1, (L1 / 2, 0.0)), (l2, (0.0, 0.0))])
+    m = [ERHO * EH * EB * x for x in (L1, L2)]
+    J = [mi * (x ** 2 + EH ** 2) / 12 for mi, x in zip(m, (L1, L2))]
+    ref = double_pendulum_reference(T, masses=m, inertias=J).sol(r.times)
+    th = np.array([r.frames["h1"].angle, r.frames["f2"].angle])
+    err = np.abs(th - ref[:2]).max()
+    assert err < 2e-3, err
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), name="h1")
+    b1 = mbs.RigidBody(mass=m[0], inertia=J[0], frame=hub, centre=(L1 / 2, 0, 0), name="b1")
+    fr2 = mbs.frames.Free(position=(L1 + L2 / 2, 0, 0), name="f2", dim=2)
+    b2 = mbs.RigidBody(mass=m[1], inertia=J[1], frame=fr2, centre=(0, 0, 0), name="b2")
+    rigid = mbs.Model([b1, b2], gravity=(0, -9.81, 0))
+    rigid.revolute(b1, b2, point=(L1, 0.0), name="elbow")
+    rr = rigid.integrate(t_end=T, dt=dt, stepper="dense", progress=False)
+    th_r = np.array([rr.frames["h1"].angle, rr.frames["f2"].angle])
+    assert np.abs(th - th_r).max() < 1e-5, (err, np.abs(th - th_r).max())
+    assert np.nanmax(r.joints["elbow"].drift) < 1e-10
+    assert np.abs(r.probes[:, :, 1]).max() < 1e-8
