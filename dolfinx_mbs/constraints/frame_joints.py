@@ -184,7 +184,7 @@ class FrameJoint:
         if gdim == 2 and kind == "revolute" and np.abs(axis[:2]).max() > 1e-12:
             raise ValueError(f"{name}: in 2D a revolute joint turns about z, got axis "
                              f"{axis.tolist()}")
-        self.axis = axis
+        self.axis: np.ndarray | None = axis
         sa = start_state(a.frame) if a.frame is not None else None
         sb = start_state(b.frame) if b.frame is not None else None
         Ra = sa.R if sa is not None else np.eye(3)
