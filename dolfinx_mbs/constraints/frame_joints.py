@@ -276,7 +276,9 @@ class Motor:
             if v is not None and not callable(v):
                 raise ValueError(f"{name}: {k} must be a function, got {v!r}")
         self.target, self.kind, self.name = target, given[0], name
-        self.fn = angle if angle is not None else speed if speed is not None else torque
+        fn = angle if angle is not None else speed if speed is not None else torque
+        assert fn is not None  # (exactly one is given)
+        self.fn: Callable = fn
         #: the driven coordinate's value at t = 0 (the angle rows are relative to it)
         self.angle0 = 0.0
 
