@@ -68,6 +68,7 @@ def _frame_unknowns(system: CoupledSystem, ckpt: checkpoint.Checkpoint, stem: st
                        "(another model)")
                 break
     checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
+    assert extra is not None  # (checked above)
     return np.array(extra["f"], dtype=float)
 
 
