@@ -18,7 +18,7 @@ unknowns, which :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` bounds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, Hashable, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, Mapping, Sequence, Tuple, cast
 
 import numpy as np
 import scipy.linalg as sla
@@ -107,7 +107,7 @@ class Ops:
     C: np.ndarray
     K: np.ndarray
     Kel: np.ndarray
-    Kpot: np.ndarray
+    Kpot: np.ndarray | None
     f: np.ndarray
     Gp: np.ndarray
     Kh: np.ndarray
@@ -116,8 +116,8 @@ class Ops:
     h: np.ndarray
     fa: np.ndarray
 
-    def __init__(self, t: float | np.ndarray, version: Hashable, mats: Dict[str, np.ndarray],
-                 vecs: Dict[str, np.ndarray]) -> None:
+    def __init__(self, t: float | np.ndarray, version: Hashable,
+                 mats: Mapping[str, np.ndarray | None], vecs: Dict[str, np.ndarray]) -> None:
         self.t, self.version = t, version
         self.__dict__.update(mats)
         self.__dict__.update(vecs)

@@ -94,6 +94,7 @@ class DenseEnergies(obs.Energies):
         def quad(X: np.ndarray, A: np.ndarray) -> np.ndarray:
             return cast(np.ndarray, 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2
                                            else np.einsum("ki,kij,kj->k", X, A, X)))
+        assert o.Kpot is not None  # (formed where the energies are observed)
         kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
         jac = kin + pot - np.einsum("ij,ij->i", Q, F)
         power = np.einsum("ij,ij->i", V, F)

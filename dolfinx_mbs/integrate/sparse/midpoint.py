@@ -35,7 +35,7 @@ Without it, a step takes K_h q0 (shared with the energies' K q) and M qd by prod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -74,7 +74,8 @@ class SparseMidpoint(SparseStepper):
 
     def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
-        self._step_blocks: tuple = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
+        # (key, [(segment, gdim, E)]) of the K_s recursion
+        self._step_blocks: Tuple[tuple | None, list] = (None, [])
         self._khx: int | None = None  # the version whose K_h q "KX" holds (no node blocks), or None
 
     # --- state --------------------------------------------------------------------------
@@ -157,7 +158,7 @@ class SparseMidpoint(SparseStepper):
             E = [(seg, g, 0.5 * h * (Wp + WpD) + 0.25 * h * h * Ww)
                  for seg, g, Wp, WpD, Ww, _ in s.blocks.momentum]
             self._step_blocks = (key, E)
-        return cast(list, self._step_blocks[1])
+        return self._step_blocks[1]
 
     def step(self, t: float, h: float) -> None:
         """The step from t to t + h (the operators and vectors at t + h/2; ``h`` as
