@@ -420,15 +420,15 @@ class LazyView(FrameView):
     Args:
         frame: the computed frame.
         t: the time (s).
-        z: its coordinates.
-        w: its speeds.
+        z: its coordinates (None for a probe).
+        w: its speeds (None for a probe).
         probe: raise at a read.
     """
 
     _STATE = ("R", "r_O", "omega", "v_O", "state")
 
-    def __init__(self, frame: ComputedFrame, t: float, z: np.ndarray, w: np.ndarray,
-                 probe: bool = False) -> None:
+    def __init__(self, frame: ComputedFrame, t: float, z: np.ndarray | None,
+                 w: np.ndarray | None, probe: bool = False) -> None:
         d = object.__getattribute__(self, "__dict__")
         d.update({"_read_": False, "_lazy_": (frame, t, z, w, probe), "_filled_": 0})
 

@@ -150,7 +150,7 @@ class FrameLoads:
         """Whether the system has applied frame loads."""
         return bool(self.on)
 
-    def _add(self, Q: List[float], ws: slice, ld: Any, arm: bool, Tt: np.ndarray,
+    def _add(self, Q: List[float], ws: slice, ld: Any, arm: bool, Tt: np.ndarray | None,
              Ot: np.ndarray, F: np.ndarray, M: np.ndarray, Ms: List[float]) -> None:
         """Add a load of force F and moment M (local) to Q and the frame's moment Ms."""
         if arm:
@@ -187,6 +187,7 @@ class FrameLoads:
                 if q1 is not None and type(val) is float and math.isfinite(val):
                     for j, qj in enumerate(q1):
                         Q[ws.start + j] += val * qj
+                    assert unit is not None  # (q1 comes with the unit moment)
                     for c in range(3):
                         Ms[c] += val * unit[c]
                     continue
@@ -221,6 +222,7 @@ class FrameLoads:
                 if q1 is not None and type(val) is float and math.isfinite(val):
                     for j, qj in enumerate(q1):
                         Q[ws.start + j] += val * qj
+                    assert unit is not None  # (q1 comes with the unit moment)
                     for c in range(3):
                         Ms[c] += val * unit[c]
                     continue
@@ -349,7 +351,7 @@ class DenseFrames(_DenseObserver):
                 arrays = {k: np.array([r[k] for r in recs]) for k in (recs[0] if recs else {})}
             if s.loads:
                 M = (np.array([st.M_end[k][loaded[i]] for k in range(self.lo, self.hi + 1)])
-                     if i in loaded else np.zeros((len(F), 3)))
+                     if i in loaded and self.lo is not None else np.zeros((len(F), 3)))
                 axis = getattr(fr, "axis", None)
                 arrays["torque"] = M @ axis if axis is not None else M
             h = obs.FrameHistory([])
@@ -449,7 +451,7 @@ class DenseMonitors(_DenseObserver):
         if bad.any():
             k = int(np.argmax(bad))
             raise FloatingPointError(f"the solution is not finite at t={st.times[lo + k]:g}")
-        return out[:, :4].tolist()
+        return cast(List[List[float]], out[:, :4].tolist())
 
     def results(self) -> Dict[str, Any]:
         """``energy`` and ``momentum``, as the TS path's observer gives them."""
@@ -595,7 +597,7 @@ class MaggiStage:
                 if code > 0:
                     st.iterations += code
                     st.stages += 1
-                    return (ys - da) / ca
+                    return cast(np.ndarray, (ys - da) / ca)
             Xc = (ys - da) / ca
             yd = cb * Xc + db
             Qa = np.asarray(st.loads.at(t, ys[o:])[0] if st.loads.active else np.zeros(p.m),
@@ -623,9 +625,10 @@ class MaggiStage:
             if done.plateau(float(np.abs(rows).max())):
                 st.iterations += it
                 st.stages += 1
-                return (ys - da) / ca
+                return cast(np.ndarray, (ys - da) / ca)
             if exact:
                 self.kept = (shift, self._matrix(t, ys, J, B, gp, free, free_p, lu))
+            assert self.kept is not None  # (factored at the first iterate, exact)
             dZ = sla.lu_solve(self.kept[1], rows, check_finite=False)
             before = ys.copy()
             ys[P] -= dZ[:nP]
@@ -660,7 +663,7 @@ class MaggiStage:
         factors = sla.lu_factor(Jm, check_finite=False)
         if not np.all(np.isfinite(factors[0])) or np.abs(np.diag(factors[0])).min() == 0.0:
             raise FloatingPointError(_failure(kernels.SINGULAR, t))
-        return factors
+        return cast(tuple, factors)
 
     def _load_derivative(self, t: float, ys: np.ndarray) -> np.ndarray:
         """-dQ/df of the frame loads and the torque motors (differences)."""
@@ -707,7 +710,8 @@ class _Converged:
         Returns:
             Whether to stop.
         """
-        out = (self.prev is not None and self.exact_last and fnorm > 0.5 * self.fprev
+        out = (self.prev is not None and self.ref is not None and self.exact_last
+               and fnorm > 0.5 * self.fprev
                and all(a <= kernels.PLATEAU * max(r, kernels.ROUNDOFF * self.top)
                        for a, r in zip(self.prev, self.ref)))
         self.fprev = fnorm
@@ -869,6 +873,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         n = self.plan.n
         y = self.Y[self._index]
         q, v, f = y[:n], y[n:2 * n], y[2 * n:]
+        assert self._vecs is not None  # (made by initial)
         qv, vv = self._vecs
         if n:
             r0, r1 = qv.getOwnershipRange()
@@ -904,7 +909,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         Args:
             at: the driver's side of the seam.
         """
-        whole = self.needs.whole_run if getattr(self, "needs", None) is not None else None
+        needs = getattr(self, "needs", None)   # (set by prepare)
+        whole = needs.whole_run if needs is not None else None
         self.whole = whole is not None
         K = self.n_steps
         k = 0
