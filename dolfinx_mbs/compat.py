@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Iterable, Tuple
+from typing import TYPE_CHECKING, Iterable, Tuple, cast
 
 import dolfinx
 import dolfinx.fem
@@ -135,8 +135,8 @@ def same_space(V: FunctionSpace, W: FunctionSpace) -> bool:
     mv, mw = V.mesh, W.mesh
     if getattr(mv, "_cpp_object", mv) is not getattr(mw, "_cpp_object", mw):
         return False
-    return V.ufl_element() == W.ufl_element() and \
-        V.dofmap.index_map.size_local == W.dofmap.index_map.size_local
+    return bool(V.ufl_element() == W.ufl_element() and
+                V.dofmap.index_map.size_local == W.dofmap.index_map.size_local)
 
 
 def vtk_mesh(V: FunctionSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -154,7 +154,7 @@ def vtk_mesh(V: FunctionSpace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import dolfinx.plot
 
     make = getattr(dolfinx.plot, "vtk_mesh", None) or dolfinx.plot.create_vtk_mesh
-    return make(V)
+    return cast("tuple[np.ndarray, np.ndarray, np.ndarray]", make(V))
 
 
 def same_mesh(V: FunctionSpace, W: FunctionSpace) -> bool:
@@ -250,6 +250,7 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
     # model on COMM_SELF alone has forms the others lack)
     if not msh.comm.allreduce(compiled is not None, op=MPI.LAND):
         compiled = _COMPILED[key] = fem.compile_form(msh.comm, a)
+    assert compiled is not None  # every rank has compiled it by now
     from ufl.algorithms import analysis as extract
 
     coeffs = dict(zip(extract.extract_coefficients(compiled.ufl_form),
@@ -387,7 +388,7 @@ def cell_type_name(mesh: Mesh) -> str:
     Returns:
         The name.
     """
-    return mesh.topology.cell_type.name
+    return cast(str, mesh.topology.cell_type.name)
 
 
 #: Relative threshold (MUMPS CNTL(3)) below which a pivot counts as null. The MUMPS of the
@@ -582,7 +583,7 @@ def gmsh_model_to_mesh(model: object, comm: MPI.Comm, rank: int,
     return out[0], out[1], out[2]
 
 
-_ALPHA2_RESTART = []
+_ALPHA2_RESTART: list[float] = []
 
 
 def alpha2_restart_step() -> float:
@@ -645,7 +646,7 @@ def alpha2_restart_step() -> float:
     return _ALPHA2_RESTART[0]
 
 
-_ALPHA1_RESTART: list = []
+_ALPHA1_RESTART: list[float] = []
 
 
 def alpha1_restart_step() -> float:

@@ -29,6 +29,7 @@ from typing import (
     Tuple,
     TypeVar,
     Union,
+    cast,
 )
 
 import numpy as np
@@ -90,6 +91,7 @@ FORMULATIONS = integration.FORMULATIONS
 
 _Attached = TypeVar("_Attached", Bearing, Disk, Unbalance)
 _Added = TypeVar("_Added", bound=Constraint)
+_Made = TypeVar("_Made")
 
 
 class Model:
@@ -310,7 +312,7 @@ class Model:
 
     # -- joints between computed frames (issue 29 part B) -----------------------------------
     def _joint_gdim(self, bodies: Sequence[Body | RigidBody]) -> int:
-        dims = {b.gdim for b in bodies if isinstance(b, Body)}
+        dims: set[int] = {b.gdim for b in bodies if isinstance(b, Body)}
         dims |= {b.frame.gdim for b in bodies if isinstance(b, RigidBody)
                  and isinstance(b.frame, ComputedFrame)}
         if len(dims) != 1:
@@ -329,6 +331,7 @@ class Model:
             raise ValueError(f"{kind}: body_a and body_b must differ")
         if body_b is None:
             body_a, body_b = None, body_a
+        assert body_b is not None  # (both None is refused above: body_a is body_b)
         frames = [b.frame for b in (body_a, body_b) if b is not None]
         if not any(isinstance(f, ComputedFrame) for f in frames):
             raise ValueError(f"{kind}: neither body is on a computed frame; join bodies of "
@@ -593,7 +596,7 @@ class Model:
                              f"stiffness={k:g}, damping={c:g}")
 
         def torque(t: float, s: Any, k: float = k, c: float = c, a0: float = a0) -> float:
-            return -k * (s.angle - a0) - c * s.rate
+            return cast(float, -k * (s.angle - a0) - c * s.rate)
         return self.motor(target, torque=torque,
                           name=name or f"torsional spring({getattr(target, 'name', 'joint')})")
 
@@ -661,7 +664,7 @@ class Model:
         if not frames and not self.springs:
             raise ValueError("the model has no computed frame (Hinge, Free) and no spring")
         if "coupled" in self._systems:
-            return self._systems["coupled"]
+            return cast(CoupledSystem, self._systems["coupled"])
         if self.velocity_constraints:
             raise ValueError("velocity constraints are not supported with computed frames or "
                              "springs")
@@ -688,13 +691,13 @@ class Model:
         rigid = rigid_subspace(base, 0.0)
         if rigid is None:
             return
-        full = self.space.create_vec()
+        full = self._elastic_space.create_vec()
         found = set()
         for x in rigid.Q:
             base.reducer.expand(x, out=full, homogeneous=True)
             a = full.getArray(readonly=True)
             for ib in on:
-                lo, hi = self.space.offsets[ib], self.space.offsets[ib + 1]
+                lo, hi = self._elastic_space.offsets[ib], self._elastic_space.offsets[ib + 1]
                 if np.abs(a[lo:hi]).max(initial=0.0) > 0.0:
                     found.add(ib)
         bad = sorted(self.comm.allreduce(found, op=MPI.BOR) if self.comm.size > 1 else found)
@@ -711,6 +714,22 @@ class Model:
     def _check_body(self, body: Body) -> None:
         if not any(body is b for b in self.bodies):
             raise ValueError(f"body {getattr(body, 'name', body)!r} is not part of this model")
+
+    @property
+    def _elastic_space(self) -> FullSpace:
+        """:attr:`space`; a model of rigid bodies alone has none (ValueError)."""
+        if self.space is None:
+            raise ValueError("the model has no elastic body (its rigid bodies' frames alone): "
+                             "this needs the elastic bodies' dofs")
+        return self.space
+
+    @property
+    def _static_solver(self) -> StaticSolver:
+        """:attr:`static`; a model of rigid bodies alone has none (ValueError)."""
+        if self.static is None:
+            raise ValueError("the model has no elastic body (its rigid bodies' frames alone): "
+                             "no static solve")
+        return self.static
 
     def _add(self, c: _Added) -> _Added:
         names = {k.name for k in self.constraints + self.velocity_constraints}
@@ -805,7 +824,7 @@ class Model:
         self._check_body(body_b)
         if body_a is body_b:
             raise ValueError("tie: body_a and body_b must differ")
-        return self._add(joints.tie(self.space, body_a, body_b, where, tol=tol, name=name,
+        return self._add(joints.tie(self._elastic_space, body_a, body_b, where, tol=tol, name=name,
                                     facets=facets, where_b=where_b, same_motion=same_motion))
 
     def pin(self, body_a: Body | None, body_b: Body, point: Sequence[float], tol: float = 1e-8,
@@ -832,7 +851,7 @@ class Model:
         self._check_body(body_b)
         if body_a is body_b:
             raise ValueError("pin: body_a and body_b must differ")
-        return self._add(joints.pin(self.space, body_a, body_b, point, tol=tol, name=name))
+        return self._add(joints.pin(self._elastic_space, body_a, body_b, point, tol=tol, name=name))
 
     def slider(self, body: Body, point: Sequence[float], axis: Sequence[float],
                tol: float = 1e-8,
@@ -851,7 +870,7 @@ class Model:
             The slider added.
         """
         self._check_body(body)
-        return self._add(joints.Slider(self.space, body, point, axis, tol=tol, name=name))
+        return self._add(joints.Slider(self._elastic_space, body, point, axis, tol=tol, name=name))
 
     def rigid(self, body: Body, where: Callable | None = None,
               facets: Tuple[MeshTags, int] | None = None,
@@ -869,7 +888,7 @@ class Model:
             The rigid region added.
         """
         self._check_body(body)
-        return self._add(joints.RigidRegion(self.space, body, where=where, facets=facets,
+        return self._add(joints.RigidRegion(self._elastic_space, body, where=where, facets=facets,
                                           name=name))
 
     def constrain(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
@@ -904,7 +923,7 @@ class Model:
                 body = self.bodies[0]
             self._check_body(body)
             return self._add(cons.BCConstraint(body, rows, name=name))
-        return self._add(LinearRows(self.space, rows, rhs=rhs, time_scale=time_scale,
+        return self._add(LinearRows(self._elastic_space, rows, rhs=rhs, time_scale=time_scale,
                                          name=name))
 
     def constrain_velocity(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
@@ -930,7 +949,7 @@ class Model:
         holonomic constraints with a moving basis (joints between bodies whose frames move
         differently) cannot be combined with them.
         """
-        return self._add(VelocityRows(self.space, rows, rhs=rhs, time_scale=time_scale,
+        return self._add(VelocityRows(self._elastic_space, rows, rhs=rhs, time_scale=time_scale,
                                            name=name))
 
     def dof(self, body: Body, point: Sequence[float], component: int, tol: float = 1e-8) -> int:
@@ -947,7 +966,7 @@ class Model:
             The full index.
         """
         self._check_body(body)
-        return self.space.dof(self.bodies.index(body), point, component, tol)
+        return self._elastic_space.dof(self.bodies.index(body), point, component, tol)
 
     def apply_load(self, body: Body, body_force: TimeVector | None = None,
                    traction: TimeVector | None = None, where: Callable | None = None,
@@ -1019,7 +1038,7 @@ class Model:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
         if self._assembly is None:
             # springs: the coupled equations need every body's coupling basis
-            self._assembly = Assembly(self.bodies, self.space, prestress=Prestress(self),
+            self._assembly = Assembly(self.bodies, self._elastic_space, prestress=Prestress(self),
                                       strategy="basis" if self._reduced or self.springs
                                       else None)
         return self._assembly
@@ -1028,7 +1047,7 @@ class Model:
     def reducer(self) -> MaggiReducer:
         """The Maggi reducer of the current holonomic constraints (made on first use)."""
         if self._reducer is None:
-            self._reducer = MaggiReducer(self.space, self.constraints)
+            self._reducer = MaggiReducer(self._elastic_space, self.constraints)
         return self._reducer
 
     @property
@@ -1060,7 +1079,7 @@ class Model:
             return self._saddle_point()
         if formulation == "hamiltonian":
             return self._made("hamiltonian", lambda: HamiltonSystem(
-                self.assembly, self.system_reducer, self.constraints, self.static))
+                self.assembly, self.system_reducer, self.constraints, self._static_solver))
         if self.velocity_constraints:
             return self._velocity()
         return self._second_order()
@@ -1083,12 +1102,12 @@ class Model:
         """The holonomically reduced second-order system (also under velocity constraints:
         statics, and the base of their (q, w) system)."""
         return self._made("second-order", lambda: SecondOrderSystem(
-            self.assembly, self.system_reducer, self.constraints, self.static))
+            self.assembly, self.system_reducer, self.constraints, self._static_solver))
 
-    def _made(self, key: str, make: Callable[[], Any]) -> Any:
+    def _made(self, key: str, make: Callable[[], _Made]) -> _Made:
         if key not in self._systems:
             self._systems[key] = make()
-        return self._systems[key]
+        return cast(_Made, self._systems[key])
 
     def _modal_system(self) -> SecondOrderSystem | VelocitySystem:
         """The system of the eigenproblems: with velocity constraints their (q, w) form
@@ -1147,14 +1166,14 @@ class Model:
                     f"solve_static: the velocity constraints demand a nonzero velocity at "
                     f"t={t:g} (c(t) - B a0'(t) != 0): no static state exists")
         system = self._second_order()
-        q = self.static.solve(system, t)
-        self.space.scatter(system.reducer.expand(q), self.functions())
+        q = self._static_solver.solve(system, t)
+        self._elastic_space.scatter(system.reducer.expand(q), self.functions())
         return self.functions()
 
     @property
     def last_newton_iterations(self) -> int:
         """Newton iterations of the last nonlinear static solve."""
-        return self.static.newton_iterations
+        return self._static_solver.newton_iterations
 
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                             shift: float = 0.0, harmonic: int | None = None) -> np.ndarray:
@@ -1220,6 +1239,7 @@ class Model:
         system = self.harmonic_system(harmonic)
         result = modal.modes(system, t, n, damping, shift, None, shapes or output is not None)
         if output is not None:
+            assert self.wheel is not None and result.shapes is not None  # (a cyclic model's)
             self.wheel.write_modes(output, result.shapes, harmonic)
             if not shapes:
                 result.shapes = None
@@ -1276,7 +1296,7 @@ class Model:
                     lifetime.collect(self.comm)
                 copies = self._made("harmonic copies", lambda: wheel.copies(base.assembly))
             self._systems[key] = wheel.system(k, base, self.constraints, self.static, copies)
-        return self._systems[key]
+        return cast(SecondOrderSystem, self._systems[key])
 
     def expand(self, mode: Any, harmonic: int = 0) -> list:
         """A sector's field or mode of harmonic index ``harmonic`` on the whole wheel: each
@@ -1329,9 +1349,10 @@ class Model:
         """
         if forces is None:
             self._refuse_springs("reactions (of the static state)")
-            u = self.space.gather([compat.petsc_vec(b.u) for b in self.bodies])
+            u = self._elastic_space.gather([compat.petsc_vec(b.u) for b in self.bodies])
             forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
-        return reactions.resultants(self.space, forces, t, constraints if constraints is not None
+        return reactions.resultants(self._elastic_space, forces, t,
+                                    constraints if constraints is not None
                                     else self.constraints, frame=frame)
 
     def integrate(self, t_end: float, dt: float, formulation: str | None = None,

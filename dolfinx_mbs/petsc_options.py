@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, cast
 
 from mpi4py import MPI
 from petsc4py import PETSc
@@ -258,7 +258,7 @@ def _split_ksps(ksp: PETSc.KSP) -> list:
     if pc.getType() != PETSc.PC.Type.FIELDSPLIT:
         return []
     try:
-        return pc.getFieldSplitSubKSP()
+        return cast(list, pc.getFieldSplitSubKSP())
     except PETSc.Error:  # pragma: no cover (not set up yet)
         return []
 

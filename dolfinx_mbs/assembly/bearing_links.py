@@ -96,7 +96,9 @@ class BearingLinks:
         self.links: List[_Link] = []
         blocks: Dict[Tuple[int, int], list] = {}
         for b, ia, ib in links:
-            ja, jb = ops[ia].rotor.maps[id(b)], ops[ib].rotor.maps[id(b)]
+            ra, rb = ops[ia].rotor, ops[ib].rotor
+            assert ra is not None and rb is not None  # a bearing's bodies have rotor terms
+            ja, jb = ra.maps[id(b)], rb.maps[id(b)]
             index = np.concatenate([space.full_of_global(ia, ja.index),
                                     space.full_of_global(ib, jb.index)])
             W = np.hstack([ja.L, -jb.L])

@@ -316,10 +316,10 @@ class BodyLoads:
                     if lin[i] != 0.0:
                         alphas.append(float(lin[i]))
                         vecs.append(b)
-                out[k] = self._momentum[k]
-                out[k].zeroEntries()
+                out[k] = m = self._momentum[k]
+                m.zeroEntries()
                 if vecs:
-                    out[k].maxpy(alphas, vecs)
+                    m.maxpy(alphas, vecs)
         applied = self._applied
         applied.zeroEntries()
         alphas, vecs = [], []

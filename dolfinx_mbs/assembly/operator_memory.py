@@ -51,6 +51,7 @@ def combine(out: PETSc.Mat, terms: Iterable[Tuple[float, PETSc.Mat | None]]) -> 
         out.assemble()
         return out
     (c0, X0), rest = terms[0], terms[1:]
+    assert X0 is not None  # (the None terms are left out above)
     X0.copy(out, structure=SAME)
     if c0 != 1.0:
         out.scale(c0)

@@ -26,7 +26,7 @@ combination of unit loads too); :meth:`BodyOperators.update_matrices` and
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple, cast
 
 import numpy as np
 from dolfinx import fem
@@ -260,8 +260,9 @@ class BodyOperators(ReleasableMatrices):
         """The strain energy's excess over 1/2 u.K u at ``u_state`` (summed over ranks)."""
         if self._nl is None:
             self.nonlinear_terms(force=False, tangent=False)
+        assert self._nl is not None  # (made by nonlinear_terms)
         local = fem.assemble_scalar(self._nl["forms"]["energy"])
-        return self.body.comm.allreduce(local)
+        return cast(float, self.body.comm.allreduce(local))
 
     def coupling_matrix(self, W: np.ndarray, out: PETSc.Mat | None = None) -> PETSc.Mat:
         """The matrix of int rho (W u).v for a 3x3 ``W`` (into ``out`` if given).
@@ -275,7 +276,9 @@ class BodyOperators(ReleasableMatrices):
         """
         W = np.asarray(W, dtype=float)
         if out is None:
-            out = self.matrix("gyroscopic").duplicate()
+            gyroscopic = self.matrix("gyroscopic")
+            assert gyroscopic is not None  # (the pattern of every coupling matrix)
+            out = gyroscopic.duplicate()
         if self.strategy == "basis":
             return combine(out, [(coeff(W), B) for coeff, B in self._basis])
         if not np.any(W):
@@ -326,7 +329,7 @@ class BodyOperators(ReleasableMatrices):
         """
         if self._coupling[0] is not state:
             self._coupling = (state, F.frame_coupling(state.omega, state.alpha))
-        return self._coupling[1]
+        return cast("Dict[str, np.ndarray]", self._coupling[1])
 
     def update(self, state: FrameState) -> None:
         """Bring the frame-dependent matrices and Q to ``state``.
@@ -364,7 +367,9 @@ class BodyOperators(ReleasableMatrices):
                 if self._mats[name] is None and name not in self._released:
                     if not np.any(W):
                         continue
-                    self._mats[name] = self.matrix("gyroscopic").duplicate()
+                    gyroscopic = self.matrix("gyroscopic")
+                    assert gyroscopic is not None  # (the pattern of every coupling matrix)
+                    self._mats[name] = gyroscopic.duplicate()
                 self.coupling_matrix(W, self.matrix(name))
                 self._keys[name] = key
                 self.version += 1

@@ -57,7 +57,7 @@ _ADD = PETSc.InsertMode.ADD_VALUES
 
 
 def _sum(comm: MPI.Comm, x: float) -> float:
-    return comm.allreduce(x, op=MPI.SUM)
+    return cast(float, comm.allreduce(x, op=MPI.SUM))
 
 
 def _const(mesh: Mesh, value: ArrayLike) -> fem.Constant:
@@ -323,6 +323,7 @@ class RotorTerms:
                                           f"{a.kind} {a.name!r} on body {body.name!r}")
         for a in self.links:  # x, y across the rotor's axis, whichever body holds them
             here = a.body is body
+            assert a.axis is not None  # a link's bearing has its axis
             self.maps[id(a)] = JournalMap(
                 body, a.ds if here else a.other_ds, _basis(a.axis),
                 f"bearing {a.name!r}: its {'journal' if here else 'housing'} on body "
@@ -461,10 +462,13 @@ class RotorTerms:
             combine(ops.matrix("spin_softening"), [(w * w, self._units["softening"])])
             if "spin_acceleration" in self._units:
                 if ops.matrix("angular_acceleration") is None:
-                    ops._mats["angular_acceleration"] = ops.matrix("gyroscopic").duplicate()
+                    gyroscopic = ops.matrix("gyroscopic")
+                    assert gyroscopic is not None  # (set just above)
+                    ops._mats["angular_acceleration"] = gyroscopic.duplicate()
                 combine(ops.matrix("angular_acceleration"),
                         [(wd, self._units["spin_acceleration"])])
         if self.bearings:
+            assert self.Kb is not None and self.Cb is not None  # (made with the bearings)
             self.Kb.zeroEntries()
             self.Cb.zeroEntries()
             J = np.array([[0.0, -1.0], [1.0, 0.0]])

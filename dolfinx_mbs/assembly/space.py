@@ -7,7 +7,7 @@ renumbering. With a single body the full space *is* the body's space and nothing
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -123,8 +123,9 @@ class FullSpace:
         ghost = nodes >= imap.size_local
         if np.any(ghost):
             owners[ghost] = compat.ghost_owners(imap)[nodes[ghost] - imap.size_local]
-        return (self._full_start[ib][owners]
-                + (gnodes * bs + comps - self._body_start[ib][owners])).astype(np.int64)
+        return cast(np.ndarray, (self._full_start[ib][owners]
+                                 + (gnodes * bs + comps - self._body_start[ib][owners])
+                                 ).astype(np.int64))
 
     def full_of_global(self, ib: int, index: np.ndarray) -> np.ndarray:
         """Full global indices of global (unblocked) dof numbers ``index`` of body ``ib``,
@@ -141,7 +142,7 @@ class FullSpace:
         # the first rank whose block ends past g (ranks that own nothing end where they start)
         owner = np.searchsorted(self._body_end[ib], g, side="right")
         full = self._full_start[ib][owner] + (g - self._body_start[ib][owner])
-        return full.astype(PETSc.IntType)
+        return cast(np.ndarray, full.astype(PETSc.IntType))
 
     def owned_range(self, ib: int) -> tuple:
         """Full global range [start, stop) of this rank's owned dofs of body ``ib``.

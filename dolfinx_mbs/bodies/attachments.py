@@ -241,6 +241,7 @@ class Bearing(_Attachment):
             The diagonal matrix.
         """
         if self._film_asked:
+            assert self.load is not None  # a journal's bearing has its static load
             k = float(np.linalg.norm(self.load)) / float(getattr(self.journal, "clearance",
                                                                    1.0))
             S = np.zeros((5, 5))
@@ -284,6 +285,7 @@ class Bearing(_Attachment):
         if v.size == 1:
             return float(v[0])
         s = self.speeds
+        assert s is not None  # a table of several values has its speeds
         w = abs(float(speed))
         if not (s[0] <= w <= s[-1]) and not self.extrapolate:
             raise ValueError(f"bearing {self.name!r}: the speed {w:g} rad/s lies outside its "

@@ -482,6 +482,7 @@ class Body:
         else:
             if force is None:
                 raise ValueError("apply_load: a point load needs force=")
+            assert point is not None  # (exactly one of the three is given)
             self.add_point_load(point, force, local=local)
 
     def locate_node(self, p: np.ndarray, tol: float = 1e-8) -> int | None:

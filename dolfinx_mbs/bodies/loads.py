@@ -74,6 +74,7 @@ class Load:
                 any error the function raises on one rank: collective when it is a function).
         """
         if self.fn is None:
+            assert self.fixed is not None  # a load is a function or a fixed vector
             v = self.fixed
         else:
             with checks.collective(self.comm, f"{self.name} at t={state.t:g}"):

@@ -126,7 +126,7 @@ class CyclicCampbellTable:
     @property
     def n_modes(self) -> int:
         """The modes per speed and harmonic index."""
-        return self.frequencies.shape[2]
+        return int(self.frequencies.shape[2])
 
     def index(self, k: int) -> int:
         """The position of harmonic index ``k`` on the table's second axis.

@@ -16,7 +16,7 @@ user's form with an update) it asks the system at every speed.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -38,7 +38,7 @@ COMBINATION_TOL = 1e-12
 
 
 def _fro(X: PETSc.Mat) -> float:
-    return X.norm(PETSc.NormType.FROBENIUS)
+    return cast(float, X.norm(PETSc.NormType.FROBENIUS))
 
 
 class SweepPencil:
@@ -169,9 +169,10 @@ def speed_terms(system: SecondOrderSystem, damping: bool) -> list:
     asm, red = system.assembly, system.reducer
     out = []
     for ib, o in enumerate(asm.body_operators):
-        if getattr(o, "rotor", None) is None:
+        rotor = getattr(o, "rotor", None)
+        if rotor is None:
             continue
-        for which, name, E, f in o.rotor.speed_terms(o):
+        for which, name, E, f in rotor.speed_terms(o):
             if which == "C" and not damping:
                 continue
             X = asm.body_block(ib, E)

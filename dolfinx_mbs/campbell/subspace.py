@@ -44,7 +44,7 @@ with Omega, so the vectors of the speeds already solved hold most of the next sp
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable, Dict, List, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -92,7 +92,7 @@ def block_mult(A: PETSc.Mat, W: np.ndarray) -> np.ndarray:
     """
     X = _dense(A.getComm(), W, A.getSize()[1])
     Y = A.matMult(X)
-    out = Y.getDenseArray().copy()
+    out = cast(np.ndarray, Y.getDenseArray().copy())
     X.destroy()
     Y.destroy()
     return out
@@ -149,6 +149,7 @@ class ShiftedFactor:
             self.symmetric = s == 0.0 and self._symmetric(K)
             self._new_solver()
         else:  # the pattern (nonzero state) of P is kept: a numeric factorization only
+            assert self.ksp is not None  # (made with P)
             if self.same:
                 K.copy(self.P, structure=SAME)
             else:
@@ -187,11 +188,12 @@ class ShiftedFactor:
         Returns:
             P^-1 B (local rows).
         """
+        assert self.P is not None and self.ksp is not None  # (update() comes first)
         N = self.P.getSize()[0]
         R = _dense(self.comm, B, N)
         X = R.duplicate()
         compat.mat_solve(self.ksp, R, X)
-        out = X.getDenseArray().copy()
+        out = cast(np.ndarray, X.getDenseArray().copy())
         R.destroy()
         X.destroy()
         return out
@@ -240,7 +242,7 @@ class SubspaceSolver:
 
     # -- the space -----------------------------------------------------------------------
     def _dots(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return self.mpi.allreduce(A.T @ B, op=MPI.SUM)
+        return cast(np.ndarray, self.mpi.allreduce(A.T @ B, op=MPI.SUM))
 
     def _orth(self, W: np.ndarray) -> np.ndarray:
         """W orthonormalized against X and itself (twice: block Gram-Schmidt and the
@@ -278,6 +280,7 @@ class SubspaceSolver:
 
     def _products(self, terms: Terms) -> None:
         """All products and projections anew (matrices that are not the constant terms)."""
+        assert self.X is not None  # (a space to multiply)
         for name, A, _ in (t for key in "KGM" for t in terms[key]):
             self.prods[name] = block_mult(A, self.X)
             self.proj[name] = self._dots(self.X, self.prods[name])
@@ -320,7 +323,7 @@ class SubspaceSolver:
             def pencil() -> Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]:
                 return K, G, M
         fresh = terms is None
-        if fresh:
+        if terms is None:
             terms = {"K": [("K", K, 1.0)], "G": [("G", G, 1.0)], "M": [("M", M, 1.0)]}
         if self.X is not None:
             if fresh:
@@ -342,6 +345,7 @@ class SubspaceSolver:
         self._extend(np.column_stack(cols), terms)
         near = np.argsort(np.abs(lam - self.shift), kind="stable")
         self.a = float(np.median(np.abs(lam[near[:self.m]] - self.shift)))
+        assert self.X is not None  # (extended just above)
         self.history.append(self._dots(self.X, np.column_stack(cols)))
         for i in near[self.m:]:
             vecs[i][0].destroy()
@@ -374,7 +378,7 @@ class SubspaceSolver:
             out = (lam[chosen], s / np.linalg.norm(s, axis=0))
         else:
             out = None
-        return self.mpi.bcast(out, root=0)
+        return cast("Tuple[np.ndarray, np.ndarray]", self.mpi.bcast(out, root=0))
 
     def _projected_P(self, coefs: Dict[str, List[Tuple[str, float]]]) -> np.ndarray:
         sig = self.shift
@@ -390,7 +394,7 @@ class SubspaceSolver:
             now = {key: [(name, c) for name, _, c in terms[key]] for key in "KGM"}
             Pi, Pj = self._projected_P(now), self._projected_P(self.made)
             c = max(1.0, float(np.linalg.norm(np.linalg.solve(Pi, Pj), 2)))
-        return self.mpi.bcast(c, root=0)
+        return cast(float, self.mpi.bcast(c, root=0))
 
     def _iterate(self, terms: Terms, pencil: Callable[[], Tuple[PETSc.Mat, PETSc.Mat, PETSc.Mat]],
                  reuse: int) -> Tuple[np.ndarray, List[PETSc.Vec]] | None:
@@ -399,6 +403,7 @@ class SubspaceSolver:
         :meth:`_norm_ratio`."""
         m = self.m
         own = False
+        assert self.X is not None  # (called with a space)
         for it in range(self.max_iter):
             if not own and (self.factor.P is None or it >= reuse):
                 self.factor.update(*pencil())
@@ -442,6 +447,7 @@ class SubspaceSolver:
         Z = self.X @ np.hstack([s.real, s.imag])
         m = s.shape[1]
         vecs = []
+        assert self.factor.P is not None  # (factorized for the space)
         for i in order:
             xr, xi = self.factor.P.createVecs()
             xr.array[:] = Z[:, i]

@@ -78,7 +78,7 @@ speeds) is :class:`~dolfinx_mbs.campbell.table.CampbellTable`.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -140,7 +140,7 @@ def _states(system: SecondOrderSystem, spinning: Sequence[bool], speed: float, t
 
 def _allsum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
     """Sum over ranks, the result taken from rank 0 so every rank decides alike."""
-    return comm.bcast(comm.reduce(local, op=MPI.SUM, root=0), root=0)
+    return cast(np.ndarray, comm.bcast(comm.reduce(local, op=MPI.SUM, root=0), root=0))
 
 
 class _Tracker:
@@ -167,6 +167,7 @@ class _Tracker:
             mac = np.full(self.m, np.nan)
         else:
             prod = _allsum(self.comm, np.stack([np.conj(self.X).T @ MY, self.X.T @ MY]))
+            assert self.nx is not None  # (kept with X)
             norm = np.outer(self.nx, ny)
             mac2 = np.abs(prod) ** 2 / norm  # (orientation, branch, mode)
             W1 = self.speeds[-1]
@@ -379,6 +380,7 @@ def campbell(system: SecondOrderSystem, speeds: Sequence[float], n: int = 6,
                 terms = _allsum(comm, shapes.local_terms(red, Mf, Z))
                 h, f = ModeShapes.whirl_index(terms), shapes.fractions(terms)
             else:   # its own orbit sense: (2 a^T M J b, a^T M P a + b^T M P b, ...) of each mode
+                assert orbit is not None  # (shapes is None only with an orbit)
                 terms = _allsum(comm, orbit.local_terms(red, Mf, Z))
                 h, f = ModeShapes.whirl_index(terms), np.full((terms.shape[0], 3), np.nan)
             tracker.add(speed, lam, Y, MY, h, f)

@@ -115,7 +115,7 @@ class CampbellTable:
     @property
     def n_modes(self) -> int:
         """The number of modes per speed (the columns of :attr:`frequencies`)."""
-        return self.frequencies.shape[1]
+        return int(self.frequencies.shape[1])
 
     @property
     def log_dec(self) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Dict, List, Tuple
+from typing import TYPE_CHECKING, Dict, List, Tuple, cast
 
 import numpy as np
 
@@ -152,6 +152,7 @@ def _mesh(case: Case, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Dict]:
     if kind in ("box", "rectangle"):
         d = 3 if kind == "box" else 2
         cell = case.word(("mesh", "cell"), _CELLS[kind], _CELLS[kind][0])
+        assert cell is not None  # (a default is given)
         cells = case.get(("mesh", "cells"))
         if (not isinstance(cells, list) or len(cells) != d
                 or not all(isinstance(c, int) and c >= 1 for c in cells)):
@@ -244,7 +245,7 @@ def _material(case: Case) -> Material:
               for k, v in case.get(("material",)).items() if k != "law"}
     if "rayleigh" in kwargs and kwargs["rayleigh"] is not None:
         kwargs["rayleigh"] = tuple(kwargs["rayleigh"])
-    return case.call(("material",), getattr(materials, law), **kwargs)
+    return cast("Material", case.call(("material",), getattr(materials, law), **kwargs))
 
 
 def _frame(case: Case) -> Frame:
@@ -259,7 +260,7 @@ def _frame(case: Case) -> Frame:
         if k in _CALLABLE.get(kind, ()) and not callable(val):
             val = (lambda c: (lambda t: c))(val)
         kwargs[k] = val
-    return case.call(("frame",), getattr(frames, kind), **kwargs)
+    return cast("Frame", case.call(("frame",), getattr(frames, kind), **kwargs))
 
 
 

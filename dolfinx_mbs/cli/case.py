@@ -295,7 +295,7 @@ class Case:
         v = self.get(path, default)
         if v is not None and v not in choices:
             raise self.text.unknown(tuple(path), choices, str(path[-1]), name=v)
-        return v
+        return cast("str | None", v)
 
     def integer(self, path: Path_, default: int | None = None, minimum: int = 0) -> int | None:
         """An integer value >= ``minimum``.
@@ -372,6 +372,7 @@ class Case:
         self.keys(("material",), set(_signature(getattr(materials, law))) | {"law"},
                    f"argument of {law}")
         frame = self.word(("frame", "type"), FRAMES, "ConstantSpin")
+        assert frame is not None  # (a default is given)
         from dolfinx_mbs import frames
 
         self.keys(("frame",), set(_signature(getattr(frames, frame))) | {"type"},

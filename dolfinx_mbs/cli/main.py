@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Any, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Tuple, cast
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -170,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
             print(f"dolfinx-mbs: the state is unstable: imaginary frequencies (divergent "
                   f"modes, growth rate = -value in 1/s): {listed}", file=sys.stderr,
                   flush=True)
-    return comm.bcast(status, root=0)  # rank 0's: it alone writes the JSON file
+    return cast(int, comm.bcast(status, root=0))  # rank 0's: it alone writes the JSON file
 
 
 def _sweep(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ Joints between bodies or to the ground, and rigid regions, are in
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Callable, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple, cast
 
 import numpy as np
 from dolfinx import fem
@@ -167,6 +167,8 @@ def nodes_where(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
     Returns:
         The local node indices.
     """
+    if where is None:  # (on every rank alike)
+        raise TypeError(f"{name}: give a predicate `where` (x -> bool array)")
     n_owned = body.V.dofmap.index_map.size_local
     x = body.V.tabulate_dof_coordinates()[:n_owned].T
     with checks.collective(body.comm, f"{name}: `where`"):
@@ -204,6 +206,7 @@ def select_nodes(body: Body, where: Callable[[np.ndarray], np.ndarray] | None,
     if where is not None:
         nodes = nodes_where(body, where, name)
     else:
+        assert facets is not None  # (exactly one of where and facets, checked above)
         tags, tag = facets
         fdim = body.mesh.topology.dim - 1
         if tags.dim != fdim:
@@ -260,6 +263,7 @@ class Prescribed(Constraint):
         self.nodes = select_nodes(body, where, facets, self.name)
         self.n_nodes = body.comm.allreduce(len(self.nodes), op=MPI.SUM)
         self.time_scale = float(time_scale)
+        self._fixed: np.ndarray | None
         if value is None:
             self._fixed = np.zeros(gdim)
             self._fn = None
@@ -281,7 +285,7 @@ class Prescribed(Constraint):
     def local_dofs(self) -> np.ndarray:
         """Unblocked local dof indices (owned) that this constraint fixes."""
         bs = self.body.V.dofmap.index_map_bs
-        return (self.nodes[:, None] * bs + self.components[None, :]).reshape(-1)
+        return cast(np.ndarray, (self.nodes[:, None] * bs + self.components[None, :]).reshape(-1))
 
     def rows(self, space: FullSpace, t: float) -> Rows:
         """Rows Delta[d] = g(t) for the prescribed nodes' components, with g's time jets.

@@ -25,7 +25,7 @@ A and a0 of the result.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Set, Tuple, cast
 
 import numpy as np
 
@@ -238,7 +238,7 @@ class Elimination:
             ``(body name, local dof)``, for messages.
         """
         if hasattr(self.space, "where"):
-            return self.space.where(dof)
+            return cast(Tuple[str, int], self.space.where(dof))
         starts = self._starts
         r = int(np.searchsorted(starts, dof, side="right") - 1)
         offs = self._all_offsets[r]

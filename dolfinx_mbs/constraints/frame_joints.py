@@ -184,7 +184,7 @@ class FrameJoint:
         if gdim == 2 and kind == "revolute" and np.abs(axis[:2]).max() > 1e-12:
             raise ValueError(f"{name}: in 2D a revolute joint turns about z, got axis "
                              f"{axis.tolist()}")
-        self.axis = axis
+        self.axis: np.ndarray | None = axis
         sa = start_state(a.frame) if a.frame is not None else None
         sb = start_state(b.frame) if b.frame is not None else None
         Ra = sa.R if sa is not None else np.eye(3)
@@ -276,7 +276,9 @@ class Motor:
             if v is not None and not callable(v):
                 raise ValueError(f"{name}: {k} must be a function, got {v!r}")
         self.target, self.kind, self.name = target, given[0], name
-        self.fn = angle if angle is not None else speed if speed is not None else torque
+        fn = angle if angle is not None else speed if speed is not None else torque
+        assert fn is not None  # (exactly one is given)
+        self.fn: Callable = fn
         #: the driven coordinate's value at t = 0 (the angle rows are relative to it)
         self.angle0 = 0.0
 

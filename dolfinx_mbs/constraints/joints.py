@@ -19,7 +19,7 @@ parts, each meshed in its own frame) give constant rows, C = R_b^T R_a and z = 0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -44,7 +44,7 @@ GROUND = FrameState(t=0.0, R=np.eye(3), r_O=np.zeros(3), omega=np.zeros(3), alph
                     v_O=np.zeros(3), a_O=np.zeros(3))
 
 
-def _state(body: Body, t: float) -> FrameState:
+def _state(body: Body | None, t: float) -> FrameState:
     return GROUND if body is None else body.frame.state(t)
 
 
@@ -99,7 +99,8 @@ def _full_indices(space: FullSpace, body: Body, nodes: np.ndarray) -> np.ndarray
     ib = space.bodies.index(body)
     bs = body.V.dofmap.index_map_bs
     start, _ = space.owned_range(ib)
-    return start + (np.asarray(nodes, np.int64)[:, None] * bs + np.arange(bs)[None, :])
+    return cast(np.ndarray,
+                start + (np.asarray(nodes, np.int64)[:, None] * bs + np.arange(bs)[None, :]))
 
 
 class Joint(Constraint):
@@ -208,7 +209,8 @@ def _constant_relative_rotation(joint: Joint, comm: MPI.Comm, rtol: float = 1e-6
     bad = [f"relative {what} {e:.2e} (scale {sc:.2e})" for e, sc, what in found
            if e > rtol * sc]
     checks.raise_everywhere(comm, None if not bad else (
-        f"{joint.name}: same_motion=True, but the frames of {joint.body_a.name!r} and "
+        f"{joint.name}: same_motion=True, but the frames of "
+        f"{joint.body_a.name if joint.body_a is not None else 'the ground'!r} and "
         f"{joint.body_b.name!r} move relative to each other at t=0: " + "; ".join(bad)))
     out = np.zeros((3, 3, 3))
     out[0] = C[0]

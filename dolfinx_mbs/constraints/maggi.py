@@ -282,7 +282,7 @@ class MaggiReducer:
         """True when a0 may be nonzero (prescribed values or moving joints)."""
         if self.time_dependent:
             return True
-        return self.a0.norm(PETSc.NormType.NORM_INFINITY) != 0.0
+        return bool(self.a0.norm(PETSc.NormType.NORM_INFINITY) != 0.0)
 
     # -- products -----------------------------------------------------------------------------
     @property
@@ -453,6 +453,7 @@ class MaggiReducer:
         if self.A_dot is not None:
             self.A_dot.multAdd(v, out, out)
             self.A_dot.multAdd(v, out, out)
+            assert self.A_ddot is not None  # (made with A_dot)
             self.A_ddot.multAdd(q, out, out)
         if self.a0_ddot is not None:
             out.axpy(1.0, self.a0_ddot)

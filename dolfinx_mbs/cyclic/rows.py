@@ -83,6 +83,7 @@ class CyclicRows(Constraint):
                 blocks.append((hi, lo, -c * Rr))
                 continue
             ci = self.copy_index
+            assert ci is not None  # two copies have their index map (checked at creation)
             hc, hs = ci(hi, 0), ci(hi, 1)
             lc, ls = ci(lo, 0), ci(lo, 1)
             both = np.concatenate([lc, ls], axis=1)

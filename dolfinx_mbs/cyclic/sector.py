@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Tuple, Union, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -151,7 +151,7 @@ class Sector:
             The turned points, shape (n, 3).
         """
         x = np.asarray(x, dtype=float).reshape(-1, 3)
-        return self.origin + (x - self.origin) @ self.rotation(j).T
+        return cast(np.ndarray, self.origin + (x - self.origin) @ self.rotation(j).T)
 
     def check_harmonic(self, k: object) -> int:
         """``k`` as a harmonic index of this sector, else ValueError.

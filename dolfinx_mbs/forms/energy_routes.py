@@ -23,7 +23,7 @@ re-exports every public name.
 
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, cast
 
 import ufl
 from ufl.algorithms import expand_derivatives
@@ -60,7 +60,7 @@ def apply_derivatives(expr: Expr) -> Expr:
 
 
 def _gdim(u: Expr) -> int:
-    return ufl.shape(u)[0]
+    return cast(int, ufl.shape(u)[0])
 
 
 def planar(w: Expr, gdim: int) -> Expr:

@@ -36,7 +36,7 @@ operators as the direct forms; the test-suite checks that to round-off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple, cast
 
 import numpy as np
 import ufl
@@ -75,7 +75,7 @@ __all__ = [
 
 
 def _gdim(u: Expr) -> int:
-    return ufl.shape(u)[0]
+    return cast(int, ufl.shape(u)[0])
 
 
 # --- the frame-coupling matrices W ---------------------------------------------------------
@@ -181,7 +181,7 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
     eye = np.eye(3)
 
     def W(w: ArrayLike) -> np.ndarray:
-        return frame_coupling(w)["spin_softening"]
+        return cast(np.ndarray, frame_coupling(w)["spin_softening"])
 
     pairs = [(2, 2)] if gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
     return {(i, j): W(eye[i]) if i == j else W(eye[i] + eye[j]) - W(eye[i]) - W(eye[j])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Hashable, Sequence
+from typing import TYPE_CHECKING, Hashable, Sequence, cast
 
 import numpy as np
 from dolfinx import fem
@@ -77,7 +77,7 @@ def rotation_about(axis: ArrayLike, angle: float, unit: bool = False) -> np.ndar
     """
     n = np.asarray(axis, dtype=float) if unit else checks.unit_axis(axis)
     K = skew(n)
-    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
+    return cast(np.ndarray, np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +129,7 @@ class FrameState:
             The global positions, of ``X``'s shape.
         """
         X = np.asarray(X, dtype=float)
-        return self.r_O + X @ self.R.T
+        return cast(np.ndarray, self.r_O + X @ self.R.T)
 
     def carried(self, Q: np.ndarray, d: np.ndarray) -> "FrameState":
         """The state of a frame fixed in this one with the constant axes ``Q`` and origin ``d``.
@@ -208,8 +208,9 @@ class FrameStates:
         scale = 1.0 + top(self.omega) + top(self.alpha)
         lin = 1.0 + top(self.v_O) + top(self.a_O)
         rot = np.abs(self.omega[:, :2]).sum(axis=1) + np.abs(self.alpha[:, :2]).sum(axis=1)
-        return (rot <= tol * scale) & (np.abs(self.v_O[:, 2]) + np.abs(self.a_O[:, 2])
-                                       <= tol * lin)
+        planar: np.ndarray = (rot <= tol * scale) & (np.abs(self.v_O[:, 2])
+                                                     + np.abs(self.a_O[:, 2]) <= tol * lin)
+        return planar
 
 
 class Frame:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING, Tuple, cast
 
 import numpy as np
 
@@ -441,7 +441,7 @@ class Hinge(ComputedFrame):
     def _rotation(self, th: float) -> np.ndarray:
         """R_rel: Rodrigues' formula as :func:`rotation_about` has it (the same operations)."""
         K, KK = self._constants()[:2]
-        return _I3 + math.sin(th) * K + (1.0 - math.cos(th)) * KK
+        return cast(np.ndarray, _I3 + math.sin(th) * K + (1.0 - math.cos(th)) * KK)
 
     def _local(self, th: float, thd: float, thdd: float) -> FrameState:
         """The hinge's motion relative to its parent (as ConstantSpin's closed form)."""

@@ -36,7 +36,7 @@ the run (the differences sample t +/- h0).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Tuple, TypeVar, cast
 
 import numpy as np
 
@@ -87,8 +87,9 @@ def _richardson(f: Callable[[float], ArrayLike], t: float, h0: float, order: int
         fp = np.asarray(f(t + h), dtype=float)
         fm = np.asarray(f(t - h), dtype=float)
         if order == 1:
-            return (fp - fm) / (2.0 * h)
-        return (fp - 2.0 * f0 + fm) / (h * h)
+            return cast(np.ndarray, (fp - fm) / (2.0 * h))
+        assert f0 is not None  # (order 2)
+        return cast(np.ndarray, (fp - 2.0 * f0 + fm) / (h * h))
 
     r2 = ratio * ratio
     h = h0
@@ -128,7 +129,7 @@ def _at_step(f: Callable[[float], ArrayLike], t: float, h0: float, what: str, rt
     d2, e2 = _richardson(g, t, h0, 2) if second else (None, np.zeros(1))
     f0 = np.abs(np.asarray(f(t), dtype=float)).max() if size is None else size
     scale1 = max(np.abs(d1).max(), f0 / h_ref, 1e-6)
-    scale2 = max(np.abs(d2).max(), scale1 / h_ref, 1e-6) if second else 1.0
+    scale2 = max(np.abs(d2).max(), scale1 / h_ref, 1e-6) if d2 is not None else 1.0
     if np.max(e1) > rtol * scale1 or np.max(e2) > rtol * scale2 * 1e2:
         raise _Unresolved(f"error estimates {np.max(e1):.2e}" + (
             f", {np.max(e2):.2e}" if second else "") + f" from the step {h0:g} s")
@@ -157,7 +158,7 @@ def differentiate(f: Callable[[float], ArrayLike], t: float, h0: float, what: st
             time (the message names it).
     """
     try:
-        return _at_step(f, t, h0, what, rtol, True, h0)
+        d1, d2 = _at_step(f, t, h0, what, rtol, True, h0)
     except _SampleError as e:
         raise ValueError(str(e)) from None
     except _Unresolved as e:
@@ -165,6 +166,8 @@ def differentiate(f: Callable[[float], ArrayLike], t: float, h0: float, what: st
             f"the derivatives of {what} at t={t:g} could not be computed reliably ({e}): is "
             "the motion smooth near t? Pass time_scale= (the shortest time over which the "
             "motion changes) or give the derivatives explicitly") from None
+    assert d2 is not None  # (second=True)
+    return d1, d2
 
 
 def derivatives(f: Callable[[float], ArrayLike], t: float, what: str,
@@ -279,7 +282,7 @@ def cached_state(state_fn: Callable[[_F, float], FrameState]
             if len(cache) >= 16:
                 cache.pop(next(iter(cache)))
             cache[key] = hit
-        return hit
+        return cast("FrameState", hit)
 
     return state
 
@@ -325,7 +328,7 @@ def _spline_derivative(fn: object, n: int) -> Callable | None:
 def _function(value: Any, name: str) -> Callable[[float], Any] | None:
     """None, a function of time, or a constant made one (checked where it is called)."""
     if value is None or callable(value):
-        return value
+        return cast("Callable[[float], Any] | None", value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -450,6 +453,7 @@ class Prescribed(Frame):
 
     def _given_vector(self, fn: Callable[[float], Any] | None, name: str, t: float,
                       planar: bool = False) -> np.ndarray:
+        assert fn is not None  # (called where the function is given)
         if planar:
             return checks.point3(fn(t), f"{name}(t={t:g})")
         return checks.vector(fn(t), 3, f"{name}(t={t:g})")
@@ -469,6 +473,7 @@ class Prescribed(Frame):
                                        R: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         dR, ddR, h0 = derivatives(lambda s: self._R(s).reshape(-1), t, "rotation",
                                   self.time_scale, given="omega= and alpha=")
+        assert ddR is not None  # (second=True)
         dR, ddR = dR.reshape(3, 3), ddR.reshape(3, 3)
         W = R.T @ dR
         # R^T R = I for all t makes R^T dR skew; a symmetric part means R is not a smooth rotation
@@ -485,12 +490,14 @@ class Prescribed(Frame):
         if self._velocity is None:
             v, a, _ = derivatives(self._r, t, "origin", self.time_scale,
                                   given="origin_velocity= and origin_acceleration=")
+            assert a is not None  # (second=True)
             return v, a
-        v = checks.point3(self._velocity(t), f"origin_velocity(t={t:g})")
+        velocity = self._velocity
+        v = checks.point3(velocity(t), f"origin_velocity(t={t:g})")
         if self._acceleration is not None:
             return v, checks.point3(self._acceleration(t), f"origin_acceleration(t={t:g})")
         a, _, _ = derivatives(
-            lambda s: checks.point3(self._velocity(s), f"origin_velocity(t={s:g})"), t,
+            lambda s: checks.point3(velocity(s), f"origin_velocity(t={s:g})"), t,
             "origin_velocity", self.time_scale, second=False, given="origin_acceleration=")
         return v, a
 
@@ -612,11 +619,13 @@ class Planar(Prescribed):
         if self._rate is None:
             d1, d2, _ = derivatives(self._angle, t, "theta", self.time_scale,
                                     given="omega= and alpha=")
+            assert d2 is not None  # (second=True)
             return float(d1[0]), float(d2[0])
-        w = checks.real(self._rate(t), f"omega(t={t:g})")
+        rate = self._rate
+        w = checks.real(rate(t), f"omega(t={t:g})")
         if self._rate2 is not None:
             return w, checks.real(self._rate2(t), f"alpha(t={t:g})")
-        d1, _, _ = derivatives(lambda s: np.array([checks.real(self._rate(s), f"omega(t={s:g})")]),
+        d1, _, _ = derivatives(lambda s: np.array([checks.real(rate(s), f"omega(t={s:g})")]),
                                t, "omega", self.time_scale, second=False, given="alpha=")
         return w, float(d1[0])
 

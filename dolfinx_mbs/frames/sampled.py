@@ -22,7 +22,7 @@ as its angle instead, so that the state stays exactly planar for a 2D body.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Tuple
+from typing import TYPE_CHECKING, Tuple, cast
 
 import numpy as np
 
@@ -96,7 +96,7 @@ class _Splines:
 
 def _qvec_conj_mul(p: np.ndarray, d: np.ndarray) -> np.ndarray:
     """Vector part of conj(p) * d (Hamilton product; quaternions scalar-last as scipy's)."""
-    return p[3] * d[:3] - d[3] * p[:3] - np.cross(p[:3], d[:3])
+    return cast(np.ndarray, p[3] * d[:3] - d[3] * p[:3] - np.cross(p[:3], d[:3]))
 
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:

@@ -123,6 +123,7 @@ class Stationary(Frame):
             raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
         self.check = check
         self.axisymmetry_tol = checks.positive(axisymmetry_tol, "axisymmetry_tol")
+        self._rate_fn: Callable[[float], float] | None
         if callable(rate):
             self._rate_fn, self.rate = rate, None
             self.calls_user_code = True
@@ -158,22 +159,24 @@ class Stationary(Frame):
             ``(angle, rate, acceleration)``.
         """
         t = checks.real(t, "t")
-        if self._rate_fn is None:
+        rate_fn = self._rate_fn
+        if rate_fn is None:
+            assert self.rate is not None  # a constant rate
             return self.rate * t, self.rate, 0.0
-        w = checks.real(self._rate_fn(t), f"rate(t={t:g})")
+        w = checks.real(rate_fn(t), f"rate(t={t:g})")
         if self._accel_fn is not None:
             a = checks.real(self._accel_fn(t), f"acceleration(t={t:g})")
         else:
             from dolfinx_mbs.frames.prescribed import differentiate
 
-            d1, _ = differentiate(lambda s: np.array([self._rate_fn(s)], dtype=float), t,
+            d1, _ = differentiate(lambda s: np.array([rate_fn(s)], dtype=float), t,
                                   1e-2, "the spin rate", 1e-6)
             a = checks.real(float(d1[0]), f"the spin's acceleration at t={t:g} (rate(t) "
                                           "differentiated: is rate finite near t?)")
         if self._angle_fn is not None:
             th = checks.real(self._angle_fn(t), f"angle(t={t:g})")
         else:
-            th = checks.real(_integral(self._rate_fn, t), f"the spin's angle at t={t:g} (rate "
+            th = checks.real(_integral(rate_fn, t), f"the spin's angle at t={t:g} (rate "
                                                           "integrated from 0: is rate finite "
                                                           "on [0, t]?)")
         return th, w, a

@@ -82,7 +82,7 @@ import shutil
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Protocol, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -248,6 +248,7 @@ def unknown_names(system: NamedSystem) -> tuple:
         rows = slice(int(space.offsets[ib]), int(space.offsets[ib + 1]))
         full[rows, 0] = ib
         full[rows, 1: 1 + t.shape[1]] = t
+    assert red is not None  # (a MaggiReducer, checked above)
     return full[np.asarray(red.independent) - space.rstart], None
 
 
@@ -457,7 +458,7 @@ class Writer:
         Returns:
             True when it is.
         """
-        return bool(self.every) and index % self.every == 0
+        return bool(self.every and index % self.every == 0)
 
     def write(self, index: int, t: float, dt: float, vecs: Sequence[PETSc.Vec],
               form_state: Dict[str, np.ndarray],
@@ -554,7 +555,7 @@ def _read_meta(comm: MPI.Comm, stem: str) -> dict:
             if bad:
                 raise ValueError(f"{index} is damaged ({bad}); write a new checkpoint, or "
                                  "restore the file")
-    return comm.bcast(meta, root=0)
+    return cast(dict, comm.bcast(meta, root=0))
 
 
 #: what ``latest.json`` must hold, and of what kind
@@ -631,6 +632,7 @@ def load(comm: MPI.Comm, stem: str, formulation: str, system: NamedSystem | None
                              f"{meta['ranks']} rank(s), this run has {comm.size}, and it "
                              f"cannot be redistributed ({why}): restart on {meta['ranks']} "
                              "rank(s)")
+        assert system is not None  # (refused above without one)
         return _redistributed(comm, stem, meta, system)
     arrays: Dict[str, np.ndarray] = {}
     with checks.collective(comm, f"restart from {stem!r}"):
@@ -1035,6 +1037,7 @@ def frame_unknowns(system: CoupledSystem, ckpt: Checkpoint, stem: str) -> np.nda
                        "(another model)")
                 break
     checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")
+    assert extra is not None  # (checked above)
     return np.array(extra["f"], dtype=float)
 
 

@@ -195,6 +195,7 @@ class Frames(Observer):
             The values of :attr:`columns`.
         """
         s, f = self.system, step.frames
+        assert f is not None  # (a coupled run's steps carry the frames' unknowns)
         outs = self.last = s.frame_outputs(f)
         torques = _loads_moment(s, step.t, f) if s.loads else [None] * len(outs)
         for rec, fr, tq in zip(self.records, s.frames, torques):
@@ -289,8 +290,9 @@ class Joints(Observer):
         s = self.system
         uu = uud = None
         if s.parts:
-            uu = s.reducer.expand(step.q, out=s._full["u"])
-            uud = s.reducer.expand_rate(step.q, step.v, out=s._full["ud"])
+            uu = s._elastic_reducer.expand(step.q, out=s._full["u"])
+            uud = s._elastic_reducer.expand_rate(step.q, step.v, out=s._full["ud"])
+        assert step.frames is not None  # (a coupled run's steps carry the frames' unknowns)
         return s.jointset.outputs(step.t, step.frames, uu, uud)
 
     def accumulators(self) -> Dict[str, Any] | None:
@@ -331,6 +333,7 @@ class DenseJointOutputs(Joints):
             The outputs by name.
         """
         st = self.stepper
+        assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
         i = st.local(step.index)
         return st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i])
 
@@ -362,6 +365,7 @@ class Fields(observers.Fields):
         """
         if step.index % self.every == 0:
             s, f, t = self.system, step.frames, step.t
+            assert f is not None  # (a coupled run's steps carry the frames' unknowns)
             states = {id(fr): fr.state_at(t, f[zs], f[ws])
                       for fr, zs, ws in zip(s.frames, s.zslice, s.wslice)}
             self.writer.write(t, [states[id(b.frame)] if id(b.frame) in states
@@ -392,6 +396,7 @@ class Work(Observer):
         self.work, self.last = 0.0, None
         if resume is not None and "work" in resume.accumulators:
             acc = resume.accumulators["work"]
+            assert acc["work"] is not None  # (a number from the run's start)
             self.work = acc["work"]
             power = math.nan if acc["power"] is None else acc["power"]
             self.last = None if acc["t"] is None else (acc["t"], power)
@@ -407,6 +412,7 @@ class Work(Observer):
             The values of :attr:`columns`.
         """
         s, f, t = self.system, step.frames, step.t
+        assert f is not None  # (a coupled run's steps carry the frames' unknowns)
         power = 0.0
         for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
             if s.loads_on[i]:
@@ -470,6 +476,7 @@ class Monitors(Observer):
         Raises:
             FloatingPointError: the energy is not finite.
         """
+        assert step.frames is not None  # (a coupled run's steps carry the frames' unknowns)
         mon = monitors(self.system, step.t, step.q, step.v, step.frames)
         self.history.append(mon)
         if not math.isfinite(mon["total"]):
@@ -598,6 +605,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
         order = ("frames", "probes", "monitors", "work")
         cols = [c for k in order if k in out for c in out[k].columns]
         if resume is not None:
+            assert keep is not None  # (the restart's time)
             checkpoint.truncate_csv(system.comm, rec.output + ".csv", keep, ["t"] + cols)
         out["csv"] = observers.Csv(rec.output + ".csv", cols, system.comm,
                                    append=keep is not None, order=order)

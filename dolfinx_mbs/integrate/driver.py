@@ -251,6 +251,7 @@ class Boundaries:
         acc = {name: a for name, o in self.watch.items()
                if (a := o.accumulators()) is not None}
         index, t, dt, vecs = self.stepper.snapshot()
+        assert self.writer is not None  # (checkpoints are written with a writer)
         self.writer.write(index, t, dt, vecs, {}, acc, self.stepper.extra())
 
     def last_state_to_bodies(self) -> None:
@@ -307,13 +308,16 @@ def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
         stepper.initial(run.t0, q0, v0, p0)
         resume = None
         if restart:
+            assert rec.output is not None  # (a restart continues the run's output)
             resume = checkpoint.load(comm, rec.output, run.formulation, stepper.named,
                                      files=stepper.named is not None)
             checkpoint.check_model(comm, rec.output, resume, stepper.named)
             stepper.resume(resume, rec.output, run.t_end)
-        writer = None if checkpoint_every is None else checkpoint.Writer(
-            comm, rec.output, checkpoint_every, run.formulation,
-            run.t0 if resume is None else resume.t0, stepper.named)
+        writer = None
+        if checkpoint_every is not None:
+            assert rec.output is not None  # (the checkpoints lie beside the output)
+            writer = checkpoint.Writer(comm, rec.output, checkpoint_every, run.formulation,
+                                       run.t0 if resume is None else resume.t0, stepper.named)
         label = f"{stepper.formulation} ({stepper.method})"
         if make_observers is None:
             watch = observers(cast("RunSystem", system), label, stepper.n_steps, rec, resume,
@@ -326,7 +330,8 @@ def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
             stepper.prepare(at.needs())
             with signals:
                 stepper.march(at)
-            if writer is not None and stepper.steps % writer.every:  # the final state
+            if writer is not None and writer.every is not None and \
+                    stepper.steps % writer.every:  # the final state
                 at.checkpoint()
             at.last_state_to_bodies()
             rotation = obs.named(watch, "rotation", RotationRange)

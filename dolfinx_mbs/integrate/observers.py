@@ -204,6 +204,7 @@ class Energies(Observer):
             The values of :attr:`columns`.
         """
         q, v, stepper = step.q, step.v, step.stepper
+        assert stepper is not None  # (a run's steps carry their stepper)
         s = stepper.record(step.t)  # the system's, or the stepper's own loads
         Mv, Kel_q, Kpot_q = stepper.energy_products(s, q, v, step.Mv)
         vMv, qKq, qKpq, qf, vf = dots(((v, Mv), (q, Kel_q), (q, Kpot_q), (q, s.f), (v, s.f)))
@@ -274,7 +275,9 @@ class Energies(Observer):
         Args:
             acc: the accumulators written.
         """
-        self._work, self._power, self._t = acc["work"], acc["power"], acc["t"]
+        work, power = acc["work"], acc["power"]
+        assert work is not None and power is not None  # (numbers from a run's start)
+        self._work, self._power, self._t = work, power, acc["t"]
 
 
 class Journals(Observer):
@@ -297,6 +300,8 @@ class Journals(Observer):
     needs_velocity = True
 
     def __init__(self, system: SecondOrderSystem) -> None:
+        if system.films is None:
+            raise ValueError("Journals: the system has no fluid film")
         self.films = system.films
         names = [p.bearing.name for p in self.films.points]
         self.columns = [f"{n}:{k}" for n in names for k in ("x", "y", "Fx", "Fy")]
@@ -422,6 +427,7 @@ class Reactions(Observer):
         else:
             if self._acc is None:
                 self._acc = step.q.duplicate()
+            assert step.stepper is not None  # (a run's steps carry their stepper)
             a = step.stepper.acceleration(t, step.q, step.v, self._acc)
             forces = self.system.constraint_forces(t, step.q, step.v, a, self._forces)
         row = []
@@ -467,6 +473,7 @@ class DriveHistory(Observer):
         s, t = self.system, step.t
         if self._acc is None:
             self._acc = step.q.duplicate()
+        assert step.stepper is not None  # (a run's steps carry their stepper)
         a = step.stepper.acceleration(t, step.q, step.v, self._acc)
         u, ud, udd = self._full
         s.expand(step.q, out=u)
@@ -683,6 +690,7 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
         keep = None if resume is None else resume.t
         if resume is not None:
+            assert truncate_csv is not None  # (given with resume)
             truncate_csv(system.comm, a["output"] + ".csv", keep, ["t"] + cols)
         out["csv"] = Csv(a["output"] + ".csv", cols, system.comm, append=keep is not None)
         out["fields"] = Fields(system.bodies, a["output"], a["output_every"], keep)

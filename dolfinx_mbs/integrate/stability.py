@@ -238,6 +238,7 @@ class Stability(Observer):
             self._free = self._rigid is not None
         if self._free:  # held by the border of rigid_modes: its -cI block adds dim negatives
             ops = self.system.at(step.t)
+            assert self._rigid is not None  # (free: rigid motions found)
             negative = self._solver.inertia(self._rigid.border(ops.K, None, ops.M)[0]) - \
                 self._rigid.dim
         elif negative is None and self.multigrid:
@@ -289,6 +290,7 @@ class Stability(Observer):
         Kr, Gr, Mr = self.system.pencil(t, n, "gyroscopic")
         try:
             if self._free:  # the rates of spin softening lie below the spin rate
+                assert self._last_state is not None  # (kept by observe)
                 s0 = 0.5 * float(np.abs(self._last_state[:, :3]).max())
             elif not self._exact and self._lowest < 0.0:  # the rate without Coriolis coupling
                 s0 = math.sqrt(-self._lowest)
@@ -339,4 +341,4 @@ class Stability(Observer):
             body = system.bodies[i]
             x = body.V.tabulate_dof_coordinates()[node][: body.gdim]
             info = (body.name, tuple(float(v) for v in x), int(c))
-        return comm.bcast(info, root=owner)
+        return cast("tuple[str, tuple[float, ...], int]", comm.bcast(info, root=owner))

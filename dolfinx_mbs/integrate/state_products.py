@@ -128,6 +128,7 @@ class StateProducts:
         D.assemble()  # a new state of D
         M.matMult(D, result=C)
         c = C.getDenseArray(readonly=True)
+        assert self.Mq is not None and self.Mv is not None  # (made by the caller, update)
         self.Mq.array[:] = c[:, 0]
         self.Mv.array[:] = c[:, 1]
 
@@ -154,6 +155,7 @@ class StateProducts:
             (K_el q, K_pot q), vectors kept by this object.
         """
         kr = s.blocks
+        assert self.q is not None and self.Ksq is not None  # (the state kept)
         Kel_q = self.Ksq
         if kr.Ks is not s.Kel:  # K_s = K_el + K_sigma: one more product
             Kel_q = self._vec("kel")
@@ -164,6 +166,7 @@ class StateProducts:
     def _vec(self, name: str) -> PETSc.Vec:
         v = getattr(self, "_" + name, None)
         if v is None:
+            assert self.q is not None  # (a state is kept)
             v = self.q.duplicate()
             setattr(self, "_" + name, v)
         return v
@@ -242,6 +245,7 @@ class SteppedVelocity:
                 (q.duplicate(), q.duplicate(), s.pi0.duplicate())
             ok = initial is not None and initial[0] == t
             if ok:
+                assert initial is not None
                 initial[1].copy(out)
         if not ok:
             self.unchecked = 0
@@ -254,8 +258,8 @@ class SteppedVelocity:
 
     def _exact_relation(self, s: Any, version0: Hashable, pi0: PETSc.Vec) -> bool:
         ts = self.ts
-        return ts.getType() == PETSc.TS.Type.THETA and ts.getTheta() == 0.5 and \
-            version0 == s.version and s.pi0.equal(pi0)
+        return bool(ts.getType() == PETSc.TS.Type.THETA and ts.getTheta() == 0.5 and
+                    version0 == s.version and s.pi0.equal(pi0))
 
 
 def second_order_residual(s: Any, U: PETSc.Vec, V: PETSc.Vec, A: PETSc.Vec, F: PETSc.Vec,

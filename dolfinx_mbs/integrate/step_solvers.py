@@ -22,7 +22,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Dict
+from typing import TYPE_CHECKING, Any, Dict, cast
 
 from petsc4py import PETSc
 
@@ -66,7 +66,7 @@ def option(opts: SolverOptions, name: str) -> str | None:
         return str(opts.values[name])
     db = PETSc.Options()
     if db.hasName(opts.prefix + name):
-        return db.getString(opts.prefix + name)
+        return cast(str, db.getString(opts.prefix + name))
     return str(opts.defaults[name]) if name in opts.defaults else None
 
 

@@ -458,7 +458,7 @@ class PythonLoop:
         Args:
             needs: what they read.
         """
-        self.needs = needs
+        self.needs: Needs | None = needs  # (None in a subclass until prepared)
 
     def failure(self, error: BaseException) -> str:
         """The error's own words.

@@ -227,7 +227,7 @@ def keep_xdmf_times(comm: MPI.Comm, prev: Sequence[str], paths: Sequence[str], t
                     continue
                 for grid in list(series.findall("Grid")):
                     time = grid.find("Time")
-                    if time is not None and float(time.get("Value")) > t_max:
+                    if time is not None and float(time.attrib["Value"]) > t_max:
                         dropped += [d.text.strip().split(":", 1)[1] for d in grid.iter("DataItem")
                                     if d.text and ".h5:" in d.text]
                         series.remove(grid)

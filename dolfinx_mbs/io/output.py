@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 import os
-from typing import TYPE_CHECKING, Any, List, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -195,6 +195,7 @@ class FieldFile:
         files = [self.path] if self.vtx else [self.path, stem + ".h5"]
         prev = None if keep_until is None else field_restart.set_aside(comm, files)
         if prev is not None and not self.vtx:  # XDMF: the kept times, then append
+            assert keep_until is not None  # (prev is set aside only then)
             field_restart.keep_xdmf_times(comm, prev, files, keep_until)
             self._file, self._mode = None, "a"
             return
@@ -209,6 +210,7 @@ class FieldFile:
             self._file.close()
             self._file, self._mode = None, "a"
         if prev is not None:  # VTX: the kept steps copied, then the run's own
+            assert keep_until is not None
             field_restart.copy_vtx_steps(comm, prev[0], keep_until, self.fields, self.write)
             field_restart.drop_previous(comm, prev)
 
@@ -232,6 +234,7 @@ class FieldFile:
             t: time (s).
         """
         if self.vtx:
+            assert self._file is not None  # the VTX writer stays open
             self._file.write(t)
             return
         from dolfinx.io import XDMFFile
@@ -316,7 +319,7 @@ def pyplot() -> ModuleType | None:
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover
         return None
-    return plt
+    return cast("ModuleType", plt)
 
 
 def mode_functions(system: _ModeSystem, vecs: Sequence[Tuple[PETSc.Vec, PETSc.Vec]]) -> list:

@@ -78,7 +78,7 @@ def rotate_voigt(C: np.ndarray, R: np.ndarray) -> np.ndarray:
 def _check_stiffness(C: ArrayLike, name: str = "C") -> np.ndarray:
     """A symmetric positive definite 6x6 matrix (symmetrized), or ValueError naming ``name``."""
     try:
-        a = np.array(C, dtype=float)
+        a: np.ndarray = np.array(C, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 6x6 matrix of numbers (Voigt order xx, yy, zz, "
                          f"yz, xz, xy), got {checks.shown(C)}") from None
@@ -239,6 +239,7 @@ class Anisotropic(Material):
         if not self._symbolic:
             return _voigt_law(self._law, eps)
         R = self.axes
+        assert R is not None  # symbolic axes: a UFL tensor
         eps_m = R.T * eps * R
         return R * _voigt_law(self._law, eps_m) * R.T
 

@@ -141,7 +141,7 @@ class UserLaw(Material):
     by UFL when the forms are compiled.
     """
 
-    def __init__(self, stress: Callable | None = None, density: float = None,
+    def __init__(self, stress: Callable | None = None, density: float | None = None,
                  gdim: int | None = None, thickness: float = 1.0,
                  rayleigh: Tuple[float, float] | None = None,
                  energy: Callable | None = None) -> None:
@@ -177,6 +177,7 @@ class UserLaw(Material):
         """
         if self._stress is not None:
             return self._stress(eps)
+        assert self.energy is not None  # (the constructor asks for stress or energy)
         e = ufl.variable(eps)
         return ufl.diff(self.energy(e), e)
 

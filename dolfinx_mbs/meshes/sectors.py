@@ -21,7 +21,7 @@ communicator (:func:`dolfinx_mbs.meshes.read` reads a written one).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Sequence, Tuple
+from typing import TYPE_CHECKING, Sequence, Tuple, cast
 
 from mpi4py import MPI
 
@@ -128,7 +128,7 @@ def _annular_sector(n_sectors: int, inner_radius: float, outer_radius: float,
     outer = occ.addCylinder(0, 0, -thickness / 2, 0, 0, thickness, outer_radius, angle=a)
     inner = occ.addCylinder(0, 0, -thickness / 2, 0, 0, thickness, inner_radius, angle=a)
     out, _ = occ.cut([(3, outer)], [(3, inner)])
-    return out[0]
+    return cast(Tuple[int, int], out[0])
 
 
 def disk_sector_model(n_sectors: int = 24, inner_radius: float = 0.05,

@@ -810,6 +810,7 @@ def modes(system: SecondOrderSystem | VelocitySystem, t: float = 0.0, n: int = 6
         if output is not None or shapes:
             funcs = mode_functions(system, vecs)
         if output is not None:
+            assert funcs is not None
             write_mode_functions(system, output, funcs)
     finally:
         for xr, xi in vecs:

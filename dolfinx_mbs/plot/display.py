@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Iterator, cast
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -55,7 +55,7 @@ def pyplot() -> ModuleType:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt
+    return cast("ModuleType", plt)
 
 
 @contextlib.contextmanager

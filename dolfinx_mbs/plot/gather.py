@@ -59,6 +59,25 @@ def _node_values(u: Function) -> np.ndarray:
     return out
 
 
+def on_root(gathered: Sequence[Gathered | None]) -> list[Gathered]:
+    """What :func:`gather` returned, on rank 0 (where every entry is set): the pictures are
+    drawn there only.
+
+    Args:
+        gathered: the results of :func:`gather` on this rank.
+
+    Returns:
+        The same entries, none None.
+
+    Raises:
+        RuntimeError: called on a rank other than 0 (it holds no gathered data).
+    """
+    out = [g for g in gathered if g is not None]
+    if len(out) != len(gathered):
+        raise RuntimeError("the gathered data are on rank 0 only")
+    return out
+
+
 def gather(functions: Sequence, comm: MPI.Comm | None = None) -> Gathered | None:
     """Gather the space of ``functions`` (all on one Lagrange space) and their values on rank 0.
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.plot.display import pyvista
-from dolfinx_mbs.plot.gather import gather
+from dolfinx_mbs.plot.gather import gather, on_root
 from dolfinx_mbs.plot.render import (
     _COLORMAP,
     _camera,
@@ -56,6 +56,8 @@ class Recorder:
             raise ValueError(f"every must be a positive integer, got {every!r}")
         from dolfinx import fem
 
+        if model.space is None:
+            raise ValueError("MotionRecorder: the model has no elastic body to record")
         self.space = model.space
         # a model's bodies are its elastic ones (the rigid ones are ``model.rigid_bodies``)
         self.bodies = cast("List[Body]", list(model.bodies))
@@ -151,17 +153,18 @@ def animate(recorder: Recorder, path: str, *, global_frame: bool = True,
               for t in recorder.times]
 
     def draw() -> None:
+        kept = [on_root(bodies) for bodies in frames]
         amp = max(np.linalg.norm(g.values[0], axis=1).max(initial=0.0)
-                  for bodies in frames for g in bodies)
-        s = _scale(scale, amp, _extent([g.points for g in frames[0]]))
+                  for bodies in kept for g in bodies)
+        s = _scale(scale, amp, _extent([g.points for g in kept[0]]))
         top = amp if amp > 0 else 1.0
         placed = [[_place(g.points + s * g.values[0], st) for g, st in zip(bodies, sts)]
-                  for bodies, sts in zip(frames, states)]
+                  for bodies, sts in zip(kept, states)]
         allp = np.concatenate([p for ps in placed for p in ps])
         lo, hi = allp.min(axis=0), allp.max(axis=0)
         plotter = pv.Plotter(off_screen=True, window_size=size)
         grids = []
-        for g, p in zip(frames[0], placed[0]):
+        for g, p in zip(kept[0], placed[0]):
             grid = _grid(pv, g, p)
             grid.point_data[label] = np.linalg.norm(g.values[0], axis=1)
             plotter.add_mesh(grid, scalars=label, cmap=_COLORMAP, clim=(0.0, top),
@@ -177,7 +180,7 @@ def animate(recorder: Recorder, path: str, *, global_frame: bool = True,
         plotter.open_gif(path, fps=fps)
         head = f"{title}: " if title else ""
         for k, t in enumerate(recorder.times):
-            for grid, g, p in zip(grids, frames[k], placed[k]):
+            for grid, g, p in zip(grids, kept[k], placed[k]):
                 grid.points[:] = p
                 grid.point_data[label][:] = np.linalg.norm(g.values[0], axis=1)
             plotter.add_text(f"{head}t = {t:.3g} s", font_size=10, name="time")

@@ -20,7 +20,7 @@ import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.plot.display import pyvista, quiet_vtk
-from dolfinx_mbs.plot.gather import Gathered, gather
+from dolfinx_mbs.plot.gather import Gathered, gather, on_root
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -60,6 +60,7 @@ def _check_common(path: str, view: str | Sequence, window_size: Tuple[int, int] 
           or not all(isinstance(s, (int, np.integer)) and s > 0 for s in window_size)):
         msg = f"window_size must be two positive integers (pixels), got {window_size!r}"
     checks.raise_everywhere(comm, msg)
+    assert window_size is not None  # (checked above)
     return tuple(int(s) for s in window_size)
 
 
@@ -164,11 +165,12 @@ def deformed(u: Function | Sequence[Function], path: str, *,
     gathered = [gather([f]) for f in funcs]
 
     def draw() -> None:
-        amp = max(np.linalg.norm(g.values[0], axis=1).max(initial=0.0) for g in gathered)
-        s = _scale(scale, amp, _extent([g.points for g in gathered]))
+        bodies = on_root(gathered)
+        amp = max(np.linalg.norm(g.values[0], axis=1).max(initial=0.0) for g in bodies)
+        s = _scale(scale, amp, _extent([g.points for g in bodies]))
         top = amp if amp > 0 else 1.0
         plotter = pv.Plotter(off_screen=True, window_size=size)
-        for g, st in zip(gathered, states):
+        for g, st in zip(bodies, states):
             if undeformed:
                 plotter.add_mesh(_grid(pv, g, _place(g.points, st)), color="#bbbbbb",
                                  opacity=0.3)
@@ -264,6 +266,7 @@ def mode_shapes(shapes: ModalResult | Sequence, path: str, *, labels: Sequence[s
         if getattr(result, "shapes", None) is None:
             raise ValueError("shapes: this ModalResult holds no shapes; compute it with "
                              "modes(..., shapes=True)")
+        assert result.shapes is not None  # (checked above)
         shapes = result.shapes
         if labels is None:
             labels = [f"{abs(f) / (2 * math.pi):.4g} Hz" + (" (unstable)" if un else "")
@@ -290,8 +293,9 @@ def mode_shapes(shapes: ModalResult | Sequence, path: str, *, labels: Sequence[s
     def draw() -> None:
         plotter = pv.Plotter(off_screen=True, shape=(rows, cols), window_size=size,
                              border=False)
-        for k, (bodies, phi) in enumerate(zip(gathered, phases)):
+        for k, (mode, phi) in enumerate(zip(gathered, phases)):
             plotter.subplot(k // cols, k % cols)
+            bodies = on_root(mode)
             motion = [g.values[0] * math.cos(phi) - (g.values[1] * math.sin(phi)
                                                      if len(g.values) > 1 else 0.0)
                       for g in bodies]
@@ -381,9 +385,10 @@ def whirl(shape: Tuple[Function, Function] | Sequence[Tuple[Function, Function]]
             checks.raise_everywhere(comm, f"{name} must be a positive integer, got {value!r}")
     pv = pyvista()
     phi0 = largest_phase(pairs, comm)
-    g = gather([re, im])
+    gathered = gather([re, im])
 
     def draw() -> None:
+        g, = on_root([gathered])
         r, i = g.values
         amp = float(np.sqrt((r * r).sum(axis=1) + (i * i).sum(axis=1)).max(initial=0.0)) or 1.0
         s = _scale(scale, amp, _extent([g.points]))

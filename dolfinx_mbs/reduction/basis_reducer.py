@@ -50,7 +50,7 @@ class Shapes:
     interface: np.ndarray
     counts: np.ndarray
     n_extra: int
-    xi_cols: np.ndarray = None
+    xi_cols: np.ndarray | None = None
 
 
 class BasisSpace:
@@ -137,6 +137,7 @@ class RowMap:
         start, _ = self.xi.full.owned_range(ib)
         v = s.cols[k - start]
         nz = np.flatnonzero(v)
+        assert s.xi_cols is not None  # (set by BasisSpace)
         return s.xi_cols[nz], v[nz]
 
     def _fetch(self, cols: np.ndarray) -> None:
@@ -350,6 +351,7 @@ class BasisReducer(MaggiReducer):
                 cols.append(xi.starts[rank, ib] + np.arange(n, dtype=np.int64))
                 vals.append(np.ones(n))
                 continue
+            assert s.xi_cols is not None  # (set by BasisSpace)
             perm = np.argsort(s.xi_cols)
             V, C = s.cols[:, perm], s.xi_cols[perm]
             nz = V != 0.0

@@ -35,7 +35,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Callable, List, Sequence
+from typing import TYPE_CHECKING, Callable, List, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -128,13 +128,14 @@ def _forward(system: SecondOrderSystem, speed: float, n: int, t: float) -> np.nd
     pairs'."""
     tab = campbell(system, [speed], n=2 * n + 2, t=t, damping=False, engine_orders=(1,))
     f = tab.stationary[0]
+    assert tab.kind is not None  # (a table's kinds default to lateral)
     lateral = tab.kind[0] == "lateral"   # torsional and axial modes have no critical speed
     if speed == 0.0:  # each pair once (divergent modes, negative, left out)
-        return np.sort(f[(f > 0.0) & lateral])[::2]
+        return cast(np.ndarray, np.sort(f[(f > 0.0) & lateral])[::2])
     f = np.sort(f[(tab.whirl_stationary[0] != -1) & (f > 0.0) & lateral])
     # a degenerate pair (split by the mesh's asymmetry alone) counts once
     keep = np.r_[True, np.diff(f) > 1e-4 * f[1:]] if f.size else np.zeros(0, bool)
-    return f[keep]
+    return cast(np.ndarray, f[keep])
 
 
 def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], n: int = 4,
@@ -313,7 +314,7 @@ def _forward_crossings(system: SecondOrderSystem, shapes: ModeShapes, mu: np.nda
     w = np.sqrt(mu[lateral & (h > -0.05)])
     w = np.sort(w)
     keep = np.r_[True, np.diff(w) > 1e-4 * w[1:]] if w.size else np.zeros(0, bool)
-    return w[keep]
+    return cast(np.ndarray, w[keep])
 
 
 def _pick(f: np.ndarray, j: int) -> float:

@@ -431,6 +431,7 @@ class PlainJournal:
         for it in range(1, 60):
             if Wn == 0.0 or np.linalg.norm(R) <= tol:
                 break
+            assert st.stiffness is not None  # (a state with derivatives)
             J = -c * st.stiffness                 # dF/dX
             try:
                 dX = -np.linalg.solve(J, R)
@@ -480,6 +481,7 @@ class PlainJournal:
         N = abs(w) / (2.0 * math.pi)
         S = (self.viscosity * N * self.length * self.diameter / Wn
              * (self.radius / c) ** 2) if Wn > 0.0 else math.inf
+        assert st.stiffness is not None and st.damping is not None  # (with derivatives)
         return Equilibrium(load=W.copy(), speed=w, position=pos, eccentricity=e, attitude=att,
                            min_film=c * (1.0 - e), friction_torque=tq,
                            power_loss=tq * abs(w), sommerfeld=S,
@@ -815,6 +817,7 @@ class _Film:
         if half or torque:
             self._set_pressure()
         weights = self._weights() if half else self._weights_r
+        assert weights is not None  # (kept unless half-Sommerfeld)
         F = np.array([wj.dot(self.xr) for wj in weights])
         tq = float(fem.assemble_scalar(self.torque_form)) if torque else math.nan
         x = self.xr.getArray(readonly=True)

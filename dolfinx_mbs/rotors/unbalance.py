@@ -117,7 +117,7 @@ class UnbalanceResponse:
     def phase(self) -> np.ndarray:
         """Arg X per direction (degrees): the phase of the response against the unbalance's
         force along that axis (lag negative)."""
-        return np.degrees(np.angle(self.response))
+        return cast(np.ndarray, np.degrees(np.angle(self.response)))
 
     @property
     def major(self) -> np.ndarray:
@@ -214,7 +214,7 @@ def _major(R: np.ndarray) -> np.ndarray:
     X, Y = R[..., 0], R[..., 1]
     p = 0.5 * (np.abs(X) ** 2 + np.abs(Y) ** 2)
     q = np.abs(0.5 * (X * X + Y * Y))
-    return np.sqrt(p + q)
+    return cast(np.ndarray, np.sqrt(p + q))
 
 
 # -- loads and probes on the full vector -----------------------------------------------------
@@ -275,6 +275,7 @@ class _Sites:
         if ib is not None:  # a disk or a bearing
             body = cast("Disk | Bearing", where).body
             ops = self.system.assembly.body_operators[ib]
+            assert ops.rotor is not None  # (a body with disks or bearings)
             jm = ops.rotor.maps[id(where)]
             lo = space.offsets[ib]
             bs = body.V.dofmap.index_map_bs
@@ -322,7 +323,7 @@ class _Space:
         self.prods, self.proj = {}, {}
 
     def dots(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
-        return self.mpi.allreduce(A.T @ B, op=MPI.SUM)
+        return cast(np.ndarray, self.mpi.allreduce(A.T @ B, op=MPI.SUM))
 
     def extend(self, W: np.ndarray, mats: Mapping[str, PETSc.Mat]) -> int:
         scale = max(float(np.max(np.diag(self.dots(W, W)))), 1e-300)
@@ -334,7 +335,7 @@ class _Space:
             keep = d > 1e-22 * scale
             W = W @ (U[:, keep] / np.sqrt(d[keep]))
             scale = 1.0
-        c = W.shape[1]
+        c = int(W.shape[1])
         if c == 0:
             return 0
         for name, A in mats.items():
@@ -402,15 +403,17 @@ class _Solver:
             return np.zeros((self.P.shape[1] // 2, 2), dtype=complex)
         y = self._solve(float(speed), check)
         sp = self.space
+        assert sp.X is not None  # (made by the solve)
         if self._px is None or self._px.shape[1] != sp.X.shape[1]:
             self._px = sp.dots(self.P, sp.X)       # (probe functionals) x (columns)
-        return (self._px @ y).reshape(-1, 2)
+        return cast(np.ndarray, (self._px @ y).reshape(-1, 2))
 
     def _solve(self, w: float, check: bool) -> np.ndarray:
         """The coefficients y of the response X y at ``w`` (module docstring)."""
         for _ in range(self.max_iter):
             t = self._terms(w)
             sp = self.space
+            assert sp.X is not None  # (the space starts with the first speed's solve)
             k = sp.X.shape[1]
             if self._fp is None or self._fp.shape[0] != k:   # X^T f, kept while X stays
                 self._fp = sp.dots(sp.X, np.column_stack(self.f))
@@ -419,7 +422,8 @@ class _Solver:
                 for name, _, c in t[key]:
                     Z += fac * c * sp.proj[name]
             fp = w * w * (self._fp[:, 0] + 1j * self._fp[:, 1])
-            y = sp.mpi.bcast(np.linalg.solve(Z, fp) if sp.mpi.rank == 0 else None, root=0)
+            y = cast(np.ndarray, sp.mpi.bcast(np.linalg.solve(Z, fp) if sp.mpi.rank == 0
+                                              else None, root=0))
             if not check:
                 return y
             Y = np.column_stack([y.real, y.imag])   # real products: no complex copies of X

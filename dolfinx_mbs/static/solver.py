@@ -218,6 +218,7 @@ class StaticSolver:
             self._q.zeroEntries()
         br = self._br = red.project(rhs, self._br)
         q = self._q
+        assert q is not None  # (made with self._for above)
         if asm.nonlinear:
             self._newton(system, t, Kr, br, q)
             return q
@@ -600,7 +601,7 @@ class _Owner(Protocol):
     def reducer(self) -> MaggiReducer: ...
 
     @property
-    def static(self) -> StaticSolver: ...
+    def static(self) -> StaticSolver | None: ...
 
 
 class Prestress:
@@ -626,4 +627,7 @@ class Prestress:
             The frame links of the prestress cases (:func:`prestress`).
         """
         owner = self.owner()
+        if owner is None or owner.static is None:  # an assembly outlives its model
+            raise RuntimeError("the prestress of an assembly whose model (with elastic bodies) "
+                               "is gone")
         return prestress(assembly, owner.reducer, owner.static)

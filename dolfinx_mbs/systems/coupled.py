@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -55,10 +55,12 @@ from dolfinx_mbs.petsc_options import SAME, SUBSET
 from dolfinx_mbs.systems.coupled_joints import JointSet
 
 if TYPE_CHECKING:
+    from dolfinx_mbs.assembly.full import Assembly
     from dolfinx_mbs.assembly.operators import BodyOperators
     from dolfinx_mbs.assembly.space import FullSpace
     from dolfinx_mbs.bodies.body import Body
     from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
     from dolfinx_mbs.systems.records import SecondOrder
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
@@ -231,6 +233,7 @@ class _Part:
             raise ValueError(f"body {body.name!r}: its operators lack the coupling basis "
                              "(strategy 'basis')")
         units = ops.loads.unit_loads
+        assert units is not None  # (strategy 'basis' keeps the unit loads)
         self.CX = [b for _, b in units["spin"]]      # -c_E X: c_E X = -this
         self.Mt = list(units["accel"])                # M t_k = int rho e_k . v
         self.comm = comm
@@ -268,7 +271,7 @@ class _Part:
     def nodal(self, W: np.ndarray, y: np.ndarray) -> np.ndarray:
         """c_W x from ``y`` = M x (body-layout arrays): W applied at every node."""
         g = self.gdim
-        return (y.reshape(-1, g) @ W[:g, :g].T).reshape(-1)
+        return cast(np.ndarray, (y.reshape(-1, g) @ W[:g, :g].T).reshape(-1))
 
     def _kron_holds(self) -> bool:
         """True when every c_E of the basis is M (I kron E), to round-off (collective)."""
@@ -285,7 +288,7 @@ class _Part:
                                             - self.nodal(E, ya)).max(initial=0.0)))
         for v in (x, y, z):
             v.destroy()
-        return self.comm.allreduce(worst, op=MPI.MAX) <= 1e-12 * scale
+        return bool(self.comm.allreduce(worst, op=MPI.MAX) <= 1e-12 * scale)
 
     def vec(self) -> PETSc.Vec:
         return self.M.createVecLeft()
@@ -377,8 +380,8 @@ class CoupledSystem:
         ao = self.nz + self.nw + np.cumsum([0] + [f.n_aux for f in self.frames])
         self.aslice = [slice(int(a), int(b)) for a, b in zip(ao[:-1], ao[1:])]
         index = {id(f): i for i, f in enumerate(self.frames)}
-        ops = self.assembly.body_operators if base is not None else []
-        self.parts = [_Part(i, b, o, self.space, index.get(id(b.frame)))
+        ops = base.assembly.body_operators if base is not None else []
+        self.parts = [_Part(i, b, o, self._elastic_space, index.get(id(b.frame)))
                       for i, (b, o) in enumerate(zip(self.bodies, ops))]
         self.rigid_on = [[rb for rb in self.rigid if rb.frame is f] for f in self.frames]
         self.loads_on = [[ld for ld in self.loads if ld.frame is f] for f in self.frames]
@@ -386,7 +389,7 @@ class CoupledSystem:
         # the joints' unknowns (their multipliers) come last
         self.jointset = JointSet(self, joints, motors)
         self.m += self.jointset.n_unknowns
-        self._full = ({k: self.space.create_vec() for k in ("u", "ud", "udd", "r")}
+        self._full = ({k: base.space.create_vec() for k in ("u", "ud", "udd", "r")}
                       if base is not None else {})
         self._last: dict | None = None  # what the last evaluate() leaves the Jacobian
         #: the elastic coordinates of the last :meth:`set_unknowns`, a copy kept here (the
@@ -406,6 +409,31 @@ class CoupledSystem:
             return PETSc.Vec().createMPI((0, 0), comm=self.comm)
         return self.reducer.create_reduced_vec()
 
+    # the elastic part's objects where the code has elastic bodies (None without them)
+    @property
+    def _elastic_reducer(self) -> MaggiReducer:
+        if self.reducer is None:
+            raise RuntimeError("the coupled system has no elastic body (no reducer)")
+        return self.reducer
+
+    @property
+    def _elastic_assembly(self) -> Assembly:
+        if self.assembly is None:
+            raise RuntimeError("the coupled system has no elastic body (no assembly)")
+        return self.assembly
+
+    @property
+    def _elastic_space(self) -> FullSpace:
+        if self.space is None:
+            raise RuntimeError("the coupled system has no elastic body (no full space)")
+        return self.space
+
+    @property
+    def _elastic_base(self) -> SecondOrderSystem:
+        if self.base is None:
+            raise RuntimeError("the coupled system has no elastic body (no base system)")
+        return self.base
+
     # the Reducer protocol of the elastic part (initial states, output)
     def restrict(self, x: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """The reduced coordinates of a full vector (the reducer's).
@@ -417,7 +445,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self.reducer.restrict(x, out)
+        return self._elastic_reducer.restrict(x, out)
 
     def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """A full load vector in the reduced coordinates (the reducer's).
@@ -429,7 +457,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self.reducer.project(b, out)
+        return self._elastic_reducer.project(b, out)
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
@@ -443,7 +471,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self.reducer.expand(q, out, homogeneous)
+        return self._elastic_reducer.expand(q, out, homogeneous)
 
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
                     ) -> PETSc.Vec:
@@ -457,7 +485,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self.reducer.expand_rate(q, v, out)
+        return self._elastic_reducer.expand_rate(q, v, out)
 
     def initial_frames(self) -> tuple[np.ndarray, np.ndarray]:
         """The frames' initial coordinates and speeds, concatenated."""
@@ -487,8 +515,8 @@ class CoupledSystem:
             u = ud = None
             if self.parts:
                 q, v = self._given_or_zero(q0, v0)
-                u = self.reducer.expand(q, out=self._full["u"])
-                ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
+                u = self._elastic_reducer.expand(q, out=self._full["u"])
+                ud = self._elastic_reducer.expand_rate(q, v, out=self._full["ud"])
             self.jointset.consistent_speeds(t0, f, u, ud)
             self.jointset.spring_forces(t0, f, u, ud)
         self.jointset.motor_torques(t0, f)   # a motor's function that fails, before any step
@@ -497,8 +525,8 @@ class CoupledSystem:
             jets = self.jets(0.0, f, np.zeros_like(f))
             u = ud = None
             if self.parts:
-                u = self.reducer.expand(q, out=self._full["u"])
-                ud = self.reducer.expand_rate(q, v, out=self._full["ud"])
+                u = self._elastic_reducer.expand(q, out=self._full["u"])
+                ud = self._elastic_reducer.expand_rate(q, v, out=self._full["ud"])
             for i, fr in enumerate(self.frames):
                 if fr.momentum_balance:
                     nt = fr.n_translations
@@ -541,12 +569,12 @@ class CoupledSystem:
         Returns:
             One state per elastic body.
         """
-        return [jets[p.frame].state if p.frame is not None else self.assembly.states(
+        return [jets[p.frame].state if p.frame is not None else self._elastic_assembly.states(
             t)[p.index] for p in self.parts]
 
     # -- residual --------------------------------------------------------------------------
     def _fields(self, q: PETSc.Vec, v: PETSc.Vec, vd: PETSc.Vec) -> tuple:
-        red = self.reducer
+        red = self._elastic_reducer
         u = red.expand(q, out=self._full["u"])
         ud = red.expand_rate(q, v, out=self._full["ud"])
         udd = red.expand_acceleration(q, v, vd, out=self._full["udd"])
@@ -667,9 +695,9 @@ class CoupledSystem:
         for p, bt in zip(self.parts, terms):
             ra[p.slice] = bt["r"].getArray(readonly=True)
         if Fv is not None and self.parts:
-            if self.assembly.nonlinear:
-                r.axpy(1.0, self.assembly.nonlinear_terms(u, tangent=False)[0])
-            self.reducer.project(r, Fv)
+            if self._elastic_assembly.nonlinear:
+                r.axpy(1.0, self._elastic_assembly.nonlinear_terms(u, tangent=False)[0])
+            self._elastic_reducer.project(r, Fv)
         for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
             Ff[zs] += fd[zs] - fr.rates(f[zs], f[ws])
             rows = np.zeros(fr.n_speeds)
@@ -739,6 +767,7 @@ class CoupledSystem:
             if p.frame != i:
                 continue
             g = p.gdim
+            assert u is not None and ud is not None  # (the elastic bodies' fields)
             ua = u.getArray(readonly=True)[p.slice]
             uda = ud.getArray(readonly=True)[p.slice]
             loc = np.zeros(9)
@@ -868,8 +897,8 @@ class CoupledSystem:
                 n = jet.Om.shape[1] if which == "w" else jet.dphi_dz.shape[1]
                 return np.zeros((3, n))
             gl = st.R.T @ self.gravity
-            return skew(gl) @ jet.dphi_dz      # d(R^T g) = (R^T g) x d phi
-        return jet.dw[var] if which == "w" else jet.dz[var]
+            return cast(np.ndarray, skew(gl) @ jet.dphi_dz)  # d(R^T g) = (R^T g) x d phi
+        return cast(np.ndarray, jet.dw[var] if which == "w" else jet.dz[var])
 
     def _reduced_work(self, Fv_shape: PETSc.Vec) -> tuple:
         """The kept vectors of the bordered pieces (B, C, Cv: m reduced Vecs each) and the
@@ -877,7 +906,7 @@ class CoupledSystem:
         if getattr(self, "_bc", None) is None:
             m = self.m
             self._bc = tuple([Fv_shape.duplicate() for _ in range(m)] for _ in range(3))
-            self._full_work = ([self.space.create_vec() for _ in range(m + 2)]
+            self._full_work = ([self._elastic_space.create_vec() for _ in range(m + 2)]
                                if self.parts else [])
         for group in self._bc:
             for v in group:
@@ -902,6 +931,7 @@ class CoupledSystem:
             The pieces B, C, Cv, D, H.
         """
         last = self._last
+        assert last is not None  # (the state of the last evaluate())
         jets, states, terms = last["jets"], last["states"], last["terms"]
         m, red = self.m, self.reducer
         s = shift
@@ -923,6 +953,8 @@ class CoupledSystem:
             i = p.frame
             jet = jets[i]
             zs, ws = self.zslice[i], self.wslice[i]
+            # (with elastic bodies: their reducer, fields and rows)
+            assert red is not None and ua is not None and rowC is not None and rowCv is not None
             sc = self._state_columns(p, st, bt)
             Sw = {}  # d e / d(frame unknowns) per (which): body-layout vectors per column
             for which, n in (("z", jet.dphi_dz.shape[1]), ("w", jet.Om.shape[1]),
@@ -994,6 +1026,7 @@ class CoupledSystem:
                 red.project(rowCv, tmp)
                 Cv[row].axpy(1.0, tmp)
         for j, Bf in enumerate(Bfull):
+            assert red is not None  # (Bfull: the elastic bodies' columns)
             red.project(Bf, B[j])
         full = rowC
         if self.parts:  # one reduction for all the products above
@@ -1075,7 +1108,7 @@ class CoupledSystem:
                         if coef[k] != 0.0:
                             acc -= coef[k] * p.Mt[k].getArray(readonly=True)
                     fa[p.slice] = acc
-                tmp = self.reducer.project(full, self._red_tmp(C[0]))
+                tmp = self._elastic_reducer.project(full, self._red_tmp(C[0]))
                 row = As.start + j
                 if which == "u":
                     C[row].axpy(1.0, tmp)
@@ -1149,15 +1182,16 @@ class CoupledSystem:
         Returns:
             (S, the elastic bodies' record at the frames' states).
         """
-        rec = self.base.at(t, states=self._last["states"] if states is None else states)
+        assert self._last is not None  # (the state of the last evaluate())
+        rec = self._elastic_base.at(t, states=self._last["states"] if states is None else states)
         if S is None:
             S = rec.K.duplicate(copy=True)
         else:
             rec.K.copy(S, structure=SAME)
         S.axpy(shift, rec.C, structure=SAME)
         S.axpy(shift * shift, rec.M, structure=SAME)
-        if self.assembly.nonlinear:
-            S.axpy(1.0, self.base.nonlinear_reduced(t, self._q, force=False)[1],
+        if self._elastic_assembly.nonlinear:
+            S.axpy(1.0, self._elastic_base.nonlinear_reduced(t, self._q, force=False)[1],
                    structure=SUBSET)
         return S, rec
 
@@ -1238,7 +1272,7 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
     states = s.states(t, jets)
     u = None
     if s.parts:
-        red = s.reducer
+        red = s._elastic_reducer
         u = red.expand(q, out=s._full["u"])
         ud = red.expand_rate(q, v, out=s._full["ud"])
         ua, uda = u.getArray(readonly=True), ud.getArray(readonly=True)
@@ -1275,8 +1309,8 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         H += st.R @ tot[3:6] + cross3(st.r_O, Pg)
         if s.gravity is not None:                # -g . int rho (r_O + R x)
             Vg -= float(s.gravity @ (p.mass * st.r_O + st.R @ tot[6:]))
-    if s.parts and s.assembly.nonlinear:
-        Vel += s.assembly.nonlinear_energy(u)
+    if s.parts and s._elastic_assembly.nonlinear:
+        Vel += s._elastic_assembly.nonlinear_energy(u)
     Vel += s.jointset.spring_energy(t, f, u, ud if s.parts else None)
     for i, jet in enumerate(jets):
         for rb in s.rigid_on[i]:

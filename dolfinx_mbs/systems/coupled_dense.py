@@ -95,9 +95,9 @@ def dense_reason(system: CoupledSystem) -> str | None:
             return f"frame {fr.name!r}: a computed frame other than Hinge or Free"
     if not s.parts:
         return None
-    if s.assembly.nonlinear:
+    if s._elastic_assembly.nonlinear:
         return "nonlinear strain (stiffening='nonlinear')"
-    if s.reducer.time_dependent:
+    if s._elastic_reducer.time_dependent:
         return "constraints that move in time"
     for p in s.parts:
         if p.frame is None:
@@ -107,7 +107,9 @@ def dense_reason(system: CoupledSystem) -> str | None:
         if any(case[0] == "carried" for case, _ in p.ops.prestress_matrices):
             return f"body {p.body.name!r}: prestress of the bodies joined to it"
         terms = p.ops.loads.unit_terms()
-        accel = p.ops.loads.unit_loads["accel"]
+        unit_loads = p.ops.loads.unit_loads
+        assert unit_loads is not None  # (strategy 'basis', which the parts ask for)
+        accel = unit_loads["accel"]
         if terms is None or any(units is not accel for _, units, _ in terms):
             return (f"body {p.body.name!r}: loads that change in time (body forces, tractions, "
                     "point loads or a user load with an update)")
@@ -164,7 +166,7 @@ class _Invariants:
                 x.array[:] = T[:, j]
                 A.mult(x, y)
                 out[:, j] = T.T @ y.getArray(readonly=True)
-            return comm.allreduce(out)
+            return cast(np.ndarray, comm.allreduce(out))
         self.K = reduced(ops.K)
         self.D = reduced(ops.D)
         self.cases = [case for case, _ in ops.prestress_matrices]
@@ -283,9 +285,10 @@ class DenseCoupled:
         #: the reduced basis' local rows (the joints' nodes read them)
         self._T_local = T if T is not None else np.zeros((0, 0))
         self.inv: List[Any] = []
-        for p, cols in zip(s.parts, self._columns(T) if s.parts else []):
-            self.inv.append(_Invariants(s, p, cast(np.ndarray, T)[p.slice, cols]))
-            self.inv[-1].q0 = cols.start
+        if T is not None:
+            for p, cols in zip(s.parts, self._columns(T)):
+                self.inv.append(_Invariants(s, p, T[p.slice, cols]))
+                self.inv[-1].q0 = cols.start
         self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))
                      for rb in s.rigid_on[i]]
         self.gravity = s.gravity
@@ -314,7 +317,7 @@ class DenseCoupled:
         """The full fields of the reduced unit vectors (local rows, all columns)."""
         s = self.system
         q = s.create_reduced_vec()
-        full = s.space.create_vec()
+        full = s._elastic_space.create_vec()
         r0, r1 = q.getOwnershipRange()
         cols = []
         for i in range(self.n):
@@ -399,6 +402,7 @@ class DenseCoupled:
         """
         out = self._ground.copy() if out is None else out
         for i, p in self.parents:
+            assert p is not None  # (the frames with a parent only)
             st = p.state(t)
             out[i] = np.concatenate([np.asarray(st.R, float).reshape(-1), st.r_O, st.omega,
                                      st.alpha, st.v_O, st.a_O])
@@ -434,15 +438,15 @@ class LazyView(FrameView):
     Args:
         frame: the computed frame.
         t: the time (s).
-        z: its coordinates.
-        w: its speeds.
+        z: its coordinates (None for a probe).
+        w: its speeds (None for a probe).
         probe: raise at a read.
     """
 
     _STATE = ("R", "r_O", "omega", "v_O", "state")
 
-    def __init__(self, frame: ComputedFrame, t: float, z: np.ndarray, w: np.ndarray,
-                 probe: bool = False) -> None:
+    def __init__(self, frame: ComputedFrame, t: float, z: np.ndarray | None,
+                 w: np.ndarray | None, probe: bool = False) -> None:
         d = object.__getattribute__(self, "__dict__")
         d.update({"_read_": False, "_lazy_": (frame, t, z, w, probe), "_filled_": 0})
 

@@ -20,7 +20,7 @@ the multipliers recovered after a step.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Dict, Tuple
+from typing import TYPE_CHECKING, Dict, Tuple, cast
 
 import numpy as np
 
@@ -113,7 +113,7 @@ class DenseJoints:
         return g, h
 
     def evaluate(self, t: float, y: np.ndarray, positions: bool = True
-                 ) -> Tuple[np.ndarray, ...]:
+                 ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
         """The rows and their derivatives at the state, in one pass: (g, h, B = dh/dV (rows x
         (n + nw)), g_p = dg/dp (position rows x (n + nz))). The frames' speeds' coefficients
         come with the rows, their coordinates' in closed form
@@ -153,6 +153,7 @@ class DenseJoints:
                     moved[key] = (pair[0], pair[1])
                     gg, hh, _ = js._values(t, f, moved)
                     if which == 0:
+                        assert gp is not None  # (which 0 with positions only)
                         gp[:, :n] += np.outer((gg - g)[self.pos], T[c])
                     else:
                         B[:, :n] += np.outer(hh - h, T[c])
@@ -208,7 +209,7 @@ class DenseJoints:
         def fn(pp: np.ndarray) -> np.ndarray:
             x = y.copy()
             x[self.P] = pp
-            return self.velocity_matrix(t, x).T @ lam
+            return cast(np.ndarray, self.velocity_matrix(t, x).T @ lam)
         out = np.zeros((len(self.V), len(p)))
         for c in range(len(p)):
             out[:, c] = _central(fn, p, c)

@@ -82,7 +82,7 @@ that border as to the kinematic rows' residual).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -137,8 +137,15 @@ class HamiltonForm:
             if not p.kron:
                 raise ValueError(f"formulation 'hamiltonian': body {p.body.name!r} has coupling "
                                  "matrices that are not its mass matrix node by node")
-        self._full = s.space.create_vec() if s.parts else None
+        self._full = s._elastic_space.create_vec() if s.parts else None
         self._red = s.create_reduced_vec()
+
+    @property
+    def _elastic_full(self) -> PETSc.Vec:
+        """The full-layout work vector, where the code has elastic bodies."""
+        if self._full is None:
+            raise RuntimeError("the coupled system has no elastic body (no full vector)")
+        return self._full
 
     # -- the momenta and their rates --------------------------------------------------------------
     def _local(self, t: float, u: PETSc.Vec | None, ud: PETSc.Vec | None,
@@ -153,9 +160,10 @@ class HamiltonForm:
         n = len(s.frames)
         loc = np.zeros((n, 12))
         if s.parts:
+            assert u is not None and ud is not None  # (the elastic bodies' fields)
             ua, uda = u.getArray(readonly=True), ud.getArray(readonly=True)
             udda = udd.getArray(readonly=True) if udd is not None else None
-            fa = np.zeros(self._full.getLocalSize())
+            fa = np.zeros(self._elastic_full.getLocalSize())
         for p, st in zip(s.parts, states):
             g = p.gdim
             x3 = p.X + _as3(ua[p.slice].reshape(-1, g), g)
@@ -169,6 +177,7 @@ class HamiltonForm:
             out = scale * Mv.getArray(readonly=True)
             Mda = np.zeros_like(Mva)
             if rates:
+                assert udda is not None  # (rates asked with the accelerations)
                 dv = ((st.a_O - cross3(st.omega, st.v_O))[None, :]
                       + _cross_rows(st.alpha[None, :], x3) + _cross_rows(om, ud3)
                       + _as3(udda[p.slice].reshape(-1, g), g))
@@ -183,7 +192,7 @@ class HamiltonForm:
                     Mva.sum(axis=0), _cross_rows(x3, Mva).sum(axis=0), Mda.sum(axis=0),
                     (_cross_rows(ud3, Mva) + _cross_rows(x3, Mda)).sum(axis=0)])
         if s.parts:
-            self._full.setArray(fa)
+            self._elastic_full.setArray(fa)
             tot = np.empty_like(loc)
             s.comm.Allreduce(loc, tot, op=MPI.SUM)
             loc = tot
@@ -208,8 +217,8 @@ class HamiltonForm:
     def _mass(self, i: int) -> float:
         """The mass carried by computed frame ``i`` (elastic and rigid bodies)."""
         s = self.system
-        return (sum(p.mass for p in s.parts if p.frame == i)
-                + sum(rb.mass for rb in s.rigid_on[i]))
+        return float(sum(p.mass for p in s.parts if p.frame == i)
+                     + sum(rb.mass for rb in s.rigid_on[i]))
 
     @staticmethod
     def _global(st: FrameState, P: np.ndarray, H: np.ndarray, Pd: np.ndarray,
@@ -242,11 +251,11 @@ class HamiltonForm:
         jets = s.jets(t, f, np.zeros_like(f))
         u = ud = None
         if s.parts:
-            u = s.reducer.expand(q, out=s._full["u"])
-            ud = s.reducer.expand_rate(q, v, out=s._full["ud"])
+            u = s._elastic_reducer.expand(q, out=s._full["u"])
+            ud = s._elastic_reducer.expand_rate(q, v, out=s._full["ud"])
         loc = self._local(t, u, ud, None, jets, 1.0, False)
         if s.parts:
-            s.reducer.project(self._full, p)
+            s._elastic_reducer.project(self._full, p)
         pi = np.zeros(s.m)
         for i, (fr, ws, jet) in enumerate(zip(s.frames, s.wslice, jets)):
             P, H = loc[i][0], loc[i][1]
@@ -289,7 +298,7 @@ class HamiltonForm:
         Ff, last = s.evaluate(t, q, v, vd, f, fd, Fv)
         loc = self._local(t, last["u"], last["ud"], last["udd"], last["jets"], shift, True)
         if s.parts and Fv is not None:
-            red = s.reducer.project(self._full, self._red)
+            red = s._elastic_reducer.project(self._full, self._red)
             Fv.axpy(1.0, red)
             Fv.axpy(-shift, p0)
         for i, (fr, ws, jet) in enumerate(zip(s.frames, s.wslice, last["jets"])):
@@ -379,7 +388,7 @@ class HamiltonForm:
                 solve(b, y0)
 
                 def G(y: PETSc.Vec) -> np.ndarray:
-                    return (self.momenta(t, q, y, f0, tmp) - c0)[speeds]
+                    return cast(np.ndarray, (self.momenta(t, q, y, f0, tmp) - c0)[speeds])
 
                 Y = []
                 for Ej in cols:
@@ -393,13 +402,14 @@ class HamiltonForm:
             out = f0.copy()
             out[speeds] = w
             if s.parts:
+                assert y0 is not None  # (solved above with the elastic bodies)
                 y0.copy(v)
                 for wk, Yj in zip(w, Y):
                     v.axpy(-float(wk), Yj)
             u = ud = None
             if s.parts:
-                u = s.reducer.expand(q, out=s._full["u"])
-                ud = s.reducer.expand_rate(q, v, out=s._full["ud"])
+                u = s._elastic_reducer.expand(q, out=s._full["u"])
+                ud = s._elastic_reducer.expand_rate(q, v, out=s._full["ud"])
             jets = s.jets(t, out, np.zeros_like(out))
             for i, fr in enumerate(s.frames):
                 if fr.momentum_balance:
@@ -420,8 +430,9 @@ class HamiltonForm:
             second-order form's without the angular acceleration's coupling, c_E(alpha) (the
             momenta's rate holds it; the module docstring).
         """
-        return [dataclasses.replace(st, alpha=np.zeros(3))
-                for st in self.system._last["states"]]
+        last = self.system._last
+        assert last is not None  # (the state of the last residual)
+        return [dataclasses.replace(st, alpha=np.zeros(3)) for st in last["states"]]
 
     def correct_rates(self, rq: PETSc.Vec, g: PETSc.Vec) -> None:
         """Take A^T M (omega x A rq) off the bordered solve's right-hand side ``g``.
@@ -436,7 +447,8 @@ class HamiltonForm:
         s = self.system
         if not s.parts:
             return
-        full = s.reducer.expand(rq, out=self._full, homogeneous=True)
+        assert s._last is not None  # (the state of the last residual)
+        full = s._elastic_reducer.expand(rq, out=self._full, homogeneous=True)
         fa = full.getArray(readonly=True).copy()
         for p, st in zip(s.parts, s._last["states"]):
             if not np.any(st.omega):
@@ -448,8 +460,8 @@ class HamiltonForm:
             g_ = p.gdim
             fa[p.slice] = _cross_rows(st.omega[None, :], _as3(
                 My.getArray(readonly=True).reshape(-1, g_), g_))[:, :g_].reshape(-1)
-        self._full.setArray(fa)
-        g.axpy(-1.0, s.reducer.project(self._full, self._red))
+        self._elastic_full.setArray(fa)
+        g.axpy(-1.0, s._elastic_reducer.project(self._full, self._red))
 
     def _rows(self, i: int, jet: Any) -> list:
         """Frame ``i``'s momentum rows: (row, T_c, Om_c, free) per row.
@@ -500,6 +512,7 @@ class HamiltonForm:
         """
         s, s_ = self.system, shift
         last = s._last
+        assert last is not None  # (the state of the last residual)
         jets = last["jets"]
         m = s.m
         rows = [self._rows(i, jet) for i, jet in enumerate(jets)]
@@ -542,7 +555,7 @@ class HamiltonForm:
             Fel = (mn[None, :, None] * ca[:, None, :] + Mx @ _skews(cb).transpose(0, 2, 1)
                    - Mud @ _skews(cdom).transpose(0, 2, 1))
             for c, col in enumerate(cix):
-                acc = Bfull.setdefault(col, np.zeros(self._full.getLocalSize()))
+                acc = Bfull.setdefault(col, np.zeros(self._elastic_full.getLocalSize()))
                 acc[p.slice] += Fel[c][:, :g].reshape(-1)
 
             def field(T_c: np.ndarray, Om_c: np.ndarray) -> tuple:
@@ -576,19 +589,19 @@ class HamiltonForm:
                     sb, xb, _ = moments(Mwb)
                     Dloc[row, cix] -= cdvo @ sb + cdom @ xb
                 for vec, arr in ((0, dC), (1, dCv)):
-                    acc = nC.setdefault((row, vec), np.zeros(self._full.getLocalSize()))
+                    acc = nC.setdefault((row, vec), np.zeros(self._elastic_full.getLocalSize()))
                     acc[p.slice] += arr[:, :g].reshape(-1)
         if s.parts:
             tot = np.empty_like(Dloc)
             s.comm.Allreduce(Dloc, tot, op=MPI.SUM)
             der.D += tot
             for col, arr in Bfull.items():
-                self._full.setArray(arr)
-                der.B[col].axpy(1.0, s.reducer.project(self._full, self._red))
+                self._elastic_full.setArray(arr)
+                der.B[col].axpy(1.0, s._elastic_reducer.project(self._full, self._red))
             for (row, vec), arr in nC.items():
-                self._full.setArray(arr)
+                self._elastic_full.setArray(arr)
                 target = der.C[row] if vec == 0 else der.Cv[row]
-                target.axpy(1.0, s.reducer.project(self._full, self._red))
+                target.axpy(1.0, s._elastic_reducer.project(self._full, self._red))
         # rigid bodies (replicated): their momenta are linear in (v_O, omega)
         for i, jet in enumerate(jets):
             for rb in s.rigid_on[i]:
@@ -606,6 +619,7 @@ class HamiltonForm:
         for i, (fr, jet) in enumerate(zip(s.frames, jets)):
             if not isinstance(fr, Free):
                 continue
+            assert PH is not None  # (formed when a frame is Free)
             P, H = PH[i][0], PH[i][1]
             st = jet.state
             w0, zs, nt = s.wslice[i].start, s.zslice[i], fr.n_translations

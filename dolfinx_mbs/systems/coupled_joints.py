@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Callable, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Sequence, Tuple, cast
 
 import numpy as np
 
@@ -64,7 +64,7 @@ class _Side:
         if isinstance(point.frame, ComputedFrame):
             self.index = next(i for i, f in enumerate(system.frames) if f is point.frame)
         self.system = system
-        self._last: tuple | None = None
+        self._last: Tuple[tuple, tuple] | None = None
 
     def state(self, t: float, f: np.ndarray) -> tuple:
         """(R, r_O, v_O, omega, dv/dw (3 x k), domega/dw) at the unknowns ``f`` (the speeds'
@@ -112,7 +112,7 @@ class _Side:
 
 def _row_groups(joint: FrameJoint) -> list:
     """The joint's rows as (kind, data) in order."""
-    out = []
+    out: List[Tuple[str, int | None]] = []
     if joint.kind == "spring":
         return [("spring", k) for k in range(joint.gdim)]
     if joint.kind == "revolute":
@@ -382,7 +382,7 @@ class JointSet:
                 power += float(Q[s.wslice[i]] @ f[s.wslice[i]])
         return power
 
-    def _prescribed(self, m: Motor, t: float) -> Tuple[float, float]:
+    def _prescribed(self, m: Motor, t: float) -> Tuple[float | None, float]:
         """What a driven motor prescribes at ``t``: (angle or None, rate), its user function
         called under a collective guard (a failure on one rank fails every rank) and checked
         finite."""
@@ -619,7 +619,7 @@ class JointSet:
             t: time (s).
             f: the unknowns (frames' coordinates and speeds, then the joints' block).
         """
-        self._last_R = {}
+        self._last_R: Dict[Tuple[int, int], np.ndarray] = {}
         for ij, (a, b) in enumerate(self.sides):
             for k, side in enumerate((a, b)):
                 self._last_R[(ij, k)] = side.state(t, f)[0]
@@ -733,7 +733,7 @@ class JointSet:
                     lo = s.parts[pt.body_index].slice.start + pt.node * g
                     a[lo:lo + g] += (sign * mu[ip] * R[data, :])[:g]
         if any_node:
-            out.axpy(1.0, s.reducer.project(full, s._red_tmp(out)))
+            out.axpy(1.0, s._elastic_reducer.project(full, s._red_tmp(out)))
 
     # -- contributions to the Jacobian -----------------------------------------------------------
     def derivatives(self, t: float, f: np.ndarray, shift: float, D: np.ndarray,
@@ -854,6 +854,7 @@ class JointSet:
                 _zero(full)
                 if lo is not None:
                     full.array[lo:lo + gd] = sign * R[data, :gd]
+                assert red is not None  # (an elastic node: the bodies' reducer)
                 red.project(full, tmp)
                 B[base + r].axpy(1.0, tmp)          # elastic rows by lam (the node force)
                 if kind == "spring":
@@ -871,6 +872,7 @@ class JointSet:
                     _zero(full)
                     if lo is not None:
                         full.array[lo:lo + gd] = sign * (R @ skew(om))[data, :gd]
+                    assert red is not None  # (an elastic node: the bodies' reducer)
                     red.project(full, tmp)
                     C[base + r].axpy(1.0, tmp)
                 # the frame's rows by lam through the node: w_j . (R^T e_k)
@@ -893,6 +895,7 @@ class JointSet:
                         _zero(full)
                         if lo is not None:
                             full.array[lo:lo + gd] = df[:gd, c]
+                        assert red is not None  # (an elastic node: the bodies' reducer)
                         red.project(full, tmp)
                         B[zc].axpy(1.0, tmp)
                         for jl in range(skip, jet_T.shape[1]):
@@ -915,6 +918,7 @@ class JointSet:
             _zero(full)
             if lo is not None:
                 full.array[lo:lo + gd] = vec[:gd]
+            assert red is not None  # (an elastic node: the bodies' reducer)
             red.project(full, tmp)
             for M, a in targets:
                 M[base + r].axpy(a, tmp)
@@ -982,7 +986,7 @@ def _central(fn: Callable[[np.ndarray], np.ndarray], f: np.ndarray, c: int) -> n
     lo, hi = f.copy(), f.copy()
     lo[c] -= hh
     hi[c] += hh
-    return (fn(hi) - fn(lo)) / (2 * hh)
+    return cast(np.ndarray, (fn(hi) - fn(lo)) / (2 * hh))
 
 
 def _rate(fn: Callable[[float], float], t: float) -> float:

@@ -151,7 +151,9 @@ class Drives:
                 vud.array[:] = uda[lo:hi]
                 vudd.array[:] = udda[lo:hi]
                 o.M.mult(vudd, e)
-                o.matrix("gyroscopic").multAdd(vud, e, e)
+                gyroscopic = o.matrix("gyroscopic")
+                assert gyroscopic is not None  # (every body's operators have it)
+                gyroscopic.multAdd(vud, e, e)
                 for name in ("spin_softening", "angular_acceleration"):
                     A = o.matrix(name)
                     if A is not None:

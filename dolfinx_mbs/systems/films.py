@@ -202,6 +202,7 @@ class FilmForces:
             else:   # an iterate at the wall: the projection's force, a spring beyond it
                 inside = p.position * (WALL / e)
                 st = b.journal.force(inside, p.velocity, w)
+                assert b.load is not None  # (a journal's bearing has its static load)
                 k = PENALTY * max(float(np.linalg.norm(b.load)), 1.0) / c
                 p.force = st.force - k * (p.position - inside)
                 p.K, p.C = st.stiffness + k * np.eye(2), st.damping
@@ -252,6 +253,7 @@ class FilmForces:
         arr = g.getArray()
         for p in points:
             W = p.bearing.load
+            assert W is not None  # (a journal's bearing has its static load)
             f = p.force + W + p.K_lin @ p.position + p.C_lin @ p.velocity
             own = (p.index >= r0) & (p.index < r1)
             np.add.at(arr, p.index[own] - r0, -(f @ p.L[:, own]))
@@ -283,6 +285,7 @@ class FilmForces:
         """The reduced L_a^T L_c of a film's journal (made once)."""
         asm, red = self.system.assembly, self.system.reducer
         o = asm.body_operators[p.body]
+        assert o.rotor is not None  # (a body with a bearing has its rotor terms)
         for a in range(2):
             for c in range(2):
                 E = o.rotor.unit_block(o, p.bearing, a, c)

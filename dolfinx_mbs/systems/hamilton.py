@@ -40,6 +40,7 @@ class HamiltonSystem(SecondOrderSystem):
         Gp.scale(0.5)
         Dm = asm.rayleigh()
         D = red.reduce(Dm, key="D") if Dm is not None else None
+        assert states is not None  # (at() passes the states it forms at)
         if not red.rheonomic and not any(np.any(st.alpha) for st in states):
             return dict(Gp=Gp, D=D, Kh=K)
         return dict(Gp=Gp, D=D, Kh=red.reduce(
@@ -78,6 +79,7 @@ class HamiltonSystem(SecondOrderSystem):
         AdMAd = red.reduce_dot(M, "M.AdAd")             # A'^T M A'
         MAdT = w["MAdT"] = MAd.transpose(w.get("MAdT", PETSc.Mat()))
         GAdT = w["GAdT"] = GAd.transpose(w.get("GAdT", PETSc.Mat()))
+        assert s.Gp is not None and s.Kh is not None  # (formed with the record)
         Gq = s.Gp.copy(s.Gq, structure=SAME) if s.Gq is not None else s.Gp.copy()
         if s.D is not None:
             Gq.axpy(1.0, s.D, structure=SUBSET)

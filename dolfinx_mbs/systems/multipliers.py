@@ -13,7 +13,7 @@ operators share one sparsity pattern, so the integrators treat them like the red
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Sequence, Tuple, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -47,7 +47,7 @@ def _saddle_solve(J: PETSc.Mat, rhs: PETSc.Vec, x: PETSc.Vec, comm: MPI.Comm) ->
         ksp.setOperators(J)
         SADDLE_OPTIONS.set_up(ksp)
         ksp.solve(rhs, x)
-        return ksp.getConvergedReason()
+        return cast(int, ksp.getConvergedReason())
     finally:
         ksp.destroy()
 
@@ -224,7 +224,7 @@ class SaddlePoint:
         Returns:
             The multipliers.
         """
-        return self.scale * q.getArray(readonly=True)[self.n_local:]
+        return cast(np.ndarray, self.scale * q.getArray(readonly=True)[self.n_local:])
 
     def constraint_forces(self, t: float, q: PETSc.Vec, v: PETSc.Vec | None = None,
                           a: PETSc.Vec | None = None, out: PETSc.Vec | None = None) -> PETSc.Vec:
@@ -301,7 +301,7 @@ class SaddlePoint:
         asm = self.assembly
         asm.at(t)
         key = (float(t), asm.generation)
-        if self._key == key:
+        if self._key == key and self._ops is not None:
             return self._ops
         moved = self.update(t)
         s = self._ops

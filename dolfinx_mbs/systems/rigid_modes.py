@@ -83,7 +83,7 @@ model gives them, for information, not as physical results.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -143,7 +143,7 @@ def _sum(comm: MPI.Comm, local: np.ndarray) -> np.ndarray:
     mpi = comm.tompi4py() if hasattr(comm, "tompi4py") else comm
     from mpi4py import MPI
 
-    return mpi.bcast(mpi.reduce(local, op=MPI.SUM, root=0), root=0)
+    return cast(np.ndarray, mpi.bcast(mpi.reduce(local, op=MPI.SUM, root=0), root=0))
 
 
 def _null_combinations(Gd: np.ndarray, Gn: np.ndarray, tol: float) -> np.ndarray:
@@ -151,7 +151,7 @@ def _null_combinations(Gd: np.ndarray, Gn: np.ndarray, tol: float) -> np.ndarray
     import scipy.linalg
 
     mu, C = scipy.linalg.eigh(0.5 * (Gd + Gd.T), 0.5 * (Gn + Gn.T))
-    return C[:, mu <= tol]
+    return cast(np.ndarray, C[:, mu <= tol])
 
 
 class RigidSubspace:
@@ -373,7 +373,7 @@ def _null_symmetric(A: np.ndarray, B: np.ndarray, tol: float) -> np.ndarray:
     import scipy.linalg
 
     mu, C = scipy.linalg.eigh(0.5 * (A + A.T), 0.5 * (B + B.T))
-    return C[:, np.abs(mu) <= tol]
+    return cast(np.ndarray, C[:, np.abs(mu) <= tol])
 
 
 def rigid_subspace(system: ModelParts, t: float = 0.0,
@@ -530,4 +530,4 @@ def stiffness_scale(K: PETSc.Mat, M: PETSc.Mat) -> float:
     scale = Kd.norm(PETSc.NormType.INFINITY) / Md.norm(PETSc.NormType.INFINITY)
     Kd.destroy()
     Md.destroy()
-    return scale
+    return cast(float, scale)

@@ -20,7 +20,7 @@ Every system satisfies :class:`Reducer` (its coordinates' link to the full vecto
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Protocol, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -100,7 +100,7 @@ class SecondOrderSystem:
     @property
     def n_reduced(self) -> int:
         """The number of reduced coordinates q (global)."""
-        return self.reducer.n_reduced
+        return cast(int, self.reducer.n_reduced)
 
     def update(self, t: float) -> bool:
         """Bring the reducer to time ``t``.
@@ -245,9 +245,9 @@ class SecondOrderSystem:
         """
         asm, red = self.assembly, self.reducer
         given = states is not None
-        if not given and self._key == (float(t), asm.generation):
+        if not given and self._key == (float(t), asm.generation) and self._ops is not None:
             return self._ops
-        if not given:
+        if states is None:
             states = asm.states(t)
         moved = red.update(t)
         rb = self.reduced_basis()
@@ -262,6 +262,7 @@ class SecondOrderSystem:
             s = self._form(t, states, rb, 1 if old is None else old.version + 1)
             if old is not None:  # the vectors are refilled below
                 s.f = old.f
+        assert s is not None  # (changed when there was no record)
         s.t = t
         s.f = red.project(self._load(t, states), s.f)
         self._vectors(t, s, states)
@@ -389,9 +390,12 @@ class SecondOrderSystem:
             Ks, Ws = rb.Kel, rb.W
         else:  # K_s is K_el (the record's) without a geometric stiffness
             Ks = Kel if plan == "Kel" else red.reduce(asm.structural(t, states), key=plan)
+            assert states is not None  # (at() passes the states it forms at)
             Ws = [o.coupling(st) for o, st in zip(ops, states)]
         blocks, momentum = [], []
-        for o, seg, W in zip(ops, red.node_blocks(), Ws):
+        segs = red.node_blocks()
+        assert segs is not None  # (the plan holds with node blocks only)
+        for o, seg, W in zip(ops, segs, Ws):
             g = o.body.gdim
             a, b = o.body.material.rayleigh
             Wg, Ww = W["gyroscopic"][:g, :g], W["spin_softening"][:g, :g]

@@ -197,7 +197,7 @@ class VelocitySystem:
         """
         s = self.base.at(t)
         key = (float(t), s.version, self.assembly.generation)
-        if self._key == key:
+        if self._key == key and self._ops is not None:
             return self._ops
         nb = self.basis
         moved = nb.update(t)

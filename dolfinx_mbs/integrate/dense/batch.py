@@ -134,6 +134,7 @@ class WholeRun:
         kind = sch.name if not sch.momentum else "midpoint"
         Y = np.ones((N, (3 if kind == "alpha2" else 2) * n + 1))  # (y, 1)
         if isinstance(sch, Alpha2):  # kind "alpha2"
+            assert sch.X is not None and sch.V is not None  # (set by initial)
             X0, V0 = sch.X.copy(), sch.V.copy()
             if N > 1:  # the restart by the scheme itself
                 sch.step(grid[0], grid[1] - grid[0])
@@ -153,6 +154,7 @@ class WholeRun:
             b = min(N - 1, a + chunk)
             t, h = grid[a:b], np.diff(grid[a:b + 1])
             if kind == "alpha2":
+                assert params is not None and af is not None  # (an Alpha2 scheme's)
                 P = _alpha2_maps(ops.many(t + af * h, ("C", "K"), ("f",)), M, h, params,
                                  buf[:b - a])
             elif kind == "theta":
@@ -196,9 +198,9 @@ class WholeRun:
             The operators as arrays.
         """
         k = self._index.get(float(t))
-        if k is None or self.outputs.Kpot is None:
-            return self.ops.at(t)
         o = self.outputs
+        if k is None or o is None or o.Kpot is None:
+            return self.ops.at(t)
         return Ops(t, None, {"M": o.M, "Kel": o.Kel, "Kpot": o.Kpot[k]}, {"f": o.f[k]})
 
     def step(self, t: float, h: float) -> None:
@@ -221,8 +223,10 @@ class WholeRun:
             (q, v).
         """
         k = self._index.get(float(t), self.k)
+        assert self.Q is not None and self.V is not None  # (formed by trajectory)
         return self.Q[k], self.V[k]
 
     def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v): the state of the last step replayed."""
+        assert self.Q is not None and self.V is not None  # (formed by trajectory)
         return self.Q[self.k], self.V[self.k]

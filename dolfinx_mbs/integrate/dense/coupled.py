@@ -167,7 +167,7 @@ class FrameLoads:
         """Whether the system has applied frame loads."""
         return bool(self.on)
 
-    def _add(self, Q: List[float], ws: slice, ld: Any, arm: bool, Tt: np.ndarray,
+    def _add(self, Q: List[float], ws: slice, ld: Any, arm: bool, Tt: np.ndarray | None,
              Ot: np.ndarray, F: np.ndarray, M: np.ndarray, Ms: List[float]) -> None:
         """Add a load of force F and moment M (local) to Q and the frame's moment Ms."""
         if arm:
@@ -204,6 +204,7 @@ class FrameLoads:
                 if q1 is not None and type(val) is float and math.isfinite(val):
                     for j, qj in enumerate(q1):
                         Q[ws.start + j] += val * qj
+                    assert unit is not None  # (q1 comes with the unit moment)
                     for c in range(3):
                         Ms[c] += val * unit[c]
                     continue
@@ -238,6 +239,7 @@ class FrameLoads:
                 if q1 is not None and type(val) is float and math.isfinite(val):
                     for j, qj in enumerate(q1):
                         Q[ws.start + j] += val * qj
+                    assert unit is not None  # (q1 comes with the unit moment)
                     for c in range(3):
                         Ms[c] += val * unit[c]
                     continue
@@ -367,7 +369,7 @@ class DenseFrames(_DenseObserver):
                 arrays = {k: np.array([r[k] for r in recs]) for k in (recs[0] if recs else {})}
             if s.loads:
                 M = (np.array([st.M_end[k][loaded[i]] for k in range(self.lo, self.hi + 1)])
-                     if i in loaded else np.zeros((len(F), 3)))
+                     if i in loaded and self.lo is not None else np.zeros((len(F), 3)))
                 axis = getattr(fr, "axis", None)
                 arrays["torque"] = M @ axis if axis is not None else M
             h = obs.FrameHistory([])
@@ -397,9 +399,10 @@ class DenseWork(_DenseObserver):
         self.history: List[float] = []
         acc = None if resume is None else resume.accumulators.get("work")
         if acc:   # the TS path's Work writes the same
-            self.work = float(acc["work"])
-            if acc.get("t") is not None and acc.get("power") is not None:
-                self.last = (float(acc["t"]), float(acc["power"]))
+            work, t, power = acc.get("work"), acc.get("t"), acc.get("power")
+            self.work = float(work or 0.0)
+            if t is not None and power is not None:
+                self.last = (float(t), float(power))
 
     def accumulators(self) -> Dict[str, float | None]:
         """The work so far and the last (time, power), as the TS path's
@@ -485,7 +488,7 @@ class DenseMonitors(_DenseObserver):
         if bad.any():
             k = int(np.argmax(bad))
             raise FloatingPointError(f"the solution is not finite at t={st.times[lo + k]:g}")
-        return out[:, :4].tolist()
+        return cast(List[List[float]], out[:, :4].tolist())
 
     def results(self) -> Dict[str, Any]:
         """``energy`` and ``momentum``, as the TS path's observer gives them."""
@@ -640,7 +643,7 @@ class MaggiStage:
                 if code > 0:
                     st.iterations += code
                     st.stages += 1
-                    return (ys - da) / ca
+                    return cast(np.ndarray, (ys - da) / ca)
             Xc = (ys - da) / ca
             yd = cb * Xc + db
             Qa = np.asarray(st.loads.at(t, ys[o:])[0] if st.loads.active else np.zeros(p.m),
@@ -671,9 +674,10 @@ class MaggiStage:
             if done.plateau(fnorm) or (it > 0 and fnorm <= MAGGI_RESIDUAL * self.scale):
                 st.iterations += it
                 st.stages += 1
-                return (ys - da) / ca
+                return cast(np.ndarray, (ys - da) / ca)
             if exact:
                 self.kept = (shift, self._matrix(t, ys, J, B, gp, free, free_p, lu))
+            assert self.kept is not None  # (factored at the first iterate, exact)
             dZ = sla.lu_solve(self.kept[1], rows, check_finite=False)
             before = ys.copy()
             ys[P] -= dZ[:nP]
@@ -708,7 +712,7 @@ class MaggiStage:
         factors = sla.lu_factor(Jm, check_finite=False)
         if not np.all(np.isfinite(factors[0])) or np.abs(np.diag(factors[0])).min() == 0.0:
             raise FloatingPointError(_failure(kernels.SINGULAR, t))
-        return factors
+        return cast(tuple, factors)
 
     def _load_derivative(self, t: float, ys: np.ndarray) -> np.ndarray:
         """-dQ/df of the frame loads and the torque motors (differences)."""
@@ -755,7 +759,8 @@ class _Converged:
         Returns:
             Whether to stop.
         """
-        out = (self.prev is not None and self.exact_last and fnorm > 0.5 * self.fprev
+        out = (self.prev is not None and self.ref is not None and self.exact_last
+               and fnorm > 0.5 * self.fprev
                and all(a <= kernels.PLATEAU * max(r, kernels.ROUNDOFF * self.top)
                        for a, r in zip(self.prev, self.ref)))
         self.fprev = fnorm
@@ -931,6 +936,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         n = self.plan.n
         y = self.Y[self._index]
         q, v, f = y[:n], y[n:2 * n], y[2 * n:]
+        assert self._vecs is not None  # (made by initial)
         qv, vv = self._vecs
         if n:
             r0, r1 = qv.getOwnershipRange()
@@ -1058,7 +1064,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         Args:
             at: the driver's side of the seam.
         """
-        whole = self.needs.whole_run if getattr(self, "needs", None) is not None else None
+        needs = getattr(self, "needs", None)   # (set by prepare)
+        whole = needs.whole_run if needs is not None else None
         self.whole = whole is not None
         K = self.n_steps
         k = 0

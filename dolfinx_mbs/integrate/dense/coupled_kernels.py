@@ -44,7 +44,7 @@ import math
 import os
 import sys
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, cast
 
 import numpy as np
 
@@ -70,7 +70,10 @@ _NB = _numba()
 COMPILED = _NB is not None
 
 
-def jit(fn: Callable) -> Callable:
+_Fn = TypeVar("_Fn", bound=Callable)
+
+
+def jit(fn: _Fn) -> _Fn:
     """``fn`` compiled by numba (cached on disk), or ``fn`` itself without it.
 
     Args:
@@ -81,7 +84,7 @@ def jit(fn: Callable) -> Callable:
     """
     if _NB is None:
         return fn
-    return _NB.njit(cache=True)(fn)
+    return cast(_Fn, _NB.njit(cache=True)(fn))
 
 
 def variant(compiled: bool) -> ModuleType:
@@ -100,6 +103,7 @@ def variant(compiled: bool) -> ModuleType:
     mod = sys.modules.get(name)
     if mod is None:
         spec = importlib.util.spec_from_file_location(name, __file__)
+        assert spec is not None and spec.loader is not None  # (this module's own file)
         mod = importlib.util.module_from_spec(spec)
         mod.__dict__["_PLAIN"] = True
         spec.loader.exec_module(mod)
@@ -944,7 +948,7 @@ def _factor_lapack(A: np.ndarray, piv: np.ndarray) -> bool:
 def _back_lapack(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
     """:func:`_back_loops` by LAPACK (scipy's getrs)."""
     import scipy.linalg as sla
-    return sla.lu_solve((A, piv), b, check_finite=False)
+    return cast(np.ndarray, sla.lu_solve((A, piv), b, check_finite=False))
 
 
 #: the Newton step's factorization and solve: loops where compiled, LAPACK otherwise
@@ -1153,7 +1157,8 @@ def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, st: n
 @jit
 def grav_of(st: np.ndarray, k: int) -> float:
     """Component k of gravity (global) from a frame's state: R g_loc."""
-    return st[3 * k] * st[24] + st[3 * k + 1] * st[25] + st[3 * k + 2] * st[26]
+    g: float = st[3 * k] * st[24] + st[3 * k + 1] * st[25] + st[3 * k + 2] * st[26]
+    return g
 
 
 @jit

@@ -310,6 +310,7 @@ class Exact:
 
     def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v) or (q, p): the propagated state."""
+        assert self.y is not None  # (set by initial)
         return self.y[:self.n], self.y[self.n:]
 
     def state(self, t: float, need_v: bool = True) -> Tuple[np.ndarray, np.ndarray]:
@@ -323,6 +324,7 @@ class Exact:
             (q, v).
         """
         n = self.n
+        assert self.y is not None  # (set by initial)
         q = self.y[:n]
         if not self.hamilton:
             return q, self.y[n:]

@@ -18,7 +18,7 @@ unknowns, which :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` bounds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, Hashable, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, Mapping, Sequence, Tuple, cast
 
 import numpy as np
 import scipy.linalg as sla
@@ -86,7 +86,7 @@ def gather_vector(v: PETSc.Vec, comm: MPI.Comm) -> np.ndarray:
     """
     a = v.getArray(readonly=True)
     if comm.size == 1:
-        return a.copy()
+        return cast(np.ndarray, a.copy())
     return np.concatenate(comm.allgather(a.copy()))
 
 
@@ -107,7 +107,7 @@ class Ops:
     C: np.ndarray
     K: np.ndarray
     Kel: np.ndarray
-    Kpot: np.ndarray
+    Kpot: np.ndarray | None
     f: np.ndarray
     Gp: np.ndarray
     Kh: np.ndarray
@@ -116,8 +116,8 @@ class Ops:
     h: np.ndarray
     fa: np.ndarray
 
-    def __init__(self, t: float | np.ndarray, version: Hashable, mats: Dict[str, np.ndarray],
-                 vecs: Dict[str, np.ndarray]) -> None:
+    def __init__(self, t: float | np.ndarray, version: Hashable,
+                 mats: Mapping[str, np.ndarray | None], vecs: Dict[str, np.ndarray]) -> None:
         self.t, self.version = t, version
         self.__dict__.update(mats)
         self.__dict__.update(vecs)
@@ -179,6 +179,7 @@ class DenseOperators:
             return o
         if self.fit is not None:
             vecs = self.fit.values(t)
+            assert self._mats is not None  # (gathered before the loads are fitted)
             o = Ops(t, self._version, self._mats, vecs)
         else:
             s = self.system.at(t)
@@ -194,6 +195,7 @@ class DenseOperators:
         """M^-1 of the last frame state gathered (kept while it stays; a product per use
         where a solve costs more at these sizes)."""
         if getattr(self, "_minv", (None,))[0] != self._version:
+            assert self._mats is not None  # (the last frame state's, gathered)
             self._minv = (self._version, np.linalg.inv(self._mats["M"]))
         return self._minv[1]
 
@@ -253,7 +255,7 @@ class _Cache:
                 self.lu.pop(next(iter(self.lu)))
             self.lu[key] = f
         x, info = _GETRS(f[0], f[1], b)
-        return x
+        return cast(np.ndarray, x)
 
 
 _GETRS = sla.get_lapack_funcs("getrs", (np.zeros((1, 1)),))
@@ -302,6 +304,7 @@ class Alpha2(Alpha2Steps):
         return self.X, self.V, self.A
 
     def _stage(self, t: float, h: float, params: tuple, zero_a: bool) -> None:
+        assert self.X is not None and self.V is not None and self.A is not None  # (initial)
         af = params[1]
         if zero_a:
             self.A[:] = 0.0
@@ -324,10 +327,12 @@ class Alpha2(Alpha2Steps):
         Returns:
             (q, v).
         """
+        assert self.X is not None and self.V is not None  # (set by initial)
         return self.X, self.V
 
     def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v): the stepped state."""
+        assert self.X is not None and self.V is not None  # (set by initial)
         return self.X, self.V
 
 
@@ -380,11 +385,13 @@ class _Theta:
         Returns:
             (q, v), or (q, p) in Hamilton's form.
         """
+        assert self.y is not None  # (set by initial)
         n = self.y.shape[0] // 2
         return self.y[:n], self.y[n:]
 
     def raw(self) -> Tuple[np.ndarray, np.ndarray]:
         """(q, v) or (q, p): the stepped state."""
+        assert self.y is not None  # (set by initial)
         n = self.y.shape[0] // 2
         return self.y[:n], self.y[n:]
 
@@ -422,7 +429,7 @@ class CrankNicolson(_Theta):
             P = np.empty((1, 2 * n, 3 * n))
             crank_nicolson_maps(_stack(o0, ("K", "C")), _stack(o1, ("K", "C")), o1.M[None],
                                 np.array([h]), np.eye(n)[None], P)
-            return P[0]
+            return cast(np.ndarray, P[0])
         P = self.maps.get(_key(o0.version, o1.version, 2.0 / h), make)
         y = P[:, :2 * n] @ self.y
         y += P[:, 2 * n:] @ (o0.f + o1.f)
@@ -467,7 +474,7 @@ class Midpoint(_Theta):
             eye, zero = np.eye(n), np.zeros((n, n))
             midpoint_maps(_stack(o, ("Gp", "Gq", "Kh")), o.M[None], np.array([h]),
                           np.hstack([eye, zero])[None], np.hstack([zero, eye])[None], P)
-            return P[0]
+            return cast(np.ndarray, P[0])
         P = self.maps.get(_key(o.version, 2.0 / h), make)
         y = P[:, :2 * n] @ self.y
         y += P[:, 2 * n:3 * n] @ o.pi0
@@ -484,6 +491,7 @@ class Midpoint(_Theta):
         Returns:
             (q, v).
         """
+        assert self.y is not None  # (set by initial)
         n = self.y.shape[0] // 2
         q, p = self.y[:n], self.y[n:]
         if not need_v:

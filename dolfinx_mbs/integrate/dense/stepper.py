@@ -22,7 +22,7 @@ observers are given the run after all its steps are taken (:meth:`_DenseStepper.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple, Type, cast
 
 import numpy as np
 
@@ -72,6 +72,7 @@ class DenseEnergies(obs.Energies):
         Returns:
             The CSV columns of the energies.
         """
+        assert step.dense is not None  # (the dense path's steps)
         q, v, ops = step.dense
         o = ops.at(step.t)
         kin = 0.5 * float(v @ (o.M @ v))
@@ -91,8 +92,9 @@ class DenseEnergies(obs.Energies):
             o: the operators, constant (n, n) or one per time (N, n, n).
         """
         def quad(X: np.ndarray, A: np.ndarray) -> np.ndarray:
-            return 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2 else
-                          np.einsum("ki,kij,kj->k", X, A, X))
+            return cast(np.ndarray, 0.5 * (np.einsum("ij,ij->i", X, X @ A.T) if A.ndim == 2
+                                           else np.einsum("ki,kij,kj->k", X, A, X)))
+        assert o.Kpot is not None  # (formed where the energies are observed)
         kin, ela, pot = quad(V, o.M), quad(Q, o.Kel), quad(Q, o.Kpot)
         jac = kin + pot - np.einsum("ij,ij->i", Q, F)
         power = np.einsum("ij,ij->i", V, F)
@@ -141,9 +143,10 @@ class ProbeMatrix(obs.ProbeHistory):
         Returns:
             The CSV columns of the probes.
         """
+        assert step.dense is not None  # (the dense path's steps)
         pv = (self.P @ step.dense[0]).reshape(self.probes.n, self.probes.dim)
         self.values.append(pv)
-        return pv.reshape(-1).tolist()
+        return cast(List[float], pv.reshape(-1).tolist())
 
     def observe_all(self, Q: np.ndarray) -> None:
         """The probes of all the states of a run.
@@ -255,7 +258,8 @@ class _DenseStepper(PythonLoop):
                 radius: float | None) -> Alpha2 | CrankNicolson | Midpoint:
         """The TS path's scheme of the formulation on ``ops``."""
         cls = SCHEMES[self.formulation]
-        return cls(ops, radius) if self.formulation == "second-order" else cls(ops)
+        return cast("Alpha2 | CrankNicolson | Midpoint",
+                    cls(ops, radius) if self.formulation == "second-order" else cls(ops))
 
     def _named(self) -> None:
         self.scheme = self.stepped.name
@@ -271,8 +275,8 @@ class _DenseStepper(PythonLoop):
             v0: the reduced velocity.
             p0: Hamilton's momentum, or None.
         """
-        self.stepped.initial(t0, *(None if x is None else gather_vector(x, self.comm)
-                                   for x in (q0, v0, p0)))
+        self.stepped.initial(t0, gather_vector(q0, self.comm), gather_vector(v0, self.comm),
+                             None if p0 is None else gather_vector(p0, self.comm))
 
     def step(self, t: float, h: float) -> None:
         """The scheme's step from ``t`` to ``t + h``."""
@@ -291,6 +295,7 @@ class _DenseStepper(PythonLoop):
 
     def _to_vecs(self) -> None:
         for V, x in zip(self.qv, (self.q, self.v)):
+            assert x is not None  # (a state was read)
             V.array[:] = x[self.r0:self.r1]
 
     def record(self, t: float) -> Ops:
@@ -355,8 +360,8 @@ class _DenseStepper(PythonLoop):
         sch = self.stepped
         # the varying operators' scheme is BatchStepper's whole run, stepped already
         batch = sch if isinstance(sch, WholeRun) else None
-        if st is not None and batch is not None and batch.outputs.Kpot is not None and \
-                st.clear(batch.outputs.Kpot):
+        if st is not None and batch is not None and batch.outputs is not None and \
+                batch.outputs.Kpot is not None and st.clear(batch.outputs.Kpot):
             st = None  # no negative stiffness at any step it would check: nothing to report
         if st is not None:  # a constant frame state: checked at the first step only, on the
             # dense operators (no factorization of the system's), else where due (the
@@ -366,6 +371,7 @@ class _DenseStepper(PythonLoop):
                                     stepper=self, dense=(None, None,
                                                          sch if self.varying else self.ops)))
         if batch is not None:  # stepped already (_trajectory)
+            assert batch.Q is not None and batch.V is not None
             Q, W = batch.Q, batch.V
         elif isinstance(sch, Exact):  # exact steps: the loads' part in one product
             Q, W = sch.trajectory(times)
@@ -378,10 +384,12 @@ class _DenseStepper(PythonLoop):
         T = np.array(times)
         o: Ops
         if batch is not None:
+            assert batch.outputs is not None
             o = batch.outputs
             vec = {"f": o.f}
         else:
             # the loads fitted exactly (march): no whole run otherwise
+            assert self.fit is not None
             vec = self.fit.values_many(T)
             o = self.ops.at(times[0])
         V = W
@@ -397,6 +405,7 @@ class _DenseStepper(PythonLoop):
         if bad.any():
             k = int(np.argmax(bad))
             self.time = times[k]
+            assert fin is not None  # (every run watches for a non-finite state)
             fin.failure = f"the solution is not finite at t={times[k]:g} (step {k})"
             raise FloatingPointError(fin.failure)
         pr = obs.named(watch, "probes", ProbeMatrix)

@@ -116,6 +116,7 @@ class _Body:
         spin_keys = {k for k, _ in self.spin}
         self.prestress = [c for c, _ in o.prestress_matrices if c not in spin_keys]
         units = o.loads.unit_loads
+        assert units is not None  # (strategy 'basis' keeps the unit loads)
         self.U = np.array([self._reduced(system, b) for _, b in units["spin"]])
         self.Acc = np.array([self._reduced(system, b) for b in units["accel"]])
 
@@ -175,7 +176,9 @@ class VaryingOperators:
         if acceleration and formulation == "hamiltonian":
             self.fields += ("C", "K")
         self.vectors = VECTORS[formulation]
-        rb = self.rb = system.reduced_basis()
+        rb = system.reduced_basis()
+        assert rb is not None  # (the varying operators are the reduced basis')
+        self.rb = rb
         self.M = gather_matrix(rb.M, self.comm)
         self.Kel = gather_matrix(rb.Kel, self.comm)
         self.D = None if rb.D is None else gather_matrix(rb.D, self.comm)
@@ -187,7 +190,8 @@ class VaryingOperators:
         self.fit = None
         self._last: Dict[float, Ops] = {}
         self._version = 0
-        self._states: tuple = (None, None)  # the last times' states (their bytes, states)
+        # the last times' states (their bytes, states)
+        self._states: Tuple[bytes | None, List[FrameStates]] = (None, [])
 
     # -- the frames' states and the loads' check -----------------------------------------
     def states(self, times: Sequence[float] | np.ndarray) -> List[FrameStates]:
@@ -259,7 +263,10 @@ class VaryingOperators:
                      coefs: List[Dict[str, np.ndarray]] | None = None) -> Dict[str, np.ndarray]:
         states = self.states(times) if states is None else states
         out: Dict[str, np.ndarray] = {}
-        for bd, st, c in zip(self.bodies, states, coefs or [None] * len(states)):
+        given: Sequence[Dict[str, np.ndarray] | None] = [None] * len(states)
+        if coefs:
+            given = coefs
+        for bd, st, c in zip(self.bodies, states, given):
             c = bd.coefficients(st) if c is None else c
             for k, v in bd.loads(st, c).items():
                 out[k] = out[k] + v if k in out else v
@@ -325,9 +332,11 @@ class VaryingOperators:
             Gp = self._combination(N, [(0.5 * c, k) for c, k in parts["gyro"]], None)
             C = 2.0 * Gp if self.D is None else 2.0 * Gp + self.D
         for k in fields:
-            out[k] = {"M": self.M, "Kel": self.Kel, "K": K, "Kpot": K, "Kh": Kw, "C": C,
-                      "Gp": Gp, "Gq": None if Gp is None else
-                      (Gp if self.D is None else Gp + self.D)}[k]
+            A = {"M": self.M, "Kel": self.Kel, "K": K, "Kpot": K, "Kh": Kw, "C": C,
+                 "Gp": Gp, "Gq": None if Gp is None else
+                 (Gp if self.D is None else Gp + self.D)}[k]
+            assert A is not None  # (each asked for field is formed above)
+            out[k] = A
         if vectors:
             if self.rest is None:
                 vecs = [self._system_vectors(t) for t in times]

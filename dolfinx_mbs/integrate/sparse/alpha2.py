@@ -107,7 +107,7 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         self._mass_since = 0
         a = self.a
         last = (a["dX"], a["MdX"]) if dX else (np.zeros_like(a["X"]), a["w2"])
-        self.mass([a["X"], a["V"], a["A"], last[0]], [a["MX"], a["MV"], a["MA"], last[1]])
+        self._node_mass([a["X"], a["V"], a["A"], last[0]], [a["MX"], a["MV"], a["MA"], last[1]])
 
     def _stiffness(self, measure: bool = True) -> None:
         """K_s X by a product (with ``measure``, after the first, its drift from the
@@ -116,7 +116,7 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         measure = measure and self.started
         if measure:
             a["w"][:] = a["KX"]
-        self.Ks.mult(v["X"], v["KX"])
+        self._node_Ks.mult(v["X"], v["KX"])
         if measure:
             drift, self.refresh = refresh_interval(self.comm, a["w"], a["KX"], self.f2,
                                                    self.refresh)
@@ -183,7 +183,7 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
         if self._mass_since >= MAX_REFRESH:  # the round-off of the recursion below
             self._products()
         else:  # M X, M V, M A follow the step's relations from M dX (one product)
-            self.mass([dX], [MdX])
+            self._node_mass([dX], [MdX])
             a["MX"] -= MdX
             alpha2_advance(a["MV"], a["MA"], MdX, h, c, a["w"])
         F -= sa * MdX  # K_s dX = F - (s_a + s_v W_C + W_K) M dX
@@ -228,6 +228,7 @@ class SparseAlpha2(Alpha2Steps, SparseStepper):
             s.Kpot.mult(q, vec["w2"])
             return vec["MV"], vec["w"], vec["w2"]
         ks = vec["KX"]
+        assert s.blocks is not None  # (segments come from the node blocks)
         if s.version != self.version:  # K_s of this time (a prestress following gravity)
             s.blocks.Ks.mult(q, vec["w"])
             ks = vec["w"]

@@ -19,7 +19,7 @@ each time.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -108,7 +108,7 @@ class LoadSeries:
         c0 = self.coefficients(t0)
         self.constant = {k: getattr(base, k).getArray(readonly=True) - self.U @ c0
                          for k in self.names}
-        self._slots: list = []  # [(t, SeriesRecord)], the last two times asked
+        self._slots: List[Tuple[float, SeriesRecord]] = []  # the last two times asked
 
     @classmethod
     def make(cls, system: SecondOrderSystem, t0: float, t1: float,

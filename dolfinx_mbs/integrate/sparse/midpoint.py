@@ -35,7 +35,7 @@ Without it, a step takes K_h q0 (shared with the energies' K q) and M qd by prod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -74,7 +74,8 @@ class SparseMidpoint(SparseStepper):
 
     def __init__(self, system: SecondOrderSystem, run: RunSpec) -> None:
         super().__init__(system, run)
-        self._step_blocks: tuple = (None, None)  # (key, [(segment, gdim, E)]) of the K_s recursion
+        # (key, [(segment, gdim, E)]) of the K_s recursion
+        self._step_blocks: Tuple[tuple | None, list] = (None, [])
         self._khx: int | None = None  # the version whose K_h q "KX" holds (no node blocks), or None
 
     # --- state --------------------------------------------------------------------------
@@ -93,19 +94,20 @@ class SparseMidpoint(SparseStepper):
         s = self.system.at(self.t0)
         a["X"][:] = q0.getArray(readonly=True)
         if self.segs is not None:
-            self.mass([a["X"]], [a["MX"]])
-            self.Ks.mult(vec["X"], vec["KX"])
+            self._node_mass([a["X"]], [a["MX"]])
+            self._node_Ks.mult(vec["X"], vec["KX"])
             self._since = 0
         self._khx = None
         if p0 is None:
             a["V"][:] = v0.getArray(readonly=True)
             if self.segs is not None:
-                self.mass([a["V"]], [a["W"]])
+                self._node_mass([a["V"]], [a["W"]])
             else:
                 s.M.mult(vec["V"], vec["W"])
             return
         a["W"][:] = p0.getArray(readonly=True) - s.pi0.getArray(readonly=True)
         if self.segs is not None:  # G_p q = W_p M q
+            assert s.blocks is not None  # (segments come from the node blocks)
             blocks_into(s.blocks.momentum, a["MX"], a["W"], 2, add=True, scale=-1.0)
         else:
             s.Gp.mult(vec["X"], vec["w"])
@@ -127,8 +129,8 @@ class SparseMidpoint(SparseStepper):
         a, v = self.a, self.vec
         if measure:
             a["w"][:] = a["KX"]
-        self.Ks.mult(v["X"], v["KX"])
-        self.mass([a["X"]], [a["MX"]])
+        self._node_Ks.mult(v["X"], v["KX"])
+        self._node_mass([a["X"]], [a["MX"]])
         if measure:
             drift, self.refresh = refresh_interval(self.comm, a["w"], a["KX"], self.f2,
                                                    self.refresh)
@@ -152,6 +154,7 @@ class SparseMidpoint(SparseStepper):
         """Per node, E = h/2 (2 W_p + a_R I) + h^2/4 W_w: K_s qd = (4/h^2)(F - M qd - E M qd)."""
         key = (s.version, h)
         if self._step_blocks[0] != key:
+            assert s.blocks is not None  # (the node-block form)
             E = [(seg, g, 0.5 * h * (Wp + WpD) + 0.25 * h * h * Ww)
                  for seg, g, Wp, WpD, Ww, _ in s.blocks.momentum]
             self._step_blocks = (key, E)
@@ -172,6 +175,7 @@ class SparseMidpoint(SparseStepper):
         np.subtract(s.fa.getArray(readonly=True), s.h.getArray(readonly=True), out=F)
         self.f2 = float(F @ F)
         if self.segs is not None:  # K_h q0 = K_s q0 + W_w M q0
+            assert s.blocks is not None  # (segments come from the node blocks)
             F -= a["KX"]
             blocks_into(s.blocks.momentum, a["MX"], F, 4, add=True, scale=-1.0)
         else:
@@ -182,7 +186,7 @@ class SparseMidpoint(SparseStepper):
         F += a["W"]
         self._solve(s, h)
         if self.segs is not None:
-            self.mass([dX], [MdX])
+            self._node_mass([dX], [MdX])
             KdX = a["w"]
             np.subtract(F, MdX, out=KdX)
             blocks_into(self._recursion_blocks(s, h), MdX, KdX, 2, add=True, scale=-1.0)
@@ -200,7 +204,7 @@ class SparseMidpoint(SparseStepper):
         if self.segs is not None:
             self._since += 1
             if self.iterative:  # the step relation holds to the solver's tolerance only
-                self.Ks.mult(vec["X"], vec["KX"])
+                self._node_Ks.mult(vec["X"], vec["KX"])
             if self._since >= self.refresh:  # (M q follows the step whatever the solve)
                 self._stiffness(measure=not self.iterative)
 
@@ -235,6 +239,7 @@ class SparseMidpoint(SparseStepper):
                 kel = vec["w3"]
             return vec["W"], kel, kpot
         ks = vec["KX"]
+        assert s.blocks is not None  # (segments come from the node blocks)
         if s.version != self.version:  # K_s of this time (a prestress following gravity)
             s.blocks.Ks.mult(q, vec["w"])
             ks = vec["w"]

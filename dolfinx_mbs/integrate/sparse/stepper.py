@@ -225,7 +225,7 @@ class SparseStepper(PythonLoop):
                     for k in self.names}
         self.mass = MassProducts(s.M, self.segs, self.mass_columns) \
             if self.segs is not None else None
-        self.Ks = s.blocks.Ks if self.segs is not None else None
+        self.Ks = s.blocks.Ks if self.segs is not None and s.blocks is not None else None
         self.J = s.M.duplicate()
         self.ksp = PETSc.KSP().create(self.comm)
         cheapest_lu(self.ksp, small)
@@ -256,6 +256,19 @@ class SparseStepper(PythonLoop):
         except BaseException:
             self.destroy()
             raise
+
+    # the node-block form's products, where the segments are in use (made with them)
+    @property
+    def _node_mass(self) -> MassProducts:
+        if self.mass is None:
+            raise RuntimeError("linear path: no node-block mass products (no segments)")
+        return self.mass
+
+    @property
+    def _node_Ks(self) -> PETSc.Mat:
+        if self.Ks is None:
+            raise RuntimeError("linear path: no node-block K_s (no segments)")
+        return self.Ks
 
     def _started(self) -> None:
         """The loads as a series where they can be, and the log's words on the run (after
@@ -363,6 +376,7 @@ class SparseStepper(PythonLoop):
                 if self.segs is None:
                     raise RuntimeError("linear path: the node-block form was lost at t="
                                        f"{t:g}; use stepper='ts'")
+                assert s.blocks is not None  # (segments come from the node blocks)
                 self.Ks = s.blocks.Ks
                 self._stiffness(measure=False)
         return s

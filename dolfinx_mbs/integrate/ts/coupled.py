@@ -152,11 +152,12 @@ class BorderedNewton:
             if it == 0:
                 f0 = fnorm
             done = fnorm <= atol or (it > 0 and fnorm <= rtol * f0)
-            if not done and it > 1 and fresh and fnorm > 0.5 * fprev:
+            if not done and it > 1 and fresh and fprev is not None and fnorm > 0.5 * fprev:
                 # an exact Newton step that did not reduce the residual: the round-off
                 # plateau, if the update was small against the unknowns
                 # (of the unknowns, or of the step's first update where they pass zero)
                 floor = ROUNDOFF * max(scale[2:], default=0.0)
+                assert first is not None  # (kept at the first update)
                 done = all(a <= PLATEAU * max(b, c) or (k > 1 and a <= floor)
                            for k, (a, b, c) in enumerate(zip(sizes, first, scale))
                            if k not in pr.follow)
@@ -168,8 +169,8 @@ class BorderedNewton:
                 break
             # the Jacobian at the step's first iterate, kept while it contracts the residual
             # fast (a modified Newton step costs one solve); formed again where it does not
-            fresh = it == 0 or fnorm > SLOW * fprev or (pr.exact and not self._small(
-                sizes, scale))
+            fresh = it == 0 or (fprev is not None and fnorm > SLOW * fprev) or (
+                pr.exact and not self._small(sizes, scale))
             if fresh:
                 J, P, _ = snes.getJacobian()
                 snes.computeJacobian(x, J, P)
@@ -465,6 +466,7 @@ class CoupledProblem:
             self._keep_intermediate_multipliers(ts.getSolution())
             return
         # the midpoint state's momenta p_m = (p0 + p1) / 2 give the step's end momenta
+        assert self.X0 is not None  # (kept with the intermediate multipliers)
         Xm = self.X0.copy()
         Xm.axpy(1.0, ts.getSolution())
         Xm.scale(0.5)
@@ -496,7 +498,9 @@ class CoupledProblem:
     def _mass_solve(self, b: PETSc.Vec, x: PETSc.Vec) -> None:
         """Solve M_r x = b (M_r: the elastic bodies' reduced mass matrix, factored once)."""
         if self.ksp_mass is None:
-            M = self.system.base.at(self.t0, states=self.system._last["states"]).M
+            last = self.system._last
+            assert last is not None  # (the state of the last residual)
+            M = self.system._elastic_base.at(self.t0, states=last["states"]).M
             self.ksp_mass = PETSc.KSP().create(self.comm)
             self.ksp_mass.setOptionsPrefix(self.opts.prefix + "mass_")
             cheapest_lu(self.ksp_mass, small_lu(self.system, self.opts.prefix,
@@ -534,7 +538,7 @@ class CoupledProblem:
             x.zeroEntries()
             return True
         self.ksp.solve(b, x)
-        return self.ksp.getConvergedReason() > 0
+        return bool(self.ksp.getConvergedReason() > 0)
 
     def _S_solve_columns(self, B: list) -> bool:
         """X = S^-1 [B_0 ... B_m-1] into :attr:`_Xa` (local rows by columns): on several
@@ -579,6 +583,7 @@ class CoupledProblem:
         for j, b in enumerate(B):
             Ba[:, j] = b.getArray(readonly=True)
         self._Bm.assemble()
+        assert self._Xm is not None  # (made with _Bm)
         compat.mat_solve(self.ksp, self._Bm, self._Xm)
         self._Xa = self._Xm.getDenseArray(readonly=True)
         return True
@@ -588,12 +593,14 @@ class CoupledProblem:
         columns X_j = S^-1 B_j and the Schur complement on the frames' unknowns (its LU);
         False when a solve failed or that complement is singular."""
         d, m = self.der, self.m
+        assert d is not None  # (formed by the last _jacobian)
         if self.system.parts:
             # the kinematic rows' border H (joints at nodes): dv = s dq + H df - r_q, so the
             # elastic rows see B + (C + s M) H and the frames' rows D + Cv . H
             self._HB = []
             if d.H is not None:
                 rec, sft, tmp = self.rec, self.shift, self.work[5]
+                assert rec is not None  # (the elastic block's, formed with d)
                 for j in range(m):
                     if d.H[j].norm(PETSc.NormType.NORM_INFINITY) == 0.0:
                         self._HB.append(None)
@@ -637,6 +644,7 @@ class CoupledProblem:
             self.restore(F, rq, rv)
             df = scipy.linalg.lu_solve(self._lu, rf, check_finite=False)
             return self.join(self.work[3], self.work[4], df, self.dx)
+        assert d is not None and rec is not None  # (formed by the last _jacobian)
         g1, tmp, y1 = self.work[1], self.work[2], self.work[3]
         rv.copy(g1)
         rec.C.multAdd(rq, g1, g1)

@@ -15,7 +15,7 @@ common part (TS set-up, residual and Jacobian plumbing, read-back) is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Tuple, cast
 
 from petsc4py import PETSc
 
@@ -122,7 +122,7 @@ class _TwoBlockProblem(TSProblem):
         super().destroy()
 
     def _second_local(self, s: Any) -> int:
-        return self.n_local
+        return cast(int, self.n_local)
 
     def _make_blocks(self, s: Any) -> List[PETSc.Mat]:
         eye = [0, 1] if self.diagonal == "a" else [1, 3]
@@ -423,7 +423,7 @@ class VelocityRowsProblem(_TwoBlockProblem):
         self._wd = self._wtmp = self._wacc = None
 
     def _second_local(self, s: Any) -> int:
-        return s.Mw.getLocalSize()[0]
+        return cast(int, s.Mw.getLocalSize()[0])
 
     formed_schur = False
 

@@ -110,7 +110,7 @@ class _State:
     def __init__(self, name: str, is_d: PETSc.IS, is_s: PETSc.IS, work: PETSc.Vec) -> None:
         self.name, self.is_d, self.is_s = name, is_d, is_s
         self.s: Any = None  # the record
-        self.a: float = None
+        self.a: float | None = None  # the shift, set at each step
         self.KN: PETSc.Mat | None = None
         self.w1, self.w2 = work.duplicate(), work.duplicate()
 
@@ -134,6 +134,7 @@ class StepShell:
             y: the product.
         """
         st = self.st
+        assert st.a is not None  # (set before the step's solve)
         xd, xs = x.getSubVector(st.is_d), x.getSubVector(st.is_s)
         yd, ys = y.getSubVector(st.is_d), y.getSubVector(st.is_s)
         if st.name == "first-order":  # [a x_d - x_s, L x_d + A_ss x_s]
@@ -178,6 +179,7 @@ class SchurElimination:
             x: the solution of the step system.
         """
         st, a = self.st, self.st.a
+        assert a is not None  # (set before the step's solve)
         rd, rs = r.getSubVector(st.is_d), r.getSubVector(st.is_s)
         xd, xs = x.getSubVector(st.is_d), x.getSubVector(st.is_s)
         if self.rhs is None:
