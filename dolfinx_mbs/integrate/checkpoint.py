@@ -994,7 +994,7 @@ def check_end(stem: str, t_end: float, ckpt: Checkpoint) -> None:
 def coupled_extra(system: CoupledSystem, f: np.ndarray) -> Dict[str, Any]:
     """What a checkpoint of a coupled run holds in ``latest.json`` beside the elastic state
     (``extra``): the frame unknowns ``f`` (the frames' coordinates and speeds, then the
-    joints' multipliers: :attr:`~dolfinx_mbs.systems.coupled.CoupledSystem.m` numbers) and
+    joints' multipliers: the coupled system's ``m`` numbers) and
     what a restart checks they fit. The TS and the dense coupled steppers write the same.
 
     Args:
