@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Any, Dict, List, Tuple
 import numpy as np
 from mpi4py import MPI
 
+from dolfinx_mbs.cli.build import build
 from dolfinx_mbs.cli.casefile import sweep_values
 from dolfinx_mbs.io import output as io
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
-    from dolfinx_mbs.cli.case import Case
     from dolfinx_mbs.cli.casefile import Path_
+    from dolfinx_mbs.cli.reader import CaseReader
     from dolfinx_mbs.model import Model
 
 __all__ = ["run", "flatten", "imaginary"]
@@ -41,9 +42,9 @@ __all__ = ["run", "flatten", "imaginary"]
 _COMPONENTS = "xyz"
 
 
-def run(case: Case, comm: MPI.Comm, progress: bool = False) -> Dict:
-    """Build ``case`` (a :class:`dolfinx_mbs.cli.case.Case`) on ``comm`` and run its analyses in
-    the order static, frequencies, campbell, transient (collective). Returns the results.
+def run(case: CaseReader, comm: MPI.Comm, progress: bool = False) -> Dict:
+    """Build ``case`` (a :class:`dolfinx_mbs.cli.reader.CaseReader`) on ``comm`` and run its
+    analyses in the order static, frequencies, campbell, transient (collective).
 
     Args:
         case: the case.
@@ -53,7 +54,7 @@ def run(case: Case, comm: MPI.Comm, progress: bool = False) -> Dict:
     Returns:
         The results.
     """
-    model, body, _, _ = case.build(comm)
+    model, body, _, _ = build(case, comm)
     asked = case.get(("analysis",))
     out: Dict = {}
     if "static" in asked:
@@ -74,7 +75,7 @@ def run(case: Case, comm: MPI.Comm, progress: bool = False) -> Dict:
     return out
 
 
-def _probes(case: Case, path: Path_, body: Body) -> Tuple[List[str], List[np.ndarray]]:
+def _probes(case: CaseReader, path: Path_, body: Body) -> Tuple[List[str], List[np.ndarray]]:
     raw = case.get(path)
     if raw is None:
         return [], []
@@ -105,7 +106,7 @@ def _components(values: np.ndarray, gdim: int) -> Dict[str, float]:
     return {_COMPONENTS[c]: float(values[c]) for c in range(gdim)}
 
 
-def _static(case: Case, model: Model, body: Body) -> Dict:
+def _static(case: CaseReader, model: Model, body: Body) -> Dict:
     p = ("analysis", "static")
     names, points = _probes(case, p + ("probes",), body)
     case.call(p, model.solve_static, case.value(p + ("t",), 0.0))
@@ -120,7 +121,7 @@ def _static(case: Case, model: Model, body: Body) -> Dict:
     return out
 
 
-def _campbell(case: Case, model: Model) -> Dict:
+def _campbell(case: CaseReader, model: Model) -> Dict:
     p = ("analysis", "campbell")
     raw = case.get(p + ("speeds",))
     if raw is None:
@@ -146,7 +147,7 @@ def _campbell(case: Case, model: Model) -> Dict:
                        "log_dec": table.log_dec.tolist()}}
 
 
-def _site(case: Case, path: Path_, body: Body) -> Any:
+def _site(case: CaseReader, path: Path_, body: Body) -> Any:
     """An unbalance's or probe's place: a disk or bearing by name, or a point."""
     raw = case.get(path)
     if isinstance(raw, str):
@@ -158,7 +159,7 @@ def _site(case: Case, path: Path_, body: Body) -> Any:
     return case.value(path)
 
 
-def _unbalance(case: Case, model: Model, body: Body) -> Dict:
+def _unbalance(case: CaseReader, model: Model, body: Body) -> Dict:
     p = ("analysis", "unbalance")
     raw = case.get(p + ("speeds",))
     if raw is None:
@@ -193,7 +194,7 @@ def _unbalance(case: Case, model: Model, body: Body) -> Dict:
                        "phase": resp.phase.tolist()}}
 
 
-def _transient(case: Case, model: Model, body: Body, progress: bool) -> Dict:
+def _transient(case: CaseReader, model: Model, body: Body, progress: bool) -> Dict:
     p = ("analysis", "transient")
     for key in ("t_end", "dt"):
         if case.get(p + (key,)) is None:

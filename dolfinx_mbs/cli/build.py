@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
     from dolfinx_mbs.bodies.body import Body
-    from dolfinx_mbs.cli.case import Case
     from dolfinx_mbs.cli.casefile import Path_
+    from dolfinx_mbs.cli.reader import CaseReader
     from dolfinx_mbs.frames.base import Frame
     from dolfinx_mbs.materials.base import Material
     from dolfinx_mbs.model import Model
@@ -33,7 +33,7 @@ _CELLS = {"box": ("hexahedron", "tetrahedron"), "rectangle": ("quadrilateral", "
 _CALLABLE = {"Prescribed": {"rotation", "origin"}}
 
 
-def build(case: Case, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dict]:
+def build(case: CaseReader, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dict]:
     """The model of the case on ``comm``: ``(model, body, facet_tags, groups)``, groups the
     mesh file's physical groups (name -> (dim, tag); empty for built-in meshes).
 
@@ -85,7 +85,7 @@ def build(case: Case, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dic
     return model, body, facet_tags, groups
 
 
-def _components(case: Case, path: Path_) -> List[int] | None:
+def _components(case: CaseReader, path: Path_) -> List[int] | None:
     v = case.get(path)
     if v is None:
         return None
@@ -94,7 +94,7 @@ def _components(case: Case, path: Path_) -> List[int] | None:
     return v
 
 
-def _selection(case: Case, path: Path_, facet_tags: MeshTags | None, groups: Dict) -> Dict:
+def _selection(case: CaseReader, path: Path_, facet_tags: MeshTags | None, groups: Dict) -> Dict:
     where, facets = case.get(path + ("where",)), case.get(path + ("facets",))
     if (where is None) == (facets is None):
         raise case.error(path, "give exactly one of where = \"<expression of x, y, z>\" "
@@ -119,7 +119,7 @@ def _selection(case: Case, path: Path_, facet_tags: MeshTags | None, groups: Dic
     return {"facets": (facet_tags, tag)}
 
 
-def _load(case: Case, model: Model, body: Body, path: Path_, facet_tags: MeshTags | None,
+def _load(case: CaseReader, model: Model, body: Body, path: Path_, facet_tags: MeshTags | None,
           groups: Dict) -> None:
     kinds = [k for k in ("body_force", "traction", "point") if case.get(path + (k,))
              is not None]
@@ -145,7 +145,7 @@ def _load(case: Case, model: Model, body: Body, path: Path_, facet_tags: MeshTag
                    force=case.value(path + ("force",), time=True), local=local)
 
 
-def _mesh(case: Case, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Dict]:
+def _mesh(case: CaseReader, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Dict]:
     from dolfinx import mesh as dmesh
 
     kind = case.get(("mesh", "type"))
@@ -176,7 +176,7 @@ def _mesh(case: Case, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Dict]:
     return _gmsh(case, comm, gdim)
 
 
-def _point(case: Case, path: Path_, d: int, default: ArrayLike | None = None) -> np.ndarray:
+def _point(case: CaseReader, path: Path_, d: int, default: ArrayLike | None = None) -> np.ndarray:
     v = case.value(path, default)
     try:
         return checks.vector(v, d, dotted(path))
@@ -184,7 +184,7 @@ def _point(case: Case, path: Path_, d: int, default: ArrayLike | None = None) ->
         raise case.error(path, str(e)) from None
 
 
-def _file(case: Case, path: Path_) -> str:
+def _file(case: CaseReader, path: Path_) -> str:
     v = case.get(path)
     if not isinstance(v, str):
         raise case.error(path, f"must be a file name, got {v!r}")
@@ -198,7 +198,7 @@ def _file(case: Case, path: Path_) -> str:
                            "file")
 
 
-def _read(case: Case, comm: MPI.Comm, path: str, gdim: int | None,
+def _read(case: CaseReader, comm: MPI.Comm, path: str, gdim: int | None,
           where: Path_) -> Tuple[Mesh, MeshTags | None, Dict]:
     from dolfinx_mbs import meshes
 
@@ -210,7 +210,7 @@ def _read(case: Case, comm: MPI.Comm, path: str, gdim: int | None,
     return mesh, facet_tags, groups
 
 
-def _gmsh(case: Case, comm: MPI.Comm, gdim: int | None) -> Tuple[Mesh, MeshTags | None, Dict]:
+def _gmsh(case: CaseReader, comm: MPI.Comm, gdim: int | None) -> Tuple[Mesh, MeshTags | None, Dict]:
     """Run a gmsh script (.geo) on rank 0, mesh it (unless it meshes itself) to a
     temporary .msh file and read that on every rank."""
     script = _file(case, ("mesh", "script"))
@@ -237,7 +237,7 @@ def _gmsh(case: Case, comm: MPI.Comm, gdim: int | None) -> Tuple[Mesh, MeshTags 
             os.unlink(tmp)
 
 
-def _material(case: Case) -> Material:
+def _material(case: CaseReader) -> Material:
     from dolfinx_mbs import materials
 
     law = case.get(("material", "law"))
@@ -248,7 +248,7 @@ def _material(case: Case) -> Material:
     return cast("Material", case.call(("material",), getattr(materials, law), **kwargs))
 
 
-def _frame(case: Case) -> Frame:
+def _frame(case: CaseReader) -> Frame:
     from dolfinx_mbs import frames
 
     kind = case.get(("frame", "type"), "ConstantSpin")

@@ -48,7 +48,7 @@ from dolfinx_mbs.petsc_options import SUBSET
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.attachments import Bearing
-    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+    from dolfinx_mbs.systems.records import AssembledSystem
 
 __all__ = ["FilmForces", "FilmPoint", "has_films", "WALL", "PENALTY"]
 
@@ -105,7 +105,7 @@ class FilmForces:
         points: the film bearings.
     """
 
-    def __init__(self, system: SecondOrderSystem, points: List[FilmPoint]) -> None:
+    def __init__(self, system: AssembledSystem, points: List[FilmPoint]) -> None:
         self.system = system
         self.points = points
         self.comm: MPI.Comm = system.comm
@@ -116,7 +116,7 @@ class FilmForces:
         self._r: PETSc.Vec | None = None
 
     @classmethod
-    def make(cls, system: SecondOrderSystem) -> "FilmForces" | None:
+    def make(cls, system: AssembledSystem) -> "FilmForces" | None:
         """The film bearings of ``system``, or None without any.
 
         Args:

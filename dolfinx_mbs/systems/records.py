@@ -11,10 +11,14 @@ from typing import TYPE_CHECKING, Any, Callable, List, Protocol, Sequence
 from petsc4py import PETSc
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.systems.second_order import SecondOrderSystem
+    from mpi4py import MPI
 
-__all__ = ["Coordinates", "Reducer", "SecondOrder", "Hamiltonian", "InertiaBlocks",
-           "FORMED_ON_READ", "check_choice", "constant_frame"]
+    from dolfinx_mbs.assembly.full import Assembly
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.constraints.maggi import MaggiReducer
+
+__all__ = ["Coordinates", "Reducer", "AssembledSystem", "SecondOrder", "Hamiltonian",
+           "InertiaBlocks", "FORMED_ON_READ", "check_choice", "constant_frame"]
 
 #: the record's matrices that a combining system forms when they are read (``formed``)
 FORMED_ON_READ = frozenset(("C", "K", "Kpot", "Gp", "Kh"))
@@ -105,6 +109,43 @@ class Reducer(Coordinates, Protocol):
         Returns:
             ``out``.
         """
+
+
+class AssembledSystem(Protocol):
+    """A system over assembled bodies and a Maggi reducer, as the parts that serve it (the
+    film bearings, the choice of a stepper) read it:
+    :class:`~dolfinx_mbs.systems.second_order.SecondOrderSystem` gives it."""
+
+    @property
+    def assembly(self) -> Assembly:
+        """The full operators."""
+
+    @property
+    def reducer(self) -> MaggiReducer:
+        """The reducer of the constraints."""
+
+    @property
+    def bodies(self) -> List[Body]:
+        """The bodies, in the assembly's order."""
+
+    @property
+    def comm(self) -> MPI.Comm:
+        """The communicator."""
+
+    @property
+    def nonlinear(self) -> bool:
+        """True when a body's strain is nonlinear."""
+
+    def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
+               homogeneous: bool = False) -> PETSc.Vec:
+        """The full vector (:meth:`Coordinates.expand`)."""
+
+    def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec,
+                    out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """The full velocity (:meth:`Reducer.expand_rate`)."""
+
+    def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
+        """A full load vector in the system's coordinates (:meth:`Reducer.project`)."""
 
 
 @dataclasses.dataclass
@@ -217,7 +258,7 @@ def check_choice(formulation: str, constraints: str, velocity: bool, nonlinear: 
                          "without velocity constraints (constrain_velocity)")
 
 
-def constant_frame(system: SecondOrderSystem) -> bool:
+def constant_frame(system: AssembledSystem) -> bool:
     """True when the operators of ``system`` cannot change in time: every body's frame is
     time invariant (its state in local components constant), the constraints do not move,
     and the strain is linear.
