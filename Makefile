@@ -17,7 +17,7 @@ ROUTE ?= $(if $(PY312),wheel,debian)
 WHEEL_VENV ?= .venv
 DEBIAN_VENV ?= .venv-debian
 APT_PKGS := python3-dolfinx-real python3-slepc4py-real python3-gmsh python3-dolfinx-mpc \
-            python3-pytest python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-venv openmpi-bin
+            python3-pytest python3-pytest-xdist python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-venv openmpi-bin
 
 ifeq ($(ROUTE),wheel)
 VENV := $(WHEEL_VENV)
@@ -57,7 +57,7 @@ $(WHEEL_VENV)/.installed: pyproject.toml scripts/mpi_first.py
 
 # --- route "debian": DOLFINx 0.5.2 from Debian 12, a venv that sees the system packages
 $(DEBIAN_VENV)/.system-ok:
-	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, scipy, h5py" 2>/dev/null; then \
+	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, xdist, scipy, h5py" 2>/dev/null; then \
 	  echo "Installing FEniCSx from Debian (one minute)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \
@@ -89,11 +89,10 @@ test: setup version
 
 # The serial suite in JOBS processes at once (pytest-xdist, a test file to a process; each
 # process is one MPI rank of its own): both cores of CI work, the forms' first compilations
-# too (tests/conftest.py lets a process wait for a form the other compiles). JOBS=1, or no
-# xdist: one process. On the Debian route one process: there Open MPI's mpiexec, started by a
-# test from an xdist worker (the tests that run scripts on 1 to 3 ranks), exits with 1 and
-# says nothing, which it does not from a plain pytest process.
-JOBS ?= $(if $(filter wheel,$(ROUTE)),2,1)
+# too (tests/conftest.py lets a process wait for a form the other compiles, and drops the Open
+# MPI singleton variables a worker inherits, with which an mpiexec a test starts would fail).
+# JOBS=1, or no xdist: one process.
+JOBS ?= 2
 test-serial: setup
 	$(PY) $(PYTEST) $$([ "$(JOBS)" -gt 1 ] && $(PY) -c "import xdist" 2>/dev/null \
 	  && echo "-n $(JOBS) --dist loadfile") tests

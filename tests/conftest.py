@@ -1,8 +1,19 @@
 import gc
+import os
 
-import dolfinx.jit
-import pytest
-from mpi4py import MPI
+# A pytest-xdist worker is started by the controller after the controller's MPI_Init (this file
+# imports mpi4py there too), and with Open MPI it inherits the controller's singleton variables
+# (OMPI_MCA_ess=singleton, PMIX_SERVER_URI*, ...). An mpiexec started by a test from the worker
+# with them exits 1 without a word. They are dropped here, before this process's MPI_Init.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _key in list(os.environ):
+        if _key.startswith(("PMIX_", "ORTE_", "OMPI_MCA_orte_", "OMPI_APP_CTX_")) or \
+                _key in ("OMPI_MCA_ess", "OMPI_MCA_pmix"):
+            del os.environ[_key]
+
+import dolfinx.jit  # noqa: E402
+import pytest  # noqa: E402
+from mpi4py import MPI  # noqa: E402
 
 # Tests run in two processes at once (pytest-xdist, make test-serial) can ask for the same form
 # together: FFCx lets one compile it while the other waits for its module, by default 10 s,
