@@ -257,8 +257,9 @@ class Plan:
     N: int
 
     def arrays(self) -> tuple:
-        """(bi, bf, ci, fi, ff): the kernels' first arguments."""
-        return self.bi, self.bf, self.ci, self.fi, self.ff
+        """(bi, bf, ci, fi, ff, grav, n): the kernels' first argument (``plan`` of
+        :func:`dolfinx_mbs.integrate.dense.coupled_kernels.residual`)."""
+        return self.bi, self.bf, self.ci, self.fi, self.ff, self.grav, self.n
 
 
 class DenseCoupled:

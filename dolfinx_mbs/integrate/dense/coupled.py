@@ -652,7 +652,7 @@ class MaggiStage:
                 Qa = Qa + dj.motor_torques(t, ys)
             exact = self.kept is None or done.refresh
             DQ = self._load_derivative(t, ys) if exact else np.zeros((p.m, p.m))
-            K.residual(*p.arrays(), par, p.grav, p.n, ys, yd, shift, Qa, DQ, exact, F, J)
+            K.residual(p.arrays(), par, ys, yd, shift, Qa, DQ, exact, F, J)
             if self.dep_p is None or np.linalg.cond(gp[:, self.dep_p]) > 1e10:
                 self.kept = None
                 exact = True
@@ -1053,7 +1053,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         spar = self._ground if self._ground is not None else np.array(
             [self.dense.parent_states(t) for t in self.times[lo:hi + 1]])
         out = np.zeros((len(Y), 10))
-        self.K.monitors(*p.arrays(), spar, p.grav, p.n, Y, out)
+        self.K.monitors(p.arrays(), spar, Y, out)
         return out
 
     # -- the run -----------------------------------------------------------------------------
@@ -1230,11 +1230,11 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         Y = self.Y[k + 1:k1 + 1]
         if self.formulation == "second-order":
             am, af, gm = self.params
-            K.alpha_run(*p.arrays(), p.grav, p.n, spar, sQ, DQ, tt, am, af, gm,
-                        self.restart_step, self.started, self.y, self.V, Y, info)
+            K.alpha_run(p.arrays(), spar, sQ, DQ, tt, (am, af, gm, self.restart_step),
+                        self.started, self.y, self.V, Y, info)
         else:
-            K.bdf_run(*p.arrays(), p.grav, p.n, spar, sQ, DQ, tt, self.started, self.y,
-                      self.hist_t, self.hist_X, Y, info)
+            K.bdf_run(p.arrays(), spar, sQ, DQ, tt, self.started, self.y, self.hist_t,
+                      self.hist_X, Y, info)
         done = int(info[0])
         self.iterations += int(info[2])
         self.stages += int(info[3])
@@ -1301,8 +1301,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             Q = np.array(self.loads.at(t, f)[0])
             if DQ is None:
                 DQ = self.loads.derivative(t, f)
-            code = K.newton_iter(*p.arrays(), par, p.grav, p.n, ca, da, cb, db, Q, DQ, X, Xs,
-                                 it, mem, LU, piv)
+            code = K.newton_iter(p.arrays(), par, (ca, da, cb, db), Q, DQ, X, Xs, it, mem, LU,
+                                 piv)
             if code > 0:
                 self.iterations += code
                 self.stages += 1

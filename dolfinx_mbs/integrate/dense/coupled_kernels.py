@@ -459,11 +459,13 @@ def _frame(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, o: int, y: np.ndarra
 
 # -- a body's terms -------------------------------------------------------------------------
 def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
-                 fi: np.ndarray, ff: np.ndarray, st: np.ndarray, dSz: np.ndarray,
-                 dSw: np.ndarray, dSwd: np.ndarray, y: np.ndarray, yd: np.ndarray,
-                 shift: float, jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+                 fi: np.ndarray, ff: np.ndarray, state: tuple, motion: tuple, jac: bool,
+                 F: np.ndarray, J: np.ndarray) -> None:
     """Add one body's terms to F (and J): its elastic rows and its share of its frame's rows
-    (NumPy: products of the invariants' stack with the fields' coefficient vectors)."""
+    (NumPy: products of the invariants' stack with the fields' coefficient vectors).
+    ``state``: the frame's (st, dSz, dSw, dSwd); ``motion``: (y, y', the Jacobian's shift)."""
+    st, dSz, dSw, dSwd = state
+    y, yd, shift = motion
     g, nz, nb, qo = bi[1], bi[2], bi[3], bi[4]
     gg = g * g
     Pe = bf[bi[5]:bi[5] + gg * nz * nz].reshape((gg * nz, nz))
@@ -592,10 +594,11 @@ def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
 
 
 def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
-                fi: np.ndarray, ff: np.ndarray, st: np.ndarray, dSz: np.ndarray,
-                dSw: np.ndarray, dSwd: np.ndarray, y: np.ndarray, yd: np.ndarray, shift: float,
-                jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+                fi: np.ndarray, ff: np.ndarray, state: tuple, motion: tuple, jac: bool,
+                F: np.ndarray, J: np.ndarray) -> None:
     """:func:`_body_arrays` in scalar loops (compiled: no temporaries of the small products)."""
+    st, dSz, dSw, dSwd = state
+    y, yd, shift = motion
     g, nz, nb, qo = bi[1], bi[2], bi[3], bi[4]
     gg = g * g
     pe, pio = bi[5], bi[7]
@@ -958,21 +961,16 @@ _back = jit(_back_loops) if COMPILED else _back_lapack
 
 # -- the residual, Newton's method, the schemes ---------------------------------------------
 @jit
-def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
-             par: np.ndarray, grav: np.ndarray, n: int, y: np.ndarray, yd: np.ndarray,
-             shift: float, Q: np.ndarray, DQ: np.ndarray, jac: bool, F: np.ndarray,
-             J: np.ndarray) -> None:
+def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift: float,
+             Q: np.ndarray, DQ: np.ndarray, jac: bool, F: np.ndarray, J: np.ndarray) -> None:
     """The coupled residual F(t, y, y') and, with ``jac``, J = dF/dy + shift dF/dy'.
 
     Args:
-        bi: the bodies' integer table.
-        bf: the bodies' floats.
-        ci: the prestress cases.
-        fi: the frames' integer table.
-        ff: the frames' constants.
+        plan: the model's arrays (bi, bf, ci, fi, ff, grav, n): the bodies' integer table,
+            their floats, the prestress cases, the frames' integer table, their constants,
+            gravity (global components; zero for none), the number of elastic reduced
+            coordinates (:meth:`~dolfinx_mbs.systems.coupled_dense.Plan.arrays`).
         par: the frames' parent states at the time (nf x :data:`PAR`).
-        grav: gravity (global components; zero for none).
-        n: the number of elastic reduced coordinates.
         y: the state (q, v, f).
         yd: its rate.
         shift: the Jacobian's shift.
@@ -982,6 +980,7 @@ def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff:
         F: the residual (filled).
         J: the Jacobian (filled with ``jac``).
     """
+    bi, bf, ci, fi, ff, grav, n = plan
     o = 2 * n
     N = y.shape[0]
     m = N - o
@@ -1013,12 +1012,12 @@ def residual(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff:
                     J[o + fw + j, o + k] += DQ[fw + j, k]
     for b in range(bi.shape[0]):
         i = bi[b, 0]
-        _body(bi[b], bf, ci, n, o, fi[i], ff[i], st[i], dSz[i], dSw[i], dSwd[i], y, yd,
-              shift, jac, F, J)
+        _body(bi[b], bf, ci, n, o, fi[i], ff[i], (st[i], dSz[i], dSw[i], dSwd[i]),
+              (y, yd, shift), jac, F, J)
     for i in range(nf):
         if fi[i, 5] >= 0:
-            _momentum_rows(bi, bf, i, fi[i], st[i], dSw[i], dphi[i], n, o, y, yd, shift, jac,
-                           F, J)
+            _momentum_rows(bi, bf, i, fi[i], (st[i], dSw[i], dphi[i]), n, o, (y, yd, shift),
+                           jac, F, J)
 
 
 @jit
@@ -1061,15 +1060,17 @@ def _kinematics(fi: np.ndarray, o: int, y: np.ndarray, yd: np.ndarray, shift: fl
 
 
 @jit
-def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, st: np.ndarray,
-                   dSw: np.ndarray, dphi: np.ndarray, n: int, o: int, y: np.ndarray,
-                   yd: np.ndarray, shift: float, jac: bool, F: np.ndarray,
+def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, state: tuple,
+                   n: int, o: int, motion: tuple, jac: bool, F: np.ndarray,
                    J: np.ndarray) -> None:
     """A free frame's translation rows, its momentum balance m v_O' + pi' - R F = 0 (global;
     F the carried bodies' applied loads with gravity, local), and its auxiliary rows pi - R
     p_rel = 0, p_rel = omega x s + int rho u' (s = int rho x): what
     :meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.evaluate` writes over the rows of the
-    translation speeds (the bodies' terms left none there: T = 0 in ``ff``)."""
+    translation speeds (the bodies' terms left none there: T = 0 in ``ff``). ``state``: the
+    frame's (st, dSw, dphi); ``motion``: (y, y', the Jacobian's shift)."""
+    st, dSw, dphi = state
+    y, yd, shift = motion
     fz, fw, nzi, nwi, fa, nt = fi[1], fi[2], fi[3], fi[4], fi[5], fi[6]
     mass = 0.0
     s1 = np.zeros(3)
@@ -1230,14 +1231,13 @@ _condense = jit(_condense_loops) if COMPILED else _condense_arrays
 
 
 @jit
-def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
-                ff: np.ndarray, par: np.ndarray, grav: np.ndarray, n: int, ca: float,
-                da: np.ndarray, cb: float, db: np.ndarray, Q: np.ndarray, DQ: np.ndarray,
+def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndarray,
                 X: np.ndarray, Xs: np.ndarray, it: int, mem: np.ndarray, LU: np.ndarray,
                 piv: np.ndarray) -> int:
     """Iteration ``it`` of Newton's method on F(t, ca X + da, cb X + db) = 0, X updated in
-    place: the stage's unknown X at the time whose parent states are ``par``, the loads ``Q``
-    and their derivative ``DQ`` at (that time, ca X + da).
+    place (``comb`` = (ca, da, cb, db); ``plan`` as :func:`residual` takes it): the stage's
+    unknown X at the time whose parent states are ``par``, the loads ``Q`` and their
+    derivative ``DQ`` at (that time, ca X + da).
 
     The kinematic rows x' = u of the elastic coordinates and the hinges' angles
     (:func:`kinematic_pairs`) are linear: each such coordinate is set from its rate's unknown
@@ -1256,6 +1256,8 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
         0 to go on, the iterations taken when converged, or minus a status
         (:data:`NOT_FINITE`, :data:`SINGULAR`).
     """
+    fi, n = plan[3], plan[6]
+    ca, da, cb, db = comb
     N = X.shape[0]
     nb = 2 + N - 2 * n
     hp = M_HEAD
@@ -1277,7 +1279,7 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
     yd = np.empty(N)
     _combine(ca, X, 1.0, da, y)
     _combine(cb, X, 1.0, db, yd)
-    residual(bi, bf, ci, fi, ff, par, grav, n, y, yd, cb / ca, Q, DQ, jac, F, J)
+    residual(plan, par, y, yd, cb / ca, Q, DQ, jac, F, J)
     fnorm = 0.0
     for k in range(N):
         a = abs(F[k])
@@ -1354,10 +1356,8 @@ def newton_iter(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray,
 
 
 @jit
-def newton(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
-           par: np.ndarray, grav: np.ndarray, n: int, ca: float, da: np.ndarray, cb: float,
-           db: np.ndarray, Q: np.ndarray, DQ: np.ndarray, X: np.ndarray,
-           Xs: np.ndarray) -> int:
+def newton(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndarray,
+           X: np.ndarray, Xs: np.ndarray) -> int:
     """Newton's method (:func:`newton_iter`) with loads that do not depend on X.
 
     Returns:
@@ -1365,29 +1365,28 @@ def newton(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: n
         :data:`SINGULAR`).
     """
     N = X.shape[0]
-    mem = np.zeros(M_HEAD + 2 * (2 + N - 2 * n))
+    mem = np.zeros(M_HEAD + 2 * (2 + N - 2 * plan[6]))
     LU = np.empty((N, N))
     piv = np.zeros(N, dtype=np.int64)
     for it in range(MAXIT):
-        code = newton_iter(bi, bf, ci, fi, ff, par, grav, n, ca, da, cb, db, Q, DQ, X, Xs,
-                           it, mem, LU, piv)
+        code = newton_iter(plan, par, comb, Q, DQ, X, Xs, it, mem, LU, piv)
         if code != 0:
             return code
     return -NOT_CONVERGED
 
 
 @jit
-def alpha_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
-              grav: np.ndarray, n: int, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray,
-              tt: np.ndarray, am: float, af: float, gm: float, restart_step: float,
-              started: bool, X: np.ndarray, V: np.ndarray, Y: np.ndarray,
+def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: np.ndarray,
+              scheme: tuple, started: bool, X: np.ndarray, V: np.ndarray, Y: np.ndarray,
               info: np.ndarray) -> None:
     """Steps of PETSc's TSALPHA (first order) from (X, V) through the times ``tt``, one stage
     a step at t + af h, the predictor X + h V (the run's first step: two backward-Euler half
     steps give the rate, its backward difference divided by ``restart_step`` h). The stages'
     parent states ``spar`` and loads ``sQ`` in order (one row: the same at every stage). X, V
     are updated in place, the step ends' states written to the rows of ``Y``; ``info``: steps
-    done, status, iterations, stages solved (the last two added to)."""
+    done, status, iterations, stages solved (the last two added to). ``plan`` as
+    :func:`residual` takes it; ``scheme``: (alpha_m, alpha_f, gamma, restart_step)."""
+    am, af, gm, restart_step = scheme
     info[0] = 0
     info[1] = OK
     N = X.shape[0]
@@ -1404,16 +1403,16 @@ def alpha_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff
             hh = 0.5 * h
             X1 = X0.copy()
             _combine(-1.0 / hh, X0, 0.0, X0, db)
-            it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero,
-                        1.0 / hh, db, sQ[0 if one_q else si], DQ, X1, X0)
+            it = newton(plan, spar[0 if one_p else si], (1.0, zero, 1.0 / hh, db),
+                        sQ[0 if one_q else si], DQ, X1, X0)
             si += 1
             if it < 0:
                 info[1] = -it
                 return
             X2 = X1.copy()
             _combine(-1.0 / hh, X1, 0.0, X1, db)
-            it2 = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero,
-                         1.0 / hh, db, sQ[0 if one_q else si], DQ, X2, X1)
+            it2 = newton(plan, spar[0 if one_p else si], (1.0, zero, 1.0 / hh, db),
+                         sQ[0 if one_q else si], DQ, X2, X1)
             si += 1
             if it2 < 0:
                 info[1] = -it2
@@ -1427,8 +1426,8 @@ def alpha_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff
         _combine(1.0, X0, h, V, X1)
         _combine(1.0 - af, X0, 0.0, X0, da)
         _combine(1.0 - am / gm, V, -am / (gm * h), X0, db)
-        it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, af, da,
-                    am / (gm * h), db, sQ[0 if one_q else si], DQ, X1, X0)
+        it = newton(plan, spar[0 if one_p else si], (af, da, am / (gm * h), db),
+                    sQ[0 if one_q else si], DQ, X1, X0)
         si += 1
         if it < 0:
             info[1] = -it
@@ -1478,10 +1477,9 @@ def bdf_weights(t1: float, t0: float, tm: float, two: bool) -> np.ndarray:
 
 
 @jit
-def bdf_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
-            grav: np.ndarray, n: int, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray,
-            tt: np.ndarray, started: bool, X: np.ndarray, hist_t: np.ndarray,
-            hist_X: np.ndarray, Y: np.ndarray, info: np.ndarray) -> None:
+def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: np.ndarray,
+            started: bool, X: np.ndarray, hist_t: np.ndarray, hist_X: np.ndarray, Y: np.ndarray,
+            info: np.ndarray) -> None:
     """Steps of PETSc's TSBDF of order 2 from X through the times ``tt`` (the run's first
     step: a backward-Euler half step, then BDF2 on t, t + h/2, t + h), the predictor the line
     through the last two states; ``hist_t``, ``hist_X`` hold the state one step back
@@ -1502,8 +1500,8 @@ def bdf_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: 
             w = bdf_weights(th, t, t, False)
             Xm = X0.copy()
             _combine(w[1], X0, 0.0, X0, db)
-            it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero,
-                        w[0], db, sQ[0 if one_q else si], DQ, Xm, X0)
+            it = newton(plan, spar[0 if one_p else si], (1.0, zero, w[0], db),
+                        sQ[0 if one_q else si], DQ, Xm, X0)
             si += 1
             if it < 0:
                 info[1] = -it
@@ -1519,8 +1517,8 @@ def bdf_run(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: 
         X1 = np.empty(N)
         _combine(1.0 + (t1 - t) / (t - tm), X0, -(t1 - t) / (t - tm), Xm, X1)
         _combine(w[1], X0, w[2], Xm, db)
-        it = newton(bi, bf, ci, fi, ff, spar[0 if one_p else si], grav, n, 1.0, zero, w[0],
-                    db, sQ[0 if one_q else si], DQ, X1, X0)
+        it = newton(plan, spar[0 if one_p else si], (1.0, zero, w[0], db),
+                    sQ[0 if one_q else si], DQ, X1, X0)
         si += 1
         if it < 0:
             info[1] = -it
@@ -1567,26 +1565,19 @@ def frame_states(fi: np.ndarray, ff: np.ndarray, spar: np.ndarray, grav: np.ndar
     return out
 
 
-def monitors(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, fi: np.ndarray, ff: np.ndarray,
-             spar: np.ndarray, grav: np.ndarray, n: int, Y: np.ndarray,
-             out: np.ndarray) -> None:
+def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> None:
     """Energies and momenta of the states ``Y`` (rows, all at once in array products), each
     at its parents' states (one row: the same for all): ``out`` rows (kinetic, elastic,
     gravity, total, P (3), H (3)); P and H global, H about the global origin (as
     :func:`~dolfinx_mbs.systems.coupled.monitors`).
 
     Args:
-        bi: the bodies' integer table.
-        bf: the bodies' floats.
-        ci: the prestress cases.
-        fi: the frames' integer table.
-        ff: the frames' constants.
+        plan: the model's arrays, as :func:`residual` takes them.
         spar: the parents' states.
-        grav: gravity.
-        n: the number of elastic reduced coordinates.
         Y: the states.
         out: the rows (filled).
     """
+    bi, bf, ci, fi, ff, grav, n = plan
     S = Y.shape[0]
     states = frame_states(fi, ff, spar, grav, n, Y)
     out[:, :] = 0.0

@@ -149,8 +149,7 @@ def _kernel(K, dense, loads, t, y, yd, shift, jac=True):
     F, J = np.zeros(p.N), np.zeros((p.N, p.N))
     Q = loads.at(t, y[2 * p.n:])[0]
     DQ = loads.derivative(t, y[2 * p.n:])
-    K.residual(*p.arrays(), dense.parent_states(t), p.grav, p.n, y, yd, shift, Q, DQ, jac,
-               F, J)
+    K.residual(p.arrays(), dense.parent_states(t), y, yd, shift, Q, DQ, jac, F, J)
     return F, J
 
 
@@ -214,8 +213,7 @@ def test_compiled_and_numpy_kernels_agree():
         F, J = _kernel(K, dense, loads, 0.1, y, yd, 12.0)
         mon = np.zeros((2, 10))
         p = dense.plan
-        K.monitors(*p.arrays(), dense.parent_states(0.1)[None], p.grav, p.n,
-                   np.array([y, y[::-1]]), mon)
+        K.monitors(p.arrays(), dense.parent_states(0.1)[None], np.array([y, y[::-1]]), mon)
         out[compiled] = (F, J, mon)
     for a, b in zip(out[True], out[False]):
         assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max()
