@@ -51,15 +51,14 @@ for case, name in zip(TF.CASES, ["tetrahedra P1", "hexahedra Q2", "triangles P2"
     b = TF.make_body(*case)
     (uf, ud, udd), test, trial = TF.route_args(b)
     d = TF.direct(b)
-    lag = F.lagrange_route(b.rho, b.material, b.omega, b.alpha, b.v_O, b.a_O, b.X, uf, ud, udd,
-                           test, trial)
-    ga = F.gibbs_appell_route(b.rho, b.material, b.omega, b.alpha, b.a_O, b.X, uf, ud, udd,
-                              test, trial)
+    fm = F.FrameMotion(b.omega, b.alpha, b.v_O, b.a_O)
+    lag = F.lagrange_route(b.rho, b.material, fm, b.X, uf, ud, udd, test, trial)
+    ga = F.gibbs_appell_route(b.rho, b.material, fm, b.X, uf, ud, udd, test, trial)
     errs = []
     for r in (lag, ga):
         e = max(TF.rel_mat(TF.mat(r[k]), TF.mat(d[k])) for k in ("mass", "gyroscopic", "stiffness"))
         errs.append(max(e, TF.rel_vec(TF.vec(r["load"]), TF.vec(d["load"]))))
-    h = F.hamilton_route(b.rho, b.material, b.omega, b.v_O, b.X, uf, ud, test, trial)
+    h = F.hamilton_route(b.rho, b.material, fm, b.X, uf, ud, test, trial)
     u, v = trial, test
     G = TF.mat(F.gyroscopic(b.rho, b.omega, u, v))
     G.scale(0.5)

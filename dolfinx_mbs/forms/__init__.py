@@ -6,6 +6,8 @@ are not re-exported here: they would shadow the rotating frame's)."""
 
 from dolfinx_mbs.forms import stationary
 from dolfinx_mbs.forms.energy_routes import (
+    FrameMotion,
+    RouteForms,
     acceleration,
     acceleration_energy_density,
     apply_derivatives,
@@ -45,6 +47,8 @@ from dolfinx_mbs.forms.moving_frame import (
 from dolfinx_mbs.materials.base import strain
 
 __all__ = [
+    "FrameMotion",
+    "RouteForms",
     "acceleration",
     "acceleration_energy_density",
     "angular_acceleration",

@@ -17,13 +17,15 @@ Routes, each returning the same operators as the direct forms of :mod:`dolfinx_m
   velocities dv/d(udot_r), the acceleration being the time derivative of v.
 
 ``u``, ``udot``, ``uddot`` are Functions whose values do not matter (the residuals are linear in
-them); ``test`` and ``trial`` are the body's test and trial functions. :mod:`dolfinx_mbs.forms`
+them); ``test`` and ``trial`` are the body's test and trial functions; the frame's state is a
+:class:`FrameMotion`. Each route returns a :class:`RouteForms`. :mod:`dolfinx_mbs.forms`
 re-exports every public name.
 """
 
 from __future__ import annotations
 
-from typing import Dict, cast
+import dataclasses
+from typing import NamedTuple, cast
 
 import ufl
 from ufl.algorithms import expand_derivatives
@@ -34,6 +36,8 @@ from ufl.core.expr import Expr
 from dolfinx_mbs.materials.base import Material, strain
 
 __all__ = [
+    "FrameMotion",
+    "RouteForms",
     "cross",
     "planar",
     "velocity",
@@ -45,6 +49,68 @@ __all__ = [
     "hamilton_route",
     "kane_route",
 ]
+
+
+class FrameMotion(NamedTuple):
+    """A moving frame's state as the routes read it, local components: each a 3-vector UFL
+    expression (or a 3-sequence of numbers).
+
+    Attributes:
+        omega: the angular velocity.
+        alpha: the angular acceleration.
+        v_O: the origin's velocity.
+        a_O: the origin's acceleration.
+    """
+
+    omega: Expr
+    alpha: Expr
+    v_O: Expr
+    a_O: Expr
+
+
+@dataclasses.dataclass(frozen=True)
+class RouteForms:
+    """The operators a route derives, as UFL forms (None where the route gives none); also
+    read by name, ``forms["mass"]``.
+
+    Attributes:
+        mass: M (bilinear).
+        gyroscopic: G (bilinear; Lagrange, Gibbs-Appell, Kane).
+        stiffness: K + K_omega (+ K_alpha) (bilinear).
+        load: the constant part of the residual's negative (linear).
+        momentum_coupling: G_p of p = M u' + G_p u + pi_0 (Hamilton; bilinear).
+        momentum_offset: pi_0 (Hamilton; linear).
+        momentum_load: h of dp/dt (Hamilton; linear).
+    """
+
+    mass: ufl.Form
+    stiffness: ufl.Form
+    gyroscopic: ufl.Form | None = None
+    load: ufl.Form | None = None
+    momentum_coupling: ufl.Form | None = None
+    momentum_offset: ufl.Form | None = None
+    momentum_load: ufl.Form | None = None
+
+    def __getitem__(self, name: str) -> ufl.Form:
+        """The form ``name`` (a field's name).
+
+        Args:
+            name: the field.
+
+        Returns:
+            The form.
+
+        Raises:
+            KeyError: no such form from this route.
+        """
+        form = getattr(self, name, None) if name in _ROUTE_FIELDS else None
+        if form is None:
+            raise KeyError(f"no form {name!r} from this route (it gives "
+                           f"{[f for f in _ROUTE_FIELDS if getattr(self, f) is not None]})")
+        return cast(ufl.Form, form)
+
+
+_ROUTE_FIELDS = tuple(f.name for f in dataclasses.fields(RouteForms))
 
 
 def apply_derivatives(expr: Expr) -> Expr:
@@ -190,18 +256,15 @@ def _zero_like(u: Expr) -> Expr:
 
 
 def _linear_parts(E: Expr, u: Expr, ud: Expr, udd: Expr, trial: ufl.Argument,
-                  dx: ufl.Measure) -> Dict[str, ufl.Form]:
+                  dx: ufl.Measure) -> RouteForms:
     """Split a residual E (linear in u, ud, udd) into its operators and its constant part."""
     form = E * dx
     z = _zero_like(u)
     const = expand_derivatives(form)
     const = ufl.replace(const, {u: z, ud: z, udd: z})
-    return {
-        "mass": ufl.derivative(form, udd, trial),
-        "gyroscopic": ufl.derivative(form, ud, trial),
-        "stiffness": ufl.derivative(form, u, trial),
-        "load": -const,
-    }
+    return RouteForms(mass=ufl.derivative(form, udd, trial),
+                      gyroscopic=ufl.derivative(form, ud, trial),
+                      stiffness=ufl.derivative(form, u, trial), load=-const)
 
 
 def _potential_residual(material: Material, u: Expr, test: ufl.Argument) -> Expr:
@@ -218,9 +281,9 @@ def _time_derivative(expr: Expr, omega: Expr, alpha: Expr, v_O: Expr, a_O: Expr,
             + ufl.dot(ufl.diff(expr, omega), alpha) + ufl.dot(ufl.diff(expr, v_O), dvO_dt))
 
 
-def lagrange_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, v_O: Expr,
-                   a_O: Expr, X: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument,
-                   trial: ufl.Argument, dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
+def lagrange_route(rho: Expr | float, material: Material, frame: FrameMotion, X: Expr, u: Expr,
+                   ud: Expr, udd: Expr, test: ufl.Argument, trial: ufl.Argument,
+                   dx: ufl.Measure = ufl.dx) -> RouteForms:
     """Operators from Lagrange's equations d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
 
     ``u``, ``ud``, ``udd`` are Functions (their values do not matter: the residual is linear in
@@ -233,11 +296,7 @@ def lagrange_route(rho: Expr | float, material: Material, omega: Expr, alpha: Ex
         rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
             UFL scalar.
         material: the elastic law.
-        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
-            3-vector UFL expression.
-        alpha: the frame's angular acceleration, as ``omega``.
-        v_O: the frame origin's velocity, local components (3-vector).
-        a_O: the frame origin's acceleration, local components (3-vector).
+        frame: the frame's state (omega, alpha, v_O, a_O).
         X: the body's local coordinates (``ufl.SpatialCoordinate``).
         u: the displacement (a trial function or Function).
         ud: the velocity Function (its values do not matter).
@@ -245,7 +304,11 @@ def lagrange_route(rho: Expr | float, material: Material, omega: Expr, alpha: Ex
         test: the body's test function.
         trial: the body's trial function.
         dx: the cell measure to integrate over.
+
+    Returns:
+        ``mass``, ``gyroscopic``, ``stiffness`` and ``load``.
     """
+    omega, alpha, v_O, a_O = frame
     W = ufl.variable(omega)
     VO = ufl.variable(v_O)
     T = kinetic_energy_density(rho, W, VO, X, u, ud)
@@ -256,9 +319,9 @@ def lagrange_route(rho: Expr | float, material: Material, omega: Expr, alpha: Ex
     return _linear_parts(E, u, ud, udd, trial, dx)
 
 
-def gibbs_appell_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, a_O: Expr,
-                       X: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument,
-                       trial: ufl.Argument, dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
+def gibbs_appell_route(rho: Expr | float, material: Material, frame: FrameMotion, X: Expr,
+                       u: Expr, ud: Expr, udd: Expr, test: ufl.Argument, trial: ufl.Argument,
+                       dx: ufl.Measure = ufl.dx) -> RouteForms:
     """Operators from the Gibbs-Appell equations dS/d(uddot) + dV/du = 0.
 
     ``S = int rho/2 |a|^2``, the acceleration energy.
@@ -267,10 +330,8 @@ def gibbs_appell_route(rho: Expr | float, material: Material, omega: Expr, alpha
         rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
             UFL scalar.
         material: the elastic law.
-        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
-            3-vector UFL expression.
-        alpha: the frame's angular acceleration, as ``omega``.
-        a_O: the frame origin's acceleration, local components (3-vector).
+        frame: the frame's state (omega, alpha, a_O are read; the acceleration does not
+            depend on v_O).
         X: the body's local coordinates (``ufl.SpatialCoordinate``).
         u: the displacement (a trial function or Function).
         ud: the velocity Function (its values do not matter).
@@ -278,16 +339,19 @@ def gibbs_appell_route(rho: Expr | float, material: Material, omega: Expr, alpha
         test: the body's test function.
         trial: the body's trial function.
         dx: the cell measure to integrate over.
+
+    Returns:
+        ``mass``, ``gyroscopic``, ``stiffness`` and ``load``.
     """
-    S = acceleration_energy_density(rho, omega, alpha, a_O, X, u, ud, udd)
+    S = acceleration_energy_density(rho, frame.omega, frame.alpha, frame.a_O, X, u, ud, udd)
     E = ufl.derivative(S, udd, test) + _potential_residual(material, u, test)
     E = apply_derivatives(E)
     return _linear_parts(E, u, ud, udd, trial, dx)
 
 
-def hamilton_route(rho: Expr | float, material: Material, omega: Expr, v_O: Expr, X: Expr, u: Expr,
+def hamilton_route(rho: Expr | float, material: Material, frame: FrameMotion, X: Expr, u: Expr,
                    ud: Expr, test: ufl.Argument, trial: ufl.Argument,
-                   dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
+                   dx: ufl.Measure = ufl.dx) -> RouteForms:
     """Operators of Hamilton's form from T and V by UFL (docs/theory.md section 4).
 
     p = dT/d(udot) = M udot + G_p u + pi_0, and with T_0 = T(udot = 0),
@@ -298,35 +362,36 @@ def hamilton_route(rho: Expr | float, material: Material, omega: Expr, v_O: Expr
         rho: mass per unit mesh measure (density x thickness for a 2D body), a number or a
             UFL scalar.
         material: the elastic law.
-        omega: the frame's angular velocity, local components: a 3-sequence of numbers or a
-            3-vector UFL expression.
-        v_O: the frame origin's velocity, local components (3-vector).
+        frame: the frame's state (omega and v_O are read: p and dp/dt depend on the
+            velocities only).
         X: the body's local coordinates (``ufl.SpatialCoordinate``).
         u: the displacement (a trial function or Function).
         ud: the velocity Function (its values do not matter).
         test: the body's test function.
         trial: the body's trial function.
         dx: the cell measure to integrate over.
+
+    Returns:
+        ``mass``, ``momentum_coupling``, ``momentum_offset``, ``stiffness`` and
+        ``momentum_load``.
     """
+    omega, v_O = frame.omega, frame.v_O
     z = _zero_like(u)
     T = kinetic_energy_density(rho, omega, v_O, X, u, ud)
     p = apply_derivatives(ufl.derivative(T, ud, test))
     T0 = ufl.replace(T, {ud: z})
     R = apply_derivatives(
         _potential_residual(material, u, test) - ufl.derivative(T0, u, test))
-    return {
-        "mass": ufl.derivative(p * dx, ud, trial),
-        "momentum_coupling": ufl.derivative(p * dx, u, trial),
-        "momentum_offset": ufl.replace(p * dx, {u: z, ud: z}),
-        "stiffness": ufl.derivative(R * dx, u, trial),
-        "momentum_load": ufl.replace(R * dx, {u: z}),
-    }
+    return RouteForms(mass=ufl.derivative(p * dx, ud, trial),
+                      momentum_coupling=ufl.derivative(p * dx, u, trial),
+                      momentum_offset=ufl.replace(p * dx, {u: z, ud: z}),
+                      stiffness=ufl.derivative(R * dx, u, trial),
+                      momentum_load=ufl.replace(R * dx, {u: z}))
 
 
-def kane_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, v_O: Expr,
-               a_O: Expr, X: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument,
-               trial: ufl.Argument, body_force: Expr | None = None,
-               dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
+def kane_route(rho: Expr | float, material: Material, frame: FrameMotion, X: Expr, u: Expr,
+               ud: Expr, udd: Expr, test: ufl.Argument, trial: ufl.Argument,
+               body_force: Expr | None = None, dx: ufl.Measure = ufl.dx) -> RouteForms:
     """Operators from Kane's equations F_r + F*_r = 0 (seed 004, section 4.5), by UFL.
 
     The generalized speeds are the nodal velocities udot in the frame. For the speed r (the
@@ -343,10 +408,7 @@ def kane_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, 
     Args:
         rho: mass per unit mesh measure.
         material: the elastic law.
-        omega: the frame's angular velocity (3-vector UFL expression, local components).
-        alpha: the frame's angular acceleration (3-vector UFL expression, local components).
-        v_O: the frame origin's velocity (3-vector UFL expression, local components).
-        a_O: the frame origin's acceleration (3-vector UFL expression, local components).
+        frame: the frame's state (omega, alpha, v_O, a_O).
         X: the body's coordinates.
         u: the displacement Function (values irrelevant).
         ud: the velocity Function (values irrelevant).
@@ -362,6 +424,7 @@ def kane_route(rho: Expr | float, material: Material, omega: Expr, alpha: Expr, 
         (q_omega + q_alpha + q_O, plus int f.v when ``body_force`` is given): the residual
         -(F_r + F*_r) = M uddot + G udot + K u - load.
     """
+    omega, alpha, v_O, a_O = frame
     W = ufl.variable(omega)
     VO = ufl.variable(v_O)
     vel = velocity(W, VO, X, u, ud)

@@ -39,13 +39,13 @@ plane across the axis (:func:`bearing_matrices`; seen from a rotating frame,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, NamedTuple, Sequence, Tuple
 
 import numpy as np
 import ufl
 from ufl.core.expr import Expr
 
-from dolfinx_mbs.forms.energy_routes import apply_derivatives
+from dolfinx_mbs.forms.energy_routes import RouteForms, apply_derivatives
 from dolfinx_mbs.materials.base import Material, strain
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ __all__ = [
     "gyroscopic",
     "journal_forms",
     "kinetic_energy_density",
+    "Spin",
     "lagrange_route",
     "spin_acceleration",
     "torque_load",
@@ -289,17 +290,28 @@ def axisymmetry_boundary_term(rho: Expr | float, axis: Expr | ArrayLike, center:
 
 # --- Lagrange's equations from T ------------------------------------------------------------
 
-def lagrange_route(rho: Expr | float, material: Material, spin: Expr | float,
-                   spin_rate: Expr | float, axis: Expr | ArrayLike, center: Expr | ArrayLike,
-                   x: Expr, u: Expr, ud: Expr, udd: Expr, test: ufl.Argument, trial: ufl.Argument,
-                   dx: ufl.Measure = ufl.dx) -> Dict[str, ufl.Form]:
+class Spin(NamedTuple):
+    """The spin of a stationary-frame rotor as :func:`lagrange_route` reads it.
+
+    Attributes:
+        speed: Omega (a UFL scalar, e.g. ``fem.Constant``, or a number).
+        rate: dOmega/dt (as ``speed``).
+    """
+
+    speed: Expr | float
+    rate: Expr | float
+
+
+def lagrange_route(rho: Expr | float, material: Material, spin: Spin, axis: Expr | ArrayLike,
+                   center: Expr | ArrayLike, x: Expr, u: Expr, ud: Expr, udd: Expr,
+                   test: ufl.Argument, trial: ufl.Argument,
+                   dx: ufl.Measure = ufl.dx) -> RouteForms:
     """The operators of the stationary frame from d/dt dT/d(udot) - dT/du + dV/du = 0, by UFL.
 
     Args:
         rho: mass per unit volume.
         material: the elastic law.
-        spin: Omega (a UFL scalar, e.g. ``fem.Constant``).
-        spin_rate: dOmega/dt (a UFL scalar).
+        spin: Omega and dOmega/dt.
         axis: the spin axis, unit (a 3-sequence or UFL vector).
         center: a point of the axis (a 3-sequence or UFL vector).
         x: the spatial coordinate.
@@ -315,21 +327,20 @@ def lagrange_route(rho: Expr | float, material: Material, spin: Expr | float,
         Omegadot c_theta) and ``load`` (Omega^2 int rho w.d_theta v - Omegadot int rho w.v):
         the residual M udd + G ud + K u - load.
     """
-    W = ufl.variable(spin)
+    W = ufl.variable(spin.speed)
     T = kinetic_energy_density(rho, W, axis, center, x, u, ud)
     p = apply_derivatives(ufl.derivative(T, ud, test))
     # d/dt of p: through u, udot and Omega(t)
     dpdt = (ufl.derivative(p, u, ud) + ufl.derivative(p, ud, udd)
-            + ufl.diff(p, W) * spin_rate)
+            + ufl.diff(p, W) * spin.rate)
     V = material.thickness * ufl.inner(material.stress(strain(u)), strain(test))
     E = apply_derivatives(dpdt - ufl.derivative(T, u, test) + V)
     form = E * dx
     z = ufl.as_vector([0.0] * ufl.shape(u)[0])
     const = ufl.replace(ufl.algorithms.expand_derivatives(form), {u: z, ud: z, udd: z})
-    return {"mass": ufl.derivative(form, udd, trial),
-            "gyroscopic": ufl.derivative(form, ud, trial),
-            "stiffness": ufl.derivative(form, u, trial),
-            "load": -const}
+    return RouteForms(mass=ufl.derivative(form, udd, trial),
+                      gyroscopic=ufl.derivative(form, ud, trial),
+                      stiffness=ufl.derivative(form, u, trial), load=-const)
 
 
 # --- axisymmetry ----------------------------------------------------------------------------

@@ -92,10 +92,9 @@ def route_args(body):
 def test_lagrange_and_gibbs_appell_equal_direct(body):
     (uf, ud, udd), test, trial = route_args(body)
     d = direct(body)
-    lag = F.lagrange_route(body.rho, body.material, body.omega, body.alpha, body.v_O,
-                           body.a_O, body.X, uf, ud, udd, test, trial)
-    ga = F.gibbs_appell_route(body.rho, body.material, body.omega, body.alpha, body.a_O,
-                              body.X, uf, ud, udd, test, trial)
+    fm = F.FrameMotion(body.omega, body.alpha, body.v_O, body.a_O)
+    lag = F.lagrange_route(body.rho, body.material, fm, body.X, uf, ud, udd, test, trial)
+    ga = F.gibbs_appell_route(body.rho, body.material, fm, body.X, uf, ud, udd, test, trial)
     for route in (lag, ga):
         for k in ("mass", "gyroscopic", "stiffness"):
             assert rel_mat(mat(route[k]), mat(d[k])) < 1e-12, k
@@ -115,15 +114,15 @@ def test_kane_equals_lagrange_gibbs_appell_and_hamilton(body):
     assert np.all(np.abs(s.v_O[:gd]) > 1e-2) and np.all(np.abs(s.a_O[:gd]) > 1e-2)
     (uf, ud, udd), test, trial = route_args(body)
     a = (body.rho, body.material)
-    kane = F.kane_route(*a, body.omega, body.alpha, body.v_O, body.a_O, body.X, uf, ud, udd,
-                        test, trial)
-    lag = F.lagrange_route(*a, body.omega, body.alpha, body.v_O, body.a_O, body.X, uf, ud, udd,
-                           test, trial)
-    ga = F.gibbs_appell_route(*a, body.omega, body.alpha, body.a_O, body.X, uf, ud, udd, test,
-                              trial)
-    h = F.hamilton_route(*a, body.omega, body.v_O, body.X, uf, ud, test, trial)
+    fm = F.FrameMotion(body.omega, body.alpha, body.v_O, body.a_O)
+    kane = F.kane_route(*a, fm, body.X, uf, ud, udd, test, trial)
+    lag = F.lagrange_route(*a, fm, body.X, uf, ud, udd, test, trial)
+    ga = F.gibbs_appell_route(*a, fm, body.X, uf, ud, udd, test, trial)
+    h = F.hamilton_route(*a, fm, body.X, uf, ud, test, trial)
     dvO = body.a_O - ufl.cross(body.omega, body.v_O)
-    hdot = F.hamilton_route(*a, body.alpha, dvO, body.X, uf, ud, test, trial)
+    # (omega, v_O) -> (alpha, v_O'): hamilton_route reads only the velocities
+    hdot = F.hamilton_route(*a, fm._replace(omega=body.alpha, v_O=dvO), body.X, uf, ud, test,
+                            trial)
     Kk = {k: mat(kane[k]) for k in ("mass", "gyroscopic", "stiffness")}
     qk = vec(kane["load"])
     for route in (lag, ga):
@@ -148,8 +147,8 @@ def test_kane_body_force_is_an_active_force(body):
     (uf, ud, udd), test, trial = route_args(body)
     f3 = fem.Constant(body.mesh, np.array([3.0, -2.0, 5.0]))
     f = F.planar(f3, body.gdim)
-    args = (body.rho, body.material, body.omega, body.alpha, body.v_O, body.a_O, body.X, uf,
-            ud, udd, test, trial)
+    args = (body.rho, body.material, F.FrameMotion(body.omega, body.alpha, body.v_O, body.a_O),
+            body.X, uf, ud, udd, test, trial)
     with_f = vec(F.kane_route(*args, body_force=f)["load"])
     without = vec(F.kane_route(*args)["load"])
     assert rel_vec(with_f, without + vec(F.gravity_load(1.0, f3, test))) < 1e-12
@@ -157,8 +156,9 @@ def test_kane_body_force_is_an_active_force(body):
 
 def test_hamilton_route_equals_direct(body):
     (uf, ud, _), test, trial = route_args(body)
-    h = F.hamilton_route(body.rho, body.material, body.omega, body.v_O, body.X, uf, ud,
-                         test, trial)
+    h = F.hamilton_route(body.rho, body.material,
+                         F.FrameMotion(body.omega, body.alpha, body.v_O, body.a_O), body.X, uf,
+                         ud, test, trial)
     u, v = trial, test
     r = body.rho
     assert rel_mat(mat(h["mass"]), mat(F.mass(r, u, v))) < 1e-12

@@ -40,7 +40,7 @@ def test_lagrange_route_gives_the_direct_forms(space):
     x = ufl.SpatialCoordinate(mesh)
     u, ud, udd = (fem.Function(space) for _ in range(3))
     v, du = ufl.TestFunction(space), ufl.TrialFunction(space)
-    route = S.lagrange_route(rho, law, spin, rate, AXIS, CENTER, x, u, ud, udd, v, du)
+    route = S.lagrange_route(rho, law, S.Spin(spin, rate), AXIS, CENTER, x, u, ud, udd, v, du)
     assert rel_mat(mat(route["mass"]), mat(mbs.forms.mass(rho, du, v))) < 1e-13
     G = mat(Om * S.gyroscopic(rho, AXIS, CENTER, x, du, v))
     assert rel_mat(mat(route["gyroscopic"]), G) < 1e-13
