@@ -38,7 +38,7 @@ from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
 
 __all__ = ["Recording", "Result", "drive"]
 

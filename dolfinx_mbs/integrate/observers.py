@@ -12,7 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Type, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Protocol,
+    Sequence,
+    Type,
+    TypeVar,
+    cast,
+)
 
 import numpy as np
 from mpi4py import MPI
@@ -22,10 +34,10 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.reactions import frame_resultants
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
-if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
+if TYPE_CHECKING:  # typing only; the stepper's module reads the observers, not back
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.initial import Coordinates
-    from dolfinx_mbs.integrate.stepper import RunSystem, Stepper
     from dolfinx_mbs.systems.drives import Drives
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
@@ -42,6 +54,22 @@ FIRST = ("energy", "finite")
 CSV_ORDER = ("probes", "energy", "reactions", "drives", "journals")
 
 _Named = TypeVar("_Named", bound="Observer")
+
+
+class Products(Protocol):
+    """What an observer asks of the run's stepper (the part of
+    :class:`~dolfinx_mbs.integrate.stepper.Stepper` the energies and reactions read)."""
+
+    def record(self, t: float) -> Any:
+        """The operators at ``t`` the energies read."""
+
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``."""
+
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Q'' from the equations of motion at (q, v), into ``out``."""
 
 
 @dataclasses.dataclass
@@ -70,7 +98,7 @@ class Step:
     q: PETSc.Vec
     v: PETSc.Vec
     u: PETSc.Vec | None
-    stepper: Stepper | None
+    stepper: Products | None
     Mv: PETSc.Vec | None = None
     dense: tuple | None = None
     frames: np.ndarray | None = None

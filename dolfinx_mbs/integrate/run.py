@@ -64,7 +64,7 @@ from dolfinx_mbs.petsc_options import SolverOptions
 from dolfinx_mbs.systems.films import has_films
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.systems.drives import Drives
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
