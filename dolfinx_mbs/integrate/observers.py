@@ -32,6 +32,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.reactions import frame_resultants
+from dolfinx_mbs.integrate.config import StepState
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
 if TYPE_CHECKING:  # typing only; the stepper's module reads the observers, not back
@@ -521,11 +522,13 @@ class DriveHistory(Observer):
 
 
 class Callback(Observer):
-    """``fn(t, u, v)`` with the full displacement and velocity (valid during the call).
+    """``fn(state)`` with a :class:`~dolfinx_mbs.integrate.config.StepState` holding the
+    full displacement and velocity (``u``, ``v``: valid during the call).
 
     Args:
         system: the run's typed system.
-        fn: the user's callback.
+        fn: the user's callback, of one argument
+            (:func:`~dolfinx_mbs.integrate.config.step_callback`).
     """
 
     needs_velocity = True
@@ -546,7 +549,7 @@ class Callback(Observer):
         """
         self.system.expand_rate(step.q, step.v, out=self._v)
         with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
-            self.fn(step.t, step.u, self._v)
+            self.fn(StepState(t=step.t, index=step.index, u=step.u, v=self._v))
         return []
 
 
