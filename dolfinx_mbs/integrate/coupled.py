@@ -24,7 +24,6 @@ from typing import Any, Callable, Dict, List, cast
 import numpy as np
 from petsc4py import PETSc
 
-from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint, observers
 from dolfinx_mbs.integrate.config import RunConfig, StepState, given, step_callback
 from dolfinx_mbs.integrate.dense.coupled import (
@@ -41,7 +40,7 @@ from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
-from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
+from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
 
 __all__ = ["FrameHistory", "integrate_coupled", "coupled_observers"]
 
@@ -50,15 +49,13 @@ log = logging.getLogger(__name__)
 
 def _loads_moment(system: CoupledSystem, t: float, f: np.ndarray) -> list:
     """The applied loads' moment about each computed frame's origin (local components; about
-    a hinge's axis for a hinge)."""
+    a hinge's axis for a hinge), of the loads' values the step evaluated
+    (:meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.frame_loads`)."""
     out = []
-    for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
-        st = fr.state_at(t, f[zs], f[ws])
-        view = FrameView(fr, f[zs], f[ws], st)
+    for i, fr in enumerate(system.frames):
         M = np.zeros(3)
-        with checks.collective(system.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
-            for ld in system.loads_on[i]:
-                M += ld.evaluate(t, view, st)[1]
+        for _, Mi in system.frame_loads(t, i, f):
+            M += Mi
         axis = getattr(fr, "axis", None)
         out.append(float(M @ axis) if axis is not None else M)
     return out
@@ -165,10 +162,13 @@ def integrate_coupled(system: CoupledSystem, config: RunConfig) -> Result:
         FileNotFoundError: ``restart`` without a checkpoint (on every rank).
         RuntimeError: a step failed (the time and Newton's reason are named).
     """
+    system.forget_loads()   # the loads' values of an earlier run are not this run's
     try:
         return _integrate(system, config)
     except checkpoint.Interrupted as e:
         raise e.exit() from None
+    finally:
+        system.forget_loads()
 
 
 class Frames(Observer):
@@ -417,9 +417,13 @@ class Work(Observer):
         assert f is not None  # (a coupled run's steps carry the frames' unknowns)
         power = 0.0
         for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
-            if s.loads_on[i]:
+            values = s.frame_loads(t, i, f) if s.loads else []
+            if values:   # the loads' generalized force, of the values the step evaluated
                 jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
-                power += float(s.generalized_loads(t, i, f, jet) @ f[ws])
+                Q = np.zeros(fr.n_speeds)
+                for F, M in values:
+                    Q += jet.T.T @ F + jet.Om.T @ M
+                power += float(Q @ f[ws])
         js = s.jointset
         if js.motors or js.torque_motors:
             driven = {}
