@@ -1418,7 +1418,7 @@ class Model:
             dt: the step (s).
             formulation: the formulation, or None for the default.
             constraints: ``"maggi"`` or ``"multipliers"``.
-            t0: see :func:`dolfinx_mbs.integrate.integrate` (the :class:`RunConfig` part
+            t0: see :func:`dolfinx_mbs.integrate.integrate` (the ``RunConfig`` part
                 that holds each keyword is named there).
             u0: as ``t0``.
             v0: as ``t0``.
@@ -1445,7 +1445,7 @@ class Model:
             The run's :class:`~dolfinx_mbs.integrate.Result`.
 
         Raises:
-            ValueError: bad arguments (on every rank); a :class:`RunConfig` given with other
+            ValueError: bad arguments (on every rank); a ``RunConfig`` given with other
                 arguments.
         """
         scheme = Scheme(formulation=formulation, constraints=constraints,

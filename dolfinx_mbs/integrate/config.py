@@ -344,6 +344,11 @@ def _same(value: object, default: object) -> bool:
         and not (isinstance(value, float) and math.isnan(value))
 
 
+#: the keywords of :meth:`dolfinx_mbs.Model.integrate` whose names are not their fields'
+_KEYWORDS = {("Output", "stem"): "output", ("Output", "every"): "output_every",
+             ("Checkpoints", "every"): "checkpoint_every"}
+
+
 def given(part: Any, names: Sequence[str] | None = None) -> List[str]:
     """The fields of a config part given other values than their defaults.
 
@@ -352,12 +357,12 @@ def given(part: Any, names: Sequence[str] | None = None) -> List[str]:
         names: the fields to look at (None: all).
 
     Returns:
-        Their names, in the order of the fields.
+        Their keywords of :meth:`dolfinx_mbs.Model.integrate`, in the order of the fields.
     """
     out = []
     for f in dataclasses.fields(part):
         if names is not None and f.name not in names:
             continue
         if not _same(getattr(part, f.name), f.default):
-            out.append(f.name)
+            out.append(_KEYWORDS.get((type(part).__name__, f.name), f.name))
     return out

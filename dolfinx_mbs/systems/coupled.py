@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -386,7 +386,7 @@ class CoupledSystem:
         self.rigid_on = [[rb for rb in self.rigid if rb.frame is f] for f in self.frames]
         self.loads_on = [[ld for ld in self.loads if ld.frame is f] for f in self.frames]
         #: the loads' values at the last evaluation points, by frame (:meth:`frame_loads`)
-        self._loads_kept: dict = {}
+        self._loads_kept: Dict[int, Dict[tuple, List[tuple]]] = {}
         self.basis3 = {g: [E for _, E in coupling_basis(g)] for g in (2, 3)}
         # the joints' unknowns (their multipliers) come last
         self.jointset = JointSet(self, joints, motors)
@@ -799,7 +799,7 @@ class CoupledSystem:
         if not self.loads_on[i]:
             return []
         key = self._load_key(t, i, f)
-        values = self._loads_kept.get(i, {}).get(key)
+        values: List[tuple] | None = self._loads_kept.get(i, {}).get(key)
         hit = values is not None
         if self.comm.size > 1:   # one answer on every rank (f is the same on each)
             hit = bool(self.comm.allreduce(hit, op=MPI.LAND))
