@@ -35,6 +35,7 @@ from dolfinx_mbs import checks
 if TYPE_CHECKING:
     from petsc4py import PETSc
 
+    from dolfinx_mbs.systems.drives import Drives
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
     from dolfinx_mbs.systems.velocity import VelocitySystem
@@ -334,6 +335,36 @@ class RunConfig:
     def t0(self) -> float:
         """The initial time (s)."""
         return self.initial.t0
+
+
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """What a run's observers read of its options (made by the paths of a :class:`RunConfig`;
+    internal).
+
+    Attributes:
+        probes: :attr:`Observers.probes`.
+        output: :attr:`Output.stem`.
+        output_every: :attr:`Output.every`.
+        progress: :attr:`Output.progress`.
+        reactions: :attr:`Observers.reactions`.
+        energy: :attr:`Observers.energy`.
+        callback: the callback of one :class:`StepState` (:func:`step_callback`), or None.
+        stability: :attr:`Observers.stability` (``"off"`` on the coupled path).
+        multigrid: the step solver is multigrid (the divergence check's eigensolver).
+        drives: the :class:`~dolfinx_mbs.systems.drives.Drives` recorded, or None.
+    """
+
+    probes: Sequence[Any] = ()
+    output: str | None = None
+    output_every: int = 1
+    progress: bool = True
+    reactions: bool | Sequence[Any] = False
+    energy: bool = True
+    callback: Callable[[StepState], object] | None = None
+    stability: StabilityMode = "warn"
+    multigrid: bool = False
+    drives: Drives | None = None
 
 
 def _same(value: object, default: object) -> bool:

@@ -25,7 +25,7 @@ import numpy as np
 from petsc4py import PETSc
 
 from dolfinx_mbs.integrate import checkpoint, observers
-from dolfinx_mbs.integrate.config import RunConfig, StepState, given, step_callback
+from dolfinx_mbs.integrate.config import Recording, RunConfig, StepState, given, step_callback
 from dolfinx_mbs.integrate.dense.coupled import (
     DENSE_COUPLED_MAX,
     DenseCoupledStepper,
@@ -35,7 +35,7 @@ from dolfinx_mbs.integrate.dense.coupled import (
 )
 from dolfinx_mbs.integrate.dense.coupled import applies as dense_applies
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
-from dolfinx_mbs.integrate.driver import Recording, Result, drive
+from dolfinx_mbs.integrate.driver import Result, drive
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper

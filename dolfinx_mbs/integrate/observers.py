@@ -32,7 +32,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.reactions import frame_resultants
-from dolfinx_mbs.integrate.config import StepState
+from dolfinx_mbs.integrate.config import Recording, StepState
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
 if TYPE_CHECKING:  # typing only; the stepper's module reads the observers, not back
@@ -660,7 +660,7 @@ class Progress(Observer):
             self.bar.close()
 
 
-def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
+def make_observers(system: RunSystem, label: str, n_steps: int, a: Recording,
                    resume: Checkpoint | None = None,
                    energies: Type[Energies] | None = None, probes: Callable | None = None,
                    stability: Observer | None = None,
@@ -674,8 +674,8 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
         system: the run's typed system.
         label: the progress bar's words.
         n_steps: the steps the run is expected to take.
-        a: :func:`dolfinx_mbs.integrate.integrate`'s arguments (probes, output,
-            output_every, progress, reactions, energy, callback, drives).
+        a: what the run records (:class:`~dolfinx_mbs.integrate.config.Recording`: probes,
+            output, output_every, progress, reactions, energy, callback, drives).
         resume: a checkpoint to continue (energies' accumulators restored, files continued
             after ``truncate_csv``), or None.
         energies: another observer class of the energies (``energies(system)``; the dense
@@ -692,18 +692,18 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
         ValueError: a constraint of ``reactions`` that is not the model's.
     """
     out: Dict[str, Observer] = {}
-    if a["energy"]:
+    if a.energy:
         out["energy"] = (energies or Energies)(system)
         if resume is not None and "energy" in resume.accumulators:
             cast(Energies, out["energy"]).restore(resume.accumulators["energy"])
     out["finite"] = Finite(cast("Energies | None", out.get("energy")))
     if stability is not None:
         out["stability"] = stability
-    if a["callback"] is not None:
-        out["callback"] = Callback(system, a["callback"])
-    if a["probes"]:
-        out["probes"] = (probes or ProbeHistory)(system.bodies, a["probes"])
-    rc = a["reactions"]
+    if a.callback is not None:
+        out["callback"] = Callback(system, a.callback)
+    if a.probes:
+        out["probes"] = (probes or ProbeHistory)(system.bodies, a.probes)
+    rc = a.reactions
     if rc:
         if rc is True:
             rc = list(system.constraints)
@@ -713,19 +713,19 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
                 if not any(c is k for k in system.constraints):
                     raise ValueError(f"reactions: {c!r} is not a constraint of this model")
         out["reactions"] = Reactions(system, rc)
-    if a.get("drives") is not None:
-        out["drives"] = DriveHistory(system, a["drives"])
+    if a.drives is not None:
+        out["drives"] = DriveHistory(system, a.drives)
     if getattr(system, "films", None) is not None:
         out["journals"] = Journals(cast("SecondOrderSystem", system))
-    if a["output"] is not None:
+    if a.output is not None:
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
         keep = None if resume is None else resume.t
         if resume is not None:
             assert truncate_csv is not None  # (given with resume)
-            truncate_csv(system.comm, a["output"] + ".csv", keep, ["t"] + cols)
-        out["csv"] = Csv(a["output"] + ".csv", cols, system.comm, append=keep is not None)
-        out["fields"] = Fields(system.bodies, a["output"], a["output_every"], keep)
-    if a["progress"]:
+            truncate_csv(system.comm, a.output + ".csv", keep, ["t"] + cols)
+        out["csv"] = Csv(a.output + ".csv", cols, system.comm, append=keep is not None)
+        out["fields"] = Fields(system.bodies, a.output, a.output_every, keep)
+    if a.progress:
         out["progress"] = Progress(system.comm, n_steps, label)
     return out
 

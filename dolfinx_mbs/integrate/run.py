@@ -38,7 +38,7 @@ second-order residual uses the node-block form of the inertia terms
 of three.
 
 :func:`integrate` checks its arguments, groups them (:class:`~dolfinx_mbs.integrate.stepper.
-RunSpec`: what the stepping reads; :class:`~dolfinx_mbs.integrate.driver.Recording`: what the
+RunSpec`: what the stepping reads; :class:`~dolfinx_mbs.integrate.config.Recording`: what the
 observers read), lets :mod:`dolfinx_mbs.integrate.choice` pick and make the stepper
 (:class:`~dolfinx_mbs.integrate.stepper.Stepper`: PETSc TS, the sparse path, the dense, exact
 or batched dense paths) and hands both to the driver (:func:`dolfinx_mbs.integrate.driver.
@@ -54,9 +54,9 @@ from typing import TYPE_CHECKING
 
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate.choice import choose, make
-from dolfinx_mbs.integrate.config import RunConfig, step_callback
+from dolfinx_mbs.integrate.config import Recording, RunConfig, step_callback
 from dolfinx_mbs.integrate.dense.exact import LoadBasis
-from dolfinx_mbs.integrate.driver import Recording, Result, drive
+from dolfinx_mbs.integrate.driver import Result, drive
 from dolfinx_mbs.integrate.step_solvers import multigrid
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SolverOptions
