@@ -111,7 +111,8 @@ def _arity(fn: Callable[..., object]) -> int | None:
     return None if len(required) <= 1 and kinds else len(required)
 
 
-def step_callback(fn: Callable[..., object], old: str) -> Callable[[StepState], object]:
+def step_callback(fn: Callable[..., object], old: str,
+                  stacklevel: int = 4) -> Callable[[StepState], object]:
     """The user's ``callback`` as a function of one :class:`StepState`.
 
     A function of one argument is taken as it is; one of more (the older forms, ``(t, u, v)``
@@ -121,6 +122,7 @@ def step_callback(fn: Callable[..., object], old: str) -> Callable[[StepState], 
     Args:
         fn: the user's callback.
         old: its older form's arguments, ``"t, u, v"`` or ``"t, frames"``.
+        stacklevel: the warning's place (the user's call of :meth:`~dolfinx_mbs.Model.integrate`).
 
     Returns:
         The callback of one :class:`StepState`.
@@ -129,7 +131,7 @@ def step_callback(fn: Callable[..., object], old: str) -> Callable[[StepState], 
         return fn
     warnings.warn(f"callback({old}) is deprecated: give a function of one argument, a "
                   "dolfinx_mbs.integrate.StepState (state.t, state.u, state.v, "
-                  "state.frames)", DeprecationWarning, stacklevel=4)
+                  "state.frames)", DeprecationWarning, stacklevel=stacklevel)
     if old == "t, u, v":
         return lambda s: fn(s.t, s.u, s.v)
     return lambda s: fn(s.t, s.frames)

@@ -654,7 +654,7 @@ def _integrate(system: CoupledSystem, config: RunConfig) -> Result:
     run = RunSpec(formulation=formulation, t0=config.t0, t_end=config.t_end, dt=config.dt,
                   spectral_radius=spectral_radius, options=options, prefix=prefix,
                   energy=obs.energy, checkpoints=ckpt.every is not None or ckpt.restart)
-    callback = None if obs.callback is None else step_callback(obs.callback, "t, frames")
+    callback = None if obs.callback is None else step_callback(obs.callback, "t, frames", 5)
     rec = Recording(probes=obs.probes, output=output, output_every=out.every,
                     progress=out.progress, energy=obs.energy, callback=callback,
                     stability="off")
