@@ -68,10 +68,10 @@ def test_callback_forms_on_computed_frames():
     def keep(s: StepState) -> None:
         new.append((s.t, s.frames["hub"]["angle"]))
 
-    r = model.integrate(0.1, 0.01, callback=keep, progress=False)
+    r = model.integrate(0.1, 0.01, callback=keep, stepper="ts", progress=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model.integrate(0.1, 0.01, progress=False,
+        model.integrate(0.1, 0.01, stepper="ts", progress=False,
                         callback=lambda t, fr: old.append((t, fr["hub"]["angle"])))
     assert any(issubclass(w.category, DeprecationWarning) for w in caught)
     assert np.allclose(new, old, rtol=1e-12, atol=0.0)
