@@ -17,7 +17,6 @@ never the model; the methods here only pick the system and pass it on.
 from __future__ import annotations
 
 import gc
-import inspect
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -54,6 +53,21 @@ from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 from dolfinx_mbs.cyclic.wheel import Wheel
 from dolfinx_mbs.frames.computed import ComputedFrame
 from dolfinx_mbs.integrate import run as integration
+from dolfinx_mbs.integrate.config import (
+    Checkpoints,
+    Constraints,
+    Formulation,
+    Initial,
+    Observers,
+    Output,
+    RunConfig,
+    Scheme,
+    Solver,
+    StabilityMode,
+    StepperName,
+    StepState,
+)
+from dolfinx_mbs.integrate.config import given as config_given
 from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
@@ -1355,11 +1369,28 @@ class Model:
                                     constraints if constraints is not None
                                     else self.constraints, frame=frame)
 
-    def integrate(self, t_end: float, dt: float, formulation: str | None = None,
-                  constraints: str = "maggi", **kwargs: Any) -> Result:
+    def integrate(self, t_end: float | RunConfig, dt: float | None = None,
+                  formulation: Formulation | None = None, constraints: Constraints = "maggi",
+                  *, t0: float = 0.0, u0: Any = None, v0: Any = None, p0: Any = None,
+                  probes: Sequence[Any] = (), output: str | None = None, output_every: int = 1,
+                  spectral_radius: float | None = None, progress: bool = True,
+                  options: Mapping[str, object] | None = None, prefix: str = "mbs_",
+                  reactions: bool | Sequence[Any] = False, energy: bool = True,
+                  callback: Callable[[StepState], object] | None = None,
+                  checkpoint_every: int | None = None, restart: bool = False,
+                  stability: StabilityMode = "warn", stepper: StepperName = "auto",
+                  load_degree: int = 2, load_frequencies: Sequence[float] = (),
+                  drives: bool = False) -> Result:
         """Integrate the equations of motion in time with PETSc TS on the system of
         ``formulation`` (:meth:`system`): see :func:`dolfinx_mbs.integrate.integrate` for the
-        arguments and the returned result. With ``drives=True`` the force and torque that
+        arguments and the returned result. The keywords are the short form of a
+        :class:`dolfinx_mbs.integrate.RunConfig`, which may be given instead, whole:
+        ``model.integrate(RunConfig(t_end=1.0, dt=1e-3, scheme=Scheme(spectral_radius=0.8)))``
+        (then no other argument). ``callback(state)`` gets a
+        :class:`dolfinx_mbs.integrate.StepState` at every output step on either path (``t``,
+        ``u`` and ``v`` with prescribed frames, ``frames`` with computed ones; the older
+        ``callback(t, u, v)`` and ``callback(t, frames)`` still work, with a
+        ``DeprecationWarning``). With ``drives=True`` the force and torque that
         drive each prescribed frame are recorded (``Result.frames``). A model with computed
         frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`) runs
         the coupled equations instead (:meth:`coupled_system`,
@@ -1383,41 +1414,79 @@ class Model:
         second-order form on PETSc TS; ``Result.journals``).
 
         Args:
-            t_end: the final time (s).
+            t_end: the final time (s), or a whole :class:`~dolfinx_mbs.integrate.RunConfig`.
             dt: the step (s).
             formulation: the formulation, or None for the default.
             constraints: ``"maggi"`` or ``"multipliers"``.
-            **kwargs: :func:`dolfinx_mbs.integrate.integrate`'s (or ``integrate_coupled``'s)
-                other arguments; ``drives=True`` as above.
+            t0: see :func:`dolfinx_mbs.integrate.integrate` (the ``RunConfig`` part
+                that holds each keyword is named there).
+            u0: as ``t0``.
+            v0: as ``t0``.
+            p0: as ``t0``.
+            probes: as ``t0``.
+            output: as ``t0``.
+            output_every: as ``t0``.
+            spectral_radius: as ``t0``.
+            progress: as ``t0``.
+            options: as ``t0``.
+            prefix: as ``t0``.
+            reactions: as ``t0``.
+            energy: as ``t0``.
+            callback: ``callback(state)``, as ``t0``.
+            checkpoint_every: as ``t0``.
+            restart: as ``t0``.
+            stability: as ``t0``.
+            stepper: as ``t0``.
+            load_degree: as ``t0``.
+            load_frequencies: as ``t0``.
+            drives: as above.
 
         Returns:
             The run's :class:`~dolfinx_mbs.integrate.Result`.
+
+        Raises:
+            ValueError: bad arguments (on every rank); a ``RunConfig`` given with other
+                arguments.
         """
+        scheme = Scheme(formulation=formulation, constraints=constraints,
+                        spectral_radius=spectral_radius, stepper=stepper,
+                        load_degree=load_degree, load_frequencies=load_frequencies)
+        initial = Initial(t0=t0, u0=u0, v0=v0, p0=p0)
+        out = Output(stem=output, every=output_every, progress=progress)
+        ckpt = Checkpoints(every=checkpoint_every, restart=restart)
+        solver = Solver(options=options, prefix=prefix)
+        watch = Observers(probes=probes, energy=energy, reactions=reactions, callback=callback,
+                          stability=stability, drives=drives)
+        if isinstance(t_end, RunConfig):
+            mixed = ["dt"] * (dt is not None) + [
+                n for part in (scheme, initial, out, ckpt, solver, watch)
+                for n in config_given(part)]
+            if mixed:
+                raise ValueError("integrate: a RunConfig holds the whole run; got other "
+                                 f"arguments with it ({', '.join(mixed)})")
+            config = t_end
+        else:
+            if dt is None:
+                raise TypeError("integrate: dt (the step, s) is missing")
+            config = RunConfig(t_end=t_end, dt=dt, scheme=scheme, initial=initial, output=out,
+                               checkpoints=ckpt, solver=solver, observers=watch)
         if self.frames or self.springs:
             if any(getattr(a, "journal", None) is not None for b in self.bodies
                    for a in getattr(b, "attachments", ())):
                 raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
                                  "the prescribed frames' path; a model with computed frames "
                                  "or springs does not take them yet")
-            if constraints != "maggi":
+            if config.scheme.constraints != "maggi":
                 raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
-                                 f"or springs (the coupled equations), got {constraints!r}")
-            known = inspect.signature(integrate_coupled).parameters
-            other = sorted(k for k in kwargs if k not in known)
-            if other:   # the prescribed path's arguments (drives, reactions, stepper, ...)
-                raise ValueError(f"integrate: {', '.join(other)} not taken by a model with "
-                                 "computed frames or springs (the coupled equations: see "
-                                 "dolfinx_mbs.integrate.coupled.integrate_coupled)")
-            return integrate_coupled(self.coupled_system(), t_end=t_end, dt=dt,
-                                     formulation=formulation, **kwargs)
-        formulation = "second-order" if formulation is None else formulation
-        system = self.system(formulation, constraints)
-        if kwargs.get("drives") is True:
-            kwargs["drives"] = Drives(self._second_order(), self.rigid_bodies, self.gravity)
-        elif kwargs.get("drives") is False:
-            kwargs["drives"] = None
-        return integration.integrate(system, t_end=t_end, dt=dt, formulation=formulation,
-                                     **kwargs)
+                                 f"or springs (the coupled equations), got "
+                                 f"{config.scheme.constraints!r}")
+            return integrate_coupled(self.coupled_system(), config)
+        system = self.system(config.scheme.formulation or "second-order",
+                             config.scheme.constraints)
+        driven = None
+        if config.observers.drives:
+            driven = Drives(self._second_order(), self.rigid_bodies, self.gravity)
+        return integration.integrate(system, config, driven)
 
     def campbell(self, speeds: Sequence[float], n: int = 6, harmonics: Any = None,
                  **kwargs: Any) -> CampbellTable | CyclicCampbellTable:

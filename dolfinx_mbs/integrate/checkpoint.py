@@ -82,7 +82,7 @@ import shutil
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Protocol, Sequence, cast
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Protocol, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -97,6 +97,7 @@ if TYPE_CHECKING:
 
     from petsc4py import PETSc
 
+    from dolfinx_mbs.integrate.config import Checkpoints
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts", "Signals",
@@ -1041,37 +1042,31 @@ def frame_unknowns(system: CoupledSystem, ckpt: Checkpoint, stem: str) -> np.nda
     return np.array(extra["f"], dtype=float)
 
 
-def arguments(output: str | None, every: Any, restart: Any, formulation: str,
-              initial: Sequence[Any], options: Dict[str, object] | None,
-              prefix: str) -> Dict[str, Any]:
-    """The checked ``checkpoint_every`` and ``restart`` of a run.
+def arguments(output: str | None, given: Checkpoints, formulation: str,
+              initial: Sequence[Any], options: Mapping[str, object] | None,
+              prefix: str) -> Checkpoints:
+    """The run's checkpoints checked against the rest of the run.
 
     Args:
         output: the run's file stem, or None.
-        every: the user's ``checkpoint_every``.
-        restart: the user's ``restart``.
+        given: the run's :class:`~dolfinx_mbs.integrate.config.Checkpoints` (its own values
+            checked when it was made).
         formulation: the run's formulation.
         initial: the user's (u0, v0, p0).
         options: the run's PETSc options, or None.
         prefix: the options prefix.
 
     Returns:
-        ``{"every": int or None, "restart": bool}``.
+        ``given``.
 
     Raises:
-        ValueError: a bad value, a checkpoint without ``output``, an initial state given
-            with ``restart``, or generalized-alpha options that do not restart exactly.
+        ValueError: a checkpoint without ``output``, an initial state given with
+            ``restart``, or generalized-alpha options that do not restart exactly.
     """
-    if every is not None:
-        if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
-            raise ValueError(f"checkpoint_every must be a positive integer or None, got "
-                             f"{every!r}")
-        if output is None:
-            raise ValueError("checkpoint_every needs output= (the checkpoint goes to "
-                             "<output>.ckpt)")
-    if restart not in (True, False):
-        raise ValueError(f"restart must be True or False, got {restart!r}")
-    if restart:
+    if given.every is not None and output is None:
+        raise ValueError("checkpoint_every needs output= (the checkpoint goes to "
+                         "<output>.ckpt)")
+    if given.restart:
         if output is None:
             raise ValueError("restart=True needs output= (the run to continue)")
         named = [n for n, x in zip(("u0", "v0", "p0"), initial) if x is not None]
@@ -1079,11 +1074,11 @@ def arguments(output: str | None, every: Any, restart: Any, formulation: str,
             raise ValueError(f"{', '.join(named)}: no initial state with restart=True (the "
                              "state comes from the checkpoint)")
         # the run's options, or else the database's (where -<prefix>ts_alpha_radius may be)
-        given = given_options(prefix, options, "ts_alpha_")
-        alpha = {k: v for k, v in given.items() if not (k == "ts_alpha_radius" and
-                                                        float(v) == 1.0)}
+        given_alpha = given_options(prefix, options, "ts_alpha_")
+        alpha = {k: v for k, v in given_alpha.items() if not (k == "ts_alpha_radius" and
+                                                              float(v) == 1.0)}
         if formulation == "second-order" and alpha:
             raise ValueError(f"restart=True: generalized-alpha with {alpha} keeps an "
                              "acceleration PETSc does not give out; only spectral radius 1 "
                              "(the default) restarts exactly")
-    return dict(every=None if every is None else int(every), restart=bool(restart))
+    return given

@@ -35,7 +35,7 @@ from dolfinx_mbs.petsc_options import given_options
 from dolfinx_mbs.systems.records import constant_frame
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
 
 __all__ = ["STEPPERS", "DENSE_MAX", "DENSE_MAX_VARYING", "choose", "make"]
 

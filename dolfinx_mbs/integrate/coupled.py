@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Dict, List, Sequence, cast
+from typing import Any, Callable, Dict, List, cast
 
 import numpy as np
 from petsc4py import PETSc
 
-from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint, observers
+from dolfinx_mbs.integrate.config import Recording, RunConfig, StepState, given, step_callback
 from dolfinx_mbs.integrate.dense.coupled import (
     DENSE_COUPLED_MAX,
     DenseCoupledStepper,
@@ -35,12 +35,12 @@ from dolfinx_mbs.integrate.dense.coupled import (
 )
 from dolfinx_mbs.integrate.dense.coupled import applies as dense_applies
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
-from dolfinx_mbs.integrate.driver import Recording, Result, drive
+from dolfinx_mbs.integrate.driver import Result, drive
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
-from dolfinx_mbs.systems.coupled import CoupledSystem, FrameView, monitors
+from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
 
 __all__ = ["FrameHistory", "integrate_coupled", "coupled_observers"]
 
@@ -49,98 +49,99 @@ log = logging.getLogger(__name__)
 
 def _loads_moment(system: CoupledSystem, t: float, f: np.ndarray) -> list:
     """The applied loads' moment about each computed frame's origin (local components; about
-    a hinge's axis for a hinge)."""
+    a hinge's axis for a hinge), of the loads' values the step evaluated
+    (:meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.frame_loads`)."""
     out = []
-    for i, (fr, zs, ws) in enumerate(zip(system.frames, system.zslice, system.wslice)):
-        st = fr.state_at(t, f[zs], f[ws])
-        view = FrameView(fr, f[zs], f[ws], st)
+    for i, fr in enumerate(system.frames):
         M = np.zeros(3)
-        with checks.collective(system.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
-            for ld in system.loads_on[i]:
-                M += ld.evaluate(t, view, st)[1]
+        for _, Mi in system.frame_loads(t, i, f):
+            M += Mi
         axis = getattr(fr, "axis", None)
         out.append(float(M @ axis) if axis is not None else M)
     return out
 
 
-def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
-                      formulation: str | None = None, t0: float = 0.0, u0: Any = None,
-                      v0: Any = None, probes: Sequence = (), output: str | None = None,
-                      spectral_radius: float | None = None, progress: bool = True,
-                      options: dict | None = None, prefix: str = "mbs_", energy: bool = True,
-                      callback: Callable[[float, dict], object] | None = None,
-                      output_every: int = 1, checkpoint_every: int | None = None,
-                      restart: bool = False, stepper: str = "auto") -> Result:
-    """Integrate a coupled system from ``t0`` to ``t_end`` with steps ``dt``.
+def integrate_coupled(system: CoupledSystem, config: RunConfig) -> Result:
+    """Integrate a coupled system from ``config.t0`` to ``config.t_end`` with steps
+    ``config.dt``.
+
+    ``config`` (:class:`~dolfinx_mbs.integrate.config.RunConfig`) holds the run's options in
+    parts; :meth:`dolfinx_mbs.Model.integrate` makes it of its keywords, whose names are
+    those below (the part that holds each in brackets). A run of computed frames refuses the
+    options of prescribed frames only (``p0``, ``constraints='multipliers'``, ``reactions``,
+    ``stability``, ``drives``, the load fit's).
 
     Args:
         system: the :class:`~dolfinx_mbs.systems.coupled.CoupledSystem`.
-        t_end: final time (s).
-        dt: the step (s).
-        formulation: ``"second-order"`` (generalized-alpha) or ``"first-order"`` (BDF2),
-            both second order in dt (:mod:`dolfinx_mbs.integrate.ts.coupled`); the TS type
-            may be changed by options. None: ``"first-order"`` with joints or driven motors
-            (BDF2 solves their rows at the step's end, so the joints stay closed to round-off;
-            generalized-alpha solves them at its intermediate time and the step's end misses
-            them by O(dt^2), see ``Result.joints[name].drift``; the joints' forces and the
-            motors' torques are found there and extrapolated to the step ends,
-            :class:`Joints`), else ``"second-order"``.
-            ``"hamiltonian"``: the implicit midpoint rule on Hamilton's form (momenta of the
-            elastic bodies and the frames, :mod:`dolfinx_mbs.systems.coupled_hamilton`):
-            where no load acts, the momenta at the steps' midpoints (``Result.midpoints``)
-            and at their ends (the step ends' velocities are those of the momenta carried)
-            keep a free frame's linear and angular momentum (global) to round-off; Newton's
-            method with the exact Jacobian; Hinge and Free frames, joints, motors, springs
-            and dampers (their rows at the midpoint, as generalized-alpha's). Its checkpoints
-            hold the state alone: the momenta carried are the step end's velocities' (to
-            round-off), and the run takes them from the state at each checkpoint as a restart
-            does.
-        t0: initial time (s).
-        u0: initial elastic displacement (None: zero; a PETSc Vec in the reduced or full
-            layout, or a Function per body).
-        v0: initial elastic velocity (as ``u0``).
-        probes: points of the first body, or (body, point) pairs (body coordinates).
-        output: file stem: ``<output>.csv`` gets a row per step as it is computed, and
-            ``<output>_<body>.bp`` (``.xdmf`` on DOLFINx 0.5) each elastic body's displacement
-            ``u`` (frame components) and its global ``motion`` every ``output_every`` steps
-            (:class:`~dolfinx_mbs.io.MotionWriter`).
-        spectral_radius: generalized-alpha's high-frequency spectral radius in [0, 1].
-        progress: a progress bar on rank 0 (tqdm, when installed).
-        options: PETSc options for the run (without the prefix).
-        prefix: the TS's options prefix.
-        energy: record energies and momenta.
-        callback: ``callback(t, frames)`` at every step (``frames``: the frames' outputs).
-        output_every: the steps between two field outputs (with ``output``).
-        checkpoint_every: write the state needed to continue every this many steps, and at
-            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.integrate.checkpoint`): the
-            elastic coordinates and rates as a run of prescribed frames writes them, the frame
-            unknowns (the frames' coordinates and speeds, the joints' multipliers) and the
-            loads' work in ``latest.json``; needs ``output``. At each checkpoint the scheme
-            starts again from the state (BDF2 with half a step of backward Euler,
-            generalized-alpha with its estimate of the rates) as a restart from it does. Both
-            steppers write the same checkpoints (the dense path ends its batches of steps at
-            them).
-        restart: continue from the last checkpoint of ``output`` (same model and formulation;
-            ``t0``, ``u0``, ``v0`` come from it and ``dt`` is its next step), on the ranks that
-            wrote it or on another number of ranks (the elastic unknowns redistributed by
-            name, not under DOLFINx 0.5); generalized-alpha only at spectral radius 1: the
-            CSV and field files keep their rows up to the checkpoint's time and get the new
-            ones appended; the result's histories start at the checkpoint
-            (``Result.restarted_from``). A checkpoint of either stepper restarts on either
-            (``stepper`` chooses), the same steps to the Newton tolerance; on the path that
-            wrote it, to the last bit.
-        stepper: ``"auto"``, ``"ts"`` or ``"dense"``: PETSc TS with the bordered Newton
-            (:class:`~dolfinx_mbs.integrate.ts.coupled_stepper.CoupledStepper`), or the
-            same schemes on small dense arrays
-            (:class:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper`: the bodies'
-            inertia invariants projected once; elastic bodies on hinges, rigid bodies,
-            frame loads, gravity, prestress, free frames, checkpoints and restarts;
-            ``"second-order"`` and ``"first-order"``; joints and motors by Maggi's equations
-            when asked for by name; no springs between frames, nonlinear strain, Hamilton's
-            form or PETSc options). ``"auto"`` takes the dense path where it applies, the
-            model has no joints or motors and the elastic bodies have at most
-            :data:`~dolfinx_mbs.integrate.dense.coupled.DENSE_COUPLED_MAX` reduced
-            unknowns (``Result.stepper`` names the path).
+        config: the run's options:
+            t_end: final time (s).
+            dt: the step (s).
+            formulation (scheme): ``"second-order"`` (generalized-alpha) or ``"first-order"``
+                (BDF2), both second order in dt (:mod:`dolfinx_mbs.integrate.ts.coupled`); the TS
+                type may be changed by options. None: ``"first-order"`` with joints or driven
+                motors (BDF2 solves their rows at the step's end, so the joints stay closed to
+                round-off; generalized-alpha solves them at its intermediate time and the step's
+                end misses them by O(dt^2), see ``Result.joints[name].drift``; the joints' forces
+                and the motors' torques are found there and extrapolated to the step ends,
+                :class:`Joints`), else ``"second-order"``. ``"hamiltonian"``: the implicit midpoint
+                rule on Hamilton's form (momenta of the elastic bodies and the frames,
+                :mod:`dolfinx_mbs.systems.coupled_hamilton`): where no load acts, the momenta at
+                the steps' midpoints (``Result.midpoints``) and at their ends (the step ends'
+                velocities are those of the momenta carried) keep a free frame's linear and angular
+                momentum (global) to round-off; Newton's method with the exact Jacobian; Hinge and
+                Free frames, joints, motors, springs and dampers (their rows at the midpoint, as
+                generalized-alpha's). Its checkpoints hold the state alone: the momenta carried are
+                the step end's velocities' (to round-off), and the run takes them from the state at
+                each checkpoint as a restart does.
+            t0 (initial): initial time (s).
+            u0 (initial): initial elastic displacement (None: zero; a PETSc Vec in the reduced or
+                full layout, or a Function per body).
+            v0 (initial): initial elastic velocity (as ``u0``).
+            probes (observers): points of the first body, or (body, point) pairs (body
+                coordinates).
+            output (output.stem): file stem: ``<output>.csv`` gets a row per step as it is
+                computed, and ``<output>_<body>.bp`` (``.xdmf`` on DOLFINx 0.5) each elastic body's
+                displacement ``u`` (frame components) and its global ``motion`` every
+                ``output_every`` steps (:class:`~dolfinx_mbs.io.MotionWriter`).
+            spectral_radius (scheme): generalized-alpha's high-frequency spectral radius in [0, 1].
+            progress (output): a progress bar on rank 0 (tqdm, when installed).
+            options (solver): PETSc options for the run (without the prefix).
+            prefix (solver): the TS's options prefix.
+            energy (observers): record energies and momenta.
+            callback (observers): ``callback(state)`` at every step with a
+                :class:`~dolfinx_mbs.integrate.config.StepState` whose ``frames`` are the frames'
+                outputs (``callback(t, frames)``: deprecated).
+            output_every (output.every): the steps between two field outputs (with ``output``).
+            checkpoint_every (checkpoints.every): write the state needed to continue every this
+                many steps, and at the end, into ``<output>.ckpt``
+                (:mod:`dolfinx_mbs.integrate.checkpoint`): the elastic coordinates and rates as a
+                run of prescribed frames writes them, the frame unknowns (the frames' coordinates
+                and speeds, the joints' multipliers) and the loads' work in ``latest.json``; needs
+                ``output``. At each checkpoint the scheme starts again from the state (BDF2 with
+                half a step of backward Euler, generalized-alpha with its estimate of the rates) as
+                a restart from it does. Both steppers write the same checkpoints (the dense path
+                ends its batches of steps at them).
+            restart (checkpoints): continue from the last checkpoint of ``output`` (same model and
+                formulation; ``t0``, ``u0``, ``v0`` come from it and ``dt`` is its next step), on
+                the ranks that wrote it or on another number of ranks (the elastic unknowns
+                redistributed by name, not under DOLFINx 0.5); generalized-alpha only at spectral
+                radius 1: the CSV and field files keep their rows up to the checkpoint's time and
+                get the new ones appended; the result's histories start at the checkpoint
+                (``Result.restarted_from``). A checkpoint of either stepper restarts on either
+                (``stepper`` chooses), the same steps to the Newton tolerance; on the path that
+                wrote it, to the last bit.
+            stepper (scheme): ``"auto"``, ``"ts"`` or ``"dense"``: PETSc TS with the bordered
+                Newton (:class:`~dolfinx_mbs.integrate.ts.coupled_stepper.CoupledStepper`), or the
+                same schemes on small dense arrays
+                (:class:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper`: the bodies'
+                inertia invariants projected once; elastic bodies on hinges, rigid bodies, frame
+                loads, gravity, prestress, free frames, checkpoints and restarts;
+                ``"second-order"`` and ``"first-order"``; joints and motors by Maggi's equations
+                when asked for by name; no springs between frames, nonlinear strain, Hamilton's
+                form or PETSc options). ``"auto"`` takes the dense path where it applies, the model
+                has no joints or motors and the elastic bodies have at most
+                :data:`~dolfinx_mbs.integrate.dense.coupled.DENSE_COUPLED_MAX` reduced unknowns
+                (``Result.stepper`` names the path).
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (with
     ``checkpoint_every``), close every file and raise SystemExit (SIGTERM) or
@@ -161,12 +162,13 @@ def integrate_coupled(system: CoupledSystem, t_end: float, dt: float,
         FileNotFoundError: ``restart`` without a checkpoint (on every rank).
         RuntimeError: a step failed (the time and Newton's reason are named).
     """
+    system.forget_loads()   # the loads' values of an earlier run are not this run's
     try:
-        return _integrate(system, t_end, dt, formulation, t0, u0, v0, probes, output,
-                          spectral_radius, progress, options, prefix, energy, callback,
-                          output_every, checkpoint_every, restart, stepper)
+        return _integrate(system, config)
     except checkpoint.Interrupted as e:
         raise e.exit() from None
+    finally:
+        system.forget_loads()
 
 
 class Frames(Observer):
@@ -415,9 +417,13 @@ class Work(Observer):
         assert f is not None  # (a coupled run's steps carry the frames' unknowns)
         power = 0.0
         for i, (fr, zs, ws) in enumerate(zip(s.frames, s.zslice, s.wslice)):
-            if s.loads_on[i]:
+            values = s.frame_loads(t, i, f) if s.loads else []
+            if values:   # the loads' generalized force, of the values the step evaluated
                 jet = fr.jet(t, f[zs], f[ws], np.zeros(fr.n_speeds))
-                power += float(s.generalized_loads(t, i, f, jet) @ f[ws])
+                Q = np.zeros(fr.n_speeds)
+                for F, M in values:
+                    Q += jet.T.T @ F + jet.Om.T @ M
+                power += float(Q @ f[ws])
         js = s.jointset
         if js.motors or js.torque_motors:
             driven = {}
@@ -530,14 +536,15 @@ class Midpoints(Observer):
 
 
 class Callback(Observer):
-    """The user's ``callback(t, frames)`` at every step, with the frames' outputs.
+    """The user's ``callback(state)`` at every step, with the frames' outputs
+    (:class:`~dolfinx_mbs.integrate.config.StepState`: ``t``, ``index``, ``frames``).
 
     Args:
-        fn: the callback.
+        fn: the callback, of one argument (:func:`~dolfinx_mbs.integrate.config.step_callback`).
         frames: the run's :class:`Frames`.
     """
 
-    def __init__(self, fn: Callable[[float, dict], object], frames: Frames) -> None:
+    def __init__(self, fn: Callable[[StepState], object], frames: Frames) -> None:
         self.fn, self.frames = fn, frames
 
     def observe(self, step: Step) -> List[float]:
@@ -549,7 +556,7 @@ class Callback(Observer):
         Returns:
             The values of :attr:`columns`.
         """
-        self.fn(step.t, self.frames.last)
+        self.fn(StepState(t=step.t, index=step.index, frames=self.frames.last))
         return []
 
 
@@ -610,30 +617,24 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
         out["csv"] = observers.Csv(rec.output + ".csv", cols, system.comm,
                                    append=keep is not None, order=order)
     if rec.callback is not None:
-        out["callback"] = Callback(cast(Callable[[float, dict], object], rec.callback),
-                                   frames)
+        out["callback"] = Callback(cast(Callable[[StepState], object], rec.callback), frames)
     if rec.progress:
         out["progress"] = observers.Progress(system.comm, n_steps, label)
     return out
 
 
-def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str | None,
-               t0: float, u0: Any, v0: Any, probes: Sequence, output: str | None,
-               spectral_radius: float | None, progress: bool, options: dict | None,
-               prefix: str, energy: bool, callback: Callable[[float, dict], object] | None,
-               output_every: int, checkpoint_every: int | None, restart: bool,
-               stepper: str = "auto") -> Result:
-    """:func:`integrate_coupled` (its arguments) but for the end of a run stopped by a signal,
-    which it raises as :class:`~dolfinx_mbs.integrate.checkpoint.Interrupted`."""
-    t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
-    if dt <= 0.0:
-        raise ValueError(f"dt must be positive, got {dt!r}")
-    if t_end <= t0:
-        raise ValueError(f"t_end must exceed t0 ({t0}), got {t_end!r}")
-    if dt > (t_end - t0) * (1.0 + 1e-12):
-        raise ValueError(f"dt={dt!r} exceeds the run's length t_end - t0 = {t_end - t0!r}: "
-                         "the run would take one shorter step of the length instead; give a "
-                         "dt at most t_end - t0")
+def _integrate(system: CoupledSystem, config: RunConfig) -> Result:
+    """:func:`integrate_coupled` but for the end of a run stopped by a signal, which it raises
+    as :class:`~dolfinx_mbs.integrate.checkpoint.Interrupted`."""
+    sch, ini, out, obs = config.scheme, config.initial, config.output, config.observers
+    spectral_radius, output = sch.spectral_radius, out.stem
+    other = (given(sch, ("constraints", "load_degree", "load_frequencies"))
+             + given(ini, ("p0",)) + given(obs, ("reactions", "stability", "drives")))
+    if other:   # the prescribed path's options
+        raise ValueError(f"integrate: {', '.join(sorted(other))} not taken by a model with "
+                         "computed frames or springs (the coupled equations: see "
+                         "dolfinx_mbs.integrate.coupled.integrate_coupled)")
+    formulation = sch.formulation
     if formulation is None:
         formulation = "first-order" if system.jointset.n_rows else "second-order"
     if formulation not in CoupledSystem.formulations:
@@ -642,23 +643,22 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
     if formulation == "hamiltonian" and spectral_radius not in (None, 1.0):
         raise ValueError("spectral_radius: formulation 'hamiltonian' steps by the implicit "
                          f"midpoint rule (radius 1), got {spectral_radius!r}")
-    if spectral_radius is not None and not 0.0 <= spectral_radius <= 1.0:
-        raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
-    if callback is not None and not callable(callback):
-        raise ValueError(f"callback must be callable (t, frames) or None, got {callback!r}")
-    if not isinstance(output_every, (int, np.integer)) or output_every < 1:
-        raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
-    ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
-                                (u0, v0, None), options, prefix)
-    if ckpt["restart"] and formulation == "second-order" and spectral_radius not in (None, 1.0):
+    options = None if config.solver.options is None else dict(config.solver.options)
+    prefix = config.solver.prefix
+    ckpt = checkpoint.arguments(output, config.checkpoints, formulation,
+                                (ini.u0, ini.v0, None), options, prefix)
+    if ckpt.restart and formulation == "second-order" and spectral_radius not in (None, 1.0):
         raise ValueError(f"restart=True: generalized-alpha with spectral_radius="
                          f"{spectral_radius!r} keeps a rate the checkpoint does not hold; only "
                          "spectral radius 1 (the default) restarts exactly")
-    run = RunSpec(formulation=formulation, t0=t0, t_end=t_end, dt=dt,
+    run = RunSpec(formulation=formulation, t0=config.t0, t_end=config.t_end, dt=config.dt,
                   spectral_radius=spectral_radius, options=options, prefix=prefix,
-                  energy=energy, checkpoints=ckpt["every"] is not None or ckpt["restart"])
-    rec = Recording(probes=probes, output=output, output_every=int(output_every),
-                    progress=progress, energy=energy, callback=callback, stability="off")
+                  energy=obs.energy, checkpoints=ckpt.every is not None or ckpt.restart)
+    callback = None if obs.callback is None else step_callback(obs.callback, "t, frames", 5)
+    rec = Recording(probes=obs.probes, output=output, output_every=out.every,
+                    progress=out.progress, energy=obs.energy, callback=callback,
+                    stability="off")
+    stepper = sch.stepper
     if stepper not in ("auto", "ts", "dense"):
         raise ValueError(f"stepper must be 'auto', 'ts' or 'dense' for a model with computed "
                          f"frames, got {stepper!r}")
@@ -673,11 +673,11 @@ def _integrate(system: CoupledSystem, t_end: float, dt: float, formulation: str 
                                        and not system.jointset.active)
     if use_dense:
         stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(
-            system, run, every=ckpt["every"])
+            system, run, every=ckpt.every)
     else:
-        stepping = CoupledStepper(system, run, restart=ckpt["restart"], stem=output)
-    return drive(system, cast(Stepper, stepping), run, rec, (u0, v0, None), ckpt["restart"],
-                 ckpt["every"],
+        stepping = CoupledStepper(system, run, restart=ckpt.restart, stem=output)
+    return drive(system, cast(Stepper, stepping), run, rec, (ini.u0, ini.v0, None),
+                 ckpt.restart, ckpt.every,
                  lambda label, n, resume: coupled_observers(system, stepping, rec, label, n,
                                                             resume))
 

@@ -31,6 +31,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate import observers as obs
+from dolfinx_mbs.integrate.config import Recording
 from dolfinx_mbs.integrate.initial import Coordinates, reduced_initial
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.stability import Stability
@@ -38,35 +39,11 @@ from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
 
 __all__ = ["Recording", "Result", "drive"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass(frozen=True)
-class Recording:
-    """What a run records.
-
-    What a run records: :func:`dolfinx_mbs.integrate.integrate`'s arguments of the
-    observers (see there).
-    """
-
-    probes: Sequence = ()
-    output: str | None = None
-    output_every: int = 1
-    progress: bool = True
-    reactions: object = False
-    energy: bool = True
-    callback: object = None
-    stability: str = "warn"
-    multigrid: bool = False
-    drives: object = None
-
-    def arguments(self) -> dict:
-        """As :func:`dolfinx_mbs.integrate.observers.make_observers` takes them."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 @dataclasses.dataclass
@@ -166,7 +143,7 @@ def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
             getattr(system, "films", None) is None:   # a film's force bounds its whirl
         stab = Stability(system, rec.stability, max(10, n_steps // 50),
                          multigrid=rec.multigrid)
-    watch = obs.make_observers(system, label, n_steps, rec.arguments(), resume, energies,
+    watch = obs.make_observers(system, label, n_steps, rec, resume, energies,
                                probes, stab, checkpoint.truncate_csv)
     if any(checked(b) for b in system.space.bodies):
         watch["rotation"] = RotationRange(system, n_steps)

@@ -12,7 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Type, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Protocol,
+    Sequence,
+    Type,
+    TypeVar,
+    cast,
+)
 
 import numpy as np
 from mpi4py import MPI
@@ -20,12 +32,13 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.reactions import frame_resultants
+from dolfinx_mbs.integrate.config import Recording, StepState
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
 
-if TYPE_CHECKING:  # the protocol's module reads no observer; typing only
+if TYPE_CHECKING:  # typing only; the stepper's module reads the observers, not back
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.initial import Coordinates
-    from dolfinx_mbs.integrate.stepper import RunSystem, Stepper
     from dolfinx_mbs.systems.drives import Drives
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
@@ -42,6 +55,22 @@ FIRST = ("energy", "finite")
 CSV_ORDER = ("probes", "energy", "reactions", "drives", "journals")
 
 _Named = TypeVar("_Named", bound="Observer")
+
+
+class Products(Protocol):
+    """What an observer asks of the run's stepper (the part of
+    :class:`~dolfinx_mbs.integrate.stepper.Stepper` the energies and reactions read)."""
+
+    def record(self, t: float) -> Any:
+        """The operators at ``t`` the energies read."""
+
+    def energy_products(self, s: Any, q: PETSc.Vec, v: PETSc.Vec,
+                        Mv: PETSc.Vec | None = None) -> tuple:
+        """(M v, K_el q, K_pot q) at the state (q, v) of the record ``s``."""
+
+    def acceleration(self, t: float, q: PETSc.Vec, v: PETSc.Vec,
+                     out: PETSc.Vec) -> PETSc.Vec:
+        """Q'' from the equations of motion at (q, v), into ``out``."""
 
 
 @dataclasses.dataclass
@@ -70,7 +99,7 @@ class Step:
     q: PETSc.Vec
     v: PETSc.Vec
     u: PETSc.Vec | None
-    stepper: Stepper | None
+    stepper: Products | None
     Mv: PETSc.Vec | None = None
     dense: tuple | None = None
     frames: np.ndarray | None = None
@@ -493,11 +522,13 @@ class DriveHistory(Observer):
 
 
 class Callback(Observer):
-    """``fn(t, u, v)`` with the full displacement and velocity (valid during the call).
+    """``fn(state)`` with a :class:`~dolfinx_mbs.integrate.config.StepState` holding the
+    full displacement and velocity (``u``, ``v``: valid during the call).
 
     Args:
         system: the run's typed system.
-        fn: the user's callback.
+        fn: the user's callback, of one argument
+            (:func:`~dolfinx_mbs.integrate.config.step_callback`).
     """
 
     needs_velocity = True
@@ -518,7 +549,7 @@ class Callback(Observer):
         """
         self.system.expand_rate(step.q, step.v, out=self._v)
         with checks.collective(self.system.comm, f"callback at t={step.t:g}"):
-            self.fn(step.t, step.u, self._v)
+            self.fn(StepState(t=step.t, index=step.index, u=step.u, v=self._v))
         return []
 
 
@@ -629,7 +660,7 @@ class Progress(Observer):
             self.bar.close()
 
 
-def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
+def make_observers(system: RunSystem, label: str, n_steps: int, a: Recording,
                    resume: Checkpoint | None = None,
                    energies: Type[Energies] | None = None, probes: Callable | None = None,
                    stability: Observer | None = None,
@@ -643,8 +674,8 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
         system: the run's typed system.
         label: the progress bar's words.
         n_steps: the steps the run is expected to take.
-        a: :func:`dolfinx_mbs.integrate.integrate`'s arguments (probes, output,
-            output_every, progress, reactions, energy, callback, drives).
+        a: what the run records (:class:`~dolfinx_mbs.integrate.config.Recording`: probes,
+            output, output_every, progress, reactions, energy, callback, drives).
         resume: a checkpoint to continue (energies' accumulators restored, files continued
             after ``truncate_csv``), or None.
         energies: another observer class of the energies (``energies(system)``; the dense
@@ -661,18 +692,18 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
         ValueError: a constraint of ``reactions`` that is not the model's.
     """
     out: Dict[str, Observer] = {}
-    if a["energy"]:
+    if a.energy:
         out["energy"] = (energies or Energies)(system)
         if resume is not None and "energy" in resume.accumulators:
             cast(Energies, out["energy"]).restore(resume.accumulators["energy"])
     out["finite"] = Finite(cast("Energies | None", out.get("energy")))
     if stability is not None:
         out["stability"] = stability
-    if a["callback"] is not None:
-        out["callback"] = Callback(system, a["callback"])
-    if a["probes"]:
-        out["probes"] = (probes or ProbeHistory)(system.bodies, a["probes"])
-    rc = a["reactions"]
+    if a.callback is not None:
+        out["callback"] = Callback(system, a.callback)
+    if a.probes:
+        out["probes"] = (probes or ProbeHistory)(system.bodies, a.probes)
+    rc = a.reactions
     if rc:
         if rc is True:
             rc = list(system.constraints)
@@ -682,19 +713,19 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: dict,
                 if not any(c is k for k in system.constraints):
                     raise ValueError(f"reactions: {c!r} is not a constraint of this model")
         out["reactions"] = Reactions(system, rc)
-    if a.get("drives") is not None:
-        out["drives"] = DriveHistory(system, a["drives"])
+    if a.drives is not None:
+        out["drives"] = DriveHistory(system, a.drives)
     if getattr(system, "films", None) is not None:
         out["journals"] = Journals(cast("SecondOrderSystem", system))
-    if a["output"] is not None:
+    if a.output is not None:
         cols = [c for k in CSV_ORDER if k in out for c in out[k].columns]
         keep = None if resume is None else resume.t
         if resume is not None:
             assert truncate_csv is not None  # (given with resume)
-            truncate_csv(system.comm, a["output"] + ".csv", keep, ["t"] + cols)
-        out["csv"] = Csv(a["output"] + ".csv", cols, system.comm, append=keep is not None)
-        out["fields"] = Fields(system.bodies, a["output"], a["output_every"], keep)
-    if a["progress"]:
+            truncate_csv(system.comm, a.output + ".csv", keep, ["t"] + cols)
+        out["csv"] = Csv(a.output + ".csv", cols, system.comm, append=keep is not None)
+        out["fields"] = Fields(system.bodies, a.output, a.output_every, keep)
+    if a.progress:
         out["progress"] = Progress(system.comm, n_steps, label)
     return out
 

@@ -38,7 +38,7 @@ second-order residual uses the node-block form of the inertia terms
 of three.
 
 :func:`integrate` checks its arguments, groups them (:class:`~dolfinx_mbs.integrate.stepper.
-RunSpec`: what the stepping reads; :class:`~dolfinx_mbs.integrate.driver.Recording`: what the
+RunSpec`: what the stepping reads; :class:`~dolfinx_mbs.integrate.config.Recording`: what the
 observers read), lets :mod:`dolfinx_mbs.integrate.choice` pick and make the stepper
 (:class:`~dolfinx_mbs.integrate.stepper.Stepper`: PETSc TS, the sparse path, the dense, exact
 or batched dense paths) and hands both to the driver (:func:`dolfinx_mbs.integrate.driver.
@@ -50,21 +50,20 @@ The public signature keeps its flat keywords: they are the documented API that
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Dict, Sequence
+from typing import TYPE_CHECKING
 
-from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate.choice import choose, make
+from dolfinx_mbs.integrate.config import Recording, RunConfig, step_callback
 from dolfinx_mbs.integrate.dense.exact import LoadBasis
-from dolfinx_mbs.integrate.driver import Recording, Result, drive
-from dolfinx_mbs.integrate.stability import MODES as STABILITY
+from dolfinx_mbs.integrate.driver import Result, drive
 from dolfinx_mbs.integrate.step_solvers import multigrid
 from dolfinx_mbs.integrate.stepper import RunSpec
 from dolfinx_mbs.petsc_options import SolverOptions
 from dolfinx_mbs.systems.films import has_films
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.systems.drives import Drives
 
 __all__ = ["integrate", "Result", "FORMULATIONS"]
@@ -75,96 +74,92 @@ log = logging.getLogger(__name__)
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 
 
-def integrate(system: RunSystem, t_end: float, dt: float, formulation: str = "second-order",
-              t0: float = 0.0, u0: Any = None, v0: Any = None, p0: Any = None,
-              probes: Sequence = (), output: str | None = None, output_every: int = 1,
-              spectral_radius: float | None = None,
-              progress: bool = True, options: Dict[str, object] | None = None,
-              prefix: str = "mbs_", reactions: bool | Sequence = False,
-              energy: bool = True,
-              callback: Callable[[float, Any, Any], object] | None = None,
-              checkpoint_every: int | None = None,
-              restart: bool = False, stability: str = "warn", stepper: str = "auto",
-              load_degree: int = 2, load_frequencies: Sequence[float] = (),
-              drives: Drives | None = None) -> Result:
-    """Integrate ``system`` from ``t0`` to ``t_end``.
+def integrate(system: RunSystem, config: RunConfig, drives: Drives | None = None) -> Result:
+    """Integrate ``system`` from ``config.t0`` to ``config.t_end``.
+
+    ``config`` (:class:`~dolfinx_mbs.integrate.config.RunConfig`) holds the run's options in
+    parts; :meth:`dolfinx_mbs.Model.integrate` makes it of its keywords, whose names are
+    those below (the part that holds each in brackets).
 
     Args:
-        system: the typed system of ``formulation`` (``model.system(formulation,
+        system: the typed system of the formulation (``model.system(formulation,
             constraints)``; :meth:`dolfinx_mbs.Model.integrate` makes it).
-        t_end: final time (s).
-        dt: time step (s); the initial one when adaptivity is switched on by options.
-        formulation: ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
-        t0: initial time.
-        u0: initial displacement (relative to the frame): None (zero), a Function per body, or
-            a PETSc Vec in full or reduced layout.
-        v0: initial velocity (relative to the frame), as ``u0``.
-        p0: initial generalized momentum (Hamilton's form only; replaces v0), as u0.
-        probes: points of the first body, or (body, point) pairs, to record u at.
-        output: file stem: ``<output>.csv`` gets time, probes and energies row by row, and
-            ``<output>_<body>.bp`` (VTX; ``.xdmf`` on DOLFINx 0.5, see
-            :class:`dolfinx_mbs.io.FieldFile`) the displacement (body frame) and the global motion.
-        output_every: write the fields every this many steps (the CSV gets every step).
-        spectral_radius: generalized-alpha's high-frequency spectral radius (second-order only).
-        progress: show a progress bar (rank 0) when tqdm is available.
-        options: PETSc options for this run, without the prefix, e.g.
-            ``{"ts_type": "bdf", "ts_adapt_type": "basic"}``; they override the options
-            database, and are in it only while the run's solvers read it (when they are set
-            up), never while a callback runs. Options PETSc reads at the end of a solve (the
-            ``*_view`` family) have to go in the database.
-        prefix: PETSc options prefix of the TS.
-        reactions: True (every constraint) or a list of constraints whose resultant forces
-            are recorded at every step (``Result.reactions``, global components, also in
-            the CSV; ``Result.reactions_frame``, the body frame's components).
-        energy: record the energies (2-3 mat-vecs a step, shared with the residual); False leaves
-            ``Result.energy`` empty.
-        callback: ``callback(t, u, v)``, called at every output time with the full
-            displacement and velocity (PETSc Vecs in the full layout, valid during the call),
-            collectively on every rank.
-        checkpoint_every: write the state needed to continue every this many steps, and at
-            the end, into ``<output>.ckpt`` (:mod:`dolfinx_mbs.integrate.checkpoint`); needs
-            ``output``.
-        restart: continue from the last checkpoint of ``output`` (same ranks, model and
-            formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is its next
-            step): the CSV and field files keep their rows up to the checkpoint's time and
-            get the new ones appended; the result holds the history from the checkpoint on.
-        stability: ``"warn"`` (default), ``"error"`` or ``"off"``: the frames' state is
-            checked for divergence at the first step and whenever it changed (every tenth
-            step or less often, at most about 50 checks a run; one factorization of the
-            stiffness each, or, when the step solver is multigrid (``pc_type gamg``), the
-            lowest eigenvalues by LOBPCG preconditioned with GAMG instead,
-            :mod:`dolfinx_mbs.integrate.stability`); an unstable state gives an
-            :class:`~dolfinx_mbs.integrate.stability.InstabilityWarning` (or raises
-            :class:`~dolfinx_mbs.integrate.stability.InstabilityError`) naming the time, the growth
-            rate and where the mode moves most, listed in ``Result.instabilities``.
-        stepper: ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators gathered
-            densely on every rank (:mod:`dolfinx_mbs.integrate.dense.stepper`: TS's steps to
-            round-off;
-            linear systems, no multipliers, velocity rows or checkpoints); ``"exact"``: a
-            constant frame state's exact solution at the steps (matrix exponential), whatever
-            ``dt``; ``"linear"``: the TS path's steps (TSALPHA2, or Hamilton's implicit
-            midpoint) on the sparse operators of a constant frame state without TS
-            (:mod:`dolfinx_mbs.integrate.sparse.alpha2`,
-            :mod:`dolfinx_mbs.integrate.sparse.midpoint`: one
-            factorization, one pass over the mass a step; second-order and hamiltonian
-            forms, no reactions or checkpoints; its step solver reads the ``ksp_``, ``pc_``
-            and ``mat_`` options under ``prefix``, e.g. ``-mbs_pc_type gamg``); ``"auto"``:
-            ``"dense"`` up to
-            :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where
-            frames
-            change in time), ``"linear"`` above it where that applies, when no checkpoint and
-            no PETSc option under ``prefix`` is given, or only the step solver's (then
-            ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log (INFO)
-            says which.
+        config: the run's options:
+            t_end: final time (s).
+            dt: time step (s); the initial one when adaptivity is switched on by options.
+            formulation (scheme): ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+            t0 (initial): initial time.
+            u0 (initial): initial displacement (relative to the frame): None (zero), a Function per
+                body, or a PETSc Vec in full or reduced layout.
+            v0 (initial): initial velocity (relative to the frame), as ``u0``.
+            p0 (initial): initial generalized momentum (Hamilton's form only; replaces v0), as u0.
+            probes (observers): points of the first body, or (body, point) pairs, to record u at.
+            output (output.stem): file stem: ``<output>.csv`` gets time, probes and energies row by
+                row, and ``<output>_<body>.bp`` (VTX; ``.xdmf`` on DOLFINx 0.5, see
+                :class:`dolfinx_mbs.io.FieldFile`) the displacement (body frame) and the global
+                motion.
+            output_every (output.every): write the fields every this many steps (the CSV gets every
+                step).
+            spectral_radius (scheme): generalized-alpha's high-frequency spectral radius
+                (second-order only).
+            progress (output): show a progress bar (rank 0) when tqdm is available.
+            options (solver): PETSc options for this run, without the prefix, e.g. ``{"ts_type":
+                "bdf", "ts_adapt_type": "basic"}``; they override the options database, and are in
+                it only while the run's solvers read it (when they are set up), never while a
+                callback runs. Options PETSc reads at the end of a solve (the ``*_view`` family)
+                have to go in the database.
+            prefix (solver): PETSc options prefix of the TS.
+            reactions (observers): True (every constraint) or a list of constraints whose resultant
+                forces are recorded at every step (``Result.reactions``, global components, also in
+                the CSV; ``Result.reactions_frame``, the body frame's components).
+            energy (observers): record the energies (2-3 mat-vecs a step, shared with the
+                residual); False leaves ``Result.energy`` empty.
+            callback (observers): ``callback(state)``, called at every output time with a
+                :class:`~dolfinx_mbs.integrate.config.StepState` whose ``u`` and ``v`` are the full
+                displacement and velocity (PETSc Vecs in the full layout, valid during the call),
+                collectively on every rank (``callback(t, u, v)``: deprecated).
+            checkpoint_every (checkpoints.every): write the state needed to continue every this
+                many steps, and at the end, into ``<output>.ckpt``
+                (:mod:`dolfinx_mbs.integrate.checkpoint`); needs ``output``.
+            restart (checkpoints): continue from the last checkpoint of ``output`` (same ranks,
+                model and formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is
+                its next step): the CSV and field files keep their rows up to the checkpoint's time
+                and get the new ones appended; the result holds the history from the checkpoint on.
+            stability (observers): ``"warn"`` (default), ``"error"`` or ``"off"``: the frames'
+                state is checked for divergence at the first step and whenever it changed (every
+                tenth step or less often, at most about 50 checks a run; one factorization of the
+                stiffness each, or, when the step solver is multigrid (``pc_type gamg``), the
+                lowest eigenvalues by LOBPCG preconditioned with GAMG instead,
+                :mod:`dolfinx_mbs.integrate.stability`); an unstable state gives an
+                :class:`~dolfinx_mbs.integrate.stability.InstabilityWarning` (or raises
+                :class:`~dolfinx_mbs.integrate.stability.InstabilityError`) naming the time, the
+                growth rate and where the mode moves most, listed in ``Result.instabilities``.
+            stepper (scheme): ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators
+                gathered densely on every rank (:mod:`dolfinx_mbs.integrate.dense.stepper`: TS's
+                steps to round-off; linear systems, no multipliers, velocity rows or checkpoints);
+                ``"exact"``: a constant frame state's exact solution at the steps (matrix
+                exponential), whatever ``dt``; ``"linear"``: the TS path's steps (TSALPHA2, or
+                Hamilton's implicit midpoint) on the sparse operators of a constant frame state
+                without TS (:mod:`dolfinx_mbs.integrate.sparse.alpha2`,
+                :mod:`dolfinx_mbs.integrate.sparse.midpoint`: one factorization, one pass over the
+                mass a step; second-order and hamiltonian forms, no reactions or checkpoints; its
+                step solver reads the ``ksp_``, ``pc_`` and ``mat_`` options under ``prefix``, e.g.
+                ``-mbs_pc_type gamg``); ``"auto"``: ``"dense"`` up to
+                :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` unknowns (``DENSE_MAX_VARYING``
+                where frames change in time), ``"linear"`` above it where that applies, when no
+                checkpoint and no PETSc option under ``prefix`` is given, or only the step solver's
+                (then ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log
+                (INFO) says which.
+            load_degree (scheme): the dense paths fit the loads of a constant frame state on
+                polynomials of degree <= ``load_degree`` and the sines and cosines of
+                ``load_frequencies``: ``"exact"`` needs the fit (an error otherwise), ``"dense"``
+                assembles no load per step where it holds.
+            load_frequencies (scheme): the angular frequencies (rad/s) of the dense paths' load
+                fit.
         drives: a :class:`dolfinx_mbs.systems.drives.Drives` (``Model.integrate(...,
             drives=True)`` makes it): the force and torque that drive each prescribed frame,
             recorded at every step in ``Result.frames`` (``force``, ``torque``, global
             components, the torque about the frame's origin) and the CSV; on the TS path.
-        load_degree: the dense paths fit the loads of a constant frame state on polynomials
-            of degree <= ``load_degree`` and the sines and cosines of ``load_frequencies``:
-            ``"exact"`` needs the fit (an error otherwise), ``"dense"`` assembles no load per
-            step where it holds.
-        load_frequencies: the angular frequencies (rad/s) of the dense paths' load fit.
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (when
     ``checkpoint_every`` is given), close every file and raise SystemExit (SIGTERM) or
@@ -177,54 +172,41 @@ def integrate(system: RunSystem, t_end: float, dt: float, formulation: str = "se
         ValueError: bad arguments (on every rank).
         RuntimeError: a step failed; the message gives the time and PETSc's reason.
     """
-    # numpy scalars too (a float32 t_end from a parameter array is a time like any other)
-    t_end, dt, t0 = (checks.real(v, n) for n, v in (("t_end", t_end), ("dt", dt), ("t0", t0)))
-    if dt <= 0.0:
-        raise ValueError(f"dt must be positive, got {dt!r}")
-    if t_end <= t0:
-        raise ValueError(f"t_end must exceed t0 ({t0}), got {t_end!r}")
-    if dt > (t_end - t0) * (1.0 + 1e-12):
-        raise ValueError(f"dt={dt!r} exceeds the run's length t_end - t0 = {t_end - t0!r}: "
-                         "the run would take one shorter step of the length instead; give a "
-                         "dt at most t_end - t0")
-    if spectral_radius is not None:
+    sch, ini, out, obs = config.scheme, config.initial, config.output, config.observers
+    formulation = sch.formulation or "second-order"
+    options = None if config.solver.options is None else dict(config.solver.options)
+    prefix = config.solver.prefix
+    if sch.spectral_radius is not None:
         if formulation != "second-order":
             raise ValueError("spectral_radius applies to the second-order formulation only")
-        if not 0.0 <= spectral_radius <= 1.0:
-            raise ValueError(f"spectral_radius must lie in [0, 1], got {spectral_radius!r}")
-        options = dict(options or {}, ts_alpha_radius=spectral_radius)
-    if callback is not None and not callable(callback):
-        raise ValueError(f"callback must be callable (t, u, v) or None, got {callback!r}")
-    if p0 is not None and formulation != "hamiltonian":
+        options = dict(options or {}, ts_alpha_radius=sch.spectral_radius)
+    if ini.p0 is not None and formulation != "hamiltonian":
         raise ValueError("p0 (initial momentum) applies to the hamiltonian formulation only")
-    if not isinstance(output_every, int) or output_every < 1:
-        raise ValueError(f"output_every must be a positive integer, got {output_every!r}")
-    if stability not in STABILITY:
-        raise ValueError(f"stability must be one of {STABILITY}, got {stability!r}")
     if has_films(system) and (formulation != "second-order" or
                               getattr(system, "films", None) is None):
         raise ValueError(f"a model with fluid-film bearings (Model.bearing(journal=)) runs "
                          f"with formulation='second-order' and constraints='maggi' (their "
                          f"nonlinear force), got formulation {formulation!r} on a "
                          f"{type(system).__name__}")
-    ckpt = checkpoint.arguments(output, checkpoint_every, restart, formulation,
-                                (u0, v0, p0), options, prefix)
-    run = RunSpec(formulation=formulation, t0=t0, t_end=t_end, dt=dt,
-                  spectral_radius=spectral_radius, options=options, prefix=prefix,
-                  reactions=reactions, energy=energy,
-                  load_basis=LoadBasis(load_degree, load_frequencies),
-                  checkpoints=ckpt["every"] is not None or ckpt["restart"],
+    ckpt = checkpoint.arguments(out.stem, config.checkpoints, formulation, ini.given(),
+                                options, prefix)
+    run = RunSpec(formulation=formulation, t0=config.t0, t_end=config.t_end, dt=config.dt,
+                  spectral_radius=sch.spectral_radius, options=options, prefix=prefix,
+                  reactions=obs.reactions, energy=obs.energy,
+                  load_basis=LoadBasis(sch.load_degree, sch.load_frequencies),
+                  checkpoints=ckpt.every is not None or ckpt.restart,
                   drives=drives is not None)
-    path = choose(system, run, stepper)
+    path = choose(system, run, sch.stepper)
     if formulation not in getattr(system, "formulations", ()):
         raise ValueError(f"formulation {formulation!r} does not apply to a "
                          f"{type(system).__name__} (it takes {system.formulations})")
-    rec = Recording(probes=probes, output=output, output_every=output_every,
-                    progress=progress, reactions=reactions, energy=energy, callback=callback,
-                    stability=stability, multigrid=multigrid(SolverOptions(prefix, {}, options)),
-                    drives=drives)
+    callback = None if obs.callback is None else step_callback(obs.callback, "t, u, v")
+    rec = Recording(probes=obs.probes, output=out.stem, output_every=out.every,
+                    progress=out.progress, reactions=obs.reactions, energy=obs.energy,
+                    callback=callback, stability=obs.stability,
+                    multigrid=multigrid(SolverOptions(prefix, {}, options)), drives=drives)
     try:
-        return drive(system, make(system, run, path), run, rec, (u0, v0, p0),
-                     ckpt["restart"], ckpt["every"])
+        return drive(system, make(system, run, path), run, rec, ini.given(), ckpt.restart,
+                     ckpt.every)
     except checkpoint.Interrupted as e:
         raise e.exit() from None

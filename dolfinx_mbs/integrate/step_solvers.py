@@ -29,7 +29,7 @@ from petsc4py import PETSc
 from dolfinx_mbs.petsc_options import SolverOptions, direct_lu, given_options
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["run_options", "option", "multigrid", "schur_multigrid", "attach_near_nullspace",

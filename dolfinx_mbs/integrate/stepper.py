@@ -24,7 +24,6 @@ from typing import (
     Sequence,
     Tuple,
     Type,
-    Union,
     runtime_checkable,
 )
 
@@ -36,14 +35,10 @@ if TYPE_CHECKING:
     from typing import TypeGuard
 
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.dense.exact import LoadBasis
     from dolfinx_mbs.integrate.observers import Energies, Observer
-    from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
-    from dolfinx_mbs.systems.velocity import VelocitySystem
-
-    #: a run's typed system (:meth:`dolfinx_mbs.Model.system`; Hamilton's is a second-order one)
-    RunSystem = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
 
 __all__ = ["RunSpec", "Needs", "State", "Boundary", "Stepper", "StepperClass", "PythonLoop",
            "ts_only", "steps_in_python"]

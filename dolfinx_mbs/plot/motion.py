@@ -28,9 +28,9 @@ from dolfinx_mbs.plot.render import (
 )
 
 if TYPE_CHECKING:
-    from petsc4py import PETSc
 
     from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.integrate.config import StepState
     from dolfinx_mbs.model import Model
 
 
@@ -69,14 +69,15 @@ class Recorder:
         self._funcs = [fem.Function(b.V) for b in self.bodies]
         self._calls = 0
 
-    def __call__(self, t: float, u: PETSc.Vec, v: PETSc.Vec) -> None:
-        """Keep the displacement ``u`` (the full layout's PETSc Vec) when this call is due.
+    def __call__(self, state: StepState) -> None:
+        """Keep the displacement ``state.u`` (the full layout's PETSc Vec) when this call is
+        due.
 
         Args:
-            t: the time (s).
-            u: the full displacement.
-            v: the full velocity (not kept).
+            state: the run's :class:`~dolfinx_mbs.integrate.StepState` (``t``, ``u``).
         """
+        t, u = state.t, state.u
+        assert u is not None  # (a run of prescribed frames gives the displacement)
         if self._calls % self.every == 0:
             self.space.scatter(u, self._funcs)
             self.times.append(float(t))

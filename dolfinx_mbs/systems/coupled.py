@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Hashable, List, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -385,6 +385,8 @@ class CoupledSystem:
                       for i, (b, o) in enumerate(zip(self.bodies, ops))]
         self.rigid_on = [[rb for rb in self.rigid if rb.frame is f] for f in self.frames]
         self.loads_on = [[ld for ld in self.loads if ld.frame is f] for f in self.frames]
+        #: the loads' values at the last evaluation points, by frame (:meth:`frame_loads`)
+        self._loads_kept: Dict[int, Dict[tuple, List[tuple]]] = {}
         self.basis3 = {g: [E for _, E in coupling_basis(g)] for g in (2, 3)}
         # the joints' unknowns (their multipliers) come last
         self.jointset = JointSet(self, joints, motors)
@@ -741,18 +743,77 @@ class CoupledSystem:
         if not self.loads_on[i]:
             return out
         with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
-            out += self._loads_here(t, i, f, jet)
+            out += self._loads_here(t, i, f, jet, keep=True)
         return out
 
-    def _loads_here(self, t: float, i: int, f: np.ndarray, jet: FrameJet) -> np.ndarray:
-        """:meth:`generalized_loads` on this rank alone (the caller guards it)."""
+    def _loads_here(self, t: float, i: int, f: np.ndarray, jet: FrameJet,
+                    keep: bool = False) -> np.ndarray:
+        """:meth:`generalized_loads` on this rank alone (the caller guards it); with ``keep``
+        the loads' values are kept for :meth:`frame_loads`."""
         fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
         view = FrameView(fr, f[zs], f[ws], jet.state)
         out = np.zeros(fr.n_speeds)
+        values = []
         for ld in self.loads_on[i]:
             F, M = ld.evaluate(t, view, jet.state)
             out += jet.T.T @ F + jet.Om.T @ M
+            values.append((np.array(F, dtype=float), np.array(M, dtype=float)))
+        if keep:
+            self._keep_loads(i, self._load_key(t, i, f), values)
         return out
+
+    # -- the loads a step evaluated, for the run's observers ------------------------------------
+    #: how many evaluation points of each frame's loads are kept (a step's last residuals)
+    KEPT_LOADS = 4
+
+    def _load_key(self, t: float, i: int, f: np.ndarray) -> tuple:
+        return (float(t), f[self.zslice[i]].tobytes(), f[self.wslice[i]].tobytes())
+
+    def _keep_loads(self, i: int, key: tuple, values: list) -> None:
+        kept = self._loads_kept.setdefault(i, {})
+        kept[key] = values
+        while len(kept) > self.KEPT_LOADS:
+            del kept[next(iter(kept))]
+
+    def forget_loads(self) -> None:
+        """Forget the loads' values kept (a run's start and end: a load's function may give
+        other values in the next run)."""
+        self._loads_kept = {}
+
+    def frame_loads(self, t: float, i: int, f: np.ndarray) -> List[tuple]:
+        """Each applied load's (force, moment about the origin) on frame ``i`` (local
+        components) at time ``t`` and the frame unknowns ``f``.
+
+        The values a residual of the step evaluated at that point when it did (the user's
+        functions are not called again there), else evaluated now (under a collective guard)
+        and kept: a run's observers call each function once a state at most.
+
+        Args:
+            t: the time (s).
+            i: the frame's index.
+            f: the frame unknowns (the same on every rank).
+
+        Returns:
+            [(F, M)], one pair a load of the frame.
+        """
+        if not self.loads_on[i]:
+            return []
+        key = self._load_key(t, i, f)
+        values: List[tuple] | None = self._loads_kept.get(i, {}).get(key)
+        hit = values is not None
+        if self.comm.size > 1:   # one answer on every rank (f is the same on each)
+            hit = bool(self.comm.allreduce(hit, op=MPI.LAND))
+        if hit:
+            assert values is not None
+            return values
+        fr, zs, ws = self.frames[i], self.zslice[i], self.wslice[i]
+        st = fr.state_at(t, f[zs], f[ws])
+        view = FrameView(fr, f[zs], f[ws], st)
+        with checks.collective(self.comm, f"the loads on frame {fr.name!r} at t={t:g}"):
+            values = [tuple(np.array(x, dtype=float) for x in ld.evaluate(t, view, st))
+                      for ld in self.loads_on[i]]
+        self._keep_loads(i, key, values)
+        return values
 
     def _momentum(self, i: int, st: FrameState, u: PETSc.Vec | None, ud: PETSc.Vec | None,
                   terms: list | None = None) -> dict:

@@ -47,8 +47,9 @@ from dolfinx_mbs.io.output import Probes, probe_columns
 if TYPE_CHECKING:
     from petsc4py import PETSc
 
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.dense.operators import Alpha2, CrankNicolson, Midpoint, Ops
-    from dolfinx_mbs.integrate.stepper import Boundary, RunSystem
+    from dolfinx_mbs.integrate.stepper import Boundary
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
 __all__ = ["DenseStepper", "ExactStepper", "BatchStepper", "DenseEnergies", "ProbeMatrix"]

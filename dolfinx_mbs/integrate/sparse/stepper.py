@@ -25,8 +25,9 @@ from dolfinx_mbs.systems.records import constant_frame
 if TYPE_CHECKING:
     from mpi4py import MPI
 
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.sparse.load_series import SeriesRecord
-    from dolfinx_mbs.integrate.stepper import Boundary, RunSystem
+    from dolfinx_mbs.integrate.stepper import Boundary
     from dolfinx_mbs.systems.records import InertiaBlocks, SecondOrder
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 

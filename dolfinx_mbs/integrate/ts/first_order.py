@@ -26,7 +26,7 @@ from dolfinx_mbs.integrate.ts.second_order import TSProblem
 from dolfinx_mbs.petsc_options import SAME, SUBSET, factorize
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.petsc_options import SolverOptions
     from dolfinx_mbs.systems.velocity import VelocitySystem
 

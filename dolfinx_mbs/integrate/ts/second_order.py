@@ -28,7 +28,7 @@ from dolfinx_mbs.integrate.step_solvers import cheapest_lu, multigrid, small_lu
 from dolfinx_mbs.petsc_options import SAME, SUBSET, converged, factorize, reason_name
 
 if TYPE_CHECKING:
-    from dolfinx_mbs.integrate.stepper import RunSystem
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.petsc_options import SolverOptions
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem

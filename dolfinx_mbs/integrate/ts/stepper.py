@@ -37,8 +37,8 @@ from dolfinx_mbs.integrate.ts.second_order import SecondOrderProblem, TSProblem
 from dolfinx_mbs.petsc_options import SolverOptions, error_words, reason_name, solver_reasons
 
 if TYPE_CHECKING:
+    from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.observers import Energies, Observer
-    from dolfinx_mbs.integrate.stepper import RunSystem
     from dolfinx_mbs.systems.velocity import VelocitySystem
 
 __all__ = ["TSLoop", "TSStepper", "make_problem", "end_at"]
