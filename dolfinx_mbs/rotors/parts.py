@@ -102,8 +102,8 @@ def bearing(bodies: Sequence[Any], body: Body, facets: Tuple[MeshTags, int] | No
             raise TypeError(f"bearing: journal= gives the eight coefficients; {sorted(eight)} "
                             "given beside it")
         if speeds is not None:   # the film tabulated once, interpolated as any table
-            film = journal.table(journal_load(journal, load), Coefficients(speeds=speeds).speeds)
-            table = _table({k: film[k] for k in COEFFICIENTS}, speeds, extrapolate)
+            table = journal.table(journal_load(journal, load), Coefficients(speeds=speeds).speeds,
+                                  extrapolate).coefficients
     else:
         table = _table(eight, speeds, extrapolate)
     return Bearing(body, facets=facets, where=where, coefficients=table, axial=axial,
