@@ -179,14 +179,16 @@ def test_critical_speed_map_of_two_disks():
     directly on bearings of that stiffness has a lateral forward mode at W_c (1e-6); the
     torsional mode, which crosses 1x at 847 rad/s, is no critical speed; the critical speeds
     rise with the bearings' stiffness. The map reads new bearings in place of the model's:
-    the model's bearings and its Campbell diagram are those before the map (1e-10)."""
+    the model's bearings and its Campbell diagram are those before the map (1e-6, the
+    eigensolver's scatter on 2 ranks: 4e-8; bearings of the map's stiffness would move them by
+    percents)."""
     model = two_disks(kxx=3e6, kyy=2e6, size=0.024)
     before = model.campbell([0.0, 600.0], n=6, damping=False).eigenvalues
     own = [(b, b.coefficients) for b in model.bodies[0].attachments[:2]]
     cmap = model.critical_speed_map([1e6, 1e8], n=2)
     assert all(b.coefficients is c and c.kxx[0] == 3e6 for b, c in own)
     after = model.campbell([0.0, 600.0], n=6, damping=False).eigenvalues
-    assert np.allclose(after, before, rtol=1e-10, atol=0.0), (after, before)
+    assert np.allclose(after, before, rtol=1e-6, atol=0.0), (after, before)
     assert np.all(np.isfinite(cmap.speeds)) and np.all(np.diff(cmap.speeds, axis=0) > 0)
     for k, row in zip((1e6, 1e8), cmap.speeds):
         direct = two_disks(kxx=k, kyy=k, size=0.024)
