@@ -77,9 +77,9 @@ if comm.rank == 0:
 
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     for k in ("kxx", "kxy", "kyx", "kyy"):
-        ax[0].plot(speeds, table[k] / 1e6, label=k)
+        ax[0].plot(speeds, getattr(table.coefficients, k) / 1e6, label=k)
     for k in ("cxx", "cxy", "cyx", "cyy"):
-        ax[1].plot(speeds, table[k] / 1e3, label=k)
+        ax[1].plot(speeds, getattr(table.coefficients, k) / 1e3, label=k)
     ax[0].set(xlabel="speed (rad/s)", ylabel="stiffness (MN/m)")
     ax[1].set(xlabel="speed (rad/s)", ylabel="damping (kN s/m)")
     for a in ax:

@@ -39,7 +39,7 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
-from dolfinx_mbs.bodies.attachments import Bearing, Disk, Unbalance
+from dolfinx_mbs.bodies.attachments import Bearing, Disk, Housing, Unbalance
 from dolfinx_mbs.bodies.body import Body, name_bodies
 from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.campbell import harmonics as campbell_harmonics
@@ -73,6 +73,7 @@ from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.rotors import critical as rotor_critical
+from dolfinx_mbs.rotors import parts as rotor_parts
 from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.static.solver import Prestress, StaticSolver
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
@@ -1603,18 +1604,11 @@ class Model:
             TypeError: ``other`` not an elastic body, or housing arguments without ``other``;
                 ``journal`` with the coefficients or without ``load``.
         """
-        self._check_body(body)
-        if other is not None:
-            if not isinstance(other, Body):
-                raise TypeError(f"bearing: other= must be an elastic Body of the model (the "
-                                f"housing's body), got {other!r}")
-            if not any(other is b for b in self.bodies):
-                raise ValueError(f"bearing: other= body {other.name!r} is not part of this "
-                                 "model")
-        return self._attach(Bearing(body, facets=facets, where=where, speeds=speeds,
-                                    extrapolate=extrapolate, name=name, other=other,
-                                    other_facets=other_facets, other_where=other_where,
-                                    journal=journal, load=load, **coefficients))
+        housing = Housing.of(other, other_facets, other_where)
+        return self._attach(rotor_parts.bearing(
+            self.bodies, body, facets=facets, where=where, speeds=speeds,
+            extrapolate=extrapolate, name=name, housing=housing, journal=journal, load=load,
+            **coefficients))
 
     def disk(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
              where: Callable | None = None,
@@ -1635,9 +1629,9 @@ class Model:
         Returns:
             The disk added.
         """
-        self._check_body(body)
-        return self._attach(Disk(body, facets=facets, where=where, mass=mass, polar=polar,
-                                 diametral=diametral, name=name))
+        return self._attach(rotor_parts.disk(self.bodies, body, facets=facets, where=where,
+                                             mass=mass, polar=polar, diametral=diametral,
+                                             name=name))
 
     def unbalance_response(self, speeds: Sequence[float], unbalances: Sequence[tuple],
                            probes: Sequence, **kwargs: Any) -> UnbalanceResponse:
@@ -1701,7 +1695,4 @@ class Model:
         Raises:
             TypeError: ``on`` is not a disk or a bearing.
         """
-        if not isinstance(on, (Disk, Bearing)):
-            raise TypeError(f"unbalance: on must be a disk or bearing of this model, got {on!r}")
-        self._check_body(on.body)
-        return self._attach(Unbalance(on, m_e, phase))
+        return self._attach(rotor_parts.unbalance(self.bodies, on, m_e, phase))

@@ -20,12 +20,12 @@ speed, which only the full assembly sees (the housing's frame does not spin).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 from petsc4py import PETSc
 
-from dolfinx_mbs.bodies.attachments import COEFFICIENTS, Bearing
+from dolfinx_mbs.bodies.attachments import Bearing
 
 if TYPE_CHECKING:
     from dolfinx_mbs.assembly.operators import BodyOperators
@@ -114,6 +114,7 @@ class BearingLinks:
         self._mats: List[Tuple[np.ndarray, np.ndarray]] = []
         #: incremented whenever the coefficients change
         self.version = 0
+        self._own = [lk.bearing for lk in self.links]   # the model's bearings
         self._support = []
         for lk in self.links:  # the direct stiffnesses at the rotor's rate at t = 0
             self._support.append(lk.bearing.support(lk.speed(states)))
@@ -199,14 +200,23 @@ class BearingLinks:
             b = lk.bearing
             if b.rotor is None:
                 continue
-            for key in COEFFICIENTS:
-                if not b.varies(key):
-                    continue
-                a, c = "xy".index(key[1]), "xy".index(key[2])
+            for term in b.speed_terms():
+                a, c = term.row, term.col
                 E = self._block(lk, np.outer(np.eye(2)[a], np.eye(2)[c]))
-                out.append(("K" if key[0] == "k" else "C", f"link{i}/{a}{c}/{key[0]}", E,
-                            lambda w, b=b, key=key: b.value(key, w)))
+                out.append((term.matrix, f"link{i}/{a}{c}/{term.matrix.lower()}", E, term.at))
         return out
+
+    def use_bearings(self, replace: Callable[[Bearing], Bearing] | None) -> None:
+        """Read each link's bearing through ``replace`` (a new bearing on the same journal and
+        housing: the critical speed map's), or the model's own again (None); the supports
+        stay. The coefficients are taken at the next :meth:`update`.
+
+        Args:
+            replace: a bearing's replacement, or None.
+        """
+        for lk, own in zip(self.links, self._own):
+            lk.bearing = own if replace is None else replace(own)
+        self._key = None
 
     def _block(self, lk: _Link, X: np.ndarray) -> PETSc.Mat:
         """A full matrix whose pattern is the link's block, W_xy^T X W_xy in it."""

@@ -14,7 +14,8 @@ matrices changed (their ``version``). The objects returned are kept and refilled
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Tuple
+import contextlib
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from dolfinx import fem
 from petsc4py import PETSc
@@ -26,6 +27,7 @@ from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.frames.base import FrameState
 
 if TYPE_CHECKING:
+    from dolfinx_mbs.bodies.attachments import Bearing
     from dolfinx_mbs.bodies.body import Body
 
 __all__ = ["Assembly"]
@@ -207,6 +209,44 @@ class Assembly:
         seen before: after a change that the states do not show (a bearing's coefficients)."""
         self._keys = self._load_keys = None
         self.generation += 1
+
+    @contextlib.contextmanager
+    def bearings_replaced(self, replace: Callable[[Bearing], Bearing]) -> Iterator[None]:
+        """Within the block, every bearing of the bodies (to the ground and between bodies) is
+        read as ``replace(bearing)``, a new bearing on the same journal (made once per
+        bearing); the bodies' own bearings again after, also after an error. The bearings and
+        the bodies are not changed. The journals' maps and the supports (which rigid motions
+        the bearings hold) are the bearings' own throughout.
+
+        Args:
+            replace: a bearing's replacement.
+
+        Yields:
+            Nothing.
+        """
+        made: Dict[int, Bearing] = {}
+
+        def once(b: Bearing) -> Bearing:
+            if id(b) not in made:
+                made[id(b)] = replace(b)
+            return made[id(b)]
+
+        ops = self.body_operators
+        try:
+            for o in ops:
+                if o.rotor is not None:
+                    o.rotor.use_bearings(once)
+            if self.bearing_links is not None:
+                self.bearing_links.use_bearings(once)
+            self.refresh()
+            yield
+        finally:
+            for o in ops:
+                if o.rotor is not None:
+                    o.rotor.use_bearings(None)
+            if self.bearing_links is not None:
+                self.bearing_links.use_bearings(None)
+            self.refresh()
 
     def stamp(self) -> tuple:
         """Changes whenever a body's matrices changed (for caches of combined operators)."""

@@ -155,6 +155,23 @@ class BodyOperators(ReleasableMatrices):
         if self.rotor is not None:
             self.rotor.setup(self)
 
+    def made(self, name: str) -> PETSc.Mat:
+        """The coupling matrix ``name`` (``"angular_acceleration"``), made of the gyroscopic
+        matrix's pattern when it is not yet (the rotor terms' spin acceleration).
+
+        Args:
+            name: the matrix's name.
+
+        Returns:
+            The matrix.
+        """
+        X = self.matrix(name)
+        if X is None:
+            gyroscopic = self.matrix("gyroscopic")
+            assert gyroscopic is not None  # (the pattern of every coupling matrix)
+            X = self._mats[name] = gyroscopic.duplicate()
+        return X
+
     def _filled(self, form: fem.Form) -> PETSc.Mat:
         """The form's matrix, its pattern widened by the journal blocks of the rotor terms."""
         A = create_filled(form)

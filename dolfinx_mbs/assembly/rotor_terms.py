@@ -24,7 +24,7 @@ nodes (bench/results/rotors.md has the numbers at 1e5 dofs).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, List, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 import ufl
@@ -46,14 +46,32 @@ if TYPE_CHECKING:
     from dolfinx.mesh import Mesh
     from numpy.typing import ArrayLike
 
-    from dolfinx_mbs.assembly.operators import BodyOperators
     from dolfinx_mbs.bodies.body import Body
 
-__all__ = ["JournalMap", "RotorTerms", "check_axisymmetric", "widened"]
+__all__ = ["BodyMatrices", "JournalMap", "RotorTerms", "check_axisymmetric", "widened"]
 
 log = logging.getLogger(__name__)
 
 _ADD = PETSc.InsertMode.ADD_VALUES
+
+
+class BodyMatrices(Protocol):
+    """What the rotor terms read and fill of a body's operators
+    (:class:`dolfinx_mbs.assembly.operators.BodyOperators`)."""
+
+    @property
+    def K(self) -> PETSc.Mat:
+        """The stiffness matrix."""
+
+    @property
+    def M(self) -> PETSc.Mat:
+        """The mass matrix."""
+
+    def matrix(self, name: str) -> PETSc.Mat | None:
+        """The matrix ``name`` (None while it is not made)."""
+
+    def made(self, name: str) -> PETSc.Mat:
+        """The matrix ``name``, made of the coupling matrices' pattern when it is not."""
 
 
 def _sum(comm: MPI.Comm, x: float) -> float:
@@ -338,6 +356,9 @@ class RotorTerms:
         self.Kb: PETSc.Mat | None = None
         self.Cb: PETSc.Mat | None = None
         self.support: PETSc.Mat | None = None
+        # the body's own bearings and links, and the replacements of use_bearings
+        self._own = (list(self.bearings), list(self.links))
+        self._substitutes: List[Bearing] = []
 
     @classmethod
     def make(cls, body: Body) -> "RotorTerms" | None:
@@ -393,7 +414,7 @@ class RotorTerms:
         B = Lr[:, own].T @ X @ Lr
         out.setValues(jm.index[own], jm.index, B, addv=_ADD)
 
-    def setup(self, ops: BodyOperators) -> None:
+    def setup(self, ops: BodyMatrices) -> None:
         """Assemble the unit matrices and loads, add the disks' mass to M and make the
         bearings' matrices (``ops``: the body's operators, their matrices made).
 
@@ -419,7 +440,7 @@ class RotorTerms:
             f = fem.form(S.centrifugal_load(body.rho, a, c, x, v))
             self._loads["centrifugal"] = assembled(compat.create_vector(f), f)
             for d in self.disks:
-                Md, Gd = S.disk_matrices(d.mass, d.polar, d.diametral)
+                Md, Gd = d.matrices()
                 self._dense(ops.M, d, Md, range(6))
                 self._dense(self._units["gyroscopic"], d, Gd, range(6))
             ops.M.assemble()
@@ -439,7 +460,7 @@ class RotorTerms:
         return float(np.dot(state.omega, self.axis))  # zero in a Ground frame
 
     # -- at a state -----------------------------------------------------------------------
-    def update(self, ops: BodyOperators, state: FrameState) -> bool:
+    def update(self, ops: BodyMatrices, state: FrameState) -> bool:
         """Bring the rotor terms of ``ops``' matrices to ``state``; True when one changed.
 
         Args:
@@ -451,7 +472,7 @@ class RotorTerms:
         """
         w = self._rate(state)
         wd = float(getattr(state, "spin_acceleration", 0.0)) if self.stationary else 0.0
-        mats = [b.matrices(w) for b in self.bearings]
+        mats = [b.blocks(w, self.rotating) for b in self.bearings]
         key = (w, wd, tuple(np.concatenate([np.ravel(m) for pair in mats for m in pair]))
                if mats else ())
         if key == self._key:
@@ -461,33 +482,21 @@ class RotorTerms:
             combine(ops.matrix("gyroscopic"), [(w, self._units["gyroscopic"])])
             combine(ops.matrix("spin_softening"), [(w * w, self._units["softening"])])
             if "spin_acceleration" in self._units:
-                if ops.matrix("angular_acceleration") is None:
-                    gyroscopic = ops.matrix("gyroscopic")
-                    assert gyroscopic is not None  # (set just above)
-                    ops._mats["angular_acceleration"] = gyroscopic.duplicate()
-                combine(ops.matrix("angular_acceleration"),
+                combine(ops.made("angular_acceleration"),
                         [(wd, self._units["spin_acceleration"])])
         if self.bearings:
             assert self.Kb is not None and self.Cb is not None  # (made with the bearings)
             self.Kb.zeroEntries()
             self.Cb.zeroEntries()
-            J = np.array([[0.0, -1.0], [1.0, 0.0]])
-            for b, (Kb, Cb) in zip(self.bearings, mats):
-                if self.rotating:  # a ground bearing seen from the spinning frame
-                    K2, C2 = S.bearing_in_rotating_frame(Kb[:2, :2], Cb[:2, :2], w)
-                    Kb, Cb = Kb.copy(), Cb.copy()
-                    Kb[:2, :2], Cb[:2, :2] = K2, C2
-                    if Cb[3, 3]:  # an isotropic tilting damper likewise
-                        Kb[3:5, 3:5] += w * Cb[3, 3] * J
-                r = b.rows
-                self._dense(self.Kb, b, Kb[np.ix_(r, r)], r)
-                self._dense(self.Cb, b, Cb[np.ix_(r, r)], r)
+            for b, (Kb, Cb) in zip(self.bearings, mats):  # (a rotating frame sees them turn)
+                self._dense(self.Kb, b, Kb, b.rows)
+                self._dense(self.Cb, b, Cb, b.rows)
             self.Kb.assemble()
             self.Cb.assemble()
         self._key = key
         return True
 
-    def speed_terms(self, ops: BodyOperators) -> list:
+    def speed_terms(self, ops: BodyMatrices) -> list:
         """The bearings' coefficients that change with the speed, as terms of the pencil:
         ``(which, name, E, f)`` with ``which`` "K" or "C", E = L_a^T L_b (a, b across the
         axis) on the journal block alone and f(Omega) the coefficient k_ab or c_ab (a
@@ -504,16 +513,14 @@ class RotorTerms:
             return []
         out = []
         for ib, b in enumerate(self.bearings):
-            for key in ("kxx", "kxy", "kyx", "kyy", "cxx", "cxy", "cyx", "cyy"):
-                if not b.varies(key):
-                    continue
-                a, c = "xy".index(key[1]), "xy".index(key[2])
+            for term in b.speed_terms():
+                a, c = term.row, term.col
                 E = self.unit_block(ops, b, a, c)
-                out.append(("K" if key[0] == "k" else "C", f"bearing{ib}/{a}{c}/{key[0]}", E,
-                            lambda w, b=b, key=key: b.value(key, w)))
+                out.append((term.matrix, f"bearing{ib}/{a}{c}/{term.matrix.lower()}", E,
+                            term.at))
         return out
 
-    def unit_block(self, ops: BodyOperators, b: Bearing, a: int, c: int) -> PETSc.Mat:
+    def unit_block(self, ops: BodyMatrices, b: Bearing, a: int, c: int) -> PETSc.Mat:
         """E = L_a^T L_c of bearing ``b`` (a, c across the axis: 0 or 1) as a body matrix of
         the journal's block alone, made once and kept (the bearing's coefficient (a, c) adds
         that coefficient times E).
@@ -538,6 +545,28 @@ class RotorTerms:
             E.assemble()
             self._units[name] = E
         return E
+
+    def use_bearings(self, replace: Callable[[Bearing], Bearing] | None) -> None:
+        """Read each of this body's bearings (to the ground and between bodies) through
+        ``replace`` (a new bearing on the same journal: the critical speed map's), or the
+        body's own bearings again (None). The journals' maps and the supports stay.
+
+        Args:
+            replace: a bearing's replacement, or None.
+        """
+        own, own_links = self._own
+        for b in self._substitutes:
+            self.maps.pop(id(b), None)
+        self._substitutes = []
+        if replace is None:
+            self.bearings, self.links = list(own), list(own_links)
+        else:
+            self.bearings = [replace(b) for b in own]
+            self.links = [replace(b) for b in own_links]
+            for old, new in zip(own + own_links, self.bearings + self.links):
+                self.maps[id(new)] = self.maps[id(old)]
+                self._substitutes.append(new)
+        self._key = None
 
     def add_loads(self, Q: PETSc.Vec, state: FrameState) -> None:
         """Add the centrifugal load Omega^2 q of a stationary frame and the unbalances'

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Dict, List, Tuple, cast
 import numpy as np
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.bodies.attachments import COEFFICIENTS, EXTRA
 from dolfinx_mbs.cli.casefile import WORD_ARGUMENTS, CaseError, dotted
 
 if TYPE_CHECKING:
@@ -70,8 +71,7 @@ def build(case: CaseReader, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | Non
         _load(case, model, body, ("load", i), facet_tags, groups)
     for i in range(len(case.get(("bearing",), []))):
         p = ("bearing", i)
-        coeffs = {k: case.value(p + (k,)) for k in case.get(p)
-                  if k not in ("where", "facets", "name", "speeds", "extrapolate")}
+        coeffs = {k: case.value(p + (k,)) for k in case.get(p) if k in COEFFICIENTS + EXTRA}
         speeds = case.value(p + ("speeds",)) if case.get(p + ("speeds",)) is not None else None
         case.call(p, model.bearing, body, speeds=speeds, name=case.get(p + ("name",)),
                   extrapolate=case.flag(p + ("extrapolate",), False), **coeffs,

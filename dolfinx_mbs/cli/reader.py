@@ -24,6 +24,7 @@ from typing import (
 import numpy as np
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.bodies.attachments import COEFFICIENTS, EXTRA
 from dolfinx_mbs.cli.casefile import WORD_ARGUMENTS, CaseError, CaseText, dotted
 from dolfinx_mbs.cli.expressions import RESERVED, Expression, ExpressionError
 
@@ -50,8 +51,7 @@ _BODY = {"degree", "stiffening", "name"}
 _CLAMP = {"where", "facets", "components", "name"}
 _PRESCRIBE = _CLAMP | {"value", "time_scale"}
 _LOAD = {"body_force", "traction", "where", "facets", "point", "force", "local"}
-_BEARING = {"where", "facets", "name", "speeds", "extrapolate", "kxx", "kxy", "kyx", "kyy",
-            "cxx", "cxy", "cyx", "cyy", "kzz", "czz", "ktilt", "ctilt"}
+_BEARING = {"where", "facets", "name", "speeds", "extrapolate"} | set(COEFFICIENTS + EXTRA)
 _DISK = {"where", "facets", "name", "mass", "polar", "diametral"}
 _ANALYSIS = {"static": {"t", "probes"},
              "frequencies": {"t", "n", "gyroscopic", "shift"},

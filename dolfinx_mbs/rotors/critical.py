@@ -5,8 +5,11 @@ bearings.
     cmap.speeds          # (stiffnesses, n): the first n forward critical speeds (rad/s)
     cmap.to_csv("map.csv"); cmap.plot("map.png")
 
-For each stiffness k every bearing of the model is set to kxx = kyy = k, no cross-coupling and
-no damping (the table it had is restored afterwards, also after an error); a critical speed is a
+For each stiffness k every bearing of the model is replaced by a new bearing on the same journal
+with kxx = kyy = k, no cross-coupling and no damping (its axial and tilting stiffness kept:
+:meth:`~dolfinx_mbs.bodies.attachments.Bearing.replaced`), read by the operators in place of the
+model's own (:meth:`~dolfinx_mbs.assembly.full.Assembly.bearings_replaced`): the model and its
+bearings are not changed, also after an error. A critical speed is a
 speed Omega at which a forward whirl frequency of the undamped gyroscopic problem equals Omega
 (lateral modes that do not whirl backward: a degenerate pair has no definite whirl; torsional
 and axial modes are not excited by an unbalance, :mod:`dolfinx_mbs.campbell.shapes`).
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import math
 from typing import TYPE_CHECKING, Callable, List, Sequence, cast
 
@@ -42,7 +46,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.bodies.attachments import Bearing
+from dolfinx_mbs.bodies.attachments import AxialTilt, Bearing, Coefficients
 from dolfinx_mbs.campbell.pencil import SweepPencil
 from dolfinx_mbs.campbell.shapes import ModeShapes, kinds_of
 from dolfinx_mbs.campbell.sweep import campbell
@@ -121,6 +125,13 @@ def _bearings(system: SecondOrderSystem) -> List[Bearing]:
             if isinstance(a, Bearing)]
 
 
+def _isotropic(b: Bearing, k: float) -> Bearing:
+    """A new bearing on ``b``'s journal: kxx = kyy = k, no cross-coupling, no damping, its
+    axial and tilting stiffness kept."""
+    return b.replaced(Coefficients(kxx=k, kyy=k),
+                      AxialTilt(kzz=b.axial.kzz, ktilt=b.axial.ktilt))
+
+
 def _forward(system: SecondOrderSystem, speed: float, n: int, t: float) -> np.ndarray:
     """The frequencies at ``speed`` (undamped) of the modes that do not whirl backward,
     ascending (a pair that the gyroscopic moments leave degenerate, e.g. a disk's
@@ -168,19 +179,11 @@ def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], 
         raise ValueError("critical_speed_map: the model has no bearing (Model.bearing)")
     tol = checks.positive(tol, "tol")
     out = np.full((ks.size, n), np.nan)
-    zero = {k: 0.0 for k in ("kxy", "kyx", "cxx", "cxy", "cyx", "cyy", "czz", "ctilt")}
     scale = None   # the target's scale: the last stiffness's lowest critical speed
     try:
         for i, k in enumerate(ks):
-            saved = []
-            for b in bearings:
-                old = b.override(kxx=k, kyy=k, **zero)
-                old["__speeds__"] = b.speeds
-                b.speeds = None
-                saved.append(old)
-            system.assembly.refresh()
-            system.forget()
-            try:
+            with system.assembly.bearings_replaced(functools.partial(_isotropic, k=float(k))):
+                system.forget()
                 found = None
                 if scale is None:   # the first stiffness: from the frequencies at rest
                     start = _forward(system, 0.0, n, t)
@@ -195,12 +198,7 @@ def critical_speed_map(system: SecondOrderSystem, stiffnesses: Sequence[float], 
                     for j in range(min(n, len(start))):
                         out[i, j] = _secant(lambda w: _pick(_forward(system, w, n, t), j) - w,
                                             float(start[j]), tol, max_iter)
-            finally:
-                for b, old in zip(bearings, saved):
-                    b.speeds = old.pop("__speeds__")
-                    b.restore(old)
     finally:
-        system.assembly.refresh()
         system.forget()
     return CriticalSpeedMap(stiffnesses=ks, speeds=out, rank=system.comm.rank)
 

@@ -83,13 +83,14 @@ from petsc4py import PETSc
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs.assembly.body_loads import assembled
 from dolfinx_mbs.assembly.operator_memory import assemble_into
+from dolfinx_mbs.bodies.attachments import Coefficients
 from dolfinx_mbs.forms import film as FF
 from dolfinx_mbs.petsc_options import SolverOptions, reason_name
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["CAVITATION", "Equilibrium", "FilmState", "LoadedJournal", "PlainJournal",
+__all__ = ["CAVITATION", "Equilibrium", "FilmState", "FilmTable", "LoadedJournal", "PlainJournal",
            "short_bearing"]
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,28 @@ PREFIX = "mbs_film_"
 CUT_QUADRATURE = 16
 
 _ids = itertools.count()
+
+
+@dataclasses.dataclass(frozen=True)
+class FilmTable:
+    """A film's coefficients over speed under one load (:meth:`PlainJournal.table`).
+
+    Attributes:
+        coefficients: the eight coefficients over the speeds (``coefficients.kxx``, ...,
+            ``coefficients.speeds``).
+        eccentricity: the equilibrium's eccentricity ratio at each speed.
+        attitude: its attitude angle at each speed (rad).
+    """
+
+    coefficients: Coefficients
+    eccentricity: np.ndarray
+    attitude: np.ndarray
+
+    @property
+    def speeds(self) -> np.ndarray:
+        """The speeds (rad/s)."""
+        assert self.coefficients.speeds is not None  # (a film's table has its speeds)
+        return self.coefficients.speeds
 
 
 @dataclasses.dataclass
@@ -361,34 +384,32 @@ class PlainJournal:
         eq = self.equilibrium(load, speed)
         return eq.stiffness.copy(), eq.damping.copy()
 
-    def table(self, load: ArrayLike, speeds: Sequence[float]) -> Dict[str, np.ndarray]:
-        """The eight coefficients over ``speeds`` under ``load``: ``{"speeds", "kxx", ...,
-        "cyy", "eccentricity", "attitude"}`` arrays (a bearing table, as
-        :class:`dolfinx_mbs.bodies.Bearing` takes with ``speeds=``).
+    def table(self, load: ArrayLike, speeds: Sequence[float],
+              extrapolate: bool = False) -> "FilmTable":
+        """The eight coefficients over ``speeds`` under ``load`` (a bearing's table, as
+        ``Model.bearing(..., journal=film, speeds=...)`` takes it) with the equilibria's
+        eccentricity and attitude.
 
         Args:
             load: the load (2-vector, N).
-            speeds: the spin speeds (rad/s).
+            speeds: the spin speeds (rad/s), strictly increasing.
+            extrapolate: the table's coefficients allow speeds outside it (ends held).
 
         Returns:
             The table.
         """
         s = np.asarray(speeds, dtype=float).reshape(-1)
-        out: Dict[str, List[float]] = {k: [] for k in ("kxx", "kxy", "kyx", "kyy", "cxx",
-                                                       "cxy", "cyx", "cyy", "eccentricity",
-                                                       "attitude")}
+        K, C, ecc, att = [], [], [], []
         for w in s:
             eq = self.equilibrium(load, float(w))
-            K, C = eq.stiffness, eq.damping
-            for k, X in (("k", K), ("c", C)):
-                for i, a in enumerate("xy"):
-                    for j, b in enumerate("xy"):
-                        out[f"{k}{a}{b}"].append(float(X[i, j]))
-            out["eccentricity"].append(eq.eccentricity)
-            out["attitude"].append(eq.attitude)
-        res = {k: np.array(v) for k, v in out.items()}
-        res["speeds"] = s
-        return res
+            K.append(eq.stiffness)
+            C.append(eq.damping)
+            ecc.append(eq.eccentricity)
+            att.append(eq.attitude)
+        k, c = np.array(K).reshape(-1, 4).T, np.array(C).reshape(-1, 4).T
+        coeffs = Coefficients(kxx=k[0], kxy=k[1], kyx=k[2], kyy=k[3], cxx=c[0], cxy=c[1],
+                              cyx=c[2], cyy=c[3], speeds=s, extrapolate=extrapolate)
+        return FilmTable(coeffs, np.array(ecc), np.array(att))
 
     def loaded(self, load: ArrayLike) -> "LoadedJournal":
         """The film under a fixed ``load``: its coefficients as functions of the speed,

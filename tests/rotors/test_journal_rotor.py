@@ -99,3 +99,25 @@ def test_bad_bearing_input_names_it():
     slow, *_ = rigid_rotor(jb, load=2000.0, rate=2.0)
     with pytest.raises(ValueError, match="journal bearing 'oil' cannot carry the load"):
         slow.integrate(1e-3, 1e-3, progress=False)
+
+
+def test_a_film_tabulated_over_speed_is_the_film_at_its_speeds():
+    """``speeds=`` with a film: the bearing holds the film's eight coefficients at those
+    speeds (each the film's own ``coefficients(load, speed)``, solved anew by a second film),
+    linearly interpolated in between, and a replaced bearing leaves it so."""
+    jb, again = film(), film()
+    model, body, _, facets = rigid_rotor(jb, load=2000.0)
+    speeds = [300.0, 600.0]
+    b = model.bearing(body, facets=(facets, 1), journal=jb, load=(0.0, -2000.0), speeds=speeds)
+    assert b.journal is jb and b.coefficients.speeds.tolist() == speeds
+    KC = [again.coefficients((0.0, -2000.0), w) for w in speeds]
+    for i, w in enumerate(speeds):
+        K, C = b.matrices(w)
+        assert np.allclose(K[:2, :2], KC[i][0], rtol=1e-8, atol=0.0)
+        assert np.allclose(C[:2, :2], KC[i][1], rtol=1e-8, atol=0.0)
+    mid = 0.5 * (KC[0][0][0, 1] + KC[1][0][0, 1])
+    assert b.value("kxy", 450.0) == pytest.approx(mid, rel=1e-12)
+    assert np.allclose(b.coefficients.kxy, [K[0][0, 1] for K in KC], rtol=1e-8, atol=0.0)
+    stiff = b.replaced(mbs.rotors.Coefficients(kxx=1e9, kyy=1e9))
+    assert stiff.journal is None and stiff.value("kxy", 450.0) == 0.0
+    assert b.journal is jb and b.value("kxy", 450.0) == pytest.approx(mid, rel=1e-12)
