@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Dict, Protocol, Tuple, cast
 import numpy as np
 
 from dolfinx_mbs.constraints.frame_joints import ElementOutput, Spring
-from dolfinx_mbs.systems.coupled_joints import _central
+from dolfinx_mbs.systems.coupled_joints import NodeValues, _central
 
 if TYPE_CHECKING:
     from dolfinx_mbs.systems.coupled import CoupledSystem
@@ -98,7 +98,7 @@ class DenseJoints:
         """
         return np.concatenate([y[2 * self.n:2 * self.n + self.m], self._zero_joint])
 
-    def nodes(self, y: np.ndarray) -> dict:
+    def nodes(self, y: np.ndarray) -> NodeValues:
         """{(joint, side): (u, u')} at the elastic nodes (local components).
 
         Args:

@@ -61,12 +61,16 @@ if TYPE_CHECKING:
     from mpi4py import MPI
     from petsc4py import PETSc
 
-__all__ = ["JointSet", "JointHost", "RowBlock"]
+__all__ = ["JointSet", "JointHost", "RowBlock", "NodeValues"]
 
 log = logging.getLogger(__name__)
 
 #: the step of the central differences in the frames' coordinates
 FD_STEP = 1e-6
+
+#: the elastic joint points' displacement and rate (local components, (3,) each) by
+#: (joint index, side: 0 for ``a``, 1 for ``b``)
+NodeValues = Dict[Tuple[int, int], Tuple[np.ndarray, np.ndarray]]
 
 
 class _PartView(Protocol):
@@ -278,7 +282,7 @@ class JointSet:
         self._nodes: dict | None = None
 
     # -- the nodes' values --------------------------------------------------------------------
-    def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> dict:
+    def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> NodeValues:
         """{(joint, side): (u, u') at its node in local components (3,)}, on every rank.
 
         Args:
@@ -289,7 +293,7 @@ class JointSet:
             The nodes' values by ``(joint, side)``.
         """
         s = self.system
-        local = {}
+        local: NodeValues = {}
         for ij, j in enumerate(self.joints):
             for k, pt in enumerate((j.a, j.b)):
                 if pt.elastic and pt.node is not None:
@@ -299,7 +303,7 @@ class JointSet:
                     a = u.getArray(readonly=True)[lo:lo + g]
                     b = ud.getArray(readonly=True)[lo:lo + g]
                     local[(ij, k)] = (np.pad(a, (0, 3 - g)), np.pad(b, (0, 3 - g)))
-        out = {}
+        out: NodeValues = {}
         for d in s.comm.allgather(local):
             out.update(d)
         return out
