@@ -45,9 +45,16 @@ from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.campbell import harmonics as campbell_harmonics
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
-from dolfinx_mbs.constraints import joints, reactions
+from dolfinx_mbs.constraints import frame_builders, joints, reactions
 from dolfinx_mbs.constraints.base import Clamp, Constraint
-from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor, joint_point
+from dolfinx_mbs.constraints.frame_joints import (
+    FrameJoint,
+    Motor,
+    Prismatic,
+    Revolute,
+    Spring,
+    joint_point,
+)
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 from dolfinx_mbs.cyclic.wheel import Wheel
@@ -326,49 +333,15 @@ class Model:
         return ld
 
     # -- joints between computed frames (issue 29 part B) -----------------------------------
-    def _joint_gdim(self, bodies: Sequence[Body | RigidBody]) -> int:
-        dims: set[int] = {b.gdim for b in bodies if isinstance(b, Body)}
-        dims |= {b.frame.gdim for b in bodies if isinstance(b, RigidBody)
-                 and isinstance(b.frame, ComputedFrame)}
-        if len(dims) != 1:
-            raise ValueError(f"a joint joins bodies of one dimension, got {sorted(dims)}")
-        return dims.pop()
-
-    def _frame_joint(self, kind: str, body_a: Body | RigidBody | None,
-                     body_b: Body | RigidBody | None,
-                     point: ArrayLike, axis: Sequence[float] | None, name: str | None,
-                     tol: float) -> FrameJoint:
-        for b in (body_a, body_b):
-            if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
-                raise ValueError(f"{kind}: body {getattr(b, 'name', b)!r} is not part of this "
-                                 "model")
-        if body_a is body_b:
-            raise ValueError(f"{kind}: body_a and body_b must differ")
-        if body_b is None:
-            body_a, body_b = None, body_a
-        assert body_b is not None  # (both None is refused above: body_a is body_b)
-        frames = [b.frame for b in (body_a, body_b) if b is not None]
-        if not any(isinstance(f, ComputedFrame) for f in frames):
-            raise ValueError(f"{kind}: neither body is on a computed frame; join bodies of "
-                             "prescribed frames with model.pin / model.slider (rows of the "
-                             "Maggi reducer)")
-        p = checks.point3(point, "point")
-        name = name or f"{kind}({'ground' if body_a is None else body_a.name},{body_b.name})"
-        names = {j.name for j in self.frame_joints} | {m.name for m in self.motors}
-        if name in names:
-            raise ValueError(f"{kind}: the name {name!r} is taken (pass name=)")
-        gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
-        ja = joint_point(self, body_a, p, name, tol)
-        jb = joint_point(self, body_b, p, name, tol)
-        joint = FrameJoint(kind, ja, jb, gdim, axis=axis, name=name)
+    def _add_joint(self, joint: FrameJoint) -> None:
+        """Keep a joint or spring the builders made (the coupled system is made again)."""
         self.frame_joints.append(joint)
         self._systems.pop("coupled", None)
-        return joint
 
     def revolute(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
                  point: ArrayLike,
                  axis: Sequence[float] | None = None, name: str | None = None,
-                 tol: float = 1e-8) -> FrameJoint:
+                 tol: float = 1e-8) -> Revolute:
         """A revolute joint at the global ``point`` (at t = 0) between ``body_a`` and
         ``body_b``, one of them on a computed frame: the points coincide (a node of an elastic
         body there, which moves with its deformation); in 3D the joint's ``axis`` (global at
@@ -394,12 +367,15 @@ class Model:
                 computed frame, no node of an elastic body within ``tol``, a name taken, a 3D
                 joint without ``axis``.
         """
-        return self._frame_joint("revolute", body_a, body_b, point, axis, name, tol)
+        joint = frame_builders.revolute(self, body_a, body_b, point, axis=axis, name=name,
+                                        tol=tol)
+        self._add_joint(joint)
+        return joint
 
     def prismatic(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
                   point: Sequence[float],
                   axis: Sequence[float], name: str | None = None,
-                  tol: float = 1e-8) -> FrameJoint:
+                  tol: float = 1e-8) -> Prismatic:
         """A prismatic joint: ``body_b``'s point at ``point`` slides along ``axis`` (global at
         t = 0, fixed in ``body_a``'s frame; ``body_a`` None: the ground) and the two frames
         keep their relative orientation (2D: 2 rows; 3D: 2 across the axis and 3 of the
@@ -419,13 +395,16 @@ class Model:
         Raises:
             ValueError: as :meth:`revolute` (a 3D joint without ``axis``).
         """
-        return self._frame_joint("prismatic", body_a, body_b, point, axis, name, tol)
+        joint = frame_builders.prismatic(self, body_a, body_b, point, axis=axis, name=name,
+                                         tol=tol)
+        self._add_joint(joint)
+        return joint
 
     def spring(self, body_a: Body | RigidBody, point_a: Sequence[float],
                body_b: Body | RigidBody | None, point_b: Sequence[float], stiffness: float,
                damping: float = 0.0,
                length: float | None = None, name: str | None = None,
-               tol: float = 1e-8) -> FrameJoint:
+               tol: float = 1e-8) -> Spring:
         """A linear spring and damper between ``point_a`` of ``body_a`` and ``point_b`` of
         ``body_b`` (global points at t = 0; a Body's node there, which moves with its
         deformation, a RigidBody's point, or the ground for ``body_b=None``), on computed or
@@ -458,35 +437,17 @@ class Model:
             tol: the distance within which an elastic body's node is taken at a point.
 
         Returns:
-            The spring (a :class:`~dolfinx_mbs.constraints.frame_joints.FrameJoint` of kind
-            ``"spring"``).
+            The spring (a :class:`~dolfinx_mbs.constraints.frame_joints.Spring`).
 
         Raises:
             ValueError: a body not of this model, the same body twice, coincident points, a
                 negative or non-finite constant, a point with no node of an elastic body, a
                 name taken (the model is left as it was).
         """
-        for b in (body_a, body_b):
-            if b is not None and all(b is not x for x in list(self.bodies) + self.rigid_bodies):
-                raise ValueError(f"spring: body {getattr(b, 'name', b)!r} is not part of this "
-                                 "model")
-        if body_a is None:
-            raise ValueError("spring: body_a must be a body of this model (body_b=None is the "
-                             "ground)")
-        if body_a is body_b:
-            raise ValueError("spring: body_a and body_b must differ")
-        pa = checks.point3(point_a, "point_a")
-        pb = checks.point3(point_b, "point_b")
-        name = name or f"spring({body_a.name},{'ground' if body_b is None else body_b.name})"
-        if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
-            raise ValueError(f"spring: the name {name!r} is taken (pass name=)")
-        gdim = self._joint_gdim([b for b in (body_a, body_b) if b is not None])
-        ja = joint_point(self, body_a, pa, name, tol)
-        jb = joint_point(self, body_b, pb, name, tol)
-        spring = FrameJoint("spring", ja, jb, gdim, name=name, stiffness=stiffness,
-                            damping=damping, length=length)
-        self.frame_joints.append(spring)
-        self._systems.pop("coupled", None)
+        spring = frame_builders.spring(self, body_a, point_a, body_b, point_b,
+                                       stiffness=stiffness, damping=damping, length=length,
+                                       name=name, tol=tol)
+        self._add_joint(spring)
         if self._assembly is not None and self._assembly.strategy != "basis":
             # the coupled equations combine each body's frame terms from the coupling basis
             # (a body on a time-invariant frame is assembled without it): made again on use
@@ -495,9 +456,9 @@ class Model:
         return spring
 
     @property
-    def springs(self) -> List[FrameJoint]:
+    def springs(self) -> List[Spring]:
         """The springs of the model (:meth:`spring`), in the order they were added."""
-        return [j for j in self.frame_joints if j.kind == "spring"]
+        return frame_builders.springs_of(self.frame_joints)
 
     def _refuse_springs(self, analysis: str) -> None:
         """Refuse an analysis that would leave the springs out.
@@ -603,17 +564,10 @@ class Model:
         Raises:
             ValueError: a negative or non-finite constant; a target as :meth:`motor` refuses.
         """
-        k = checks.real(stiffness, "stiffness")
-        c = checks.real(damping, "damping")
-        a0 = checks.real(angle, "angle")
-        if k < 0.0 or c < 0.0:
-            raise ValueError(f"torsional_spring: stiffness and damping must be >= 0, got "
-                             f"stiffness={k:g}, damping={c:g}")
-
-        def torque(t: float, s: Any, k: float = k, c: float = c, a0: float = a0) -> float:
-            return cast(float, -k * (s.angle - a0) - c * s.rate)
-        return self.motor(target, torque=torque,
-                          name=name or f"torsional spring({getattr(target, 'name', 'joint')})")
+        m = frame_builders.torsional_spring(self, target, stiffness=stiffness, damping=damping,
+                                            angle=angle, name=name)
+        self._add_motor(m)
+        return m
 
     def motor(self, target: FrameJoint, angle: Callable | None = None,
               speed: Callable | None = None,
@@ -639,28 +593,15 @@ class Model:
             ValueError: not exactly one of ``angle``, ``speed``, ``torque``; a target that is not
                 a 2D revolute joint of this model or one of its hinges; a name taken.
         """
-        from dolfinx_mbs.frames.computed import Hinge
-        if isinstance(target, FrameJoint):
-            if all(target is not j for j in self.frame_joints):
-                raise ValueError("motor: the joint is not part of this model")
-            if target.kind != "revolute" or target.gdim != 2:
-                raise ValueError("motor: a joint motor drives a 2D revolute joint; drive a "
-                                 "3D rotation with a Hinge frame")
-        elif isinstance(target, Hinge):
-            self._check_frame(target)
-        else:
-            raise ValueError(f"motor: the target must be a revolute joint or a Hinge, got "
-                             f"{target!r}")
-        name = name or f"motor({getattr(target, 'name', 'joint')})"
-        if name in {j.name for j in self.frame_joints} | {m.name for m in self.motors}:
-            raise ValueError(f"motor: the name {name!r} is taken (pass name=)")
-        m = Motor(target, angle=angle, speed=speed, torque=torque, name=name)
-        # the driven angle counts from its value at t = 0
-        m.angle0 = (target.angle0 if isinstance(target, FrameJoint)
-                    else float(target.initial()[0][0]))
+        m = frame_builders.motor(self, target, angle=angle, speed=speed, torque=torque,
+                                 name=name)
+        self._add_motor(m)
+        return m
+
+    def _add_motor(self, m: Motor) -> None:
+        """Keep a motor the builders made (the coupled system is made again)."""
         self.motors.append(m)
         self._systems.pop("coupled", None)
-        return m
 
     def coupled_system(self) -> CoupledSystem:
         """The coupled system of a model with computed frames or springs (made once, kept

@@ -13,7 +13,14 @@ from dolfinx_mbs.constraints.base import (
     time_jets,
 )
 from dolfinx_mbs.constraints.elimination import Elimination, rate_rows_on_independent
-from dolfinx_mbs.constraints.frame_joints import FrameJoint, JointPoint, Motor
+from dolfinx_mbs.constraints.frame_joints import (
+    FrameJoint,
+    JointPoint,
+    Motor,
+    Prismatic,
+    Revolute,
+    Spring,
+)
 from dolfinx_mbs.constraints.joints import (
     GROUND,
     Joint,
@@ -42,13 +49,16 @@ __all__ = [
     "nodes_where",
     "pin",
     "Prescribed",
+    "Prismatic",
     "rate_rows_on_independent",
     "relative_motion",
     "resultants",
+    "Revolute",
     "RigidRegion",
     "Rows",
     "select_nodes",
     "Slider",
+    "Spring",
     "tie",
     "time_jets",
     "VelocityRows",

@@ -389,7 +389,7 @@ class CoupledSystem:
         self._loads_kept: Dict[int, Dict[tuple, List[tuple]]] = {}
         self.basis3 = {g: [E for _, E in coupling_basis(g)] for g in (2, 3)}
         # the joints' unknowns (their multipliers) come last
-        self.jointset = JointSet(self, joints, motors)
+        self.jointset: JointSet = JointSet(self, joints, motors)
         self.m += self.jointset.n_unknowns
         self._full = ({k: base.space.create_vec() for k in ("u", "ud", "udd", "r")}
                       if base is not None else {})

@@ -19,18 +19,30 @@ the multipliers recovered after a step.
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Dict, Tuple, cast
+from typing import TYPE_CHECKING, Dict, Protocol, Tuple, cast
 
 import numpy as np
 
-from dolfinx_mbs.systems.coupled_joints import _central, _Relative
+from dolfinx_mbs.constraints.frame_joints import ElementOutput, Spring
+from dolfinx_mbs.systems.coupled_joints import NodeValues, _central
 
 if TYPE_CHECKING:
     from dolfinx_mbs.systems.coupled import CoupledSystem
-    from dolfinx_mbs.systems.coupled_dense import DenseCoupled
 
-__all__ = ["DenseJoints", "dense_joints_reason"]
+__all__ = ["DenseJoints", "DenseBasis", "dense_joints_reason"]
+
+
+class DenseBasis(Protocol):
+    """What :class:`DenseJoints` reads of the dense form
+    (:class:`~dolfinx_mbs.systems.coupled_dense.DenseCoupled`, which names this module): the
+    number of reduced elastic coordinates and this rank's rows of the reduced basis."""
+
+    @property
+    def n(self) -> int:
+        """The number of reduced elastic coordinates."""
+
+    @property
+    def _T_local(self) -> np.ndarray: ...
 
 
 class DenseJoints:
@@ -42,7 +54,7 @@ class DenseJoints:
         dense: its dense form (the reduced basis' rows, the layout).
     """
 
-    def __init__(self, system: CoupledSystem, dense: DenseCoupled) -> None:
+    def __init__(self, system: CoupledSystem, dense: DenseBasis) -> None:
         self.system = system
         self.js = js = system.jointset
         n = self.n = dense.n
@@ -53,9 +65,9 @@ class DenseJoints:
         self.A = (2 * n + nz + nw + np.arange(na)).astype(np.int64)
         #: the frames' unknowns of the dense state (the joints' block of f left out)
         self.m = nz + nw + na
-        self.rows = js.rows
         self.n_rows = js.n_rows
-        self.pos = np.array([r for r, row in enumerate(js.rows) if row[3]], dtype=np.int64)
+        #: the position rows among the rows
+        self.pos = js.position_rows
         # the reduced basis' rows at the joints' elastic nodes (local components, 3 x n)
         self.T: Dict[Tuple[int, int], np.ndarray] = {}
         comm = system.comm
@@ -86,7 +98,7 @@ class DenseJoints:
         """
         return np.concatenate([y[2 * self.n:2 * self.n + self.m], self._zero_joint])
 
-    def nodes(self, y: np.ndarray) -> dict:
+    def nodes(self, y: np.ndarray) -> NodeValues:
         """{(joint, side): (u, u')} at the elastic nodes (local components).
 
         Args:
@@ -233,19 +245,17 @@ class DenseJoints:
         f = self.f_full(y)
         for mo in js.torque_motors:
             th, thd, G = js._driven(mo, t, f)
-            tau = float(mo.fn(t, _Relative(th - mo.angle0, thd)))
-            if not math.isfinite(tau):
-                raise ValueError(f"motor {mo.name!r} returned {tau!r}: expected a finite torque")
+            tau = mo.torque_at(t, th, thd)
             for i, v in G.items():
                 out[s.wslice[i]] += tau * v
         return out
 
     # -- outputs ------------------------------------------------------------------------------
-    def outputs(self, t: float, y: np.ndarray, lam: np.ndarray) -> dict:
-        """{name: {force, torque, drift}} as :meth:`~dolfinx_mbs.systems.coupled_joints.
-        JointSet.outputs` gives them (a revolute joint's force on its second body, global; a
-        driven motor's torque; the largest position row, the drift), from the multipliers
-        ``lam``.
+    def outputs(self, t: float, y: np.ndarray, lam: np.ndarray) -> Dict[str, ElementOutput]:
+        """The joints' and motors' outputs by name as :meth:`~dolfinx_mbs.systems.
+        coupled_joints.JointSet.outputs` gives them (a revolute joint's force on its second
+        body, global; a driven motor's torque; the largest position row, the drift), from the
+        multipliers ``lam``.
 
         Args:
             t: the time (s).
@@ -269,6 +279,6 @@ def dense_joints_reason(system: CoupledSystem) -> str | None:
     Returns:
         The reason in words, or None.
     """
-    if any(j.n_position == 0 for j in system.jointset.joints):   # a spring has no position row
+    if any(isinstance(j, Spring) for j in system.jointset.joints):
         return "springs between computed frames"
     return None

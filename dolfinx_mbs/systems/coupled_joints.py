@@ -1,4 +1,9 @@
-"""The rows of joints and motors between computed frames in the coupled equations.
+"""The rows of joints, springs and motors between computed frames in the coupled equations.
+
+The elements (:mod:`dolfinx_mbs.constraints.frame_joints`: :class:`~dolfinx_mbs.constraints.
+frame_joints.Revolute`, ``Prismatic``, ``Spring``, ``Motor``) own their rows; this module gives
+them their points' kinematics at the coupled system's unknowns and places their rows, forces
+and derivatives in the system's residual and Jacobian.
 
 Each joint row has a position value g(z, u) (a revolute joint: the components of r_a - r_b; the
 alignment of a 3D joint's directions; a prismatic joint's offsets across its axis and, in 2D,
@@ -23,42 +28,107 @@ the displacement of a node); with respect to the frames' coordinates (rotations,
 trigonometric and quaternion functions) by central differences of the closed-form rows
 (errors ~ 1e-10 of their scale), but for the position rows' dg/dz, in closed form. The
 curvature of g weighted by mu is left out of the Jacobian: mu vanishes with the drift, so
-Newton's convergence does not see it. Springs (``FrameJoint`` of kind ``"spring"``): their
-force components F are unknowns with the rows F - s e = 0 (no position rows, no mu), entering
-the bodies and frames as a revolute joint's force does.
+Newton's convergence does not see it. Springs (:class:`~dolfinx_mbs.constraints.frame_joints.
+Spring`): their force components F are unknowns with the rows F - s e = 0 (no position rows, no
+mu), entering the bodies and frames as a revolute joint's force does.
+
+The system is seen through :class:`JointHost` (what the rows read of it), so that this module
+does not import :mod:`dolfinx_mbs.systems.coupled`, which makes the set.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
-from typing import TYPE_CHECKING, Callable, Dict, List, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Protocol, Sequence, Tuple, cast
 
 import numpy as np
 
 from dolfinx_mbs import checks
-from dolfinx_mbs.constraints.frame_joints import FrameJoint, JointPoint, Motor, planar_angle
+from dolfinx_mbs.constraints.frame_joints import (
+    ElementOutput,
+    End,
+    FrameJoint,
+    JointPoint,
+    Motor,
+    Spring,
+)
 from dolfinx_mbs.frames.base import cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame
 
 if TYPE_CHECKING:
+    from mpi4py import MPI
     from petsc4py import PETSc
 
-    from dolfinx_mbs.systems.coupled import CoupledSystem
-
-__all__ = ["JointSet"]
+__all__ = ["JointSet", "JointHost", "RowBlock", "NodeValues"]
 
 log = logging.getLogger(__name__)
 
 #: the step of the central differences in the frames' coordinates
 FD_STEP = 1e-6
 
+#: the elastic joint points' displacement and rate (local components, (3,) each) by
+#: (joint index, side: 0 for ``a``, 1 for ``b``)
+NodeValues = Dict[Tuple[int, int], Tuple[np.ndarray, np.ndarray]]
+
+
+class _PartView(Protocol):
+    """What the rows read of an elastic body's share of the system."""
+
+    @property
+    def gdim(self) -> int: ...
+
+    @property
+    def slice(self) -> slice: ...
+
+
+class JointHost(Protocol):
+    """What a :class:`JointSet` reads of its coupled system
+    (:class:`~dolfinx_mbs.systems.coupled.CoupledSystem`)."""
+
+    @property
+    def frames(self) -> Sequence[ComputedFrame]:
+        """The computed frames, in the order of their unknowns."""
+
+    @property
+    def zslice(self) -> Sequence[slice]:
+        """Each frame's coordinates in the unknowns f."""
+
+    @property
+    def wslice(self) -> Sequence[slice]:
+        """Each frame's speeds in f."""
+
+    @property
+    def parts(self) -> Sequence[_PartView]:
+        """The elastic bodies' shares (their dimension and dofs in the full vectors)."""
+
+    @property
+    def comm(self) -> MPI.Comm:
+        """The communicator."""
+
+    @property
+    def m(self) -> int:
+        """The number of frame unknowns (the joints' last)."""
+
+    @property
+    def reducer(self) -> Any:
+        """The elastic bodies' Maggi reducer (None without them)."""
+
+    @property
+    def _full(self) -> Dict[str, PETSc.Vec]: ...
+
+    @property
+    def _elastic_reducer(self) -> Any: ...
+
+    def _red_tmp(self, like: PETSc.Vec) -> PETSc.Vec: ...
+
 
 class _Side:
     """A point's frame as the rows see it: its index among the computed frames (or None), and
     the kinematics at given frame unknowns."""
 
-    def __init__(self, system: CoupledSystem, point: JointPoint) -> None:
+    def __init__(self, system: JointHost, point: JointPoint) -> None:
         self.point = point
         self.index = None
         if isinstance(point.frame, ComputedFrame):
@@ -110,64 +180,109 @@ class _Side:
         return out
 
 
-def _row_groups(joint: FrameJoint) -> list:
-    """The joint's rows as (kind, data) in order."""
-    out: List[Tuple[str, int | None]] = []
-    if joint.kind == "spring":
-        return [("spring", k) for k in range(joint.gdim)]
-    if joint.kind == "revolute":
-        out += [("coincide", k) for k in range(joint.gdim)]
-    else:
-        out += [("across", k) for k in range(len(joint.normals_a))]
-        if joint.gdim == 2:
-            out.append(("relative_angle", None))
-    return out + [("align", k) for k in range(len(joint.lock))]
+@dataclasses.dataclass(frozen=True)
+class RowBlock:
+    """An element's rows in a :class:`JointSet`.
+
+    Attributes:
+        element: the joint, spring or driven motor.
+        start: its first row (its multipliers' first place in lam).
+        stop: one past its last row.
+        pos: its first position row's index among the position rows (its multipliers' first
+            place in mu), or -1 (an element's rows are all position rows or none).
+        joint: its index in :attr:`JointSet.joints` (None for a motor).
+    """
+
+    element: FrameJoint | Motor
+    start: int
+    stop: int
+    pos: int
+    joint: int | None
 
 
-class _Relative:
-    """What a torque motor's function sees: the driven ``angle`` (from its value at t = 0)
-    and its ``rate``."""
+@dataclasses.dataclass
+class _Bordered:
+    """The parts of the bordered Jacobian the joints add to (:meth:`JointSet.derivatives`), the
+    time stepper's shift and two work vectors (full and reduced)."""
 
-    def __init__(self, angle: float, rate: float) -> None:
-        self.angle, self.rate = angle, rate
+    shift: float
+    D: np.ndarray
+    B: Sequence[PETSc.Vec]
+    C: Sequence[PETSc.Vec]
+    Cv: Sequence[PETSc.Vec]
+    H: Sequence[PETSc.Vec]
+    full: PETSc.Vec
+    tmp: PETSc.Vec
+
+
+@dataclasses.dataclass
+class _NodeRow:
+    """A force row at an elastic node: the row, its component k, the point's side and sign (+1
+    on a, -1 on b), its frame's rotation, the node's first dof on this rank (None elsewhere)
+    and the body's dimension."""
+
+    r: int
+    k: int
+    side: _Side
+    sign: float
+    R: np.ndarray
+    lo: int | None
+    gd: int
 
 
 class JointSet:
-    """The joints and driven motors of a coupled system: their rows, forces and derivatives.
+    """The joints, springs and driven motors of a coupled system: their rows, forces and
+    derivatives.
 
     Args:
-        system: the :class:`~dolfinx_mbs.systems.coupled.CoupledSystem` (frames, parts,
-            reducer).
-        joints: the :class:`~dolfinx_mbs.constraints.frame_joints.FrameJoint` s.
-        motors: the driven :class:`~dolfinx_mbs.constraints.frame_joints.Motor` s (angle or
-            speed; torque motors are applied loads).
+        system: the coupled system (:class:`JointHost`: frames, parts, reducer).
+        joints: the :class:`~dolfinx_mbs.constraints.frame_joints.FrameJoint` s (revolute,
+            prismatic, spring).
+        motors: the :class:`~dolfinx_mbs.constraints.frame_joints.Motor` s (driven ones have a
+            row; torque motors are applied loads).
     """
 
-    def __init__(self, system: CoupledSystem, joints: Sequence[FrameJoint],
+    def __init__(self, system: JointHost, joints: Sequence[FrameJoint],
                  motors: Sequence[Motor]) -> None:
         self.system = system
         self.joints = list(joints)
         self.motors = [m for m in motors if m.n_rows]
         #: motors that apply a torque (a function of time and the relative state)
         self.torque_motors = [m for m in motors if not m.n_rows]
-        self.rows = []          # (joint index or None, kind, data, position row?)
-        self.sides = []
-        for ij, j in enumerate(self.joints):
-            a, b = _Side(system, j.a), _Side(system, j.b)
-            self.sides.append((a, b))
-            for kind, data in _row_groups(j):   # a spring's rows are force rows
-                self.rows.append((ij, kind, data, kind != "spring"))
-        for im, m in enumerate(self.motors):
-            self.rows.append((im, "motor", m, m.kind == "angle"))
-        self.n_rows = len(self.rows)
+        self.sides = [(_Side(system, j.a), _Side(system, j.b)) for j in self.joints]
+        #: each element's rows, the joints' then the driven motors'
+        self.blocks: List[RowBlock] = []
+        r = ip = 0
+        elements: List[Tuple[FrameJoint | Motor, int | None]] = [
+            (j, ij) for ij, j in enumerate(self.joints)]
+        elements += [(m, None) for m in self.motors]
+        for el, ij in elements:
+            self.blocks.append(RowBlock(el, r, r + el.n_rows, ip if el.n_position else -1, ij))
+            r += el.n_rows
+            ip += el.n_position
+        self.n_rows = r
         self.active = bool(self.n_rows or self.torque_motors)
-        self.n_position = sum(1 for r in self.rows if r[3])
+        self.n_position = ip
+        #: the position rows among the rows
+        self.position_rows = np.array(
+            [r for b in self.blocks if b.element.n_position for r in range(b.start, b.stop)],
+            dtype=np.int64)
         #: unknowns: the multipliers lam (one per row), then mu (one per position row)
         self.n_unknowns = self.n_rows + self.n_position
+        #: each row's frames whose rows its force reaches through an elastic node (the point
+        #: rows of a joint or spring with an elastic point)
+        self._node_frames: List[frozenset] = [frozenset()] * self.n_rows
+        for b in self.blocks:
+            if isinstance(b.element, FrameJoint) and b.joint is not None:
+                j = b.element
+                on = frozenset(self.sides[b.joint][k].index for k, pt in enumerate((j.a, j.b))
+                               if pt.elastic)
+                for r in range(b.start, b.start + j.n_point_rows):
+                    self._node_frames[r] = on
         self._nodes: dict | None = None
 
     # -- the nodes' values --------------------------------------------------------------------
-    def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> dict:
+    def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> NodeValues:
         """{(joint, side): (u, u') at its node in local components (3,)}, on every rank.
 
         Args:
@@ -178,7 +293,7 @@ class JointSet:
             The nodes' values by ``(joint, side)``.
         """
         s = self.system
-        local = {}
+        local: NodeValues = {}
         for ij, j in enumerate(self.joints):
             for k, pt in enumerate((j.a, j.b)):
                 if pt.elastic and pt.node is not None:
@@ -188,140 +303,67 @@ class JointSet:
                     a = u.getArray(readonly=True)[lo:lo + g]
                     b = ud.getArray(readonly=True)[lo:lo + g]
                     local[(ij, k)] = (np.pad(a, (0, 3 - g)), np.pad(b, (0, 3 - g)))
-        out = {}
+        out: NodeValues = {}
         for d in s.comm.allgather(local):
             out.update(d)
         return out
 
-    # -- the rows in closed form ------------------------------------------------------------
-    def _point(self, ij: int, k: int, t: float, f: np.ndarray, nodes: dict) -> tuple:
-        """A joint point's r, r' (global), the partial velocities dr'/dw (3 x k_frame), R and
-        the local position x = X + u, at the unknowns ``f``."""
-        j = self.joints[ij]
+    # -- the points' kinematics ---------------------------------------------------------------
+    def _end(self, ij: int, k: int, t: float, f: np.ndarray, nodes: dict) -> End:
+        """A joint point's kinematics at the unknowns ``f``: r, r' (global), the partial
+        velocities dr'/dw (3 x k_frame), R, the local position x = X + u, and its frame's."""
         side = self.sides[ij][k]
-        pt = (j.a, j.b)[k]
-        R, rO, vO, om, dv, dom = side.state(t, f)
+        pt = side.point
+        R, rO, vO, om, dv, dom, dphi, drO = side.parts(t, f)
         u, ud = nodes.get((ij, k), (np.zeros(3), np.zeros(3)))
         x = pt.X + u
         if pt.frame is None:
-            return x, np.zeros(3), None, np.eye(3), x
+            return End(r=x, rd=np.zeros(3), Pw=None, R=np.eye(3), x=x, omega=om, domega=dom,
+                       dphi=dphi, drO=drO, index=side.index)
         r = rO + R @ x
         rd = R @ (vO + cross3(om, x) + ud)
         Pw = None if dv is None else R @ (dv - skew(x) @ dom)
-        return r, rd, Pw, R, x
+        return End(r=r, rd=rd, Pw=Pw, R=R, x=x, omega=om, domega=dom, dphi=dphi, drO=drO,
+                   index=side.index)
 
+    def _ends(self, ij: int, t: float, f: np.ndarray, nodes: dict,
+              kept: Dict[int, Tuple[End, End]] | None = None) -> Tuple[End, End]:
+        """Both points' kinematics of joint ``ij`` (kept in ``kept`` for one evaluation)."""
+        if kept is not None and ij in kept:
+            return kept[ij]
+        out = (self._end(ij, 0, t, f, nodes), self._end(ij, 1, t, f, nodes))
+        if kept is not None:
+            kept[ij] = out
+        return out
+
+    # -- the rows in closed form ------------------------------------------------------------
     def _values(self, t: float, f: np.ndarray, nodes: dict) -> tuple:
-        """(g, h, G) of every row at ``f``: g the position values (None for velocity rows), h
+        """(g, h, G) of every row at ``f``: g the position values (0 for velocity rows), h
         the velocity values, G {row: {frame index: dh/dw (k,)}} (the speeds' coefficients)."""
         g = np.zeros(self.n_rows)
         h = np.zeros(self.n_rows)
-        G = [dict() for _ in range(self.n_rows)]
-        pts = {}
-        for r, (ij, kind, data, pos) in enumerate(self.rows):
-            if kind == "motor":
-                g[r], h[r], G[r] = self._motor(data, t, f)
+        G: List[Dict[int, np.ndarray]] = [dict() for _ in range(self.n_rows)]
+        kept: Dict[int, Tuple[End, End]] = {}
+        lam = self.split(f)[0]
+        for blk in self.blocks:
+            el, r0, r1 = blk.element, blk.start, blk.stop
+            if isinstance(el, Motor):
+                driven = self._driven(el, t, f, nodes, kept)
+                g[r0], h[r0], G[r0] = el.row(driven, self._prescribed(el, t))
                 continue
-            j = self.joints[ij]
-            if ij not in pts:
-                pts[ij] = (self._point(ij, 0, t, f, nodes), self._point(ij, 1, t, f, nodes))
-            (ra, rda, Pa, Ra, xa), (rb, rdb, Pb, Rb, xb) = pts[ij]
-            ia, ib = self.sides[ij][0].index, self.sides[ij][1].index
-            if kind == "coincide":
-                k = data
-                g[r], h[r] = ra[k] - rb[k], rda[k] - rdb[k]
-                if ia is not None:
-                    G[r][ia] = G[r].get(ia, 0.0) + Pa[k]
-                if ib is not None:
-                    G[r][ib] = G[r].get(ib, 0.0) - Pb[k]
-            elif kind == "align":
-                # (R_a p) . (R_b q): its rate omega_a,G . c - omega_b,G . c, c = a_G x b_G
-                pa_, qb_ = j.lock[data]
-                aG, bG = Ra @ pa_, Rb @ qb_
-                c = np.cross(aG, bG)
-                g[r] = float(aG @ bG)
-                _, _, _, oma, _, doma = self.sides[ij][0].state(t, f)
-                _, _, _, omb, _, domb = self.sides[ij][1].state(t, f)
-                h[r] = float((Ra @ oma - Rb @ omb) @ c)
-                if ia is not None:
-                    G[r][ia] = G[r].get(ia, 0.0) + (Ra.T @ c) @ doma
-                if ib is not None:
-                    G[r][ib] = G[r].get(ib, 0.0) - (Rb.T @ c) @ domb
-            elif kind == "across":
-                # n_a . (r_b - r_a) - d0, n_a = R_a n0 turning with a
-                n0 = j.normals_a[data]
-                n = Ra @ n0
-                _, _, _, oma, _, doma = self.sides[ij][0].state(t, f)
-                nd = Ra @ cross3(oma, n0)
-                d = rb - ra
-                g[r] = float(n @ d) - j.offsets[data]
-                h[r] = float(nd @ d + n @ (rdb - rda))
-                if ia is not None:
-                    # d(nd . d)/dw_a = d/dw_a [(R_a (om_a x n0)) . d] = (R_a^T d) . (dom x n0)
-                    G[r][ia] = (G[r].get(ia, 0.0) - n @ Pa
-                                - (skew(n0) @ doma).T @ (Ra.T @ d))
-                if ib is not None:
-                    G[r][ib] = G[r].get(ib, 0.0) + n @ Pb
-            elif kind == "spring":
-                # F_k - s e_k: F the force on b (unknowns), s the tension, e from b to a
-                k = data
-                if ia is not None:
-                    G[r][ia] = G[r].get(ia, 0.0) + Pa[k]
-                if ib is not None:
-                    G[r][ib] = G[r].get(ib, 0.0) - Pb[k]
-                if k == 0:
-                    lam = self.split(f)[0]
-                    force = self._spring_force(j, ra - rb, rda - rdb)[0]
-                    F = np.zeros(3)
-                    F[:j.gdim] = lam[r: r + j.gdim]
-                    spring_rows = F - force
-                h[r] = spring_rows[k]
-            elif kind == "relative_angle":
-                th, thd, Gs = self._relative_angle(ij, t, f)
-                g[r] = th - j.angle0
-                h[r] = thd
-                for i, v in Gs.items():
-                    G[r][i] = G[r].get(i, 0.0) + v
+            assert blk.joint is not None  # (a joint's block)
+            a, b = self._ends(blk.joint, t, f, nodes, kept)
+            el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1])
         return g, h, G
 
-    @staticmethod
-    def _spring_force(j: FrameJoint, d: np.ndarray, dd: np.ndarray) -> tuple:
-        """A spring's force on its point b, s e (global), its derivatives with respect to
-        d = r_a - r_b and to d', its tension s and length L."""
-        L = float(np.linalg.norm(d))
-        if not L > 0.0:
-            raise FloatingPointError(f"spring {j.name!r}: its two points met (length 0): its "
-                                     "direction is undefined")
-        e = d / L
-        P = (np.eye(3) - np.outer(e, e)) / L     # d e / d d
-        Ld = float(e @ dd)
-        sT = j.stiffness * (L - j.length) + j.damping * Ld
-        ds = j.stiffness * e + j.damping * (P @ dd)
-        Jd = np.outer(e, ds) + sT * P
-        Jdd = j.damping * np.outer(e, e)
-        return sT * e, Jd, Jdd, sT, L
-
-    def _angle(self, side: _Side, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
-        """A 2D frame's angle about z, its rate and d(rate)/dw {index: (k,)}."""
-        R, _, _, om, _, dom = side.state(t, f)
-        G = {} if side.index is None else {side.index: dom[2]}
-        return planar_angle(R), float(om[2]), G
-
-    def _relative_angle(self, ij: int, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
-        a, b = self.sides[ij]
-        tha, wa, Ga = self._angle(a, t, f)
-        thb, wb, Gb = self._angle(b, t, f)
-        G = {i: -v for i, v in Ga.items()}
-        for i, v in Gb.items():
-            G[i] = G.get(i, 0.0) + v
-        # the angle unwrapped near the row's zero (wraps at +-pi)
-        d = (thb - tha - self.joints[ij].angle0 + np.pi) % (2 * np.pi) - np.pi
-        return d + self.joints[ij].angle0, wb - wa, G
-
-    def _driven(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
+    def _driven(self, m: Motor, t: float, f: np.ndarray, nodes: dict | None = None,
+                kept: Dict[int, Tuple[End, End]] | None = None
+                ) -> Tuple[float, float, Dict[int, np.ndarray]]:
         """(angle, rate, d rate/dw) of what motor ``m`` drives."""
         target = m.target
         if isinstance(target, FrameJoint):
-            return self._relative_angle(self.joints.index(target), t, f)
+            a, b = self._ends(self.joints.index(target), t, f, nodes or {}, kept)
+            return target.relative_angle(a, b)
         s = self.system
         i = next(k for k, fr in enumerate(s.frames) if fr is target)
         return float(s.frames[i].describe(f[s.zslice[i]], f[s.wslice[i]])["angle"]), float(
@@ -342,14 +384,10 @@ class JointSet:
         out = np.zeros(s.m)
         if not self.torque_motors:
             return out
-        from dolfinx_mbs import checks
         with checks.collective(s.comm, f"the motor torques at t={t:g}"):
             for m in self.torque_motors:
                 th, thd, G = self._driven(m, t, f)
-                tau = float(m.fn(t, _Relative(th - m.angle0, thd)))
-                if not np.isfinite(tau):
-                    raise ValueError(f"motor {m.name!r} returned {tau!r}: expected a finite "
-                                     "torque")
+                tau = m.torque_at(t, th, thd)
                 for i, v in G.items():
                     out[s.wslice[i]] += tau * v
         return out
@@ -383,19 +421,11 @@ class JointSet:
         return power
 
     def _prescribed(self, m: Motor, t: float) -> Tuple[float | None, float]:
-        """What a driven motor prescribes at ``t``: (angle or None, rate), its user function
-        called under a collective guard (a failure on one rank fails every rank) and checked
-        finite."""
+        """What a driven motor prescribes at ``t`` (:meth:`~dolfinx_mbs.constraints.
+        frame_joints.Motor.prescribed`), its user function called under a collective guard (a
+        failure on one rank fails every rank)."""
         with checks.collective(self.system.comm, f"motor {m.name!r} at t={t:g}"):
-            if m.kind == "angle":
-                a, r = float(m.fn(t)), _rate(m.fn, t)
-            else:
-                a, r = None, float(m.fn(t))
-            if not (math.isfinite(r) and (a is None or math.isfinite(a))):
-                raise ValueError(f"its {m.kind} function returned "
-                                 f"{a if m.kind == 'angle' else r!r} (rate {r!r}): expected "
-                                 "finite values")
-        return a, r
+            return m.prescribed(t)
 
     def check_start(self, t0: float) -> None:
         """Refuse a driven angle that is not 0 at the run's start: the angle is the rotation
@@ -415,15 +445,6 @@ class JointSet:
                                  f"would turn its joint by {a:g} rad within the first step. "
                                  f"Give angle(t) - angle({t0:g})")
 
-    def _motor(self, m: Motor, t: float, f: np.ndarray) -> Tuple[float, float, dict]:
-        """A driven motor's row: angle (position) or speed (velocity), relative to its joint's
-        (2D revolute) or its hinge's angle."""
-        th, thd, G = self._driven(m, t, f)
-        a, r = self._prescribed(m, t)
-        if a is not None:
-            return th - m.angle0 - a, thd - r, G
-        return 0.0, thd - r, G
-
     def consistent_speeds(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
                           ud: PETSc.Vec | None = None) -> None:
         """Make the frames' speeds in ``f`` (in place) satisfy the joints' velocity rows h = 0
@@ -441,12 +462,13 @@ class JointSet:
         nodes = self.node_values(u, ud) if u is not None else {}
         _, h, G = self._values(t, f, nodes)
         A = np.zeros((self.n_rows, s.m))
-        for r in range(self.n_rows):
-            if self.rows[r][1] == "spring":   # a force row, not a velocity row
-                h[r] = 0.0
+        for blk in self.blocks:
+            if isinstance(blk.element, Spring):   # force rows, not velocity rows
+                h[blk.start:blk.stop] = 0.0
                 continue
-            for i, v in G[r].items():
-                A[r, s.wslice[i]] += v
+            for r in range(blk.start, blk.stop):
+                for i, v in G[r].items():
+                    A[r, s.wslice[i]] += v
         cols = np.flatnonzero(np.abs(A).sum(axis=0))
         if not cols.size:
             return
@@ -457,6 +479,9 @@ class JointSet:
         if change > 1e-8 * max(1.0, float(np.abs(w).max(initial=0.0))):
             log.info("the initial speeds were changed by up to %.3g to fit the joints' "
                      "velocity rows", change)
+
+    def _springs(self) -> List[RowBlock]:
+        return [b for b in self.blocks if isinstance(b.element, Spring)]
 
     def spring_forces(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
                       ud: PETSc.Vec | None = None) -> None:
@@ -469,17 +494,17 @@ class JointSet:
             u: the full displacement (None without elastic bodies).
             ud: the full velocity (None without elastic bodies).
         """
-        if not any(j.kind == "spring" for j in self.joints):
+        springs = self._springs()
+        if not springs:
             return
         nodes = self.node_values(u, ud) if u is not None else {}
         base = self.system.m - self.n_unknowns
-        for r, (ij, kind, data, _) in enumerate(self.rows):
-            if kind == "spring" and data == 0:
-                j = self.joints[ij]
-                pa = self._point(ij, 0, t, f, nodes)
-                pb = self._point(ij, 1, t, f, nodes)
-                force = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])[0]
-                f[base + r: base + r + j.gdim] = force[:j.gdim]
+        for blk in springs:
+            sp = cast(Spring, blk.element)
+            assert blk.joint is not None  # (a spring's block)
+            a, b = self._ends(blk.joint, t, f, nodes)
+            force = sp.force(a.r - b.r, a.rd - b.rd)[0]
+            f[base + blk.start: base + blk.start + sp.gdim] = force[:sp.gdim]
 
     def spring_energy(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
                       ud: PETSc.Vec | None = None) -> float:
@@ -496,14 +521,14 @@ class JointSet:
         Returns:
             The potential (J), the same on every rank.
         """
-        if not any(j.kind == "spring" for j in self.joints):
+        springs = self._springs()
+        if not springs:
             return 0.0
         nodes = self.node_values(u, ud) if u is not None else {}
         out = 0.0
-        for ij, j in enumerate(self.joints):
-            if j.kind == "spring":
-                d = self._point(ij, 0, t, f, nodes)[0] - self._point(ij, 1, t, f, nodes)[0]
-                out += 0.5 * j.stiffness * (float(np.linalg.norm(d)) - j.length) ** 2
+        for blk in springs:
+            assert blk.joint is not None  # (a spring's block)
+            out += cast(Spring, blk.element).energy(*self._ends(blk.joint, t, f, nodes))
         return out
 
     # -- contributions to the residual -----------------------------------------------------------
@@ -547,15 +572,11 @@ class JointSet:
         g, h, G = self._values(t, f, nodes)
         base = s.m - self.n_unknowns
         # the rows: position rows keep g = 0, velocity rows h = 0 (each position row both)
-        ip = 0
-        for r, (_, _, _, pos) in enumerate(self.rows):
-            Ff[base + r] = h[r]
-            if pos:
-                Ff[base + self.n_rows + ip] = g[r]
-                ip += 1
+        Ff[base: base + self.n_rows] = h
+        Ff[base + self.n_rows: base + self.n_unknowns] = g[self.position_rows]
         self._g = g
         # forces: frames' rows (rigid points, axes, motors) and nodes
-        for r, (ij, kind, data, pos) in enumerate(self.rows):
+        for r in range(self.n_rows):
             for i, v in G[r].items():
                 Ff[s.wslice[i]] += lam[r] * self._direct(r, i, v)
         self._node_forces(lam, terms)
@@ -572,7 +593,7 @@ class JointSet:
         none (the node force reaches the frame's rows through the body's inertia residual),
         but for a free frame's translation rows, which are its momentum balance and not formed
         from that residual."""
-        if not self._through_node(r, i):
+        if i not in self._node_frames[r]:
             return v
         fr = self.system.frames[i]
         out = np.zeros_like(v)
@@ -580,34 +601,29 @@ class JointSet:
             out[:fr.n_translations] = v[:fr.n_translations]
         return out
 
-    def _through_node(self, r: int, i: int) -> bool:
-        """True when row ``r``'s force on frame ``i`` acts through an elastic node (it then
-        enters the body's inertia residual, which carries it to the frame's rows)."""
-        ij, kind, _, _ = self.rows[r]
-        if kind not in ("coincide", "spring"):
-            return False
-        j = self.joints[ij]
-        return any(pt.elastic and self.sides[ij][k].index == i
-                   for k, pt in enumerate((j.a, j.b)))
+    def _point_rows(self) -> List[Tuple[RowBlock, FrameJoint]]:
+        """The blocks of the elements with force rows at their points (revolute, spring)."""
+        return [(b, b.element) for b in self.blocks
+                if isinstance(b.element, FrameJoint) and b.element.n_point_rows]
 
     def _node_forces(self, lam: np.ndarray, terms: Sequence[Dict[str, PETSc.Vec]]) -> None:
         """Lam into the inertia residual e and the elastic rows' residual r at the nodes."""
         s = self.system
-        for r, (ij, kind, data, pos) in enumerate(self.rows):
-            if kind not in ("coincide", "spring"):
-                continue
-            j = self.joints[ij]
-            for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
-                if not pt.elastic or pt.node is None or not terms:
-                    continue
-                R = self._R(ij, k)
-                f_loc = sign * lam[r] * R[data, :]          # R^T (lam e_k), local
-                bt = terms[pt.body_index]
-                g = s.parts[pt.body_index].gdim
-                lo = pt.node * g
-                for key in ("e", "r"):
-                    a = bt[key].getArray()
-                    a[lo:lo + g] += f_loc[:g]
+        for blk, j in self._point_rows():
+            assert blk.joint is not None  # (a joint's block)
+            for kr in range(j.n_point_rows):
+                r = blk.start + kr
+                for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
+                    if not pt.elastic or pt.node is None or not terms:
+                        continue
+                    R = self._R(blk.joint, k)
+                    f_loc = sign * lam[r] * R[kr, :]          # R^T (lam e_k), local
+                    bt = terms[pt.body_index]
+                    g = s.parts[pt.body_index].gdim
+                    lo = pt.node * g
+                    for key in ("e", "r"):
+                        a = bt[key].getArray()
+                        a[lo:lo + g] += f_loc[:g]
 
     def _R(self, ij: int, k: int) -> np.ndarray:
         return self._last_R[(ij, k)]
@@ -625,73 +641,31 @@ class JointSet:
                 self._last_R[(ij, k)] = side.state(t, f)[0]
 
     def _gz(self, t: float, f: np.ndarray) -> np.ndarray:
-        """dg/dz of the position rows (n_position x m) in closed form, the nodes held: a
-        point's d r/dz = d r_O/dz - R skew(x) d phi/dz, a direction's d(R e)/dz = -R skew(e)
-        d phi/dz, a planar angle's d phi_z/dz."""
+        """dg/dz of the position rows (n_position x m) in closed form, the nodes held (each
+        element's :meth:`~dolfinx_mbs.constraints.frame_joints.FrameJoint.gz`; a driven
+        motor's angle: its joint's relative angle or its hinge's coordinate)."""
         s = self.system
         out = np.zeros((self.n_position, s.m))
         nodes = self._nodes or {}
-        ip = -1
-        for ij_r, (ij, kind, data, pos) in enumerate(self.rows):
-            if not pos:
+        kept: Dict[int, Tuple[End, End]] = {}
+        for blk in self.blocks:
+            el = blk.element
+            if not el.n_position:
                 continue
-            ip += 1
-            row = out[ip]
-            if kind == "motor":
-                target = data.target
+            rows = out[blk.pos: blk.pos + el.n_position]
+            if isinstance(el, Motor):
+                target = el.target
                 if isinstance(target, FrameJoint):
-                    self._angle_gz(self.joints.index(target), t, f, row)
+                    a, b = self._ends(self.joints.index(target), t, f, nodes, kept)
+                    target.relative_angle_gz(a, b, rows[0], s.zslice)
                 else:
                     i = next(k for k, fr in enumerate(s.frames) if fr is target)
-                    row[s.zslice[i]] += 1.0
+                    rows[0, s.zslice[i]] += 1.0
                 continue
-            j = self.joints[ij]
-            sides = self.sides[ij]
-            if kind == "coincide":
-                for k, sign in ((0, 1.0), (1, -1.0)):
-                    side = sides[k]
-                    if side.index is None:
-                        continue
-                    R, _, _, _, _, _, dphi, drO = side.parts(t, f)
-                    x = (j.a, j.b)[k].X + nodes.get((ij, k), (np.zeros(3), None))[0]
-                    row[s.zslice[side.index]] += sign * (drO[data] - (R[data] @ skew(x)) @ dphi)
-            elif kind == "align":
-                Ra, Rb = sides[0].parts(t, f)[0], sides[1].parts(t, f)[0]
-                pa_, qb_ = j.lock[data]
-                aG, bG = Ra @ pa_, Rb @ qb_
-                if sides[0].index is not None:
-                    dphi = sides[0].parts(t, f)[6]
-                    row[s.zslice[sides[0].index]] -= bG @ (Ra @ skew(pa_) @ dphi)
-                if sides[1].index is not None:
-                    dphi = sides[1].parts(t, f)[6]
-                    row[s.zslice[sides[1].index]] -= aG @ (Rb @ skew(qb_) @ dphi)
-            elif kind == "across":
-                pa = self._point(ij, 0, t, f, nodes)
-                pb = self._point(ij, 1, t, f, nodes)
-                Ra = pa[3]
-                n0 = j.normals_a[data]
-                n = Ra @ n0
-                d = pb[0] - pa[0]
-                for k, sign in ((0, -1.0), (1, 1.0)):
-                    side = sides[k]
-                    if side.index is None:
-                        continue
-                    R, _, _, _, _, _, dphi, drO = side.parts(t, f)
-                    x = (j.a, j.b)[k].X + nodes.get((ij, k), (np.zeros(3), None))[0]
-                    row[s.zslice[side.index]] += sign * (n @ (drO - R @ skew(x) @ dphi))
-                    if k == 0:   # n turns with a
-                        row[s.zslice[side.index]] -= d @ (R @ skew(n0) @ dphi)
-            elif kind == "relative_angle":
-                self._angle_gz(ij, t, f, row)
+            assert blk.joint is not None  # (a joint's block)
+            a, b = self._ends(blk.joint, t, f, nodes, kept)
+            el.gz(a, b, rows, s.zslice)
         return out
-
-    def _angle_gz(self, ij: int, t: float, f: np.ndarray, row: np.ndarray) -> None:
-        """Add d(relative angle)/dz of 2D joint ``ij`` to ``row``."""
-        s = self.system
-        for k, sign in ((0, -1.0), (1, 1.0)):
-            side = self.sides[ij][k]
-            if side.index is not None:
-                row[s.zslice[side.index]] += sign * side.parts(t, f)[6][2]
 
     def _touches(self, i: int) -> bool:
         """True when a joint or motor involves computed frame ``i``."""
@@ -716,22 +690,21 @@ class JointSet:
         full = s._full["r"]
         _zero(full)
         a = full.getArray()
-        ip = -1
         any_node = False
-        for r, (ij, kind, data, pos) in enumerate(self.rows):
-            if pos:
-                ip += 1
-            if kind != "coincide":
+        for blk, j in self._point_rows():
+            if not j.n_position:   # a spring's force rows: no position rows
                 continue
-            j = self.joints[ij]
-            for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
-                if pt.elastic:
-                    any_node = True
-                if pt.elastic and pt.node is not None:
-                    R = self._R(ij, k)
-                    g = s.parts[pt.body_index].gdim
-                    lo = s.parts[pt.body_index].slice.start + pt.node * g
-                    a[lo:lo + g] += (sign * mu[ip] * R[data, :])[:g]
+            assert blk.joint is not None  # (a joint's block)
+            for kr in range(j.n_point_rows):
+                ip = blk.pos + kr
+                for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
+                    if pt.elastic:
+                        any_node = True
+                    if pt.elastic and pt.node is not None:
+                        R = self._R(blk.joint, k)
+                        g = s.parts[pt.body_index].gdim
+                        lo = s.parts[pt.body_index].slice.start + pt.node * g
+                        a[lo:lo + g] += (sign * mu[ip] * R[kr, :])[:g]
         if any_node:
             out.axpy(1.0, s._elastic_reducer.project(full, s._red_tmp(out)))
 
@@ -762,31 +735,27 @@ class JointSet:
         g, h, G = self._values(t, f, nodes)
         # the velocity rows by the speeds, and the frames' rows by lam (G and its transpose)
         springs = self._spring_jacobians(t, f, nodes)
-        for r, row in enumerate(self.rows):
-            for i, v in G[r].items():
-                ws = s.wslice[i]
-                D[ws, base + r] += self._direct(r, i, v)
-                if row[1] != "spring":
-                    D[base + r, ws] += v
-            if row[1] == "spring":
+        for blk in self.blocks:
+            spring = isinstance(blk.element, Spring)
+            for r in range(blk.start, blk.stop):
+                for i, v in G[r].items():
+                    ws = s.wslice[i]
+                    D[ws, base + r] += self._direct(r, i, v)
+                    if not spring:
+                        D[base + r, ws] += v
+            if spring:
                 # F_k - s e_k: by F_k, and by the speeds through d' (d' = sum_l G_l w)
-                ij, _, k, _ = row
-                r0 = r - k
-                Jdd = springs[ij][1]
-                D[base + r, base + r] += 1.0
-                for c in range(self.joints[ij].gdim):
-                    for i, v in G[r0 + c].items():
-                        D[base + r, s.wslice[i]] -= Jdd[k, c] * v
+                assert blk.joint is not None  # (a spring's block)
+                cast(Spring, blk.element).add_speed_jacobian(
+                    springs[blk.joint][1], G[blk.start:blk.stop], D, base + blk.start,
+                    s.wslice)
         # everything else that depends on the frames' coordinates: by central differences
         def frame_terms(ff: np.ndarray) -> np.ndarray:
             gg, hh, GG = self._values(t, ff, nodes)
             out = np.zeros(m)
             out[base: base + self.n_rows] = hh
-            ip = 0
-            for r, row in enumerate(self.rows):
-                if row[3]:
-                    out[base + self.n_rows + ip] = gg[r]
-                    ip += 1
+            out[base + self.n_rows: base + self.n_unknowns] = gg[self.position_rows]
+            for r in range(self.n_rows):
                 for i, v in GG[r].items():
                     out[s.wslice[i]] += lam[r] * self._direct(r, i, v)
             return out
@@ -806,23 +775,20 @@ class JointSet:
             for ip in range(self.n_position):
                 D[:base, base + self.n_rows + ip] += gz[ip, :base]
         if s.parts:
-            self._node_derivatives(t, f, shift, lam, mu, D, B, C, Cv, H, Bfull_work, springs)
+            J = _Bordered(shift, D, B, C, Cv, H, Bfull_work, s._red_tmp(B[0]))
+            self._node_derivatives(t, f, lam, J, springs)
 
     def _spring_jacobians(self, t: float, f: np.ndarray, nodes: dict) -> dict:
         """{joint index: (d(s e)/dd, d(s e)/dd')} of the springs at ``f``."""
         out = {}
-        for ij, j in enumerate(self.joints):
-            if j.kind == "spring":
-                pa = self._point(ij, 0, t, f, nodes)
-                pb = self._point(ij, 1, t, f, nodes)
-                _, Jd, Jdd, _, _ = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])
-                out[ij] = (Jd, Jdd)
+        for blk in self._springs():
+            assert blk.joint is not None  # (a spring's block)
+            a, b = self._ends(blk.joint, t, f, nodes)
+            _, Jd, Jdd, _, _ = cast(Spring, blk.element).force(a.r - b.r, a.rd - b.rd)
+            out[blk.joint] = (Jd, Jdd)
         return out
 
-    def _node_derivatives(self, t: float, f: np.ndarray, shift: float, lam: np.ndarray,
-                          mu: np.ndarray, D: np.ndarray, B: Sequence[PETSc.Vec],
-                          C: Sequence[PETSc.Vec], Cv: Sequence[PETSc.Vec], H: Sequence[PETSc.Vec],
-                          work: PETSc.Vec,
+    def _node_derivatives(self, t: float, f: np.ndarray, lam: np.ndarray, J: _Bordered,
                           springs: Dict[int, Tuple[np.ndarray, np.ndarray]]) -> None:
         """The entries of the joints at elastic nodes: the node forces by lam and by the frames'
         coordinates, the frames' rows by lam through the node, the joint rows by the node's
@@ -830,98 +796,108 @@ class JointSet:
         s = self.system
         red = s.reducer
         base = s.m - self.n_unknowns
-        full = work
-        tmp = s._red_tmp(B[0])
+        full, tmp = J.full, J.tmp
         nodes = self._nodes or {}
-        ip = -1
-        for r, (ij, kind, data, pos) in enumerate(self.rows):
-            if pos:
-                ip += 1
-            if kind not in ("coincide", "spring"):
-                continue
-            j = self.joints[ij]
-            for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
-                if not pt.elastic:
-                    continue
-                side = self.sides[ij][k]
-                R = self._R(ij, k)
-                p = s.parts[pt.body_index]
-                gd = p.gdim
-                lo = (p.slice.start + pt.node * gd) if pt.node is not None else None
-                u, ud = nodes.get((ij, k), (np.zeros(3), np.zeros(3)))
-                x = pt.X + u
-                # the node's vector of row r: R[data, :] at its dofs (local components)
-                _zero(full)
-                if lo is not None:
-                    full.array[lo:lo + gd] = sign * R[data, :gd]
-                assert red is not None  # (an elastic node: the bodies' reducer)
-                red.project(full, tmp)
-                B[base + r].axpy(1.0, tmp)          # elastic rows by lam (the node force)
-                if kind == "spring":
-                    self._spring_node_rows(r, data, j, side, sign, R, springs[ij], lo, gd,
-                                           shift, t, f, C, Cv, full, tmp)
-                else:
-                    C[base + r].axpy(shift, tmp)        # h by the node's rate, s d/dv
-                    Cv[base + r].axpy(1.0, tmp)
-                if pos:
-                    C[base + self.n_rows + ip].axpy(1.0, tmp)   # g by the node's displacement
-                    H[base + self.n_rows + ip].axpy(1.0, tmp)   # q' - v + g_q^T mu
-                # h by the node's displacement: R (omega x u)
-                if kind != "spring" and (side.index is not None or pt.frame is not None):
-                    om = side.state(t, f)[3]
+        for blk, j in self._point_rows():
+            ij = blk.joint
+            assert ij is not None  # (a joint's block)
+            spring = isinstance(j, Spring)
+            for kr in range(j.n_point_rows):
+                r = blk.start + kr
+                for k, (pt, sign) in enumerate(((j.a, 1.0), (j.b, -1.0))):
+                    if not pt.elastic:
+                        continue
+                    side = self.sides[ij][k]
+                    R = self._R(ij, k)
+                    p = s.parts[pt.body_index]
+                    gd = p.gdim
+                    lo = (p.slice.start + pt.node * gd) if pt.node is not None else None
+                    u, ud = nodes.get((ij, k), (np.zeros(3), np.zeros(3)))
+                    x = pt.X + u
+                    # the node's vector of row r: R[k_r, :] at its dofs (local components)
                     _zero(full)
                     if lo is not None:
-                        full.array[lo:lo + gd] = sign * (R @ skew(om))[data, :gd]
+                        full.array[lo:lo + gd] = sign * R[kr, :gd]
                     assert red is not None  # (an elastic node: the bodies' reducer)
                     red.project(full, tmp)
-                    C[base + r].axpy(1.0, tmp)
-                # the frame's rows by lam through the node: w_j . (R^T e_k)
-                if side.index is not None:
-                    i = side.index
-                    jet_T, jet_Om = self._partials(i, t, f)
-                    fk = sign * R[data, :]
-                    skip = s.frames[i].n_translations if s.frames[i].momentum_balance else 0
-                    for jl in range(skip, jet_T.shape[1]):
-                        wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
-                        # (by the node's displacement, its arm x = X + u: d/du (Om_j x x) . f
-                        # = f x Om_j, in the frame's rows' -Om_j x e, e holding the force)
-                        D[s.wslice[i].start + jl, base + r] += float(wj @ fk)
-                    # the node force R^T lam e_k turns with the frame: d/dz (elastic rows and
-                    # the frame's rows through w_j)
-                    dphi = s.frames[i].jet(t, f[s.zslice[i]], f[s.wslice[i]],
-                                           np.zeros(s.frames[i].n_speeds)).dphi_dz
-                    df = skew(sign * lam[r] * R[data, :]) @ dphi      # d f_loc / dz (3 x nz)
-                    for c, zc in enumerate(range(s.zslice[i].start, s.zslice[i].stop)):
+                    J.B[base + r].axpy(1.0, tmp)          # elastic rows by lam (the node force)
+                    if spring:
+                        self._spring_node_rows(_NodeRow(r, kr, side, sign, R, lo, gd),
+                                               springs[ij], t, f, J)
+                    else:
+                        J.C[base + r].axpy(J.shift, tmp)        # h by the node's rate, s d/dv
+                        J.Cv[base + r].axpy(1.0, tmp)
+                    if j.n_position:
+                        ip = blk.pos + kr
+                        J.C[base + self.n_rows + ip].axpy(1.0, tmp)  # g by the displacement
+                        J.H[base + self.n_rows + ip].axpy(1.0, tmp)  # q' - v + g_q^T mu
+                    # h by the node's displacement: R (omega x u)
+                    if not spring and (side.index is not None or pt.frame is not None):
+                        om = side.state(t, f)[3]
                         _zero(full)
                         if lo is not None:
-                            full.array[lo:lo + gd] = df[:gd, c]
-                        assert red is not None  # (an elastic node: the bodies' reducer)
+                            full.array[lo:lo + gd] = sign * (R @ skew(om))[kr, :gd]
                         red.project(full, tmp)
-                        B[zc].axpy(1.0, tmp)
-                        for jl in range(skip, jet_T.shape[1]):
-                            wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
-                            D[s.wslice[i].start + jl, zc] += float(wj @ df[:, c])
+                        J.C[base + r].axpy(1.0, tmp)
+                    # the frame's rows by lam through the node: w_j . (R^T e_k)
+                    if side.index is not None:
+                        self._node_frame_rows(_NodeRow(r, kr, side, sign, R, lo, gd), x,
+                                              lam, t, f, J)
 
-    def _spring_node_rows(self, r: int, k: int, j: FrameJoint, side: _Side, sign: float,
-                          R: np.ndarray, jac: Tuple[np.ndarray, np.ndarray], lo: int | None,
-                          gd: int, shift: float, t: float, f: np.ndarray, C: Sequence[PETSc.Vec],
-                          Cv: Sequence[PETSc.Vec], full: PETSc.Vec, tmp: PETSc.Vec) -> None:
+    def _node_frame_rows(self, row: _NodeRow, x: np.ndarray, lam: np.ndarray, t: float,
+                         f: np.ndarray, J: _Bordered) -> None:
+        """A node force's entries in its computed frame's rows: by lam (w_j . (R^T e_k)), and,
+        as the force R^T lam e_k turns with the frame, the elastic and the frame's rows by the
+        frame's coordinates."""
+        s = self.system
+        red = s.reducer
+        base = s.m - self.n_unknowns
+        full, tmp, D = J.full, J.tmp, J.D
+        i = row.side.index
+        assert i is not None and red is not None  # (a computed frame's elastic node)
+        r, sign, R, lo, gd = row.r, row.sign, row.R, row.lo, row.gd
+        jet_T, jet_Om = self._partials(i, t, f)
+        fk = sign * R[row.k, :]
+        skip = s.frames[i].n_translations if s.frames[i].momentum_balance else 0
+        for jl in range(skip, jet_T.shape[1]):
+            wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
+            # (by the node's displacement, its arm x = X + u: d/du (Om_j x x) . f
+            # = f x Om_j, in the frame's rows' -Om_j x e, e holding the force)
+            D[s.wslice[i].start + jl, base + r] += float(wj @ fk)
+        # the node force R^T lam e_k turns with the frame: d/dz (elastic rows and
+        # the frame's rows through w_j)
+        dphi = s.frames[i].jet(t, f[s.zslice[i]], f[s.wslice[i]],
+                               np.zeros(s.frames[i].n_speeds)).dphi_dz
+        df = skew(sign * lam[r] * R[row.k, :]) @ dphi      # d f_loc / dz (3 x nz)
+        for c, zc in enumerate(range(s.zslice[i].start, s.zslice[i].stop)):
+            _zero(full)
+            if lo is not None:
+                full.array[lo:lo + gd] = df[:gd, c]
+            red.project(full, tmp)
+            J.B[zc].axpy(1.0, tmp)
+            for jl in range(skip, jet_T.shape[1]):
+                wj = jet_T[:, jl] + cross3(jet_Om[:, jl], x)
+                D[s.wslice[i].start + jl, zc] += float(wj @ df[:, c])
+
+    def _spring_node_rows(self, row: _NodeRow, jac: Tuple[np.ndarray, np.ndarray], t: float,
+                          f: np.ndarray, J: _Bordered) -> None:
         """A spring row F_k - s e_k by its node's displacement and rate: -J_d . (+-R) -
         J_d' . (+-R skew(omega)) and -J_d' . (+-R) (d = r_a - r_b moves with the node)."""
         base = self.system.m - self.n_unknowns
         red = self.system.reducer
         Jd, Jdd = jac
-        om = side.state(t, f)[3]
+        k, sign, R = row.k, row.sign, row.R
+        om = row.side.state(t, f)[3]
         by_u = -sign * (Jd[k] @ R + Jdd[k] @ (R @ skew(om)))
         by_v = -sign * (Jdd[k] @ R)
-        for vec, targets in ((by_u, ((C, 1.0),)), (by_v, ((C, shift), (Cv, 1.0)))):
-            _zero(full)
-            if lo is not None:
-                full.array[lo:lo + gd] = vec[:gd]
+        for vec, targets in ((by_u, ((J.C, 1.0),)), (by_v, ((J.C, J.shift), (J.Cv, 1.0)))):
+            _zero(J.full)
+            if row.lo is not None:
+                J.full.array[row.lo:row.lo + row.gd] = vec[:row.gd]
             assert red is not None  # (an elastic node: the bodies' reducer)
-            red.project(full, tmp)
+            red.project(J.full, J.tmp)
             for M, a in targets:
-                M[base + r].axpy(a, tmp)
+                M[base + row.r].axpy(a, J.tmp)
 
     def _partials(self, i: int, t: float, f: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         s = self.system
@@ -931,11 +907,14 @@ class JointSet:
 
     # -- outputs ----------------------------------------------------------------------------------
     def outputs(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
-                ud: PETSc.Vec | None = None, nodes: dict | None = None) -> dict:
-        """{name: {force, torque, drift}} of the joints and motors at the unknowns ``f`` and
-        the full displacement and velocity ``u``, ``ud`` (None without elastic bodies;
-        collective): a revolute joint's force on its second body (global), a motor's torque,
-        the largest of its position rows (the drift).
+                ud: PETSc.Vec | None = None, nodes: dict | None = None
+                ) -> Dict[str, ElementOutput]:
+        """Each joint's, motor's and spring's outputs by name at the unknowns ``f`` and the
+        full displacement and velocity ``u``, ``ud`` (None without elastic bodies;
+        collective): the elements' :meth:`~dolfinx_mbs.constraints.frame_joints.FrameJoint.
+        output` (typed records, read also as mappings: a revolute joint's force on its second
+        body, global, and drift, the largest of its position rows; a driven motor's torque and
+        drift; a spring's tension and length).
 
         Args:
             t: time (s).
@@ -952,24 +931,15 @@ class JointSet:
         if nodes is None:
             nodes = self.node_values(u, ud) if u is not None else {}
         g, _, _ = self._values(t, f, nodes)
-        out = {}
-        for r, (ij, kind, data, pos) in enumerate(self.rows):
-            if kind == "motor":
-                # lam G enters the residual (inertia minus applied): the motor applies -lam
-                out[data.name] = {"torque": -float(lam[r]), "drift": abs(float(g[r]))}
+        out: Dict[str, ElementOutput] = {}
+        for blk in self.blocks:
+            el, r0, r1 = blk.element, blk.start, blk.stop
+            if isinstance(el, Motor):
+                out[el.name] = el.output(lam[r0], g[r0])
                 continue
-            j = self.joints[ij]
-            if kind == "spring":
-                if data == 0:
-                    pa = self._point(ij, 0, t, f, nodes)
-                    pb = self._point(ij, 1, t, f, nodes)
-                    _, _, _, sT, L = self._spring_force(j, pa[0] - pb[0], pa[1] - pb[1])
-                    out[j.name] = {"tension": sT, "length": L}
-                continue
-            rec = out.setdefault(j.name, {"force": np.zeros(3), "drift": 0.0})  # type: ignore[dict-item]
-            if kind == "coincide":
-                rec["force"][data] = lam[r]  # type: ignore[index]
-            rec["drift"] = max(rec["drift"], abs(float(g[r])))
+            assert blk.joint is not None  # (a joint's block)
+            a, b = self._ends(blk.joint, t, f, nodes)
+            out[el.name] = el.output(a, b, lam[r0:r1], g[r0:r1])
         return out
 
 
@@ -987,10 +957,3 @@ def _central(fn: Callable[[np.ndarray], np.ndarray], f: np.ndarray, c: int) -> n
     lo[c] -= hh
     hi[c] += hh
     return cast(np.ndarray, (fn(hi) - fn(lo)) / (2 * hh))
-
-
-def _rate(fn: Callable[[float], float], t: float) -> float:
-    """D fn / dt by central differences (a driven angle's rate)."""
-    h = 1e-6 * max(1.0, abs(t))
-    return (float(fn(t + h)) - float(fn(t - h))) / (2 * h)
-
