@@ -88,9 +88,16 @@ def _check(n: int) -> int:
     return int(n)
 
 
-def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float) -> np.ndarray:
+def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float,
+                inertia: bool = False) -> Tuple[np.ndarray, int]:
     """The ``n`` eigenvalues of K x = w^2 M x nearest ``target`` (w^2 units), ascending, the
-    same on every rank."""
+    same on every rank; with ``inertia``, also the number of eigenvalues below ``target``
+    read from the shift-and-invert's own factorization (-1 when it cannot be read).
+
+    With ``inertia`` and K symmetric to round-off, K - target M is factored as LDL^T (MUMPS's
+    symmetric indefinite factorization), whose negative pivots count the eigenvalues below
+    the target (Sylvester's law of inertia): one factorization gives the solve and the count
+    that :func:`negative_count` would make a second one for."""
     eps = SLEPc.EPS().create(K.getComm())
     eps.setOperators(K, M)
     eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
@@ -98,9 +105,13 @@ def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float) -
     eps.setTarget(float(target))
     eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
     eps.setTolerances(tol=tol, max_it=1000)
-    _direct_st(eps.getST())
+    st = eps.getST()
+    st.setType(SLEPc.ST.Type.SINVERT)
+    ldlt = inertia and _symmetric(K) and (target == 0.0 or _symmetric(M))
+    direct_lu(st.getKSP(), PETSc.PC.Type.CHOLESKY if ldlt else PETSc.PC.Type.LU)
     eps.setOptionsPrefix(PREFIX)
     eps.setFromOptions()
+    below = -1
     try:
         solve_in_words(eps, "the eigenvalue solve (SLEPc EPS)")
         nconv = eps.getConverged()
@@ -108,10 +119,30 @@ def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float) -
             raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
                                f"(reason {eps.getConvergedReason()})")
         lam = np.array([eps.getEigenvalue(i).real for i in range(nconv)])
+        if ldlt:
+            below = _factor_inertia(st.getKSP())
     finally:
         eps.destroy()
     lam = K.getComm().tompi4py().bcast(lam, root=0)
-    return np.sort(lam[np.argsort(np.abs(lam - target), kind="stable")[:n]])
+    return np.sort(lam[np.argsort(np.abs(lam - target), kind="stable")[:n]]), below
+
+
+def _factor_inertia(ksp: PETSc.KSP) -> int:
+    """The negative pivots of the LDL^T factorization a solved KSP holds (MUMPS's INFOG(12),
+    the same on every rank), or -1 when it holds another (or none)."""
+    pc = ksp.getPC()
+    if pc.getType() != PETSc.PC.Type.CHOLESKY or pc.getFactorSolverType() != "mumps":
+        return -1
+    return int(pc.getFactorMatrix().getMumpsInfog(12))
+
+
+def _symmetric(A: PETSc.Mat) -> bool:
+    """Whether ``A`` is symmetric to round-off (then flagged so: an LDL^T factorization takes
+    it). Collective."""
+    sym = bool(A.isSymmetric(1e-13 * A.norm(PETSc.NormType.INFINITY)))
+    if sym:
+        A.setOption(PETSc.Mat.Option.SYMMETRIC, True)
+    return sym
 
 
 def negative_count(K: PETSc.Mat, M: PETSc.Mat | None = None, sigma: float = 0.0,
@@ -157,7 +188,7 @@ def _most_negative(K: PETSc.Mat, M: PETSc.Mat, count: int, hint: float, tol: flo
     for _ in range(60):
         below = negative_count(K, M, sigma, border)
         if below == 0:
-            return _eps_values(K, M, count, sigma, tol)
+            return _eps_values(K, M, count, sigma, tol)[0]
         sigma *= 4.0
     raise RuntimeError(f"no lower bound of the spectrum found down to {sigma:.3e} rad^2/s^2")
 
@@ -166,8 +197,11 @@ def _sym_spectrum(K: PETSc.Mat, M: PETSc.Mat, n: int, shift: float, tol: float,
                   border: int = 0) -> np.ndarray:
     """The eigenvalues w^2 of :func:`generalized_frequencies` (the module docstring's choice
     and order), ascending."""
-    near = _eps_values(K, M, n, shift, tol)
-    negative = negative_count(K, border=border)
+    near, negative = _eps_values(K, M, n, shift, tol, inertia=shift == 0.0)
+    if negative >= 0:   # the solve's own LDL^T gave the count (shift 0: the inertia of K)
+        negative -= border
+    else:
+        negative = negative_count(K, border=border)
     if negative < 0:   # no count without MUMPS: what the solve found
         return near
     found = near[near < 0.0]
@@ -224,6 +258,8 @@ def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
     pep.setScale(SLEPc.PEP.Scale.SCALAR)
     _direct_st(pep.getST())
+    if shift == 0.0 and _symmetric(K):   # P(0) = K: LDL^T, whose pivots give K's inertia
+        direct_lu(pep.getST().getKSP(), PETSc.PC.Type.CHOLESKY)
     if random_start:
         v = rows.create_vec(K)
         rnd = PETSc.Random().create(K.getComm())
@@ -442,8 +478,12 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     n = _check(n)
     shift = checks.real(shift, "shift")
     lam, vecs, pep = _solved_pairs(K, G, M, n, shift, tol)
+    negative = _factor_inertia(pep.getST().getKSP())
     pep.destroy()
-    negative = negative_count(K, border=border)
+    if negative >= 0:   # the solve's own LDL^T of P(0) = K gave the count
+        negative -= border
+    else:
+        negative = negative_count(K, border=border)
     if negative < 0:   # no count without MUMPS: as many as the solve shows
         negative = n if np.any(unstable(lam)) else 0
     if negative > 0:
