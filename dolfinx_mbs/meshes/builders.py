@@ -383,7 +383,13 @@ def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,
 
     Raises:
         FileNotFoundError: on every rank, naming what was looked for and the committed meshes.
+        TypeError: ``path_or_name`` not a string or path, or ``comm`` not a communicator (the
+            two swapped, as ``read(comm, "shaft")``).
     """
+    if not isinstance(path_or_name, (str, os.PathLike)) or not isinstance(comm, MPI.Comm):
+        raise TypeError("read(path_or_name, comm=MPI.COMM_WORLD, gdim=None): path_or_name must "
+                        f"be a file or a committed mesh's name, got {type(path_or_name).__name__}"
+                        f", and comm an MPI communicator, got {type(comm).__name__}")
     path: str | FileNotFoundError | None = None
     if comm.rank == 0:
         try:

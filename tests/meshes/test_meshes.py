@@ -254,6 +254,8 @@ def test_bad_name_raises_everywhere():
         meshes.read("no_such_mesh", COMM)
     with pytest.raises(FileNotFoundError, match="no_such_dir"):
         meshes.read("no_such_dir/x.msh", COMM)
+    with pytest.raises(TypeError, match="path_or_name must be .* got Intracomm"):
+        meshes.read(COMM, "shaft")   # the arguments swapped
 
 
 def test_gmsh_errors_on_rank_0_raise_everywhere():
