@@ -57,21 +57,9 @@ __all__ = ["Case", "CaseError", "MATERIALS", "FRAMES", "ANALYSES"]
 
 
 class Case(CaseReader):
-    """A case file, checked, with its parameters evaluated, that builds its model and runs its
-    analyses.
-
-    Args:
-        path: the TOML file.
-        overrides: ``(dotted key, value)`` pairs set over the file (``--set``).
-
-    Attributes:
-        path: the file.
-        data: the case as a dict (overrides applied).
-        parameters: the evaluated ``[parameters]``: name -> number.
-
-    Raises:
-        CaseError: an unknown key, a value of the wrong kind, an expression that does not
-            parse or names an unknown parameter; the message names file, line and key.
+    """A case file, checked, with its parameters evaluated (a
+    :class:`~dolfinx_mbs.cli.reader.CaseReader`: its arguments ``path`` and ``overrides``, its
+    attributes and its errors), that builds its model and runs its analyses.
     """
 
     def build(self, comm: MPI.Comm) -> tuple:
