@@ -84,78 +84,82 @@ def integrate(system: RunSystem, config: RunConfig, drives: Drives | None = None
     Args:
         system: the typed system of the formulation (``model.system(formulation,
             constraints)``; :meth:`dolfinx_mbs.Model.integrate` makes it).
-        config: the run's options:
-            t_end: final time (s).
-            dt: time step (s); the initial one when adaptivity is switched on by options.
-            formulation (scheme): ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
-            t0 (initial): initial time.
-            u0 (initial): initial displacement (relative to the frame): None (zero), a Function per
-                body, or a PETSc Vec in full or reduced layout.
-            v0 (initial): initial velocity (relative to the frame), as ``u0``.
-            p0 (initial): initial generalized momentum (Hamilton's form only; replaces v0), as u0.
-            probes (observers): points of the first body, or (body, point) pairs, to record u at.
-            output (output.stem): file stem: ``<output>.csv`` gets time, probes and energies row by
-                row, and ``<output>_<body>.bp`` (VTX; ``.xdmf`` on DOLFINx 0.5, see
-                :class:`dolfinx_mbs.io.FieldFile`) the displacement (body frame) and the global
-                motion.
-            output_every (output.every): write the fields every this many steps (the CSV gets every
-                step).
-            spectral_radius (scheme): generalized-alpha's high-frequency spectral radius
-                (second-order only).
-            progress (output): show a progress bar (rank 0) when tqdm is available.
-            options (solver): PETSc options for this run, without the prefix, e.g. ``{"ts_type":
-                "bdf", "ts_adapt_type": "basic"}``; they override the options database, and are in
-                it only while the run's solvers read it (when they are set up), never while a
-                callback runs. Options PETSc reads at the end of a solve (the ``*_view`` family)
-                have to go in the database.
-            prefix (solver): PETSc options prefix of the TS.
-            reactions (observers): True (every constraint) or a list of constraints whose resultant
-                forces are recorded at every step (``Result.reactions``, global components, also in
-                the CSV; ``Result.reactions_frame``, the body frame's components).
-            energy (observers): record the energies (2-3 mat-vecs a step, shared with the
-                residual); False leaves ``Result.energy`` empty.
-            callback (observers): ``callback(state)``, called at every output time with a
-                :class:`~dolfinx_mbs.integrate.config.StepState` whose ``u`` and ``v`` are the full
-                displacement and velocity (PETSc Vecs in the full layout, valid during the call),
-                collectively on every rank (``callback(t, u, v)``: deprecated).
-            checkpoint_every (checkpoints.every): write the state needed to continue every this
-                many steps, and at the end, into ``<output>.ckpt``
-                (:mod:`dolfinx_mbs.integrate.checkpoint`); needs ``output``.
-            restart (checkpoints): continue from the last checkpoint of ``output`` (same ranks,
-                model and formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt`` is
-                its next step): the CSV and field files keep their rows up to the checkpoint's time
-                and get the new ones appended; the result holds the history from the checkpoint on.
-            stability (observers): ``"warn"`` (default), ``"error"`` or ``"off"``: the frames'
-                state is checked for divergence at the first step and whenever it changed (every
-                tenth step or less often, at most about 50 checks a run; one factorization of the
-                stiffness each, or, when the step solver is multigrid (``pc_type gamg``), the
-                lowest eigenvalues by LOBPCG preconditioned with GAMG instead,
-                :mod:`dolfinx_mbs.integrate.stability`); an unstable state gives an
-                :class:`~dolfinx_mbs.integrate.stability.InstabilityWarning` (or raises
-                :class:`~dolfinx_mbs.integrate.stability.InstabilityError`) naming the time, the
-                growth rate and where the mode moves most, listed in ``Result.instabilities``.
-            stepper (scheme): ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the operators
-                gathered densely on every rank (:mod:`dolfinx_mbs.integrate.dense.stepper`: TS's
-                steps to round-off; linear systems, no multipliers, velocity rows or checkpoints);
-                ``"exact"``: a constant frame state's exact solution at the steps (matrix
-                exponential), whatever ``dt``; ``"linear"``: the TS path's steps (TSALPHA2, or
-                Hamilton's implicit midpoint) on the sparse operators of a constant frame state
-                without TS (:mod:`dolfinx_mbs.integrate.sparse.alpha2`,
-                :mod:`dolfinx_mbs.integrate.sparse.midpoint`: one factorization, one pass over the
-                mass a step; second-order and hamiltonian forms, no reactions or checkpoints; its
-                step solver reads the ``ksp_``, ``pc_`` and ``mat_`` options under ``prefix``, e.g.
-                ``-mbs_pc_type gamg``); ``"auto"``: ``"dense"`` up to
-                :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` unknowns (``DENSE_MAX_VARYING``
-                where frames change in time), ``"linear"`` above it where that applies, when no
-                checkpoint and no PETSc option under ``prefix`` is given, or only the step solver's
-                (then ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log
-                (INFO) says which.
-            load_degree (scheme): the dense paths fit the loads of a constant frame state on
-                polynomials of degree <= ``load_degree`` and the sines and cosines of
-                ``load_frequencies``: ``"exact"`` needs the fit (an error otherwise), ``"dense"``
-                assembles no load per step where it holds.
-            load_frequencies (scheme): the angular frequencies (rad/s) of the dense paths' load
-                fit.
+        config: the run's options, by the keyword that sets each (the part that holds it
+            in brackets):
+
+            * ``t_end``: final time (s).
+            * ``dt``: time step (s); the initial one when adaptivity is switched on by options.
+            * ``formulation`` (scheme): ``"second-order"``, ``"first-order"`` or ``"hamiltonian"``.
+            * ``t0`` (initial): initial time.
+            * ``u0`` (initial): initial displacement (relative to the frame): None (zero), a
+              Function per body, or a PETSc Vec in full or reduced layout.
+            * ``v0`` (initial): initial velocity (relative to the frame), as ``u0``.
+            * ``p0`` (initial): initial generalized momentum (Hamilton's form only; replaces v0), as
+              u0.
+            * ``probes`` (observers): points of the first body, or (body, point) pairs, to record u
+              at.
+            * ``output`` (output.stem): file stem: ``<output>.csv`` gets time, probes and energies
+              row by row, and ``<output>_<body>.bp`` (VTX; ``.xdmf`` on DOLFINx 0.5, see
+              :class:`dolfinx_mbs.io.FieldFile`) the displacement (body frame) and the global
+              motion.
+            * ``output_every`` (output.every): write the fields every this many steps (the CSV gets
+              every step).
+            * ``spectral_radius`` (scheme): generalized-alpha's high-frequency spectral radius
+              (second-order only).
+            * ``progress`` (output): show a progress bar (rank 0) when tqdm is available.
+            * ``options`` (solver): PETSc options for this run, without the prefix, e.g.
+              ``{"ts_type": "bdf", "ts_adapt_type": "basic"}``; they override the options database,
+              and are in it only while the run's solvers read it (when they are set up), never while
+              a callback runs. Options PETSc reads at the end of a solve (the ``*_view`` family)
+              have to go in the database.
+            * ``prefix`` (solver): PETSc options prefix of the TS.
+            * ``reactions`` (observers): True (every constraint) or a list of constraints whose
+              resultant forces are recorded at every step (``Result.reactions``, global components,
+              also in the CSV; ``Result.reactions_frame``, the body frame's components).
+            * ``energy`` (observers): record the energies (2-3 mat-vecs a step, shared with the
+              residual); False leaves ``Result.energy`` empty.
+            * ``callback`` (observers): ``callback(state)``, called at every output time with a
+              :class:`~dolfinx_mbs.integrate.config.StepState` whose ``u`` and ``v`` are the full
+              displacement and velocity (PETSc Vecs in the full layout, valid during the call),
+              collectively on every rank (``callback(t, u, v)``: deprecated).
+            * ``checkpoint_every`` (checkpoints.every): write the state needed to continue every
+              this many steps, and at the end, into ``<output>.ckpt``
+              (:mod:`dolfinx_mbs.integrate.checkpoint`); needs ``output``.
+            * ``restart`` (checkpoints): continue from the last checkpoint of ``output`` (same
+              ranks, model and formulation; ``t0``, ``u0``, ``v0``, ``p0`` come from it and ``dt``
+              is its next step): the CSV and field files keep their rows up to the checkpoint's time
+              and get the new ones appended; the result holds the history from the checkpoint on.
+            * ``stability`` (observers): ``"warn"`` (default), ``"error"`` or ``"off"``: the frames'
+              state is checked for divergence at the first step and whenever it changed (every tenth
+              step or less often, at most about 50 checks a run; one factorization of the stiffness
+              each, or, when the step solver is multigrid (``pc_type gamg``), the lowest eigenvalues
+              by LOBPCG preconditioned with GAMG instead, :mod:`dolfinx_mbs.integrate.stability`);
+              an unstable state gives an
+              :class:`~dolfinx_mbs.integrate.stability.InstabilityWarning` (or raises
+              :class:`~dolfinx_mbs.integrate.stability.InstabilityError`) naming the time, the
+              growth rate and where the mode moves most, listed in ``Result.instabilities``.
+            * ``stepper`` (scheme): ``"ts"``: PETSc TS; ``"dense"``: the same schemes on the
+              operators gathered densely on every rank (:mod:`dolfinx_mbs.integrate.dense.stepper`:
+              TS's steps to round-off; linear systems, no multipliers, velocity rows or
+              checkpoints); ``"exact"``: a constant frame state's exact solution at the steps
+              (matrix exponential), whatever ``dt``; ``"linear"``: the TS path's steps (TSALPHA2, or
+              Hamilton's implicit midpoint) on the sparse operators of a constant frame state
+              without TS (:mod:`dolfinx_mbs.integrate.sparse.alpha2`,
+              :mod:`dolfinx_mbs.integrate.sparse.midpoint`: one factorization, one pass over the
+              mass a step; second-order and hamiltonian forms, no reactions or checkpoints; its step
+              solver reads the ``ksp_``, ``pc_`` and ``mat_`` options under ``prefix``, e.g.
+              ``-mbs_pc_type gamg``); ``"auto"``: ``"dense"`` up to
+              :data:`dolfinx_mbs.integrate.choice.DENSE_MAX` unknowns (``DENSE_MAX_VARYING`` where
+              frames change in time), ``"linear"`` above it where that applies, when no checkpoint
+              and no PETSc option under ``prefix`` is given, or only the step solver's (then
+              ``"linear"`` where it applies, whatever the size), else ``"ts"``. The log (INFO) says
+              which.
+            * ``load_degree`` (scheme): the dense paths fit the loads of a constant frame state on
+              polynomials of degree <= ``load_degree`` and the sines and cosines of
+              ``load_frequencies``: ``"exact"`` needs the fit (an error otherwise), ``"dense"``
+              assembles no load per step where it holds.
+            * ``load_frequencies`` (scheme): the angular frequencies (rad/s) of the dense paths'
+              load fit.
         drives: a :class:`dolfinx_mbs.systems.drives.Drives` (``Model.integrate(...,
             drives=True)`` makes it): the force and torque that drive each prescribed frame,
             recorded at every step in ``Result.frames`` (``force``, ``torque``, global

@@ -258,8 +258,6 @@ def _new_pep(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, nev: int, shift: float,
     # the coefficients differ by omega^2 ~ 1e8 and more: scale lambda, or TOAR stagnates
     pep.setScale(SLEPc.PEP.Scale.SCALAR)
     _direct_st(pep.getST())
-    if shift == 0.0 and _symmetric(K):   # P(0) = K: LDL^T, whose pivots give K's inertia
-        direct_lu(pep.getST().getKSP(), PETSc.PC.Type.CHOLESKY)
     if random_start:
         v = rows.create_vec(K)
         rnd = PETSc.Random().create(K.getComm())

@@ -12,12 +12,18 @@ stationary frame is in :mod:`dolfinx_mbs.frames.stationary`, the physics in
 
 from dolfinx_mbs.bodies.attachments import (
     AxialTilt,
-    Bearing,
     Coefficients,
-    Disk,
     Housing,
     SpeedTerm,
-    Unbalance,
+)
+from dolfinx_mbs.bodies.attachments import (
+    Bearing as Bearing,
+)
+from dolfinx_mbs.bodies.attachments import (
+    Disk as Disk,
+)
+from dolfinx_mbs.bodies.attachments import (
+    Unbalance as Unbalance,
 )
 from dolfinx_mbs.rotors import parts
 from dolfinx_mbs.rotors.critical import CriticalSpeedMap, critical_speed_map
@@ -25,7 +31,9 @@ from dolfinx_mbs.rotors.film import Equilibrium, FilmState, PlainJournal
 from dolfinx_mbs.rotors.plots import campbell_log_dec
 from dolfinx_mbs.rotors.unbalance import Peak, UnbalanceResponse, unbalance_response
 
-__all__ = ["AxialTilt", "Bearing", "Coefficients", "CriticalSpeedMap", "Disk", "Equilibrium",
-           "FilmState", "Housing", "Peak", "PlainJournal", "SpeedTerm", "Unbalance",
+# Bearing, Disk and Unbalance are importable here too (mbs.rotors.Bearing), documented once,
+# in dolfinx_mbs.bodies
+__all__ = ["AxialTilt", "Coefficients", "CriticalSpeedMap", "Equilibrium",
+           "FilmState", "Housing", "Peak", "PlainJournal", "SpeedTerm",
            "UnbalanceResponse", "campbell_log_dec", "critical_speed_map", "parts",
            "unbalance_response"]

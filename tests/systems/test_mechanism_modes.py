@@ -140,9 +140,9 @@ def test_gravity_pendulum():
     gyro = model.natural_frequencies(n=2, gyroscopic=True)
     assert abs(gyro[0] / sym[0] - 1.0) < 2e-5, (gyro, sym)
     # the sweep at rest is the same quadratic problem, against the closed form to the same
-    # round-off: its first solve's factorization of K (LDL^T since the shift-and-invert and the
-    # inertia share one; LU before) moves this slow root by 3.8e-5 relative (4.69770 against
-    # 4.69752 rad/s, the closed form 4.69761, the round-off bound 1.2e-4 rad/s)
+    # round-off: the factorization of K in its first solve (LU, or LDL^T) moves this slow root
+    # by 3.8e-5 relative (4.69752 against 4.69770 rad/s, the closed form 4.69761, the
+    # round-off bound 1.2e-4 rad/s)
     f = model.campbell([0.0], n=2).frequencies
     _within(f[0, 0], wg, f[0, 1], "campbell at rest", roundoff=roundoff)
     soft = pendulum(0.0, gravity=(G, 0.0, 0.0), stiffening=None)
