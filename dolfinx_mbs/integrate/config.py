@@ -97,18 +97,22 @@ class StepState:
 
 
 def _arity(fn: Callable[..., object]) -> int | None:
-    """How many positional arguments ``fn`` requires, or None where it takes one (or any
-    number: ``*args``), or its signature cannot be read."""
+    """How many positional arguments ``fn`` takes in the older forms (2 or more), or None where
+    it is a function of one argument (or of ``*args`` alone), or its signature cannot be read.
+
+    A function that takes two or more positional arguments, required or not (``(t, u=None,
+    v=None)``), or one and ``*args`` (``(t, *rest)``), is of an older form: given one
+    :class:`StepState` it would read it as ``t``."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-    kinds = [p for p in sig.parameters.values()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if any(p.kind is p.VAR_POSITIONAL for p in sig.parameters.values()):
-        return None
-    required = [p for p in kinds if p.default is p.empty]
-    return None if len(required) <= 1 and kinds else len(required)
+    params = sig.parameters.values()
+    named = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    star = any(p.kind is p.VAR_POSITIONAL for p in params)
+    if len(named) >= 2 or (named and star):
+        return max(len(named), 2)
+    return None
 
 
 def step_callback(fn: Callable[..., object], old: str,
@@ -314,6 +318,12 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         # numpy scalars too (a float32 t_end from a parameter array is a time like any other)
+        for name, part in (("scheme", Scheme), ("initial", Initial), ("output", Output),
+                           ("checkpoints", Checkpoints), ("solver", Solver),
+                           ("observers", Observers)):
+            if not isinstance(getattr(self, name), part):
+                raise TypeError(f"{name} must be a dolfinx_mbs.integrate.{part.__name__}, got "
+                                f"{getattr(self, name)!r}")
         t_end, dt = checks.real(self.t_end, "t_end"), checks.real(self.dt, "dt")
         t0 = self.initial.t0
         if dt <= 0.0:
@@ -324,12 +334,6 @@ class RunConfig:
             raise ValueError(f"dt={dt!r} exceeds the run's length t_end - t0 = {t_end - t0!r}: "
                              "the run would take one shorter step of the length instead; give "
                              "a dt at most t_end - t0")
-        for name, part in (("scheme", Scheme), ("initial", Initial), ("output", Output),
-                           ("checkpoints", Checkpoints), ("solver", Solver),
-                           ("observers", Observers)):
-            if not isinstance(getattr(self, name), part):
-                raise TypeError(f"{name} must be a dolfinx_mbs.integrate.{part.__name__}, got "
-                                f"{getattr(self, name)!r}")
         object.__setattr__(self, "t_end", t_end)
         object.__setattr__(self, "dt", dt)
 
@@ -369,8 +373,23 @@ class Recording:
     drives: Drives | None = None
 
 
+def _plain(value: object) -> object:
+    """``value`` as the plain Python its default is spelled in: a NumPy scalar as its item;
+    an empty sequence or mapping as None (no entries: as given none)."""
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "shape", None) == ():
+        return item()
+    if isinstance(value, (Sequence, Mapping)) and not isinstance(value, str) and not value:
+        return None
+    size = getattr(value, "size", None)
+    return None if size == 0 else value
+
+
 def _same(value: object, default: object) -> bool:
     if value is default:
+        return True
+    value, default = _plain(value), _plain(default)
+    if value is None and (default is None or default is False):
         return True
     simple = (str, int, float, bool, tuple, type(None))
     return isinstance(value, simple) and isinstance(default, simple) and value == default \

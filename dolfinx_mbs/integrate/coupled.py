@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, cast
 import numpy as np
 from petsc4py import PETSc
 
+from dolfinx_mbs import checks
 from dolfinx_mbs.integrate import checkpoint, observers
 from dolfinx_mbs.integrate.config import Recording, RunConfig, StepState, given, step_callback
 from dolfinx_mbs.integrate.dense.coupled import (
@@ -542,13 +543,14 @@ class Callback(Observer):
     Args:
         fn: the callback, of one argument (:func:`~dolfinx_mbs.integrate.config.step_callback`).
         frames: the run's :class:`Frames`.
+        comm: the run's communicator.
     """
 
-    def __init__(self, fn: Callable[[StepState], object], frames: Frames) -> None:
-        self.fn, self.frames = fn, frames
+    def __init__(self, fn: Callable[[StepState], object], frames: Frames, comm: Any) -> None:
+        self.fn, self.frames, self.comm = fn, frames, comm
 
     def observe(self, step: Step) -> List[float]:
-        """Call the user's function.
+        """Call the user's function (collectively: an error on one rank raises on all).
 
         Args:
             step: the run's state.
@@ -556,7 +558,8 @@ class Callback(Observer):
         Returns:
             The values of :attr:`columns`.
         """
-        self.fn(StepState(t=step.t, index=step.index, frames=self.frames.last))
+        with checks.collective(self.comm, f"callback at t={step.t:g}"):
+            self.fn(StepState(t=step.t, index=step.index, frames=self.frames.last))
         return []
 
 
@@ -617,7 +620,8 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
         out["csv"] = observers.Csv(rec.output + ".csv", cols, system.comm,
                                    append=keep is not None, order=order)
     if rec.callback is not None:
-        out["callback"] = Callback(cast(Callable[[StepState], object], rec.callback), frames)
+        out["callback"] = Callback(cast(Callable[[StepState], object], rec.callback), frames,
+                                   system.comm)
     if rec.progress:
         out["progress"] = observers.Progress(system.comm, n_steps, label)
     return out

@@ -43,8 +43,9 @@ observers read), lets :mod:`dolfinx_mbs.integrate.choice` pick and make the step
 (:class:`~dolfinx_mbs.integrate.stepper.Stepper`: PETSc TS, the sparse path, the dense, exact
 or batched dense paths) and hands both to the driver (:func:`dolfinx_mbs.integrate.driver.
 drive`), which owns the observers, the checkpoints, the errors and the files whatever steps.
-The public signature keeps its flat keywords: they are the documented API that
-:meth:`dolfinx_mbs.Model.integrate` and the command line forward as they are.
+It takes the run's options as one :class:`~dolfinx_mbs.integrate.config.RunConfig`;
+:meth:`dolfinx_mbs.Model.integrate` keeps the flat keywords as its short form and builds the
+config from them.
 """
 
 from __future__ import annotations
@@ -192,6 +193,11 @@ def integrate(system: RunSystem, config: RunConfig, drives: Drives | None = None
                          f"with formulation='second-order' and constraints='maggi' (their "
                          f"nonlinear force), got formulation {formulation!r} on a "
                          f"{type(system).__name__}")
+    if obs.drives != (drives is not None):
+        raise ValueError("observers.drives is True but no drives were given (Model.integrate("
+                         "..., drives=True) makes them)" if obs.drives else
+                         "drives were given but observers.drives is False: give "
+                         "Observers(drives=True) with them")
     ckpt = checkpoint.arguments(out.stem, config.checkpoints, formulation, ini.given(),
                                 options, prefix)
     run = RunSpec(formulation=formulation, t0=config.t0, t_end=config.t_end, dt=config.dt,

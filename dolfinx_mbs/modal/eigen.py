@@ -119,7 +119,8 @@ def _eps_values(K: PETSc.Mat, M: PETSc.Mat, n: int, target: float, tol: float,
             raise RuntimeError(f"SLEPc converged {nconv} of the {n} requested eigenpairs "
                                f"(reason {eps.getConvergedReason()})")
         lam = np.array([eps.getEigenvalue(i).real for i in range(nconv)])
-        if ldlt:
+        # the count is of the eigenvalues below the shift the options left: only the target's
+        if ldlt and eps.getTarget() == target and st.getShift() == target:
             below = _factor_inertia(st.getKSP())
     finally:
         eps.destroy()
@@ -476,12 +477,8 @@ def gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: fl
     n = _check(n)
     shift = checks.real(shift, "shift")
     lam, vecs, pep = _solved_pairs(K, G, M, n, shift, tol)
-    negative = _factor_inertia(pep.getST().getKSP())
     pep.destroy()
-    if negative >= 0:   # the solve's own LDL^T of P(0) = K gave the count
-        negative -= border
-    else:
-        negative = negative_count(K, border=border)
+    negative = negative_count(K, border=border)
     if negative < 0:   # no count without MUMPS: as many as the solve shows
         negative = n if np.any(unstable(lam)) else 0
     if negative > 0:

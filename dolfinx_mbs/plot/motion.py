@@ -77,7 +77,10 @@ class Recorder:
             state: the run's :class:`~dolfinx_mbs.integrate.StepState` (``t``, ``u``).
         """
         t, u = state.t, state.u
-        assert u is not None  # (a run of prescribed frames gives the displacement)
+        if u is None:
+            raise ValueError("plot.Recorder records the displacement of a run of prescribed "
+                             "frames; a run of computed frames gives none (record "
+                             "state.frames, or probes, instead)")
         if self._calls % self.every == 0:
             self.space.scatter(u, self._funcs)
             self.times.append(float(t))

@@ -19,6 +19,7 @@ CASES = {
     "where-raises-on-one-rank": ("KeyError", "clamp.*`where`.*node table"),
     "traction-where-raises-on-one-rank": ("ValueError", "add_traction.*`where`.*last rank"),
     "callback-raises-on-one-rank": ("RuntimeError", "callback at t=0.03.*last rank"),
+    "hinge-callback-raises-on-one-rank": ("RuntimeError", "callback at t=0.03.*last rank"),
     "motion-raises-on-one-rank": ("RuntimeError", "frames' motion at t=0.03.*last rank"),
     "output-unwritable": ("FileNotFoundError|PermissionError|OSError", "output .*no-such-place"),
 }

@@ -29,6 +29,8 @@ BAD = [
     (lambda: Checkpoints(restart="yes"), ValueError, "restart must be True or False"),
     (lambda: Observers(stability="loud"), ValueError, "stability must be one of"),
     (lambda: Observers(callback=3), ValueError, "callback must be callable"),
+    (lambda: RunConfig(t_end=1.0, dt=0.1, initial={"t0": 0.0}), TypeError,
+     "initial must be a dolfinx_mbs.integrate.Initial"),
 ]
 
 
@@ -55,6 +57,44 @@ def test_callback_forms_on_prescribed_frames():
     assert np.allclose(new, old, rtol=1e-12, atol=0.0)
     with pytest.raises(ValueError, match=r"RunConfig holds the whole run.*\(dt, output_every\)"):
         model.integrate(cfg, 1e-4, output_every=2)
+
+
+def test_older_callbacks_with_optional_or_starred_arguments_are_served():
+    """``(t, u=None, v=None)`` and ``(t, *rest)`` are of the older form (given a StepState
+    they would read it as t): served as (t, u, v), with the warning; ``(*args)`` and one
+    argument take the StepState."""
+    model = seed_rod(n=3)
+    times, starred, new = [], [], []
+
+    def optional(t, u=None, v=None):
+        times.append((t, u.norm()))
+
+    for fn in (optional, lambda t, *rest: starred.append((t, rest[0].norm()))):
+        with pytest.warns(DeprecationWarning, match=r"callback\(t, u, v\) is deprecated"):
+            model.integrate(2e-3, 5e-4, progress=False, callback=fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        model.integrate(2e-3, 5e-4, progress=False,
+                        callback=lambda *a: new.append((a[0].t, a[0].u.norm())))
+    assert len(times) == 5 and np.allclose(times, starred, rtol=1e-12, atol=0.0)
+    assert np.allclose(times, new, rtol=1e-12, atol=0.0)
+
+
+def test_empty_values_are_not_given():
+    """An empty list or mapping, or a NumPy scalar equal to the default, is as good as not
+    given: a model of computed frames takes ``reactions=[]``, ``load_frequencies=[]`` and
+    ``options={}``."""
+    from dolfinx_mbs.integrate.config import Solver, given
+
+    assert given(Scheme(load_frequencies=[])) == []
+    assert given(Observers(reactions=[])) == []
+    assert given(Solver(options={})) == []
+    assert given(Output(every=np.int64(1))) == []
+    assert given(Output(every=np.int64(2))) == ["output_every"]
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), angle=0.3, rate=2.0, name="hub")
+    model = mbs.Model([mbs.RigidBody(mass=1.0, inertia=np.diag([0.1, 0.1, 0.1]), frame=hub)])
+    r = model.integrate(0.05, 0.01, reactions=[], load_frequencies=[], progress=False)
+    assert len(r.times) == 6
 
 
 def test_callback_forms_on_computed_frames():

@@ -61,6 +61,14 @@ def run():
                 raise RuntimeError("the user's monitor fails on the last rank")
         model.clamp(body, lambda x: np.isclose(x[0], 0.0))
         model.integrate(t_end=0.05, dt=0.01, callback=callback, progress=False)
+    elif case == "hinge-callback-raises-on-one-rank":
+        def watch(state):
+            if comm.rank == comm.size - 1 and state.t > 0.02:
+                raise RuntimeError("the user's monitor fails on the last rank")
+        hub = mbs.frames.Hinge(axis=(0, 0, 1), rate=1.0, name="hub")
+        rigid = mbs.Model([mbs.RigidBody(mass=1.0, inertia=np.diag([0.1, 0.1, 0.1]),
+                                         frame=hub)])
+        rigid.integrate(t_end=0.05, dt=0.01, callback=watch, progress=False)
     elif case == "motion-raises-on-one-rank":
         def rotation(t):
             if comm.rank == comm.size - 1 and t >= 0.03:
