@@ -37,6 +37,11 @@ same motion given back as a prescribed frame, ``--coupled-steps`` steps each, th
 alternating over ``--pairs``: the time per step of both cases side by side, and the tip's peak
 of both refs (the same motion).
 
+With ``--campbell 0.015`` (a mesh size of ``bench/campbell.py``'s rotor) each ref also runs its
+own ``bench/campbell.py`` (``--campbell-speeds`` speeds, 6 branches, results into a temporary
+directory), the refs alternating over ``--pairs``: set-up and sweep times side by side (medians)
+and the largest relative difference between the two refs' frequencies.
+
 With ``--free 2e3,2e4`` each ref also runs, in this script's worker and with the public API
 only, a free elastic box in space (1 m x 0.2 m x 0.1 m, 10n x 2n x n hexahedra of degree 1,
 about that many dofs, LinearElastic(E=2e7, nu=0.3, density=1000)) on a
@@ -65,7 +70,7 @@ import time
 from pathlib import Path
 
 from benchlib import (BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model, cmd,
-                      command_line, git_rev, loadavg, log, machine, machine_line, max_rss,
+                      command_line, git_rev, launch, loadavg, log, machine, machine_line, max_rss,
                       md_table, parser, run_json, step_times, timed, utc_now, versions,
                       versions_line)
 
@@ -223,6 +228,14 @@ def markdown(run: dict) -> str:
                 "refs.", "", md_table(
                     ["dofs", "formulation", f"{la} [ms/step]", f"{lb} [ms/step]", f"{lb} / {la}",
                      "omega at end, diff"], free_rows(run)), ""]
+    if run.get("campbell"):
+        out += [f"The Campbell sweep of `bench/campbell.py` (each ref's own script, "
+                f"{run['campbell'][0]['speeds']} speeds, 6 branches): set-up (mesh, operators, "
+                "prestress) and sweep, max over ranks, medians over the pairs; the largest "
+                "relative difference between the refs' frequencies.", "", md_table(
+                    ["mesh size", "dofs", f"set-up {la} [s]", f"set-up {lb} [s]",
+                     f"sweep {la} [s]", f"sweep {lb} [s]", f"sweep {lb} / {la}",
+                     "frequencies, rel. diff"], campbell_rows(run)), ""]
     if run.get("table3"):
         out += [f"Seed 003's Table 3 (`bench/dense.py` of each ref, rod, {run['t_end']} s): "
                 "wall time of `model.integrate`, median of each process's repeats, then over "
@@ -244,6 +257,47 @@ def coupled_rows(run: dict) -> list:
             pa, pb = (mine[s][-1]["tip_peak"] for s in (a, b))
             rows.append([size, case, f"{ta * 1e3:.2f}", f"{tb * 1e3:.2f}", f"**{tb / ta:.2f}**",
                          f"{pa:.12g}", f"{pb:.12g}"])
+    return rows
+
+
+def campbell_pairs(trees: list, args, tmp: str) -> list:
+    """Each ref's own bench/campbell.py per mesh size, the refs alternating over the pairs."""
+    cases = []
+    for size in [x for x in args.campbell.split(",") if x]:
+        case: dict = dict(size=size, speeds=args.campbell_speeds,
+                          runs={t["sha"]: [] for t in trees})
+        for k in range(args.pairs):
+            for t in trees:
+                out = Path(tmp) / f"campbell_{t['sha']}_{size}_{k}"
+                out.mkdir()
+                p = launch([Path(t["path"]) / "bench" / "campbell.py", "--size", size,
+                            "--speeds", args.campbell_speeds, "--results-dir", out],
+                           ranks=args.ranks, timeout=args.timeout,
+                           env=dict(PYTHONPATH=t["path"]))
+                if p.returncode != 0:
+                    raise RuntimeError(f"{t['ref']}'s bench/campbell.py failed:\n"
+                                       f"{p.stderr[-3000:]}")
+                r = json.loads((out / "campbell.json").read_text())[-1]
+                case["runs"][t["sha"]].append(r)
+                log(f"pair {k + 1}, Campbell {size} {t['ref']:>10s}: set-up {r['setup']:.1f} s,"
+                    f" sweep {r['sweep']:.1f} s, {r['dofs']} dofs (load {loadavg()[0]})")
+        cases.append(case)
+    return cases
+
+
+def campbell_rows(run: dict) -> list:
+    """The Campbell sweeps side by side: one row per mesh size."""
+    import numpy as np
+
+    a, b = (r["sha"] for r in run["refs"])
+    rows = []
+    for c in run["campbell"]:
+        sa, sb = (statistics.median(x["setup"] for x in c["runs"][s]) for s in (a, b))
+        wa, wb = (statistics.median(x["sweep"] for x in c["runs"][s]) for s in (a, b))
+        fa, fb = (np.array(c["runs"][s][-1]["frequencies"]) for s in (a, b))
+        diff = float(np.abs(fa - fb).max() / np.abs(fa).max())
+        rows.append([c["size"], str(c["runs"][a][-1]["dofs"]), f"{sa:.1f}", f"{sb:.1f}",
+                     f"{wa:.1f}", f"{wb:.1f}", f"**{wb / wa:.2f}**", f"{diff:.1e}"])
     return rows
 
 
@@ -298,6 +352,9 @@ def main():
     ap.add_argument("--free", default="", help="dof counts of the free elastic box "
                     "(module docstring), run in each of --formulations")
     ap.add_argument("--free-steps", type=int, default=20)
+    ap.add_argument("--campbell", default="", help="mesh sizes of bench/campbell.py's rotor "
+                    "(each ref's own script)")
+    ap.add_argument("--campbell-speeds", type=int, default=31)
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--free-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--checkout", help=argparse.SUPPRESS)
@@ -362,6 +419,8 @@ def main():
                         lambda r: f"free box {r['dofs']:,} dofs, {form:12s}")
                     case.update(size=size, formulation=form)
                     run["free"].append(case)
+        if args.campbell:
+            run["campbell"] = campbell_pairs(trees, args, tmp)
         if args.table3:
             run["t_end"] = args.t_end
             run["table3"] = {t["sha"]: [] for t in trees}
