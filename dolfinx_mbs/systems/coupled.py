@@ -777,16 +777,19 @@ class CoupledSystem:
 
     def forget_loads(self) -> None:
         """Forget the loads' values kept (a run's start and end: a load's function may give
-        other values in the next run)."""
+        other values in the next run); the driven motors' prescriptions too."""
         self._loads_kept = {}
+        self.jointset.forget()
 
     def frame_loads(self, t: float, i: int, f: np.ndarray) -> List[tuple]:
         """Each applied load's (force, moment about the origin) on frame ``i`` (local
         components) at time ``t`` and the frame unknowns ``f``.
 
         The values a residual of the step evaluated at that point when it did (the user's
-        functions are not called again there), else evaluated now (under a collective guard)
-        and kept: a run's observers call each function once a state at most.
+        functions are not called again there; a load that reads the frame's accelerations
+        saw the residual's, those of the step), else evaluated now (under a collective guard,
+        the accelerations zero) and kept: a run's observers call each function once a state
+        at most.
 
         Args:
             t: the time (s).

@@ -246,6 +246,10 @@ class JointSet:
                  motors: Sequence[Motor]) -> None:
         self.system = system
         self.joints = list(joints)
+        #: the driven motors' prescriptions at the last time asked (a function of t alone:
+        #: a Jacobian's columns and the residual at one t call the user's function once)
+        self._prescribed_at: Tuple[float, Dict[str, Tuple[float | None, float]]] = (
+            math.nan, {})
         self.motors = [m for m in motors if m.n_rows]
         #: motors that apply a torque (a function of time and the relative state)
         self.torque_motors = [m for m in motors if not m.n_rows]
@@ -423,9 +427,22 @@ class JointSet:
     def _prescribed(self, m: Motor, t: float) -> Tuple[float | None, float]:
         """What a driven motor prescribes at ``t`` (:meth:`~dolfinx_mbs.constraints.
         frame_joints.Motor.prescribed`), its user function called under a collective guard (a
-        failure on one rank fails every rank)."""
+        failure on one rank fails every rank), once a time (:meth:`forget` at a run's ends)."""
+        at, kept = self._prescribed_at
+        if at == t and m.name in kept:   # t is the same on every rank: so is the hit
+            return kept[m.name]
         with checks.collective(self.system.comm, f"motor {m.name!r} at t={t:g}"):
-            return m.prescribed(t)
+            value = m.prescribed(t)
+        if at != t:
+            kept = {}
+            self._prescribed_at = (t, kept)
+        kept[m.name] = value
+        return value
+
+    def forget(self) -> None:
+        """Forget the prescriptions kept (a run's start and end: the user's function may give
+        other values in the next run)."""
+        self._prescribed_at = (math.nan, {})
 
     def check_start(self, t0: float) -> None:
         """Refuse a driven angle that is not 0 at the run's start: the angle is the rotation
