@@ -344,7 +344,8 @@ class Bearing(_Attachment):
     in x, y), the eight coefficients at a speed are the film's at its equilibrium under that
     load, asked at every speed an analysis takes (the film keeps what it solved) when
     ``coefficients`` is None, or the film's table over speeds given as ``coefficients``. The
-    film's coefficients have the speed's sign (a spin the other way mirrors them); at rest a
+    film's coefficients have the speed's sign (a spin the other way mirrors them: a film's
+    table is read at positive speeds only); at rest a
     film carries no steady load, so an analysis at speed 0 is refused. A run applies the
     film's whole nonlinear force instead (:mod:`dolfinx_mbs.systems.films`), ``load`` with it
     on the journal.
@@ -508,6 +509,11 @@ class Bearing(_Attachment):
         """(K_b, C_b) across the axis at ``speed`` (2 x 2 each)."""
         if self.coefficients is None:
             return self._film(speed)
+        if self.journal is not None and float(speed) < 0.0:
+            raise ValueError(f"bearing {self.name!r}: a fluid film's table of coefficients "
+                             f"is read at positive speeds only (a spin the other way mirrors "
+                             f"the film's cross-coupling), got speed {float(speed):g} rad/s: "
+                             "give coefficients=None to ask the film at every speed")
         return self.coefficients.at(speed, f"bearing {self.name!r}")
 
     def matrices(self, speed: float) -> Tuple[np.ndarray, np.ndarray]:

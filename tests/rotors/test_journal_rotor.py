@@ -121,3 +121,7 @@ def test_a_film_tabulated_over_speed_is_the_film_at_its_speeds():
     stiff = b.replaced(mbs.rotors.Coefficients(kxx=1e9, kyy=1e9))
     assert stiff.journal is None and stiff.value("kxy", 450.0) == 0.0
     assert b.journal is jb and b.value("kxy", 450.0) == pytest.approx(mid, rel=1e-12)
+    # the film turning the other way mirrors its cross-coupling: its table is not read there
+    with pytest.raises(ValueError, match="read at positive speeds only.*-450"):
+        b.matrices(-450.0)
+    assert b.value("kxy", 450.0) == pytest.approx(mid, rel=1e-12)
