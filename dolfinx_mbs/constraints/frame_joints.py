@@ -30,8 +30,10 @@ points (:class:`End`, which the coupled system computes at its unknowns):
 
 The revolute, prismatic and spring elements are :class:`FrameJoint` s (two points); every
 element's rows are all position rows or none, and a revolute joint's and a spring's first
-``gdim`` rows are the force on the points (``n_point_rows``): +lam e_k on ``a``'s point, -lam
-e_k on ``b``'s. The builders (:mod:`dolfinx_mbs.constraints.frame_builders`) check a model's
+``gdim`` rows are the force on the points (``n_point_rows``): their terms in the residual
+(inertia minus applied forces) are +lam e_k on ``a``'s point and -lam e_k on ``b``'s, so the
+force the joint applies on ``b`` is +lam e_k (on ``a`` -lam e_k), the force its output
+records. The builders (:mod:`dolfinx_mbs.constraints.frame_builders`) check a model's
 bodies and names and make the elements.
 """
 
