@@ -6,9 +6,14 @@
     w = model.natural_frequencies(t=0.0, n=4)   # rad/s
     r = model.integrate(t_end=1.0, dt=1e-3)
 
-The model owns the bodies, the constraints and what is made from them: the full operators
-(:class:`dolfinx_mbs.assembly.Assembly`), the Maggi reducer of the holonomic constraints and the
-typed systems per formulation (:meth:`system`). The solves live in their own modules
+The model owns the bodies and the constraints; what is made from them (the full operators,
+:class:`dolfinx_mbs.assembly.Assembly`, the Maggi reducer of the holonomic constraints, the
+typed systems per formulation, :meth:`system`) is one object,
+:class:`dolfinx_mbs.static.derived.DerivedState` (``model.derived``), whose ``invalidate`` each
+builder calls with what it changed. The builders are thin forwards to the parts that make
+what they add (:mod:`~dolfinx_mbs.constraints.builders`,
+:mod:`~dolfinx_mbs.constraints.frame_builders`, :mod:`~dolfinx_mbs.systems.frame_loads`,
+:mod:`~dolfinx_mbs.rotors.parts`). The solves live in their own modules
 (:mod:`~dolfinx_mbs.static`, :mod:`~dolfinx_mbs.modal`, :mod:`~dolfinx_mbs.integrate`,
 :mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system,
 never the model; the methods here only pick the system and pass it on.
@@ -55,6 +60,7 @@ from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import VelocityRows
 from dolfinx_mbs.cyclic.wheel import Wheel
 from dolfinx_mbs.frames.computed import ComputedFrame
+from dolfinx_mbs.integrate import model_run
 from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.integrate.config import (
     Checkpoints,
@@ -70,8 +76,6 @@ from dolfinx_mbs.integrate.config import (
     StepperName,
     StepState,
 )
-from dolfinx_mbs.integrate.config import given as config_given
-from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.rotors import critical as rotor_critical
@@ -79,8 +83,8 @@ from dolfinx_mbs.rotors import parts as rotor_parts
 from dolfinx_mbs.rotors import unbalance as rotor_unbalance
 from dolfinx_mbs.static.derived import DerivedState
 from dolfinx_mbs.static.solver import StaticSolver
+from dolfinx_mbs.systems import frame_loads as load_builders
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
-from dolfinx_mbs.systems.drives import Drives
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
 from dolfinx_mbs.systems.velocity import VelocitySystem
@@ -95,7 +99,6 @@ if TYPE_CHECKING:
     from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.rotors.critical import CriticalSpeedMap
     from dolfinx_mbs.rotors.unbalance import UnbalanceResponse
-    from dolfinx_mbs.systems.coupled import FrameView
 
 #: the typed systems :meth:`Model.system` makes (Hamilton's is a second-order one)
 System = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
@@ -186,12 +189,6 @@ class Model:
         of their unknowns: those of the bodies, then of the rigid bodies."""
         return frame_builders.frames_of(self.bodies, self.rigid_bodies)
 
-    def _check_frame(self, frame: object) -> ComputedFrame:
-        if not isinstance(frame, ComputedFrame) or all(frame is not f for f in self.frames):
-            raise ValueError(f"frame must be a computed frame of this model (a Hinge or Free "
-                             f"carrying one of its bodies), got {frame!r}")
-        return frame
-
     def attach(self, body: Body, where: Callable | None = None,
                facets: Tuple[MeshTags, int] | None = None,
                name: str | None = None) -> Clamp:
@@ -231,12 +228,7 @@ class Model:
         Raises:
             ValueError: a frame that is not a computed frame of this model.
         """
-        self._check_frame(frame)
-        if not callable(torque):
-            c = np.asarray(torque, dtype=float)
-            torque = (lambda t, s, c=c: c)  # noqa: E731
-        ld = FrameLoad(frame=frame, fn=torque, local=local, kind="torque",
-                       name=name or f"torque on {frame.name}")
+        ld = load_builders.torque(self.frames, frame, torque, local, name)
         self.frame_loads.append(ld)
         self.derived.invalidate("frames")
         return ld
@@ -260,14 +252,7 @@ class Model:
         Raises:
             ValueError: a frame that is not a computed frame of this model.
         """
-        self._check_frame(frame)
-        fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
-
-        def wrench(t: float, s: FrameView, fn: Callable = fn) -> tuple:
-            return fn(t, s), np.zeros(3)
-        ld = FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
-                       point=checks.point3(point, "point"),
-                       name=name or f"force on {frame.name}")
+        ld = load_builders.force(self.frames, frame, force, point, local, name)
         self.frame_loads.append(ld)
         self.derived.invalidate("frames")
         return ld
@@ -395,25 +380,6 @@ class Model:
     def springs(self) -> List[Spring]:
         """The springs of the model (:meth:`spring`), in the order they were added."""
         return frame_builders.springs_of(self.frame_joints)
-
-    def _refuse_springs(self, analysis: str) -> None:
-        """Refuse an analysis that would leave the springs out.
-
-        Their stiffness is no part of the bodies' operators: only the coupled time integration
-        (:meth:`integrate`) has it.
-
-        Args:
-            analysis: the analysis's name, in the message.
-
-        Raises:
-            ValueError: the model has springs.
-        """
-        springs = self.springs
-        if springs:
-            raise ValueError(
-                f"{analysis}: the model has springs ({', '.join(repr(j.name) for j in springs)})"
-                " whose stiffness this analysis does not include; springs act in the time "
-                "integration (Model.integrate) only")
 
     def point_mass(self, body: Body, point: Sequence[float], mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
@@ -872,7 +838,7 @@ class Model:
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
         """
-        self._refuse_springs("solve_static")
+        self.derived.refuse_springs("solve_static")
         self.derived.solve_static(checks.real(t, "t"))
         return self.functions()
 
@@ -907,7 +873,7 @@ class Model:
                 eigenproblem does not include; ``harmonic`` for a model that is not cyclic
                 or outside 0 ... floor(N/2).
         """
-        self._refuse_springs("natural_frequencies")
+        self.derived.refuse_springs("natural_frequencies")
         system = (self.derived.modal_system() if harmonic is None
                   else self.harmonic_system(harmonic))
         return modal.natural_frequencies(system, t, n, gyroscopic, shift)
@@ -938,7 +904,7 @@ class Model:
         Raises:
             ValueError: the model has springs (:meth:`spring`); a bad ``harmonic``.
         """
-        self._refuse_springs("modes")
+        self.derived.refuse_springs("modes")
         if harmonic is None:
             return modal.modes(self.derived.modal_system(), t, n, damping, shift, output, shapes)
         system = self.harmonic_system(harmonic)
@@ -1022,7 +988,7 @@ class Model:
                 forces the static state leaves out.
         """
         if forces is None:
-            self._refuse_springs("reactions (of the static state)")
+            self.derived.refuse_springs("reactions (of the static state)")
             forces = self.derived.static_forces(t)
         return reactions.resultants(self.derived.elastic_space, forces, t,
                                     constraints if constraints is not None
@@ -1107,45 +1073,17 @@ class Model:
             ValueError: bad arguments (on every rank); a ``RunConfig`` given with other
                 arguments.
         """
-        scheme = Scheme(formulation=formulation, constraints=constraints,
-                        spectral_radius=spectral_radius, stepper=stepper,
-                        load_degree=load_degree, load_frequencies=load_frequencies)
-        initial = Initial(t0=t0, u0=u0, v0=v0, p0=p0)
-        out = Output(stem=output, every=output_every, progress=progress)
-        ckpt = Checkpoints(every=checkpoint_every, restart=restart)
-        solver = Solver(options=options, prefix=prefix)
-        watch = Observers(probes=probes, energy=energy, reactions=reactions, callback=callback,
-                          stability=stability, drives=drives)
-        if isinstance(t_end, RunConfig):
-            mixed = ["dt"] * (dt is not None) + [
-                n for part in (scheme, initial, out, ckpt, solver, watch)
-                for n in config_given(part)]
-            if mixed:
-                raise ValueError("integrate: a RunConfig holds the whole run; got other "
-                                 f"arguments with it ({', '.join(mixed)})")
-            config = t_end
-        else:
-            if dt is None:
-                raise TypeError("integrate: dt (the step, s) is missing")
-            config = RunConfig(t_end=t_end, dt=dt, scheme=scheme, initial=initial, output=out,
-                               checkpoints=ckpt, solver=solver, observers=watch)
-        if self.frames or self.springs:
-            if any(getattr(a, "journal", None) is not None for b in self.bodies
-                   for a in getattr(b, "attachments", ())):
-                raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
-                                 "the prescribed frames' path; a model with computed frames "
-                                 "or springs does not take them yet")
-            if config.scheme.constraints != "maggi":
-                raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
-                                 f"or springs (the coupled equations), got "
-                                 f"{config.scheme.constraints!r}")
-            return integrate_coupled(self.coupled_system(), config)
-        system = self.system(config.scheme.formulation or "second-order",
-                             config.scheme.constraints)
-        driven = None
-        if config.observers.drives:
-            driven = Drives(self._second_order(), self.rigid_bodies, self.gravity)
-        return integration.integrate(system, config, driven)
+        config = model_run.config_of(
+            t_end, dt, Scheme(formulation=formulation, constraints=constraints,
+                              spectral_radius=spectral_radius, stepper=stepper,
+                              load_degree=load_degree, load_frequencies=load_frequencies),
+            Initial(t0=t0, u0=u0, v0=v0, p0=p0),
+            Output(stem=output, every=output_every, progress=progress),
+            Checkpoints(every=checkpoint_every, restart=restart),
+            Solver(options=options, prefix=prefix),
+            Observers(probes=probes, energy=energy, reactions=reactions, callback=callback,
+                      stability=stability, drives=drives))
+        return model_run.run_model(self, config)
 
     def campbell(self, speeds: Sequence[float], n: int = 6, harmonics: Any = None,
                  **kwargs: Any) -> CampbellTable | CyclicCampbellTable:
@@ -1173,7 +1111,7 @@ class Model:
                 ``harmonics`` for a model that is not cyclic, or an index outside
                 0 ... floor(N/2).
         """
-        self._refuse_springs("campbell")
+        self.derived.refuse_springs("campbell")
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
@@ -1307,7 +1245,7 @@ class Model:
         Raises:
             ValueError: the model has springs (:meth:`spring`).
         """
-        self._refuse_springs("unbalance_response")
+        self.derived.refuse_springs("unbalance_response")
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
@@ -1329,7 +1267,7 @@ class Model:
         Raises:
             ValueError: the model has springs (:meth:`spring`).
         """
-        self._refuse_springs("critical_speed_map")
+        self.derived.refuse_springs("critical_speed_map")
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 

@@ -139,6 +139,25 @@ class DerivedState:
             self.wheel = Wheel(self.bodies, self.elastic_space)
         return self.wheel
 
+    def refuse_springs(self, analysis: str) -> None:
+        """Refuse an analysis that would leave the springs out.
+
+        Their stiffness is no part of the bodies' operators: only the coupled time integration
+        (``Model.integrate``) has it.
+
+        Args:
+            analysis: the analysis's name, in the message.
+
+        Raises:
+            ValueError: the model has springs.
+        """
+        springs = springs_of(self.frame_joints)
+        if springs:
+            raise ValueError(
+                f"{analysis}: the model has springs ({', '.join(repr(j.name) for j in springs)})"
+                " whose stiffness this analysis does not include; springs act in the time "
+                "integration (Model.integrate) only")
+
     # -- the parts ------------------------------------------------------------------------------
     @property
     def elastic_space(self) -> FullSpace:
