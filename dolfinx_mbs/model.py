@@ -76,6 +76,7 @@ from dolfinx_mbs.integrate.config import (
     StepperName,
     StepState,
 )
+from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.rotors import critical as rotor_critical
@@ -1083,7 +1084,11 @@ class Model:
             Solver(options=options, prefix=prefix),
             Observers(probes=probes, energy=energy, reactions=reactions, callback=callback,
                       stability=stability, drives=drives))
-        return model_run.run_model(self, config)
+        coupled = model_run.coupled(self, config)
+        if coupled is not None:
+            return integrate_coupled(coupled, config)
+        system, drives_of = model_run.prescribed(self, config)
+        return integration.integrate(system, config, drives_of)
 
     def campbell(self, speeds: Sequence[float], n: int = 6, harmonics: Any = None,
                  **kwargs: Any) -> CampbellTable | CyclicCampbellTable:

@@ -2,14 +2,14 @@
 :class:`~dolfinx_mbs.integrate.config.RunConfig`, and the path that runs it chosen: the coupled
 equations (:func:`~dolfinx_mbs.integrate.coupled.integrate_coupled`) for a model with computed
 frames or springs, else the system of the formulation
-(:func:`~dolfinx_mbs.integrate.run.integrate`). ``Model.integrate`` forwards here.
+(:func:`~dolfinx_mbs.integrate.run.integrate`). ``Model.integrate`` forwards here and calls
+the path itself (a deprecated callback's warning then names the user's line).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, Tuple
 
-from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.integrate.config import (
     Checkpoints,
     Initial,
@@ -20,20 +20,18 @@ from dolfinx_mbs.integrate.config import (
     Solver,
     given,
 )
-from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.systems.drives import Drives
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.static.derived import DerivedState
     from dolfinx_mbs.systems.coupled import CoupledSystem
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
     from dolfinx_mbs.systems.velocity import VelocitySystem
 
-__all__ = ["RunModel", "config_of", "run_model"]
+__all__ = ["RunModel", "config_of", "coupled", "prescribed"]
 
 
 class RunModel(Protocol):
@@ -108,34 +106,51 @@ def config_of(t_end: float | RunConfig, dt: float | None, scheme: Scheme, initia
                      checkpoints=checkpoints, solver=solver, observers=observers)
 
 
-def run_model(model: RunModel, config: RunConfig) -> Result:
-    """Run ``model`` as ``config`` says, on the coupled path (computed frames or springs) or
-    on the system of the formulation.
+def coupled(model: RunModel, config: RunConfig) -> CoupledSystem | None:
+    """The coupled system a run of ``model`` takes (computed frames or springs), else None.
 
     Args:
         model: the model.
         config: the run's configuration.
 
     Returns:
-        The run's :class:`~dolfinx_mbs.integrate.Result`.
+        The :class:`~dolfinx_mbs.systems.coupled.CoupledSystem` for
+        :func:`~dolfinx_mbs.integrate.coupled.integrate_coupled`, or None: the prescribed
+        frames' path (:func:`prescribed`).
 
     Raises:
         ValueError: fluid-film bearings or ``constraints="multipliers"`` on the coupled path.
     """
-    if model.frames or model.springs:
-        if any(getattr(a, "journal", None) is not None for b in model.bodies
-               for a in getattr(b, "attachments", ())):
-            raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
-                             "the prescribed frames' path; a model with computed frames "
-                             "or springs does not take them yet")
-        if config.scheme.constraints != "maggi":
-            raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
-                             f"or springs (the coupled equations), got "
-                             f"{config.scheme.constraints!r}")
-        return integrate_coupled(model.coupled_system(), config)
+    if not (model.frames or model.springs):
+        return None
+    if any(getattr(a, "journal", None) is not None for b in model.bodies
+           for a in getattr(b, "attachments", ())):
+        raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
+                         "the prescribed frames' path; a model with computed frames "
+                         "or springs does not take them yet")
+    if config.scheme.constraints != "maggi":
+        raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
+                         f"or springs (the coupled equations), got "
+                         f"{config.scheme.constraints!r}")
+    return model.coupled_system()
+
+
+def prescribed(model: RunModel, config: RunConfig
+               ) -> Tuple[SecondOrderSystem | VelocitySystem | SaddlePoint, Drives | None]:
+    """The system a run of ``model`` on the prescribed frames' path takes, and the drives
+    it records (``drives=True``).
+
+    Args:
+        model: the model.
+        config: the run's configuration.
+
+    Returns:
+        The system of the formulation and the :class:`~dolfinx_mbs.systems.drives.Drives`
+        (or None), for :func:`~dolfinx_mbs.integrate.run.integrate`.
+    """
     system = model.system(config.scheme.formulation or "second-order",
                           config.scheme.constraints)
     driven = None
     if config.observers.drives:
         driven = Drives(model.derived.second_order(), model.rigid_bodies, model.gravity)
-    return integration.integrate(system, config, driven)
+    return system, driven
