@@ -354,14 +354,14 @@ if __name__ == "__main__":
     model, body, sector, mesh = bc.sector_model(size, bsize, 10000 * np.pi / 30)
     model.assembly.at(0.0)
     log("setup", time.perf_counter() - t0, "dofs", body.V.dofmap.index_map.size_global * 3)
-    base = model._second_order()
+    base = model.derived.second_order()
     REF = {}
     if compare:
         for k in ks:
             t = time.perf_counter()
             w0 = REF[k] = model.natural_frequencies(n=6, harmonic=k)
             log(f"present path k {k}: {time.perf_counter() - t:.2f} s {w0 / 2 / np.pi}")
-        model._systems.clear()
+        model.derived.systems.clear()
         import gc; gc.collect()
     t = time.perf_counter()
     parts = Parts(base, model.wheel, model.constraints)

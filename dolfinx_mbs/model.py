@@ -6,9 +6,14 @@
     w = model.natural_frequencies(t=0.0, n=4)   # rad/s
     r = model.integrate(t_end=1.0, dt=1e-3)
 
-The model owns the bodies, the constraints and what is made from them: the full operators
-(:class:`dolfinx_mbs.assembly.Assembly`), the Maggi reducer of the holonomic constraints and the
-typed systems per formulation (:meth:`system`). The solves live in their own modules
+The model owns the bodies and the constraints; what is made from them (the full operators,
+:class:`dolfinx_mbs.assembly.Assembly`, the Maggi reducer of the holonomic constraints, the
+typed systems per formulation, :meth:`system`) is one object,
+:class:`dolfinx_mbs.static.derived.DerivedState` (``model.derived``), whose ``invalidate`` each
+builder calls with what it changed. The builders are thin forwards to the parts that make
+what they add (:mod:`~dolfinx_mbs.constraints.builders`,
+:mod:`~dolfinx_mbs.constraints.frame_builders`, :mod:`~dolfinx_mbs.systems.frame_loads`,
+:mod:`~dolfinx_mbs.rotors.parts`). The solves live in their own modules
 (:mod:`~dolfinx_mbs.static`, :mod:`~dolfinx_mbs.modal`, :mod:`~dolfinx_mbs.integrate`,
 :mod:`~dolfinx_mbs.campbell`, :mod:`~dolfinx_mbs.constraints.reactions`), which take a system,
 never the model; the methods here only pick the system and pass it on.
@@ -16,19 +21,16 @@ never the model; the methods here only pick the system and pass it on.
 
 from __future__ import annotations
 
-import gc
 from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
-    Dict,
     List,
     Mapping,
     Sequence,
     Tuple,
     TypeVar,
     Union,
-    cast,
 )
 
 import numpy as np
@@ -36,7 +38,7 @@ from dolfinx import fem
 from mpi4py import MPI
 from petsc4py import PETSc
 
-from dolfinx_mbs import checks, compat, lifetime
+from dolfinx_mbs import checks, lifetime
 from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.bodies.attachments import Bearing, Disk, Housing, Unbalance
@@ -45,7 +47,7 @@ from dolfinx_mbs.bodies.rigid import RigidBody
 from dolfinx_mbs.campbell import harmonics as campbell_harmonics
 from dolfinx_mbs.campbell import sweep as campbell_sweep
 from dolfinx_mbs.constraints import base as cons
-from dolfinx_mbs.constraints import frame_builders, joints, reactions
+from dolfinx_mbs.constraints import builders, frame_builders, joints, reactions
 from dolfinx_mbs.constraints.base import Clamp, Constraint
 from dolfinx_mbs.constraints.frame_joints import (
     FrameJoint,
@@ -53,12 +55,12 @@ from dolfinx_mbs.constraints.frame_joints import (
     Prismatic,
     Revolute,
     Spring,
-    joint_point,
 )
 from dolfinx_mbs.constraints.maggi import MaggiReducer
-from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
+from dolfinx_mbs.constraints.rows import VelocityRows
 from dolfinx_mbs.cyclic.wheel import Wheel
 from dolfinx_mbs.frames.computed import ComputedFrame
+from dolfinx_mbs.integrate import model_run
 from dolfinx_mbs.integrate import run as integration
 from dolfinx_mbs.integrate.config import (
     Checkpoints,
@@ -74,21 +76,17 @@ from dolfinx_mbs.integrate.config import (
     StepperName,
     StepState,
 )
-from dolfinx_mbs.integrate.config import given as config_given
 from dolfinx_mbs.integrate.coupled import integrate_coupled
 from dolfinx_mbs.modal import eigen as modal
-from dolfinx_mbs.reduction.basis_reducer import BasisReducer
 from dolfinx_mbs.reduction.reduced_body import ReducedBody
 from dolfinx_mbs.rotors import critical as rotor_critical
 from dolfinx_mbs.rotors import parts as rotor_parts
 from dolfinx_mbs.rotors import unbalance as rotor_unbalance
-from dolfinx_mbs.static.solver import Prestress, StaticSolver
+from dolfinx_mbs.static.derived import DerivedState
+from dolfinx_mbs.static.solver import StaticSolver
+from dolfinx_mbs.systems import frame_loads as load_builders
 from dolfinx_mbs.systems.coupled import CoupledSystem, FrameLoad
-from dolfinx_mbs.systems.drives import Drives
-from dolfinx_mbs.systems.hamilton import HamiltonSystem
 from dolfinx_mbs.systems.multipliers import SaddlePoint
-from dolfinx_mbs.systems.records import check_choice
-from dolfinx_mbs.systems.rigid_modes import rigid_subspace
 from dolfinx_mbs.systems.second_order import SecondOrderSystem
 from dolfinx_mbs.systems.velocity import VelocitySystem
 
@@ -102,7 +100,6 @@ if TYPE_CHECKING:
     from dolfinx_mbs.integrate.driver import Result
     from dolfinx_mbs.rotors.critical import CriticalSpeedMap
     from dolfinx_mbs.rotors.unbalance import UnbalanceResponse
-    from dolfinx_mbs.systems.coupled import FrameView
 
 #: the typed systems :meth:`Model.system` makes (Hamilton's is a second-order one)
 System = Union[SecondOrderSystem, VelocitySystem, SaddlePoint]
@@ -123,17 +120,6 @@ class Model:
         bodies: the bodies (one or more, same MPI communicator).
         gravity: optional gravity acceleration fixed in the global frame (m/s^2).
     """
-
-    #: the holonomic constraints
-    constraints: List[Constraint]
-    #: velocity rows (:meth:`constrain_velocity`), kept apart: not eliminated from Delta
-    velocity_constraints: List[VelocityRows]
-    _assembly: Assembly | None
-    _reducer: MaggiReducer | None
-    #: the systems made, by kind (:meth:`system`, :meth:`coupled_system`)
-    _systems: Dict[str, Any]
-    _reduced: Dict[int, ReducedBody]   # by body index (:meth:`reduce`)
-    _basis: BasisReducer | None
 
     def __init__(self, bodies: Sequence[Body | RigidBody],
                  gravity: Sequence[float] | None = None, comm: MPI.Comm | None = None) -> None:
@@ -161,96 +147,48 @@ class Model:
         self.gravity = None if gravity is None else checks.point3(gravity, "gravity")
         #: the elastic bodies
         self.bodies: List[Body] = elastic
-        if not elastic:  # rigid bodies only: their frames' equations alone
-            self.comm = comm if comm is not None else MPI.COMM_WORLD
-            self.space = None
-            self.constraints, self.velocity_constraints = [], []
-            self._systems, self._assembly, self._reducer = {}, None, None
-            self._reduced, self._basis = {}, None
-            self.static = None
-            self.wheel: Wheel | None = None
-            self._bind_frames()
-            return
-        self.comm = elastic[0].comm
-        self.space = FullSpace(elastic)
-        self.constraints = []
-        self.velocity_constraints = []
+        #: the holonomic constraints
+        self.constraints: List[Constraint] = []
+        #: velocity rows (:meth:`constrain_velocity`), kept apart: not eliminated from Delta
+        self.velocity_constraints: List[VelocityRows] = []
+        self.comm = elastic[0].comm if elastic else (comm if comm is not None else MPI.COMM_WORLD)
+        #: what is made from the bodies and constraints (space, assembly, reducer, systems,
+        #: static solver, wheel), dropped by its ``invalidate`` when they change
+        self.derived = DerivedState(elastic, self.constraints, self.velocity_constraints,
+                                    self.frame_joints, self.comm)
         if gravity is not None:
             for b in elastic:
                 b.set_gravity(gravity)
-        #: the static solves' KSP/SNES (options prefix ``mbs_static_``)
-        self.static = StaticSolver(self.comm)
-        self._assembly = None
-        self._reducer = None
-        self._systems = {}
-        self._reduced = {}
-        self._basis = None
-        self._bind_frames()
-        #: the cyclic part (:class:`dolfinx_mbs.cyclic.Wheel`) when the bodies are sectors of a
-        #: wheel (``Body(..., cyclic=)``), else None; its k = 0 rows are a constraint
-        self.wheel = None
-        if any(getattr(b, "cyclic", None) is not None for b in elastic):
-            if self.rigid_bodies:
-                raise ValueError("a cyclic model (sector bodies) takes no rigid bodies")
-            self.wheel = Wheel(elastic, self.space)
-            self._add(self.wheel.rows)
-        lifetime.adopt(self, elastic)  # (first destroys the PETSc garbage of models gone)
+        frame_builders.bind_frames(self.bodies, self.rigid_bodies)
+        wheel = self.derived.make_wheel(rigid=bool(self.rigid_bodies))
+        if wheel is not None:  # its k = 0 rows are a constraint
+            self._add(wheel.rows)
+        if elastic:
+            lifetime.adopt(self, elastic)  # (first destroys the PETSc garbage of models gone)
+
+    @property
+    def space(self) -> FullSpace | None:
+        """The numbering of the elastic bodies' dofs as one vector (None: rigid bodies only)."""
+        return self.derived.space
+
+    @property
+    def static(self) -> StaticSolver | None:
+        """The static solves' KSP/SNES (options prefix ``mbs_static_``; None: rigid bodies
+        only)."""
+        return self.derived.static
+
+    @property
+    def wheel(self) -> Wheel | None:
+        """The cyclic part (:class:`dolfinx_mbs.cyclic.Wheel`) when the bodies are sectors of a
+        wheel (``Body(..., cyclic=)``), else None; its k = 0 rows are a constraint."""
+        return self.derived.wheel
 
     # -- computed frames ---------------------------------------------------------------------
     @property
     def frames(self) -> List[ComputedFrame]:
         """The computed frames of the model (:mod:`dolfinx_mbs.frames.computed`), in the order
         of their unknowns: those of the bodies, then of the rigid bodies."""
-        out: List[ComputedFrame] = []
-        for b in list(self.bodies) + self.rigid_bodies:
-            if isinstance(b.frame, ComputedFrame) and all(b.frame is not f for f in out):
-                out.append(b.frame)
-        return out
-
-    def _bind_frames(self) -> None:
-        """Fix each computed frame's dimension by the bodies it carries; names unique."""
-        names = [b.name for b in list(self.bodies) + self.rigid_bodies]
-        frames = self.frames
-        given = {}
-        for fr in frames:
-            dims = {b.gdim for b in self.bodies if b.frame is fr}
-            if len(dims) > 1:
-                raise ValueError(f"frame {fr.name!r} carries 2D and 3D bodies: one dimension "
-                                 "per computed frame")
-            dim = getattr(fr, "dim", None)
-            if dims and dim is not None and dims != {dim}:
-                raise ValueError(f"frame {fr.name!r}: dim={dim} but it carries "
-                                 f"{dims.pop()}D bodies")
-            given[id(fr)] = dims.pop() if dims else dim
-        # frames that carry rigid bodies only: planar when the rest of the model is
-        known = {d for d in given.values() if d is not None}
-        for fr in frames:
-            d = given[id(fr)]
-            axis = getattr(fr, "axis", None)
-            if d is None:
-                planar_ok = axis is None or np.abs(axis[:2]).max() < 1e-12
-                d = 2 if known == {2} and planar_ok else 3
-            fr.bind(d)
-            axis = getattr(fr, "axis", None)
-            turns_about_z = axis is not None and abs(abs(float(axis[2])) - 1.0) < 1e-12
-            for rb in self.rigid_bodies:
-                if rb.frame is fr and rb.planar_inertia and d == 3 and not turns_about_z:
-                    raise ValueError(
-                        f"rigid body {rb.name!r}: inertia={float(rb.inertia[2, 2])!r} (a "
-                        f"number) is the moment about z of a planar body, but its frame "
-                        f"{fr.name!r} "
-                        f"moves in 3D{'' if axis is None else ' about ' + str(axis.tolist())}:"
-                        " give the 3x3 inertia tensor about the centre of mass")
-            if fr.name in names:
-                raise ValueError(f"the computed frame's name {fr.name!r} is also a body's: "
-                                 "results are keyed by name (pass name=)")
-            names.append(fr.name)
-
-    def _check_frame(self, frame: object) -> ComputedFrame:
-        if not isinstance(frame, ComputedFrame) or all(frame is not f for f in self.frames):
-            raise ValueError(f"frame must be a computed frame of this model (a Hinge or Free "
-                             f"carrying one of its bodies), got {frame!r}")
-        return frame
+        return frame_builders.frames_of(self.bodies, self.rigid_bodies)
 
     def attach(self, body: Body, where: Callable | None = None,
                facets: Tuple[MeshTags, int] | None = None,
@@ -291,14 +229,9 @@ class Model:
         Raises:
             ValueError: a frame that is not a computed frame of this model.
         """
-        self._check_frame(frame)
-        if not callable(torque):
-            c = np.asarray(torque, dtype=float)
-            torque = (lambda t, s, c=c: c)  # noqa: E731
-        ld = FrameLoad(frame=frame, fn=torque, local=local, kind="torque",
-                       name=name or f"torque on {frame.name}")
+        ld = load_builders.torque(self.frames, frame, torque, local, name)
         self.frame_loads.append(ld)
-        self._systems.pop("coupled", None)
+        self.derived.invalidate("frames")
         return ld
 
     def apply_force(self, frame: ComputedFrame, force: Callable,
@@ -320,23 +253,16 @@ class Model:
         Raises:
             ValueError: a frame that is not a computed frame of this model.
         """
-        self._check_frame(frame)
-        fn = force if callable(force) else (lambda t, s, c=np.asarray(force, float): c)
-
-        def wrench(t: float, s: FrameView, fn: Callable = fn) -> tuple:
-            return fn(t, s), np.zeros(3)
-        ld = FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
-                       point=checks.point3(point, "point"),
-                       name=name or f"force on {frame.name}")
+        ld = load_builders.force(self.frames, frame, force, point, local, name)
         self.frame_loads.append(ld)
-        self._systems.pop("coupled", None)
+        self.derived.invalidate("frames")
         return ld
 
     # -- joints between computed frames (issue 29 part B) -----------------------------------
     def _add_joint(self, joint: FrameJoint) -> None:
         """Keep a joint or spring the builders made (the coupled system is made again)."""
         self.frame_joints.append(joint)
-        self._systems.pop("coupled", None)
+        self.derived.invalidate("frames")
 
     def revolute(self, body_a: Body | RigidBody | None, body_b: Body | RigidBody | None,
                  point: ArrayLike,
@@ -447,37 +373,14 @@ class Model:
         spring = frame_builders.spring(self, body_a, point_a, body_b, point_b,
                                        stiffness=stiffness, damping=damping, length=length,
                                        name=name, tol=tol)
-        self._add_joint(spring)
-        if self._assembly is not None and self._assembly.strategy != "basis":
-            # the coupled equations combine each body's frame terms from the coupling basis
-            # (a body on a time-invariant frame is assembled without it): made again on use
-            self._assembly = self._basis = None
-            self._systems = {}
+        self.frame_joints.append(spring)
+        self.derived.invalidate("springs")
         return spring
 
     @property
     def springs(self) -> List[Spring]:
         """The springs of the model (:meth:`spring`), in the order they were added."""
         return frame_builders.springs_of(self.frame_joints)
-
-    def _refuse_springs(self, analysis: str) -> None:
-        """Refuse an analysis that would leave the springs out.
-
-        Their stiffness is no part of the bodies' operators: only the coupled time integration
-        (:meth:`integrate`) has it.
-
-        Args:
-            analysis: the analysis's name, in the message.
-
-        Raises:
-            ValueError: the model has springs.
-        """
-        springs = self.springs
-        if springs:
-            raise ValueError(
-                f"{analysis}: the model has springs ({', '.join(repr(j.name) for j in springs)})"
-                " whose stiffness this analysis does not include; springs act in the time "
-                "integration (Model.integrate) only")
 
     def point_mass(self, body: Body, point: Sequence[float], mass: float, name: str | None = None,
                    tol: float = 1e-8) -> RigidBody:
@@ -503,45 +406,17 @@ class Model:
             ValueError: a body not elastic or not of this model, a mass not positive and
                 finite, no node at the point.
         """
-        from dolfinx_mbs.frames.computed import Free
-        if not isinstance(body, Body) or all(body is not b for b in self.bodies):
-            raise ValueError(f"point_mass: body must be an elastic body of this model, got "
-                             f"{getattr(body, 'name', body)!r}")
-        m = checks.positive(mass, "mass")
-        p = checks.point3(point, "point")
-        taken = {b.name for b in list(self.bodies) + self.rigid_bodies}
-        taken |= {f.name for f in self.frames}
-        name = name or f"point mass {len(self.rigid_bodies)}"
-        if name in taken or name + " frame" in taken:
-            raise ValueError(f"point_mass: the name {name!r} is taken (pass name=)")
-        # the body's extent, without gathering its mesh: the largest of max - min and of
-        # -(min) - (-max) over the ranks' coordinates, in one reduction
-        x = body.mesh.geometry.x[:, :body.gdim]
-        ext = np.concatenate([x.max(axis=0), -x.min(axis=0)]) if x.size else np.full(
-            2 * body.gdim, -np.inf)
-        self.comm.Allreduce(MPI.IN_PLACE, ext, op=MPI.MAX)
-        size = float(np.max(ext[:body.gdim] + ext[body.gdim:])) or 1.0
-        # locate the node first: a failed call leaves the model as it was
-        joint_point(self, body, p, f"point_mass {name!r}", tol)
-        # the point's velocity at t = 0 as the body's frame moves it (the joint's speeds then
-        # fit without changing the others')
-        from dolfinx_mbs.constraints.frame_joints import start_state
-        st = start_state(body.frame)
-        X = st.R.T @ (p - st.r_O)
-        frame = Free(position=p, velocity=st.R @ (st.v_O + np.cross(st.omega, X)),
-                     angular_velocity=st.R @ st.omega, name=name + " frame", dim=body.gdim)
-        inertia = 1e-6 * m * size ** 2
-        rb = RigidBody(mass=m, inertia=inertia if body.gdim == 2 else inertia * np.eye(3),
-                       frame=frame, centre=(0.0, 0.0, 0.0), name=name)
+        rb = frame_builders.point_mass(self, body, point, mass, name=name, tol=tol)
         self.rigid_bodies.append(rb)
         try:
-            self._bind_frames()
-            self.revolute(body, rb, point=p, axis=None if body.gdim == 2 else (0.0, 0.0, 1.0),
-                          name=f"{name} joint", tol=tol)
+            frame_builders.bind_frames(self.bodies, self.rigid_bodies)
+            self.revolute(body, rb, point=point,
+                          axis=None if body.gdim == 2 else (0.0, 0.0, 1.0),
+                          name=f"{rb.name} joint", tol=tol)
         except Exception:
             self.rigid_bodies.remove(rb)
             raise
-        self._systems.pop("coupled", None)
+        self.derived.invalidate("frames")
         return rb
 
     def torsional_spring(self, target: FrameJoint, stiffness: float, damping: float = 0.0,
@@ -601,7 +476,7 @@ class Model:
     def _add_motor(self, m: Motor) -> None:
         """Keep a motor the builders made (the coupled system is made again)."""
         self.motors.append(m)
-        self._systems.pop("coupled", None)
+        self.derived.invalidate("frames")
 
     def coupled_system(self) -> CoupledSystem:
         """The coupled system of a model with computed frames or springs (made once, kept
@@ -619,89 +494,20 @@ class Model:
         frames = self.frames
         if not frames and not self.springs:
             raise ValueError("the model has no computed frame (Hinge, Free) and no spring")
-        if "coupled" in self._systems:
-            return cast(CoupledSystem, self._systems["coupled"])
-        if self.velocity_constraints:
-            raise ValueError("velocity constraints are not supported with computed frames or "
-                             "springs")
-        for b in self.bodies:
-            if isinstance(b.frame, ComputedFrame) and b.has_user_inertia:
-                raise ValueError(f"body {b.name!r} on computed frame {b.frame.name!r} has its "
-                                 "own mass or damping forms: the frame's rows follow the "
-                                 "material's density only")
-        base = self._second_order() if self.bodies else None
-        if base is not None:
-            self._check_reference(base)
-        system = CoupledSystem(base, frames, self.rigid_bodies, self.frame_loads,
-                               self.gravity, comm=self.comm, joints=self.frame_joints,
-                               motors=self.motors)
-        self._systems["coupled"] = system
-        return system
-
-    def _check_reference(self, base: SecondOrderSystem) -> None:
-        """Each body on a computed frame is held against the frame's rigid motion."""
-        on = {ib: b.frame for ib, b in enumerate(self.bodies)
-              if isinstance(b.frame, ComputedFrame)}
-        if not on:
-            return
-        rigid = rigid_subspace(base, 0.0)
-        if rigid is None:
-            return
-        full = self._elastic_space.create_vec()
-        found = set()
-        for x in rigid.Q:
-            base.reducer.expand(x, out=full, homogeneous=True)
-            a = full.getArray(readonly=True)
-            for ib in on:
-                lo, hi = self._elastic_space.offsets[ib], self._elastic_space.offsets[ib + 1]
-                if np.abs(a[lo:hi]).max(initial=0.0) > 0.0:
-                    found.add(ib)
-        bad = sorted(self.comm.allreduce(found, op=MPI.BOR) if self.comm.size > 1 else found)
-        full.destroy()
-        rigid.destroy()
-        if bad:
-            b = self.bodies[bad[0]]
-            raise ValueError(f"body {b.name!r} on computed frame {on[bad[0]].name!r} has no "
-                             "reference condition: it could move rigidly relative to its frame. "
-                             "Attach it (model.attach(body, where=...)) where it is held by the "
-                             "frame")
+        return self.derived.coupled(frames, self.rigid_bodies, self.frame_loads, self.gravity,
+                                    self.motors)
 
     # -- constraints ------------------------------------------------------------------------
-    def _check_body(self, body: Body) -> None:
-        if not any(body is b for b in self.bodies):
-            raise ValueError(f"body {getattr(body, 'name', body)!r} is not part of this model")
-
-    @property
-    def _elastic_space(self) -> FullSpace:
-        """:attr:`space`; a model of rigid bodies alone has none (ValueError)."""
-        if self.space is None:
-            raise ValueError("the model has no elastic body (its rigid bodies' frames alone): "
-                             "this needs the elastic bodies' dofs")
-        return self.space
-
-    @property
-    def _static_solver(self) -> StaticSolver:
-        """:attr:`static`; a model of rigid bodies alone has none (ValueError)."""
-        if self.static is None:
-            raise ValueError("the model has no elastic body (its rigid bodies' frames alone): "
-                             "no static solve")
-        return self.static
-
     def _add(self, c: _Added) -> _Added:
-        names = {k.name for k in self.constraints + self.velocity_constraints}
-        if c.name in names:  # unique names: reactions and reports are keyed by them
-            i = 2
-            while f"{c.name}#{i}" in names:
-                i += 1
-            c.name = f"{c.name}#{i}"
+        """Keep a constraint the builders made, under a name no other has."""
+        c.name = builders.unique_name(c.name, {k.name for k in [*self.constraints,
+                                                                *self.velocity_constraints]})
         if isinstance(c, VelocityRows):
             self.velocity_constraints.append(c)
+            self.derived.invalidate("velocity rows")
         else:
             self.constraints.append(c)
-            self._reducer = self._basis = None
-            if self._assembly is not None:  # the prestress depends on the constraints
-                self._assembly.reset_prestress()
-        self._systems = {}
+            self.derived.invalidate("constraints")
         return c
 
     def clamp(self, body: Body, where: Callable | None = None,
@@ -720,9 +526,7 @@ class Model:
         Returns:
             The clamp added.
         """
-        self._check_body(body)
-        return self._add(Clamp(body, where=where, facets=facets, components=components,
-                               name=name))
+        return self._add(builders.clamp(self, body, where, components, facets, name))
 
     def prescribe(self, body: Body, value: ArrayLike | Callable[[float], ArrayLike],
                   where: Callable | None = None, facets: Tuple[MeshTags, int] | None = None,
@@ -745,9 +549,8 @@ class Model:
         Returns:
             The constraint added.
         """
-        self._check_body(body)
-        return self._add(cons.Prescribed(body, where=where, facets=facets, components=components,
-                                         value=value, time_scale=time_scale, name=name))
+        return self._add(builders.prescribe(self, body, value, where, facets, components,
+                                            time_scale, name))
 
     def tie(self, body_a: Body, body_b: Body, where: Callable | None = None,
             tol: float = 1e-8, name: str | None = None,
@@ -776,12 +579,8 @@ class Model:
         Raises:
             ValueError: the same body twice.
         """
-        self._check_body(body_a)
-        self._check_body(body_b)
-        if body_a is body_b:
-            raise ValueError("tie: body_a and body_b must differ")
-        return self._add(joints.tie(self._elastic_space, body_a, body_b, where, tol=tol, name=name,
-                                    facets=facets, where_b=where_b, same_motion=same_motion))
+        return self._add(builders.tie(self, body_a, body_b, where, tol, name, facets, where_b,
+                                      same_motion))
 
     def pin(self, body_a: Body | None, body_b: Body, point: Sequence[float], tol: float = 1e-8,
             name: str | None = None) -> joints.Joint:
@@ -802,12 +601,7 @@ class Model:
         Raises:
             ValueError: the same body twice.
         """
-        if body_a is not None:
-            self._check_body(body_a)
-        self._check_body(body_b)
-        if body_a is body_b:
-            raise ValueError("pin: body_a and body_b must differ")
-        return self._add(joints.pin(self._elastic_space, body_a, body_b, point, tol=tol, name=name))
+        return self._add(builders.pin(self, body_a, body_b, point, tol, name))
 
     def slider(self, body: Body, point: Sequence[float], axis: Sequence[float],
                tol: float = 1e-8,
@@ -825,8 +619,7 @@ class Model:
         Returns:
             The slider added.
         """
-        self._check_body(body)
-        return self._add(joints.Slider(self._elastic_space, body, point, axis, tol=tol, name=name))
+        return self._add(builders.slider(self, body, point, axis, tol, name))
 
     def rigid(self, body: Body, where: Callable | None = None,
               facets: Tuple[MeshTags, int] | None = None,
@@ -843,9 +636,7 @@ class Model:
         Returns:
             The rigid region added.
         """
-        self._check_body(body)
-        return self._add(joints.RigidRegion(self._elastic_space, body, where=where, facets=facets,
-                                          name=name))
+        return self._add(builders.rigid(self, body, where, facets, name))
 
     def constrain(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
                   rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
@@ -869,18 +660,7 @@ class Model:
         Returns:
             The constraint added.
         """
-        if isinstance(rows, Constraint):
-            return self._add(rows)
-        if hasattr(rows, "dof_indices"):
-            if body is None:
-                if len(self.bodies) != 1:
-                    raise ValueError("constrain: give body= for a DirichletBC in a model with "
-                                     "several bodies")
-                body = self.bodies[0]
-            self._check_body(body)
-            return self._add(cons.BCConstraint(body, rows, name=name))
-        return self._add(LinearRows(self._elastic_space, rows, rhs=rhs, time_scale=time_scale,
-                                         name=name))
+        return self._add(builders.constrain(self, rows, rhs, body, time_scale, name))
 
     def constrain_velocity(self, rows: Sequence[Mapping[int, float | Callable[[float], float]]],
                            rhs: ArrayLike | Callable[[float], ArrayLike] | None = None,
@@ -905,8 +685,7 @@ class Model:
         holonomic constraints with a moving basis (joints between bodies whose frames move
         differently) cannot be combined with them.
         """
-        return self._add(VelocityRows(self._elastic_space, rows, rhs=rhs, time_scale=time_scale,
-                                           name=name))
+        return self._add(builders.velocity_rows(self, rows, rhs, time_scale, name))
 
     def dof(self, body: Body, point: Sequence[float], component: int, tol: float = 1e-8) -> int:
         """Full global index (the same on every rank) of displacement ``component`` of the
@@ -921,8 +700,8 @@ class Model:
         Returns:
             The full index.
         """
-        self._check_body(body)
-        return self._elastic_space.dof(self.bodies.index(body), point, component, tol)
+        builders.check_body(self, body)
+        return self.derived.elastic_space.dof(self.bodies.index(body), point, component, tol)
 
     def apply_load(self, body: Body, body_force: TimeVector | None = None,
                    traction: TimeVector | None = None, where: Callable | None = None,
@@ -950,11 +729,9 @@ class Model:
             force: the point load (N).
             local: the vectors' components are the body's (else global).
         """
-        self._check_body(body)
+        builders.check_body(self, body)
         body.apply_load(body_force, traction, where, facets, point, force, local)
-        # the load forms changed: the operators are made again on next use
-        self._assembly = self._basis = None
-        self._systems = {}
+        self.derived.invalidate("loads")  # the load forms changed
 
     def reduce(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
                **options: Any) -> ReducedBody:
@@ -972,45 +749,34 @@ class Model:
         Returns:
             The :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`.
         """
-        self._check_body(body)
+        builders.check_body(self, body)
         reduced = ReducedBody(body, modes, method, **options)
-        self._reduced[self.bodies.index(body)] = reduced
-        self._assembly, self._basis, self._systems = None, None, {}   # strategy "basis"
+        self.derived.reduced[self.bodies.index(body)] = reduced
+        self.derived.invalidate("reduction")   # strategy "basis"
         return reduced
 
     @property
     def system_reducer(self) -> MaggiReducer:
         """The systems' reducer: :attr:`reducer`, or the shapes of reduced bodies composed
         with it (:class:`~dolfinx_mbs.reduction.basis_reducer.BasisReducer`)."""
-        if not self._reduced:
-            return self.reducer
-        if self._basis is None:
-            self._basis = BasisReducer(self.assembly, self.constraints, self._reduced)
-        return self._basis
+        return self.derived.system_reducer
 
     # -- what is made from bodies and constraints ---------------------------------------------
     @property
     def assembly(self) -> Assembly:
         """The bodies' full operators (made on first use, again after :meth:`apply_load`)."""
-        if self._assembly is None:
-            # springs: the coupled equations need every body's coupling basis
-            self._assembly = Assembly(self.bodies, self._elastic_space, prestress=Prestress(self),
-                                      strategy="basis" if self._reduced or self.springs
-                                      else None)
-        return self._assembly
+        return self.derived.assembly
 
     @property
     def reducer(self) -> MaggiReducer:
         """The Maggi reducer of the current holonomic constraints (made on first use)."""
-        if self._reducer is None:
-            self._reducer = MaggiReducer(self._elastic_space, self.constraints)
-        return self._reducer
+        return self.derived.reducer
 
     @property
     def nonlinear(self) -> bool:
         """True when a body has ``stiffening="nonlinear"``: the equations of motion and the
         static equilibrium are then solved by Newton's method."""
-        return any(b.u_state is not None for b in self.bodies)
+        return self.derived.nonlinear
 
     def system(self, formulation: str = "second-order", constraints: str = "maggi") -> System:
         """The typed system that ``formulation`` integrates (made once, kept until the
@@ -1030,62 +796,25 @@ class Model:
         Raises:
             ValueError: an unknown formulation or a combination the formulations do not take.
         """
-        self._check_choice(formulation, constraints)
-        if constraints == "multipliers":
-            return self._saddle_point()
-        if formulation == "hamiltonian":
-            return self._made("hamiltonian", lambda: HamiltonSystem(
-                self.assembly, self.system_reducer, self.constraints, self._static_solver))
-        if self.velocity_constraints:
-            return self._velocity()
-        return self._second_order()
-
-    def _check_choice(self, formulation: str, constraints: str) -> None:
-        """Refuse what :meth:`system` cannot make (:func:`~dolfinx_mbs.systems.records.
-        check_choice`)."""
-        check_choice(formulation, constraints, bool(self.velocity_constraints), self.nonlinear,
-                     bool(self._reduced), FORMULATIONS)
-
-    def _saddle_point(self) -> SaddlePoint:
-        return self._made("multipliers", lambda: SaddlePoint(
-            self.assembly, self.reducer, self.constraints))
-
-    def _velocity(self) -> VelocitySystem:
-        return self._made("velocity", lambda: VelocitySystem(
-            self._second_order(), self.velocity_constraints))
+        return self.derived.system(formulation, constraints)
 
     def _second_order(self) -> SecondOrderSystem:
-        """The holonomically reduced second-order system (also under velocity constraints:
-        statics, and the base of their (q, w) system)."""
-        return self._made("second-order", lambda: SecondOrderSystem(
-            self.assembly, self.system_reducer, self.constraints, self._static_solver))
-
-    def _made(self, key: str, make: Callable[[], _Made]) -> _Made:
-        if key not in self._systems:
-            self._systems[key] = make()
-        return cast(_Made, self._systems[key])
-
-    def _modal_system(self) -> SecondOrderSystem | VelocitySystem:
-        """The system of the eigenproblems: with velocity constraints their (q, w) form
-        (:meth:`system` of the first-order form), else :meth:`system` of the second-order
-        form."""
-        self._check_choice("first-order" if self.velocity_constraints else "second-order",
-                           "maggi")
-        return self._velocity() if self.velocity_constraints else self._second_order()
+        """The holonomically reduced second-order system (also under velocity constraints)."""
+        return self.derived.second_order()
 
     @property
     def velocity_system(self) -> VelocitySystem | None:
         """The (q, w) system of the velocity constraints, None without them."""
         if not self.velocity_constraints:
             return None
-        self._check_choice("first-order", "maggi")  # then system("first-order") is this one
-        return self._velocity()
+        self.derived.check_choice("first-order", "maggi")  # then system("first-order") is it
+        return self.derived.velocity()
 
     @property
     def saddle_point(self) -> SaddlePoint:
         """The Lagrange-multiplier form of the constraints (comparison with the reducer)."""
-        self._check_choice("second-order", "multipliers")
-        return self._saddle_point()
+        self.derived.check_choice("second-order", "multipliers")
+        return self.derived.saddle_point()
 
     def functions(self) -> List[fem.Function]:
         """The bodies' displacement Functions (``body.u``)."""
@@ -1110,26 +839,14 @@ class Model:
             RuntimeError: when the solve fails (e.g. an unconstrained body, or a spin at or
                 above the divergence speed makes the operator singular).
         """
-        self._refuse_springs("solve_static")
-        t = checks.real(t, "t")
-        vs = self.velocity_system
-        if vs is not None:
-            # a static state (Delta' = 0) satisfies the velocity rows only where c - B a0'
-            # vanishes; then the rows exert no force in it
-            vs.basis.update(t)
-            if vs.basis.a0.norm(PETSc.NormType.NORM_INFINITY) != 0.0:
-                raise ValueError(
-                    f"solve_static: the velocity constraints demand a nonzero velocity at "
-                    f"t={t:g} (c(t) - B a0'(t) != 0): no static state exists")
-        system = self._second_order()
-        q = self._static_solver.solve(system, t)
-        self._elastic_space.scatter(system.reducer.expand(q), self.functions())
+        self.derived.refuse_springs("solve_static")
+        self.derived.solve_static(checks.real(t, "t"))
         return self.functions()
 
     @property
     def last_newton_iterations(self) -> int:
         """Newton iterations of the last nonlinear static solve."""
-        return self._static_solver.newton_iterations
+        return self.derived.static_solver.newton_iterations
 
     def natural_frequencies(self, t: float = 0.0, n: int = 4, gyroscopic: bool = False,
                             shift: float = 0.0, harmonic: int | None = None) -> np.ndarray:
@@ -1157,11 +874,10 @@ class Model:
                 eigenproblem does not include; ``harmonic`` for a model that is not cyclic
                 or outside 0 ... floor(N/2).
         """
-        self._refuse_springs("natural_frequencies")
-        if harmonic is not None:
-            return modal.natural_frequencies(self.harmonic_system(harmonic), t, n, gyroscopic,
-                                             shift)
-        return modal.natural_frequencies(self._modal_system(), t, n, gyroscopic, shift)
+        self.derived.refuse_springs("natural_frequencies")
+        system = (self.derived.modal_system() if harmonic is None
+                  else self.harmonic_system(harmonic))
+        return modal.natural_frequencies(system, t, n, gyroscopic, shift)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
               output: str | None = None, shapes: bool = False,
@@ -1189,9 +905,9 @@ class Model:
         Raises:
             ValueError: the model has springs (:meth:`spring`); a bad ``harmonic``.
         """
-        self._refuse_springs("modes")
+        self.derived.refuse_springs("modes")
         if harmonic is None:
-            return modal.modes(self._modal_system(), t, n, damping, shift, output, shapes)
+            return modal.modes(self.derived.modal_system(), t, n, damping, shift, output, shapes)
         system = self.harmonic_system(harmonic)
         result = modal.modes(system, t, n, damping, shift, None, shapes or output is not None)
         if output is not None:
@@ -1202,18 +918,6 @@ class Model:
         return result
 
     # -- cyclic models (sector bodies: dolfinx_mbs.cyclic) ------------------------------------
-    def _cyclic(self, what: str) -> Wheel:
-        if self.wheel is None:
-            raise ValueError(f"{what}: the model is not cyclic (give its bodies "
-                             "cyclic=mbs.cyclic.Sector(...))")
-        if self._reduced:
-            raise ValueError(f"{what}: reduced bodies (Model.reduce) are not supported in a "
-                             "cyclic model")
-        if self.velocity_constraints:
-            raise ValueError(f"{what}: velocity constraints are not supported in a cyclic "
-                             "model's harmonic analyses")
-        return self.wheel
-
     def harmonic_system(self, k: int) -> SecondOrderSystem:
         """The system of harmonic index (nodal diameter) ``k`` of a cyclic model (made once,
         kept until the constraints or loads change): for k = 0 the model's own
@@ -1232,27 +936,7 @@ class Model:
         Raises:
             ValueError: the model is not cyclic, or ``k`` is outside 0 ... floor(N/2).
         """
-        wheel = self._cyclic("harmonic")
-        k = wheel.sector.check_harmonic(k)
-        base = self._second_order()
-        if k == 0:
-            return base
-        key = f"harmonic {k}"
-        if key not in self._systems:
-            copies = None
-            if wheel.sector.copies(k) == 2:
-                # one two-copy system kept at a time: each holds reduced operators of twice
-                # the sector's size (the shared full matrices diag(X, X) stay)
-                old = [j for j in self._systems if j.startswith("harmonic ")
-                       and j != "harmonic copies"]
-                if old:
-                    for j in old:
-                        del self._systems[j]
-                    gc.collect()
-                    lifetime.collect(self.comm)
-                copies = self._made("harmonic copies", lambda: wheel.copies(base.assembly))
-            self._systems[key] = wheel.system(k, base, self.constraints, self.static, copies)
-        return cast(SecondOrderSystem, self._systems[key])
+        return self.derived.harmonic_system(k)
 
     def expand(self, mode: Any, harmonic: int = 0) -> list:
         """A sector's field or mode of harmonic index ``harmonic`` on the whole wheel: each
@@ -1280,11 +964,11 @@ class Model:
             ValueError: the model is not cyclic, a bad ``harmonic``, or ``mode`` of the wrong
                 length.
         """
-        return self._cyclic("expand").expand(mode, harmonic)
+        return self.derived.cyclic("expand").expand(mode, harmonic)
 
     def reactions(self, forces: PETSc.Vec | None = None, t: float = 0.0,
                   constraints: Sequence[Constraint] | None = None,
-                  frame: bool = False) -> Dict[str, np.ndarray]:
+                  frame: bool = False) -> reactions.Reactions:
         """Resultant force of each constraint on its body (global components, N; with
         ``frame=True`` the body frame's): see
         :func:`dolfinx_mbs.constraints.reactions.resultants`. ``forces`` default: the
@@ -1297,17 +981,17 @@ class Model:
             frame: the body frame's components (else global).
 
         Returns:
-            By constraint name, the resultant force.
+            The :class:`~dolfinx_mbs.constraints.reactions.Reactions`: by constraint name
+            (``r[name]``), the resultant force.
 
         Raises:
             ValueError: ``forces`` None in a model with springs (:meth:`spring`), whose
                 forces the static state leaves out.
         """
         if forces is None:
-            self._refuse_springs("reactions (of the static state)")
-            u = self._elastic_space.gather([compat.petsc_vec(b.u) for b in self.bodies])
-            forces = self.system_reducer.consistent_forces(self.assembly.residual(t, u))
-        return reactions.resultants(self._elastic_space, forces, t,
+            self.derived.refuse_springs("reactions (of the static state)")
+            forces = self.derived.static_forces(t)
+        return reactions.resultants(self.derived.elastic_space, forces, t,
                                     constraints if constraints is not None
                                     else self.constraints, frame=frame)
 
@@ -1390,45 +1074,21 @@ class Model:
             ValueError: bad arguments (on every rank); a ``RunConfig`` given with other
                 arguments.
         """
-        scheme = Scheme(formulation=formulation, constraints=constraints,
-                        spectral_radius=spectral_radius, stepper=stepper,
-                        load_degree=load_degree, load_frequencies=load_frequencies)
-        initial = Initial(t0=t0, u0=u0, v0=v0, p0=p0)
-        out = Output(stem=output, every=output_every, progress=progress)
-        ckpt = Checkpoints(every=checkpoint_every, restart=restart)
-        solver = Solver(options=options, prefix=prefix)
-        watch = Observers(probes=probes, energy=energy, reactions=reactions, callback=callback,
-                          stability=stability, drives=drives)
-        if isinstance(t_end, RunConfig):
-            mixed = ["dt"] * (dt is not None) + [
-                n for part in (scheme, initial, out, ckpt, solver, watch)
-                for n in config_given(part)]
-            if mixed:
-                raise ValueError("integrate: a RunConfig holds the whole run; got other "
-                                 f"arguments with it ({', '.join(mixed)})")
-            config = t_end
-        else:
-            if dt is None:
-                raise TypeError("integrate: dt (the step, s) is missing")
-            config = RunConfig(t_end=t_end, dt=dt, scheme=scheme, initial=initial, output=out,
-                               checkpoints=ckpt, solver=solver, observers=watch)
-        if self.frames or self.springs:
-            if any(getattr(a, "journal", None) is not None for b in self.bodies
-                   for a in getattr(b, "attachments", ())):
-                raise ValueError("integrate: fluid-film bearings (bearing(journal=)) run on "
-                                 "the prescribed frames' path; a model with computed frames "
-                                 "or springs does not take them yet")
-            if config.scheme.constraints != "maggi":
-                raise ValueError(f"constraints must be 'maggi' for a model with computed frames "
-                                 f"or springs (the coupled equations), got "
-                                 f"{config.scheme.constraints!r}")
-            return integrate_coupled(self.coupled_system(), config)
-        system = self.system(config.scheme.formulation or "second-order",
-                             config.scheme.constraints)
-        driven = None
-        if config.observers.drives:
-            driven = Drives(self._second_order(), self.rigid_bodies, self.gravity)
-        return integration.integrate(system, config, driven)
+        config = model_run.config_of(
+            t_end, dt, Scheme(formulation=formulation, constraints=constraints,
+                              spectral_radius=spectral_radius, stepper=stepper,
+                              load_degree=load_degree, load_frequencies=load_frequencies),
+            Initial(t0=t0, u0=u0, v0=v0, p0=p0),
+            Output(stem=output, every=output_every, progress=progress),
+            Checkpoints(every=checkpoint_every, restart=restart),
+            Solver(options=options, prefix=prefix),
+            Observers(probes=probes, energy=energy, reactions=reactions, callback=callback,
+                      stability=stability, drives=drives))
+        coupled = model_run.coupled(self, config)
+        if coupled is not None:
+            return integrate_coupled(coupled, config)
+        system, drives_of = model_run.prescribed(self, config)
+        return integration.integrate(system, config, drives_of)
 
     def campbell(self, speeds: Sequence[float], n: int = 6, harmonics: Any = None,
                  **kwargs: Any) -> CampbellTable | CyclicCampbellTable:
@@ -1456,12 +1116,12 @@ class Model:
                 ``harmonics`` for a model that is not cyclic, or an index outside
                 0 ... floor(N/2).
         """
-        self._refuse_springs("campbell")
+        self.derived.refuse_springs("campbell")
         if self.velocity_constraints:
             raise ValueError("campbell: velocity constraints (Model.constrain_velocity) are not "
                              "supported; natural_frequencies and modes handle constant ones")
         if harmonics is not None:
-            wheel = self._cyclic("campbell")
+            wheel = self.derived.cyclic("campbell")
             ks = wheel.harmonics(harmonics)
             return campbell_harmonics.harmonic_campbell(
                 self.harmonic_system, speeds, wheel.n_sectors, n=n, harmonics=ks, **kwargs)
@@ -1472,9 +1132,7 @@ class Model:
         a.body.attachments.append(a)
         if isinstance(a, Bearing) and a.other is not None:  # the housing's body
             a.other.housings.append(a)
-        # the bodies' matrices change pattern: the operators are made again on next use
-        self._assembly = self._basis = None
-        self._systems = {}
+        self.derived.invalidate("attachments")  # the bodies' matrices change pattern
         return a
 
     def bearing(self, body: Body, facets: Tuple[MeshTags, int] | None = None,
@@ -1592,7 +1250,7 @@ class Model:
         Raises:
             ValueError: the model has springs (:meth:`spring`).
         """
-        self._refuse_springs("unbalance_response")
+        self.derived.refuse_springs("unbalance_response")
         return rotor_unbalance.unbalance_response(self._second_order(), speeds, unbalances,
                                                   probes, **kwargs)
 
@@ -1614,7 +1272,7 @@ class Model:
         Raises:
             ValueError: the model has springs (:meth:`spring`).
         """
-        self._refuse_springs("critical_speed_map")
+        self.derived.refuse_springs("critical_speed_map")
         return rotor_critical.critical_speed_map(self._second_order(), stiffnesses, n=n,
                                                  **kwargs)
 

@@ -31,7 +31,7 @@ from dolfinx_mbs.constraints.joints import (
     tie,
 )
 from dolfinx_mbs.constraints.maggi import MaggiReducer
-from dolfinx_mbs.constraints.reactions import resultants
+from dolfinx_mbs.constraints.reactions import Reactions, Resultant, resultants
 from dolfinx_mbs.constraints.rows import LinearRows, VelocityRows
 
 __all__ = [
@@ -51,7 +51,9 @@ __all__ = [
     "Prescribed",
     "Prismatic",
     "rate_rows_on_independent",
+    "Reactions",
     "relative_motion",
+    "Resultant",
     "resultants",
     "Revolute",
     "RigidRegion",

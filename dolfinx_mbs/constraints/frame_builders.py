@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, List, Protocol, Sequence, cast
 
+import numpy as np
+from mpi4py import MPI
+
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.frame_joints import (
     FrameJoint,
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from dolfinx_mbs.bodies.rigid import RigidBody
 
 __all__ = ["JointModel", "revolute", "prismatic", "spring", "motor", "torsional_spring",
-           "springs_of"]
+           "springs_of", "frames_of", "bind_frames", "point_mass"]
 
 
 class JointModel(Protocol):
@@ -288,3 +291,125 @@ def springs_of(joints: Sequence[FrameJoint]) -> List[Spring]:
         The springs.
     """
     return [j for j in joints if isinstance(j, Spring)]
+
+
+def frames_of(bodies: Sequence[Any], rigid_bodies: Sequence[Any]) -> List[ComputedFrame]:
+    """The computed frames carrying ``bodies`` and ``rigid_bodies`` (``Model.frames``), each
+    once, in the order of their unknowns: those of the elastic bodies, then of the rigid ones.
+
+    Args:
+        bodies: the model's elastic bodies.
+        rigid_bodies: its rigid bodies.
+
+    Returns:
+        The computed frames.
+    """
+    out: List[ComputedFrame] = []
+    for b in list(bodies) + list(rigid_bodies):
+        if isinstance(b.frame, ComputedFrame) and all(b.frame is not f for f in out):
+            out.append(b.frame)
+    return out
+
+
+def bind_frames(bodies: Sequence[Body], rigid_bodies: Sequence[RigidBody]) -> None:
+    """Fix each computed frame's dimension by the bodies it carries; names unique.
+
+    Args:
+        bodies: the model's elastic bodies.
+        rigid_bodies: its rigid bodies.
+
+    Raises:
+        ValueError: a frame carrying 2D and 3D bodies or bodies of another dimension than its
+            ``dim``, a planar rigid body's inertia on a frame moving in 3D, a frame named as
+            a body.
+    """
+    names = [b.name for b in list(bodies) + list(rigid_bodies)]
+    frames = frames_of(bodies, rigid_bodies)
+    given = {}
+    for fr in frames:
+        dims = {b.gdim for b in bodies if b.frame is fr}
+        if len(dims) > 1:
+            raise ValueError(f"frame {fr.name!r} carries 2D and 3D bodies: one dimension "
+                             "per computed frame")
+        dim = getattr(fr, "dim", None)
+        if dims and dim is not None and dims != {dim}:
+            raise ValueError(f"frame {fr.name!r}: dim={dim} but it carries "
+                             f"{dims.pop()}D bodies")
+        given[id(fr)] = dims.pop() if dims else dim
+    # frames that carry rigid bodies only: planar when the rest of the model is
+    known = {d for d in given.values() if d is not None}
+    for fr in frames:
+        d = given[id(fr)]
+        axis = getattr(fr, "axis", None)
+        if d is None:
+            planar_ok = axis is None or np.abs(axis[:2]).max() < 1e-12
+            d = 2 if known == {2} and planar_ok else 3
+        fr.bind(d)
+        axis = getattr(fr, "axis", None)
+        turns_about_z = axis is not None and abs(abs(float(axis[2])) - 1.0) < 1e-12
+        for rb in rigid_bodies:
+            if rb.frame is fr and rb.planar_inertia and d == 3 and not turns_about_z:
+                raise ValueError(
+                    f"rigid body {rb.name!r}: inertia={float(rb.inertia[2, 2])!r} (a "
+                    f"number) is the moment about z of a planar body, but its frame "
+                    f"{fr.name!r} "
+                    f"moves in 3D{'' if axis is None else ' about ' + str(axis.tolist())}:"
+                    " give the 3x3 inertia tensor about the centre of mass")
+        if fr.name in names:
+            raise ValueError(f"the computed frame's name {fr.name!r} is also a body's: "
+                             "results are keyed by name (pass name=)")
+        names.append(fr.name)
+
+
+def point_mass(model: JointModel, body: Body, point: ArrayLike, mass: float,
+               name: str | None = None, tol: float = 1e-8) -> RigidBody:
+    """The rigid body of ``Model.point_mass`` on its own Free frame, not yet in the model
+    (which then adds it and joins it to the node by a revolute joint).
+
+    Args:
+        model: the model.
+        body: the elastic body carrying the mass.
+        point: the node's global position at t = 0 (m).
+        mass: the mass (kg).
+        name: the rigid body's name.
+        tol: how far from ``point`` the node may lie (m).
+
+    Returns:
+        The rigid body (its frame named ``name + " frame"``).
+
+    Raises:
+        ValueError: a body not elastic or not of this model, a mass not positive and
+            finite, a name taken, no node at the point.
+    """
+    from dolfinx_mbs.bodies.body import Body
+    from dolfinx_mbs.bodies.rigid import RigidBody
+    from dolfinx_mbs.constraints.frame_points import start_state
+    from dolfinx_mbs.frames.computed import Free
+    if not isinstance(body, Body) or all(body is not b for b in model.bodies):
+        raise ValueError(f"point_mass: body must be an elastic body of this model, got "
+                         f"{getattr(body, 'name', body)!r}")
+    m = checks.positive(mass, "mass")
+    p = checks.point3(point, "point")
+    taken = {b.name for b in list(model.bodies) + list(model.rigid_bodies)}
+    taken |= {f.name for f in model.frames}
+    name = name or f"point mass {len(model.rigid_bodies)}"
+    if name in taken or name + " frame" in taken:
+        raise ValueError(f"point_mass: the name {name!r} is taken (pass name=)")
+    # the body's extent, without gathering its mesh: the largest of max - min and of
+    # -(min) - (-max) over the ranks' coordinates, in one reduction
+    x = body.mesh.geometry.x[:, :body.gdim]
+    ext = np.concatenate([x.max(axis=0), -x.min(axis=0)]) if x.size else np.full(
+        2 * body.gdim, -np.inf)
+    body.comm.Allreduce(MPI.IN_PLACE, ext, op=MPI.MAX)
+    size = float(np.max(ext[:body.gdim] + ext[body.gdim:])) or 1.0
+    # locate the node first: a failed call leaves the model as it was
+    joint_point(model, body, p, f"point_mass {name!r}", tol)
+    # the point's velocity at t = 0 as the body's frame moves it (the joint's speeds then
+    # fit without changing the others')
+    st = start_state(body.frame)
+    X = st.R.T @ (p - st.r_O)
+    frame = Free(position=p, velocity=st.R @ (st.v_O + np.cross(st.omega, X)),
+                 angular_velocity=st.R @ st.omega, name=name + " frame", dim=body.gdim)
+    inertia = 1e-6 * m * size ** 2
+    return RigidBody(mass=m, inertia=inertia if body.gdim == 2 else inertia * np.eye(3),
+                     frame=frame, centre=(0.0, 0.0, 0.0), name=name)

@@ -1,13 +1,15 @@
 """Constraint reactions: the resultant force each constraint exerts on its body.
 
 forces = system.constraint_forces(t, q, v, a, out)   # full vector (N, body components)
-resultants(space, forces, t, constraints)            # {name: (gdim,) global components}
+r = resultants(space, forces, t, constraints)        # Reactions: r[name], (gdim,) global
 resultants(space, forces, t, constraints, frame=True)  # in the body frame's components
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from mpi4py import MPI
@@ -16,11 +18,56 @@ from petsc4py import PETSc
 if TYPE_CHECKING:
     from dolfinx_mbs.assembly.space import FullSpace
 
-__all__ = ["resultants", "frame_resultants"]
+__all__ = ["Reactions", "Resultant", "resultants", "frame_resultants"]
+
+
+class Resultant(NamedTuple):
+    """The resultant force of one constraint on its (dependent) body, in the body frame's
+    components (unpacks as ``body, force``)."""
+
+    #: the body the constraint holds (its dependent body)
+    body: Any
+    #: the summed constraint force, (3,) in the body frame's components (N)
+    force: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class Reactions(Mapping[str, np.ndarray]):
+    """The resultant force of each constraint on its body, read by the constraint's name
+    (``reactions[name]``, a (gdim,) array in N), the same on every rank.
+
+    Attributes:
+        forces: by constraint name, the (gdim,) resultant force (N), read-only.
+        t: the time of the frame state the global components are taken at (s).
+        frame: True when the components are the body frame's, False when global.
+    """
+
+    forces: Mapping[str, np.ndarray]
+    t: float
+    frame: bool
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        """The resultant force of the constraint ``name`` (N).
+
+        Args:
+            name: the constraint's name.
+
+        Returns:
+            Its (gdim,) force.
+        """
+        return self.forces[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The constraints' names, in the order of the constraints."""
+        return iter(self.forces)
+
+    def __len__(self) -> int:
+        """How many constraints have a resultant."""
+        return len(self.forces)
 
 
 def resultants(space: FullSpace, forces: PETSc.Vec, t: float, constraints: Sequence,
-               frame: bool = False) -> Dict[str, np.ndarray]:
+               frame: bool = False) -> Reactions:
     """Resultant force of each constraint on its (dependent) body.
 
     The sum of the constraint forces over the dofs it fixes, the same on every rank.
@@ -35,15 +82,16 @@ def resultants(space: FullSpace, forces: PETSc.Vec, t: float, constraints: Seque
             global ones.
 
     Returns:
-        {constraint name: (gdim,) force} (N).
+        The :class:`Reactions`: by constraint name, the (gdim,) force (N).
     """
     sums = frame_resultants(space, forces, constraints)
-    return {name: (tot if frame else body.frame.state(t).R @ tot)[:body.gdim]
-            for name, (body, tot) in sums.items()}
+    out = {name: (tot if frame else body.frame.state(t).R @ tot)[:body.gdim]
+           for name, (body, tot) in sums.items()}
+    return Reactions(forces=MappingProxyType(out), t=float(t), frame=frame)
 
 
 def frame_resultants(space: FullSpace, forces: PETSc.Vec, constraints: Sequence
-                     ) -> Dict[str, tuple]:
+                     ) -> Mapping[str, Resultant]:
     """Resultant force of each constraint on its body in the body frame's components.
 
     Args:
@@ -52,8 +100,8 @@ def frame_resultants(space: FullSpace, forces: PETSc.Vec, constraints: Sequence
         constraints: which constraints (those without a body are skipped).
 
     Returns:
-        {constraint name: (body, (3,) force)}, the same on every rank (one reduction for all
-        the constraints).
+        By constraint name (read-only), its :class:`Resultant` ``(body, (3,) force)``, the
+        same on every rank (one reduction for all the constraints).
     """
     arr = forces.getArray(readonly=True)
     bodies = space.bodies
@@ -75,4 +123,5 @@ def frame_resultants(space: FullSpace, forces: PETSc.Vec, constraints: Sequence
             local[k, i] = arr[base + nodes * g + i].sum() if len(nodes) else 0.0
     tot = np.zeros_like(local)
     space.comm.Allreduce(local, tot, op=MPI.SUM)
-    return {c.name: (body, tot[k]) for k, (c, body) in enumerate(found)}
+    return MappingProxyType({c.name: Resultant(body, tot[k])
+                             for k, (c, body) in enumerate(found)})
