@@ -384,6 +384,7 @@ class _DenseStepper(PythonLoop):
             self.loop(keep)
         T = np.array(times)
         o: Ops
+        vec: Mapping[str, np.ndarray]
         if batch is not None:
             assert batch.outputs is not None
             o = batch.outputs
