@@ -109,11 +109,11 @@ class Result:
     rotation: Dict[str, float] = dataclasses.field(default_factory=dict)
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
-    frames: dict = dataclasses.field(default_factory=dict)
-    momentum: dict = dataclasses.field(default_factory=dict)
-    joints: dict = dataclasses.field(default_factory=dict)
-    midpoints: dict = dataclasses.field(default_factory=dict)
-    journals: dict = dataclasses.field(default_factory=dict)
+    frames: Dict[str, obs.FrameHistory] = dataclasses.field(default_factory=dict)
+    momentum: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joints: Dict[str, obs.FrameHistory] = dataclasses.field(default_factory=dict)
+    midpoints: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    journals: Dict[str, Dict[str, np.ndarray]] = dataclasses.field(default_factory=dict)
 
 
 def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
