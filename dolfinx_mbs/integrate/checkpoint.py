@@ -82,7 +82,7 @@ import shutil
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Protocol, Sequence, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Protocol, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -104,7 +104,7 @@ __all__ = ["Checkpoint", "Writer", "load", "exists", "restore_vecs", "resume_ts"
            "model_digest", "check_model",
            "Interrupted", "truncate_csv", "folder", "arguments", "unknown_names",
            "read_state", "State", "check_type", "ONE_STEP", "RESTARTED", "check_end",
-           "coupled_extra", "frame_unknowns"]
+           "coupled_extra", "frame_unknowns", "ModelDigest", "CoupledUnknowns"]
 
 #: format version of ``latest.json`` (2: the unknowns' names, ``keys``)
 VERSION = 2
@@ -195,7 +195,8 @@ class Checkpoint:
         formulation: the run's formulation.
         arrays: this rank's arrays (``x0``, ``x1``...: the TS's solution vectors; ``form_*``:
             the form's state).
-        accumulators: the observers' accumulators ({observer: {name: value}}).
+        accumulators: the observers' accumulators as ``latest.json`` holds them ({observer:
+            {field: value}}, :meth:`~dolfinx_mbs.integrate.observers.Observer.accumulators`).
         meta: the whole ``latest.json``.
         redistributed: the arrays were written on another number of ranks and redistributed
             by name (their local sizes are this run's).
@@ -207,7 +208,7 @@ class Checkpoint:
     t0: float
     formulation: str
     arrays: Dict[str, np.ndarray]
-    accumulators: Dict[str, Dict[str, float | None]]
+    accumulators: Dict[str, Dict[str, Any]]
     meta: dict
     redistributed: bool = False
 
@@ -295,7 +296,25 @@ def _numbers(value: Any) -> Any:
     return None
 
 
-def model_digest(system: NamedSystem) -> Dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class ModelDigest:
+    """What a restart must find again of the model that wrote a checkpoint
+    (:func:`model_digest`; ``latest.json``'s ``model``, by field name).
+
+    Attributes:
+        bodies: {body name: {``mesh``: its geometry nodes' count, sums of x and of x x^T;
+            ``degree``; ``material``: {name: number}; ``attachments`` (where it has any): a
+            list of {``kind``, ``numbers``}}}.
+        rigid: {rigid body name: {``mass``, ``inertia``, ``centre``}}.
+        unknowns: the number of the system's reduced unknowns.
+    """
+
+    bodies: Mapping[str, Mapping[str, Any]]
+    rigid: Mapping[str, Mapping[str, Any]]
+    unknowns: float
+
+
+def model_digest(system: NamedSystem) -> ModelDigest:
     """What a restart must find again of the model that wrote a checkpoint, as numbers
     (collective): each body's mesh (its geometry nodes' count and coordinate moments: sums of
     x and of x x^T over the nodes, the same on any partition to round-off), material, element
@@ -330,7 +349,7 @@ def model_digest(system: NamedSystem) -> Dict[str, Any]:
     rigid = {r.name: dict(mass=float(r.mass), inertia=_numbers(r.inertia),
                           centre=_numbers(r.centre))
              for r in getattr(system, "rigid_bodies", ())}
-    return dict(bodies=bodies, rigid=rigid, unknowns=float(system.n_reduced))
+    return ModelDigest(bodies=bodies, rigid=rigid, unknowns=float(system.n_reduced))
 
 
 def _close(x: Any, y: Any) -> bool:
@@ -343,6 +362,13 @@ def _close(x: Any, y: Any) -> bool:
         return False
     scale = max(float(np.abs(u).max(initial=0.0)), float(np.abs(v).max(initial=0.0)))
     return bool(np.abs(u - v).max(initial=0.0) <= 1e-9 * scale)
+
+
+def _table(record: Any) -> Any:
+    """A checkpoint's record (a frozen dataclass: :class:`ModelDigest`, an observer's
+    accumulators, :class:`CoupledUnknowns`) as ``latest.json`` holds it: a table of its fields,
+    in their order."""
+    return dataclasses.asdict(record)
 
 
 def _model_differences(old: Dict[str, Any], new: Dict[str, Any]) -> str | None:
@@ -411,7 +437,7 @@ def check_model(comm: MPI.Comm, stem: str, ckpt: Checkpoint, system: NamedSystem
         return   # a coupled run's checkpoint and another's: the stepper's restart names it
     written = ckpt.meta.get("model")
     if written is not None:
-        d = _model_differences(written, model_digest(system))
+        d = _model_differences(written, _table(model_digest(system)))
         checks.raise_everywhere(comm, d and (
             f"restart from {stem!r}: the checkpoint was written by another model ({d}); a "
             "restart continues the same model (the same mesh, material, constraints and "
@@ -448,7 +474,7 @@ class Writer:
         self.last: str | None = None
         self.system = system
         self._names: tuple | None = None
-        self._digest: Dict[str, Any] | None = None
+        self._digest: ModelDigest | None = None
 
     def due(self, index: int) -> bool:
         """Whether the step ``index`` is one to checkpoint at.
@@ -463,8 +489,8 @@ class Writer:
 
     def write(self, index: int, t: float, dt: float, vecs: Sequence[PETSc.Vec],
               form_state: Dict[str, np.ndarray],
-              accumulators: Dict[str, Dict[str, float | None]],
-              extra: Dict[str, Any] | None = None) -> None:
+              accumulators: Mapping[str, Any],
+              extra: CoupledUnknowns | None = None) -> None:
         """Write the state at step ``index``, time ``t`` (collective).
 
         Args:
@@ -474,7 +500,9 @@ class Writer:
             vecs: the TS's solution vectors (a coupled run: its reduced elastic coordinates
                 and rates, none without elastic bodies).
             form_state: this rank's arrays of the form.
-            accumulators: the observers' accumulators.
+            accumulators: the observers' accumulators by the observers' names (frozen
+                dataclasses: :meth:`~dolfinx_mbs.integrate.observers.Observer.accumulators`),
+                written as tables of their fields.
             extra: the run's global state, the same on every rank, written by rank 0 into
                 ``latest.json`` (a coupled run's frame unknowns), or None.
         """
@@ -507,14 +535,15 @@ class Writer:
         meta = dict(version=VERSION, t=float(t), index=int(index), dt=float(dt),
                     t0=float(self.t0), formulation=self.formulation, ranks=comm.size,
                     sizes=sizes, local=comm.gather([int(v.getLocalSize()) for v in vecs]),
-                    accumulators=accumulators, folder=name, blocks=blocks,
+                    accumulators={k: _table(a) for k, a in accumulators.items()},
+                    folder=name, blocks=blocks,
                     any_ranks=why is None, why_not=why)
         if self.system is not None:
             if self._digest is None:   # the model does not change during the run
                 self._digest = model_digest(self.system)
-            meta["model"] = self._digest
+            meta["model"] = _table(self._digest)
         if extra is not None:
-            meta["extra"] = extra
+            meta["extra"] = _table(extra)
         with checks.collective(comm, f"checkpoint index {self.dir!r}"):
             if rank == 0:
                 _atomic_json(os.path.join(self.dir, "latest.json"), meta)
@@ -992,7 +1021,28 @@ def check_end(stem: str, t_end: float, ckpt: Checkpoint) -> None:
                          f"checkpoint's time ({ckpt.t:g})")
 
 
-def coupled_extra(system: CoupledSystem, f: np.ndarray) -> Dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class CoupledUnknowns:
+    """A coupled run's frame unknowns as a checkpoint holds them (:func:`coupled_extra`;
+    ``latest.json``'s ``extra``, by field name).
+
+    Attributes:
+        kind: ``"coupled"`` (what wrote it).
+        frames: the computed frames' names.
+        m: the number of the frame unknowns.
+        n_reduced: the number of the elastic reduced unknowns.
+        f: the frame unknowns (the frames' coordinates and speeds, then the joints'
+            multipliers).
+    """
+
+    kind: str
+    frames: List[str]
+    m: int
+    n_reduced: int
+    f: List[float]
+
+
+def coupled_extra(system: CoupledSystem, f: np.ndarray) -> CoupledUnknowns:
     """What a checkpoint of a coupled run holds in ``latest.json`` beside the elastic state
     (``extra``): the frame unknowns ``f`` (the frames' coordinates and speeds, then the
     joints' multipliers: the coupled system's ``m`` numbers) and
@@ -1003,10 +1053,11 @@ def coupled_extra(system: CoupledSystem, f: np.ndarray) -> Dict[str, Any]:
         f: the frame unknowns.
 
     Returns:
-        The table (JSON numbers: a float's repr reads back to the same bits).
+        The record (JSON numbers: a float's repr reads back to the same bits).
     """
-    return {"kind": "coupled", "frames": [fr.name for fr in system.frames], "m": int(system.m),
-            "n_reduced": int(system.n_reduced), "f": [float(x) for x in f]}
+    return CoupledUnknowns(kind="coupled", frames=[fr.name for fr in system.frames],
+                           m=int(system.m), n_reduced=int(system.n_reduced),
+                           f=[float(x) for x in f])
 
 
 def frame_unknowns(system: CoupledSystem, ckpt: Checkpoint, stem: str) -> np.ndarray:
@@ -1033,8 +1084,9 @@ def frame_unknowns(system: CoupledSystem, ckpt: Checkpoint, stem: str) -> np.nda
     else:
         for key, what in (("frames", "computed frames"), ("m", "frame unknowns"),
                           ("n_reduced", "elastic reduced unknowns")):
-            if extra.get(key) != mine[key]:
-                bad = (f"it holds {extra.get(key)} {what}, this model has {mine[key]} "
+            want = getattr(mine, key)
+            if extra.get(key) != want:
+                bad = (f"it holds {extra.get(key)} {what}, this model has {want} "
                        "(another model)")
                 break
     checks.raise_everywhere(system.comm, bad and f"restart from {stem!r}: {bad}")

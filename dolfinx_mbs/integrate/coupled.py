@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Dict, List, cast
+import types
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -38,10 +39,20 @@ from dolfinx_mbs.integrate.dense.coupled import applies as dense_applies
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.driver import Result, drive
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
-from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
+from dolfinx_mbs.integrate.observers import (
+    FrameHistory,
+    JointAccumulators,
+    Observer,
+    ObserverResults,
+    Step,
+    WorkAccumulators,
+)
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
 from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.constraints.frame_joints import ElementOutput
 
 __all__ = ["FrameHistory", "integrate_coupled", "coupled_observers"]
 
@@ -209,10 +220,10 @@ class Frames(Observer):
         return [float(val) for fr in s.frames for val in outs[fr.name].values()
                 if np.ndim(val) == 0]
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> ObserverResults:
         """``frames``: {name: :class:`FrameHistory`}."""
-        return {"frames": {fr.name: FrameHistory(rec)
-                           for fr, rec in zip(self.system.frames, self.records)}}
+        return ObserverResults(frames={fr.name: FrameHistory(rec)
+                                       for fr, rec in zip(self.system.frames, self.records)})
 
 
 class Joints(Observer):
@@ -239,11 +250,11 @@ class Joints(Observer):
         self.system, self.lag = system, float(lag)
         self.records: dict = {}
         #: the last boundary's time, the time of its multipliers and their outputs
-        self.last: dict | None = None
+        self.last: JointAccumulators | None = None
         #: :attr:`last` before the last boundary (what a restart there starts from)
-        self.before: dict | None = None
+        self.before: JointAccumulators | None = None
         if resume is not None and resume.accumulators.get("joints"):
-            self.last = resume.accumulators["joints"]
+            self.last = JointAccumulators(**resume.accumulators["joints"])
 
     def observe(self, step: Step) -> List[float]:
         """Record the joints' outputs at the step.
@@ -259,28 +270,29 @@ class Joints(Observer):
         last, tau = self.last, t
         self.before = last
         if step.index > 0 and self.lag and last is not None:
-            tau = t - self.lag * (t - last["t"])
+            tau = t - self.lag * (t - last.t)
         for name, rec in raw.items():
             out = dict(rec)
             if step.index == 0:
                 out.update({k: np.full_like(np.asarray(v, float), np.nan)
                             for k, v in rec.items() if k in self.FROM_MULTIPLIERS})
-            elif self.lag and last is not None and last["tau"] is not None:
-                w = (t - tau) / (tau - last["tau"])
+            elif self.lag and last is not None and last.tau is not None:
+                w = (t - tau) / (tau - last.tau)
                 for k in self.FROM_MULTIPLIERS:
                     if k in rec:
                         y = np.asarray(rec[k], float)
-                        y = y + w * (y - np.asarray(last["raw"][name][k], float))
+                        y = y + w * (y - np.asarray(last.raw[name][k], float))
                         out[k] = float(y) if np.ndim(y) == 0 else y
             self.records.setdefault(name, []).append(out)
         if self.lag:
-            self.last = {"t": t, "tau": tau if step.index > 0 else None,
-                         "raw": {name: {k: np.asarray(v, float).tolist()
-                                        for k, v in rec.items() if k in self.FROM_MULTIPLIERS}
-                                 for name, rec in raw.items()}}
+            self.last = JointAccumulators(
+                t=t, tau=tau if step.index > 0 else None,
+                raw={name: {k: np.asarray(v, float).tolist()
+                            for k, v in rec.items() if k in self.FROM_MULTIPLIERS}
+                     for name, rec in raw.items()})
         return []
 
-    def raw(self, step: Step) -> dict:
+    def raw(self, step: Step) -> Mapping[str, ElementOutput]:
         """The joints' and motors' outputs of the state's multipliers (before the
         extrapolation to the step's end).
 
@@ -288,7 +300,8 @@ class Joints(Observer):
             step: the run's state.
 
         Returns:
-            The outputs by name (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet.outputs`).
+            The outputs by name (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet.outputs`),
+            read-only.
         """
         s = self.system
         uu = uud = None
@@ -296,17 +309,17 @@ class Joints(Observer):
             uu = s._elastic_reducer.expand(step.q, out=s._full["u"])
             uud = s._elastic_reducer.expand_rate(step.q, step.v, out=s._full["ud"])
         assert step.frames is not None  # (a coupled run's steps carry the frames' unknowns)
-        return s.jointset.outputs(step.t, step.frames, uu, uud)
+        return types.MappingProxyType(s.jointset.outputs(step.t, step.frames, uu, uud))
 
-    def accumulators(self) -> Dict[str, Any] | None:
+    def accumulators(self) -> JointAccumulators | None:
         """What the extrapolation at the last boundary read (the step before's multiplier
         outputs and times: a restart there repeats it), or None where the multipliers are the
         step end's."""
         return self.before if self.lag else None
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> ObserverResults:
         """``joints``: {name: :class:`FrameHistory`}."""
-        return {"joints": {k: FrameHistory(v) for k, v in self.records.items()}}
+        return ObserverResults(joints={k: FrameHistory(v) for k, v in self.records.items()})
 
 
 class DenseJointOutputs(Joints):
@@ -326,19 +339,19 @@ class DenseJointOutputs(Joints):
         super().__init__(system, lag, resume)
         self.stepper = stepper
 
-    def raw(self, step: Step) -> dict:
+    def raw(self, step: Step) -> Mapping[str, ElementOutput]:
         """The outputs of the multipliers the stepper kept for ``step``.
 
         Args:
             step: the run's state.
 
         Returns:
-            The outputs by name.
+            The outputs by name, read-only.
         """
         st = self.stepper
         assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
         i = st.local(step.index)
-        return st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i])
+        return types.MappingProxyType(st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i]))
 
 
 class Fields(observers.Fields):
@@ -447,11 +460,11 @@ class Work(Observer):
         self.history.append(self.work)
         return [self.work]
 
-    def accumulators(self) -> Dict[str, float | None]:
+    def accumulators(self) -> WorkAccumulators:
         """The work so far and the last (time, power)."""
         last = self.last or (None, None)
         power = last[1] if last[1] is not None and math.isfinite(last[1]) else None
-        return {"work": self.work, "t": last[0], "power": power}
+        return WorkAccumulators(work=self.work, t=last[0], power=power)
 
 
 class Monitors(Observer):
@@ -490,15 +503,16 @@ class Monitors(Observer):
             raise FloatingPointError(f"the solution is not finite at t={step.t:g}")
         return [mon[k] for k in self.columns]
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> ObserverResults:
         """``energy`` (``kinetic``, ``elastic``, ``gravity``, ``total``, ``work``) and
         ``momentum`` (``linear``, ``angular``)."""
         h = self.history
         energy = {k: np.array([e[k] for e in h]) for k in self.columns}
         energy["work"] = np.array(self.work.history)
-        return {"energy": energy,
-                "momentum": {"linear": np.array([m["momentum"] for m in h]),
-                             "angular": np.array([m["angular_momentum"] for m in h])}}
+        return ObserverResults(
+            energy=energy,
+            momentum={"linear": np.array([m["momentum"] for m in h]),
+                      "angular": np.array([m["angular_momentum"] for m in h])})
 
 
 class Midpoints(Observer):
@@ -527,13 +541,15 @@ class Midpoints(Observer):
         mon = monitors(self.system, t, q, v, f)
         self.records.append((t, mon["momentum"], mon["angular_momentum"], mon["total"]))
 
-    def results(self) -> Dict[str, Any]:
-        """``midpoints``: ``times``, ``linear``, ``angular``, ``total``."""
+    def results(self) -> ObserverResults | None:
+        """``midpoints``: ``times``, ``linear``, ``angular``, ``total`` (None before a
+        step)."""
         r = self.records
         if not r:
-            return {}
-        return {"midpoints": {k: np.array([m[i] for m in r])
-                              for i, k in enumerate(("times", "linear", "angular", "total"))}}
+            return None
+        return ObserverResults(midpoints={
+            k: np.array([m[i] for m in r])
+            for i, k in enumerate(("times", "linear", "angular", "total"))})
 
 
 class Callback(Observer):
@@ -566,7 +582,7 @@ class Callback(Observer):
 def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoupledStepper,
                       rec: Recording,
                       label: str, n_steps: int, resume: checkpoint.Checkpoint | None
-                      ) -> Dict[str, Observer]:
+                      ) -> Mapping[str, Observer]:
     """A coupled run's observers, in the order they see a step.
 
     Args:
@@ -579,7 +595,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
         resume: the checkpoint the run continues from, or None.
 
     Returns:
-        The observers by name.
+        The observers by name (read-only, in the order they see a step).
     """
     dense = stepper if isinstance(stepper, DenseCoupledStepper) else None
     out: Dict[str, Observer] = {"frames": Frames(system) if dense is None
@@ -624,7 +640,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
                                    system.comm)
     if rec.progress:
         out["progress"] = observers.Progress(system.comm, n_steps, label)
-    return out
+    return types.MappingProxyType(out)
 
 
 def _integrate(system: CoupledSystem, config: RunConfig) -> Result:

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Type, cast
+import types
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Type, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -108,17 +109,17 @@ class Result:
     rotation: Dict[str, float] = dataclasses.field(default_factory=dict)
     instabilities: list = dataclasses.field(default_factory=list)
     stepper: str = "ts"
-    frames: dict = dataclasses.field(default_factory=dict)
-    momentum: dict = dataclasses.field(default_factory=dict)
-    joints: dict = dataclasses.field(default_factory=dict)
-    midpoints: dict = dataclasses.field(default_factory=dict)
-    journals: dict = dataclasses.field(default_factory=dict)
+    frames: Dict[str, obs.FrameHistory] = dataclasses.field(default_factory=dict)
+    momentum: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joints: Dict[str, obs.FrameHistory] = dataclasses.field(default_factory=dict)
+    midpoints: Dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    journals: Dict[str, Dict[str, np.ndarray]] = dataclasses.field(default_factory=dict)
 
 
 def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
               resume: checkpoint.Checkpoint | None = None,
               energies: Type[obs.Energies] | None = None,
-              probes: Callable | None = None) -> Dict[str, obs.Observer]:
+              probes: Callable | None = None) -> Mapping[str, obs.Observer]:
     """The run's observers, with the divergence check.
 
     The run's observers (:func:`dolfinx_mbs.integrate.observers.make_observers`), with the
@@ -135,7 +136,7 @@ def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
         probes: the stepper's factory of the probes' observer, or None.
 
     Returns:
-        The observers by name.
+        The observers by name (read-only, in the order they see a step).
     """
     stab = None
     if rec.stability != "off" and hasattr(system, "pencil") and \
@@ -143,11 +144,11 @@ def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
             getattr(system, "films", None) is None:   # a film's force bounds its whirl
         stab = Stability(system, rec.stability, max(10, n_steps // 50),
                          multigrid=rec.multigrid)
-    watch = obs.make_observers(system, label, n_steps, rec, resume, energies,
-                               probes, stab, checkpoint.truncate_csv)
+    watch = dict(obs.make_observers(system, label, n_steps, rec, resume, energies,
+                                    probes, stab, checkpoint.truncate_csv))
     if any(checked(b) for b in system.space.bodies):
         watch["rotation"] = RotationRange(system, n_steps)
-    return watch
+    return types.MappingProxyType(watch)
 
 
 class Boundaries:
@@ -166,7 +167,8 @@ class Boundaries:
         resume: the checkpoint the run continues from, or None.
     """
 
-    def __init__(self, system: Coordinates, stepper: Stepper, watch: Dict[str, obs.Observer],
+    def __init__(self, system: Coordinates, stepper: Stepper,
+                 watch: Mapping[str, obs.Observer],
                  signals: checkpoint.Signals, writer: checkpoint.Writer | None = None,
                  resume: checkpoint.Checkpoint | None = None) -> None:
         self.system, self.stepper, self.watch = system, stepper, watch
@@ -246,7 +248,8 @@ class Boundaries:
 
 #: a run's own observers: ``make(label, n_steps, resume)`` gives them by name, in the order
 #: they see a step (a coupled run's, :mod:`dolfinx_mbs.integrate.coupled`)
-ObserverFactory = Callable[[str, int, "checkpoint.Checkpoint | None"], Dict[str, obs.Observer]]
+ObserverFactory = Callable[[str, int, "checkpoint.Checkpoint | None"],
+                          Mapping[str, obs.Observer]]
 
 
 def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
@@ -341,7 +344,7 @@ def drive(system: Coordinates, stepper: Stepper, run: RunSpec, rec: Recording,
     return _result(at.times, watch, system, stepper, None if resume is None else resume.t)
 
 
-def _failure_hint(msg: str, watch: Dict[str, obs.Observer]) -> str:
+def _failure_hint(msg: str, watch: Mapping[str, obs.Observer]) -> str:
     """What a failed step's message adds for the user: Newton's failure in their terms, and
     the computed frames' last outputs (where the run got to)."""
     out = ""
@@ -363,7 +366,7 @@ def _failure_hint(msg: str, watch: Dict[str, obs.Observer]) -> str:
     return out
 
 
-def _result(times: List[float], watch: Dict[str, obs.Observer], system: Coordinates,
+def _result(times: List[float], watch: Mapping[str, obs.Observer], system: Coordinates,
             stepper: Stepper, restarted_from: float | None = None) -> Result:
     pr = obs.named(watch, "probes", obs.ProbeHistory)
     dim = pr.probes.dim if pr else (system.bodies[0].gdim if system.bodies else 3)
@@ -382,7 +385,9 @@ def _result(times: List[float], watch: Dict[str, obs.Observer], system: Coordina
     st = obs.named(watch, "stability", Stability)
     own: Dict[str, Any] = {}   # what a run's own observers give (a coupled run's frames)
     for o in watch.values():
-        own.update(o.results())
+        given = o.results()
+        if given is not None:
+            own.update((k, dict(v)) for k, v in given.given())
     if "frames" in own:
         frames = own.pop("frames")
     if "energy" in own:

@@ -16,9 +16,10 @@ bodies past it, their largest rotation and its time, and ``stiffening="nonlinear
 from __future__ import annotations
 
 import math
+import types
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Dict, List, Sequence
+from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence
 
 import numpy as np
 import ufl
@@ -210,7 +211,7 @@ class RotationRange(Observer):
         for k in range(0, len(times), self.every):
             self._from_reduced(self._vec(Q[k]), times[k])
 
-    def report(self, t: float) -> Dict[str, float]:
+    def report(self, t: float) -> Mapping[str, float]:
         """The run's largest rotations, and the warning past :data:`LIMIT` (collective).
 
         Args:
@@ -218,7 +219,7 @@ class RotationRange(Observer):
 
         Returns:
             {body name: the largest rotation relative to its frame (rad)}, the same on every
-            rank.
+            rank (read-only: :attr:`reported` holds it).
         """
         space = self.system.space
         for k, (i, b, rot) in enumerate(self.watched):  # the final state
@@ -246,7 +247,7 @@ class RotationRange(Observer):
                 "displacement, not of a rotation: use stiffening=\"nonlinear\" for large "
                 "rotations (or frames that follow the motion)",
                 SmallDisplacementWarning, stacklevel=2)
-        return out
+        return types.MappingProxyType(out)
 
     def close(self) -> None:
         """Destroy the work vectors."""

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
 from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
     Dict,
+    Iterator,
     List,
     Mapping,
     Protocol,
     Sequence,
     Type,
     TypeVar,
+    Union,
     cast,
 )
 
@@ -43,7 +46,9 @@ if TYPE_CHECKING:  # typing only; the stepper's module reads the observers, not 
     from dolfinx_mbs.systems.multipliers import SaddlePoint
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
-__all__ = ["Step", "Observer", "Finite", "Energies", "Journals", "ProbeHistory", "Reactions",
+__all__ = ["Step", "ObserverResults", "EnergyAccumulators", "WorkAccumulators",
+           "JointAccumulators", "Accumulators", "Observer", "Finite", "Energies", "Journals",
+           "ProbeHistory", "Reactions",
            "DriveHistory",
            "FrameHistory", "Callback", "Fields", "Csv", "Progress", "make_observers", "notify",
            "named", "dots", "FIRST", "CSV_ORDER"]
@@ -106,6 +111,95 @@ class Step:
     again: bool = False
 
 
+@dataclasses.dataclass(frozen=True)
+class ObserverResults:
+    """The fields of :class:`~dolfinx_mbs.integrate.driver.Result` an observer gives itself
+    (a coupled run's frames and momenta, the fluid films' journals); None: not given.
+
+    Attributes:
+        frames: {frame name: :class:`FrameHistory`} of the computed frames.
+        energy: the energies over the run's times by name (``kinetic``, ``elastic``, ...).
+        momentum: ``linear`` and ``angular`` momentum (n, 3), global components.
+        joints: {joint or motor name: :class:`FrameHistory`} of its outputs.
+        midpoints: Hamilton's form's monitors at the steps' midpoints (``times``,
+            ``linear``, ``angular``, ``total``).
+        journals: {bearing name: {``position``, ``velocity``, ``force``, ``eccentricity``,
+            ``work``}} of the fluid-film bearings' journals.
+    """
+
+    frames: Mapping[str, FrameHistory] | None = None
+    energy: Mapping[str, np.ndarray] | None = None
+    momentum: Mapping[str, np.ndarray] | None = None
+    joints: Mapping[str, FrameHistory] | None = None
+    midpoints: Mapping[str, np.ndarray] | None = None
+    journals: Mapping[str, Mapping[str, np.ndarray]] | None = None
+
+    def given(self) -> Iterator[tuple]:
+        """The fields given, as (name, value) pairs, in the order of the fields.
+
+        Yields:
+            (name, value) of each field that is not None.
+        """
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                yield f.name, value
+
+
+@dataclasses.dataclass(frozen=True)
+class EnergyAccumulators:
+    """What a checkpoint keeps of :class:`Energies` (``latest.json``'s ``energy``).
+
+    Attributes:
+        work: the loads' work from the run's start to ``t`` (J).
+        power: the loads' power f.q' at ``t`` (W).
+        t: the time of the last output (s), None before the first.
+    """
+
+    work: float
+    power: float
+    t: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkAccumulators:
+    """What a checkpoint keeps of a coupled run's work observer
+    (:class:`~dolfinx_mbs.integrate.coupled.Work`, and the dense path's): ``latest.json``'s
+    ``work``.
+
+    Attributes:
+        work: the applied frame loads' and motors' work from the run's start (J).
+        t: the time of the last (time, power), None before the first output.
+        power: the power at ``t`` (W), None where it is not known (not finite).
+    """
+
+    work: float
+    t: float | None
+    power: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class JointAccumulators:
+    """What the joints' outputs' extrapolation to the step's end read at a boundary
+    (:class:`~dolfinx_mbs.integrate.coupled.Joints`): a restart there repeats it
+    (``latest.json``'s ``joints``).
+
+    Attributes:
+        t: the boundary's time (s).
+        tau: the time of the multipliers of its state (s), None at the run's first state.
+        raw: {joint or motor name: {``force`` or ``torque``: its values there, as a list}}
+            of the multipliers' outputs before the extrapolation.
+    """
+
+    t: float
+    tau: float | None
+    raw: Mapping[str, Mapping[str, Any]]
+
+
+#: what an observer's :meth:`Observer.accumulators` gives a checkpoint
+Accumulators = Union[EnergyAccumulators, WorkAccumulators, JointAccumulators]
+
+
 class Observer:
     """Base class: ``columns`` of the CSV, ``observe(step)`` returning their values;
     ``needs_u``: it reads the bodies' displacement (set before it sees the step);
@@ -127,22 +221,24 @@ class Observer:
         """
         return []
 
-    def accumulators(self) -> Dict[str, float | None] | None:
+    def accumulators(self) -> Accumulators | None:
         """What a checkpoint keeps of the observer (under its name), or None.
 
         Returns:
-            The values a restart restores, or None for an observer without any.
+            The values a restart restores (written to ``latest.json`` by
+            :meth:`~dolfinx_mbs.integrate.checkpoint.Writer.write`, by field name), or None
+            for an observer without any.
         """
         return None
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> ObserverResults | None:
         """The fields of :class:`~dolfinx_mbs.integrate.driver.Result` the observer gives
-        itself (a coupled run's frames and momenta), or none.
+        itself (a coupled run's frames and momenta), or None.
 
         Returns:
-            The fields by name.
+            The fields, or None where it gives none.
         """
-        return {}
+        return None
 
     def close(self) -> None:
         """Release what the observer holds (files, vectors); collective."""
@@ -290,19 +386,19 @@ class Energies(Observer):
         self._work, self._power, self._t = float(work[-1]), float(P[-1]), float(T[-1])
         self.last = (float(kin[-1]), float(ela[-1]))
 
-    def accumulators(self) -> Dict[str, float | None]:
+    def accumulators(self) -> EnergyAccumulators:
         """What the next step's work needs (a checkpoint's part).
 
         Returns:
             The work, the last power and its time.
         """
-        return {"work": self._work, "power": self._power, "t": self._t}
+        return EnergyAccumulators(work=self._work, power=self._power, t=self._t)
 
-    def restore(self, acc: Dict[str, float | None]) -> None:
+    def restore(self, acc: Mapping[str, float | None]) -> None:
         """Continue from :meth:`accumulators` of a checkpoint.
 
         Args:
-            acc: the accumulators written.
+            acc: the accumulators written (``latest.json``'s, by field name).
         """
         work, power = acc["work"], acc["power"]
         assert work is not None and power is not None  # (numbers from a run's start)
@@ -372,15 +468,15 @@ class Journals(Observer):
             row += [float(x[0]), float(x[1]), float(F[0]), float(F[1])]
         return row
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> ObserverResults:
         """``journals``: {bearing name: {position, velocity, force (n, 2), eccentricity,
         work (n,)}}.
 
         Returns:
             The results.
         """
-        return {"journals": {n: {k: np.array(v) for k, v in h.items()}
-                             for n, h in self.history.items()}}
+        return ObserverResults(journals={n: {k: np.array(v) for k, v in h.items()}
+                                         for n, h in self.history.items()})
 
 
 class ProbeHistory(Observer):
@@ -664,7 +760,7 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: Recording,
                    resume: Checkpoint | None = None,
                    energies: Type[Energies] | None = None, probes: Callable | None = None,
                    stability: Observer | None = None,
-                   truncate_csv: Callable | None = None) -> Dict[str, Observer]:
+                   truncate_csv: Callable | None = None) -> Mapping[str, Observer]:
     """The run's observers, in the order they see a step.
 
     The finiteness check comes right after the energies it reads, the CSV row is assembled
@@ -686,7 +782,7 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: Recording,
         truncate_csv: ``truncate_csv(comm, path, t, header)``, cutting a restarted run's CSV.
 
     Returns:
-        The observers by name.
+        The observers by name (read-only, in the order they see a step).
 
     Raises:
         ValueError: a constraint of ``reactions`` that is not the model's.
@@ -727,7 +823,7 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: Recording,
         out["fields"] = Fields(system.bodies, a.output, a.output_every, keep)
     if a.progress:
         out["progress"] = Progress(system.comm, n_steps, label)
-    return out
+    return types.MappingProxyType(out)
 
 
 def named(watch: Mapping[str, Observer], name: str, kind: Type[_Named]) -> _Named | None:
@@ -755,7 +851,7 @@ def named(watch: Mapping[str, Observer], name: str, kind: Type[_Named]) -> _Name
     return o
 
 
-def notify(watch: Dict[str, Observer], step: Step, system: Coordinates,
+def notify(watch: Mapping[str, Observer], step: Step, system: Coordinates,
            full: PETSc.Vec | None, funcs: Sequence[Any], set_u: bool = True,
            again: bool = False) -> None:
     """Pass ``step`` to the observers in order.

@@ -28,7 +28,7 @@ A backend gives the residual at the stage and the solve with its step matrix; th
 
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple
+from typing import Dict, List, Mapping, NamedTuple
 
 import numpy as np
 
@@ -246,7 +246,7 @@ def crank_nicolson_maps(o0: Dict[str, np.ndarray], o1: Dict[str, np.ndarray], M:
     return P
 
 
-def midpoint_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, pi0: np.ndarray,
+def midpoint_maps(o: Mapping[str, np.ndarray], M: np.ndarray, h: np.ndarray, pi0: np.ndarray,
                   load: np.ndarray, P: np.ndarray) -> np.ndarray:
     """The implicit midpoint's steps as affine maps.
 

@@ -20,6 +20,7 @@ from typing import (
     Callable,
     Dict,
     List,
+    Mapping,
     Protocol,
     Sequence,
     Tuple,
@@ -34,7 +35,7 @@ from dolfinx_mbs.integrate.schemes import step_times
 if TYPE_CHECKING:
     from typing import TypeGuard
 
-    from dolfinx_mbs.integrate.checkpoint import Checkpoint
+    from dolfinx_mbs.integrate.checkpoint import Checkpoint, CoupledUnknowns
     from dolfinx_mbs.integrate.config import RunSystem
     from dolfinx_mbs.integrate.dense.exact import LoadBasis
     from dolfinx_mbs.integrate.observers import Energies, Observer
@@ -146,7 +147,7 @@ class Needs:
     velocity: bool = True
     vectors: bool = True
     displacement: bool = True
-    whole_run: dict | None = None
+    whole_run: Mapping[str, Observer] | None = None
 
 
 @dataclasses.dataclass
@@ -257,7 +258,7 @@ class Stepper(Protocol):
     def snapshot(self) -> Tuple[int, float, float, list]:
         """(step number, time, next step size, solution vectors): what a checkpoint holds."""
 
-    def extra(self) -> dict | None:
+    def extra(self) -> CoupledUnknowns | None:
         """The run's global state a checkpoint holds besides :meth:`snapshot`'s vectors (the
         same on every rank: a coupled run's frame unknowns), or None."""
 
@@ -440,7 +441,7 @@ class PythonLoop:
         """Refused: checkpoints are written by the TS path only."""
         raise ValueError("checkpoints are written by the TS path only (stepper='ts')")
 
-    def extra(self) -> dict | None:
+    def extra(self) -> CoupledUnknowns | None:
         """None: no checkpoint is written on this path."""
         return None
 

@@ -11,7 +11,7 @@ step) by the scheme itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def _augmented(P: np.ndarray) -> np.ndarray:
     return P
 
 
-def _alpha2_maps(o: Dict[str, np.ndarray], M: np.ndarray, h: np.ndarray, params: tuple,
+def _alpha2_maps(o: Mapping[str, np.ndarray], M: np.ndarray, h: np.ndarray, params: tuple,
                  P: np.ndarray) -> np.ndarray:
     """The maps of TSALPHA2's steps (y = (X, V, A)) with the stage operators ``o`` (C, K, f
     at t + alpha_f h) and steps ``h`` (N,): the stage of :mod:`dolfinx_mbs.integrate.schemes`

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any, Dict, List, Protocol, Tuple, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Protocol, Tuple, cast
 
 import numpy as np
 
@@ -352,7 +352,7 @@ class DenseFrames(_DenseObserver):
                         if np.ndim(val) == 0])
         return out
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> obs.ObserverResults:
         """``frames``: {name: :class:`~dolfinx_mbs.integrate.observers.FrameHistory`}."""
         st = self.stepper
         s = st.system
@@ -377,7 +377,7 @@ class DenseFrames(_DenseObserver):
                 setattr(h, k, v)
             h.names = tuple(arrays)
             out[fr.name] = h
-        return {"frames": out}
+        return obs.ObserverResults(frames=out)
 
 
 class DenseWork(_DenseObserver):
@@ -404,7 +404,7 @@ class DenseWork(_DenseObserver):
             if t is not None and power is not None:
                 self.last = (float(t), float(power))
 
-    def accumulators(self) -> Dict[str, float | None]:
+    def accumulators(self) -> obs.WorkAccumulators:
         """The work so far and the last (time, power), as the TS path's
         :class:`~dolfinx_mbs.integrate.coupled.Work` keeps them.
 
@@ -412,7 +412,7 @@ class DenseWork(_DenseObserver):
             ``work``, ``t``, ``power``.
         """
         last = self.last or (None, None)
-        return {"work": self.work, "t": last[0], "power": last[1]}
+        return obs.WorkAccumulators(work=self.work, t=last[0], power=last[1])
 
     def rows(self, lo: int, hi: int) -> List[List[float]]:
         """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
@@ -490,13 +490,14 @@ class DenseMonitors(_DenseObserver):
             raise FloatingPointError(f"the solution is not finite at t={st.times[lo + k]:g}")
         return cast(List[List[float]], out[:, :4].tolist())
 
-    def results(self) -> Dict[str, Any]:
+    def results(self) -> obs.ObserverResults:
         """``energy`` and ``momentum``, as the TS path's observer gives them."""
         h = np.concatenate(self.values) if self.values else np.zeros((0, 10))
         energy = {k: h[:, i].copy() for i, k in enumerate(self.columns)}
         energy["work"] = np.array(self.work.history)
-        return {"energy": energy,
-                "momentum": {"linear": h[:, 4:7].copy(), "angular": h[:, 7:10].copy()}}
+        return obs.ObserverResults(
+            energy=energy,
+            momentum={"linear": h[:, 4:7].copy(), "angular": h[:, 7:10].copy()})
 
 
 class MaggiStage:
@@ -1009,13 +1010,13 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         return self.offset + i, self.times[i], self.dt, \
             [st.q, st.v] if self.system.parts else []
 
-    def extra(self) -> dict:
+    def extra(self) -> checkpoint.CoupledUnknowns:
         """The frame unknowns at the boundary as the TS path holds them (the frames'
         coordinates and speeds, then the joints' multipliers Maggi's stage recovered last,
         their position rows' multipliers zero), with what a restart checks they fit.
 
         Returns:
-            :func:`~dolfinx_mbs.integrate.checkpoint.coupled_extra`'s table.
+            :func:`~dolfinx_mbs.integrate.checkpoint.coupled_extra`'s record.
         """
         i = self._index
         joints = self._joints0.copy()
@@ -1089,7 +1090,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         for fr, zs, ws in zip(s.frames, s.zslice, s.wslice):
             fr.set_state(self.times[K], f[zs], f[ws])
 
-    def _deliver(self, at: Boundary, whole: Dict[str, obs.Observer] | None, lo: int,
+    def _deliver(self, at: Boundary, whole: Mapping[str, obs.Observer] | None, lo: int,
                  hi: int) -> None:
         """The states ``lo`` to ``hi`` to the observers: at once where they all can, else
         one boundary after the other."""

@@ -17,7 +17,8 @@ reproduced to round-off (``exact``); loads outside the span are refused by :clas
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Protocol, Sequence, Tuple
+import types
+from typing import Any, Dict, List, Mapping, Protocol, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -150,29 +151,29 @@ class LoadFit:
         self._coef, self._cuts = coef, list(zip(names, cuts[:-1], cuts[1:]))
         self.coefficients = {k: coef[:, a:b] for k, a, b in self._cuts}
 
-    def values_many(self, times: Sequence[float] | np.ndarray) -> Dict[str, np.ndarray]:
+    def values_many(self, times: Sequence[float] | np.ndarray) -> Mapping[str, np.ndarray]:
         """The vectors at each of ``times``.
 
         Args:
             times: the times (s).
 
         Returns:
-            By name, (len(times), size) arrays.
+            By name, (len(times), size) arrays (read-only mapping).
         """
         y = self.basis.z_many(np.asarray(times) - self.t0) @ self._coef
-        return {k: y[:, a:b] for k, a, b in self._cuts}
+        return types.MappingProxyType({k: y[:, a:b] for k, a, b in self._cuts})
 
-    def values(self, t: float) -> Dict[str, np.ndarray]:
+    def values(self, t: float) -> Mapping[str, np.ndarray]:
         """The vectors at ``t``.
 
         Args:
             t: the time (s).
 
         Returns:
-            The vectors by name.
+            The vectors by name (read-only mapping).
         """
         y = self.basis.z(t - self.t0) @ self._coef
-        return {k: y[a:b] for k, a, b in self._cuts}
+        return types.MappingProxyType({k: y[a:b] for k, a, b in self._cuts})
 
 
 class FittedOperators(Protocol):

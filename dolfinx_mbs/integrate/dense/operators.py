@@ -117,7 +117,7 @@ class Ops:
     fa: np.ndarray
 
     def __init__(self, t: float | np.ndarray, version: Hashable,
-                 mats: Mapping[str, np.ndarray | None], vecs: Dict[str, np.ndarray]) -> None:
+                 mats: Mapping[str, np.ndarray | None], vecs: Mapping[str, np.ndarray]) -> None:
         self.t, self.version = t, version
         self.__dict__.update(mats)
         self.__dict__.update(vecs)

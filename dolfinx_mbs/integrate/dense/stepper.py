@@ -22,7 +22,7 @@ observers are given the run after all its steps are taken (:meth:`_DenseStepper.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Protocol, Sequence, Tuple, Type, cast
+from typing import TYPE_CHECKING, List, Mapping, Protocol, Sequence, Tuple, Type, cast
 
 import numpy as np
 
@@ -353,7 +353,7 @@ class _DenseStepper(PythonLoop):
             self.q, self.v = self.stepped.state(self.time, False)
         self._to_vecs()
 
-    def _whole_run(self, watch: Dict[str, obs.Observer], times: List[float]) -> None:
+    def _whole_run(self, watch: Mapping[str, obs.Observer], times: List[float]) -> None:
         """Step through ``times`` keeping the states, then give the observers the whole run
         (the same values as step by step)."""
         N, n = len(times), self.system.n_reduced
@@ -384,6 +384,7 @@ class _DenseStepper(PythonLoop):
             self.loop(keep)
         T = np.array(times)
         o: Ops
+        vec: Mapping[str, np.ndarray]
         if batch is not None:
             assert batch.outputs is not None
             o = batch.outputs

@@ -22,7 +22,8 @@ The schemes step on them a whole run at once in :mod:`dolfinx_mbs.integrate.dens
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+import types
+from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 
@@ -293,7 +294,7 @@ class VaryingOperators:
         return out
 
     def many(self, times: Sequence[float] | np.ndarray, fields: Sequence[str] | None = None,
-             vectors: Sequence[str] | None = None) -> Dict[str, np.ndarray]:
+             vectors: Sequence[str] | None = None) -> Mapping[str, np.ndarray]:
         """The operators at ``times`` as arrays (N, n, n) and (N, n).
 
         Args:
@@ -303,7 +304,7 @@ class VaryingOperators:
             vectors: the vectors (default: the formulation's).
 
         Returns:
-            The arrays by name.
+            The arrays by name (read-only mapping).
         """
         times = np.asarray(times, dtype=float)
         N = len(times)
@@ -345,7 +346,7 @@ class VaryingOperators:
                 fl = self._frame_loads(times, states, coefs)
                 for k in vectors:
                     out[k] = fl[k] + self.rest[k] if k in self.rest else fl[k]
-        return out
+        return types.MappingProxyType(out)
 
     def at(self, t: float) -> Ops:
         """The operators at ``t`` (:class:`~dolfinx_mbs.integrate.dense.operators.Ops`; a new

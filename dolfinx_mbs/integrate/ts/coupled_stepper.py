@@ -125,7 +125,7 @@ class CoupledStepper(CoupledRecords, TSLoop):
         return ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), \
             [q, v] if self.system.parts else []
 
-    def extra(self) -> dict:
+    def extra(self) -> checkpoint.CoupledUnknowns:
         """The frame unknowns at the boundary, with what a restart checks they fit."""
         return checkpoint.coupled_extra(self.system, self._state[2])
 

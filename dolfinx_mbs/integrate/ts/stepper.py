@@ -255,7 +255,7 @@ class TSStepper(TSLoop):
         ts = self.ts
         return ts.getStepNumber(), ts.getTime(), ts.getTimeStep(), self._solution_vecs()
 
-    def extra(self) -> dict | None:
+    def extra(self) -> checkpoint.CoupledUnknowns | None:
         """None: the TS's vectors are the whole state."""
         return None
 
