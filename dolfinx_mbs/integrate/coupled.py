@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, Callable, Dict, List, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -41,6 +41,9 @@ from dolfinx_mbs.integrate.observers import FrameHistory, Observer, Step
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
 from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.constraints.frame_joints import ElementOutput
 
 __all__ = ["FrameHistory", "integrate_coupled", "coupled_observers"]
 
@@ -185,7 +188,7 @@ class Frames(Observer):
                         for k, val in fr.describe(*fr.initial()).items() if np.ndim(val) == 0]
         self.records: list = [[] for _ in system.frames]
         #: the frames' outputs at the last step (the callback's)
-        self.last: dict = {}
+        self.last: Mapping[str, Mapping[str, Any]] = {}
 
     def observe(self, step: Step) -> List[float]:
         """Record the frames' outputs at the step.
@@ -279,7 +282,7 @@ class Joints(Observer):
                                  for name, rec in raw.items()}}
         return []
 
-    def raw(self, step: Step) -> dict:
+    def raw(self, step: Step) -> Mapping[str, ElementOutput]:
         """The joints' and motors' outputs of the state's multipliers (before the
         extrapolation to the step's end).
 
@@ -325,7 +328,7 @@ class DenseJointOutputs(Joints):
         super().__init__(system, lag, resume)
         self.stepper = stepper
 
-    def raw(self, step: Step) -> dict:
+    def raw(self, step: Step) -> Mapping[str, ElementOutput]:
         """The outputs of the multipliers the stepper kept for ``step``.
 
         Args:

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import TYPE_CHECKING, Any, Dict, List, Protocol, Tuple, cast
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Protocol, Tuple, cast
 
 import numpy as np
 
@@ -325,7 +325,7 @@ class DenseFrames(_DenseObserver):
         self.lo: int | None = None
         self.hi = -1
         #: the frames' outputs at the last step (the callback's)
-        self.last: dict = {}
+        self.last: Mapping[str, Mapping[str, Any]] = {}
 
     def rows(self, lo: int, hi: int) -> List[List[float]]:
         """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
