@@ -38,13 +38,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Tuple, cast
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, cross3, rotation_about, skew
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -264,7 +264,7 @@ class ComputedFrame(Frame):
         Returns:
             The outputs by name (read-only; the CSV columns of a run are its scalars).
         """
-        return MappingProxyType({})
+        return FrozenMapping({})
 
     # -- the state as a Frame ----------------------------------------------------------------
     def state_at(self, t: float, z: np.ndarray, w: np.ndarray,
@@ -423,7 +423,7 @@ class Hinge(ComputedFrame):
         Returns:
             ``angle`` and ``rate`` (read-only mapping).
         """
-        return MappingProxyType({"angle": float(z[0]), "rate": float(w[0])})
+        return FrozenMapping({"angle": float(z[0]), "rate": float(w[0])})
 
     def _constants(self) -> tuple:
         """(K, K K, n x c, n x (n x c)) of the axis n (K = skew(n)) and the pivot c.
@@ -720,10 +720,10 @@ class Free(ComputedFrame):
         R = self._rotation(z)
         if self.gdim == 2:
             v = np.array([w[0], w[1], 0.0])
-            return MappingProxyType({"R": R, "r_O": np.array([z[0], z[1], 0.0]),
+            return FrozenMapping({"R": R, "r_O": np.array([z[0], z[1], 0.0]),
                                      "omega": np.array([0.0, 0.0, w[2]]), "v_O": R.T @ v,
                                      "angle": float(z[2])})
-        return MappingProxyType({"R": R, "r_O": np.array(z[:3]), "omega": np.array(w[3:]),
+        return FrozenMapping({"R": R, "r_O": np.array(z[:3]), "omega": np.array(w[3:]),
                                  "v_O": R.T @ np.asarray(w[:3])})
 
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray) -> FrameJet:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Mapping, Sequence, cast
 
 import numpy as np
@@ -53,7 +52,7 @@ from dolfinx_mbs.forms.moving_frame import frame_coupling
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet
 from dolfinx_mbs.petsc_options import SAME, SUBSET
-from dolfinx_mbs.records import Record
+from dolfinx_mbs.records import FrozenMapping, Record
 from dolfinx_mbs.systems.coupled_joints import JointSet
 
 if TYPE_CHECKING:
@@ -1269,7 +1268,7 @@ class CoupledSystem:
             By frame name, its outputs by name (:meth:`~dolfinx_mbs.frames.computed.
             ComputedFrame.describe`), read-only.
         """
-        return MappingProxyType({fr.name: fr.describe(f[zs], f[ws])
+        return FrozenMapping({fr.name: fr.describe(f[zs], f[ws])
                                  for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)})
 
     def set_unknowns(self, f: np.ndarray, fd: np.ndarray, q: PETSc.Vec | None = None) -> None:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from types import MappingProxyType
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -68,6 +67,7 @@ from dolfinx_mbs.constraints.frame_joints import (
 )
 from dolfinx_mbs.frames.base import cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -952,7 +952,7 @@ class JointSet:
             assert blk.joint is not None  # (a joint's block)
             a, b = self._ends(blk.joint, t, f, nodes)
             out[el.name] = el.output(a, b, lam[r0:r1], g[r0:r1])
-        return MappingProxyType(out)
+        return FrozenMapping(out)
 
 
 def _zero(v: PETSc.Vec) -> None:

@@ -18,7 +18,6 @@ motion back.
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
@@ -26,6 +25,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs.frames.computed import ComputedFrame
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -172,4 +172,4 @@ class Drives:
                 F += Fr
                 M += Mr
             out[label] = (st.R @ F, st.R @ M)
-        return MappingProxyType(out)
+        return FrozenMapping(out)

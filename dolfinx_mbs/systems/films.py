@@ -38,7 +38,6 @@ mesh resolves).
 from __future__ import annotations
 
 import logging
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, List, Mapping, Tuple
 
 import numpy as np
@@ -46,6 +45,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SUBSET
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.attachments import Bearing
@@ -301,7 +301,7 @@ class FilmForces:
         Returns:
             The values (copies), read-only by bearing name.
         """
-        return MappingProxyType({p.bearing.name: (p.position.copy(), p.velocity.copy(),
+        return FrozenMapping({p.bearing.name: (p.position.copy(), p.velocity.copy(),
                                                   p.force.copy()) for p in self.points})
 
     def destroy(self) -> None:
