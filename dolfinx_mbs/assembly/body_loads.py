@@ -179,7 +179,7 @@ class BodyLoads:
         body, terms = self.body, []
         if np.any(body.gravity):
             if self._frame is not None:
-                units = self._frame["accel"]
+                units = self._frame.accel
             else:
                 fg = fem.form(F.gravity_load(body.rho, body.g_unit, ufl.TestFunction(body.V)))
                 units = []
@@ -263,7 +263,7 @@ class BodyLoads:
                 if c != 0.0:
                     alphas.append(c)
                     vecs.append(b)
-            for k, b in enumerate(self._frame["accel"]):  # -rho a_O.v
+            for k, b in enumerate(self._frame.accel):  # -rho a_O.v
                 if s.a_O[k] != 0.0:
                     alphas.append(-float(s.a_O[k]))
                     vecs.append(b)
@@ -292,7 +292,7 @@ class BodyLoads:
         alphas, vecs = [], []
         self._applied_parts(alphas, vecs, user=True, gravity=self._frame is None)
         if self._frame is not None:  # gravity as rho g_loc . v: the unit loads, no assembly
-            for gk, b in zip(self.body.gravity_local.value, self._frame["accel"]):
+            for gk, b in zip(self.body.gravity_local.value, self._frame.accel):
                 if gk != 0.0:
                     alphas.append(float(gk))
                     vecs.append(b)
@@ -339,12 +339,12 @@ class BodyLoads:
             for k, Wk, lin in (("momentum_offset", 0.5 * W["gyroscopic"], vo),
                                ("momentum_load", W["spin_softening"], wxv)):
                 alphas, vecs = [], []
-                for coeff, b in self._frame["spin"]:  # c_W(X, v) = -(unit load of W)
+                for coeff, b in self._frame.spin:  # c_W(X, v) = -(unit load of W)
                     c = coeff(Wk)
                     if c != 0.0:
                         alphas.append(-c)
                         vecs.append(b)
-                for i, b in enumerate(self._frame["accel"]):
+                for i, b in enumerate(self._frame.accel):
                     if lin[i] != 0.0:
                         alphas.append(float(lin[i]))
                         vecs.append(b)

@@ -235,8 +235,8 @@ class _Part:
                              "(strategy 'basis')")
         units = ops.loads.unit_loads
         assert units is not None  # (strategy 'basis' keeps the unit loads)
-        self.CX = [b for _, b in units["spin"]]      # -c_E X: c_E X = -this
-        self.Mt = list(units["accel"])                # M t_k = int rho e_k . v
+        self.CX = [b for _, b in units.spin]         # -c_E X: c_E X = -this
+        self.Mt = list(units.accel)                   # M t_k = int rho e_k . v
         self.comm = comm
         self._pool: dict = {}
         self.minus_Mt = []
