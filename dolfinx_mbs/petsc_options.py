@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Iterator, Mapping, cast
+from typing import Any, Iterator, Mapping, cast
 
 from mpi4py import MPI
 from petsc4py import PETSc
+
+from dolfinx_mbs.records import FrozenMapping
 
 __all__ = ["SolverOptions", "given_options", "direct_lu", "factorize", "reason_name", "converged",
            "solver_reasons", "error_words", "solve_in_words", "SAME", "SUBSET", "DIFFERENT",
@@ -199,7 +201,7 @@ def factorize(ksp: PETSc.KSP, what: str | None = None,
 
 
 def given_options(prefix: str, options: Mapping[str, object] | None = None,
-                  start: str = "") -> dict:
+                  start: str = "") -> Mapping[str, Any]:
     """The options given for a run, by name without ``prefix``: the database's entries under
     ``prefix``, overridden by the run's ``options``; only the names that begin with ``start``.
 
@@ -209,12 +211,12 @@ def given_options(prefix: str, options: Mapping[str, object] | None = None,
         start: the names' beginning.
 
     Returns:
-        The options by name.
+        The options by name (read-only; the database's values as strings).
     """
     given = {k[len(prefix):]: v for k, v in PETSc.Options().getAll().items()
              if k.startswith(prefix + start)}
     given.update((k, v) for k, v in (options or {}).items() if k.startswith(start))
-    return given
+    return FrozenMapping(given)
 
 
 def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:

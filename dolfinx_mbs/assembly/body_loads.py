@@ -14,7 +14,8 @@ assembled when omega, alpha or a_O changed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Dict, Hashable, Sequence, Tuple
+import dataclasses
+from typing import TYPE_CHECKING, Callable, Dict, Hashable, List, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -24,12 +25,44 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import compat
 from dolfinx_mbs import forms as F
+from dolfinx_mbs.forms.moving_frame import FrameCoupling
 from dolfinx_mbs.frames.base import FrameState
+from dolfinx_mbs.records import Record
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
 
-__all__ = ["BodyLoads"]
+__all__ = ["BodyLoads", "UnitLoads", "HamiltonVectors"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class UnitLoads(Record):
+    """A body's unit frame loads (:attr:`BodyLoads.unit_loads`), read also by name.
+
+    Attributes:
+        spin: (coefficient functional, -c_E(X, v)) per basis matrix E.
+        accel: rho e_k.v per component k (also the unit gravity: the gravity load is their
+            combination with R^T g).
+    """
+
+    spin: List[Tuple[Callable[[np.ndarray], float], PETSc.Vec]]
+    accel: List[PETSc.Vec]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class HamiltonVectors(Record):
+    """A body's vectors of Hamilton's form at a frame state
+    (:meth:`BodyLoads.hamilton_vectors`; kept and refilled), read also by name.
+
+    Attributes:
+        momentum_offset: pi_0.
+        momentum_load: h.
+        applied: the loads without frame inertia, point loads included.
+    """
+
+    momentum_offset: PETSc.Vec
+    momentum_load: PETSc.Vec
+    applied: PETSc.Vec
 
 
 def assembled(vec: PETSc.Vec, form: fem.Form) -> PETSc.Vec:
@@ -86,14 +119,14 @@ class BodyLoads:
         self._momentum: Dict[str, PETSc.Vec] = {}
 
     @property
-    def unit_loads(self) -> dict | None:
+    def unit_loads(self) -> UnitLoads | None:
         """The unit frame loads with ``basis`` (None without): ``"spin"``, (coefficient
         functional, -c_E(X, v)) per basis matrix E; ``"accel"``, rho e_k.v per component k
         (also the unit gravity: the gravity load is their combination with R^T g)."""
         return self._frame
 
     def _unit_loads(self, basis: Sequence[Tuple[Callable[[np.ndarray], float], np.ndarray]]
-                    ) -> dict:
+                    ) -> UnitLoads:
         """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
         body = self.body
         v = ufl.TestFunction(body.V)
@@ -111,7 +144,7 @@ class BodyLoads:
             accel.append(assembled(self.Q.duplicate(), fg))
         body.W_load.value = np.zeros((3, 3))
         body.g_unit.value = np.zeros(3)
-        return {"spin": spin, "accel": accel}
+        return UnitLoads(spin=spin, accel=accel)
 
     def _unit_varying(self) -> list:
         """(load, [its load vector for each unit local component]) of each body force and
@@ -146,7 +179,7 @@ class BodyLoads:
         body, terms = self.body, []
         if np.any(body.gravity):
             if self._frame is not None:
-                units = self._frame["accel"]
+                units = self._frame.accel
             else:
                 fg = fem.form(F.gravity_load(body.rho, body.g_unit, ufl.TestFunction(body.V)))
                 units = []
@@ -206,8 +239,7 @@ class BodyLoads:
     def _gravity_key(self) -> tuple:
         return tuple(self.body.gravity_local.value)
 
-    def update(self, state: FrameState, W: Dict[str, np.ndarray] | None = None
-               ) -> PETSc.Vec:
+    def update(self, state: FrameState, W: FrameCoupling | None = None) -> PETSc.Vec:
         """Q at ``state`` (the body's constants already set to it, ``Body.set_state``); ``W``:
         its ``forms.frame_coupling`` if known.
 
@@ -225,13 +257,13 @@ class BodyLoads:
             vecs.append(self._part("frame", (tuple(s.omega), tuple(s.alpha), tuple(s.a_O))))
         else:
             W = W if W is not None else F.frame_coupling(s.omega, s.alpha)
-            W = W["spin_softening"] + W["angular_acceleration"]
-            for coeff, b in self._frame["spin"]:
-                c = coeff(W)
+            Wq = W.spin_softening + W.angular_acceleration
+            for coeff, b in self._frame.spin:
+                c = coeff(Wq)
                 if c != 0.0:
                     alphas.append(c)
                     vecs.append(b)
-            for k, b in enumerate(self._frame["accel"]):  # -rho a_O.v
+            for k, b in enumerate(self._frame.accel):  # -rho a_O.v
                 if s.a_O[k] != 0.0:
                     alphas.append(-float(s.a_O[k]))
                     vecs.append(b)
@@ -260,7 +292,7 @@ class BodyLoads:
         alphas, vecs = [], []
         self._applied_parts(alphas, vecs, user=True, gravity=self._frame is None)
         if self._frame is not None:  # gravity as rho g_loc . v: the unit loads, no assembly
-            for gk, b in zip(self.body.gravity_local.value, self._frame["accel"]):
+            for gk, b in zip(self.body.gravity_local.value, self._frame.accel):
                 if gk != 0.0:
                     alphas.append(float(gk))
                     vecs.append(b)
@@ -269,8 +301,8 @@ class BodyLoads:
         self.body.add_point_loads(applied, state)
         return applied
 
-    def hamilton_vectors(self, state: FrameState, W: Dict[str, np.ndarray] | None = None
-                         ) -> Dict[str, PETSc.Vec]:
+    def hamilton_vectors(self, state: FrameState, W: FrameCoupling | None = None
+                         ) -> HamiltonVectors:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
         point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h); ``W``:
         the state's ``forms.frame_coupling`` if known. With unit loads (``basis``) pi_0 and h
@@ -283,7 +315,7 @@ class BodyLoads:
             W: the state's ``forms.frame_coupling``, if known (None: computed).
 
         Returns:
-            The vectors by name.
+            The :class:`HamiltonVectors`.
         """
         s = state
         if self._applied is None:
@@ -307,12 +339,12 @@ class BodyLoads:
             for k, Wk, lin in (("momentum_offset", 0.5 * W["gyroscopic"], vo),
                                ("momentum_load", W["spin_softening"], wxv)):
                 alphas, vecs = [], []
-                for coeff, b in self._frame["spin"]:  # c_W(X, v) = -(unit load of W)
+                for coeff, b in self._frame.spin:  # c_W(X, v) = -(unit load of W)
                     c = coeff(Wk)
                     if c != 0.0:
                         alphas.append(-c)
                         vecs.append(b)
-                for i, b in enumerate(self._frame["accel"]):
+                for i, b in enumerate(self._frame.accel):
                     if lin[i] != 0.0:
                         alphas.append(float(lin[i]))
                         vecs.append(b)
@@ -326,5 +358,4 @@ class BodyLoads:
         self._applied_parts(alphas, vecs, user=False)  # the user's load as update() made it
         applied.maxpy(alphas, vecs)
         self.body.add_point_loads(applied, s)
-        out["applied"] = applied
-        return out
+        return HamiltonVectors(applied=applied, **out)

@@ -15,6 +15,7 @@ matrices changed (their ``version``). The objects returned are kept and refilled
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Sequence, Tuple
 
 from dolfinx import fem
@@ -25,12 +26,29 @@ from dolfinx_mbs.assembly.bearing_links import BearingLinks
 from dolfinx_mbs.assembly.operators import BodyOperators, combine
 from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.frames.base import FrameState
+from dolfinx_mbs.records import Record
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.attachments import Bearing
     from dolfinx_mbs.bodies.body import Body
 
-__all__ = ["Assembly"]
+__all__ = ["Assembly", "FullHamiltonVectors"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FullHamiltonVectors(Record):
+    """Hamilton's form's vectors of all bodies as full vectors
+    (:meth:`Assembly.hamilton_vectors`; copies, kept), read also by name (``v["pi0"]``).
+
+    Attributes:
+        pi0: the momentum offset pi_0.
+        h: the momentum load.
+        fa: the applied loads (without frame inertia).
+    """
+
+    pi0: PETSc.Vec
+    h: PETSc.Vec
+    fa: PETSc.Vec
 
 
 def _state_key(body: Body, st: FrameState) -> tuple:
@@ -474,7 +492,7 @@ class Assembly:
         return Q
 
     def hamilton_vectors(self, t: float,
-                         states: Sequence[FrameState] | None = None) -> Dict[str, PETSc.Vec]:
+                         states: Sequence[FrameState] | None = None) -> FullHamiltonVectors:
         """Hamilton's form's vectors at ``t`` as full vectors (copies, kept): ``pi0`` (the
         momentum offset), ``h`` (the momentum load) and ``fa`` (applied loads).
 
@@ -484,14 +502,15 @@ class Assembly:
                 states).
 
         Returns:
-            ``{"pi0": ..., "h": ..., "fa": ...}``.
+            The :class:`FullHamiltonVectors` ``pi0``, ``h``, ``fa``.
         """
         sts = self.states(t, states)
         ops = self.loads_at(t, sts)
         vecs = [o.hamilton_vectors(s) for o, s in zip(ops, sts)]
-        return {k: self.space.gather([v[name] for v in vecs], self.create_vec(k))
-                for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
-                                ("fa", "applied"))}
+        return FullHamiltonVectors(**{
+            k: self.space.gather([v[name] for v in vecs], self.create_vec(k))
+            for k, name in (("pi0", "momentum_offset"), ("h", "momentum_load"),
+                            ("fa", "applied"))})
 
     # -- nonlinear strain ---------------------------------------------------------------------
     def _set_state_displacement(self, u: PETSc.Vec) -> None:

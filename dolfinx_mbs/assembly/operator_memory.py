@@ -7,13 +7,14 @@ on one pattern).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Iterable, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Mapping, Tuple
 
 import numpy as np
 from dolfinx.fem import petsc as fpetsc
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SAME
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx import fem
@@ -130,12 +131,12 @@ class ReleasableMatrices:
                 X.destroy()
 
     @property
-    def held(self) -> Dict[str, PETSc.Mat]:
-        """The matrices held now (none made again), by name (``"damping"``: D)."""
+    def held(self) -> Mapping[str, PETSc.Mat]:
+        """The matrices held now (none made again), by name (``"damping"``: D; read-only)."""
         out = {k: X for k, X in self._mats.items() if X is not None}
         if self._D is not None:
             out["damping"] = self._D
-        return out
+        return FrozenMapping(out)
 
     def matrix(self, name: str) -> PETSc.Mat | None:
         """The matrix ``name`` of :attr:`mats` (made again first if released; None for one
@@ -159,13 +160,13 @@ class ReleasableMatrices:
         return self._mats.get(name)
 
     @property
-    def mats(self) -> Dict[str, PETSc.Mat | None]:
+    def mats(self) -> Mapping[str, PETSc.Mat | None]:
         """``mass``, ``stiffness`` (constant), ``gyroscopic``, ``spin_softening``,
         ``angular_acceleration`` (None until an alpha != 0 appears), ``geometric`` (with
-        prestress), at the current state; released ones made again first."""
+        prestress), at the current state; released ones made again first (a read-only view)."""
         for name in list(self._released):
             self.matrix(name)
-        return self._mats
+        return FrozenMapping(self._mats)
 
     @property
     def M(self) -> PETSc.Mat:

@@ -34,7 +34,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import compat
 from dolfinx_mbs import forms as F
-from dolfinx_mbs.assembly.body_loads import BodyLoads, assembled
+from dolfinx_mbs.assembly.body_loads import BodyLoads, HamiltonVectors, assembled
 from dolfinx_mbs.assembly.operator_memory import (
     ReleasableMatrices,
     assemble_into,
@@ -43,6 +43,7 @@ from dolfinx_mbs.assembly.operator_memory import (
 )
 from dolfinx_mbs.assembly.rotor_terms import RotorTerms
 from dolfinx_mbs.bodies.body import Body
+from dolfinx_mbs.forms.moving_frame import FrameCoupling
 from dolfinx_mbs.frames.base import FrameState, skew
 
 __all__ = ["BodyOperators", "combine", "coupling_basis"]
@@ -151,7 +152,7 @@ class BodyOperators(ReleasableMatrices):
         self._pforms: Dict[str, fem.Form | None] | None = None
         self._geo: Dict[tuple, tuple] = {}   # case: (its field, its geometric stiffness form)
         self._nl: dict | None = None
-        self._coupling: tuple = (None, None)
+        self._coupling: Tuple[FrameState | None, FrameCoupling | None] = (None, None)
         if self.rotor is not None:
             self.rotor.setup(self)
 
@@ -334,7 +335,7 @@ class BodyOperators(ReleasableMatrices):
         return "stiffness_varying" in self._user or "damping_varying" in self._user or (
             self.rotor is not None and self.rotor.varies)
 
-    def coupling(self, state: FrameState) -> Dict[str, np.ndarray]:
+    def coupling(self, state: FrameState) -> FrameCoupling:
         """``forms.frame_coupling`` of ``state`` (omega, alpha), computed once per state
         object: the matrices, the load and the reduced operators of one state share it.
 
@@ -342,11 +343,13 @@ class BodyOperators(ReleasableMatrices):
             state: the frame state.
 
         Returns:
-            ``forms.frame_coupling``'s matrices.
+            ``forms.frame_coupling``'s matrices (numpy arrays).
         """
-        if self._coupling[0] is not state:
-            self._coupling = (state, F.frame_coupling(state.omega, state.alpha))
-        return cast("Dict[str, np.ndarray]", self._coupling[1])
+        W = self._coupling[1]
+        if self._coupling[0] is not state or W is None:
+            W = F.frame_coupling(state.omega, state.alpha)
+            self._coupling = (state, W)
+        return W
 
     def update(self, state: FrameState) -> None:
         """Bring the frame-dependent matrices and Q to ``state``.
@@ -409,7 +412,7 @@ class BodyOperators(ReleasableMatrices):
             self.rotor.add_loads(self.loads.Q, state)
         self.timings["update_load"] = time.perf_counter() - t0
 
-    def hamilton_vectors(self, state: FrameState) -> Dict[str, PETSc.Vec]:
+    def hamilton_vectors(self, state: FrameState) -> HamiltonVectors:
         """Vectors of Hamilton's form at ``state``: ``applied`` (loads without frame inertia,
         point loads included), ``momentum_offset`` (pi_0) and ``momentum_load`` (h).
 
@@ -417,7 +420,7 @@ class BodyOperators(ReleasableMatrices):
             state: the frame state.
 
         Returns:
-            The vectors by name.
+            The :class:`~dolfinx_mbs.assembly.body_loads.HamiltonVectors`.
 
         Raises:
             NotImplementedError: a body in a stationary frame (its momenta are not the

@@ -18,6 +18,13 @@ from mpi4py import MPI
 
 from dolfinx_mbs import checks, compat
 from dolfinx_mbs import forms as F
+from dolfinx_mbs.bodies.bundles import (
+    BilinearForms,
+    MomentumForms,
+    NonlinearForms,
+    PrestressLoadForms,
+    UserOperatorForms,
+)
 from dolfinx_mbs.bodies.loads import (
     AppliedLoads,
     TimeVector,
@@ -282,18 +289,18 @@ class Body:
         w = getattr(state, "centrifugal_omega", state.omega)
         return float(w[i] * w[j])
 
-    def prestress_load_forms(self) -> dict:
+    def prestress_load_forms(self) -> PrestressLoadForms:
         """Unit load forms of the prestress cases.
 
         ``centrifugal`` with ``W_load``, ``gravity`` with ``g_unit``, ``applied`` (the
         constant local loads without point loads; None when there are none).
         """
         v = ufl.TestFunction(self.V)
-        return {"centrifugal": F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
-                "gravity": F.gravity_load(self.rho, self.g_unit, v),
-                "applied": self.loads.form(v, self.material.thickness,
-                                           self.user_forms.total("load", False),
-                                           steady_only=True)}
+        return PrestressLoadForms(
+            centrifugal=F.centrifugal_unit_load(self.rho, self.W_load, self.X, v),
+            gravity=F.gravity_load(self.rho, self.g_unit, v),
+            applied=self.loads.form(v, self.material.thickness,
+                                    self.user_forms.total("load", False), steady_only=True))
 
     def prestress_stiffness_form(self, field: fem.Function) -> ufl.Form:
         """The geometric stiffness form of the stress of the displacement ``field``.
@@ -316,7 +323,7 @@ class Body:
         """
         self.loads.add_steady_points(b)
 
-    def nonlinear_forms(self) -> dict:
+    def nonlinear_forms(self) -> NonlinearForms:
         """With nonlinear stiffening, the forms at ``u_state``: ``force`` (the internal force's
         excess over K u), ``tangent`` (its derivative: the tangent stiffness's excess over K)
         and ``energy`` (the strain energy's excess over 1/2 u.K u)."""
@@ -327,8 +334,8 @@ class Body:
         # (and for the linear part on tensor-product cells, so that K u is cancelled exactly)
         dx = ufl.Measure("dx", domain=self.mesh, metadata={"quadrature_degree": 3 * self.degree})
         n = F.svk_remainder(self.material, self.u_state, v, dx)
-        return {"force": n, "tangent": ufl.derivative(n, self.u_state, u),
-                "energy": F.svk_remainder_energy(self.material, self.u_state, dx)}
+        return NonlinearForms(force=n, tangent=ufl.derivative(n, self.u_state, u),
+                              energy=F.svk_remainder_energy(self.material, self.u_state, dx))
 
     # -- frame state ----------------------------------------------------------------------
     def set_state(self, state: FrameState) -> None:
@@ -391,7 +398,7 @@ class Body:
         None."""
         return self.user_forms.padding(self.mesh)
 
-    def user_operator_forms(self) -> dict:
+    def user_operator_forms(self) -> UserOperatorForms:
         """See :meth:`UserForms.operator_forms`: the user's forms assembled on their own."""
         return self.user_forms.operator_forms()
 
@@ -509,24 +516,23 @@ class Body:
         """The trial and test functions of the body's space ``V``, for its forms."""
         return ufl.TrialFunction(self.V), ufl.TestFunction(self.V)
 
-    def bilinear_forms(self) -> dict:
+    def bilinear_forms(self) -> BilinearForms:
         """UFL bilinear forms: ``mass``, ``stiffness`` and ``coupling`` (int rho (W u).v, from which
         the gyroscopic, spin-softening and angular-acceleration matrices are formed)."""
         u, v = self.trial_test()
         r = self.rho
-        out = {
-            "mass": F.mass(r, u, v),
-            "stiffness": F.stiffness(self.material, u, v),
-            "coupling": F.inertia_coupling(r, self.W, u, v),
-        }
-        for kind in ("mass", "stiffness"):
-            extra = self.user_forms.total(kind, False)
-            if extra is not None:
-                out[kind] = out[kind] + extra
+        mass, stiffness = F.mass(r, u, v), F.stiffness(self.material, u, v)
+        coupling = F.inertia_coupling(r, self.W, u, v)
+        extra = self.user_forms.total("mass", False)
+        if extra is not None:
+            mass = mass + extra
+        extra = self.user_forms.total("stiffness", False)
+        if extra is not None:
+            stiffness = stiffness + extra
         pad = self.sparsity_padding()
         if pad is not None:
-            out = {k: a + pad for k, a in out.items()}
-        return out
+            mass, stiffness, coupling = mass + pad, stiffness + pad, coupling + pad
+        return BilinearForms(mass=mass, stiffness=stiffness, coupling=coupling)
 
     def frame_load_form(self) -> ufl.Form:
         """q_omega + q_alpha + q_O: the load of the frame's motion on the undeformed body."""
@@ -571,14 +577,13 @@ class Body:
         """Every load of the second-order form: frame inertia plus the applied loads."""
         return self.frame_load_form() + self.applied_load_form()
 
-    def momentum_forms(self) -> dict:
+    def momentum_forms(self) -> MomentumForms:
         """Hamilton's form (docs/theory.md section 4): ``momentum_offset`` pi_0 and
         ``momentum_load`` h, which replace the frame inertia load of the second-order form."""
         v = ufl.TestFunction(self.V)
-        return {
-            "momentum_offset": F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),
-            "momentum_load": F.momentum_load(self.rho, self.omega, self.v_O, self.X, v),
-        }
+        return MomentumForms(
+            momentum_offset=F.momentum_offset(self.rho, self.omega, self.v_O, self.X, v),
+            momentum_load=F.momentum_load(self.rho, self.omega, self.v_O, self.X, v))
 
     def rename(self, name: str) -> None:
         """Give the body the name ``name`` (in output and messages from now on).

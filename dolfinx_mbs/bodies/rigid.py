@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from dolfinx_mbs import checks
+from dolfinx_mbs.bodies.bundles import ForceDerivatives
 from dolfinx_mbs.frames.base import Frame, FrameState, cross3, skew
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class RigidBody:
         M = cross3(c, F) + J @ a + cross3(w, J @ w)
         return F, M
 
-    def force_derivatives(self, state: FrameState) -> dict:
+    def force_derivatives(self, state: FrameState) -> ForceDerivatives:
         """d(F, M_O)/d(omega, alpha, a_O) (each a (6, 3) array: rows F then M_O) and
         d(F, M_O)/d g_loc (the local gravity, which turns with the frame).
 
@@ -118,7 +119,7 @@ class RigidBody:
             state: the frame state.
 
         Returns:
-            The derivatives by name.
+            The derivatives, also read by name (``d["omega"]``).
         """
         m, c, J = self.mass, self.centre, self.inertia
         w = state.omega
@@ -134,7 +135,7 @@ class RigidBody:
             elif k == "omega":
                 dM = dM + skew(w) @ J - skew(J @ w)
             out[k] = np.vstack([d, dM])
-        return out
+        return ForceDerivatives(**out)
 
     def energy(self, state: FrameState, gravity: np.ndarray | None = None) -> tuple[float, float]:
         """Kinetic energy and gravity's potential energy (J) at ``state``.

@@ -17,6 +17,7 @@ import ufl
 from dolfinx import fem
 
 from dolfinx_mbs import compat
+from dolfinx_mbs.bodies.bundles import UserOperatorForms
 
 if TYPE_CHECKING:
     from dolfinx.fem import FunctionSpace
@@ -120,13 +121,13 @@ class UserForms:
             total = total + f
         return fem.Constant(mesh, compat.scalar_type(0.0)) * total
 
-    def operator_forms(self) -> dict:
+    def operator_forms(self) -> UserOperatorForms:
         """The terms assembled on their own: ``damping`` (constant), ``damping_varying``,
         ``stiffness_varying`` (bilinear) and ``load_varying``; None where there is none."""
-        return {"damping": self.total("damping", False),
-                "damping_varying": self.total("damping", True),
-                "stiffness_varying": self.total("stiffness", True),
-                "load_varying": self.total("load", True)}
+        return UserOperatorForms(damping=self.total("damping", False),
+                                 damping_varying=self.total("damping", True),
+                                 stiffness_varying=self.total("stiffness", True),
+                                 load_varying=self.total("load", True))
 
     @property
     def has_inertia(self) -> bool:

@@ -17,12 +17,15 @@ Results, by analysis (``u`` the displacement in the body frame, m; frequencies i
   with ``output = "stem"`` the run also writes ``stem.csv`` and the displacement fields
   (``stem_<body>.bp``, every ``output_every`` steps: :func:`dolfinx_mbs.integrate.integrate`).
 
-``series`` holds the arrays; :func:`flatten` leaves them out of a sweep's CSV row.
+``series`` holds the arrays; :func:`flatten` leaves them out of a sweep's CSV row. :func:`run`
+gives them as :class:`CaseResults` (an analysis's results read by attribute or, as the dict
+they were, by name); :meth:`CaseResults.to_json` is the JSON file's ``results``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+import dataclasses
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Tuple, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -30,6 +33,7 @@ from mpi4py import MPI
 from dolfinx_mbs.cli.build import build
 from dolfinx_mbs.cli.casefile import sweep_values
 from dolfinx_mbs.io import output as io
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
@@ -37,12 +41,56 @@ if TYPE_CHECKING:
     from dolfinx_mbs.cli.reader import CaseReader
     from dolfinx_mbs.model import Model
 
-__all__ = ["run", "flatten", "imaginary"]
+__all__ = ["run", "flatten", "imaginary", "CaseResults"]
 
 _COMPONENTS = "xyz"
 
 
-def run(case: CaseReader, comm: MPI.Comm, progress: bool = False) -> Dict:
+@dataclasses.dataclass(frozen=True, eq=False)
+class CaseResults(Mapping[str, Dict[str, Any]]):
+    """A case's results by analysis (the module's docstring says what each holds: plain data,
+    JSON as it is), None for an analysis the case does not ask for; read also as a mapping of
+    the analyses that ran (``results["frequencies"]``, ``"campbell" in results``), in the
+    order they ran.
+
+    Attributes:
+        static: the static analysis's results.
+        frequencies: the natural frequencies, ``{"w1": ..., ...}`` (rad/s, signed).
+        campbell: the Campbell sweep's results.
+        unbalance: the unbalance response's results.
+        transient: the transient run's results.
+    """
+
+    static: Dict[str, Any] | None = None
+    frequencies: Dict[str, float] | None = None
+    campbell: Dict[str, Any] | None = None
+    unbalance: Dict[str, Any] | None = None
+    transient: Dict[str, Any] | None = None
+
+    def _ran(self) -> List[str]:
+        return [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is not None]
+
+    def __getitem__(self, key: str) -> Dict[str, Any]:
+        if key not in self._ran():
+            raise KeyError(key)
+        return cast(Dict[str, Any], getattr(self, key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ran())
+
+    def __len__(self) -> int:
+        return len(self._ran())
+
+    def to_json(self) -> Dict[str, Any]:
+        """The results as the JSON file's ``results`` table (the analyses that ran).
+
+        Returns:
+            A new dict of the analyses' results (the data itself is not copied).
+        """
+        return {k: getattr(self, k) for k in self._ran()}
+
+
+def run(case: CaseReader, comm: MPI.Comm, progress: bool = False) -> CaseResults:
     """Build ``case`` (a :class:`dolfinx_mbs.cli.reader.CaseReader`) on ``comm`` and run its
     analyses in the order static, frequencies, campbell, transient (collective).
 
@@ -52,11 +100,11 @@ def run(case: CaseReader, comm: MPI.Comm, progress: bool = False) -> Dict:
         progress: show a progress bar.
 
     Returns:
-        The results.
+        The :class:`CaseResults`.
     """
     model, body, _, _ = build(case, comm)
     asked = case.get(("analysis",))
-    out: Dict = {}
+    out: Dict[str, Any] = {}
     if "static" in asked:
         out["static"] = _static(case, model, body)
     if "frequencies" in asked:
@@ -72,7 +120,7 @@ def run(case: CaseReader, comm: MPI.Comm, progress: bool = False) -> Dict:
         out["unbalance"] = _unbalance(case, model, body)
     if "transient" in asked:
         out["transient"] = _transient(case, model, body, progress)
-    return out
+    return CaseResults(**out)
 
 
 def _probes(case: CaseReader, path: Path_, body: Body) -> Tuple[List[str], List[np.ndarray]]:
@@ -230,7 +278,7 @@ def _transient(case: CaseReader, model: Model, body: Body, progress: bool) -> Di
     return out
 
 
-def imaginary(results: Dict) -> Dict[str, float]:
+def imaginary(results: Mapping[str, Any]) -> Mapping[str, float]:
     """The reported frequencies that are imaginary (a divergent mode, reported as -s for
     lambda = +/- s): ``{"frequencies.w1": -s, ...}``, empty for a stable state.
 
@@ -238,13 +286,14 @@ def imaginary(results: Dict) -> Dict[str, float]:
         results: the results of :func:`run`.
 
     Returns:
-        The flattened names and values of the negative frequencies.
+        The flattened names and values of the negative frequencies (read-only).
     """
-    freq = results.get("frequencies", {}) if isinstance(results, dict) else {}
-    return {f"frequencies.{k}": float(v) for k, v in freq.items() if float(v) < 0.0}
+    freq = results.get("frequencies", {}) if isinstance(results, Mapping) else {}
+    return FrozenMapping({f"frequencies.{k}": float(v) for k, v in freq.items()
+                          if float(v) < 0.0})
 
 
-def flatten(results: Dict | list, prefix: str = "") -> Dict[str, object]:
+def flatten(results: Mapping[str, Any] | list, prefix: str = "") -> Mapping[str, object]:
     """The scalars of nested results as ``{"static.tip.x": ..., "frequencies.w1": ...}``
     (lists by index: ``campbell.critical.0.speed``), ``series`` left out: a sweep's CSV row.
 
@@ -253,16 +302,16 @@ def flatten(results: Dict | list, prefix: str = "") -> Dict[str, object]:
         prefix: the keys' prefix.
 
     Returns:
-        The scalars by key.
+        The scalars by key (read-only).
     """
     flat: Dict[str, object] = {}
-    items = results.items() if isinstance(results, dict) else enumerate(results)
+    items = results.items() if isinstance(results, Mapping) else enumerate(results)
     for k, v in items:
         if k == "series":
             continue
         key = f"{prefix}{k}"
-        if isinstance(v, (dict, list)):
+        if isinstance(v, (Mapping, list)):
             flat.update(flatten(v, key + "."))
         else:
             flat[key] = v
-    return flat
+    return FrozenMapping(flat)

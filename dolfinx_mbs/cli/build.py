@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Dict, List, Tuple, cast
+from typing import TYPE_CHECKING, Dict, List, Mapping, Tuple, cast
 
 import numpy as np
 
@@ -29,12 +29,15 @@ if TYPE_CHECKING:
 
 __all__ = ["build"]
 
+#: a mesh file's physical groups: name -> (dimension, tag)
+Groups = Mapping[str, Tuple[int, int]]
+
 _CELLS = {"box": ("hexahedron", "tetrahedron"), "rectangle": ("quadrilateral", "triangle")}
 # frame arguments that must be functions of time even when constant
 _CALLABLE = {"Prescribed": {"rotation", "origin"}}
 
 
-def build(case: CaseReader, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Dict]:
+def build(case: CaseReader, comm: MPI.Comm) -> Tuple[Model, Body, MeshTags | None, Groups]:
     """The model of the case on ``comm``: ``(model, body, facet_tags, groups)``, groups the
     mesh file's physical groups (name -> (dim, tag); empty for built-in meshes).
 
@@ -94,7 +97,8 @@ def _components(case: CaseReader, path: Path_) -> List[int] | None:
     return v
 
 
-def _selection(case: CaseReader, path: Path_, facet_tags: MeshTags | None, groups: Dict) -> Dict:
+def _selection(case: CaseReader, path: Path_, facet_tags: MeshTags | None, groups: Groups
+               ) -> Dict:
     where, facets = case.get(path + ("where",)), case.get(path + ("facets",))
     if (where is None) == (facets is None):
         raise case.error(path, "give exactly one of where = \"<expression of x, y, z>\" "
@@ -120,7 +124,7 @@ def _selection(case: CaseReader, path: Path_, facet_tags: MeshTags | None, group
 
 
 def _load(case: CaseReader, model: Model, body: Body, path: Path_, facet_tags: MeshTags | None,
-          groups: Dict) -> None:
+          groups: Groups) -> None:
     kinds = [k for k in ("body_force", "traction", "point") if case.get(path + (k,))
              is not None]
     if len(kinds) != 1:
@@ -145,7 +149,7 @@ def _load(case: CaseReader, model: Model, body: Body, path: Path_, facet_tags: M
                    force=case.value(path + ("force",), time=True), local=local)
 
 
-def _mesh(case: CaseReader, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Dict]:
+def _mesh(case: CaseReader, comm: MPI.Comm) -> Tuple[Mesh, MeshTags | None, Groups]:
     from dolfinx import mesh as dmesh
 
     kind = case.get(("mesh", "type"))
@@ -199,7 +203,7 @@ def _file(case: CaseReader, path: Path_) -> str:
 
 
 def _read(case: CaseReader, comm: MPI.Comm, path: str, gdim: int | None,
-          where: Path_) -> Tuple[Mesh, MeshTags | None, Dict]:
+          where: Path_) -> Tuple[Mesh, MeshTags | None, Groups]:
     from dolfinx_mbs import meshes
 
     try:
@@ -210,7 +214,8 @@ def _read(case: CaseReader, comm: MPI.Comm, path: str, gdim: int | None,
     return mesh, facet_tags, groups
 
 
-def _gmsh(case: CaseReader, comm: MPI.Comm, gdim: int | None) -> Tuple[Mesh, MeshTags | None, Dict]:
+def _gmsh(case: CaseReader, comm: MPI.Comm, gdim: int | None
+          ) -> Tuple[Mesh, MeshTags | None, Groups]:
     """Run a gmsh script (.geo) on rank 0, mesh it (unless it meshes itself) to a
     temporary .msh file and read that on every rank."""
     script = _file(case, ("mesh", "script"))

@@ -43,7 +43,7 @@ the file, the line and the key (with the nearest known key). The analyses live i
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict
+from typing import TYPE_CHECKING
 
 from dolfinx_mbs.cli import analyses
 from dolfinx_mbs.cli.build import build
@@ -74,7 +74,7 @@ class Case(CaseReader):
         """
         return build(self, comm)
 
-    def run(self, comm: MPI.Comm, progress: bool = False) -> Dict:
+    def run(self, comm: MPI.Comm, progress: bool = False) -> analyses.CaseResults:
         """Build the case on ``comm`` and run its analyses (collective): the results, the same
         on every rank (see :func:`dolfinx_mbs.cli.analyses.run`).
 
@@ -83,6 +83,7 @@ class Case(CaseReader):
             progress: show a progress bar.
 
         Returns:
-            The results.
+            The :class:`~dolfinx_mbs.cli.analyses.CaseResults` (``results["frequencies"]``
+            as the dict it was; ``results.to_json()`` as the JSON file has it).
         """
         return analyses.run(self, comm, progress=progress)

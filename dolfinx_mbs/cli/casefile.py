@@ -8,9 +8,11 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Sequence, Tuple
 
 import numpy as np
+
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     import os
@@ -137,7 +139,7 @@ def _inline_keys(value: str, base: Path_, lineno: int, out: Dict[Path_, int]) ->
     return depth
 
 
-def key_lines(text: str) -> Dict[Path_, int]:
+def key_lines(text: str) -> Mapping[Path_, int]:
     """The line (1-based) of every table header and key of a TOML text, by path: a table
     ``[a.b]`` is ``("a", "b")``, the second ``[[c]]`` is ``("c", 1)``, a key ``k`` in it is
     ``("c", 1, "k")``, a key of an inline table ``p = {q = 1}`` is ``(..., "p", "q")``.
@@ -146,7 +148,7 @@ def key_lines(text: str) -> Dict[Path_, int]:
         text: the text.
 
     Returns:
-        The lines by path.
+        The lines by path (read-only).
     """
     out: Dict[Path_, int] = {}
     table: Path_ = ()
@@ -179,7 +181,7 @@ def key_lines(text: str) -> Dict[Path_, int]:
             key = table + _split_key(m.group(1))
             out.setdefault(key, lineno)
             depth = _inline_keys(line[m.end():], key, lineno, out)
-    return out
+    return FrozenMapping(out)
 
 
 # --- values from the command line ----------------------------------------------------------

@@ -142,8 +142,8 @@ def _run(args: argparse.Namespace) -> int:
         case = Case(args.case, overrides)
         read = True
         record.update(status="ok", error="", results=case.run(
-            comm, progress=not args.quiet and sys.stderr.isatty()))
-        record["unstable"] = imaginary(record["results"])
+            comm, progress=not args.quiet and sys.stderr.isatty()).to_json())
+        record["unstable"] = dict(imaginary(record["results"]))
         status = UNSTABLE if record["unstable"] else 0
     except Exception as e:  # noqa: BLE001 - reported, and in the JSON file
         record.update(status="failed", error=describe(e), results={})

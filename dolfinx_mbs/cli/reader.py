@@ -27,6 +27,7 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.bodies.attachments import COEFFICIENTS, EXTRA
 from dolfinx_mbs.cli.casefile import WORD_ARGUMENTS, CaseError, CaseText, dotted
 from dolfinx_mbs.cli.expressions import RESERVED, Expression, ExpressionError
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     import os
@@ -124,7 +125,7 @@ class CaseReader:
                 return default
         return node
 
-    def keys(self, path: Path_, allowed: Iterable[str], what: str = "key") -> Dict:
+    def keys(self, path: Path_, allowed: Iterable[str], what: str = "key") -> Mapping[str, Any]:
         """The table at ``path``, checked to hold only ``allowed`` keys.
 
         Args:
@@ -133,7 +134,7 @@ class CaseReader:
             what: what the keys are, in the message.
 
         Returns:
-            The table.
+            The table (read-only).
         """
         table = self.get(path, {})
         if not isinstance(table, dict):
@@ -141,7 +142,7 @@ class CaseReader:
         for k in table:
             if k not in allowed:
                 raise self.text.unknown(tuple(path) + (k,), allowed, what)
-        return table
+        return FrozenMapping(table)
 
     def _parameters(self) -> Dict[str, float]:
         raw = self.get(("parameters",), {})

@@ -162,7 +162,7 @@ class Sweep:
         t0 = time.perf_counter()
         try:
             results = Case(self.case, self.overrides(i, values)).run(self.comm)
-            record.update(status="ok", error="", results=results)
+            record.update(status="ok", error="", results=results.to_json())
         except Exception as e:  # noqa: BLE001 - the case fails, the sweep goes on
             record.update(status="failed", error=describe(e), results={})
         record["seconds"] = self.comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
@@ -248,7 +248,7 @@ class Sweep:
             done = len(self.records)
             what = ", ".join(f"{k}={value_text(v)}" for k, v in record["set"].items())
             flat = flatten(record["results"])
-            shown = [self.show] if self.show in flat else [
+            shown = [self.show] if self.show is not None and self.show in flat else [
                 k for k, v in flat.items() if isinstance(v, float)][:3]
             tail = (record["error"] if record["status"] != "ok" else
                     "  ".join(f"{k}={flat[k]:.6g}" for k in shown))

@@ -25,12 +25,13 @@ A and a0 of the result.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Set, Tuple, cast
+from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Set, Tuple, cast
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.base import Constraint, Rows
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -245,13 +246,14 @@ class Elimination:
         ib = int(np.searchsorted(offs, dof - starts[r], side="right") - 1)
         return self.space.bodies[ib].name, int(dof - starts[r] - offs[ib])
 
-    def redundancy(self) -> Dict[tuple, int]:
-        """{(constraint, (implying constraints...)): number of redundant rows}."""
-        out: Dict[tuple, int] = {}
+    def redundancy(self) -> Mapping[Tuple[str, Tuple[str, ...]], int]:
+        """{(constraint, (implying constraints...)): number of redundant rows}, read-only (the
+        same on every rank)."""
+        out: Dict[Tuple[str, Tuple[str, ...]], int] = {}
         for r in self.redundant:
             key = (r["constraint"], tuple(r["implied_by"]))
             out[key] = out.get(key, 0) + 1
-        return out
+        return FrozenMapping(out)
 
 
 def rate_rows_on_independent(rows: Rows, exprs: Dict[int, _Expr], timed: set) -> Rows:

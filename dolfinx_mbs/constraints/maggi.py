@@ -22,7 +22,7 @@ reducer owns it, its derivatives and a0 (refilled at each time, same pattern), t
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -155,8 +155,9 @@ class MaggiReducer:
                 log.info("redundant constraints: %d rows of %r are implied by %s (dropped)",
                          count, name, ", ".join(repr(b) for b in by))
 
-    def redundancy(self) -> Dict[tuple, int]:
-        """{(constraint, (implying constraints...)): number of redundant rows}."""
+    def redundancy(self) -> Mapping[Tuple[str, Tuple[str, ...]], int]:
+        """{(constraint, (implying constraints...)): number of redundant rows}, read-only (the
+        same on every rank)."""
         return self._elimination.redundancy()
 
     # -- values -------------------------------------------------------------------------------

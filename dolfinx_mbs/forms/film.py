@@ -42,13 +42,16 @@ a variational inequality (PETSc's SNESVI, :mod:`dolfinx_mbs.rotors.film`); the h
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
+import dataclasses
+from typing import List, Tuple
 
 import ufl
 from ufl.core.expr import Expr
 
+from dolfinx_mbs.records import Record
+
 __all__ = ["film_thickness", "force", "friction_torque", "positive_part", "reynolds",
-           "sensitivities", "unwrapped_normal"]
+           "sensitivities", "Sensitivities", "unwrapped_normal"]
 
 
 def unwrapped_normal(x: Expr) -> Expr:
@@ -112,8 +115,22 @@ def reynolds(P: Expr, q: Expr, x: Expr, position: Expr, velocity: Expr, speed: E
     return residual, operator, -g * q * dx
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class Sensitivities(Record):
+    """The film residual's derivatives of :func:`sensitivities` (linear forms, one per
+    component), read also by name (``s["position"]``).
+
+    Attributes:
+        position: [dF/dX_x, dF/dX_y], by the journal's position X.
+        velocity: [dF/dV_x, dF/dV_y], by its velocity V.
+    """
+
+    position: List[ufl.Form]
+    velocity: List[ufl.Form]
+
+
 def sensitivities(P: Expr, q: Expr, x: Expr, position: Expr, velocity: Expr, speed: Expr,
-                  radius: Expr, dx: ufl.Measure) -> Dict[str, list]:
+                  radius: Expr, dx: ufl.Measure) -> Sensitivities:
     """The residual's derivatives at fixed P with respect to the journal's position X and
     velocity V, component by component (``ufl.diff`` on the residual's integrand): minus
     these are the right-hand sides of the perturbation equations a(P_j, q) = -dF/dX_j.
@@ -129,13 +146,14 @@ def sensitivities(P: Expr, q: Expr, x: Expr, position: Expr, velocity: Expr, spe
         dx: the film's cell measure.
 
     Returns:
-        ``{"position": [dF/dX_x, dF/dX_y], "velocity": [dF/dV_x, dF/dV_y]}`` (linear forms).
+        The :class:`Sensitivities`, ``position`` [dF/dX_x, dF/dX_y] and ``velocity``
+        [dF/dV_x, dF/dV_y] (linear forms).
     """
     X, V = ufl.variable(position), ufl.variable(velocity)
     f = _integrand(P, q, x, X, V, speed, radius)
     dX, dV = ufl.diff(f, X), ufl.diff(f, V)
-    return {"position": [dX[j] * dx for j in range(2)],
-            "velocity": [dV[j] * dx for j in range(2)]}
+    return Sensitivities(position=[dX[j] * dx for j in range(2)],
+                         velocity=[dV[j] * dx for j in range(2)])
 
 
 def positive_part(P: Expr) -> Expr:

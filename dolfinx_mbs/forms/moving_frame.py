@@ -36,7 +36,8 @@ operators as the direct forms; the test-suite checks that to round-off.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple, cast
+import dataclasses
+from typing import TYPE_CHECKING, List, Mapping, Sequence, Tuple, cast
 
 import numpy as np
 import ufl
@@ -44,6 +45,7 @@ from ufl.core.expr import Expr
 
 from dolfinx_mbs.forms.energy_routes import cross, planar
 from dolfinx_mbs.materials.base import Material, strain
+from dolfinx_mbs.records import FrozenMapping, Record
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = [
     "small_rotation",
     "frame_coupling",
+    "FrameCoupling",
     "unit_spin_cases",
     "mass",
     "gyroscopic",
@@ -104,8 +107,25 @@ def _skew(w: Sequence) -> List[list]:
     return [[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]]
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class FrameCoupling(Record):
+    """The matrices W of :func:`frame_coupling` (3 x 3, local components): numpy arrays for
+    a numeric omega and alpha, UFL matrices for UFL ones; read also by name
+    (``W["gyroscopic"]``).
+
+    Attributes:
+        gyroscopic: W_g = 2 skew(omega).
+        spin_softening: W_w = omega omega^T - abs(omega)^2 I.
+        angular_acceleration: W_a = skew(alpha).
+    """
+
+    gyroscopic: np.ndarray | Expr
+    spin_softening: np.ndarray | Expr
+    angular_acceleration: np.ndarray | Expr
+
+
 def frame_coupling(omega: Expr | ArrayLike | None = None,
-                   alpha: Expr | ArrayLike | None = None) -> dict:
+                   alpha: Expr | ArrayLike | None = None) -> FrameCoupling:
     """The matrices W(omega, alpha) of the frame-dependent inertia couplings (3x3, local
     components): every frame matrix is c_W(u, v) = int rho (W u).v (:func:`inertia_coupling`),
     and the centrifugal and Euler loads are -c_W(X, v) of the same W.
@@ -118,7 +138,8 @@ def frame_coupling(omega: Expr | ArrayLike | None = None,
             zero.
 
     Returns:
-        ``{"gyroscopic": W_g, "spin_softening": W_w, "angular_acceleration": W_a}``::
+        The :class:`FrameCoupling` ``gyroscopic`` W_g, ``spin_softening`` W_w and
+        ``angular_acceleration`` W_a::
 
             W_g = 2 skew(omega)                 g(u, v)   = c_W_g(u, v)
             W_w = omega omega^T - |omega|^2 I   k_w(u, v) = c_W_w(u, v),  q_w(v) = -c_W_w(X, v)
@@ -152,18 +173,16 @@ def frame_coupling(omega: Expr | ArrayLike | None = None,
     # omega omega^T - |omega|^2 I, its diagonal without cancellation: -(omega_j^2 + omega_k^2)
     spin = [[w[i] * w[j] if i != j else -(w[i - 2] * w[i - 2] + w[i - 1] * w[i - 1])
              for j in range(3)] for i in range(3)]
-    return {
-        "gyroscopic": 2.0 * _matrix(_skew(w), sym_w),
-        "spin_softening": _matrix(spin, sym_w),
-        "angular_acceleration": _matrix(_skew(a), sym_a),
-    }
+    return FrameCoupling(gyroscopic=2.0 * _matrix(_skew(w), sym_w),
+                         spin_softening=_matrix(spin, sym_w),
+                         angular_acceleration=_matrix(_skew(a), sym_a))
 
 
-def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
+def unit_spin_cases(gdim: int) -> Mapping[Tuple[int, int], np.ndarray]:
     """The unit cases of the spin-softening W, which is quadratic in omega.
 
-    ``{(i, j): W_ij}`` with i <= j, such that for every frame state of a ``gdim``-dimensional
-    body
+    ``{(i, j): W_ij}`` with i <= j (a read-only mapping), such that for every frame state of
+    a ``gdim``-dimensional body
 
         frame_coupling(omega)["spin_softening"] = sum over (i, j) of omega_i omega_j W_ij.
 
@@ -184,8 +203,8 @@ def unit_spin_cases(gdim: int) -> Dict[Tuple[int, int], np.ndarray]:
         return cast(np.ndarray, frame_coupling(w)["spin_softening"])
 
     pairs = [(2, 2)] if gdim == 2 else [(i, j) for i in range(3) for j in range(i, 3)]
-    return {(i, j): W(eye[i]) if i == j else W(eye[i] + eye[j]) - W(eye[i]) - W(eye[j])
-            for i, j in pairs}
+    return FrozenMapping({(i, j): W(eye[i]) if i == j else
+                             W(eye[i] + eye[j]) - W(eye[i]) - W(eye[j]) for i, j in pairs})
 
 
 # --- direct forms --------------------------------------------------------------------------

@@ -39,7 +39,8 @@ plane across the axis (:func:`bearing_matrices`; seen from a rotating frame,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, NamedTuple, Sequence, Tuple
+import dataclasses
+from typing import TYPE_CHECKING, NamedTuple, Sequence, Tuple
 
 import numpy as np
 import ufl
@@ -47,6 +48,7 @@ from ufl.core.expr import Expr
 
 from dolfinx_mbs.forms.energy_routes import RouteForms, apply_derivatives
 from dolfinx_mbs.materials.base import Material, strain
+from dolfinx_mbs.records import Record
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -63,6 +65,7 @@ __all__ = [
     "disk_matrices",
     "gyroscopic",
     "journal_forms",
+    "JournalForms",
     "kinetic_energy_density",
     "Spin",
     "lagrange_route",
@@ -406,8 +409,26 @@ def axisymmetry_moments(rho: Expr | float, axis: ArrayLike, center: Expr | Array
 
 # --- journals, bearings, disks, unbalance ----------------------------------------------------
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class JournalForms(Record):
+    """The forms of a journal's least-squares rigid fit (:func:`journal_forms`), read also by
+    name (``forms["area"]``).
+
+    Attributes:
+        area: int 1 ds, the surface's area.
+        first: int direction.x ds, for the centroid.
+        second: int r.moment r ds: the rotational block of A entry by entry.
+        row: int (translation + rotation x r).v ds, a row of int B^T v.
+    """
+
+    area: ufl.Form
+    first: ufl.Form
+    second: ufl.Form
+    row: ufl.Form
+
+
 def journal_forms(x: Expr, v: Expr, ds: ufl.Measure, center: Expr, direction: Expr, moment: Expr,
-                  translation: Expr, rotation: Expr) -> Dict[str, ufl.Form]:
+                  translation: Expr, rotation: Expr) -> JournalForms:
     """The forms of the least-squares rigid fit of a surface Gamma's displacement.
 
     The journal's mean motion, a distributing coupling, each form with constants that pick an
@@ -434,12 +455,12 @@ def journal_forms(x: Expr, v: Expr, ds: ufl.Measure, center: Expr, direction: Ex
         rotation: a 3-vector constant.
 
     Returns:
-        The forms by name.
+        The :class:`JournalForms`.
     """
     r = x - center
-    return {"area": 1.0 * ds, "first": ufl.dot(direction, x) * ds,
-            "second": ufl.dot(r, moment * r) * ds,
-            "row": ufl.inner(translation + ufl.cross(rotation, r), v) * ds}
+    return JournalForms(area=1.0 * ds, first=ufl.dot(direction, x) * ds,
+                        second=ufl.dot(r, moment * r) * ds,
+                        row=ufl.inner(translation + ufl.cross(rotation, r), v) * ds)
 
 
 def bearing_matrices(kxx: float, kxy: float, kyx: float, kyy: float, cxx: float, cxy: float,

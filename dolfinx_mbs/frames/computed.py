@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Tuple, cast
+from typing import TYPE_CHECKING, Mapping, Tuple, cast
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.frames.base import Frame, FrameState, cross3, rotation_about, skew
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -252,17 +253,18 @@ class ComputedFrame(Frame):
         """
         return z
 
-    def describe(self, z: np.ndarray, w: np.ndarray) -> dict:
-        """Named outputs of the frame at (z, w) (e.g. ``angle``, ``rate``), numpy arrays.
+    def describe(self, z: np.ndarray, w: np.ndarray) -> Mapping[str, float | np.ndarray]:
+        """Named outputs of the frame at (z, w) (e.g. ``angle``, ``rate``), floats and numpy
+        arrays.
 
         Args:
             z: the frame's coordinates.
             w: the frame's speeds.
 
         Returns:
-            The outputs by name.
+            The outputs by name (read-only; the CSV columns of a run are its scalars).
         """
-        return {}
+        return FrozenMapping({})
 
     # -- the state as a Frame ----------------------------------------------------------------
     def state_at(self, t: float, z: np.ndarray, w: np.ndarray,
@@ -411,7 +413,7 @@ class Hinge(ComputedFrame):
         """
         return np.zeros((1, 1)), np.ones((1, 1))
 
-    def describe(self, z: np.ndarray, w: np.ndarray) -> dict:
+    def describe(self, z: np.ndarray, w: np.ndarray) -> Mapping[str, float | np.ndarray]:
         """The hinge's named outputs.
 
         Args:
@@ -419,9 +421,9 @@ class Hinge(ComputedFrame):
             w: the frame's speeds (the rate).
 
         Returns:
-            ``{"angle": ..., "rate": ...}``.
+            ``angle`` and ``rate`` (read-only mapping).
         """
-        return {"angle": float(z[0]), "rate": float(w[0])}
+        return FrozenMapping({"angle": float(z[0]), "rate": float(w[0])})
 
     def _constants(self) -> tuple:
         """(K, K K, n x c, n x (n x c)) of the axis n (K = skew(n)) and the pivot c.
@@ -705,8 +707,8 @@ class Free(ComputedFrame):
         Jw[3:, 3:] = 0.5 * _quat_G(z[3:]).T
         return Jz, Jw
 
-    def describe(self, z: np.ndarray, w: np.ndarray) -> dict:
-        """The frame's named outputs.
+    def describe(self, z: np.ndarray, w: np.ndarray) -> Mapping[str, float | np.ndarray]:
+        """The frame's named outputs (read-only mapping).
 
         Args:
             z: the frame's coordinates.
@@ -718,11 +720,11 @@ class Free(ComputedFrame):
         R = self._rotation(z)
         if self.gdim == 2:
             v = np.array([w[0], w[1], 0.0])
-            return {"R": R, "r_O": np.array([z[0], z[1], 0.0]),
-                    "omega": np.array([0.0, 0.0, w[2]]), "v_O": R.T @ v,
-                    "angle": float(z[2])}
-        return {"R": R, "r_O": np.array(z[:3]), "omega": np.array(w[3:]),
-                "v_O": R.T @ np.asarray(w[:3])}
+            return FrozenMapping({"R": R, "r_O": np.array([z[0], z[1], 0.0]),
+                                     "omega": np.array([0.0, 0.0, w[2]]), "v_O": R.T @ v,
+                                     "angle": float(z[2])})
+        return FrozenMapping({"R": R, "r_O": np.array(z[:3]), "omega": np.array(w[3:]),
+                                 "v_O": R.T @ np.asarray(w[:3])})
 
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray) -> FrameJet:
         """The state at (t, z, w, w') with its derivatives in the frame's speeds.

@@ -197,7 +197,7 @@ class Frames(Observer):
                         for k, val in fr.describe(*fr.initial()).items() if np.ndim(val) == 0]
         self.records: list = [[] for _ in system.frames]
         #: the frames' outputs at the last step (the callback's)
-        self.last: dict = {}
+        self.last: Mapping[str, Mapping[str, Any]] = {}
 
     def observe(self, step: Step) -> List[float]:
         """Record the frames' outputs at the step.

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Sequence, Tuple
 
 from mpi4py import MPI
 
@@ -53,6 +53,7 @@ from dolfinx_mbs.meshes.geometries import (
     strip_model,
     twisted_blade_model,
 )
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -408,7 +409,7 @@ def read(path_or_name: str | Path, comm: MPI.Comm = MPI.COMM_WORLD,
     return _distribute(comm, Path(path).stem, merge, gdim, label=path)
 
 
-def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
+def physical_groups(path_or_name: str | Path) -> Mapping[str, Tuple[int, int]]:
     """The named physical groups of a ``.msh`` file (its ``$PhysicalNames`` section):
     name -> (dimension, tag). Local (no communication); reads the text, not the mesh.
 
@@ -416,9 +417,9 @@ def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
         path_or_name: a ``.msh`` file, or the name of a committed mesh.
 
     Returns:
-        ``{name: (dimension, tag)}``.
+        ``{name: (dimension, tag)}``, read-only.
     """
-    groups = {}
+    groups: Dict[str, Tuple[int, int]] = {}
     with open(_locate(path_or_name), "rb") as f:
         for line in f:
             if line.strip() == b"$PhysicalNames":
@@ -429,7 +430,7 @@ def physical_groups(path_or_name: str | Path) -> Dict[str, Tuple[int, int]]:
                 break
             if line.strip() in (b"$Nodes", b"$Elements"):
                 break
-    return groups
+    return FrozenMapping(groups)
 
 
 def write(model: str | Callable[..., None], path: str | Path, **kwargs: object) -> Path:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING, Dict, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Mapping, Sequence, Set, Tuple
 
 import numpy as np
 from petsc4py import PETSc
@@ -424,7 +424,7 @@ class BasisReducer(MaggiReducer):
         """
         return self.inner.where(dof)
 
-    def redundancy(self) -> Dict[tuple, int]:
+    def redundancy(self) -> Mapping[Tuple[str, Tuple[str, ...]], int]:
         """The inner reducer's redundant rows by constraint (:meth:`MaggiReducer.redundancy`)."""
         return self.inner.redundancy()
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Mapping, Sequence, cast
 
 import numpy as np
 from mpi4py import MPI
@@ -52,6 +52,7 @@ from dolfinx_mbs.forms.moving_frame import frame_coupling
 from dolfinx_mbs.frames.base import FrameState, cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame, FrameJet
 from dolfinx_mbs.petsc_options import SAME, SUBSET
+from dolfinx_mbs.records import FrozenMapping, Record
 from dolfinx_mbs.systems.coupled_joints import JointSet
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
     from dolfinx_mbs.systems.records import SecondOrder
     from dolfinx_mbs.systems.second_order import SecondOrderSystem
 
-__all__ = ["CoupledSystem", "FrameLoad", "FrameDerivatives", "FrameView", "monitors",
+__all__ = ["CoupledSystem", "FrameLoad", "FrameDerivatives", "FrameView", "monitors", "Monitored",
            "check_frames"]
 
 #: the frame-state variables the residual depends on, 3 each (local components)
@@ -234,8 +235,8 @@ class _Part:
                              "(strategy 'basis')")
         units = ops.loads.unit_loads
         assert units is not None  # (strategy 'basis' keeps the unit loads)
-        self.CX = [b for _, b in units["spin"]]      # -c_E X: c_E X = -this
-        self.Mt = list(units["accel"])                # M t_k = int rho e_k . v
+        self.CX = [b for _, b in units.spin]         # -c_E X: c_E X = -this
+        self.Mt = list(units.accel)                   # M t_k = int rho e_k . v
         self.comm = comm
         self._pool: dict = {}
         self.minus_Mt = []
@@ -1260,17 +1261,18 @@ class CoupledSystem:
         return S, rec
 
     # -- outputs ----------------------------------------------------------------------------
-    def frame_outputs(self, f: np.ndarray) -> dict:
+    def frame_outputs(self, f: np.ndarray) -> Mapping[str, Mapping[str, float | np.ndarray]]:
         """Each computed frame's named outputs at the unknowns ``f``.
 
         Args:
             f: the frame unknowns.
 
         Returns:
-            By frame name, its outputs by name.
+            By frame name, its outputs by name (:meth:`~dolfinx_mbs.frames.computed.
+            ComputedFrame.describe`), read-only.
         """
-        return {fr.name: fr.describe(f[zs], f[ws])
-                for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)}
+        return FrozenMapping({fr.name: fr.describe(f[zs], f[ws])
+                                 for fr, zs, ws in zip(self.frames, self.zslice, self.wslice)})
 
     def set_unknowns(self, f: np.ndarray, fd: np.ndarray, q: PETSc.Vec | None = None) -> None:
         """Remember the unknowns the next :meth:`derivatives` is taken at.
@@ -1312,8 +1314,32 @@ def check_frames(frames: Sequence[ComputedFrame], bodies: Sequence[Body],
     checks.real(0.0, "t")
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class Monitored(Record):
+    """Energy and momenta of the whole model at a state (:func:`monitors`; replicated), read
+    also by name (``m["total"]``).
+
+    Attributes:
+        kinetic: 1/2 int rho |v|^2 with the absolute velocity v = v_O + omega x x + u', and
+            the rigid bodies' (J).
+        elastic: 1/2 u.(K + K_sigma) u plus the nonlinear strain energy's excess, and the
+            springs' 1/2 k (L - L0)^2 (J).
+        gravity: -int rho g.r (J).
+        total: their sum (J).
+        momentum: the linear momentum (global components).
+        angular_momentum: the angular momentum about the global origin (global components).
+    """
+
+    kinetic: float
+    elastic: float
+    gravity: float
+    total: float
+    momentum: np.ndarray
+    angular_momentum: np.ndarray
+
+
 def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
-             f: np.ndarray) -> dict:
+             f: np.ndarray) -> Monitored:
     """Energy and momenta of the whole model at the state (q, v, f) (replicated).
 
     Args:
@@ -1324,12 +1350,8 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         f: the frame unknowns.
 
     Returns:
-        ``kinetic`` (1/2 int rho |v|^2 with the absolute velocity v = v_O + omega x x + u',
-        and the rigid bodies'; exact for the finite element fields, since the nodal values of
-        v interpolate it), ``elastic`` (1/2 u.(K + K_sigma) u plus the nonlinear strain
-        energy's excess, and the springs' 1/2 k (L - L0)^2), ``gravity`` (-int rho g.r),
-        ``total`` (their sum), ``momentum`` (global components) and ``angular_momentum``
-        (about the global origin, global components).
+        The :class:`Monitored` energies and momenta (the kinetic energy exact for the finite
+        element fields, since the nodal values of v interpolate it).
     """
     s = system
     jets = s.jets(t, f, np.zeros_like(f))
@@ -1384,5 +1406,5 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
             Vg += Vr
             P += Pr
             H += Hr
-    return {"kinetic": T, "elastic": Vel, "gravity": Vg, "total": T + Vel + Vg,
-            "momentum": P, "angular_momentum": H}
+    return Monitored(kinetic=T, elastic=Vel, gravity=Vg, total=T + Vel + Vg, momentum=P,
+                     angular_momentum=H)

@@ -109,7 +109,7 @@ def dense_reason(system: CoupledSystem) -> str | None:
         terms = p.ops.loads.unit_terms()
         unit_loads = p.ops.loads.unit_loads
         assert unit_loads is not None  # (strategy 'basis', which the parts ask for)
-        accel = unit_loads["accel"]
+        accel = unit_loads.accel
         if terms is None or any(units is not accel for _, units, _ in terms):
             return (f"body {p.body.name!r}: loads that change in time (body forces, tractions, "
                     "point loads or a user load with an update)")

@@ -19,7 +19,7 @@ the multipliers recovered after a step.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Protocol, Tuple, cast
+from typing import TYPE_CHECKING, Dict, Mapping, Protocol, Tuple, cast
 
 import numpy as np
 
@@ -251,7 +251,7 @@ class DenseJoints:
         return out
 
     # -- outputs ------------------------------------------------------------------------------
-    def outputs(self, t: float, y: np.ndarray, lam: np.ndarray) -> Dict[str, ElementOutput]:
+    def outputs(self, t: float, y: np.ndarray, lam: np.ndarray) -> Mapping[str, ElementOutput]:
         """The joints' and motors' outputs by name as :meth:`~dolfinx_mbs.systems.
         coupled_joints.JointSet.outputs` gives them (a revolute joint's force on its second
         body, global; a driven motor's torque; the largest position row, the drift), from the

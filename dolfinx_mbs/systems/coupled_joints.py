@@ -41,7 +41,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Protocol, Sequence, Tuple, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Protocol,
+    Sequence,
+    Tuple,
+    cast,
+)
 
 import numpy as np
 
@@ -56,6 +67,7 @@ from dolfinx_mbs.constraints.frame_joints import (
 )
 from dolfinx_mbs.frames.base import cross3, skew
 from dolfinx_mbs.frames.computed import ComputedFrame
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -925,7 +937,7 @@ class JointSet:
     # -- outputs ----------------------------------------------------------------------------------
     def outputs(self, t: float, f: np.ndarray, u: PETSc.Vec | None = None,
                 ud: PETSc.Vec | None = None, nodes: dict | None = None
-                ) -> Dict[str, ElementOutput]:
+                ) -> Mapping[str, ElementOutput]:
         """Each joint's, motor's and spring's outputs by name at the unknowns ``f`` and the
         full displacement and velocity ``u``, ``ud`` (None without elastic bodies;
         collective): the elements' :meth:`~dolfinx_mbs.constraints.frame_joints.FrameJoint.
@@ -942,7 +954,7 @@ class JointSet:
                 ``u``, ``ud`` are not read and nothing is collective).
 
         Returns:
-            The outputs by joint or motor name.
+            The outputs by joint or motor name (read-only).
         """
         lam, _ = self.split(f)
         if nodes is None:
@@ -957,7 +969,7 @@ class JointSet:
             assert blk.joint is not None  # (a joint's block)
             a, b = self._ends(blk.joint, t, f, nodes)
             out[el.name] = el.output(a, b, lam[r0:r1], g[r0:r1])
-        return out
+        return FrozenMapping(out)
 
 
 def _zero(v: PETSc.Vec) -> None:

@@ -18,13 +18,14 @@ motion back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs.frames.computed import ComputedFrame
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -117,7 +118,8 @@ class Drives:
             self._X[i] = X
         self._work: Tuple[int, List[PETSc.Vec]] | None = None
 
-    def at(self, t: float, u: PETSc.Vec, ud: PETSc.Vec, udd: PETSc.Vec) -> dict:
+    def at(self, t: float, u: PETSc.Vec, ud: PETSc.Vec, udd: PETSc.Vec
+           ) -> Mapping[str, Tuple[np.ndarray, np.ndarray]]:
         """{label: (force, torque about the frame's origin)} in global components at ``t``
         for the full displacement, velocity and acceleration ``u``, ``ud``, ``udd``.
 
@@ -128,14 +130,14 @@ class Drives:
             udd: the full acceleration.
 
         Returns:
-            The forces and torques by label.
+            The forces and torques by label (read-only).
         """
         s = self.system
         asm, space = s.assembly, s.space
         states = asm.states(t)
         ops = asm.at(t, states)
         ua, uda, udda = (x.getArray(readonly=True) for x in (u, ud, udd))
-        out = {}
+        out: Dict[str, Tuple[np.ndarray, np.ndarray]] = {}
         for f, label, ib, rb in zip(self.frames, self.labels, self.bodies_on, self.rigid_on):
             st = None
             F, M = np.zeros(3), np.zeros(3)
@@ -170,4 +172,4 @@ class Drives:
                 F += Fr
                 M += Mr
             out[label] = (st.R @ F, st.R @ M)
-        return out
+        return FrozenMapping(out)

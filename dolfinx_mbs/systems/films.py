@@ -38,13 +38,14 @@ mesh resolves).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Dict, List, Tuple
+from typing import TYPE_CHECKING, Any, List, Mapping, Tuple
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs.petsc_options import SUBSET
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.attachments import Bearing
@@ -294,14 +295,14 @@ class FilmForces:
                 if X is not E:
                     X.destroy()
 
-    def histories(self) -> Dict[str, Tuple[np.ndarray, ...]]:
+    def histories(self) -> Mapping[str, Tuple[np.ndarray, ...]]:
         """The last state's (position, velocity, force) by bearing name.
 
         Returns:
-            The values.
+            The values (copies), read-only by bearing name.
         """
-        return {p.bearing.name: (p.position.copy(), p.velocity.copy(), p.force.copy())
-                for p in self.points}
+        return FrozenMapping({p.bearing.name: (p.position.copy(), p.velocity.copy(),
+                                                  p.force.copy()) for p in self.points})
 
     def destroy(self) -> None:
         """Destroy the reduced unit matrices (collective)."""

@@ -98,7 +98,7 @@ class HamiltonSystem(SecondOrderSystem):
         h = A^T (h + K_h a0 + (G_p + D) a0') - A'^T w, fa = A^T f_a."""
         asm, red = self.assembly, self.reducer
         full = asm.hamilton_vectors(t, states)
-        w, h = full["pi0"], full["h"]
+        w, h = full.pi0, full.h
         if red.prescribed:
             tmp = self._vec("tmp")
             G = asm.gyroscopic(t, states=states)
@@ -120,4 +120,4 @@ class HamiltonSystem(SecondOrderSystem):
             hr = self._work["hr"] = hr if hr is not None else s.h.duplicate()
             red.A_dot.multTranspose(w, hr)
             s.h.axpy(-1.0, hr)
-        s.fa = red.project(full["fa"], s.fa)
+        s.fa = red.project(full.fa, s.fa)

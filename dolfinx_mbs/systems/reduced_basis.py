@@ -31,7 +31,7 @@ from mpi4py import MPI
 from petsc4py import PETSc
 
 from dolfinx_mbs.assembly.operators import combine
-from dolfinx_mbs.forms.moving_frame import unit_spin_cases
+from dolfinx_mbs.forms.moving_frame import FrameCoupling, unit_spin_cases
 from dolfinx_mbs.petsc_options import SAME
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class ReducedBasis:
         self._terms: Dict[str, tuple] = {}    # of each combination at the last state
         self._formed: Dict[str, tuple] = {}   # the terms each output holds
         #: per body, the frame-coupling W matrices of the last state (``forms.frame_coupling``)
-        self.W: List[Dict[str, np.ndarray]] = []
+        self.W: List[FrameCoupling] = []
         #: per body, the unit spin cases {(i, j): W_ij} (``forms.unit_spin_cases``)
         self.spin_cases = [unit_spin_cases(o.body.gdim) for o in self.ops]
         #: per body, the coupling basis' coefficient functionals (linear in W) as the rows of

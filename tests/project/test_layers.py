@@ -16,7 +16,7 @@ from tests.models import ROOT
 PACKAGE = ROOT / "dolfinx_mbs"
 
 #: the parts of the package in the order of the flow (a part imports only from those before it)
-FLOW = ["compat", "checks", "petsc_options", "lifetime", "io", "meshes", "frames", "materials",
+FLOW = ["compat", "checks", "records", "petsc_options", "lifetime", "io", "meshes", "frames", "materials",
         "forms", "bodies", "assembly", "constraints", "reduction", "systems", "cyclic", "static",
         "modal", "campbell", "rotors", "integrate", "model", "plot", "cli"]
 BACKENDS = ("ts", "sparse", "dense")

@@ -325,7 +325,7 @@ class DenseFrames(_DenseObserver):
         self.lo: int | None = None
         self.hi = -1
         #: the frames' outputs at the last step (the callback's)
-        self.last: dict = {}
+        self.last: Mapping[str, Mapping[str, Any]] = {}
 
     def rows(self, lo: int, hi: int) -> List[List[float]]:
         """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
