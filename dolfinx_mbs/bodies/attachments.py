@@ -19,13 +19,14 @@ import dataclasses
 import functools
 import itertools
 import math
-from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence, Tuple, cast
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence, Tuple, cast
 
 import numpy as np
 
 from dolfinx_mbs import checks
 from dolfinx_mbs.bodies.loads import facet_measure
 from dolfinx_mbs.forms import stationary as S
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx.mesh import MeshTags
@@ -450,6 +451,23 @@ class Bearing(_Attachment):
 
     def _film_entry(self, m: int, i: int, j: int, speed: float) -> float:
         return float(self._film(speed)[m][i, j])
+
+    def digest(self) -> Mapping[str, Any]:
+        """The bearing's numbers a checkpoint records to refuse a restart with another
+        bearing: the eight coefficients (``table``, absent for a film asked at every speed),
+        the table's speeds (``speeds``, with a table) and the axial and tilting ones
+        (``extra``).
+
+        Returns:
+            A table of numbers (plain lists and floats).
+        """
+        out: dict[str, Any] = {"extra": {k: float(getattr(self.axial, k)) for k in EXTRA}}
+        c = self.coefficients
+        if c is not None:
+            out["table"] = {k: [float(x) for x in v] for k, v in zip(COEFFICIENTS, c.arrays())}
+            if c.speeds is not None:
+                out["speeds"] = [float(x) for x in c.speeds]
+        return FrozenMapping(out)
 
     def support(self, rate: float) -> np.ndarray:
         """The bearing as a support (5 x 5, diagonal): the absolute values of its direct

@@ -236,3 +236,27 @@ def test_bad_input_is_refused_and_leaves_the_model_unchanged():
     assert [(list(b.attachments), list(b.housings)) for b in model.bodies] == held
     after = model.campbell([0.0], n=4).eigenvalues
     assert np.array_equal(after, before) or np.allclose(after, before, rtol=1e-12)
+
+
+def test_a_restart_is_refused_with_other_bearings(tmp_path):
+    """A checkpoint of the rotor in its housing is continued by the same model and refused,
+    on every rank, by one whose bearing stiffness or axial stiffness differs, naming the
+    bearing's coefficient (the checkpoint's model digest records each bearing's numbers)."""
+    d = MPI.COMM_WORLD.bcast(str(tmp_path) if MPI.COMM_WORLD.rank == 0 else None)
+    stem = f"{d}/run"
+
+    def run(kb=1e6, kg=4e6, **kw):
+        model = rotor_in_housing("stationary", "ground", False, kb, 60.0, kg)
+        for body in model.bodies:
+            body.set_gravity((9.81, 0.0, 0.0))
+        return model.integrate(t_end=kw.pop("t_end", 4e-4), dt=1e-4, output=stem,
+                               checkpoint_every=2, energy=False, progress=False, **kw)
+
+    run()
+    for kw, what in ((dict(kb=2e6), r"body 'rotor': its bearing \(attachment 0\) (extra|table)"),
+                     (dict(kg=5e6), r"body 'housing': its bearing \(attachment 0\) "
+                                    r"(extra|table)")):
+        with pytest.raises(ValueError, match=r"written by another model.*" + what):
+            run(t_end=6e-4, restart=True, **kw)
+    r = run(t_end=6e-4, restart=True)
+    assert r.restarted_from == pytest.approx(4e-4) and r.times[-1] == pytest.approx(6e-4)
