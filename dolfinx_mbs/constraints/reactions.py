@@ -85,8 +85,10 @@ def resultants(space: FullSpace, forces: PETSc.Vec, t: float, constraints: Seque
         The :class:`Reactions`: by constraint name, the (gdim,) force (N).
     """
     sums = frame_resultants(space, forces, constraints)
-    out = {name: (tot if frame else body.frame.state(t).R @ tot)[:body.gdim]
+    out = {name: (tot if frame else body.frame.state(t).R @ tot)[:body.gdim].copy()
            for name, (body, tot) in sums.items()}
+    for v in out.values():
+        v.flags.writeable = False   # a record: its arrays read-only too
     return Reactions(forces=MappingProxyType(out), t=float(t), frame=frame)
 
 
