@@ -25,6 +25,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -116,7 +117,7 @@ class _Browser:
              "--no-first-run", "--disable-background-networking", "--disable-component-update",
              "--disable-sync", f"--user-data-dir={self.profile}", "--remote-debugging-port=0",
              "--window-size=1280,900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         port_file = self.profile / "DevToolsActivePort"
         for _ in range(300):
             if port_file.is_file() and len(port_file.read_text().split()) == 2:
@@ -190,11 +191,18 @@ class _Browser:
     def close(self):
         if getattr(self, "ws", None) is not None:
             self.ws.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        # the whole process group: Chromium's helpers (crashpad, zygotes) outlive the browser
+        # and went on writing into the profile as the temporary directory was removed
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(timeout=20)
+                time.sleep(0.5)   # the helpers' exit after the browser's
+            except subprocess.TimeoutExpired:
+                continue
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +234,7 @@ FIRST_FIGURE = """(() => { const i = document.querySelector('.cell_output img, .
 def test_pages_in_chromium(served):
     """The start page and demo pages load in Chromium with every request and image."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         browser = _Browser(pathlib.Path(tmp))
         try:
             for page in PAGES:
