@@ -79,12 +79,12 @@ class FrameLoad:
     Attributes:
         frame: the frame (computed).
         fn: ``fn(t, s)`` -> torque: for a :class:`~dolfinx_mbs.frames.Hinge` a number (about
-            its axis) or a 3-vector; otherwise a 3-vector; or, with ``kind="wrench"``, a pair
+            its axis) or a 3-vector; otherwise a 3-vector; or, with ``wrench``, a pair
             (force, torque). ``s`` is a :class:`FrameView` (the frame's state: ``angle``,
             ``rate``, ``R``, ``r_O``, ``omega``, ``v_O``, ...).
         local: components in the frame's axes (True) or global (False).
         point: where the force acts (frame coordinates; the torque is about the origin).
-        kind: ``"torque"`` or ``"wrench"``.
+        wrench: ``fn`` gives (force, torque), not a torque.
         name: label of the load in the results.
     """
 
@@ -92,7 +92,7 @@ class FrameLoad:
     fn: Callable
     local: bool = True
     point: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(3))
-    kind: str = "torque"
+    wrench: bool = False
     name: str = "torque"
 
     def evaluate(self, t: float, view: "FrameView", state: FrameState) -> tuple:
@@ -133,7 +133,7 @@ class FrameLoad:
         Returns:
             (force, moment, local).
         """
-        if self.kind == "torque":
+        if not self.wrench:
             F = np.zeros(3)
             M = np.asarray(out, dtype=float)
             if M.ndim == 0:

@@ -58,7 +58,7 @@ def torque(frames: Sequence[ComputedFrame], frame: ComputedFrame,
     if not callable(fn):
         c = np.asarray(fn, dtype=float)
         fn = (lambda t, s, c=c: c)  # noqa: E731
-    return FrameLoad(frame=frame, fn=fn, local=local, kind="torque",
+    return FrameLoad(frame=frame, fn=fn, local=local,
                      name=name or f"torque on {frame.name}")
 
 
@@ -84,5 +84,5 @@ def force(frames: Sequence[ComputedFrame], frame: ComputedFrame, fn: Callable,
 
     def wrench(t: float, s: FrameView, f: Callable = f) -> tuple:
         return f(t, s), np.zeros(3)
-    return FrameLoad(frame=frame, fn=wrench, local=local, kind="wrench",
+    return FrameLoad(frame=frame, fn=wrench, local=local, wrench=True,
                      point=checks.point3(point, "point"), name=name or f"force on {frame.name}")
