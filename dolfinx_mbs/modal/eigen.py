@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Iterator, List, Tuple
+from typing import TYPE_CHECKING, List, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -44,6 +43,7 @@ from slepc4py import SLEPc
 from dolfinx_mbs import checks
 from dolfinx_mbs.modal.spread import SpreadRows
 from dolfinx_mbs.petsc_options import DIFFERENT, EIGEN_PREFIX, direct_lu, solve_in_words
+from dolfinx_mbs.records import Record
 from dolfinx_mbs.static.solver import negative_eigenvalues
 from dolfinx_mbs.systems.rigid_modes import RigidSubspace, rigid_subspace
 
@@ -743,7 +743,7 @@ def pencil_modes(Kr: PETSc.Mat, Gr: PETSc.Mat, Mr: PETSc.Mat, n: int,
 
 
 @dataclasses.dataclass
-class ModalResult(Mapping):
+class ModalResult(Record):
     """The complex modes of :func:`modes`, the same on every rank (rad/s, 1/s).
 
     Attributes are also read as keys (``result["frequencies"]``), as the dict this used to
@@ -776,20 +776,6 @@ class ModalResult(Mapping):
     rigid_eigenvalues: np.ndarray
     shapes: list | None = None
 
-    def __getitem__(self, key: str) -> Any:
-        if key not in self._keys():
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._keys())
-
-    def __len__(self) -> int:
-        return len(self._keys())
-
-    @classmethod
-    def _keys(cls) -> Tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def modes(system: SecondOrderSystem | VelocitySystem, t: float = 0.0, n: int = 6,
