@@ -8,12 +8,13 @@ resultants(space, forces, t, constraints, frame=True)  # in the body frame's com
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from mpi4py import MPI
 from petsc4py import PETSc
+
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx_mbs.assembly.space import FullSpace
@@ -89,7 +90,7 @@ def resultants(space: FullSpace, forces: PETSc.Vec, t: float, constraints: Seque
            for name, (body, tot) in sums.items()}
     for v in out.values():
         v.flags.writeable = False   # a record: its arrays read-only too
-    return Reactions(forces=MappingProxyType(out), t=float(t), frame=frame)
+    return Reactions(forces=FrozenMapping(out), t=float(t), frame=frame)
 
 
 def frame_resultants(space: FullSpace, forces: PETSc.Vec, constraints: Sequence
@@ -125,5 +126,5 @@ def frame_resultants(space: FullSpace, forces: PETSc.Vec, constraints: Sequence
             local[k, i] = arr[base + nodes * g + i].sum() if len(nodes) else 0.0
     tot = np.zeros_like(local)
     space.comm.Allreduce(local, tot, op=MPI.SUM)
-    return MappingProxyType({c.name: Resultant(body, tot[k])
+    return FrozenMapping({c.name: Resultant(body, tot[k])
                              for k, (c, body) in enumerate(found)})

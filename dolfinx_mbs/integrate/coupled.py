@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import types
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, cast
 
 import numpy as np
@@ -49,6 +48,7 @@ from dolfinx_mbs.integrate.observers import (
 )
 from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
+from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ class Joints(Observer):
             uu = s._elastic_reducer.expand(step.q, out=s._full["u"])
             uud = s._elastic_reducer.expand_rate(step.q, step.v, out=s._full["ud"])
         assert step.frames is not None  # (a coupled run's steps carry the frames' unknowns)
-        return types.MappingProxyType(s.jointset.outputs(step.t, step.frames, uu, uud))
+        return FrozenMapping(s.jointset.outputs(step.t, step.frames, uu, uud))
 
     def accumulators(self) -> JointAccumulators | None:
         """What the extrapolation at the last boundary read (the step before's multiplier
@@ -351,7 +351,7 @@ class DenseJointOutputs(Joints):
         st = self.stepper
         assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
         i = st.local(step.index)
-        return types.MappingProxyType(st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i]))
+        return FrozenMapping(st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i]))
 
 
 class Fields(observers.Fields):
@@ -640,7 +640,7 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
                                    system.comm)
     if rec.progress:
         out["progress"] = observers.Progress(system.comm, n_steps, label)
-    return types.MappingProxyType(out)
+    return FrozenMapping(out)
 
 
 def _integrate(system: CoupledSystem, config: RunConfig) -> Result:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import types
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Sequence, Type, cast
 
 import numpy as np
@@ -37,6 +36,7 @@ from dolfinx_mbs.integrate.initial import Coordinates, reduced_initial
 from dolfinx_mbs.integrate.motion_range import RotationRange, checked
 from dolfinx_mbs.integrate.stability import Stability
 from dolfinx_mbs.integrate.stepper import Needs, RunSpec, Stepper
+from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.multipliers import SaddlePoint
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def observers(system: RunSystem, label: str, n_steps: int, rec: Recording,
                                     probes, stab, checkpoint.truncate_csv))
     if any(checked(b) for b in system.space.bodies):
         watch["rotation"] = RotationRange(system, n_steps)
-    return types.MappingProxyType(watch)
+    return FrozenMapping(watch)
 
 
 class Boundaries:

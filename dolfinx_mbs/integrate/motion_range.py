@@ -16,7 +16,6 @@ bodies past it, their largest rotation and its time, and ``stiffening="nonlinear
 from __future__ import annotations
 
 import math
-import types
 import warnings
 import weakref
 from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence
@@ -31,6 +30,7 @@ from dolfinx_mbs import compat
 from dolfinx_mbs.checks import SmallDisplacementWarning
 from dolfinx_mbs.forms import small_rotation
 from dolfinx_mbs.integrate.observers import Observer, Step
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
@@ -247,7 +247,7 @@ class RotationRange(Observer):
                 "displacement, not of a rotation: use stiffening=\"nonlinear\" for large "
                 "rotations (or frames that follow the motion)",
                 SmallDisplacementWarning, stacklevel=2)
-        return types.MappingProxyType(out)
+        return FrozenMapping(out)
 
     def close(self) -> None:
         """Destroy the work vectors."""

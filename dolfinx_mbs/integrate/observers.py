@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import types
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -37,6 +36,7 @@ from dolfinx_mbs import checks
 from dolfinx_mbs.constraints.reactions import frame_resultants
 from dolfinx_mbs.integrate.config import Recording, StepState
 from dolfinx_mbs.io.output import MotionWriter, Probes, TimeSeriesWriter, probe_columns
+from dolfinx_mbs.records import FrozenMapping
 
 if TYPE_CHECKING:  # typing only; the stepper's module reads the observers, not back
     from dolfinx_mbs.integrate.checkpoint import Checkpoint
@@ -823,7 +823,7 @@ def make_observers(system: RunSystem, label: str, n_steps: int, a: Recording,
         out["fields"] = Fields(system.bodies, a.output, a.output_every, keep)
     if a.progress:
         out["progress"] = Progress(system.comm, n_steps, label)
-    return types.MappingProxyType(out)
+    return FrozenMapping(out)
 
 
 def named(watch: Mapping[str, Observer], name: str, kind: Type[_Named]) -> _Named | None:

@@ -17,11 +17,12 @@ reproduced to round-off (``exact``); loads outside the span are refused by :clas
 from __future__ import annotations
 
 import math
-import types
 from typing import Any, Dict, List, Mapping, Protocol, Sequence, Tuple
 
 import numpy as np
 import scipy.linalg as sla
+
+from dolfinx_mbs.records import FrozenMapping
 
 __all__ = ["LoadBasis", "LoadFit", "Exact", "FIT_RTOL"]
 
@@ -161,7 +162,7 @@ class LoadFit:
             By name, (len(times), size) arrays (read-only mapping).
         """
         y = self.basis.z_many(np.asarray(times) - self.t0) @ self._coef
-        return types.MappingProxyType({k: y[:, a:b] for k, a, b in self._cuts})
+        return FrozenMapping({k: y[:, a:b] for k, a, b in self._cuts})
 
     def values(self, t: float) -> Mapping[str, np.ndarray]:
         """The vectors at ``t``.
@@ -173,7 +174,7 @@ class LoadFit:
             The vectors by name (read-only mapping).
         """
         y = self.basis.z(t - self.t0) @ self._coef
-        return types.MappingProxyType({k: y[a:b] for k, a, b in self._cuts})
+        return FrozenMapping({k: y[a:b] for k, a, b in self._cuts})
 
 
 class FittedOperators(Protocol):

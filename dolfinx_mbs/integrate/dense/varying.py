@@ -22,7 +22,6 @@ The schemes step on them a whole run at once in :mod:`dolfinx_mbs.integrate.dens
 
 from __future__ import annotations
 
-import types
 from typing import TYPE_CHECKING, Dict, List, Mapping, Sequence, Tuple
 
 import numpy as np
@@ -38,6 +37,7 @@ from dolfinx_mbs.integrate.dense.operators import (
     gather_matrix,
     gather_vector,
 )
+from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.records import constant_frame
 
 if TYPE_CHECKING:
@@ -346,7 +346,7 @@ class VaryingOperators:
                 fl = self._frame_loads(times, states, coefs)
                 for k in vectors:
                     out[k] = fl[k] + self.rest[k] if k in self.rest else fl[k]
-        return types.MappingProxyType(out)
+        return FrozenMapping(out)
 
     def at(self, t: float) -> Ops:
         """The operators at ``t`` (:class:`~dolfinx_mbs.integrate.dense.operators.Ops`; a new
