@@ -251,6 +251,17 @@ def step_times(stamps, warm: int = 1, comm=None) -> dict:
                 slowest=float(np.max(dur[warm:])))
 
 
+def callgrind(*opts: str) -> None:
+    """``callgrind_control *opts <this process>`` when ``BENCH_CALLGRIND`` is set in the
+    environment (bench/instructions.py runs the workers under valgrind's callgrind with the
+    counting off, and they turn it on with ``callgrind("-i", "on")`` where the measured part
+    starts, off and dump with ``callgrind("-i", "off")``, ``callgrind("-d")`` where it ends);
+    nothing otherwise."""
+    if os.environ.get("BENCH_CALLGRIND"):
+        subprocess.run(["callgrind_control", *opts, str(os.getpid())], capture_output=True,
+                       check=True)
+
+
 def wait_for_load(threshold: float, max_wait: float, step: float = 30.0, comm=None) -> dict:
     """Sleep until the 1-minute load average is <= threshold (rank 0 reads it), at most
     max_wait seconds; returns what happened."""

@@ -69,10 +69,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import (BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model, cmd,
-                      command_line, git_rev, launch, loadavg, log, machine, machine_line, max_rss,
-                      md_table, parser, run_json, step_times, timed, utc_now, versions,
-                      versions_line)
+from benchlib import (BAR_PROBE, ROOT, append_results, bar_cells, bar_dofs, bar_model,
+                      callgrind, cmd, command_line, git_rev, launch, loadavg, log, machine,
+                      machine_line, max_rss, md_table, parser, run_json, step_times, timed,
+                      utc_now, versions, versions_line)
 
 FORMULATIONS = ("second-order", "first-order", "hamiltonian")
 
@@ -97,10 +97,14 @@ def worker(args) -> None:
     def stamp(t, u, v):
         stamps.append(time.perf_counter())
         u_norm[:] = [u.norm()]
+        if len(stamps) == 2:            # after the warm-up step (bench/instructions.py)
+            callgrind("-i", "on")
 
     wall, r = timed(lambda: model.integrate(
         t_end=(args.steps + 1) * args.dt, dt=args.dt, formulation=args.formulation,
         probes=[BAR_PROBE], progress=False, callback=stamp))
+    callgrind("-i", "off")
+    callgrind("-d")
     res = step_times(stamps)
     peak = comm.gather(max_rss(), root=0)
     res.update(module=str(where), size=args.size, n=n, dofs=bar_dofs(n),

@@ -261,7 +261,7 @@ def run_case(case: str, size, steps: int, angle=None, profile: bool = False):
     from mpi4py import MPI
 
     import dolfinx_mbs as mbs
-    from benchlib import barrier, gmax, step_times
+    from benchlib import barrier, callgrind, gmax, step_times
 
     comm = MPI.COMM_WORLD
     t_end = steps * DT
@@ -281,6 +281,8 @@ def run_case(case: str, size, steps: int, angle=None, profile: bool = False):
 
     def stamp(*a):
         stamps.append(time.perf_counter())
+        if len(stamps) == 2:            # after the first step (bench/instructions.py)
+            callgrind("-i", "on")
         if profile and len(stamps) == 2:   # after the first step: what the later ones cost
             marks.update(events=petsc_events(), phases=dict(clock.t))
     counters = Counters() if case == "coupled" else None
@@ -306,6 +308,8 @@ def run_case(case: str, size, steps: int, angle=None, profile: bool = False):
         r = model.integrate(t_end=t_end, dt=DT, probes=[(body, (KL,) + (0.0,) * (
             body.gdim - 1))], spectral_radius=0.8, progress=False, callback=stamp)
     finally:
+        callgrind("-i", "off")
+        callgrind("-d")
         if counters is not None:
             counters.restore()
         if clock is not None:
