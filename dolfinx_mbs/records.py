@@ -9,7 +9,7 @@ user's names (outputs by joint name, physical groups by name) is a :class:`Froze
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Iterator, Mapping, Tuple, TypeVar
+from typing import Any, Dict, Iterable, Iterator, Mapping, Tuple, TypeVar
 
 __all__ = ["Record", "FrozenMapping"]
 
@@ -37,7 +37,15 @@ class Record(Mapping[str, Any]):
 
     @classmethod
     def _keys(cls) -> Tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        keys = _KEYS.get(cls)
+        if keys is None:   # once a class (records are read by name in every step)
+            fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+            keys = _KEYS[cls] = tuple(f.name for f in fields)
+        return keys
+
+
+#: each Record class's field names, in order (filled by Record._keys)
+_KEYS: Dict[type, Tuple[str, ...]] = {}
 
 
 class FrozenMapping(Mapping[K, V]):
