@@ -11,7 +11,9 @@ round-off (its defaults stop at an estimated 1e-9 of each block a step, which le
 peak after 50 steps): the same scheme, so the histories agree to round-off. The kernels run
 compiled (numba, where installed) and as NumPy code; both are checked (``backend``).
 Measured (one rank): hinge angle 1.8e-11 rad, tip 1.8e-10 of its peak (reduced strip),
-7.6e-12 (the strip's 246 dofs).
+7.6e-12 (the strip's 246 dofs); with nonlinear strain (6 Craig-Bampton modes) 7e-14 rad and
+4e-12 of the tip's peak, the projected tensors against the assembled force, tangent and energy
+6e-14, 2e-14, 9e-14.
 """
 
 import math
