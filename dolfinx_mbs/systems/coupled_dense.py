@@ -29,18 +29,26 @@ rows is a contraction of P(W) with coefficient vectors of x = X + u = Z xi, xi =
                    the inertia tensor's dependence on q, linear and quadratic, and the
                    rigid-elastic coupling are these contractions
 
-and the energies and momenta of :func:`~dolfinx_mbs.systems.coupled.monitors` likewise. The
+and the energies and momenta of :func:`~dolfinx_mbs.systems.coupled.monitors` likewise.
+A body with nonlinear strain (``stiffening="nonlinear"``, the St Venant-Kirchhoff remainder
+of ``forms.moving_frame.svk_remainder``, cubic and quartic in u) adds to its elastic rows
+the projected remainder, a polynomial in q: tangent T^T K_N(T q) T = H(q) + 1/2 C(q, q),
+force (1/2 H(q) + 1/6 C(q, q)) q, energy q.(1/6 H(q) + 1/24 C(q, q)) q, with H(q) =
+sum_i q_i H_i, C(q, q) = sum_ij q_i q_j C_ij found once, exactly, by polarization of the
+assembled tangent (:func:`nonlinear_tensors`: 2 n + n (n - 1) / 2 assemblies). The
 frames' own rows, their kinematics, rigid bodies, applied frame loads and the prestress
 coefficients are :class:`CoupledSystem`'s (numpy already). The Jacobian is exact: every
 derivative is a contraction of the same invariants (the derivatives of W by the frame state
 as in ``CoupledSystem._state_columns``).
 
 What the dense form takes (:func:`dense_reason` names what it does not): elastic bodies on
-computed frames whose partial velocities are constant (:class:`~dolfinx_mbs.frames.Hinge`),
-with constant applied loads and gravity, prestress and Rayleigh damping, time-invariant
-constraints; rigid bodies and applied frame loads; no joints, motors or springs, no bodies on
-prescribed frames, no nonlinear strain. Everything here is replicated on every rank (the
-invariants are reduced over the ranks once).
+computed frames (:class:`~dolfinx_mbs.frames.Hinge`, :class:`~dolfinx_mbs.frames.Free`),
+with constant applied loads and gravity, prestress,
+nonlinear strain (on at most :data:`NONLINEAR_MAX` elastic coordinates) and Rayleigh
+damping, time-invariant constraints; rigid bodies and applied frame loads; joints and motors
+(:mod:`~dolfinx_mbs.systems.coupled_dense_joints`); no springs, no bodies on prescribed
+frames. Everything here is replicated on every rank (the invariants are reduced over the
+ranks once).
 """
 
 from __future__ import annotations
@@ -64,11 +72,15 @@ if TYPE_CHECKING:
     from dolfinx_mbs.frames.computed import ComputedFrame
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
-__all__ = ["DenseCoupled", "Plan", "LazyView", "StateRead", "dense_reason"]
+__all__ = ["DenseCoupled", "Plan", "LazyView", "StateRead", "dense_reason", "nonlinear_tensors",
+           "NONLINEAR_MAX"]
 
 #: the kernels' table sizes (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: FI, FF, BI,
 #: PAR; checked equal there)
-K_FI, K_FF, K_BI, K_PAR = 7, 66, 15, 24
+K_FI, K_FF, K_BI, K_PAR = 7, 66, 18, 24
+#: the most elastic reduced coordinates the dense form takes with nonlinear strain (the
+#: projected quartic term has n^4 / 2 numbers, n^2 / 2 tangent assemblies at the start)
+NONLINEAR_MAX = 40
 #: the frames' kinds (the kernels' KIND_HINGE, KIND_FREE2, KIND_FREE3)
 KIND_HINGE, KIND_FREE2, KIND_FREE3 = 0, 1, 2
 
@@ -95,8 +107,10 @@ def dense_reason(system: CoupledSystem) -> str | None:
             return f"frame {fr.name!r}: a computed frame other than Hinge or Free"
     if not s.parts:
         return None
-    if s._elastic_assembly.nonlinear:
-        return "nonlinear strain (stiffening='nonlinear')"
+    if s._elastic_assembly.nonlinear and s.n_reduced > NONLINEAR_MAX:
+        return (f"nonlinear strain (stiffening='nonlinear') on {s.n_reduced} elastic "
+                f"coordinates (the dense form projects the strain's cubic and quartic terms "
+                f"once: at most {NONLINEAR_MAX} coordinates; reduce the body)")
     if s._elastic_reducer.time_dependent:
         return "constraints that move in time"
     for p in s.parts:
@@ -114,6 +128,68 @@ def dense_reason(system: CoupledSystem) -> str | None:
             return (f"body {p.body.name!r}: loads that change in time (body forces, tractions, "
                     "point loads or a user load with an update)")
     return None
+
+
+def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
+                      ) -> Tuple[np.ndarray, np.ndarray]:
+    """The nonlinear strain's tangent on a body's reduced coordinates as a polynomial:
+    K_n(q) = T^T K_N(T q) T = sum_i q_i H_i + 1/2 sum_ij q_i q_j C_ij (the remainder of St
+    Venant-Kirchhoff's strain, ``forms.moving_frame.svk_remainder``: its tangent is linear
+    plus quadratic in u), found exactly by polarization of the package's assembled tangent
+    P(s) = K_n(s): H_i = (P(e_i) - P(-e_i)) / 2, C_ii = P(e_i) + P(-e_i),
+    C_ij = P(e_i + e_j) - P(e_i) - P(e_j) (i < j): 2 n + n (n - 1) / 2 assemblies. The force
+    and the energy's excess follow: f_n = (1/2 H(q) + 1/6 C(q, q)) q, U_n = q.(1/6 H(q) +
+    1/24 C(q, q)) q (the tangent is their derivative: H and C are fully symmetric).
+    Collective.
+
+    Args:
+        system: the coupled system.
+        p: the body's part.
+        T: the body's reduced fields (local rows of the whole elastic space, the body's
+            columns; only the body's own rows are read).
+
+    Returns:
+        (H: n x n x n, H[i] = H_i; C: the pairs i <= j row by row (n (n + 1) / 2 x n x n),
+        C_ii, and 2 C_ij for i < j, so that sum_pairs q_i q_j C[pair] = sum_ij q_i q_j C_ij).
+    """
+    asm = system._elastic_assembly
+    n = T.shape[1]
+    Tb = np.zeros_like(T)
+    Tb[p.slice] = T[p.slice]        # the body's rows: K_N is block-diagonal by body
+    u = system._elastic_space.create_vec()
+    x, y = u.duplicate(), u.duplicate()
+
+    def P(s: np.ndarray) -> np.ndarray:
+        u.array[:] = Tb @ s
+        KN = asm.nonlinear_terms(u, force=False, tangent=True)[1]
+        assert KN is not None  # (asked for)
+        out = np.zeros((n, n))
+        for j in range(n):
+            x.array[:] = Tb[:, j]
+            KN.mult(x, y)
+            out[:, j] = Tb.T @ y.getArray(readonly=True)
+        return out
+    eye = np.eye(n)
+    Pp = [P(eye[i]) for i in range(n)]
+    Pm = [P(-eye[i]) for i in range(n)]
+    H = np.array([0.5 * (a - b) for a, b in zip(Pp, Pm)]).reshape(n, n, n)
+    C = np.zeros((n * (n + 1) // 2, n, n))
+    k = 0
+    for i in range(n):
+        for j in range(i, n):
+            if i == j:
+                C[k] = Pp[i] + Pm[i]
+            else:
+                C[k] = 2.0 * (P(eye[i] + eye[j]) - Pp[i] - Pp[j])
+            k += 1
+    u.zeroEntries()                  # the bodies' displacement state as it was: zero
+    asm.nonlinear_terms(u, force=False, tangent=False)
+    for v in (u, x, y):
+        v.destroy()
+    out = np.concatenate([H.reshape(-1), C.reshape(-1)])
+    tot = np.empty_like(out)
+    system.comm.Allreduce(out, tot, op=MPI.SUM)
+    return tot[:H.size].reshape(H.shape), tot[H.size:].reshape(C.shape)
 
 
 class _Invariants:
@@ -195,6 +271,9 @@ class _Invariants:
             Mq[:, i] = np.cross(T3[:, :, i], f3).sum(axis=0)
         self.app_Mq = comm.allreduce(Mq)
         self.mass = p.mass
+        #: the nonlinear strain's tensors (:func:`nonlinear_tensors`; None for a linear body)
+        self.H: np.ndarray | None = None
+        self.C: np.ndarray | None = None
         for v in (x, y):
             v.destroy()
 
@@ -232,6 +311,7 @@ class _RigidInvariants:
         self.app_F = self.app_M0 = np.zeros(3)
         self.app_Mq = np.zeros((3, 0))
         self.mass = m
+        self.H = self.C = None
 
 
 @dataclasses.dataclass
@@ -290,6 +370,8 @@ class DenseCoupled:
             for p, cols in zip(s.parts, self._columns(T)):
                 self.inv.append(_Invariants(s, p, T[p.slice, cols]))
                 self.inv[-1].q0 = cols.start
+                if p.body.u_state is not None:
+                    self.inv[-1].H, self.inv[-1].C = nonlinear_tensors(s, p, T[:, cols])
         self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))
                      for rb in s.rigid_on[i]]
         self.gravity = s.gravity
@@ -382,9 +464,10 @@ class DenseCoupled:
                 else:
                     cases.append((0, int(case[0]), int(case[1]), put(Pc)))
             app = np.concatenate([inv.app_F, inv.app_M0])
+            nl = (put(inv.H), put(inv.C), 1) if inv.H is not None else (0, 0, 0)
             bi[b] = (inv.frame, g, nz, n, inv.q0, put(Pe2), put(np.transpose(Pe2, (0, 2, 1))),
                      put(sum(Pe2[a * g + a] for a in range(g))), put(inv.app_T), put(app),
-                     put(inv.app_Mq), put(K0), put(inv.D), first, len(cases) - first)
+                     put(inv.app_Mq), put(K0), put(inv.D), first, len(cases) - first, *nl)
         grav = np.zeros(3) if self.gravity is None else np.asarray(self.gravity, float)
         ci = np.array(cases, dtype=np.int64).reshape(-1, 4)
         return Plan(bi=bi, bf=np.concatenate(bf) if bf else np.zeros(0), ci=ci, fi=fi, ff=ff,

@@ -130,12 +130,12 @@ def elbow_force(ref, T):
 EH, EB, ERHO = 0.01, 0.02, 7850.0      # the elastic links: in the plane, across, density
 
 
-def elastic_double_pendulum(modes=4, nx=8, e_scale=1.0):
+def elastic_double_pendulum(modes=4, nx=8, e_scale=1.0, stiffening=None):
     """The double pendulum of two elastic links (plane-stress steel strips of ``nx`` x 1 P2
     cells, 0.5 and 0.4 m long, 10 mm in the plane, 20 mm across), each on its chord frame
     (a Hinge, a planar Free frame at its centre) and reduced to ``modes`` Craig-Bampton modes,
     joined at the elbow's nodes: two reduced bodies on the dense path (bench/exudyn_pendulum.py
-    is the same model, finer). Returns (model, link1, link2)."""
+    is the same model, finer); ``stiffening`` the links'. Returns (model, link1, link2)."""
     from dolfinx import mesh as dmesh
     from mpi4py import MPI
 
@@ -149,9 +149,9 @@ def elastic_double_pendulum(modes=4, nx=8, e_scale=1.0):
                                                        np.array([x0 + length, h / 2])], [nx, 1])
     mat = mbs.materials.PlaneStress(E=210e9 * e_scale, nu=0.3, density=ERHO, thickness=b)
     hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), name="h1")
-    l1 = mbs.Body(strip(0.0, L1), mat, hub, degree=2, name="link1")
+    l1 = mbs.Body(strip(0.0, L1), mat, hub, degree=2, name="link1", stiffening=stiffening)
     fr2 = mbs.frames.Free(position=(L1 + L2 / 2, 0, 0), name="f2", dim=2)
-    l2 = mbs.Body(strip(-L2 / 2, L2), mat, fr2, degree=2, name="link2")
+    l2 = mbs.Body(strip(-L2 / 2, L2), mat, fr2, degree=2, name="link2", stiffening=stiffening)
     model = mbs.Model([l1, l2], gravity=(0, -G, 0))
     model.clamp(l1, where=at(0.0))
     model.clamp(l1, where=at(L1), components=[1])

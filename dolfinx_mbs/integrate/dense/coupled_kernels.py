@@ -28,7 +28,10 @@ Layouts (``Plan`` builds them):
   r_O, omega, alpha, v_O, a_O; the ground's is the identity at rest);
 * ``bi`` (body, :data:`BI`) and ``bf``: each body's invariants P(E_ab) (g^2 stacked nz x nz, and
   transposed), P(I), the applied loads' projections, K, D and the prestress cases (``ci``: kind,
-  i, j, offset of the reduced matrix); a rigid body is a body without modes.
+  i, j, offset of the reduced matrix), the nonlinear strain's tensors where the body has it
+  (:func:`~dolfinx_mbs.systems.coupled_dense.nonlinear_tensors`: its tangent's excess K_n(q) =
+  H(q) + 1/2 C(q, q), force (1/2 H(q) + 1/6 C(q, q)) q, energy q.(1/6 H(q) + 1/24 C(q, q)) q,
+  added to the elastic rows as K q is); a rigid body is a body without modes.
 
 The body's terms (module docstring of :mod:`dolfinx_mbs.systems.coupled_dense`): with xi = (1,
 0, q), b0 = (0, a_O - g_loc, q''), b1 = (0, 0, q'), W_g = 2 skew(omega), W_k = skew(omega)^2 +
@@ -123,8 +126,10 @@ FF = 66
 PAR = 24
 #: the bodies' integer table: frame, g, nz, n modes, q offset, then offsets in bf of P(E)
 #: (g^2 nz x nz), its transposes, P(I), T^T f, (F, M_O) of the loads, their dM/dq (3 x n), K,
-#: D; the prestress cases' first row in ci and their number
-BI = 15
+#: D; the prestress cases' first row in ci and their number; the offsets of the nonlinear
+#: strain's tensors H (n x n x n) and C (the pairs i <= j, n (n + 1) / 2 x n x n), and 1 for
+#: a body with nonlinear strain (0, 0, 0 without)
+BI = 18
 #: the largest numbers of coordinates and speeds of a frame
 MAXZ, MAXW = 7, 6
 #: the frames' kinds: a hinge (in the ground or a prescribed parent), a free frame on a 2D
@@ -458,6 +463,19 @@ def _frame(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, o: int, y: np.ndarra
 
 
 # -- a body's terms -------------------------------------------------------------------------
+def _nonlinear_arrays(bf: np.ndarray, bi: np.ndarray, nb: int, q: np.ndarray
+                      ) -> tuple:
+    """(H(q), C(q, q)) = (sum_i q_i H_i, sum_ij q_i q_j C_ij) of a body's nonlinear strain
+    (``bi``'s offsets 15, 16; q the body's coordinates, rows of states or one state)."""
+    npair = nb * (nb + 1) // 2
+    H = bf[bi[15]:bi[15] + nb * nb * nb].reshape((nb, nb * nb))
+    C = bf[bi[16]:bi[16] + npair * nb * nb].reshape((npair, nb * nb))
+    iu, ju = np.triu_indices(nb)
+    qq = q[..., iu] * q[..., ju]
+    shape = q.shape[:-1] + (nb, nb)
+    return (q @ H).reshape(shape), (qq @ C).reshape(shape)
+
+
 def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
                  fi: np.ndarray, ff: np.ndarray, state: tuple, motion: tuple, jac: bool,
                  F: np.ndarray, J: np.ndarray) -> None:
@@ -510,6 +528,11 @@ def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
     app = bf[bi[9]:bi[9] + 6]
     appMq = bf[bi[10]:bi[10] + 3 * nb].reshape((3, nb))
     F[n + qo:n + qo + nb] += e[ts:] - bf[bi[8]:bi[8] + nb] + Kq @ q + D @ v
+    if bi[17] != 0:     # the nonlinear strain: force and tangent
+        Hq, Cq = _nonlinear_arrays(bf, bi, nb, q)
+        F[n + qo:n + qo + nb] += (0.5 * Hq + Cq / 6.0) @ q
+        if jac:
+            J[n + qo:n + qo + nb, qo:qo + nb] += Hq + 0.5 * Cq
     Sf = np.zeros(3)
     Sf[:g] = e[1:ts]
     Sf -= app[0:3]
@@ -591,6 +614,44 @@ def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
     J[n + qo:n + qo + nb, o + fw:o + fw + nwi] += Gel @ Cw
     J[rows:rows + nwi, o + fz:o + fz + nzi] += GF @ Cz
     J[rows:rows + nwi, o + fw:o + fw + nwi] += GF @ Cw
+
+
+@jit
+def _nonlinear_loops(bf: np.ndarray, ho: int, co: int, nb: int, n: int, qo: int,
+                     y: np.ndarray, jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+    """A body's nonlinear strain in scalar loops: its force (1/2 H(q) + 1/6 C(q, q)) q added
+    to its elastic rows of F, with ``jac`` its tangent H(q) + 1/2 C(q, q) to J's block of
+    them by q (H, C at the offsets ``ho``, ``co`` in bf; :func:`_nonlinear_arrays`)."""
+    nn = nb * nb
+    q = y[qo:qo + nb]
+    Hq = np.zeros((nb, nb))
+    Cq = np.zeros((nb, nb))
+    for i in range(nb):
+        qi = q[i]
+        if qi != 0.0:
+            base = ho + i * nn
+            for a in range(nb):
+                for b in range(nb):
+                    Hq[a, b] += qi * bf[base + a * nb + b]
+    k = 0
+    for i in range(nb):
+        for j in range(i, nb):
+            w = q[i] * q[j]
+            if w != 0.0:
+                base = co + k * nn
+                for a in range(nb):
+                    for b in range(nb):
+                        Cq[a, b] += w * bf[base + a * nb + b]
+            k += 1
+    for i in range(nb):
+        acc = 0.0
+        for j in range(nb):
+            acc += (0.5 * Hq[i, j] + Cq[i, j] / 6.0) * q[j]
+        F[n + qo + i] += acc
+    if jac:
+        for i in range(nb):
+            for j in range(nb):
+                J[n + qo + i, qo + j] += Hq[i, j] + 0.5 * Cq[i, j]
 
 
 def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
@@ -681,6 +742,8 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
         for j in range(nb):
             acc += Kq[i, j] * y[qo + j] + bf[do + i * nb + j] * y[n + qo + j]
         F[n + qo + i] += acc
+    if bi[17] != 0:     # the nonlinear strain
+        _nonlinear_loops(bf, bi[15], bi[16], nb, n, qo, y, jac, F, J)
     Sf = np.zeros(3)
     for a in range(g):
         Sf[a] = e[1 + a]
@@ -1617,6 +1680,9 @@ def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> N
             Mc = bf[ci[c, 3]:ci[c, 3] + nb * nb].reshape(nb, nb)
             coef = om[:, ci[c, 1]] * om[:, ci[c, 2]] if ci[c, 0] == 0 else -ab[:, ci[c, 1]]
             Vel += 0.5 * coef * ((q @ Mc) * q).sum(axis=1)
+        if bb[17] != 0:     # the nonlinear strain energy's excess
+            Hq, Cq = _nonlinear_arrays(bf, bb, nb, q)
+            Vel += np.einsum("sa,sab,sb->s", q, Hq / 6.0 + Cq / 24.0, q)
         Pl_ = np.zeros((S, 3))
         Pl_[:, :g] = ((lin @ PI.T)[:, 1:ts]
                       + np.einsum("sa,ais->si", Sw[:, :g, :g].reshape(S, gg), Px)[:, 1:ts])

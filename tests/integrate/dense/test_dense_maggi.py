@@ -75,8 +75,11 @@ def _prismatic_3d():
 MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
           "slider-crank": slider_crank, "elastic slider-crank": _elastic_crank,
           "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d,
-          "elastic double pendulum": lambda: elastic_double_pendulum()[0]}
-STEP = {"elastic slider-crank": 1e-4, "elastic double pendulum": 1e-3}
+          "elastic double pendulum": lambda: elastic_double_pendulum()[0],
+          "nonlinear double pendulum": lambda: elastic_double_pendulum(
+              e_scale=1e-3, stiffening="nonlinear")[0]}
+STEP = {"elastic slider-crank": 1e-4, "elastic double pendulum": 1e-3,
+        "nonlinear double pendulum": 1e-3}
 
 
 @pytest.mark.parametrize("formulation", ["first-order", "second-order"])
