@@ -738,13 +738,15 @@ class Model:
         """Reduce ``body`` to ``modes`` modes (``"craig-bampton"`` or ``"modal"``), made at the
         first solve (again when constraints or loads change); the solves then work on it,
         constraints kept. Returns its :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`
-        (which documents the ``options``: ``cutoff``, ``t``, ``residual``).
+        (which documents the ``options``: ``cutoff``, ``t``, ``residual``, ``derivatives``).
 
         Args:
             body: the elastic body.
             modes: the number of modes.
             method: ``"craig-bampton"`` or ``"modal"``.
-            **options: the reduction's options (``cutoff``, ``t``, ``residual``).
+            **options: the reduction's options (``cutoff``, ``t``, ``residual``,
+                ``derivatives``: the static modal derivatives of the lowest modes, for a body
+                with ``stiffening="nonlinear"``).
 
         Returns:
             The :class:`~dolfinx_mbs.reduction.reduced_body.ReducedBody`.

@@ -15,7 +15,13 @@ prestress, the geometric stiffness of that state included), in parallel:
 
 The count is a number of modes or a frequency ``cutoff``; with ``residual`` the static response
 to the body's loads at given times is added (residual flexibility), made M-orthogonal to the
-modes. :mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the Maggi reducer.
+modes. With ``derivatives`` (bodies with ``stiffening="nonlinear"``) the static modal
+derivatives of the lowest modes are added: theta_ij = d^2 u / dq_i dq_j of the static
+response, K theta_ij = -L(phi_i) phi_j, L(a) the part of the nonlinear tangent linear in the
+displacement a (L(a) = (K_N(a) - K_N(-a)) / 2 exactly, the tangent's excess being quadratic in
+a); they hold the second-order fields a linear basis lacks (the axial shortening that a bent
+beam's ends or interior take up), without which the reduced nonlinear body is too stiff.
+:mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the Maggi reducer.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ class ReducedBody:
         t: the time of the reference frame state (its spin softening and prestress).
         residual: False, True (the static response to the body's loads at ``t``) or a
             sequence of times whose loads' static responses are added.
+        derivatives: the static modal derivatives of the lowest ``derivatives`` modes (their
+            pairs i <= j: k (k + 1) / 2 shapes for k), for a body with
+            ``stiffening="nonlinear"``; 0 for none.
 
     Attributes (known once the model's systems are made):
         frequencies: the kept modes' frequencies at the reference state (rad/s).
@@ -61,9 +70,19 @@ class ReducedBody:
 
     def __init__(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
                  cutoff: float | None = None, t: float = 0.0,
-                 residual: bool | Sequence[float] = False) -> None:
+                 residual: bool | Sequence[float] = False, derivatives: int = 0) -> None:
         if method not in METHODS:
             raise ValueError(f"reduce: method must be one of {METHODS}, got {method!r}")
+        if isinstance(derivatives, bool) or not isinstance(derivatives, (int, np.integer)) \
+                or derivatives < 0:
+            raise ValueError(f"reduce: derivatives must be an integer >= 0, got "
+                             f"{derivatives!r}")
+        if derivatives and body.stiffening != "nonlinear":
+            raise ValueError(f"reduce: derivatives need a body with stiffening='nonlinear'; "
+                             f"body {body.name!r} has stiffening={body.stiffening!r}")
+        if derivatives and cutoff is None and derivatives > modes:
+            raise ValueError(f"reduce: derivatives must be at most modes ({modes}), got "
+                             f"{derivatives}")
         if cutoff is None:
             if isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) \
                     or modes < 1:
@@ -84,6 +103,7 @@ class ReducedBody:
                                  f"times, got {residual!r}") from None
         self.body, self.modes, self.method, self.cutoff = body, modes, method, cutoff
         self.residual: List[float] = residual
+        self.derivatives = int(derivatives)
         self.frequencies: np.ndarray | None = None
         self.n_coordinates: int | None = None
         self.n_interface: int | None = None
@@ -153,9 +173,9 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
             empty for ``"modal"``).
 
     Returns:
-        (n_owned, len(interface) + modes + residual shapes): the constraint modes (in the
-        order of ``interface``), the modes, the residual shapes; ``reduced``'s
-        ``frequencies`` set.
+        (n_owned, len(interface) + modes + residual shapes + modal derivatives): the
+        constraint modes (in the order of ``interface``), the modes, the residual shapes, the
+        modal derivatives; ``reduced``'s ``frequencies`` set.
     """
     space, t = assembly.space, reduced.t
     states = assembly.states(t)
@@ -213,9 +233,68 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
             col = np.zeros(n)
             col[free] = x.getArray(readonly=True)
             cols.append(col)
+    k = min(reduced.derivatives, len(w))
+    for d in _derivatives(assembly, ib, free, vecs[:k], ksp, rhs):   # M-orthogonalized
+        norm0 = _m_norm(Mii, d, Mx)
+        for v in vecs:
+            Mii.mult(v, Mx)
+            d.axpy(-d.dot(Mx) / v.dot(Mx), v)
+        norm = _m_norm(Mii, d, Mx)
+        if norm > 1e-8 * max(norm0, 1e-300):
+            d.scale(1.0 / norm)
+            vecs.append(d)
+            col = np.zeros(n)
+            col[free] = d.getArray(readonly=True)
+            cols.append(col)
+        else:
+            d.destroy()
     for obj in [ksp, x, rhs, e, Ke, Kii, Mii, Mx, iset] + vecs:
         obj.destroy()
     return np.column_stack(cols) if cols else np.zeros((n, 0))
+
+
+def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETSc.Vec],
+                 ksp: PETSc.KSP, rhs: PETSc.Vec) -> List[PETSc.Vec]:
+    """The static modal derivatives theta_ij (i <= j) of body ``ib``'s ``modes`` (interior
+    vectors on the dofs ``free``): K_ii theta_ij = -L(phi_i) phi_j (module docstring), with
+    ``ksp`` the interior's factored stiffness. The body's nonlinear state is left as found."""
+    if not modes:
+        return []
+    space = assembly.space
+    body = assembly.bodies[ib]
+    assert body.u_state is not None  # (ReducedBody checked stiffening="nonlinear")
+    kept = body.u_state.x.array.copy()
+    rows = free + space.offsets[ib]
+    u, y = space.create_vec(), space.create_vec()
+    full = []
+    for v in modes:   # the modes as full displacements
+        f = space.create_vec()
+        f.zeroEntries()
+        f.array[rows] = v.getArray(readonly=True)
+        full.append(f)
+    prod = np.zeros((len(modes), len(modes), len(free)))   # L(phi_i) phi_j, interior rows
+    try:
+        for i, fi in enumerate(full):
+            for sign in (1.0, -1.0):
+                u.array[:] = sign * fi.getArray(readonly=True)
+                KN = assembly.nonlinear_terms(u, force=False, tangent=True)[1]
+                assert KN is not None  # (tangent asked)
+                for j in range(i, len(modes)):
+                    KN.mult(full[j], y)
+                    prod[i, j] += 0.5 * sign * y.getArray(readonly=True)[rows]
+    finally:
+        body.u_state.x.array[:] = kept
+        body.u_state.x.scatter_forward()
+        for obj in [u, y] + full:
+            obj.destroy()
+    out = []
+    for i in range(len(modes)):
+        for j in range(i, len(modes)):
+            rhs.array[:] = -prod[i, j]
+            x = rhs.duplicate()
+            ksp.solve(rhs, x)
+            out.append(x)
+    return out
 
 
 def _m_norm(M: PETSc.Mat, x: PETSc.Vec, work: PETSc.Vec) -> float:
