@@ -26,6 +26,7 @@ beam's ends or interior take up), without which the reduced nonlinear body is to
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, List, Sequence, Tuple
 
 import numpy as np
@@ -104,6 +105,11 @@ class ReducedBody:
         self.body, self.modes, self.method, self.cutoff = body, modes, method, cutoff
         self.residual: List[float] = residual
         self.derivatives = int(derivatives)
+        if body.stiffening == "nonlinear" and not derivatives:
+            warnings.warn(f"reduce: body {body.name!r} has stiffening='nonlinear' and no modal "
+                          "derivatives: a basis of modes alone locks (far too stiff); pass "
+                          "derivatives=k (the lowest k modes' static modal derivatives)",
+                          stacklevel=3)
         self.frequencies: np.ndarray | None = None
         self.n_coordinates: int | None = None
         self.n_interface: int | None = None
