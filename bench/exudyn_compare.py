@@ -98,7 +98,9 @@ def demo_data(quick: bool = False) -> dict:
     return {n: ns[n] for n in NAMES}
 
 
-def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None) -> dict:
+def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
+            stiffening: str | None = None, refine: int = 1, modes: int = 0,
+            derivatives: int = 0) -> dict:
     """The demo's coupled model in dolfinx_mbs, integrated.
 
     Args:
@@ -106,6 +108,12 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None) ->
         dt: the time step (s).
         t_end: the end time (s).
         formulation: ``model.integrate``'s formulation (None: its default, BDF2 with joints).
+        stiffening: the rod's ``Body(stiffening=...)`` (None: the demo's linear rod).
+        refine: the rod's cells along and across, times this.
+        modes: reduce the rod to this many Craig-Bampton modes (its pins the interface; 0:
+            the full rod).
+        derivatives: with ``modes``, the static modal derivatives of this many of the lowest
+            modes join the basis (``Model.reduce(..., derivatives=)``).
 
     Returns:
         The times, crank angle, midpoint deflection and slider x (arrays), the wall times of
@@ -128,11 +136,11 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None) ->
     crank = mbs.RigidBody(mass=d["M_CRANK"], inertia=d["M_CRANK"] * R ** 2 / 12, frame=hub,
                           centre=(R / 2, 0, 0), name="crank")
     msh = dmesh.create_rectangle(comm, [np.array([0.0, -H / 2]), np.array([L, H / 2])],
-                                 [d["NX"], 2])
+                                 [refine * d["NX"], 2 * refine])
     mat = mbs.materials.PlaneStress(E=d["E"], nu=d["NU"], density=d["RHO"],
                                     thickness=d["THICK"])
     rod = mbs.Body(msh, mat, mbs.frames.Free(position=(R, 0, 0), name="rod_frame", dim=2),
-                   degree=2, name="rod")
+                   degree=2, name="rod", stiffening=stiffening)
     sl = mbs.RigidBody(mass=d["M_SLIDER"], inertia=1e-6, centre=(0, 0, 0), name="slider",
                        frame=mbs.frames.Free(position=(R + L, 0, 0), name="slider_frame",
                                              dim=2))
@@ -144,6 +152,8 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None) ->
     model.prismatic(None, sl, point=(R + L, 0.0), axis=(1.0, 0.0), name="guide")
     omega = d["OMEGA"]
     model.motor(hub, angle=lambda t: omega * t, name="drive")
+    if modes:
+        model.reduce(rod, modes=modes, method="craig-bampton", derivatives=derivatives)
     t1, c1 = time.perf_counter(), time.process_time()
     r = model.integrate(t_end=t_end, dt=dt, probes=[(rod, (L / 2, 0.0))], progress=False,
                         formulation=formulation)
@@ -152,7 +162,7 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None) ->
                 mid=np.asarray(r.probes[:, 0, 1]),
                 slider=np.asarray(r.frames["slider_frame"].r_O[:, 0]),
                 build=t1 - t0, integrate=t2 - t1, cpu=c2 - c1, steps=int(r.steps),
-                ts_type=r.ts_type,
+                ts_type=r.ts_type, stepper=r.stepper,
                 formulation=r.formulation, dofs=int(rod.V.dofmap.index_map.size_global
                                                     * rod.V.dofmap.index_map_bs))
 
@@ -305,6 +315,14 @@ def differences(a: dict, b: dict, d: dict) -> dict:
                 theta=float(np.abs(th - bg["theta"]).max()))
 
 
+def extrapolated(coarse: dict, fine: dict) -> dict:
+    """Richardson's extrapolation of two runs of a second-order integrator at steps h and h/2:
+    fine + (fine - coarse) / 3, on ``fine``'s times (the crank angle and slider alike)."""
+    c = on_grid(coarse, fine["t"])
+    return dict(t=fine["t"], **{k: fine[k] + (fine[k] - c[k]) / 3.0
+                                for k in ("theta", "mid", "slider")})
+
+
 def summary(run: dict) -> dict:
     """``run`` without its histories."""
     return {k: v for k, v in run.items() if k not in ("t", "theta", "mid", "slider")}
@@ -354,8 +372,6 @@ def markdown(res: dict) -> str:
 def notes(res: dict) -> list:
     """Markdown bullets: what the differences consist of (from this run's refinements)."""
     d, dif = res["data"], res["differences"]
-    if "mbs w/3 vs exudyn w/3" not in dif:
-        return []
     ea, ei, rho_a = d["E"] * d["AREA"], d["E"] * d["INERTIA"], d["RHO"] * d["AREA"]
     w, r, l_ = d["OMEGA"], d["R"], d["L"]
     force = d["M_SLIDER"] * r * w ** 2 * (1 + r / l_)      # the slider's peak inertia force
@@ -363,7 +379,39 @@ def notes(res: dict) -> list:
     bend = math.pi ** 2 * math.sqrt(ei / (rho_a * l_ ** 4))   # pinned-pinned, first mode
     axial = math.sqrt(ea / l_ / (d["M_SLIDER"] + d["M_ROD"] / 3))
     dt = res["dt"]
-    return [
+    conv = []
+    if "exudyn dt->0 vs mbs nonlinear dt->0" in dif:
+        x = dif["exudyn dt->0 vs mbs nonlinear dt->0"]
+        pk = res["extrapolated_peaks"]
+        conv = [
+            f"- Converged steps (`--converged`): with the rod's nonlinear strain "
+            f"(`stiffening='nonlinear'`), both codes extrapolated to dt -> 0 (dolfinx_mbs from "
+            f"dt/2 and dt/4, Exudyn from dt/4 and dt/8) differ by {x['mid']:.2%} of Exudyn's "
+            f"peak in the whole midpoint history (peaks {pk['mbs nonlinear dt->0'] * 1e3:.4f} "
+            f"and {pk['exudyn dt->0'] * 1e3:.4f} mm: "
+            f"{pk['mbs nonlinear dt->0'] / pk['exudyn dt->0'] - 1:+.2%}); "
+            f"at the finest steps run (dt/4 and dt/8) by "
+            f"{dif['exudyn dt/8 vs mbs nonlinear dt/4']['mid']:.2%}. The linear rod at dt/4 "
+            f"differs from Exudyn at dt/8 by {dif['exudyn dt/8 vs mbs dt/4']['mid']:.2%}: the "
+            f"axial force's effect on bending is that difference less the one above. What "
+            f"remains: the steps ({dif['mbs nonlinear dt/4 vs mbs nonlinear dt/2']['mid']:.2%} "
+            f"between dt/2 and dt/4 here, "
+            f"{dif['exudyn dt/8 vs exudyn dt/4']['mid']:.2%} between dt/4 and dt/8 in Exudyn; "
+            f"the extrapolation removes most of it), the strip's mesh "
+            f"({dif['mbs nonlinear dt/2 vs mbs nonlinear dt/2 mesh x2']['mid']:.2%} from twice "
+            f"the cells each way) and the beam theories (the strip's shear deformation adds "
+            f"about 9.6 (1 + nu) / 5 (h / l)^2 = "
+            f"{9.6 * (1 + d['NU']) / 5 * (d['H'] / l_) ** 2:.2%} to a pinned-pinned beam's "
+            f"deflection under a uniform load; the cable has none).",
+            f"- The rod reduced (10 Craig-Bampton modes and the 6 static modal derivatives of "
+            f"the lowest 3, 16 + interface coordinates) with nonlinear strain: "
+            f"{dif['mbs nonlinear dt/4 vs mbs reduced nonlinear dt/4']['mid']:.2%} of the "
+            f"unreduced rod's peak from it at dt/4; extrapolated, "
+            f"{dif['exudyn dt->0 vs mbs reduced nonlinear dt->0']['mid']:.2%} of Exudyn's peak "
+            f"from Exudyn (peak {pk['mbs reduced nonlinear dt->0'] * 1e3:.4f} mm)."]
+    if "mbs w/3 vs exudyn w/3" not in dif:
+        return conv
+    return conv + [
         f"- Midpoint: the two codes differ by {dif['mbs vs exudyn']['mid']:.1%} of the peak. "
         f"Of that, the integrators account for about {dif['mbs vs mbs g-alpha']['mid']:.1%} "
         f"(dolfinx_mbs with BDF2 against generalized-alpha), Exudyn's own step for "
@@ -405,6 +453,10 @@ def main():
                    help="Exudyn's generalized-alpha spectral radius (and dolfinx_mbs' in "
                    "the generalized-alpha case)")
     p.add_argument("--quick", action="store_true", help="a quarter turn, no refinements")
+    p.add_argument("--converged", action="store_true",
+                   help="also the rod with stiffening='nonlinear' at dt/2 and dt/4 (and the "
+                   "mesh doubled at dt/2, the linear rod at dt/4), Exudyn at dt/4 and dt/8, "
+                   "and both extrapolated to dt -> 0 (Richardson, second order)")
     args = p.parse_args()
     import exudyn
     import numpy as np
@@ -456,6 +508,37 @@ def main():
     if not args.quick:
         pairs += [("mbs g-alpha", "exudyn"), ("exudyn", "exudyn 2n"), ("exudyn", "exudyn dt/2"),
                   ("mbs", "mbs g-alpha"), ("mbs w/3", "exudyn w/3")]
+    if args.converged:
+        nl, ex = "mbs nonlinear", "exudyn"
+        for k in (2, 4):
+            record(f"{nl} dt/{k}", run_mbs(d, dt / k, t_end, stiffening="nonlinear"),
+                   "dolfinx_mbs", f"{d['NX']} x 2 P2 quadrilaterals, stiffening='nonlinear', "
+                   f"dt/{k}", "BDF2 (default with joints)")
+        record(f"{nl} dt/2 mesh x2", run_mbs(d, dt / 2, t_end, stiffening="nonlinear",
+                                              refine=2), "dolfinx_mbs",
+               f"{2 * d['NX']} x 4 P2 quadrilaterals, stiffening='nonlinear', dt/2",
+               "BDF2 (default with joints)")
+        red = "mbs reduced nonlinear"
+        for k in (2, 4):
+            record(f"{red} dt/{k}", run_mbs(d, dt / k, t_end, stiffening="nonlinear",
+                                            modes=10, derivatives=3), "dolfinx_mbs",
+                   f"{d['NX']} x 2 P2 quadrilaterals reduced to 10 Craig-Bampton modes and the "
+                   f"6 modal derivatives of the lowest 3, stiffening='nonlinear', dt/{k}",
+                   "BDF2 (default with joints)")
+        record("mbs dt/4", run_mbs(d, dt / 4, t_end), "dolfinx_mbs",
+               f"{d['NX']} x 2 P2 quadrilaterals (linear rod), dt/4", "BDF2 (default with joints)")
+        for k in (4, 8):
+            record(f"{ex} dt/{k}", run_exudyn(d, dt / k, t_end, ne, args.radius), "Exudyn",
+                   f"{ne} ANCF cable elements, dt/{k}", f"generalized-alpha, radius {args.radius}")
+        runs[f"{nl} dt->0"] = extrapolated(runs[f"{nl} dt/2"], runs[f"{nl} dt/4"])
+        runs[f"{ex} dt->0"] = extrapolated(runs[f"{ex} dt/4"], runs[f"{ex} dt/8"])
+        runs[f"{red} dt->0"] = extrapolated(runs[f"{red} dt/2"], runs[f"{red} dt/4"])
+        res["extrapolated_peaks"] = {k: float(abs(runs[k]["mid"]).max())
+                                     for k in (f"{nl} dt->0", f"{ex} dt->0", f"{red} dt->0")}
+        pairs += [(f"{ex} dt->0", f"{nl} dt->0"), (f"{ex} dt->0", f"{red} dt->0"),
+                  (f"{nl} dt/4", f"{red} dt/4"), (f"{ex} dt/8", f"{nl} dt/4"),
+                  (f"{ex} dt/8", "mbs dt/4"), (f"{nl} dt/4", f"{nl} dt/2"),
+                  (f"{nl} dt/2", f"{nl} dt/2 mesh x2"), (f"{ex} dt/8", f"{ex} dt/4")]
     for a, b in pairs:
         res["differences"][f"{a} vs {b}"] = differences(runs[a], runs[b], d)
         x = res["differences"][f"{a} vs {b}"]

@@ -81,9 +81,6 @@ class ReducedBody:
         if derivatives and body.stiffening != "nonlinear":
             raise ValueError(f"reduce: derivatives need a body with stiffening='nonlinear'; "
                              f"body {body.name!r} has stiffening={body.stiffening!r}")
-        if derivatives and cutoff is None and derivatives > modes:
-            raise ValueError(f"reduce: derivatives must be at most modes ({modes}), got "
-                             f"{derivatives}")
         if cutoff is None:
             if isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) \
                     or modes < 1:
@@ -91,6 +88,9 @@ class ReducedBody:
             modes = int(modes)
         else:   # the count follows from the cut-off
             cutoff, modes = checks.positive(cutoff, "cutoff"), None
+        if modes is not None and derivatives > modes:
+            raise ValueError(f"reduce: derivatives must be at most modes ({modes}), got "
+                             f"{derivatives}")
         self.t = checks.real(t, "t")
         if residual is True:
             residual = [self.t]
