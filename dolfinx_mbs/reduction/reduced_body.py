@@ -224,10 +224,10 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
         col[free] = v.getArray(readonly=True)
         cols.append(col)
     Mx = Mii.createVecLeft()
-    for tau in reduced.residual:   # residual flexibility: K_ii x = Q_i, M-orthogonalized
-        Q = assembly.load(tau, assembly.states(tau))
-        rhs.array[:] = Q.getArray(readonly=True)[free + space.offsets[ib]]
-        ksp.solve(rhs, x)
+
+    def add(x: PETSc.Vec) -> None:
+        """Keep a copy of x made M-orthogonal to the shapes so far and M-normalized, unless
+        nothing is left of it."""
         norm0 = _m_norm(Mii, x, Mx)
         for v in vecs:
             Mii.mult(v, Mx)
@@ -239,21 +239,16 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
             col = np.zeros(n)
             col[free] = x.getArray(readonly=True)
             cols.append(col)
+
+    for tau in reduced.residual:   # residual flexibility: K_ii x = Q_i
+        Q = assembly.load(tau, assembly.states(tau))
+        rhs.array[:] = Q.getArray(readonly=True)[free + space.offsets[ib]]
+        ksp.solve(rhs, x)
+        add(x)
     k = min(reduced.derivatives, len(w))
-    for d in _derivatives(assembly, ib, free, vecs[:k], ksp, rhs):   # M-orthogonalized
-        norm0 = _m_norm(Mii, d, Mx)
-        for v in vecs:
-            Mii.mult(v, Mx)
-            d.axpy(-d.dot(Mx) / v.dot(Mx), v)
-        norm = _m_norm(Mii, d, Mx)
-        if norm > 1e-8 * max(norm0, 1e-300):
-            d.scale(1.0 / norm)
-            vecs.append(d)
-            col = np.zeros(n)
-            col[free] = d.getArray(readonly=True)
-            cols.append(col)
-        else:
-            d.destroy()
+    for d in _derivatives(assembly, ib, free, vecs[:k], ksp, rhs):
+        add(d)
+        d.destroy()
     for obj in [ksp, x, rhs, e, Ke, Kii, Mii, Mx, iset] + vecs:
         obj.destroy()
     return np.column_stack(cols) if cols else np.zeros((n, 0))
