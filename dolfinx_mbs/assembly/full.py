@@ -519,6 +519,18 @@ class Assembly:
         self.space.scatter(u, [b.u_state if b.u_state is not None else tmp
                                for b, tmp in zip(self.bodies, self._work["nl_tmp"])])
 
+    @contextlib.contextmanager
+    def nonlinear_state_kept(self) -> Iterator[None]:
+        """Within: :meth:`nonlinear_terms` may be called at any displacements (set-ups that
+        polarize the tangent); after: every body's nonlinear displacement state as before."""
+        kept = [(b.u_state, b.u_state.x.array.copy()) for b in self.bodies
+                if b.u_state is not None]
+        try:
+            yield
+        finally:
+            for f, a in kept:
+                f.x.array[:] = a
+
     def nonlinear_terms(self, u: PETSc.Vec, force: bool = True,
                         tangent: bool = True) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """At the full displacement ``u``: with ``force``, the internal force's excess over

@@ -262,9 +262,6 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
     if not modes:
         return []
     space = assembly.space
-    body = assembly.bodies[ib]
-    assert body.u_state is not None  # (ReducedBody checked stiffening="nonlinear")
-    kept = body.u_state.x.array.copy()
     rows = free + space.offsets[ib]
     u, y = space.create_vec(), space.create_vec()
     full = []
@@ -274,7 +271,7 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
         f.array[rows] = v.getArray(readonly=True)
         full.append(f)
     prod = np.zeros((len(modes), len(modes), len(free)))   # L(phi_i) phi_j, interior rows
-    try:
+    with assembly.nonlinear_state_kept():
         for i, fi in enumerate(full):
             for sign in (1.0, -1.0):
                 u.array[:] = sign * fi.getArray(readonly=True)
@@ -283,11 +280,8 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
                 for j in range(i, len(modes)):
                     KN.mult(full[j], y)
                     prod[i, j] += 0.5 * sign * y.getArray(readonly=True)[rows]
-    finally:
-        body.u_state.x.array[:] = kept
-        body.u_state.x.scatter_forward()
-        for obj in [u, y] + full:
-            obj.destroy()
+    for obj in [u, y] + full:
+        obj.destroy()
     out = []
     for i in range(len(modes)):
         for j in range(i, len(modes)):

@@ -163,33 +163,37 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
         u.array[:] = Tb @ s
         KN = asm.nonlinear_terms(u, force=False, tangent=True)[1]
         assert KN is not None  # (asked for)
-        out = np.zeros((n, n))
-        for j in range(n):
-            x.array[:] = Tb[:, j]
-            KN.mult(x, y)
-            out[:, j] = Tb.T @ y.getArray(readonly=True)
-        return out
+        return _projected(KN, Tb, x, y)
     eye = np.eye(n)
-    Pp = [P(eye[i]) for i in range(n)]
-    Pm = [P(-eye[i]) for i in range(n)]
-    H = np.array([0.5 * (a - b) for a, b in zip(Pp, Pm)]).reshape(n, n, n)
     C = np.zeros((n * (n + 1) // 2, n, n))
-    k = 0
-    for i in range(n):
-        for j in range(i, n):
-            if i == j:
-                C[k] = Pp[i] + Pm[i]
-            else:
-                C[k] = 2.0 * (P(eye[i] + eye[j]) - Pp[i] - Pp[j])
-            k += 1
-    u.zeroEntries()                  # the bodies' displacement state as it was: zero
-    asm.nonlinear_terms(u, force=False, tangent=False)
+    with asm.nonlinear_state_kept():
+        Pp = [P(eye[i]) for i in range(n)]
+        Pm = [P(-eye[i]) for i in range(n)]
+        k = 0
+        for i in range(n):
+            for j in range(i, n):
+                if i == j:
+                    C[k] = Pp[i] + Pm[i]
+                else:
+                    C[k] = 2.0 * (P(eye[i] + eye[j]) - Pp[i] - Pp[j])
+                k += 1
+    H = np.array([0.5 * (a - b) for a, b in zip(Pp, Pm)]).reshape(n, n, n)
     for v in (u, x, y):
         v.destroy()
     out = np.concatenate([H.reshape(-1), C.reshape(-1)])
     tot = np.empty_like(out)
     system.comm.Allreduce(out, tot, op=MPI.SUM)
     return tot[:H.size].reshape(H.shape), tot[H.size:].reshape(C.shape)
+
+
+def _projected(A: PETSc.Mat, Z: np.ndarray, x: PETSc.Vec, y: PETSc.Vec) -> np.ndarray:
+    """This rank's part of Z^T A Z (Z: local rows of the columns; x, y: work vectors)."""
+    out = np.zeros((Z.shape[1], Z.shape[1]))
+    for j in range(Z.shape[1]):
+        x.array[:] = Z[:, j]
+        A.mult(x, y)
+        out[:, j] = Z.T @ y.getArray(readonly=True)
+    return out
 
 
 class _Invariants:
@@ -210,14 +214,8 @@ class _Invariants:
         Zloc = np.array(cols).T                         # local rows of Z
         basis = coupling_basis(g)
 
-        def gram(A: PETSc.Mat) -> np.ndarray:
-            out = np.zeros((nz, nz))
-            for j in range(nz):
-                x.array[:] = Zloc[:, j]
-                A.mult(x, y)
-                out[:, j] = Zloc.T @ y.getArray(readonly=True)
-            return out
-        loc = np.array([gram(B) for _, B in p.basis])  # Z^T c_E Z, the package's matrices
+        # Z^T c_E Z, the package's matrices
+        loc = np.array([_projected(B, Zloc, x, y) for _, B in p.basis])
         P = np.empty_like(loc)
         comm.Allreduce(loc, P, op=MPI.SUM)
         # P(E_ab) for the unit matrices: P(W) = sum_ab W_ab Pe[a, b]
@@ -237,12 +235,7 @@ class _Invariants:
         def reduced(A: PETSc.Mat | None) -> np.ndarray:
             if A is None:
                 return np.zeros((n, n))
-            out = np.zeros((n, n))
-            for j in range(n):
-                x.array[:] = T[:, j]
-                A.mult(x, y)
-                out[:, j] = T.T @ y.getArray(readonly=True)
-            return cast(np.ndarray, comm.allreduce(out))
+            return cast(np.ndarray, comm.allreduce(_projected(A, T, x, y)))
         self.K = reduced(ops.K)
         self.D = reduced(ops.D)
         self.cases = [case for case, _ in ops.prestress_matrices]
