@@ -234,7 +234,7 @@ class FrameJoint:
                 row[zslice[end.index]] += sign * end.dphi[2]  # type: ignore[index]
 
     def rows(self, a: End, b: End, lam: np.ndarray, g: np.ndarray, h: np.ndarray,
-             G: Sequence[SpeedCoefficients]) -> None:
+             G: Sequence[SpeedCoefficients], dr: np.ndarray | None = None) -> None:
         """The joint's rows at the points' kinematics: position values ``g``, velocity values
         ``h`` (h = dg/dt; a spring's: F - s e) and the speeds' coefficients ``G`` of h.
 
@@ -245,6 +245,9 @@ class FrameJoint:
             g: its position values (written).
             h: its velocity values (written).
             G: its rows' speed coefficients (added to).
+            dr: the rows' coefficients of the points' velocities, dh/dr'_a and dh/dr'_b
+                (rows x 2 x 3, global components; added to), or None. h is linear in them;
+                for a position row they are also dg/dr (h = dg/dt).
         """
         raise NotImplementedError
 
@@ -376,7 +379,7 @@ class Revolute(_Axial):
         self.n_rows = self.n_position = gdim + len(self.lock)
 
     def rows(self, a: End, b: End, lam: np.ndarray, g: np.ndarray, h: np.ndarray,
-             G: Sequence[SpeedCoefficients]) -> None:
+             G: Sequence[SpeedCoefficients], dr: np.ndarray | None = None) -> None:
         """See :meth:`FrameJoint.rows`: the coincidence rows, then the alignment rows.
 
         Args:
@@ -386,9 +389,13 @@ class Revolute(_Axial):
             g: its position values (written).
             h: its velocity values (written).
             G: its rows' speed coefficients (added to).
+            dr: the rows' coefficients of the points' velocities (added to), or None.
         """
         for k in range(self.gdim):
             g[k], h[k] = a.r[k] - b.r[k], a.rd[k] - b.rd[k]
+            if dr is not None:
+                dr[k, 0, k] += 1.0
+                dr[k, 1, k] -= 1.0
             if a.index is not None:
                 G[k][a.index] = G[k].get(a.index, 0.0) + a.Pw[k]  # type: ignore[index]
             if b.index is not None:
@@ -449,7 +456,7 @@ class Prismatic(_Axial):
         self.n_rows = self.n_position = len(across) + len(self.lock) + (1 if gdim == 2 else 0)
 
     def rows(self, a: End, b: End, lam: np.ndarray, g: np.ndarray, h: np.ndarray,
-             G: Sequence[SpeedCoefficients]) -> None:
+             G: Sequence[SpeedCoefficients], dr: np.ndarray | None = None) -> None:
         """See :meth:`FrameJoint.rows`: the rows across the axis, n_a . (r_b - r_a) - d0 with
         n_a = R_a n0 turning with ``a``; in 2D the relative angle; in 3D the alignments.
 
@@ -460,6 +467,7 @@ class Prismatic(_Axial):
             g: its position values (written).
             h: its velocity values (written).
             G: its rows' speed coefficients (added to).
+            dr: the rows' coefficients of the points' velocities (added to), or None.
         """
         d = b.r - a.r
         for k, n0 in enumerate(self.normals_a):
@@ -467,6 +475,9 @@ class Prismatic(_Axial):
             nd = a.R @ cross3(a.omega, n0)
             g[k] = float(n @ d) - self.offsets[k]
             h[k] = float(nd @ d + n @ (b.rd - a.rd))
+            if dr is not None:
+                dr[k, 0] -= n
+                dr[k, 1] += n
             if a.index is not None:
                 # d(nd . d)/dw_a = d/dw_a [(R_a (om_a x n0)) . d] = (R_a^T d) . (dom x n0)
                 G[k][a.index] = (G[k].get(a.index, 0.0) - n @ a.Pw
@@ -588,7 +599,7 @@ class Spring(FrameJoint):
         return 0.5 * self.stiffness * (float(np.linalg.norm(d)) - self.length) ** 2
 
     def rows(self, a: End, b: End, lam: np.ndarray, g: np.ndarray, h: np.ndarray,
-             G: Sequence[SpeedCoefficients]) -> None:
+             G: Sequence[SpeedCoefficients], dr: np.ndarray | None = None) -> None:
         """The force rows F_k - s e_k (in ``h``; F the force on ``b``, the multipliers ``lam``),
         with the speeds' coefficients of the points' velocities in ``G`` (the force's
         direction on the frames, as a revolute joint's).
@@ -600,13 +611,18 @@ class Spring(FrameJoint):
             g: its position values (none: left zero).
             h: the force rows (written).
             G: the points' speed coefficients (added to).
+            dr: the rows' coefficients of the points' velocities, -+ d(s e)/dd' (added to),
+                or None.
         """
         for k in range(self.gdim):
             if a.index is not None:
                 G[k][a.index] = G[k].get(a.index, 0.0) + a.Pw[k]  # type: ignore[index]
             if b.index is not None:
                 G[k][b.index] = G[k].get(b.index, 0.0) - b.Pw[k]  # type: ignore[index]
-        force = self.force(a.r - b.r, a.rd - b.rd)[0]
+        force, _, Jdd, _, _ = self.force(a.r - b.r, a.rd - b.rd)
+        if dr is not None:
+            dr[:self.gdim, 0] -= Jdd[:self.gdim]
+            dr[:self.gdim, 1] += Jdd[:self.gdim]
         F = np.zeros(3)
         F[:self.gdim] = lam[:self.gdim]
         h[:self.gdim] = (F - force)[:self.gdim]

@@ -50,6 +50,7 @@ from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
 from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
+from dolfinx_mbs.systems.coupled_joints import ts_joints_reason
 
 if TYPE_CHECKING:
     from dolfinx_mbs.constraints.frame_joints import ElementOutput
@@ -686,11 +687,18 @@ def _integrate(system: CoupledSystem, config: RunConfig) -> Result:
     if stepper == "dense" and why is not None:
         raise ValueError(f"stepper='dense' cannot step a run with {why}: use stepper='ts' "
                          "or 'auto'")
+    ts_why = ts_joints_reason(system.jointset)
+    if ts_why is not None and (stepper == "ts" or why is not None):
+        raise ValueError(f"stepper={stepper!r}: a run with a {ts_why} steps on the dense path "
+                         "only (Maggi's elimination: stepper='dense' or 'auto', the body "
+                         "reduced with model.reduce)" + ("" if why is None else
+                                                         f", which cannot take {why}"))
     # "auto": the dense path for few elastic unknowns; with joints or driven motors the TS
-    # path (Maggi's dense stages difference the joints' rows from Python: asked for by name)
-    use_dense = stepper == "dense" or (stepper == "auto" and why is None
-                                       and system.n_reduced <= DENSE_COUPLED_MAX
-                                       and not system.jointset.active)
+    # path (Maggi's dense stages difference the joints' rows from Python: asked for by name),
+    # but for the joints only the dense path takes
+    use_dense = stepper == "dense" or (stepper == "auto" and why is None and (
+        ts_why is not None or system.n_reduced <= DENSE_COUPLED_MAX
+        and not system.jointset.active))
     if use_dense:
         stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(
             system, run, every=ckpt.every)

@@ -10,16 +10,18 @@ displacement and rate are rows of the reduced basis applied to q and v (the rows
 once), so nothing talks to the other ranks after the set-up.
 
 For Maggi's equations (:mod:`dolfinx_mbs.integrate.dense.coupled`) this gives, at positions
-p = (q, z): g, g_p = dg/dp, h, B = dh/dV, h_p = dh/dp at fixed V (by central differences, as
-the TS path differences the rows in the frames' coordinates), and the derivative of the
-joints' generalized forces B^T lam at fixed lam (the curvature of the rows, by differences);
+p = (q, z): g, g_p = dg/dp, h, B = dh/dV (one evaluation of the rows: the nodes' rates'
+coefficients come with them), h_p = dh/dp at fixed V and the derivative of the joints'
+generalized forces B^T lam at fixed lam (the curvature of the rows), both by central
+differences over the frames' coordinates and the nodes' displacements, as the TS path
+differences the rows in the frames' coordinates;
 the torque motors' generalized forces; and the joints' outputs (force, torque, drift) from
 the multipliers recovered after a step.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Dict, Mapping, Protocol, Tuple, cast
+from typing import TYPE_CHECKING, Callable, Dict, Mapping, Protocol, Tuple
 
 import numpy as np
 
@@ -85,6 +87,9 @@ class DenseJoints:
                     rows[:g] = basis[lo:lo + g]
                 self.T[(ij, k)] = comm.bcast(rows, root=pt.owner)
         self._zero_joint = np.zeros(js.n_unknowns)
+        #: each joint's rows
+        self.rows_of = {b.joint: slice(b.start, b.stop) for b in js.blocks
+                        if b.joint is not None}
 
     # -- the state as the joints' rows read it -------------------------------------------------
     def f_full(self, y: np.ndarray) -> np.ndarray:
@@ -124,15 +129,34 @@ class DenseJoints:
         g, h, _ = self.js._values(t, self.f_full(y), self.nodes(y))
         return g, h
 
+    def _rows(self, t: float, f: np.ndarray, nodes: NodeValues
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(g, h, B) at the frames' unknowns ``f`` and the nodes' values, in one evaluation
+        of the rows: the frames' speeds' coefficients come with them, the elastic rates'
+        are the rows' coefficients of the nodes' rates applied to the reduced basis' rows
+        (u' = T v)."""
+        s, n = self.system, self.n
+        du = np.zeros((self.n_rows, 2, 3))
+        g, h, G = self.js._values(t, f, nodes, du)
+        B = np.zeros((self.n_rows, n + s.nw))
+        for r in range(self.n_rows):
+            for i, v in G[r].items():
+                ws = s.wslice[i]
+                B[r, n + ws.start - s.nz:n + ws.stop - s.nz] += v
+        for (ij, k), T in self.T.items():
+            rs = self.rows_of[ij]
+            B[rs, :n] += du[rs, k] @ T
+        return g, h, B
+
     def evaluate(self, t: float, y: np.ndarray, positions: bool = True
                  ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-        """The rows and their derivatives at the state, in one pass: (g, h, B = dh/dV (rows x
-        (n + nw)), g_p = dg/dp (position rows x (n + nz))). The frames' speeds' coefficients
-        come with the rows, their coordinates' in closed form
-        (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet._gz`); an elastic node's
-        displacement and rate enter the rows linearly, so a unit change of each component
-        gives its coefficients exactly (six evaluations a node), applied to the reduced
-        basis' rows.
+        """The rows and their derivatives at the state, in one evaluation of the rows: (g, h,
+        B = dh/dV (rows x (n + nw)), g_p = dg/dp (position rows x (n + nz))). The frames'
+        speeds' coefficients come with the rows, their coordinates' in closed form
+        (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet._gz`); an elastic node's rate
+        enters the rows linearly, its coefficients given by the rows, and a position row's
+        coefficients of the node's displacement are the same (h = dg/dt), applied to the
+        reduced basis' rows.
 
         Args:
             t: the time (s).
@@ -145,30 +169,13 @@ class DenseJoints:
         s, js, n = self.system, self.js, self.n
         f = self.f_full(y)
         nodes = self.nodes(y)
-        g, h, G = js._values(t, f, nodes)
-        B = np.zeros((self.n_rows, n + s.nw))
-        for r in range(self.n_rows):
-            for i, v in G[r].items():
-                ws = s.wslice[i]
-                B[r, n + ws.start - s.nz:n + ws.stop - s.nz] += v
+        g, h, B = self._rows(t, f, nodes)
         gp = None
         if positions:
             js._nodes = nodes
             gp = np.zeros((len(self.pos), n + s.nz))
+            gp[:, :n] = B[self.pos, :n]
             gp[:, n:] = js._gz(t, f)[:, :s.nz]
-        for key, T in self.T.items():
-            for which in ((0, 1) if positions else (1,)):
-                for c in range(3):
-                    moved = dict(nodes)
-                    pair = [nodes[key][0].copy(), nodes[key][1].copy()]
-                    pair[which][c] += 1.0
-                    moved[key] = (pair[0], pair[1])
-                    gg, hh, _ = js._values(t, f, moved)
-                    if which == 0:
-                        assert gp is not None  # (which 0 with positions only)
-                        gp[:, :n] += np.outer((gg - g)[self.pos], T[c])
-                    else:
-                        B[:, :n] += np.outer(hh - h, T[c])
         return g, h, B, gp
 
     def velocity_matrix(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -181,32 +188,48 @@ class DenseJoints:
         Returns:
             B.
         """
-        return self.evaluate(t, y, positions=False)[2]
+        return self._rows(t, self.f_full(y), self.nodes(y))[2]
 
-    def _h_at(self, t: float, y: np.ndarray, p: np.ndarray) -> np.ndarray:
-        x = y.copy()
-        x[self.P] = p
-        return self.values(t, x)[1]
+    def _by_positions(self, fn: Callable[[np.ndarray, NodeValues], np.ndarray],
+                      y: np.ndarray) -> np.ndarray:
+        """The derivative of ``fn`` by the positions p at the state, the velocities held, by
+        central differences: over the frames' coordinates, and over the elastic coordinates
+        through the nodes' displacements (u = T q: a column per node component, not per
+        mode)."""
+        n, nz = self.n, self.system.nz
+        f = self.f_full(y)
+        nodes = self.nodes(y)
+        out: np.ndarray | None = None
+        for c in range(nz):
+            col = _central(lambda ff: fn(ff, nodes), f, c)
+            if out is None:
+                out = np.zeros((len(col), n + nz))
+            out[:, n + c] = col
+        for key, T in self.T.items():
+            rate = nodes[key][1]
+            for c in range(3):
+                if not T[c].any():
+                    continue
 
-    def h_positions(self, t: float, y: np.ndarray) -> np.ndarray:
-        """dh/dp at fixed velocities, by central differences (rows x (n + nz)).
-
-        Args:
-            t: the time (s).
-            y: the dense state.
-
-        Returns:
-            dh/dp.
-        """
-        p = y[self.P]
-        out = np.zeros((self.n_rows, len(p)))
-        for c in range(len(p)):
-            out[:, c] = _central(lambda pp: self._h_at(t, y, pp), p, c)
+                def moved(u: np.ndarray, key: Tuple[int, int] = key,
+                          rate: np.ndarray = rate) -> np.ndarray:
+                    at = dict(nodes)
+                    at[key] = (u, rate)
+                    return fn(f, at)
+                col = _central(moved, nodes[key][0], c)
+                if out is None:
+                    out = np.zeros((len(col), n + nz))
+                out[:, :n] += np.outer(col, T[c])
+        if out is None:
+            out = np.zeros((len(fn(f, nodes)), n + nz))
         return out
 
-    def force_positions(self, t: float, y: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """d(B^T lam)/dp at fixed lam, by central differences ((n + nw) x (n + nz)): how the
-        joints' forces on the velocities' rows turn with the configuration.
+    def position_derivatives(self, t: float, y: np.ndarray, lam: np.ndarray
+                             ) -> Tuple[np.ndarray, np.ndarray]:
+        """dh/dp at fixed velocities (rows x (n + nz)) and d(B^T lam)/dp at fixed lam ((n + nw)
+        x (n + nz)): how the rows and the joints' forces on the velocities' rows turn with
+        the configuration, by central differences, both from one evaluation of the rows a
+        displaced position.
 
         Args:
             t: the time (s).
@@ -214,18 +237,13 @@ class DenseJoints:
             lam: the multipliers.
 
         Returns:
-            The derivative.
+            (dh/dp, d(B^T lam)/dp).
         """
-        p = y[self.P]
-
-        def fn(pp: np.ndarray) -> np.ndarray:
-            x = y.copy()
-            x[self.P] = pp
-            return cast(np.ndarray, self.velocity_matrix(t, x).T @ lam)
-        out = np.zeros((len(self.V), len(p)))
-        for c in range(len(p)):
-            out[:, c] = _central(fn, p, c)
-        return out
+        def both(f: np.ndarray, nodes: NodeValues) -> np.ndarray:
+            _, h, B = self._rows(t, f, nodes)
+            return np.concatenate([h, B.T @ lam])
+        d = self._by_positions(both, y)
+        return d[:self.n_rows], d[self.n_rows:]
 
     # -- torque motors: loads of the relative state -------------------------------------------
     def motor_torques(self, t: float, y: np.ndarray) -> np.ndarray:

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from mpi4py import MPI
     from petsc4py import PETSc
 
-__all__ = ["JointSet", "JointHost", "RowBlock", "NodeValues"]
+__all__ = ["JointSet", "JointHost", "RowBlock", "NodeValues", "ts_joints_reason"]
 
 log = logging.getLogger(__name__)
 
@@ -353,9 +353,13 @@ class JointSet:
         return out
 
     # -- the rows in closed form ------------------------------------------------------------
-    def _values(self, t: float, f: np.ndarray, nodes: dict) -> tuple:
+    def _values(self, t: float, f: np.ndarray, nodes: dict,
+                du: np.ndarray | None = None) -> tuple:
         """(g, h, G) of every row at ``f``: g the position values (0 for velocity rows), h
-        the velocity values, G {row: {frame index: dh/dw (k,)}} (the speeds' coefficients)."""
+        the velocity values, G {row: {frame index: dh/dw (k,)}} (the speeds' coefficients).
+        With ``du`` (rows x 2 x 3, zeros): each row's coefficients of its joint's points'
+        node rates u' (local components; h is linear in them, and a position row's are also
+        dg/du) written into it."""
         g = np.zeros(self.n_rows)
         h = np.zeros(self.n_rows)
         G: List[Dict[int, np.ndarray]] = [dict() for _ in range(self.n_rows)]
@@ -369,7 +373,12 @@ class JointSet:
                 continue
             assert blk.joint is not None  # (a joint's block)
             a, b = self._ends(blk.joint, t, f, nodes, kept)
-            el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1])
+            if du is None:
+                el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1])
+                continue
+            el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1], du[r0:r1])
+            du[r0:r1, 0] = du[r0:r1, 0] @ a.R     # r' = R (... + u'): global to local
+            du[r0:r1, 1] = du[r0:r1, 1] @ b.R
         return g, h, G
 
     def _driven(self, m: Motor, t: float, f: np.ndarray, nodes: dict | None = None,
@@ -970,6 +979,27 @@ class JointSet:
             a, b = self._ends(blk.joint, t, f, nodes)
             out[el.name] = el.output(a, b, lam[r0:r1], g[r0:r1])
         return FrozenMapping(out)
+
+
+def ts_joints_reason(js: JointSet) -> str | None:
+    """Why the TS path's bordered rows cannot take the joints of ``js``, or None: a joint
+    without point rows (a prismatic joint) at an elastic body's node. The TS path puts a
+    joint's force on a node through its point rows, the force's components (a revolute
+    joint's, a spring's); a prismatic joint's force on a node (its rows across the axis) is
+    not among them, so its rows would hold the node without a force to do it. The dense
+    path's rows (Maggi's elimination, reduced bodies) carry every row's coefficients of the
+    nodes (:mod:`~dolfinx_mbs.systems.coupled_dense_joints`).
+
+    Args:
+        js: the joints.
+
+    Returns:
+        The reason in words, or None.
+    """
+    for j in js.joints:
+        if not j.n_point_rows and any(pt.elastic for pt in (j.a, j.b)):
+            return f"{type(j).__name__.lower()} joint {j.name!r} at an elastic body's node"
+    return None
 
 
 def _zero(v: PETSc.Vec) -> None:

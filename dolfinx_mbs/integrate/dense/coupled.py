@@ -92,6 +92,10 @@ PROBE_AGAIN = 50
 #: Maggi's stages form Newton's matrix again where the updates shrink less than this from one
 #: iteration to the next (its rows' derivatives are differenced: dearer than iterations)
 MAGGI_REFRESH = 0.5
+#: where a stage that began with an earlier stage's matrix had to form it again, the next
+#: stages begin with their own (a stiff mechanism's matrix, a link's axial mode at a few
+#: steps a period, goes stale in one step: its first updates would be wasted), this many
+MAGGI_FRESH = 16
 #: Maggi's stages also stop where the rows have fallen to this fraction of their size (the
 #: largest first residual of the run's stages, the unbalanced loads of a start at rest): a
 #: stiff reduced mode (a link's axial mode at its joint) can leave the updates of a small
@@ -539,6 +543,8 @@ class MaggiStage:
         self.kept: tuple | None = None
         #: the rows' size: the largest first residual of the stages so far (MAGGI_RESIDUAL)
         self.scale = 0.0
+        #: the stages left that begin with a matrix of their own (MAGGI_FRESH)
+        self.fresh = 0
         # the elastic velocities weigh little in the choice of the dependent ones (the frames'
         # speeds are the natural ones to follow the joints)
         n = stepper.plan.n
@@ -546,10 +552,12 @@ class MaggiStage:
         self._wP = np.concatenate([np.full(n, 1e-3), np.ones(len(self.P) - n)])
 
     def reset(self) -> None:
-        """Forget the dependent velocities and positions chosen and the matrix kept, as a
-        new run starts (at a checkpoint: the run goes on as a restart from it does)."""
+        """Forget the dependent velocities and positions chosen, the matrix kept and the rows'
+        size, as a new run starts (at a checkpoint: the run goes on as a restart from it does)."""
         self.dep = self.dep_p = None
         self.kept = None
+        self.fresh = 0
+        self.scale = 0.0
         self.lam = np.zeros(self.dj.n_rows)
 
     @staticmethod
@@ -632,8 +640,10 @@ class MaggiStage:
         u = ys[V][free].copy()
         F = np.zeros(p.N)
         J = np.zeros((p.N, p.N))
-        if self.kept is not None and self.kept[0] != shift:
-            self.kept = None     # another step size: a new matrix
+        if self.kept is not None and (self.kept[0] != shift or self.fresh > 0):
+            self.kept = None     # another step size (or a stiff model): a new matrix
+        self.fresh = max(self.fresh - 1, 0)
+        stale = self.kept is not None
         done = _Converged(p.n, p.m, MAGGI_REFRESH)
         exact = False
         before = ys
@@ -652,6 +662,9 @@ class MaggiStage:
             if dj.js.torque_motors:
                 Qa = Qa + dj.motor_torques(t, ys)
             exact = self.kept is None or done.refresh
+            if stale and done.refresh:
+                self.fresh = MAGGI_FRESH
+                stale = False
             DQ = self._load_derivative(t, ys) if exact else np.zeros((p.m, p.m))
             K.residual(p.arrays(), par, ys, yd, shift, Qa, DQ, exact, F, J)
             if self.dep_p is None or np.linalg.cond(gp[:, self.dep_p]) > 1e10:
@@ -699,14 +712,15 @@ class MaggiStage:
         Am = np.zeros((nV, len(free)))
         Am[free, np.arange(len(free))] = 1.0
         Am[self.dep] = -sla.lu_solve(lu, B[:, free], check_finite=False)
+        hp, fp = dj.position_derivatives(t, ys, self.lam)
         Vp = np.zeros((nV, nP))
-        Vp[self.dep] = -sla.lu_solve(lu, dj.h_positions(t, ys), check_finite=False)
+        Vp[self.dep] = -sla.lu_solve(lu, hp, check_finite=False)
         Cm = np.zeros((nP, len(free_p)))
         Cm[free_p, np.arange(len(free_p))] = 1.0
         Cm[self.dep_p] = -np.linalg.solve(gp[:, self.dep_p], gp[:, free_p])
         dF = np.concatenate([J[:, P] + J[:, V] @ Vp, J[:, V] @ Am, J[:, A]], axis=1)
         curv = np.zeros((nV, dF.shape[1]))
-        curv[:, :nP] = dj.force_positions(t, ys, self.lam)
+        curv[:, :nP] = fp
         Jm = np.concatenate([
             np.concatenate([gp, np.zeros((len(self.pos), dF.shape[1] - nP))], axis=1),
             Cm.T @ dF[P], Am.T @ (dF[V] + curv), dF[A]])

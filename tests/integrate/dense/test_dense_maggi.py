@@ -72,14 +72,51 @@ def _prismatic_3d():
     return model
 
 
+def _elastic_pendulum_3d(slide=True, E=2e9, rigid=False):
+    """A 3D elastic bar (6 x 2 x 2 hexahedra, reduced to 4 modes; ``rigid``: a rigid body of
+    its mass and inertia) on an inclined hinge, a rigid link on a 3D Free frame joined to its
+    tip's node by a revolute joint about another axis, with ``slide`` a rigid block on another
+    sliding along the bar from its midpoint's node (a prismatic joint whose guide is the bar:
+    the dense path's only where the bar is elastic), gravity: the joints' rows at elastic
+    nodes in 3D."""
+    from dolfinx import mesh as dmesh
+    from mpi4py import MPI
+    hub = mbs.frames.Hinge(axis=(0.2, 0.0, 1.0), origin=(0, 0, 0), name="h1")
+    rho, L, b = 7800.0, 0.5, 0.02
+    if rigid:
+        m = rho * L * b * b
+        bar = mbs.RigidBody(mass=m, inertia=np.diag([m * b * b / 6, m * (L * L + b * b) / 12,
+                                                     m * (L * L + b * b) / 12]),
+                            frame=hub, centre=(L / 2, 0, 0), name="bar")
+    else:
+        msh = dmesh.create_box(MPI.COMM_WORLD, [np.array([0.0, -b / 2, -b / 2]),
+                                                np.array([L, b / 2, b / 2])], [6, 2, 2],
+                               dmesh.CellType.hexahedron)
+        bar = mbs.Body(msh, mbs.materials.LinearElastic(E=E, nu=0.3, density=rho), hub,
+                       name="bar")
+    fr2 = mbs.frames.Free(position=(0.7, 0.0, 0.0), name="f2")
+    l2 = mbs.RigidBody(mass=0.7, inertia=np.diag([0.004, 0.01, 0.012]), frame=fr2,
+                       centre=(0, 0, 0), name="link2")
+    fr3 = mbs.frames.Free(position=(0.25, 0.0, 0.0), name="f3")
+    blk = mbs.RigidBody(mass=0.3, inertia=np.diag([1e-4, 2e-4, 2e-4]), frame=fr3, name="blk")
+    model = mbs.Model([bar, l2] + ([blk] if slide else []), gravity=(0, -9.81, -2.0))
+    model.revolute(bar, l2, point=(0.5, 0.0, 0.0), axis=(0.0, 0.3, 1.0), name="elbow")
+    if slide:
+        model.prismatic(bar, blk, point=(0.25, 0.0, 0.0), axis=(1.0, 0.0, 0.0), name="slide")
+    if not rigid:
+        model.clamp(bar, lambda x: np.isclose(x[0], 0.0))
+        model.reduce(bar, modes=4)
+    return model
+
 MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
           "slider-crank": slider_crank, "elastic slider-crank": _elastic_crank,
           "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d,
           "elastic double pendulum": lambda: elastic_double_pendulum()[0],
           "nonlinear double pendulum": lambda: elastic_double_pendulum(
-              e_scale=1e-3, stiffening="nonlinear")[0]}
+              e_scale=1e-3, stiffening="nonlinear")[0],
+          "elastic pendulum 3D": lambda: _elastic_pendulum_3d(slide=False)}
 STEP = {"elastic slider-crank": 1e-4, "elastic double pendulum": 1e-3,
-        "nonlinear double pendulum": 1e-3}
+        "nonlinear double pendulum": 1e-3, "elastic pendulum 3D": 1e-3}
 
 
 @pytest.mark.parametrize("formulation", ["first-order", "second-order"])
@@ -201,3 +238,77 @@ def test_stiff_elastic_double_pendulum():
     assert np.abs(th - th_r).max() < 1e-5, (err, np.abs(th - th_r).max())
     assert np.nanmax(r.joints["elbow"].drift) < 1e-10
     assert np.abs(r.probes[:, :, 1]).max() < 1e-8
+
+
+@pytest.mark.parametrize("which", ["elastic slider-crank", "elastic double pendulum",
+                                   "elastic slide 3D"])
+def test_dense_rows_derivatives(which, monkeypatch):
+    """The rows' derivatives Maggi's stages use, from one evaluation of the rows (B, g_p: the
+    nodes' rates' coefficients the joints give) and from differences over the frames'
+    coordinates and the nodes' displacements (h_p, d(B^T lam)/dp), against central
+    differences of g and h in the dense state's own coordinates (each mode's coordinate
+    and rate, each frame unknown), at a state of a run (after a few steps, lam nonzero)."""
+    from dolfinx_mbs.integrate.dense import coupled as dc
+    seen = []
+    solve = dc.MaggiStage.solve
+    dt = STEP.get(which, 1e-3)
+
+    def keep(self, t, ca, da, cb, db, *args):
+        X = solve(self, t, ca, da, cb, db, *args)
+        if t > 6 * dt:
+            seen.append((self.dj, t, ca * X + da, self.lam.copy()))
+        return X
+    monkeypatch.setattr(dc.MaggiStage, "solve", keep)
+    models = dict(MODELS, **{"elastic slide 3D": _elastic_pendulum_3d})
+    models[which]().integrate(t_end=8 * dt, dt=dt, stepper="dense", progress=False)
+    dj, t, y, lam = seen[-1]
+    g, h, B, gp = dj.evaluate(t, y)
+    hp, fp = dj.position_derivatives(t, y, lam)
+
+    def diff(fn, idx):
+        out = []
+        for i in idx:
+            step = 1e-6 * max(1.0, abs(y[i]))
+            lo, hi = y.copy(), y.copy()
+            lo[i] -= step
+            hi[i] += step
+            out.append((fn(hi) - fn(lo)) / (2 * step))
+        return np.array(out).T
+
+    def close(a, b, what):
+        assert a.shape == b.shape, what
+        err = np.abs(a - b).max() / max(np.abs(b).max(), 1e-300)
+        assert err < 1e-6, (what, err)
+    assert np.abs(B).max() > 0 and np.abs(gp).max() > 0 and np.abs(fp).max() > 0
+    close(B, diff(lambda x: dj.values(t, x)[1], dj.V), "B")
+    close(gp, diff(lambda x: dj.values(t, x)[0][dj.pos], dj.P), "g_p")
+    close(hp, diff(lambda x: dj.values(t, x)[1], dj.P), "h_p")
+    close(fp, diff(lambda x: dj.velocity_matrix(t, x).T @ lam, dj.P), "d(B^T lam)/dp")
+    # the elastic coordinates' columns are the nodes' (not zero: the joints sit at nodes)
+    assert np.abs(B[:, :dj.n]).max() > 0 and np.abs(hp[:, :dj.n]).max() > 0
+
+
+def test_prismatic_at_an_elastic_node():
+    """A prismatic joint whose guide is an elastic body's node: the TS path's rows cannot put
+    its force on the node, so stepper="ts" refuses it by name (nothing run: the model then
+    runs as before) and "auto" takes the dense path, where the block slides down the bar as
+    a block on a rigid guide does to the bar's deflection (the same model with the bar
+    rigid, the TS path: 1e-3 of the slide's travel)."""
+    model = _elastic_pendulum_3d()
+    with pytest.raises(ValueError, match="prismatic joint 'slide' at an elastic body's node"):
+        model.integrate(t_end=0.002, dt=1e-3, stepper="ts", progress=False)
+    r = model.integrate(t_end=0.05, dt=1e-3, progress=False)
+    assert r.stepper == "dense"
+    for i in range(2):   # the same run twice: the refusal left nothing behind
+        again = model.integrate(t_end=0.05, dt=1e-3, progress=False)
+        assert np.array_equal(again.frames["f3"].r_O, r.frames["f3"].r_O)
+    stiff = _elastic_pendulum_3d(E=2e13).integrate(t_end=0.05, dt=1e-3, progress=False)
+    rigid = _elastic_pendulum_3d(rigid=True).integrate(t_end=0.05, dt=1e-3, progress=False)
+    assert stiff.stepper == "dense" and rigid.stepper == "ts"
+    travel = np.abs(rigid.frames["f3"].r_O[-1] - rigid.frames["f3"].r_O[0]).max()
+    assert travel > 1e-3
+    err = np.abs(stiff.frames["f3"].r_O - rigid.frames["f3"].r_O).max()
+    assert err < 1e-3 * travel, (err, travel)
+    # the softer bar's deflection shows (not the rigid motion)
+    soft = np.abs(r.frames["f3"].r_O - rigid.frames["f3"].r_O).max()
+    assert soft > 10 * err, (soft, err)
