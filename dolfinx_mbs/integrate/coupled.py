@@ -693,12 +693,15 @@ def _integrate(system: CoupledSystem, config: RunConfig) -> Result:
                          "only (Maggi's elimination: stepper='dense' or 'auto', the body "
                          "reduced with model.reduce)" + ("" if why is None else
                                                          f", which cannot take {why}"))
-    # "auto": the dense path for few elastic unknowns; with joints or driven motors the TS
-    # path (Maggi's dense stages difference the joints' rows from Python: asked for by name),
-    # but for the joints only the dense path takes
+    # "auto": the dense path for few elastic unknowns, and for the joints only it takes; with
+    # joints or driven motors on rigid bodies alone the TS path where the scheme is BDF2 (the
+    # default with joints: as fast as Maggi's dense stages there, whose rows are evaluated
+    # from Python; with reduced elastic bodies, or generalized-alpha, the dense stages are
+    # faster: the guide's "Where each is used")
     use_dense = stepper == "dense" or (stepper == "auto" and why is None and (
-        ts_why is not None or system.n_reduced <= DENSE_COUPLED_MAX
-        and not system.jointset.active))
+        ts_why is not None or system.n_reduced <= DENSE_COUPLED_MAX and (
+            not system.jointset.active or system.n_reduced > 0
+            or formulation == "second-order")))
     if use_dense:
         stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(
             system, run, every=ckpt.every)

@@ -96,7 +96,7 @@ def test_restart_is_bit_for_bit(joint, form, tmp_path):
     to the last bit (with generalized-alpha and a joint, the pin's force too: extrapolated to
     the step ends from the last two steps' intermediate values, the last of which the
     checkpoint keeps)."""
-    kw = {} if form is None else {"formulation": form}
+    kw = {"stepper": "ts"} if form is None else {"formulation": form, "stepper": "ts"}
     ref = _bit_for_bit(shared_dir(tmp_path), joint, form, kw)
     assert ref.stepper == "ts"
 
@@ -376,7 +376,7 @@ TIGHT = {"snes_stol": 1e-16, "snes_rtol": 1e-16}
                          ids=["alpha", "joint-bdf2", "joint-alpha"])
 def test_dense_restart_is_bit_for_bit(joint, form, tmp_path):
     """The dense path's checkpoints (``stepper="auto"`` keeps the dense path with them; with
-    the joint, which "auto" leaves to TS, named): the restart takes the uninterrupted dense
+    the joint, named): the restart takes the uninterrupted dense
     run's steps to the last bit (its batches end at the checkpoints, where it starts its
     scheme again as a restart does): the same checks as on the TS path."""
     kw = dict(modes=MODES, stepper="dense" if joint else "auto")

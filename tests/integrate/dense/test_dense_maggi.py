@@ -199,9 +199,16 @@ def test_double_pendulum_second_order(torque):
 
 
 def test_refusals_and_choice():
-    """Springs stay on the TS path; "auto" keeps joints on the TS path (Maggi's dense stages
-    are asked for by name: see the guide for where each is faster)."""
+    """Springs stay on the TS path; "auto" keeps a rigid mechanism with BDF2 on the TS path
+    and takes Maggi's dense stages for reduced elastic bodies and for generalized-alpha (see
+    the guide for where each is faster)."""
     assert double_pendulum().integrate(t_end=0.01, dt=0.005, progress=False).stepper == "ts"
+    assert double_pendulum().integrate(t_end=0.01, dt=0.005, progress=False,
+                                       formulation="second-order").stepper == "dense"
+    model = elastic_double_pendulum()[0]
+    assert model.integrate(t_end=0.002, dt=1e-3, progress=False).stepper == "dense"
+    assert model.integrate(t_end=0.002, dt=1e-3, progress=False,
+                           stepper="ts").stepper == "ts"
     hub = mbs.frames.Hinge(name="hub")
     bar = mbs.RigidBody(mass=1.0, inertia=0.1, frame=hub, centre=(0.5, 0, 0), name="bar")
     model = mbs.Model([bar])
