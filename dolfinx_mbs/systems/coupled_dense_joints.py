@@ -126,7 +126,7 @@ class DenseJoints:
         Returns:
             (g, h).
         """
-        g, h, _ = self.js._values(t, self.f_full(y), self.nodes(y))
+        g, h, _ = self.js.rows_at(t, self.f_full(y), self.nodes(y))
         return g, h
 
     def _rows(self, t: float, f: np.ndarray, nodes: NodeValues
@@ -137,7 +137,7 @@ class DenseJoints:
         (u' = T v)."""
         s, n = self.system, self.n
         du = np.zeros((self.n_rows, 2, 3))
-        g, h, G = self.js._values(t, f, nodes, du)
+        g, h, G = self.js.rows_at(t, f, nodes, du)
         B = np.zeros((self.n_rows, n + s.nw))
         for r in range(self.n_rows):
             for i, v in G[r].items():
@@ -153,10 +153,10 @@ class DenseJoints:
         """The rows and their derivatives at the state, in one evaluation of the rows: (g, h,
         B = dh/dV (rows x (n + nw)), g_p = dg/dp (position rows x (n + nz))). The frames'
         speeds' coefficients come with the rows, their coordinates' in closed form
-        (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet._gz`); an elastic node's rate
-        enters the rows linearly, its coefficients given by the rows, and a position row's
-        coefficients of the node's displacement are the same (h = dg/dt), applied to the
-        reduced basis' rows.
+        (:meth:`~dolfinx_mbs.systems.coupled_joints.JointSet.position_rows_z`); an elastic
+        node's rate enters the rows linearly, its coefficients given by the rows, and a
+        position row's coefficients of the node's displacement are the same (h = dg/dt),
+        applied to the reduced basis' rows.
 
         Args:
             t: the time (s).
@@ -172,10 +172,9 @@ class DenseJoints:
         g, h, B = self._rows(t, f, nodes)
         gp = None
         if positions:
-            js._nodes = nodes
             gp = np.zeros((len(self.pos), n + s.nz))
             gp[:, :n] = B[self.pos, :n]
-            gp[:, n:] = js._gz(t, f)[:, :s.nz]
+            gp[:, n:] = js.position_rows_z(t, f, nodes)[:, :s.nz]
         return g, h, B, gp
 
     def velocity_matrix(self, t: float, y: np.ndarray) -> np.ndarray:
@@ -199,12 +198,8 @@ class DenseJoints:
         n, nz = self.n, self.system.nz
         f = self.f_full(y)
         nodes = self.nodes(y)
-        out: np.ndarray | None = None
-        for c in range(nz):
-            col = _central(lambda ff: fn(ff, nodes), f, c)
-            if out is None:
-                out = np.zeros((len(col), n + nz))
-            out[:, n + c] = col
+        cols = [_central(lambda ff: fn(ff, nodes), f, c) for c in range(nz)]
+        elastic = np.zeros((len(cols[0]) if cols else len(fn(f, nodes)), n))
         for key, T in self.T.items():
             rate = nodes[key][1]
             for c in range(3):
@@ -216,13 +211,8 @@ class DenseJoints:
                     at = dict(nodes)
                     at[key] = (u, rate)
                     return fn(f, at)
-                col = _central(moved, nodes[key][0], c)
-                if out is None:
-                    out = np.zeros((len(col), n + nz))
-                out[:, :n] += np.outer(col, T[c])
-        if out is None:
-            out = np.zeros((len(fn(f, nodes)), n + nz))
-        return out
+                elastic += np.outer(_central(moved, nodes[key][0], c), T[c])
+        return np.column_stack([elastic] + cols)
 
     def position_derivatives(self, t: float, y: np.ndarray, lam: np.ndarray
                              ) -> Tuple[np.ndarray, np.ndarray]:
@@ -262,7 +252,7 @@ class DenseJoints:
         out = np.zeros(self.m)
         f = self.f_full(y)
         for mo in js.torque_motors:
-            th, thd, G = js._driven(mo, t, f)
+            th, thd, G = js.driven(mo, t, f)
             tau = mo.torque_at(t, th, thd)
             for i, v in G.items():
                 out[s.wslice[i]] += tau * v

@@ -353,13 +353,22 @@ class JointSet:
         return out
 
     # -- the rows in closed form ------------------------------------------------------------
-    def _values(self, t: float, f: np.ndarray, nodes: dict,
+    def rows_at(self, t: float, f: np.ndarray, nodes: dict,
                 du: np.ndarray | None = None) -> tuple:
-        """(g, h, G) of every row at ``f``: g the position values (0 for velocity rows), h
-        the velocity values, G {row: {frame index: dh/dw (k,)}} (the speeds' coefficients).
-        With ``du`` (rows x 2 x 3, zeros): each row's coefficients of its joint's points'
-        node rates u' (local components; h is linear in them, and a position row's are also
-        dg/du) written into it."""
+        """The rows at ``f``: position values g (0 for velocity rows), velocity values h and
+        the speeds' coefficients G {row: {frame index: dh/dw (k,)}}.
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            nodes: the elastic nodes' values.
+            du: rows x 2 x 3 zeros, or None: each row's coefficients of its joint's points'
+                node rates u' written into it (local components; h is linear in them, and a
+                position row's are also dg/du).
+
+        Returns:
+            (g, h, G).
+        """
         g = np.zeros(self.n_rows)
         h = np.zeros(self.n_rows)
         G: List[Dict[int, np.ndarray]] = [dict() for _ in range(self.n_rows)]
@@ -368,23 +377,33 @@ class JointSet:
         for blk in self.blocks:
             el, r0, r1 = blk.element, blk.start, blk.stop
             if isinstance(el, Motor):
-                driven = self._driven(el, t, f, nodes, kept)
+                driven = self.driven(el, t, f, nodes, kept)
                 g[r0], h[r0], G[r0] = el.row(driven, self._prescribed(el, t))
                 continue
             assert blk.joint is not None  # (a joint's block)
             a, b = self._ends(blk.joint, t, f, nodes, kept)
-            if du is None:
-                el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1])
-                continue
-            el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1], du[r0:r1])
-            du[r0:r1, 0] = du[r0:r1, 0] @ a.R     # r' = R (... + u'): global to local
-            du[r0:r1, 1] = du[r0:r1, 1] @ b.R
+            el.rows(a, b, lam[r0:r1], g[r0:r1], h[r0:r1], G[r0:r1],
+                    None if du is None else du[r0:r1])
+            if du is not None:   # r' = R (... + u'): global to local
+                du[r0:r1, 0] = du[r0:r1, 0] @ a.R
+                du[r0:r1, 1] = du[r0:r1, 1] @ b.R
         return g, h, G
 
-    def _driven(self, m: Motor, t: float, f: np.ndarray, nodes: dict | None = None,
-                kept: Dict[int, Tuple[End, End]] | None = None
+    def driven(self, m: Motor, t: float, f: np.ndarray, nodes: dict | None = None,
+               kept: Dict[int, Tuple[End, End]] | None = None
                 ) -> Tuple[float, float, Dict[int, np.ndarray]]:
-        """(angle, rate, d rate/dw) of what motor ``m`` drives."""
+        """What motor ``m`` drives: its angle, rate and d rate/dw.
+
+        Args:
+            m: the motor.
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            nodes: the elastic nodes' values (none: held at zero).
+            kept: the joints' ends evaluated at ``f`` so far (added to).
+
+        Returns:
+            (angle, rate, {frame index: d rate/dw}).
+        """
         target = m.target
         if isinstance(target, FrameJoint):
             a, b = self._ends(self.joints.index(target), t, f, nodes or {}, kept)
@@ -411,7 +430,7 @@ class JointSet:
             return out
         with checks.collective(s.comm, f"the motor torques at t={t:g}"):
             for m in self.torque_motors:
-                th, thd, G = self._driven(m, t, f)
+                th, thd, G = self.driven(m, t, f)
                 tau = m.torque_at(t, th, thd)
                 for i, v in G.items():
                     out[s.wslice[i]] += tau * v
@@ -498,7 +517,7 @@ class JointSet:
         """
         s = self.system
         nodes = self.node_values(u, ud) if u is not None else {}
-        _, h, G = self._values(t, f, nodes)
+        _, h, G = self.rows_at(t, f, nodes)
         A = np.zeros((self.n_rows, s.m))
         for blk in self.blocks:
             if isinstance(blk.element, Spring):   # force rows, not velocity rows
@@ -607,7 +626,7 @@ class JointSet:
         nodes = self.node_values(u, ud) if s.parts else {}
         self._nodes = nodes
         lam, mu = self.split(f)
-        g, h, G = self._values(t, f, nodes)
+        g, h, G = self.rows_at(t, f, nodes)
         base = s.m - self.n_unknowns
         # the rows: position rows keep g = 0, velocity rows h = 0 (each position row both)
         Ff[base: base + self.n_rows] = h
@@ -621,7 +640,7 @@ class JointSet:
         Ff -= self.motor_torques(t, f)
         # mu: z' - N w + g_z^T mu
         if self.n_position:
-            gz = self._gz(t, f)
+            gz = self.position_rows_z(t, f)
             for i, zs in enumerate(s.zslice):
                 Ff[zs] += gz[:, zs].T @ mu
 
@@ -678,13 +697,24 @@ class JointSet:
             for k, side in enumerate((a, b)):
                 self._last_R[(ij, k)] = side.state(t, f)[0]
 
-    def _gz(self, t: float, f: np.ndarray) -> np.ndarray:
+    def position_rows_z(self, t: float, f: np.ndarray,
+                        nodes: NodeValues | None = None) -> np.ndarray:
         """dg/dz of the position rows (n_position x m) in closed form, the nodes held (each
         element's :meth:`~dolfinx_mbs.constraints.frame_joints.FrameJoint.gz`; a driven
-        motor's angle: its joint's relative angle or its hinge's coordinate)."""
+        motor's angle: its joint's relative angle or its hinge's coordinate).
+
+        Args:
+            t: time (s).
+            f: the unknowns (frames' coordinates and speeds, then the joints' block).
+            nodes: the elastic nodes' values (None: those of the last residual).
+
+        Returns:
+            dg/dz.
+        """
         s = self.system
         out = np.zeros((self.n_position, s.m))
-        nodes = self._nodes or {}
+        if nodes is None:
+            nodes = self._nodes or {}
         kept: Dict[int, Tuple[End, End]] = {}
         for blk in self.blocks:
             el = blk.element
@@ -770,7 +800,7 @@ class JointSet:
         base = m - self.n_unknowns
         nodes = self._nodes or {}
         lam, mu = self.split(f)
-        g, h, G = self._values(t, f, nodes)
+        g, h, G = self.rows_at(t, f, nodes)
         # the velocity rows by the speeds, and the frames' rows by lam (G and its transpose)
         springs = self._spring_jacobians(t, f, nodes)
         for blk in self.blocks:
@@ -789,7 +819,7 @@ class JointSet:
                     s.wslice)
         # everything else that depends on the frames' coordinates: by central differences
         def frame_terms(ff: np.ndarray) -> np.ndarray:
-            gg, hh, GG = self._values(t, ff, nodes)
+            gg, hh, GG = self.rows_at(t, ff, nodes)
             out = np.zeros(m)
             out[base: base + self.n_rows] = hh
             out[base + self.n_rows: base + self.n_unknowns] = gg[self.position_rows]
@@ -809,7 +839,7 @@ class JointSet:
                         D[:, c] -= _central(lambda ff: self.motor_torques(t, ff), f, c)
         # mu in the frames' kinematic rows (g_z^T), its curvature left out
         if self.n_position:
-            gz = self._gz(t, f)
+            gz = self.position_rows_z(t, f)
             for ip in range(self.n_position):
                 D[:base, base + self.n_rows + ip] += gz[ip, :base]
         if s.parts:
@@ -968,7 +998,7 @@ class JointSet:
         lam, _ = self.split(f)
         if nodes is None:
             nodes = self.node_values(u, ud) if u is not None else {}
-        g, _, _ = self._values(t, f, nodes)
+        g, _, _ = self.rows_at(t, f, nodes)
         out: Dict[str, ElementOutput] = {}
         for blk in self.blocks:
             el, r0, r1 = blk.element, blk.start, blk.stop
