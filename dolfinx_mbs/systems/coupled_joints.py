@@ -640,7 +640,7 @@ class JointSet:
         Ff -= self.motor_torques(t, f)
         # mu: z' - N w + g_z^T mu
         if self.n_position:
-            gz = self.position_rows_z(t, f)
+            gz = self.position_rows_z(t, f, nodes)
             for i, zs in enumerate(s.zslice):
                 Ff[zs] += gz[:, zs].T @ mu
 
@@ -697,8 +697,7 @@ class JointSet:
             for k, side in enumerate((a, b)):
                 self._last_R[(ij, k)] = side.state(t, f)[0]
 
-    def position_rows_z(self, t: float, f: np.ndarray,
-                        nodes: NodeValues | None = None) -> np.ndarray:
+    def position_rows_z(self, t: float, f: np.ndarray, nodes: NodeValues) -> np.ndarray:
         """dg/dz of the position rows (n_position x m) in closed form, the nodes held (each
         element's :meth:`~dolfinx_mbs.constraints.frame_joints.FrameJoint.gz`; a driven
         motor's angle: its joint's relative angle or its hinge's coordinate).
@@ -706,15 +705,13 @@ class JointSet:
         Args:
             t: time (s).
             f: the unknowns (frames' coordinates and speeds, then the joints' block).
-            nodes: the elastic nodes' values (None: those of the last residual).
+            nodes: the elastic nodes' values.
 
         Returns:
             dg/dz.
         """
         s = self.system
         out = np.zeros((self.n_position, s.m))
-        if nodes is None:
-            nodes = self._nodes or {}
         kept: Dict[int, Tuple[End, End]] = {}
         for blk in self.blocks:
             el = blk.element
@@ -839,7 +836,7 @@ class JointSet:
                         D[:, c] -= _central(lambda ff: self.motor_torques(t, ff), f, c)
         # mu in the frames' kinematic rows (g_z^T), its curvature left out
         if self.n_position:
-            gz = self.position_rows_z(t, f)
+            gz = self.position_rows_z(t, f, nodes)
             for ip in range(self.n_position):
                 D[:base, base + self.n_rows + ip] += gz[ip, :base]
         if s.parts:
