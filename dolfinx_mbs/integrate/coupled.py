@@ -50,7 +50,6 @@ from dolfinx_mbs.integrate.stepper import RunSpec, Stepper
 from dolfinx_mbs.integrate.ts.coupled_stepper import CoupledStepper
 from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.coupled import CoupledSystem, monitors
-from dolfinx_mbs.systems.coupled_joints import ts_joints_reason
 
 if TYPE_CHECKING:
     from dolfinx_mbs.constraints.frame_joints import ElementOutput
@@ -687,19 +686,13 @@ def _integrate(system: CoupledSystem, config: RunConfig) -> Result:
     if stepper == "dense" and why is not None:
         raise ValueError(f"stepper='dense' cannot step a run with {why}: use stepper='ts' "
                          "or 'auto'")
-    ts_why = ts_joints_reason(system.jointset)
-    if ts_why is not None and (stepper == "ts" or why is not None):
-        raise ValueError(f"stepper={stepper!r}: a run with a {ts_why} steps on the dense path "
-                         "only (Maggi's elimination: stepper='dense' or 'auto', the body "
-                         "reduced with model.reduce)" + ("" if why is None else
-                                                         f", which cannot take {why}"))
-    # "auto": the dense path for few elastic unknowns, and for the joints only it takes; with
-    # joints or driven motors on rigid bodies alone the TS path where the scheme is BDF2 (the
-    # default with joints: as fast as Maggi's dense stages there, whose rows are evaluated
-    # from Python; with reduced elastic bodies, or generalized-alpha, the dense stages are
-    # faster: the guide's "Where each is used")
+    # "auto": the dense path for few elastic unknowns; with joints or driven motors on rigid
+    # bodies alone the TS path where the scheme is BDF2 (the default with joints: as fast as
+    # Maggi's dense stages there, whose rows are evaluated from Python; with reduced elastic
+    # bodies, or generalized-alpha, the dense stages are faster: the guide's "Where each is
+    # used")
     use_dense = stepper == "dense" or (stepper == "auto" and why is None and (
-        ts_why is not None or system.n_reduced <= DENSE_COUPLED_MAX and (
+        system.n_reduced <= DENSE_COUPLED_MAX and (
             not system.jointset.active or system.n_reduced > 0
             or formulation == "second-order")))
     if use_dense:

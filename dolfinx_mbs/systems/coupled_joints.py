@@ -22,11 +22,18 @@ joint's position rows, and a driven motor's lam is its torque.
 
 On an elastic node the force enters the body's inertia residual e at the node (and from there
 the frame's rows, whose partial velocities the node shares); on a rigid point or an axis it
-enters the frames' rows directly. Derivatives: with respect to the speeds and the nodes'
-displacements and rates in closed form (the rows are linear in the speeds and rates, and in
-the displacement of a node); with respect to the frames' coordinates (rotations, through
-trigonometric and quaternion functions) by central differences of the closed-form rows
-(errors ~ 1e-10 of their scale), but for the position rows' dg/dz, in closed form. The
+enters the frames' rows directly. A revolute joint's or a spring's force on a node is its force
+rows' components; a prismatic joint's (its rows across the axis) is lam times the rows'
+coefficients of the node's rate (the ``du`` of :meth:`JointSet.rows_at`, which are also the
+position rows' coefficients of its displacement), and the rest of such a row's speed
+coefficients (the guide's axis turning with its frame) enters the frames' rows directly.
+
+Derivatives: with respect to the speeds and the nodes' rates in closed form (the rows are
+linear in them), and so with respect to a revolute joint's node displacement; with respect to
+the frames' coordinates (rotations, through trigonometric and quaternion functions) by central
+differences of the closed-form rows (errors ~ 1e-10 of their scale), but for the position
+rows' dg/dz, in closed form; a prismatic joint's rows by its node's displacement, and its node
+force as it turns with the frames, by central differences too. The
 curvature of g weighted by mu is left out of the Jacobian: mu vanishes with the drift, so
 Newton's convergence does not see it. Springs (:class:`~dolfinx_mbs.constraints.frame_joints.
 Spring`): their force components F are unknowns with the rows F - s e = 0 (no position rows, no
@@ -73,7 +80,7 @@ if TYPE_CHECKING:
     from mpi4py import MPI
     from petsc4py import PETSc
 
-__all__ = ["JointSet", "JointHost", "RowBlock", "NodeValues", "ts_joints_reason"]
+__all__ = ["JointSet", "JointHost", "RowBlock", "NodeValues"]
 
 log = logging.getLogger(__name__)
 
@@ -295,7 +302,15 @@ class JointSet:
                                if pt.elastic)
                 for r in range(b.start, b.start + j.n_point_rows):
                     self._node_frames[r] = on
+        #: the joints without force rows (prismatic) with a point at an elastic node: their
+        #: force on the node is lam times the rows' coefficients of the node's rate
+        self._general: List[Tuple[RowBlock, FrameJoint]] = [
+            (b, b.element) for b in self.blocks
+            if isinstance(b.element, FrameJoint) and b.joint is not None
+            and not b.element.n_point_rows and any(pt.elastic for pt in (b.element.a,
+                                                                          b.element.b))]
         self._nodes: dict | None = None
+        self._last_du: np.ndarray | None = None
 
     # -- the nodes' values --------------------------------------------------------------------
     def node_values(self, u: PETSc.Vec, ud: PETSc.Vec) -> NodeValues:
@@ -354,7 +369,8 @@ class JointSet:
 
     # -- the rows in closed form ------------------------------------------------------------
     def rows_at(self, t: float, f: np.ndarray, nodes: dict,
-                du: np.ndarray | None = None) -> tuple:
+                du: np.ndarray | None = None,
+                ends: Dict[int, Tuple[End, End]] | None = None) -> tuple:
         """The rows at ``f``: position values g (0 for velocity rows), velocity values h and
         the speeds' coefficients G {row: {frame index: dh/dw (k,)}}.
 
@@ -365,6 +381,8 @@ class JointSet:
             du: rows x 2 x 3 zeros, or None: each row's coefficients of its joint's points'
                 node rates u' written into it (local components; h is linear in them, and a
                 position row's are also dg/du).
+            ends: an empty dict that receives each joint's points' kinematics (by joint
+                index), or None.
 
         Returns:
             (g, h, G).
@@ -372,7 +390,7 @@ class JointSet:
         g = np.zeros(self.n_rows)
         h = np.zeros(self.n_rows)
         G: List[Dict[int, np.ndarray]] = [dict() for _ in range(self.n_rows)]
-        kept: Dict[int, Tuple[End, End]] = {}
+        kept: Dict[int, Tuple[End, End]] = {} if ends is None else ends
         lam = self.split(f)[0]
         for blk in self.blocks:
             el, r0, r1 = blk.element, blk.start, blk.stop
@@ -626,17 +644,19 @@ class JointSet:
         nodes = self.node_values(u, ud) if s.parts else {}
         self._nodes = nodes
         lam, mu = self.split(f)
-        g, h, G = self.rows_at(t, f, nodes)
+        g, h, _, du, Gd = self._evaluate(t, f, nodes)
         base = s.m - self.n_unknowns
         # the rows: position rows keep g = 0, velocity rows h = 0 (each position row both)
         Ff[base: base + self.n_rows] = h
         Ff[base + self.n_rows: base + self.n_unknowns] = g[self.position_rows]
         self._g = g
+        self._last_du = du
         # forces: frames' rows (rigid points, axes, motors) and nodes
         for r in range(self.n_rows):
-            for i, v in G[r].items():
-                Ff[s.wslice[i]] += lam[r] * self._direct(r, i, v)
+            for i, v in Gd[r].items():
+                Ff[s.wslice[i]] += lam[r] * v
         self._node_forces(lam, terms)
+        self._general_node_forces(lam, du, terms)
         Ff -= self.motor_torques(t, f)
         # mu: z' - N w + g_z^T mu
         if self.n_position:
@@ -657,6 +677,49 @@ class JointSet:
         if fr.momentum_balance:
             out[:fr.n_translations] = v[:fr.n_translations]
         return out
+
+    def _evaluate(self, t: float, f: np.ndarray, nodes: dict) -> tuple:
+        """The rows at ``f`` (:meth:`rows_at`) with what their forces need: (g, h, G, du,
+        Gd), du the rows' coefficients of the nodes' rates (local components; None without
+        joints of :attr:`_general`) and Gd the part of each row's speed coefficients G that
+        enters the frames' rows directly (:meth:`_direct`; for a row of :attr:`_general`, G
+        less what its force on an elastic node gives the node's frame through the body's
+        inertia residual, du . R^T dr/dw, but for a free frame's translation rows)."""
+        du = np.zeros((self.n_rows, 2, 3)) if self._general else None
+        ends: Dict[int, Tuple[End, End]] = {}
+        g, h, G = self.rows_at(t, f, nodes, du, ends)
+        Gd = [{i: self._direct(r, i, v) for i, v in G[r].items()} for r in range(self.n_rows)]
+        for blk, j in self._general:
+            assert blk.joint is not None and du is not None  # (a joint's block)
+            for k, (pt, end) in enumerate(zip((j.a, j.b), ends[blk.joint])):
+                if not pt.elastic or end.index is None:
+                    continue
+                fr = self.system.frames[end.index]
+                w = end.R.T @ end.Pw   # the node's partial velocities (local components)
+                for r in range(blk.start, blk.stop):
+                    node = du[r, k] @ w
+                    if fr.momentum_balance:
+                        node[:fr.n_translations] = 0.0
+                    Gd[r][end.index] = Gd[r][end.index] - node
+        return g, h, G, du, Gd
+
+    def _general_node_forces(self, lam: np.ndarray, du: np.ndarray | None,
+                             terms: Sequence[Dict[str, PETSc.Vec]]) -> None:
+        """Lam times the rows' node coefficients into e and r at the nodes (:attr:`_general`)."""
+        if du is None or not terms:
+            return
+        s = self.system
+        for blk, j in self._general:
+            for k, pt in enumerate((j.a, j.b)):
+                if not pt.elastic or pt.node is None:
+                    continue
+                g = s.parts[pt.body_index].gdim
+                lo = pt.node * g
+                f_loc = lam[blk.start:blk.stop] @ du[blk.start:blk.stop, k]
+                bt = terms[pt.body_index]
+                for key in ("e", "r"):
+                    a = bt[key].getArray()
+                    a[lo:lo + g] += f_loc[:g]
 
     def _point_rows(self) -> List[Tuple[RowBlock, FrameJoint]]:
         """The blocks of the elements with force rows at their points (revolute, spring)."""
@@ -770,6 +833,18 @@ class JointSet:
                         g = s.parts[pt.body_index].gdim
                         lo = s.parts[pt.body_index].slice.start + pt.node * g
                         a[lo:lo + g] += (sign * mu[ip] * R[kr, :])[:g]
+        du = self._last_du
+        for blk, j in self._general:
+            if not j.n_position or du is None:
+                continue
+            mu_b = mu[blk.pos: blk.pos + j.n_position]
+            for k, pt in enumerate((j.a, j.b)):
+                if pt.elastic:
+                    any_node = True
+                if pt.elastic and pt.node is not None:
+                    g = s.parts[pt.body_index].gdim
+                    lo = s.parts[pt.body_index].slice.start + pt.node * g
+                    a[lo:lo + g] += (mu_b @ du[blk.start:blk.stop, k])[:g]
         if any_node:
             out.axpy(1.0, s._elastic_reducer.project(full, s._red_tmp(out)))
 
@@ -797,7 +872,7 @@ class JointSet:
         base = m - self.n_unknowns
         nodes = self._nodes or {}
         lam, mu = self.split(f)
-        g, h, G = self.rows_at(t, f, nodes)
+        g, h, G, du, Gd = self._evaluate(t, f, nodes)
         # the velocity rows by the speeds, and the frames' rows by lam (G and its transpose)
         springs = self._spring_jacobians(t, f, nodes)
         for blk in self.blocks:
@@ -805,7 +880,7 @@ class JointSet:
             for r in range(blk.start, blk.stop):
                 for i, v in G[r].items():
                     ws = s.wslice[i]
-                    D[ws, base + r] += self._direct(r, i, v)
+                    D[ws, base + r] += Gd[r][i]
                     if not spring:
                         D[base + r, ws] += v
             if spring:
@@ -816,13 +891,13 @@ class JointSet:
                     s.wslice)
         # everything else that depends on the frames' coordinates: by central differences
         def frame_terms(ff: np.ndarray) -> np.ndarray:
-            gg, hh, GG = self.rows_at(t, ff, nodes)
+            gg, hh, _, _, GGd = self._evaluate(t, ff, nodes)
             out = np.zeros(m)
             out[base: base + self.n_rows] = hh
             out[base + self.n_rows: base + self.n_unknowns] = gg[self.position_rows]
             for r in range(self.n_rows):
-                for i, v in GG[r].items():
-                    out[s.wslice[i]] += lam[r] * self._direct(r, i, v)
+                for i, v in GGd[r].items():
+                    out[s.wslice[i]] += lam[r] * v
             return out
         for i, zs in enumerate(s.zslice):
             if not self._touches(i):
@@ -842,6 +917,8 @@ class JointSet:
         if s.parts:
             J = _Bordered(shift, D, B, C, Cv, H, Bfull_work, s._red_tmp(B[0]))
             self._node_derivatives(t, f, lam, J, springs)
+            if du is not None:
+                self._general_node_derivatives(t, f, lam, J, du)
 
     def _spring_jacobians(self, t: float, f: np.ndarray, nodes: dict) -> dict:
         """{joint index: (d(s e)/dd, d(s e)/dd')} of the springs at ``f``."""
@@ -908,6 +985,87 @@ class JointSet:
                     if side.index is not None:
                         self._node_frame_rows(_NodeRow(r, kr, side, sign, R, lo, gd), x,
                                               lam, t, f, J)
+
+    def _general_node_derivatives(self, t: float, f: np.ndarray, lam: np.ndarray,
+                                  J: _Bordered, du: np.ndarray) -> None:
+        """The entries of the joints of :attr:`_general` at elastic nodes: their rows' node
+        coefficients du (the node forces by lam, the rows by the node's rate and, for position
+        rows, displacement, the kinematic rows by mu, the node's frame's rows by lam through
+        its partial velocities), the rows by the node's displacement (h turns with the
+        points' offset: differences) and the node forces as du turns with the joint's frames'
+        coordinates (differences)."""
+        s = self.system
+        red = s.reducer
+        assert red is not None  # (an elastic node: the bodies' reducer)
+        base = s.m - self.n_unknowns
+        full, tmp, D = J.full, J.tmp, J.D
+        nodes = self._nodes or {}
+
+        def node_vector(lo: int | None, gd: int, vec: np.ndarray) -> PETSc.Vec:
+            _zero(full)
+            if lo is not None:
+                full.array[lo:lo + gd] = vec[:gd]
+            red.project(full, tmp)
+            return tmp
+
+        for blk, j in self._general:
+            ij = blk.joint
+            assert ij is not None  # (a joint's block)
+            rows = slice(blk.start, blk.stop)
+            zcols = sorted({c for side in self.sides[ij] if side.index is not None
+                            for c in range(s.zslice[side.index].start,
+                                           s.zslice[side.index].stop)})
+
+            def du_at(ff: np.ndarray) -> np.ndarray:
+                d = np.zeros((self.n_rows, 2, 3))
+                self.rows_at(t, ff, nodes, d)
+                return d[rows].ravel()
+            turned = {c: _central(du_at, f, c).reshape(blk.stop - blk.start, 2, 3)
+                      for c in zcols}
+            for k, pt in enumerate((j.a, j.b)):
+                if not pt.elastic:
+                    continue
+                side = self.sides[ij][k]
+                p = s.parts[pt.body_index]
+                gd = p.gdim
+                lo = (p.slice.start + pt.node * gd) if pt.node is not None else None
+                u, ud = nodes.get((ij, k), (np.zeros(3), np.zeros(3)))
+
+                def h_at(x: np.ndarray, k: int = k, ud: np.ndarray = ud) -> np.ndarray:
+                    at = dict(nodes)
+                    at[(ij, k)] = (x, ud)
+                    return cast(np.ndarray, self.rows_at(t, f, at)[1][rows])
+                by_u = np.column_stack([_central(h_at, u, c) for c in range(gd)])
+                wj: List[np.ndarray] = []
+                skip = 0
+                if side.index is not None:
+                    i = side.index
+                    jet_T, jet_Om = self._partials(i, t, f)
+                    skip = s.frames[i].n_translations if s.frames[i].momentum_balance else 0
+                    x = pt.X + u
+                    wj = [jet_T[:, jl] + cross3(jet_Om[:, jl], x)
+                          for jl in range(jet_T.shape[1])]
+                for kr, r in enumerate(range(blk.start, blk.stop)):
+                    v = node_vector(lo, gd, du[r, k])
+                    J.B[base + r].axpy(1.0, v)             # elastic rows by lam
+                    J.C[base + r].axpy(J.shift, v)         # h by the node's rate, s d/dv
+                    J.Cv[base + r].axpy(1.0, v)
+                    if j.n_position:
+                        ip = base + self.n_rows + blk.pos + kr
+                        J.C[ip].axpy(1.0, v)               # g by the displacement
+                        J.H[ip].axpy(1.0, v)               # q' - v + g_q^T mu
+                    J.C[base + r].axpy(1.0, node_vector(lo, gd, by_u[kr]))  # h by u
+                    if side.index is not None:
+                        ws0 = s.wslice[side.index].start
+                        for jl in range(skip, len(wj)):
+                            D[ws0 + jl, base + r] += float(wj[jl] @ du[r, k])
+                for c in zcols:   # the node force lam du turns with the frames
+                    df = lam[rows] @ turned[c][:, k]
+                    J.B[c].axpy(1.0, node_vector(lo, gd, df))
+                    if side.index is not None:
+                        ws0 = s.wslice[side.index].start
+                        for jl in range(skip, len(wj)):
+                            D[ws0 + jl, c] += float(wj[jl] @ df)
 
     def _node_frame_rows(self, row: _NodeRow, x: np.ndarray, lam: np.ndarray, t: float,
                          f: np.ndarray, J: _Bordered) -> None:
@@ -1006,27 +1164,6 @@ class JointSet:
             a, b = self._ends(blk.joint, t, f, nodes)
             out[el.name] = el.output(a, b, lam[r0:r1], g[r0:r1])
         return FrozenMapping(out)
-
-
-def ts_joints_reason(js: JointSet) -> str | None:
-    """Why the TS path's bordered rows cannot take the joints of ``js``, or None: a joint
-    without point rows (a prismatic joint) at an elastic body's node. The TS path puts a
-    joint's force on a node through its point rows, the force's components (a revolute
-    joint's, a spring's); a prismatic joint's force on a node (its rows across the axis) is
-    not among them, so its rows would hold the node without a force to do it. The dense
-    path's rows (Maggi's elimination, reduced bodies) carry every row's coefficients of the
-    nodes (:mod:`~dolfinx_mbs.systems.coupled_dense_joints`).
-
-    Args:
-        js: the joints.
-
-    Returns:
-        The reason in words, or None.
-    """
-    for j in js.joints:
-        if not j.n_point_rows and any(pt.elastic for pt in (j.a, j.b)):
-            return f"{type(j).__name__.lower()} joint {j.name!r} at an elastic body's node"
-    return None
 
 
 def _zero(v: PETSc.Vec) -> None:
