@@ -890,20 +890,26 @@ class JointSet:
                     springs[blk.joint][1], G[blk.start:blk.stop], D, base + blk.start,
                     s.wslice)
         # everything else that depends on the frames' coordinates: by central differences
+        # (with the rows' node coefficients du, which turn with the frames: their columns for
+        # the node forces of the joints without force rows, from the same evaluations)
         def frame_terms(ff: np.ndarray) -> np.ndarray:
-            gg, hh, _, _, GGd = self._evaluate(t, ff, nodes)
+            gg, hh, _, dd, GGd = self._evaluate(t, ff, nodes)
             out = np.zeros(m)
             out[base: base + self.n_rows] = hh
             out[base + self.n_rows: base + self.n_unknowns] = gg[self.position_rows]
             for r in range(self.n_rows):
                 for i, v in GGd[r].items():
                     out[s.wslice[i]] += lam[r] * v
-            return out
+            return out if dd is None else np.concatenate([out, dd.ravel()])
+        turned: Dict[int, np.ndarray] = {}
         for i, zs in enumerate(s.zslice):
             if not self._touches(i):
                 continue
             for c in range(zs.start, zs.stop):
-                D[:, c] += _central(frame_terms, f, c)
+                col = _central(frame_terms, f, c)
+                D[:, c] += col[:m]
+                if du is not None:
+                    turned[c] = col[m:].reshape(du.shape)
         if self.torque_motors:   # the user's torque functions: differenced in z and w
             for i, (zs, ws) in enumerate(zip(s.zslice, s.wslice)):
                 if self._touches(i):
@@ -918,7 +924,7 @@ class JointSet:
             J = _Bordered(shift, D, B, C, Cv, H, Bfull_work, s._red_tmp(B[0]))
             self._node_derivatives(t, f, lam, J, springs)
             if du is not None:
-                self._general_node_derivatives(t, f, lam, J, du)
+                self._general_node_derivatives(t, f, lam, J, du, turned)
 
     def _spring_jacobians(self, t: float, f: np.ndarray, nodes: dict) -> dict:
         """{joint index: (d(s e)/dd, d(s e)/dd')} of the springs at ``f``."""
@@ -987,13 +993,15 @@ class JointSet:
                                               lam, t, f, J)
 
     def _general_node_derivatives(self, t: float, f: np.ndarray, lam: np.ndarray,
-                                  J: _Bordered, du: np.ndarray) -> None:
+                                  J: _Bordered, du: np.ndarray,
+                                  turned: Dict[int, np.ndarray]) -> None:
         """The entries of the joints of :attr:`_general` at elastic nodes: their rows' node
         coefficients du (the node forces by lam, the rows by the node's rate and, for position
         rows, displacement, the kinematic rows by mu, the node's frame's rows by lam through
         its partial velocities), the rows by the node's displacement (h turns with the
         points' offset: differences) and the node forces as du turns with the joint's frames'
-        coordinates (differences)."""
+        coordinates (``turned``: d du/dz by the frames' coordinates, the differences of
+        :meth:`derivatives`)."""
         s = self.system
         red = s.reducer
         assert red is not None  # (an elastic node: the bodies' reducer)
@@ -1016,12 +1024,6 @@ class JointSet:
                             for c in range(s.zslice[side.index].start,
                                            s.zslice[side.index].stop)})
 
-            def du_at(ff: np.ndarray) -> np.ndarray:
-                d = np.zeros((self.n_rows, 2, 3))
-                self.rows_at(t, ff, nodes, d)
-                return d[rows].ravel()
-            turned = {c: _central(du_at, f, c).reshape(blk.stop - blk.start, 2, 3)
-                      for c in zcols}
             for k, pt in enumerate((j.a, j.b)):
                 if not pt.elastic:
                     continue
@@ -1060,7 +1062,7 @@ class JointSet:
                         for jl in range(skip, len(wj)):
                             D[ws0 + jl, base + r] += float(wj[jl] @ du[r, k])
                 for c in zcols:   # the node force lam du turns with the frames
-                    df = lam[rows] @ turned[c][:, k]
+                    df = lam[rows] @ turned[c][rows, k]
                     J.B[c].axpy(1.0, node_vector(lo, gd, df))
                     if side.index is not None:
                         ws0 = s.wslice[side.index].start
