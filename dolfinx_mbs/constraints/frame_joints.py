@@ -333,7 +333,7 @@ class _Axial(FrameJoint):
         c = a_G x b_G."""
         for k, (pa_, qb_) in enumerate(self.lock):
             aG, bG = a.R @ pa_, b.R @ qb_
-            c = np.cross(aG, bG)
+            c = cross3(aG, bG)
             g[k] = float(aG @ bG)
             h[k] = float((a.R @ a.omega - b.R @ b.omega) @ c)
             if a.index is not None:
