@@ -91,8 +91,8 @@ class JointOutput(_Record):
     """A revolute or prismatic joint's outputs at a state.
 
     Attributes:
-        force: the force on the second body's point (global components; a revolute joint's,
-            zero for a prismatic joint).
+        force: the force on the second body's point (global components; a prismatic joint's
+            across its axis, without its moment).
         drift: the largest of its position rows' values.
     """
 
@@ -493,6 +493,25 @@ class Prismatic(_Axial):
                 G[k][i] = G[k].get(i, 0.0) + v
             k += 1
         self._align(a, b, g[k:], h[k:], G[k:])
+
+    def output(self, a: End, b: End, lam: np.ndarray, g: np.ndarray) -> ElementOutput:
+        """See :meth:`FrameJoint.output`: the guide's force on ``b``'s point across the axis,
+        -sum_k lam_k n_k over the rows across it (global components; the joint's moment, of
+        its angle or alignment rows, is not in it).
+
+        Args:
+            a: the first point's kinematics.
+            b: the second point's kinematics.
+            lam: the joint's multipliers.
+            g: its position values.
+
+        Returns:
+            The :class:`JointOutput`.
+        """
+        force = np.zeros(3)
+        for k, n0 in enumerate(self.normals_a):
+            force -= lam[k] * (a.R @ n0)
+        return JointOutput(force=force, drift=max((abs(float(v)) for v in g), default=0.0))
 
     def gz(self, a: End, b: End, rows: np.ndarray, zslice: Sequence[slice]) -> None:
         """See :meth:`FrameJoint.gz`.
