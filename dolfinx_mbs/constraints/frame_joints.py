@@ -276,12 +276,25 @@ class FrameJoint:
         Returns:
             The :class:`JointOutput`.
         """
-        force = np.zeros(3)
-        force[:self.n_point_rows] = lam[:self.n_point_rows]
         drift = 0.0
         for v in g:
             drift = max(drift, abs(float(v)))
-        return JointOutput(force=force, drift=drift)
+        return JointOutput(force=self.force_on_b(a, lam), drift=drift)
+
+    def force_on_b(self, a: End, lam: np.ndarray) -> np.ndarray:
+        """The joint's force on ``b``'s point (global components): its force rows'
+        multipliers (a revolute joint's; none: zero).
+
+        Args:
+            a: the first point's kinematics.
+            lam: the joint's multipliers.
+
+        Returns:
+            The force (3,).
+        """
+        force = np.zeros(3)
+        force[:self.n_point_rows] = lam[:self.n_point_rows]
+        return force
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -494,24 +507,22 @@ class Prismatic(_Axial):
             k += 1
         self._align(a, b, g[k:], h[k:], G[k:])
 
-    def output(self, a: End, b: End, lam: np.ndarray, g: np.ndarray) -> ElementOutput:
-        """See :meth:`FrameJoint.output`: the guide's force on ``b``'s point across the axis,
-        -sum_k lam_k n_k over the rows across it (global components; the joint's moment, of
-        its angle or alignment rows, is not in it).
+    def force_on_b(self, a: End, lam: np.ndarray) -> np.ndarray:
+        """See :meth:`FrameJoint.force_on_b`: the guide's force on ``b``'s point across the
+        axis, -sum_k lam_k n_k over the rows across it (the joint's moment, of its angle or
+        alignment rows, is not in it).
 
         Args:
             a: the first point's kinematics.
-            b: the second point's kinematics.
             lam: the joint's multipliers.
-            g: its position values.
 
         Returns:
-            The :class:`JointOutput`.
+            The force (3,).
         """
         force = np.zeros(3)
         for k, n0 in enumerate(self.normals_a):
             force -= lam[k] * (a.R @ n0)
-        return JointOutput(force=force, drift=max((abs(float(v)) for v in g), default=0.0))
+        return force
 
     def gz(self, a: End, b: End, rows: np.ndarray, zslice: Sequence[slice]) -> None:
         """See :meth:`FrameJoint.gz`.
