@@ -3,9 +3,9 @@
 # A steel arm turns in the horizontal plane at a constant 10 rad/s (a `Hinge` frame held at
 # that speed by a driven motor, `model.motor(hub, speed=lambda t: W)`), clamped at the hub. A cart
 # rides on a frictionless rail along the arm: a rigid body on its own planar `Free` frame,
-# joined to the arm's node at 0.2 m by `model.prismatic`, so that it slides along the arm as
-# the arm bends and keeps the arm's local direction. Released at rest on the arm, it is
-# flung outwards.
+# joined to the arm's node at 0.2 m by `model.prismatic`. The rail is the line through that
+# node along the arm's frame (the hub's), so the cart follows the node's deflection across it
+# and turns with the hub. Released at rest on the arm, it is flung outwards.
 #
 # On a rigid arm the closed form is a bead on a spinning wire: r(t) = r0 cosh(W t), pushed
 # sideways by the rail with the Coriolis force 2 m W r'(t). The elastic arm bends under that
