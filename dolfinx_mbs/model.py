@@ -25,6 +25,7 @@ from typing import (
     TYPE_CHECKING,
     Any,
     Callable,
+    Dict,
     List,
     Mapping,
     Sequence,
@@ -58,6 +59,7 @@ from dolfinx_mbs.constraints.frame_joints import (
 )
 from dolfinx_mbs.constraints.maggi import MaggiReducer
 from dolfinx_mbs.constraints.rows import VelocityRows
+from dolfinx_mbs.cyclic.condensed import HarmonicSpectrum
 from dolfinx_mbs.cyclic.wheel import Wheel
 from dolfinx_mbs.frames.computed import ComputedFrame
 from dolfinx_mbs.integrate import model_run
@@ -880,6 +882,63 @@ class Model:
         system = (self.derived.modal_system() if harmonic is None
                   else self.harmonic_system(harmonic))
         return modal.natural_frequencies(system, t, n, gyroscopic, shift)
+
+    def harmonic_frequencies(self, t: float = 0.0, n: int = 6, harmonics: Any = "all",
+                             method: str = "auto") -> HarmonicSpectrum:
+        """The ``n`` lowest natural frequencies (rad/s, without the Coriolis coupling) of
+        several harmonic indices (nodal diameters) of a cyclic model at once: the same numbers
+        as :meth:`natural_frequencies` with ``harmonic=k`` for each k, from one factorization
+        of the sector (:mod:`dolfinx_mbs.cyclic.condensed`: its cut faces condensed once, a
+        dense face operator per index, Lanczos for all indices in lock step).
+
+        ::
+
+            s = model.harmonic_frequencies(n=6)           # every k = 0 ... floor(N/2)
+            s.frequencies[j]                              # rad/s of s.harmonic[j]
+            s[3], s.method                                # k = 3's; "condensed" per index
+
+        Where the condensed method does not apply (nonlinear strain, cut-face nodes partly
+        constrained or tied, a divergent mode, no convergence) the index's own two-copy
+        system solves it (``s.method``, ``s.reason`` say so).
+
+        Args:
+            t: the time of the frame state (s).
+            n: how many frequencies of each index.
+            harmonics: ``"all"`` (k = 0 ... floor(N/2)), an index or a list of them.
+            method: ``"auto"`` (condensed where it applies), ``"condensed"`` (an error where
+                it does not) or ``"two-copy"`` (each index's own system).
+
+        Returns:
+            The :class:`~dolfinx_mbs.cyclic.condensed.HarmonicSpectrum`.
+
+        Raises:
+            ValueError: the model is not cyclic or has springs, a bad ``harmonics``, ``n`` or
+                ``method``; with ``method="condensed"``, where it does not apply.
+        """
+        self.derived.refuse_springs("harmonic_frequencies")
+        ks = self.derived.cyclic("harmonic_frequencies").harmonics(harmonics)
+        t = checks.real(t, "t")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"harmonic_frequencies: n must be a positive integer, got {n!r}")
+        if method not in ("auto", "condensed", "two-copy"):
+            raise ValueError("harmonic_frequencies: method must be 'auto', 'condensed' or "
+                             f"'two-copy', got {method!r}")
+        found: Dict[int, np.ndarray] = {}
+        reason: str | None = "method='two-copy'"
+        if method != "two-copy":
+            found, reason = self.derived.condensed_frequencies(t, int(n), ks)
+            if method == "condensed" and reason is not None:
+                raise ValueError(f"harmonic_frequencies: the condensed method does not apply: "
+                                 f"{reason}")
+        rows, used = [], []
+        for k in ks:
+            if k in found:
+                rows.append(found[k])
+                used.append("condensed")
+            else:
+                rows.append(self.natural_frequencies(t, int(n), harmonic=k))
+                used.append("two-copy")
+        return HarmonicSpectrum(np.array(ks), np.array(rows), tuple(used), reason)
 
     def modes(self, t: float = 0.0, n: int = 6, damping: bool = True, shift: float = 0.0,
               output: str | None = None, shapes: bool = False,

@@ -17,7 +17,18 @@ assembly's prestress is a static solve on the reducer.
 from __future__ import annotations
 
 import gc
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Literal, Sequence, TypeVar, cast
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Literal,
+    Sequence,
+    Tuple,
+    TypeVar,
+    cast,
+)
 
 import numpy as np
 from mpi4py import MPI
@@ -28,6 +39,7 @@ from dolfinx_mbs.assembly.full import Assembly
 from dolfinx_mbs.assembly.space import FullSpace
 from dolfinx_mbs.constraints.frame_builders import springs_of
 from dolfinx_mbs.constraints.maggi import MaggiReducer
+from dolfinx_mbs.cyclic import condensed
 from dolfinx_mbs.cyclic.wheel import Wheel
 from dolfinx_mbs.frames.computed import ComputedFrame
 from dolfinx_mbs.reduction.basis_reducer import BasisReducer
@@ -299,6 +311,23 @@ class DerivedState:
             raise ValueError(f"{what}: velocity constraints are not supported in a cyclic "
                              "model's harmonic analyses")
         return self.wheel
+
+    def condensed_frequencies(self, t: float, n: int, ks: Sequence[int]
+                              ) -> Tuple[Dict[int, np.ndarray], str | None]:
+        """The ``n`` lowest frequencies of the harmonic indices ``ks`` by the condensed method
+        (:func:`dolfinx_mbs.cyclic.condensed.harmonic_frequencies`).
+
+        Args:
+            t: the time of the frame state (s).
+            n: how many of each index.
+            ks: the harmonic indices (checked).
+
+        Returns:
+            (frequencies by index where it applied, why not elsewhere or None).
+        """
+        wheel = self.cyclic("harmonic_frequencies")
+        return condensed.harmonic_frequencies(wheel, self.second_order(), self.constraints,
+                                              t, n, ks)
 
     def harmonic_system(self, k: int) -> SecondOrderSystem:
         """The system of harmonic index ``k`` of a cyclic model (``Model.harmonic_system``).
