@@ -329,10 +329,45 @@ class _Basis:
         return self.I[:, : self.n], self.L[:, : self.n]
 
 
+class _Run:
+    """One Lanczos sequence of one index: its basis, M times it, the projected matrix, and
+    the vectors it is kept M-orthogonal to (a first run's eigenvectors, or none)."""
+
+    def __init__(self, j: int, mI: int, mL: int, max_steps: int,
+                 deflate: Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None) -> None:
+        self.j = j
+        self.V, self.MV = _Basis(mI, mL), _Basis(mI, mL)
+        self.H = np.zeros((max_steps + 1, max_steps), dtype=complex)
+        self.deflate = deflate
+        self.step = 0
+
+    def orthogonalize(self, comm: MPI.Comm, x: np.ndarray, y: np.ndarray
+                      ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(x, y) made M-orthogonal to the basis (twice; its coefficients) and to the
+        deflated vectors."""
+        QI, QL = self.V.columns()
+        AI, AL = self.MV.columns()
+        h = np.zeros(QI.shape[1], dtype=complex)
+        for _ in range(2):
+            if self.deflate is not None:
+                XI, XL, MXI, MXL = self.deflate
+                c = _dots(comm, MXI, MXL, x, y)
+                x, y = x - XI @ c, y - XL @ c
+            if QI.shape[1]:
+                c = _dots(comm, AI, AL, x, y)
+                x, y, h = x - QI @ c, y - QL @ c, h + c
+        return x, y, h
+
+
 def lanczos(sector: CondensedSector, ks: Sequence[int], n_sectors: int, nev: Sequence[int],
             tol: float = TOL, max_steps: int = MAX_STEPS) -> Dict[int, np.ndarray]:
     """The ``nev[j]`` lowest eigenvalues of each index ``ks[j]`` (complex form), all indices
     in lock step (collective).
+
+    A single Lanczos sequence finds a repeated eigenvalue once. For k = 0 and N/2, whose real
+    problems hold the pairs of an axisymmetric part (the nodal diameters jN and jN + N/2:
+    cos and sin, both of the same index), a second sequence M-orthogonal to the first's
+    eigenvectors runs after it, and the lowest of both lists are kept.
 
     Args:
         sector: the condensed sector.
@@ -340,7 +375,7 @@ def lanczos(sector: CondensedSector, ks: Sequence[int], n_sectors: int, nev: Seq
         n_sectors: N.
         nev: how many eigenvalues of each.
         tol: the relative residual of a converged Ritz pair.
-        max_steps: the most Lanczos steps of an index.
+        max_steps: the most Lanczos steps of a sequence.
 
     Returns:
         By index, its eigenvalues (rad^2/s^2, ascending); indices whose S_k is not positive
@@ -364,63 +399,63 @@ def lanczos(sector: CondensedSector, ks: Sequence[int], n_sectors: int, nev: Seq
             except np.linalg.LinAlgError:
                 flags[j] = -1
     comm.Allreduce(MPI.IN_PLACE, flags, op=MPI.SUM)
-    active = [j for j in range(len(ks)) if flags[j] == 1]
-    if not active:
-        return {}
     mI, mL = len(split.interior), split.n_face
     rng = np.random.default_rng(2027 + comm.rank)
     rng_face = np.random.default_rng(2026)
-    vI = rng.standard_normal((mI, len(active))) + 1j * rng.standard_normal((mI, len(active)))
-    vL = rng_face.standard_normal((mL, len(active))) \
-        + 1j * rng_face.standard_normal((mL, len(active)))
-    MvI, MvL = sector.mass(vI, vL, phases[active])
-    V = {j: _Basis(mI, mL) for j in active}       # the Lanczos vectors
-    MV = {j: _Basis(mI, mL) for j in active}      # M_k times them
-    H = {j: np.zeros((max_steps + 1, max_steps), dtype=complex) for j in active}
-    for a, j in enumerate(active):
-        nrm = math.sqrt(_dots(comm, vI[:, [a]], vL[:, [a]], MvI[:, a],
-                              MvL[:, a]).real[0])
-        V[j].append(vI[:, a] / nrm, vL[:, a] / nrm)
-        MV[j].append(MvI[:, a] / nrm, MvL[:, a] / nrm)
-    found: Dict[int, np.ndarray] = {}
-    step = 0
-    while active and step < max_steps:
-        bI = np.array([MV[j].I[:, step] for j in active]).T
-        bL = np.array([MV[j].L[:, step] for j in active]).T
-        ph = phases[active]
-        wI, wL = sector.solve(bI, bL, ph, [faces[j] for j in active])
-        for a, j in enumerate(active):       # full reorthogonalization, twice
-            QI, QL = V[j].columns()
-            AI, AL = MV[j].columns()
-            x, y = wI[:, a], wL[:, a]
-            h = np.zeros(step + 1, dtype=complex)
-            for _ in range(2):
-                c = _dots(comm, AI, AL, x, y)
-                x, y, h = x - QI @ c, y - QL @ c, h + c
-            H[j][: step + 1, step] = h
-            wI[:, a], wL[:, a] = x, y
+
+    def start(j: int, deflate: Tuple | None) -> _Run:
+        run = _Run(j, mI, mL, max_steps, deflate)
+        vI = rng.standard_normal(mI) + 1j * rng.standard_normal(mI)
+        vL = rng_face.standard_normal(mL) + 1j * rng_face.standard_normal(mL)
+        if deflate is not None:
+            vI, vL, _ = run.orthogonalize(comm, vI, vL)
+        MvI, MvL = sector.mass(vI[:, None], vL[:, None], phases[[j]])
+        nrm = math.sqrt(_dots(comm, vI[:, None], vL[:, None], MvI[:, 0], MvL[:, 0]).real[0])
+        run.V.append(vI / nrm, vL / nrm)
+        run.MV.append(MvI[:, 0] / nrm, MvL[:, 0] / nrm)
+        return run
+
+    runs = [start(j, None) for j in range(len(ks)) if flags[j] == 1]
+    lists: Dict[int, List[np.ndarray]] = {}
+    needed = {j: 2 if (2 * ks[j]) % n_sectors == 0 else 1 for j in range(len(ks))}
+    failed: set = set()
+    while runs:
+        bI = np.array([r.MV.I[:, r.step] for r in runs]).T
+        bL = np.array([r.MV.L[:, r.step] for r in runs]).T
+        ph = phases[[r.j for r in runs]]
+        wI, wL = sector.solve(bI, bL, ph, [faces[r.j] for r in runs])
+        for a, r in enumerate(runs):
+            wI[:, a], wL[:, a], h = r.orthogonalize(comm, wI[:, a], wL[:, a])
+            r.H[: r.step + 1, r.step] = h
         MwI, MwL = sector.mass(wI, wL, ph)
         still = []
-        for a, j in enumerate(active):
+        for a, r in enumerate(runs):
+            j = r.j
             beta = math.sqrt(max(_dots(comm, wI[:, [a]], wL[:, [a]], MwI[:, a],
                                        MwL[:, a]).real[0], 0.0))
-            H[j][step + 1, step] = beta
-            n = step + 1
-            T = H[j][:n, :n]
-            theta, s = np.linalg.eigh(0.5 * (T + T.conj().T))
+            r.H[r.step + 1, r.step] = beta
+            n = r.step + 1
+            T = r.H[:n, :n]
+            theta, sv = np.linalg.eigh(0.5 * (T + T.conj().T))
             top = np.argsort(-theta)[: nev[j]]
             if n >= nev[j] and np.all(theta[top] > 0) and np.all(
-                    np.abs(beta * s[-1, top]) < tol * theta[top]):
-                found[ks[j]] = np.sort(1.0 / theta[top])
-            elif beta > 0.0:      # (an invariant subspace short of nev: the index gives up)
-                V[j].append(wI[:, a] / beta, wL[:, a] / beta)
-                MV[j].append(MwI[:, a] / beta, MwL[:, a] / beta)
-                still.append(j)
-        for j in set(active) - set(still):
-            del V[j], MV[j]
-        active = still
-        step += 1
-    return found
+                    np.abs(beta * sv[-1, top]) < tol * theta[top]):
+                lists.setdefault(j, []).append(1.0 / theta[top])
+                if len(lists[j]) < needed[j]:      # the second, deflated sequence
+                    QI, QL = r.V.columns()
+                    AI, AL = r.MV.columns()
+                    y = sv[:, top]
+                    still.append(start(j, (QI @ y, QL @ y, AI @ y, AL @ y)))
+            elif beta > 0.0 and n < max_steps:
+                r.V.append(wI[:, a] / beta, wL[:, a] / beta)
+                r.MV.append(MwI[:, a] / beta, MwL[:, a] / beta)
+                r.step += 1
+                still.append(r)
+            else:                  # no convergence, or an invariant subspace short of nev
+                failed.add(j)
+        runs = [r for r in still if r.j not in failed]
+    return {ks[j]: np.sort(np.concatenate(v))[: nev[j]] for j, v in lists.items()
+            if j not in failed and len(v) == needed[j]}
 
 
 def harmonic_frequencies(wheel: Wheel, base: SecondOrderSystem,
