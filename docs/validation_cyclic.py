@@ -42,6 +42,31 @@ def _wheel_rows(out):
             f"{len(union)} | {err:.1e} | {ts:.1f} | {tw:.1f} |")
 
 
+def _condensed_rows(out):
+    out("| N | speed [rad/s] | stiffening | frequencies compared | max rel. difference "
+        "| at once [s] | one index at a time [s] |")
+    out("|---:|---:|---|---:|---:|---:|---:|")
+    for n_sec, rate, stiff in ((6, 0.0, None), (7, 2500.0, "prestress"),
+                               (12, 2500.0, "prestress")):
+        model, body, sector, msh = sector_model(n_sec, rate, stiffening=stiff)
+        t0 = time.perf_counter()
+        spec = model.harmonic_frequencies(n=6)
+        tc = time.perf_counter() - t0
+        assert set(spec.method) == {"condensed"}, spec.reason
+        t0 = time.perf_counter()
+        for k in sector.harmonics:
+            model.natural_frequencies(n=6, harmonic=k)
+        tk = time.perf_counter() - t0
+        union, _ = union_below({int(k): w for k, w in zip(spec.harmonic, spec.frequencies)},
+                               n_sec)
+        wheel = mbs.cyclic.WheelMesh(msh, sector)
+        wmodel, _ = wheel_model(wheel, rate, stiffening=stiff)
+        whole = wmodel.natural_frequencies(n=len(union))
+        err = np.abs(whole - union).max() / union.max()
+        out(f"| {n_sec} | {rate:g} | {stiff or 'none'} | {len(union)} | {err:.1e} | "
+            f"{tc:.1f} | {tk:.1f} |")
+
+
 def _plate(cells):
     p = PLATE
     msh, _, ft = meshes.disk_sector(n_sectors=12, inner_radius=p["b"], outer_radius=p["a"],
@@ -69,6 +94,16 @@ def section(out):
         "`tests/cyclic/test_wheel.py`, which also runs on 2 ranks and on DOLFINx 0.5.2:")
     out()
     _wheel_rows(out)
+    out()
+    out("Every harmonic index at once, `model.harmonic_frequencies(n=6)` "
+        "(`dolfinx_mbs.cyclic.condensed`: the sector's interior factored once, its Schur "
+        "complement on the cut faces, a dense face operator per index, Lanczos for all indices "
+        "in lock step), against the same whole wheel without the Coriolis coupling "
+        "(`tests/cyclic/test_condensed.py`, also on 2 ranks; the times on these small sectors "
+        "include, in the first column, the model's set-up: the prestress; the 24-blade "
+        "wheel's in `bench/results/cyclic.md`):")
+    out()
+    _condensed_rows(out)
     out()
     out("A thin annular plate clamped at its bore b and free at its rim a (b/a = 0.5, "
         f"h/a = {p['h'] / p['a']:g}, nu = {p['nu']}) from a sector of 12 (curved Q2 "

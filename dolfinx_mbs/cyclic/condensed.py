@@ -29,9 +29,16 @@ Only the rows and columns of the faces depend on k. So
 
 Where it does not apply it says why (:class:`NotApplicable`) and the caller uses the two-copy
 systems: the Coriolis coupling, nonlinear strain, face nodes partly constrained or tied, sectors
-whose faces turn differently, a K_II or S_k that is not positive definite (a divergent mode), or
-an index that does not converge. A repeated eigenvalue within one index (of the complex form)
-is found once by a single-vector Krylov method: bladed disks' spectra have none generically.
+whose faces turn differently, a K_II or S_k that is not positive definite (a divergent mode or a
+free motion), or an index that does not converge.
+
+A single-vector Krylov method finds a repeated eigenvalue once. The complex form of
+0 < k < N/2 has none generically (an axisymmetric part's nodal diameters k and N - k are
+different waves there); the real problems of k = 0 and N/2 hold the pairs cos(n theta),
+sin(n theta) of an axisymmetric part (n = jN, jN + N/2), so they get a second Lanczos sequence
+kept M-orthogonal to the first's eigenvectors (:func:`lanczos`). Memory: the face operators
+take 16 m^2 bytes an index (m the low face's free dofs), spread over the ranks, beside the
+sector's Schur complement (8 (2m)^2 bytes on every rank).
 """
 
 from __future__ import annotations
