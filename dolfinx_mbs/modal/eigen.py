@@ -690,6 +690,8 @@ def natural_frequencies(system: SecondOrderSystem | VelocitySystem, t: float = 0
             border = rigid.dim
         if not gyroscopic:
             lam = _sym_spectrum(Kr, Mr, n, shift, 1e-12, border)
+            if getattr(system, "copies", 1) == 2:
+                lam = paired(lam, n)
             return np.sign(lam) * np.sqrt(np.abs(lam))
         lam, vecs = gyroscopic_modes(Kr, Gr, Mr, n, shift, border=border)
         for xr, xi in vecs:
@@ -699,6 +701,31 @@ def natural_frequencies(system: SecondOrderSystem | VelocitySystem, t: float = 0
     finally:
         if rigid is not None:
             rigid.destroy()
+
+
+def paired(lam: np.ndarray, n: int, rtol: float = 1e-8) -> np.ndarray:
+    """The ``n`` lowest eigenvalues of a pencil whose eigenvalues all come in equal pairs (the
+    two copies of a harmonic index 0 < k < N/2 without the Coriolis coupling,
+    :mod:`dolfinx_mbs.cyclic.harmonic`), from a list that may lack one member of a pair: a
+    Krylov solve finds the second member of an exact pair only through rounding.
+
+    Args:
+        lam: the eigenvalues found (ascending, at least ``n``).
+        n: how many to return.
+        rtol: values closer than this (relative) are one pair.
+
+    Returns:
+        Each distinct value of ``lam`` twice, ascending, the first ``n`` (``lam`` itself when
+        it has divergent modes: negative values).
+    """
+    lam = np.sort(np.asarray(lam, dtype=float))
+    if len(lam) == 0 or lam[0] <= 0.0:
+        return lam[:n]
+    distinct: List[float] = []
+    for v in lam:
+        if not distinct or v - distinct[-1] > rtol * v:
+            distinct.append(float(v))
+    return np.repeat(distinct, 2)[:n]
 
 
 def _check_elastic(n: int, Kr: PETSc.Mat, rigid: RigidSubspace) -> None:
