@@ -484,6 +484,7 @@ def harmonic_frequencies(wheel: Wheel, base: SecondOrderSystem,
         or None).
     """
     N = wheel.n_sectors
+    K = M = None
     try:
         if base.nonlinear:
             raise NotApplicable("nonlinear strain (the tangent about the k = 0 equilibrium)")
@@ -495,6 +496,9 @@ def harmonic_frequencies(wheel: Wheel, base: SecondOrderSystem,
         M = red.reduce(asm.mass())
         sector = CondensedSector(split, K, M)
     except NotApplicable as e:
+        for X in (K, M):
+            if X is not None:
+                X.destroy()
         return {}, str(e)
     try:
         nev = [n if (2 * k) % N == 0 else (n + 1) // 2 for k in ks]
@@ -503,6 +507,7 @@ def harmonic_frequencies(wheel: Wheel, base: SecondOrderSystem,
         sector.destroy()
         K.destroy()
         M.destroy()
+        split.interior_is.destroy()
     out = {}
     for k, ev in lam.items():
         w = np.sqrt(ev)
