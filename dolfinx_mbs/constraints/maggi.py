@@ -109,12 +109,12 @@ class MaggiReducer:
             counts[p - start] = len(exprs[p].terms)
         indptr[1:] = np.cumsum(counts)
         cols = np.empty(indptr[-1], np.int64)
-        cols[indptr[indep]] = self._red_index(indep + start)
+        cols[indptr[indep]] = self.reduced_index(indep + start)
         self._slots = {}
         for p in own:
             ks = np.array(sorted(exprs[p].terms), dtype=np.int64)
             s = indptr[p - start]
-            cols[s: s + len(ks)] = self._red_index(ks)
+            cols[s: s + len(ks)] = self.reduced_index(ks)
             self._slots[int(p)] = (s, ks)
         self._indptr, self._cols = indptr, cols
         vals = self._values(exprs, 0)
@@ -161,8 +161,16 @@ class MaggiReducer:
         return self._elimination.redundancy()
 
     # -- values -------------------------------------------------------------------------------
-    def _red_index(self, k: np.ndarray) -> np.ndarray:
-        """Reduced index of independent full indices: their rank among independent dofs."""
+    def reduced_index(self, k: np.ndarray) -> np.ndarray:
+        """Reduced index of independent full indices (any rank's): their rank among the
+        independent dofs.
+
+        Args:
+            k: full indices of independent dofs.
+
+        Returns:
+            Their indices in the reduced space.
+        """
         return np.asarray(k, np.int64) - np.searchsorted(self.dependent_global, k)
 
     def _values(self, exprs: Dict[int, _Expr], order: int) -> np.ndarray:
@@ -258,7 +266,7 @@ class MaggiReducer:
                              "basis A of the holonomic constraints) are not supported")
         timed = {c.name for c in self.constraints if c.time_dependent}
         out = rate_rows_on_independent(rows, self._exprs, timed)
-        out.cols = self._red_index(out.cols)
+        out.cols = self.reduced_index(out.cols)
         return out
 
     def full_index(self, k: int) -> int:

@@ -152,9 +152,8 @@ class FaceSplit:
         Hn, Ln = H.reshape(-1, g)[free].reshape(-1), L.reshape(-1, g)[free].reshape(-1)
         if len(np.intersect1d(Hn, Ln)) or len(np.unique(Ln)) != len(Ln):
             raise NotApplicable("a node on both cut faces (on the axis)")
-        dep = red.dependent_global
-        self.low = Ln - np.searchsorted(dep, Ln)           # reduced global indices
-        self.high = Hn - np.searchsorted(dep, Hn)
+        self.low = red.reduced_index(Ln)           # reduced global indices
+        self.high = red.reduced_index(Hn)
         self.n_face = len(self.low)
         self.turn = sp.kron(sp.eye(self.n_face // g), sp.csr_matrix(turns[0])).tocsr()
         self.B = np.concatenate([self.low, self.high])
