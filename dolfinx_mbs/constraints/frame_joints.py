@@ -40,6 +40,7 @@ bodies and names and make the elements.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import TYPE_CHECKING, Callable, Dict, Iterator, List, Mapping, Sequence, Tuple, Union
 
@@ -83,7 +84,13 @@ class _Record(Mapping[str, object]):
         return len(self._names())
 
     def _names(self) -> Tuple[str, ...]:
-        return tuple(f.name for f in dataclasses.fields(self))  # type: ignore[arg-type]
+        return _field_names(type(self))
+
+
+@functools.lru_cache(maxsize=None)
+def _field_names(cls: type) -> Tuple[str, ...]:
+    """A record class's field names (looked up once a class: a run reads them every step)."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -276,17 +283,31 @@ class FrameJoint:
         Returns:
             The :class:`JointOutput`.
         """
+        return self.output_at(a.R, lam, g)
+
+    def output_at(self, Ra: np.ndarray, lam: np.ndarray, g: np.ndarray) -> JointOutput:
+        """:meth:`output` from what it reads of the points' kinematics: ``a``'s frame's
+        rotation.
+
+        Args:
+            Ra: the first point's frame's rotation.
+            lam: the joint's multipliers.
+            g: its position values.
+
+        Returns:
+            The :class:`JointOutput`.
+        """
         drift = 0.0
         for v in g:
             drift = max(drift, abs(float(v)))
-        return JointOutput(force=self.force_on_b(a, lam), drift=drift)
+        return JointOutput(force=self.force_on_b(Ra, lam), drift=drift)
 
-    def force_on_b(self, a: End, lam: np.ndarray) -> np.ndarray:
+    def force_on_b(self, Ra: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """The joint's force on ``b``'s point (global components): its force rows'
         multipliers (a revolute joint's; none: zero).
 
         Args:
-            a: the first point's kinematics.
+            Ra: the first point's frame's rotation.
             lam: the joint's multipliers.
 
         Returns:
@@ -507,13 +528,13 @@ class Prismatic(_Axial):
             k += 1
         self._align(a, b, g[k:], h[k:], G[k:])
 
-    def force_on_b(self, a: End, lam: np.ndarray) -> np.ndarray:
+    def force_on_b(self, Ra: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """See :meth:`FrameJoint.force_on_b`: the guide's force on ``b``'s point across the
         axis, -sum_k lam_k n_k over the rows across it (the joint's moment, of its angle or
         alignment rows, is not in it).
 
         Args:
-            a: the first point's kinematics.
+            Ra: the first point's frame's rotation.
             lam: the joint's multipliers.
 
         Returns:
@@ -521,7 +542,7 @@ class Prismatic(_Axial):
         """
         force = np.zeros(3)
         for k, n0 in enumerate(self.normals_a):
-            force -= lam[k] * (a.R @ n0)
+            force -= lam[k] * (Ra @ n0)
         return force
 
     def gz(self, a: End, b: End, rows: np.ndarray, zslice: Sequence[slice]) -> None:

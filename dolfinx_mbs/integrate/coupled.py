@@ -334,6 +334,10 @@ class DenseJointOutputs(Joints):
         resume: the checkpoint the run continues from, or None.
     """
 
+    #: it reads the stepper's arrays by the step's index: the dense stepper may show it a
+    #: batch of steps after they are all taken
+    whole_run = True
+
     def __init__(self, system: CoupledSystem, stepper: DenseCoupledStepper, lag: float,
                  resume: checkpoint.Checkpoint | None = None) -> None:
         super().__init__(system, lag, resume)
@@ -351,7 +355,7 @@ class DenseJointOutputs(Joints):
         st = self.stepper
         assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
         i = st.local(step.index)
-        return FrozenMapping(st.maggi.dj.outputs(step.t, st.Y[i], st.lam_end[i]))
+        return st.maggi.outputs(step.t, st.Y[i], st.lam_end[i])
 
 
 class Fields(observers.Fields):

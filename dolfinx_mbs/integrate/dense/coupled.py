@@ -58,15 +58,18 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Protocol, Tuple, cas
 import numpy as np
 
 from dolfinx_mbs import checks, compat
+from dolfinx_mbs.constraints.frame_joints import ElementOutput, Motor
 from dolfinx_mbs.frames.base import cross3
 from dolfinx_mbs.frames.computed import Hinge
 from dolfinx_mbs.integrate import checkpoint
 from dolfinx_mbs.integrate import observers as obs
 from dolfinx_mbs.integrate.dense import coupled_kernels as kernels
+from dolfinx_mbs.integrate.dense import joint_kernels
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.motion_range import RotationRange
 from dolfinx_mbs.integrate.schemes import step_times
 from dolfinx_mbs.integrate.stepper import CoupledRecords, Needs, PythonLoop, RunSpec, State
+from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.coupled_dense import DenseCoupled, LazyView, StateRead, dense_reason
 from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
 from dolfinx_mbs.systems.coupled_joints import _central
@@ -504,6 +507,13 @@ class DenseMonitors(_DenseObserver):
             momentum={"linear": h[:, 4:7].copy(), "angular": h[:, 7:10].copy()})
 
 
+def _complement(index: np.ndarray, size: int) -> np.ndarray:
+    """The indices below ``size`` that are not in ``index``, in order."""
+    keep = np.ones(size, dtype=bool)
+    keep[index] = False
+    return np.flatnonzero(keep)
+
+
 class MaggiStage:
     """A stage of a model with joints or driven motors, by Maggi's equations: the joints'
     multipliers eliminated by the configuration-dependent null-space bases of their rows,
@@ -533,6 +543,11 @@ class MaggiStage:
         self.st = stepper
         self.dj = DenseJoints(stepper.system, stepper.dense)
         dj = self.dj
+        #: the rows' kernels' tables (compiled kernels, elements they take), else None: the
+        #: rows of the object form
+        self.tables = joint_kernels.JointTables(dj) if (
+            kernels.COMPILED and joint_kernels.tables_reason(dj) is None) else None
+        self._at: Tuple[float, tuple] = (math.nan, ())
         self.P, self.V, self.A = dj.P, dj.V, dj.A
         self.pos = dj.pos
         self.dep: np.ndarray | None = None       # the dependent velocities (indices in V)
@@ -559,6 +574,7 @@ class MaggiStage:
         self.fresh = 0
         self.scale = 0.0
         self.lam = np.zeros(self.dj.n_rows)
+        self._at = (math.nan, ())
 
     @staticmethod
     def _choose(M: np.ndarray, weight: np.ndarray, what: str) -> np.ndarray:
@@ -577,25 +593,98 @@ class MaggiStage:
 
     @staticmethod
     def _split(M: np.ndarray, dep: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-        free = np.setdiff1d(np.arange(M.shape[1]), dep)
+        free = _complement(dep, M.shape[1])
         return free, M[:, dep]
 
-    def _state(self, t: float, ys: np.ndarray, u: np.ndarray) -> tuple:
+    def _fixed(self, t: float) -> tuple:
+        """The kernels' fixed slots and motors' prescriptions at ``t`` (kept for the last
+        time asked: a stage's iterations share it)."""
+        assert self.tables is not None  # (the kernels' path)
+        if self._at[0] != t:
+            self._at = (t, self.tables.at(t))
+        return self._at[1]
+
+    def _rows(self, t: float, ys: np.ndarray, par: np.ndarray, positions: bool = True
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """(g, h, B, g_p) at the state (:meth:`~dolfinx_mbs.systems.coupled_dense_joints.
+        DenseJoints.evaluate`), by the compiled kernels where they take the elements."""
+        tb = self.tables
+        if tb is None:
+            return self.dj.evaluate(t, ys, positions)
+        p, dj = self.st.plan, self.dj
+        fixed, presc = self._fixed(t)
+        g = np.zeros(dj.n_rows)
+        h = np.zeros(dj.n_rows)
+        B = np.zeros((dj.n_rows, len(self.V)))
+        gp = np.zeros((len(self.pos), len(self.P)) if positions else (0, 0))
+        joint_kernels.rows(tb.ei, tb.ef, p.fi, p.ff, par, p.grav, p.n, fixed, presc, tb.Tn,
+                           tb.uoff, ys, positions, g, h, B, gp)
+        return g, h, B, gp if positions else None
+
+    def _position_derivatives(self, t: float, ys: np.ndarray, par: np.ndarray
+                              ) -> Tuple[np.ndarray, np.ndarray]:
+        """(dh/dp, d(B^T lam)/dp) at the state (:meth:`~dolfinx_mbs.systems.
+        coupled_dense_joints.DenseJoints.position_derivatives`), by the compiled kernels
+        where they take the elements."""
+        tb = self.tables
+        if tb is None:
+            return self.dj.position_derivatives(t, ys, self.lam)
+        p, dj = self.st.plan, self.dj
+        fixed, presc = self._fixed(t)
+        hp = np.zeros((dj.n_rows, len(self.P)))
+        fp = np.zeros((len(self.V), len(self.P)))
+        joint_kernels.position_derivatives(tb.ei, tb.ef, p.fi, p.ff, par, p.grav, p.n, fixed,
+                                           presc, tb.Tn, ys, self.lam, hp, fp)
+        return hp, fp
+
+    def outputs(self, t: float, y: np.ndarray, lam: np.ndarray) -> Mapping[str, ElementOutput]:
+        """The joints' and motors' outputs at the state ``y`` from the multipliers ``lam``
+        (:meth:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints.outputs`; by the
+        kernels' rows where they take the elements).
+
+        Args:
+            t: the time (s).
+            y: the dense state.
+            lam: the multipliers (one per row).
+
+        Returns:
+            The outputs by name (read-only).
+        """
+        tb = self.tables
+        if tb is None:
+            return self.dj.outputs(t, y, lam)
+        p = self.st.plan
+        par = self.st.parents_at(t)
+        g = self._rows(t, y, par, False)[0]
+        states = kernels.frame_states(p.fi, p.ff, par[None], p.grav, p.n, y[None])[0]
+        fixed = self._fixed(t)[0]
+        out: Dict[str, ElementOutput] = {}
+        for e, blk in enumerate(self.dj.js.blocks):
+            el, r0, r1 = blk.element, blk.start, blk.stop
+            if isinstance(el, Motor):
+                out[el.name] = el.output(lam[r0], g[r0])
+                continue
+            fa = tb.ei[e, 5]
+            Ra = (states[fa, 0:9] if fa >= 0 else fixed[tb.ei[e, 6], 0:9]).reshape(3, 3)
+            out[el.name] = el.output_at(Ra, lam[r0:r1], g[r0:r1])
+        return FrozenMapping(out)
+
+    def _state(self, t: float, ys: np.ndarray, u: np.ndarray, par: np.ndarray) -> tuple:
         """The stage's velocities V = A u + a at its positions (written into ``ys``), and the
         rows there: (g, B, g_p, the independent velocities, B_d's factors). The rows are
         linear in V, so h = B V + b gives b at once, and the dependent velocities
         V_d = -B_d^-1 (B_i u + b)."""
         import scipy.linalg as sla
-        g, h, B, gp = self.dj.evaluate(t, ys)
+        g, h, B, gp = self._rows(t, ys, par)
         if self.dep is None:
             self.dep = self._choose(B, self._wV, "velocity")
-        free = np.setdiff1d(np.arange(B.shape[1]), self.dep)
+        free = _complement(self.dep, B.shape[1])
         Bd = B[:, self.dep]
         lu = sla.lu_factor(Bd, check_finite=False)
         if not np.abs(np.diag(lu[0])).min() > 1e-10 * np.abs(Bd).max():   # choose again
             self.kept = None
             self.dep = self._choose(B, self._wV, "velocity")
-            free = np.setdiff1d(np.arange(B.shape[1]), self.dep)
+            free = _complement(self.dep, B.shape[1])
             Bd = B[:, self.dep]
             lu = sla.lu_factor(Bd, check_finite=False)
         Vs = ys[self.V]
@@ -635,8 +724,8 @@ class MaggiStage:
         shift = cb / ca
         ys = ca * X + da
         if self.dep is None:   # the partition at the guess
-            self.dep = self._choose(dj.velocity_matrix(t, ys), self._wV, "velocity")
-        free = np.setdiff1d(np.arange(len(V)), self.dep)
+            self.dep = self._choose(self._rows(t, ys, par, False)[2], self._wV, "velocity")
+        free = _complement(self.dep, len(V))
         u = ys[V][free].copy()
         F = np.zeros(p.N)
         J = np.zeros((p.N, p.N))
@@ -648,7 +737,7 @@ class MaggiStage:
         exact = False
         before = ys
         for it in range(kernels.MAXIT):
-            g, B, gp, free, lu = self._state(t, ys, u)
+            g, B, gp, free, lu = self._state(t, ys, u, par)
             if it > 0:
                 code = done.update((ys - before) / ca, (ys - da) / ca, Xs, it - 1, exact)
                 if code > 0:
@@ -671,7 +760,7 @@ class MaggiStage:
                 self.kept = None
                 exact = True
                 self.dep_p = self._choose(gp, self._wP, "position")
-            free_p = np.setdiff1d(np.arange(nP), self.dep_p)
+            free_p = _complement(self.dep_p, nP)
             gpd = gp[:, self.dep_p]
             FP, FV, FA = F[P], F[V], F[A]
             # lam from the dependent velocities' rows, then the projected rows
@@ -690,7 +779,7 @@ class MaggiStage:
                 st.stages += 1
                 return cast(np.ndarray, (ys - da) / ca)
             if exact:
-                self.kept = (shift, self._matrix(t, ys, J, B, gp, free, free_p, lu))
+                self.kept = (shift, self._matrix(t, ys, par, J, B, gp, free, free_p, lu))
             assert self.kept is not None  # (factored at the first iterate, exact)
             dZ = sla.lu_solve(self.kept[1], rows, check_finite=False)
             before = ys.copy()
@@ -699,20 +788,19 @@ class MaggiStage:
             ys[A] -= dZ[nP + len(free):]
         raise FloatingPointError(_failure(kernels.NOT_CONVERGED, t))
 
-    def _matrix(self, t: float, ys: np.ndarray, J: np.ndarray, B: np.ndarray,
+    def _matrix(self, t: float, ys: np.ndarray, par: np.ndarray, J: np.ndarray, B: np.ndarray,
                 gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lu: tuple) -> tuple:
         """The factors of Newton's matrix of Maggi's rows in (p, u, the auxiliary momenta):
         the chain rule through V = A u + a(p) (dV/dp = -B_d^-1 h_p), the rows' curvature
         A^T d(B^T lam)/dp; C's and A's own change with p is left out (it meets the rows'
         residuals, which vanish: the TS path leaves out mu's curvature too)."""
         import scipy.linalg as sla
-        dj = self.dj
         P, V, A = self.P, self.V, self.A
         nV, nP = len(V), len(P)
         Am = np.zeros((nV, len(free)))
         Am[free, np.arange(len(free))] = 1.0
         Am[self.dep] = -sla.lu_solve(lu, B[:, free], check_finite=False)
-        hp, fp = dj.position_derivatives(t, ys, self.lam)
+        hp, fp = self._position_derivatives(t, ys, par)
         Vp = np.zeros((nV, nP))
         Vp[self.dep] = -sla.lu_solve(lu, hp, check_finite=False)
         Cm = np.zeros((nP, len(free_p)))
@@ -1299,12 +1387,24 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             self.lam_end[k + 1] = self.maggi.lam
         self.python_steps += 1
 
+    def parents_at(self, t: float) -> np.ndarray:
+        """The frames' parents' states at ``t`` (nf x :data:`~dolfinx_mbs.integrate.dense.
+        coupled_kernels.PAR`).
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            The states.
+        """
+        return self.dense.parent_states(t) if self._ground is None else self._ground[0]
+
     def _stage(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
                X: np.ndarray, Xs: np.ndarray) -> np.ndarray:
         """One stage by Newton's method, the loads at each iterate (their derivative once)."""
         p, K = self.plan, self.K
         o = 2 * p.n
-        par = self.dense.parent_states(t) if self._ground is None else self._ground[0]
+        par = self.parents_at(t)
         if self.maggi is not None:
             return self.maggi.solve(t, ca, da, cb, db, X, Xs, par)
         mem = np.zeros(kernels.M_HEAD + 2 * (2 + p.m))

@@ -322,6 +322,49 @@ def test_dense_rows_derivatives(which, monkeypatch):
     assert np.abs(B[:, :dj.n]).max() > 0 and np.abs(hp[:, :dj.n]).max() > 0
 
 
+@pytest.mark.parametrize("which", list(MODELS))
+def test_kernel_rows_equal_object_form(which, monkeypatch):
+    """The compiled rows (:mod:`~dolfinx_mbs.integrate.dense.joint_kernels`) against the
+    joints' object form (:class:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints`, the
+    TS path's rows), at a state of a run: g, h, B and g_p in closed form to round-off, h_p and
+    d(B^T lam)/dp (central differences in both) to 1e-6 of their size; the outputs (forces,
+    torques, drifts) alike."""
+    from dolfinx_mbs.integrate.dense import coupled as dc
+    from dolfinx_mbs.integrate.dense import coupled_kernels, joint_kernels
+    if not coupled_kernels.COMPILED:
+        pytest.skip("numba is not installed: the object form steps the joints")
+    seen = []
+    solve = dc.MaggiStage.solve
+    dt = STEP.get(which, 1e-3)
+
+    def keep(self, t, ca, da, cb, db, X, Xs, par):
+        X = solve(self, t, ca, da, cb, db, X, Xs, par)
+        if t > 6 * dt:
+            seen.append((self, t, ca * X + da, self.lam.copy(), par))
+        return X
+    monkeypatch.setattr(dc.MaggiStage, "solve", keep)
+    MODELS[which]().integrate(t_end=8 * dt, dt=dt, stepper="dense", progress=False)
+    stage, t, y, lam, par = seen[-1]
+    dj = stage.dj
+    assert joint_kernels.tables_reason(dj) is None and stage.tables is not None
+    g0, h0, B0, gp0 = dj.evaluate(t, y)
+    hp0, fp0 = dj.position_derivatives(t, y, lam)
+    g, h, B, gp = stage._rows(t, y, par)
+    stage.lam = lam
+    hp, fp = stage._position_derivatives(t, y, par)
+    scale = max(np.abs(B0).max(), 1.0)
+    for a, b, what in ((g, g0, "g"), (h, h0, "h"), (B, B0, "B"), (gp, gp0, "g_p")):
+        assert a.shape == b.shape and np.abs(a - b).max() < 1e-13 * scale, what
+    for a, b, what in ((hp, hp0, "h_p"), (fp, fp0, "d(B^T lam)/dp")):
+        assert np.abs(a - b).max() <= 1e-6 * np.abs(b).max() + 1e-8 * scale, what
+    want, got = dj.outputs(t, y, lam), stage.outputs(t, y, lam)
+    assert set(want) == set(got)
+    for name in want:
+        for k in want[name]:
+            assert np.allclose(np.asarray(got[name][k]), np.asarray(want[name][k]),
+                               rtol=1e-12, atol=1e-14), (name, k)
+
+
 def test_prismatic_at_an_elastic_node():
     """A prismatic joint whose guide is an elastic body's node, the body unreduced: the TS
     path (its force on the node lam times the rows' coefficients of the node's rate, in the

@@ -1,0 +1,644 @@
+"""The joints' and driven motors' rows of the dense coupled path as kernels on flat arrays.
+
+The rows are those of :class:`~dolfinx_mbs.systems.coupled_joints.JointSet` (revolute and
+prismatic joints, 2D and 3D; motors driving a 2D joint's relative angle or a hinge's angle or
+speed), at the dense state: :func:`rows` gives their position values g, velocity values h,
+B = dh/dV and g_p = dg/dp in closed form (the formulas of
+:class:`~dolfinx_mbs.constraints.frame_joints.Revolute`, :class:`~dolfinx_mbs.constraints.
+frame_joints.Prismatic` and :class:`~dolfinx_mbs.constraints.frame_joints.Motor`, the frames'
+states from :mod:`~dolfinx_mbs.integrate.dense.coupled_kernels`' own), and
+:func:`position_derivatives` dh/dp and d(B^T lam)/dp by the central differences the object
+form takes (:func:`~dolfinx_mbs.systems.coupled_joints._central`: the same columns, the same
+steps). :class:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints` builds the tables
+(:meth:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints.table`); where numba is
+installed the kernels are compiled (cached on disk, as the coupled kernels are) and
+:class:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage` calls them in place of the object
+form, which stays the reference (the tests hold one against the other).
+
+Layouts:
+
+* the positions p = (q, z) and velocities V = (v, w) of the dense state y = (q, v, f);
+* ``ei`` (element, :data:`EI` integers): kind, first row, rows, first position row (-1: none),
+  gdim, then for each of the two points: its computed frame (-1: none), its fixed slot (the
+  ground's or a prescribed frame's state in ``fixed``), its node slot (-1: a rigid point);
+  the number of directions across a prismatic axis and of alignments; a motor's driven
+  frame (-1: its joint's relative angle) and its index in ``presc``;
+* ``ef`` (:data:`EF` floats): the points' X, the joint's angle at t = 0, the directions across
+  the axis (in a's frame) and their offsets, the alignment pairs (p in a's frame, q in b's),
+  a motor's angle at t = 0;
+* ``fixed`` (slots x 18): R (row by row), r_O, v_O, omega (local) of the ground and the
+  prescribed frames at the time; ``presc`` (motors x 2): each driven motor's prescribed angle
+  (NaN for a speed) and rate at the time;
+* ``Tn`` (node slots x 3 x n): the reduced basis' rows at the joints' nodes (local
+  components); ``uoff`` (node slots x 3) a displacement added to the nodes' (the differences
+  by the nodes' displacements).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, List, Tuple
+
+import numpy as np
+
+from dolfinx_mbs.constraints.frame_joints import FrameJoint, Motor, Prismatic, Revolute
+from dolfinx_mbs.frames.computed import Hinge
+from dolfinx_mbs.integrate.dense.coupled_kernels import (
+    KIND_FREE2,
+    KIND_FREE3,
+    KIND_HINGE,
+    MAXW,
+    MAXZ,
+    ST,
+    _frame,
+    jit,
+)
+from dolfinx_mbs.systems.coupled_joints import FD_STEP
+
+if TYPE_CHECKING:
+    from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
+
+__all__ = ["EI", "EF", "E_REVOLUTE", "E_PRISMATIC", "E_MOTOR", "rows", "position_derivatives",
+           "JointTables", "tables_reason"]
+
+#: the elements' kinds
+E_REVOLUTE, E_PRISMATIC, E_MOTOR = 0, 1, 2
+#: the elements' integer table's width
+EI = 16
+#: the elements' float table's width
+EF = 34
+#: a point's kinematics (see :func:`_end`): r 0:3, r' 3:6, R 6:15, x 15:18, omega 18:21
+EN = 21
+
+
+@jit
+def _frames(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray, o: int,
+            y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray, dphi: np.ndarray,
+            drO: np.ndarray) -> None:
+    """Each computed frame's state (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.ST`)
+    and its partials: d v_O/dw, d omega/dw (local), d phi/dz (dR = R skew(d phi)) and
+    d r_O/dz (global), as the frames' jets give them."""
+    nf = fi.shape[0]
+    yd = np.zeros(y.shape[0])
+    dSz = np.zeros((9, MAXZ))
+    dSw = np.zeros((9, MAXW))
+    dSwd = np.zeros((9, MAXW))
+    for i in range(nf):
+        for a in range(3):
+            for c in range(MAXZ):
+                dphi[i, a, c] = 0.0
+                drO[i, a, c] = 0.0
+            for c in range(MAXW):
+                dv[i, a, c] = 0.0
+                dom[i, a, c] = 0.0
+        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz, dSw, dSwd, dphi[i])
+        kind = fi[i, 0]
+        R = st[i, 0:9]
+        if kind == KIND_HINGE:   # omega = R_c^T omega_p + th' n, v_O = ... - th' n x c
+            for a in range(3):
+                dv[i, a, 0] = -ff[i, 6 + a]
+                dom[i, a, 0] = ff[i, a]
+                dphi[i, a, 0] = ff[i, a]
+                acc = 0.0
+                for b in range(3):
+                    acc += R[3 * a + b] * ff[i, 6 + b]
+                drO[i, a, 0] = -acc
+        elif kind == KIND_FREE2:   # v_O = R^T (w0, w1, 0), omega = (0, 0, w2)
+            for a in range(3):
+                dv[i, a, 0] = R[a]
+                dv[i, a, 1] = R[3 + a]
+            dom[i, 2, 2] = 1.0
+            drO[i, 0, 0] = 1.0
+            drO[i, 1, 1] = 1.0
+        elif kind == KIND_FREE3:   # v_O = R^T v_G, omega local
+            for a in range(3):
+                for b in range(3):
+                    dv[i, a, b] = R[3 * b + a]
+                dom[i, a, 3 + a] = 1.0
+                drO[i, a, a] = 1.0
+
+
+@jit
+def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np.ndarray,
+         Tn: np.ndarray, uoff: np.ndarray, q: np.ndarray, v: np.ndarray, dv: np.ndarray,
+         dom: np.ndarray, e: np.ndarray, Pw: np.ndarray) -> None:
+    """A point's kinematics into ``e`` (:data:`EN`): r = r_O + R x, r' = R (v_O + omega x x +
+    u'), x = X + u; a computed frame's partial velocities d r'/dw = R (dv - skew(x) dom) into
+    ``Pw`` (3 x MAXW)."""
+    n = q.shape[0]
+    u = np.zeros(3)
+    ud = np.zeros(3)
+    if node >= 0:
+        for a in range(3):
+            acc = uoff[node, a]
+            accd = 0.0
+            for j in range(n):
+                acc += Tn[node, a, j] * q[j]
+                accd += Tn[node, a, j] * v[j]
+            u[a] = acc
+            ud[a] = accd
+    s = st[fr] if fr >= 0 else fixed[slot]
+    # a frame state's R, r_O, omega, v_O (ST) or a fixed slot's R, r_O, v_O, omega
+    ro, oo, vo = (9, 12, 18) if fr >= 0 else (9, 15, 12)
+    x = e[15:18]
+    for a in range(3):
+        x[a] = X[a] + u[a]
+        e[18 + a] = s[oo + a]
+    w = np.empty(3)
+    w[0] = s[oo + 1] * x[2] - s[oo + 2] * x[1] + s[vo] + ud[0]
+    w[1] = s[oo + 2] * x[0] - s[oo] * x[2] + s[vo + 1] + ud[1]
+    w[2] = s[oo] * x[1] - s[oo + 1] * x[0] + s[vo + 2] + ud[2]
+    for a in range(3):
+        acc = s[ro + a]
+        accd = 0.0
+        for b in range(3):
+            e[6 + 3 * a + b] = s[3 * a + b]
+            acc += s[3 * a + b] * x[b]
+            accd += s[3 * a + b] * w[b]
+        e[a] = acc
+        e[3 + a] = accd
+    if fr >= 0:
+        t = np.empty(3)
+        for c in range(MAXW):
+            # dv - x x dom
+            t[0] = dv[fr, 0, c] - (x[1] * dom[fr, 2, c] - x[2] * dom[fr, 1, c])
+            t[1] = dv[fr, 1, c] - (x[2] * dom[fr, 0, c] - x[0] * dom[fr, 2, c])
+            t[2] = dv[fr, 2, c] - (x[0] * dom[fr, 1, c] - x[1] * dom[fr, 0, c])
+            for a in range(3):
+                Pw[a, c] = s[3 * a] * t[0] + s[3 * a + 1] * t[1] + s[3 * a + 2] * t[2]
+
+
+@jit
+def _rot(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """R p into ``out``, R row by row (9,)."""
+    for a in range(3):
+        out[a] = R[3 * a] * p[0] + R[3 * a + 1] * p[1] + R[3 * a + 2] * p[2]
+
+
+@jit
+def _rotT(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """R^T p into ``out``."""
+    for a in range(3):
+        out[a] = R[a] * p[0] + R[3 + a] * p[1] + R[6 + a] * p[2]
+
+
+@jit
+def _cross(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@jit
+def _wrap(d: float) -> float:
+    """The angle ``d`` modulo 2 pi, in [0, 2 pi) (Python's float modulo, which numba keeps)."""
+    return d % (2.0 * math.pi)
+
+
+@jit
+def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np.ndarray,
+         grav: np.ndarray, n: int, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
+         uoff: np.ndarray, y: np.ndarray, positions: bool, g: np.ndarray, h: np.ndarray,
+         B: np.ndarray, gp: np.ndarray) -> None:
+    """The rows at the dense state ``y`` (module docstring): g (zero for velocity rows), h,
+    B = dh/dV (rows x (n + nw)) and, with ``positions``, g_p = dg/dp (position rows x
+    (n + nz)), all written.
+
+    Args:
+        ei: the elements' integers.
+        ef: the elements' floats.
+        fi: the frames' integer table.
+        ff: the frames' constants.
+        par: the frames' parents' states at the time.
+        grav: gravity.
+        n: the number of elastic reduced coordinates.
+        fixed: the fixed slots' states at the time.
+        presc: the driven motors' prescriptions at the time.
+        Tn: the nodes' rows of the reduced basis.
+        uoff: the nodes' added displacements.
+        y: the dense state.
+        positions: form g_p.
+        g: the position values (written).
+        h: the velocity values (written).
+        B: dh/dV (written).
+        gp: dg/dp (written with ``positions``).
+    """
+    o = 2 * n
+    nf = fi.shape[0]
+    nz = 0
+    for i in range(nf):
+        nz += fi[i, 3]
+    q = y[0:n]
+    v = y[n:o]
+    st = np.zeros((max(nf, 1), ST))
+    dv = np.zeros((max(nf, 1), 3, MAXW))
+    dom = np.zeros((max(nf, 1), 3, MAXW))
+    dphi = np.zeros((max(nf, 1), 3, MAXZ))
+    drO = np.zeros((max(nf, 1), 3, MAXZ))
+    _frames(fi, ff, par, grav, o, y, st, dv, dom, dphi, drO)
+    g[:] = 0.0
+    h[:] = 0.0
+    B[:, :] = 0.0
+    if positions:
+        gp[:, :] = 0.0
+    ea = np.zeros(EN)
+    eb = np.zeros(EN)
+    Pa = np.zeros((3, MAXW))
+    Pb = np.zeros((3, MAXW))
+    du = np.zeros((2, 3))      # a row's coefficients of the points' r' (global)
+    t1 = np.empty(3)
+    t2 = np.empty(3)
+    t3 = np.empty(3)
+    aG = np.empty(3)
+    bG = np.empty(3)
+    for el in range(ei.shape[0]):
+        kind, r0, nr, p0, gd = ei[el, 0], ei[el, 1], ei[el, 2], ei[el, 3], ei[el, 4]
+        fa, sa, na, fb, sb, nb = ei[el, 5], ei[el, 6], ei[el, 7], ei[el, 8], ei[el, 9], \
+            ei[el, 10]
+        nn = ei[el, 11]
+        f = ef[el]
+        _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa)
+        _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb)
+        Ra, Rb = ea[6:15], eb[6:15]
+        wa = n + fi[fa, 2] - nz if fa >= 0 else 0
+        wb = n + fi[fb, 2] - nz if fb >= 0 else 0
+        za = n + fi[fa, 1] if fa >= 0 else 0
+        zb = n + fi[fb, 1] if fb >= 0 else 0
+        ka = fi[fa, 4] if fa >= 0 else 0
+        kb = fi[fb, 4] if fb >= 0 else 0
+        kza = fi[fa, 3] if fa >= 0 else 0
+        kzb = fi[fb, 3] if fb >= 0 else 0
+        if kind == E_MOTOR:
+            th, thd = 0.0, 0.0
+            if ei[el, 13] >= 0:   # a hinge's angle
+                i = ei[el, 13]
+                th, thd = y[o + fi[i, 1]], y[o + fi[i, 2]]
+                B[r0, n + fi[i, 2] - nz] += 1.0
+                if positions and p0 >= 0:
+                    gp[p0, n + fi[i, 1]] += 1.0
+            else:                 # its joint's relative angle
+                tha = math.atan2(Ra[3], Ra[0])
+                thb = math.atan2(Rb[3], Rb[0])
+                a0 = f[6]
+                th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
+                thd = eb[20] - ea[20]
+                for c in range(ka):
+                    B[r0, wa + c] -= dom[fa, 2, c]
+                for c in range(kb):
+                    B[r0, wb + c] += dom[fb, 2, c]
+                if positions and p0 >= 0:
+                    for c in range(kza):
+                        gp[p0, za + c] -= dphi[fa, 2, c]
+                    for c in range(kzb):
+                        gp[p0, zb + c] += dphi[fb, 2, c]
+            m = ei[el, 14]
+            h[r0] = thd - presc[m, 1]
+            if p0 >= 0:
+                g[r0] = th - f[33] - presc[m, 0]
+            continue
+        k0 = 0
+        for k in range(nr):
+            for s_ in range(2):
+                for a in range(3):
+                    du[s_, a] = 0.0
+            r = r0 + k
+            if kind == E_REVOLUTE and k < gd:
+                g[r] = ea[k] - eb[k]
+                h[r] = ea[3 + k] - eb[3 + k]
+                du[0, k] = 1.0
+                du[1, k] = -1.0
+                for c in range(ka):
+                    B[r, wa + c] += Pa[k, c]
+                for c in range(kb):
+                    B[r, wb + c] -= Pb[k, c]
+                if positions:
+                    for c in range(kza):   # d r/dz = d r_O/dz - R skew(x) d phi/dz
+                        _cross(ea[15:18], dphi[fa, :, c], t1)
+                        gp[p0 + k, za + c] += drO[fa, k, c] - (
+                            Ra[3 * k] * t1[0] + Ra[3 * k + 1] * t1[1] + Ra[3 * k + 2] * t1[2])
+                    for c in range(kzb):
+                        _cross(eb[15:18], dphi[fb, :, c], t1)
+                        gp[p0 + k, zb + c] -= drO[fb, k, c] - (
+                            Rb[3 * k] * t1[0] + Rb[3 * k + 1] * t1[1] + Rb[3 * k + 2] * t1[2])
+                k0 = k + 1
+            elif kind == E_PRISMATIC and k < nn:
+                n0 = f[7 + 3 * k:10 + 3 * k]
+                _rot(Ra, n0, t1)                  # n = R_a n0
+                _cross(ea[18:21], n0, t2)
+                _rot(Ra, t2, t3)                  # n' = R_a (omega_a x n0)
+                dd = 0.0
+                gg = 0.0
+                for a in range(3):
+                    d_a = eb[a] - ea[a]
+                    gg += t1[a] * d_a
+                    dd += t3[a] * d_a + t1[a] * (eb[3 + a] - ea[3 + a])
+                    du[0, a] = -t1[a]
+                    du[1, a] = t1[a]
+                g[r] = gg - f[13 + k]
+                h[r] = dd
+                for a in range(3):
+                    t2[a] = eb[a] - ea[a]
+                _rotT(Ra, t2, aG)                 # R_a^T d
+                for c in range(ka):
+                    acc = 0.0
+                    for a in range(3):
+                        acc -= t1[a] * Pa[a, c]
+                    _cross(n0, dom[fa, :, c], bG)
+                    acc -= bG[0] * aG[0] + bG[1] * aG[1] + bG[2] * aG[2]
+                    B[r, wa + c] += acc
+                for c in range(kb):
+                    acc = 0.0
+                    for a in range(3):
+                        acc += t1[a] * Pb[a, c]
+                    B[r, wb + c] += acc
+                if positions:
+                    for s_ in range(2):
+                        e_ = ea if s_ == 0 else eb
+                        fr = fa if s_ == 0 else fb
+                        zc = za if s_ == 0 else zb
+                        kz = kza if s_ == 0 else kzb
+                        sign = -1.0 if s_ == 0 else 1.0
+                        for c in range(kz):
+                            _cross(e_[15:18], dphi[fr, :, c], bG)
+                            _rot(e_[6:15], bG, aG)
+                            acc = 0.0
+                            for a in range(3):
+                                acc += t1[a] * (drO[fr, a, c] - aG[a])
+                            gp[p0 + k, zc + c] += sign * acc
+                            if s_ == 0:   # n turns with a
+                                _cross(n0, dphi[fr, :, c], bG)
+                                _rot(Ra, bG, aG)
+                                acc = 0.0
+                                for a in range(3):
+                                    acc += t2[a] * aG[a]
+                                gp[p0 + k, zc + c] -= acc
+                k0 = k + 1
+            elif kind == E_PRISMATIC and gd == 2 and k == nn:   # the relative angle
+                tha = math.atan2(Ra[3], Ra[0])
+                thb = math.atan2(Rb[3], Rb[0])
+                a0 = f[6]
+                th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
+                g[r] = th - a0
+                h[r] = eb[20] - ea[20]
+                for c in range(ka):
+                    B[r, wa + c] -= dom[fa, 2, c]
+                for c in range(kb):
+                    B[r, wb + c] += dom[fb, 2, c]
+                if positions:
+                    for c in range(kza):
+                        gp[p0 + k, za + c] -= dphi[fa, 2, c]
+                    for c in range(kzb):
+                        gp[p0 + k, zb + c] += dphi[fb, 2, c]
+                k0 = k + 1
+            else:   # an alignment: (R_a p) . (R_b q)
+                lk = k - k0
+                pa_ = f[15 + 6 * lk:18 + 6 * lk]
+                qb_ = f[18 + 6 * lk:21 + 6 * lk]
+                _rot(Ra, pa_, aG)
+                _rot(Rb, qb_, bG)
+                _cross(aG, bG, t1)                # c = a_G x b_G
+                _rot(Ra, ea[18:21], t2)
+                _rot(Rb, eb[18:21], t3)
+                gg = 0.0
+                hh = 0.0
+                for a in range(3):
+                    gg += aG[a] * bG[a]
+                    hh += (t2[a] - t3[a]) * t1[a]
+                g[r] = gg
+                h[r] = hh
+                _rotT(Ra, t1, t2)
+                _rotT(Rb, t1, t3)
+                for c in range(ka):
+                    B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
+                        t2[2] * dom[fa, 2, c]
+                for c in range(kb):
+                    B[r, wb + c] -= t3[0] * dom[fb, 0, c] + t3[1] * dom[fb, 1, c] + \
+                        t3[2] * dom[fb, 2, c]
+                if positions:
+                    for c in range(kza):
+                        _cross(pa_, dphi[fa, :, c], t2)
+                        _rot(Ra, t2, t3)
+                        gp[p0 + k, za + c] -= bG[0] * t3[0] + bG[1] * t3[1] + bG[2] * t3[2]
+                    for c in range(kzb):
+                        _cross(qb_, dphi[fb, :, c], t2)
+                        _rot(Rb, t2, t3)
+                        gp[p0 + k, zb + c] -= aG[0] * t3[0] + aG[1] * t3[1] + aG[2] * t3[2]
+            # the elastic rates' coefficients: r' = R (... + u'), u' = T v (local)
+            for s_ in range(2):
+                nd = na if s_ == 0 else nb
+                if nd < 0:
+                    continue
+                R = ea[6:15] if s_ == 0 else eb[6:15]
+                _rotT(R, du[s_], t2)
+                for j in range(n):
+                    acc = t2[0] * Tn[nd, 0, j] + t2[1] * Tn[nd, 1, j] + t2[2] * Tn[nd, 2, j]
+                    B[r, j] += acc
+                    if positions and p0 >= 0:
+                        gp[p0 + k, j] += acc
+
+
+@jit
+def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+                         par: np.ndarray, grav: np.ndarray, n: int, fixed: np.ndarray,
+                         presc: np.ndarray, Tn: np.ndarray, y: np.ndarray, lam: np.ndarray,
+                         hp: np.ndarray, fp: np.ndarray) -> None:
+    """dh/dp at fixed velocities (rows x (n + nz)) and d(B^T lam)/dp at fixed lam ((n + nw) x
+    (n + nz)), written, by central differences (step :data:`~dolfinx_mbs.integrate.dense.
+    coupled_kernels.FD_STEP` scaled by the coordinate): over the frames' coordinates, and over
+    the elastic coordinates through the nodes' displacements (a column per node component
+    with a basis row, applied to it).
+
+    Args:
+        ei: the elements' integers.
+        ef: the elements' floats.
+        fi: the frames' integer table.
+        ff: the frames' constants.
+        par: the frames' parents' states at the time.
+        grav: gravity.
+        n: the number of elastic reduced coordinates.
+        fixed: the fixed slots' states at the time.
+        presc: the driven motors' prescriptions at the time.
+        Tn: the nodes' rows of the reduced basis.
+        y: the dense state.
+        lam: the multipliers.
+        hp: dh/dp (written).
+        fp: d(B^T lam)/dp (written).
+    """
+    o = 2 * n
+    nr = hp.shape[0]
+    nV = fp.shape[0]
+    nz = hp.shape[1] - n
+    ns = Tn.shape[0]
+    uoff = np.zeros((max(ns, 1), 3))
+    g = np.zeros(nr)
+    hl = np.zeros(nr)
+    hh_ = np.zeros(nr)
+    Bl = np.zeros((nr, nV))
+    Bh = np.zeros((nr, nV))
+    gp = np.zeros((0, 0))
+    hp[:, :] = 0.0
+    fp[:, :] = 0.0
+    x = y.copy()
+    for c in range(nz):
+        step = FD_STEP * max(1.0, abs(y[o + c]))
+        x[o + c] = y[o + c] + step
+        rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, x, False, g, hh_, Bh, gp)
+        x[o + c] = y[o + c] - step
+        rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, x, False, g, hl, Bl, gp)
+        x[o + c] = y[o + c]
+        for r in range(nr):
+            hp[r, n + c] = (hh_[r] - hl[r]) / (2 * step)
+        for j in range(nV):
+            acc = 0.0
+            for r in range(nr):
+                acc += (Bh[r, j] - Bl[r, j]) * lam[r]
+            fp[j, n + c] = acc / (2 * step)
+    q = y[0:n]
+    for s in range(ns):
+        for a in range(3):
+            nonzero = False
+            u = 0.0
+            for j in range(n):
+                u += Tn[s, a, j] * q[j]
+                if Tn[s, a, j] != 0.0:
+                    nonzero = True
+            if not nonzero:
+                continue
+            step = FD_STEP * max(1.0, abs(u))
+            uoff[s, a] = step
+            rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, False, g, hh_, Bh,
+                 gp)
+            uoff[s, a] = -step
+            rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, False, g, hl, Bl, gp)
+            uoff[s, a] = 0.0
+            for r in range(nr):
+                d = (hh_[r] - hl[r]) / (2 * step)
+                for j in range(n):
+                    hp[r, j] += d * Tn[s, a, j]
+            for k in range(nV):
+                acc = 0.0
+                for r in range(nr):
+                    acc += (Bh[r, k] - Bl[r, k]) * lam[r]
+                d = acc / (2 * step)
+                for j in range(n):
+                    fp[k, j] += d * Tn[s, a, j]
+
+
+def tables_reason(dj: DenseJoints) -> str | None:
+    """Why the kernels cannot take ``dj``'s elements (the object form steps them), or None.
+
+    Args:
+        dj: the dense joints.
+
+    Returns:
+        The reason in words, or None.
+    """
+    s, js = dj.system, dj.js
+    for j in js.joints:
+        if type(j) not in (Revolute, Prismatic):
+            return f"joint {j.name!r} ({type(j).__name__})"
+    for m in js.motors:
+        t = m.target
+        if isinstance(t, FrameJoint):
+            if not (isinstance(t, Revolute) and t.gdim == 2):
+                return f"motor {m.name!r} on a {type(t).__name__} in {t.gdim}D"
+        elif not isinstance(t, Hinge) or not any(t is f for f in s.frames):
+            return f"motor {m.name!r} on {type(t).__name__}"
+    return None
+
+
+class JointTables:
+    """The kernels' tables of ``dj``'s joints and driven motors (module docstring): the
+    elements' and the nodes' once, the fixed slots' and the motors' at a time (:meth:`at`).
+
+    Args:
+        dj: the dense joints (:func:`tables_reason` None).
+    """
+
+    def __init__(self, dj: DenseJoints) -> None:
+        js = dj.js
+        self.dj = dj
+        els = [b for b in js.blocks]
+        self.ei = np.full((len(els), EI), -1, dtype=np.int64)
+        self.ef = np.zeros((len(els), EF))
+        #: the fixed slots: the ground (0) and each prescribed frame's
+        self.fixed_frames: List[Any] = [None]
+        keys = list(dj.T)
+        n = dj.n
+        self.Tn = np.array([dj.T[k] for k in keys]) if keys else np.zeros((0, 3, n))
+        self.motors = list(js.motors)
+
+        def side(ij: int, k: int) -> Tuple[int, int, int]:
+            sd = js.sides[ij][k]
+            slot = 0
+            if sd.index is None and sd.point.frame is not None:
+                fr = sd.point.frame
+                hit = [i for i, f in enumerate(self.fixed_frames) if f is fr]
+                if hit:
+                    slot = hit[0]
+                else:
+                    slot = len(self.fixed_frames)
+                    self.fixed_frames.append(fr)
+            node = keys.index((ij, k)) if (ij, k) in dj.T else -1
+            return -1 if sd.index is None else sd.index, slot, node
+
+        for e, b in enumerate(els):
+            el = b.element
+            row = self.ei[e]
+            f = self.ef[e]
+            row[1], row[2], row[3] = b.start, b.stop - b.start, b.pos
+            ij = b.joint
+            if isinstance(el, Motor):
+                row[0] = E_MOTOR
+                row[14] = self.motors.index(el)
+                f[33] = el.angle0
+                if isinstance(el.target, FrameJoint):
+                    ij = js.joints.index(el.target)
+                    f[6] = el.target.angle0
+                else:
+                    row[13] = next(i for i, fr in enumerate(dj.system.frames)
+                                   if fr is el.target)
+            if ij is not None:
+                j = js.joints[ij]
+                row[4] = j.gdim
+                row[5], row[6], row[7] = side(ij, 0)
+                row[8], row[9], row[10] = side(ij, 1)
+                f[0:3], f[3:6] = j.a.X, j.b.X
+                if isinstance(el, Motor):
+                    continue
+                f[6] = j.angle0
+                row[0] = E_REVOLUTE if isinstance(j, Revolute) else E_PRISMATIC
+                if isinstance(j, Prismatic):
+                    row[11] = len(j.normals_a)
+                    for k, (n0, d0) in enumerate(zip(j.normals_a, j.offsets)):
+                        f[7 + 3 * k:10 + 3 * k] = n0
+                        f[13 + k] = d0
+                assert isinstance(j, (Revolute, Prismatic))  # (tables_reason None)
+                row[12] = len(j.lock)
+                for k, (p, qq) in enumerate(j.lock):
+                    f[15 + 6 * k:18 + 6 * k] = p
+                    f[18 + 6 * k:21 + 6 * k] = qq
+            else:
+                row[4] = 2
+        self.uoff = np.zeros((max(len(keys), 1), 3))
+
+    def at(self, t: float) -> Tuple[np.ndarray, np.ndarray]:
+        """The fixed slots' states and the driven motors' prescriptions at ``t``.
+
+        Args:
+            t: the time (s).
+
+        Returns:
+            (fixed, presc).
+        """
+        fixed = np.zeros((len(self.fixed_frames), 18))
+        fixed[0, 0:9] = np.eye(3).reshape(-1)
+        for k, fr in enumerate(self.fixed_frames[1:], start=1):
+            st = fr.state(t)
+            fixed[k] = np.concatenate([np.asarray(st.R).reshape(-1), st.r_O, st.v_O,
+                                       st.omega])
+        presc = np.zeros((len(self.motors), 2))
+        for k, m in enumerate(self.motors):
+            a, r = self.dj.js._prescribed(m, t)
+            presc[k] = (math.nan if a is None else a, r)
+        return fixed, presc
