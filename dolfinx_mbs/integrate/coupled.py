@@ -33,6 +33,7 @@ from dolfinx_mbs.integrate.dense.coupled import (
     DenseFrames,
     DenseMonitors,
     DenseWork,
+    compiled_joints,
 )
 from dolfinx_mbs.integrate.dense.coupled import applies as dense_applies
 from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
@@ -148,12 +149,15 @@ def integrate_coupled(system: CoupledSystem, config: RunConfig) -> Result:
                 (:class:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper`: the bodies'
                 inertia invariants projected once; elastic bodies on hinges, rigid bodies, frame
                 loads, gravity, prestress, free frames, checkpoints and restarts;
-                ``"second-order"`` and ``"first-order"``; joints and motors by Maggi's equations
-                when asked for by name; no springs between frames, nonlinear strain, Hamilton's
-                form or PETSc options). ``"auto"`` takes the dense path where it applies, the model
-                has no joints or motors and the elastic bodies have at most
-                :data:`~dolfinx_mbs.integrate.dense.coupled.DENSE_COUPLED_MAX` reduced unknowns
-                (``Result.stepper`` names the path).
+                ``"second-order"`` and ``"first-order"``; joints and motors by Maggi's
+                equations; nonlinear strain on reduced bodies; no springs between frames,
+                Hamilton's form or PETSc options). ``"auto"`` takes the dense path where it
+                applies and the elastic bodies have at most
+                :data:`~dolfinx_mbs.integrate.dense.coupled.DENSE_COUPLED_MAX` reduced unknowns;
+                with joints or motors where Maggi's stages are compiled
+                (:func:`~dolfinx_mbs.integrate.dense.coupled.compiled_joints`), the elastic
+                bodies are reduced or the scheme is ``"second-order"`` (``Result.stepper`` names
+                the path).
 
     SIGTERM and SIGINT during the run finish the step in progress, write a checkpoint (with
     ``checkpoint_every``), close every file and raise SystemExit (SIGTERM) or
@@ -409,6 +413,10 @@ class Work(Observer):
     """
 
     columns = ["work"]
+    #: a step's power is a function of its state (the loads' values the step kept, the
+    #: driven torques of the joints' outputs of the same step): the dense stepper may show
+    #: it a batch of steps after they are all taken (after the joints' outputs, step by step)
+    whole_run = True
 
     def __init__(self, system: CoupledSystem, resume: checkpoint.Checkpoint | None,
                  joints: Joints | None = None) -> None:
@@ -690,14 +698,14 @@ def _integrate(system: CoupledSystem, config: RunConfig) -> Result:
     if stepper == "dense" and why is not None:
         raise ValueError(f"stepper='dense' cannot step a run with {why}: use stepper='ts' "
                          "or 'auto'")
-    # "auto": the dense path for few elastic unknowns; with joints or driven motors on rigid
-    # bodies alone the TS path where the scheme is BDF2 (the default with joints: as fast as
-    # Maggi's dense stages there, whose rows are evaluated from Python; with reduced elastic
-    # bodies, or generalized-alpha, the dense stages are faster: the guide's "Where each is
-    # used")
+    # "auto": the dense path for few elastic unknowns; with joints or motors, Maggi's dense
+    # stages where they are compiled (20-400x faster than the TS path), with reduced elastic
+    # bodies or with generalized-alpha; a rigid mechanism with BDF2 whose stages are solved
+    # from Python (no numba, a torque motor) stays on the TS path, as fast there (the guide's
+    # "Where each is used", bench/results/maggi_paths.md)
     use_dense = stepper == "dense" or (stepper == "auto" and why is None and (
         system.n_reduced <= DENSE_COUPLED_MAX and (
-            not system.jointset.active or system.n_reduced > 0
+            not system.jointset.active or compiled_joints(system) or system.n_reduced > 0
             or formulation == "second-order")))
     if use_dense:
         stepping: CoupledStepper | DenseCoupledStepper = DenseCoupledStepper(

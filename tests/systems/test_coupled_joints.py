@@ -18,6 +18,9 @@
   order 1.5 (the multipliers kept at the midpoint and extrapolated to the step's end).
 * Bad input is refused with the same error on every rank.
 
+On the TS path (``stepper="ts"``; ``"auto"`` takes Maggi's dense stages where they are
+compiled): ``tests/integrate/dense/test_dense_maggi.py`` holds the dense stages to it.
+
 The mechanisms and their references are tests/models/mechanisms.py's.
 """
 
@@ -54,7 +57,7 @@ def test_double_pendulum(torque):
     ref = double_pendulum_reference(T, torque)
     errors = []
     for dt in (0.005, 0.0025):
-        r = model.integrate(t_end=T, dt=dt, progress=False)
+        r = model.integrate(t_end=T, dt=dt, progress=False, stepper="ts")
         yr = ref.sol(r.times)
         errors.append(max(np.abs(r.frames["h1"].angle - yr[0]).max(),
                           np.abs(r.frames["f2"].angle - yr[1]).max()))
@@ -71,7 +74,7 @@ def test_slider_crank():
     model = slider_crank()
     errors = []
     for dt in (0.01, 0.005):
-        r = model.integrate(t_end=0.6, dt=dt, progress=False)
+        r = model.integrate(t_end=0.6, dt=dt, progress=False, stepper="ts")
         th = r.frames["hub"].angle
         assert np.abs(th - W * r.times).max() < 1e-10
         xs, phi, _, _ = crank_closed(th)
@@ -94,7 +97,7 @@ def test_the_motors_work_closes_the_energy_balance():
     dt (the BDF2 steps' own loss of energy is what remains)."""
     work, balance, pd_balance = [], [], []
     for dt in (0.01, 0.005):
-        r = slider_crank().integrate(t_end=0.6, dt=dt, progress=False)
+        r = slider_crank().integrate(t_end=0.6, dt=dt, progress=False, stepper="ts")
         th = r.frames["hub"].angle
         ref = np.array([crank_energy(t) for t in th]) - crank_energy(th[0])
         scale = np.abs(ref).max()
@@ -128,7 +131,8 @@ def test_joints_in_the_midpoint_schemes(form):
     ref = double_pendulum_reference(T)
     angle, drift, force = [], [], []
     for dt in (0.005, 0.0025):
-        r = double_pendulum().integrate(t_end=T, dt=dt, formulation=form, progress=False)
+        r = double_pendulum().integrate(t_end=T, dt=dt, formulation=form, progress=False,
+                                        stepper="ts")
         yr = ref.sol(r.times)
         angle.append(max(np.abs(r.frames["h1"].angle - yr[0]).max(),
                          np.abs(r.frames["f2"].angle - yr[1]).max()))
@@ -140,7 +144,8 @@ def test_joints_in_the_midpoint_schemes(form):
         assert order > 1.8 and e[1] < tol, (name, e, order)
     torque, slider = [], []
     for dt in (0.01, 0.005):
-        r = slider_crank().integrate(t_end=0.6, dt=dt, formulation=form, progress=False)
+        r = slider_crank().integrate(t_end=0.6, dt=dt, formulation=form, progress=False,
+                                     stepper="ts")
         th = r.frames["hub"].angle
         xs = crank_closed(th)[0]
         slider.append(np.abs(r.frames["slf"].r_O[:, 0] - xs).max())
@@ -192,7 +197,7 @@ def _slider_3d(dt, orientation=None):
     model.spring(blk, p0, None, p0 - 0.4 * e, stiffness=k, length=0.4, name="k")
     model.apply_torque(fr, lambda t, s: np.array([0.5, -0.3, 0.2]) * np.cos(7.0 * t),
                        local=False)
-    r = model.integrate(t_end=0.5, dt=dt, progress=False)
+    r = model.integrate(t_end=0.5, dt=dt, progress=False, stepper="ts")
     return r, e, p0, k, m
 
 

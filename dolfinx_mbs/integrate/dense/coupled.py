@@ -107,6 +107,24 @@ MAGGI_FRESH = 16
 MAGGI_RESIDUAL = 1e-12
 
 
+def compiled_joints(system: CoupledSystem) -> bool:
+    """Whether Maggi's stages of ``system`` run as one compiled call each
+    (:func:`~dolfinx_mbs.integrate.dense.joint_kernels.stage`): numba installed, joints and
+    motors the kernels take (:func:`~dolfinx_mbs.integrate.dense.joint_kernels.
+    tables_reason`), no torque motor (a function of the state, called from Python); a stage
+    whose frame loads read the state is solved from Python all the same.
+
+    Args:
+        system: the coupled system.
+
+    Returns:
+        True where they do.
+    """
+    return bool(kernels.COMPILED and system.jointset.active
+                and joint_kernels.tables_reason(system) is None
+                and not system.jointset.torque_motors)
+
+
 def applies(system: CoupledSystem, run: RunSpec) -> str | None:
     """Why the dense path cannot step ``run`` on the coupled ``system``, or None.
 
@@ -546,8 +564,14 @@ class MaggiStage:
         #: the rows' kernels' tables (compiled kernels, elements they take), else None: the
         #: rows of the object form
         self.tables = joint_kernels.JointTables(dj) if (
-            kernels.COMPILED and joint_kernels.tables_reason(dj) is None) else None
+            kernels.COMPILED and joint_kernels.tables_reason(dj.system) is None) else None
         self._at: Tuple[float, tuple] = (math.nan, ())
+        # the compiled stages' memory, Newton's matrix's factors and a zero load derivative
+        nk = len(dj.P) + len(dj.V) - dj.n_rows + len(dj.A)
+        self._kmem = np.zeros(4)
+        self._KF = np.zeros((nk, nk))
+        self._kpiv = np.zeros(nk, dtype=np.int64)
+        self._DQ0 = np.zeros((stepper.plan.m, stepper.plan.m))
         self.P, self.V, self.A = dj.P, dj.V, dj.A
         self.pos = dj.pos
         self.dep: np.ndarray | None = None       # the dependent velocities (indices in V)
@@ -575,6 +599,7 @@ class MaggiStage:
         self.scale = 0.0
         self.lam = np.zeros(self.dj.n_rows)
         self._at = (math.nan, ())
+        self._kmem[:] = 0.0
 
     @staticmethod
     def _choose(M: np.ndarray, weight: np.ndarray, what: str) -> np.ndarray:
@@ -725,6 +750,10 @@ class MaggiStage:
         ys = ca * X + da
         if self.dep is None:   # the partition at the guess
             self.dep = self._choose(self._rows(t, ys, par, False)[2], self._wV, "velocity")
+        if self.tables is not None:
+            got = self._compiled(t, ca, da, cb, db, X, Xs, par, ys)
+            if got is not None:
+                return got
         free = _complement(self.dep, len(V))
         u = ys[V][free].copy()
         F = np.zeros(p.N)
@@ -787,6 +816,53 @@ class MaggiStage:
             u = u - dZ[nP:nP + len(free)]
             ys[A] -= dZ[nP + len(free):]
         raise FloatingPointError(_failure(kernels.NOT_CONVERGED, t))
+
+    def _compiled(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
+                  X: np.ndarray, Xs: np.ndarray, par: np.ndarray, ys: np.ndarray
+                  ) -> np.ndarray | None:
+        """:meth:`solve` in one compiled call (:func:`~dolfinx_mbs.integrate.dense.
+        joint_kernels.stage`, iterate for iterate), where the loads are of time alone and no
+        torque motor reads the state; None where it does not apply or the stage must choose
+        its dependent coordinates again (:meth:`solve` then takes the stage from its guess)."""
+        st = self.st
+        p = st.plan
+        if self.dj.js.torque_motors:
+            return None
+        Q = np.zeros(p.m)
+        if st.loads.active:
+            got = st.loads.probe(t)
+            if got is None:
+                return None
+            Q = np.asarray(got[0], dtype=float)
+        if self.dep_p is None:   # (the positions' rows do not depend on the velocities)
+            gp = self._rows(t, ys, par)[3]
+            assert gp is not None  # (asked for)
+            self.dep_p = self._choose(gp, self._wP, "position")
+        tb = self.tables
+        assert tb is not None  # (the caller's test)
+        fixed, presc = self._fixed(t)
+        mem = self._kmem.copy()
+        mem[joint_kernels.S_FRESH], mem[joint_kernels.S_SCALE] = self.fresh, self.scale
+        Xw = X.copy()
+        lam = np.zeros(self.dj.n_rows)
+        code = joint_kernels.stage(
+            p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff),
+            (self.P, self.V, self.A, self.pos, self.dep, self.dep_p), (ca, da, cb, db), Q,
+            self._DQ0, Xw, Xs, self._KF, self._kpiv, mem, lam,
+            (MAGGI_REFRESH, float(MAGGI_FRESH), MAGGI_RESIDUAL))
+        if code == joint_kernels.CHOOSE:   # solve() from the guess, with a matrix of its own
+            self._kmem[joint_kernels.S_KEPT] = 0.0
+            self.kept = None
+            return None
+        if code < 0:
+            raise FloatingPointError(_failure(-code, t))
+        self._kmem[:] = mem
+        self.fresh, self.scale = int(mem[joint_kernels.S_FRESH]), float(
+            mem[joint_kernels.S_SCALE])
+        self.lam = lam
+        st.iterations += code
+        st.stages += 1
+        return Xw
 
     def _matrix(self, t: float, ys: np.ndarray, par: np.ndarray, J: np.ndarray, B: np.ndarray,
                 gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lu: tuple) -> tuple:
@@ -1206,6 +1282,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         self._index, self.steps, self.time = hi, self.offset + hi, self.times[hi]
         n = self.plan.n
         Q = self.Y[lo:hi + 1, :n]
+        each = []
         for o in whole.values():
             if isinstance(o, _DenseObserver):
                 o.rows(lo, hi)
@@ -1217,12 +1294,17 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
                 if o.bar is not None:
                     o.bar.update(hi - lo + (0 if lo == 0 else 1))
             else:
-                for index in range(lo, hi + 1):
-                    self._index = index
-                    st = self.state(self.times[index], True)
-                    o.observe(obs.Step(index=index, t=self.times[index], q=st.q, v=st.v,
-                                       u=None, stepper=cast(Any, self), dense=st.dense,
-                                       frames=st.frames))
+                each.append(o)
+        # the others step by step, in their order at each step (the motors' work reads the
+        # joints' outputs of the step)
+        for index in range(lo, hi + 1) if each else ():
+            self._index = index
+            st = self.state(self.times[index], True)
+            step = obs.Step(index=index, t=self.times[index], q=st.q, v=st.v, u=None,
+                            stepper=cast(Any, self), dense=st.dense, frames=st.frames)
+            for o in each:
+                o.observe(step)
+        self._index = hi
         at.passed(self.times[lo:hi + 1], self.offset + hi)
 
     def _end_loads(self, lo: int, hi: int) -> None:

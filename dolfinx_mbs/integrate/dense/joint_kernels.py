@@ -47,15 +47,23 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     KIND_FREE2,
     KIND_FREE3,
     KIND_HINGE,
+    MAXIT,
     MAXW,
     MAXZ,
+    NOT_CONVERGED,
+    NOT_FINITE,
+    PLATEAU,
+    ROUNDOFF,
+    SINGULAR,
     ST,
     _frame,
     jit,
+    residual,
 )
 from dolfinx_mbs.systems.coupled_joints import FD_STEP
 
 if TYPE_CHECKING:
+    from dolfinx_mbs.systems.coupled import CoupledSystem
     from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
 
 __all__ = ["EI", "EF", "E_REVOLUTE", "E_PRISMATIC", "E_MOTOR", "rows", "position_derivatives",
@@ -524,16 +532,17 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                     fp[k, j] += d * Tn[s, a, j]
 
 
-def tables_reason(dj: DenseJoints) -> str | None:
-    """Why the kernels cannot take ``dj``'s elements (the object form steps them), or None.
+def tables_reason(system: CoupledSystem) -> str | None:
+    """Why the kernels cannot take ``system``'s joints and motors (the object form steps
+    them), or None.
 
     Args:
-        dj: the dense joints.
+        system: the coupled system.
 
     Returns:
         The reason in words, or None.
     """
-    s, js = dj.system, dj.js
+    s, js = system, system.jointset
     for j in js.joints:
         if type(j) not in (Revolute, Prismatic):
             return f"joint {j.name!r} ({type(j).__name__})"
@@ -642,3 +651,418 @@ class JointTables:
             a, r = self.dj.js._prescribed(m, t)
             presc[k] = (math.nan if a is None else a, r)
         return fixed, presc
+
+
+# -- Maggi's stage --------------------------------------------------------------------------
+#: a stage's return where its dependent velocities or positions must be chosen again (QR with
+#: column pivoting: Python's :meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage._choose`)
+CHOOSE = -10
+#: the stage's memory (:func:`stage`): whether a matrix is kept, its shift, the stages left
+#: that begin with a matrix of their own, the rows' size
+S_KEPT, S_SHIFT, S_FRESH, S_SCALE = 0, 1, 2, 3
+
+
+@jit
+def _lu(A: np.ndarray, piv: np.ndarray) -> bool:
+    """A = P L U in place (partial pivoting, whole rows swapped); False at a zero pivot."""
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        big = abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > big:
+                big = abs(A[i, k])
+                p = i
+        piv[k] = p
+        if not big > 0.0:
+            return False
+        if p != k:
+            for j in range(n):
+                A[k, j], A[p, j] = A[p, j], A[k, j]
+        inv = 1.0 / A[k, k]
+        for i in range(k + 1, n):
+            f = A[i, k] * inv
+            A[i, k] = f
+            if f != 0.0:
+                for j in range(k + 1, n):
+                    A[i, j] -= f * A[k, j]
+    return True
+
+
+@jit
+def _solve_lu(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The solution of (P L U) x = b of :func:`_lu`'s factors."""
+    n = A.shape[0]
+    x = b.copy()
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+    for k in range(n):
+        for i in range(k + 1, n):
+            x[i] -= A[i, k] * x[k]
+    for k in range(n - 1, -1, -1):
+        acc = x[k]
+        for j in range(k + 1, n):
+            acc -= A[k, j] * x[j]
+        x[k] = acc / A[k, k]
+    return x
+
+
+@jit
+def _solve_cols(A: np.ndarray, piv: np.ndarray, Bm: np.ndarray) -> np.ndarray:
+    """The solutions of (P L U) X = Bm, column by column."""
+    out = np.empty_like(Bm)
+    for c in range(Bm.shape[1]):
+        out[:, c] = _solve_lu(A, piv, np.ascontiguousarray(Bm[:, c]))
+    return out
+
+
+@jit
+def _block_sizes(dX: np.ndarray, X: np.ndarray, Xs: np.ndarray, n: int, sizes: np.ndarray,
+                 ref: np.ndarray) -> float:
+    """Each block's update size and reference (the elastic coordinates, their rates, each
+    frame unknown: :class:`~dolfinx_mbs.integrate.dense.coupled._Converged`); the frames'
+    largest reference."""
+    nb = sizes.shape[0]
+    top = 0.0
+    for b in range(nb):
+        lo = 0 if b == 0 else (n if b == 1 else 2 * n + b - 2)
+        hi = n if b == 0 else (2 * n if b == 1 else lo + 1)
+        a_ = 0.0
+        rr = 0.0
+        for k in range(lo, hi):
+            a_ = max(a_, abs(dX[k]))
+            rr = max(rr, abs(X[k]), abs(X[k] - Xs[k]))
+        sizes[b] = a_
+        ref[b] = rr
+        if b > 1:
+            top = max(top, rr)
+    return top
+
+
+@jit
+def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: np.ndarray,
+          DQ: np.ndarray, X: np.ndarray, Xs: np.ndarray, KF: np.ndarray, kpiv: np.ndarray,
+          mem: np.ndarray, lam: np.ndarray, consts: tuple) -> int:
+    """A stage of Maggi's equations (:class:`~dolfinx_mbs.integrate.dense.coupled.
+    MaggiStage`, whose :meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage.solve` it is,
+    iterate for iterate) with loads of time alone: X (the scheme's unknown) updated in place
+    from its guess.
+
+    Args:
+        plan: the model's arrays (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels.
+            residual`'s).
+        par: the frames' parents' states at the stage's time.
+        jt: the rows' tables (ei, ef, fixed, presc, Tn, uoff) at the time.
+        idx: the dense state's positions, velocities and auxiliary momenta, the position
+            rows among the rows, the dependent velocities (in V) and positions (in P).
+        comb: (ca, da, cb, db): y = ca X + da, y' = cb X + db.
+        Q: the loads' generalized forces at the time.
+        DQ: -dQ/df (zero for loads of time alone).
+        X: the guess; the solution on return.
+        Xs: the step's start (the convergence test's reference).
+        KF: Newton's matrix's factors kept from stage to stage (with ``kpiv``).
+        kpiv: their pivots.
+        mem: :data:`S_KEPT`, :data:`S_SHIFT`, :data:`S_FRESH`, :data:`S_SCALE` (updated).
+        lam: the multipliers recovered (written).
+        consts: (the updates' contraction that asks for a new matrix, the stages that begin
+            with their own after one had to, the rows' stopping fraction of their size).
+
+    Returns:
+        The iterations (> 0), :data:`CHOOSE`, or minus a status (:data:`~dolfinx_mbs.
+        integrate.dense.coupled_kernels.NOT_CONVERGED`, ``NOT_FINITE``, ``SINGULAR``).
+    """
+    ei, ef, fixed, presc, Tn, uoff = jt
+    Pi, Vi, Ai, pos, dep, dep_p = idx
+    ca, da, cb, db = comb
+    refresh_at, fresh_n, resid = consts
+    n = plan[6]
+    N = X.shape[0]
+    m = N - 2 * n
+    nP, nV, nA = Pi.shape[0], Vi.shape[0], Ai.shape[0]
+    nr = dep.shape[0]
+    npos = pos.shape[0]
+    nf = nV - nr
+    nfp = nP - npos
+    nb = 2 + m
+    free = np.empty(nf, dtype=np.int64)
+    mark = np.zeros(nV, dtype=np.bool_)
+    for k in range(nr):
+        mark[dep[k]] = True
+    a = 0
+    for k in range(nV):
+        if not mark[k]:
+            free[a] = k
+            a += 1
+    free_p = np.empty(nfp, dtype=np.int64)
+    markp = np.zeros(nP, dtype=np.bool_)
+    for k in range(npos):
+        markp[dep_p[k]] = True
+    a = 0
+    for k in range(nP):
+        if not markp[k]:
+            free_p[a] = k
+            a += 1
+    shift = cb / ca
+    ys = np.empty(N)
+    for k in range(N):
+        ys[k] = ca * X[k] + da[k]
+    u = np.empty(nf)
+    for k in range(nf):
+        u[k] = ys[Vi[free[k]]]
+    if mem[S_KEPT] > 0.0 and (mem[S_SHIFT] != shift or mem[S_FRESH] > 0.0):
+        mem[S_KEPT] = 0.0
+    mem[S_FRESH] = max(mem[S_FRESH] - 1.0, 0.0)
+    stale = mem[S_KEPT] > 0.0
+    # the convergence test's memory (_Converged)
+    prev = np.zeros(nb)
+    ref = np.zeros(nb)
+    sizes = np.zeros(nb)
+    ref_new = np.zeros(nb)
+    have_prev = False
+    top = 0.0
+    fprev = np.inf
+    refresh = False
+    exact_last = False
+    exact = False
+    before = ys.copy()
+    g = np.zeros(nr)
+    h = np.zeros(nr)
+    B = np.zeros((nr, nV))
+    gp = np.zeros((npos, nP))
+    F = np.zeros(N)
+    J = np.zeros((N, N))
+    Bd = np.empty((nr, nr))
+    BdT = np.empty((nr, nr))
+    bpiv = np.zeros(nr, dtype=np.int64)
+    btpiv = np.zeros(nr, dtype=np.int64)
+    Gt = np.empty((npos, npos))
+    gpiv = np.zeros(npos, dtype=np.int64)
+    dXc = np.empty(N)
+    Xc = np.empty(N)
+    yd = np.empty(N)
+    rows_ = np.empty(npos + nfp + nf + nA)
+    for it in range(MAXIT):
+        # the rows at the positions, the velocities V = A u + a
+        rows(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, uoff, ys, True, g,
+             h, B, gp)
+        big = 0.0
+        for i in range(nr):
+            for j in range(nr):
+                Bd[i, j] = B[i, dep[j]]
+                BdT[j, i] = B[i, dep[j]]
+                big = max(big, abs(B[i, dep[j]]))
+        if not _lu(Bd, bpiv):
+            return CHOOSE
+        small = np.inf
+        for i in range(nr):
+            small = min(small, abs(Bd[i, i]))
+        if not small > 1e-10 * big:
+            return CHOOSE
+        _lu(BdT, btpiv)
+        rhs = np.zeros(nr)
+        for i in range(nr):
+            acc = h[i]
+            for j in range(nV):
+                acc -= B[i, j] * ys[Vi[j]]
+            for k in range(nf):
+                acc += B[i, free[k]] * u[k]
+            rhs[i] = acc
+        vd = _solve_lu(Bd, bpiv, rhs)
+        for k in range(nf):
+            ys[Vi[free[k]]] = u[k]
+        for k in range(nr):
+            ys[Vi[dep[k]]] = -vd[k]
+        for k in range(N):
+            Xc[k] = (ys[k] - da[k]) / ca
+        if it > 0:   # the update test (_Converged.update)
+            for k in range(N):
+                dXc[k] = (ys[k] - before[k]) / ca
+            tp = _block_sizes(dXc, Xc, Xs, n, sizes, ref_new)
+            done = True
+            slow = False
+            for b in range(nb):
+                pa = prev[b] if have_prev else sizes[b]
+                ok = (sizes[b] <= ROUNDOFF * ref_new[b] or (b > 1 and sizes[b] <= ROUNDOFF * tp)
+                      or (have_prev and sizes[b] * sizes[b] <= ROUNDOFF * ref_new[b]
+                          * max(pa, 1e-300)))
+                if not ok:
+                    done = False
+                    if have_prev and sizes[b] > refresh_at * pa:
+                        slow = True
+            exact_last = exact
+            if done and it > 1:
+                X[:] = Xc
+                return it
+            refresh = slow
+            prev[:] = sizes
+            ref[:] = ref_new
+            top = tp
+            have_prev = True
+        for k in range(N):
+            yd[k] = cb * Xc[k] + db[k]
+        exact = mem[S_KEPT] == 0.0 or refresh
+        if stale and refresh:
+            mem[S_FRESH] = fresh_n
+            stale = False
+        residual(plan, par, ys, yd, shift, Q, DQ, exact, F, J)
+        for i in range(npos):
+            for j in range(npos):
+                Gt[j, i] = gp[i, dep_p[j]]
+        if npos > 0 and np.linalg.cond(Gt) > 1e10:
+            return CHOOSE
+        _lu(Gt, gpiv)   # g_d^T
+        # lam from the dependent velocities' rows, then the projected rows
+        fv = np.empty(nr)
+        for k in range(nr):
+            fv[k] = F[Vi[dep[k]]]
+        lv = _solve_lu(BdT, btpiv, fv)
+        for k in range(nr):
+            lam[k] = -lv[k]
+        fpd = np.empty(npos)
+        for k in range(npos):
+            fpd[k] = F[Pi[dep_p[k]]]
+        mu = _solve_lu(Gt, gpiv, fpd)
+        for k in range(npos):
+            rows_[k] = g[pos[k]]
+        for k in range(nfp):
+            acc = F[Pi[free_p[k]]]
+            for i in range(npos):
+                acc -= gp[i, free_p[k]] * mu[i]
+            rows_[npos + k] = acc
+        for k in range(nf):
+            acc = F[Vi[free[k]]]
+            for i in range(nr):
+                acc += B[i, free[k]] * lam[i]
+            rows_[npos + nfp + k] = acc
+        for k in range(nA):
+            rows_[npos + nfp + nf + k] = F[Ai[k]]
+        fnorm = 0.0
+        for k in range(rows_.shape[0]):
+            if not abs(rows_[k]) < np.inf:
+                return -NOT_FINITE
+            fnorm = max(fnorm, abs(rows_[k]))
+        if it == 0:
+            mem[S_SCALE] = max(mem[S_SCALE], fnorm)
+        plateau = False
+        if have_prev and exact_last and fnorm > 0.5 * fprev:
+            plateau = True
+            for b in range(nb):
+                if prev[b] > PLATEAU * max(ref[b], ROUNDOFF * top):
+                    plateau = False
+        fprev = fnorm
+        if plateau or (it > 0 and fnorm <= resid * mem[S_SCALE]):
+            X[:] = Xc
+            return max(it, 1)
+        if exact:
+            if not _maggi_matrix(plan, par, jt, idx, ys, J, B, Bd, bpiv, gp, Gt, gpiv, free,
+                                 free_p, lam, KF, kpiv):
+                return -SINGULAR
+            mem[S_KEPT] = 1.0
+            mem[S_SHIFT] = shift
+        dZ = _solve_lu(KF, kpiv, rows_)
+        before[:] = ys
+        for k in range(nP):
+            ys[Pi[k]] -= dZ[k]
+        for k in range(nf):
+            u[k] -= dZ[nP + k]
+        for k in range(nA):
+            ys[Ai[k]] -= dZ[nP + nf + k]
+    return -NOT_CONVERGED
+
+
+@jit
+def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.ndarray,
+                  J: np.ndarray, B: np.ndarray, Bd: np.ndarray, bpiv: np.ndarray,
+                  gp: np.ndarray, Gt: np.ndarray, gpiv: np.ndarray, free: np.ndarray,
+                  free_p: np.ndarray, lam: np.ndarray, KF: np.ndarray, kpiv: np.ndarray
+                  ) -> bool:
+    """Newton's matrix of Maggi's rows in (p, u, the auxiliary momenta), factored into
+    ``KF``, ``kpiv`` (:meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage._matrix`); False
+    where it is singular or not finite. ``Bd`` and ``Gt`` hold the factors of B_d and g_d^T."""
+    ei, ef, fixed, presc, Tn, uoff = jt
+    Pi, Vi, Ai, pos, dep, dep_p = idx
+    n = plan[6]
+    nP, nV, nA = Pi.shape[0], Vi.shape[0], Ai.shape[0]
+    nr, npos = dep.shape[0], dep_p.shape[0]
+    nf, nfp = free.shape[0], free_p.shape[0]
+    N = ys.shape[0]
+    nc = nP + nf + nA
+    # A = [I; -B_d^-1 B_i] over V (free columns), dV/dp = -B_d^-1 h_p at the dependent rows
+    Bi = np.empty((nr, nf))
+    for i in range(nr):
+        for k in range(nf):
+            Bi[i, k] = B[i, free[k]]
+    Ad = _solve_cols(Bd, bpiv, Bi)
+    Am = np.zeros((nV, nf))
+    for k in range(nf):
+        Am[free[k], k] = 1.0
+    for i in range(nr):
+        for k in range(nf):
+            Am[dep[i], k] = -Ad[i, k]
+    hp = np.zeros((nr, nP))
+    fp = np.zeros((nV, nP))
+    position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
+                         hp, fp)
+    Hd = _solve_cols(Bd, bpiv, hp)
+    Vp = np.zeros((nV, nP))
+    for i in range(nr):
+        for k in range(nP):
+            Vp[dep[i], k] = -Hd[i, k]
+    # C = [I; -g_d^-1 g_i] over P (free columns): g_d from g_d^T's factors
+    Gd = np.empty((npos, npos))
+    for i in range(npos):
+        for j in range(npos):
+            Gd[i, j] = gp[i, dep_p[j]]
+    gdp = np.zeros(npos, dtype=np.int64)
+    _lu(Gd, gdp)
+    Gi = np.empty((npos, nfp))
+    for i in range(npos):
+        for k in range(nfp):
+            Gi[i, k] = gp[i, free_p[k]]
+    Cd = _solve_cols(Gd, gdp, Gi)
+    Cm = np.zeros((nP, nfp))
+    for k in range(nfp):
+        Cm[free_p[k], k] = 1.0
+    for i in range(npos):
+        for k in range(nfp):
+            Cm[dep_p[i], k] = -Cd[i, k]
+    # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F)
+    dF = np.zeros((N, nc))
+    for r in range(N):
+        for k in range(nP):
+            acc = J[r, Pi[k]]
+            for j in range(nV):
+                acc += J[r, Vi[j]] * Vp[j, k]
+            dF[r, k] = acc
+        for k in range(nf):
+            acc = 0.0
+            for j in range(nV):
+                acc += J[r, Vi[j]] * Am[j, k]
+            dF[r, nP + k] = acc
+        for k in range(nA):
+            dF[r, nP + nf + k] = J[r, Ai[k]]
+    for k in range(nc):
+        for r in range(npos):
+            KF[r, k] = gp[r, k] if k < nP else 0.0
+        for c in range(nfp):
+            acc = 0.0
+            for j in range(nP):
+                acc += Cm[j, c] * dF[Pi[j], k]
+            KF[npos + c, k] = acc
+        for c in range(nf):
+            acc = 0.0
+            for j in range(nV):
+                d = dF[Vi[j], k]
+                if k < nP:
+                    d += fp[j, k]
+                acc += Am[j, c] * d
+            KF[npos + nfp + c, k] = acc
+        for c in range(nA):
+            KF[npos + nfp + nf + c, k] = dF[Ai[c], k]
+    for i in range(nc):
+        for j in range(nc):
+            if not abs(KF[i, j]) < np.inf:
+                return False
+    return _lu(KF, kpiv)
