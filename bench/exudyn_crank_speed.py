@@ -1,0 +1,137 @@
+"""Benchmark: the elastic slider-crank's time at equal accuracy, dolfinx_mbs and Exudyn side by
+side in one process (issue 41: "at most 1x Exudyn's time at equal accuracy").
+
+    python bench/exudyn_crank_speed.py
+    python bench/exudyn_crank_speed.py --no-write --repeats 1
+
+The model is ``bench/exudyn_compare.py``'s (the data of ``demos/elastic_slider_crank.py``,
+one crank turn at 150 rad/s): dolfinx_mbs with the rod reduced to 10 Craig-Bampton modes and
+the static modal derivatives of the lowest 3 and its nonlinear strain
+(``stiffening="nonlinear"``), stepped by ``stepper="auto"`` (Maggi's dense stages, BDF2);
+Exudyn with 16 ANCF cable elements (generalized-alpha, radius 0.8). Each code runs at dt =
+``--dt`` / k, k = 1, 2, 4, 8. Its accuracy at a step is the largest difference of the rod's
+midpoint deflection history from the code's own converged history (Richardson's extrapolation
+of its two finest runs), relative to that history's peak: the step's error, which the step
+controls. (The two codes' converged histories differ by about 1.1 % of the peak, the model's
+difference: the strip's mesh and shear deformation against the cable; ``exudyn_compare.py
+--converged`` isolates it.) Timed: dolfinx_mbs' ``model.integrate`` (which computes the
+reduction, the nonlinear tensors and the invariants, then the steps; the model built before),
+Exudyn's ``SolveDynamic``; wall and CPU time, best of ``--repeats`` after a first run of each
+(numba's kernels and the forms compiled, loaded). At equal accuracy: Exudyn's time at each
+dolfinx_mbs run's error, interpolated log-log between Exudyn's runs (its error falls as
+dt^2, its time grows as 1/dt).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import benchlib as bl  # noqa: E402
+import exudyn_compare as xc  # noqa: E402
+
+
+def best_of(fn, repeats: int) -> dict:
+    """``fn()``'s run with the least wall time of ``repeats`` (a first run before, untimed)."""
+    fn()
+    runs = [fn() for _ in range(repeats)]
+    return min(runs, key=lambda r: r["integrate"])
+
+
+def errors(runs: list, ref: dict) -> list:
+    """Each run's largest midpoint difference from ``ref`` relative to ``ref``'s peak."""
+    import numpy as np
+
+    peak = float(np.abs(ref["mid"]).max())
+    return [float(np.abs(xc.on_grid(r, ref["t"])["mid"] - ref["mid"]).max()) / peak
+            for r in runs]
+
+
+def at_error(e: float, errs: list, times: list) -> tuple:
+    """The time at error ``e`` by log-log interpolation (extrapolation beyond the ends:
+    flagged) of the points (errs, times)."""
+    pts = sorted(zip(errs, times))
+    for (e0, t0), (e1, t1) in zip(pts, pts[1:]):
+        if e0 <= e <= e1:
+            w = (math.log(e) - math.log(e0)) / (math.log(e1) - math.log(e0))
+            return math.exp(math.log(t0) + w * (math.log(t1) - math.log(t0))), False
+    (e0, t0), (e1, t1) = (pts[0], pts[1]) if e < pts[0][0] else (pts[-2], pts[-1])
+    w = (math.log(e) - math.log(e0)) / (math.log(e1) - math.log(e0))
+    return math.exp(math.log(t0) + w * (math.log(t1) - math.log(t0))), True
+
+
+def main() -> None:
+    p = bl.parser(__doc__)
+    p.add_argument("--dt", type=float, default=1e-4)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--elements", type=int, default=16)
+    p.add_argument("--radius", type=float, default=0.8)
+    args = p.parse_args()
+    load = bl.wait_for_load(args.load_threshold, args.max_wait)
+    start = bl.loadavg()
+    import exudyn
+    import numpy as np
+
+    d = xc.demo_data()
+    t_end = 2 * math.pi / d["OMEGA"]
+    ks = (1, 2, 4, 8)
+    mbs, exu = [], []
+    for k in ks:
+        dt = args.dt / k
+        mbs.append(best_of(lambda dt=dt: xc.run_mbs(d, dt, t_end, stiffening="nonlinear",
+                                                     modes=10, derivatives=3), args.repeats))
+        exu.append(best_of(lambda dt=dt: xc.run_exudyn(d, dt, t_end, args.elements,
+                                                        args.radius), args.repeats))
+        bl.log(f"dt/{k}: dolfinx_mbs {mbs[-1]['integrate']:.3f} s ({mbs[-1]['stepper']}), "
+               f"Exudyn {exu[-1]['integrate']:.3f} s")
+    refs = {"mbs": xc.extrapolated(mbs[-2], mbs[-1]), "exudyn": xc.extrapolated(exu[-2], exu[-1])}
+    e_mbs, e_exu = errors(mbs, refs["mbs"]), errors(exu, refs["exudyn"])
+    cross = float(np.abs(xc.on_grid(refs["mbs"], refs["exudyn"]["t"])["mid"]
+                         - refs["exudyn"]["mid"]).max() / np.abs(refs["exudyn"]["mid"]).max())
+    rows, cases = [], []
+    for k, r, e in zip(ks, mbs, e_mbs):
+        tx, out = at_error(e, e_exu, [x["integrate"] for x in exu])
+        cx, _ = at_error(e, e_exu, [x["cpu"] for x in exu])
+        cases.append(dict(k=k, code="dolfinx_mbs", error=e, wall=r["integrate"], cpu=r["cpu"],
+                          steps=r["steps"], stepper=r["stepper"], exudyn_wall_at_error=tx,
+                          exudyn_cpu_at_error=cx, extrapolated=out))
+        rows.append([f"dt/{k}", "dolfinx_mbs", f"{e:.2e}", f"{r['integrate']:.3f}",
+                     f"{r['cpu']:.3f}", f"{tx:.3f}{' (extrapolated)' if out else ''}",
+                     f"{r['integrate'] / tx:.2f}"])
+    for k, r, e in zip(ks, exu, e_exu):
+        cases.append(dict(k=k, code="Exudyn", error=e, wall=r["integrate"], cpu=r["cpu"],
+                          steps=r["steps"]))
+        rows.append([f"dt/{k}", "Exudyn", f"{e:.2e}", f"{r['integrate']:.3f}", f"{r['cpu']:.3f}",
+                     "", ""])
+    run = dict(date=bl.utc_now(), machine=bl.machine(), versions=bl.versions(), git=bl.git_rev(),
+               command=bl.command_line(), load_wait=load, loadavg_start=start,
+               loadavg_end=bl.loadavg(), exudyn=exudyn.__version__, dt=args.dt, t_end=t_end,
+               repeats=args.repeats, cases=cases, converged_difference=cross)
+    md = [f"## {run['date']}: the elastic slider-crank's time at equal accuracy", ""]
+    md += bl.context_lines(run)
+    md += [f"- Exudyn {run['exudyn']}; {bl.load_text(run)[2:]}; one process, one thread; best "
+           f"of {args.repeats} after a first run of each", "",
+           f"- dolfinx_mbs: rod 24 x 2 P2 reduced to 10 Craig-Bampton modes + 6 modal "
+           f"derivatives, stiffening='nonlinear', stepper '{mbs[0]['stepper']}', BDF2; Exudyn: "
+           f"{args.elements} ANCF cable elements, generalized-alpha radius {args.radius}; one "
+           f"turn ({t_end:.5f} s), dt = {args.dt:g} s / k", ""]
+    md.append(bl.md_table(["step", "code", "midpoint error / peak (own dt -> 0)",
+                           "wall (s)", "CPU (s)", "Exudyn's wall at this error (s)",
+                           "dolfinx_mbs / Exudyn at equal error"], rows))
+    md += ["", f"- The two codes' converged histories (each extrapolated to dt -> 0) differ by "
+           f"{100 * cross:.2f} % of Exudyn's peak: the models' difference, not the steps'.", ""]
+    text = "\n".join(md) + "\n"
+    print(text)
+    if not args.no_write:
+        bl.append_results("exudyn_crank_speed", run, text, "The elastic slider-crank's time at "
+                          "equal accuracy: dolfinx_mbs and Exudyn", results=args.results_dir)
+
+
+if __name__ == "__main__":
+    if str(bl.ROOT) not in sys.path:
+        sys.path.insert(0, str(bl.ROOT))
+    main()
