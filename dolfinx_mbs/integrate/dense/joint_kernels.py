@@ -56,6 +56,8 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     ROUNDOFF,
     SINGULAR,
     ST,
+    _back,
+    _factor,
     _frame,
     jit,
     residual,
@@ -663,58 +665,35 @@ S_KEPT, S_SHIFT, S_FRESH, S_SCALE = 0, 1, 2, 3
 
 
 @jit
-def _lu(A: np.ndarray, piv: np.ndarray) -> bool:
-    """A = P L U in place (partial pivoting, whole rows swapped); False at a zero pivot."""
-    n = A.shape[0]
-    for k in range(n):
-        p = k
-        big = abs(A[k, k])
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > big:
-                big = abs(A[i, k])
-                p = i
-        piv[k] = p
-        if not big > 0.0:
-            return False
-        if p != k:
-            for j in range(n):
-                A[k, j], A[p, j] = A[p, j], A[k, j]
-        inv = 1.0 / A[k, k]
-        for i in range(k + 1, n):
-            f = A[i, k] * inv
-            A[i, k] = f
-            if f != 0.0:
-                for j in range(k + 1, n):
-                    A[i, j] -= f * A[k, j]
-    return True
+def _complement(index: np.ndarray, size: int) -> np.ndarray:
+    """The indices below ``size`` that are not in ``index``, in order."""
+    keep = np.ones(size, dtype=np.bool_)
+    for k in range(index.shape[0]):
+        keep[index[k]] = False
+    out = np.empty(size - index.shape[0], dtype=np.int64)
+    a = 0
+    for k in range(size):
+        if keep[k]:
+            out[a] = k
+            a += 1
+    return out
 
 
 @jit
-def _solve_lu(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The solution of (P L U) x = b of :func:`_lu`'s factors."""
-    n = A.shape[0]
-    x = b.copy()
-    for k in range(n):
-        p = piv[k]
-        if p != k:
-            x[k], x[p] = x[p], x[k]
-    for k in range(n):
-        for i in range(k + 1, n):
-            x[i] -= A[i, k] * x[k]
-    for k in range(n - 1, -1, -1):
-        acc = x[k]
-        for j in range(k + 1, n):
-            acc -= A[k, j] * x[j]
-        x[k] = acc / A[k, k]
-    return x
-
-
-@jit
-def _solve_cols(A: np.ndarray, piv: np.ndarray, Bm: np.ndarray) -> np.ndarray:
-    """The solutions of (P L U) X = Bm, column by column."""
-    out = np.empty_like(Bm)
-    for c in range(Bm.shape[1]):
-        out[:, c] = _solve_lu(A, piv, np.ascontiguousarray(Bm[:, c]))
+def _null_basis(M: np.ndarray, dep: np.ndarray, free: np.ndarray, F: np.ndarray,
+                piv: np.ndarray) -> np.ndarray:
+    """The basis [I; -M_d^-1 M_i] of the null space of M (rows x columns): the identity at
+    the ``free`` columns, M_d = M[:, dep] factored in ``F``, ``piv``."""
+    nr, nf = dep.shape[0], free.shape[0]
+    out = np.zeros((M.shape[1], nf))
+    col = np.empty(nr)
+    for k in range(nf):
+        out[free[k], k] = 1.0
+        for i in range(nr):
+            col[i] = M[i, free[k]]
+        x = _back(F, piv, col)
+        for i in range(nr):
+            out[dep[i], k] = -x[i]
     return out
 
 
@@ -786,24 +765,8 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     nf = nV - nr
     nfp = nP - npos
     nb = 2 + m
-    free = np.empty(nf, dtype=np.int64)
-    mark = np.zeros(nV, dtype=np.bool_)
-    for k in range(nr):
-        mark[dep[k]] = True
-    a = 0
-    for k in range(nV):
-        if not mark[k]:
-            free[a] = k
-            a += 1
-    free_p = np.empty(nfp, dtype=np.int64)
-    markp = np.zeros(nP, dtype=np.bool_)
-    for k in range(npos):
-        markp[dep_p[k]] = True
-    a = 0
-    for k in range(nP):
-        if not markp[k]:
-            free_p[a] = k
-            a += 1
+    free = _complement(dep, nV)
+    free_p = _complement(dep_p, nP)
     shift = cb / ca
     ys = np.empty(N)
     for k in range(N):
@@ -853,14 +816,14 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
                 Bd[i, j] = B[i, dep[j]]
                 BdT[j, i] = B[i, dep[j]]
                 big = max(big, abs(B[i, dep[j]]))
-        if not _lu(Bd, bpiv):
+        if not _factor(Bd, bpiv):
             return CHOOSE
         small = np.inf
         for i in range(nr):
             small = min(small, abs(Bd[i, i]))
         if not small > 1e-10 * big:
             return CHOOSE
-        _lu(BdT, btpiv)
+        _factor(BdT, btpiv)
         rhs = np.zeros(nr)
         for i in range(nr):
             acc = h[i]
@@ -869,7 +832,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             for k in range(nf):
                 acc += B[i, free[k]] * u[k]
             rhs[i] = acc
-        vd = _solve_lu(Bd, bpiv, rhs)
+        vd = _back(Bd, bpiv, rhs)
         for k in range(nf):
             ys[Vi[free[k]]] = u[k]
         for k in range(nr):
@@ -912,18 +875,18 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
                 Gt[j, i] = gp[i, dep_p[j]]
         if npos > 0 and np.linalg.cond(Gt) > 1e10:
             return CHOOSE
-        _lu(Gt, gpiv)   # g_d^T
+        _factor(Gt, gpiv)   # g_d^T
         # lam from the dependent velocities' rows, then the projected rows
         fv = np.empty(nr)
         for k in range(nr):
             fv[k] = F[Vi[dep[k]]]
-        lv = _solve_lu(BdT, btpiv, fv)
+        lv = _back(BdT, btpiv, fv)
         for k in range(nr):
             lam[k] = -lv[k]
         fpd = np.empty(npos)
         for k in range(npos):
             fpd[k] = F[Pi[dep_p[k]]]
-        mu = _solve_lu(Gt, gpiv, fpd)
+        mu = _back(Gt, gpiv, fpd)
         for k in range(npos):
             rows_[k] = g[pos[k]]
         for k in range(nfp):
@@ -956,12 +919,12 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             X[:] = Xc
             return max(it, 1)
         if exact:
-            if not _maggi_matrix(plan, par, jt, idx, ys, J, B, Bd, bpiv, gp, Gt, gpiv, free,
-                                 free_p, lam, KF, kpiv):
+            if not _maggi_matrix(plan, par, jt, idx, ys, J, B, Bd, bpiv, gp, free, free_p, lam,
+                                 KF, kpiv):
                 return -SINGULAR
             mem[S_KEPT] = 1.0
             mem[S_SHIFT] = shift
-        dZ = _solve_lu(KF, kpiv, rows_)
+        dZ = _back(KF, kpiv, rows_)
         before[:] = ys
         for k in range(nP):
             ys[Pi[k]] -= dZ[k]
@@ -975,12 +938,11 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
 @jit
 def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.ndarray,
                   J: np.ndarray, B: np.ndarray, Bd: np.ndarray, bpiv: np.ndarray,
-                  gp: np.ndarray, Gt: np.ndarray, gpiv: np.ndarray, free: np.ndarray,
-                  free_p: np.ndarray, lam: np.ndarray, KF: np.ndarray, kpiv: np.ndarray
-                  ) -> bool:
+                  gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lam: np.ndarray,
+                  KF: np.ndarray, kpiv: np.ndarray) -> bool:
     """Newton's matrix of Maggi's rows in (p, u, the auxiliary momenta), factored into
     ``KF``, ``kpiv`` (:meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage._matrix`); False
-    where it is singular or not finite. ``Bd`` and ``Gt`` hold the factors of B_d and g_d^T."""
+    where it is singular or not finite. ``Bd`` holds the factors of B_d."""
     ei, ef, fixed, presc, Tn, uoff = jt
     Pi, Vi, Ai, pos, dep, dep_p = idx
     n = plan[6]
@@ -989,45 +951,28 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
     nf, nfp = free.shape[0], free_p.shape[0]
     N = ys.shape[0]
     nc = nP + nf + nA
-    # A = [I; -B_d^-1 B_i] over V (free columns), dV/dp = -B_d^-1 h_p at the dependent rows
-    Bi = np.empty((nr, nf))
-    for i in range(nr):
-        for k in range(nf):
-            Bi[i, k] = B[i, free[k]]
-    Ad = _solve_cols(Bd, bpiv, Bi)
-    Am = np.zeros((nV, nf))
-    for k in range(nf):
-        Am[free[k], k] = 1.0
-    for i in range(nr):
-        for k in range(nf):
-            Am[dep[i], k] = -Ad[i, k]
-    hp = np.zeros((nr, nP))
-    fp = np.zeros((nV, nP))
-    position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
-                         hp, fp)
-    Hd = _solve_cols(Bd, bpiv, hp)
-    Vp = np.zeros((nV, nP))
-    for i in range(nr):
-        for k in range(nP):
-            Vp[dep[i], k] = -Hd[i, k]
-    # C = [I; -g_d^-1 g_i] over P (free columns): g_d from g_d^T's factors
+    # A = [I; -B_d^-1 B_i] over V, C = [I; -g_d^-1 g_i] over P; dV/dp = -B_d^-1 h_p at the
+    # dependent rows
+    Am = _null_basis(B, dep, free, Bd, bpiv)
     Gd = np.empty((npos, npos))
     for i in range(npos):
         for j in range(npos):
             Gd[i, j] = gp[i, dep_p[j]]
     gdp = np.zeros(npos, dtype=np.int64)
-    _lu(Gd, gdp)
-    Gi = np.empty((npos, nfp))
-    for i in range(npos):
-        for k in range(nfp):
-            Gi[i, k] = gp[i, free_p[k]]
-    Cd = _solve_cols(Gd, gdp, Gi)
-    Cm = np.zeros((nP, nfp))
-    for k in range(nfp):
-        Cm[free_p[k], k] = 1.0
-    for i in range(npos):
-        for k in range(nfp):
-            Cm[dep_p[i], k] = -Cd[i, k]
+    _factor(Gd, gdp)
+    Cm = _null_basis(gp, dep_p, free_p, Gd, gdp)
+    hp = np.zeros((nr, nP))
+    fp = np.zeros((nV, nP))
+    position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
+                         hp, fp)
+    Vp = np.zeros((nV, nP))
+    col = np.empty(nr)
+    for k in range(nP):
+        for i in range(nr):
+            col[i] = hp[i, k]
+        x = _back(Bd, bpiv, col)
+        for i in range(nr):
+            Vp[dep[i], k] = -x[i]
     # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F)
     dF = np.zeros((N, nc))
     for r in range(N):
@@ -1065,4 +1010,4 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
         for j in range(nc):
             if not abs(KF[i, j]) < np.inf:
                 return False
-    return _lu(KF, kpiv)
+    return _factor(KF, kpiv)
