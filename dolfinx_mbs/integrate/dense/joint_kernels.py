@@ -57,8 +57,11 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     SINGULAR,
     ST,
     _back,
+    _cx,
     _factor,
     _frame,
+    _mtv3,
+    _mv3,
     jit,
     residual,
 )
@@ -176,27 +179,6 @@ def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np
             t[2] = dv[fr, 2, c] - (x[0] * dom[fr, 1, c] - x[1] * dom[fr, 0, c])
             for a in range(3):
                 Pw[a, c] = s[3 * a] * t[0] + s[3 * a + 1] * t[1] + s[3 * a + 2] * t[2]
-
-
-@jit
-def _rot(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """R p into ``out``, R row by row (9,)."""
-    for a in range(3):
-        out[a] = R[3 * a] * p[0] + R[3 * a + 1] * p[1] + R[3 * a + 2] * p[2]
-
-
-@jit
-def _rotT(R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """R^T p into ``out``."""
-    for a in range(3):
-        out[a] = R[a] * p[0] + R[3 + a] * p[1] + R[6 + a] * p[2]
-
-
-@jit
-def _cross(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
 
 
 @jit
@@ -323,19 +305,19 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                     B[r, wb + c] -= Pb[k, c]
                 if positions:
                     for c in range(kza):   # d r/dz = d r_O/dz - R skew(x) d phi/dz
-                        _cross(ea[15:18], dphi[fa, :, c], t1)
+                        _cx(ea[15:18], dphi[fa, :, c], t1)
                         gp[p0 + k, za + c] += drO[fa, k, c] - (
                             Ra[3 * k] * t1[0] + Ra[3 * k + 1] * t1[1] + Ra[3 * k + 2] * t1[2])
                     for c in range(kzb):
-                        _cross(eb[15:18], dphi[fb, :, c], t1)
+                        _cx(eb[15:18], dphi[fb, :, c], t1)
                         gp[p0 + k, zb + c] -= drO[fb, k, c] - (
                             Rb[3 * k] * t1[0] + Rb[3 * k + 1] * t1[1] + Rb[3 * k + 2] * t1[2])
                 k0 = k + 1
             elif kind == E_PRISMATIC and k < nn:
                 n0 = f[7 + 3 * k:10 + 3 * k]
-                _rot(Ra, n0, t1)                  # n = R_a n0
-                _cross(ea[18:21], n0, t2)
-                _rot(Ra, t2, t3)                  # n' = R_a (omega_a x n0)
+                _mv3(Ra, n0, t1)                  # n = R_a n0
+                _cx(ea[18:21], n0, t2)
+                _mv3(Ra, t2, t3)                  # n' = R_a (omega_a x n0)
                 dd = 0.0
                 gg = 0.0
                 for a in range(3):
@@ -348,12 +330,12 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                 h[r] = dd
                 for a in range(3):
                     t2[a] = eb[a] - ea[a]
-                _rotT(Ra, t2, aG)                 # R_a^T d
+                _mtv3(Ra, t2, aG)                 # R_a^T d
                 for c in range(ka):
                     acc = 0.0
                     for a in range(3):
                         acc -= t1[a] * Pa[a, c]
-                    _cross(n0, dom[fa, :, c], bG)
+                    _cx(n0, dom[fa, :, c], bG)
                     acc -= bG[0] * aG[0] + bG[1] * aG[1] + bG[2] * aG[2]
                     B[r, wa + c] += acc
                 for c in range(kb):
@@ -369,15 +351,15 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                         kz = kza if s_ == 0 else kzb
                         sign = -1.0 if s_ == 0 else 1.0
                         for c in range(kz):
-                            _cross(e_[15:18], dphi[fr, :, c], bG)
-                            _rot(e_[6:15], bG, aG)
+                            _cx(e_[15:18], dphi[fr, :, c], bG)
+                            _mv3(e_[6:15], bG, aG)
                             acc = 0.0
                             for a in range(3):
                                 acc += t1[a] * (drO[fr, a, c] - aG[a])
                             gp[p0 + k, zc + c] += sign * acc
                             if s_ == 0:   # n turns with a
-                                _cross(n0, dphi[fr, :, c], bG)
-                                _rot(Ra, bG, aG)
+                                _cx(n0, dphi[fr, :, c], bG)
+                                _mv3(Ra, bG, aG)
                                 acc = 0.0
                                 for a in range(3):
                                     acc += t2[a] * aG[a]
@@ -404,11 +386,11 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                 lk = k - k0
                 pa_ = f[15 + 6 * lk:18 + 6 * lk]
                 qb_ = f[18 + 6 * lk:21 + 6 * lk]
-                _rot(Ra, pa_, aG)
-                _rot(Rb, qb_, bG)
-                _cross(aG, bG, t1)                # c = a_G x b_G
-                _rot(Ra, ea[18:21], t2)
-                _rot(Rb, eb[18:21], t3)
+                _mv3(Ra, pa_, aG)
+                _mv3(Rb, qb_, bG)
+                _cx(aG, bG, t1)                # c = a_G x b_G
+                _mv3(Ra, ea[18:21], t2)
+                _mv3(Rb, eb[18:21], t3)
                 gg = 0.0
                 hh = 0.0
                 for a in range(3):
@@ -416,8 +398,8 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                     hh += (t2[a] - t3[a]) * t1[a]
                 g[r] = gg
                 h[r] = hh
-                _rotT(Ra, t1, t2)
-                _rotT(Rb, t1, t3)
+                _mtv3(Ra, t1, t2)
+                _mtv3(Rb, t1, t3)
                 for c in range(ka):
                     B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
                         t2[2] * dom[fa, 2, c]
@@ -426,12 +408,12 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                         t3[2] * dom[fb, 2, c]
                 if positions:
                     for c in range(kza):
-                        _cross(pa_, dphi[fa, :, c], t2)
-                        _rot(Ra, t2, t3)
+                        _cx(pa_, dphi[fa, :, c], t2)
+                        _mv3(Ra, t2, t3)
                         gp[p0 + k, za + c] -= bG[0] * t3[0] + bG[1] * t3[1] + bG[2] * t3[2]
                     for c in range(kzb):
-                        _cross(qb_, dphi[fb, :, c], t2)
-                        _rot(Rb, t2, t3)
+                        _cx(qb_, dphi[fb, :, c], t2)
+                        _mv3(Rb, t2, t3)
                         gp[p0 + k, zb + c] -= aG[0] * t3[0] + aG[1] * t3[1] + aG[2] * t3[2]
             # the elastic rates' coefficients: r' = R (... + u'), u' = T v (local)
             for s_ in range(2):
@@ -439,7 +421,7 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                 if nd < 0:
                     continue
                 R = ea[6:15] if s_ == 0 else eb[6:15]
-                _rotT(R, du[s_], t2)
+                _mtv3(R, du[s_], t2)
                 for j in range(n):
                     acc = t2[0] * Tn[nd, 0, j] + t2[1] * Tn[nd, 1, j] + t2[2] * Tn[nd, 2, j]
                     B[r, j] += acc
@@ -453,8 +435,8 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                          presc: np.ndarray, Tn: np.ndarray, y: np.ndarray, lam: np.ndarray,
                          hp: np.ndarray, fp: np.ndarray) -> None:
     """dh/dp at fixed velocities (rows x (n + nz)) and d(B^T lam)/dp at fixed lam ((n + nw) x
-    (n + nz)), written, by central differences (step :data:`~dolfinx_mbs.integrate.dense.
-    coupled_kernels.FD_STEP` scaled by the coordinate): over the frames' coordinates, and over
+    (n + nz)), written, by central differences (step :data:`~dolfinx_mbs.systems.
+    coupled_joints.FD_STEP` scaled by the coordinate): over the frames' coordinates, and over
     the elastic coordinates through the nodes' displacements (a column per node component
     with a basis row, applied to it).
 
