@@ -134,6 +134,22 @@ def _elastic_slide_2d(reduce=True):
     return model
 
 
+def _driven(kind):
+    """The double pendulum with a driven motor: the elbow's relative angle (a position row on
+    a joint) or the first hinge's speed (a velocity row on a frame)."""
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), origin=(0, 0, 0), name="h1")
+    l1 = mbs.RigidBody(mass=1.0, inertia=0.02, frame=hub, centre=(0.25, 0, 0), name="link1")
+    fr2 = mbs.frames.Free(position=(0.7, 0, 0), name="f2", dim=2)
+    l2 = mbs.RigidBody(mass=0.7, inertia=0.01, frame=fr2, centre=(0, 0, 0), name="link2")
+    model = mbs.Model([l1, l2], gravity=(0, -9.81, 0))
+    elbow = model.revolute(l1, l2, point=(0.5, 0.0), name="elbow")
+    if kind == "elbow angle":
+        model.motor(elbow, angle=lambda t: 0.8 * math.sin(5.0 * t), name="elbow motor")
+    else:
+        model.motor(hub, speed=lambda t: 1.5 + math.sin(3.0 * t), name="hub motor")
+    return model
+
+
 MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
           "slider-crank": slider_crank, "elastic slider-crank": _elastic_crank,
           "pendulum 3D": _pendulum_3d, "prismatic 3D": _prismatic_3d,
@@ -141,7 +157,15 @@ MODELS = {"pendulum": double_pendulum, "pd-motor": lambda: double_pendulum(pd),
           "nonlinear double pendulum": lambda: elastic_double_pendulum(
               e_scale=1e-3, stiffening="nonlinear")[0],
           "elastic pendulum 3D": lambda: _elastic_pendulum_3d(slide=False),
-          "elastic slide 3D": _elastic_pendulum_3d, "elastic slide 2D": _elastic_slide_2d}
+          "elastic slide 3D": _elastic_pendulum_3d, "elastic slide 2D": _elastic_slide_2d,
+          "elbow angle motor": lambda: _driven("elbow angle"),
+          "hub speed motor": lambda: _driven("hub speed")}
+#: the joints' forces' and torques' tolerance where it is not 1e-6 of their size: Maggi's
+#: stages recover lam at the iterate before Newton's last update (accepted where the next one
+#: is predicted at round-off, so that update may be ~1e-7 of the state), and a driven relative
+#: angle's torque under generalized-alpha carries it most (6e-6 here, the Python stage's and
+#: the compiled stage's alike)
+FORCE_TOL = {"elbow angle motor": 1e-5}
 STEP = {"elastic slider-crank": 1e-4, "elastic double pendulum": 1e-3,
         "nonlinear double pendulum": 1e-3, "elastic pendulum 3D": 1e-3,
         "elastic slide 3D": 1e-3, "elastic slide 2D": 1e-3}
@@ -175,7 +199,7 @@ def test_dense_equals_ts(which, formulation):
             if k == "drift":
                 assert np.nanmax(np.abs(x - y)) < 1e-10, (name, k)
             else:
-                assert np.nanmax(np.abs(x - y)) < 1e-6 * scale, (name, k)
+                assert np.nanmax(np.abs(x - y)) < FORCE_TOL.get(which, 1e-6) * scale, (name, k)
     if formulation == "first-order":
         assert max(np.nanmax(h.drift) for h in b.joints.values()) < 1e-10
     assert np.abs(a.energy["total"] - b.energy["total"]).max() < 1e-9
