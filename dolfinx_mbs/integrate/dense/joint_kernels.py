@@ -9,9 +9,9 @@ frame_joints.Prismatic` and :class:`~dolfinx_mbs.constraints.frame_joints.Motor`
 states from :mod:`~dolfinx_mbs.integrate.dense.coupled_kernels`' own), and
 :func:`position_derivatives` dh/dp and d(B^T lam)/dp by the central differences the object
 form takes (:func:`~dolfinx_mbs.systems.coupled_joints._central`: the same columns, the same
-steps). :class:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints` builds the tables
-(:meth:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints.table`); where numba is
-installed the kernels are compiled (cached on disk, as the coupled kernels are) and
+steps); :func:`stage` is a whole stage of Maggi's equations with them. :class:`JointTables`
+builds the tables from :class:`~dolfinx_mbs.systems.coupled_dense_joints.DenseJoints`; where
+numba is installed the kernels are compiled (cached on disk, as the coupled kernels are) and
 :class:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage` calls them in place of the object
 form, which stays the reference (the tests hold one against the other).
 
