@@ -396,7 +396,7 @@ class JointSet:
             el, r0, r1 = blk.element, blk.start, blk.stop
             if isinstance(el, Motor):
                 driven = self.driven(el, t, f, nodes, kept)
-                g[r0], h[r0], G[r0] = el.row(driven, self._prescribed(el, t))
+                g[r0], h[r0], G[r0] = el.row(driven, self.prescribed(el, t))
                 continue
             assert blk.joint is not None  # (a joint's block)
             a, b = self._ends(blk.joint, t, f, nodes, kept)
@@ -473,7 +473,7 @@ class JointSet:
         power = 0.0
         for m in self.motors:
             tau = driven.get(m.name, math.nan)
-            rate = self._prescribed(m, t)[1]   # on every rank alike: the guard is collective
+            rate = self.prescribed(m, t)[1]   # on every rank alike: the guard is collective
             if math.isfinite(tau):
                 power += tau * rate
         if self.torque_motors:
@@ -482,10 +482,18 @@ class JointSet:
                 power += float(Q[s.wslice[i]] @ f[s.wslice[i]])
         return power
 
-    def _prescribed(self, m: Motor, t: float) -> Tuple[float | None, float]:
+    def prescribed(self, m: Motor, t: float) -> Tuple[float | None, float]:
         """What a driven motor prescribes at ``t`` (:meth:`~dolfinx_mbs.constraints.
         frame_joints.Motor.prescribed`), its user function called under a collective guard (a
-        failure on one rank fails every rank), once a time (:meth:`forget` at a run's ends)."""
+        failure on one rank fails every rank), once a time (:meth:`forget` at a run's ends).
+
+        Args:
+            m: the driven motor.
+            t: time (s).
+
+        Returns:
+            ``(angle or None, rate)``.
+        """
         at, kept = self._prescribed_at
         if at == t and m.name in kept:   # t is the same on every rank: so is the hit
             return kept[m.name]
@@ -513,7 +521,7 @@ class JointSet:
             ValueError: a motor's angle(t0) != 0 (on every rank).
         """
         for m in self.motors:
-            a, _ = self._prescribed(m, t0)
+            a, _ = self.prescribed(m, t0)
             if a is not None and abs(a) > 1e-12:
                 raise ValueError(f"motor {m.name!r}: angle(t0={t0:g}) = {a!r}, but a driven "
                                  "angle is the rotation since the start (0 there); the motor "

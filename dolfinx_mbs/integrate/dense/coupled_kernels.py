@@ -1294,6 +1294,29 @@ _condense = jit(_condense_loops) if COMPILED else _condense_arrays
 
 
 @jit
+def _block_sizes(dX: np.ndarray, X: np.ndarray, Xs: np.ndarray, n: int, sizes: np.ndarray,
+                 ref: np.ndarray) -> float:
+    """Each block's update size and reference (the elastic coordinates, their rates, each
+    frame unknown: the update test of :func:`newton_iter` and of Maggi's stages) into
+    ``sizes`` and ``ref``; returns the frames' largest reference."""
+    nb = sizes.shape[0]
+    top = 0.0
+    for b in range(nb):
+        lo = 0 if b == 0 else (n if b == 1 else 2 * n + b - 2)
+        hi = n if b == 0 else (2 * n if b == 1 else lo + 1)
+        a_ = 0.0
+        rr = 0.0
+        for k in range(lo, hi):
+            a_ = max(a_, abs(dX[k]))
+            rr = max(rr, abs(X[k]), abs(X[k] - Xs[k]))
+        sizes[b] = a_
+        ref[b] = rr
+        if b > 1:
+            top = max(top, rr)
+    return top
+
+
+@jit
 def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndarray,
                 X: np.ndarray, Xs: np.ndarray, it: int, mem: np.ndarray, LU: np.ndarray,
                 piv: np.ndarray) -> int:
@@ -1389,19 +1412,12 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
             return -NOT_FINITE
     done = True
     slow = False
-    top = 0.0
-    for b in range(2, nb):
-        k = 2 * n + b - 2
-        top = max(top, abs(X[k]), abs(X[k] - Xs[k]))
+    sizes = np.empty(nb)
+    refs = np.empty(nb)
+    top = _block_sizes(dX, X, Xs, n, sizes, refs)
     mem[M_TOP] = top
     for b in range(nb):
-        lo = 0 if b == 0 else (n if b == 1 else 2 * n + b - 2)
-        hi = n if b == 0 else (2 * n if b == 1 else lo + 1)
-        a_ = 0.0
-        rr = 0.0
-        for k in range(lo, hi):
-            a_ = max(a_, abs(dX[k]))
-            rr = max(rr, abs(X[k]), abs(X[k] - Xs[k]))
+        a_, rr = sizes[b], refs[b]
         pa = mem[hp + b] if have_prev else a_
         ok = (a_ <= ROUNDOFF * rr or (b > 1 and a_ <= ROUNDOFF * top)
               or (have_prev and a_ * a_ <= ROUNDOFF * rr * max(pa, 1e-300)))

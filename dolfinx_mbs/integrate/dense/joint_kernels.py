@@ -57,6 +57,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     SINGULAR,
     ST,
     _back,
+    _block_sizes,
     _cx,
     _factor,
     _frame,
@@ -632,7 +633,7 @@ class JointTables:
                                        st.omega])
         presc = np.zeros((len(self.motors), 2))
         for k, m in enumerate(self.motors):
-            a, r = self.dj.js._prescribed(m, t)
+            a, r = self.dj.js.prescribed(m, t)
             presc[k] = (math.nan if a is None else a, r)
         return fixed, presc
 
@@ -677,29 +678,6 @@ def _null_basis(M: np.ndarray, dep: np.ndarray, free: np.ndarray, F: np.ndarray,
         for i in range(nr):
             out[dep[i], k] = -x[i]
     return out
-
-
-@jit
-def _block_sizes(dX: np.ndarray, X: np.ndarray, Xs: np.ndarray, n: int, sizes: np.ndarray,
-                 ref: np.ndarray) -> float:
-    """Each block's update size and reference (the elastic coordinates, their rates, each
-    frame unknown: :class:`~dolfinx_mbs.integrate.dense.coupled._Converged`); the frames'
-    largest reference."""
-    nb = sizes.shape[0]
-    top = 0.0
-    for b in range(nb):
-        lo = 0 if b == 0 else (n if b == 1 else 2 * n + b - 2)
-        hi = n if b == 0 else (2 * n if b == 1 else lo + 1)
-        a_ = 0.0
-        rr = 0.0
-        for k in range(lo, hi):
-            a_ = max(a_, abs(dX[k]))
-            rr = max(rr, abs(X[k]), abs(X[k] - Xs[k]))
-        sizes[b] = a_
-        ref[b] = rr
-        if b > 1:
-            top = max(top, rr)
-    return top
 
 
 @jit
