@@ -329,7 +329,8 @@ class Joints(Observer):
 class DenseJointOutputs(Joints):
     """:class:`Joints` of the dense path: the multipliers are those Maggi's stages recovered
     (:class:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage`), kept by the stepper for each
-    step; the drift is the position rows' at the step's end.
+    step; the drift is the position rows' at the step's end. It records a batch of steps at
+    once (:meth:`rows`, the outputs of all its states in arrays), one step as a batch of one.
 
     Args:
         system: the coupled system.
@@ -341,25 +342,116 @@ class DenseJointOutputs(Joints):
     #: it reads the stepper's arrays by the step's index: the dense stepper may show it a
     #: batch of steps after they are all taken
     whole_run = True
+    #: the dense stepper gives it a batch of states at once (:meth:`rows`)
+    batch_rows = True
 
     def __init__(self, system: CoupledSystem, stepper: DenseCoupledStepper, lag: float,
                  resume: checkpoint.Checkpoint | None = None) -> None:
         super().__init__(system, lag, resume)
         self.stepper = stepper
+        #: each element's fields, a list of each batch's arrays
+        self.chunks: Dict[str, Dict[str, List[np.ndarray]]] = {}
+        #: the last batch's first and last state and its (extrapolated) fields
+        self.recent: tuple = (-1, -1, {})
 
-    def raw(self, step: Step) -> Mapping[str, ElementOutput]:
-        """The outputs of the multipliers the stepper kept for ``step``.
+    def observe(self, step: Step) -> List[float]:
+        """Record the joints' outputs at the step (a batch of one).
 
         Args:
             step: the run's state.
 
         Returns:
-            The outputs by name, read-only.
+            The values of :attr:`columns` (none).
+        """
+        i = self.stepper.local(step.index)
+        self.rows(i, i)
+        return []
+
+    def rows(self, lo: int, hi: int) -> List[List[float]]:
+        """Record the states ``lo`` to ``hi`` (the stepper's rows): :meth:`Joints.observe`
+        at each, in arrays.
+
+        Args:
+            lo: the first state's row.
+            hi: the last state's row.
+
+        Returns:
+            Each state's CSV columns (none).
         """
         st = self.stepper
         assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
-        i = st.local(step.index)
-        return st.maggi.outputs(step.t, st.Y[i], st.lam_end[i])
+        t = np.array(st.times[lo:hi + 1], dtype=float)
+        raw = st.maggi.outputs_at(t, st.Y[lo:hi + 1], st.lam_end[lo:hi + 1])
+        first = st.offset + lo == 0     # the run's first state: no multipliers yet
+        last = self.last
+        S = len(t)
+        prev_t = np.concatenate([[last.t if last is not None else np.nan], t[:-1]])
+        tau = t.copy()
+        moved = np.ones(S, dtype=bool)
+        moved[0] = last is not None and not first
+        if self.lag:
+            tau[moved] = t[moved] - self.lag * (t[moved] - prev_t[moved])
+        # the multipliers' time one state back (none before the run's first state)
+        prev_tau = np.concatenate([[np.nan if last is None or last.tau is None or first
+                                    else last.tau], tau[:-1]])
+        if first and S > 1:
+            prev_tau[1] = np.nan
+        w = (t - tau) / (tau - prev_tau)
+        ok = np.isfinite(prev_tau) if self.lag else np.zeros(S, dtype=bool)
+        out: Dict[str, Dict[str, np.ndarray]] = {}
+        for name, rec in raw.items():
+            fields = {}
+            for k, y in rec.items():
+                y = np.asarray(y, dtype=float)
+                if k in self.FROM_MULTIPLIERS:
+                    back = np.concatenate([np.asarray(last.raw[name][k], dtype=float)[None]
+                                           if last is not None and name in last.raw
+                                           else np.full_like(y[:1], np.nan), y[:-1]])
+                    ww = w.reshape((-1,) + (1,) * (y.ndim - 1))
+                    y = np.where(ok.reshape(ww.shape), y + ww * (y - back), y)
+                    if first:
+                        y[0] = np.nan
+                fields[k] = y
+                self.chunks.setdefault(name, {}).setdefault(k, []).append(y)
+            out[name] = fields
+        self.recent = (lo, hi, out)
+        if self.lag:
+            def acc(i: int) -> JointAccumulators:
+                return JointAccumulators(
+                    t=float(t[i]), tau=None if first and i == 0 else float(tau[i]),
+                    raw={name: {k: np.asarray(v[i], dtype=float).tolist()
+                                for k, v in rec.items() if k in self.FROM_MULTIPLIERS}
+                         for name, rec in raw.items()})
+            self.before = acc(S - 2) if S > 1 else last
+            self.last = acc(S - 1)
+        else:
+            self.before, self.last = self.last, None
+        return [[] for _ in range(S)]
+
+    def driven_torques(self, lo: int, hi: int) -> Mapping[str, np.ndarray]:
+        """The driven motors' torques at the states ``lo`` to ``hi`` (the last batch's).
+
+        Args:
+            lo: the first state's row.
+            hi: the last state's row.
+
+        Returns:
+            {motor name: torques} (NaN where not known: the run's first state).
+        """
+        a, b, out = self.recent
+        assert (a, b) == (lo, hi), "the joints' outputs of another batch"
+        return {m.name: out[m.name]["torque"] for m in self.system.jointset.motors}
+
+    def results(self) -> ObserverResults:
+        """``joints``: {name: :class:`FrameHistory`}."""
+        hist = {}
+        for name, fields in self.chunks.items():
+            h = FrameHistory([])
+            for k, parts in fields.items():
+                setattr(h, k, np.concatenate(parts))
+            h.names = tuple(fields)
+            hist[name] = h
+        return ObserverResults(joints=hist)
 
 
 class Fields(observers.Fields):
@@ -628,10 +720,11 @@ def coupled_observers(system: CoupledSystem, stepper: CoupledStepper | DenseCoup
     if rec.energy:
         joints = cast(Joints, out["joints"]) if "joints" in out else None
         js = system.jointset
-        if dense is not None and not (js.motors or js.torque_motors):
-            dwork: DenseWork | Work = DenseWork(dense, resume)
+        if dense is not None and not js.torque_motors:
+            dwork: DenseWork | Work = DenseWork(
+                dense, resume, cast(DenseJointOutputs, joints) if js.motors else None)
             out["monitors"], out["work"] = DenseMonitors(dense, dwork), dwork
-        elif dense is not None:   # the motors' power step by step, as on the TS path
+        elif dense is not None:   # a torque motor's power step by step, as on the TS path
             dwork = Work(system, resume, joints)
             out["monitors"], out["work"] = DenseMonitors(dense, dwork), dwork
         else:

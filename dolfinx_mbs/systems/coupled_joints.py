@@ -505,6 +505,26 @@ class JointSet:
         kept[m.name] = value
         return value
 
+    def prescribed_at(self, m: Motor, times: Sequence[float]) -> np.ndarray:
+        """:meth:`prescribed` at each of ``times``, under one collective guard (a batch of
+        states' outputs: not kept).
+
+        Args:
+            m: the driven motor.
+            times: the times (s).
+
+        Returns:
+            (len(times), 2): the angle (NaN for a speed motor) and the rate at each.
+        """
+        out = np.empty((len(times), 2))
+        t = math.nan
+        with checks.collective(self.system.comm, f"motor {m.name!r} at t={t:g}") as guard:
+            for k, t in enumerate(times):
+                guard.what = f"motor {m.name!r} at t={t:g}"
+                a, r = m.prescribed(t)
+                out[k] = (math.nan if a is None else a, r)
+        return out
+
     def forget(self) -> None:
         """Forget the prescriptions kept (a run's start and end: the user's function may give
         other values in the next run)."""

@@ -405,20 +405,33 @@ class DenseFrames(_DenseObserver):
         return obs.ObserverResults(frames=out)
 
 
+class _Torques(Protocol):
+    """The joints' observer, as the motors' work reads it."""
+
+    def driven_torques(self, lo: int, hi: int) -> Mapping[str, np.ndarray]:
+        """The driven motors' torques at the states ``lo`` to ``hi``."""
+
+
 class DenseWork(_DenseObserver):
-    """The applied frame loads' work: trapezoidal in their power Q . w at the step ends;
-    kept by a checkpoint.
+    """The work of the applied frame loads and of the driven motors: trapezoidal in their
+    power at the step ends (the loads' Q . w, each motor's torque times the rate it
+    prescribes; as :class:`~dolfinx_mbs.integrate.coupled.Work`: the first interval takes
+    its end's power, the driven torques not known at the run's start); kept by a checkpoint.
 
     Args:
         stepper: the run's stepper.
         resume: the checkpoint the run continues from, or None.
+        joints: the joints' observer, which records a batch before this one (with driven
+            motors), or None.
     """
 
     columns = ["work"]
 
     def __init__(self, stepper: DenseCoupledStepper,
-                 resume: checkpoint.Checkpoint | None = None) -> None:
+                 resume: checkpoint.Checkpoint | None = None,
+                 joints: _Torques | None = None) -> None:
         super().__init__(stepper)
+        self.joints = joints
         self.work = 0.0
         self.last: Tuple[float, float] | None = None
         self.history: List[float] = []
@@ -426,8 +439,8 @@ class DenseWork(_DenseObserver):
         if acc:   # the TS path's Work writes the same
             work, t, power = acc.get("work"), acc.get("t"), acc.get("power")
             self.work = float(work or 0.0)
-            if t is not None and power is not None:
-                self.last = (float(t), float(power))
+            if t is not None:
+                self.last = (float(t), math.nan if power is None else float(power))
 
     def accumulators(self) -> obs.WorkAccumulators:
         """The work so far and the last (time, power), as the TS path's
@@ -437,7 +450,8 @@ class DenseWork(_DenseObserver):
             ``work``, ``t``, ``power``.
         """
         last = self.last or (None, None)
-        return obs.WorkAccumulators(work=self.work, t=last[0], power=last[1])
+        power = last[1] if last[1] is not None and math.isfinite(last[1]) else None
+        return obs.WorkAccumulators(work=self.work, t=last[0], power=power)
 
     def rows(self, lo: int, hi: int) -> List[List[float]]:
         """Record the steps ``lo`` to ``hi`` (see :class:`_DenseObserver`).
@@ -456,9 +470,17 @@ class DenseWork(_DenseObserver):
             power = np.einsum("ij,ij->i", np.array(st.Q_end[lo:hi + 1]), st.Y[lo:hi + 1, o:])
         else:
             power = np.zeros(len(t))
+        js = st.system.jointset
+        if js.motors:
+            assert self.joints is not None  # (made with the joints' observer)
+            torques = self.joints.driven_torques(lo, hi)
+            for m in js.motors:
+                power = power + torques[m.name] * js.prescribed_at(m, t)[:, 1]
         if self.last is not None:
             t = np.concatenate([[self.last[0]], t])
             power = np.concatenate([[self.last[1]], power])
+        if len(power) > 1 and not math.isfinite(power[0]):   # the first torques: the end's
+            power[0] = power[1]
         inc = np.concatenate([[0.0], 0.5 * (power[1:] + power[:-1]) * np.diff(t)])
         work = self.work + np.cumsum(inc)
         if self.last is not None:
@@ -693,6 +715,46 @@ class MaggiStage:
             Ra = (states[fa, 0:9] if fa >= 0 else fixed[tb.ei[e, 6], 0:9]).reshape(3, 3)
             out[el.name] = el.output_at(Ra, lam[r0:r1], g[r0:r1])
         return FrozenMapping(out)
+
+    def outputs_at(self, times: np.ndarray, Y: np.ndarray, lam: np.ndarray
+                   ) -> Dict[str, Dict[str, np.ndarray]]:
+        """:meth:`outputs` at a batch of states, as arrays: each element's fields by name
+        (a joint's ``force`` (S, 3) and ``drift``, a motor's ``torque`` and ``drift``), the
+        rows and the frames' rotations of all the states in one kernel call each.
+
+        Args:
+            times: the states' times (s).
+            Y: the dense states (rows).
+            lam: their multipliers (rows, one per joint row).
+
+        Returns:
+            The fields by element name.
+        """
+        tb = self.tables
+        if tb is None:
+            recs = [self.outputs(t, y, lm) for t, y, lm in zip(times, Y, lam)]
+            return {name: {k: np.array([r[name][k] for r in recs]) for k in recs[0][name]}
+                    for name in (recs[0] if recs else {})}
+        p, st = self.st.plan, self.st
+        spar = st._ground if st._ground is not None else np.array(
+            [st.dense.parent_states(t) for t in times])
+        fixed, presc = tb.at_times(times)
+        G = joint_kernels.position_rows(tb.ei, tb.ef, p.fi, p.ff, spar, p.grav, p.n, fixed,
+                                        presc, tb.Tn, tb.uoff, Y, self.dj.n_rows)
+        states = kernels.frame_states(p.fi, p.ff, spar, p.grav, p.n, Y)
+        out: Dict[str, Dict[str, np.ndarray]] = {}
+        for e, blk in enumerate(self.dj.js.blocks):
+            el, r0, r1 = blk.element, blk.start, blk.stop
+            if isinstance(el, Motor):
+                out[el.name] = {"torque": -lam[:, r0], "drift": np.abs(G[:, r0])}
+                continue
+            fa = tb.ei[e, 5]
+            Ra = (states[:, fa, 0:9] if fa >= 0 else
+                  np.broadcast_to(fixed[:, tb.ei[e, 6], 0:9], (len(Y), 9))).reshape(-1, 3, 3)
+            force = np.array([el.force_on_b(R, lm) for R, lm in zip(Ra, lam[:, r0:r1])])
+            out[el.name] = {"force": force.reshape(len(Y), 3),
+                            "drift": np.abs(G[:, r0:r1]).max(axis=1, initial=0.0)}
+        return out
 
     def _state(self, t: float, ys: np.ndarray, u: np.ndarray, par: np.ndarray) -> tuple:
         """The stage's velocities V = A u + a at its positions (written into ``ys``), and the
@@ -1284,8 +1346,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         Q = self.Y[lo:hi + 1, :n]
         each = []
         for o in whole.values():
-            if isinstance(o, _DenseObserver):
-                o.rows(lo, hi)
+            if isinstance(o, _DenseObserver) or getattr(o, "batch_rows", False):
+                cast(Any, o).rows(lo, hi)
             elif isinstance(o, ProbeMatrix):
                 o.observe_all(Q)
             elif isinstance(o, RotationRange):

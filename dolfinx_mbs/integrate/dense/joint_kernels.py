@@ -72,7 +72,8 @@ if TYPE_CHECKING:
     from dolfinx_mbs.systems.coupled import CoupledSystem
     from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
 
-__all__ = ["EI", "EF", "E_REVOLUTE", "E_PRISMATIC", "E_MOTOR", "rows", "position_derivatives",
+__all__ = ["EI", "EF", "E_REVOLUTE", "E_PRISMATIC", "E_MOTOR", "rows", "position_rows",
+           "position_derivatives",
            "JointTables", "tables_reason"]
 
 #: the elements' kinds
@@ -431,6 +432,29 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
 
 
 @jit
+def position_rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray,
+                  spar: np.ndarray, grav: np.ndarray, n: int, fixed: np.ndarray,
+                  presc: np.ndarray, Tn: np.ndarray, uoff: np.ndarray, Y: np.ndarray,
+                  nr: int) -> np.ndarray:
+    """The rows' position values g at the states ``Y`` (rows), each at its parents' states
+    ``spar``, fixed slots ``fixed`` and motors' prescriptions ``presc`` (one row of each: the
+    same for all): (states, rows), as :func:`rows` gives them one state at a time."""
+    S = Y.shape[0]
+    nV = n
+    for i in range(fi.shape[0]):
+        nV += fi[i, 4]
+    G = np.zeros((S, nr))
+    h = np.zeros(nr)
+    B = np.zeros((nr, nV))
+    gp = np.zeros((0, 0))
+    for s in range(S):
+        rows(ei, ef, fi, ff, spar[0 if spar.shape[0] == 1 else s], grav, n,
+             fixed[0 if fixed.shape[0] == 1 else s], presc[0 if presc.shape[0] == 1 else s],
+             Tn, uoff, Y[s], False, G[s], h, B, gp)
+    return G
+
+
+@jit
 def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray,
                          par: np.ndarray, grav: np.ndarray, n: int, fixed: np.ndarray,
                          presc: np.ndarray, Tn: np.ndarray, y: np.ndarray, lam: np.ndarray,
@@ -635,6 +659,30 @@ class JointTables:
         for k, m in enumerate(self.motors):
             a, r = self.dj.js.prescribed(m, t)
             presc[k] = (math.nan if a is None else a, r)
+        return fixed, presc
+
+    def at_times(self, times: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """:meth:`at` at each of ``times``, stacked (one row where the same at all: the
+        ground's slot alone, no motor); the motors' functions under one collective guard each.
+
+        Args:
+            times: the times (s).
+
+        Returns:
+            (fixed, presc): (len(times) or 1, slots, 18), (len(times) or 1, motors, 2).
+        """
+        S = len(times)
+        nfix = len(self.fixed_frames)
+        fixed = np.zeros((S if nfix > 1 else 1, nfix, 18))
+        fixed[:, 0, 0:9] = np.eye(3).reshape(-1)
+        for k, fr in enumerate(self.fixed_frames[1:], start=1):
+            for i, t in enumerate(times):
+                st = fr.state(t)
+                fixed[i, k] = np.concatenate([np.asarray(st.R).reshape(-1), st.r_O, st.v_O,
+                                              st.omega])
+        presc = np.zeros((S if self.motors else 1, len(self.motors), 2))
+        for k, m in enumerate(self.motors):
+            presc[:, k] = self.dj.js.prescribed_at(m, times)
         return fixed, presc
 
 
