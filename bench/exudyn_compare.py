@@ -100,7 +100,7 @@ def demo_data(quick: bool = False) -> dict:
 
 def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
             stiffening: str | None = None, refine: int = 1, modes: int = 0,
-            derivatives: int = 0) -> dict:
+            derivatives: int = 0, **options) -> dict:
     """The demo's coupled model in dolfinx_mbs, integrated.
 
     Args:
@@ -114,6 +114,7 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
             the full rod).
         derivatives: with ``modes``, the static modal derivatives of this many of the lowest
             modes join the basis (``Model.reduce(..., derivatives=)``).
+        **options: more of ``model.integrate``'s arguments (``spectral_radius``, ...).
 
     Returns:
         The times, crank angle, midpoint deflection and slider x (arrays), the wall times of
@@ -156,7 +157,7 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
         model.reduce(rod, modes=modes, method="craig-bampton", derivatives=derivatives)
     t1, c1 = time.perf_counter(), time.process_time()
     r = model.integrate(t_end=t_end, dt=dt, probes=[(rod, (L / 2, 0.0))], progress=False,
-                        formulation=formulation)
+                        formulation=formulation, **options)
     t2, c2 = time.perf_counter(), time.process_time()
     return dict(t=np.asarray(r.times), theta=np.asarray(r.frames["hub"].angle),
                 mid=np.asarray(r.probes[:, 0, 1]),

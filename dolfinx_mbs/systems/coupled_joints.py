@@ -505,7 +505,7 @@ class JointSet:
         kept[m.name] = value
         return value
 
-    def prescribed_at(self, m: Motor, times: Sequence[float]) -> np.ndarray:
+    def prescribed_at(self, m: Motor, times: Sequence[float] | np.ndarray) -> np.ndarray:
         """:meth:`prescribed` at each of ``times``, under one collective guard (a batch of
         states' outputs: not kept).
 
