@@ -623,26 +623,17 @@ def _nonlinear_loops(bf: np.ndarray, ho: int, co: int, nb: int, n: int, qo: int,
     to its elastic rows of F, with ``jac`` its tangent H(q) + 1/2 C(q, q) to J's block of
     them by q (H, C at the offsets ``ho``, ``co`` in bf; :func:`_nonlinear_arrays`)."""
     nn = nb * nb
-    q = y[qo:qo + nb]
-    Hq = np.zeros((nb, nb))
-    Cq = np.zeros((nb, nb))
-    for i in range(nb):
-        qi = q[i]
-        if qi != 0.0:
-            base = ho + i * nn
-            for a in range(nb):
-                for b in range(nb):
-                    Hq[a, b] += qi * bf[base + a * nb + b]
+    npair = nb * (nb + 1) // 2
+    q = y[qo:qo + nb].copy()
+    qq = np.empty(npair)
     k = 0
     for i in range(nb):
         for j in range(i, nb):
-            w = q[i] * q[j]
-            if w != 0.0:
-                base = co + k * nn
-                for a in range(nb):
-                    for b in range(nb):
-                        Cq[a, b] += w * bf[base + a * nb + b]
+            qq[k] = q[i] * q[j]
             k += 1
+    # matrix-vector products of the flattened tensors (BLAS where compiled)
+    Hq = np.dot(q, bf[ho:ho + nb * nn].reshape((nb, nn))).reshape((nb, nb))
+    Cq = np.dot(qq, bf[co:co + npair * nn].reshape((npair, nn))).reshape((nb, nb))
     for i in range(nb):
         acc = 0.0
         for j in range(nb):

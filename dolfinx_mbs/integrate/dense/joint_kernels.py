@@ -981,38 +981,41 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
         x = _back(Bd, bpiv, col)
         for i in range(nr):
             Vp[dep[i], k] = -x[i]
-    # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F)
+    # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F), by products of gathered blocks
+    JV = np.empty((N, nV))
+    for r in range(N):
+        for j in range(nV):
+            JV[r, j] = J[r, Vi[j]]
+    W = np.empty((nV, nP + nf))
+    for j in range(nV):
+        for k in range(nP):
+            W[j, k] = Vp[j, k]
+        for k in range(nf):
+            W[j, nP + k] = Am[j, k]
     dF = np.zeros((N, nc))
+    dF[:, :nP + nf] = np.dot(JV, W)
     for r in range(N):
         for k in range(nP):
-            acc = J[r, Pi[k]]
-            for j in range(nV):
-                acc += J[r, Vi[j]] * Vp[j, k]
-            dF[r, k] = acc
-        for k in range(nf):
-            acc = 0.0
-            for j in range(nV):
-                acc += J[r, Vi[j]] * Am[j, k]
-            dF[r, nP + k] = acc
+            dF[r, k] += J[r, Pi[k]]
         for k in range(nA):
             dF[r, nP + nf + k] = J[r, Ai[k]]
-    for k in range(nc):
-        for r in range(npos):
-            KF[r, k] = gp[r, k] if k < nP else 0.0
-        for c in range(nfp):
-            acc = 0.0
-            for j in range(nP):
-                acc += Cm[j, c] * dF[Pi[j], k]
-            KF[npos + c, k] = acc
-        for c in range(nf):
-            acc = 0.0
-            for j in range(nV):
-                d = dF[Vi[j], k]
-                if k < nP:
-                    d += fp[j, k]
-                acc += Am[j, c] * d
-            KF[npos + nfp + c, k] = acc
-        for c in range(nA):
+    # the rows: g_p; C^T dF_P; A^T (dF_V + [d(B^T lam)/dp, 0]); dF_A
+    FP = np.empty((nP, nc))
+    for j in range(nP):
+        for k in range(nc):
+            FP[j, k] = dF[Pi[j], k]
+    FV = np.empty((nV, nc))
+    for j in range(nV):
+        for k in range(nc):
+            FV[j, k] = dF[Vi[j], k] + (fp[j, k] if k < nP else 0.0)
+    KF[:, :] = 0.0
+    for r in range(npos):
+        for k in range(nP):
+            KF[r, k] = gp[r, k]
+    KF[npos:npos + nfp, :] = np.dot(Cm.T.copy(), FP)
+    KF[npos + nfp:npos + nfp + nf, :] = np.dot(Am.T.copy(), FV)
+    for c in range(nA):
+        for k in range(nc):
             KF[npos + nfp + nf + c, k] = dF[Ai[c], k]
     for i in range(nc):
         for j in range(nc):
