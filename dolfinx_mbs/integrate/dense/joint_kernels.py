@@ -878,12 +878,19 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             mem[S_FRESH] = fresh_n
             stale = False
         residual(plan, par, ys, yd, shift, Q, DQ, exact, F, J)
+        gbig = 0.0
         for i in range(npos):
             for j in range(npos):
                 Gt[j, i] = gp[i, dep_p[j]]
-        if npos > 0 and np.linalg.cond(Gt) > 1e10:
-            return CHOOSE
-        _factor(Gt, gpiv)   # g_d^T
+                gbig = max(gbig, abs(gp[i, dep_p[j]]))
+        if npos > 0:   # g_d^T, its pivots against its entries (as B_d's)
+            if not _factor(Gt, gpiv):
+                return CHOOSE
+            gsmall = np.inf
+            for i in range(npos):
+                gsmall = min(gsmall, abs(Gt[i, i]))
+            if not gsmall > 1e-10 * gbig:
+                return CHOOSE
         # lam from the dependent velocities' rows, then the projected rows
         fv = np.empty(nr)
         for k in range(nr):
