@@ -7,8 +7,9 @@ side in one process (issue 41: "at most 1x Exudyn's time at equal accuracy").
 The model is ``bench/exudyn_compare.py``'s (the data of ``demos/elastic_slider_crank.py``,
 one crank turn at 150 rad/s): dolfinx_mbs with the rod reduced to 10 Craig-Bampton modes and
 the static modal derivatives of the lowest 3 and its nonlinear strain
-(``stiffening="nonlinear"``), stepped by ``stepper="auto"`` (Maggi's dense stages, BDF2);
-Exudyn with 16 ANCF cable elements (generalized-alpha, radius 0.8). Each code runs at dt =
+(``stiffening="nonlinear"``), stepped by ``stepper="auto"`` (Maggi's dense stages),
+generalized-alpha of radius ``--radius`` as Exudyn's (``--bdf2``: the BDF2 default of a model
+with joints); Exudyn with 16 ANCF cable elements (generalized-alpha, radius 0.8). Each code runs at dt =
 ``--dt`` / k, k = 1, 2, 4, 8. Its accuracy at a step is the largest difference of the rod's
 midpoint deflection history from the code's own converged history (Richardson's extrapolation
 of its two finest runs), relative to that history's peak: the step's error, which the step
@@ -70,6 +71,8 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--elements", type=int, default=16)
     p.add_argument("--radius", type=float, default=0.8)
+    p.add_argument("--bdf2", action="store_true",
+                   help="dolfinx_mbs by BDF2 (formulation 'first-order') instead")
     args = p.parse_args()
     load = bl.wait_for_load(args.load_threshold, args.max_wait)
     start = bl.loadavg()
@@ -79,11 +82,14 @@ def main() -> None:
     d = xc.demo_data()
     t_end = 2 * math.pi / d["OMEGA"]
     ks = (1, 2, 4, 8)
+    scheme = (dict(formulation="first-order") if args.bdf2 else
+              dict(formulation="second-order", spectral_radius=args.radius))
     mbs, exu = [], []
     for k in ks:
         dt = args.dt / k
         mbs.append(best_of(lambda dt=dt: xc.run_mbs(d, dt, t_end, stiffening="nonlinear",
-                                                     modes=10, derivatives=3), args.repeats))
+                                                     modes=10, derivatives=3, **scheme),
+                           args.repeats))
         exu.append(best_of(lambda dt=dt: xc.run_exudyn(d, dt, t_end, args.elements,
                                                         args.radius), args.repeats))
         bl.log(f"dt/{k}: dolfinx_mbs {mbs[-1]['integrate']:.3f} s ({mbs[-1]['stepper']}), "
@@ -110,13 +116,15 @@ def main() -> None:
     run = dict(date=bl.utc_now(), machine=bl.machine(), versions=bl.versions(), git=bl.git_rev(),
                command=bl.command_line(), load_wait=load, loadavg_start=start,
                loadavg_end=bl.loadavg(), exudyn=exudyn.__version__, dt=args.dt, t_end=t_end,
-               repeats=args.repeats, cases=cases, converged_difference=cross)
+               repeats=args.repeats, cases=cases, converged_difference=cross,
+               scheme="BDF2" if args.bdf2 else f"generalized-alpha radius {args.radius}")
     md = [f"## {run['date']}: the elastic slider-crank's time at equal accuracy", ""]
     md += bl.context_lines(run)
     md += [f"- Exudyn {run['exudyn']}; {bl.load_text(run)[2:]}; one process, one thread; best "
            f"of {args.repeats} after a first run of each", "",
            f"- dolfinx_mbs: rod 24 x 2 P2 reduced to 10 Craig-Bampton modes + 6 modal "
-           f"derivatives, stiffening='nonlinear', stepper '{mbs[0]['stepper']}', BDF2; Exudyn: "
+           f"derivatives, stiffening='nonlinear', stepper '{mbs[0]['stepper']}', "
+           f"{run['scheme']}; Exudyn: "
            f"{args.elements} ANCF cable elements, generalized-alpha radius {args.radius}; one "
            f"turn ({t_end:.5f} s), dt = {args.dt:g} s / k", ""]
     md.append(bl.md_table(["step", "code", "midpoint error / peak (own dt -> 0)",
