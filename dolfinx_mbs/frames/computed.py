@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Mapping, Tuple, cast
+from typing import TYPE_CHECKING, Dict, Mapping, Tuple, cast
 
 import numpy as np
 
@@ -265,6 +265,19 @@ class ComputedFrame(Frame):
             The outputs by name (read-only; the CSV columns of a run are its scalars).
         """
         return FrozenMapping({})
+
+    def describe_many(self, Z: np.ndarray, W: np.ndarray) -> Dict[str, np.ndarray]:
+        """:meth:`describe` at many states (rows of ``Z``, ``W``), each output stacked.
+
+        Args:
+            Z: the frame's coordinates (rows).
+            W: its speeds (rows).
+
+        Returns:
+            The outputs by name, arrays with a first axis of the states.
+        """
+        recs = [self.describe(z, w) for z, w in zip(Z, W)]
+        return {k: np.array([r[k] for r in recs]) for k in (recs[0] if recs else {})}
 
     # -- the state as a Frame ----------------------------------------------------------------
     def state_at(self, t: float, z: np.ndarray, w: np.ndarray,
@@ -717,14 +730,44 @@ class Free(ComputedFrame):
         Returns:
             ``R``, ``r_O``, ``omega`` and ``v_O`` (local components), and ``angle`` in 2D.
         """
-        R = self._rotation(z)
-        if self.gdim == 2:
-            v = np.array([w[0], w[1], 0.0])
-            return FrozenMapping({"R": R, "r_O": np.array([z[0], z[1], 0.0]),
-                                     "omega": np.array([0.0, 0.0, w[2]]), "v_O": R.T @ v,
-                                     "angle": float(z[2])})
-        return FrozenMapping({"R": R, "r_O": np.array(z[:3]), "omega": np.array(w[3:]),
-                                 "v_O": R.T @ np.asarray(w[:3])})
+        many = self.describe_many(np.asarray(z, dtype=float)[None],
+                                  np.asarray(w, dtype=float)[None])
+        return FrozenMapping({k: float(v[0]) if k == "angle" else v[0]
+                              for k, v in many.items()})
+
+    def describe_many(self, Z: np.ndarray, W: np.ndarray) -> Dict[str, np.ndarray]:
+        """:meth:`describe` at many states at once, as arrays (a run's history).
+
+        Args:
+            Z: the frame's coordinates (rows).
+            W: its speeds (rows).
+
+        Returns:
+            ``R`` (S, 3, 3), ``r_O``, ``omega``, ``v_O`` (S, 3), and ``angle`` (S,) in 2D.
+        """
+        S = Z.shape[0]
+        if self.gdim == 2:   # Rodrigues' formula about z (rotation_about's)
+            K = skew((0.0, 0.0, 1.0))
+            ang = Z[:, 2]
+            R = (np.eye(3) + np.sin(ang)[:, None, None] * K
+                 + (1.0 - np.cos(ang))[:, None, None] * (K @ K))
+            v = np.zeros((S, 3))
+            v[:, :2] = W[:, :2]
+            r = np.zeros((S, 3))
+            r[:, :2] = Z[:, :2]
+            om = np.zeros((S, 3))
+            om[:, 2] = W[:, 2]
+            return {"R": R, "r_O": r, "omega": om, "v_O": np.einsum("sji,sj->si", R, v),
+                    "angle": Z[:, 2].copy()}
+        q = Z[:, 3:] / np.linalg.norm(Z[:, 3:], axis=1)[:, None]   # quaternion_to_rotation's
+        w_, x, y, z_ = q.T
+        R = np.array([
+            [1 - 2 * (y * y + z_ * z_), 2 * (x * y - w_ * z_), 2 * (x * z_ + w_ * y)],
+            [2 * (x * y + w_ * z_), 1 - 2 * (x * x + z_ * z_), 2 * (y * z_ - w_ * x)],
+            [2 * (x * z_ - w_ * y), 2 * (y * z_ + w_ * x), 1 - 2 * (x * x + y * y)]]
+        ).transpose(2, 0, 1)
+        return {"R": R, "r_O": Z[:, :3].copy(), "omega": W[:, 3:].copy(),
+                "v_O": np.einsum("sji,sj->si", R, W[:, :3])}
 
     def jet(self, t: float, z: np.ndarray, w: np.ndarray, wd: np.ndarray) -> FrameJet:
         """The state at (t, z, w, w') with its derivatives in the frame's speeds.

@@ -162,3 +162,31 @@ def test_a_run_up_rate_that_turns_nan_is_named():
     with pytest.raises(ValueError, match=r"the spin's acceleration at t=0.5 .*is rate finite "
                                          r"near t"):
         f.spin(0.5 - 1e-12)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_free_frame_history_of_many_states(dim):
+    """A free frame's outputs at many states at once (a dense run's history) are those of
+    Rodrigues' rotation about z (2D) or the quaternion's rotation (3D) at each state, the
+    velocity in local components; ``describe`` at one state gives the same."""
+    from dolfinx_mbs.frames.computed import quaternion_to_rotation
+    rng = np.random.default_rng(7)
+    fr = mbs.frames.Free(position=(0.1, 0.2, 0.0), name="f", dim=dim)
+    fr.bind(dim)
+    nz, nw = (3, 3) if dim == 2 else (7, 6)
+    Z, W = rng.normal(size=(6, nz)), rng.normal(size=(6, nw))
+    many = fr.describe_many(Z, W)
+    for i, (z, w) in enumerate(zip(Z, W)):
+        if dim == 2:
+            R = rotation_about((0.0, 0.0, 1.0), float(z[2]), unit=True)
+            ref = {"R": R, "r_O": [z[0], z[1], 0.0], "omega": [0.0, 0.0, w[2]],
+                   "v_O": R.T @ [w[0], w[1], 0.0], "angle": z[2]}
+        else:
+            R = quaternion_to_rotation(z[3:])
+            ref = {"R": R, "r_O": z[:3], "omega": w[3:], "v_O": R.T @ w[:3]}
+        one = fr.describe(z, w)
+        assert set(many) == set(ref) == set(one)
+        for k, v in ref.items():
+            assert np.allclose(many[k][i], v, rtol=0, atol=1e-14), k
+            assert np.allclose(one[k], v, rtol=0, atol=1e-14), k
+    assert np.allclose(np.einsum("sij,skj->sik", many["R"], many["R"]), np.eye(3), atol=1e-14)

@@ -390,8 +390,7 @@ class DenseFrames(_DenseObserver):
                 arrays: Dict[str, np.ndarray] = {"angle": F[:, zs.start].copy(),
                                                  "rate": F[:, ws.start].copy()}
             else:
-                recs = [fr.describe(f[zs], f[ws]) for f in F]
-                arrays = {k: np.array([r[k] for r in recs]) for k in (recs[0] if recs else {})}
+                arrays = fr.describe_many(F[:, zs], F[:, ws])
             if s.loads:
                 M = (np.array([st.M_end[k][loaded[i]] for k in range(self.lo, self.hi + 1)])
                      if i in loaded and self.lo is not None else np.zeros((len(F), 3)))
