@@ -223,7 +223,8 @@ class collective:
             trace = "".join(traceback.format_exception(typ, value, tb))
             value.__traceback__ = None
             del value, tb
-        found = [x for x in self.comm.allgather(err) if x]
+        # (one rank: nothing to gather, and a guarded call in a run's loop costs no collective)
+        found = [x for x in (self.comm.allgather(err) if self.comm.size > 1 else [err]) if x]
         if not found:
             return False
         name, msg, what = found[0]  # the failing rank's ``what`` (it may name a time)

@@ -565,6 +565,10 @@ def tables_reason(system: CoupledSystem) -> str | None:
     return None
 
 
+#: the ground's rotation, flattened (the first fixed slot's)
+_EYE9 = np.eye(3).reshape(-1)
+
+
 class JointTables:
     """The kernels' tables of ``dj``'s joints and driven motors (module docstring): the
     elements' and the nodes' once, the fixed slots' and the motors' at a time (:meth:`at`).
@@ -650,7 +654,7 @@ class JointTables:
             (fixed, presc).
         """
         fixed = np.zeros((len(self.fixed_frames), 18))
-        fixed[0, 0:9] = np.eye(3).reshape(-1)
+        fixed[0, 0:9] = _EYE9
         for k, fr in enumerate(self.fixed_frames[1:], start=1):
             st = fr.state(t)
             fixed[k] = np.concatenate([np.asarray(st.R).reshape(-1), st.r_O, st.v_O,
@@ -674,7 +678,7 @@ class JointTables:
         S = len(times)
         nfix = len(self.fixed_frames)
         fixed = np.zeros((S if nfix > 1 else 1, nfix, 18))
-        fixed[:, 0, 0:9] = np.eye(3).reshape(-1)
+        fixed[:, 0, 0:9] = _EYE9
         for k, fr in enumerate(self.fixed_frames[1:], start=1):
             for i, t in enumerate(times):
                 st = fr.state(t)
