@@ -733,6 +733,18 @@ def _null_basis(M: np.ndarray, dep: np.ndarray, free: np.ndarray, F: np.ndarray,
 
 
 @jit
+def _factored_well(A: np.ndarray, piv: np.ndarray, big: float) -> bool:
+    """A = P L U in place; whether its pivots all exceed 1e-10 of ``big`` (the largest entry
+    of A): else the stage's dependent coordinates are chosen again."""
+    if not _factor(A, piv):
+        return False
+    small = np.inf
+    for i in range(A.shape[0]):
+        small = min(small, abs(A[i, i]))
+    return small > 1e-10 * big
+
+
+@jit
 def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: np.ndarray,
           DQ: np.ndarray, X: np.ndarray, Xs: np.ndarray, KF: np.ndarray, kpiv: np.ndarray,
           mem: np.ndarray, lam: np.ndarray, consts: tuple) -> int:
@@ -828,12 +840,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
                 Bd[i, j] = B[i, dep[j]]
                 BdT[j, i] = B[i, dep[j]]
                 big = max(big, abs(B[i, dep[j]]))
-        if not _factor(Bd, bpiv):
-            return CHOOSE
-        small = np.inf
-        for i in range(nr):
-            small = min(small, abs(Bd[i, i]))
-        if not small > 1e-10 * big:
+        if not _factored_well(Bd, bpiv, big):
             return CHOOSE
         _factor(BdT, btpiv)
         rhs = np.zeros(nr)
@@ -887,14 +894,8 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             for j in range(npos):
                 Gt[j, i] = gp[i, dep_p[j]]
                 gbig = max(gbig, abs(gp[i, dep_p[j]]))
-        if npos > 0:   # g_d^T, its pivots against its entries (as B_d's)
-            if not _factor(Gt, gpiv):
-                return CHOOSE
-            gsmall = np.inf
-            for i in range(npos):
-                gsmall = min(gsmall, abs(Gt[i, i]))
-            if not gsmall > 1e-10 * gbig:
-                return CHOOSE
+        if npos > 0 and not _factored_well(Gt, gpiv, gbig):   # g_d^T, as B_d
+            return CHOOSE
         # lam from the dependent velocities' rows, then the projected rows
         fv = np.empty(nr)
         for k in range(nr):
