@@ -351,8 +351,8 @@ class DenseJointOutputs(Joints):
         self.stepper = stepper
         #: each element's fields, a list of each batch's arrays
         self.chunks: Dict[str, Dict[str, List[np.ndarray]]] = {}
-        #: the last batch's first and last state and its (extrapolated) fields
-        self.recent: tuple = (-1, -1, {})
+        #: the last batch's first and last state and its driven motors' power
+        self.recent: tuple = (-1, -1, np.zeros(0))
 
     def observe(self, step: Step) -> List[float]:
         """Record the joints' outputs at the step (a batch of one).
@@ -381,7 +381,7 @@ class DenseJointOutputs(Joints):
         st = self.stepper
         assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
         t = np.array(st.times[lo:hi + 1], dtype=float)
-        raw = st.maggi.outputs_at(t, st.Y[lo:hi + 1], st.lam_end[lo:hi + 1])
+        raw, rates = st.maggi.outputs_at(t, st.Y[lo:hi + 1], st.lam_end[lo:hi + 1])
         first = st.offset + lo == 0     # the run's first state: no multipliers yet
         last = self.last
         S = len(t)
@@ -414,7 +414,9 @@ class DenseJointOutputs(Joints):
                 fields[k] = y
                 self.chunks.setdefault(name, {}).setdefault(k, []).append(y)
             out[name] = fields
-        self.recent = (lo, hi, out)
+        torques = [out[m.name]["torque"] for m in self.system.jointset.motors]
+        self.recent = (lo, hi, np.einsum("sm,ms->s", rates, np.array(torques).reshape(
+            len(torques), S)))
         if self.lag:
             def acc(i: int) -> JointAccumulators:
                 return JointAccumulators(
@@ -428,19 +430,20 @@ class DenseJointOutputs(Joints):
             self.before, self.last = self.last, None
         return [[] for _ in range(S)]
 
-    def driven_torques(self, lo: int, hi: int) -> Mapping[str, np.ndarray]:
-        """The driven motors' torques at the states ``lo`` to ``hi`` (the last batch's).
+    def driven_power(self, lo: int, hi: int) -> np.ndarray:
+        """The driven motors' power (torque times prescribed rate, summed) at the states
+        ``lo`` to ``hi`` (the last batch's).
 
         Args:
             lo: the first state's row.
             hi: the last state's row.
 
         Returns:
-            {motor name: torques} (NaN where not known: the run's first state).
+            The power at each state (NaN where a torque is not known: the run's first).
         """
-        a, b, out = self.recent
+        a, b, power = self.recent
         assert (a, b) == (lo, hi), "the joints' outputs of another batch"
-        return {m.name: out[m.name]["torque"] for m in self.system.jointset.motors}
+        return cast(np.ndarray, power)
 
     def results(self) -> ObserverResults:
         """``joints``: {name: :class:`FrameHistory`}."""

@@ -407,8 +407,8 @@ class DenseFrames(_DenseObserver):
 class _Torques(Protocol):
     """The joints' observer, as the motors' work reads it."""
 
-    def driven_torques(self, lo: int, hi: int) -> Mapping[str, np.ndarray]:
-        """The driven motors' torques at the states ``lo`` to ``hi``."""
+    def driven_power(self, lo: int, hi: int) -> np.ndarray:
+        """The driven motors' power at the states ``lo`` to ``hi``."""
 
 
 class DenseWork(_DenseObserver):
@@ -469,12 +469,8 @@ class DenseWork(_DenseObserver):
             power = np.einsum("ij,ij->i", np.array(st.Q_end[lo:hi + 1]), st.Y[lo:hi + 1, o:])
         else:
             power = np.zeros(len(t))
-        js = st.system.jointset
-        if js.motors:
-            assert self.joints is not None  # (made with the joints' observer)
-            torques = self.joints.driven_torques(lo, hi)
-            for m in js.motors:
-                power = power + torques[m.name] * js.prescribed_at(m, t)[:, 1]
+        if self.joints is not None:
+            power = power + self.joints.driven_power(lo, hi)
         if self.last is not None:
             t = np.concatenate([[self.last[0]], t])
             power = np.concatenate([[self.last[1]], power])
@@ -546,15 +542,16 @@ class DenseMonitors(_DenseObserver):
             momentum={"linear": h[:, 4:7].copy(), "angular": h[:, 7:10].copy()})
 
 
-def _pivots_hold(M: np.ndarray) -> bool:
-    """Whether the square ``M``'s LU pivots (partial pivoting) all exceed 1e-10 of its largest
-    entry: the test of B_d and g_d of Maggi's stages (:func:`~dolfinx_mbs.integrate.dense.
-    joint_kernels.stage`'s own), else they are chosen again."""
+def _factored_well(M: np.ndarray) -> tuple | None:
+    """The square ``M``'s LU factors (scipy's) where their pivots all exceed 1e-10 of its
+    largest entry, else None: the test of B_d and g_d of Maggi's stages
+    (:func:`~dolfinx_mbs.integrate.dense.joint_kernels.stage`'s own), which are chosen again
+    where it fails."""
     import scipy.linalg as sla
     if M.size == 0:
-        return True
-    lu = sla.lu_factor(M, check_finite=False)[0]
-    return bool(np.abs(np.diag(lu)).min() > 1e-10 * np.abs(M).max())
+        return (M, np.zeros(0, dtype=np.int32))
+    lu = sla.lu_factor(M, check_finite=False)
+    return lu if np.abs(np.diag(lu[0])).min() > 1e-10 * np.abs(M).max() else None
 
 
 def _complement(index: np.ndarray, size: int) -> np.ndarray:
@@ -727,10 +724,11 @@ class MaggiStage:
         return FrozenMapping(out)
 
     def outputs_at(self, times: np.ndarray, Y: np.ndarray, lam: np.ndarray
-                   ) -> Dict[str, Dict[str, np.ndarray]]:
+                   ) -> Tuple[Dict[str, Dict[str, np.ndarray]], np.ndarray]:
         """:meth:`outputs` at a batch of states, as arrays: each element's fields by name
         (a joint's ``force`` (S, 3) and ``drift``, a motor's ``torque`` and ``drift``), the
-        rows and the frames' rotations of all the states in one kernel call each.
+        rows and the frames' rotations of all the states in one kernel call each; and the
+        driven motors' prescribed rates there (their functions called once a state).
 
         Args:
             times: the states' times (s).
@@ -738,13 +736,16 @@ class MaggiStage:
             lam: their multipliers (rows, one per joint row).
 
         Returns:
-            The fields by element name.
+            (the fields by element name, the rates: states x driven motors).
         """
         tb = self.tables
         if tb is None:
+            js = self.dj.js
+            rates = np.array([js.prescribed_at(m, times)[:, 1] for m in js.motors]
+                             ).reshape(len(js.motors), len(times)).T
             recs = [self.outputs(t, y, lm) for t, y, lm in zip(times, Y, lam)]
             return {name: {k: np.array([r[name][k] for r in recs]) for k in recs[0][name]}
-                    for name in (recs[0] if recs else {})}
+                    for name in (recs[0] if recs else {})}, rates
         p, st = self.st.plan, self.st
         spar = st._ground if st._ground is not None else np.array(
             [st.dense.parent_states(t) for t in times])
@@ -764,7 +765,7 @@ class MaggiStage:
             force = np.array([el.force_on_b(R, lm) for R, lm in zip(Ra, lam[:, r0:r1])])
             out[el.name] = {"force": force.reshape(len(Y), 3),
                             "drift": np.abs(G[:, r0:r1]).max(axis=1, initial=0.0)}
-        return out
+        return out, np.broadcast_to(presc[:, :, 1], (len(Y), presc.shape[1]))
 
     def _state(self, t: float, ys: np.ndarray, u: np.ndarray, par: np.ndarray) -> tuple:
         """The stage's velocities V = A u + a at its positions (written into ``ys``), and the
@@ -776,14 +777,12 @@ class MaggiStage:
         if self.dep is None:
             self.dep = self._choose(B, self._wV, "velocity")
         free = _complement(self.dep, B.shape[1])
-        Bd = B[:, self.dep]
-        lu = sla.lu_factor(Bd, check_finite=False)
-        if not np.abs(np.diag(lu[0])).min() > 1e-10 * np.abs(Bd).max():   # choose again
+        lu = _factored_well(B[:, self.dep])
+        if lu is None:   # choose again
             self.kept = None
             self.dep = self._choose(B, self._wV, "velocity")
             free = _complement(self.dep, B.shape[1])
-            Bd = B[:, self.dep]
-            lu = sla.lu_factor(Bd, check_finite=False)
+            lu = sla.lu_factor(B[:, self.dep], check_finite=False)
         Vs = ys[self.V]
         b = h - B @ Vs
         Vs[free] = u
@@ -857,7 +856,7 @@ class MaggiStage:
                 stale = False
             DQ = self._load_derivative(t, ys) if exact else np.zeros((p.m, p.m))
             K.residual(p.arrays(), par, ys, yd, shift, Qa, DQ, exact, F, J)
-            if self.dep_p is None or not _pivots_hold(gp[:, self.dep_p].T):
+            if self.dep_p is None or _factored_well(gp[:, self.dep_p].T) is None:
                 self.kept = None
                 exact = True
                 self.dep_p = self._choose(gp, self._wP, "position")
