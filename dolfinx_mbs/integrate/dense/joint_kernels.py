@@ -93,44 +93,52 @@ def _frames(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray, o
     """Each computed frame's state (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.ST`)
     and its partials: d v_O/dw, d omega/dw (local), d phi/dz (dR = R skew(d phi)) and
     d r_O/dz (global), as the frames' jets give them."""
-    nf = fi.shape[0]
     yd = np.zeros(y.shape[0])
     dSz = np.zeros((9, MAXZ))
     dSw = np.zeros((9, MAXW))
     dSwd = np.zeros((9, MAXW))
-    for i in range(nf):
+    for i in range(fi.shape[0]):
+        _one_frame(i, fi, ff, par, grav, o, y, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd)
+
+
+@jit
+def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray,
+               o: int, y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray,
+               dphi: np.ndarray, drO: np.ndarray, yd: np.ndarray, dSz: np.ndarray,
+               dSw: np.ndarray, dSwd: np.ndarray) -> None:
+    """:func:`_frames` of the frame ``i`` (``yd``, ``dSz``, ``dSw``, ``dSwd``: work arrays)."""
+    for a in range(3):
+        for c in range(MAXZ):
+            dphi[i, a, c] = 0.0
+            drO[i, a, c] = 0.0
+        for c in range(MAXW):
+            dv[i, a, c] = 0.0
+            dom[i, a, c] = 0.0
+    _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz, dSw, dSwd, dphi[i])
+    kind = fi[i, 0]
+    R = st[i, 0:9]
+    if kind == KIND_HINGE:   # omega = R_c^T omega_p + th' n, v_O = ... - th' n x c
         for a in range(3):
-            for c in range(MAXZ):
-                dphi[i, a, c] = 0.0
-                drO[i, a, c] = 0.0
-            for c in range(MAXW):
-                dv[i, a, c] = 0.0
-                dom[i, a, c] = 0.0
-        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz, dSw, dSwd, dphi[i])
-        kind = fi[i, 0]
-        R = st[i, 0:9]
-        if kind == KIND_HINGE:   # omega = R_c^T omega_p + th' n, v_O = ... - th' n x c
-            for a in range(3):
-                dv[i, a, 0] = -ff[i, 6 + a]
-                dom[i, a, 0] = ff[i, a]
-                dphi[i, a, 0] = ff[i, a]
-                acc = 0.0
-                for b in range(3):
-                    acc += R[3 * a + b] * ff[i, 6 + b]
-                drO[i, a, 0] = -acc
-        elif kind == KIND_FREE2:   # v_O = R^T (w0, w1, 0), omega = (0, 0, w2)
-            for a in range(3):
-                dv[i, a, 0] = R[a]
-                dv[i, a, 1] = R[3 + a]
-            dom[i, 2, 2] = 1.0
-            drO[i, 0, 0] = 1.0
-            drO[i, 1, 1] = 1.0
-        elif kind == KIND_FREE3:   # v_O = R^T v_G, omega local
-            for a in range(3):
-                for b in range(3):
-                    dv[i, a, b] = R[3 * b + a]
-                dom[i, a, 3 + a] = 1.0
-                drO[i, a, a] = 1.0
+            dv[i, a, 0] = -ff[i, 6 + a]
+            dom[i, a, 0] = ff[i, a]
+            dphi[i, a, 0] = ff[i, a]
+            acc = 0.0
+            for b in range(3):
+                acc += R[3 * a + b] * ff[i, 6 + b]
+            drO[i, a, 0] = -acc
+    elif kind == KIND_FREE2:   # v_O = R^T (w0, w1, 0), omega = (0, 0, w2)
+        for a in range(3):
+            dv[i, a, 0] = R[a]
+            dv[i, a, 1] = R[3 + a]
+        dom[i, 2, 2] = 1.0
+        drO[i, 0, 0] = 1.0
+        drO[i, 1, 1] = 1.0
+    elif kind == KIND_FREE3:   # v_O = R^T v_G, omega local
+        for a in range(3):
+            for b in range(3):
+                dv[i, a, b] = R[3 * b + a]
+            dom[i, a, 3 + a] = 1.0
+            drO[i, a, a] = 1.0
 
 
 @jit
@@ -222,8 +230,6 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
     nz = 0
     for i in range(nf):
         nz += fi[i, 3]
-    q = y[0:n]
-    v = y[n:o]
     st = np.zeros((max(nf, 1), ST))
     dv = np.zeros((max(nf, 1), 3, MAXW))
     dom = np.zeros((max(nf, 1), 3, MAXW))
@@ -239,196 +245,214 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
     eb = np.zeros(EN)
     Pa = np.zeros((3, MAXW))
     Pb = np.zeros((3, MAXW))
-    du = np.zeros((2, 3))      # a row's coefficients of the points' r' (global)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
-    t3 = np.empty(3)
-    aG = np.empty(3)
-    bG = np.empty(3)
+    tw = np.zeros((7, 3))
     for el in range(ei.shape[0]):
-        kind, r0, nr, p0, gd = ei[el, 0], ei[el, 1], ei[el, 2], ei[el, 3], ei[el, 4]
-        fa, sa, na, fb, sb, nb = ei[el, 5], ei[el, 6], ei[el, 7], ei[el, 8], ei[el, 9], \
-            ei[el, 10]
-        nn = ei[el, 11]
-        f = ef[el]
-        _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa)
-        _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb)
-        Ra, Rb = ea[6:15], eb[6:15]
-        wa = n + fi[fa, 2] - nz if fa >= 0 else 0
-        wb = n + fi[fb, 2] - nz if fb >= 0 else 0
-        za = n + fi[fa, 1] if fa >= 0 else 0
-        zb = n + fi[fb, 1] if fb >= 0 else 0
-        ka = fi[fa, 4] if fa >= 0 else 0
-        kb = fi[fb, 4] if fb >= 0 else 0
-        kza = fi[fa, 3] if fa >= 0 else 0
-        kzb = fi[fb, 3] if fb >= 0 else 0
-        if kind == E_MOTOR:
-            th, thd = 0.0, 0.0
-            if ei[el, 13] >= 0:   # a hinge's angle
-                i = ei[el, 13]
-                th, thd = y[o + fi[i, 1]], y[o + fi[i, 2]]
-                B[r0, n + fi[i, 2] - nz] += 1.0
-                if positions and p0 >= 0:
-                    gp[p0, n + fi[i, 1]] += 1.0
-            else:                 # its joint's relative angle
-                tha = math.atan2(Ra[3], Ra[0])
-                thb = math.atan2(Rb[3], Rb[0])
-                a0 = f[6]
-                th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
-                thd = eb[20] - ea[20]
-                for c in range(ka):
-                    B[r0, wa + c] -= dom[fa, 2, c]
-                for c in range(kb):
-                    B[r0, wb + c] += dom[fb, 2, c]
-                if positions and p0 >= 0:
-                    for c in range(kza):
-                        gp[p0, za + c] -= dphi[fa, 2, c]
-                    for c in range(kzb):
-                        gp[p0, zb + c] += dphi[fb, 2, c]
-            m = ei[el, 14]
-            h[r0] = thd - presc[m, 1]
-            if p0 >= 0:
-                g[r0] = th - f[33] - presc[m, 0]
-            continue
-        k0 = 0
-        for k in range(nr):
-            for s_ in range(2):
+        _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
+                 positions, g, h, B, gp, ea, eb, Pa, Pb, tw)
+
+
+@jit
+def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz: int,
+             y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray, dphi: np.ndarray,
+             drO: np.ndarray, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
+             uoff: np.ndarray, positions: bool, g: np.ndarray, h: np.ndarray, B: np.ndarray,
+             gp: np.ndarray, ea: np.ndarray, eb: np.ndarray, Pa: np.ndarray, Pb: np.ndarray,
+             tw: np.ndarray) -> None:
+    """The element ``el``'s rows into g, h, B (and g_p with ``positions``), added to what
+    they hold (:func:`rows` zeroes them), at the frames' states ``st`` and partials (ea, eb,
+    Pa, Pb, tw: work arrays)."""
+    o = 2 * n
+    q = y[0:n]
+    v = y[n:o]
+    du = tw[0:2]      # a row's coefficients of the points' r' (global)
+    t1 = tw[2]
+    t2 = tw[3]
+    t3 = tw[4]
+    aG = tw[5]
+    bG = tw[6]
+    kind, r0, nr, p0, gd = ei[el, 0], ei[el, 1], ei[el, 2], ei[el, 3], ei[el, 4]
+    fa, sa, na, fb, sb, nb = ei[el, 5], ei[el, 6], ei[el, 7], ei[el, 8], ei[el, 9], \
+        ei[el, 10]
+    nn = ei[el, 11]
+    f = ef[el]
+    _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa)
+    _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb)
+    Ra, Rb = ea[6:15], eb[6:15]
+    wa = n + fi[fa, 2] - nz if fa >= 0 else 0
+    wb = n + fi[fb, 2] - nz if fb >= 0 else 0
+    za = n + fi[fa, 1] if fa >= 0 else 0
+    zb = n + fi[fb, 1] if fb >= 0 else 0
+    ka = fi[fa, 4] if fa >= 0 else 0
+    kb = fi[fb, 4] if fb >= 0 else 0
+    kza = fi[fa, 3] if fa >= 0 else 0
+    kzb = fi[fb, 3] if fb >= 0 else 0
+    if kind == E_MOTOR:
+        th, thd = 0.0, 0.0
+        if ei[el, 13] >= 0:   # a hinge's angle
+            i = ei[el, 13]
+            th, thd = y[o + fi[i, 1]], y[o + fi[i, 2]]
+            B[r0, n + fi[i, 2] - nz] += 1.0
+            if positions and p0 >= 0:
+                gp[p0, n + fi[i, 1]] += 1.0
+        else:                 # its joint's relative angle
+            tha = math.atan2(Ra[3], Ra[0])
+            thb = math.atan2(Rb[3], Rb[0])
+            a0 = f[6]
+            th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
+            thd = eb[20] - ea[20]
+            for c in range(ka):
+                B[r0, wa + c] -= dom[fa, 2, c]
+            for c in range(kb):
+                B[r0, wb + c] += dom[fb, 2, c]
+            if positions and p0 >= 0:
+                for c in range(kza):
+                    gp[p0, za + c] -= dphi[fa, 2, c]
+                for c in range(kzb):
+                    gp[p0, zb + c] += dphi[fb, 2, c]
+        m = ei[el, 14]
+        h[r0] = thd - presc[m, 1]
+        if p0 >= 0:
+            g[r0] = th - f[33] - presc[m, 0]
+        return
+    k0 = 0
+    for k in range(nr):
+        for s_ in range(2):
+            for a in range(3):
+                du[s_, a] = 0.0
+        r = r0 + k
+        if kind == E_REVOLUTE and k < gd:
+            g[r] = ea[k] - eb[k]
+            h[r] = ea[3 + k] - eb[3 + k]
+            du[0, k] = 1.0
+            du[1, k] = -1.0
+            for c in range(ka):
+                B[r, wa + c] += Pa[k, c]
+            for c in range(kb):
+                B[r, wb + c] -= Pb[k, c]
+            if positions:
+                for c in range(kza):   # d r/dz = d r_O/dz - R skew(x) d phi/dz
+                    _cx(ea[15:18], dphi[fa, :, c], t1)
+                    gp[p0 + k, za + c] += drO[fa, k, c] - (
+                        Ra[3 * k] * t1[0] + Ra[3 * k + 1] * t1[1] + Ra[3 * k + 2] * t1[2])
+                for c in range(kzb):
+                    _cx(eb[15:18], dphi[fb, :, c], t1)
+                    gp[p0 + k, zb + c] -= drO[fb, k, c] - (
+                        Rb[3 * k] * t1[0] + Rb[3 * k + 1] * t1[1] + Rb[3 * k + 2] * t1[2])
+            k0 = k + 1
+        elif kind == E_PRISMATIC and k < nn:
+            n0 = f[7 + 3 * k:10 + 3 * k]
+            _mv3(Ra, n0, t1)                  # n = R_a n0
+            _cx(ea[18:21], n0, t2)
+            _mv3(Ra, t2, t3)                  # n' = R_a (omega_a x n0)
+            dd = 0.0
+            gg = 0.0
+            for a in range(3):
+                d_a = eb[a] - ea[a]
+                gg += t1[a] * d_a
+                dd += t3[a] * d_a + t1[a] * (eb[3 + a] - ea[3 + a])
+                du[0, a] = -t1[a]
+                du[1, a] = t1[a]
+            g[r] = gg - f[13 + k]
+            h[r] = dd
+            for a in range(3):
+                t2[a] = eb[a] - ea[a]
+            _mtv3(Ra, t2, aG)                 # R_a^T d
+            for c in range(ka):
+                acc = 0.0
                 for a in range(3):
-                    du[s_, a] = 0.0
-            r = r0 + k
-            if kind == E_REVOLUTE and k < gd:
-                g[r] = ea[k] - eb[k]
-                h[r] = ea[3 + k] - eb[3 + k]
-                du[0, k] = 1.0
-                du[1, k] = -1.0
-                for c in range(ka):
-                    B[r, wa + c] += Pa[k, c]
-                for c in range(kb):
-                    B[r, wb + c] -= Pb[k, c]
-                if positions:
-                    for c in range(kza):   # d r/dz = d r_O/dz - R skew(x) d phi/dz
-                        _cx(ea[15:18], dphi[fa, :, c], t1)
-                        gp[p0 + k, za + c] += drO[fa, k, c] - (
-                            Ra[3 * k] * t1[0] + Ra[3 * k + 1] * t1[1] + Ra[3 * k + 2] * t1[2])
-                    for c in range(kzb):
-                        _cx(eb[15:18], dphi[fb, :, c], t1)
-                        gp[p0 + k, zb + c] -= drO[fb, k, c] - (
-                            Rb[3 * k] * t1[0] + Rb[3 * k + 1] * t1[1] + Rb[3 * k + 2] * t1[2])
-                k0 = k + 1
-            elif kind == E_PRISMATIC and k < nn:
-                n0 = f[7 + 3 * k:10 + 3 * k]
-                _mv3(Ra, n0, t1)                  # n = R_a n0
-                _cx(ea[18:21], n0, t2)
-                _mv3(Ra, t2, t3)                  # n' = R_a (omega_a x n0)
-                dd = 0.0
-                gg = 0.0
+                    acc -= t1[a] * Pa[a, c]
+                _cx(n0, dom[fa, :, c], bG)
+                acc -= bG[0] * aG[0] + bG[1] * aG[1] + bG[2] * aG[2]
+                B[r, wa + c] += acc
+            for c in range(kb):
+                acc = 0.0
                 for a in range(3):
-                    d_a = eb[a] - ea[a]
-                    gg += t1[a] * d_a
-                    dd += t3[a] * d_a + t1[a] * (eb[3 + a] - ea[3 + a])
-                    du[0, a] = -t1[a]
-                    du[1, a] = t1[a]
-                g[r] = gg - f[13 + k]
-                h[r] = dd
-                for a in range(3):
-                    t2[a] = eb[a] - ea[a]
-                _mtv3(Ra, t2, aG)                 # R_a^T d
-                for c in range(ka):
-                    acc = 0.0
-                    for a in range(3):
-                        acc -= t1[a] * Pa[a, c]
-                    _cx(n0, dom[fa, :, c], bG)
-                    acc -= bG[0] * aG[0] + bG[1] * aG[1] + bG[2] * aG[2]
-                    B[r, wa + c] += acc
-                for c in range(kb):
-                    acc = 0.0
-                    for a in range(3):
-                        acc += t1[a] * Pb[a, c]
-                    B[r, wb + c] += acc
-                if positions:
-                    for s_ in range(2):
-                        e_ = ea if s_ == 0 else eb
-                        fr = fa if s_ == 0 else fb
-                        zc = za if s_ == 0 else zb
-                        kz = kza if s_ == 0 else kzb
-                        sign = -1.0 if s_ == 0 else 1.0
-                        for c in range(kz):
-                            _cx(e_[15:18], dphi[fr, :, c], bG)
-                            _mv3(e_[6:15], bG, aG)
+                    acc += t1[a] * Pb[a, c]
+                B[r, wb + c] += acc
+            if positions:
+                for s_ in range(2):
+                    e_ = ea if s_ == 0 else eb
+                    fr = fa if s_ == 0 else fb
+                    zc = za if s_ == 0 else zb
+                    kz = kza if s_ == 0 else kzb
+                    sign = -1.0 if s_ == 0 else 1.0
+                    for c in range(kz):
+                        _cx(e_[15:18], dphi[fr, :, c], bG)
+                        _mv3(e_[6:15], bG, aG)
+                        acc = 0.0
+                        for a in range(3):
+                            acc += t1[a] * (drO[fr, a, c] - aG[a])
+                        gp[p0 + k, zc + c] += sign * acc
+                        if s_ == 0:   # n turns with a
+                            _cx(n0, dphi[fr, :, c], bG)
+                            _mv3(Ra, bG, aG)
                             acc = 0.0
                             for a in range(3):
-                                acc += t1[a] * (drO[fr, a, c] - aG[a])
-                            gp[p0 + k, zc + c] += sign * acc
-                            if s_ == 0:   # n turns with a
-                                _cx(n0, dphi[fr, :, c], bG)
-                                _mv3(Ra, bG, aG)
-                                acc = 0.0
-                                for a in range(3):
-                                    acc += t2[a] * aG[a]
-                                gp[p0 + k, zc + c] -= acc
-                k0 = k + 1
-            elif kind == E_PRISMATIC and gd == 2 and k == nn:   # the relative angle
-                tha = math.atan2(Ra[3], Ra[0])
-                thb = math.atan2(Rb[3], Rb[0])
-                a0 = f[6]
-                th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
-                g[r] = th - a0
-                h[r] = eb[20] - ea[20]
-                for c in range(ka):
-                    B[r, wa + c] -= dom[fa, 2, c]
-                for c in range(kb):
-                    B[r, wb + c] += dom[fb, 2, c]
-                if positions:
-                    for c in range(kza):
-                        gp[p0 + k, za + c] -= dphi[fa, 2, c]
-                    for c in range(kzb):
-                        gp[p0 + k, zb + c] += dphi[fb, 2, c]
-                k0 = k + 1
-            else:   # an alignment: (R_a p) . (R_b q)
-                lk = k - k0
-                pa_ = f[15 + 6 * lk:18 + 6 * lk]
-                qb_ = f[18 + 6 * lk:21 + 6 * lk]
-                _mv3(Ra, pa_, aG)
-                _mv3(Rb, qb_, bG)
-                _cx(aG, bG, t1)                # c = a_G x b_G
-                _mv3(Ra, ea[18:21], t2)
-                _mv3(Rb, eb[18:21], t3)
-                gg = 0.0
-                hh = 0.0
-                for a in range(3):
-                    gg += aG[a] * bG[a]
-                    hh += (t2[a] - t3[a]) * t1[a]
-                g[r] = gg
-                h[r] = hh
-                _mtv3(Ra, t1, t2)
-                _mtv3(Rb, t1, t3)
-                for c in range(ka):
-                    B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
-                        t2[2] * dom[fa, 2, c]
-                for c in range(kb):
-                    B[r, wb + c] -= t3[0] * dom[fb, 0, c] + t3[1] * dom[fb, 1, c] + \
-                        t3[2] * dom[fb, 2, c]
-                if positions:
-                    for c in range(kza):
-                        _cx(pa_, dphi[fa, :, c], t2)
-                        _mv3(Ra, t2, t3)
-                        gp[p0 + k, za + c] -= bG[0] * t3[0] + bG[1] * t3[1] + bG[2] * t3[2]
-                    for c in range(kzb):
-                        _cx(qb_, dphi[fb, :, c], t2)
-                        _mv3(Rb, t2, t3)
-                        gp[p0 + k, zb + c] -= aG[0] * t3[0] + aG[1] * t3[1] + aG[2] * t3[2]
-            # the elastic rates' coefficients: r' = R (... + u'), u' = T v (local)
-            for s_ in range(2):
-                nd = na if s_ == 0 else nb
-                if nd < 0:
-                    continue
-                R = ea[6:15] if s_ == 0 else eb[6:15]
-                _mtv3(R, du[s_], t2)
-                for j in range(n):
-                    acc = t2[0] * Tn[nd, 0, j] + t2[1] * Tn[nd, 1, j] + t2[2] * Tn[nd, 2, j]
-                    B[r, j] += acc
-                    if positions and p0 >= 0:
-                        gp[p0 + k, j] += acc
+                                acc += t2[a] * aG[a]
+                            gp[p0 + k, zc + c] -= acc
+            k0 = k + 1
+        elif kind == E_PRISMATIC and gd == 2 and k == nn:   # the relative angle
+            tha = math.atan2(Ra[3], Ra[0])
+            thb = math.atan2(Rb[3], Rb[0])
+            a0 = f[6]
+            th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
+            g[r] = th - a0
+            h[r] = eb[20] - ea[20]
+            for c in range(ka):
+                B[r, wa + c] -= dom[fa, 2, c]
+            for c in range(kb):
+                B[r, wb + c] += dom[fb, 2, c]
+            if positions:
+                for c in range(kza):
+                    gp[p0 + k, za + c] -= dphi[fa, 2, c]
+                for c in range(kzb):
+                    gp[p0 + k, zb + c] += dphi[fb, 2, c]
+            k0 = k + 1
+        else:   # an alignment: (R_a p) . (R_b q)
+            lk = k - k0
+            pa_ = f[15 + 6 * lk:18 + 6 * lk]
+            qb_ = f[18 + 6 * lk:21 + 6 * lk]
+            _mv3(Ra, pa_, aG)
+            _mv3(Rb, qb_, bG)
+            _cx(aG, bG, t1)                # c = a_G x b_G
+            _mv3(Ra, ea[18:21], t2)
+            _mv3(Rb, eb[18:21], t3)
+            gg = 0.0
+            hh = 0.0
+            for a in range(3):
+                gg += aG[a] * bG[a]
+                hh += (t2[a] - t3[a]) * t1[a]
+            g[r] = gg
+            h[r] = hh
+            _mtv3(Ra, t1, t2)
+            _mtv3(Rb, t1, t3)
+            for c in range(ka):
+                B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
+                    t2[2] * dom[fa, 2, c]
+            for c in range(kb):
+                B[r, wb + c] -= t3[0] * dom[fb, 0, c] + t3[1] * dom[fb, 1, c] + \
+                    t3[2] * dom[fb, 2, c]
+            if positions:
+                for c in range(kza):
+                    _cx(pa_, dphi[fa, :, c], t2)
+                    _mv3(Ra, t2, t3)
+                    gp[p0 + k, za + c] -= bG[0] * t3[0] + bG[1] * t3[1] + bG[2] * t3[2]
+                for c in range(kzb):
+                    _cx(qb_, dphi[fb, :, c], t2)
+                    _mv3(Rb, t2, t3)
+                    gp[p0 + k, zb + c] -= aG[0] * t3[0] + aG[1] * t3[1] + aG[2] * t3[2]
+        # the elastic rates' coefficients: r' = R (... + u'), u' = T v (local)
+        for s_ in range(2):
+            nd = na if s_ == 0 else nb
+            if nd < 0:
+                continue
+            R = ea[6:15] if s_ == 0 else eb[6:15]
+            _mtv3(R, du[s_], t2)
+            for j in range(n):
+                acc = t2[0] * Tn[nd, 0, j] + t2[1] * Tn[nd, 1, j] + t2[2] * Tn[nd, 2, j]
+                B[r, j] += acc
+                if positions and p0 >= 0:
+                    gp[p0 + k, j] += acc
 
 
 @jit
@@ -463,7 +487,8 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     (n + nz)), written, by central differences (step :data:`~dolfinx_mbs.systems.
     coupled_joints.FD_STEP` scaled by the coordinate): over the frames' coordinates, and over
     the elastic coordinates through the nodes' displacements (a column per node component
-    with a basis row, applied to it).
+    with a basis row, applied to it); at each, the rows of the elements it moves evaluated
+    again (:func:`_touched_rows`; the others' differences are zero).
 
     Args:
         ei: the elements' integers.
@@ -486,6 +511,8 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     nV = fp.shape[0]
     nz = hp.shape[1] - n
     ns = Tn.shape[0]
+    nf = fi.shape[0]
+    ne = ei.shape[0]
     uoff = np.zeros((max(ns, 1), 3))
     g = np.zeros(nr)
     hl = np.zeros(nr)
@@ -495,23 +522,57 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     gp = np.zeros((0, 0))
     hp[:, :] = 0.0
     fp[:, :] = 0.0
+    # the frames' states at y, each frame's again where its coordinate moves
+    st = np.zeros((max(nf, 1), ST))
+    dv = np.zeros((max(nf, 1), 3, MAXW))
+    dom = np.zeros((max(nf, 1), 3, MAXW))
+    dphi = np.zeros((max(nf, 1), 3, MAXZ))
+    drO = np.zeros((max(nf, 1), 3, MAXZ))
+    _frames(fi, ff, par, grav, o, y, st, dv, dom, dphi, drO)
+    yd = np.zeros(y.shape[0])
+    dSz = np.zeros((9, MAXZ))
+    dSw = np.zeros((9, MAXW))
+    dSwd = np.zeros((9, MAXW))
+    ea = np.zeros(EN)
+    eb = np.zeros(EN)
+    Pa = np.zeros((3, MAXW))
+    Pb = np.zeros((3, MAXW))
+    tw = np.zeros((7, 3))
+    touched = np.zeros(ne, dtype=np.bool_)
     x = y.copy()
-    for c in range(nz):
-        step = FD_STEP * max(1.0, abs(y[o + c]))
-        x[o + c] = y[o + c] + step
-        rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, x, False, g, hh_, Bh, gp)
-        x[o + c] = y[o + c] - step
-        rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, x, False, g, hl, Bl, gp)
-        x[o + c] = y[o + c]
-        for r in range(nr):
-            hp[r, n + c] = (hh_[r] - hl[r]) / (2 * step)
-        for j in range(nV):
-            acc = 0.0
-            for r in range(nr):
-                acc += (Bh[r, j] - Bl[r, j]) * lam[r]
-            fp[j, n + c] = acc / (2 * step)
+    for i in range(nf):
+        # the elements the frame's coordinates move (its points' and its hinge's motors')
+        for el in range(ne):
+            touched[el] = ei[el, 5] == i or ei[el, 8] == i or (
+                ei[el, 0] == E_MOTOR and ei[el, 13] == i)
+        for c in range(fi[i, 1], fi[i, 1] + fi[i, 3]):
+            step = FD_STEP * max(1.0, abs(y[o + c]))
+            for side in range(2):
+                x[o + c] = y[o + c] + (step if side == 0 else -step)
+                _one_frame(i, fi, ff, par, grav, o, x, st, dv, dom, dphi, drO, yd, dSz, dSw,
+                           dSwd)
+                _touched_rows(touched, ei, ef, fi, n, nz, x, st, dv, dom, dphi, drO, fixed,
+                              presc, Tn, uoff, g, hh_ if side == 0 else hl,
+                              Bh if side == 0 else Bl, gp, ea, eb, Pa, Pb, tw)
+            x[o + c] = y[o + c]
+            _one_frame(i, fi, ff, par, grav, o, x, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd)
+            for el in range(ne):
+                if not touched[el]:
+                    continue
+                for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
+                    hp[r, n + c] = (hh_[r] - hl[r]) / (2 * step)
+            for j in range(nV):
+                acc = 0.0
+                for el in range(ne):
+                    if not touched[el]:
+                        continue
+                    for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
+                        acc += (Bh[r, j] - Bl[r, j]) * lam[r]
+                fp[j, n + c] = acc / (2 * step)
     q = y[0:n]
     for s in range(ns):
+        for el in range(ne):
+            touched[el] = ei[el, 7] == s or ei[el, 10] == s
         for a in range(3):
             nonzero = False
             u = 0.0
@@ -522,23 +583,50 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
             if not nonzero:
                 continue
             step = FD_STEP * max(1.0, abs(u))
-            uoff[s, a] = step
-            rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, False, g, hh_, Bh,
-                 gp)
-            uoff[s, a] = -step
-            rows(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, False, g, hl, Bl, gp)
+            for side in range(2):
+                uoff[s, a] = step if side == 0 else -step
+                _touched_rows(touched, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed,
+                              presc, Tn, uoff, g, hh_ if side == 0 else hl,
+                              Bh if side == 0 else Bl, gp, ea, eb, Pa, Pb, tw)
             uoff[s, a] = 0.0
-            for r in range(nr):
-                d = (hh_[r] - hl[r]) / (2 * step)
-                for j in range(n):
-                    hp[r, j] += d * Tn[s, a, j]
+            for el in range(ne):
+                if not touched[el]:
+                    continue
+                for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
+                    d = (hh_[r] - hl[r]) / (2 * step)
+                    for j in range(n):
+                        hp[r, j] += d * Tn[s, a, j]
             for k in range(nV):
                 acc = 0.0
-                for r in range(nr):
-                    acc += (Bh[r, k] - Bl[r, k]) * lam[r]
+                for el in range(ne):
+                    if not touched[el]:
+                        continue
+                    for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
+                        acc += (Bh[r, k] - Bl[r, k]) * lam[r]
                 d = acc / (2 * step)
                 for j in range(n):
                     fp[k, j] += d * Tn[s, a, j]
+
+
+@jit
+def _touched_rows(touched: np.ndarray, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int,
+                  nz: int, y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray,
+                  dphi: np.ndarray, drO: np.ndarray, fixed: np.ndarray, presc: np.ndarray,
+                  Tn: np.ndarray, uoff: np.ndarray, g: np.ndarray, h: np.ndarray,
+                  B: np.ndarray, gp: np.ndarray, ea: np.ndarray, eb: np.ndarray,
+                  Pa: np.ndarray, Pb: np.ndarray, tw: np.ndarray) -> None:
+    """The velocity rows h and B of the ``touched`` elements (:func:`_element`, their rows
+    zeroed first; the other rows not written)."""
+    for el in range(ei.shape[0]):
+        if not touched[el]:
+            continue
+        for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
+            g[r] = 0.0
+            h[r] = 0.0
+            for j in range(B.shape[1]):
+                B[r, j] = 0.0
+        _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
+                 False, g, h, B, gp, ea, eb, Pa, Pb, tw)
 
 
 def tables_reason(system: CoupledSystem) -> str | None:
