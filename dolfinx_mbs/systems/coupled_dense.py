@@ -157,13 +157,13 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
     Tb = np.zeros_like(T)
     Tb[p.slice] = T[p.slice]        # the body's rows: K_N is block-diagonal by body
     u = system._elastic_space.create_vec()
-    x, y = u.duplicate(), u.duplicate()
+    proj = _Projection(Tb, u)
 
     def P(s: np.ndarray) -> np.ndarray:
         u.array[:] = Tb @ s
         KN = asm.nonlinear_terms(u, force=False, tangent=True)[1]
         assert KN is not None  # (asked for)
-        return _projected(KN, Tb, x, y)
+        return proj.of(KN)
     eye = np.eye(n)
     C = np.zeros((n * (n + 1) // 2, n, n))
     with asm.nonlinear_state_kept():
@@ -178,22 +178,52 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
                     C[k] = 2.0 * (P(eye[i] + eye[j]) - Pp[i] - Pp[j])
                 k += 1
     H = np.array([0.5 * (a - b) for a, b in zip(Pp, Pm)]).reshape(n, n, n)
-    for v in (u, x, y):
-        v.destroy()
+    proj.destroy()
+    u.destroy()
     out = np.concatenate([H.reshape(-1), C.reshape(-1)])
     tot = np.empty_like(out)
     system.comm.Allreduce(out, tot, op=MPI.SUM)
     return tot[:H.size].reshape(H.shape), tot[H.size:].reshape(C.shape)
 
 
-def _projected(A: PETSc.Mat, Z: np.ndarray, x: PETSc.Vec, y: PETSc.Vec) -> np.ndarray:
-    """This rank's part of Z^T A Z (Z: local rows of the columns; x, y: work vectors)."""
-    out = np.zeros((Z.shape[1], Z.shape[1]))
-    for j in range(Z.shape[1]):
-        x.array[:] = Z[:, j]
-        A.mult(x, y)
-        out[:, j] = Z.T @ y.getArray(readonly=True)
-    return out
+class _Projection:
+    """This rank's part of Z^T A Z for matrices A of the space of ``x``: Z a PETSc dense
+    matrix made once, A Z one product (MatMatMult), its result kept for the next A of the same
+    object (the product's reuse: a matrix assembled again in place).
+
+    Args:
+        Z: local rows of the columns.
+        x: a vector of the space (its layout).
+    """
+
+    def __init__(self, Z: np.ndarray, x: PETSc.Vec) -> None:
+        from petsc4py import PETSc
+        self.Z = Z
+        self.Zm = PETSc.Mat().createDense(((x.getLocalSize(), x.getSize()),
+                                           (None, Z.shape[1])), comm=x.getComm())
+        self.Zm.setUp()
+        self.Zm.getDenseArray()[:] = Z
+        self.Zm.assemble()
+        self._last: tuple = (None, None)
+
+    def of(self, A: PETSc.Mat) -> np.ndarray:
+        """Z^T A Z (this rank's part)."""
+        src, Y = self._last
+        if src is A:
+            A.matMult(self.Zm, Y)
+        else:
+            if Y is not None:
+                Y.destroy()
+            Y = A.matMult(self.Zm)
+            self._last = (A, Y)
+        return cast(np.ndarray, self.Z.T @ Y.getDenseArray(readonly=True))
+
+    def destroy(self) -> None:
+        """Free the PETSc objects."""
+        if self._last[1] is not None:
+            self._last[1].destroy()
+        self._last = (None, None)
+        self.Zm.destroy()
 
 
 class _Invariants:
@@ -207,7 +237,6 @@ class _Invariants:
         self.q0 = 0
         self.nz = nz = 1 + g + n
         ops = p.ops
-        x, y = p.vec(), p.vec()
         Xf = p.X[:, :g].reshape(-1)
         cols = [Xf] + [np.tile(_E[k, :g], p.n // g) for k in range(g)] + [T[:, i]
                                                                           for i in range(n)]
@@ -215,7 +244,11 @@ class _Invariants:
         basis = coupling_basis(g)
 
         # Z^T c_E Z, the package's matrices
-        loc = np.array([_projected(B, Zloc, x, y) for _, B in p.basis])
+        x = p.vec()
+        proj = _Projection(Zloc, x)
+        loc = np.array([proj.of(B) for _, B in p.basis])
+        proj.destroy()
+        proj = _Projection(T, x)
         P = np.empty_like(loc)
         comm.Allreduce(loc, P, op=MPI.SUM)
         # P(E_ab) for the unit matrices: P(W) = sum_ab W_ab Pe[a, b]
@@ -235,7 +268,7 @@ class _Invariants:
         def reduced(A: PETSc.Mat | None) -> np.ndarray:
             if A is None:
                 return np.zeros((n, n))
-            return cast(np.ndarray, comm.allreduce(_projected(A, T, x, y)))
+            return cast(np.ndarray, comm.allreduce(proj.of(A)))
         self.K = reduced(ops.K)
         self.D = reduced(ops.D)
         self.cases = [case for case, _ in ops.prestress_matrices]
@@ -267,8 +300,8 @@ class _Invariants:
         #: the nonlinear strain's tensors (:func:`nonlinear_tensors`; None for a linear body)
         self.H: np.ndarray | None = None
         self.C: np.ndarray | None = None
-        for v in (x, y):
-            v.destroy()
+        proj.destroy()
+        x.destroy()
 
     def P(self, W: np.ndarray) -> np.ndarray:
         """The invariant of ``W``: the sum over a, b of W_ab times the one of E_ab."""
