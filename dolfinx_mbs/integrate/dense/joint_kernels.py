@@ -482,13 +482,14 @@ def position_rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray
 def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray,
                          par: np.ndarray, grav: np.ndarray, n: int, fixed: np.ndarray,
                          presc: np.ndarray, Tn: np.ndarray, y: np.ndarray, lam: np.ndarray,
-                         hp: np.ndarray, fp: np.ndarray) -> None:
-    """dh/dp at fixed velocities (rows x (n + nz)) and d(B^T lam)/dp at fixed lam ((n + nw) x
-    (n + nz)), written, by central differences (step :data:`~dolfinx_mbs.systems.
-    coupled_joints.FD_STEP` scaled by the coordinate): over the frames' coordinates, and over
-    the elastic coordinates through the nodes' displacements (a column per node component
-    with a basis row, applied to it); at each, the rows of the elements it moves evaluated
-    again (:func:`_touched_rows`; the others' differences are zero).
+                         hp: np.ndarray, fp: np.ndarray, D: np.ndarray) -> None:
+    """dh/dp at fixed velocities (rows x (n + nz)), d(B^T lam)/dp at fixed lam ((n + nw) x
+    (n + nz)) and dB/dp (rows x (n + nw) x (n + nz)), written, by central differences (step
+    :data:`~dolfinx_mbs.systems.coupled_joints.FD_STEP` scaled by the coordinate): over the
+    frames' coordinates, and over the elastic coordinates through the nodes' displacements (a
+    column per node component with a basis row, applied to it); at each, the rows of the
+    elements it moves evaluated again (:func:`_touched_rows`; the others' differences are
+    zero).
 
     Args:
         ei: the elements' integers.
@@ -505,6 +506,8 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
         lam: the multipliers.
         hp: dh/dp (written).
         fp: d(B^T lam)/dp (written).
+        D: dB/dp (written; h is B V + b: at other velocities and multipliers, dh/dp and
+            d(B^T lam)/dp change by D dV and D^T d lam).
     """
     o = 2 * n
     nr = hp.shape[0]
@@ -522,6 +525,7 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     gp = np.zeros((0, 0))
     hp[:, :] = 0.0
     fp[:, :] = 0.0
+    D[:, :, :] = 0.0
     # the frames' states at y, each frame's again where its coordinate moves
     st = np.zeros((max(nf, 1), ST))
     dv = np.zeros((max(nf, 1), 3, MAXW))
@@ -561,6 +565,8 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                     continue
                 for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
                     hp[r, n + c] = (hh_[r] - hl[r]) / (2 * step)
+                    for j in range(nV):
+                        D[r, j, n + c] = (Bh[r, j] - Bl[r, j]) / (2 * step)
             for j in range(nV):
                 acc = 0.0
                 for el in range(ne):
@@ -596,6 +602,10 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                     d = (hh_[r] - hl[r]) / (2 * step)
                     for j in range(n):
                         hp[r, j] += d * Tn[s, a, j]
+                    for k in range(nV):
+                        d = (Bh[r, k] - Bl[r, k]) / (2 * step)
+                        for j in range(n):
+                            D[r, k, j] += d * Tn[s, a, j]
             for k in range(nV):
                 acc = 0.0
                 for el in range(ne):
@@ -784,7 +794,7 @@ class JointTables:
 CHOOSE = -10
 #: the stage's memory (:func:`stage`): whether a matrix is kept, its shift, the stages left
 #: that begin with a matrix of their own, the rows' size
-S_KEPT, S_SHIFT, S_FRESH, S_SCALE = 0, 1, 2, 3
+S_KEPT, S_SHIFT, S_FRESH, S_SCALE, S_PD = 0, 1, 2, 3, 4
 
 
 @jit
@@ -835,7 +845,7 @@ def _factored_well(A: np.ndarray, piv: np.ndarray, big: float) -> bool:
 @jit
 def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: np.ndarray,
           DQ: np.ndarray, X: np.ndarray, Xs: np.ndarray, KF: np.ndarray, kpiv: np.ndarray,
-          mem: np.ndarray, lam: np.ndarray, consts: tuple) -> int:
+          mem: np.ndarray, lam: np.ndarray, consts: tuple, pd: tuple) -> int:
     """A stage of Maggi's equations (:class:`~dolfinx_mbs.integrate.dense.coupled.
     MaggiStage`, whose :meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage.solve` it is,
     iterate for iterate) with loads of time alone: X (the scheme's unknown) updated in place
@@ -855,10 +865,13 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         Xs: the step's start (the convergence test's reference).
         KF: Newton's matrix's factors kept from stage to stage (with ``kpiv``).
         kpiv: their pivots.
-        mem: :data:`S_KEPT`, :data:`S_SHIFT`, :data:`S_FRESH`, :data:`S_SCALE` (updated).
+        mem: :data:`S_KEPT`, :data:`S_SHIFT`, :data:`S_FRESH`, :data:`S_SCALE`, :data:`S_PD`
+            (updated).
         lam: the multipliers recovered (written).
         consts: (the updates' contraction that asks for a new matrix, the stages that begin
-            with their own after one had to, the rows' stopping fraction of their size).
+            with their own after one had to, the rows' stopping fraction of their size, the
+            matrices formed with one differencing of the rows' position derivatives).
+        pd: the rows' position derivatives kept from matrix to matrix (:func:`_maggi_matrix`).
 
     Returns:
         The iterations (> 0), :data:`CHOOSE`, or minus a status (:data:`~dolfinx_mbs.
@@ -867,7 +880,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     ei, ef, fixed, presc, Tn, uoff = jt
     Pi, Vi, Ai, pos, dep, dep_p = idx
     ca, da, cb, db = comb
-    refresh_at, fresh_n, resid = consts
+    refresh_at, fresh_n, resid, pd_every = consts
     n = plan[6]
     N = X.shape[0]
     m = N - 2 * n
@@ -1027,9 +1040,11 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             X[:] = Xc
             return max(it, 1)
         if exact:
+            differ = mem[S_PD] <= 0.0 or mem[S_PD] >= pd_every
             if not _maggi_matrix(plan, par, jt, idx, ys, J, B, Bd, bpiv, gp, free, free_p, lam,
-                                 KF, kpiv):
+                                 KF, kpiv, pd, differ):
                 return -SINGULAR
+            mem[S_PD] = 1.0 if differ else mem[S_PD] + 1.0
             mem[S_KEPT] = 1.0
             mem[S_SHIFT] = shift
         dZ = _back(KF, kpiv, rows_)
@@ -1047,10 +1062,14 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
 def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.ndarray,
                   J: np.ndarray, B: np.ndarray, Bd: np.ndarray, bpiv: np.ndarray,
                   gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lam: np.ndarray,
-                  KF: np.ndarray, kpiv: np.ndarray) -> bool:
+                  KF: np.ndarray, kpiv: np.ndarray, pd: tuple, differ: bool) -> bool:
     """Newton's matrix of Maggi's rows in (p, u, the auxiliary momenta), factored into
     ``KF``, ``kpiv`` (:meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage._matrix`); False
-    where it is singular or not finite. ``Bd`` holds the factors of B_d."""
+    where it is singular or not finite. ``Bd`` holds the factors of B_d. ``pd``: (dh/dp,
+    d(B^T lam)/dp, dB/dp, V, lam) where they were differenced (:func:`position_derivatives`):
+    with ``differ`` differenced again at ``ys``, ``lam``; else carried there by dB/dp (the
+    rows are linear in V, their position derivatives change fast with the velocities and
+    multipliers of stiff modes, slowly with the positions)."""
     ei, ef, fixed, presc, Tn, uoff = jt
     Pi, Vi, Ai, pos, dep, dep_p = idx
     n = plan[6]
@@ -1069,10 +1088,24 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
     gdp = np.zeros(npos, dtype=np.int64)
     _factor(Gd, gdp)
     Cm = _null_basis(gp, dep_p, free_p, Gd, gdp)
-    hp = np.zeros((nr, nP))
-    fp = np.zeros((nV, nP))
-    position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
-                         hp, fp)
+    hp0, fp0, D, V0, lam0 = pd
+    if differ:
+        position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
+                             hp0, fp0, D)
+        for j in range(nV):
+            V0[j] = ys[Vi[j]]
+        for r in range(nr):
+            lam0[r] = lam[r]
+    hp = hp0.copy()
+    fp = fp0.copy()
+    if not differ:
+        for r in range(nr):
+            dl = lam[r] - lam0[r]
+            for j in range(nV):
+                dV = ys[Vi[j]] - V0[j]
+                for k in range(nP):
+                    hp[r, k] += D[r, j, k] * dV
+                    fp[j, k] += D[r, j, k] * dl
     Vp = np.zeros((nV, nP))
     col = np.empty(nr)
     for k in range(nP):
