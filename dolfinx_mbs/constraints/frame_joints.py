@@ -303,8 +303,8 @@ class FrameJoint:
         return JointOutput(force=self.force_on_b(Ra, lam), drift=drift)
 
     def force_on_b(self, Ra: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """The joint's force on ``b``'s point (global components): its force rows'
-        multipliers (a revolute joint's; none: zero).
+        """The joint's force on ``b``'s point (global components) (:meth:`forces_on_b` at one
+        state).
 
         Args:
             Ra: the first point's frame's rotation.
@@ -313,8 +313,22 @@ class FrameJoint:
         Returns:
             The force (3,).
         """
-        force = np.zeros(3)
-        force[:self.n_point_rows] = lam[:self.n_point_rows]
+        force: np.ndarray = self.forces_on_b(np.asarray(Ra)[None], np.asarray(lam)[None])[0]
+        return force
+
+    def forces_on_b(self, Ra: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """The joint's force on ``b``'s point (global components) at a batch of states: its
+        force rows' multipliers (a revolute joint's; none: zero).
+
+        Args:
+            Ra: the first point's frame's rotation at each state (S, 3, 3).
+            lam: the joint's multipliers at each (S, rows).
+
+        Returns:
+            The forces (S, 3).
+        """
+        force = np.zeros((len(lam), 3))
+        force[:, :self.n_point_rows] = lam[:, :self.n_point_rows]
         return force
 
     def __repr__(self) -> str:
@@ -528,21 +542,21 @@ class Prismatic(_Axial):
             k += 1
         self._align(a, b, g[k:], h[k:], G[k:])
 
-    def force_on_b(self, Ra: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """See :meth:`FrameJoint.force_on_b`: the guide's force on ``b``'s point across the
+    def forces_on_b(self, Ra: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """See :meth:`FrameJoint.forces_on_b`: the guide's force on ``b``'s point across the
         axis, -sum_k lam_k n_k over the rows across it (the joint's moment, of its angle or
         alignment rows, is not in it).
 
         Args:
-            Ra: the first point's frame's rotation.
-            lam: the joint's multipliers.
+            Ra: the first point's frame's rotation at each state (S, 3, 3).
+            lam: the joint's multipliers at each (S, rows).
 
         Returns:
-            The force (3,).
+            The forces (S, 3).
         """
-        force = np.zeros(3)
+        force = np.zeros((len(lam), 3))
         for k, n0 in enumerate(self.normals_a):
-            force -= lam[k] * (Ra @ n0)
+            force -= lam[:, k:k + 1] * (Ra @ n0)
         return force
 
     def gz(self, a: End, b: End, rows: np.ndarray, zslice: Sequence[slice]) -> None:

@@ -773,8 +773,7 @@ class MaggiStage:
             fa = tb.ei[e, 5]
             Ra = (states[:, fa, 0:9] if fa >= 0 else
                   np.broadcast_to(fixed[:, tb.ei[e, 6], 0:9], (len(Y), 9))).reshape(-1, 3, 3)
-            force = np.array([el.force_on_b(R, lm) for R, lm in zip(Ra, lam[:, r0:r1])])
-            out[el.name] = {"force": force.reshape(len(Y), 3),
+            out[el.name] = {"force": el.forces_on_b(Ra, lam[:, r0:r1]),
                             "drift": np.abs(G[:, r0:r1]).max(axis=1, initial=0.0)}
         return out, np.broadcast_to(presc[:, :, 1], (len(Y), presc.shape[1]))
 
