@@ -251,8 +251,8 @@ class BodyOperators(ReleasableMatrices):
                         ) -> Tuple[PETSc.Vec | None, PETSc.Mat | None]:
         """At the body's ``u_state``: with ``force``, the internal force's excess over K u
         (owned values complete); with ``tangent``, the tangent stiffness's excess over K (K's
-        sparsity); None for what is not asked. Forms compiled and objects created on first
-        use, then refilled.
+        sparsity); None for what is not asked. Each form compiled and its object created on
+        its first use, then refilled.
 
         Args:
             force: compute the internal force's excess.
@@ -261,25 +261,38 @@ class BodyOperators(ReleasableMatrices):
         Returns:
             ``(force, tangent)``, each None when not asked.
         """
-        if self._nl is None:
-            f = {k: fem.form(a) for k, a in self.body.nonlinear_forms().items()}
-            self._nl = {"forms": f, "vec": compat.create_vector(f["force"]),
-                        "mat": self.K.duplicate()}
-        nl = self._nl
         b = A = None
         if force:
-            b = assembled(nl["vec"], nl["forms"]["force"])
+            f = self._nl_form("force")
+            nl = self._nl_objects()
+            if "vec" not in nl:
+                nl["vec"] = compat.create_vector(f)
+            b = assembled(nl["vec"], f)
         if tangent:
+            a = self._nl_form("tangent")
+            nl = self._nl_objects()
+            if "mat" not in nl:
+                nl["mat"] = self.K.duplicate()
             A = nl["mat"]
-            assemble_into(A, nl["forms"]["tangent"])
+            assemble_into(A, a)
         return b, A
+
+    def _nl_objects(self) -> dict:
+        """The nonlinear strain's UFL forms, compiled forms and objects (made as needed)."""
+        if self._nl is None:
+            self._nl = {"ufl": self.body.nonlinear_forms(), "forms": {}}
+        return self._nl
+
+    def _nl_form(self, key: str) -> fem.Form:
+        """The nonlinear strain's form ``key`` (force, tangent, energy), compiled once."""
+        nl = self._nl_objects()
+        if key not in nl["forms"]:
+            nl["forms"][key] = fem.form(nl["ufl"][key])
+        return nl["forms"][key]
 
     def nonlinear_energy(self) -> float:
         """The strain energy's excess over 1/2 u.K u at ``u_state`` (summed over ranks)."""
-        if self._nl is None:
-            self.nonlinear_terms(force=False, tangent=False)
-        assert self._nl is not None  # (made by nonlinear_terms)
-        local = fem.assemble_scalar(self._nl["forms"]["energy"])
+        local = fem.assemble_scalar(self._nl_form("energy"))
         return cast(float, self.body.comm.allreduce(local))
 
     def coupling_matrix(self, W: np.ndarray, out: PETSc.Mat | None = None) -> PETSc.Mat:
