@@ -102,6 +102,20 @@ def _frames(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray, o
 
 
 @jit
+def _frames_at(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray, o: int,
+               y: np.ndarray) -> tuple:
+    """:func:`_frames` into new arrays: (st, dv, dom, dphi, drO)."""
+    nf = max(fi.shape[0], 1)
+    st = np.zeros((nf, ST))
+    dv = np.zeros((nf, 3, MAXW))
+    dom = np.zeros((nf, 3, MAXW))
+    dphi = np.zeros((nf, 3, MAXZ))
+    drO = np.zeros((nf, 3, MAXZ))
+    _frames(fi, ff, par, grav, o, y, st, dv, dom, dphi, drO)
+    return st, dv, dom, dphi, drO
+
+
+@jit
 def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray,
                o: int, y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray,
                dphi: np.ndarray, drO: np.ndarray, yd: np.ndarray, dSz: np.ndarray,
@@ -230,12 +244,7 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
     nz = 0
     for i in range(nf):
         nz += fi[i, 3]
-    st = np.zeros((max(nf, 1), ST))
-    dv = np.zeros((max(nf, 1), 3, MAXW))
-    dom = np.zeros((max(nf, 1), 3, MAXW))
-    dphi = np.zeros((max(nf, 1), 3, MAXZ))
-    drO = np.zeros((max(nf, 1), 3, MAXZ))
-    _frames(fi, ff, par, grav, o, y, st, dv, dom, dphi, drO)
+    st, dv, dom, dphi, drO = _frames_at(fi, ff, par, grav, o, y)
     g[:] = 0.0
     h[:] = 0.0
     B[:, :] = 0.0
@@ -527,12 +536,7 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     fp[:, :] = 0.0
     D[:, :, :] = 0.0
     # the frames' states at y, each frame's again where its coordinate moves
-    st = np.zeros((max(nf, 1), ST))
-    dv = np.zeros((max(nf, 1), 3, MAXW))
-    dom = np.zeros((max(nf, 1), 3, MAXW))
-    dphi = np.zeros((max(nf, 1), 3, MAXZ))
-    drO = np.zeros((max(nf, 1), 3, MAXZ))
-    _frames(fi, ff, par, grav, o, y, st, dv, dom, dphi, drO)
+    st, dv, dom, dphi, drO = _frames_at(fi, ff, par, grav, o, y)
     yd = np.zeros(y.shape[0])
     dSz = np.zeros((9, MAXZ))
     dSw = np.zeros((9, MAXW))
@@ -568,13 +572,7 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                     for j in range(nV):
                         D[r, j, n + c] = (Bh[r, j] - Bl[r, j]) / (2 * step)
             for j in range(nV):
-                acc = 0.0
-                for el in range(ne):
-                    if not touched[el]:
-                        continue
-                    for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
-                        acc += (Bh[r, j] - Bl[r, j]) * lam[r]
-                fp[j, n + c] = acc / (2 * step)
+                fp[j, n + c] = _touched_curvature(touched, ei, Bh, Bl, lam, j) / (2 * step)
     q = y[0:n]
     for s in range(ns):
         for el in range(ne):
@@ -607,15 +605,22 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                         for j in range(n):
                             D[r, k, j] += d * Tn[s, a, j]
             for k in range(nV):
-                acc = 0.0
-                for el in range(ne):
-                    if not touched[el]:
-                        continue
-                    for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
-                        acc += (Bh[r, k] - Bl[r, k]) * lam[r]
-                d = acc / (2 * step)
+                d = _touched_curvature(touched, ei, Bh, Bl, lam, k) / (2 * step)
                 for j in range(n):
                     fp[k, j] += d * Tn[s, a, j]
+
+
+@jit
+def _touched_curvature(touched: np.ndarray, ei: np.ndarray, Bh: np.ndarray, Bl: np.ndarray,
+                       lam: np.ndarray, j: int) -> float:
+    """sum_r (Bh - Bl)[r, j] lam_r over the ``touched`` elements' rows (the others' rows of
+    Bh and Bl are not written)."""
+    acc = 0.0
+    for el in range(ei.shape[0]):
+        if touched[el]:
+            for r in range(ei[el, 1], ei[el, 1] + ei[el, 2]):
+                acc += (Bh[r, j] - Bl[r, j]) * lam[r]
+    return acc
 
 
 @jit
