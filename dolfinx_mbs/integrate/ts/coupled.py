@@ -260,6 +260,9 @@ class CoupledProblem:
         self.ham: HamiltonForm | None = None
         #: the state at the step's start (Hamilton's form, and the joints' multipliers)
         self.X0: PETSc.Vec | None = None
+        #: the joints' block at the last step's intermediate time (:meth:`observed`)
+        self.stage_joints: np.ndarray | None = None
+        self._adopt = False
         #: the Jacobian formed at every iterate (Newton's method, not the kept Jacobian's
         #: modified one) until the updates are below :data:`KEEP` of the unknowns: Hamilton's
         #: form, whose steps converge quadratically so
@@ -425,8 +428,8 @@ class CoupledProblem:
         The schemes that solve the rows at an intermediate time t0 + a h (TSALPHA: a =
         alpha_f; the midpoint rule: a = 1/2) find the joints' multipliers there; their
         step-end values 2 lam_m - lam_0 (a = 1/2) would oscillate from step to step about
-        the force without approaching it, so the step's end keeps the intermediate values
-        (:meth:`_post_step`; the next step's rows read only its own intermediate values).
+        the force without approaching it, so the observers read the intermediate values
+        (:meth:`observed`; the next step's rows read only its own intermediate values).
         BDF solves the rows at the step's end: 0.
 
         Returns:
@@ -441,24 +444,65 @@ class CoupledProblem:
         return 0.0
 
     def _keep_intermediate_multipliers(self, X1: PETSc.Vec) -> None:
-        """The joints' block of the step's end ``X1`` set to its intermediate-time values
-        (:meth:`multiplier_lag`)."""
+        """Keep the joints' block of the step's intermediate time (:meth:`multiplier_lag`)
+        from the step's start :attr:`X0` and its end ``X1``, for :meth:`observed`.
+
+        The TS's solution is left as it is: a post-step that changes it makes PETSc restart
+        the scheme at the next step (``TSPostStep`` compares the solution's state), which for
+        TSALPHA means two backward-Euler half steps and a new initial rate at every step
+        (three solves a step, and first order in dt at a spectral radius below 1, where the
+        rate carried from step to step matters).
+        """
         js = self.system.jointset
         lag = self.multiplier_lag()
         if not js.n_unknowns or lag == 0.0:
             return
         q, v, f1, f0 = self.split(X1, self.X0)
         self.restore(X1, q, v)
-        # the array taken on every rank: PETSc keeps the TS's Jacobian by the solution's
-        # state, which a write on the owner alone would move on that rank alone (the ranks
-        # then part ways at the next step)
-        a = X1.getArray()
-        if self.owner:
-            b = self.m - js.n_unknowns
-            a[2 * self.n_local + b:] = f0[b:] + (1.0 - lag) * (f1[b:] - f0[b:])
+        b = self.m - js.n_unknowns
+        self.stage_joints = f0[b:] + (1.0 - lag) * (f1[b:] - f0[b:])
+
+    def observed(self, f: np.ndarray) -> np.ndarray:
+        """The frame unknowns ``f`` of the step's end as the observers read them: the joints'
+        block at the step's intermediate time where the scheme solves it there (kept by the
+        last step, :meth:`_keep_intermediate_multipliers`; the state's own before the first
+        step).
+
+        Args:
+            f: the frame unknowns of the TS's solution (replicated).
+
+        Returns:
+            ``f``, or a copy with the joints' block replaced.
+        """
+        if self.stage_joints is None:
+            return f
+        out = f.copy()
+        out[self.m - len(self.stage_joints):] = self.stage_joints
+        return out
+
+    def adopt_stage(self) -> None:
+        """Write the kept intermediate multipliers into the joints' block of the TS's
+        solution before the next step (where the scheme restarts, at a checkpoint: the state
+        a restart from it reads, :meth:`observed`'s). The write waits for the next step's
+        start (:meth:`_pre_step`): the solution is read-only while the TS's monitor runs."""
+        self._adopt = self.stage_joints is not None
+
+    def forget_stage(self) -> None:
+        """Forget the kept intermediate multipliers (a new start: :meth:`observed` gives the
+        state's own until the next step)."""
+        self.stage_joints = None
+        self._adopt = False
 
     def _pre_step(self, ts: PETSc.TS) -> None:
-        ts.getSolution().copy(self.X0)
+        X = ts.getSolution()
+        if self._adopt and self.stage_joints is not None:
+            # the array taken on every rank: PETSc keeps the TS's Jacobian by the solution's
+            # state, which a write on the owner alone would move on that rank alone
+            a = X.getArray()
+            if self.owner:
+                a[len(a) - len(self.stage_joints):] = self.stage_joints
+        self._adopt = False
+        X.copy(self.X0)
         self.t0 = ts.getTime()
 
     def _post_step(self, ts: PETSc.TS) -> None:
@@ -481,7 +525,9 @@ class CoupledProblem:
             hook(tm, q, v, f)
         for x in (Xm, q, v, pm):
             x.destroy()
-        # the step's end velocities: those of the momenta (p1, pi1) at its coordinates, not
+        # the step's end velocities: those of the momenta (p1, pi1) at its coordinates (a
+        # change of the solution that makes PETSc restart TSTHETA at the next step, which
+        # changes nothing there: its predictor is the step's start), not
         # the TS's 2 v_m - v0 (which the next step does not read: its residual takes the
         # midpoint's velocities and the momenta carried, and a free frame's linear momentum
         # m v_O + pi, which is p1's either way)

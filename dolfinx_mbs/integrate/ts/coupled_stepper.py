@@ -101,6 +101,7 @@ class CoupledStepper(CoupledRecords, TSLoop):
 
     def _start(self, f0: np.ndarray) -> None:
         self.x0 = self.problem.initial_state(self.q0, self.v0, f0)
+        self.problem.forget_stage()
         self.problem.start(self.ts.getTime(), self.x0)  # Hamilton's: the state's momenta
 
     def resume(self, ckpt: checkpoint.Checkpoint, stem: str, t_end: float) -> None:
@@ -126,8 +127,9 @@ class CoupledStepper(CoupledRecords, TSLoop):
             [q, v] if self.system.parts else []
 
     def extra(self) -> checkpoint.CoupledUnknowns:
-        """The frame unknowns at the boundary, with what a restart checks they fit."""
-        return checkpoint.coupled_extra(self.system, self._state[2])
+        """The frame unknowns at the boundary (the joints' multipliers as the observers read
+        them), with what a restart checks they fit."""
+        return checkpoint.coupled_extra(self.system, self.problem.observed(self._state[2]))
 
     def checkpointed(self) -> None:
         """A checkpoint was written and the run goes on as a restart from it would.
@@ -135,8 +137,10 @@ class CoupledStepper(CoupledRecords, TSLoop):
         The scheme starts again from the state (BDF2 with half a step of backward Euler,
         generalized-alpha with its estimate of the rates); Hamilton's form takes the momenta
         carried from the state, as a restart takes them (they are the step end's velocities'
-        to round-off).
+        to round-off). The joints' multipliers of the solution become those the checkpoint
+        keeps (:meth:`extra`), as a restart reads them.
         """
+        self.problem.adopt_stage()
         self.ts.restartStep()
         self.problem.start(self.ts.getTime(), self.ts.getSolution())
 
@@ -173,7 +177,10 @@ class CoupledStepper(CoupledRecords, TSLoop):
 
     # --- what the observers ask --------------------------------------------------------------
     def state(self, t: float, need_v: bool) -> State:
-        """The TS's solution at ``t``: the elastic q and v and the frame unknowns.
+        """The TS's solution at ``t``: the elastic q and v and the frame unknowns (the joints'
+        multipliers of the step's intermediate time where the scheme solves them there:
+        :meth:`~dolfinx_mbs.integrate.ts.coupled.CoupledProblem.observed`, which a
+        checkpoint keeps too, :meth:`extra`).
 
         Args:
             t: the boundary's time (s).
@@ -183,7 +190,7 @@ class CoupledStepper(CoupledRecords, TSLoop):
             The state (valid until the next boundary).
         """
         q, v, f = self._split()
-        return State(q, v, frames=f)
+        return State(q, v, frames=self.problem.observed(f))
 
     def destroy(self) -> None:
         """Destroy the state read last, the problem and the TS (collective)."""
