@@ -119,7 +119,13 @@ def test_joints_with_numerical_damping():
     """Generalized-alpha at spectral radius 0.8 (the rates carried from step to step enter
     each step): the double pendulum's angles at second order to the Lagrange reference, the
     elbow's force to the momentum balance. Measured before the fix of the post-step that
-    restarted the scheme at every step: first order, 5.8e-3 and 2.9e-3 rad."""
+    restarted the scheme at every step: first order, 5.8e-3 and 2.9e-3 rad. Not on PETSc
+    3.18 (DOLFINx 0.5.2's), whose TSALPHA starts from twice the initial rate's backward
+    difference (:func:`dolfinx_mbs.compat.alpha1_restart_step`): first order there on both
+    paths (3.1e-3, 1.7e-3 rad; the dense stages with the right rate: this test's numbers)."""
+    from dolfinx_mbs import compat
+    if compat.alpha1_restart_step() != 1.0:
+        pytest.skip("this PETSc's TSALPHA starts from twice the initial rate")
     T = 0.5
     ref = double_pendulum_reference(T)
     errors = []
