@@ -219,8 +219,8 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
     ``compile_form`` once per signature, ``create_form`` with this form's mesh, spaces,
     coefficients and constants). FFCx's own lookup lists its cache directory for every form
     (~8 ms with 6,000 cached modules): a model made again (a parameter study) paid it for every
-    form. Forms with subdomain data, several domains, no argument or no integral go to
-    ``fem.form``.
+    form. The bodies' forms (``assembly``) are made through it. Forms with subdomain data,
+    several domains, no argument or no integral go to ``fem.form``.
 
     The first form of a signature (its mesh and coefficients) is kept for the process.
 

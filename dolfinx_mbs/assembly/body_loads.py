@@ -100,14 +100,14 @@ class BodyLoads:
         ext = body.external_load_form(varying=False)
         # [form, vector, key of the last assembly]
         self._parts = {
-            "gravity": [fem.form(body.gravity_form()), None, None],
-            "external": [fem.form(ext) if ext is not None else None, None, None],
+            "gravity": [compat.form(body.gravity_form()), None, None],
+            "external": [compat.form(ext) if ext is not None else None, None, None],
         }
         if user_load is not None:
             self._parts["user"] = [user_load, None, None]
         self._frame = None
         if basis is None:
-            self._parts["frame"] = [fem.form(body.frame_load_form()), None, None]
+            self._parts["frame"] = [compat.form(body.frame_load_form()), None, None]
         for part in self._parts.values():
             if part[0] is not None:
                 part[1] = compat.create_vector(part[0])
@@ -130,8 +130,8 @@ class BodyLoads:
         """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
         body = self.body
         v = ufl.TestFunction(body.V)
-        fc = fem.form(F.centrifugal_unit_load(body.rho, body.W_load, body.X, v))
-        fg = fem.form(F.gravity_load(body.rho, body.g_unit, v))
+        fc = compat.form(F.centrifugal_unit_load(body.rho, body.W_load, body.X, v))
+        fg = compat.form(F.gravity_load(body.rho, body.g_unit, v))
         spin = []
         for coeff, E in basis:
             body.W_load.value = E
@@ -158,7 +158,7 @@ class BodyLoads:
         v = ufl.TestFunction(body.V)
         out = []
         for ld, dm in loads:
-            form = fem.form(body.material.thickness * ufl.inner(c, v) * dm)
+            form = compat.form(body.material.thickness * ufl.inner(c, v) * dm)
             units = []
             for k in range(body.gdim):
                 c.value = np.eye(body.gdim)[k]
@@ -181,7 +181,7 @@ class BodyLoads:
             if self._frame is not None:
                 units = self._frame.accel
             else:
-                fg = fem.form(F.gravity_load(body.rho, body.g_unit, ufl.TestFunction(body.V)))
+                fg = compat.form(F.gravity_load(body.rho, body.g_unit, ufl.TestFunction(body.V)))
                 units = []
                 for k in range(body.gdim):
                     body.g_unit.value = np.eye(3)[k]

@@ -105,7 +105,7 @@ class BodyOperators(ReleasableMatrices):
         self.strategy = strategy
         body.assembled = True
         t0 = time.perf_counter()
-        self.forms = {k: fem.form(a) for k, a in body.bilinear_forms().items()}
+        self.forms = {k: compat.form(a) for k, a in body.bilinear_forms().items()}
         # load vectors in parts, each re-assembled only when what it depends on changes
         t1 = time.perf_counter()
         self._mats: Dict[str, PETSc.Mat] = {
@@ -130,7 +130,7 @@ class BodyOperators(ReleasableMatrices):
         for k, a in body.user_operator_forms().items():
             if a is None:
                 continue
-            f = fem.form(a)
+            f = compat.form(a)
             if k == "load_varying":
                 self._user[k] = [f, None]
                 continue
@@ -181,7 +181,7 @@ class BodyOperators(ReleasableMatrices):
     # -- prestress (geometric stiffening) -------------------------------------------------
     def _prestress_forms(self) -> dict:
         if self._pforms is None:
-            self._pforms = {k: fem.form(a) if a is not None else None
+            self._pforms = {k: compat.form(a) if a is not None else None
                             for k, a in self.body.prestress_load_forms().items()}
         return self._pforms
 
@@ -227,7 +227,7 @@ class BodyOperators(ReleasableMatrices):
             made = self._geo.get(case)
             if made is None or made[0] is not field:
                 made = self._geo[case] = (
-                    field, fem.form(self.body.prestress_stiffness_form(field)))
+                    field, compat.form(self.body.prestress_stiffness_form(field)))
             A = held.pop(case, None)
             A = A if A is not None else self.K.duplicate()
             assemble_into(A, made[1])
@@ -287,7 +287,7 @@ class BodyOperators(ReleasableMatrices):
         """The nonlinear strain's form ``key`` (force, tangent, energy), compiled once."""
         nl = self._nl_objects()
         if key not in nl["forms"]:
-            nl["forms"][key] = fem.form(nl["ufl"][key])
+            nl["forms"][key] = compat.form(nl["ufl"][key])
         return nl["forms"][key]
 
     def nonlinear_energy(self) -> float:

@@ -118,7 +118,7 @@ def check_axisymmetric(body: Body, axis: np.ndarray, center: np.ndarray, tol: fl
     orders, powers = (1, 2, 3, 4), (0, 1, 2)
     wm, wi, wp = _const(mesh, np.zeros(4)), _const(mesh, np.zeros(4)), _const(mesh, np.zeros(3))
     ref = _const(mesh, 0.0)
-    form = fem.form(S.axisymmetry_moments(body.rho, axis, center, ufl.SpatialCoordinate(mesh),
+    form = compat.form(S.axisymmetry_moments(body.rho, axis, center, ufl.SpatialCoordinate(mesh),
                                           wm, wi, wp, ref, orders, powers))
 
     def moment(j: int, p: int, which: str) -> float:
@@ -173,7 +173,7 @@ class JournalMap:
         c, d, P = _const(mesh, np.zeros(3)), _const(mesh, np.zeros(3)), _const(mesh,
                                                                                np.zeros((3, 3)))
         t, w = _const(mesh, np.zeros(3)), _const(mesh, np.zeros(3))
-        forms = {k: fem.form(f) for k, f in S.journal_forms(x, ufl.TestFunction(body.V), ds,
+        forms = {k: compat.form(f) for k, f in S.journal_forms(x, ufl.TestFunction(body.V), ds,
                                                              c, d, P, t, w).items()}
 
         def scalar(key: str) -> float:
@@ -431,13 +431,13 @@ class RotorTerms:
                                ("softening", S.circumferential_softening(body.rho, a, c, x,
                                                                          u, v))):
                 G = K.duplicate()
-                assemble_into(G, fem.form(form))
+                assemble_into(G, compat.form(form))
                 self._units[name] = G
             if self.varies:
                 G = K.duplicate()
-                assemble_into(G, fem.form(S.spin_acceleration(body.rho, a, c, x, u, v)))
+                assemble_into(G, compat.form(S.spin_acceleration(body.rho, a, c, x, u, v)))
                 self._units["spin_acceleration"] = G
-            f = fem.form(S.centrifugal_load(body.rho, a, c, x, v))
+            f = compat.form(S.centrifugal_load(body.rho, a, c, x, v))
             self._loads["centrifugal"] = assembled(compat.create_vector(f), f)
             for d in self.disks:
                 Md, Gd = d.matrices()
