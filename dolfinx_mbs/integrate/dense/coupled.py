@@ -80,13 +80,17 @@ if TYPE_CHECKING:
     from dolfinx_mbs.integrate.stepper import Boundary
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
-__all__ = ["DenseCoupledStepper", "applies", "DENSE_COUPLED_MAX", "BATCH"]
+__all__ = ["DenseCoupledStepper", "applies", "newton_tolerance", "DENSE_COUPLED_MAX",
+           "DENSE_OPTIONS", "BATCH"]
 
 log = logging.getLogger(__name__)
 
 #: the largest number of elastic reduced unknowns that ``stepper="auto"`` steps in dense form
 #: (a dense LU of 2 n + m a Newton iteration, n^2 (1 + g + n) products a residual)
 DENSE_COUPLED_MAX = 60
+#: the PETSc options the dense path reads (any other sends ``stepper="auto"`` to the TS path):
+#: Newton's update tolerance, as the TS path's SNES takes it (:func:`newton_tolerance`)
+DENSE_OPTIONS = ("snes_stol",)
 #: the steps of a batch (between two looks at the other ranks, the observers, the signals)
 BATCH = 1000
 #: after a load function read the frame's state, the steps before it is asked again whether
@@ -105,6 +109,10 @@ MAGGI_FRESH = 16
 #: unknown bouncing between two values at round-off, which the update test reads as no
 #: convergence
 MAGGI_RESIDUAL = 1e-12
+#: Maggi's stages' Newton update tolerance where the run sets none (``snes_stol``): round-off,
+#: so that the joints' position rows hold to round-off at BDF2's step ends (the positions are
+#: Newton's unknowns; the TS path's 1e-9 left the slider-crank's joints open by 1.8e-10 m)
+MAGGI_STOL = kernels.ROUNDOFF
 #: the compiled stages' Newton matrices formed with one differencing of the rows' position
 #: derivatives (between, they are carried by dB/dp to the iterate's velocities and
 #: multipliers: joint_kernels._maggi_matrix); measured on the stiffened slider-crank: 0.9 %
@@ -142,9 +150,41 @@ def applies(system: CoupledSystem, run: RunSpec) -> str | None:
     """
     if run.formulation not in ("second-order", "first-order"):
         return f"formulation {run.formulation!r} (the dense path: 'second-order', 'first-order')"
-    if run.options:
-        return "PETSc options (options=)"
+    other = sorted(set(run.options or ()) - set(DENSE_OPTIONS))
+    if other:
+        return f"PETSc options (options=: {', '.join(other)})"
     return dense_reason(system)
+
+
+def newton_tolerance(run: RunSpec, default: float) -> float:
+    """The Newton update tolerance of the dense path: the run's ``snes_stol`` (``options=``,
+    else the options database under the run's prefix), as the TS path's SNES reads it, else
+    ``default``.
+
+    Args:
+        run: the run.
+        default: the tolerance where the run sets none.
+
+    Returns:
+        The tolerance.
+
+    Raises:
+        ValueError: the option is not a number in [0, 1).
+    """
+    from petsc4py import PETSc
+
+    given = (run.options or {}).get("snes_stol")
+    if given is None:
+        db = PETSc.Options()
+        key = run.prefix + "snes_stol"
+        given = db.getReal(key) if db.hasName(key) else default
+    try:
+        value = float(given)   # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        value = math.nan
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"options['snes_stol'] must be a number in [0, 1), not {given!r}")
+    return value
 
 
 class FrameLoads:
@@ -843,7 +883,7 @@ class MaggiStage:
             self.kept = None     # another step size (or a stiff model): a new matrix
         self.fresh = max(self.fresh - 1, 0)
         stale = self.kept is not None
-        done = _Converged(p.n, p.m, MAGGI_REFRESH)
+        done = _Converged(p.n, p.m, MAGGI_REFRESH, st.stol)
         exact = False
         before = ys
         for it in range(kernels.MAXIT):
@@ -930,7 +970,8 @@ class MaggiStage:
             p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff),
             (self.P, self.V, self.A, self.pos, self.dep, self.dep_p), (ca, da, cb, db), Q,
             self._DQ0, Xw, Xs, self._KF, self._kpiv, mem, lam,
-            (MAGGI_REFRESH, float(MAGGI_FRESH), MAGGI_RESIDUAL, float(MAGGI_DIFFERENCES)),
+            (MAGGI_REFRESH, float(MAGGI_FRESH), MAGGI_RESIDUAL, float(MAGGI_DIFFERENCES),
+             st.stol),
             self._pd)
         if code == joint_kernels.CHOOSE:   # solve() from the guess, with a matrix of its own
             self._kmem[joint_kernels.S_KEPT] = 0.0
@@ -998,8 +1039,9 @@ class _Converged:
     iterations run from Python: :meth:`plateau` with an iterate's residual, :meth:`update`
     with the update that followed it."""
 
-    def __init__(self, n: int, m: int, refresh: float = kernels.REFRESH) -> None:
-        self.n, self.refresh_at = n, refresh
+    def __init__(self, n: int, m: int, refresh: float = kernels.REFRESH,
+                 stol: float = kernels.STOL) -> None:
+        self.n, self.refresh_at, self.stol = n, refresh, stol
         self.blocks = [slice(0, n), slice(n, 2 * n)] + [slice(2 * n + k, 2 * n + k + 1)
                                                         for k in range(m)]
         self.prev: np.ndarray | None = None
@@ -1052,7 +1094,7 @@ class _Converged:
         for k, (a, r) in enumerate(zip(sizes, ref)):
             pa = prev[k] if prev is not None else a
             ok = (a <= R * r or (k > 1 and a <= R * top)
-                  or (prev is not None and a * a <= R * r * max(pa, 1e-300)))
+                  or (prev is not None and a * a <= self.stol * r * max(pa, 1e-300)))
             if not ok:
                 done = False
                 if prev is not None and a > self.refresh_at * pa:
@@ -1095,6 +1137,10 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         self.dense = DenseCoupled(system)
         self.plan = self.dense.plan
         self.K = kernels.variant(kernels.COMPILED if compiled is None else bool(compiled))
+        #: Newton's update tolerance (:func:`newton_tolerance`): by default the TS path's,
+        #: but Maggi's stages' (:data:`MAGGI_STOL`)
+        self.stol = newton_tolerance(
+            run, MAGGI_STOL if system.jointset.active else kernels.STOL)
         self.formulation = run.formulation
         self.times = [run.t0] + run.times()
         self.n_steps = len(self.times) - 1
@@ -1497,11 +1543,12 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         Y = self.Y[k + 1:k1 + 1]
         if self.formulation == "second-order":
             am, af, gm = self.params
-            K.alpha_run(p.arrays(), spar, sQ, DQ, tt, (am, af, gm, self.restart_step),
+            K.alpha_run(p.arrays(), spar, sQ, DQ, tt,
+                        (am, af, gm, self.restart_step, self.stol),
                         self.started, self.y, self.V, Y, info)
         else:
             K.bdf_run(p.arrays(), spar, sQ, DQ, tt, self.started, self.y, self.hist_t,
-                      self.hist_X, Y, info)
+                      self.hist_X, Y, info, self.stol)
         done = int(info[0])
         self.iterations += int(info[2])
         self.stages += int(info[3])
@@ -1572,6 +1619,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         if self.maggi is not None:
             return self.maggi.solve(t, ca, da, cb, db, X, Xs, par)
         mem = np.zeros(kernels.M_HEAD + 2 * (2 + p.m))
+        mem[kernels.M_STOL] = self.stol
         LU = np.empty((p.N, p.N))
         piv = np.zeros(p.N, dtype=np.int64)
         DQ = None

@@ -149,6 +149,11 @@ ROUNDOFF = 1e-13
 PLATEAU = 1e-7
 #: Newton's iterations at most
 MAXIT = 25
+#: Newton: done where the error an update leaves, a_k^2 / a_(k-1) for updates a_k of a
+#: contracting iteration, is below this fraction of its block (or of the step's increment of
+#: it), the TS path's ``snes_stol`` default; the run's ``options={"snes_stol": ...}`` sets it
+#: on both paths
+STOL = 1e-9
 #: status codes of a stretch of steps
 OK, NOT_CONVERGED, NOT_FINITE, SINGULAR = 0, 1, 2, 3
 #: Newton's memory between iterations (:func:`newton_iter`): the last residual's norm,
@@ -156,7 +161,10 @@ OK, NOT_CONVERGED, NOT_FINITE, SINGULAR = 0, 1, 2, 3
 #: an exact Newton step (the Jacobian of its iterate), whether the next one must be; then the
 #: last update's size and the reference of each block
 M_FNORM, M_PREV, M_TOP, M_EXACT, M_REFRESH = 0, 1, 2, 3, 4
-M_HEAD = 5
+#: and the update test's tolerance (:data:`STOL`, or the run's ``snes_stol``), set by the
+#: caller
+M_STOL = 5
+M_HEAD = 6
 #: a slower contraction of the updates than this asks for a new Jacobian (the factors of the
 #: stage's first iterate serve while the updates shrink faster)
 REFRESH = 0.1
@@ -1325,9 +1333,10 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
     earlier iterate serve (the same solution: only the rate of convergence depends on them).
     Converged when the update is round-off of its block (the elastic coordinates, their
     rates, each frame unknown; relative to the block or to its increment from ``Xs``, the
-    step's start), directly or as the last contraction extrapolates it, or when an exact step
-    no longer reduces the residual (the round-off plateau). ``mem`` (:data:`M_HEAD` + 2 (2 +
-    m) numbers, zero at the stage's start) carries what one iteration leaves the next.
+    step's start), or the error it leaves as the last contraction extrapolates it is below
+    ``mem[M_STOL]`` of the block (:data:`STOL`), or when an exact step no longer reduces the
+    residual (the round-off plateau). ``mem`` (:data:`M_HEAD` + 2 (2 + m) numbers, zero at
+    the stage's start but for :data:`M_STOL`) carries what one iteration leaves the next.
 
     Returns:
         0 to go on, the iterations taken when converged, or minus a status
@@ -1411,7 +1420,7 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
         a_, rr = sizes[b], refs[b]
         pa = mem[hp + b] if have_prev else a_
         ok = (a_ <= ROUNDOFF * rr or (b > 1 and a_ <= ROUNDOFF * top)
-              or (have_prev and a_ * a_ <= ROUNDOFF * rr * max(pa, 1e-300)))
+              or (have_prev and a_ * a_ <= mem[M_STOL] * rr * max(pa, 1e-300)))
         if not ok:
             done = False
             if have_prev and a_ > REFRESH * pa:
@@ -1427,8 +1436,9 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
 
 @jit
 def newton(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndarray,
-           X: np.ndarray, Xs: np.ndarray) -> int:
-    """Newton's method (:func:`newton_iter`) with loads that do not depend on X.
+           X: np.ndarray, Xs: np.ndarray, stol: float) -> int:
+    """Newton's method (:func:`newton_iter`, its update test's tolerance ``stol``) with loads
+    that do not depend on X.
 
     Returns:
         The iterations (> 0), or minus a status (:data:`NOT_CONVERGED`, :data:`NOT_FINITE`,
@@ -1436,6 +1446,7 @@ def newton(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndar
     """
     N = X.shape[0]
     mem = np.zeros(M_HEAD + 2 * (2 + N - 2 * plan[6]))
+    mem[M_STOL] = stol
     LU = np.empty((N, N))
     piv = np.zeros(N, dtype=np.int64)
     for it in range(MAXIT):
@@ -1455,8 +1466,9 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
     parent states ``spar`` and loads ``sQ`` in order (one row: the same at every stage). X, V
     are updated in place, the step ends' states written to the rows of ``Y``; ``info``: steps
     done, status, iterations, stages solved (the last two added to). ``plan`` as
-    :func:`residual` takes it; ``scheme``: (alpha_m, alpha_f, gamma, restart_step)."""
-    am, af, gm, restart_step = scheme
+    :func:`residual` takes it; ``scheme``: (alpha_m, alpha_f, gamma, restart_step, Newton's
+    tolerance :data:`STOL`)."""
+    am, af, gm, restart_step, stol = scheme
     info[0] = 0
     info[1] = OK
     N = X.shape[0]
@@ -1474,7 +1486,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
             X1 = X0.copy()
             _combine(-1.0 / hh, X0, 0.0, X0, db)
             it = newton(plan, spar[0 if one_p else si], (1.0, zero, 1.0 / hh, db),
-                        sQ[0 if one_q else si], DQ, X1, X0)
+                        sQ[0 if one_q else si], DQ, X1, X0, stol)
             si += 1
             if it < 0:
                 info[1] = -it
@@ -1482,7 +1494,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
             X2 = X1.copy()
             _combine(-1.0 / hh, X1, 0.0, X1, db)
             it2 = newton(plan, spar[0 if one_p else si], (1.0, zero, 1.0 / hh, db),
-                         sQ[0 if one_q else si], DQ, X2, X1)
+                         sQ[0 if one_q else si], DQ, X2, X1, stol)
             si += 1
             if it2 < 0:
                 info[1] = -it2
@@ -1497,7 +1509,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
         _combine(1.0 - af, X0, 0.0, X0, da)
         _combine(1.0 - am / gm, V, -am / (gm * h), X0, db)
         it = newton(plan, spar[0 if one_p else si], (af, da, am / (gm * h), db),
-                    sQ[0 if one_q else si], DQ, X1, X0)
+                    sQ[0 if one_q else si], DQ, X1, X0, stol)
         si += 1
         if it < 0:
             info[1] = -it
@@ -1549,11 +1561,11 @@ def bdf_weights(t1: float, t0: float, tm: float, two: bool) -> np.ndarray:
 @jit
 def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: np.ndarray,
             started: bool, X: np.ndarray, hist_t: np.ndarray, hist_X: np.ndarray, Y: np.ndarray,
-            info: np.ndarray) -> None:
+            info: np.ndarray, stol: float) -> None:
     """Steps of PETSc's TSBDF of order 2 from X through the times ``tt`` (the run's first
     step: a backward-Euler half step, then BDF2 on t, t + h/2, t + h), the predictor the line
     through the last two states; ``hist_t``, ``hist_X`` hold the state one step back
-    (updated). As :func:`alpha_run` otherwise."""
+    (updated); ``stol`` Newton's tolerance (:data:`STOL`). As :func:`alpha_run` otherwise."""
     info[0] = 0
     info[1] = OK
     N = X.shape[0]
@@ -1571,7 +1583,7 @@ def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: n
             Xm = X0.copy()
             _combine(w[1], X0, 0.0, X0, db)
             it = newton(plan, spar[0 if one_p else si], (1.0, zero, w[0], db),
-                        sQ[0 if one_q else si], DQ, Xm, X0)
+                        sQ[0 if one_q else si], DQ, Xm, X0, stol)
             si += 1
             if it < 0:
                 info[1] = -it
@@ -1588,7 +1600,7 @@ def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: n
         _combine(1.0 + (t1 - t) / (t - tm), X0, -(t1 - t) / (t - tm), Xm, X1)
         _combine(w[1], X0, w[2], Xm, db)
         it = newton(plan, spar[0 if one_p else si], (1.0, zero, w[0], db),
-                    sQ[0 if one_q else si], DQ, X1, X0)
+                    sQ[0 if one_q else si], DQ, X1, X0, stol)
         si += 1
         if it < 0:
             info[1] = -it

@@ -875,7 +875,8 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         lam: the multipliers recovered (written).
         consts: (the updates' contraction that asks for a new matrix, the stages that begin
             with their own after one had to, the rows' stopping fraction of their size, the
-            matrices formed with one differencing of the rows' position derivatives).
+            matrices formed with one differencing of the rows' position derivatives, Newton's
+            update tolerance: :data:`~dolfinx_mbs.integrate.dense.coupled_kernels.STOL`).
         pd: the rows' position derivatives kept from matrix to matrix (:func:`_maggi_matrix`).
 
     Returns:
@@ -885,7 +886,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     ei, ef, fixed, presc, Tn, uoff = jt
     Pi, Vi, Ai, pos, dep, dep_p = idx
     ca, da, cb, db = comb
-    refresh_at, fresh_n, resid, pd_every = consts
+    refresh_at, fresh_n, resid, pd_every, stol = consts
     n = plan[6]
     N = X.shape[0]
     m = N - 2 * n
@@ -973,7 +974,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             for b in range(nb):
                 pa = prev[b] if have_prev else sizes[b]
                 ok = (sizes[b] <= ROUNDOFF * ref_new[b] or (b > 1 and sizes[b] <= ROUNDOFF * tp)
-                      or (have_prev and sizes[b] * sizes[b] <= ROUNDOFF * ref_new[b]
+                      or (have_prev and sizes[b] * sizes[b] <= stol * ref_new[b]
                           * max(pa, 1e-300)))
                 if not ok:
                     done = False

@@ -32,6 +32,9 @@ from tests.models.rigidref import pendulum_period
 
 COMM = MPI.COMM_WORLD
 TIGHT = {"snes_stol": 1e-16, "snes_rtol": 1e-16}
+#: the dense path's Newton to round-off too (its default is the TS path's snes_stol, 1e-9),
+#: where the two paths are held to each other
+DENSE_TIGHT = {"snes_stol": 1e-16}
 BACKENDS = [pytest.param(True, id="compiled",
                          marks=pytest.mark.skipif(not coupled_kernels.COMPILED,
                                                   reason="numba is not installed")),
@@ -272,7 +275,7 @@ def test_nonlinear_dense_equals_ts(backend, formulation):
             t_end=0.3, dt=0.01, formulation=formulation,
             stepper="ts" if stepper == "ts" else "dense", probes=[(body, (1.0, 0.0))],
             progress=False, spectral_radius=0.8 if formulation == "second-order" else None,
-            options=TIGHT if stepper == "ts" else None)
+            options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     assert out["dense"].stepper == "dense" and out["ts"].stepper == "ts"
     angle, tip, energy, ang = _compare(out["ts"], out["dense"])
     assert angle < 1e-9 and tip < 1e-9 and energy < 1e-9 and ang < 1e-9, (angle, tip, energy,
@@ -318,7 +321,7 @@ def test_dense_equals_ts_on_the_hub_beam(backend, formulation):
             t_end=0.5, dt=0.01, formulation=formulation, stepper=stepper,
             probes=[(body, (1.0, 0.0))], progress=False,
             spectral_radius=0.8 if formulation == "second-order" else None,
-            options=TIGHT if stepper == "ts" else None)
+            options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     assert out["dense"].stepper == "dense" and out["ts"].stepper == "ts"
     assert out["dense"].ts_type == out["ts"].ts_type
     angle, tip, energy, ang = _compare(out["ts"], out["dense"])
@@ -345,11 +348,48 @@ def test_torque_of_time_alone_stepped_in_the_kernels(backend, formulation, monke
             t_end=0.4, dt=0.01, formulation=formulation,
             stepper="ts" if stepper == "ts" else "dense", probes=[(body, (1.0, 0.0))],
             progress=False, spectral_radius=0.8 if formulation == "second-order" else None,
-            options=TIGHT if stepper == "ts" else None)
+            options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     for other, tol in (("ts", 1e-9), ("python", 1e-11)):
         angle, tip, energy, ang = _compare(out[other], out["dense"])
         assert angle < tol and tip < tol and energy < tol and ang < tol, (other, angle, tip,
                                                                           energy, ang)
+
+
+def test_newton_tolerance(monkeypatch):
+    """The dense path's Newton stops at the TS path's update tolerance (``snes_stol``, 1e-9 by
+    default: fewer iterations than to round-off, the motion to 1e-7 of the round-off run's),
+    read from ``options`` as the TS path reads it; an option the dense path does not read
+    sends "auto" to the TS path and is refused by "dense" (naming it); a bad tolerance is
+    refused, and leaves the next run as it was."""
+    def torque(t, s):
+        return 20.0 * math.sin(8.0 * t)
+    seen = []
+    real = dcoupled.DenseCoupledStepper.destroy
+
+    def destroy(self):
+        seen.append(self.iterations)
+        real(self)
+    monkeypatch.setattr(dcoupled.DenseCoupledStepper, "destroy", destroy)
+
+    def run(**kw):
+        model, body = _hub_beam(torque=torque)
+        return model.integrate(t_end=0.4, dt=0.01, probes=[(body, (1.0, 0.0))],
+                               progress=False, spectral_radius=0.8, **kw)
+    loose, tight = run(stepper="dense"), run(stepper="dense", options=DENSE_TIGHT)
+    assert loose.stepper == tight.stepper == "dense"
+    assert seen[0] < 0.85 * seen[1], seen
+    assert max(_compare(tight, loose)) < 1e-7
+    ts = run(stepper="ts", options=TIGHT)
+    assert max(_compare(ts, loose)) < 1e-7
+    with pytest.raises(ValueError, match=r"snes_stol.*\[0, 1\)"):
+        run(stepper="dense", options={"snes_stol": "tight"})
+    with pytest.raises(ValueError, match="snes_stol"):
+        run(stepper="dense", options={"snes_stol": 2.0})
+    with pytest.raises(ValueError, match="PETSc options.*ksp_type"):
+        run(stepper="dense", options={"snes_stol": 1e-12, "ksp_type": "gmres"})
+    assert run(options={"ksp_type": "preonly"}).stepper == "ts"
+    again = run(stepper="dense", options=DENSE_TIGHT)
+    assert max(_compare(tight, again)) == 0.0
 
 
 def test_hinge_in_a_spinning_parent(backend):
@@ -360,7 +400,7 @@ def test_hinge_in_a_spinning_parent(backend):
         model, body = _box_in_spinning_parent()
         out[stepper] = model.integrate(t_end=0.2, dt=0.01, stepper=stepper,
                                        probes=[(body, (0.5, 0.1, 0.05))], progress=False,
-                                       options=TIGHT if stepper == "ts" else None)
+                                       options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     angle, tip, energy, ang = _compare(out["ts"], out["dense"], frame="pitch")
     assert angle < 1e-9 and tip < 1e-9 and energy < 1e-9 and ang < 1e-9, (angle, tip, energy,
                                                                            ang)
@@ -376,7 +416,7 @@ def test_free_frames(which):
         point = (0.5, 0.0) if which == "free 2D" else (0.5, 0.1, 0.05)
         out[stepper] = model.integrate(t_end=0.2, dt=0.01, stepper=stepper,
                                        probes=[(body, point)], progress=False,
-                                       options=TIGHT if stepper == "ts" else None)
+                                       options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     a, b = out["ts"], out["dense"]
     assert b.stepper == "dense"
     assert np.abs(a.frames["sat"].R - b.frames["sat"].R).max() < 1e-11
@@ -393,7 +433,7 @@ def test_dense_full_strip_equals_ts():
         model, body = _hub_beam(reduce=False)
         out[stepper] = model.integrate(t_end=0.1, dt=0.01, stepper=stepper,
                                        probes=[(body, (1.0, 0.0))], progress=False,
-                                       options=TIGHT if stepper == "ts" else None)
+                                       options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     angle, tip, energy, ang = _compare(out["ts"], out["dense"])
     assert angle < 1e-10 and tip < 1e-9 and energy < 1e-9, (angle, tip, energy)
 
@@ -412,7 +452,7 @@ def test_dense_stiff_pendulum_period():
         model.attach(body, lambda x: x[0] < 1e-8)
         model.reduce(body, modes=4)
         runs[stepper] = model.integrate(t_end=T, dt=T / 200, stepper=stepper, progress=False,
-                                        options=TIGHT if stepper == "ts" else None)
+                                        options=TIGHT if stepper == "ts" else DENSE_TIGHT)
     r = runs["auto"]
     assert r.stepper == "dense"
     th = r.frames["hub"].angle
