@@ -183,7 +183,8 @@ def newton_tolerance(run: RunSpec, default: float) -> float:
     except (TypeError, ValueError):
         value = math.nan
     if not 0.0 <= value < 1.0:
-        raise ValueError(f"options['snes_stol'] must be a number in [0, 1), not {given!r}")
+        raise ValueError(f"Newton's tolerance snes_stol (options= or -{run.prefix}snes_stol) "
+                         f"must be a number in [0, 1), not {given!r}")
     return value
 
 
