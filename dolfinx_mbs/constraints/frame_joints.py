@@ -326,10 +326,26 @@ class FrameJoint:
 
         Returns:
             The forces (S, 3).
+
+        Raises:
+            ValueError: ``Ra`` is not (S, 3, 3) or ``lam`` not (S, rows) for the same S.
         """
+        Ra, lam = self._batch(Ra, lam)
         force = np.zeros((len(lam), 3))
         force[:, :self.n_point_rows] = lam[:, :self.n_point_rows]
         return force
+
+    def _batch(self, Ra: np.ndarray, lam: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+        """``Ra`` and ``lam`` of :meth:`forces_on_b` as float arrays, their shapes checked."""
+        Ra, lam = np.asarray(Ra, dtype=float), np.asarray(lam, dtype=float)
+        if Ra.ndim != 3 or Ra.shape[1:] != (3, 3):
+            raise ValueError(f"{self.name}: forces_on_b's Ra must be the rotations at the states, "
+                             f"shape (S, 3, 3), not {Ra.shape}")
+        if lam.shape != (len(Ra), self.n_rows):
+            raise ValueError(f"{self.name}: forces_on_b's lam must be the joint's multipliers at "
+                             f"the {len(Ra)} states, shape ({len(Ra)}, {self.n_rows}), not "
+                             f"{lam.shape}")
+        return Ra, lam
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -553,7 +569,11 @@ class Prismatic(_Axial):
 
         Returns:
             The forces (S, 3).
+
+        Raises:
+            ValueError: as :meth:`FrameJoint.forces_on_b`.
         """
+        Ra, lam = self._batch(Ra, lam)
         force = np.zeros((len(lam), 3))
         for k, n0 in enumerate(self.normals_a):
             force -= lam[:, k:k + 1] * (Ra @ n0)

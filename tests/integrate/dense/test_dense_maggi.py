@@ -487,3 +487,13 @@ def test_prismatic_force(dim):
         assert np.abs(r.joints["rail"].force[1:] - want).max() < 1e-9, stepper
         acc_x = np.diff(r.frames["f"].r_O[:, 0], 2)[-5:] / 1e-6   # (BDF2's start-up decays)
         assert np.abs(acc_x - g[0]).max() < 1e-6
+    # the batch form by hand: the rail's rows (across, and its angle in 2D), then bad shapes
+    rail = next(j for j in model.frame_joints if j.name == "rail")
+    lam = np.zeros((2, rail.n_rows))
+    lam[:, 0] = [1.0, 2.0]
+    F = rail.forces_on_b(np.broadcast_to(np.eye(3), (2, 3, 3)), lam)
+    assert np.allclose(F, -np.outer([1.0, 2.0], rail.normals_a[0]))
+    with pytest.raises(ValueError, match="rail: forces_on_b's Ra"):
+        rail.forces_on_b(np.eye(3), lam)
+    with pytest.raises(ValueError, match=r"rail: forces_on_b's lam .*\(2, %d\)" % rail.n_rows):
+        rail.forces_on_b(np.broadcast_to(np.eye(3), (2, 3, 3)), lam[:, :1])
