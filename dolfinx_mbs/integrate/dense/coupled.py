@@ -69,6 +69,7 @@ from dolfinx_mbs.integrate.dense.stepper import ProbeMatrix
 from dolfinx_mbs.integrate.motion_range import RotationRange
 from dolfinx_mbs.integrate.schemes import step_times
 from dolfinx_mbs.integrate.stepper import CoupledRecords, Needs, PythonLoop, RunSpec, State
+from dolfinx_mbs.petsc_options import given_options
 from dolfinx_mbs.records import FrozenMapping
 from dolfinx_mbs.systems.coupled_dense import DenseCoupled, LazyView, StateRead, dense_reason
 from dolfinx_mbs.systems.coupled_dense_joints import DenseJoints
@@ -171,13 +172,7 @@ def newton_tolerance(run: RunSpec, default: float) -> float:
     Raises:
         ValueError: the option is not a number in [0, 1).
     """
-    from petsc4py import PETSc
-
-    given = (run.options or {}).get("snes_stol")
-    if given is None:
-        db = PETSc.Options()
-        key = run.prefix + "snes_stol"
-        given = db.getReal(key) if db.hasName(key) else default
+    given = given_options(run.prefix, run.options, "snes_stol").get("snes_stol", default)
     try:
         value = float(given)   # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -1038,10 +1033,10 @@ class _Converged:
     """Newton's test of :func:`~dolfinx_mbs.integrate.dense.coupled_kernels.newton_iter` on
     the state's blocks (the elastic coordinates, their rates, each frame unknown), for the
     iterations run from Python: :meth:`plateau` with an iterate's residual, :meth:`update`
-    with the update that followed it."""
+    with the update that followed it; ``refresh`` the updates' contraction that asks for a new
+    matrix, ``stol`` the update tolerance (:func:`newton_tolerance`)."""
 
-    def __init__(self, n: int, m: int, refresh: float = kernels.REFRESH,
-                 stol: float = kernels.STOL) -> None:
+    def __init__(self, n: int, m: int, refresh: float, stol: float) -> None:
         self.n, self.refresh_at, self.stol = n, refresh, stol
         self.blocks = [slice(0, n), slice(n, 2 * n)] + [slice(2 * n + k, 2 * n + k + 1)
                                                         for k in range(m)]
