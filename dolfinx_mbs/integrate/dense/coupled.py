@@ -110,10 +110,6 @@ MAGGI_FRESH = 16
 #: unknown bouncing between two values at round-off, which the update test reads as no
 #: convergence
 MAGGI_RESIDUAL = 1e-12
-#: Maggi's stages' Newton update tolerance where the run sets none (``snes_stol``): round-off,
-#: so that the joints' position rows hold to round-off at BDF2's step ends (the positions are
-#: Newton's unknowns; the TS path's 1e-9 left the slider-crank's joints open by 1.8e-10 m)
-MAGGI_STOL = kernels.ROUNDOFF
 #: the compiled stages' Newton matrices formed with one differencing of the rows' position
 #: derivatives (between, they are carried by dB/dp to the iterate's velocities and
 #: multipliers: joint_kernels._maggi_matrix); measured on the stiffened slider-crank: 0.9 %
@@ -617,8 +613,10 @@ class MaggiStage:
     exactly; the rows are g = 0, C^T (kinematic rows) = 0 (C = [I; -g_d^-1 g_i] spans the null
     space of g_p: mu eliminated), A^T (velocities' rows) = 0 (lam eliminated) and the
     auxiliary rows. This is the TS path's discretization with lam and mu eliminated: the same
-    solution to the Newton tolerance, the joints closed at position and velocity level at
-    the stage (round-off at the step's end for BDF2, whose stage is the step's end). lam is
+    solution to the Newton tolerance, the joints closed at velocity level at the stage and at
+    position level to round-off (the converged positions moved onto the rows by one Newton
+    step in the dependent positions, :meth:`_closed`; at the step's end for BDF2, whose stage
+    is the step's end). lam is
     recovered from the dependent velocities' rows, lam = -B_d^-T (velocities' rows)_d.
     Newton's matrix (the chain rule through V(p, u), with the rows' curvature B_p^T lam) is
     formed at the stage's first iterate and again where the updates shrink slowly.
@@ -889,7 +887,7 @@ class MaggiStage:
                 if code > 0:
                     st.iterations += code
                     st.stages += 1
-                    return cast(np.ndarray, (ys - da) / ca)
+                    return self._closed(ys, g, gp, ca, da)
             Xc = (ys - da) / ca
             yd = cb * Xc + db
             Qa = np.asarray(st.loads.at(t, ys[o:])[0] if st.loads.active else np.zeros(p.m),
@@ -923,7 +921,7 @@ class MaggiStage:
             if done.plateau(fnorm) or (it > 0 and fnorm <= MAGGI_RESIDUAL * self.scale):
                 st.iterations += it
                 st.stages += 1
-                return cast(np.ndarray, (ys - da) / ca)
+                return self._closed(ys, g, gp, ca, da)
             if exact:
                 self.kept = (shift, self._matrix(t, ys, par, J, B, gp, free, free_p, lu))
             assert self.kept is not None  # (factored at the first iterate, exact)
@@ -933,6 +931,16 @@ class MaggiStage:
             u = u - dZ[nP:nP + len(free)]
             ys[A] -= dZ[nP + len(free):]
         raise FloatingPointError(_failure(kernels.NOT_CONVERGED, t))
+
+    def _closed(self, ys: np.ndarray, g: np.ndarray, gp: np.ndarray | None, ca: float,
+                da: np.ndarray) -> np.ndarray:
+        """The stage's X at the converged ``ys`` with its positions moved onto the joints'
+        position rows: one Newton step of g = 0 in the dependent positions (g and g_p at
+        ``ys``), which leaves the rows at the square of Newton's last error
+        (:func:`~dolfinx_mbs.integrate.dense.joint_kernels.close_positions`)."""
+        if gp is not None and len(self.pos) and self.dep_p is not None:
+            ys[self.P[self.dep_p]] -= np.linalg.solve(gp[:, self.dep_p], g[self.pos])
+        return cast(np.ndarray, (ys - da) / ca)
 
     def _compiled(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
                   X: np.ndarray, Xs: np.ndarray, par: np.ndarray, ys: np.ndarray
@@ -1133,10 +1141,9 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         self.dense = DenseCoupled(system)
         self.plan = self.dense.plan
         self.K = kernels.variant(kernels.COMPILED if compiled is None else bool(compiled))
-        #: Newton's update tolerance (:func:`newton_tolerance`): by default the TS path's,
-        #: but Maggi's stages' (:data:`MAGGI_STOL`)
-        self.stol = newton_tolerance(
-            run, MAGGI_STOL if system.jointset.active else kernels.STOL)
+        #: Newton's update tolerance (:func:`newton_tolerance`): by default the TS path's
+        #: (Maggi's stages then close the joints' position rows: :meth:`MaggiStage._closed`)
+        self.stol = newton_tolerance(run, kernels.STOL)
         self.formulation = run.formulation
         self.times = [run.t0] + run.times()
         self.n_steps = len(self.times) - 1

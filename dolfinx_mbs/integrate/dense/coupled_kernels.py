@@ -132,6 +132,10 @@ PAR = 24
 BI = 18
 #: the largest numbers of coordinates and speeds of a frame
 MAXZ, MAXW = 7, 6
+#: the work space of a frame's state (:func:`hinge_state`, :func:`free_state`): the
+#: compiled kernels' temporaries as slices of one array allocated by their caller (an array
+#: allocated in a kernel costs about as much as a frame's arithmetic)
+WK_FRAME = 64
 #: the frames' kinds: a hinge (in the ground or a prescribed parent), a free frame on a 2D
 #: mesh (x, y, theta; global velocity, theta'), a free frame in 3D (r_O, quaternion; global
 #: velocity, local omega); the free frames' translation rows are their momentum balance
@@ -224,7 +228,7 @@ def _combine(a: float, x: np.ndarray, b: float, y: np.ndarray, out: np.ndarray) 
 # -- a hinge's state ------------------------------------------------------------------------
 def _hinge_arrays(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: float,
                   grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
-                  dSwd: np.ndarray) -> None:
+                  dSwd: np.ndarray, wk: np.ndarray) -> None:
     """A hinge's state (``st``) and the derivatives of S = (omega, alpha, a_O - g_loc) by
     theta, theta' and theta'' (first columns of ``dSz``, ``dSw``, ``dSwd``): the composition
     of :meth:`~dolfinx_mbs.frames.Hinge._compose` in closed form, differentiated exactly
@@ -273,11 +277,11 @@ def _hinge_arrays(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: f
 
 def _hinge_loops(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: float,
                  grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
-                 dSwd: np.ndarray) -> None:
-    """:func:`_hinge_arrays` in scalar code (compiled)."""
+                 dSwd: np.ndarray, wk: np.ndarray) -> None:
+    """:func:`_hinge_arrays` in scalar code (compiled; its temporaries in ``wk``)."""
     sn = math.sin(th)
     cs = 1.0 - math.cos(th)
-    Rc = np.empty(9)
+    Rc = wk[0:9]
     for i in range(3):
         for j in range(3):
             Rc[3 * i + j] = (1.0 if i == j else 0.0) + sn * p[12 + 3 * i + j] \
@@ -287,17 +291,17 @@ def _hinge_loops(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: fl
     nnc = p[9:12]
     wp = par[12:15]
     alp = par[15:18]
-    tmp = np.empty(3)
-    t1 = np.empty(3)
-    t2 = np.empty(3)
-    rc = np.empty(3)
+    tmp = wk[9:12]
+    t1 = wk[12:15]
+    t2 = wk[15:18]
+    rc = wk[18:21]
     _mv3(Rc, p[3:6], rc)
     for i in range(3):
         rc[i] = p[3 + i] - rc[i]
-    w_p = np.empty(3)
+    w_p = wk[21:24]
     _mtv3(Rc, wp, w_p)
-    wc = np.empty(3)
-    vc = np.empty(3)
+    wc = wk[24:27]
+    vc = wk[27:30]
     for i in range(3):
         wc[i] = thd * n[i]
         vc[i] = -thd * nc[i]
@@ -311,15 +315,15 @@ def _hinge_loops(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: fl
     for i in range(3):
         st[9 + i] = par[9 + i] + tmp[i]
         st[12 + i] = w_p[i] + wc[i]
-    al = np.empty(3)
+    al = wk[30:33]
     _mtv3(Rc, alp, al)
     _cx(w_p, wc, tmp)
     for i in range(3):
         st[15 + i] = al[i] + thdd * n[i] + tmp[i]
-    vrel = np.empty(3)
+    vrel = wk[33:36]
     _mv3(Rc, vc, vrel)
     _cx(wp, rc, t1)
-    apar = np.empty(3)
+    apar = wk[36:39]
     _cx(alp, rc, tmp)
     _cx(wp, t1, t2)
     for i in range(3):
@@ -331,26 +335,26 @@ def _hinge_loops(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: fl
     _mtv3(Rc, t2, tmp)
     for i in range(3):
         st[18 + i] = tmp[i] + vc[i]
-    ra = np.empty(3)
+    ra = wk[39:42]
     _mtv3(Rc, apar, ra)
     for i in range(3):
         st[21 + i] = ra[i] - thdd * nc[i] - thd * thd * nnc[i]
-    gl = np.empty(3)
+    gl = wk[42:45]
     _mtv3(st, grav, gl)
     for i in range(3):
         st[24 + i] = gl[i]
     # by theta
-    dom = np.empty(3)
+    dom = wk[45:48]
     _cx(n, w_p, dom)
-    drc = np.empty(3)
+    drc = wk[48:51]
     _mv3(Rc, nc, drc)
     for i in range(3):
         dom[i] = -dom[i]
         drc[i] = -drc[i]
-    u = np.empty(3)
+    u = wk[51:54]
     _cx(n, vc, tmp)
     _mv3(Rc, tmp, u)
-    dap = np.empty(3)
+    dap = wk[54:57]
     _cx(alp, drc, dap)
     _cx(wp, drc, tmp)
     _cx(wp, tmp, t2)
@@ -388,19 +392,26 @@ hinge_state = jit(_hinge_loops) if COMPILED else _hinge_arrays
 @jit
 def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np.ndarray,
                st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray, dSwd: np.ndarray,
-               dphi: np.ndarray) -> None:
+               dphi: np.ndarray, wk: np.ndarray) -> None:
     """A free frame's state (as :meth:`~dolfinx_mbs.frames.Free.jet`) and the derivatives of
     S = (omega, alpha, a_O - g_loc) by its coordinates, speeds and speeds' rates; ``dphi``
-    the rotation's d phi/dz (3 x nz; dR = R skew(d phi)). Scalar code (both variants)."""
-    R = np.zeros(9)
+    the rotation's d phi/dz (3 x nz; dR = R skew(d phi)). Scalar code (both variants; its
+    temporaries in ``wk``)."""
+    R = wk[0:9]
+    vG = wk[9:12]
+    aG = wk[12:15]
+    tmp = wk[15:18]
+    ab = wk[18:21]
+    for k in range(9):
+        R[k] = 0.0
     if kind == KIND_FREE2:
         c, sn = math.cos(z[2]), math.sin(z[2])
         R[0], R[1], R[3], R[4], R[8] = c, -sn, sn, c, 1.0
         st[9], st[10], st[11] = z[0], z[1], 0.0
         st[12], st[13], st[14] = 0.0, 0.0, w[2]
         st[15], st[16], st[17] = 0.0, 0.0, wd[2]
-        vG = np.array([w[0], w[1], 0.0])
-        aG = np.array([wd[0], wd[1], 0.0])
+        vG[0], vG[1], vG[2] = w[0], w[1], 0.0
+        aG[0], aG[1], aG[2] = wd[0], wd[1], 0.0
         dphi[2, 2] = 1.0
         dSw[2, 2] = 1.0
         dSwd[5, 2] = 1.0
@@ -423,8 +434,9 @@ def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np
             st[15 + k] = wd[3 + k]
             dSw[k, 3 + k] = 1.0
             dSwd[3 + k, 3 + k] = 1.0
-        vG = np.array([w[0], w[1], w[2]])
-        aG = np.array([wd[0], wd[1], wd[2]])
+        for k in range(3):
+            vG[k] = w[k]
+            aG[k] = wd[k]
         # d phi/dq = 2 G(q^)/|q|, G = [[-x, w, z, -y], [-y, -z, w, x], [-z, y, -x, w]]
         Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
         for a in range(3):
@@ -433,7 +445,6 @@ def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np
         nt = 3
     for k in range(9):
         st[k] = R[k]
-    tmp = np.empty(3)
     _mtv3(R, vG, tmp)
     for k in range(3):
         st[18 + k] = tmp[k]
@@ -447,7 +458,6 @@ def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np
     for a in range(3):
         for k in range(nt):
             dSwd[6 + a, k] = R[3 * k + a]
-    ab = np.empty(3)
     for a in range(3):
         ab[a] = st[21 + a] - st[24 + a]
     for c in range(dphi.shape[1]):
@@ -460,14 +470,15 @@ def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np
 @jit
 def _frame(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, o: int, y: np.ndarray,
            yd: np.ndarray, grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
-           dSwd: np.ndarray, dphi: np.ndarray) -> None:
-    """One frame's state and its derivatives at (y, y'); a free frame's d phi/dz too."""
+           dSwd: np.ndarray, dphi: np.ndarray, wk: np.ndarray) -> None:
+    """One frame's state and its derivatives at (y, y'); a free frame's d phi/dz too
+    (``wk``: :data:`WK_FRAME` floats of work space)."""
     fz, fw = fi[1], fi[2]
     if fi[0] == KIND_HINGE:
-        hinge_state(ff, par, y[o + fz], y[o + fw], yd[o + fw], grav, st, dSz, dSw, dSwd)
+        hinge_state(ff, par, y[o + fz], y[o + fw], yd[o + fw], grav, st, dSz, dSw, dSwd, wk)
     else:
         free_state(fi[0], y[o + fz:o + fz + fi[3]], y[o + fw:o + fw + fi[4]],
-                   yd[o + fw:o + fw + fi[4]], grav, st, dSz, dSw, dSwd, dphi)
+                   yd[o + fw:o + fw + fi[4]], grav, st, dSz, dSw, dSwd, dphi, wk)
 
 
 # -- a body's terms -------------------------------------------------------------------------
@@ -1063,8 +1074,10 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
     dSw = np.zeros((nf, 9, MAXW))
     dSwd = np.zeros((nf, 9, MAXW))
     dphi = np.zeros((nf, 3, MAXZ))
+    wk = np.empty(WK_FRAME)
     for i in range(nf):
-        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i])
+        _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i],
+               wk)
         _kinematics(fi[i], o, y, yd, shift, jac, F, J)
         fw, nwi = fi[i, 2], fi[i, 4]
         for j in range(nwi):
@@ -1640,10 +1653,11 @@ def frame_states(fi: np.ndarray, ff: np.ndarray, spar: np.ndarray, grav: np.ndar
     dSw = np.zeros((9, MAXW))
     dSwd = np.zeros((9, MAXW))
     dphi = np.zeros((3, MAXZ))
+    wk = np.empty(WK_FRAME)
     for s in range(S):
         for i in range(nf):
             _frame(fi[i], ff[i], spar[0 if spar.shape[0] == 1 else s, i], 2 * n, Y[s], yd,
-                   grav, out[s, i], dSz, dSw, dSwd, dphi)
+                   grav, out[s, i], dSz, dSw, dSwd, dphi, wk)
     return out
 
 

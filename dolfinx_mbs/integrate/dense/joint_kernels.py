@@ -56,6 +56,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     ROUNDOFF,
     SINGULAR,
     ST,
+    WK_FRAME,
     _back,
     _block_sizes,
     _cx,
@@ -84,34 +85,30 @@ EI = 16
 EF = 34
 #: a point's kinematics (see :func:`_end`): r 0:3, r' 3:6, R 6:15, x 15:18, omega 18:21
 EN = 21
-
-
-@jit
-def _frames(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray, o: int,
-            y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray, dphi: np.ndarray,
-            drO: np.ndarray) -> None:
-    """Each computed frame's state (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.ST`)
-    and its partials: d v_O/dw, d omega/dw (local), d phi/dz (dR = R skew(d phi)) and
-    d r_O/dz (global), as the frames' jets give them."""
-    yd = np.zeros(y.shape[0])
-    dSz = np.zeros((9, MAXZ))
-    dSw = np.zeros((9, MAXW))
-    dSwd = np.zeros((9, MAXW))
-    for i in range(fi.shape[0]):
-        _one_frame(i, fi, ff, par, grav, o, y, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd)
+#: the rows' work space of 3-vectors (:func:`_element`'s 7, :func:`_end`'s 4)
+TW = 11
 
 
 @jit
 def _frames_at(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray, o: int,
                y: np.ndarray) -> tuple:
-    """:func:`_frames` into new arrays: (st, dv, dom, dphi, drO)."""
+    """Each computed frame's state (:data:`~dolfinx_mbs.integrate.dense.coupled_kernels.ST`)
+    and its partials: d v_O/dw, d omega/dw (local), d phi/dz (dR = R skew(d phi)) and
+    d r_O/dz (global), as the frames' jets give them, in new arrays (st, dv, dom, dphi,
+    drO)."""
     nf = max(fi.shape[0], 1)
     st = np.zeros((nf, ST))
     dv = np.zeros((nf, 3, MAXW))
     dom = np.zeros((nf, 3, MAXW))
     dphi = np.zeros((nf, 3, MAXZ))
     drO = np.zeros((nf, 3, MAXZ))
-    _frames(fi, ff, par, grav, o, y, st, dv, dom, dphi, drO)
+    yd = np.zeros(y.shape[0])
+    dSz = np.zeros((9, MAXZ))
+    dSw = np.zeros((9, MAXW))
+    dSwd = np.zeros((9, MAXW))
+    wk = np.empty(WK_FRAME)
+    for i in range(fi.shape[0]):
+        _one_frame(i, fi, ff, par, grav, o, y, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk)
     return st, dv, dom, dphi, drO
 
 
@@ -119,8 +116,9 @@ def _frames_at(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray
 def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray,
                o: int, y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray,
                dphi: np.ndarray, drO: np.ndarray, yd: np.ndarray, dSz: np.ndarray,
-               dSw: np.ndarray, dSwd: np.ndarray) -> None:
-    """:func:`_frames` of the frame ``i`` (``yd``, ``dSz``, ``dSw``, ``dSwd``: work arrays)."""
+               dSw: np.ndarray, dSwd: np.ndarray, wk: np.ndarray) -> None:
+    """:func:`_frames_at` of the frame ``i`` (``yd``, ``dSz``, ``dSw``, ``dSwd``, ``wk``:
+    work arrays)."""
     for a in range(3):
         for c in range(MAXZ):
             dphi[i, a, c] = 0.0
@@ -128,7 +126,7 @@ def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np
         for c in range(MAXW):
             dv[i, a, c] = 0.0
             dom[i, a, c] = 0.0
-    _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz, dSw, dSwd, dphi[i])
+    _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz, dSw, dSwd, dphi[i], wk)
     kind = fi[i, 0]
     R = st[i, 0:9]
     if kind == KIND_HINGE:   # omega = R_c^T omega_p + th' n, v_O = ... - th' n x c
@@ -158,13 +156,18 @@ def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np
 @jit
 def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np.ndarray,
          Tn: np.ndarray, uoff: np.ndarray, q: np.ndarray, v: np.ndarray, dv: np.ndarray,
-         dom: np.ndarray, e: np.ndarray, Pw: np.ndarray) -> None:
+         dom: np.ndarray, e: np.ndarray, Pw: np.ndarray, wk: np.ndarray) -> None:
     """A point's kinematics into ``e`` (:data:`EN`): r = r_O + R x, r' = R (v_O + omega x x +
     u'), x = X + u; a computed frame's partial velocities d r'/dw = R (dv - skew(x) dom) into
-    ``Pw`` (3 x MAXW)."""
+    ``Pw`` (3 x MAXW); ``wk`` (4 x 3) work space."""
     n = q.shape[0]
-    u = np.zeros(3)
-    ud = np.zeros(3)
+    u = wk[0]
+    ud = wk[1]
+    w = wk[2]
+    t = wk[3]
+    for a in range(3):
+        u[a] = 0.0
+        ud[a] = 0.0
     if node >= 0:
         for a in range(3):
             acc = uoff[node, a]
@@ -181,7 +184,6 @@ def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np
     for a in range(3):
         x[a] = X[a] + u[a]
         e[18 + a] = s[oo + a]
-    w = np.empty(3)
     w[0] = s[oo + 1] * x[2] - s[oo + 2] * x[1] + s[vo] + ud[0]
     w[1] = s[oo + 2] * x[0] - s[oo] * x[2] + s[vo + 1] + ud[1]
     w[2] = s[oo] * x[1] - s[oo + 1] * x[0] + s[vo + 2] + ud[2]
@@ -195,7 +197,6 @@ def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np
         e[a] = acc
         e[3 + a] = accd
     if fr >= 0:
-        t = np.empty(3)
         for c in range(MAXW):
             # dv - x x dom
             t[0] = dv[fr, 0, c] - (x[1] * dom[fr, 2, c] - x[2] * dom[fr, 1, c])
@@ -254,7 +255,7 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
     eb = np.zeros(EN)
     Pa = np.zeros((3, MAXW))
     Pb = np.zeros((3, MAXW))
-    tw = np.zeros((7, 3))
+    tw = np.zeros((TW, 3))
     for el in range(ei.shape[0]):
         _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
                  positions, g, h, B, gp, ea, eb, Pa, Pb, tw)
@@ -284,8 +285,8 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
         ei[el, 10]
     nn = ei[el, 11]
     f = ef[el]
-    _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa)
-    _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb)
+    _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa, tw[7:11])
+    _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb, tw[7:11])
     Ra, Rb = ea[6:15], eb[6:15]
     wa = n + fi[fa, 2] - nz if fa >= 0 else 0
     wb = n + fi[fb, 2] - nz if fb >= 0 else 0
@@ -541,11 +542,12 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     dSz = np.zeros((9, MAXZ))
     dSw = np.zeros((9, MAXW))
     dSwd = np.zeros((9, MAXW))
+    wk = np.empty(WK_FRAME)
     ea = np.zeros(EN)
     eb = np.zeros(EN)
     Pa = np.zeros((3, MAXW))
     Pb = np.zeros((3, MAXW))
-    tw = np.zeros((7, 3))
+    tw = np.zeros((TW, 3))
     touched = np.zeros(ne, dtype=np.bool_)
     x = y.copy()
     for i in range(nf):
@@ -558,12 +560,13 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
             for side in range(2):
                 x[o + c] = y[o + c] + (step if side == 0 else -step)
                 _one_frame(i, fi, ff, par, grav, o, x, st, dv, dom, dphi, drO, yd, dSz, dSw,
-                           dSwd)
+                           dSwd, wk)
                 _touched_rows(touched, ei, ef, fi, n, nz, x, st, dv, dom, dphi, drO, fixed,
                               presc, Tn, uoff, g, hh_ if side == 0 else hl,
                               Bh if side == 0 else Bl, gp, ea, eb, Pa, Pb, tw)
             x[o + c] = y[o + c]
-            _one_frame(i, fi, ff, par, grav, o, x, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd)
+            _one_frame(i, fi, ff, par, grav, o, x, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd,
+                       wk)
             for el in range(ne):
                 if not touched[el]:
                     continue
@@ -982,7 +985,9 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
                         slow = True
             exact_last = exact
             if done and it > 1:
-                X[:] = Xc
+                close_positions(ys, g, gp, pos, Pi, dep_p)
+                for k in range(N):
+                    X[k] = (ys[k] - da[k]) / ca
                 return it
             refresh = slow
             prev[:] = sizes
@@ -1043,7 +1048,9 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
                     plateau = False
         fprev = fnorm
         if plateau or (it > 0 and fnorm <= resid * mem[S_SCALE]):
-            X[:] = Xc
+            close_positions(ys, g, gp, pos, Pi, dep_p)
+            for k in range(N):
+                X[k] = (ys[k] - da[k]) / ca
             return max(it, 1)
         if exact:
             differ = mem[S_PD] <= 0.0 or mem[S_PD] >= pd_every
@@ -1062,6 +1069,41 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         for k in range(nA):
             ys[Ai[k]] -= dZ[nP + nf + k]
     return -NOT_CONVERGED
+
+
+@jit
+def close_positions(ys: np.ndarray, g: np.ndarray, gp: np.ndarray, pos: np.ndarray,
+                    Pi: np.ndarray, dep_p: np.ndarray) -> None:
+    """The positions of ``ys`` moved onto the joints' position rows: one Newton step of g = 0
+    in the dependent positions, g_d dp_d = -g (g at ``ys``: the rows ``pos`` of ``g``; g_p =
+    ``gp``, its columns ``dep_p``). A converged stage's rows are of the order of Newton's
+    last error, so that they are left at its square (round-off) whatever the update
+    tolerance; the velocities are left as they are (their rows move by h_p dp, of the order of
+    the velocities' own Newton error).
+
+    Args:
+        ys: the stage's state (its positions updated).
+        g: the rows' position values at ``ys``.
+        gp: the position rows' derivatives by the positions at ``ys``.
+        pos: the position rows among the rows.
+        Pi: the positions' places in the state.
+        dep_p: the dependent positions (in ``Pi``).
+    """
+    npos = pos.shape[0]
+    if npos == 0:
+        return
+    Gd = np.empty((npos, npos))
+    rhs = np.empty(npos)
+    for i in range(npos):
+        rhs[i] = g[pos[i]]
+        for j in range(npos):
+            Gd[i, j] = gp[i, dep_p[j]]
+    piv = np.zeros(npos, dtype=np.int64)
+    if not _factor(Gd, piv):
+        return
+    d = _back(Gd, piv, rhs)
+    for j in range(npos):
+        ys[Pi[dep_p[j]]] -= d[j]
 
 
 @jit
