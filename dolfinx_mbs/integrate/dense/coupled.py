@@ -657,6 +657,9 @@ class MaggiStage:
         self.scale = 0.0
         #: the stages left that begin with a matrix of their own (MAGGI_FRESH)
         self.fresh = 0
+        #: a compiled run's stage asked to choose the dependent coordinates again: the next
+        #: stage is Python's, from its guess (:meth:`adopt`)
+        self.choose = False
         # the elastic velocities weigh little in the choice of the dependent ones (the frames'
         # speeds are the natural ones to follow the joints)
         n = stepper.plan.n
@@ -669,6 +672,7 @@ class MaggiStage:
         self.dep = self.dep_p = None
         self.kept = None
         self.fresh = 0
+        self.choose = False
         self.scale = 0.0
         self.lam = np.zeros(self.dj.n_rows)
         self._at = (math.nan, ())
@@ -865,10 +869,11 @@ class MaggiStage:
         ys = ca * X + da
         if self.dep is None:   # the partition at the guess
             self.dep = self._choose(self._rows(t, ys, par, False)[2], self._wV, "velocity")
-        if self.tables is not None:
+        if self.tables is not None and not self.choose:
             got = self._compiled(t, ca, da, cb, db, X, Xs, par, ys)
             if got is not None:
                 return got
+        self.choose = False
         free = _complement(self.dep, len(V))
         u = ys[V][free].copy()
         F = np.zeros(p.N)
@@ -966,30 +971,70 @@ class MaggiStage:
         tb = self.tables
         assert tb is not None  # (the caller's test)
         fixed, presc = self._fixed(t)
-        mem = self._kmem.copy()
-        mem[joint_kernels.S_FRESH], mem[joint_kernels.S_SCALE] = self.fresh, self.scale
+        mem = self.memory()
         Xw = X.copy()
         lam = np.zeros(self.dj.n_rows)
         code = joint_kernels.stage(
-            p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff),
-            (self.P, self.V, self.A, self.pos, self.dep, self.dep_p), (ca, da, cb, db), Q,
-            self._DQ0, Xw, Xs, self._KF, self._kpiv, mem, lam,
-            (MAGGI_REFRESH, float(MAGGI_FRESH), MAGGI_RESIDUAL, float(MAGGI_DIFFERENCES),
-             st.stol),
-            self._pd)
+            p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff), self.indices(),
+            (ca, da, cb, db), Q, self._DQ0, Xw, Xs, self._KF, self._kpiv, mem, lam,
+            self.constants(), self._pd)
         if code == joint_kernels.CHOOSE:   # solve() from the guess, with a matrix of its own
             self._kmem[joint_kernels.S_KEPT] = 0.0
             self.kept = None
             return None
         if code < 0:
             raise FloatingPointError(_failure(-code, t))
-        self._kmem[:] = mem
-        self.fresh, self.scale = int(mem[joint_kernels.S_FRESH]), float(
-            mem[joint_kernels.S_SCALE])
-        self.lam = lam
+        self.adopt(mem, lam)
         st.iterations += code
         st.stages += 1
         return Xw
+
+    def runs(self, started: bool) -> bool:
+        """Whether the next steps can be one compiled run (:func:`~dolfinx_mbs.integrate.
+        dense.joint_kernels.maggi_run`): the kernels take the rows, no torque motor reads the
+        state, the scheme has started and the dependent coordinates are chosen (and the last
+        stage did not ask to choose them again).
+
+        Args:
+            started: whether the scheme has started (its first step taken).
+
+        Returns:
+            Whether it can.
+        """
+        return (self.tables is not None and not self.dj.js.torque_motors and started
+                and self.dep is not None and self.dep_p is not None and not self.choose)
+
+    def memory(self) -> np.ndarray:
+        """The compiled stages' memory for the next stage (a copy: kept where it
+        converges, :meth:`adopt`)."""
+        mem = self._kmem.copy()
+        mem[joint_kernels.S_FRESH], mem[joint_kernels.S_SCALE] = self.fresh, self.scale
+        return mem
+
+    def indices(self) -> tuple:
+        """The compiled stage's indices: positions, velocities, auxiliary momenta, position
+        rows, dependent velocities and positions."""
+        return (self.P, self.V, self.A, self.pos, self.dep, self.dep_p)
+
+    def constants(self) -> tuple:
+        """The compiled stage's constants (:func:`~dolfinx_mbs.integrate.dense.
+        joint_kernels.stage`'s ``consts``)."""
+        return (MAGGI_REFRESH, float(MAGGI_FRESH), MAGGI_RESIDUAL, float(MAGGI_DIFFERENCES),
+                self.st.stol)
+
+    def adopt(self, mem: np.ndarray, lam: np.ndarray | None, choose: bool = False) -> None:
+        """Keep the compiled stages' memory ``mem`` and the last stage's multipliers ``lam``
+        (None: as they were); with ``choose`` a stage asked to choose the dependent
+        coordinates again (its matrix not kept): the next stage is Python's, from its
+        guess."""
+        self._kmem[:] = mem
+        self.fresh = int(mem[joint_kernels.S_FRESH])
+        self.scale = float(mem[joint_kernels.S_SCALE])
+        if lam is not None:
+            self.lam = lam.copy()
+        if choose:
+            self.kept = None
+            self.choose = True
 
     def _matrix(self, t: float, ys: np.ndarray, par: np.ndarray, J: np.ndarray, B: np.ndarray,
                 gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lu: tuple) -> tuple:
@@ -1461,7 +1506,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             The index of the last state computed.
         """
         while k < kb:
-            if self.maggi is not None:    # Maggi's stages: from Python, step by step
+            maggi = self.maggi is not None
+            if self.maggi is not None and not self.maggi.runs(self.started):   # from Python
                 n_ok, sQ, read = 0, None, True
             elif self.loads.active and k < self._probe_after:
                 n_ok, sQ, read = 0, None, True
@@ -1473,9 +1519,11 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             if self.fault.found:
                 return k
             if n_ok:
-                k = self._run(k, k + n_ok, sQ)
+                k1 = k + n_ok
+                k = self._maggi_run(k, k1, sQ) if maggi else self._run(k, k1, sQ)
                 if self.fault.found:
                     return k
+                read = read or k < k1   # (Maggi's run stops where a stage must choose)
             if k < kb and read:
                 with self.fault.guard(f"the step from t={self.times[k]:g}"):
                     self._python_step(k)
@@ -1561,6 +1609,41 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             t = self.times[k + done]
             self.fault.keep(FloatingPointError(_failure(int(info[1]), t)),
                             f"the step from t={t:g}")
+        return k + done
+
+    def _maggi_run(self, k: int, k1: int, sQ: np.ndarray | None) -> int:
+        """Steps ``k`` to ``k1`` of Maggi's stages in one compiled call (:func:`~dolfinx_mbs.
+        integrate.dense.joint_kernels.maggi_run`: the steps :meth:`_python_step` takes, to the
+        bit); returns the index of the last state computed (short of ``k1`` where a stage must
+        choose its dependent coordinates again: the next step is Python's, from its guess)."""
+        mg = self.maggi
+        assert mg is not None and mg.tables is not None  # (runs() said so)
+        p, tb = self.plan, mg.tables
+        times = np.array([self._stage_times(s, True)[0] for s in range(k, k1)])
+        with self.fault.guard(f"the prescribed motions after t={self.times[k]:g}"):
+            spar = self._parents(k, k1)
+            fixed, presc = tb.at_times(times)
+        if self.fault.found:
+            return k
+        info = np.zeros(4, dtype=np.int64)
+        mem = mg.memory()
+        second = self.formulation == "second-order"
+        am, af, gm = self.params if second else (0.0, 0.0, 0.0)
+        joint_kernels.maggi_run(
+            p.arrays(), spar, self.loads.zero if sQ is None else sQ, mg._DQ0,
+            np.array(self.times[k:k1 + 1]), (second, am, af, gm),
+            (tb.ei, tb.ef, tb.Tn, tb.uoff), fixed, presc, mg.indices(),
+            (self.y, self.V, self.hist_t, self.hist_X),
+            (self.Y[k + 1:k1 + 1], self.lam_end[k + 1:k1 + 1]),
+            (mg._KF, mg._kpiv, mg._pd), mem, mg.constants(), info)
+        done, status = int(info[0]), int(info[1])
+        self.iterations += int(info[2])
+        self.stages += int(info[3])
+        mg.adopt(mem, self.lam_end[k + done] if done else None,
+                 choose=status == joint_kernels.CHOOSE)
+        if status not in (kernels.OK, joint_kernels.CHOOSE):
+            self.fault.keep(FloatingPointError(_failure(status, float(times[done]))),
+                            f"the step from t={self.times[k + done]:g}")
         return k + done
 
     # -- a step whose loads read the state: Newton from Python, the loads at each iterate ----

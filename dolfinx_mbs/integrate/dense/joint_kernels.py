@@ -52,6 +52,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     MAXZ,
     NOT_CONVERGED,
     NOT_FINITE,
+    OK,
     PLATEAU,
     ROUNDOFF,
     SINGULAR,
@@ -64,6 +65,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     _frame,
     _mtv3,
     _mv3,
+    bdf_weights,
     jit,
     residual,
 )
@@ -1069,6 +1071,105 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         for k in range(nA):
             ys[Ai[k]] -= dZ[nP + nf + k]
     return -NOT_CONVERGED
+
+
+@jit
+def maggi_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: np.ndarray,
+              scheme: tuple, tables: tuple, sfixed: np.ndarray, spresc: np.ndarray,
+              idx: tuple, state: tuple, out: tuple, kept: tuple, mem: np.ndarray,
+              consts: tuple, info: np.ndarray) -> None:
+    """Started steps of Maggi's stages through the times ``tt``, one :func:`stage` a step,
+    each as :meth:`~dolfinx_mbs.integrate.dense.coupled.DenseCoupledStepper._python_step`
+    and :meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage._compiled` take it (the same
+    arithmetic: the same states to the bit); stops before a step whose stage asks for its
+    dependent coordinates to be chosen again (:data:`CHOOSE`: Python's stage takes it from
+    its guess) or fails.
+
+    Args:
+        plan: the model's arrays (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels.
+            residual`'s).
+        spar: the stages' parent states in order (one row: the same at every stage).
+        sQ: the stages' loads (one row: the same at every stage).
+        DQ: -dQ/df (zero: loads of time alone).
+        tt: the steps' times (the steps' number plus one).
+        scheme: (second order, alpha_m, alpha_f, gamma): generalized-alpha's stage at
+            t + alpha_f h from the rate V, else BDF2's at the step's end from the history.
+        tables: the rows' tables (ei, ef, Tn, uoff).
+        sfixed: the fixed slots' states at the stages (one row: the same at every stage).
+        spresc: the driven motors' prescriptions at the stages (one row: the same).
+        idx: :func:`stage`'s.
+        state: (X, V, hist_t, hist_X): the state, its rate (generalized-alpha), BDF2's last
+            time and state, updated in place.
+        out: (Y, LAM): the step ends' states and multipliers (rows, written).
+        kept: (KF, kpiv, pd): :func:`stage`'s matrix and position derivatives kept.
+        mem: :func:`stage`'s memory (updated after each step; ``S_KEPT`` zeroed where a
+            stage asks to choose).
+        consts: :func:`stage`'s.
+        info: steps done, status (0, :data:`CHOOSE` or a failure's code), iterations and
+            stages solved (added to).
+    """
+    second, am, af, gm = scheme
+    ei, ef, Tn, uoff = tables
+    X, V, hist_t, hist_X = state
+    Y, LAM = out
+    KF, kpiv, pd = kept
+    info[0] = 0
+    info[1] = OK
+    N = X.shape[0]
+    nr = LAM.shape[1]
+    one_p = spar.shape[0] == 1
+    one_q = sQ.shape[0] == 1
+    one_f = sfixed.shape[0] == 1
+    one_m = spresc.shape[0] == 1
+    da = np.zeros(N)
+    db = np.empty(N)
+    Xw = np.empty(N)
+    for s in range(tt.shape[0] - 1):
+        t, t1 = tt[s], tt[s + 1]
+        h = t1 - t
+        X0 = X.copy()
+        if second:
+            ca, cb = af, am / (gm * h)
+            for k in range(N):
+                da[k] = (1.0 - af) * X0[k]
+                db[k] = (1.0 - am / gm) * V[k] - am * X0[k] / (gm * h)
+                Xw[k] = X0[k] + h * V[k]
+        else:
+            tm = hist_t[0]
+            w = bdf_weights(t1, t, tm, True)
+            ca, cb = 1.0, w[0]
+            r = (t1 - t) / (t - tm)
+            for k in range(N):
+                db[k] = w[1] * X0[k] + w[2] * hist_X[0, k]
+                Xw[k] = X0[k] + r * (X0[k] - hist_X[0, k])
+        m2 = mem.copy()
+        lam = np.zeros(nr)
+        jt = (ei, ef, sfixed[0 if one_f else s], spresc[0 if one_m else s], Tn, uoff)
+        code = stage(plan, spar[0 if one_p else s], jt, idx, (ca, da, cb, db),
+                     sQ[0 if one_q else s], DQ, Xw, X0, KF, kpiv, m2, lam, consts, pd)
+        if code == CHOOSE:
+            mem[S_KEPT] = 0.0
+            info[1] = CHOOSE
+            return
+        if code < 0:
+            info[1] = -code
+            return
+        mem[:] = m2
+        info[2] += code
+        info[3] += 1
+        if second:
+            for k in range(N):
+                V[k] = (Xw[k] - X0[k]) / (gm * h) + (1.0 - 1.0 / gm) * V[k]
+        else:
+            hist_t[0] = t
+            for k in range(N):
+                hist_X[0, k] = X0[k]
+        for k in range(N):
+            X[k] = Xw[k]
+            Y[s, k] = Xw[k]
+        for k in range(nr):
+            LAM[s, k] = lam[k]
+        info[0] = s + 1
 
 
 @jit

@@ -331,6 +331,7 @@ def test_dense_rows_derivatives(which, monkeypatch):
             seen.append((self.dj, t, ca * X + da, self.lam.copy()))
         return X
     monkeypatch.setattr(dc.MaggiStage, "solve", keep)
+    monkeypatch.setattr(dc.MaggiStage, "runs", lambda self, started: False)   # step by step
     MODELS[which]().integrate(t_end=8 * dt, dt=dt, stepper="dense", progress=False)
     dj, t, y, lam = seen[-1]
     g, h, B, gp = dj.evaluate(t, y)
@@ -380,6 +381,7 @@ def test_kernel_rows_equal_object_form(which, monkeypatch):
             seen.append((self, t, ca * X + da, self.lam.copy(), par))
         return X
     monkeypatch.setattr(dc.MaggiStage, "solve", keep)
+    monkeypatch.setattr(dc.MaggiStage, "runs", lambda self, started: False)   # step by step
     MODELS[which]().integrate(t_end=8 * dt, dt=dt, stepper="dense", progress=False)
     stage, t, y, lam, par = seen[-1]
     dj = stage.dj
@@ -408,13 +410,17 @@ def test_compiled_stage_falls_back(which, monkeypatch):
     CHOOSE), :meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage.solve` takes the stage
     from its guess with a matrix of its own: forced at every third stage, the run equals the
     run of compiled stages alone to the Newton tolerance, and the compiled stages after a
-    fallback start from a matrix of their own (nothing of the failed call kept)."""
+    fallback start from a matrix of their own (nothing of the failed call kept). The steps
+    are taken one by one from Python here (no compiled run of steps: its stages are not
+    Python's to patch; test_compiled_run_falls_back has its fallback)."""
+    from dolfinx_mbs.integrate.dense import coupled as dense_coupled
     from dolfinx_mbs.integrate.dense import coupled_kernels, joint_kernels
     if not coupled_kernels.COMPILED:
         pytest.skip("numba is not installed: the object form steps the joints")
     dt = STEP.get(which, 5e-3)
     T = 40 * dt
     ref = MODELS[which]().integrate(t_end=T, dt=dt, stepper="dense", progress=False)
+    monkeypatch.setattr(dense_coupled.MaggiStage, "runs", lambda self, started: False)
     calls = {"n": 0, "choose": 0}
     stage = joint_kernels.stage
 
@@ -435,6 +441,57 @@ def test_compiled_stage_falls_back(which, monkeypatch):
             b = np.asarray(getattr(r.frames[name], key, np.zeros(1)))
             assert np.abs(a - b).max() <= 1e-9 * max(np.abs(a).max(), 1e-3), (name, key)
 
+
+
+@pytest.mark.parametrize("formulation", ["first-order", "second-order"])
+@pytest.mark.parametrize("which", ["slider-crank", "elastic double pendulum"])
+def test_compiled_run_falls_back(which, formulation, monkeypatch):
+    """The compiled run of Maggi's steps (joint_kernels.maggi_run) against the same steps
+    taken one by one from Python: the same states and multipliers to the bit. Where a run's
+    stage must choose its dependent coordinates again (made to after every third step, the
+    kept matrix left as garbage), the step is Python's from its guess with a matrix of its
+    own and the run goes on after it: the same motion as without to the Newton tolerance."""
+    from dolfinx_mbs.integrate.dense import coupled as dense_coupled
+    from dolfinx_mbs.integrate.dense import coupled_kernels, joint_kernels
+    if not coupled_kernels.COMPILED:
+        pytest.skip("numba is not installed: the object form steps the joints")
+    dt = STEP.get(which, 5e-3)
+    T = 40 * dt
+
+    def run(**kw):
+        return MODELS[which]().integrate(t_end=T, dt=dt, stepper="dense", progress=False,
+                                         formulation=formulation, **kw)
+    ref = run()
+    with monkeypatch.context() as mp:
+        mp.setattr(dense_coupled.MaggiStage, "runs", lambda self, started: False)
+        steps = run()
+    for name, h in ref.frames.items():
+        for key in h.names:
+            assert np.array_equal(getattr(h, key), getattr(steps.frames[name], key)), key
+    for name, h in ref.joints.items():
+        for key in h.names:
+            assert np.array_equal(getattr(h, key), getattr(steps.joints[name], key),
+                                  equal_nan=True), key
+    whole = joint_kernels.maggi_run
+    calls = {"choose": 0}
+
+    def stops(*args):
+        tt, out, kept, mem, info = args[4], args[11], args[12], args[13], args[15]
+        m = min(3, tt.shape[0] - 1)
+        whole(*args[:4], tt[:m + 1], *args[5:11], (out[0][:m], out[1][:m]), *args[12:])
+        if info[1] == coupled_kernels.OK and m < tt.shape[0] - 1:
+            calls["choose"] += 1
+            kept[0][:] = 1e30
+            mem[joint_kernels.S_KEPT] = 0.0
+            info[1] = joint_kernels.CHOOSE
+    monkeypatch.setattr(joint_kernels, "maggi_run", stops)
+    r = run()
+    assert calls["choose"] > 5
+    for name in ref.frames:
+        for key in ("angle", "r_O"):
+            a = np.asarray(getattr(ref.frames[name], key, np.zeros(1)))
+            b = np.asarray(getattr(r.frames[name], key, np.zeros(1)))
+            assert np.abs(a - b).max() <= 1e-9 * max(np.abs(a).max(), 1e-3), (name, key)
 
 def test_prismatic_at_an_elastic_node():
     """A prismatic joint whose guide is an elastic body's node, the body unreduced: the TS
