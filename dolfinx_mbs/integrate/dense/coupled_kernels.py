@@ -90,6 +90,22 @@ def jit(fn: _Fn) -> _Fn:
     return cast(_Fn, _NB.njit(cache=True)(fn))
 
 
+def jit_leaf(fn: _Fn) -> _Fn:
+    """:func:`jit` for a kernel that allocates no array: compiled without numba's reference
+    counting (``_nrt=False``), which costs two atomic counts for each array it takes or view
+    it makes, most of a small kernel's time (the frames' states, a joint's rows).
+
+    Args:
+        fn: the function.
+
+    Returns:
+        The compiled function, or ``fn``.
+    """
+    if _NB is None:
+        return fn
+    return cast(_Fn, _NB.njit(cache=True, _nrt=False)(fn))
+
+
 def variant(compiled: bool) -> ModuleType:
     """This module compiled (as imported, when numba is installed) or as NumPy code (its
     source executed once more with the compiler off).
@@ -196,7 +212,7 @@ def _vec(W: np.ndarray, g: int) -> np.ndarray:
     return np.ascontiguousarray(W[:g, :g]).reshape(-1)
 
 
-@jit
+@jit_leaf
 def _cx(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """Out = a x b (scalar code)."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -204,21 +220,21 @@ def _cx(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@jit
+@jit_leaf
 def _mv3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """Out = A x, A 3 x 3 flat row by row."""
     for i in range(3):
         out[i] = A[3 * i] * x[0] + A[3 * i + 1] * x[1] + A[3 * i + 2] * x[2]
 
 
-@jit
+@jit_leaf
 def _mtv3(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """Out = A^T x, A 3 x 3 flat row by row."""
     for i in range(3):
         out[i] = A[i] * x[0] + A[3 + i] * x[1] + A[6 + i] * x[2]
 
 
-@jit
+@jit_leaf
 def _combine(a: float, x: np.ndarray, b: float, y: np.ndarray, out: np.ndarray) -> None:
     """Out = a x + b y (scalar code)."""
     for i in range(out.shape[0]):
@@ -386,10 +402,10 @@ def _hinge_loops(p: np.ndarray, par: np.ndarray, th: float, thd: float, thdd: fl
 
 
 #: a hinge's state: scalar code where compiled, NumPy otherwise
-hinge_state = jit(_hinge_loops) if COMPILED else _hinge_arrays
+hinge_state = jit_leaf(_hinge_loops) if COMPILED else _hinge_arrays
 
 
-@jit
+@jit_leaf
 def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np.ndarray,
                st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray, dSwd: np.ndarray,
                dphi: np.ndarray, wk: np.ndarray) -> None:
@@ -438,10 +454,13 @@ def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np
             vG[k] = w[k]
             aG[k] = wd[k]
         # d phi/dq = 2 G(q^)/|q|, G = [[-x, w, z, -y], [-y, -z, w, x], [-z, y, -x, w]]
-        Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
+        Gq = wk[21:33]
+        Gq[0], Gq[1], Gq[2], Gq[3] = -qx, qw, qz, -qy
+        Gq[4], Gq[5], Gq[6], Gq[7] = -qy, -qz, qw, qx
+        Gq[8], Gq[9], Gq[10], Gq[11] = -qz, qy, -qx, qw
         for a in range(3):
             for b in range(4):
-                dphi[a, 3 + b] = 2.0 * Gq[a, b] / nq
+                dphi[a, 3 + b] = 2.0 * Gq[4 * a + b] / nq
         nt = 3
     for k in range(9):
         st[k] = R[k]
@@ -467,7 +486,7 @@ def free_state(kind: int, z: np.ndarray, w: np.ndarray, wd: np.ndarray, grav: np
         dSz[8, c] += ab[0] * d[1] - ab[1] * d[0]
 
 
-@jit
+@jit_leaf
 def _frame(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, o: int, y: np.ndarray,
            yd: np.ndarray, grav: np.ndarray, st: np.ndarray, dSz: np.ndarray, dSw: np.ndarray,
            dSwd: np.ndarray, dphi: np.ndarray, wk: np.ndarray) -> None:
@@ -1028,7 +1047,7 @@ def _back_lapack(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 #: the Newton step's factorization and solve: loops where compiled, LAPACK otherwise
-_factor = jit(_factor_loops) if COMPILED else _factor_lapack
+_factor = jit_leaf(_factor_loops) if COMPILED else _factor_lapack
 _back = jit(_back_loops) if COMPILED else _back_lapack
 
 

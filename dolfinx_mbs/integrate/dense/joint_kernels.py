@@ -64,6 +64,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     _frame,
     bdf_weights,
     jit,
+    jit_leaf,
     residual,
 )
 from dolfinx_mbs.systems.coupled_joints import FD_STEP
@@ -111,7 +112,7 @@ def _frames_at(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray
     return st, dv, dom, dphi, drO
 
 
-@jit
+@jit_leaf
 def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray,
                o: int, y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray,
                dphi: np.ndarray, drO: np.ndarray, yd: np.ndarray, dSz: np.ndarray,
@@ -152,7 +153,7 @@ def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np
             drO[i, a, a] = 1.0
 
 
-@jit
+@jit_leaf
 def _end(fr: int, slot: int, node: int, ef: np.ndarray, el: int, xo: int, y: np.ndarray,
          n: int, st: np.ndarray, fixed: np.ndarray, Tn: np.ndarray, uoff: np.ndarray,
          dv: np.ndarray, dom: np.ndarray, e: np.ndarray, Pw: np.ndarray) -> None:
@@ -206,7 +207,7 @@ def _end(fr: int, slot: int, node: int, ef: np.ndarray, el: int, xo: int, y: np.
                 Pw[a, c] = s[i, 3 * a] * t0 + s[i, 3 * a + 1] * t1 + s[i, 3 * a + 2] * t2
 
 
-@jit
+@jit_leaf
 def _cxo(a: np.ndarray, ia: int, b: np.ndarray, ib: int, out: np.ndarray, io: int) -> None:
     """out[io:io + 3] = a[ia:ia + 3] x b[ib:ib + 3] (:func:`~dolfinx_mbs.integrate.dense.
     coupled_kernels._cx` at offsets: no views)."""
@@ -215,7 +216,7 @@ def _cxo(a: np.ndarray, ia: int, b: np.ndarray, ib: int, out: np.ndarray, io: in
     out[io + 2] = a[ia] * b[ib + 1] - a[ia + 1] * b[ib]
 
 
-@jit
+@jit_leaf
 def _mvo(A: np.ndarray, iA: int, x: np.ndarray, ix: int, out: np.ndarray, io: int) -> None:
     """out[io:io + 3] = A x, A 3 x 3 flat row by row at ``iA`` (:func:`~dolfinx_mbs.integrate.
     dense.coupled_kernels._mv3` at offsets)."""
@@ -224,7 +225,7 @@ def _mvo(A: np.ndarray, iA: int, x: np.ndarray, ix: int, out: np.ndarray, io: in
                        + A[iA + 3 * i + 2] * x[ix + 2])
 
 
-@jit
+@jit_leaf
 def _mtvo(A: np.ndarray, iA: int, x: np.ndarray, ix: int, out: np.ndarray, io: int) -> None:
     """out[io:io + 3] = A^T x (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels._mtv3` at
     offsets)."""
@@ -233,7 +234,7 @@ def _mtvo(A: np.ndarray, iA: int, x: np.ndarray, ix: int, out: np.ndarray, io: i
                        + A[iA + 6 + i] * x[ix + 2])
 
 
-@jit
+@jit_leaf
 def _col(M: np.ndarray, fr: int, c: int, out: np.ndarray, io: int) -> None:
     """out[io:io + 3] = M[fr, :, c] (a frame's partial's column, copied: no view)."""
     out[io] = M[fr, 0, c]
@@ -241,7 +242,7 @@ def _col(M: np.ndarray, fr: int, c: int, out: np.ndarray, io: int) -> None:
     out[io + 2] = M[fr, 2, c]
 
 
-@jit
+@jit_leaf
 def _wrap(d: float) -> float:
     """The angle ``d`` modulo 2 pi, in [0, 2 pi) (Python's float modulo, which numba keeps)."""
     return d % (2.0 * math.pi)
@@ -296,7 +297,7 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
                  positions, g, h, B, gp, ea, eb, Pa, Pb, tw)
 
 
-@jit
+@jit_leaf
 def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz: int,
              y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray, dphi: np.ndarray,
              drO: np.ndarray, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
@@ -644,7 +645,7 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
                     fp[k, j] += d * Tn[s, a, j]
 
 
-@jit
+@jit_leaf
 def _touched_curvature(touched: np.ndarray, ei: np.ndarray, Bh: np.ndarray, Bl: np.ndarray,
                        lam: np.ndarray, j: int) -> float:
     """sum_r (Bh - Bl)[r, j] lam_r over the ``touched`` elements' rows (the others' rows of
@@ -657,7 +658,7 @@ def _touched_curvature(touched: np.ndarray, ei: np.ndarray, Bh: np.ndarray, Bl: 
     return acc
 
 
-@jit
+@jit_leaf
 def _touched_rows(touched: np.ndarray, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int,
                   nz: int, y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray,
                   dphi: np.ndarray, drO: np.ndarray, fixed: np.ndarray, presc: np.ndarray,
