@@ -223,6 +223,10 @@ class _Part:
                  frame_index: int | None) -> None:
         self.index, self.body, self.ops, self.frame = index, body, ops, frame_index
         self.gdim = body.gdim
+        #: the dense path's tensors of the body's nonlinear strain on a reduced basis, by the
+        #: basis' digest (:func:`~dolfinx_mbs.systems.coupled_dense.kept_nonlinear_tensors`:
+        #: a model run again keeps its system, its parts and their bases)
+        self.dense_tensors: dict = {}
         lo, hi = int(space.offsets[index]), int(space.offsets[index + 1])
         self.slice = slice(lo, hi)
         self.n = hi - lo

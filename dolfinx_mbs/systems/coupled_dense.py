@@ -54,6 +54,7 @@ ranks once).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import TYPE_CHECKING, Any, List, Tuple, cast
 
 import numpy as np
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
     from dolfinx_mbs.systems.coupled import CoupledSystem
 
 __all__ = ["DenseCoupled", "Plan", "LazyView", "StateRead", "dense_reason", "nonlinear_tensors",
-           "NONLINEAR_MAX"]
+           "kept_nonlinear_tensors", "NONLINEAR_MAX"]
 
 #: the kernels' table sizes (:mod:`dolfinx_mbs.integrate.dense.coupled_kernels`: FI, FF, BI,
 #: PAR; checked equal there)
@@ -184,6 +185,31 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
     tot = np.empty_like(out)
     system.comm.Allreduce(out, tot, op=MPI.SUM)
     return tot[:H.size].reshape(H.shape), tot[H.size:].reshape(C.shape)
+
+
+def kept_nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
+                           ) -> Tuple[np.ndarray, np.ndarray]:
+    """:func:`nonlinear_tensors`, kept on the body's part for its basis: a model integrated
+    again keeps its coupled system, whose parts keep the tensors of the basis they were found
+    for (the basis' rows of the body, by digest; found again where any rank's differ: the
+    same decision on every rank). Collective.
+
+    Args:
+        system: the coupled system.
+        p: the body's part.
+        T: the body's reduced fields (as :func:`nonlinear_tensors` takes them).
+
+    Returns:
+        (H, C) of :func:`nonlinear_tensors` (read-only: shared by the runs).
+    """
+    digest = hashlib.sha1(np.ascontiguousarray(T[p.slice]).tobytes()).hexdigest()
+    if not system.comm.allreduce(digest in p.dense_tensors, op=MPI.LAND):
+        H, C = nonlinear_tensors(system, p, T)
+        H.setflags(write=False)
+        C.setflags(write=False)
+        p.dense_tensors.clear()
+        p.dense_tensors[digest] = (H, C)
+    return cast(Tuple[np.ndarray, np.ndarray], p.dense_tensors[digest])
 
 
 class _Projection:
@@ -397,7 +423,7 @@ class DenseCoupled:
                 self.inv.append(_Invariants(s, p, T[p.slice, cols]))
                 self.inv[-1].q0 = cols.start
                 if p.body.u_state is not None:
-                    self.inv[-1].H, self.inv[-1].C = nonlinear_tensors(s, p, T[:, cols])
+                    self.inv[-1].H, self.inv[-1].C = kept_nonlinear_tensors(s, p, T[:, cols])
         self.inv += [_RigidInvariants(rb, i) for i in range(len(s.frames))
                      for rb in s.rigid_on[i]]
         self.gravity = s.gravity
