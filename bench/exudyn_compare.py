@@ -100,7 +100,7 @@ def demo_data(quick: bool = False) -> dict:
 
 def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
             stiffening: str | None = None, refine: int = 1, modes: int = 0,
-            derivatives: int = 0, **options) -> dict:
+            derivatives: int = 0, again: int = 0, **options) -> dict:
     """The demo's coupled model in dolfinx_mbs, integrated.
 
     Args:
@@ -114,6 +114,9 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
             the full rod).
         derivatives: with ``modes``, the static modal derivatives of this many of the lowest
             modes join the basis (``Model.reduce(..., derivatives=)``).
+        again: integrate the same model this many times more (a parameter study's runs: the
+            model's reduction and tensors kept); ``again`` in the result is the least wall
+            time of those, ``same`` whether their midpoint histories equal the first's.
         **options: more of ``model.integrate``'s arguments (``spectral_radius``, ...).
 
     Returns:
@@ -159,7 +162,15 @@ def run_mbs(d: dict, dt: float, t_end: float, formulation: str | None = None,
     r = model.integrate(t_end=t_end, dt=dt, probes=[(rod, (L / 2, 0.0))], progress=False,
                         formulation=formulation, **options)
     t2, c2 = time.perf_counter(), time.process_time()
+    walls, same = [], True
+    for _ in range(again):
+        ta = time.perf_counter()
+        ra = model.integrate(t_end=t_end, dt=dt, probes=[(rod, (L / 2, 0.0))], progress=False,
+                             formulation=formulation, **options)
+        walls.append(time.perf_counter() - ta)
+        same = same and bool(np.array_equal(ra.probes[:, 0, 1], r.probes[:, 0, 1]))
     return dict(t=np.asarray(r.times), theta=np.asarray(r.frames["hub"].angle),
+                again=min(walls) if walls else math.nan, same=same,
                 mid=np.asarray(r.probes[:, 0, 1]),
                 slider=np.asarray(r.frames["slider_frame"].r_O[:, 0]),
                 build=t1 - t0, integrate=t2 - t1, cpu=c2 - c1, steps=int(r.steps),
