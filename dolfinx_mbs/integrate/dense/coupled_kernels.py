@@ -76,24 +76,29 @@ COMPILED = _NB is not None
 _Fn = TypeVar("_Fn", bound=Callable)
 
 
-def jit(fn: _Fn) -> _Fn:
+def jit(fn: _Fn, refcounts: bool = True) -> _Fn:
     """``fn`` compiled by numba (cached on disk), or ``fn`` itself without it.
 
     Args:
         fn: the function.
+        refcounts: numba's reference counting; False for a kernel that allocates no array
+            (:func:`jit_leaf`): the counts cost two atomic operations for each array it takes
+            or view it makes, most of a small kernel's time (the frames' states, a joint's
+            rows).
 
     Returns:
         The compiled function, or ``fn``.
     """
     if _NB is None:
         return fn
-    return cast(_Fn, _NB.njit(cache=True)(fn))
+    if refcounts:
+        return cast(_Fn, _NB.njit(cache=True)(fn))
+    return cast(_Fn, _NB.njit(cache=True, _nrt=False)(fn))
 
 
 def jit_leaf(fn: _Fn) -> _Fn:
-    """:func:`jit` for a kernel that allocates no array: compiled without numba's reference
-    counting (``_nrt=False``), which costs two atomic counts for each array it takes or view
-    it makes, most of a small kernel's time (the frames' states, a joint's rows).
+    """:func:`jit` without reference counting, for a kernel that allocates no array (nor
+    returns one).
 
     Args:
         fn: the function.
@@ -101,9 +106,7 @@ def jit_leaf(fn: _Fn) -> _Fn:
     Returns:
         The compiled function, or ``fn``.
     """
-    if _NB is None:
-        return fn
-    return cast(_Fn, _NB.njit(cache=True, _nrt=False)(fn))
+    return jit(fn, refcounts=False)
 
 
 def variant(compiled: bool) -> ModuleType:

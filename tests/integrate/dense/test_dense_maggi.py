@@ -405,6 +405,16 @@ def test_kernel_rows_equal_object_form(which, monkeypatch):
                                rtol=1e-12, atol=1e-14), (name, k)
 
 
+def _same_motion(ref, r):
+    """The frames' angles and origins of two runs alike to 1e-9 of their size (Newton's
+    tolerance)."""
+    for name in ref.frames:
+        for key in ("angle", "r_O"):
+            a = np.asarray(getattr(ref.frames[name], key, np.zeros(1)))
+            b = np.asarray(getattr(r.frames[name], key, np.zeros(1)))
+            assert np.abs(a - b).max() <= 1e-9 * max(np.abs(a).max(), 1e-3), (name, key)
+
+
 @pytest.mark.parametrize("which", ["slider-crank", "elastic double pendulum"])
 def test_compiled_stage_falls_back(which, monkeypatch):
     """Where the compiled stage must choose its dependent coordinates again (it returns
@@ -436,11 +446,7 @@ def test_compiled_stage_falls_back(which, monkeypatch):
     monkeypatch.setattr(joint_kernels, "stage", sometimes)
     r = MODELS[which]().integrate(t_end=T, dt=dt, stepper="dense", progress=False)
     assert calls["choose"] > 10
-    for name in ref.frames:
-        for key in ("angle", "r_O"):
-            a = np.asarray(getattr(ref.frames[name], key, np.zeros(1)))
-            b = np.asarray(getattr(r.frames[name], key, np.zeros(1)))
-            assert np.abs(a - b).max() <= 1e-9 * max(np.abs(a).max(), 1e-3), (name, key)
+    _same_motion(ref, r)
 
 
 
@@ -488,11 +494,8 @@ def test_compiled_run_falls_back(which, formulation, monkeypatch):
     monkeypatch.setattr(joint_kernels, "maggi_run", stops)
     r = run()
     assert calls["choose"] > 5
-    for name in ref.frames:
-        for key in ("angle", "r_O"):
-            a = np.asarray(getattr(ref.frames[name], key, np.zeros(1)))
-            b = np.asarray(getattr(r.frames[name], key, np.zeros(1)))
-            assert np.abs(a - b).max() <= 1e-9 * max(np.abs(a).max(), 1e-3), (name, key)
+    _same_motion(ref, r)
+
 
 def test_prismatic_at_an_elastic_node():
     """A prismatic joint whose guide is an elastic body's node, the body unreduced: the TS
