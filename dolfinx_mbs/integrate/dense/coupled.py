@@ -658,7 +658,7 @@ class MaggiStage:
         #: the stages left that begin with a matrix of their own (MAGGI_FRESH)
         self.fresh = 0
         #: a compiled run's stage asked to choose the dependent coordinates again: the next
-        #: stage is Python's, from its guess (:meth:`adopt`)
+        #: stage is Python's, from its guess (:meth:`_adopt`)
         self.choose = False
         # the elastic velocities weigh little in the choice of the dependent ones (the frames'
         # speeds are the natural ones to follow the joints)
@@ -971,20 +971,20 @@ class MaggiStage:
         tb = self.tables
         assert tb is not None  # (the caller's test)
         fixed, presc = self._fixed(t)
-        mem = self.memory()
+        mem = self._memory()
         Xw = X.copy()
         lam = np.zeros(self.dj.n_rows)
         code = joint_kernels.stage(
-            p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff), self.indices(),
+            p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff), self._indices(),
             (ca, da, cb, db), Q, self._DQ0, Xw, Xs, self._KF, self._kpiv, mem, lam,
-            self.constants(), self._pd)
+            self._constants(), self._pd)
         if code == joint_kernels.CHOOSE:   # solve() from the guess, with a matrix of its own
             self._kmem[joint_kernels.S_KEPT] = 0.0
             self.kept = None
             return None
         if code < 0:
             raise FloatingPointError(_failure(-code, t))
-        self.adopt(mem, lam)
+        self._adopt(mem, lam)
         st.iterations += code
         st.stages += 1
         return Xw
@@ -1004,25 +1004,57 @@ class MaggiStage:
         return (self.tables is not None and not self.dj.js.torque_motors and started
                 and self.dep is not None and self.dep_p is not None and not self.choose)
 
-    def memory(self) -> np.ndarray:
+    def run(self, at: tuple, tt: np.ndarray, scheme: tuple, state: tuple,
+            out: tuple) -> np.ndarray:
+        """Started steps through the times ``tt`` in one compiled call (:func:`~dolfinx_mbs.
+        integrate.dense.joint_kernels.maggi_run`), its memory, matrix and multipliers kept
+        (:meth:`_adopt`; after a stage that asks to choose the dependent coordinates again,
+        the next stage is Python's).
+
+        Args:
+            at: the stages' parents' states, loads, fixed slots' states and motors'
+                prescriptions (rows in order, or one row for all).
+            tt: the steps' times.
+            scheme: (second order, alpha_m, alpha_f, gamma).
+            state: (X, V, hist_t, hist_X), updated in place.
+            out: (Y, LAM): the step ends' states and multipliers (rows, written).
+
+        Returns:
+            The kernel's ``info``: steps done, status, iterations, stages.
+        """
+        tb = self.tables
+        assert tb is not None  # (runs() said so)
+        spar, sQ, fixed, presc = at
+        info = np.zeros(4, dtype=np.int64)
+        mem = self._memory()
+        joint_kernels.maggi_run(
+            self.st.plan.arrays(), spar, sQ, self._DQ0, tt, scheme,
+            (tb.ei, tb.ef, tb.Tn, tb.uoff), fixed, presc, self._indices(), state, out,
+            (self._KF, self._kpiv, self._pd), mem, self._constants(), info)
+        done = int(info[0])
+        self._adopt(mem, out[1][done - 1] if done else None,
+                   choose=int(info[1]) == joint_kernels.CHOOSE)
+        return info
+
+    def _memory(self) -> np.ndarray:
         """The compiled stages' memory for the next stage (a copy: kept where it
-        converges, :meth:`adopt`)."""
+        converges, :meth:`_adopt`)."""
         mem = self._kmem.copy()
         mem[joint_kernels.S_FRESH], mem[joint_kernels.S_SCALE] = self.fresh, self.scale
         return mem
 
-    def indices(self) -> tuple:
+    def _indices(self) -> tuple:
         """The compiled stage's indices: positions, velocities, auxiliary momenta, position
         rows, dependent velocities and positions."""
         return (self.P, self.V, self.A, self.pos, self.dep, self.dep_p)
 
-    def constants(self) -> tuple:
+    def _constants(self) -> tuple:
         """The compiled stage's constants (:func:`~dolfinx_mbs.integrate.dense.
         joint_kernels.stage`'s ``consts``)."""
         return (MAGGI_REFRESH, float(MAGGI_FRESH), MAGGI_RESIDUAL, float(MAGGI_DIFFERENCES),
                 self.st.stol)
 
-    def adopt(self, mem: np.ndarray, lam: np.ndarray | None, choose: bool = False) -> None:
+    def _adopt(self, mem: np.ndarray, lam: np.ndarray | None, choose: bool = False) -> None:
         """Keep the compiled stages' memory ``mem`` and the last stage's multipliers ``lam``
         (None: as they were); with ``choose`` a stage asked to choose the dependent
         coordinates again (its matrix not kept): the next stage is Python's, from its
@@ -1618,29 +1650,22 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         choose its dependent coordinates again: the next step is Python's, from its guess)."""
         mg = self.maggi
         assert mg is not None and mg.tables is not None  # (runs() said so)
-        p, tb = self.plan, mg.tables
+        tb = mg.tables
         times = np.array([self._stage_times(s, True)[0] for s in range(k, k1)])
         with self.fault.guard(f"the prescribed motions after t={self.times[k]:g}"):
             spar = self._parents(k, k1)
             fixed, presc = tb.at_times(times)
         if self.fault.found:
             return k
-        info = np.zeros(4, dtype=np.int64)
-        mem = mg.memory()
         second = self.formulation == "second-order"
-        am, af, gm = self.params if second else (0.0, 0.0, 0.0)
-        joint_kernels.maggi_run(
-            p.arrays(), spar, self.loads.zero if sQ is None else sQ, mg._DQ0,
-            np.array(self.times[k:k1 + 1]), (second, am, af, gm),
-            (tb.ei, tb.ef, tb.Tn, tb.uoff), fixed, presc, mg.indices(),
-            (self.y, self.V, self.hist_t, self.hist_X),
-            (self.Y[k + 1:k1 + 1], self.lam_end[k + 1:k1 + 1]),
-            (mg._KF, mg._kpiv, mg._pd), mem, mg.constants(), info)
+        info = mg.run((spar, self.loads.zero if sQ is None else sQ, fixed, presc),
+                      np.array(self.times[k:k1 + 1]),
+                      (second,) + (tuple(self.params) if second else (0.0, 0.0, 0.0)),
+                      (self.y, self.V, self.hist_t, self.hist_X),
+                      (self.Y[k + 1:k1 + 1], self.lam_end[k + 1:k1 + 1]))
         done, status = int(info[0]), int(info[1])
         self.iterations += int(info[2])
         self.stages += int(info[3])
-        mg.adopt(mem, self.lam_end[k + done] if done else None,
-                 choose=status == joint_kernels.CHOOSE)
         if status not in (kernels.OK, joint_kernels.CHOOSE):
             self.fault.keep(FloatingPointError(_failure(status, float(times[done]))),
                             f"the step from t={self.times[k + done]:g}")
