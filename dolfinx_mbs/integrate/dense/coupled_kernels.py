@@ -73,6 +73,21 @@ _NB = _numba()
 COMPILED = _NB is not None
 
 
+def _counts_optional() -> bool:
+    """Whether this numba compiles a kernel without reference counting (its ``_nrt``
+    option: an internal one, checked rather than assumed)."""
+    try:
+        from numba.core import cpu
+    except ImportError:  # pragma: no cover - numba's layout of another release
+        return False
+    return hasattr(cpu.CPUTargetOptions, "_nrt")
+
+
+#: kernels that allocate nothing are compiled without reference counting (:func:`jit_leaf`)
+#: where numba offers it; with reference counting elsewhere (the same results, slower)
+LEAF = COMPILED and _counts_optional()
+
+
 _Fn = TypeVar("_Fn", bound=Callable)
 
 
@@ -91,7 +106,7 @@ def jit(fn: _Fn, refcounts: bool = True) -> _Fn:
     """
     if _NB is None:
         return fn
-    if refcounts:
+    if refcounts or not LEAF:
         return cast(_Fn, _NB.njit(cache=True)(fn))
     return cast(_Fn, _NB.njit(cache=True, _nrt=False)(fn))
 
