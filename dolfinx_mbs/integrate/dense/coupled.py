@@ -943,8 +943,8 @@ class MaggiStage:
         position rows: one Newton step of g = 0 in the dependent positions (g and g_p at
         ``ys``), which leaves the rows at the square of Newton's last error
         (:func:`~dolfinx_mbs.integrate.dense.joint_kernels.close_positions`)."""
-        if gp is not None and len(self.pos) and self.dep_p is not None:
-            ys[self.P[self.dep_p]] -= np.linalg.solve(gp[:, self.dep_p], g[self.pos])
+        if gp is not None and self.dep_p is not None:
+            joint_kernels.close_positions(ys, g, gp, self.pos, self.P, self.dep_p)
         return cast(np.ndarray, (ys - da) / ca)
 
     def _compiled(self, t: float, ca: float, da: np.ndarray, cb: float, db: np.ndarray,
@@ -1261,11 +1261,9 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         self._probe_after = 0
         #: whether the observers see the batches at once (else step by step)
         self.whole = False
-        #: Newton's iterations over the run (the stages' sum), the stages solved and the
-        #: steps taken one at a time from Python (loads that read the frames' state)
+        #: Newton's iterations over the run (the stages' sum) and the stages solved
         self.iterations = 0
         self.stages = 0
-        self.python_steps = 0
 
     @staticmethod
     def applies(system: CoupledSystem, run: RunSpec) -> str | None:
@@ -1539,7 +1537,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         """
         while k < kb:
             maggi = self.maggi is not None
-            if self.maggi is not None and not self.maggi.runs(self.started):   # from Python
+            if maggi and not cast(MaggiStage, self.maggi).runs(self.started):   # from Python
                 n_ok, sQ, read = 0, None, True
             elif self.loads.active and k < self._probe_after:
                 n_ok, sQ, read = 0, None, True
@@ -1707,7 +1705,6 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         self.Y[k + 1] = X1
         if self.maggi is not None:
             self.lam_end[k + 1] = self.maggi.lam
-        self.python_steps += 1
 
     def parents_at(self, t: float) -> np.ndarray:
         """The frames' parents' states at ``t`` (nf x :data:`~dolfinx_mbs.integrate.dense.

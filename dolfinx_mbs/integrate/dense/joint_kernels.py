@@ -60,8 +60,11 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     WK_FRAME,
     _back,
     _block_sizes,
+    _cx,
     _factor,
     _frame,
+    _mtv3,
+    _mv3,
     bdf_weights,
     jit,
     jit_leaf,
@@ -85,8 +88,8 @@ EI = 16
 EF = 34
 #: a point's kinematics (see :func:`_end`): r 0:3, r' 3:6, R 6:15, x 15:18, omega 18:21
 EN = 21
-#: the rows' work space (:func:`_element`'s): this many 3-vectors, flat
-TW = 8
+#: the rows' work space of 3-vectors (:func:`_element`'s 7, :func:`_end`'s 4)
+TW = 11
 
 
 @jit
@@ -154,92 +157,56 @@ def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np
 
 
 @jit_leaf
-def _end(fr: int, slot: int, node: int, ef: np.ndarray, el: int, xo: int, y: np.ndarray,
-         n: int, st: np.ndarray, fixed: np.ndarray, Tn: np.ndarray, uoff: np.ndarray,
-         dv: np.ndarray, dom: np.ndarray, e: np.ndarray, Pw: np.ndarray) -> None:
+def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np.ndarray,
+         Tn: np.ndarray, uoff: np.ndarray, q: np.ndarray, v: np.ndarray, dv: np.ndarray,
+         dom: np.ndarray, e: np.ndarray, Pw: np.ndarray, wk: np.ndarray) -> None:
     """A point's kinematics into ``e`` (:data:`EN`): r = r_O + R x, r' = R (v_O + omega x x +
-    u'), x = X + u (X = ``ef[el, xo:xo + 3]``, u and u' from the elastic coordinates and
-    rates of ``y``); a computed frame's partial velocities d r'/dw = R (dv - skew(x) dom) into
-    ``Pw`` (3 x MAXW). Scalar code on whole arrays (no views: each would cost two reference
-    counts, most of a compiled element's time)."""
-    u0 = u1 = u2 = 0.0
-    d0 = d1 = d2 = 0.0
+    u'), x = X + u; a computed frame's partial velocities d r'/dw = R (dv - skew(x) dom) into
+    ``Pw`` (3 x MAXW); ``wk`` (4 x 3) work space."""
+    n = q.shape[0]
+    u = wk[0]
+    ud = wk[1]
+    w = wk[2]
+    t = wk[3]
+    for a in range(3):
+        u[a] = 0.0
+        ud[a] = 0.0
     if node >= 0:
         for a in range(3):
             acc = uoff[node, a]
             accd = 0.0
             for j in range(n):
-                acc += Tn[node, a, j] * y[j]
-                accd += Tn[node, a, j] * y[n + j]
-            if a == 0:
-                u0, d0 = acc, accd
-            elif a == 1:
-                u1, d1 = acc, accd
-            else:
-                u2, d2 = acc, accd
+                acc += Tn[node, a, j] * q[j]
+                accd += Tn[node, a, j] * v[j]
+            u[a] = acc
+            ud[a] = accd
+    s = st[fr] if fr >= 0 else fixed[slot]
     # a frame state's R, r_O, omega, v_O (ST) or a fixed slot's R, r_O, v_O, omega
-    s = st if fr >= 0 else fixed
-    i = fr if fr >= 0 else slot
     ro, oo, vo = (9, 12, 18) if fr >= 0 else (9, 15, 12)
-    x0 = ef[el, xo] + u0
-    x1 = ef[el, xo + 1] + u1
-    x2 = ef[el, xo + 2] + u2
-    e[15], e[16], e[17] = x0, x1, x2
+    x = e[15:18]
     for a in range(3):
-        e[18 + a] = s[i, oo + a]
-    w0 = s[i, oo + 1] * x2 - s[i, oo + 2] * x1 + s[i, vo] + d0
-    w1 = s[i, oo + 2] * x0 - s[i, oo] * x2 + s[i, vo + 1] + d1
-    w2 = s[i, oo] * x1 - s[i, oo + 1] * x0 + s[i, vo + 2] + d2
+        x[a] = X[a] + u[a]
+        e[18 + a] = s[oo + a]
+    w[0] = s[oo + 1] * x[2] - s[oo + 2] * x[1] + s[vo] + ud[0]
+    w[1] = s[oo + 2] * x[0] - s[oo] * x[2] + s[vo + 1] + ud[1]
+    w[2] = s[oo] * x[1] - s[oo + 1] * x[0] + s[vo + 2] + ud[2]
     for a in range(3):
-        r0, r1, r2 = s[i, 3 * a], s[i, 3 * a + 1], s[i, 3 * a + 2]
-        e[6 + 3 * a] = r0
-        e[7 + 3 * a] = r1
-        e[8 + 3 * a] = r2
-        e[a] = s[i, ro + a] + r0 * x0 + r1 * x1 + r2 * x2
-        e[3 + a] = 0.0 + r0 * w0 + r1 * w1 + r2 * w2
+        acc = s[ro + a]
+        accd = 0.0
+        for b in range(3):
+            e[6 + 3 * a + b] = s[3 * a + b]
+            acc += s[3 * a + b] * x[b]
+            accd += s[3 * a + b] * w[b]
+        e[a] = acc
+        e[3 + a] = accd
     if fr >= 0:
         for c in range(MAXW):
             # dv - x x dom
-            t0 = dv[fr, 0, c] - (x1 * dom[fr, 2, c] - x2 * dom[fr, 1, c])
-            t1 = dv[fr, 1, c] - (x2 * dom[fr, 0, c] - x0 * dom[fr, 2, c])
-            t2 = dv[fr, 2, c] - (x0 * dom[fr, 1, c] - x1 * dom[fr, 0, c])
+            t[0] = dv[fr, 0, c] - (x[1] * dom[fr, 2, c] - x[2] * dom[fr, 1, c])
+            t[1] = dv[fr, 1, c] - (x[2] * dom[fr, 0, c] - x[0] * dom[fr, 2, c])
+            t[2] = dv[fr, 2, c] - (x[0] * dom[fr, 1, c] - x[1] * dom[fr, 0, c])
             for a in range(3):
-                Pw[a, c] = s[i, 3 * a] * t0 + s[i, 3 * a + 1] * t1 + s[i, 3 * a + 2] * t2
-
-
-@jit_leaf
-def _cxo(a: np.ndarray, ia: int, b: np.ndarray, ib: int, out: np.ndarray, io: int) -> None:
-    """out[io:io + 3] = a[ia:ia + 3] x b[ib:ib + 3] (:func:`~dolfinx_mbs.integrate.dense.
-    coupled_kernels._cx` at offsets: no views)."""
-    out[io] = a[ia + 1] * b[ib + 2] - a[ia + 2] * b[ib + 1]
-    out[io + 1] = a[ia + 2] * b[ib] - a[ia] * b[ib + 2]
-    out[io + 2] = a[ia] * b[ib + 1] - a[ia + 1] * b[ib]
-
-
-@jit_leaf
-def _mvo(A: np.ndarray, iA: int, x: np.ndarray, ix: int, out: np.ndarray, io: int) -> None:
-    """out[io:io + 3] = A x, A 3 x 3 flat row by row at ``iA`` (:func:`~dolfinx_mbs.integrate.
-    dense.coupled_kernels._mv3` at offsets)."""
-    for i in range(3):
-        out[io + i] = (A[iA + 3 * i] * x[ix] + A[iA + 3 * i + 1] * x[ix + 1]
-                       + A[iA + 3 * i + 2] * x[ix + 2])
-
-
-@jit_leaf
-def _mtvo(A: np.ndarray, iA: int, x: np.ndarray, ix: int, out: np.ndarray, io: int) -> None:
-    """out[io:io + 3] = A^T x (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels._mtv3` at
-    offsets)."""
-    for i in range(3):
-        out[io + i] = (A[iA + i] * x[ix] + A[iA + 3 + i] * x[ix + 1]
-                       + A[iA + 6 + i] * x[ix + 2])
-
-
-@jit_leaf
-def _col(M: np.ndarray, fr: int, c: int, out: np.ndarray, io: int) -> None:
-    """out[io:io + 3] = M[fr, :, c] (a frame's partial's column, copied: no view)."""
-    out[io] = M[fr, 0, c]
-    out[io + 1] = M[fr, 1, c]
-    out[io + 2] = M[fr, 2, c]
+                Pw[a, c] = s[3 * a] * t[0] + s[3 * a + 1] * t[1] + s[3 * a + 2] * t[2]
 
 
 @jit_leaf
@@ -291,7 +258,7 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
     eb = np.zeros(EN)
     Pa = np.zeros((3, MAXW))
     Pb = np.zeros((3, MAXW))
-    tw = np.zeros(3 * TW)
+    tw = np.zeros((TW, 3))
     for el in range(ei.shape[0]):
         _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
                  positions, g, h, B, gp, ea, eb, Pa, Pb, tw)
@@ -306,17 +273,24 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
              tw: np.ndarray) -> None:
     """The element ``el``'s rows into g, h, B (and g_p with ``positions``), added to what
     they hold (:func:`rows` zeroes them), at the frames' states ``st`` and partials (ea, eb,
-    Pa, Pb, tw: work arrays; ``tw`` (:data:`TW` 3-vectors, flat): a row's coefficients of
-    the two points' r' (global) at 0 and 3, then t1, t2, t3, aG, bG and a partial's column
-    at 6, 9, 12, 15, 18, 21). Scalar code on whole arrays and offsets (no views)."""
+    Pa, Pb, tw: work arrays)."""
     o = 2 * n
+    q = y[0:n]
+    v = y[n:o]
+    du = tw[0:2]      # a row's coefficients of the points' r' (global)
+    t1 = tw[2]
+    t2 = tw[3]
+    t3 = tw[4]
+    aG = tw[5]
+    bG = tw[6]
     kind, r0, nr, p0, gd = ei[el, 0], ei[el, 1], ei[el, 2], ei[el, 3], ei[el, 4]
     fa, sa, na, fb, sb, nb = ei[el, 5], ei[el, 6], ei[el, 7], ei[el, 8], ei[el, 9], \
         ei[el, 10]
     nn = ei[el, 11]
     f = ef[el]
-    _end(fa, sa, na, ef, el, 0, y, n, st, fixed, Tn, uoff, dv, dom, ea, Pa)
-    _end(fb, sb, nb, ef, el, 3, y, n, st, fixed, Tn, uoff, dv, dom, eb, Pb)
+    _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa, tw[7:11])
+    _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb, tw[7:11])
+    Ra, Rb = ea[6:15], eb[6:15]
     wa = n + fi[fa, 2] - nz if fa >= 0 else 0
     wb = n + fi[fb, 2] - nz if fb >= 0 else 0
     za = n + fi[fa, 1] if fa >= 0 else 0
@@ -334,8 +308,8 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
             if positions and p0 >= 0:
                 gp[p0, n + fi[i, 1]] += 1.0
         else:                 # its joint's relative angle
-            tha = math.atan2(ea[9], ea[6])
-            thb = math.atan2(eb[9], eb[6])
+            tha = math.atan2(Ra[3], Ra[0])
+            thb = math.atan2(Rb[3], Rb[0])
             a0 = f[6]
             th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
             thd = eb[20] - ea[20]
@@ -355,60 +329,58 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
         return
     k0 = 0
     for k in range(nr):
-        for a in range(6):
-            tw[a] = 0.0
+        for s_ in range(2):
+            for a in range(3):
+                du[s_, a] = 0.0
         r = r0 + k
         if kind == E_REVOLUTE and k < gd:
             g[r] = ea[k] - eb[k]
             h[r] = ea[3 + k] - eb[3 + k]
-            tw[k] = 1.0
-            tw[3 + k] = -1.0
+            du[0, k] = 1.0
+            du[1, k] = -1.0
             for c in range(ka):
                 B[r, wa + c] += Pa[k, c]
             for c in range(kb):
                 B[r, wb + c] -= Pb[k, c]
             if positions:
                 for c in range(kza):   # d r/dz = d r_O/dz - R skew(x) d phi/dz
-                    _col(dphi, fa, c, tw, 21)
-                    _cxo(ea, 15, tw, 21, tw, 6)
+                    _cx(ea[15:18], dphi[fa, :, c], t1)
                     gp[p0 + k, za + c] += drO[fa, k, c] - (
-                        ea[6 + 3 * k] * tw[6] + ea[7 + 3 * k] * tw[7] + ea[8 + 3 * k] * tw[8])
+                        Ra[3 * k] * t1[0] + Ra[3 * k + 1] * t1[1] + Ra[3 * k + 2] * t1[2])
                 for c in range(kzb):
-                    _col(dphi, fb, c, tw, 21)
-                    _cxo(eb, 15, tw, 21, tw, 6)
+                    _cx(eb[15:18], dphi[fb, :, c], t1)
                     gp[p0 + k, zb + c] -= drO[fb, k, c] - (
-                        eb[6 + 3 * k] * tw[6] + eb[7 + 3 * k] * tw[7] + eb[8 + 3 * k] * tw[8])
+                        Rb[3 * k] * t1[0] + Rb[3 * k + 1] * t1[1] + Rb[3 * k + 2] * t1[2])
             k0 = k + 1
         elif kind == E_PRISMATIC and k < nn:
-            on = 7 + 3 * k                     # n0 = f[on:on + 3]
-            _mvo(ea, 6, f, on, tw, 6)          # n = R_a n0
-            _cxo(ea, 18, f, on, tw, 9)
-            _mvo(ea, 6, tw, 9, tw, 12)         # n' = R_a (omega_a x n0)
+            n0 = f[7 + 3 * k:10 + 3 * k]
+            _mv3(Ra, n0, t1)                  # n = R_a n0
+            _cx(ea[18:21], n0, t2)
+            _mv3(Ra, t2, t3)                  # n' = R_a (omega_a x n0)
             dd = 0.0
             gg = 0.0
             for a in range(3):
                 d_a = eb[a] - ea[a]
-                gg += tw[6 + a] * d_a
-                dd += tw[12 + a] * d_a + tw[6 + a] * (eb[3 + a] - ea[3 + a])
-                tw[a] = -tw[6 + a]
-                tw[3 + a] = tw[6 + a]
+                gg += t1[a] * d_a
+                dd += t3[a] * d_a + t1[a] * (eb[3 + a] - ea[3 + a])
+                du[0, a] = -t1[a]
+                du[1, a] = t1[a]
             g[r] = gg - f[13 + k]
             h[r] = dd
             for a in range(3):
-                tw[9 + a] = eb[a] - ea[a]
-            _mtvo(ea, 6, tw, 9, tw, 15)        # R_a^T d
+                t2[a] = eb[a] - ea[a]
+            _mtv3(Ra, t2, aG)                 # R_a^T d
             for c in range(ka):
                 acc = 0.0
                 for a in range(3):
-                    acc -= tw[6 + a] * Pa[a, c]
-                _col(dom, fa, c, tw, 21)
-                _cxo(f, on, tw, 21, tw, 18)
-                acc -= tw[18] * tw[15] + tw[19] * tw[16] + tw[20] * tw[17]
+                    acc -= t1[a] * Pa[a, c]
+                _cx(n0, dom[fa, :, c], bG)
+                acc -= bG[0] * aG[0] + bG[1] * aG[1] + bG[2] * aG[2]
                 B[r, wa + c] += acc
             for c in range(kb):
                 acc = 0.0
                 for a in range(3):
-                    acc += tw[6 + a] * Pb[a, c]
+                    acc += t1[a] * Pb[a, c]
                 B[r, wb + c] += acc
             if positions:
                 for s_ in range(2):
@@ -418,24 +390,23 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
                     kz = kza if s_ == 0 else kzb
                     sign = -1.0 if s_ == 0 else 1.0
                     for c in range(kz):
-                        _col(dphi, fr, c, tw, 21)
-                        _cxo(e_, 15, tw, 21, tw, 18)
-                        _mvo(e_, 6, tw, 18, tw, 15)
+                        _cx(e_[15:18], dphi[fr, :, c], bG)
+                        _mv3(e_[6:15], bG, aG)
                         acc = 0.0
                         for a in range(3):
-                            acc += tw[6 + a] * (drO[fr, a, c] - tw[15 + a])
+                            acc += t1[a] * (drO[fr, a, c] - aG[a])
                         gp[p0 + k, zc + c] += sign * acc
                         if s_ == 0:   # n turns with a
-                            _cxo(f, on, tw, 21, tw, 18)
-                            _mvo(ea, 6, tw, 18, tw, 15)
+                            _cx(n0, dphi[fr, :, c], bG)
+                            _mv3(Ra, bG, aG)
                             acc = 0.0
                             for a in range(3):
-                                acc += tw[9 + a] * tw[15 + a]
+                                acc += t2[a] * aG[a]
                             gp[p0 + k, zc + c] -= acc
             k0 = k + 1
         elif kind == E_PRISMATIC and gd == 2 and k == nn:   # the relative angle
-            tha = math.atan2(ea[9], ea[6])
-            thb = math.atan2(eb[9], eb[6])
+            tha = math.atan2(Ra[3], Ra[0])
+            thb = math.atan2(Rb[3], Rb[0])
             a0 = f[6]
             th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
             g[r] = th - a0
@@ -452,46 +423,46 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
             k0 = k + 1
         else:   # an alignment: (R_a p) . (R_b q)
             lk = k - k0
-            op = 15 + 6 * lk                   # p = f[op:op + 3], q = f[op + 3:op + 6]
-            _mvo(ea, 6, f, op, tw, 15)         # aG
-            _mvo(eb, 6, f, op + 3, tw, 18)     # bG
-            _cxo(tw, 15, tw, 18, tw, 6)        # c = a_G x b_G
-            _mvo(ea, 6, ea, 18, tw, 9)
-            _mvo(eb, 6, eb, 18, tw, 12)
+            pa_ = f[15 + 6 * lk:18 + 6 * lk]
+            qb_ = f[18 + 6 * lk:21 + 6 * lk]
+            _mv3(Ra, pa_, aG)
+            _mv3(Rb, qb_, bG)
+            _cx(aG, bG, t1)                # c = a_G x b_G
+            _mv3(Ra, ea[18:21], t2)
+            _mv3(Rb, eb[18:21], t3)
             gg = 0.0
             hh = 0.0
             for a in range(3):
-                gg += tw[15 + a] * tw[18 + a]
-                hh += (tw[9 + a] - tw[12 + a]) * tw[6 + a]
+                gg += aG[a] * bG[a]
+                hh += (t2[a] - t3[a]) * t1[a]
             g[r] = gg
             h[r] = hh
-            _mtvo(ea, 6, tw, 6, tw, 9)
-            _mtvo(eb, 6, tw, 6, tw, 12)
+            _mtv3(Ra, t1, t2)
+            _mtv3(Rb, t1, t3)
             for c in range(ka):
-                B[r, wa + c] += tw[9] * dom[fa, 0, c] + tw[10] * dom[fa, 1, c] + \
-                    tw[11] * dom[fa, 2, c]
+                B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
+                    t2[2] * dom[fa, 2, c]
             for c in range(kb):
-                B[r, wb + c] -= tw[12] * dom[fb, 0, c] + tw[13] * dom[fb, 1, c] + \
-                    tw[14] * dom[fb, 2, c]
+                B[r, wb + c] -= t3[0] * dom[fb, 0, c] + t3[1] * dom[fb, 1, c] + \
+                    t3[2] * dom[fb, 2, c]
             if positions:
                 for c in range(kza):
-                    _col(dphi, fa, c, tw, 21)
-                    _cxo(f, op, tw, 21, tw, 9)
-                    _mvo(ea, 6, tw, 9, tw, 12)
-                    gp[p0 + k, za + c] -= tw[18] * tw[12] + tw[19] * tw[13] + tw[20] * tw[14]
+                    _cx(pa_, dphi[fa, :, c], t2)
+                    _mv3(Ra, t2, t3)
+                    gp[p0 + k, za + c] -= bG[0] * t3[0] + bG[1] * t3[1] + bG[2] * t3[2]
                 for c in range(kzb):
-                    _col(dphi, fb, c, tw, 21)
-                    _cxo(f, op + 3, tw, 21, tw, 9)
-                    _mvo(eb, 6, tw, 9, tw, 12)
-                    gp[p0 + k, zb + c] -= tw[15] * tw[12] + tw[16] * tw[13] + tw[17] * tw[14]
+                    _cx(qb_, dphi[fb, :, c], t2)
+                    _mv3(Rb, t2, t3)
+                    gp[p0 + k, zb + c] -= aG[0] * t3[0] + aG[1] * t3[1] + aG[2] * t3[2]
         # the elastic rates' coefficients: r' = R (... + u'), u' = T v (local)
         for s_ in range(2):
             nd = na if s_ == 0 else nb
             if nd < 0:
                 continue
-            _mtvo(ea if s_ == 0 else eb, 6, tw, 3 * s_, tw, 9)
+            R = ea[6:15] if s_ == 0 else eb[6:15]
+            _mtv3(R, du[s_], t2)
             for j in range(n):
-                acc = tw[9] * Tn[nd, 0, j] + tw[10] * Tn[nd, 1, j] + tw[11] * Tn[nd, 2, j]
+                acc = t2[0] * Tn[nd, 0, j] + t2[1] * Tn[nd, 1, j] + t2[2] * Tn[nd, 2, j]
                 B[r, j] += acc
                 if positions and p0 >= 0:
                     gp[p0 + k, j] += acc
@@ -579,7 +550,7 @@ def position_derivatives(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.
     eb = np.zeros(EN)
     Pa = np.zeros((3, MAXW))
     Pb = np.zeros((3, MAXW))
-    tw = np.zeros(3 * TW)
+    tw = np.zeros((TW, 3))
     touched = np.zeros(ne, dtype=np.bool_)
     x = y.copy()
     for i in range(nf):
