@@ -386,7 +386,7 @@ class CoupledSystem:
         self.aslice = [slice(int(a), int(b)) for a, b in zip(ao[:-1], ao[1:])]
         index = {id(f): i for i, f in enumerate(self.frames)}
         ops = base.assembly.body_operators if base is not None else []
-        self.parts = [_Part(i, b, o, self._elastic_space, index.get(id(b.frame)))
+        self.parts = [_Part(i, b, o, self.elastic_space, index.get(id(b.frame)))
                       for i, (b, o) in enumerate(zip(self.bodies, ops))]
         self.rigid_on = [[rb for rb in self.rigid if rb.frame is f] for f in self.frames]
         self.loads_on = [[ld for ld in self.loads if ld.frame is f] for f in self.frames]
@@ -424,13 +424,17 @@ class CoupledSystem:
         return self.reducer
 
     @property
-    def _elastic_assembly(self) -> Assembly:
+    def elastic_assembly(self) -> Assembly:
+        """The elastic bodies' assembly (the system's own; an error where it has no elastic
+        body): what the dense and Hamilton forms read the nonlinear strain from."""
         if self.assembly is None:
             raise RuntimeError("the coupled system has no elastic body (no assembly)")
         return self.assembly
 
     @property
-    def _elastic_space(self) -> FullSpace:
+    def elastic_space(self) -> FullSpace:
+        """The elastic bodies' full space (an error where the system has no elastic
+        body)."""
         if self.space is None:
             raise RuntimeError("the coupled system has no elastic body (no full space)")
         return self.space
@@ -576,7 +580,7 @@ class CoupledSystem:
         Returns:
             One state per elastic body.
         """
-        return [jets[p.frame].state if p.frame is not None else self._elastic_assembly.states(
+        return [jets[p.frame].state if p.frame is not None else self.elastic_assembly.states(
             t)[p.index] for p in self.parts]
 
     # -- residual --------------------------------------------------------------------------
@@ -702,8 +706,8 @@ class CoupledSystem:
         for p, bt in zip(self.parts, terms):
             ra[p.slice] = bt["r"].getArray(readonly=True)
         if Fv is not None and self.parts:
-            if self._elastic_assembly.nonlinear:
-                r.axpy(1.0, self._elastic_assembly.nonlinear_terms(u, tangent=False)[0])
+            if self.elastic_assembly.nonlinear:
+                r.axpy(1.0, self.elastic_assembly.nonlinear_terms(u, tangent=False)[0])
             self._elastic_reducer.project(r, Fv)
         for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
             Ff[zs] += fd[zs] - fr.rates(f[zs], f[ws])
@@ -975,7 +979,7 @@ class CoupledSystem:
         if getattr(self, "_bc", None) is None:
             m = self.m
             self._bc = tuple([Fv_shape.duplicate() for _ in range(m)] for _ in range(3))
-            self._full_work = ([self._elastic_space.create_vec() for _ in range(m + 2)]
+            self._full_work = ([self.elastic_space.create_vec() for _ in range(m + 2)]
                                if self.parts else [])
         for group in self._bc:
             for v in group:
@@ -1259,7 +1263,7 @@ class CoupledSystem:
             rec.K.copy(S, structure=SAME)
         S.axpy(shift, rec.C, structure=SAME)
         S.axpy(shift * shift, rec.M, structure=SAME)
-        if self._elastic_assembly.nonlinear:
+        if self.elastic_assembly.nonlinear:
             S.axpy(1.0, self._elastic_base.nonlinear_reduced(t, self._q, force=False)[1],
                    structure=SUBSET)
         return S, rec
@@ -1399,8 +1403,8 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
         H += st.R @ tot[3:6] + cross3(st.r_O, Pg)
         if s.gravity is not None:                # -g . int rho (r_O + R x)
             Vg -= float(s.gravity @ (p.mass * st.r_O + st.R @ tot[6:]))
-    if s.parts and s._elastic_assembly.nonlinear:
-        Vel += s._elastic_assembly.nonlinear_energy(u)
+    if s.parts and s.elastic_assembly.nonlinear:
+        Vel += s.elastic_assembly.nonlinear_energy(u)
     Vel += s.jointset.spring_energy(t, f, u, ud if s.parts else None)
     for i, jet in enumerate(jets):
         for rb in s.rigid_on[i]:

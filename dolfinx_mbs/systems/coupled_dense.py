@@ -108,7 +108,7 @@ def dense_reason(system: CoupledSystem) -> str | None:
             return f"frame {fr.name!r}: a computed frame other than Hinge or Free"
     if not s.parts:
         return None
-    if s._elastic_assembly.nonlinear and s.n_reduced > NONLINEAR_MAX:
+    if s.elastic_assembly.nonlinear and s.n_reduced > NONLINEAR_MAX:
         return (f"nonlinear strain (stiffening='nonlinear') on {s.n_reduced} elastic "
                 f"coordinates (the dense form projects the strain's cubic and quartic terms "
                 f"once: at most {NONLINEAR_MAX} coordinates; reduce the body)")
@@ -153,11 +153,11 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
         (H: n x n x n, H[i] = H_i; C: the pairs i <= j row by row (n (n + 1) / 2 x n x n),
         C_ii, and 2 C_ij for i < j, so that sum_pairs q_i q_j C[pair] = sum_ij q_i q_j C_ij).
     """
-    asm = system._elastic_assembly
+    asm = system.elastic_assembly
     n = T.shape[1]
     Tb = np.zeros_like(T)
     Tb[p.slice] = T[p.slice]        # the body's rows: K_N is block-diagonal by body
-    u = system._elastic_space.create_vec()
+    u = system.elastic_space.create_vec()
     proj = _Projection(Tb, u)
 
     def P(s: np.ndarray) -> np.ndarray:
@@ -452,7 +452,7 @@ class DenseCoupled:
         """The full fields of the reduced unit vectors (local rows, all columns)."""
         s = self.system
         q = s.create_reduced_vec()
-        full = s._elastic_space.create_vec()
+        full = s.elastic_space.create_vec()
         r0, r1 = q.getOwnershipRange()
         cols = []
         for i in range(self.n):

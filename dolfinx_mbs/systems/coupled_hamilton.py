@@ -137,7 +137,7 @@ class HamiltonForm:
             if not p.kron:
                 raise ValueError(f"formulation 'hamiltonian': body {p.body.name!r} has coupling "
                                  "matrices that are not its mass matrix node by node")
-        self._full = s._elastic_space.create_vec() if s.parts else None
+        self._full = s.elastic_space.create_vec() if s.parts else None
         self._red = s.create_reduced_vec()
 
     @property
