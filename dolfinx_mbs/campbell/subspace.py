@@ -214,7 +214,8 @@ class SubspaceSolver:
         m: pairs wanted at each speed.
         shift: the real shift sigma.
         tol: relative residual tolerance (times ``RESIDUAL_FACTOR``, module docstring).
-        extra: pairs beyond ``m`` taken from SLEPc and kept as the Ritz vectors of a speed.
+        extra: pairs beyond ``m`` taken from SLEPc and kept as the Ritz vectors of a speed
+            (as many of them as SLEPc converges to an accepted backward error).
         max_iter: solves a speed before it is left to SLEPc's PEP.
         reuse: solves a speed makes with the factorization of an earlier speed before it
             refactorizes P at its own (0: a factorization at every speed).
@@ -338,7 +339,8 @@ class SubspaceSolver:
                      self.max_iter)
         self.stats["slepc"] += 1
         lam, vecs, self.pep = modal.reused_gyroscopic_modes(
-            *pencil(), self.m + self.extra, self.pep, shift=self.shift, tol=self.tol)
+            *pencil(), self.m + self.extra, self.pep, shift=self.shift, tol=self.tol,
+            least=self.m)
         cols = [v.getArray(readonly=True) for pair in vecs for v in pair]
         if fresh and self.X is not None:  # products of the old space with these matrices
             self._products(terms)

@@ -515,7 +515,8 @@ def _with_unstable(K: PETSc.Mat, G: PETSc.Mat | None, M: PETSc.Mat, n: int, lam:
 
 
 def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
-                            pep: SLEPc.PEP | None, shift: float = 0.0, tol: float = 1e-10
+                            pep: SLEPc.PEP | None, shift: float = 0.0, tol: float = 1e-10,
+                            least: int | None = None
                             ) -> Tuple[np.ndarray, List[Tuple[PETSc.Vec, PETSc.Vec]], SLEPc.PEP]:
     """:func:`gyroscopic_modes` with a PEP kept from an earlier call on matrices of the same
     objects and patterns (None: a new one): its ST keeps the symbolic factorization and only
@@ -525,15 +526,20 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
         K: the stiffness.
         G: the gyroscopic matrix.
         M: the mass.
-        n: how many.
+        n: how many, at most.
         pep: a PEP of an earlier call (None: a new one).
         shift: the target of the stable modes.
         tol: the solver's tolerance.
+        least: how many at least (None: ``n``): the pairs beyond them are taken as far as
+            their backward errors are accepted (a Campbell sweep's extra pairs, which only
+            seed its subspace: on an ill-conditioned pencil the pairs far from the shift
+            converge to a backward error above the bound).
 
     Returns:
         ``(lam, vecs, pep)``.
     """
     n = _check(n)
+    least = n if least is None else min(_check(least), n)
     if pep is not None:
         pep.setOperators(pep.getAttr(ROWS).mats([K, G, M]))
         try:
@@ -544,7 +550,7 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
             log.info("SLEPc PEP reused: %s; a new solver", e)
             pep.destroy()
             pep = None
-    return _solved_pairs(K, G, M, n, shift, tol, pep)
+    return _solved_pairs(K, G, M, n, shift, tol, pep, least)
 
 
 class _Short(RuntimeError):
@@ -560,17 +566,18 @@ MORE_SOLVES = 2
 
 
 def _solved_pairs(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int, shift: float, tol: float,
-                  pep: SLEPc.PEP | None = None) -> Tuple[np.ndarray, list, SLEPc.PEP]:
+                  pep: SLEPc.PEP | None = None, least: int | None = None
+                  ) -> Tuple[np.ndarray, list, SLEPc.PEP]:
     """``(lam, vecs, pep)``: :func:`_pairs` of ``pep`` (solved; None: a new PEP of 2 ``n``
-    eigenvalues); when too few are accepted, a new PEP asked for more (the missing ones and
-    2 beyond them, twice as many at the next), up to :data:`MORE_SOLVES` times. The caller
-    destroys ``pep``."""
+    eigenvalues); when fewer than ``least`` (None: ``n``) are accepted, a new PEP asked for
+    more (the missing ones and 2 beyond them, twice as many at the next), up to
+    :data:`MORE_SOLVES` times. The caller destroys ``pep``."""
     nev = 2 * n
     for attempt in range(MORE_SOLVES + 1):
         if pep is None:
             pep = _solve_pep(K, G, M, nev, shift, tol)
         try:
-            lam, vecs = _pairs(pep, K, n, shift)
+            lam, vecs = _pairs(pep, K, n, shift, n if least is None else least)
             return lam, vecs, pep
         except _Short as e:
             nev = max(nev, pep.getDimensions()[0]) + 2 * (e.missing + 1) * 2 ** attempt
@@ -598,9 +605,11 @@ def accepted_error(tol: float) -> float:
     return min(ACCEPT_FACTOR * tol, ACCEPT_MAX)
 
 
-def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarray, list]:
+def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float, least: int
+           ) -> Tuple[np.ndarray, list]:
     """The ``n`` representatives nearest ``shift`` of a solved PEP's eigenpairs, those whose
-    backward error exceeds :func:`accepted_error` left out."""
+    backward error exceeds :func:`accepted_error` left out (at least ``least`` of them, else
+    :class:`_Short`)."""
     nconv = pep.getConverged()
     lam = np.array([complex(pep.getEigenpair(i)) for i in range(nconv)])
     # the choices below must be the same on every rank
@@ -618,11 +627,11 @@ def _pairs(pep: SLEPc.PEP, K: PETSc.Mat, n: int, shift: float) -> Tuple[np.ndarr
                  "%.1e: %s", len(wrong), bound,
                  ", ".join(f"{lam[i]:.6g} ({e:.1e})" for i, e in zip(keep, err) if i in wrong))
         keep = [i for i in keep if i not in wrong]
-    if len(keep) < n:
-        raise _Short(n - len(keep),
+    if len(keep) < least:
+        raise _Short(least - len(keep),
                      f"SLEPc converged {nconv} eigenvalues, of which only {len(keep)} "
                      f"represent distinct conjugate pairs with a backward error below "
-                     f"{bound:.1e}; {n} requested (the bound is {ACCEPT_FACTOR:g} x tol: on an "
+                     f"{bound:.1e}; {least} requested (the bound is {ACCEPT_FACTOR:g} x tol: on an "
                      f"ill-conditioned pencil, supports or parts far stiffer than the rest, "
                      f"a larger tol accepts more)")
     keep = sorted(keep, key=lambda i: abs(lam[i] - shift))[:n]
