@@ -262,6 +262,21 @@ def test_nonlinear_tensors_against_the_assembled_terms():
     x.destroy()
 
 
+def test_polarization_pairs_cover_every_index_set():
+    """The pairs assembled for C_ij (i < j within three groups): every set of four distinct
+    indices holds one of them (so symmetry gives every C_ijkl), with about n^2 / 6 pairs
+    where all would be n (n - 1) / 2."""
+    import itertools
+
+    from dolfinx_mbs.systems.coupled_dense import _polarization_pairs
+    for n in range(1, 17):
+        pairs = set(_polarization_pairs(n))
+        assert all(i < j < n for i, j in pairs)
+        for quad in itertools.combinations(range(n), 4):
+            assert any(pr in pairs for pr in itertools.combinations(quad, 2)), (n, quad)
+    assert len(_polarization_pairs(9)) == 9 and len(_polarization_pairs(16)) == 35
+
+
 @pytest.mark.parametrize("formulation", ["second-order", "first-order"])
 def test_nonlinear_dense_equals_ts(backend, formulation):
     """The hub-beam with nonlinear strain, reduced to 6 Craig-Bampton modes: the dense path
