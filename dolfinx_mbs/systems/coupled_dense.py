@@ -189,7 +189,10 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
     for (i, j), X in zip(pairs, Pij):
         C4[i, j] = C4[j, i] = X
     for perm in itertools.permutations(range(4)):
-        C4 = np.where(np.isnan(C4), C4.transpose(perm), C4)
+        gap = np.isnan(C4)
+        if not gap.any():
+            break
+        C4[gap] = C4.transpose(perm)[gap]
     assert not np.isnan(C4).any()  # (every index set holds a repeated index or a pair)
     iu, ju = np.triu_indices(n)
     return H, C4[iu, ju] * np.where(iu == ju, 1.0, 2.0)[:, None, None]
