@@ -6,6 +6,7 @@ crank turn, their largest differences, and both wall times.
 
     python bench/exudyn_compare.py                 # both models, the refinements, written
     python bench/exudyn_compare.py --quick --no-write
+    python bench/exudyn_compare.py --shear          # also the gap against the shear compliance
 
 Exudyn (``pip install exudyn``; 1.13 here) runs in the same process after dolfinx_mbs, one
 thread each. The data are the demo's (read from its source: crank 0.152 m at 150 rad/s from
@@ -381,6 +382,51 @@ def markdown(res: dict) -> str:
     return "\n".join(out) + "\n"
 
 
+#: the shear study's Poisson's ratios and mesh refinements
+SHEAR_CASES = tuple((nu, refine) for refine in (1, 2) for nu in (0.3, 0.0, -0.5))
+
+
+def shear_compliance(nu: float) -> float:
+    """E / (kappa G) of a rectangular section: Cowper's kappa = 10 (1 + nu) / (12 + 11 nu),
+    G = E / 2 (1 + nu) (Timoshenko's beam: the shear's share of the deflection and of the
+    frequencies scales with it)."""
+    return (12.0 + 11.0 * nu) / 5.0
+
+
+def shear_study(d: dict, dt: float, t_end: float, elements: int, radius: float) -> dict:
+    """The two codes' converged gap against the strip's shear compliance: the rod reduced
+    (10 Craig-Bampton modes, the derivatives of the lowest 3) and stiffened, at each of
+    :data:`SHEAR_CASES` (Poisson's ratio, mesh refinement), generalized-alpha of ``radius``
+    at dt/4 and dt/8 extrapolated, against Exudyn's cable at dt/4 and dt/8 extrapolated.
+    The plane-stress strip's EA, EI and rho A do not depend on Poisson's ratio, its shear
+    modulus does; the cable has no shear deformation. Returns each case's peak and history
+    differences and their least-squares lines in E / (kappa G) at each mesh."""
+    import numpy as np
+
+    ex = extrapolated(*(run_exudyn(d, dt / k, t_end, elements, radius) for k in (4, 8)))
+    peak = float(np.abs(ex["mid"]).max())
+    cases = []
+    for nu, refine in SHEAR_CASES:
+        dn = d | dict(NU=nu)
+        mb = extrapolated(*(run_mbs(dn, dt / k, t_end, stiffening="nonlinear", modes=10,
+                                    derivatives=3, refine=refine, formulation="second-order",
+                                    spectral_radius=radius) for k in (4, 8)))
+        diff = on_grid(mb, ex["t"])["mid"] - ex["mid"]
+        cases.append(dict(nu=nu, refine=refine, compliance=shear_compliance(nu),
+                          peak=float(np.abs(mb["mid"]).max()),
+                          peak_rel=float(np.abs(mb["mid"]).max()) / peak - 1.0,
+                          history=float(np.abs(diff).max()) / peak))
+        log(f"shear study: nu {nu:+.1f}, mesh x{refine}: peak {cases[-1]['peak_rel']:+.3%}, "
+            f"history {cases[-1]['history']:.3%} of Exudyn's peak")
+    fits = {}
+    for refine in sorted({r for _, r in SHEAR_CASES}):
+        one = [c for c in cases if c["refine"] == refine]
+        x = np.array([c["compliance"] for c in one])
+        fits[str(refine)] = {key: [float(v) for v in np.polyfit(x, [c[key] for c in one], 1)]
+                             for key in ("peak_rel", "history")}
+    return dict(exudyn_peak=peak, cases=cases, fits=fits)
+
+
 def notes(res: dict) -> list:
     """Markdown bullets: what the differences consist of (from this run's refinements)."""
     d, dif = res["data"], res["differences"]
@@ -421,6 +467,23 @@ def notes(res: dict) -> list:
             f"unreduced rod's peak from it at dt/4; extrapolated, "
             f"{dif['exudyn dt->0 vs mbs reduced nonlinear dt->0']['mid']:.2%} of Exudyn's peak "
             f"from Exudyn (peak {pk['mbs reduced nonlinear dt->0'] * 1e3:.4f} mm)."]
+    if "shear" in res:
+        sh = res["shear"]
+        rows = "; ".join(f"nu {c['nu']:+.1f} (E/kappa G {c['compliance']:.2f}), mesh "
+                         f"x{c['refine']}: peak {c['peak_rel']:+.2%}, history {c['history']:.2%}"
+                         for c in sh["cases"])
+        lines = "; ".join(
+            f"mesh x{r}: the peak's by {f['peak_rel'][0]:.2%} and the history's by "
+            f"{f['history'][0]:.2%} a unit, to {f['peak_rel'][1]:+.2%} and "
+            f"{f['history'][1]:.2%} at none" for r, f in sh["fits"].items())
+        conv.append(
+            f"- Shear (`--shear`): the stiffened rod reduced (10 modes, the derivatives of 3), "
+            f"both codes extrapolated from dt/4 and dt/8 (generalized-alpha), against Exudyn's "
+            f"peak {sh['exudyn_peak'] * 1e3:.4f} mm: {rows}. The plane-stress strip's EA, EI "
+            f"and rho A do not depend on Poisson's ratio, its shear modulus does. The "
+            f"differences fall with the shear compliance E / (kappa G) (least-squares lines; "
+            f"none: the cable's Euler-Bernoulli beam, rotary inertia left in the strip): "
+            f"{lines}.")
     if "mbs w/3 vs exudyn w/3" not in dif:
         return conv
     return conv + [
@@ -465,6 +528,12 @@ def main():
                    help="Exudyn's generalized-alpha spectral radius (and dolfinx_mbs' in "
                    "the generalized-alpha case)")
     p.add_argument("--quick", action="store_true", help="a quarter turn, no refinements")
+    p.add_argument("--shear", action="store_true",
+                   help="also the strip's shear compliance against the gap: the stiffened, "
+                   "reduced rod at Poisson's ratios 0.3, 0 and -0.5 (the strip's EA, EI and "
+                   "rho A do not depend on it; its shear modulus does), meshes x1 and x2, "
+                   "generalized-alpha at dt/4 and dt/8 extrapolated, against Exudyn's "
+                   "extrapolated from dt/4 and dt/8")
     p.add_argument("--converged", action="store_true",
                    help="also the rod with stiffening='nonlinear' at dt/2 and dt/4 (and the "
                    "mesh doubled at dt/2, the linear rod at dt/4), Exudyn at dt/4 and dt/8, "
@@ -551,6 +620,8 @@ def main():
                   (f"{nl} dt/4", f"{red} dt/4"), (f"{ex} dt/8", f"{nl} dt/4"),
                   (f"{ex} dt/8", "mbs dt/4"), (f"{nl} dt/4", f"{nl} dt/2"),
                   (f"{nl} dt/2", f"{nl} dt/2 mesh x2"), (f"{ex} dt/8", f"{ex} dt/4")]
+    if args.shear:
+        res["shear"] = shear_study(d, dt, t_end, ne, args.radius)
     for a, b in pairs:
         res["differences"][f"{a} vs {b}"] = differences(runs[a], runs[b], d)
         x = res["differences"][f"{a} vs {b}"]

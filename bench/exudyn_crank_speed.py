@@ -15,8 +15,8 @@ elements (generalized-alpha, radius 0.8). Each code runs at dt = ``--dt`` / k, k
 from the code's own converged history (Richardson's extrapolation of its two finest runs),
 relative to that history's peak: the step's error, which the step controls. (The two codes'
 converged histories differ by about 1.1 % of the peak, the model's difference: the strip's
-mesh and shear deformation against the cable; ``exudyn_compare.py --converged`` isolates
-it.) The basis's own error, recorded in the same run: the reduced rod's midpoint history
+mesh and shear deformation against the cable; ``exudyn_compare.py --converged`` and
+``--shear`` isolate it.) The basis's own error, recorded in the same run: the reduced rod's midpoint history
 against the unreduced rod's (the TS path, not timed) at dt and dt/2, for the basis timed and
 for 10 modes with the derivatives of the lowest 3 (16 coordinates). Timed: dolfinx_mbs'
 ``model.integrate`` (which computes the reduction, the nonlinear tensors and the invariants,
