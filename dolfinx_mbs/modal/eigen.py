@@ -82,9 +82,9 @@ def _direct_st(st: SLEPc.ST) -> None:
     direct_lu(st.getKSP())
 
 
-def _check(n: int) -> int:
+def _check(n: int, name: str = "n") -> int:
     if not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+        raise ValueError(f"{name} must be a positive integer, got {n!r}")
     return int(n)
 
 
@@ -539,7 +539,7 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
         ``(lam, vecs, pep)``.
     """
     n = _check(n)
-    least = n if least is None else min(_check(least), n)
+    least = n if least is None else min(_check(least, "least"), n)
     if pep is not None:
         pep.setOperators(pep.getAttr(ROWS).mats([K, G, M]))
         try:

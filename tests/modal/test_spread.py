@@ -126,6 +126,8 @@ def test_far_pairs_of_an_ill_conditioned_pencil_are_optional():
     K, G, M = pencil(comm, k_pair=k, g_pair=g)
     with pytest.raises(RuntimeError, match="SLEPc"):
         reused_gyroscopic_modes(K, G, M, 8, None)
+    with pytest.raises(ValueError, match="least must be a positive integer, got 0"):
+        reused_gyroscopic_modes(K, G, M, 8, None, least=0)
     lam, vecs, pep = reused_gyroscopic_modes(K, G, M, 8, None, least=2)
     assert 2 <= len(lam) <= 8
     low = np.sort(lam.imag)[:4]
