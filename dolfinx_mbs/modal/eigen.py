@@ -533,7 +533,9 @@ def reused_gyroscopic_modes(K: PETSc.Mat, G: PETSc.Mat, M: PETSc.Mat, n: int,
         least: how many at least (None: ``n``): the pairs beyond them are taken as far as
             their backward errors are accepted (a Campbell sweep's extra pairs, which only
             seed its subspace: on an ill-conditioned pencil the pairs far from the shift
-            converge to a backward error above the bound).
+            converge to a backward error above the bound). As with ``n``, the accepted pairs
+            are counted, a rejected one taken as spurious: the nearest of those accepted are
+            returned.
 
     Returns:
         ``(lam, vecs, pep)``.

@@ -35,7 +35,8 @@ of ``forms.moving_frame.svk_remainder``, cubic and quartic in u) adds to its ela
 the projected remainder, a polynomial in q: tangent T^T K_N(T q) T = H(q) + 1/2 C(q, q),
 force (1/2 H(q) + 1/6 C(q, q)) q, energy q.(1/6 H(q) + 1/24 C(q, q)) q, with H(q) =
 sum_i q_i H_i, C(q, q) = sum_ij q_i q_j C_ij found once, exactly, by polarization of the
-assembled tangent (:func:`nonlinear_tensors`: 2 n + n (n - 1) / 2 assemblies). The
+assembled tangent (:func:`nonlinear_tensors`: 2 n assemblies and about n^2 / 6 more, C's
+other entries by its symmetry). The
 frames' own rows, their kinematics, rigid bodies, applied frame loads and the prestress
 coefficients are :class:`CoupledSystem`'s (numpy already). The Jacobian is exact: every
 derivative is a contraction of the same invariants (the derivatives of W by the frame state

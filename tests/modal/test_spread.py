@@ -118,7 +118,7 @@ def test_far_pairs_of_an_ill_conditioned_pencil_are_optional():
     pencil whose stiffness spans 1e12 the pairs far from the shift converge to a backward error
     above the bound (1e-7), in a number that varies with the rank count and MUMPS's rounding
     (a stiff rotor's critical speed map failed on 2 ranks in 3 of 20 runs). Asked for 8 pairs
-    with all of them required, the solve fails; with 2 required, it returns the accurate ones:
+    with all of them required, the solve fails; with 4 required, it returns the accurate ones:
     the two slow gyroscopic pairs' four frequencies."""
     comm = MPI.COMM_WORLD
     k = np.array([4.0, 9.0, 1e12, 2e12, 3e12, 5e12, 7e12, 1e13])
@@ -128,8 +128,8 @@ def test_far_pairs_of_an_ill_conditioned_pencil_are_optional():
         reused_gyroscopic_modes(K, G, M, 8, None)
     with pytest.raises(ValueError, match="least must be a positive integer, got 0"):
         reused_gyroscopic_modes(K, G, M, 8, None, least=0)
-    lam, vecs, pep = reused_gyroscopic_modes(K, G, M, 8, None, least=2)
-    assert 2 <= len(lam) <= 8
+    lam, vecs, pep = reused_gyroscopic_modes(K, G, M, 8, None, least=4)
+    assert 4 <= len(lam) <= 8
     low = np.sort(lam.imag)[:4]
     np.testing.assert_allclose(low, closed_form(n=4, k_pair=k, g_pair=g), rtol=1e-5)
     for xr, xi in vecs:
