@@ -310,8 +310,8 @@ class Joints(Observer):
         s = self.system
         uu = uud = None
         if s.parts:
-            uu = s._elastic_reducer.expand(step.q, out=s._full["u"])
-            uud = s._elastic_reducer.expand_rate(step.q, step.v, out=s._full["ud"])
+            uu = s.elastic_reducer.expand(step.q, out=s.full_work["u"])
+            uud = s.elastic_reducer.expand_rate(step.q, step.v, out=s.full_work["ud"])
         assert step.frames is not None  # (a coupled run's steps carry the frames' unknowns)
         return FrozenMapping(s.jointset.outputs(step.t, step.frames, uu, uud))
 

@@ -396,8 +396,13 @@ class CoupledSystem:
         # the joints' unknowns (their multipliers) come last
         self.jointset: JointSet = JointSet(self, joints, motors)
         self.m += self.jointset.n_unknowns
-        self._full = ({k: base.space.create_vec() for k in ("u", "ud", "udd", "r")}
-                      if base is not None else {})
+        #: work vectors of the elastic bodies' full space ("u", "ud", "udd": the displacements
+        #: and their rates expanded from the reduced coordinates; "r": a residual), made once
+        #: and shared by the forms that expand a state (the Hamilton form, the joints' rows,
+        #: the coupled run's outputs); empty without elastic bodies
+        self.full_work: Dict[str, PETSc.Vec] = (
+            {k: base.space.create_vec() for k in ("u", "ud", "udd", "r")}
+            if base is not None else {})
         self._last: dict | None = None  # what the last evaluate() leaves the Jacobian
         #: the elastic coordinates of the last :meth:`set_unknowns`, a copy kept here (the
         #: caller's vector may be a sub-vector given back before the Jacobian reads it)
@@ -418,7 +423,9 @@ class CoupledSystem:
 
     # the elastic part's objects where the code has elastic bodies (None without them)
     @property
-    def _elastic_reducer(self) -> MaggiReducer:
+    def elastic_reducer(self) -> MaggiReducer:
+        """The elastic bodies' reducer (an error where the system has no elastic body): what
+        the forms and the run's outputs expand the reduced coordinates with."""
         if self.reducer is None:
             raise RuntimeError("the coupled system has no elastic body (no reducer)")
         return self.reducer
@@ -440,7 +447,9 @@ class CoupledSystem:
         return self.space
 
     @property
-    def _elastic_base(self) -> SecondOrderSystem:
+    def elastic_base(self) -> SecondOrderSystem:
+        """The elastic bodies' second-order system (an error where the system has no elastic
+        body): their reduced operators and nonlinear terms."""
         if self.base is None:
             raise RuntimeError("the coupled system has no elastic body (no base system)")
         return self.base
@@ -456,7 +465,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self._elastic_reducer.restrict(x, out)
+        return self.elastic_reducer.restrict(x, out)
 
     def project(self, b: PETSc.Vec, out: PETSc.Vec | None = None) -> PETSc.Vec:
         """A full load vector in the reduced coordinates (the reducer's).
@@ -468,7 +477,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self._elastic_reducer.project(b, out)
+        return self.elastic_reducer.project(b, out)
 
     def expand(self, q: PETSc.Vec, out: PETSc.Vec | None = None,
                homogeneous: bool = False) -> PETSc.Vec:
@@ -482,7 +491,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self._elastic_reducer.expand(q, out, homogeneous)
+        return self.elastic_reducer.expand(q, out, homogeneous)
 
     def expand_rate(self, q: PETSc.Vec, v: PETSc.Vec, out: PETSc.Vec | None = None
                     ) -> PETSc.Vec:
@@ -496,7 +505,7 @@ class CoupledSystem:
         Returns:
             ``out``.
         """
-        return self._elastic_reducer.expand_rate(q, v, out)
+        return self.elastic_reducer.expand_rate(q, v, out)
 
     def initial_frames(self) -> tuple[np.ndarray, np.ndarray]:
         """The frames' initial coordinates and speeds, concatenated."""
@@ -526,8 +535,8 @@ class CoupledSystem:
             u = ud = None
             if self.parts:
                 q, v = self._given_or_zero(q0, v0)
-                u = self._elastic_reducer.expand(q, out=self._full["u"])
-                ud = self._elastic_reducer.expand_rate(q, v, out=self._full["ud"])
+                u = self.elastic_reducer.expand(q, out=self.full_work["u"])
+                ud = self.elastic_reducer.expand_rate(q, v, out=self.full_work["ud"])
             self.jointset.consistent_speeds(t0, f, u, ud)
             self.jointset.spring_forces(t0, f, u, ud)
         self.jointset.motor_torques(t0, f)   # a motor's function that fails, before any step
@@ -536,8 +545,8 @@ class CoupledSystem:
             jets = self.jets(0.0, f, np.zeros_like(f))
             u = ud = None
             if self.parts:
-                u = self._elastic_reducer.expand(q, out=self._full["u"])
-                ud = self._elastic_reducer.expand_rate(q, v, out=self._full["ud"])
+                u = self.elastic_reducer.expand(q, out=self.full_work["u"])
+                ud = self.elastic_reducer.expand_rate(q, v, out=self.full_work["ud"])
             for i, fr in enumerate(self.frames):
                 if fr.momentum_balance:
                     nt = fr.n_translations
@@ -585,10 +594,10 @@ class CoupledSystem:
 
     # -- residual --------------------------------------------------------------------------
     def _fields(self, q: PETSc.Vec, v: PETSc.Vec, vd: PETSc.Vec) -> tuple:
-        red = self._elastic_reducer
-        u = red.expand(q, out=self._full["u"])
-        ud = red.expand_rate(q, v, out=self._full["ud"])
-        udd = red.expand_acceleration(q, v, vd, out=self._full["udd"])
+        red = self.elastic_reducer
+        u = red.expand(q, out=self.full_work["u"])
+        ud = red.expand_rate(q, v, out=self.full_work["ud"])
+        udd = red.expand_acceleration(q, v, vd, out=self.full_work["udd"])
         return u, ud, udd
 
     def _body_terms(self, p: _Part, st: FrameState, ua: np.ndarray, uda: np.ndarray,
@@ -696,7 +705,7 @@ class CoupledSystem:
         if self.parts:
             u, ud, udd = self._fields(q, v, vd)
             ua, uda, udda = (x.getArray(readonly=True) for x in (u, ud, udd))
-            r = self._full["r"]
+            r = self.full_work["r"]
             ra = r.getArray()
         for p, st in zip(self.parts, states):
             terms.append(self._body_terms(p, st, ua[p.slice], uda[p.slice], udda[p.slice]))
@@ -708,7 +717,7 @@ class CoupledSystem:
         if Fv is not None and self.parts:
             if self.elastic_assembly.nonlinear:
                 r.axpy(1.0, self.elastic_assembly.nonlinear_terms(u, tangent=False)[0])
-            self._elastic_reducer.project(r, Fv)
+            self.elastic_reducer.project(r, Fv)
         for i, (fr, zs, ws, jet) in enumerate(zip(self.frames, self.zslice, self.wslice, jets)):
             Ff[zs] += fd[zs] - fr.rates(f[zs], f[ws])
             rows = np.zeros(fr.n_speeds)
@@ -1093,7 +1102,7 @@ class CoupledSystem:
                 cva = rowCv.getArray()
                 cva[:] = 0.0
                 cva[p.slice] = dud.getArray(readonly=True) + s * dudd.getArray(readonly=True)
-                tmp = self._red_tmp(Fv_shape)
+                tmp = self.reduced_work(Fv_shape)
                 red.project(rowC, tmp)
                 C[row].axpy(1.0, tmp)
                 red.project(rowCv, tmp)
@@ -1138,7 +1147,17 @@ class CoupledSystem:
             v.zeroEntries()
         return self._H
 
-    def _red_tmp(self, like: PETSc.Vec) -> PETSc.Vec:
+    def reduced_work(self, like: PETSc.Vec) -> PETSc.Vec:
+        """A work vector of the reduced coordinates of ``like``'s layout, made once and
+        shared (by the Jacobian's columns and the joints' rows: its content is the caller's
+        until its next call).
+
+        Args:
+            like: a vector of the layout.
+
+        Returns:
+            The vector.
+        """
         if getattr(self, "_tmp", None) is None:
             self._tmp = like.duplicate()
         return self._tmp
@@ -1181,7 +1200,7 @@ class CoupledSystem:
                         if coef[k] != 0.0:
                             acc -= coef[k] * p.Mt[k].getArray(readonly=True)
                     fa[p.slice] = acc
-                tmp = self._elastic_reducer.project(full, self._red_tmp(C[0]))
+                tmp = self.elastic_reducer.project(full, self.reduced_work(C[0]))
                 row = As.start + j
                 if which == "u":
                     C[row].axpy(1.0, tmp)
@@ -1256,7 +1275,7 @@ class CoupledSystem:
             (S, the elastic bodies' record at the frames' states).
         """
         assert self._last is not None  # (the state of the last evaluate())
-        rec = self._elastic_base.at(t, states=self._last["states"] if states is None else states)
+        rec = self.elastic_base.at(t, states=self._last["states"] if states is None else states)
         if S is None:
             S = rec.K.duplicate(copy=True)
         else:
@@ -1264,7 +1283,7 @@ class CoupledSystem:
         S.axpy(shift, rec.C, structure=SAME)
         S.axpy(shift * shift, rec.M, structure=SAME)
         if self.elastic_assembly.nonlinear:
-            S.axpy(1.0, self._elastic_base.nonlinear_reduced(t, self._q, force=False)[1],
+            S.axpy(1.0, self.elastic_base.nonlinear_reduced(t, self._q, force=False)[1],
                    structure=SUBSET)
         return S, rec
 
@@ -1366,9 +1385,9 @@ def monitors(system: CoupledSystem, t: float, q: PETSc.Vec, v: PETSc.Vec,
     states = s.states(t, jets)
     u = None
     if s.parts:
-        red = s._elastic_reducer
-        u = red.expand(q, out=s._full["u"])
-        ud = red.expand_rate(q, v, out=s._full["ud"])
+        red = s.elastic_reducer
+        u = red.expand(q, out=s.full_work["u"])
+        ud = red.expand_rate(q, v, out=s.full_work["ud"])
         ua, uda = u.getArray(readonly=True), ud.getArray(readonly=True)
     T = Vel = Vg = 0.0
     P, H = np.zeros(3), np.zeros(3)

@@ -114,7 +114,7 @@ def dense_reason(system: CoupledSystem) -> str | None:
         return (f"nonlinear strain (stiffening='nonlinear') on {s.n_reduced} elastic "
                 f"coordinates (the dense form projects the strain's cubic and quartic terms "
                 f"once: at most {NONLINEAR_MAX} coordinates; reduce the body)")
-    if s._elastic_reducer.time_dependent:
+    if s.elastic_reducer.time_dependent:
         return "constraints that move in time"
     for p in s.parts:
         if p.frame is None:

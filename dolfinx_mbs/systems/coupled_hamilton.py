@@ -251,11 +251,11 @@ class HamiltonForm:
         jets = s.jets(t, f, np.zeros_like(f))
         u = ud = None
         if s.parts:
-            u = s._elastic_reducer.expand(q, out=s._full["u"])
-            ud = s._elastic_reducer.expand_rate(q, v, out=s._full["ud"])
+            u = s.elastic_reducer.expand(q, out=s.full_work["u"])
+            ud = s.elastic_reducer.expand_rate(q, v, out=s.full_work["ud"])
         loc = self._local(t, u, ud, None, jets, 1.0, False)
         if s.parts:
-            s._elastic_reducer.project(self._full, p)
+            s.elastic_reducer.project(self._full, p)
         pi = np.zeros(s.m)
         for i, (fr, ws, jet) in enumerate(zip(s.frames, s.wslice, jets)):
             P, H = loc[i][0], loc[i][1]
@@ -298,7 +298,7 @@ class HamiltonForm:
         Ff, last = s.evaluate(t, q, v, vd, f, fd, Fv)
         loc = self._local(t, last["u"], last["ud"], last["udd"], last["jets"], shift, True)
         if s.parts and Fv is not None:
-            red = s._elastic_reducer.project(self._full, self._red)
+            red = s.elastic_reducer.project(self._full, self._red)
             Fv.axpy(1.0, red)
             Fv.axpy(-shift, p0)
         for i, (fr, ws, jet) in enumerate(zip(s.frames, s.wslice, last["jets"])):
@@ -408,8 +408,8 @@ class HamiltonForm:
                     v.axpy(-float(wk), Yj)
             u = ud = None
             if s.parts:
-                u = s._elastic_reducer.expand(q, out=s._full["u"])
-                ud = s._elastic_reducer.expand_rate(q, v, out=s._full["ud"])
+                u = s.elastic_reducer.expand(q, out=s.full_work["u"])
+                ud = s.elastic_reducer.expand_rate(q, v, out=s.full_work["ud"])
             jets = s.jets(t, out, np.zeros_like(out))
             for i, fr in enumerate(s.frames):
                 if fr.momentum_balance:
@@ -448,7 +448,7 @@ class HamiltonForm:
         if not s.parts:
             return
         assert s._last is not None  # (the state of the last residual)
-        full = s._elastic_reducer.expand(rq, out=self._full, homogeneous=True)
+        full = s.elastic_reducer.expand(rq, out=self._full, homogeneous=True)
         fa = full.getArray(readonly=True).copy()
         for p, st in zip(s.parts, s._last["states"]):
             if not np.any(st.omega):
@@ -461,7 +461,7 @@ class HamiltonForm:
             fa[p.slice] = _cross_rows(st.omega[None, :], _as3(
                 My.getArray(readonly=True).reshape(-1, g_), g_))[:, :g_].reshape(-1)
         self._elastic_full.setArray(fa)
-        g.axpy(-1.0, s._elastic_reducer.project(self._full, self._red))
+        g.axpy(-1.0, s.elastic_reducer.project(self._full, self._red))
 
     def _rows(self, i: int, jet: Any) -> list:
         """Frame ``i``'s momentum rows: (row, T_c, Om_c, free) per row.
@@ -597,11 +597,11 @@ class HamiltonForm:
             der.D += tot
             for col, arr in Bfull.items():
                 self._elastic_full.setArray(arr)
-                der.B[col].axpy(1.0, s._elastic_reducer.project(self._full, self._red))
+                der.B[col].axpy(1.0, s.elastic_reducer.project(self._full, self._red))
             for (row, vec), arr in nC.items():
                 self._elastic_full.setArray(arr)
                 target = der.C[row] if vec == 0 else der.Cv[row]
-                target.axpy(1.0, s._elastic_reducer.project(self._full, self._red))
+                target.axpy(1.0, s.elastic_reducer.project(self._full, self._red))
         # rigid bodies (replicated): their momenta are linear in (v_O, omega)
         for i, jet in enumerate(jets):
             for rb in s.rigid_on[i]:

@@ -135,12 +135,15 @@ class JointHost(Protocol):
         """The elastic bodies' Maggi reducer (None without them)."""
 
     @property
-    def _full(self) -> Dict[str, PETSc.Vec]: ...
+    def full_work(self) -> Dict[str, PETSc.Vec]:
+        """Work vectors of the elastic bodies' full space ("r": a residual)."""
 
     @property
-    def _elastic_reducer(self) -> Any: ...
+    def elastic_reducer(self) -> Any:
+        """The elastic bodies' reducer (an error without them)."""
 
-    def _red_tmp(self, like: PETSc.Vec) -> PETSc.Vec: ...
+    def reduced_work(self, like: PETSc.Vec) -> PETSc.Vec:
+        """A work vector of the reduced coordinates, of ``like``'s layout."""
 
 
 class _Side:
@@ -847,7 +850,7 @@ class JointSet:
         if not self.n_position or not s.parts:
             return
         _, mu = self.split(f)
-        full = s._full["r"]
+        full = s.full_work["r"]
         _zero(full)
         a = full.getArray()
         any_node = False
@@ -878,7 +881,7 @@ class JointSet:
                     lo = s.parts[pt.body_index].slice.start + pt.node * g
                     a[lo:lo + g] += (mu_b @ du[blk.start:blk.stop, k])[:g]
         if any_node:
-            out.axpy(1.0, s._elastic_reducer.project(full, s._red_tmp(out)))
+            out.axpy(1.0, s.elastic_reducer.project(full, s.reduced_work(out)))
 
     # -- contributions to the Jacobian -----------------------------------------------------------
     def derivatives(self, t: float, f: np.ndarray, shift: float, D: np.ndarray,
@@ -953,7 +956,7 @@ class JointSet:
             for ip in range(self.n_position):
                 D[:base, base + self.n_rows + ip] += gz[ip, :base]
         if s.parts:
-            J = _Bordered(shift, D, B, C, Cv, H, Bfull_work, s._red_tmp(B[0]))
+            J = _Bordered(shift, D, B, C, Cv, H, Bfull_work, s.reduced_work(B[0]))
             self._node_derivatives(t, f, lam, J, springs)
             if du is not None:
                 self._general_node_derivatives(t, f, lam, J, du, turned)

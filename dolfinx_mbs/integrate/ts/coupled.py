@@ -546,7 +546,7 @@ class CoupledProblem:
         if self.ksp_mass is None:
             last = self.system._last
             assert last is not None  # (the state of the last residual)
-            M = self.system._elastic_base.at(self.t0, states=last["states"]).M
+            M = self.system.elastic_base.at(self.t0, states=last["states"]).M
             self.ksp_mass = PETSc.KSP().create(self.comm)
             self.ksp_mass.setOptionsPrefix(self.opts.prefix + "mass_")
             cheapest_lu(self.ksp_mass, small_lu(self.system, self.opts.prefix,

@@ -220,7 +220,7 @@ def test_nonlinear_tensors_against_the_assembled_terms():
     system = model.coupled_system()
     dense = DenseCoupled(system)
     inv = dense.inv[0]
-    base = system._elastic_base
+    base = system.elastic_base
     n = dense.n
     assert inv.n == n and inv.H is not None and inv.C is not None
     rng = np.random.default_rng(11)
