@@ -345,6 +345,18 @@ def test_bad_models():
     model.attach(body, lambda x: x[0] < 1e-8)
     r = model.integrate(t_end=0.02, dt=0.01, progress=False)          # then it runs
     assert r.steps == 2
+    # held at one node: the rotation about it is free, and the message names the attachment
+    pinned = _strip(mbs.frames.Hinge(name="hub1"), name="pinned")
+    model1 = mbs.Model([pinned])
+    model1.attach(pinned, lambda x: np.isclose(x[0], 0.0) & np.isclose(x[1], 0.0),
+                  name="at the corner")
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"held by 'at the corner' \(1 node, components "
+                                             r"\[0, 1\]\), which leaves a rigid motion"):
+            model1.integrate(t_end=0.1, dt=0.01, progress=False)
+    model1.clamp(pinned, lambda x: np.isclose(x[0], 1.0) & np.isclose(x[1], 0.0),
+                 components=[1])                                   # a chord frame: it runs
+    assert model1.integrate(t_end=0.02, dt=0.01, progress=False).steps == 2
     empty = mbs.frames.Hinge(name="empty")
     model2 = mbs.Model([_strip(mbs.frames.Hinge(name="other"), name="b2")])
     with pytest.raises(ValueError, match="computed frame"):
