@@ -150,7 +150,9 @@ class BodyOperators(ReleasableMatrices):
         self._prestress: List[Tuple[tuple, PETSc.Mat]] = []
         # the unit load forms of the prestress cases
         self._pforms: Dict[str, fem.Form | None] | None = None
-        self._geo: Dict[tuple, tuple] = {}   # case: (its field, its geometric stiffness form)
+        # the geometric stiffness form of a prestress field, compiled once: the field it
+        # reads and the form (each case's field copied into it before its assembly)
+        self._geo: Tuple[fem.Function, fem.Form] | None = None
         self._nl: dict | None = None
         self._coupling: Tuple[FrameState | None, FrameCoupling | None] = (None, None)
         if self.rotor is not None:
@@ -220,17 +222,19 @@ class BodyOperators(ReleasableMatrices):
         """Assemble the geometric stiffness of each unit prestress field (the body's
         ``prestress_fields`` must hold the unit solutions); K_sigma is formed from them at
         every new frame state. Called again after new solves (the constraints changed): the
-        forms of fields kept and the matrices of cases kept are reused."""
+        form (one for all the cases: each case's field copied into the field it reads, ghosts
+        included) and the matrices of cases kept are reused."""
         held = dict(self._prestress)
         self._prestress = []
         for case, field in self.body.prestress_fields.items():
-            made = self._geo.get(case)
-            if made is None or made[0] is not field:
-                made = self._geo[case] = (
-                    field, compat.form(self.body.prestress_stiffness_form(field)))
+            if self._geo is None:
+                work = fem.Function(field.function_space)
+                self._geo = (work, compat.form(self.body.prestress_stiffness_form(work)))
+            work, form = self._geo
+            work.x.array[:] = field.x.array
             A = held.pop(case, None)
             A = A if A is not None else self.K.duplicate()
-            assemble_into(A, made[1])
+            assemble_into(A, form)
             self._prestress.append((case, A))
         if self._mats.get("geometric") is None:
             self._mats["geometric"] = self.K.duplicate()
