@@ -99,17 +99,7 @@ def _frames_at(fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np.ndarray
     and its partials: d v_O/dw, d omega/dw (local), d phi/dz (dR = R skew(d phi)) and
     d r_O/dz (global), as the frames' jets give them, in new arrays (st, dv, dom, dphi,
     drO)."""
-    nf = max(fi.shape[0], 1)
-    st = np.zeros((nf, ST))
-    dv = np.zeros((nf, 3, MAXW))
-    dom = np.zeros((nf, 3, MAXW))
-    dphi = np.zeros((nf, 3, MAXZ))
-    drO = np.zeros((nf, 3, MAXZ))
-    yd = np.zeros(y.shape[0])
-    dSz = np.zeros((9, MAXZ))
-    dSw = np.zeros((9, MAXW))
-    dSwd = np.zeros((9, MAXW))
-    wk = np.empty(WK_FRAME)
+    st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk = rows_work(fi.shape[0], y.shape[0])[:10]
     for i in range(fi.shape[0]):
         _one_frame(i, fi, ff, par, grav, o, y, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk)
     return st, dv, dom, dphi, drO
@@ -216,6 +206,18 @@ def _wrap(d: float) -> float:
 
 
 @jit
+def rows_work(nf: int, N: int) -> tuple:
+    """The work space of :func:`rows_into` for ``nf`` frames and dense states of size ``N``
+    (made once by a caller that evaluates the rows many times: an array made in a kernel
+    costs about as much as a joint's arithmetic)."""
+    nf = max(nf, 1)
+    return (np.zeros((nf, ST)), np.zeros((nf, 3, MAXW)), np.zeros((nf, 3, MAXW)),
+            np.zeros((nf, 3, MAXZ)), np.zeros((nf, 3, MAXZ)), np.zeros(N), np.zeros((9, MAXZ)),
+            np.zeros((9, MAXW)), np.zeros((9, MAXW)), np.empty(WK_FRAME), np.zeros(EN),
+            np.zeros(EN), np.zeros((3, MAXW)), np.zeros((3, MAXW)), np.zeros((TW, 3)))
+
+
+@jit
 def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np.ndarray,
          grav: np.ndarray, n: int, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
          uoff: np.ndarray, y: np.ndarray, positions: bool, g: np.ndarray, h: np.ndarray,
@@ -243,22 +245,30 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
         B: dh/dV (written).
         gp: dg/dp (written with ``positions``).
     """
+    rows_into(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, positions, g, h, B, gp,
+              rows_work(fi.shape[0], y.shape[0]))
+
+
+@jit_leaf
+def rows_into(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np.ndarray,
+              grav: np.ndarray, n: int, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
+              uoff: np.ndarray, y: np.ndarray, positions: bool, g: np.ndarray, h: np.ndarray,
+              B: np.ndarray, gp: np.ndarray, ws: tuple) -> None:
+    """:func:`rows` in the work space ``ws`` (:func:`rows_work`): the same arithmetic, no
+    array made."""
+    st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk, ea, eb, Pa, Pb, tw = ws
     o = 2 * n
     nf = fi.shape[0]
     nz = 0
     for i in range(nf):
         nz += fi[i, 3]
-    st, dv, dom, dphi, drO = _frames_at(fi, ff, par, grav, o, y)
+    for i in range(nf):
+        _one_frame(i, fi, ff, par, grav, o, y, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk)
     g[:] = 0.0
     h[:] = 0.0
     B[:, :] = 0.0
     if positions:
         gp[:, :] = 0.0
-    ea = np.zeros(EN)
-    eb = np.zeros(EN)
-    Pa = np.zeros((3, MAXW))
-    Pb = np.zeros((3, MAXW))
-    tw = np.zeros((TW, 3))
     for el in range(ei.shape[0]):
         _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
                  positions, g, h, B, gp, ea, eb, Pa, Pb, tw)
@@ -484,10 +494,12 @@ def position_rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray
     h = np.zeros(nr)
     B = np.zeros((nr, nV))
     gp = np.zeros((0, 0))
+    ws = rows_work(fi.shape[0], Y.shape[1])
     for s in range(S):
-        rows(ei, ef, fi, ff, spar[0 if spar.shape[0] == 1 else s], grav, n,
-             fixed[0 if fixed.shape[0] == 1 else s], presc[0 if presc.shape[0] == 1 else s],
-             Tn, uoff, Y[s], False, G[s], h, B, gp)
+        rows_into(ei, ef, fi, ff, spar[0 if spar.shape[0] == 1 else s], grav, n,
+                  fixed[0 if fixed.shape[0] == 1 else s],
+                  presc[0 if presc.shape[0] == 1 else s], Tn, uoff, Y[s], False, G[s], h, B,
+                  gp, ws)
     return G
 
 
@@ -943,10 +955,11 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     Xc = np.empty(N)
     yd = np.empty(N)
     rows_ = np.empty(npos + nfp + nf + nA)
+    ws = rows_work(plan[3].shape[0], N)
     for it in range(MAXIT):
         # the rows at the positions, the velocities V = A u + a
-        rows(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, uoff, ys, True, g,
-             h, B, gp)
+        rows_into(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, uoff, ys, True,
+                  g, h, B, gp, ws)
         big = 0.0
         for i in range(nr):
             for j in range(nr):
