@@ -1752,13 +1752,17 @@ def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> N
             coef = om[:, ci[c, 1]] * om[:, ci[c, 2]] if ci[c, 0] == 0 else -ab[:, ci[c, 1]]
             Vel += 0.5 * coef * ((q @ Mc) * q).sum(axis=1)
         if bb[17] != 0:     # the nonlinear strain energy's excess: q (H(q)/6 + C(q,q)/24) q
+            # H(q) and C(q, q) are symmetric: q M q = sum over the pairs k <= l of
+            # (2 - [k = l]) M_kl q_k q_l, products with the pairs' monomials
             npair = nb * (nb + 1) // 2
             H = bf[bb[15]:bb[15] + nb * nb * nb].reshape((nb, nb * nb))
             C = bf[bb[16]:bb[16] + npair * nb * nb].reshape((npair, nb * nb))
-            qc = np.ascontiguousarray(q)
-            W = (qc[:, :, None] * qc[:, None, :]).reshape(S, nb * nb)
             iu, ju = np.triu_indices(nb)
-            Vel += ((qc @ (H / 6.0) + W[:, iu * nb + ju] @ (C / 24.0)) * W).sum(axis=1)
+            kl = iu * nb + ju
+            twice = np.where(iu == ju, 1.0, 2.0)
+            qq = q[:, iu] * q[:, ju]
+            Vel += ((q @ (H[:, kl] * (twice / 6.0)) + qq @ (C[:, kl] * (twice / 24.0))) * qq
+                    ).sum(axis=1)
         Pl_ = np.zeros((S, 3))
         SPx = (SK @ Px[:, 1:ts].reshape(gg, g * S)).reshape(3, g, S)
         Pl_[:, :g] = (lin @ PI.T)[:, 1:ts] + np.einsum("sc,cis->si", om, SPx)
