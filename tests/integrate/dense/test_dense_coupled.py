@@ -404,7 +404,11 @@ def test_newton_tolerance(monkeypatch):
         run(stepper="dense", options={"snes_stol": 1e-12, "ksp_type": "gmres"})
     assert run(options={"ksp_type": "preonly"}).stepper == "ts"
     again = run(stepper="dense", options=DENSE_TIGHT)
-    assert max(_compare(tight, again)) == 0.0
+    # the same run to the bit on one rank; on several, DOLFINx 0.5.2's runs are not
+    # repeatable to the bit (two identical runs in one process differed by 4.6e-11 in one
+    # launch of three), while a tolerance left behind by the failed calls would show as
+    # loose against tight does (8.7e-10)
+    assert max(_compare(tight, again)) <= (0.0 if MPI.COMM_WORLD.size == 1 else 1e-10)
 
 
 def test_hinge_in_a_spinning_parent(backend):
