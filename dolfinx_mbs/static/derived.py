@@ -422,10 +422,11 @@ class DerivedState:
         rigid.destroy()
         if bad:
             b = self.bodies[bad[0]]
-            held = [f"{c.name!r} ({c.n_nodes} node{'s' if c.n_nodes != 1 else ''}, "
-                    f"components {list(map(int, c.components))})"
-                    for c in self.constraints if getattr(c, "body", None) is b
-                    and hasattr(c, "n_nodes") and hasattr(c, "components")]
+            held = [repr(c.name) + (f" ({c.n_nodes} node{'s' if c.n_nodes != 1 else ''}, "
+                                    f"components {list(map(int, c.components))})"
+                                    if hasattr(c, "n_nodes") and hasattr(c, "components")
+                                    else "")
+                    for c in self.constraints if getattr(c, "body", None) is b]
             if not held:
                 raise ValueError(f"body {b.name!r} on computed frame {on[bad[0]].name!r} has no "
                                  "reference condition: it could move rigidly relative to its "
