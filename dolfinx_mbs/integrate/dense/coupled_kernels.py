@@ -1035,8 +1035,15 @@ def _factor_loops(A: np.ndarray, piv: np.ndarray) -> bool:
 
 def _back_loops(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The solution of (P L U) x = b of :func:`_factor_loops`' factors."""
-    n = A.shape[0]
     x = b.copy()
+    _back_in(A, piv, x)
+    return x
+
+
+def _back_in_loops(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
+    """:func:`_back_loops` in place: ``x`` holds b on entry, the solution on return (no array
+    made)."""
+    n = A.shape[0]
     for k in range(n):   # the rows swapped as the factorization swapped them
         p = piv[k]
         if p != k:
@@ -1049,7 +1056,6 @@ def _back_loops(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
         for j in range(k + 1, n):
             acc -= A[k, j] * x[j]
         x[k] = acc / A[k, k]
-    return x
 
 
 def _factor_lapack(A: np.ndarray, piv: np.ndarray) -> bool:
@@ -1069,6 +1075,8 @@ def _back_lapack(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 #: the Newton step's factorization and solve: loops where compiled, LAPACK otherwise
 _factor = jit_leaf(_factor_loops) if COMPILED else _factor_lapack
+#: (in place: the compiled kernels' solves that keep no array)
+_back_in = jit_leaf(_back_in_loops)
 _back = jit(_back_loops) if COMPILED else _back_lapack
 
 
@@ -1449,7 +1457,8 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
                 Fc[a] = F[i]
                 a += 1
         mem[M_EXACT] = 0.0
-    dU = _back(Jc, piv[:Nc], Fc)
+    dU = Fc
+    _back_in(Jc, piv[:Nc], dU)
     dX = np.zeros(N)
     a = 0
     for i in range(N):

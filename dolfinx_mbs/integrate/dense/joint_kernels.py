@@ -58,7 +58,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     SINGULAR,
     ST,
     WK_FRAME,
-    _back,
+    _back_in,
     _block_sizes,
     _cx,
     _factor,
@@ -847,9 +847,9 @@ def _null_basis(M: np.ndarray, dep: np.ndarray, free: np.ndarray, F: np.ndarray,
         out[free[k], k] = 1.0
         for i in range(nr):
             col[i] = M[i, free[k]]
-        x = _back(F, piv, col)
+        _back_in(F, piv, col)
         for i in range(nr):
-            out[dep[i], k] = -x[i]
+            out[dep[i], k] = -col[i]
     return out
 
 
@@ -955,6 +955,10 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     Xc = np.empty(N)
     yd = np.empty(N)
     rows_ = np.empty(npos + nfp + nf + nA)
+    dZ = np.empty(npos + nfp + nf + nA)
+    vd = np.empty(nr)
+    lv = np.empty(nr)
+    mu = np.empty(npos)
     ws = rows_work(plan[3].shape[0], N)
     for it in range(MAXIT):
         # the rows at the positions, the velocities V = A u + a
@@ -969,15 +973,14 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         if not _factored_well(Bd, bpiv, big):
             return CHOOSE
         _factor(BdT, btpiv)
-        rhs = np.zeros(nr)
         for i in range(nr):
             acc = h[i]
             for j in range(nV):
                 acc -= B[i, j] * ys[Vi[j]]
             for k in range(nf):
                 acc += B[i, free[k]] * u[k]
-            rhs[i] = acc
-        vd = _back(Bd, bpiv, rhs)
+            vd[i] = acc
+        _back_in(Bd, bpiv, vd)
         for k in range(nf):
             ys[Vi[free[k]]] = u[k]
         for k in range(nr):
@@ -1025,16 +1028,14 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         if npos > 0 and not _factored_well(Gt, gpiv, gbig):   # g_d^T, as B_d
             return CHOOSE
         # lam from the dependent velocities' rows, then the projected rows
-        fv = np.empty(nr)
         for k in range(nr):
-            fv[k] = F[Vi[dep[k]]]
-        lv = _back(BdT, btpiv, fv)
+            lv[k] = F[Vi[dep[k]]]
+        _back_in(BdT, btpiv, lv)
         for k in range(nr):
             lam[k] = -lv[k]
-        fpd = np.empty(npos)
         for k in range(npos):
-            fpd[k] = F[Pi[dep_p[k]]]
-        mu = _back(Gt, gpiv, fpd)
+            mu[k] = F[Pi[dep_p[k]]]
+        _back_in(Gt, gpiv, mu)
         for k in range(npos):
             rows_[k] = g[pos[k]]
         for k in range(nfp):
@@ -1076,7 +1077,8 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             mem[S_PD] = 1.0 if differ else mem[S_PD] + 1.0
             mem[S_KEPT] = 1.0
             mem[S_SHIFT] = shift
-        dZ = _back(KF, kpiv, rows_)
+        dZ[:] = rows_
+        _back_in(KF, kpiv, dZ)
         before[:] = ys
         for k in range(nP):
             ys[Pi[k]] -= dZ[k]
@@ -1216,9 +1218,9 @@ def close_positions(ys: np.ndarray, g: np.ndarray, gp: np.ndarray, pos: np.ndarr
     piv = np.zeros(npos, dtype=np.int64)
     if not _factor(Gd, piv):
         return
-    d = _back(Gd, piv, rhs)
+    _back_in(Gd, piv, rhs)
     for j in range(npos):
-        ys[Pi[dep_p[j]]] -= d[j]
+        ys[Pi[dep_p[j]]] -= rhs[j]
 
 
 @jit
@@ -1274,9 +1276,9 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
     for k in range(nP):
         for i in range(nr):
             col[i] = hp[i, k]
-        x = _back(Bd, bpiv, col)
+        _back_in(Bd, bpiv, col)
         for i in range(nr):
-            Vp[dep[i], k] = -x[i]
+            Vp[dep[i], k] = -col[i]
     # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F), by products of gathered blocks
     JV = np.empty((N, nV))
     for r in range(N):
