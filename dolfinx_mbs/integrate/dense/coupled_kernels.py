@@ -1073,11 +1073,16 @@ def _back_lapack(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
     return cast(np.ndarray, sla.lu_solve((A, piv), b, check_finite=False))
 
 
+def _back_in_lapack(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
+    """:func:`_back_in_loops` by LAPACK."""
+    x[:] = _back_lapack(A, piv, x)
+
+
 #: the Newton step's factorization and solve: loops where compiled, LAPACK otherwise
 _factor = jit_leaf(_factor_loops) if COMPILED else _factor_lapack
-#: (in place: the compiled kernels' solves that keep no array)
-_back_in = jit_leaf(_back_in_loops)
 _back = jit(_back_loops) if COMPILED else _back_lapack
+#: the solve in place (``x`` b on entry): the compiled kernels' solves that keep no array
+_back_in = jit_leaf(_back_in_loops) if COMPILED else _back_in_lapack
 
 
 # -- the residual, Newton's method, the schemes ---------------------------------------------
