@@ -427,17 +427,14 @@ class DerivedState:
                                     if hasattr(c, "n_nodes") and hasattr(c, "components")
                                     else "")
                     for c in self.constraints if getattr(c, "body", None) is b]
-            if not held:
-                raise ValueError(f"body {b.name!r} on computed frame {on[bad[0]].name!r} has no "
-                                 "reference condition: it could move rigidly relative to its "
-                                 "frame. Attach it (model.attach(body, where=...)) where it is "
-                                 "held by the frame")
-            raise ValueError(f"body {b.name!r} on computed frame {on[bad[0]].name!r} is held by "
-                             f"{', '.join(held)}, which leaves a rigid motion relative to the "
-                             "frame free (a body held at one node can still turn about it). "
-                             "Attach it along an edge or face (model.attach(body, where=...) "
-                             "true at several nodes), or hold another node's transverse "
-                             "component too (model.clamp(body, where=..., components=[...]))")
+            what = (f"is held by {', '.join(held)}, which leaves a rigid motion relative to the "
+                    "frame free (a body held at one node can still turn about it). Attach it "
+                    "along an edge or face (model.attach(body, where=...) true at several "
+                    "nodes), or hold another node's transverse component too "
+                    "(model.clamp(body, where=..., components=[...]))" if held else
+                    "has no reference condition: it could move rigidly relative to its frame. "
+                    "Attach it (model.attach(body, where=...)) where it is held by the frame")
+            raise ValueError(f"body {b.name!r} on computed frame {on[bad[0]].name!r} {what}")
 
     # -- the static state -----------------------------------------------------------------------
     def solve_static(self, t: float) -> None:

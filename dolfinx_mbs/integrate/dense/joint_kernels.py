@@ -955,7 +955,6 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     Xc = np.empty(N)
     yd = np.empty(N)
     rows_ = np.empty(npos + nfp + nf + nA)
-    dZ = np.empty(npos + nfp + nf + nA)
     vd = np.empty(nr)
     lv = np.empty(nr)
     mu = np.empty(npos)
@@ -1077,8 +1076,8 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             mem[S_PD] = 1.0 if differ else mem[S_PD] + 1.0
             mem[S_KEPT] = 1.0
             mem[S_SHIFT] = shift
-        dZ[:] = rows_
-        _back_in(KF, kpiv, dZ)
+        _back_in(KF, kpiv, rows_)   # the update (the rows are formed again next)
+        dZ = rows_
         before[:] = ys
         for k in range(nP):
             ys[Pi[k]] -= dZ[k]
