@@ -188,6 +188,62 @@ def test_nonlinear_same_on_one_and_all_ranks():
     assert np.abs(res[0] - res[1]).max() < 1e-8 * np.abs(res[1]).max()
 
 
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("degree", [1, 2])
+def test_nonlinear_quadrature_exact_on_affine_simplices(dim, degree):
+    """The nonlinear strain's forms on straight triangles and tetrahedra use the rule of
+    degree 4 (p - 1) (at least 1): their integrands are polynomials of that degree there, so
+    the energy, force and tangent at a large displacement (gradients ~0.3) equal those of a
+    rule of degree 12 to round-off. A law varying in space, or quadrilaterals, keep 3 p."""
+    from dolfinx.fem import petsc as fpetsc
+    from dolfinx.fem import form
+
+    import ufl
+
+    if dim == 2:
+        mesh = dm.create_rectangle(MPI.COMM_WORLD, [np.zeros(2), np.array([1.0, 0.3])],
+                                   [6, 2], dm.CellType.triangle)
+        mat = mbs.materials.PlaneStress(E=E0, nu=0.3, density=1.0, thickness=0.05)
+    else:
+        mesh = dm.create_box(MPI.COMM_WORLD, [np.zeros(3), np.array([1.0, 0.3, 0.2])],
+                             [4, 2, 1], dm.CellType.tetrahedron)
+        mat = mbs.materials.Orthotropic(E=(E0, 2 * E0, 3 * E0), nu=(0.2, 0.3, 0.25),
+                                        G=(0.4 * E0, 0.5 * E0, 0.6 * E0), density=1.0)
+    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(rate=0.0), degree=degree,
+                    stiffening="nonlinear")
+    assert body.nonlinear_degree() == max(4 * (degree - 1), 1)
+    body.u_state.interpolate(lambda x: np.array([0.3 * np.sin(2 * x[0] + x[1]),
+                                                 0.2 * np.cos(3 * x[0] * x[1]),
+                                                 0.1 * np.sin(x[0])][:dim]))
+    nf = body.nonlinear_forms()
+    dx12 = ufl.Measure("dx", domain=mesh, metadata={"quadrature_degree": 12})
+    u, v = body.trial_test()
+    n12 = mbs.forms.svk_remainder(mat, body.u_state, v, dx12)
+    ref = (mbs.forms.svk_remainder_energy(mat, body.u_state, dx12), n12,
+           ufl.derivative(n12, body.u_state, u))
+    e, e12 = (mesh.comm.allreduce(fem.assemble_scalar(form(a))) for a in (nf.energy, ref[0]))
+    assert abs(e / e12 - 1.0) < 1e-12, (e, e12)
+    f, f12 = (fpetsc.assemble_vector(form(a)) for a in (nf.force, ref[1]))
+    f.axpy(-1.0, f12)
+    assert f.norm() < 1e-12 * f12.norm(), (f.norm(), f12.norm())
+    K, K12 = (fpetsc.assemble_matrix(form(a)) for a in (nf.tangent, ref[2]))
+    K.assemble()
+    K12.assemble()
+    K.axpy(-1.0, K12)
+    assert K.norm() < 1e-12 * K12.norm(), (K.norm(), K12.norm())
+    for obj in (f, f12, K, K12):
+        obj.destroy()
+    x = ufl.SpatialCoordinate(mesh)
+    graded = mbs.materials.UserLaw(stress=lambda eps: E0 * (1.0 + x[0]) * eps, density=1.0,
+                                   gdim=dim)
+    quads = dm.create_unit_square(MPI.COMM_WORLD, 2, 2, dm.CellType.quadrilateral)
+    for m, law in ((mesh, graded), (quads, mbs.materials.PlaneStress(E=E0, nu=0.3,
+                                                                      density=1.0))):
+        other = mbs.Body(m, law, mbs.frames.ConstantSpin(rate=0.0), degree=degree,
+                         stiffening="nonlinear")
+        assert other.nonlinear_degree() == 3 * degree
+
+
 def test_nonlinear_errors():
     mesh = dm.create_unit_square(MPI.COMM_WORLD, 2, 2)
     body = mbs.Body(mesh, mbs.materials.PlaneStress(E=E0, nu=0.3, density=1.0),
