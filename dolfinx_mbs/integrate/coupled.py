@@ -381,7 +381,8 @@ class DenseJointOutputs(Joints):
         st = self.stepper
         assert st.maggi is not None  # (the dense path's joints: Maggi's stages)
         t = np.array(st.times[lo:hi + 1], dtype=float)
-        raw, rates = st.maggi.outputs_at(t, st.Y[lo:hi + 1], st.lam_end[lo:hi + 1])
+        raw, rates = st.maggi.outputs_at(t, st.Y[lo:hi + 1], st.lam_end[lo:hi + 1],
+                                         st.batch_frames(lo, hi))
         first = st.offset + lo == 0     # the run's first state: no multipliers yet
         last = self.last
         S = len(t)

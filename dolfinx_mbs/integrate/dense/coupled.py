@@ -772,7 +772,8 @@ class MaggiStage:
             out[el.name] = el.output_at(Ra, lam[r0:r1], g[r0:r1])
         return FrozenMapping(out)
 
-    def outputs_at(self, times: np.ndarray, Y: np.ndarray, lam: np.ndarray
+    def outputs_at(self, times: np.ndarray, Y: np.ndarray, lam: np.ndarray,
+                   frames: Tuple[np.ndarray, np.ndarray] | None = None
                    ) -> Tuple[Dict[str, Dict[str, np.ndarray]], np.ndarray]:
         """:meth:`outputs` at a batch of states, as arrays: each element's fields by name
         (a joint's ``force`` (S, 3) and ``drift``, a motor's ``torque`` and ``drift``), the
@@ -783,6 +784,8 @@ class MaggiStage:
             times: the states' times (s).
             Y: the dense states (rows).
             lam: their multipliers (rows, one per joint row).
+            frames: the states' parents' and frames' states where known
+                (:meth:`DenseCoupledStepper.batch_frames`).
 
         Returns:
             (the fields by element name, the rates: states x driven motors).
@@ -796,12 +799,15 @@ class MaggiStage:
             return {name: {k: np.array([r[name][k] for r in recs]) for k in recs[0][name]}
                     for name in (recs[0] if recs else {})}, rates
         p, st = self.st.plan, self.st
-        spar = st._ground if st._ground is not None else np.array(
-            [st.dense.parent_states(t) for t in times])
+        if frames is None:
+            spar = st._ground if st._ground is not None else np.array(
+                [st.dense.parent_states(t) for t in times])
+            states = kernels.frame_states(p.fi, p.ff, spar, p.grav, p.n, Y)
+        else:
+            spar, states = frames
         fixed, presc = tb.at_times(times)
         G = joint_kernels.position_rows(tb.ei, tb.ef, p.fi, p.ff, spar, p.grav, p.n, fixed,
                                         presc, tb.Tn, tb.uoff, Y, self.dj.n_rows)
-        states = kernels.frame_states(p.fi, p.ff, spar, p.grav, p.n, Y)
         out: Dict[str, Dict[str, np.ndarray]] = {}
         for e, blk in enumerate(self.dj.js.blocks):
             el, r0, r1 = blk.element, blk.start, blk.stop
@@ -1258,6 +1264,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         self._vecs: Tuple[Any, Any] | None = None
         self._ground = self.dense.parent_states(run.t0)[None] if self.dense.constant_parents \
             else None
+        #: the frames of the batch being delivered (:meth:`batch_frames`): ((lo, hi), frames)
+        self._batch_frames: Tuple[Tuple[int, int], Tuple[np.ndarray, np.ndarray]] | None = None
         self._probe_after = 0
         #: whether the observers see the batches at once (else step by step)
         self.whole = False
@@ -1421,6 +1429,28 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         if self.maggi is not None:
             self.maggi.reset()
 
+    def batch_frames(self, lo: int, hi: int) -> Tuple[np.ndarray, np.ndarray]:
+        """The states ``lo`` to ``hi``'s parents' states and frames' states (one row of
+        parents where they are the ground's; :func:`~dolfinx_mbs.integrate.dense.
+        coupled_kernels.frame_states`), found once for the observers of a batch (its energies
+        and its joints' outputs; forgotten when the batch has been delivered).
+
+        Args:
+            lo: the first state's index.
+            hi: the last state's index.
+
+        Returns:
+            (the parents' states, the frames' states).
+        """
+        if self._batch_frames is not None and self._batch_frames[0] == (lo, hi):
+            return self._batch_frames[1]
+        p = self.plan
+        spar = self._ground if self._ground is not None else np.array(
+            [self.dense.parent_states(t) for t in self.times[lo:hi + 1]])
+        frames = (spar, self.K.frame_states(p.fi, p.ff, spar, p.grav, p.n, self.Y[lo:hi + 1]))
+        self._batch_frames = ((lo, hi), frames)
+        return frames
+
     def monitors(self, lo: int, hi: int) -> np.ndarray:
         """The energies and momenta of the states ``lo`` to ``hi`` (rows: kinetic, elastic,
         gravity, total, P (3), H (3); :func:`~dolfinx_mbs.integrate.dense.coupled_kernels.
@@ -1435,10 +1465,9 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         """
         p = self.plan
         Y = self.Y[lo:hi + 1]
-        spar = self._ground if self._ground is not None else np.array(
-            [self.dense.parent_states(t) for t in self.times[lo:hi + 1]])
+        spar, states = self.batch_frames(lo, hi)
         out = np.zeros((len(Y), 10))
-        self.K.monitors(p.arrays(), spar, Y, out)
+        self.K.monitors(p.arrays(), spar, Y, out, states)
         return out
 
     # -- the run -----------------------------------------------------------------------------
@@ -1483,6 +1512,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
                 self._index, self.steps, self.time = index, self.offset + index, \
                     self.times[index]
                 at(self.steps, self.times[index])
+            self._batch_frames = None
             return
         # (a run with checkpoints writes a CSV: its observers see it step by step)
         self._index, self.steps, self.time = hi, self.offset + hi, self.times[hi]
@@ -1511,6 +1541,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             for o in each:
                 o.observe(step)
         self._index = hi
+        self._batch_frames = None
         at.passed(self.times[lo:hi + 1], self.offset + hi)
 
     def _end_loads(self, lo: int, hi: int) -> None:

@@ -1715,7 +1715,8 @@ def frame_states(fi: np.ndarray, ff: np.ndarray, spar: np.ndarray, grav: np.ndar
     return out
 
 
-def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> None:
+def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray,
+             states: np.ndarray | None = None) -> None:
     """Energies and momenta of the states ``Y`` (rows, all at once in array products), each
     at its parents' states (one row: the same for all): ``out`` rows (kinetic, elastic,
     gravity, total, P (3), H (3)); P and H global, H about the global origin (as
@@ -1726,10 +1727,12 @@ def monitors(plan: tuple, spar: np.ndarray, Y: np.ndarray, out: np.ndarray) -> N
         spar: the parents' states.
         Y: the states.
         out: the rows (filled).
+        states: the frames' states at ``Y`` where known (:func:`frame_states`).
     """
     bi, bf, ci, fi, ff, grav, n = plan
     S = Y.shape[0]
-    states = frame_states(fi, ff, spar, grav, n, Y)
+    if states is None:
+        states = frame_states(fi, ff, spar, grav, n, Y)
     out[:, :] = 0.0
     for b in range(bi.shape[0]):
         bb = bi[b]
