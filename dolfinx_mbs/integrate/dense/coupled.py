@@ -1507,6 +1507,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
                  hi: int) -> None:
         """The states ``lo`` to ``hi`` to the observers: at once where they all can, else
         one boundary after the other."""
+        self._batch_frames = None   # (one batch's: found again for this one)
         if whole is None:
             for index in range(lo, hi + 1):
                 self._index, self.steps, self.time = index, self.offset + index, \
