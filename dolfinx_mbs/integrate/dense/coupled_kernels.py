@@ -1033,16 +1033,9 @@ def _factor_loops(A: np.ndarray, piv: np.ndarray) -> bool:
     return True
 
 
-def _back_loops(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The solution of (P L U) x = b of :func:`_factor_loops`' factors."""
-    x = b.copy()
-    _back_in(A, piv, x)
-    return x
-
-
 def _back_in_loops(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
-    """:func:`_back_loops` in place: ``x`` holds b on entry, the solution on return (no array
-    made)."""
+    """The solution of (P L U) x = b of :func:`_factor_loops`' factors, in place: ``x``
+    holds b on entry, the solution on return (no array made)."""
     n = A.shape[0]
     for k in range(n):   # the rows swapped as the factorization swapped them
         p = piv[k]
@@ -1067,21 +1060,15 @@ def _factor_lapack(A: np.ndarray, piv: np.ndarray) -> bool:
     return bool(np.all(np.diag(lu) != 0.0))
 
 
-def _back_lapack(A: np.ndarray, piv: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`_back_loops` by LAPACK (scipy's getrs)."""
-    import scipy.linalg as sla
-    return cast(np.ndarray, sla.lu_solve((A, piv), b, check_finite=False))
-
-
 def _back_in_lapack(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
-    """:func:`_back_in_loops` by LAPACK."""
-    x[:] = _back_lapack(A, piv, x)
+    """:func:`_back_in_loops` by LAPACK (scipy's getrs)."""
+    import scipy.linalg as sla
+    x[:] = sla.lu_solve((A, piv), x, check_finite=False)
 
 
-#: the Newton step's factorization and solve: loops where compiled, LAPACK otherwise
+#: the Newton step's factorization and its solve in place (``x`` b on entry): loops where
+#: compiled (no array kept), LAPACK otherwise
 _factor = jit_leaf(_factor_loops) if COMPILED else _factor_lapack
-_back = jit(_back_loops) if COMPILED else _back_lapack
-#: the solve in place (``x`` b on entry): the compiled kernels' solves that keep no array
 _back_in = jit_leaf(_back_in_loops) if COMPILED else _back_in_lapack
 
 
