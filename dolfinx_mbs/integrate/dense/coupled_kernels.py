@@ -6,7 +6,8 @@ of arrays once (:class:`~dolfinx_mbs.systems.coupled_dense.Plan`: the bodies' in
 invariants, their stiffness, damping and prestress matrices, the frames' constants); everything
 here reads only those arrays, so that a step costs its arithmetic. With numba installed (an
 optional dependency, as in dolfinx_mpc) the kernels are compiled on first use and cached on
-disk (``cache=True``: the first run on a machine compiles them once, later runs load them);
+disk (numba's cache keyed to all the kernels' sources, :data:`KERNEL_SOURCES`: the first run on a
+machine compiles them once, later runs load them);
 without it, or with ``DOLFINX_MBS_NUMBA=0`` in the environment, they run as NumPy code
 (:func:`variant` gives either one, for the tests). The two differ where it pays: the compiled
 ones are scalar loops (no temporaries, and they compile in seconds where array expressions
@@ -42,10 +43,12 @@ K q + D q' less the loads) and the resultant (its translation entries); the mome
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import math
 import os
 import sys
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, TypeVar, cast
 
@@ -87,6 +90,62 @@ def _counts_optional() -> bool:
 #: where numba offers it; with reference counting elsewhere (the same results, slower)
 LEAF = COMPILED and _counts_optional()
 
+#: the files (in the package) whose code or constants the compiled kernels hold: numba keys a
+#: cached kernel to its own file alone, but a kernel of ``joint_kernels`` inlines this
+#: module's and reads ``coupled_joints``' FD_STEP, so the caches are keyed to all of them
+#: (:func:`sources_stamp`): a change to any one compiles every kernel again
+KERNEL_SOURCES = ("integrate/dense/coupled_kernels.py", "integrate/dense/joint_kernels.py",
+                  "systems/coupled_joints.py")
+
+
+def sources_stamp(paths: tuple[str, ...] = KERNEL_SOURCES,
+                  root: Path | None = None) -> bytes | None:
+    """The hash of the files ``paths`` together, or None where one cannot be read (numba's
+    own key, the kernel's file, serves then).
+
+    Args:
+        paths: the files, relative to ``root``.
+        root: their directory (default: the package's).
+
+    Returns:
+        The SHA-256 digest, or None.
+    """
+    root = Path(__file__).resolve().parents[2] if root is None else root
+    h = hashlib.sha256()
+    try:
+        for rel in paths:
+            h.update(rel.encode())
+            h.update((root / rel).read_bytes())
+    except OSError:
+        return None
+    return h.digest()
+
+
+def _cache_class(stamp: bytes | None) -> Any:
+    """Numba's cache of a function with its source stamp replaced by ``stamp`` (its
+    locators' order and places as numba's own: a ``NUMBA_CACHE_DIR``, the ``__pycache__``
+    beside the file, the user-wide one), or None (numba's default cache then) without a
+    stamp or where this numba lays its caches out otherwise."""
+    if stamp is None:
+        return None
+    try:
+        from numba.core import caching
+
+        def keyed(base: type) -> type:
+            return type("Kernels" + base.__name__, (base,),
+                        {"get_source_stamp": lambda self: stamp})
+
+        impl = type("KernelsCacheImpl", (caching.CompileResultCacheImpl,), {
+            "_locator_classes": [keyed(caching.UserProvidedCacheLocator),
+                                 keyed(caching.InTreeCacheLocator),
+                                 keyed(caching.UserWideCacheLocator)]})
+        return type("KernelsFunctionCache", (caching.FunctionCache,), {"_impl_class": impl})
+    except (ImportError, AttributeError):  # pragma: no cover - another numba's layout
+        return None
+
+
+_CACHE = _cache_class(sources_stamp()) if COMPILED else None
+
 
 _Fn = TypeVar("_Fn", bound=Callable)
 
@@ -106,9 +165,11 @@ def jit(fn: _Fn, refcounts: bool = True) -> _Fn:
     """
     if _NB is None:
         return fn
-    if refcounts or not LEAF:
-        return cast(_Fn, _NB.njit(cache=True)(fn))
-    return cast(_Fn, _NB.njit(cache=True, _nrt=False)(fn))
+    opts = {} if refcounts or not LEAF else {"_nrt": False}
+    compiled = _NB.njit(cache=_CACHE is None, **opts)(fn)
+    if _CACHE is not None:   # cached, keyed to all the kernels' sources (KERNEL_SOURCES)
+        compiled._cache = _CACHE(fn)
+    return cast(_Fn, compiled)
 
 
 def jit_leaf(fn: _Fn) -> _Fn:
