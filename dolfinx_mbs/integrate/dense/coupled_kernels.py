@@ -231,6 +231,8 @@ MAXZ, MAXW = 7, 6
 #: compiled kernels' temporaries as slices of one array allocated by their caller (an array
 #: allocated in a kernel costs about as much as a frame's arithmetic)
 WK_FRAME = 64
+#: the work space of a rigid body's terms (:func:`_rigid_loops`)
+WK_RIGID = 204
 #: the frames' kinds: a hinge (in the ground or a prescribed parent), a free frame on a 2D
 #: mesh (x, y, theta; global velocity, theta'), a free frame in 3D (r_O, quaternion; global
 #: velocity, local omega); the free frames' translation rows are their momentum balance
@@ -1065,6 +1067,159 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
 _body = jit(_body_loops) if COMPILED else _body_arrays
 
 
+def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.ndarray,
+                 state: tuple, shift: float, jac: bool, F: np.ndarray, J: np.ndarray,
+                 wk: np.ndarray) -> None:
+    """:func:`_body_loops` for a body without elastic coordinates (a rigid body), compiled.
+
+    Its coordinates' rates and its fields' coefficients on the modes vanish: of the products
+    P(E_a) b only those with the frame's acceleration and the body's first moment remain, and
+    its terms are its frame's rows alone. The same sums as :func:`_body_loops` in the same
+    order without their zero terms (the same numbers), its temporaries in ``wk``
+    (:data:`WK_RIGID` floats). ``state``: the frame's (st, dSz, dSw, dSwd)."""
+    st, dSz, dSw, dSwd = state
+    g, nz = bi[1], bi[2]
+    gg = g * g
+    pe, pio, appo = bi[5], bi[7], bi[9]
+    fz, fw, nzi, nwi = fi[1], fi[2], fi[3], fi[4]
+    k0 = 2 if g == 2 else 0
+    rows = o + fw
+    Wk, Sw, Pb0, SW2 = wk[0:9], wk[9:18], wk[18:54], wk[54:81]
+    Sf, Mom, GE, GM, dWk, GF = wk[81:84], wk[84:87], wk[87:114], wk[114:141], \
+        wk[141:150], wk[150:204]
+    om0, om1, om2 = st[12], st[13], st[14]
+    for a in range(9):
+        Sw[a] = 0.0
+    Sw[1], Sw[2], Sw[5] = -om2, om1, -om0
+    Sw[3], Sw[6], Sw[7] = om2, -om1, om0
+    w2 = om0 * om0 + om1 * om1 + om2 * om2
+    for a in range(3):
+        for b in range(3):
+            Wk[3 * a + b] = st[12 + a] * st[12 + b] - (w2 if a == b else 0.0)
+    Wk[1] -= st[17]
+    Wk[2] += st[16]
+    Wk[3] += st[17]
+    Wk[5] -= st[15]
+    Wk[6] -= st[16]
+    Wk[7] += st[15]
+    # Pb0[a, i] = P(E_a)[i, 1:] . (a_O - g_loc), i = 0 .. g
+    for a in range(gg):
+        for i in range(nz):
+            row = pe + a * nz * nz + i * nz
+            s0 = 0.0
+            for j in range(1, nz):
+                s0 += bf[row + j] * (st[20 + j] - st[23 + j])
+            Pb0[a * nz + i] = s0
+    # the translation rows: e[1 + c] (the identity's and W_k's blocks), less the loads
+    for c in range(3):
+        e = 0.0
+        if c < g:
+            i = 1 + c
+            for a in range(g):
+                e += Pb0[(a * g + a) * nz + i]
+            for a in range(g):
+                for b in range(g):
+                    w = Wk[3 * a + b]
+                    if w != 0.0:
+                        e += w * bf[pe + (a * g + b) * nz * nz + i * nz]
+        Sf[c] = e - bf[appo + c]
+    # the moment rows: S_k against C[0] = Pb0[:, 0], S_k W_k against C[2] = P(E_a)[0, 0]
+    for k in range(3):
+        Mom[k] = 0.0
+    for k in range(k0, 3):
+        acc = 0.0
+        for a in range(g):
+            for b in range(g):
+                acc += _SK[k, a, b] * Pb0[(a * g + b) * nz]
+        for a in range(g):
+            for b in range(g):
+                s2 = 0.0
+                for c in range(3):
+                    s2 += _SK[k, a, c] * Wk[3 * c + b]
+                SW2[k * 9 + a * g + b] = s2
+                acc += s2 * bf[pe + (a * g + b) * nz * nz]
+        Mom[k] = -acc
+    for k in range(3):
+        Mom[k] -= bf[appo + 3 + k]
+    for jw in range(nwi):
+        acc = 0.0
+        for c in range(3):
+            acc += ff[30 + c * 6 + jw] * Sf[c] + ff[48 + c * 6 + jw] * Mom[c]
+        F[rows + jw] += acc
+    if not jac:
+        return
+    # by the state variables S = (omega, alpha, a_O - g_loc): GE (translation rows 1 .. g,
+    # as GE[(i - 1) * 9 + v]), GM (the moments, GM[k * 9 + v])
+    for a in range(27):
+        GE[a] = 0.0
+        GM[a] = 0.0
+    for jv in range(3):
+        for a in range(3):        # d W_k / d omega_j = S_j S_w + S_w S_j
+            for b in range(3):
+                acc = 0.0
+                for c in range(3):
+                    acc += _SK[jv, a, c] * Sw[3 * c + b] + Sw[3 * a + c] * _SK[jv, c, b]
+                dWk[3 * a + b] = acc
+        for i in range(1, nz):
+            s1 = 0.0
+            s3 = 0.0
+            for a in range(g):
+                for b in range(g):
+                    pa = bf[pe + (a * g + b) * nz * nz + i * nz]
+                    s1 += dWk[3 * a + b] * pa
+                    s3 += _SK[jv, a, b] * pa
+            GE[(i - 1) * 9 + jv] = s1
+            GE[(i - 1) * 9 + 3 + jv] = s3
+        for k in range(k0, 3):
+            m1 = 0.0
+            m3 = 0.0
+            for a in range(g):
+                for b in range(g):
+                    x2 = 0.0
+                    x3 = 0.0
+                    for c in range(3):
+                        x2 += _SK[k, a, c] * dWk[3 * c + b]
+                        x3 += _SK[k, a, c] * _SK[jv, c, b]
+                    c2 = bf[pe + (a * g + b) * nz * nz]
+                    m1 += x2 * c2
+                    m3 += x3 * c2
+            GM[k * 9 + jv] = -m1
+            GM[k * 9 + 3 + jv] = -m3
+    for jv in range(g):
+        for i in range(1, nz):
+            GE[(i - 1) * 9 + 6 + jv] = bf[pio + i * nz + 1 + jv]
+        for k in range(k0, 3):
+            acc = 0.0
+            for a in range(g):
+                for b in range(g):
+                    acc += _SK[k, a, b] * bf[pe + (a * g + b) * nz * nz + 1 + jv]
+            GM[k * 9 + 6 + jv] = -acc
+    for jw in range(nwi):
+        for v in range(9):
+            acc = 0.0
+            for c in range(3):
+                acc += ff[48 + c * 6 + jw] * GM[c * 9 + v]
+                if c < g:
+                    acc += ff[30 + c * 6 + jw] * GE[c * 9 + v]
+            GF[jw * 9 + v] = acc
+    for cz in range(nzi):
+        for jw in range(nwi):
+            acc = 0.0
+            for v in range(9):
+                acc += GF[jw * 9 + v] * dSz[v, cz]
+            J[rows + jw, o + fz + cz] += acc
+    for cw in range(nwi):
+        for jw in range(nwi):
+            acc = 0.0
+            for v in range(9):
+                acc += GF[jw * 9 + v] * (dSw[v, cw] + shift * dSwd[v, cw])
+            J[rows + jw, o + fw + cw] += acc
+
+
+#: a rigid body's terms, compiled (the NumPy variant takes them in :func:`_body_arrays`)
+_rigid = jit_leaf(_rigid_loops) if COMPILED else _rigid_loops
+
+
 # -- the Newton step's linear algebra -------------------------------------------------------
 def _factor_loops(A: np.ndarray, piv: np.ndarray) -> bool:
     """A = P L U in place (Gaussian elimination with partial pivoting, whole rows swapped,
@@ -1175,7 +1330,7 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
     dSw = np.zeros((nf, 9, MAXW))
     dSwd = np.zeros((nf, 9, MAXW))
     dphi = np.zeros((nf, 3, MAXZ))
-    wk = np.empty(WK_FRAME)
+    wk = np.empty(WK_RIGID)
     for i in range(nf):
         _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i],
                wk)
@@ -1188,8 +1343,12 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
                     J[o + fw + j, o + k] += DQ[fw + j, k]
     for b in range(bi.shape[0]):
         i = bi[b, 0]
-        _body(bi[b], bf, ci, n, o, fi[i], ff[i], (st[i], dSz[i], dSw[i], dSwd[i]),
-              (y, yd, shift), jac, F, J)
+        if COMPILED and bi[b, 3] == 0:
+            _rigid(bi[b], bf, o, fi[i], ff[i], (st[i], dSz[i], dSw[i], dSwd[i]), shift, jac,
+                   F, J, wk)
+        else:
+            _body(bi[b], bf, ci, n, o, fi[i], ff[i], (st[i], dSz[i], dSw[i], dSwd[i]),
+                  (y, yd, shift), jac, F, J)
     for i in range(nf):
         if fi[i, 5] >= 0:
             _momentum_rows(bi, bf, i, fi[i], (st[i], dSw[i], dphi[i]), n, o, (y, yd, shift),

@@ -42,7 +42,7 @@ def test_kernels_are_cached_under_the_stamp():
     stamp = coupled_kernels.sources_stamp()
     kernels = [joint_kernels.stage, joint_kernels.maggi_run, joint_kernels.rows_into,
                coupled_kernels.residual, coupled_kernels.newton, coupled_kernels.hinge_state,
-               coupled_kernels._body]
+               coupled_kernels._rigid, coupled_kernels._body]
     for k in kernels:
         locator = k._cache._impl.locator
         assert locator.get_source_stamp() == stamp, k
