@@ -1267,6 +1267,27 @@ def _back_in_loops(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
         x[k] = acc / A[k, k]
 
 
+def _back_in_t_loops(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
+    """The solution of (P L U)^T x = b of :func:`_factor_loops`' factors, in place (the
+    transposed system by the same factors: U^T, then L^T, then the swaps undone in reverse
+    order; no array made)."""
+    n = A.shape[0]
+    for k in range(n):
+        acc = x[k]
+        for j in range(k):
+            acc -= A[j, k] * x[j]
+        x[k] = acc / A[k, k]
+    for k in range(n - 1, -1, -1):
+        acc = x[k]
+        for i in range(k + 1, n):
+            acc -= A[i, k] * x[i]
+        x[k] = acc
+    for k in range(n - 1, -1, -1):
+        p = piv[k]
+        if p != k:
+            x[k], x[p] = x[p], x[k]
+
+
 def _factor_lapack(A: np.ndarray, piv: np.ndarray) -> bool:
     """:func:`_factor_loops` by LAPACK (scipy's getrf)."""
     import scipy.linalg as sla
@@ -1282,10 +1303,17 @@ def _back_in_lapack(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
     x[:] = sla.lu_solve((A, piv), x, check_finite=False)
 
 
-#: the Newton step's factorization and its solve in place (``x`` b on entry): loops where
-#: compiled (no array kept), LAPACK otherwise
+def _back_in_t_lapack(A: np.ndarray, piv: np.ndarray, x: np.ndarray) -> None:
+    """:func:`_back_in_t_loops` by LAPACK (scipy's getrs, transposed)."""
+    import scipy.linalg as sla
+    x[:] = sla.lu_solve((A, piv), x, trans=1, check_finite=False)
+
+
+#: the Newton step's factorization and its solves in place (``x`` b on entry), of A and of
+#: its transpose: loops where compiled (no array kept), LAPACK otherwise
 _factor = jit_leaf(_factor_loops) if COMPILED else _factor_lapack
 _back_in = jit_leaf(_back_in_loops) if COMPILED else _back_in_lapack
+_back_in_t = jit_leaf(_back_in_t_loops) if COMPILED else _back_in_t_lapack
 
 
 # -- the residual, Newton's method, the schemes ---------------------------------------------

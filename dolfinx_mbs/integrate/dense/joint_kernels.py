@@ -59,6 +59,7 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     ST,
     WK_FRAME,
     _back_in,
+    _back_in_t,
     _block_sizes,
     _cx,
     _factor,
@@ -946,9 +947,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     F = np.zeros(N)
     J = np.zeros((N, N))
     Bd = np.empty((nr, nr))
-    BdT = np.empty((nr, nr))
     bpiv = np.zeros(nr, dtype=np.int64)
-    btpiv = np.zeros(nr, dtype=np.int64)
     Gt = np.empty((npos, npos))
     gpiv = np.zeros(npos, dtype=np.int64)
     dXc = np.empty(N)
@@ -967,11 +966,9 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         for i in range(nr):
             for j in range(nr):
                 Bd[i, j] = B[i, dep[j]]
-                BdT[j, i] = B[i, dep[j]]
                 big = max(big, abs(B[i, dep[j]]))
         if not _factored_well(Bd, bpiv, big):
             return CHOOSE
-        _factor(BdT, btpiv)
         for i in range(nr):
             acc = h[i]
             for j in range(nV):
@@ -1029,7 +1026,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         # lam from the dependent velocities' rows, then the projected rows
         for k in range(nr):
             lv[k] = F[Vi[dep[k]]]
-        _back_in(BdT, btpiv, lv)
+        _back_in_t(Bd, bpiv, lv)
         for k in range(nr):
             lam[k] = -lv[k]
         for k in range(npos):

@@ -262,6 +262,28 @@ def test_nonlinear_tensors_against_the_assembled_terms():
     x.destroy()
 
 
+def test_dense_solves_of_a_matrix_and_its_transpose(backend):
+    """The kernels' factors solve A x = b and A^T x = b (the Maggi stages' multipliers use
+    the transposed solve of B_d's factors): against NumPy, with pivoting (a zero leading
+    entry)."""
+    rng = np.random.default_rng(4)
+    for n in (1, 2, 7, 29):
+        A = rng.normal(size=(n, n))
+        if n > 1:
+            A[0, 0] = 0.0
+        b = rng.normal(size=n)
+        LU = A.copy()
+        piv = np.zeros(n, dtype=np.int64 if coupled_kernels.COMPILED and backend is
+                       coupled_kernels else np.int32)
+        assert backend._factor(LU, piv)
+        x, y = b.copy(), b.copy()
+        backend._back_in(LU, piv, x)
+        backend._back_in_t(LU, piv, y)
+        scale = np.abs(b).max() * np.linalg.cond(A)
+        assert np.abs(x - np.linalg.solve(A, b)).max() < 1e-13 * scale, n
+        assert np.abs(y - np.linalg.solve(A.T, b)).max() < 1e-13 * scale, n
+
+
 def test_polarization_pairs_cover_every_index_set():
     """The pairs assembled for C_ij (i < j within three groups): every set of four distinct
     indices holds one of them (so symmetry gives every C_ijkl), with about n^2 / 6 pairs
