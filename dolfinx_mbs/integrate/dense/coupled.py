@@ -113,7 +113,7 @@ MAGGI_RESIDUAL = 1e-12
 #: the compiled stages' Newton matrices formed with one differencing of the rows' position
 #: derivatives (between, they are carried by dB/dp to the iterate's velocities and
 #: multipliers: joint_kernels._maggi_matrix); measured on the stiffened slider-crank at
-#: dt = 1e-4 / k, k = 1, 2, 4, 8: 1.1-2.4 % more iterations than at one in four, 6-7 % less
+#: dt = 1e-4 / k, k = 1, 2, 4, 8: 0.3-2.4 % more iterations than at one in four, 6-8 % less
 #: time in the stages (the differences cost what 2.5 iterations cost); on the four models of
 #: bench/maggi_paths.py 0-23 % less
 MAGGI_DIFFERENCES = 16
