@@ -767,6 +767,39 @@ def _nonlinear_loops(bf: np.ndarray, ho: int, co: int, nb: int, n: int, qo: int,
                 J[n + qo + i, qo + j] += Hq[i, j] + 0.5 * Cq[i, j]
 
 
+@jit_leaf
+def _frame_rows_add(ff: np.ndarray, Sf: np.ndarray, Mom: np.ndarray, nwi: int, rows: int,
+                    F: np.ndarray) -> None:
+    """A body's resultant ``Sf`` and moment ``Mom`` (local components) added to its frame's
+    rows ``rows`` .. ``rows + nwi`` through the frame's partial velocities T, Om (``ff``)."""
+    for jw in range(nwi):
+        acc = 0.0
+        for c in range(3):
+            acc += ff[30 + c * 6 + jw] * Sf[c] + ff[48 + c * 6 + jw] * Mom[c]
+        F[rows + jw] += acc
+
+
+@jit_leaf
+def _frame_columns_add(GF: np.ndarray, dSz: np.ndarray, dSw: np.ndarray, dSwd: np.ndarray,
+                       shift: float, nzi: int, nwi: int, rows: int, cz0: int, cw0: int,
+                       J: np.ndarray) -> None:
+    """The frame rows' derivatives by the state variables S (``GF``, nwi x 9) carried to the
+    frame's coordinates (columns ``cz0`` ..) and speeds (``cw0`` ..): dS/dz, dS/dw + shift
+    dS/dw'."""
+    for cz in range(nzi):
+        for jw in range(nwi):
+            acc = 0.0
+            for v in range(9):
+                acc += GF[jw, v] * dSz[v, cz]
+            J[rows + jw, cz0 + cz] += acc
+    for cw in range(nwi):
+        for jw in range(nwi):
+            acc = 0.0
+            for v in range(9):
+                acc += GF[jw, v] * (dSw[v, cw] + shift * dSwd[v, cw])
+            J[rows + jw, cw0 + cw] += acc
+
+
 def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
                 fi: np.ndarray, ff: np.ndarray, state: tuple, motion: tuple, jac: bool,
                 F: np.ndarray, J: np.ndarray) -> None:
@@ -896,11 +929,7 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
             acc += bf[mqo + k * nb + j] * y[qo + j]
         Mom[k] -= acc
     rows = o + fw
-    for jw in range(nwi):
-        acc = 0.0
-        for c in range(3):
-            acc += ff[30 + c * 6 + jw] * Sf[c] + ff[48 + c * 6 + jw] * Mom[c]
-        F[rows + jw] += acc
+    _frame_rows_add(ff, Sf, Mom, nwi, rows, F)
     if not jac:
         return
     # P(W_g), P(W_k) on the rows after the first, the columns of the modes
@@ -1045,22 +1074,13 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
             for v in range(9):
                 acc += Gel[i, v] * dSz[v, cz]
             J[n + qo + i, o + fz + cz] += acc
-        for jw in range(nwi):
-            acc = 0.0
-            for v in range(9):
-                acc += GF[jw, v] * dSz[v, cz]
-            J[rows + jw, o + fz + cz] += acc
     for cw in range(nwi):
         for i in range(nb):
             acc = 0.0
             for v in range(9):
                 acc += Gel[i, v] * (dSw[v, cw] + shift * dSwd[v, cw])
             J[n + qo + i, o + fw + cw] += acc
-        for jw in range(nwi):
-            acc = 0.0
-            for v in range(9):
-                acc += GF[jw, v] * (dSw[v, cw] + shift * dSwd[v, cw])
-            J[rows + jw, o + fw + cw] += acc
+    _frame_columns_add(GF, dSz, dSw, dSwd, shift, nzi, nwi, rows, o + fz, o + fw, J)
 
 
 #: a body's terms: scalar loops where compiled, array products otherwise
@@ -1141,11 +1161,7 @@ def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.
         Mom[k] = -acc
     for k in range(3):
         Mom[k] -= bf[appo + 3 + k]
-    for jw in range(nwi):
-        acc = 0.0
-        for c in range(3):
-            acc += ff[30 + c * 6 + jw] * Sf[c] + ff[48 + c * 6 + jw] * Mom[c]
-        F[rows + jw] += acc
+    _frame_rows_add(ff, Sf, Mom, nwi, rows, F)
     if not jac:
         return
     # by the state variables S = (omega, alpha, a_O - g_loc): GE (translation rows 1 .. g,
@@ -1194,6 +1210,7 @@ def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.
                 for b in range(g):
                     acc += _SK[k, a, b] * bf[pe + (a * g + b) * nz * nz + 1 + jv]
             GM[k * 9 + 6 + jv] = -acc
+    GF2 = GF[:nwi * 9].reshape((nwi, 9))
     for jw in range(nwi):
         for v in range(9):
             acc = 0.0
@@ -1201,19 +1218,8 @@ def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.
                 acc += ff[48 + c * 6 + jw] * GM[c * 9 + v]
                 if c < g:
                     acc += ff[30 + c * 6 + jw] * GE[c * 9 + v]
-            GF[jw * 9 + v] = acc
-    for cz in range(nzi):
-        for jw in range(nwi):
-            acc = 0.0
-            for v in range(9):
-                acc += GF[jw * 9 + v] * dSz[v, cz]
-            J[rows + jw, o + fz + cz] += acc
-    for cw in range(nwi):
-        for jw in range(nwi):
-            acc = 0.0
-            for v in range(9):
-                acc += GF[jw * 9 + v] * (dSw[v, cw] + shift * dSwd[v, cw])
-            J[rows + jw, o + fw + cw] += acc
+            GF2[jw, v] = acc
+    _frame_columns_add(GF2, dSz, dSw, dSwd, shift, nzi, nwi, rows, o + fz, o + fw, J)
 
 
 #: a rigid body's terms, compiled (the NumPy variant takes them in :func:`_body_arrays`)
