@@ -232,7 +232,7 @@ MAXZ, MAXW = 7, 6
 #: allocated in a kernel costs about as much as a frame's arithmetic)
 WK_FRAME = 64
 #: the work space of a rigid body's terms (:func:`_rigid_loops`)
-WK_RIGID = 204
+WK_RIGID = 177
 #: the frames' kinds: a hinge (in the ground or a prescribed parent), a free frame on a 2D
 #: mesh (x, y, theta; global velocity, theta'), a free frame in 3D (r_O, quaternion; global
 #: velocity, local omega); the free frames' translation rows are their momentum balance
@@ -1104,9 +1104,9 @@ def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.
     fz, fw, nzi, nwi = fi[1], fi[2], fi[3], fi[4]
     k0 = 2 if g == 2 else 0
     rows = o + fw
-    Wk, Sw, Pb0, SW2 = wk[0:9], wk[9:18], wk[18:54], wk[54:81]
-    Sf, Mom, GE, GM, dWk, GF = wk[81:84], wk[84:87], wk[87:114], wk[114:141], \
-        wk[141:150], wk[150:204]
+    Wk, Sw, Pb0 = wk[0:9], wk[9:18], wk[18:54]
+    Sf, Mom, GE, GM, dWk, GF = wk[54:57], wk[57:60], wk[60:87], wk[87:114], wk[114:123], \
+        wk[123:177]
     om0, om1, om2 = st[12], st[13], st[14]
     for a in range(9):
         Sw[a] = 0.0
@@ -1156,7 +1156,6 @@ def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.
                 s2 = 0.0
                 for c in range(3):
                     s2 += _SK[k, a, c] * Wk[3 * c + b]
-                SW2[k * 9 + a * g + b] = s2
                 acc += s2 * bf[pe + (a * g + b) * nz * nz]
         Mom[k] = -acc
     for k in range(3):
@@ -1364,7 +1363,7 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
     dSw = np.zeros((nf, 9, MAXW))
     dSwd = np.zeros((nf, 9, MAXW))
     dphi = np.zeros((nf, 3, MAXZ))
-    wk = np.empty(WK_RIGID)
+    wk = np.empty(max(WK_FRAME, WK_RIGID))   # the frames' states, then the rigid bodies'
     for i in range(nf):
         _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i],
                wk)
