@@ -131,14 +131,14 @@ def _cache_class(stamp: bytes | None) -> Any:
     try:
         from numba.core import caching
 
-        def keyed(base: type) -> type:
-            return type("Kernels" + base.__name__, (base,),
-                        {"get_source_stamp": lambda self: stamp})
+        def keyed(name: str) -> type:   # (numba < 0.57 names its locators with a "_")
+            base = getattr(caching, name, None) or getattr(caching, "_" + name)
+            return type("Kernels" + name, (base,), {"get_source_stamp": lambda self: stamp})
 
         impl = type("KernelsCacheImpl", (caching.CompileResultCacheImpl,), {
-            "_locator_classes": [keyed(caching.UserProvidedCacheLocator),
-                                 keyed(caching.InTreeCacheLocator),
-                                 keyed(caching.UserWideCacheLocator)]})
+            "_locator_classes": [keyed("UserProvidedCacheLocator"),
+                                 keyed("InTreeCacheLocator"),
+                                 keyed("UserWideCacheLocator")]})
         return type("KernelsFunctionCache", (caching.FunctionCache,), {"_impl_class": impl})
     except (ImportError, AttributeError):  # pragma: no cover - another numba's layout
         return None
