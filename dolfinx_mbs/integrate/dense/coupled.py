@@ -775,7 +775,7 @@ class MaggiStage:
         return FrozenMapping(out)
 
     def outputs_at(self, times: np.ndarray, Y: np.ndarray, lam: np.ndarray,
-                   frames: Tuple[np.ndarray, np.ndarray] | None = None
+                   frames: Tuple[np.ndarray, np.ndarray]
                    ) -> Tuple[Dict[str, Dict[str, np.ndarray]], np.ndarray]:
         """:meth:`outputs` at a batch of states, as arrays: each element's fields by name
         (a joint's ``force`` (S, 3) and ``drift``, a motor's ``torque`` and ``drift``), the
@@ -786,7 +786,7 @@ class MaggiStage:
             times: the states' times (s).
             Y: the dense states (rows).
             lam: their multipliers (rows, one per joint row).
-            frames: the states' parents' and frames' states where known
+            frames: the states' parents' and frames' states
                 (:meth:`DenseCoupledStepper.batch_frames`).
 
         Returns:
@@ -800,13 +800,8 @@ class MaggiStage:
             recs = [self.outputs(t, y, lm) for t, y, lm in zip(times, Y, lam)]
             return {name: {k: np.array([r[name][k] for r in recs]) for k in recs[0][name]}
                     for name in (recs[0] if recs else {})}, rates
-        p, st = self.st.plan, self.st
-        if frames is None:
-            spar = st._ground if st._ground is not None else np.array(
-                [st.dense.parent_states(t) for t in times])
-            states = kernels.frame_states(p.fi, p.ff, spar, p.grav, p.n, Y)
-        else:
-            spar, states = frames
+        p = self.st.plan
+        spar, states = frames
         fixed, presc = tb.at_times(times)
         G = joint_kernels.position_rows(tb.ei, tb.ef, p.fi, p.ff, spar, p.grav, p.n, fixed,
                                         presc, tb.Tn, tb.uoff, Y, self.dj.n_rows)
