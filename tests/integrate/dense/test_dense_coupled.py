@@ -325,7 +325,7 @@ def test_nonlinear_dense_equals_ts(backend, formulation):
 
 
 @pytest.mark.skipif(not coupled_kernels.COMPILED, reason="numba is not installed")
-@pytest.mark.parametrize("which", ["parent", "nonlinear"])
+@pytest.mark.parametrize("which", ["parent", "nonlinear", "hub-beam", "free 2D", "free 3D"])
 def test_compiled_and_numpy_kernels_agree(which):
     """The compiled kernels (loops) and the NumPy ones (array products) give the same rows,
     Jacobian and monitors to round-off."""
