@@ -352,9 +352,18 @@ class Body:
         return 3 * p
 
     def _law_degree(self) -> int:
-        """The polynomial degree (UFL's estimate) of the law applied to a strain linear in
-        x, the thickness's added: 1 for a law linear in the strain whose constants and
-        thickness do not vary in space."""
+        """The polynomial degree of the law applied to a strain linear in x, the thickness's
+        added (a number): 1 for a law linear in the strain whose constants do not vary in
+        space. The material's ``law_degree`` where the class that defines its ``stress``
+        gives one (a subclass's own law is estimated), else UFL's estimate."""
+        law = next(c for c in type(self.material).__mro__ if "stress" in vars(c))
+        known = vars(law).get("law_degree")
+        if known is not None:
+            return int(known)
+        return self._estimated_law_degree()
+
+    def _estimated_law_degree(self) -> int:
+        """:meth:`_law_degree` by UFL's estimate of the law's polynomial degree."""
         from ufl.algorithms.apply_algebra_lowering import apply_algebra_lowering
         from ufl.algorithms.apply_derivatives import apply_derivatives
         from ufl.algorithms.estimate_degrees import estimate_total_polynomial_degree

@@ -65,11 +65,16 @@ class Material:
         rayleigh: optional (a, b): damping matrix D = a M + b K (a in 1/s, b in s).
 
     Subclasses implement :meth:`stress` and set ``gdim`` (the mesh dimension the law is for,
-    None for any) and ``kind`` (a word for messages).
+    None for any) and ``kind`` (a word for messages); a law that is linear in the strain with
+    constants that do not vary in space may say so by ``law_degree = 1`` (the quadrature of
+    the nonlinear strain's forms reads it; None: UFL estimates it from :meth:`stress`).
     """
 
     gdim: int | None = 3
     kind = "3D"
+    #: the polynomial degree of :meth:`stress` of a strain linear in x, where the law knows it
+    #: (None: estimated by UFL where needed)
+    law_degree: int | None = None
 
     def __init__(self, density: float, thickness: float = 1.0,
                  rayleigh: Tuple[float, float] | None = None) -> None:

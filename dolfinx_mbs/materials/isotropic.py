@@ -34,6 +34,9 @@ class Isotropic(Material):
         thickness: the thickness of a 2D body (m; 1 for 3D).
     """
 
+    #: linear in the strain, its constants numbers (the same everywhere)
+    law_degree = 1
+
     def __init__(self, E: float, nu: float, density: float,
                  rayleigh: Tuple[float, float] | None = None, thickness: float = 1.0) -> None:
         self.E = checks.positive(E, "E")

@@ -237,11 +237,29 @@ def test_nonlinear_quadrature_exact_on_affine_simplices(dim, degree):
     graded = mbs.materials.UserLaw(stress=lambda eps: E0 * (1.0 + x[0]) * eps, density=1.0,
                                    gdim=dim)
     quads = dm.create_unit_square(MPI.COMM_WORLD, 2, 2, dm.CellType.quadrilateral)
-    for m, law in ((mesh, graded), (quads, mbs.materials.PlaneStress(E=E0, nu=0.3,
-                                                                      density=1.0))):
+    class Graded(mbs.materials.PlaneStress if dim == 2 else mbs.materials.LinearElastic):
+        """An isotropic law made to vary in space by a subclass (its stress its own)."""
+
+        def stress(self, eps):
+            return (1.0 + x[0]) * super().stress(eps)
+
+    for m, law in ((mesh, graded), (mesh, Graded(E=E0, nu=0.3, density=1.0)),
+                   (quads, mbs.materials.PlaneStress(E=E0, nu=0.3, density=1.0))):
         other = mbs.Body(m, law, mbs.frames.ConstantSpin(rate=0.0), degree=degree,
                          stiffening="nonlinear")
         assert other.nonlinear_degree() == 3 * degree
+
+
+@pytest.mark.parametrize("law", ["LinearElastic", "PlaneStrain", "PlaneStress"])
+def test_declared_law_degree_is_ufls_estimate(law):
+    """The isotropic laws' declared degree (linear in the strain, constant in space) is the
+    one UFL estimates from their stress."""
+    dim = 3 if law == "LinearElastic" else 2
+    mesh = (dm.create_unit_cube(MPI.COMM_WORLD, 1, 1, 1) if dim == 3
+            else dm.create_unit_square(MPI.COMM_WORLD, 2, 2))
+    mat = getattr(mbs.materials, law)(E=E0, nu=0.3, density=1.0)
+    body = mbs.Body(mesh, mat, mbs.frames.ConstantSpin(rate=0.0), stiffening="nonlinear")
+    assert mat.law_degree == body._estimated_law_degree() == body._law_degree() == 1
 
 
 def test_nonlinear_errors():
