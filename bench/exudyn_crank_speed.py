@@ -16,14 +16,18 @@ from the code's own converged history (Richardson's extrapolation of its two fin
 relative to that history's peak: the step's error, which the step controls. (The two codes'
 converged histories differ by about 1.1 % of the peak, the model's difference: the strip's
 mesh and shear deformation against the cable; ``exudyn_compare.py --converged`` and
-``--shear`` isolate it.) The basis's own error, recorded in the same run: the reduced rod's midpoint history
-against the unreduced rod's (the TS path, not timed) at dt and dt/2, for the basis timed and
+``--shear`` isolate it.) The basis's own error, recorded in the same run: the reduced
+rod's midpoint history against the unreduced rod's (the TS path, not timed) at dt and dt/2, for the basis timed and
 for 10 modes with the derivatives of the lowest 3 (16 coordinates). Timed: dolfinx_mbs'
 ``model.integrate`` (which computes the reduction, the nonlinear tensors and the invariants,
 then the steps; the model built before), Exudyn's ``SolveDynamic``; wall and CPU time, best
 of ``--repeats`` after a first run of each (numba's kernels and the forms compiled, loaded).
 At equal accuracy: Exudyn's time at each dolfinx_mbs run's error, interpolated log-log
-between Exudyn's runs (its error falls as dt^2, its time grows as 1/dt).
+between Exudyn's runs (its error falls as dt^2, its time grows as 1/dt). dolfinx_mbs is
+timed twice: as a user runs it by default (the energies and momenta recorded at every step,
+``energy=True``), and with ``energy=False`` (Exudyn's run computes no energies; its sensors
+record positions, as dolfinx_mbs' probes and frames do; the joints' forces and drift are
+recorded either way); the second's histories are checked equal to the first's.
 """
 
 from __future__ import annotations
@@ -89,19 +93,19 @@ def main() -> None:
     ks = (1, 2, 4, 8)
     scheme = (dict(formulation="first-order") if args.bdf2 else
               dict(formulation="second-order", spectral_radius=args.radius))
-    mbs, exu = [], []
+    mbs, off, exu = [], [], []
     for k in ks:
         dt = args.dt / k
-        mbs.append(best_of(lambda dt=dt: xc.run_mbs(d, dt, t_end, stiffening="nonlinear",
-                                                     modes=args.modes,
-                                                     derivatives=args.derivatives,
-                                                     again=2, **scheme),
-                           args.repeats))
+        for energy, into in ((True, mbs), (False, off)):
+            into.append(best_of(lambda dt=dt, energy=energy: xc.run_mbs(
+                d, dt, t_end, stiffening="nonlinear", modes=args.modes,
+                derivatives=args.derivatives, again=2, energy=energy, **scheme), args.repeats))
+        off[-1]["same"] = off[-1]["same"] and bool(np.array_equal(off[-1]["mid"], mbs[-1]["mid"]))
         exu.append(best_of(lambda dt=dt: xc.run_exudyn(d, dt, t_end, args.elements,
                                                         args.radius), args.repeats))
         bl.log(f"dt/{k}: dolfinx_mbs {mbs[-1]['integrate']:.3f} s ({mbs[-1]['stepper']}; "
-               f"the model run again {mbs[-1]['again']:.3f} s), "
-               f"Exudyn {exu[-1]['integrate']:.3f} s")
+               f"the model run again {mbs[-1]['again']:.3f} s; energy=False "
+               f"{off[-1]['integrate']:.3f} s), Exudyn {exu[-1]['integrate']:.3f} s")
     basis = []   # the reduction's own error: reduced against unreduced at the same step
     for k in (1, 2):
         dt = args.dt / k
@@ -120,22 +124,26 @@ def main() -> None:
     cross = float(np.abs(xc.on_grid(refs["mbs"], refs["exudyn"]["t"])["mid"]
                          - refs["exudyn"]["mid"]).max() / np.abs(refs["exudyn"]["mid"]).max())
     rows, cases = [], []
-    for k, r, e in zip(ks, mbs, e_mbs):
+    for k, r, o, e in zip(ks, mbs, off, e_mbs):
         tx, out = at_error(e, e_exu, [x["integrate"] for x in exu])
         cx, _ = at_error(e, e_exu, [x["cpu"] for x in exu])
         cases.append(dict(k=k, code="dolfinx_mbs", error=e, wall=r["integrate"], cpu=r["cpu"],
                           again=r["again"], again_same=r["same"],
+                          wall_energy_off=o["integrate"], again_energy_off=o["again"],
+                          energy_off_same=o["same"],
                           steps=r["steps"], stepper=r["stepper"], exudyn_wall_at_error=tx,
                           exudyn_cpu_at_error=cx, extrapolated=out))
         rows.append([f"dt/{k}", "dolfinx_mbs", f"{e:.2e}", f"{r['integrate']:.3f}",
                      f"{r['cpu']:.3f}", f"{r['again']:.3f}" + ("" if r["same"] else " (differs)"),
+                     f"{o['integrate']:.3f}" + ("" if o["same"] else " (differs)"),
                      f"{tx:.3f}{' (extrapolated)' if out else ''}",
-                     f"{r['integrate'] / tx:.2f}", f"{r['again'] / tx:.2f}"])
+                     f"{r['integrate'] / tx:.2f}", f"{r['again'] / tx:.2f}",
+                     f"{o['integrate'] / tx:.2f}"])
     for k, r, e in zip(ks, exu, e_exu):
         cases.append(dict(k=k, code="Exudyn", error=e, wall=r["integrate"], cpu=r["cpu"],
                           steps=r["steps"]))
         rows.append([f"dt/{k}", "Exudyn", f"{e:.2e}", f"{r['integrate']:.3f}", f"{r['cpu']:.3f}",
-                     "", "", "", ""])
+                     "", "", "", "", "", ""])
     run = dict(date=bl.utc_now(), machine=bl.machine(), versions=bl.versions(), git=bl.git_rev(),
                command=bl.command_line(), load_wait=load, loadavg_start=start,
                loadavg_end=bl.loadavg(), exudyn=exudyn.__version__, dt=args.dt, t_end=t_end,
@@ -153,12 +161,16 @@ def main() -> None:
            f"{args.elements} ANCF cable elements, generalized-alpha radius {args.radius}; one "
            f"turn ({t_end:.5f} s), dt = {args.dt:g} s / k; 'run again': the same model "
            f"integrated twice more after its first run (best of the two; a parameter study's "
-           f"runs: the reduction and the nonlinear tensors kept)", ""]
+           f"runs: the reduction and the nonlinear tensors kept); 'energy=False': a first "
+           f"run without the energies and momenta that dolfinx_mbs records at every step by "
+           f"default (Exudyn's run records its sensors' positions alone; both record the "
+           f"histories compared, dolfinx_mbs also the joints' forces and drift)", ""]
     md.append(bl.md_table(["step", "code", "midpoint error / peak (own dt -> 0)",
                            "wall (s)", "CPU (s)", "wall, the model run again (s)",
+                           "wall, energy=False (s)",
                            "Exudyn's wall at this error (s)",
                            "dolfinx_mbs / Exudyn at equal error",
-                           "the same, the model run again"], rows))
+                           "the same, the model run again", "the same, energy=False"], rows))
     md += ["", f"- The two codes' converged histories (each extrapolated to dt -> 0) differ by "
            f"{100 * cross:.2f} % of Exudyn's peak: the models' difference, not the steps'."]
     md += ["- The bases against the unreduced rod (its midpoint history at the same step, "
