@@ -17,14 +17,15 @@ relative to that history's peak: the step's error, which the step controls. (The
 converged histories differ by about 1.1 % of the peak, the model's difference: the strip's
 mesh and shear deformation against the cable; ``exudyn_compare.py --converged`` and
 ``--shear`` isolate it.) The basis's own error, recorded in the same run: the reduced
-rod's midpoint history against the unreduced rod's (the TS path, not timed) at dt and dt/2, for the basis timed and
-for 10 modes with the derivatives of the lowest 3 (16 coordinates). Timed: dolfinx_mbs'
-``model.integrate`` (which computes the reduction, the nonlinear tensors and the invariants,
-then the steps; the model built before), Exudyn's ``SolveDynamic``; wall and CPU time, best
-of ``--repeats`` after a first run of each (numba's kernels and the forms compiled, loaded).
-At equal accuracy: Exudyn's time at each dolfinx_mbs run's error, interpolated log-log
-between Exudyn's runs (its error falls as dt^2, its time grows as 1/dt). dolfinx_mbs is
-timed twice: as a user runs it by default (the energies and momenta recorded at every step,
+rod's midpoint history against the unreduced rod's (the TS path, not timed) at dt and dt/2,
+for the basis timed and for 10 modes with the derivatives of the lowest 3 (16
+coordinates). Timed: dolfinx_mbs' ``model.integrate`` (which computes the reduction, the
+nonlinear tensors and the invariants, then the steps; the model built before), Exudyn's
+``SolveDynamic``; wall and CPU time, best of ``--repeats`` after a first run of each
+(numba's kernels and the forms compiled, loaded), the codes' runs taken in turn. At equal
+accuracy: Exudyn's time at each dolfinx_mbs run's error, interpolated log-log between
+Exudyn's runs (its error falls as dt^2, its time grows as 1/dt). dolfinx_mbs is timed twice:
+as a user runs it by default (the energies and momenta recorded at every step,
 ``energy=True``), and with ``energy=False`` (Exudyn's run computes no energies; its sensors
 record positions, as dolfinx_mbs' probes and frames do; the joints' forces and drift are
 recorded either way); the second's histories are checked equal to the first's.
@@ -42,11 +43,17 @@ import benchlib as bl  # noqa: E402
 import exudyn_compare as xc  # noqa: E402
 
 
-def best_of(fn, repeats: int) -> dict:
-    """``fn()``'s run with the least wall time of ``repeats`` (a first run before, untimed)."""
-    fn()
-    runs = [fn() for _ in range(repeats)]
-    return min(runs, key=lambda r: r["integrate"])
+def best_of(fns: list, repeats: int) -> list:
+    """Each of ``fns``' runs with the least wall time of ``repeats``, the functions called in
+    turn (a first run of each before, untimed): a burst of load on the machine falls on all
+    of them alike."""
+    for fn in fns:
+        fn()
+    runs: list = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, runs):
+            out.append(fn())
+    return [min(r, key=lambda x: x["integrate"]) for r in runs]
 
 
 def errors(runs: list, ref: dict) -> list:
@@ -96,13 +103,17 @@ def main() -> None:
     mbs, off, exu = [], [], []
     for k in ks:
         dt = args.dt / k
-        for energy, into in ((True, mbs), (False, off)):
-            into.append(best_of(lambda dt=dt, energy=energy: xc.run_mbs(
-                d, dt, t_end, stiffening="nonlinear", modes=args.modes,
-                derivatives=args.derivatives, again=2, energy=energy, **scheme), args.repeats))
-        off[-1]["same"] = off[-1]["same"] and bool(np.array_equal(off[-1]["mid"], mbs[-1]["mid"]))
-        exu.append(best_of(lambda dt=dt: xc.run_exudyn(d, dt, t_end, args.elements,
-                                                        args.radius), args.repeats))
+        fns = [lambda dt=dt, energy=energy: xc.run_mbs(
+            d, dt, t_end, stiffening="nonlinear", modes=args.modes,
+            derivatives=args.derivatives, again=2, energy=energy, **scheme)
+            for energy in (True, False)]
+        fns.append(lambda dt=dt: xc.run_exudyn(d, dt, t_end, args.elements, args.radius))
+        on, no_energy, ex = best_of(fns, args.repeats)
+        no_energy["same"] = no_energy["same"] and bool(np.array_equal(no_energy["mid"],
+                                                                      on["mid"]))
+        mbs.append(on)
+        off.append(no_energy)
+        exu.append(ex)
         bl.log(f"dt/{k}: dolfinx_mbs {mbs[-1]['integrate']:.3f} s ({mbs[-1]['stepper']}; "
                f"the model run again {mbs[-1]['again']:.3f} s; energy=False "
                f"{off[-1]['integrate']:.3f} s), Exudyn {exu[-1]['integrate']:.3f} s")
@@ -153,7 +164,7 @@ def main() -> None:
     md = [f"## {run['date']}: the elastic slider-crank's time at equal accuracy", ""]
     md += bl.context_lines(run)
     md += [f"- Exudyn {run['exudyn']}; {bl.load_text(run)[2:]}; one process, one thread; best "
-           f"of {args.repeats} after a first run of each", "",
+           f"of {args.repeats} after a first run of each, the codes' runs in turn", "",
            f"- dolfinx_mbs: rod 24 x 2 P2 reduced to {args.modes} Craig-Bampton modes + "
            f"{args.derivatives * (args.derivatives + 1) // 2} modal derivatives, "
            f"stiffening='nonlinear', stepper '{mbs[0]['stepper']}', "
