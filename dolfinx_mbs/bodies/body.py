@@ -354,10 +354,11 @@ class Body:
     def _law_degree(self) -> int:
         """The polynomial degree of the law applied to a strain linear in x, the thickness's
         added (a number): 1 for a law linear in the strain whose constants do not vary in
-        space. The material's ``law_degree`` where the class that defines its ``stress``
-        gives one (a subclass's own law is estimated), else UFL's estimate."""
+        space. The material's ``law_degree`` where it sets one itself or the class that
+        defines its ``stress`` gives one (a subclass's own law is estimated), else UFL's
+        estimate."""
         law = next(c for c in type(self.material).__mro__ if "stress" in vars(c))
-        known = vars(law).get("law_degree")
+        known = vars(self.material).get("law_degree", vars(law).get("law_degree"))
         if known is not None:
             return int(known)
         return self._estimated_law_degree()

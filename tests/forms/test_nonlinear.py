@@ -237,6 +237,7 @@ def test_nonlinear_quadrature_exact_on_affine_simplices(dim, degree):
     graded = mbs.materials.UserLaw(stress=lambda eps: E0 * (1.0 + x[0]) * eps, density=1.0,
                                    gdim=dim)
     quads = dm.create_unit_square(MPI.COMM_WORLD, 2, 2, dm.CellType.quadrilateral)
+
     class Graded(mbs.materials.PlaneStress if dim == 2 else mbs.materials.LinearElastic):
         """An isotropic law made to vary in space by a subclass (its stress its own)."""
 
