@@ -263,6 +263,19 @@ def test_declared_law_degree_is_ufls_estimate(law):
     assert mat.law_degree == body._estimated_law_degree() == body._law_degree() == 1
 
 
+def test_law_degree_set_on_a_material(monkeypatch):
+    """A user's law that says its degree is taken at its word (UFL not asked); without it,
+    UFL's estimate."""
+    mesh = dm.create_unit_square(MPI.COMM_WORLD, 2, 2)
+    law = mbs.materials.UserLaw(stress=lambda eps: E0 * eps, density=1.0, gdim=2)
+    body = mbs.Body(mesh, law, mbs.frames.ConstantSpin(rate=0.0), degree=2,
+                    stiffening="nonlinear")
+    assert body._law_degree() == 1 and body.nonlinear_degree() == 4
+    law.law_degree = 3
+    monkeypatch.setattr(type(body), "_estimated_law_degree", lambda self: 1 / 0)
+    assert body._law_degree() == 3 and body.nonlinear_degree() == 6
+
+
 def test_nonlinear_errors():
     mesh = dm.create_unit_square(MPI.COMM_WORLD, 2, 2)
     body = mbs.Body(mesh, mbs.materials.PlaneStress(E=E0, nu=0.3, density=1.0),
