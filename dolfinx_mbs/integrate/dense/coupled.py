@@ -647,6 +647,8 @@ class MaggiStage:
                     np.zeros(nV), np.zeros(nr))
         self._kpiv = np.zeros(nk, dtype=np.int64)
         self._DQ0 = np.zeros((stepper.plan.m, stepper.plan.m))
+        #: the compiled stage's work space (made at its first use)
+        self._work: tuple | None = None
         self.P, self.V, self.A = dj.P, dj.V, dj.A
         self.pos = dj.pos
         self.dep: np.ndarray | None = None       # the dependent velocities (indices in V)
@@ -977,10 +979,14 @@ class MaggiStage:
         mem = self._memory()
         Xw = X.copy()
         lam = np.zeros(self.dj.n_rows)
+        if self._work is None:
+            self._work = joint_kernels.stage_work(
+                len(p.fi), p.N, p.n, self.dj.n_rows, len(self.V), len(self.pos), len(self.P),
+                len(self.A))
         code = joint_kernels.stage(
             p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff), self._indices(),
             (ca, da, cb, db), Q, self._DQ0, Xw, Xs, self._KF, self._kpiv, mem, lam,
-            self._constants(), self._pd)
+            self._constants(), self._pd, self._work)
         if code == joint_kernels.CHOOSE:   # solve() from the guess, with a matrix of its own
             self._kmem[joint_kernels.S_KEPT] = 0.0
             self.kept = None

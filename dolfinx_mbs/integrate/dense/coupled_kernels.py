@@ -1342,6 +1342,33 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
         F: the residual (filled).
         J: the Jacobian (filled with ``jac``).
     """
+    residual_into(plan, par, y, yd, shift, Q, DQ, jac, F, J, residual_work(plan[3].shape[0]))
+
+
+@jit
+def residual_work(nf: int) -> tuple:
+    """The work space of :func:`residual_into` for ``nf`` frames (made once by a caller that
+    evaluates the residual many times: an array made in a kernel costs about as much as a
+    frame's arithmetic): the frames' states, their derivatives by z, w and w', d phi/dz, and
+    the frames' and rigid bodies' temporaries."""
+    nf = max(nf, 1)
+    return (np.zeros((nf, ST)), np.zeros((nf, 9, MAXZ)), np.zeros((nf, 9, MAXW)),
+            np.zeros((nf, 9, MAXW)), np.zeros((nf, 3, MAXZ)),
+            np.empty(max(WK_FRAME, WK_RIGID)))
+
+
+@jit
+def residual_into(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift: float,
+                  Q: np.ndarray, DQ: np.ndarray, jac: bool, F: np.ndarray, J: np.ndarray,
+                  rw: tuple) -> None:
+    """:func:`residual` in the work space ``rw`` (:func:`residual_work`; its arrays zeroed
+    first, as new ones would be): the same arithmetic."""
+    st, dSz, dSw, dSwd, dphi, wk = rw
+    st[:, :] = 0.0
+    dSz[:, :, :] = 0.0
+    dSw[:, :, :] = 0.0
+    dSwd[:, :, :] = 0.0
+    dphi[:, :, :] = 0.0
     bi, bf, ci, fi, ff, grav, n = plan
     o = 2 * n
     N = y.shape[0]
@@ -1358,13 +1385,7 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
             J[k, k] = shift
             J[k, n + k] = -1.0
     nf = fi.shape[0]
-    st = np.zeros((nf, ST))
-    dSz = np.zeros((nf, 9, MAXZ))
-    dSw = np.zeros((nf, 9, MAXW))
-    dSwd = np.zeros((nf, 9, MAXW))
-    dphi = np.zeros((nf, 3, MAXZ))
-    wk = np.empty(max(WK_FRAME, WK_RIGID))   # the frames' states, then the rigid bodies'
-    for i in range(nf):
+    for i in range(nf):   # (wk: the frames' states' temporaries, then the rigid bodies')
         _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i],
                wk)
         _kinematics(fi[i], o, y, yd, shift, jac, F, J)

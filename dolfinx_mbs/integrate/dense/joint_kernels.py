@@ -69,7 +69,8 @@ from dolfinx_mbs.integrate.dense.coupled_kernels import (
     bdf_weights,
     jit,
     jit_leaf,
-    residual,
+    residual_into,
+    residual_work,
 )
 from dolfinx_mbs.systems.coupled_joints import FD_STEP
 
@@ -822,6 +823,28 @@ S_KEPT, S_SHIFT, S_FRESH, S_SCALE, S_PD = 0, 1, 2, 3, 4
 
 
 @jit
+def stage_work(nfr: int, N: int, n: int, nr: int, nV: int, npos: int, nP: int,
+               nA: int) -> tuple:
+    """The work space of :func:`stage` (made once by a caller that solves many stages: an
+    array made in a kernel costs about as much as a joint's arithmetic) for ``nfr`` frames,
+    dense states of size ``N`` with ``n`` elastic coordinates, ``nr`` rows of which ``npos``
+    position rows, ``nV`` velocities, ``nP`` positions and ``nA`` auxiliary momenta: the
+    stage's state and independent velocities, the convergence test's sizes, the rows and
+    their derivatives, the residual and its Jacobian, the factors of B_d and g_d^T, the
+    iterates, the projected rows, the joints' rows' work space (:func:`rows_work`) and the
+    residual's (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels.residual_work`)."""
+    nf = nV - nr
+    nb = 2 + N - 2 * n
+    return (np.empty(N), np.empty(nf), np.zeros(nb), np.zeros(nb), np.zeros(nb),
+            np.zeros(nb), np.empty(N), np.zeros(nr), np.zeros(nr), np.zeros((nr, nV)),
+            np.zeros((npos, nP)), np.zeros(N), np.zeros((N, N)), np.empty((nr, nr)),
+            np.zeros(nr, dtype=np.int64), np.empty((npos, npos)),
+            np.zeros(npos, dtype=np.int64), np.empty(N), np.empty(N), np.empty(N),
+            np.empty(npos + (nP - npos) + nf + nA), np.empty(nr), np.empty(nr),
+            np.empty(npos), rows_work(nfr, N), residual_work(nfr))
+
+
+@jit
 def _complement(index: np.ndarray, size: int) -> np.ndarray:
     """The indices below ``size`` that are not in ``index``, in order."""
     keep = np.ones(size, dtype=np.bool_)
@@ -869,7 +892,7 @@ def _factored_well(A: np.ndarray, piv: np.ndarray, big: float) -> bool:
 @jit
 def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: np.ndarray,
           DQ: np.ndarray, X: np.ndarray, Xs: np.ndarray, KF: np.ndarray, kpiv: np.ndarray,
-          mem: np.ndarray, lam: np.ndarray, consts: tuple, pd: tuple) -> int:
+          mem: np.ndarray, lam: np.ndarray, consts: tuple, pd: tuple, work: tuple) -> int:
     """A stage of Maggi's equations (:class:`~dolfinx_mbs.integrate.dense.coupled.
     MaggiStage`, whose :meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage.solve` it is,
     iterate for iterate) with loads of time alone: X (the scheme's unknown) updated in place
@@ -897,6 +920,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
             matrices formed with one differencing of the rows' position derivatives, Newton's
             update tolerance: :data:`~dolfinx_mbs.integrate.dense.coupled_kernels.STOL`).
         pd: the rows' position derivatives kept from matrix to matrix (:func:`_maggi_matrix`).
+        work: the stage's work space (:func:`stage_work`), made once by its caller.
 
     Returns:
         The iterations (> 0), :data:`CHOOSE`, or minus a status (:data:`~dolfinx_mbs.
@@ -918,46 +942,24 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     free = _complement(dep, nV)
     free_p = _complement(dep_p, nP)
     shift = cb / ca
-    ys = np.empty(N)
+    (ys, u, prev, ref, sizes, ref_new, before, g, h, B, gp, F, J, Bd, bpiv, Gt, gpiv, dXc, Xc,
+     yd, rows_, vd, lv, mu, ws, rw) = work
     for k in range(N):
         ys[k] = ca * X[k] + da[k]
-    u = np.empty(nf)
     for k in range(nf):
         u[k] = ys[Vi[free[k]]]
     if mem[S_KEPT] > 0.0 and (mem[S_SHIFT] != shift or mem[S_FRESH] > 0.0):
         mem[S_KEPT] = 0.0
     mem[S_FRESH] = max(mem[S_FRESH] - 1.0, 0.0)
     stale = mem[S_KEPT] > 0.0
-    # the convergence test's memory (_Converged)
-    prev = np.zeros(nb)
-    ref = np.zeros(nb)
-    sizes = np.zeros(nb)
-    ref_new = np.zeros(nb)
+    # the convergence test's memory (_Converged; prev and ref read once written)
     have_prev = False
     top = 0.0
     fprev = np.inf
     refresh = False
     exact_last = False
     exact = False
-    before = ys.copy()
-    g = np.zeros(nr)
-    h = np.zeros(nr)
-    B = np.zeros((nr, nV))
-    gp = np.zeros((npos, nP))
-    F = np.zeros(N)
-    J = np.zeros((N, N))
-    Bd = np.empty((nr, nr))
-    bpiv = np.zeros(nr, dtype=np.int64)
-    Gt = np.empty((npos, npos))
-    gpiv = np.zeros(npos, dtype=np.int64)
-    dXc = np.empty(N)
-    Xc = np.empty(N)
-    yd = np.empty(N)
-    rows_ = np.empty(npos + nfp + nf + nA)
-    vd = np.empty(nr)
-    lv = np.empty(nr)
-    mu = np.empty(npos)
-    ws = rows_work(plan[3].shape[0], N)
+    before[:] = ys
     for it in range(MAXIT):
         # the rows at the positions, the velocities V = A u + a
         rows_into(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, uoff, ys, True,
@@ -1015,7 +1017,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         if stale and refresh:
             mem[S_FRESH] = fresh_n
             stale = False
-        residual(plan, par, ys, yd, shift, Q, DQ, exact, F, J)
+        residual_into(plan, par, ys, yd, shift, Q, DQ, exact, F, J, rw)
         gbig = 0.0
         for i in range(npos):
             for j in range(npos):
@@ -1136,10 +1138,16 @@ def maggi_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
     da = np.zeros(N)
     db = np.empty(N)
     Xw = np.empty(N)
+    X0 = np.empty(N)
+    m2 = np.empty(mem.shape[0])
+    lam = np.empty(nr)
+    Pi, Vi, Ai, pos, dep = idx[0], idx[1], idx[2], idx[3], idx[4]
+    work = stage_work(plan[3].shape[0], N, plan[6], dep.shape[0], Vi.shape[0], pos.shape[0],
+                      Pi.shape[0], Ai.shape[0])
     for s in range(tt.shape[0] - 1):
         t, t1 = tt[s], tt[s + 1]
         h = t1 - t
-        X0 = X.copy()
+        X0[:] = X
         if second:
             ca, cb = af, am / (gm * h)
             for k in range(N):
@@ -1154,11 +1162,11 @@ def maggi_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
             for k in range(N):
                 db[k] = w[1] * X0[k] + w[2] * hist_X[0, k]
                 Xw[k] = X0[k] + r * (X0[k] - hist_X[0, k])
-        m2 = mem.copy()
-        lam = np.zeros(nr)
+        m2[:] = mem
+        lam[:] = 0.0
         jt = (ei, ef, sfixed[0 if one_f else s], spresc[0 if one_m else s], Tn, uoff)
         code = stage(plan, spar[0 if one_p else s], jt, idx, (ca, da, cb, db),
-                     sQ[0 if one_q else s], DQ, Xw, X0, KF, kpiv, m2, lam, consts, pd)
+                     sQ[0 if one_q else s], DQ, Xw, X0, KF, kpiv, m2, lam, consts, pd, work)
         if code == CHOOSE:
             mem[S_KEPT] = 0.0
             info[1] = CHOOSE
