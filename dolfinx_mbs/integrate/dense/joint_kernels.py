@@ -151,10 +151,11 @@ def _one_frame(i: int, fi: np.ndarray, ff: np.ndarray, par: np.ndarray, grav: np
 @jit_leaf
 def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np.ndarray,
          Tn: np.ndarray, uoff: np.ndarray, q: np.ndarray, v: np.ndarray, dv: np.ndarray,
-         dom: np.ndarray, e: np.ndarray, Pw: np.ndarray, wk: np.ndarray) -> None:
+         dom: np.ndarray, vel: bool, e: np.ndarray, Pw: np.ndarray, wk: np.ndarray) -> None:
     """A point's kinematics into ``e`` (:data:`EN`): r = r_O + R x, r' = R (v_O + omega x x +
     u'), x = X + u; a computed frame's partial velocities d r'/dw = R (dv - skew(x) dom) into
-    ``Pw`` (3 x MAXW); ``wk`` (4 x 3) work space."""
+    ``Pw`` (3 x MAXW); without ``vel`` neither r' nor the partial velocities (r, R, x and
+    omega alone); ``wk`` (4 x 3) work space."""
     n = q.shape[0]
     u = wk[0]
     ud = wk[1]
@@ -169,7 +170,8 @@ def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np
             accd = 0.0
             for j in range(n):
                 acc += Tn[node, a, j] * q[j]
-                accd += Tn[node, a, j] * v[j]
+                if vel:
+                    accd += Tn[node, a, j] * v[j]
             u[a] = acc
             ud[a] = accd
     s = st[fr] if fr >= 0 else fixed[slot]
@@ -179,6 +181,14 @@ def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np
     for a in range(3):
         x[a] = X[a] + u[a]
         e[18 + a] = s[oo + a]
+    if not vel:
+        for a in range(3):
+            acc = s[ro + a]
+            for b in range(3):
+                e[6 + 3 * a + b] = s[3 * a + b]
+                acc += s[3 * a + b] * x[b]
+            e[a] = acc
+        return
     w[0] = s[oo + 1] * x[2] - s[oo + 2] * x[1] + s[vo] + ud[0]
     w[1] = s[oo + 2] * x[0] - s[oo] * x[2] + s[vo + 1] + ud[1]
     w[2] = s[oo] * x[1] - s[oo + 1] * x[0] + s[vo + 2] + ud[2]
@@ -247,17 +257,17 @@ def rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np
         B: dh/dV (written).
         gp: dg/dp (written with ``positions``).
     """
-    rows_into(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, positions, g, h, B, gp,
-              rows_work(fi.shape[0], y.shape[0]))
+    rows_into(ei, ef, fi, ff, par, grav, n, fixed, presc, Tn, uoff, y, positions, True, g, h, B,
+              gp, rows_work(fi.shape[0], y.shape[0]))
 
 
 @jit_leaf
 def rows_into(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, par: np.ndarray,
               grav: np.ndarray, n: int, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
-              uoff: np.ndarray, y: np.ndarray, positions: bool, g: np.ndarray, h: np.ndarray,
-              B: np.ndarray, gp: np.ndarray, ws: tuple) -> None:
+              uoff: np.ndarray, y: np.ndarray, positions: bool, vel: bool, g: np.ndarray,
+              h: np.ndarray, B: np.ndarray, gp: np.ndarray, ws: tuple) -> None:
     """:func:`rows` in the work space ``ws`` (:func:`rows_work`): the same arithmetic, no
-    array made."""
+    array made; without ``vel`` the position values g alone (h and B not written)."""
     st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk, ea, eb, Pa, Pb, tw = ws
     o = 2 * n
     nf = fi.shape[0]
@@ -267,25 +277,26 @@ def rows_into(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray, pa
     for i in range(nf):
         _one_frame(i, fi, ff, par, grav, o, y, st, dv, dom, dphi, drO, yd, dSz, dSw, dSwd, wk)
     g[:] = 0.0
-    h[:] = 0.0
-    B[:, :] = 0.0
+    if vel:
+        h[:] = 0.0
+        B[:, :] = 0.0
     if positions:
         gp[:, :] = 0.0
     for el in range(ei.shape[0]):
         _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
-                 positions, g, h, B, gp, ea, eb, Pa, Pb, tw)
+                 positions, vel, g, h, B, gp, ea, eb, Pa, Pb, tw)
 
 
 @jit_leaf
 def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz: int,
              y: np.ndarray, st: np.ndarray, dv: np.ndarray, dom: np.ndarray, dphi: np.ndarray,
              drO: np.ndarray, fixed: np.ndarray, presc: np.ndarray, Tn: np.ndarray,
-             uoff: np.ndarray, positions: bool, g: np.ndarray, h: np.ndarray, B: np.ndarray,
-             gp: np.ndarray, ea: np.ndarray, eb: np.ndarray, Pa: np.ndarray, Pb: np.ndarray,
-             tw: np.ndarray) -> None:
-    """The element ``el``'s rows into g, h, B (and g_p with ``positions``), added to what
-    they hold (:func:`rows` zeroes them), at the frames' states ``st`` and partials (ea, eb,
-    Pa, Pb, tw: work arrays)."""
+             uoff: np.ndarray, positions: bool, vel: bool, g: np.ndarray, h: np.ndarray,
+             B: np.ndarray, gp: np.ndarray, ea: np.ndarray, eb: np.ndarray, Pa: np.ndarray,
+             Pb: np.ndarray, tw: np.ndarray) -> None:
+    """The element ``el``'s rows into g, h, B (and g_p with ``positions``; g alone without
+    ``vel``), added to what they hold (:func:`rows` zeroes them), at the frames' states ``st``
+    and partials (ea, eb, Pa, Pb, tw: work arrays)."""
     o = 2 * n
     q = y[0:n]
     v = y[n:o]
@@ -300,8 +311,8 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
         ei[el, 10]
     nn = ei[el, 11]
     f = ef[el]
-    _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, ea, Pa, tw[7:11])
-    _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, eb, Pb, tw[7:11])
+    _end(fa, sa, na, f[0:3], st, fixed, Tn, uoff, q, v, dv, dom, vel, ea, Pa, tw[7:11])
+    _end(fb, sb, nb, f[3:6], st, fixed, Tn, uoff, q, v, dv, dom, vel, eb, Pb, tw[7:11])
     Ra, Rb = ea[6:15], eb[6:15]
     wa = n + fi[fa, 2] - nz if fa >= 0 else 0
     wb = n + fi[fb, 2] - nz if fb >= 0 else 0
@@ -316,7 +327,8 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
         if ei[el, 13] >= 0:   # a hinge's angle
             i = ei[el, 13]
             th, thd = y[o + fi[i, 1]], y[o + fi[i, 2]]
-            B[r0, n + fi[i, 2] - nz] += 1.0
+            if vel:
+                B[r0, n + fi[i, 2] - nz] += 1.0
             if positions and p0 >= 0:
                 gp[p0, n + fi[i, 1]] += 1.0
         else:                 # its joint's relative angle
@@ -325,17 +337,19 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
             a0 = f[6]
             th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
             thd = eb[20] - ea[20]
-            for c in range(ka):
-                B[r0, wa + c] -= dom[fa, 2, c]
-            for c in range(kb):
-                B[r0, wb + c] += dom[fb, 2, c]
+            if vel:
+                for c in range(ka):
+                    B[r0, wa + c] -= dom[fa, 2, c]
+                for c in range(kb):
+                    B[r0, wb + c] += dom[fb, 2, c]
             if positions and p0 >= 0:
                 for c in range(kza):
                     gp[p0, za + c] -= dphi[fa, 2, c]
                 for c in range(kzb):
                     gp[p0, zb + c] += dphi[fb, 2, c]
         m = ei[el, 14]
-        h[r0] = thd - presc[m, 1]
+        if vel:
+            h[r0] = thd - presc[m, 1]
         if p0 >= 0:
             g[r0] = th - f[33] - presc[m, 0]
         return
@@ -347,13 +361,14 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
         r = r0 + k
         if kind == E_REVOLUTE and k < gd:
             g[r] = ea[k] - eb[k]
-            h[r] = ea[3 + k] - eb[3 + k]
             du[0, k] = 1.0
             du[1, k] = -1.0
-            for c in range(ka):
-                B[r, wa + c] += Pa[k, c]
-            for c in range(kb):
-                B[r, wb + c] -= Pb[k, c]
+            if vel:
+                h[r] = ea[3 + k] - eb[3 + k]
+                for c in range(ka):
+                    B[r, wa + c] += Pa[k, c]
+                for c in range(kb):
+                    B[r, wb + c] -= Pb[k, c]
             if positions:
                 for c in range(kza):   # d r/dz = d r_O/dz - R skew(x) d phi/dz
                     _cx(ea[15:18], dphi[fa, :, c], t1)
@@ -374,22 +389,24 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
             for a in range(3):
                 d_a = eb[a] - ea[a]
                 gg += t1[a] * d_a
-                dd += t3[a] * d_a + t1[a] * (eb[3 + a] - ea[3 + a])
+                if vel:
+                    dd += t3[a] * d_a + t1[a] * (eb[3 + a] - ea[3 + a])
                 du[0, a] = -t1[a]
                 du[1, a] = t1[a]
             g[r] = gg - f[13 + k]
-            h[r] = dd
+            if vel:
+                h[r] = dd
             for a in range(3):
                 t2[a] = eb[a] - ea[a]
             _mtv3(Ra, t2, aG)                 # R_a^T d
-            for c in range(ka):
+            for c in range(ka if vel else 0):
                 acc = 0.0
                 for a in range(3):
                     acc -= t1[a] * Pa[a, c]
                 _cx(n0, dom[fa, :, c], bG)
                 acc -= bG[0] * aG[0] + bG[1] * aG[1] + bG[2] * aG[2]
                 B[r, wa + c] += acc
-            for c in range(kb):
+            for c in range(kb if vel else 0):
                 acc = 0.0
                 for a in range(3):
                     acc += t1[a] * Pb[a, c]
@@ -422,11 +439,12 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
             a0 = f[6]
             th = _wrap(thb - tha - a0 + math.pi) - math.pi + a0
             g[r] = th - a0
-            h[r] = eb[20] - ea[20]
-            for c in range(ka):
-                B[r, wa + c] -= dom[fa, 2, c]
-            for c in range(kb):
-                B[r, wb + c] += dom[fb, 2, c]
+            if vel:
+                h[r] = eb[20] - ea[20]
+                for c in range(ka):
+                    B[r, wa + c] -= dom[fa, 2, c]
+                for c in range(kb):
+                    B[r, wb + c] += dom[fb, 2, c]
             if positions:
                 for c in range(kza):
                     gp[p0 + k, za + c] -= dphi[fa, 2, c]
@@ -448,15 +466,16 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
                 gg += aG[a] * bG[a]
                 hh += (t2[a] - t3[a]) * t1[a]
             g[r] = gg
-            h[r] = hh
-            _mtv3(Ra, t1, t2)
-            _mtv3(Rb, t1, t3)
-            for c in range(ka):
-                B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
-                    t2[2] * dom[fa, 2, c]
-            for c in range(kb):
-                B[r, wb + c] -= t3[0] * dom[fb, 0, c] + t3[1] * dom[fb, 1, c] + \
-                    t3[2] * dom[fb, 2, c]
+            if vel:
+                h[r] = hh
+                _mtv3(Ra, t1, t2)
+                _mtv3(Rb, t1, t3)
+                for c in range(ka):
+                    B[r, wa + c] += t2[0] * dom[fa, 0, c] + t2[1] * dom[fa, 1, c] + \
+                        t2[2] * dom[fa, 2, c]
+                for c in range(kb):
+                    B[r, wb + c] -= t3[0] * dom[fb, 0, c] + t3[1] * dom[fb, 1, c] + \
+                        t3[2] * dom[fb, 2, c]
             if positions:
                 for c in range(kza):
                     _cx(pa_, dphi[fa, :, c], t2)
@@ -467,7 +486,7 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
                     _mv3(Rb, t2, t3)
                     gp[p0 + k, zb + c] -= aG[0] * t3[0] + aG[1] * t3[1] + aG[2] * t3[2]
         # the elastic rates' coefficients: r' = R (... + u'), u' = T v (local)
-        for s_ in range(2):
+        for s_ in range(2 if vel or positions else 0):
             nd = na if s_ == 0 else nb
             if nd < 0:
                 continue
@@ -475,7 +494,8 @@ def _element(el: int, ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, n: int, nz
             _mtv3(R, du[s_], t2)
             for j in range(n):
                 acc = t2[0] * Tn[nd, 0, j] + t2[1] * Tn[nd, 1, j] + t2[2] * Tn[nd, 2, j]
-                B[r, j] += acc
+                if vel:
+                    B[r, j] += acc
                 if positions and p0 >= 0:
                     gp[p0 + k, j] += acc
 
@@ -500,8 +520,8 @@ def position_rows(ei: np.ndarray, ef: np.ndarray, fi: np.ndarray, ff: np.ndarray
     for s in range(S):
         rows_into(ei, ef, fi, ff, spar[0 if spar.shape[0] == 1 else s], grav, n,
                   fixed[0 if fixed.shape[0] == 1 else s],
-                  presc[0 if presc.shape[0] == 1 else s], Tn, uoff, Y[s], False, G[s], h, B,
-                  gp, ws)
+                  presc[0 if presc.shape[0] == 1 else s], Tn, uoff, Y[s], False, False, G[s],
+                  h, B, gp, ws)
     return G
 
 
@@ -661,7 +681,7 @@ def _touched_rows(touched: np.ndarray, ei: np.ndarray, ef: np.ndarray, fi: np.nd
             for j in range(B.shape[1]):
                 B[r, j] = 0.0
         _element(el, ei, ef, fi, n, nz, y, st, dv, dom, dphi, drO, fixed, presc, Tn, uoff,
-                 False, g, h, B, gp, ea, eb, Pa, Pb, tw)
+                 False, True, g, h, B, gp, ea, eb, Pa, Pb, tw)
 
 
 def tables_reason(system: CoupledSystem) -> str | None:
@@ -963,7 +983,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     for it in range(MAXIT):
         # the rows at the positions, the velocities V = A u + a
         rows_into(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, uoff, ys, True,
-                  g, h, B, gp, ws)
+                  True, g, h, B, gp, ws)
         big = 0.0
         for i in range(nr):
             for j in range(nr):
