@@ -359,9 +359,12 @@ class Body:
         estimate."""
         law = next(c for c in type(self.material).__mro__ if "stress" in vars(c))
         known = vars(self.material).get("law_degree", vars(law).get("law_degree"))
-        if known is not None:
-            return int(known)
-        return self._estimated_law_degree()
+        if known is None:
+            return self._estimated_law_degree()
+        if isinstance(known, bool) or not isinstance(known, (int, np.integer)) or known < 0:
+            raise ValueError(f"material {type(self.material).__name__}: law_degree must be a "
+                             f"non-negative integer or None (UFL estimates it), got {known!r}")
+        return int(known)
 
     def _estimated_law_degree(self) -> int:
         """:meth:`_law_degree` by UFL's estimate of the law's polynomial degree."""

@@ -276,6 +276,22 @@ def test_law_degree_set_on_a_material(monkeypatch):
     assert body._law_degree() == 3 and body.nonlinear_degree() == 6
 
 
+@pytest.mark.parametrize("bad", [-1, 1.5, "1", True])
+def test_law_degree_bad_input(bad):
+    """A law_degree that is not a non-negative integer is refused, naming it, when the
+    forms are made; set right, the next call gives the right degree (nothing kept)."""
+    mesh = dm.create_unit_square(MPI.COMM_WORLD, 2, 2)
+    law = mbs.materials.UserLaw(stress=lambda eps: E0 * eps, density=1.0, gdim=2)
+    body = mbs.Body(mesh, law, mbs.frames.ConstantSpin(rate=0.0), degree=2,
+                    stiffening="nonlinear")
+    law.law_degree = bad
+    with pytest.raises(ValueError, match="law_degree must be a non-negative integer"):
+        body.nonlinear_forms()
+    law.law_degree = None
+    assert body.nonlinear_degree() == 4
+    assert body.nonlinear_forms().tangent is not None
+
+
 def test_nonlinear_errors():
     mesh = dm.create_unit_square(MPI.COMM_WORLD, 2, 2)
     body = mbs.Body(mesh, mbs.materials.PlaneStress(E=E0, nu=0.3, density=1.0),

@@ -181,25 +181,21 @@ def _end(fr: int, slot: int, node: int, X: np.ndarray, st: np.ndarray, fixed: np
     for a in range(3):
         x[a] = X[a] + u[a]
         e[18 + a] = s[oo + a]
+    for a in range(3):
+        acc = s[ro + a]
+        for b in range(3):
+            e[6 + 3 * a + b] = s[3 * a + b]
+            acc += s[3 * a + b] * x[b]
+        e[a] = acc
     if not vel:
-        for a in range(3):
-            acc = s[ro + a]
-            for b in range(3):
-                e[6 + 3 * a + b] = s[3 * a + b]
-                acc += s[3 * a + b] * x[b]
-            e[a] = acc
         return
     w[0] = s[oo + 1] * x[2] - s[oo + 2] * x[1] + s[vo] + ud[0]
     w[1] = s[oo + 2] * x[0] - s[oo] * x[2] + s[vo + 1] + ud[1]
     w[2] = s[oo] * x[1] - s[oo + 1] * x[0] + s[vo + 2] + ud[2]
     for a in range(3):
-        acc = s[ro + a]
         accd = 0.0
         for b in range(3):
-            e[6 + 3 * a + b] = s[3 * a + b]
-            acc += s[3 * a + b] * x[b]
             accd += s[3 * a + b] * w[b]
-        e[a] = acc
         e[3 + a] = accd
     if fr >= 0:
         for c in range(MAXW):
@@ -860,7 +856,7 @@ def stage_work(nfr: int, N: int, n: int, nr: int, nV: int, npos: int, nP: int,
             np.zeros((npos, nP)), np.zeros(N), np.zeros((N, N)), np.empty((nr, nr)),
             np.zeros(nr, dtype=np.int64), np.empty((npos, npos)),
             np.zeros(npos, dtype=np.int64), np.empty(N), np.empty(N), np.empty(N),
-            np.empty(npos + (nP - npos) + nf + nA), np.empty(nr), np.empty(nr),
+            np.empty(nP + nf + nA), np.empty(nr), np.empty(nr),
             np.empty(npos), rows_work(nfr, N), residual_work(nfr))
 
 
