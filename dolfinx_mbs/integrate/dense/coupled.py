@@ -981,7 +981,7 @@ class MaggiStage:
         lam = np.zeros(self.dj.n_rows)
         if self._work is None:
             self._work = joint_kernels.stage_work(
-                len(p.fi), p.N, p.n, self.dj.n_rows, len(self.V), len(self.pos), len(self.P),
+                p.arrays(), p.N, p.n, self.dj.n_rows, len(self.V), len(self.pos), len(self.P),
                 len(self.A))
         code = joint_kernels.stage(
             p.arrays(), par, (tb.ei, tb.ef, fixed, presc, tb.Tn, tb.uoff), self._indices(),
@@ -1275,6 +1275,9 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         #: Newton's iterations over the run (the stages' sum) and the stages solved
         self.iterations = 0
         self.stages = 0
+        #: the work space of the stages solved here step by step (:meth:`_stage`; made at
+        #: the first)
+        self._nwork: tuple | None = None
 
     @staticmethod
     def applies(system: CoupledSystem, run: RunSpec) -> str | None:
@@ -1765,6 +1768,8 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
         mem[kernels.M_STOL] = self.stol
         LU = np.empty((p.N, p.N))
         piv = np.zeros(p.N, dtype=np.int64)
+        if self._nwork is None:
+            self._nwork = K.newton_work(p.arrays(), p.N)
         DQ = None
         for it in range(kernels.MAXIT):
             f = (ca * X + da)[o:]
@@ -1772,7 +1777,7 @@ class DenseCoupledStepper(CoupledRecords, PythonLoop):
             if DQ is None:
                 DQ = self.loads.derivative(t, f)
             code = K.newton_iter(p.arrays(), par, (ca, da, cb, db), Q, DQ, X, Xs, it, mem, LU,
-                                 piv)
+                                 piv, self._nwork)
             if code > 0:
                 self.iterations += code
                 self.stages += 1

@@ -55,8 +55,8 @@ from typing import Any, Callable, TypeVar, cast
 import numpy as np
 
 __all__ = ["COMPILED", "variant", "residual", "kinematic_pairs", "newton_iter", "newton",
-           "alpha_run", "bdf_run", "bdf_weights", "frame_states", "monitors", "ST", "FI", "BI",
-           "FF", "PAR"]
+           "newton_work", "alpha_run", "bdf_run", "bdf_weights", "frame_states", "monitors",
+           "ST", "FI", "BI", "FF", "PAR"]
 
 _PLAIN = bool(globals().get("_PLAIN", False))
 
@@ -600,10 +600,11 @@ def _nonlinear_arrays(bf: np.ndarray, bi: np.ndarray, nb: int, q: np.ndarray
 
 def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
                  fi: np.ndarray, ff: np.ndarray, state: tuple, motion: tuple, jac: bool,
-                 F: np.ndarray, J: np.ndarray) -> None:
+                 F: np.ndarray, J: np.ndarray, bw: np.ndarray, bo: np.ndarray) -> None:
     """Add one body's terms to F (and J): its elastic rows and its share of its frame's rows
     (NumPy: products of the invariants' stack with the fields' coefficient vectors).
-    ``state``: the frame's (st, dSz, dSw, dSwd); ``motion``: (y, y', the Jacobian's shift)."""
+    ``state``: the frame's (st, dSz, dSw, dSwd); ``motion``: (y, y', the Jacobian's shift);
+    ``bw``, ``bo``: the compiled loops' work space (not read here)."""
     st, dSz, dSw, dSwd = state
     y, yd, shift = motion
     g, nz, nb, qo = bi[1], bi[2], bi[3], bi[4]
@@ -738,33 +739,44 @@ def _body_arrays(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
     J[rows:rows + nwi, o + fw:o + fw + nwi] += GF @ Cw
 
 
-@jit
+@jit_leaf
 def _nonlinear_loops(bf: np.ndarray, ho: int, co: int, nb: int, n: int, qo: int,
-                     y: np.ndarray, jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+                     y: np.ndarray, jac: bool, F: np.ndarray, J: np.ndarray,
+                     qq: np.ndarray, Hq: np.ndarray, Cq: np.ndarray) -> None:
     """A body's nonlinear strain in scalar loops: its force (1/2 H(q) + 1/6 C(q, q)) q added
     to its elastic rows of F, with ``jac`` its tangent H(q) + 1/2 C(q, q) to J's block of
-    them by q (H, C at the offsets ``ho``, ``co`` in bf; :func:`_nonlinear_arrays`)."""
+    them by q (H, C at the offsets ``ho``, ``co`` in bf; :func:`_nonlinear_arrays`). ``qq``
+    (the pairs' products), ``Hq`` and ``Cq`` (nb x nb, flat): work space."""
     nn = nb * nb
-    npair = nb * (nb + 1) // 2
-    q = y[qo:qo + nb].copy()
-    qq = np.empty(npair)
     k = 0
     for i in range(nb):
         for j in range(i, nb):
-            qq[k] = q[i] * q[j]
+            qq[k] = y[qo + i] * y[qo + j]
             k += 1
-    # matrix-vector products of the flattened tensors (BLAS where compiled)
-    Hq = np.dot(q, bf[ho:ho + nb * nn].reshape((nb, nn))).reshape((nb, nb))
-    Cq = np.dot(qq, bf[co:co + npair * nn].reshape((npair, nn))).reshape((nb, nb))
+    # the flattened tensors' rows combined, each row a view indexed from zero (an index
+    # known to be non-negative: the inner loops vectorize)
+    for a in range(nn):
+        Hq[a] = 0.0
+        Cq[a] = 0.0
+    for i in range(nb):
+        c = y[qo + i]
+        row = bf[ho + i * nn:ho + (i + 1) * nn]
+        for a in range(nn):
+            Hq[a] += c * row[a]
+    for p in range(k):
+        c = qq[p]
+        row = bf[co + p * nn:co + (p + 1) * nn]
+        for a in range(nn):
+            Cq[a] += c * row[a]
     for i in range(nb):
         acc = 0.0
         for j in range(nb):
-            acc += (0.5 * Hq[i, j] + Cq[i, j] / 6.0) * q[j]
+            acc += (0.5 * Hq[i * nb + j] + Cq[i * nb + j] / 6.0) * y[qo + j]
         F[n + qo + i] += acc
     if jac:
         for i in range(nb):
             for j in range(nb):
-                J[n + qo + i, qo + j] += Hq[i, j] + 0.5 * Cq[i, j]
+                J[n + qo + i, qo + j] += Hq[i * nb + j] + 0.5 * Cq[i * nb + j]
 
 
 @jit_leaf
@@ -802,8 +814,10 @@ def _frame_columns_add(GF: np.ndarray, dSz: np.ndarray, dSw: np.ndarray, dSwd: n
 
 def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
                 fi: np.ndarray, ff: np.ndarray, state: tuple, motion: tuple, jac: bool,
-                F: np.ndarray, J: np.ndarray) -> None:
-    """:func:`_body_arrays` in scalar loops (compiled: no temporaries of the small products)."""
+                F: np.ndarray, J: np.ndarray, bw: np.ndarray, bo: np.ndarray) -> None:
+    """:func:`_body_arrays` in scalar loops (compiled: no temporaries of the small products),
+    its temporaries slices of ``bw`` at the offsets ``bo`` (:func:`_body_offsets`; zeroed
+    where they accumulate, as new ones would be): no array made."""
     st, dSz, dSw, dSwd = state
     y, yd, shift = motion
     g, nz, nb, qo = bi[1], bi[2], bi[3], bi[4]
@@ -813,11 +827,12 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
     ts = 1 + g
     om = st[12:15]
     al = st[15:18]
-    ab = np.empty(3)
+    ab = bw[bo[0]:bo[1]]
     for a in range(3):
         ab[a] = st[21 + a] - st[24 + a]
     # the fields' coefficient vectors b0, b1, xi
-    B = np.zeros((3, nz))
+    B = bw[bo[1]:bo[2]].reshape((3, nz))
+    B[:, :] = 0.0
     B[2, 0] = 1.0
     for a in range(g):
         B[0, 1 + a] = ab[a]
@@ -825,29 +840,32 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
         B[0, ts + i] = yd[n + qo + i]
         B[1, ts + i] = y[n + qo + i]
         B[2, ts + i] = y[qo + i]
-    # Pb[r, a, i] = P(E_a) b_r
-    Pb = np.zeros((3, gg, nz))
+    # Pb[r, a, i] = P(E_a) b_r (the invariants as views: rows indexed from zero, whose
+    # indices are known to be non-negative, vectorize; an offset sum is checked at each use)
+    Pe = bf[pe:pe + gg * nz * nz].reshape((gg, nz, nz))
+    Pb = bw[bo[2]:bo[3]].reshape((3, gg, nz))
+    B0, B1, B2 = B[0], B[1], B[2]
     for a in range(gg):
-        base = pe + a * nz * nz
         for i in range(nz):
-            row = base + i * nz
+            prow = Pe[a, i]
             s0 = 0.0
             s1 = 0.0
-            s2 = bf[row]
+            s2 = prow[0]
             for j in range(1, nz):
-                pij = bf[row + j]
-                s0 += pij * B[0, j]
-                s1 += pij * B[1, j]
-                s2 += pij * B[2, j]
+                pij = prow[j]
+                s0 += pij * B0[j]
+                s1 += pij * B1[j]
+                s2 += pij * B2[j]
             Pb[0, a, i] = s0
             Pb[1, a, i] = s1
             Pb[2, a, i] = s2
     # skew(omega), W_k = skew(omega)^2 + skew(alpha); w[r] the g x g blocks of I, W_g, W_k
-    Sw = np.zeros((3, 3))
+    Sw = bw[bo[3]:bo[4]].reshape((3, 3))
+    Sw[:, :] = 0.0
     Sw[0, 1], Sw[0, 2], Sw[1, 2] = -om[2], om[1], -om[0]
     Sw[1, 0], Sw[2, 0], Sw[2, 1] = om[2], -om[1], om[0]
     w2 = om[0] * om[0] + om[1] * om[1] + om[2] * om[2]
-    Wk = np.empty((3, 3))
+    Wk = bw[bo[4]:bo[5]].reshape((3, 3))
     for a in range(3):
         for b in range(3):
             Wk[a, b] = om[a] * om[b] - (w2 if a == b else 0.0)
@@ -857,13 +875,14 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
     Wk[1, 2] -= al[0]
     Wk[2, 0] -= al[1]
     Wk[2, 1] += al[0]
-    w = np.zeros((3, gg))
+    w = bw[bo[5]:bo[6]].reshape((3, gg))
     for a in range(g):
         for b in range(g):
             w[0, a * g + b] = 1.0 if a == b else 0.0
             w[1, a * g + b] = 2.0 * Sw[a, b]
             w[2, a * g + b] = Wk[a, b]
-    e = np.zeros(nz)
+    e = bw[bo[6]:bo[7]]
+    e[:] = 0.0
     for r in range(3):
         for a in range(gg):
             c = w[r, a]
@@ -872,7 +891,7 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
                     e[i] += c * Pb[r, a, i]
     # K q with the prestress cases at the state
     k0o, do = bi[11], bi[12]
-    Kq = np.empty((nb, nb))
+    Kq = bw[bo[7]:bo[8]].reshape((nb, nb))
     for i in range(nb):
         for j in range(nb):
             Kq[i, j] = bf[k0o + i * nb + j]
@@ -889,14 +908,16 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
             acc += Kq[i, j] * y[qo + j] + bf[do + i * nb + j] * y[n + qo + j]
         F[n + qo + i] += acc
     if bi[17] != 0:     # the nonlinear strain
-        _nonlinear_loops(bf, bi[15], bi[16], nb, n, qo, y, jac, F, J)
-    Sf = np.zeros(3)
+        _nonlinear_loops(bf, bi[15], bi[16], nb, n, qo, y, jac, F, J, bw[bo[12]:bo[13]],
+                         bw[bo[13]:bo[14]], bw[bo[14]:bo[15]])
+    Sf = bw[bo[8]:bo[9]]
+    Sf[:] = 0.0
     for a in range(g):
         Sf[a] = e[1 + a]
     for a in range(3):
         Sf[a] -= bf[appo + a]
     # C[r, a] = xi . P(E_a) b_r
-    C = np.zeros((3, gg))
+    C = bw[bo[9]:bo[10]].reshape((3, gg))
     for r in range(3):
         for a in range(gg):
             acc = 0.0
@@ -905,8 +926,10 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
             C[r, a] = acc
     k0 = 2 if g == 2 else 0
     # SW[k, r, a]: the g x g block of S_k W_r, W_0 = I, W_1 = W_g, W_2 = W_k
-    SW = np.zeros((3, 3, gg))
-    Mom = np.zeros(3)
+    SW = bw[bo[10]:bo[11]].reshape((3, 3, gg))
+    SW[:, :, :] = 0.0
+    Mom = bw[bo[11]:bo[12]]
+    Mom[:] = 0.0
     for k in range(k0, 3):
         for a in range(g):
             for b in range(g):
@@ -933,37 +956,45 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
     if not jac:
         return
     # P(W_g), P(W_k) on the rows after the first, the columns of the modes
-    PW = np.zeros((2, nz, nb))
+    PW = bw[bo[15]:bo[16]].reshape((2, nz, nb))
+    PW[:, :, :] = 0.0
     for r in range(2):
         for a in range(gg):
             c = w[r + 1, a]
             if c != 0.0:
-                base = pe + a * nz * nz
                 for i in range(1, nz):
+                    prow = Pe[a, i, ts:]
+                    out = PW[r, i]
                     for j in range(nb):
-                        PW[r, i, j] += c * bf[base + i * nz + ts + j]
+                        out[j] += c * prow[j]
     for i in range(nb):
         for j in range(nb):
             J[n + qo + i, qo + j] += PW[1, ts + i, j] + Kq[i, j]
             J[n + qo + i, n + qo + j] += (PW[0, ts + i, j] + bf[do + i * nb + j]
                                          + shift * bf[pio + (ts + i) * nz + ts + j])
-    dSq = np.zeros((3, nb))
-    dSv = np.zeros((3, nb))
+    dSq = bw[bo[16]:bo[17]].reshape((3, nb))
+    dSv = bw[bo[17]:bo[18]].reshape((3, nb))
+    dSq[:, :] = 0.0
+    dSv[:, :] = 0.0
     for a in range(g):
         for j in range(nb):
             dSq[a, j] = PW[1, 1 + a, j]
             dSv[a, j] = PW[0, 1 + a, j] + shift * bf[pio + (1 + a) * nz + ts + j]
     # xP[a, i] = xi . P(E_a)[:, i]
-    xP = np.zeros((gg, nz))
+    xP = bw[bo[18]:bo[19]].reshape((gg, nz))
+    xP[:, :] = 0.0
     for a in range(gg):
-        base = pe + a * nz * nz
+        out = xP[a]
         for j in range(nz):
-            xj = B[2, j]
+            xj = B2[j]
             if xj != 0.0:
+                prow = Pe[a, j]
                 for i in range(nz):
-                    xP[a, i] += xj * bf[base + j * nz + i]
-    dMq = np.zeros((3, nb))
-    dMv = np.zeros((3, nb))
+                    out[i] += xj * prow[i]
+    dMq = bw[bo[19]:bo[20]].reshape((3, nb))
+    dMv = bw[bo[20]:bo[21]].reshape((3, nb))
+    dMq[:, :] = 0.0
+    dMv[:, :] = 0.0
     for k in range(k0, 3):
         for j in range(nb):
             i = ts + j
@@ -994,12 +1025,14 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
             J[rows + jw, qo + j] += aq
             J[rows + jw, n + qo + j] += av
     # by the state variables S = (omega, alpha, a_O - g_loc): GE (rows 1.. of e), GM (moment)
-    GE = np.zeros((nz, 9))
-    GM = np.zeros((3, 9))
-    dW1 = np.zeros(gg)
-    dW2 = np.zeros(gg)
-    dW3 = np.zeros(gg)
-    dWk = np.empty((3, 3))
+    GE = bw[bo[21]:bo[22]].reshape((nz, 9))
+    GM = bw[bo[22]:bo[23]].reshape((3, 9))
+    GE[:, :] = 0.0
+    GM[:, :] = 0.0
+    dW1 = bw[bo[23]:bo[24]]
+    dW2 = bw[bo[24]:bo[25]]
+    dW3 = bw[bo[25]:bo[26]]
+    dWk = bw[bo[26]:bo[27]].reshape((3, 3))
     for jv in range(3):
         for a in range(3):        # d W_k / d omega_j = S_j S_w + S_w S_j
             for b in range(3):
@@ -1044,7 +1077,7 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
             for a in range(gg):
                 acc += SW[k, 0, a] * xP[a, 1 + jv]
             GM[k, 6 + jv] = -acc
-    Gel = np.zeros((nb, 9))
+    Gel = bw[bo[27]:bo[28]].reshape((nb, 9))
     for i in range(nb):
         for v in range(9):
             Gel[i, v] = GE[ts + i, v]
@@ -1059,7 +1092,7 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
                 Gel[i, ci[c, 2]] += om[ci[c, 1]] * mq
             else:
                 Gel[i, 6 + ci[c, 1]] -= mq
-    GF = np.zeros((nwi, 9))
+    GF = bw[bo[28]:bo[28] + nwi * 9].reshape((nwi, 9))
     for jw in range(nwi):
         for v in range(9):
             acc = 0.0
@@ -1084,7 +1117,7 @@ def _body_loops(bi: np.ndarray, bf: np.ndarray, ci: np.ndarray, n: int, o: int,
 
 
 #: a body's terms: scalar loops where compiled, array products otherwise
-_body = jit(_body_loops) if COMPILED else _body_arrays
+_body = jit_leaf(_body_loops) if COMPILED else _body_arrays
 
 
 def _rigid_loops(bi: np.ndarray, bf: np.ndarray, o: int, fi: np.ndarray, ff: np.ndarray,
@@ -1336,34 +1369,59 @@ def residual(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift:
         y: the state (q, v, f).
         yd: its rate.
         shift: the Jacobian's shift.
-        Q: the applied frame loads' generalized forces (at the speeds' places in f).
+        Q: the applied frame loads' generalized forces (at the speeds' places in f; an array
+            or a sequence).
         DQ: -dQ/df (rows at the speeds' places).
         jac: form J too.
         F: the residual (filled).
         J: the Jacobian (filled with ``jac``).
     """
-    residual_into(plan, par, y, yd, shift, Q, DQ, jac, F, J, residual_work(plan[3].shape[0]))
+    residual_into(plan, par, y, yd, shift, np.asarray(Q), DQ, jac, F, J, residual_work(plan))
+
+
+#: the temporaries of a body's terms in :func:`_body_loops`' work space (:func:`_body_offsets`)
+NBW = 29
 
 
 @jit
-def residual_work(nf: int) -> tuple:
-    """The work space of :func:`residual_into` for ``nf`` frames (made once by a caller that
-    evaluates the residual many times: an array made in a kernel costs about as much as a
-    frame's arithmetic): the frames' states, their derivatives by z, w and w', d phi/dz, and
-    the frames' and rigid bodies' temporaries."""
-    nf = max(nf, 1)
+def _body_offsets(g: int, nz: int, nb: int, out: np.ndarray) -> None:
+    """The offsets in :func:`_body_loops`' work space of its temporaries (``out``, NBW + 1:
+    the last the size) for a body of dimension g, nz fields' coefficients and nb modes."""
+    gg = g * g
+    sizes = (3, 3 * nz, 3 * gg * nz, 9, 9, 3 * gg, nz, nb * nb, 3, 3 * gg, 9 * gg, 3,
+             nb * (nb + 1) // 2, nb * nb, nb * nb, 2 * nz * nb, 3 * nb, 3 * nb, gg * nz,
+             3 * nb, 3 * nb, 9 * nz, 27, gg, gg, gg, 9, 9 * nb, 9 * MAXW)
+    out[0] = 0
+    for k in range(NBW):
+        out[k + 1] = out[k] + sizes[k]
+
+
+@jit
+def residual_work(plan: tuple) -> tuple:
+    """The work space of :func:`residual_into` for ``plan``'s frames and bodies (made once by
+    a caller that evaluates the residual many times: an array made in a kernel costs about as
+    much as a frame's arithmetic): the frames' states, their derivatives by z, w and w',
+    d phi/dz, the frames' and rigid bodies' temporaries, the elastic bodies' (one array, the
+    largest body's size) and their offsets in it (a row a body)."""
+    bi = plan[0]
+    nf = max(plan[3].shape[0], 1)
+    boff = np.zeros((max(bi.shape[0], 1), NBW + 1), dtype=np.int64)
+    size = 1
+    for b in range(bi.shape[0]):
+        _body_offsets(bi[b, 1], bi[b, 2], bi[b, 3], boff[b])
+        size = max(size, boff[b, NBW])
     return (np.zeros((nf, ST)), np.zeros((nf, 9, MAXZ)), np.zeros((nf, 9, MAXW)),
             np.zeros((nf, 9, MAXW)), np.zeros((nf, 3, MAXZ)),
-            np.empty(max(WK_FRAME, WK_RIGID)))
+            np.empty(max(WK_FRAME, WK_RIGID)), np.empty(size), boff)
 
 
-@jit
+@jit_leaf
 def residual_into(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, shift: float,
                   Q: np.ndarray, DQ: np.ndarray, jac: bool, F: np.ndarray, J: np.ndarray,
                   rw: tuple) -> None:
     """:func:`residual` in the work space ``rw`` (:func:`residual_work`; its arrays zeroed
     first, as new ones would be): the same arithmetic."""
-    st, dSz, dSw, dSwd, dphi, wk = rw
+    st, dSz, dSw, dSwd, dphi, wk, bw, boff = rw
     st[:, :] = 0.0
     dSz[:, :, :] = 0.0
     dSw[:, :, :] = 0.0
@@ -1385,10 +1443,10 @@ def residual_into(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, s
             J[k, k] = shift
             J[k, n + k] = -1.0
     nf = fi.shape[0]
-    for i in range(nf):   # (wk: the frames' states' temporaries, then the rigid bodies')
+    for i in range(nf):   # (wk: the frames' temporaries, the rigid bodies', the momenta's)
         _frame(fi[i], ff[i], par[i], o, y, yd, grav, st[i], dSz[i], dSw[i], dSwd[i], dphi[i],
                wk)
-        _kinematics(fi[i], o, y, yd, shift, jac, F, J)
+        _kinematics(fi[i], o, y, yd, shift, jac, F, J, wk)
         fw, nwi = fi[i, 2], fi[i, 4]
         for j in range(nwi):
             F[o + fw + j] -= Q[fw + j]
@@ -1402,18 +1460,19 @@ def residual_into(plan: tuple, par: np.ndarray, y: np.ndarray, yd: np.ndarray, s
                    F, J, wk)
         else:
             _body(bi[b], bf, ci, n, o, fi[i], ff[i], (st[i], dSz[i], dSw[i], dSwd[i]),
-                  (y, yd, shift), jac, F, J)
+                  (y, yd, shift), jac, F, J, bw, boff[b])
     for i in range(nf):
         if fi[i, 5] >= 0:
             _momentum_rows(bi, bf, i, fi[i], (st[i], dSw[i], dphi[i]), n, o, (y, yd, shift),
-                           jac, F, J)
+                           jac, F, J, wk)
 
 
-@jit
+@jit_leaf
 def _kinematics(fi: np.ndarray, o: int, y: np.ndarray, yd: np.ndarray, shift: float,
-                jac: bool, F: np.ndarray, J: np.ndarray) -> None:
+                jac: bool, F: np.ndarray, J: np.ndarray, wk: np.ndarray) -> None:
     """A frame's kinematic rows z' = rates(z, w): a hinge's and a planar free frame's the
-    speeds themselves, a free frame's in 3D r_O' = v_O (global) and q' = G(q)^T omega / 2."""
+    speeds themselves, a free frame's in 3D r_O' = v_O (global) and q' = G(q)^T omega / 2
+    (``wk``: 28 floats of work space)."""
     kind, fz, fw, nzi = fi[0], fi[1], fi[2], fi[3]
     if kind == KIND_HINGE or kind == KIND_FREE2:
         for k in range(nzi):
@@ -1428,7 +1487,10 @@ def _kinematics(fi: np.ndarray, o: int, y: np.ndarray, yd: np.ndarray, shift: fl
             J[o + fz + k, o + fz + k] = shift
             J[o + fz + k, o + fw + k] = -1.0
     qw, qx, qy, qz = y[o + fz + 3], y[o + fz + 4], y[o + fz + 5], y[o + fz + 6]
-    Gq = np.array([[-qx, qw, qz, -qy], [-qy, -qz, qw, qx], [-qz, qy, -qx, qw]])
+    Gq = wk[0:12].reshape((3, 4))
+    Gq[0, 0], Gq[0, 1], Gq[0, 2], Gq[0, 3] = -qx, qw, qz, -qy
+    Gq[1, 0], Gq[1, 1], Gq[1, 2], Gq[1, 3] = -qy, -qz, qw, qx
+    Gq[2, 0], Gq[2, 1], Gq[2, 2], Gq[2, 3] = -qz, qy, -qx, qw
     om = y[o + fw + 3:o + fw + 6]
     for r in range(4):
         acc = 0.0
@@ -1441,30 +1503,35 @@ def _kinematics(fi: np.ndarray, o: int, y: np.ndarray, yd: np.ndarray, shift: fl
                 J[o + fz + 3 + r, o + fw + 3 + a] -= 0.5 * Gq[a, r]
     if jac:   # d(G^T omega)/dq: the rows of [[0, -o], [o, -skew(o)]] (the quaternion's rate)
         o0, o1, o2 = om[0], om[1], om[2]
-        M = np.array([[0.0, -o0, -o1, -o2], [o0, 0.0, o2, -o1], [o1, -o2, 0.0, o0],
-                      [o2, o1, -o0, 0.0]])
+        M = wk[12:28].reshape((4, 4))
+        M[0, 0], M[0, 1], M[0, 2], M[0, 3] = 0.0, -o0, -o1, -o2
+        M[1, 0], M[1, 1], M[1, 2], M[1, 3] = o0, 0.0, o2, -o1
+        M[2, 0], M[2, 1], M[2, 2], M[2, 3] = o1, -o2, 0.0, o0
+        M[3, 0], M[3, 1], M[3, 2], M[3, 3] = o2, o1, -o0, 0.0
         for r in range(4):
             for c in range(4):
                 J[o + fz + 3 + r, o + fz + 3 + c] -= 0.5 * M[r, c]
 
 
-@jit
+@jit_leaf
 def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, state: tuple,
                    n: int, o: int, motion: tuple, jac: bool, F: np.ndarray,
-                   J: np.ndarray) -> None:
+                   J: np.ndarray, wk: np.ndarray) -> None:
     """A free frame's translation rows, its momentum balance m v_O' + pi' - R F = 0 (global;
     F the carried bodies' applied loads with gravity, local), and its auxiliary rows pi - R
     p_rel = 0, p_rel = omega x s + int rho u' (s = int rho x): what
     :meth:`~dolfinx_mbs.systems.coupled.CoupledSystem.evaluate` writes over the rows of the
     translation speeds (the bodies' terms left none there: T = 0 in ``ff``). ``state``: the
-    frame's (st, dSw, dphi); ``motion``: (y, y', the Jacobian's shift)."""
+    frame's (st, dSw, dphi); ``motion``: (y, y', the Jacobian's shift); ``wk``: work space
+    (27 floats)."""
     st, dSw, dphi = state
     y, yd, shift = motion
     fz, fw, nzi, nwi, fa, nt = fi[1], fi[2], fi[3], fi[4], fi[5], fi[6]
     mass = 0.0
-    s1 = np.zeros(3)
-    sd = np.zeros(3)
-    app = np.zeros(3)      # without gravity (R m g_loc = m g does not turn)
+    # app: the loads without gravity (R m g_loc = m g does not turn)
+    s1, sd, app = wk[0:3], wk[3:6], wk[6:9]
+    for a in range(9):
+        wk[a] = 0.0
     for b in range(bi.shape[0]):
         if bi[b, 0] != i:
             continue
@@ -1485,13 +1552,12 @@ def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, state
     R = st[0:9]
     om = st[12:15]
     # the applied loads with gravity in global components: R app + m g
-    Rapp = np.empty(3)
+    Rapp, prel, Rp, tmp, tmp2, col = wk[9:12], wk[12:15], wk[15:18], wk[18:21], wk[21:24], \
+        wk[24:27]
     _mv3(R, app, Rapp)
-    prel = np.empty(3)
     _cx(om, s1, prel)
     for a in range(3):
         prel[a] += sd[a]
-    Rp = np.empty(3)
     _mv3(R, prel, Rp)
     rows = o + fw
     aux = o + fa
@@ -1500,8 +1566,6 @@ def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, state
         F[aux + k] += y[aux + k] - Rp[k]
     if not jac:
         return
-    tmp = np.empty(3)
-    tmp2 = np.empty(3)
     for k in range(nt):
         J[rows + k, o + fw + k] += shift * mass
         J[rows + k, aux + k] += shift
@@ -1533,7 +1597,7 @@ def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, state
         g, nz, nb, qo = bi[b, 1], bi[b, 2], bi[b, 3], bi[b, 4]
         pio = bi[b, 7]
         for j in range(nb):
-            col = np.zeros(3)
+            col[:] = 0.0
             for a in range(g):
                 col[a] = bf[pio + (1 + a) * nz + 1 + g + j]
             _cx(om, col, tmp)
@@ -1544,7 +1608,7 @@ def _momentum_rows(bi: np.ndarray, bf: np.ndarray, i: int, fi: np.ndarray, state
                 J[aux + k, n + qo + j] -= tmp[k]
 
 
-@jit
+@jit_leaf
 def grav_of(st: np.ndarray, k: int) -> float:
     """Component k of gravity (global) from a frame's state: R g_loc."""
     g: float = st[3 * k] * st[24] + st[3 * k + 1] * st[25] + st[3 * k + 2] * st[26]
@@ -1643,9 +1707,25 @@ def _block_sizes(dX: np.ndarray, X: np.ndarray, Xs: np.ndarray, n: int, sizes: n
 
 
 @jit
+def newton_work(plan: tuple, N: int) -> tuple:
+    """The work space of :func:`newton_iter` for ``plan`` and ``N`` unknowns (made once by
+    its caller): the residual, its Jacobian, the state and its rate, the condensed residual,
+    the update, the blocks' sizes and references, the kinematic pairs
+    (:func:`kinematic_pairs`) and the residual's own (:func:`residual_work`)."""
+    kv = kinematic_pairs(plan[3], plan[6], N)
+    Nc = 0
+    for i in range(N):
+        if kv[i] != -2:
+            Nc += 1
+    nb = 2 + N - 2 * plan[6]
+    return (np.empty(N), np.empty((N, N)), np.empty(N), np.empty(N), np.empty(Nc),
+            np.empty(N), np.empty(nb), np.empty(nb), kv, residual_work(plan))
+
+
+@jit
 def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndarray,
                 X: np.ndarray, Xs: np.ndarray, it: int, mem: np.ndarray, LU: np.ndarray,
-                piv: np.ndarray) -> int:
+                piv: np.ndarray, work: tuple) -> int:
     """Iteration ``it`` of Newton's method on F(t, ca X + da, cb X + db) = 0, X updated in
     place (``comb`` = (ca, da, cb, db); ``plan`` as :func:`residual` takes it): the stage's
     unknown X at the time whose parent states are ``par``, the loads ``Q`` and their
@@ -1663,36 +1743,30 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
     step's start), or the error it leaves as the last contraction extrapolates it is below
     ``mem[M_STOL]`` of the block (:data:`STOL`), or when an exact step no longer reduces the
     residual (the round-off plateau). ``mem`` (:data:`M_HEAD` + 2 (2 + m) numbers, zero at
-    the stage's start but for :data:`M_STOL`) carries what one iteration leaves the next.
+    the stage's start but for :data:`M_STOL`) carries what one iteration leaves the next;
+    ``work`` is :func:`newton_work`'s.
 
     Returns:
         0 to go on, the iterations taken when converged, or minus a status
         (:data:`NOT_FINITE`, :data:`SINGULAR`).
     """
-    fi, n = plan[3], plan[6]
+    n = plan[6]
     ca, da, cb, db = comb
     N = X.shape[0]
     nb = 2 + N - 2 * n
     hp = M_HEAD
     hr = M_HEAD + nb
-    kv = kinematic_pairs(fi, n, N)
-    Nc = 0
-    for i in range(N):
-        if kv[i] != -2:
-            Nc += 1
+    F, J, y, yd, Fc, dX, sizes, refs, kv, rw = work
+    Nc = Fc.shape[0]
     r = ca / cb
     for i in range(N):    # the coordinates that follow their rates' unknowns
         if kv[i] >= 0:
             X[kv[i]] = (ca * X[i] + da[i] - db[kv[i]]) / cb
     have_prev = mem[M_PREV] > 0.0
     jac = it == 0 or mem[M_REFRESH] > 0.0
-    F = np.empty(N)
-    J = np.empty((N, N)) if jac else np.empty((1, 1))
-    y = np.empty(N)
-    yd = np.empty(N)
     _combine(ca, X, 1.0, da, y)
     _combine(cb, X, 1.0, db, yd)
-    residual(plan, par, y, yd, cb / ca, Q, DQ, jac, F, J)
+    residual_into(plan, par, y, yd, cb / ca, Q, DQ, jac, F, J, rw)
     fnorm = 0.0
     for k in range(N):
         a = abs(F[k])
@@ -1709,7 +1783,6 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
             return it
     mem[M_FNORM] = fnorm
     Jc = LU.reshape(-1)[:Nc * Nc].reshape((Nc, Nc))
-    Fc = np.empty(Nc)
     if jac:
         if not _condense(J, F, kv, r, Jc, Fc):
             return -NOT_FINITE
@@ -1725,7 +1798,7 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
         mem[M_EXACT] = 0.0
     dU = Fc
     _back_in(Jc, piv[:Nc], dU)
-    dX = np.zeros(N)
+    dX[:] = 0.0
     a = 0
     for i in range(N):
         if kv[i] == -2:
@@ -1740,8 +1813,6 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
             return -NOT_FINITE
     done = True
     slow = False
-    sizes = np.empty(nb)
-    refs = np.empty(nb)
     top = _block_sizes(dX, X, Xs, n, sizes, refs)
     mem[M_TOP] = top
     for b in range(nb):
@@ -1764,9 +1835,9 @@ def newton_iter(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np
 
 @jit
 def newton(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndarray,
-           X: np.ndarray, Xs: np.ndarray, stol: float) -> int:
-    """Newton's method (:func:`newton_iter`, its update test's tolerance ``stol``) with loads
-    that do not depend on X.
+           X: np.ndarray, Xs: np.ndarray, stol: float, work: tuple) -> int:
+    """Newton's method (:func:`newton_iter`, its update test's tolerance ``stol``, its work
+    space ``work``: :func:`newton_work`'s) with loads that do not depend on X.
 
     Returns:
         The iterations (> 0), or minus a status (:data:`NOT_CONVERGED`, :data:`NOT_FINITE`,
@@ -1778,7 +1849,7 @@ def newton(plan: tuple, par: np.ndarray, comb: tuple, Q: np.ndarray, DQ: np.ndar
     LU = np.empty((N, N))
     piv = np.zeros(N, dtype=np.int64)
     for it in range(MAXIT):
-        code = newton_iter(plan, par, comb, Q, DQ, X, Xs, it, mem, LU, piv)
+        code = newton_iter(plan, par, comb, Q, DQ, X, Xs, it, mem, LU, piv, work)
         if code != 0:
             return code
     return -NOT_CONVERGED
@@ -1804,6 +1875,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
     one_p = spar.shape[0] == 1
     one_q = sQ.shape[0] == 1
     zero = np.zeros(N)
+    work = newton_work(plan, N)
     da = np.empty(N)
     db = np.empty(N)
     for s in range(tt.shape[0] - 1):
@@ -1814,7 +1886,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
             X1 = X0.copy()
             _combine(-1.0 / hh, X0, 0.0, X0, db)
             it = newton(plan, spar[0 if one_p else si], (1.0, zero, 1.0 / hh, db),
-                        sQ[0 if one_q else si], DQ, X1, X0, stol)
+                        sQ[0 if one_q else si], DQ, X1, X0, stol, work)
             si += 1
             if it < 0:
                 info[1] = -it
@@ -1822,7 +1894,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
             X2 = X1.copy()
             _combine(-1.0 / hh, X1, 0.0, X1, db)
             it2 = newton(plan, spar[0 if one_p else si], (1.0, zero, 1.0 / hh, db),
-                         sQ[0 if one_q else si], DQ, X2, X1, stol)
+                         sQ[0 if one_q else si], DQ, X2, X1, stol, work)
             si += 1
             if it2 < 0:
                 info[1] = -it2
@@ -1837,7 +1909,7 @@ def alpha_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
         _combine(1.0 - af, X0, 0.0, X0, da)
         _combine(1.0 - am / gm, V, -am / (gm * h), X0, db)
         it = newton(plan, spar[0 if one_p else si], (af, da, am / (gm * h), db),
-                    sQ[0 if one_q else si], DQ, X1, X0, stol)
+                    sQ[0 if one_q else si], DQ, X1, X0, stol, work)
         si += 1
         if it < 0:
             info[1] = -it
@@ -1901,6 +1973,7 @@ def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: n
     one_p = spar.shape[0] == 1
     one_q = sQ.shape[0] == 1
     zero = np.zeros(N)
+    work = newton_work(plan, N)
     db = np.empty(N)
     for s in range(tt.shape[0] - 1):
         t, t1 = tt[s], tt[s + 1]
@@ -1911,7 +1984,7 @@ def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: n
             Xm = X0.copy()
             _combine(w[1], X0, 0.0, X0, db)
             it = newton(plan, spar[0 if one_p else si], (1.0, zero, w[0], db),
-                        sQ[0 if one_q else si], DQ, Xm, X0, stol)
+                        sQ[0 if one_q else si], DQ, Xm, X0, stol, work)
             si += 1
             if it < 0:
                 info[1] = -it
@@ -1928,7 +2001,7 @@ def bdf_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt: n
         _combine(1.0 + (t1 - t) / (t - tm), X0, -(t1 - t) / (t - tm), Xm, X1)
         _combine(w[1], X0, w[2], Xm, db)
         it = newton(plan, spar[0 if one_p else si], (1.0, zero, w[0], db),
-                    sQ[0 if one_q else si], DQ, X1, X0, stol)
+                    sQ[0 if one_q else si], DQ, X1, X0, stol, work)
         si += 1
         if it < 0:
             info[1] = -it

@@ -839,10 +839,10 @@ S_KEPT, S_SHIFT, S_FRESH, S_SCALE, S_PD = 0, 1, 2, 3, 4
 
 
 @jit
-def stage_work(nfr: int, N: int, n: int, nr: int, nV: int, npos: int, nP: int,
+def stage_work(plan: tuple, N: int, n: int, nr: int, nV: int, npos: int, nP: int,
                nA: int) -> tuple:
     """The work space of :func:`stage` (made once by a caller that solves many stages: an
-    array made in a kernel costs about as much as a joint's arithmetic) for ``nfr`` frames,
+    array made in a kernel costs about as much as a joint's arithmetic) for ``plan``'s frames,
     dense states of size ``N`` with ``n`` elastic coordinates, ``nr`` rows of which ``npos``
     position rows, ``nV`` velocities, ``nP`` positions and ``nA`` auxiliary momenta: the
     stage's state and independent velocities, the convergence test's sizes, the rows and
@@ -857,7 +857,7 @@ def stage_work(nfr: int, N: int, n: int, nr: int, nV: int, npos: int, nP: int,
             np.zeros(nr, dtype=np.int64), np.empty((npos, npos)),
             np.zeros(npos, dtype=np.int64), np.empty(N), np.empty(N), np.empty(N),
             np.empty(nP + nf + nA), np.empty(nr), np.empty(nr),
-            np.empty(npos), rows_work(nfr, N), residual_work(nfr))
+            np.empty(npos), rows_work(plan[3].shape[0], N), residual_work(plan))
 
 
 @jit
@@ -1158,7 +1158,7 @@ def maggi_run(plan: tuple, spar: np.ndarray, sQ: np.ndarray, DQ: np.ndarray, tt:
     m2 = np.empty(mem.shape[0])
     lam = np.empty(nr)
     Pi, Vi, Ai, pos, dep = idx[0], idx[1], idx[2], idx[3], idx[4]
-    work = stage_work(plan[3].shape[0], N, plan[6], dep.shape[0], Vi.shape[0], pos.shape[0],
+    work = stage_work(plan, N, plan[6], dep.shape[0], Vi.shape[0], pos.shape[0],
                       Pi.shape[0], Ai.shape[0])
     for s in range(tt.shape[0] - 1):
         t, t1 = tt[s], tt[s + 1]
