@@ -847,8 +847,9 @@ def stage_work(plan: tuple, N: int, n: int, nr: int, nV: int, npos: int, nP: int
     position rows, ``nV`` velocities, ``nP`` positions and ``nA`` auxiliary momenta: the
     stage's state and independent velocities, the convergence test's sizes, the rows and
     their derivatives, the residual and its Jacobian, the factors of B_d and g_d^T, the
-    iterates, the projected rows, the joints' rows' work space (:func:`rows_work`) and the
-    residual's (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels.residual_work`)."""
+    iterates, the projected rows, the joints' rows' work space (:func:`rows_work`), the
+    residual's (:func:`~dolfinx_mbs.integrate.dense.coupled_kernels.residual_work`) and
+    Newton's matrix's (:func:`matrix_work`)."""
     nf = nV - nr
     nb = 2 + N - 2 * n
     return (np.empty(N), np.empty(nf), np.zeros(nb), np.zeros(nb), np.zeros(nb),
@@ -857,7 +858,24 @@ def stage_work(plan: tuple, N: int, n: int, nr: int, nV: int, npos: int, nP: int
             np.zeros(nr, dtype=np.int64), np.empty((npos, npos)),
             np.zeros(npos, dtype=np.int64), np.empty(N), np.empty(N), np.empty(N),
             np.empty(nP + nf + nA), np.empty(nr), np.empty(nr),
-            np.empty(npos), rows_work(plan[3].shape[0], N), residual_work(plan))
+            np.empty(npos), rows_work(plan[3].shape[0], N), residual_work(plan),
+            matrix_work(N, nr, nV, npos, nP, nA))
+
+
+@jit
+def matrix_work(N: int, nr: int, nV: int, npos: int, nP: int, nA: int) -> tuple:
+    """The work space of :func:`_maggi_matrix` (sizes as :func:`stage_work` takes them): the
+    null-space bases of B and g_p (and their transposes), g_d and its pivots, the position
+    derivatives carried to the state, dV/dp, a column, the Jacobian's velocity columns, their
+    coefficients, dF, its position and velocity rows and the products."""
+    nf, nfp = nV - nr, nP - npos
+    nc = nP + nf + nA
+    return (np.zeros((nV, nf)), np.empty((npos, npos)), np.zeros(npos, dtype=np.int64),
+            np.zeros((nP, nfp)), np.empty((nr, nP)), np.empty((nV, nP)), np.zeros((nV, nP)),
+            np.empty(max(nr, npos)), np.empty((N, nV)), np.empty((nV, nP + nf)),
+            np.zeros((N, nc)), np.empty((nP, nc)), np.empty((nV, nc)), np.empty((nfp, nP)),
+            np.empty((nf, nV)), np.empty((N, nP + nf)), np.empty((nfp, nc)),
+            np.empty((nf, nc)))
 
 
 @jit
@@ -875,22 +893,21 @@ def _complement(index: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-@jit
+@jit_leaf
 def _null_basis(M: np.ndarray, dep: np.ndarray, free: np.ndarray, F: np.ndarray,
-                piv: np.ndarray) -> np.ndarray:
-    """The basis [I; -M_d^-1 M_i] of the null space of M (rows x columns): the identity at
-    the ``free`` columns, M_d = M[:, dep] factored in ``F``, ``piv``."""
+                piv: np.ndarray, out: np.ndarray, col: np.ndarray) -> None:
+    """The basis [I; -M_d^-1 M_i] of the null space of M (rows x columns) into ``out``: the
+    identity at the ``free`` columns, M_d = M[:, dep] factored in ``F``, ``piv`` (``col``:
+    work space of the rows' number at least)."""
     nr, nf = dep.shape[0], free.shape[0]
-    out = np.zeros((M.shape[1], nf))
-    col = np.empty(nr)
+    out[:, :] = 0.0
     for k in range(nf):
         out[free[k], k] = 1.0
         for i in range(nr):
             col[i] = M[i, free[k]]
-        _back_in(F, piv, col)
+        _back_in(F, piv, col[:nr])
         for i in range(nr):
             out[dep[i], k] = -col[i]
-    return out
 
 
 @jit
@@ -959,7 +976,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
     free_p = _complement(dep_p, nP)
     shift = cb / ca
     (ys, u, prev, ref, sizes, ref_new, before, g, h, B, gp, F, J, Bd, bpiv, Gt, gpiv, dXc, Xc,
-     yd, rows_, vd, lv, mu, ws, rw) = work
+     yd, rows_, vd, lv, mu, ws, rw, mw) = work
     for k in range(N):
         ys[k] = ca * X[k] + da[k]
     for k in range(nf):
@@ -1086,7 +1103,7 @@ def stage(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, comb: tuple, Q: n
         if exact:
             differ = mem[S_PD] <= 0.0 or mem[S_PD] >= pd_every
             if not _maggi_matrix(plan, par, jt, idx, ys, J, B, Bd, bpiv, gp, free, free_p, lam,
-                                 KF, kpiv, pd, differ):
+                                 KF, kpiv, pd, differ, mw):
                 return -SINGULAR
             mem[S_PD] = 1.0 if differ else mem[S_PD] + 1.0
             mem[S_KEPT] = 1.0
@@ -1247,14 +1264,16 @@ def close_positions(ys: np.ndarray, g: np.ndarray, gp: np.ndarray, pos: np.ndarr
 def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.ndarray,
                   J: np.ndarray, B: np.ndarray, Bd: np.ndarray, bpiv: np.ndarray,
                   gp: np.ndarray, free: np.ndarray, free_p: np.ndarray, lam: np.ndarray,
-                  KF: np.ndarray, kpiv: np.ndarray, pd: tuple, differ: bool) -> bool:
+                  KF: np.ndarray, kpiv: np.ndarray, pd: tuple, differ: bool,
+                  mw: tuple) -> bool:
     """Newton's matrix of Maggi's rows in (p, u, the auxiliary momenta), factored into
     ``KF``, ``kpiv`` (:meth:`~dolfinx_mbs.integrate.dense.coupled.MaggiStage._matrix`); False
     where it is singular or not finite. ``Bd`` holds the factors of B_d. ``pd``: (dh/dp,
     d(B^T lam)/dp, dB/dp, V, lam) where they were differenced (:func:`position_derivatives`):
     with ``differ`` differenced again at ``ys``, ``lam``; else carried there by dB/dp (the
     rows are linear in V, their position derivatives change fast with the velocities and
-    multipliers of stiff modes, slowly with the positions)."""
+    multipliers of stiff modes, slowly with the positions). ``mw``: the work space
+    (:func:`matrix_work`)."""
     ei, ef, fixed, presc, Tn, uoff = jt
     Pi, Vi, Ai, pos, dep, dep_p = idx
     n = plan[6]
@@ -1265,14 +1284,14 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
     nc = nP + nf + nA
     # A = [I; -B_d^-1 B_i] over V, C = [I; -g_d^-1 g_i] over P; dV/dp = -B_d^-1 h_p at the
     # dependent rows
-    Am = _null_basis(B, dep, free, Bd, bpiv)
-    Gd = np.empty((npos, npos))
+    (Am, Gd, gdp, Cm, hp, fp, Vp, col, JV, W, dF, FP, FV, CmT, AmT, JW, KC, KV) = mw
+    _null_basis(B, dep, free, Bd, bpiv, Am, col)
     for i in range(npos):
         for j in range(npos):
             Gd[i, j] = gp[i, dep_p[j]]
-    gdp = np.zeros(npos, dtype=np.int64)
+    gdp[:] = 0
     _factor(Gd, gdp)
-    Cm = _null_basis(gp, dep_p, free_p, Gd, gdp)
+    _null_basis(gp, dep_p, free_p, Gd, gdp, Cm, col)
     hp0, fp0, D, V0, lam0 = pd
     if differ:
         position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
@@ -1281,48 +1300,48 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
             V0[j] = ys[Vi[j]]
         for r in range(nr):
             lam0[r] = lam[r]
-    hp = hp0.copy()
-    fp = fp0.copy()
-    if not differ:
+    hp[:, :] = hp0
+    fp[:, :] = fp0
+    if not differ:   # (rows as views indexed from zero: the inner loops vectorize)
         for r in range(nr):
             dl = lam[r] - lam0[r]
+            hr = hp[r]
             for j in range(nV):
                 dV = ys[Vi[j]] - V0[j]
+                Drj = D[r, j]
+                fj = fp[j]
                 for k in range(nP):
-                    hp[r, k] += D[r, j, k] * dV
-                    fp[j, k] += D[r, j, k] * dl
-    Vp = np.zeros((nV, nP))
-    col = np.empty(nr)
+                    hr[k] += Drj[k] * dV
+                    fj[k] += Drj[k] * dl
+    Vp[:, :] = 0.0
+    cr = col[:nr]
     for k in range(nP):
         for i in range(nr):
-            col[i] = hp[i, k]
-        _back_in(Bd, bpiv, col)
+            cr[i] = hp[i, k]
+        _back_in(Bd, bpiv, cr)
         for i in range(nr):
-            Vp[dep[i], k] = -col[i]
+            Vp[dep[i], k] = -cr[i]
     # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F), by products of gathered blocks
-    JV = np.empty((N, nV))
     for r in range(N):
         for j in range(nV):
             JV[r, j] = J[r, Vi[j]]
-    W = np.empty((nV, nP + nf))
     for j in range(nV):
         for k in range(nP):
             W[j, k] = Vp[j, k]
         for k in range(nf):
             W[j, nP + k] = Am[j, k]
-    dF = np.zeros((N, nc))
-    dF[:, :nP + nf] = np.dot(JV, W)
+    np.dot(JV, W, JW)
+    dF[:, :] = 0.0
+    dF[:, :nP + nf] = JW
     for r in range(N):
         for k in range(nP):
             dF[r, k] += J[r, Pi[k]]
         for k in range(nA):
             dF[r, nP + nf + k] = J[r, Ai[k]]
     # the rows: g_p; C^T dF_P; A^T (dF_V + [d(B^T lam)/dp, 0]); dF_A
-    FP = np.empty((nP, nc))
     for j in range(nP):
         for k in range(nc):
             FP[j, k] = dF[Pi[j], k]
-    FV = np.empty((nV, nc))
     for j in range(nV):
         for k in range(nc):
             FV[j, k] = dF[Vi[j], k] + (fp[j, k] if k < nP else 0.0)
@@ -1330,8 +1349,16 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
     for r in range(npos):
         for k in range(nP):
             KF[r, k] = gp[r, k]
-    KF[npos:npos + nfp, :] = np.dot(Cm.T.copy(), FP)
-    KF[npos + nfp:npos + nfp + nf, :] = np.dot(Am.T.copy(), FV)
+    for i in range(nP):
+        for k in range(nfp):
+            CmT[k, i] = Cm[i, k]
+    for i in range(nV):
+        for k in range(nf):
+            AmT[k, i] = Am[i, k]
+    np.dot(CmT, FP, KC)
+    np.dot(AmT, FV, KV)
+    KF[npos:npos + nfp, :] = KC
+    KF[npos + nfp:npos + nfp + nf, :] = KV
     for c in range(nA):
         for k in range(nc):
             KF[npos + nfp + nf + c, k] = dF[Ai[c], k]
