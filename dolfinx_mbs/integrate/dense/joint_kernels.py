@@ -866,13 +866,15 @@ def stage_work(plan: tuple, N: int, n: int, nr: int, nV: int, npos: int, nP: int
 def matrix_work(N: int, nr: int, nV: int, npos: int, nP: int, nA: int) -> tuple:
     """The work space of :func:`_maggi_matrix` (sizes as :func:`stage_work` takes them): the
     null-space bases of B and g_p (and their transposes), g_d and its pivots, the position
-    derivatives carried to the state, dV/dp, a column, the Jacobian's velocity columns, their
+    derivatives carried to the state, dV/dp, the solves' right-hand sides (B_i, g_i, h_p),
+    the Jacobian's velocity columns, their
     coefficients, dF, its position and velocity rows and the products."""
     nf, nfp = nV - nr, nP - npos
     nc = nP + nf + nA
     return (np.zeros((nV, nf)), np.empty((npos, npos)), np.zeros(npos, dtype=np.int64),
             np.zeros((nP, nfp)), np.empty((nr, nP)), np.empty((nV, nP)), np.zeros((nV, nP)),
-            np.empty(max(nr, npos)), np.empty((N, nV)), np.empty((nV, nP + nf)),
+            (np.empty((nr, nf)), np.empty((npos, nfp)), np.empty((nr, nP))),
+            np.empty((N, nV)), np.empty((nV, nP + nf)),
             np.zeros((N, nc)), np.empty((nP, nc)), np.empty((nV, nc)), np.empty((nfp, nP)),
             np.empty((nf, nV)), np.empty((N, nP + nf)), np.empty((nfp, nc)),
             np.empty((nf, nc)))
@@ -894,20 +896,55 @@ def _complement(index: np.ndarray, size: int) -> np.ndarray:
 
 
 @jit_leaf
+def _solve_rows(A: np.ndarray, piv: np.ndarray, R: np.ndarray) -> None:
+    """The solution of (P L U) X = R of :func:`~dolfinx_mbs.integrate.dense.coupled_kernels.
+    _factor_loops`' factors for all the columns of R at once, in place: each column's
+    arithmetic that of ``_back_in`` (the same numbers), the rows combined as views indexed
+    from zero (the columns' loops vectorize, where one column at a time is a chain of
+    dependent operations)."""
+    n, m = A.shape[0], R.shape[1]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            rk, rp = R[k], R[p]
+            for c in range(m):
+                rk[c], rp[c] = rp[c], rk[c]
+    for k in range(n):
+        rk = R[k]
+        for i in range(k + 1, n):
+            f = A[i, k]
+            ri = R[i]
+            for c in range(m):
+                ri[c] -= f * rk[c]
+    for k in range(n - 1, -1, -1):
+        rk = R[k]
+        for j in range(k + 1, n):
+            f = A[k, j]
+            rj = R[j]
+            for c in range(m):
+                rk[c] -= f * rj[c]
+        d = A[k, k]
+        for c in range(m):
+            rk[c] = rk[c] / d
+
+
+@jit_leaf
 def _null_basis(M: np.ndarray, dep: np.ndarray, free: np.ndarray, F: np.ndarray,
-                piv: np.ndarray, out: np.ndarray, col: np.ndarray) -> None:
+                piv: np.ndarray, out: np.ndarray, R: np.ndarray) -> None:
     """The basis [I; -M_d^-1 M_i] of the null space of M (rows x columns) into ``out``: the
-    identity at the ``free`` columns, M_d = M[:, dep] factored in ``F``, ``piv`` (``col``:
-    work space of the rows' number at least)."""
+    identity at the ``free`` columns, M_d = M[:, dep] factored in ``F``, ``piv`` (``R``:
+    work space, rows x free columns)."""
     nr, nf = dep.shape[0], free.shape[0]
+    for i in range(nr):
+        for k in range(nf):
+            R[i, k] = M[i, free[k]]
+    _solve_rows(F, piv, R)
     out[:, :] = 0.0
     for k in range(nf):
         out[free[k], k] = 1.0
-        for i in range(nr):
-            col[i] = M[i, free[k]]
-        _back_in(F, piv, col[:nr])
-        for i in range(nr):
-            out[dep[i], k] = -col[i]
+    for i in range(nr):
+        for k in range(nf):
+            out[dep[i], k] = -R[i, k]
 
 
 @jit
@@ -1284,14 +1321,15 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
     nc = nP + nf + nA
     # A = [I; -B_d^-1 B_i] over V, C = [I; -g_d^-1 g_i] over P; dV/dp = -B_d^-1 h_p at the
     # dependent rows
-    (Am, Gd, gdp, Cm, hp, fp, Vp, col, JV, W, dF, FP, FV, CmT, AmT, JW, KC, KV) = mw
-    _null_basis(B, dep, free, Bd, bpiv, Am, col)
+    (Am, Gd, gdp, Cm, hp, fp, Vp, rhs, JV, W, dF, FP, FV, CmT, AmT, JW, KC, KV) = mw
+    RB, RG, RH = rhs
+    _null_basis(B, dep, free, Bd, bpiv, Am, RB)
     for i in range(npos):
         for j in range(npos):
             Gd[i, j] = gp[i, dep_p[j]]
     gdp[:] = 0
     _factor(Gd, gdp)
-    _null_basis(gp, dep_p, free_p, Gd, gdp, Cm, col)
+    _null_basis(gp, dep_p, free_p, Gd, gdp, Cm, RG)
     hp0, fp0, D, V0, lam0 = pd
     if differ:
         position_derivatives(ei, ef, plan[3], plan[4], par, plan[5], n, fixed, presc, Tn, ys, lam,
@@ -1314,13 +1352,11 @@ def _maggi_matrix(plan: tuple, par: np.ndarray, jt: tuple, idx: tuple, ys: np.nd
                     hr[k] += Drj[k] * dV
                     fj[k] += Drj[k] * dl
     Vp[:, :] = 0.0
-    cr = col[:nr]
-    for k in range(nP):
-        for i in range(nr):
-            cr[i] = hp[i, k]
-        _back_in(Bd, bpiv, cr)
-        for i in range(nr):
-            Vp[dep[i], k] = -cr[i]
+    RH[:, :] = hp
+    _solve_rows(Bd, bpiv, RH)
+    for i in range(nr):
+        for k in range(nP):
+            Vp[dep[i], k] = -RH[i, k]
     # dF = [J_P + J_V Vp, J_V A, J_A] (rows: all of F), by products of gathered blocks
     for r in range(N):
         for j in range(nV):
