@@ -1274,16 +1274,19 @@ def _factor_loops(A: np.ndarray, piv: np.ndarray) -> bool:
         piv[k] = p
         if not big > 0.0:
             return False
+        rk = A[k]
         if p != k:
+            rp = A[p]
             for j in range(n):
-                A[k, j], A[p, j] = A[p, j], A[k, j]
-        inv = 1.0 / A[k, k]
-        for i in range(k + 1, n):
-            f = A[i, k] * inv
-            A[i, k] = f
+                rk[j], rp[j] = rp[j], rk[j]
+        inv = 1.0 / rk[k]
+        for i in range(k + 1, n):   # (the rows as views indexed from zero: they vectorize)
+            ri = A[i]
+            f = ri[k] * inv
+            ri[k] = f
             if f != 0.0:
                 for j in range(k + 1, n):
-                    A[i, j] -= f * A[k, j]
+                    ri[j] -= f * rk[j]
     return True
 
 
