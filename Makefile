@@ -17,7 +17,8 @@ ROUTE ?= $(if $(PY312),wheel,debian)
 WHEEL_VENV ?= .venv
 DEBIAN_VENV ?= .venv-debian
 APT_PKGS := python3-dolfinx-real python3-slepc4py-real python3-gmsh python3-dolfinx-mpc \
-            python3-pytest python3-pytest-xdist python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-venv openmpi-bin
+            python3-pytest python3-pytest-xdist python3-scipy python3-tqdm python3-matplotlib python3-h5py python3-venv openmpi-bin \
+            python3-numba
 
 ifeq ($(ROUTE),wheel)
 VENV := $(WHEEL_VENV)
@@ -47,7 +48,7 @@ $(WHEEL_VENV)/.installed: pyproject.toml scripts/mpi_first.py
 	@[ -n "$(PY312)" ] || { echo "no Python >= 3.12 found (PATH or pyenv): use ROUTE=debian"; exit 1; }
 	@[ -x $(WHEEL_VENV)/bin/python ] || { echo "Creating $(WHEEL_VENV) with $(PY312) and DOLFINx 0.11 from PyPI (about a minute)"; \
 	  $(PY312) -m venv $(WHEEL_VENV); }
-	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot]" --config-settings editable_mode=compat 2>&1 | grep -v "^WARNING: Location" || true
+	$(WHEEL_VENV)/bin/pip install -q -e ".[wheel,test,mesh,plot,fast]" --config-settings editable_mode=compat 2>&1 | grep -v "^WARNING: Location" || true
 	@site=$$($(WHEEL_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))") && \
 	  cp scripts/mpi_first.py $$site/_dolfinx_mbs_mpi_first.py && \
 	  echo "import _dolfinx_mbs_mpi_first" > $$site/_dolfinx_mbs_mpi_first.pth
@@ -57,7 +58,7 @@ $(WHEEL_VENV)/.installed: pyproject.toml scripts/mpi_first.py
 
 # --- route "debian": DOLFINx 0.5.2 from Debian 12, a venv that sees the system packages
 $(DEBIAN_VENV)/.system-ok:
-	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, xdist, scipy, h5py" 2>/dev/null; then \
+	@if ! /usr/bin/python3 -c "import dolfinx, slepc4py, gmsh, pytest, xdist, scipy, h5py, numba" 2>/dev/null; then \
 	  echo "Installing FEniCSx from Debian (one minute)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $(APT_PKGS); \

@@ -1389,7 +1389,10 @@ NBW = 29
 @jit
 def _body_offsets(g: int, nz: int, nb: int, out: np.ndarray) -> None:
     """The offsets in :func:`_body_loops`' work space of its temporaries (``out``, NBW + 1:
-    the last the size) for a body of dimension g, nz fields' coefficients and nb modes."""
+    the last the size) for a body of dimension g, nz fields' coefficients and nb modes, in
+    the order (k: out[k] .. out[k + 1]) ab, B, Pb, Sw, Wk, w, e, Kq, Sf, C, SW, Mom, then the
+    nonlinear strain's qq, Hq, Cq (12-14), then the Jacobian's PW, dSq, dSv, xP, dMq, dMv,
+    GE, GM, dW1, dW2, dW3, dWk, Gel, GF (15-28)."""
     gg = g * g
     sizes = (3, 3 * nz, 3 * gg * nz, 9, 9, 3 * gg, nz, nb * nb, 3, 3 * gg, 9 * gg, 3,
              nb * (nb + 1) // 2, nb * nb, nb * nb, 2 * nz * nb, 3 * nb, 3 * nb, gg * nz,
