@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Iterable, Tuple, cast
+from typing import TYPE_CHECKING, Any, Iterable, Tuple, cast
 
 import dolfinx
 import dolfinx.fem
@@ -41,6 +41,9 @@ __all__ = [
     "vtx_writer",
     "create_vector",
     "form",
+    "expression",
+    "eval_expression",
+    "EXPRESSIONS_KEPT",
     "gmsh_model_to_mesh",
     "mpiexec_command",
     "alpha2_restart_step",
@@ -259,6 +262,88 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
                       extract.extract_constants(a)))
     domains = {fem.IntegralType.__members__[t]: [] for t in data}
     return fem.create_form(compiled, spaces, msh, domains, coeffs, consts)
+
+
+#: compiled expressions of this process by FFCx's signature (:func:`expression`)
+_EXPRESSIONS: dict = {}
+
+
+def _expression_creator() -> Any:
+    """DOLFINx's C++ expression constructor where ``fem.Expression`` wraps it with entity maps
+    and evaluates on (mesh, entities) (0.10 and later), else None."""
+    create = getattr(dolfinx.cpp.fem, "create_expression_float64", None)
+    params = inspect.signature(dolfinx.fem.Expression.__init__).parameters
+    if create is None or "entity_maps" not in params \
+            or "mesh" not in inspect.signature(dolfinx.fem.Expression.eval).parameters:
+        return None
+    return create
+
+
+#: True where :func:`expression` reuses compiled code (a fresh model's expression costs its
+#: UFL signature, not FFCx's cache lookup of ~10 ms)
+EXPRESSIONS_KEPT = _expression_creator() is not None
+
+
+def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm
+               ) -> "dolfinx.fem.Expression":
+    """``fem.Expression(e, X)`` (float64), the compiled code looked up in this process first
+    where :data:`EXPRESSIONS_KEPT` (FFCx's own lookup lists its cache directory each time, as
+    for :func:`form`); elsewhere ``fem.Expression``. Collective.
+
+    Args:
+        e: the UFL expression (at most one argument).
+        X: the points on the reference cell (points x tdim).
+        comm: the communicator of the mesh.
+
+    Returns:
+        The expression, evaluated with :func:`eval_expression`.
+    """
+    fem = dolfinx.fem
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    create = _expression_creator()
+    if create is None:
+        return fem.Expression(e, X)
+    from ffcx.naming import compute_signature
+    from ufl.algorithms import analysis
+    key = compute_signature([(e, X)], "float64")
+    hit = _EXPRESSIONS.get(key)
+    if not comm.allreduce(hit is not None, op=MPI.LAND):  # compiled on every rank or none
+        ufcx, module, code = dolfinx.jit.ffcx_jit(
+            comm, (e, X), form_compiler_options={"scalar_type": np.float64})
+        hit = _EXPRESSIONS[key] = (ufcx, module, code)
+    ufcx, module, code = cast(tuple, hit)
+    original = analysis.extract_coefficients(e)
+    coeffs = [original[ufcx.original_coefficient_positions[i]]._cpp_object
+              for i in range(ufcx.num_coefficients)]
+    consts = [c._cpp_object for c in analysis.extract_constants(e)]
+    args = analysis.extract_arguments(e)
+    space = args[0].ufl_function_space()._cpp_object if args else None
+    ex = fem.Expression.__new__(fem.Expression)
+    ex._ufcx_expression, ex._code, ex._ufl_expression = ufcx, code, e
+    ex._argument_space = space
+    ex._cpp_object = create(module.ffi.cast("uintptr_t", module.ffi.addressof(ufcx)),
+                            coeffs, consts, [], space)
+    return ex
+
+
+def eval_expression(ex: "dolfinx.fem.Expression", mesh: Mesh, cells: np.ndarray) -> np.ndarray:
+    """An expression's values on ``cells`` (0.9 and later: ``eval(mesh, cells)``; 0.5:
+    ``eval(cells)``), as (cells, the rest flattened).
+
+    Args:
+        ex: the expression (:func:`expression`).
+        mesh: its mesh.
+        cells: local cell indices.
+
+    Returns:
+        The values.
+    """
+    cells = np.asarray(cells, dtype=np.int32)
+    if "mesh" in inspect.signature(ex.eval).parameters:
+        out = ex.eval(mesh, cells)
+    else:  # pragma: no cover - DOLFINx 0.5
+        out = ex.eval(cells)
+    return np.asarray(out).reshape(len(cells), -1)
 
 
 def petsc_vec(u: dolfinx.fem.Function) -> PETSc.Vec:

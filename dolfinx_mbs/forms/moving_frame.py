@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = [
+    "svk_point_terms",
+    "VOIGT",
     "small_rotation",
     "frame_coupling",
     "FrameCoupling",
@@ -522,6 +524,39 @@ def svk_remainder_energy(material: Material, u: Expr, dx: ufl.Measure = ufl.dx) 
     eps = strain(u)
     return 0.5 * material.thickness * (ufl.inner(material.stress(E), E)
                                        - ufl.inner(material.stress(eps), eps)) * dx
+
+
+#: the symmetric tensors' components in Voigt order (gdim 2, 3): a symmetric X is the sum of
+#: X_ab over these (a, b) times the unit tensor with ones at (a, b) and (b, a)
+VOIGT = {2: ((0, 0), (1, 1), (0, 1)), 3: ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))}
+
+
+def svk_point_terms(material: Material, v: Expr) -> Expr:
+    """What the St Venant-Kirchhoff remainder (:func:`svk_remainder_energy`) is summed from at
+    a point, for a law linear in the strain: the displacement gradient G = grad v and the
+    integrand's scale (the cell's Jacobian determinant, the thickness) times the law's stress
+    of the small strain, t |J| S(sym grad v). With u = sum_i q_i phi_i, E = eps + Q (eps =
+    sym grad u, Q = 1/2 G^T G) and S linear and symmetric (eps : S(Q) = Q : S(eps)) the
+    remainder's density is t (eps : S(Q) + 1/2 Q : S(Q)): cubic and quartic in q, its
+    coefficients sums over the points of products of the modes' G with the law's matrix, which
+    the second set of terms gives (S of every small strain at the point). Evaluated at a
+    rule's points (``dolfinx.fem.Expression``) by
+    :func:`~dolfinx_mbs.systems.coupled_dense.nonlinear_tensors`.
+
+    Args:
+        material: the elastic law (linear in the strain).
+        v: a test or trial function of the body's vector space.
+
+    Returns:
+        The vector (gdim^2 components of G row by row, then the Voigt components
+        (:data:`VOIGT`) of t |J| S(sym grad v)).
+    """
+    d = _gdim(v)
+    G = ufl.grad(v)
+    scale = material.thickness * abs(ufl.JacobianDeterminant(v.ufl_function_space().mesh))
+    S = scale * material.stress(strain(v))
+    return ufl.as_vector([G[a, b] for a in range(d) for b in range(d)]
+                         + [S[a, b] for a, b in VOIGT[d]])
 
 
 def momentum_coupling(rho: Expr | float, omega: Expr | ArrayLike, u: Expr, v: Expr,

@@ -262,6 +262,54 @@ def test_nonlinear_tensors_against_the_assembled_terms():
     x.destroy()
 
 
+def _tet_block():
+    """A P2 tetrahedral block with an orthotropic law in turned axes and nonlinear strain on a
+    hinge, clamped at one end, reduced to 3 modes and the derivatives of 2."""
+    hub = mbs.frames.Hinge(axis=(0, 0, 1), name="hub")
+    msh = dmesh.create_box(COMM, [np.array([0.0, -0.1, -0.05]), np.array([1.0, 0.1, 0.05])],
+                           [4, 1, 1], dmesh.CellType.tetrahedron)
+    mat = mbs.materials.Orthotropic(E=(2e7, 1e7, 5e6), nu=(0.3, 0.25, 0.2),
+                                    G=(4e6, 3e6, 2e6), density=1000.0,
+                                    axes=mbs.frames.rotation_about((1, 1, 0), 0.5))
+    body = mbs.Body(msh, mat, hub, degree=2, stiffening="nonlinear", name="block")
+    model = mbs.Model([body])
+    model.attach(body, lambda x: x[0] < 1e-8)
+    model.reduce(body, modes=3, derivatives=2)
+    return model
+
+
+@pytest.mark.parametrize("case", ["quadrilateral Q2", "tetrahedron P2 orthotropic"])
+def test_point_tensors_against_the_polarized(case):
+    """The nonlinear strain's tensors summed at the rule's points (``point_tensors``: the
+    strain's terms evaluated once at the nonlinear forms' quadrature points, the law fitted
+    at each) against the polarization of the assembled tangent (``polarized_tensors``, a
+    second formulation): on the strip of quadrilaterals (a rule of degree 3 p, exact for none
+    of the integrands: the same rule as FFCx's gives the same numbers) and an orthotropic
+    P2 block of tetrahedra (a law with all its couplings, the rule exact)."""
+    from dolfinx_mbs import compat
+    from dolfinx_mbs.systems import coupled_dense
+    if not compat.EXPRESSIONS_KEPT:
+        pytest.skip("the point route is this DOLFINx's polarization")
+    if case.startswith("quad"):
+        model, _ = _hub_beam(stiffening="nonlinear", method="craig-bampton")
+    else:
+        model = _tet_block()
+    system = model.coupled_system()
+    dense = DenseCoupled(system)
+    T = dense._T_local
+    (cols,) = dense._columns(T)
+    p = system.parts[0]
+    H, C = dense.inv[0].H, dense.inv[0].C
+    H0, C0 = coupled_dense.polarized_tensors(system, p, T[:, cols])
+    assert H.shape == H0.shape and C.shape == C0.shape
+    eH = np.abs(H - H0).max() / np.abs(H0).max()
+    eC = np.abs(C - C0).max() / np.abs(C0).max()
+    assert eH < 1e-11 and eC < 1e-11, (eH, eC)
+    # direct as the dense path asks: the same arrays
+    H1, C1 = coupled_dense.point_tensors(p.body, T[p.slice, cols], COMM)
+    assert np.array_equal(H1, H) and np.array_equal(C1, C)
+
+
 def test_dense_solves_of_a_matrix_and_its_transpose(backend):
     """The kernels' factors solve A x = b and A^T x = b (the Maggi stages' multipliers use
     the transposed solve of B_d's factors): against NumPy, with pivoting (a zero leading
