@@ -18,9 +18,10 @@ to the body's loads at given times is added (residual flexibility), made M-ortho
 modes. With ``derivatives`` (bodies with ``stiffening="nonlinear"``) the static modal
 derivatives of the lowest modes are added: theta_ij = d^2 u / dq_i dq_j of the static
 response, K theta_ij = -L(phi_i) phi_j, L(a) the part of the nonlinear tangent linear in the
-displacement a (L(a) = (K_N(a) - K_N(-a)) / 2 exactly, the tangent's excess being quadratic in
-a); they hold the second-order fields a linear basis lacks (the axial shortening that a bent
-beam's ends or interior take up), without which the reduced nonlinear body is too stiff.
+displacement a (L(a) a = f_N(a) + f_N(-a) exactly, f_N the internal force's excess, quadratic
+plus cubic in a); they hold the second-order fields a linear basis lacks (the axial shortening
+that a bent beam's ends or interior take up), without which the reduced nonlinear body is too
+stiff.
 :mod:`dolfinx_mbs.reduction.basis_reducer` composes the shapes with the Maggi reducer.
 """
 
@@ -45,6 +46,9 @@ __all__ = ["METHODS", "ReducedBody", "body_shapes"]
 
 #: the reduction methods of ``Model.reduce`` (``method=``)
 METHODS = ("craig-bampton", "modal")
+#: the share of the eigenproblem's scale (|K|_inf / |M|_inf) above which the lowest eigenvalue
+#: of a reduced body's interior proves its stiffness regular (``ReducedBody.held``)
+HELD = 1e-10
 
 
 class ReducedBody:
@@ -67,6 +71,9 @@ class ReducedBody:
         frequencies: the kept modes' frequencies at the reference state (rad/s).
         n_coordinates: the body's coordinates (interface dofs + modes + residual shapes).
         n_interface: its interface dofs (Craig-Bampton).
+        held: its shapes hold no rigid motion relative to its frame, proven by the reduction
+            (no interface dofs, the interior's stiffness regular: its lowest eigenvalue above
+            :data:`HELD` of the problem's scale); False where not proven (the model checks).
     """
 
     def __init__(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
@@ -111,6 +118,7 @@ class ReducedBody:
                           "derivatives=k (the lowest k modes' static modal derivatives)",
                           stacklevel=3)
         self.frequencies: np.ndarray | None = None
+        self.held = False
         self.n_coordinates: int | None = None
         self.n_interface: int | None = None
 
@@ -120,9 +128,10 @@ class ReducedBody:
 
 
 def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int,
-                  cutoff: float | None) -> Tuple[np.ndarray, List[PETSc.Vec]]:
+                  cutoff: float | None) -> Tuple[np.ndarray, List[PETSc.Vec], float]:
     """The lowest eigenpairs of K x = w^2 M x (shift-and-invert below zero: rigid-body modes
-    and the elastic ones in ascending order); with ``cutoff`` all below it."""
+    and the elastic ones in ascending order); with ``cutoff`` all below it; and the problem's
+    scale |K|_inf / |M|_inf (an eigenvalue's size)."""
     n_free = K.getSize()[0]
     scale = K.norm(PETSc.NormType.NORM_INFINITY) / max(M.norm(PETSc.NormType.NORM_INFINITY),
                                                          1e-300)
@@ -163,7 +172,7 @@ def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int,
         Mx.destroy()
         eps.destroy()
         w = np.sign(lam[order]) * np.sqrt(np.abs(lam[order]))
-        return w, vecs
+        return w, vecs, scale
 
 
 def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
@@ -217,8 +226,15 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
         if start <= j < stop:
             col[j - start] = 1.0
         cols.append(col)
-    w, vecs = _eigenvectors(Kii, Mii, reduced.modes or 1, reduced.cutoff)
+    w, vecs, scale = _eigenvectors(Kii, Mii, reduced.modes or 1, reduced.cutoff)
     reduced.frequencies = w
+    # no interface and K_ii's lowest eigenvalue clear of zero (a singular K_ii's is round-off,
+    # below 1e-14 of the scale): every shape vanishes where the body is held and K_ii, which no
+    # rigid motion zero there escapes, is regular; prestress (a geometric stiffness that can
+    # hold a free body) left to the model's check
+    reduced.held = bool(interface.size == 0 and not assembly.bodies[ib].prestress_fields
+                        and assembly.bodies[ib].stiffening != "prestress"
+                        and w[0] > 0.0 and w[0] ** 2 > HELD * scale)
     for v in vecs:
         col = np.zeros(n)
         col[free] = v.getArray(readonly=True)
@@ -258,33 +274,43 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
                  ksp: PETSc.KSP, rhs: PETSc.Vec) -> List[PETSc.Vec]:
     """The static modal derivatives theta_ij (i <= j) of body ``ib``'s ``modes`` (interior
     vectors on the dofs ``free``): K_ii theta_ij = -L(phi_i) phi_j (module docstring), with
-    ``ksp`` the interior's factored stiffness. The body's nonlinear state is left as found."""
+    ``ksp`` the interior's factored stiffness. L(a) b is found from the assembled force's
+    excess f_n (its even part is 1/2 L(u) u, exactly: f_n is quadratic plus cubic in u):
+    L(a) a = f_n(a) + f_n(-a), and for i < j L(a) b = 1/2 (L(a + b)(a + b) - L(a) a - L(b) b)
+    (L symmetric: the tangent of a potential's force): k (k + 1) vector assemblies for k
+    modes. The body's nonlinear state is left as found."""
     if not modes:
         return []
     space = assembly.space
     rows = free + space.offsets[ib]
-    u, y = space.create_vec(), space.create_vec()
+    u = space.create_vec()
     full = []
     for v in modes:   # the modes as full displacements
-        f = space.create_vec()
-        f.zeroEntries()
-        f.array[rows] = v.getArray(readonly=True)
+        f = np.zeros(u.getLocalSize())
+        f[rows] = v.getArray(readonly=True)
         full.append(f)
-    prod = np.zeros((len(modes), len(modes), len(free)))   # L(phi_i) phi_j, interior rows
+
+    def even(a: np.ndarray) -> np.ndarray:
+        """L(a) a on the interior rows."""
+        out = np.zeros(len(rows))
+        for sign in (1.0, -1.0):
+            u.array[:] = sign * a
+            N = assembly.nonlinear_terms(u, force=True, tangent=False)[0]
+            assert N is not None  # (force asked)
+            out += N.getArray(readonly=True)[rows]
+        return out
+    k = len(modes)
+    prod = {}   # L(phi_i) phi_j, interior rows
     with assembly.nonlinear_state_kept():
-        for i, fi in enumerate(full):
-            for sign in (1.0, -1.0):
-                u.array[:] = sign * fi.getArray(readonly=True)
-                KN = assembly.nonlinear_terms(u, force=False, tangent=True)[1]
-                assert KN is not None  # (tangent asked)
-                for j in range(i, len(modes)):
-                    KN.mult(full[j], y)
-                    prod[i, j] += 0.5 * sign * y.getArray(readonly=True)[rows]
-    for obj in [u, y] + full:
-        obj.destroy()
+        for i in range(k):
+            prod[i, i] = even(full[i])
+        for i in range(k):
+            for j in range(i + 1, k):
+                prod[i, j] = 0.5 * (even(full[i] + full[j]) - prod[i, i] - prod[j, j])
+    u.destroy()
     out = []
-    for i in range(len(modes)):
-        for j in range(i, len(modes)):
+    for i in range(k):
+        for j in range(i, k):
             rhs.array[:] = -prod[i, j]
             x = rhs.duplicate()
             ksp.solve(rhs, x)

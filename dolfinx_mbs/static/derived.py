@@ -399,9 +399,11 @@ class DerivedState:
         return system
 
     def _check_reference(self, base: SecondOrderSystem) -> None:
-        """Each body on a computed frame is held against the frame's rigid motion."""
+        """Each body on a computed frame is held against the frame's rigid motion (a reduced
+        body whose reduction proved it, ``ReducedBody.held``, not checked again)."""
         on = {ib: b.frame for ib, b in enumerate(self.bodies)
-              if isinstance(b.frame, ComputedFrame)}
+              if isinstance(b.frame, ComputedFrame)
+              and not (ib in self.reduced and self.reduced[ib].held)}
         if not on:
             return
         rigid = rigid_subspace(base, 0.0)

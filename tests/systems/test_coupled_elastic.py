@@ -334,6 +334,30 @@ def test_replay_to_1e4():
 
 # --- bad models ---------------------------------------------------------------------------------
 
+def test_reduced_bodies_held_or_checked():
+    """A reduced body's reduction proves it held against its frame's rigid motion (no
+    interface, its interior's lowest eigenvalue clear of zero: ``ReducedBody.held``) or leaves
+    it to the model's check: a free strip reduced to modes is refused as the full one is
+    (its lowest modes the rigid ones), pinned at one node too (a rotation left); clamped along
+    an edge it is held and runs."""
+    for where in (None, "corner"):
+        body = _strip(mbs.frames.Hinge(name="hub"))
+        model = mbs.Model([body])
+        if where:
+            model.attach(body, lambda x: np.isclose(x[0], 0.0) & np.isclose(x[1], 0.0),
+                         name="at the corner")
+        red = model.reduce(body, modes=4, method="modal")
+        with pytest.raises(ValueError, match="rigid motion|no reference condition"):
+            model.integrate(t_end=0.02, dt=0.01, progress=False)
+        assert red.held is False and abs(red.frequencies[0]) < 1e-3 * red.frequencies[-1]
+    body = _strip(mbs.frames.Hinge(name="hub"))
+    model = mbs.Model([body])
+    model.attach(body, lambda x: x[0] < 1e-8)
+    red = model.reduce(body, modes=4, method="craig-bampton")
+    assert model.integrate(t_end=0.02, dt=0.01, progress=False).steps == 2
+    assert red.held is True and red.n_interface == 0
+
+
 def test_bad_models():
     hub = mbs.frames.Hinge(name="hub")
     body = _strip(hub)
