@@ -719,6 +719,9 @@ class JointTables:
     def __init__(self, dj: DenseJoints) -> None:
         js = dj.js
         self.dj = dj
+        #: the last :meth:`at_times` (times, fixed, presc): a run's outputs ask for its steps'
+        #: times again (the tables are a run's: the user's functions called once a time)
+        self._last: Tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         els = [b for b in js.blocks]
         self.ei = np.full((len(els), EI), -1, dtype=np.int64)
         self.ef = np.zeros((len(els), EF))
@@ -806,7 +809,8 @@ class JointTables:
 
     def at_times(self, times: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """:meth:`at` at each of ``times``, stacked (one row where the same at all: the
-        ground's slot alone, no motor); the motors' functions under one collective guard each.
+        ground's slot alone, no motor); the motors' functions under one collective guard each,
+        the last call's arrays again for the same times (read them, do not change them).
 
         Args:
             times: the times (s).
@@ -814,6 +818,10 @@ class JointTables:
         Returns:
             (fixed, presc): (len(times) or 1, slots, 18), (len(times) or 1, motors, 2).
         """
+        last = self._last
+        if last is not None and last[0].shape == np.shape(times) \
+                and np.array_equal(last[0], times):
+            return last[1], last[2]
         S = len(times)
         nfix = len(self.fixed_frames)
         fixed = np.zeros((S if nfix > 1 else 1, nfix, 18))
@@ -826,6 +834,7 @@ class JointTables:
         presc = np.zeros((S if self.motors else 1, len(self.motors), 2))
         for k, m in enumerate(self.motors):
             presc[:, k] = self.dj.js.prescribed_at(m, times)
+        self._last = (np.array(times, dtype=float), fixed, presc)
         return fixed, presc
 
 
