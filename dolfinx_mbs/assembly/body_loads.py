@@ -98,22 +98,27 @@ class BodyLoads:
                  user_load: fem.Form | None = None) -> None:
         self.body = body
         ext = body.external_load_form(varying=False)
-        # [form, vector, key of the last assembly]
+        # [form, vector, key of the last assembly]; with unit loads gravity is their
+        # combination (no form of its own)
         self._parts = {
-            "gravity": [compat.form(body.gravity_form()), None, None],
             "external": [compat.form(ext) if ext is not None else None, None, None],
         }
         if user_load is not None:
             self._parts["user"] = [user_load, None, None]
         self._frame = None
         if basis is None:
+            self._parts["gravity"] = [compat.form(body.gravity_form()), None, None]
             self._parts["frame"] = [compat.form(body.frame_load_form()), None, None]
         for part in self._parts.values():
             if part[0] is not None:
                 part[1] = compat.create_vector(part[0])
-        self.Q = self._parts["gravity"][1].duplicate()
         if basis is not None:
             self._frame = self._unit_loads(basis)
+            self.Q = self._frame.accel[0].duplicate()
+        else:
+            gravity = self._parts["gravity"][1]
+            assert gravity is not None  # (made above)
+            self.Q = gravity.duplicate()
         self._varying = self._unit_varying()
         self._applied: PETSc.Vec | None = None
         self._momentum: Dict[str, PETSc.Vec] = {}
@@ -135,13 +140,13 @@ class BodyLoads:
         spin = []
         for coeff, E in basis:
             body.W_load.value = E
-            spin.append((coeff, assembled(self.Q.duplicate(), fc)))
+            spin.append((coeff, assembled(compat.create_vector(fc), fc)))
         accel = []
         for k in range(body.gdim):
             e = np.zeros(3)
             e[k] = 1.0
             body.g_unit.value = e
-            accel.append(assembled(self.Q.duplicate(), fg))
+            accel.append(assembled(compat.create_vector(fg), fg))
         body.W_load.value = np.zeros((3, 3))
         body.g_unit.value = np.zeros(3)
         return UnitLoads(spin=spin, accel=accel)
@@ -207,12 +212,17 @@ class BodyLoads:
 
     def _applied_parts(self, alphas: list, vecs: list, user: bool = True,
                        gravity: bool = True) -> None:
-        """Append gravity (unless ``gravity`` is False), the body forces and tractions (the
-        varying ones as combinations of their unit vectors with the values their constants
-        hold) and the user's load (with ``user``, assembled anew: it has an update, so every
-        state is new; else as last assembled)."""
+        """Append gravity (unless ``gravity`` is False; with unit loads their combination), the
+        body forces and tractions (the varying ones as combinations of their unit vectors with
+        the values their constants hold) and the user's load (with ``user``, assembled anew:
+        it has an update, so every state is new; else as last assembled)."""
         last_user = self._parts["user"][2] if "user" in self._parts else None
-        parts = (("gravity", self._gravity_key()),) if gravity else ()
+        parts = (("gravity", self._gravity_key()),) if gravity and self._frame is None else ()
+        if gravity and self._frame is not None:   # rho g_loc . v: the unit loads, no form
+            for gk, b in zip(self.body.gravity_local.value, self._frame.accel):
+                if gk != 0.0:
+                    alphas.append(float(gk))
+                    vecs.append(b)
         for name, key in parts + (("external", "constant"),
                                   ("user", object() if user else last_user)):
             vec = self._part(name, key)
@@ -290,12 +300,7 @@ class BodyLoads:
         applied = self._applied
         applied.zeroEntries()
         alphas, vecs = [], []
-        self._applied_parts(alphas, vecs, user=True, gravity=self._frame is None)
-        if self._frame is not None:  # gravity as rho g_loc . v: the unit loads, no assembly
-            for gk, b in zip(self.body.gravity_local.value, self._frame.accel):
-                if gk != 0.0:
-                    alphas.append(float(gk))
-                    vecs.append(b)
+        self._applied_parts(alphas, vecs, user=True)
         if vecs:
             applied.maxpy(alphas, vecs)
         self.body.add_point_loads(applied, state)
@@ -356,6 +361,7 @@ class BodyLoads:
         applied.zeroEntries()
         alphas, vecs = [], []
         self._applied_parts(alphas, vecs, user=False)  # the user's load as update() made it
-        applied.maxpy(alphas, vecs)
+        if vecs:
+            applied.maxpy(alphas, vecs)
         self.body.add_point_loads(applied, s)
         return HamiltonVectors(applied=applied, **out)

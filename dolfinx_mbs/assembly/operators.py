@@ -282,16 +282,23 @@ class BodyOperators(ReleasableMatrices):
         return b, A
 
     def _nl_objects(self) -> dict:
-        """The nonlinear strain's UFL forms, compiled forms and objects (made as needed)."""
+        """The nonlinear strain's UFL forms, compiled forms and objects (each made on its
+        first use)."""
         if self._nl is None:
-            self._nl = {"ufl": self.body.nonlinear_forms(), "forms": {}}
+            self._nl = {"ufl": {}, "forms": {}}
         return self._nl
 
     def _nl_form(self, key: str) -> fem.Form:
-        """The nonlinear strain's form ``key`` (force, tangent, energy), compiled once."""
+        """The nonlinear strain's form ``key`` (force, tangent, energy), made and compiled
+        once (the tangent from the force's UFL form)."""
         nl = self._nl_objects()
         if key not in nl["forms"]:
-            nl["forms"][key] = compat.form(nl["ufl"][key])
+            made = nl["ufl"]
+            if key == "tangent" and "force" not in made:
+                made["force"] = self.body.nonlinear_form("force")
+            if key not in made:
+                made[key] = self.body.nonlinear_form(key, made.get("force"))
+            nl["forms"][key] = compat.form(made[key])
         return nl["forms"][key]
 
     def nonlinear_energy(self) -> float:

@@ -327,14 +327,36 @@ class Body:
         """With nonlinear stiffening, the forms at ``u_state``: ``force`` (the internal force's
         excess over K u), ``tangent`` (its derivative: the tangent stiffness's excess over K)
         and ``energy`` (the strain energy's excess over 1/2 u.K u)."""
+        force = self.nonlinear_form("force")
+        return NonlinearForms(force=force, tangent=self.nonlinear_form("tangent", force),
+                              energy=self.nonlinear_form("energy"))
+
+    def nonlinear_form(self, key: str, force: ufl.Form | None = None) -> ufl.Form:
+        """One of :meth:`nonlinear_forms` built alone (UFL's forms cost their making: a
+        caller that compiles one form needs not the others).
+
+        Args:
+            key: ``"force"``, ``"tangent"`` or ``"energy"``.
+            force: the force form already made, whose derivative the tangent is (None: made).
+
+        Returns:
+            The UFL form.
+
+        Raises:
+            ValueError: the body has no nonlinear stiffening, or ``key`` is none of those.
+        """
         if self.u_state is None:
             raise ValueError(f"body {self.name!r} has no nonlinear stiffening")
-        u, v = self.trial_test()
+        if key not in ("force", "tangent", "energy"):
+            raise ValueError(f"key must be 'force', 'tangent' or 'energy', got {key!r}")
         dx = ufl.Measure("dx", domain=self.mesh,
                          metadata={"quadrature_degree": self.nonlinear_degree()})
-        n = F.svk_remainder(self.material, self.u_state, v, dx)
-        return NonlinearForms(force=n, tangent=ufl.derivative(n, self.u_state, u),
-                              energy=F.svk_remainder_energy(self.material, self.u_state, dx))
+        if key == "energy":
+            return F.svk_remainder_energy(self.material, self.u_state, dx)
+        u, v = self.trial_test()
+        if force is None:
+            force = F.svk_remainder(self.material, self.u_state, v, dx)
+        return force if key == "force" else ufl.derivative(force, self.u_state, u)
 
     def nonlinear_degree(self) -> int:
         """The quadrature degree of :meth:`nonlinear_forms`. On affine simplices (straight
