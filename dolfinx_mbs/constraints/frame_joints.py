@@ -838,6 +838,40 @@ class Motor:
                              "expected finite values")
         return a, r
 
+    def prescribed_many(self, times: np.ndarray) -> np.ndarray | None:
+        """:meth:`prescribed` at each of ``times`` in one call of the user's function with the
+        array of times (a function of NumPy operations: the same arithmetic as at each time),
+        as (len(times), 2) (NaN angles for a speed motor); None where the function does not
+        take an array, gives another shape or a value that is not finite (then
+        :meth:`prescribed` at each time says which).
+
+        Args:
+            times: the times (s).
+
+        Returns:
+            The values, or None.
+        """
+        t = np.asarray(times, dtype=float)
+        out = np.empty((t.size, 2))
+        try:
+            with np.errstate(all="ignore"):
+                if self.angle is not None:
+                    h = 1e-6 * np.maximum(1.0, np.abs(t))
+                    a = np.asarray(self.angle(t), dtype=float)
+                    r = (np.asarray(self.angle(t + h), dtype=float)
+                         - np.asarray(self.angle(t - h), dtype=float)) / (2 * h)
+                else:
+                    assert self.speed is not None  # (a driven motor: angle or speed)
+                    a = np.full(t.shape, math.nan)
+                    r = np.asarray(self.speed(t), dtype=float)
+        except Exception:
+            return None
+        if a.shape != t.shape or r.shape != t.shape or not np.isfinite(r).all() \
+                or (self.angle is not None and not np.isfinite(a).all()):
+            return None
+        out[:, 0], out[:, 1] = a, r
+        return out
+
     def row(self, driven: Tuple[float, float, SpeedCoefficients],
             prescribed: Tuple[float | None, float]) -> Tuple[float, float, SpeedCoefficients]:
         """A driven motor's row: angle (position) or speed (velocity), relative to what it

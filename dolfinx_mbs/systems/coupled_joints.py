@@ -510,7 +510,8 @@ class JointSet:
 
     def prescribed_at(self, m: Motor, times: Sequence[float] | np.ndarray) -> np.ndarray:
         """:meth:`prescribed` at each of ``times``, under one collective guard (a batch of
-        states' outputs: not kept).
+        states' outputs: not kept): the motor's function called once with the array of times
+        where it takes one (``Motor.prescribed_many``), else at each time.
 
         Args:
             m: the driven motor.
@@ -522,6 +523,9 @@ class JointSet:
         out = np.empty((len(times), 2))
         t = math.nan
         with checks.collective(self.system.comm, f"motor {m.name!r}") as guard:
+            many = m.prescribed_many(np.asarray(times, dtype=float))
+            if many is not None:   # the function took the array of times
+                return many
             try:   # (Python floats, the time named only on a failure: a 3x faster loop)
                 for k, t in enumerate(np.asarray(times, dtype=float).tolist()):
                     a, r = m.prescribed(t)

@@ -256,3 +256,23 @@ def test_prismatic_joint_in_3d():
     h2 = r2.frames["block"]
     assert np.abs(h2.R - R0).max() < 1e-10
     assert np.abs((h2.r_O - p0) @ e - s).max() < 1e-10 * abs(s_eq)
+
+
+def test_a_motor_function_called_with_the_array_of_times():
+    """``Motor.prescribed_many``: a function of NumPy operations called once with the array
+    of times gives each time's angle and rate as ``prescribed`` does, to the bit; a function
+    of Python's math, one that gives one number for all and one that gives a value that is not
+    finite leave it to ``prescribed`` at each time (None)."""
+    from dolfinx_mbs.constraints.frame_joints import Motor
+    hub = mbs.frames.Hinge(name="hub")
+    t = np.linspace(0.0, 0.7, 23)
+    for fn, kind in ((lambda s: 3.0 * s + 0.2 * np.sin(5.0 * s), "angle"),
+                     (lambda s: 1.0 + s * s, "speed")):
+        m = Motor(hub, **{kind: fn}, name="m")
+        many = m.prescribed_many(t)
+        each = np.array([[math.nan if a is None else a, r]
+                         for a, r in (m.prescribed(s) for s in t)])
+        assert many is not None
+        np.testing.assert_array_equal(many, each)
+    for fn in (lambda s: math.sin(s), lambda s: 1.0, lambda s: np.log(s - 0.3)):
+        assert Motor(hub, angle=fn, name="m").prescribed_many(t) is None
