@@ -219,20 +219,22 @@ def given_options(prefix: str, options: Mapping[str, object] | None = None,
     return FrozenMapping(given)
 
 
-def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU) -> None:
+def direct_lu(ksp: PETSc.KSP, factorization: str = PETSc.PC.Type.LU,
+              solver: str = "mumps") -> None:
     """Make ``ksp`` a direct solve: LU factorization (or ``factorization``, e.g. Cholesky), by
     MUMPS where PETSc has it (the package's one default solver; the options database may
-    change it).
+    change it), or by ``solver``.
 
     Args:
         ksp: the KSP.
         factorization: the factorization (``PETSc.PC.Type``).
+        solver: the factorization's package (``"mumps"``; ``"petsc"``: PETSc's own, serial).
     """
     ksp.setType(PETSc.KSP.Type.PREONLY)
     pc = ksp.getPC()
     pc.setType(factorization)
     try:
-        pc.setFactorSolverType("mumps")
+        pc.setFactorSolverType(solver)
     except PETSc.Error:  # pragma: no cover
         pass
 
