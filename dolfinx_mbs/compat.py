@@ -284,7 +284,7 @@ def _expression_creator() -> Any:
 EXPRESSIONS_KEPT = _expression_creator() is not None
 
 
-def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm
+def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm, key: str | None = None
                ) -> "dolfinx.fem.Expression":
     """``fem.Expression(e, X)`` (float64), the compiled code looked up in this process first
     where :data:`EXPRESSIONS_KEPT` (FFCx's own lookup lists its cache directory each time, as
@@ -294,6 +294,9 @@ def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm
         e: the UFL expression (at most one argument).
         X: the points on the reference cell (points x tdim).
         comm: the communicator of the mesh.
+        key: a string that fixes ``e``'s code (with ``X``) where the caller knows one that
+            costs less than UFL's signature of ``e`` (the same on every rank); None: that
+            signature.
 
     Returns:
         The expression, evaluated with :func:`eval_expression`.
@@ -305,7 +308,8 @@ def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm
         return fem.Expression(e, X)
     from ffcx.naming import compute_signature
     from ufl.algorithms import analysis
-    key = compute_signature([(e, X)], "float64")
+    key = compute_signature([(e, X)], "float64") if key is None else \
+        "given:" + key + ":" + X.tobytes().hex()
     hit = _EXPRESSIONS.get(key)
     if not comm.allreduce(hit is not None, op=MPI.LAND):  # compiled on every rank or none
         ufcx, module, code = dolfinx.jit.ffcx_jit(

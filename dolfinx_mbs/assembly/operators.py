@@ -105,7 +105,10 @@ class BodyOperators(ReleasableMatrices):
         self.strategy = strategy
         body.assembled = True
         t0 = time.perf_counter()
-        self.forms = {k: compat.form(a) for k, a in body.bilinear_forms().items()}
+        bilinear = body.bilinear_forms()
+        self.forms = {k: compat.form(a) for k, a in bilinear.items()}
+        #: the bilinear forms' UFL signatures (their compilation computed them)
+        self.signatures = {k: a.signature() for k, a in bilinear.items()}
         # load vectors in parts, each re-assembled only when what it depends on changes
         t1 = time.perf_counter()
         self._mats: Dict[str, PETSc.Mat] = {

@@ -155,7 +155,8 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
     """
     from dolfinx_mbs import compat
     if compat.EXPRESSIONS_KEPT:
-        return point_tensors(p.body, T[p.slice], system.comm)
+        return point_tensors(p.body, T[p.slice], system.comm,
+                             key=p.ops.signatures["stiffness"])
     return polarized_tensors(system, p, T)
 
 
@@ -164,7 +165,8 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
 POINT_CHUNK = 4_000_000
 
 
-def point_tensors(body: Any, Tb: np.ndarray, comm: MPI.Comm) -> Tuple[np.ndarray, np.ndarray]:
+def point_tensors(body: Any, Tb: np.ndarray, comm: MPI.Comm, key: str | None = None
+                  ) -> Tuple[np.ndarray, np.ndarray]:
     """:func:`nonlinear_tensors` summed at the points of the nonlinear forms' quadrature rule
     (``Body.nonlinear_degree``, basix's default rule as FFCx's): the body's strain terms
     (``forms.moving_frame.svk_point_terms``: per point and cell dof the gradient and t |J|
@@ -181,6 +183,10 @@ def point_tensors(body: Any, Tb: np.ndarray, comm: MPI.Comm) -> Tuple[np.ndarray
         body: the body (nonlinear stiffening, a law linear in the strain).
         Tb: its reduced fields on its owned dofs (owned dofs x n).
         comm: the communicator.
+        key: the UFL signature of the body's stiffness form where known: the point terms are
+            made of what it fixes (the law, the thickness, the space's and the mesh's
+            elements), so it names their compiled code without a signature of their own
+            (``compat.expression``); None: that signature.
 
     Returns:
         (H, C) as :func:`nonlinear_tensors` returns them.
@@ -199,7 +205,8 @@ def point_tensors(body: Any, Tb: np.ndarray, comm: MPI.Comm) -> Tuple[np.ndarray
     nv = len(voigt)
     X, w = basix.make_quadrature(getattr(basix.CellType, compat.cell_type_name(msh)),
                                  body.nonlinear_degree())
-    ex = compat.expression(svk_point_terms(body.material, ufl.TestFunction(V)), X, comm)
+    ex = compat.expression(svk_point_terms(body.material, ufl.TestFunction(V)), X, comm,
+                           key=None if key is None else "svk_point_terms:" + key)
     imap = V.dofmap.index_map
     nc = msh.topology.index_map(msh.topology.dim).size_local
     nq = len(w)
