@@ -40,6 +40,7 @@ __all__ = [
     "has_vtx",
     "vtx_writer",
     "create_vector",
+    "space_vector",
     "form",
     "expression",
     "eval_expression",
@@ -382,6 +383,22 @@ def create_vector(form: dolfinx.fem.Form) -> PETSc.Vec:
     if "V" in params:
         return _fpetsc.create_vector(form.function_spaces[0])
     return _fpetsc.create_vector(form)
+
+
+def space_vector(V: FunctionSpace) -> PETSc.Vec:
+    """A ghosted PETSc vector of the space ``V`` (its dofs' layout, as an assembled linear
+    form's on ``V``).
+
+    Args:
+        V: the function space.
+
+    Returns:
+        The vector.
+    """
+    if "V" in inspect.signature(_fpetsc.create_vector).parameters:
+        return _fpetsc.create_vector(V)
+    import dolfinx.la as _la  # pragma: no cover - DOLFINx 0.5 to 0.9
+    return _la.create_petsc_vector(V.dofmap.index_map, V.dofmap.index_map_bs)
 
 
 def ghost_owners(index_map: IndexMap) -> np.ndarray:

@@ -32,7 +32,7 @@ from dolfinx_mbs.records import Record
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
 
-__all__ = ["BodyLoads", "UnitLoads", "HamiltonVectors"]
+__all__ = ["BodyLoads", "UnitLoads", "HamiltonVectors", "exact_unit_loads"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -82,6 +82,28 @@ def assembled(vec: PETSc.Vec, form: fem.Form) -> PETSc.Vec:
     return vec
 
 
+def exact_unit_loads(body: Body) -> bool:
+    """Whether the mass matrix and the c_E matrices give the body's unit frame loads exactly
+    (:class:`BodyLoads` ``matrices``): rho e_k.v = M t_k and -c_E(X, v) = -c_E X_h hold where
+    X and t_k are exact in the space (Lagrange, straight cells) and the rules integrate both
+    sides exactly (simplices with affine maps, a constant rho: polynomial integrands), M
+    being the density's mass alone (no mass of the user's, attachments or housings).
+
+    Args:
+        body: the body.
+
+    Returns:
+        Whether they do.
+    """
+    e = body.V.ufl_element()
+    family = getattr(e, "family_name", None) or (e.family() if hasattr(e, "family") else "")
+    return (family in ("P", "Lagrange", "CG")
+            and compat.cell_type_name(body.mesh) in ("triangle", "tetrahedron")
+            and compat.geometry_degree(body.mesh) == 1
+            and isinstance(body.rho, (int, float, np.floating))
+            and not body.has_user_inertia)
+
+
 class BodyLoads:
     """The load vector ``Q`` of one body, brought to a frame state by :meth:`update`.
 
@@ -91,11 +113,15 @@ class BodyLoads:
             3x3 matrix)), to form the frame part from unit loads; None to assemble it.
         user_load: the compiled user load form with an update (assembled at every new
             state), or None.
+        matrices: with ``basis``, the body's mass matrix and its c_E matrices (in the basis'
+            order) where they give the unit loads exactly (:func:`exact_unit_loads`), or None
+            (the unit loads' forms assembled).
     """
 
     def __init__(self, body: Body,
                  basis: Sequence[Tuple[Callable[[np.ndarray], float], np.ndarray]] | None = None,
-                 user_load: fem.Form | None = None) -> None:
+                 user_load: fem.Form | None = None,
+                 matrices: Tuple[PETSc.Mat, Sequence[PETSc.Mat]] | None = None) -> None:
         self.body = body
         ext = body.external_load_form(varying=False)
         # [form, vector, key of the last assembly]; with unit loads gravity is their
@@ -113,7 +139,7 @@ class BodyLoads:
             if part[0] is not None:
                 part[1] = compat.create_vector(part[0])
         if basis is not None:
-            self._frame = self._unit_loads(basis)
+            self._frame = self._unit_loads(basis, matrices)
             self.Q = self._frame.accel[0].duplicate()
         else:
             gravity = self._parts["gravity"][1]
@@ -130,10 +156,34 @@ class BodyLoads:
         (also the unit gravity: the gravity load is their combination with R^T g)."""
         return self._frame
 
-    def _unit_loads(self, basis: Sequence[Tuple[Callable[[np.ndarray], float], np.ndarray]]
+    def _unit_loads(self, basis: Sequence[Tuple[Callable[[np.ndarray], float], np.ndarray]],
+                    matrices: Tuple[PETSc.Mat, Sequence[PETSc.Mat]] | None = None
                     ) -> UnitLoads:
-        """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component."""
+        """The unit frame loads: -c_E(X, v) per basis matrix E, rho e_k.v per component; with
+        ``matrices`` (M, [c_E]) their products with the nodes' positions and the unit
+        translations, -c_E X_h and M t_k (no form compiled)."""
         body = self.body
+        if matrices is not None:
+            M, cE = matrices
+            g = body.gdim
+            X = compat.space_vector(body.V)
+            with X.localForm() as loc:   # the positions at the nodes, owned and ghost
+                loc.array[:] = body.V.tabulate_dof_coordinates()[:, :g].reshape(-1)
+            spin = []
+            for (coeff, _), C in zip(basis, cE):
+                b = compat.space_vector(body.V)
+                C.mult(X, b)
+                b.scale(-1.0)
+                spin.append((coeff, b))
+            accel = []
+            for k in range(g):
+                X.zeroEntries()
+                X.array[k::g] = 1.0
+                b = compat.space_vector(body.V)
+                M.mult(X, b)
+                accel.append(b)
+            X.destroy()
+            return UnitLoads(spin=spin, accel=accel)
         v = ufl.TestFunction(body.V)
         fc = compat.form(F.centrifugal_unit_load(body.rho, body.W_load, body.X, v))
         fg = compat.form(F.gravity_load(body.rho, body.g_unit, v))

@@ -34,7 +34,7 @@ from petsc4py import PETSc
 
 from dolfinx_mbs import compat
 from dolfinx_mbs import forms as F
-from dolfinx_mbs.assembly.body_loads import BodyLoads, HamiltonVectors, assembled
+from dolfinx_mbs.assembly.body_loads import BodyLoads, HamiltonVectors, assembled, exact_unit_loads
 from dolfinx_mbs.assembly.operator_memory import (
     ReleasableMatrices,
     assemble_into,
@@ -140,9 +140,12 @@ class BodyOperators(ReleasableMatrices):
             self._user[k] = [f, self.K.duplicate()]
             if k == "damping":
                 assemble_into(self._user[k][1], f)
+        exact = strategy == "basis" and self.rotor is None and exact_unit_loads(body)
         self.loads = BodyLoads(body, [(c, E) for c, E in coupling_basis(body.gdim)]
                                if strategy == "basis" else None,
-                               self._user.get("load_varying", [None])[0])
+                               self._user.get("load_varying", [None])[0],
+                               (self._mats["mass"], [B for _, B in self._basis])
+                               if exact else None)
         t2 = time.perf_counter()
         self._keys: Dict[str, tuple | None] = {}
         #: incremented whenever a matrix changes (operators combined from them can be reused
