@@ -171,7 +171,7 @@ class BodyLoads:
                 loc.array[:] = body.V.tabulate_dof_coordinates()[:, :g].reshape(-1)
             spin = []
             for (coeff, _), C in zip(basis, cE):
-                b = compat.space_vector(body.V)
+                b = X.duplicate()
                 C.mult(X, b)
                 b.scale(-1.0)
                 spin.append((coeff, b))
@@ -179,7 +179,7 @@ class BodyLoads:
             for k in range(g):
                 X.zeroEntries()
                 X.array[k::g] = 1.0
-                b = compat.space_vector(body.V)
+                b = X.duplicate()
                 M.mult(X, b)
                 accel.append(b)
             X.destroy()
