@@ -34,7 +34,8 @@ import numpy as np
 from petsc4py import PETSc
 from slepc4py import SLEPc
 
-from dolfinx_mbs import checks
+from dolfinx_mbs import checks, compat
+from dolfinx_mbs.assembly.strain_points import StrainPoints
 from dolfinx_mbs.petsc_options import EIGEN_PREFIX as PREFIX
 from dolfinx_mbs.petsc_options import direct_lu, factorize
 
@@ -293,13 +294,26 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
                  ksp: PETSc.KSP, rhs: PETSc.Vec) -> List[PETSc.Vec]:
     """The static modal derivatives theta_ij (i <= j) of body ``ib``'s ``modes`` (interior
     vectors on the dofs ``free``): K_ii theta_ij = -L(phi_i) phi_j (module docstring), with
-    ``ksp`` the interior's factored stiffness. L(a) b is found from the assembled force's
-    excess f_n (its even part is 1/2 L(u) u, exactly: f_n is quadratic plus cubic in u):
+    ``ksp`` the interior's factored stiffness. L(a) b is summed at the quadrature points where
+    ``compat.EXPRESSIONS_KEPT`` (``assembly.strain_points``: no nonlinear form made); else
+    found from the assembled force's excess f_n (its even part is 1/2 L(u) u, exactly: f_n is
+    quadratic plus cubic in u):
     L(a) a = f_n(a) + f_n(-a), and for i < j L(a) b = 1/2 (L(a + b)(a + b) - L(a) a - L(b) b)
     (L symmetric: the tangent of a potential's force): k (k + 1) vector assemblies for k
     modes. The body's nonlinear state is left as found."""
     if not modes:
         return []
+    k = len(modes)
+    pairs = [(i, j) for i in range(k) for j in range(i, k)]
+    if compat.EXPRESSIONS_KEPT:   # summed at the quadrature points: no nonlinear form
+        start, stop = assembly.space.owned_range(ib)
+        F = np.zeros((stop - start, k))
+        for i, v in enumerate(modes):
+            F[free, i] = v.getArray(readonly=True)
+        ops = assembly.body_operators[ib]
+        L = StrainPoints(assembly.bodies[ib], assembly.space.comm,
+                         key=ops.signatures["stiffness"]).linear_tangent(F, pairs)
+        return [_solved(ksp, rhs, -L[free, c]) for c in range(len(pairs))]
     space = assembly.space
     rows = free + space.offsets[ib]
     u = space.create_vec()
@@ -318,7 +332,6 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
             assert N is not None  # (force asked)
             out += N.getArray(readonly=True)[rows]
         return out
-    k = len(modes)
     prod = {}   # L(phi_i) phi_j, interior rows
     with assembly.nonlinear_state_kept():
         for i in range(k):
@@ -327,14 +340,15 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
             for j in range(i + 1, k):
                 prod[i, j] = 0.5 * (even(full[i] + full[j]) - prod[i, i] - prod[j, j])
     u.destroy()
-    out = []
-    for i in range(k):
-        for j in range(i, k):
-            rhs.array[:] = -prod[i, j]
-            x = rhs.duplicate()
-            ksp.solve(rhs, x)
-            out.append(x)
-    return out
+    return [_solved(ksp, rhs, -prod[ij]) for ij in pairs]
+
+
+def _solved(ksp: PETSc.KSP, rhs: PETSc.Vec, b: np.ndarray) -> PETSc.Vec:
+    """The solution of ``ksp``'s system for the right side ``b`` (a new vector)."""
+    rhs.array[:] = b
+    x = rhs.duplicate()
+    ksp.solve(rhs, x)
+    return x
 
 
 def _m_norm(M: PETSc.Mat, x: PETSc.Vec, work: PETSc.Vec) -> float:

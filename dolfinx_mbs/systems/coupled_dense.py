@@ -160,101 +160,27 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
     return polarized_tensors(system, p, T)
 
 
-#: the most doubles of the point arrays :func:`point_tensors` holds at once (its cells in
-#: chunks)
-POINT_CHUNK = 4_000_000
-
-
 def point_tensors(body: Any, Tb: np.ndarray, comm: MPI.Comm, key: str | None = None
                   ) -> Tuple[np.ndarray, np.ndarray]:
     """:func:`nonlinear_tensors` summed at the points of the nonlinear forms' quadrature rule
-    (``Body.nonlinear_degree``, basix's default rule as FFCx's): the body's strain terms
-    (``forms.moving_frame.svk_point_terms``: per point and cell dof the gradient and t |J|
-    S(sym grad)) evaluated once, the modes' gradients G_i and small strains eps_i their
-    combinations, the law's matrix D at each point the least-squares fit of the dofs' stresses
-    to their strains (exact for a law linear in the strain), Q_ij = 1/4 (G_i^T G_j + G_j^T G_i).
-    The remainder's energy t (eps : S(Q) + 1/2 Q : S(Q)) on u = sum q_i phi_i is then
-    sum_ijk q_i q_j q_k w eps_i : D Q_jk + 1/2 sum_ijkl q_i q_j q_k q_l w Q_ij : D Q_kl (w the
-    rule's weights), and H, C its third and fourth derivatives. The same numbers as the
+    (:meth:`~dolfinx_mbs.assembly.strain_points.StrainPoints.tensors`: the strain's point
+    terms evaluated once, the remainder's energy t (eps : S(Q) + 1/2 Q : S(Q)) on u = sum q_i
+    phi_i a polynomial whose coefficients are array products). The same numbers as the
     polarization (the same rule, the same integrands) to round-off, at a few assemblies' cost.
-    Collective (the sums over ranks' cells).
+    Collective.
 
     Args:
         body: the body (nonlinear stiffening, a law linear in the strain).
         Tb: its reduced fields on its owned dofs (owned dofs x n).
         comm: the communicator.
-        key: the UFL signature of the body's stiffness form where known: the point terms are
-            made of what it fixes (the law, the thickness, the space's and the mesh's
-            elements), so it names their compiled code without a signature of their own
-            (``compat.expression``); None: that signature.
+        key: the UFL signature of the body's stiffness form where known (it names the point
+            terms' compiled code, ``StrainPoints``); None: their own signature.
 
     Returns:
         (H, C) as :func:`nonlinear_tensors` returns them.
     """
-    import basix
-    import ufl
-    from dolfinx import la
-
-    from dolfinx_mbs import compat
-    from dolfinx_mbs.forms.moving_frame import VOIGT, svk_point_terms
-    V = body.V
-    msh = V.mesh
-    d = msh.geometry.dim
-    n = Tb.shape[1]
-    voigt = VOIGT[d]
-    nv = len(voigt)
-    X, w = basix.make_quadrature(getattr(basix.CellType, compat.cell_type_name(msh)),
-                                 body.nonlinear_degree())
-    ex = compat.expression(svk_point_terms(body.material, ufl.TestFunction(V)), X, comm,
-                           key=None if key is None else "svk_point_terms:" + key)
-    imap = V.dofmap.index_map
-    nc = msh.topology.index_map(msh.topology.dim).size_local
-    nq = len(w)
-    # the reduced fields with their ghosts, as cell dofs (node-major, the block inside)
-    x = la.vector(imap, bs=d * n)
-    x.array[:Tb.size] = Tb.reshape(-1)
-    x.scatter_forward()
-    nodes = compat.cell_table(V.dofmap.list)
-    cols = x.array.reshape(-1, d, n)
-    shear = np.array([1.0 if a == b else 2.0 for a, b in voigt])   # X : Y in Voigt
-    iu, ju = np.triu_indices(n)
-    npair = len(iu)
-    X3 = np.zeros((n, npair))
-    Y4 = np.zeros((npair, npair))
-    step = max(1, int(POINT_CHUNK // max(nq * (npair + n) * nv * 3, 1)))
-    for c0 in range(0, nc, step):
-        cells = np.arange(c0, min(c0 + step, nc), dtype=np.int32)
-        vals = compat.eval_expression(ex, msh, cells).reshape(len(cells), nq, d * d + nv, -1)
-        B = vals[:, :, :d * d]                                    # grad, per dof
-        U = cols[nodes[cells]].reshape(len(cells), -1, n)         # cell dofs x n
-        # the modes' gradients G_i[a, b] (n x d x d x points)
-        G = np.ascontiguousarray(np.matmul(B, U[:, None]).reshape(-1, d, d, n)
-                                 .transpose(3, 1, 2, 0))
-        # the law at each point: D_w eps(dof) = t |J| S(eps(dof)), fitted over the dofs
-        Gd = np.ascontiguousarray(B.reshape(len(cells), nq, d, d, -1).transpose(2, 3, 0, 1, 4))
-        E = np.stack([0.5 * (Gd[a, b] + Gd[b, a]) for a, b in voigt], axis=2)
-        Sd = vals[:, :, d * d:]
-        Dw = np.linalg.solve(np.matmul(E, E.transpose(0, 1, 3, 2)),
-                             np.matmul(E, Sd.transpose(0, 1, 3, 2))).transpose(0, 1, 3, 2)
-        Dw = (Dw * w[None, :, None, None]).reshape(-1, nv, nv) * shear[None, :, None]
-        eps = [0.5 * (G[:, a, b] + G[:, b, a]) for a, b in voigt]     # n x points each
-        Gi, Gj = G[iu], G[ju]                                          # the pairs' factors
-        Q = [0.25 * sum(Gi[:, c, a] * Gj[:, c, b] + Gi[:, c, b] * Gj[:, c, a]
-                        for c in range(d)) for a, b in voigt]          # pairs x points each
-        for k in range(nv):            # (D Q_p)_k, the Voigt weights in D's rows
-            DQk = sum(Dw[:, k, m] * Q[m] for m in range(nv))
-            X3 += eps[k] @ DQk.T
-            Y4 += Q[k] @ DQk.T
-    tot = np.empty(X3.size + Y4.size)
-    comm.Allreduce(np.concatenate([X3.reshape(-1), Y4.reshape(-1)]), tot, op=MPI.SUM)
-    X3, Y4 = tot[:X3.size].reshape(X3.shape), tot[X3.size:].reshape(Y4.shape)
-    pair = np.zeros((n, n), dtype=np.int64)
-    pair[iu, ju] = pair[ju, iu] = np.arange(npair)
-    c3 = X3[:, pair]                        # eps_i : D Q_jk, symmetric in j, k
-    H = 2.0 * (c3 + c3.transpose(1, 0, 2) + c3.transpose(2, 1, 0))
-    c4 = Y4[pair][:, :, pair]               # Q_ij : D Q_kl
-    C4 = 4.0 * (c4 + c4.transpose(0, 2, 1, 3) + c4.transpose(0, 3, 2, 1))
-    return H, C4[iu, ju] * np.where(iu == ju, 1.0, 2.0)[:, None, None]
+    from dolfinx_mbs.assembly.strain_points import StrainPoints
+    return StrainPoints(body, comm, key=key).tensors(Tb)
 
 
 def polarized_tensors(system: CoupledSystem, p: Any, T: np.ndarray

@@ -310,6 +310,47 @@ def test_point_tensors_against_the_polarized(case):
     assert np.array_equal(H1, H) and np.array_equal(C1, C)
 
 
+@pytest.mark.parametrize("case", ["quadrilateral Q2", "tetrahedron P2 orthotropic"])
+def test_linear_tangent_at_the_points_against_the_assembled_force(case):
+    """The part of the nonlinear tangent linear in the displacement, L(a) b, summed at the
+    rule's points (``StrainPoints.linear_tangent``: the modal derivatives' loads) against the
+    assembled force's excess polarized (L(a) a = f(a) + f(-a), L(a) b from a + b: a second
+    formulation), on the reduced fields of the two models of the tensors' test."""
+    from dolfinx_mbs import compat
+    from dolfinx_mbs.assembly.strain_points import StrainPoints
+    if not compat.EXPRESSIONS_KEPT:
+        pytest.skip("the point route is this DOLFINx's force polarization")
+    if case.startswith("quad"):
+        model, _ = _hub_beam(stiffening="nonlinear", method="craig-bampton")
+    else:
+        model = _tet_block()
+    system = model.coupled_system()
+    dense = DenseCoupled(system)
+    p = system.parts[0]
+    Tb = dense._T_local[p.slice]
+    pairs = [(0, 0), (0, 2), (1, 1), (1, 2)]
+    L = StrainPoints(p.body, COMM).linear_tangent(Tb, pairs)
+    asm = system.elastic_assembly
+    u = system.elastic_space.create_vec()
+
+    def even(a):
+        out = 0.0
+        for sign in (1.0, -1.0):
+            u.array[:] = 0.0
+            u.array[p.slice] = sign * a
+            out = out + asm.nonlinear_terms(u, force=True, tangent=False)[0].getArray(
+                readonly=True)[p.slice]
+        return out
+    with asm.nonlinear_state_kept():
+        for c, (i, j) in enumerate(pairs):
+            a, b = Tb[:, i], Tb[:, j]
+            ref = even(a) if i == j else 0.5 * (even(a + b) - even(a) - even(b))
+            big = COMM.allreduce(np.abs(ref).max(initial=0.0), op=MPI.MAX)
+            err = COMM.allreduce(np.abs(L[:, c] - ref).max(initial=0.0), op=MPI.MAX)
+            assert big > 0.0 and err < 1e-11 * big, ((i, j), err, big)
+    u.destroy()
+
+
 def test_dense_solves_of_a_matrix_and_its_transpose(backend):
     """The kernels' factors solve A x = b and A^T x = b (the Maggi stages' multipliers use
     the transposed solve of B_d's factors): against NumPy, with pivoting (a zero leading
