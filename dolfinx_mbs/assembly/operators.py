@@ -42,6 +42,7 @@ from dolfinx_mbs.assembly.operator_memory import (
     create_filled,
 )
 from dolfinx_mbs.assembly.rotor_terms import RotorTerms
+from dolfinx_mbs.assembly.strain_points import StrainPoints
 from dolfinx_mbs.bodies.body import Body
 from dolfinx_mbs.forms.moving_frame import FrameCoupling
 from dolfinx_mbs.frames.base import FrameState, skew
@@ -160,6 +161,7 @@ class BodyOperators(ReleasableMatrices):
         # reads and the form (each case's field copied into it before its assembly)
         self._geo: Tuple[fem.Function, fem.Form] | None = None
         self._nl: dict | None = None
+        self._points: StrainPoints | None = None
         self._coupling: Tuple[FrameState | None, FrameCoupling | None] = (None, None)
         if self.rotor is not None:
             self.rotor.setup(self)
@@ -286,6 +288,14 @@ class BodyOperators(ReleasableMatrices):
             A = nl["mat"]
             assemble_into(A, a)
         return b, A
+
+    def strain_points(self) -> StrainPoints:
+        """The nonlinear strain's terms at the quadrature points (``assembly.strain_points``:
+        the reduction's modal derivatives and the dense path's tensors), made once."""
+        if self._points is None:
+            self._points = StrainPoints(self.body, self.body.comm,
+                                        key=self.signatures["stiffness"])
+        return self._points
 
     def _nl_objects(self) -> dict:
         """The nonlinear strain's UFL forms, compiled forms and objects (each made on its

@@ -37,10 +37,12 @@ from dolfinx_mbs import compat
 if TYPE_CHECKING:
     from dolfinx_mbs.bodies.body import Body
 
-__all__ = ["StrainPoints", "POINT_CHUNK"]
+__all__ = ["StrainPoints", "POINT_CHUNK", "KEPT"]
 
 #: the most doubles of the point arrays held at once (the cells taken in chunks)
 POINT_CHUNK = 4_000_000
+#: the most doubles of evaluated point terms kept for the next use (a small body's)
+KEPT = 1_000_000
 
 
 def _inverse(A: np.ndarray) -> np.ndarray:
@@ -88,6 +90,9 @@ class StrainPoints:
         self.nodes = compat.cell_table(V.dofmap.list)
         #: X : Y = sum_k shear_k X_k Y_k over the Voigt components
         self.shear = np.array([1.0 if a == b else 2.0 for a, b in self.voigt])
+        #: the evaluated terms where they are few (:data:`KEPT`): one chunk, kept for the
+        #: next use (the reduction's derivatives, then the dense path's tensors)
+        self._kept: Tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def _ghosted(self, F: np.ndarray) -> np.ndarray:
         """Fields on the owned dofs (owned dofs x m) with their ghosts, as (nodes, d, m)."""
@@ -104,7 +109,12 @@ class StrainPoints:
         (cells x points, nv, nv); ``per_point`` doubles the caller holds a point."""
         d, nv, w = self.d, self.nv, self.w
         nq = len(w)
+        if self._kept is not None:
+            yield self._kept
+            return
         step = max(1, int(POINT_CHUNK // max(nq * per_point, 1)))
+        size = self.nc * nq * (d * d * self.body.V.dofmap.dof_layout.num_dofs * d + nv * nv)
+        keep = step >= self.nc and size <= KEPT
         for c0 in range(0, self.nc, step):
             cells = np.arange(c0, min(c0 + step, self.nc), dtype=np.int32)
             vals = compat.eval_expression(self.ex, self.msh, cells).reshape(
@@ -117,7 +127,10 @@ class StrainPoints:
             D = np.matmul(np.matmul(Sd, E.transpose(0, 1, 3, 2)),
                           _inverse(np.matmul(E, E.transpose(0, 1, 3, 2))))
             Dw = (D * w[None, :, None, None]).reshape(-1, nv, nv) * self.shear[None, :, None]
-            yield cells, B.reshape(len(cells), nq, d, d, -1), Dw
+            chunk = (cells, np.ascontiguousarray(B).reshape(len(cells), nq, d, d, -1), Dw)
+            if keep:
+                self._kept = chunk
+            yield chunk
 
     def _gradients(self, cols: np.ndarray, cells: np.ndarray, B: np.ndarray) -> np.ndarray:
         """The fields' gradients G_i[a, b] at the chunk's points (m x d x d x points), from

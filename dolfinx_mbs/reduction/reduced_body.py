@@ -35,7 +35,6 @@ from petsc4py import PETSc
 from slepc4py import SLEPc
 
 from dolfinx_mbs import checks, compat
-from dolfinx_mbs.assembly.strain_points import StrainPoints
 from dolfinx_mbs.petsc_options import EIGEN_PREFIX as PREFIX
 from dolfinx_mbs.petsc_options import direct_lu, factorize
 
@@ -310,9 +309,7 @@ def _derivatives(assembly: Assembly, ib: int, free: np.ndarray, modes: List[PETS
         F = np.zeros((stop - start, k))
         for i, v in enumerate(modes):
             F[free, i] = v.getArray(readonly=True)
-        ops = assembly.body_operators[ib]
-        L = StrainPoints(assembly.bodies[ib], assembly.space.comm,
-                         key=ops.signatures["stiffness"]).linear_tangent(F, pairs)
+        L = assembly.body_operators[ib].strain_points().linear_tangent(F, pairs)
         return [_solved(ksp, rhs, -L[free, c]) for c in range(len(pairs))]
     space = assembly.space
     rows = free + space.offsets[ib]

@@ -155,8 +155,7 @@ def nonlinear_tensors(system: CoupledSystem, p: Any, T: np.ndarray
     """
     from dolfinx_mbs import compat
     if compat.EXPRESSIONS_KEPT:
-        return point_tensors(p.body, T[p.slice], system.comm,
-                             key=p.ops.signatures["stiffness"])
+        return cast(Tuple[np.ndarray, np.ndarray], p.ops.strain_points().tensors(T[p.slice]))
     return polarized_tensors(system, p, T)
 
 
