@@ -74,9 +74,10 @@ class ReducedBody:
         frequencies: the kept modes' frequencies at the reference state (rad/s).
         n_coordinates: the body's coordinates (interface dofs + modes + residual shapes).
         n_interface: its interface dofs (Craig-Bampton).
-        held: its shapes hold no rigid motion relative to its frame, proven by the reduction
-            (no interface dofs, the interior's stiffness regular: its lowest eigenvalue above
-            :data:`HELD` of the problem's scale); False where not proven (the model checks).
+        held: True where the reduction proved that its shapes hold no rigid motion relative
+        to its frame (no interface dofs, the interior's lowest eigenvalue above :data:`HELD`
+        of the problem's scale: its stiffness regular); False where not proven (the model
+        checks).
     """
 
     def __init__(self, body: Body, modes: int | None = 20, method: str = "craig-bampton",
