@@ -290,6 +290,9 @@ def test_law_degree_bad_input(bad):
     law.law_degree = None
     assert body.nonlinear_degree() == 4
     assert body.nonlinear_forms().tangent is not None
+    with pytest.raises(ValueError, match="key must be 'force', 'tangent' or 'energy'"):
+        body.nonlinear_form("stress")
+    assert body.nonlinear_form("energy") is not None   # the refusal left nothing behind
 
 
 def test_nonlinear_errors():

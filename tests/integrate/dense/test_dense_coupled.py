@@ -278,6 +278,17 @@ def _tet_block():
     return model
 
 
+def _stiffened_reduced(case):
+    """(coupled system, its DenseCoupled) of the stiffened reduced strip of quadrilaterals or
+    the orthotropic block of tetrahedra (the point terms' tests)."""
+    if case.startswith("quad"):
+        model, _ = _hub_beam(stiffening="nonlinear", method="craig-bampton")
+    else:
+        model = _tet_block()
+    system = model.coupled_system()
+    return system, DenseCoupled(system)
+
+
 @pytest.mark.parametrize("case", ["quadrilateral Q2", "tetrahedron P2 orthotropic"])
 def test_point_tensors_against_the_polarized(case):
     """The nonlinear strain's tensors summed at the rule's points (``point_tensors``: the
@@ -290,12 +301,7 @@ def test_point_tensors_against_the_polarized(case):
     from dolfinx_mbs.systems import coupled_dense
     if not compat.EXPRESSIONS_KEPT:
         pytest.skip("the point route is this DOLFINx's polarization")
-    if case.startswith("quad"):
-        model, _ = _hub_beam(stiffening="nonlinear", method="craig-bampton")
-    else:
-        model = _tet_block()
-    system = model.coupled_system()
-    dense = DenseCoupled(system)
+    system, dense = _stiffened_reduced(case)
     T = dense._T_local
     (cols,) = dense._columns(T)
     p = system.parts[0]
@@ -320,12 +326,7 @@ def test_linear_tangent_at_the_points_against_the_assembled_force(case):
     from dolfinx_mbs.assembly.strain_points import StrainPoints
     if not compat.EXPRESSIONS_KEPT:
         pytest.skip("the point route is this DOLFINx's force polarization")
-    if case.startswith("quad"):
-        model, _ = _hub_beam(stiffening="nonlinear", method="craig-bampton")
-    else:
-        model = _tet_block()
-    system = model.coupled_system()
-    dense = DenseCoupled(system)
+    system, dense = _stiffened_reduced(case)
     p = system.parts[0]
     Tb = dense._T_local[p.slice]
     pairs = [(0, 0), (0, 2), (1, 1), (1, 2)]
