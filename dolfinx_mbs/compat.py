@@ -214,7 +214,8 @@ if SNES_DIVERGED_NAN is None:  # pragma: no cover - older PETSc
     SNES_DIVERGED_NAN = PETSc.SNES.ConvergedReason.DIVERGED_FNORM_NAN
 
 
-#: compiled forms of this process by UFL signature (:func:`form`)
+#: compiled forms of this process by UFL signature, with their coefficients and constants in
+#: order (:func:`form`)
 _COMPILED: dict = {}
 
 
@@ -249,18 +250,19 @@ def form(a: ufl.Form) -> "dolfinx.fem.Form":
         return fem.form(a)
     msh = spaces[0].mesh
     key = a.signature()
-    compiled = _COMPILED.get(key)
+    kept = _COMPILED.get(key)
     # compile_form is collective: every rank compiles where one has not (a process that ran a
     # model on COMM_SELF alone has forms the others lack)
-    if not msh.comm.allreduce(compiled is not None, op=MPI.LAND):
-        compiled = _COMPILED[key] = fem.compile_form(msh.comm, a)
-    assert compiled is not None  # every rank has compiled it by now
-    from ufl.algorithms import analysis as extract
-
-    coeffs = dict(zip(extract.extract_coefficients(compiled.ufl_form),
-                      extract.extract_coefficients(a)))
-    consts = dict(zip(extract.extract_constants(compiled.ufl_form),
-                      extract.extract_constants(a)))
+    if not msh.comm.allreduce(kept is not None, op=MPI.LAND):
+        compiled = fem.compile_form(msh.comm, a)
+        kept = _COMPILED[key] = (compiled, compiled.ufl_form.coefficients(),
+                                 compiled.ufl_form.constants())
+    assert kept is not None  # every rank has compiled it by now
+    compiled, coefficients, constants = kept
+    # the forms of one signature number their coefficients and constants alike (by count: the
+    # order the signature renumbers them in, which a.signature() has found for a)
+    coeffs = dict(zip(coefficients, a.coefficients()))
+    consts = dict(zip(constants, a.constants()))
     domains = {fem.IntegralType.__members__[t]: [] for t in data}
     return fem.create_form(compiled, spaces, msh, domains, coeffs, consts)
 
