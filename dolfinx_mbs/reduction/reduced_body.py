@@ -28,7 +28,7 @@ stiff.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple, cast
 
 import numpy as np
 from petsc4py import PETSc
@@ -131,31 +131,42 @@ class ReducedBody:
                 f"coordinates={self.n_coordinates})")
 
 
-def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int,
-                  cutoff: float | None) -> Tuple[np.ndarray, List[PETSc.Vec], float]:
+def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: float | None,
+                  factored: PETSc.KSP | None = None
+                  ) -> Tuple[np.ndarray, List[PETSc.Vec], float, SLEPc.EPS | None]:
     """The lowest eigenpairs of K x = w^2 M x (shift-and-invert below zero: rigid-body modes
-    and the elastic ones in ascending order); with ``cutoff`` all below it; and the problem's
-    scale |K|_inf / |M|_inf (an eigenvalue's size)."""
+    and the elastic ones in ascending order); with ``cutoff`` all below it; the problem's
+    scale |K|_inf / |M|_inf (an eigenvalue's size); and, where ``factored`` (a KSP of K,
+    factored) served - K regular, the shift zero, the pairs' backward errors the problem's -
+    the solver that shares it, for the caller to destroy after its own solves with
+    ``factored`` (else None: the shift below zero with factorizations of its own)."""
     n_free = K.getSize()[0]
     scale = K.norm(PETSc.NormType.NORM_INFINITY) / max(M.norm(PETSc.NormType.NORM_INFINITY),
                                                          1e-300)
-    target = -1e-8 * scale
     want = min(nev if cutoff is None else max(nev, 8), n_free)
-    # on one process PETSc's own LU first (MUMPS's set-up costs more than a small body's whole
-    # eigenproblem), kept where the pairs it gives are the problem's (their backward errors);
-    # MUMPS, which pivots, where it fails or they are not
-    solvers = ["petsc", "mumps"] if K.getComm().getSize() == 1 else ["mumps"]
+    # K's factorization first where it is given (no factorization of the eigenproblem's own:
+    # its pairs are checked); on one process PETSc's own LU next (MUMPS's set-up costs more
+    # than a small body's whole eigenproblem), kept where the pairs it gives are the
+    # problem's (their backward errors); MUMPS, which pivots, where it fails or they are not
+    solvers: List[str | PETSc.KSP] = ["petsc", "mumps"] if K.getComm().getSize() == 1 \
+        else ["mumps"]
+    if factored is not None:
+        solvers.insert(0, factored)
     while True:
+        shared = not isinstance(solvers[0], str)
         eps = SLEPc.EPS().create(K.getComm())
         eps.setOperators(K, M)
         eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
         eps.setDimensions(nev=want)
-        eps.setTarget(target)
+        eps.setTarget(0.0 if shared else -1e-8 * scale)
         eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
         eps.setTolerances(tol=1e-12, max_it=1000)
         st = eps.getST()
         st.setType(SLEPc.ST.Type.SINVERT)
-        direct_lu(st.getKSP(), solver=solvers[0])
+        if shared:
+            st.setKSP(cast(PETSc.KSP, solvers[0]))
+        else:
+            direct_lu(st.getKSP(), solver=cast(str, solvers[0]))
         eps.setOptionsPrefix(PREFIX)
         eps.setFromOptions()
         try:
@@ -190,9 +201,11 @@ def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int,
             x.scale(1.0 / _m_norm(M, x, Mx))
             vecs.append(x)
         Mx.destroy()
-        eps.destroy()
         w = np.sign(lam[order]) * np.sqrt(np.abs(lam[order]))
-        return w, vecs, scale
+        if shared:   # (its destruction resets the KSP it shares: the caller's, after its solves)
+            return w, vecs, scale, eps
+        eps.destroy()
+        return w, vecs, scale, None
 
 
 def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.ndarray,
@@ -225,11 +238,25 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
     iset = PETSc.IS().createGeneral((start + free).astype(PETSc.IntType), comm=space.comm)
     Kii, Mii = K.createSubMatrix(iset, iset), M.createSubMatrix(iset, iset)
     cols: List[np.ndarray] = []
+    what = "the stiffness of the reduced body's interior (the interface held)"
     ksp = PETSc.KSP().create(space.comm)
     ksp.setOperators(Kii)
-    direct_lu(ksp)
-    if interface.size:  # (the same on every rank) solved below: factored, or an error
-        factorize(ksp, "the stiffness of the reduced body's interior (the interface held)")
+    # K_ii solved below (the same on every rank): factored once for its solves and for the
+    # eigenproblem's shift-and-invert at zero (PETSc's LU on one process, checked by the
+    # eigenpairs' backward errors), where it is regular; else by MUMPS, which pivots
+    solved = bool(interface.size or reduced.derivatives or reduced.residual)
+    shared = None
+    if solved:
+        direct_lu(ksp, solver="petsc" if space.comm.size == 1 else "mumps")
+        shared = ksp if factorize(ksp) == 0 else None
+    w, vecs, scale, eps = _eigenvectors(Kii, Mii, reduced.modes or 1, reduced.cutoff, shared)
+    if eps is None:
+        ksp.destroy()
+        ksp = PETSc.KSP().create(space.comm)
+        ksp.setOperators(Kii)
+        direct_lu(ksp)
+        if interface.size:   # factored, or an error
+            factorize(ksp, what)
     x, rhs = Kii.createVecs()
     e = space.create_vec()
     Ke = space.create_vec()
@@ -246,7 +273,6 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
         if start <= j < stop:
             col[j - start] = 1.0
         cols.append(col)
-    w, vecs, scale = _eigenvectors(Kii, Mii, reduced.modes or 1, reduced.cutoff)
     reduced.frequencies = w
     # no interface and K_ii's lowest eigenvalue clear of zero (a singular K_ii's is round-off,
     # below 1e-14 of the scale): every shape vanishes where the body is held and K_ii, which no
@@ -285,7 +311,8 @@ def body_shapes(assembly: Assembly, ib: int, reduced: ReducedBody, fixed: np.nda
     for d in _derivatives(assembly, ib, free, vecs[:k], ksp, rhs):
         add(d)
         d.destroy()
-    for obj in [ksp, x, rhs, e, Ke, Kii, Mii, Mx, iset] + vecs:
+    for obj in ([eps] if eps is not None else []) + [ksp, x, rhs, e, Ke, Kii, Mii, Mx,
+                                                      iset] + vecs:
         obj.destroy()
     return np.column_stack(cols) if cols else np.zeros((n, 0))
 

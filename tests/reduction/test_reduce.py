@@ -225,3 +225,35 @@ def test_eigenpairs_kept_from_petsc_lu_or_solved_again_by_mumps(monkeypatch):
         model.natural_frequencies(n=2)
         runs.append(rb.frequencies)
     assert np.allclose(runs[0], runs[1], rtol=1e-7), runs   # (as the full model: 1e-9 here)
+
+
+def test_interior_factorization_shared_with_the_eigenproblem_or_not(monkeypatch):
+    """A Craig-Bampton body solves its interior K_ii (the constraint modes) and its
+    eigenproblem with one factorization, the shift zero (K_ii regular); where the pairs'
+    backward errors exceed the bound, the eigenproblem is solved again below zero with
+    factorizations of its own and K_ii by MUMPS: the shapes' frequencies and the reduced
+    model's the same both ways (a second formulation of the same basis), and the model's
+    against the unreduced one's."""
+    from dolfinx_mbs.reduction import reduced_body
+    full, _, _ = two_strips(MPI.COMM_WORLD)
+    wf = full.natural_frequencies(n=4, gyroscopic=True)
+    seen = []
+    eigen = reduced_body._eigenvectors
+
+    def spy(*args):
+        out = eigen(*args)
+        seen.append((args[4] is not None, out[3] is not None))
+        return out
+
+    monkeypatch.setattr(reduced_body, "_eigenvectors", spy)
+    runs = []
+    for bound in (reduced_body.EIGEN_BACKWARD, 0.0):
+        monkeypatch.setattr(reduced_body, "EIGEN_BACKWARD", bound)
+        red, _, b = two_strips(MPI.COMM_WORLD)
+        rb = red.reduce(b, modes=10)
+        w = red.natural_frequencies(n=4, gyroscopic=True)
+        runs.append((rb.frequencies, w))
+    assert seen == [(True, True), (True, False)], seen
+    assert np.allclose(runs[0][0], runs[1][0], rtol=1e-7), runs
+    assert np.allclose(runs[0][1], runs[1][1], rtol=1e-9), runs
+    assert np.abs(runs[0][1] / wf - 1).max() < 1e-3, (wf, runs[0][1])
