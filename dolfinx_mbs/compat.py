@@ -282,9 +282,13 @@ def _expression_creator() -> Any:
     return create
 
 
+#: DOLFINx's C++ expression constructor (:func:`_expression_creator`), None before 0.10
+_CREATE_EXPRESSION = _expression_creator()
 #: True where :func:`expression` reuses compiled code (a fresh model's expression costs its
 #: UFL signature, not FFCx's cache lookup of ~10 ms)
-EXPRESSIONS_KEPT = _expression_creator() is not None
+EXPRESSIONS_KEPT = _CREATE_EXPRESSION is not None
+#: whether ``fem.Expression.eval`` takes the mesh (0.9 and later)
+_EVAL_TAKES_MESH = "mesh" in inspect.signature(dolfinx.fem.Expression.eval).parameters
 
 
 def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm, key: str | None = None
@@ -306,11 +310,14 @@ def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm, key: str | 
     """
     fem = dolfinx.fem
     X = np.ascontiguousarray(X, dtype=np.float64)
-    create = _expression_creator()
+    create = _CREATE_EXPRESSION
     if create is None:
         return fem.Expression(e, X)
     from ffcx.naming import compute_signature
     from ufl.algorithms import analysis
+    from ufl.argument import BaseArgument
+    from ufl.coefficient import BaseCoefficient
+    from ufl.constant import Constant
     key = compute_signature([(e, X)], "float64") if key is None else \
         "given:" + key + ":" + X.tobytes().hex()
     hit = _EXPRESSIONS.get(key)
@@ -319,11 +326,16 @@ def expression(e: ufl.core.expr.Expr, X: np.ndarray, comm: MPI.Comm, key: str | 
             comm, (e, X), form_compiler_options={"scalar_type": np.float64})
         hit = _EXPRESSIONS[key] = (ufcx, module, code)
     ufcx, module, code = cast(tuple, hit)
-    original = analysis.extract_coefficients(e)
+    # the terminals in one traversal, each kind sorted as UFL's extract_* sort it
+    found = analysis.extract_type(e, (BaseCoefficient, Constant, BaseArgument))
+    original = sorted((t for t in found if isinstance(t, BaseCoefficient)),
+                      key=lambda t: t.count())
     coeffs = [original[ufcx.original_coefficient_positions[i]]._cpp_object
               for i in range(ufcx.num_coefficients)]
-    consts = [c._cpp_object for c in analysis.extract_constants(e)]
-    args = analysis.extract_arguments(e)
+    consts = [c._cpp_object for c in sorted((t for t in found if isinstance(t, Constant)),
+                                            key=lambda t: t.count())]
+    args = sorted((t for t in found if isinstance(t, BaseArgument)),
+                  key=lambda t: (t.number(), t.part() or 0))
     space = args[0].ufl_function_space()._cpp_object if args else None
     ex = fem.Expression.__new__(fem.Expression)
     ex._ufcx_expression, ex._code, ex._ufl_expression = ufcx, code, e
@@ -346,7 +358,7 @@ def eval_expression(ex: "dolfinx.fem.Expression", mesh: Mesh, cells: np.ndarray)
         The values.
     """
     cells = np.asarray(cells, dtype=np.int32)
-    if "mesh" in inspect.signature(ex.eval).parameters:
+    if _EVAL_TAKES_MESH:
         out = ex.eval(mesh, cells)
     else:  # pragma: no cover - DOLFINx 0.5
         out = ex.eval(cells)
