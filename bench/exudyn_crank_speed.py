@@ -46,12 +46,17 @@ import exudyn_compare as xc  # noqa: E402
 def best_of(fns: list, repeats: int) -> list:
     """Each of ``fns``' runs with the least wall time of ``repeats``, the functions called in
     turn (a first run of each before, untimed): a burst of load on the machine falls on all
-    of them alike."""
+    of them alike. Python's garbage is collected before each run (untimed): the collection
+    that the runs before left due falls on none of them (in turn, it fell on the same one of
+    them at each round)."""
+    import gc
+
     for fn in fns:
         fn()
     runs: list = [[] for _ in fns]
     for _ in range(repeats):
         for fn, out in zip(fns, runs):
+            gc.collect()
             out.append(fn())
     return [min(r, key=lambda x: x["integrate"]) for r in runs]
 
