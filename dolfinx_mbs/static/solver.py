@@ -626,6 +626,8 @@ class Prestress:
         Returns:
             The frame links of the prestress cases (:func:`prestress`).
         """
+        if not any(b.prestress_cases() for b in assembly.bodies):
+            return []   # (the owner's reducer and static solver not made for nothing)
         owner = self.owner()
         if owner is None or owner.static is None:  # an assembly outlives its model
             raise RuntimeError("the prestress of an assembly whose model (with elastic bodies) "
