@@ -163,12 +163,12 @@ def _eigenvectors(K: PETSc.Mat, M: PETSc.Mat, nev: int, cutoff: float | None,
         eps.setTolerances(tol=1e-12, max_it=1000)
         st = eps.getST()
         st.setType(SLEPc.ST.Type.SINVERT)
-        if shared:
-            st.setKSP(cast(PETSc.KSP, solvers[0]))
-        else:
+        if not shared:
             direct_lu(st.getKSP(), solver=cast(str, solvers[0]))
         eps.setOptionsPrefix(PREFIX)
         eps.setFromOptions()
+        if shared:   # after the options: a factored KSP is not reconfigured by them
+            st.setKSP(cast(PETSc.KSP, solvers[0]))
         try:
             eps.solve()
             good = len(solvers) == 1 or all(

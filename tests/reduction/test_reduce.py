@@ -257,3 +257,28 @@ def test_interior_factorization_shared_with_the_eigenproblem_or_not(monkeypatch)
     assert np.allclose(runs[0][0], runs[1][0], rtol=1e-7), runs
     assert np.allclose(runs[0][1], runs[1][1], rtol=1e-9), runs
     assert np.abs(runs[0][1] / wf - 1).max() < 1e-3, (wf, runs[0][1])
+
+
+def test_eigen_options_leave_the_shared_factorization_alone():
+    """A solver package asked for the modal eigenproblems' shift-and-invert (the options'
+    eigen prefix, which the reduction's eigenproblem reads too) does not reconfigure the
+    interior factorization it shares: the reduction runs, its frequencies those without the
+    option, and the option leaves the next model's answer as it was."""
+    from petsc4py import PETSc
+
+    from dolfinx_mbs.petsc_options import EIGEN_PREFIX
+    runs = []
+    opts = PETSc.Options()
+    key = EIGEN_PREFIX + "st_pc_factor_mat_solver_type"
+    for given in (None, "mumps", None):
+        if given is not None:
+            opts[key] = given
+        try:
+            red, _, b = two_strips(MPI.COMM_WORLD)
+            rb = red.reduce(b, modes=10)
+            runs.append((red.natural_frequencies(n=4, gyroscopic=True), rb.frequencies))
+        finally:
+            opts.delValue(key)
+    for w, f in runs[1:]:
+        assert np.allclose(w, runs[0][0], rtol=1e-9), (w, runs[0][0])
+        assert np.allclose(f, runs[0][1], rtol=1e-9), (f, runs[0][1])
